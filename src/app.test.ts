@@ -1,0 +1,78 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../test/support/test-server.js';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+describe('one program, several services', () => {
+  it('serves every service under its prefix on one port', async () => {
+    server = await startTestServer();
+    for (const prefix of ['/api', '/identity', '/events']) {
+      const res = await server.request('GET', `${prefix}/alive`);
+      expect(res.status, prefix).toBe(200);
+      expect(new Date(res.body as string).getTime()).toBeGreaterThan(0);
+      expect(res.headers.get('content-type')).toContain('application/json');
+    }
+    expect((await server.request('GET', '/alive')).status).toBe(404);
+  });
+
+  it('serves a service started alone at the root', async () => {
+    server = await startTestServer({ env: { SERVICES: 'identity' } });
+    expect((await server.request('GET', '/alive')).status).toBe(200);
+    expect((await server.request('GET', '/identity/alive')).status).toBe(404);
+    expect((await server.request('GET', '/api/alive')).status).toBe(404);
+  });
+
+  it('reserves /notifications for the hub', async () => {
+    server = await startTestServer();
+    const res = await server.request('GET', '/notifications/alive');
+    expect(res.status).toBe(404);
+    expect(res.body).toMatchObject({ object: 'error' });
+  });
+
+  it('answers unknown paths with the error envelope and a request id', async () => {
+    server = await startTestServer();
+    const res = await server.request('GET', '/api/no-such-thing');
+    expect(res.status).toBe(404);
+    expect(res.body).toEqual({
+      message: 'Resource not found.',
+      validationErrors: null,
+      exceptionMessage: null,
+      exceptionStackTrace: null,
+      innerExceptionMessage: null,
+      object: 'error',
+    });
+    expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('matches paths without regard to letter case or a trailing slash', async () => {
+    server = await startTestServer();
+    expect((await server.request('GET', '/API/Alive/')).status).toBe(200);
+  });
+
+  it('never logs tokens, from headers or query strings', async () => {
+    server = await startTestServer({ env: { LOG_LEVEL: 'info' } });
+    await server.request('GET', '/api/alive?access_token=query-secret-123', { headers: { authorization: 'Bearer header-secret-456' } });
+    const logs = server.logs.text();
+    expect(logs).toContain('/api/alive');
+    expect(logs).not.toContain('query-secret-123');
+    expect(logs).not.toContain('header-secret-456');
+  });
+
+  it('publishes an OpenAPI document built from the route schemas on self-hosted', async () => {
+    server = await startTestServer();
+    const res = await server.request('GET', '/docs/json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toMatch(/^3\./);
+    expect(Object.keys(res.body.paths)).toContain('/api/alive');
+    expect((await server.request('GET', '/docs/')).headers.get('content-type')).toContain('text/html');
+  });
+
+  it('keeps the API documentation off in the cloud', async () => {
+    server = await startTestServer({ env: { DEPLOYMENT: 'cloud' } });
+    expect((await server.request('GET', '/docs/json')).status).toBe(404);
+  });
+});

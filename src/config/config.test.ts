@@ -1,0 +1,92 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from './config.js';
+import { renderEnvExample } from './env-example.js';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('configuration', () => {
+  it('starts from safe defaults: self-hosted, SQLite under ./data, plain HTTP on loopback', () => {
+    const config = loadConfig({});
+    expect(config.host).toBe('127.0.0.1');
+    expect(config.port).toBe(8080);
+    expect(config.deployment).toBe('selfhosted');
+    expect(config.selfHosted).toBe(true);
+    expect(config.databaseUrl).toBe('sqlite:./data/strongroom.sqlite');
+    expect(config.services).toEqual(['api', 'identity', 'events', 'notifications']);
+    expect(config.servicePrefixes).toBe(true);
+    expect(config.healthEnabled).toBe(false);
+    expect(config.apiDocsEnabled).toBe(true);
+    expect(config.tlsCertFile).toBeUndefined();
+    expect(config.publicUrl).toBe('http://127.0.0.1:8080');
+  });
+
+  it('derives variant defaults for cloud: health on, API documentation off', () => {
+    const config = loadConfig({ DEPLOYMENT: 'cloud' });
+    expect(config.healthEnabled).toBe(true);
+    expect(config.apiDocsEnabled).toBe(false);
+    expect(loadConfig({ DEPLOYMENT: 'cloud', ENVIRONMENT: 'development' }).apiDocsEnabled).toBe(true);
+    expect(loadConfig({ DEPLOYMENT: 'cloud', HEALTH_ENABLED: 'false' }).healthEnabled).toBe(false);
+    expect(loadConfig({ HEALTH_ENABLED: 'true' }).healthEnabled).toBe(true);
+  });
+
+  it('reports every invalid setting at once, naming each variable', () => {
+    const problems = problemsOf({
+      PORT: 'eighty',
+      DEPLOYMENT: 'moon',
+      DATABASE_URL: 'mysql://db',
+      SECRETS_MANAGER: 'perhaps',
+      SERVICES: 'api,billing',
+      REDIS_URL: 'http://cache',
+    });
+    const text = problems.join('\n');
+    for (const name of ['PORT', 'DEPLOYMENT', 'DATABASE_URL', 'SECRETS_MANAGER', 'SERVICES', 'REDIS_URL']) {
+      expect(text).toContain(`${name}:`);
+    }
+    expect(text).toContain('"eighty"');
+  });
+
+  it('refuses a certificate without its key', () => {
+    expect(problemsOf({ TLS_CERT_FILE: '/etc/cert.pem' }).join()).toContain('TLS_CERT_FILE and TLS_KEY_FILE');
+  });
+
+  it('mounts a single service at the root and several under their prefixes', () => {
+    expect(loadConfig({ SERVICES: 'identity' })).toMatchObject({ services: ['identity'], servicePrefixes: false });
+    expect(loadConfig({ SERVICES: 'events, api' })).toMatchObject({ services: ['api', 'events'], servicePrefixes: true });
+  });
+
+  it('reads a JSON config file, with the environment taking precedence', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sr-config-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(file, JSON.stringify({ port: 9000, deployment: 'cloud', logLevel: 'debug' }));
+    const config = loadConfig({ CONFIG_FILE: file, LOG_LEVEL: 'error' });
+    expect(config.port).toBe(9000);
+    expect(config.deployment).toBe('cloud');
+    expect(config.logLevel).toBe('error');
+  });
+
+  it('names unknown settings and bad values in the config file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sr-config-'));
+    const file = join(dir, 'config.json');
+    writeFileSync(file, JSON.stringify({ prot: 9000, port: 'x' }));
+    const text = problemsOf({ CONFIG_FILE: file }).join('\n');
+    expect(text).toContain('unknown setting "prot"');
+    expect(text).toContain('PORT:');
+    expect(problemsOf({ CONFIG_FILE: join(dir, 'missing.json') }).join()).toContain('cannot read');
+  });
+
+  it('keeps .env.example in step with the schema', () => {
+    const committed = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
+    expect(committed, 'run `npm run config:doc`').toBe(renderEnvExample());
+  });
+});

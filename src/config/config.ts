@@ -1,0 +1,268 @@
+import { readFileSync } from 'node:fs';
+import { Type, type Static, type TSchema } from 'typebox';
+import Value from 'typebox/value';
+
+/**
+ * The one typed configuration schema. Every setting has a description and a safe default
+ * (or is optional). The environment variable of a setting is its name in SCREAMING_SNAKE
+ * case (`databaseUrl` -> `DATABASE_URL`); a JSON file named by `CONFIG_FILE` may carry the
+ * same settings under their camelCase names, and the environment wins over the file.
+ * This module is the only place that reads `process.env`.
+ */
+export const ConfigSchema = Type.Object({
+  host: Type.String({
+    minLength: 1,
+    default: '127.0.0.1',
+    description: 'Address to listen on. Use 0.0.0.0 to accept connections from other machines.',
+  }),
+  port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'TCP port to listen on (0 picks a free port).' }),
+  tlsCertFile: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'Path to a PEM certificate (chain). With TLS_KEY_FILE the server speaks HTTPS, which the official bw client requires. Leave unset for plain HTTP behind a reverse proxy.',
+    }),
+  ),
+  tlsKeyFile: Type.Optional(Type.String({ minLength: 1, description: 'Path to the PEM private key of TLS_CERT_FILE.' })),
+  publicUrl: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^\\s/]+(/[^\\s]*)?$',
+      description:
+        'Public base URL that clients use (https://vault.example.com). Defaults to the listen address and scheme.',
+    }),
+  ),
+  services: Type.String({
+    pattern: '^\\s*(all|(api|identity|events|notifications)(\\s*,\\s*(api|identity|events|notifications))*)\\s*$',
+    default: 'all',
+    description:
+      'Services this process runs: "all", or a comma list of api, identity, events, notifications. A single service is mounted at / (its own base URL); several are mounted under /api, /identity, /events and /notifications.',
+  }),
+  dataDir: Type.String({ minLength: 1, default: './data', description: 'Directory for the embedded database and other local state.' }),
+  databaseUrl: Type.Optional(
+    Type.String({
+      pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
+      description:
+        'Database: sqlite:<path> (sqlite::memory: for a throw-away database) or postgres://user:pass@host:port/db. Defaults to sqlite:<DATA_DIR>/strongroom.sqlite.',
+    }),
+  ),
+  databasePoolSize: Type.Integer({ minimum: 1, maximum: 200, default: 10, description: 'Connections in the PostgreSQL pool.' }),
+  deployment: Type.Enum(['selfhosted', 'cloud'], {
+    default: 'selfhosted',
+    description: 'Deployment variant. Decides the variant-only operations, health and API documentation defaults.',
+  }),
+  secretsManager: Type.Boolean({ default: true, description: 'Serve the Secrets Manager endpoints (the commercial edition).' }),
+  environment: Type.Enum(['production', 'development'], {
+    default: 'production',
+    description: 'development turns on the API documentation and more detailed logs.',
+  }),
+  healthEnabled: Type.Optional(
+    Type.Boolean({ description: 'Serve /healthz and /healthz/extended. Defaults to on for cloud, off for selfhosted.' }),
+  ),
+  apiDocsEnabled: Type.Optional(
+    Type.Boolean({
+      description: 'Serve the OpenAPI document and Swagger UI at /docs. Defaults to on for selfhosted and development, off for cloud.',
+    }),
+  ),
+  registrationEnabled: Type.Boolean({
+    default: true,
+    description: 'Allow anyone to create an account. When off, only invited emails may register.',
+  }),
+  passwordIterations: Type.Integer({
+    minimum: 100000,
+    maximum: 10000000,
+    default: 600000,
+    description: 'PBKDF2-SHA256 iterations for the server-side re-hash of master password hashes.',
+  }),
+  accessTokenLifetimeSeconds: Type.Integer({
+    minimum: 60,
+    maximum: 86400,
+    default: 3600,
+    description: 'Lifetime of access tokens issued by the identity service.',
+  }),
+  refreshTokenLifetimeDays: Type.Integer({
+    minimum: 1,
+    maximum: 365,
+    default: 30,
+    description: 'Sliding lifetime of refresh tokens.',
+  }),
+  loginAttemptsPerAccount: Type.Integer({
+    minimum: 1,
+    default: 10,
+    description: 'Failed password logins allowed per account within LOGIN_ATTEMPT_WINDOW_SECONDS before logins are throttled.',
+  }),
+  loginAttemptsPerIp: Type.Integer({
+    minimum: 1,
+    default: 50,
+    description: 'Failed password logins allowed per client IP within LOGIN_ATTEMPT_WINDOW_SECONDS before logins are throttled.',
+  }),
+  loginAttemptWindowSeconds: Type.Integer({
+    minimum: 1,
+    default: 900,
+    description: 'Window over which failed logins are counted.',
+  }),
+  bodyLimitBytes: Type.Integer({
+    minimum: 1024,
+    maximum: 1073741824,
+    default: 16777216,
+    description: 'Largest accepted request body, in bytes (vault imports are the largest bodies).',
+  }),
+  trustProxy: Type.Boolean({
+    default: false,
+    description: 'Trust X-Forwarded-For/-Proto from a reverse proxy (for client IPs in audit events and rate limits).',
+  }),
+  redisUrl: Type.Optional(
+    Type.String({ pattern: '^rediss?://.+', description: 'Redis for shared rate limits and notification fan-out across instances.' }),
+  ),
+  amqpUrl: Type.Optional(
+    Type.String({ pattern: '^amqps?://.+', description: 'AMQP broker (RabbitMQ) for forwarding events to integrations.' }),
+  ),
+  smtpHost: Type.Optional(Type.String({ minLength: 1, description: 'SMTP server for invitation and notification mail.' })),
+  smtpPort: Type.Integer({ minimum: 1, maximum: 65535, default: 587, description: 'SMTP port.' }),
+  smtpSecure: Type.Boolean({ default: false, description: 'Use implicit TLS (port 465). When off, STARTTLS is used if offered.' }),
+  smtpUsername: Type.Optional(Type.String({ description: 'SMTP user name.' })),
+  smtpPassword: Type.Optional(Type.String({ description: 'SMTP password.' })),
+  smtpFrom: Type.String({ minLength: 3, default: 'Strongroom <no-reply@localhost>', description: 'Sender of outgoing mail.' }),
+  logLevel: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+    default: 'info',
+    description: 'Log level.',
+  }),
+  shutdownTimeoutSeconds: Type.Integer({
+    minimum: 1,
+    maximum: 600,
+    default: 25,
+    description: 'On SIGTERM, how long in-flight requests may take before the process exits anyway.',
+  }),
+});
+
+type RawConfig = Static<typeof ConfigSchema>;
+
+export type ServiceName = 'api' | 'identity' | 'events' | 'notifications';
+export const ALL_SERVICES: readonly ServiceName[] = ['api', 'identity', 'events', 'notifications'];
+
+export interface Config extends Omit<RawConfig, 'services' | 'databaseUrl' | 'healthEnabled' | 'apiDocsEnabled' | 'publicUrl'> {
+  services: readonly ServiceName[];
+  /** True when the services are mounted under their prefixes (/api, /identity, ...). */
+  servicePrefixes: boolean;
+  databaseUrl: string;
+  healthEnabled: boolean;
+  apiDocsEnabled: boolean;
+  publicUrl: string;
+  selfHosted: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function envName(key: string): string {
+  return key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
+}
+
+function schemaKind(schema: TSchema): 'integer' | 'number' | 'boolean' | 'string' {
+  const type = (schema as { type?: unknown }).type;
+  if (type === 'integer' || type === 'number' || type === 'boolean') return type;
+  return 'string';
+}
+
+/** Turns an environment string into the setting's type; undefined means "cannot". */
+function coerce(kind: ReturnType<typeof schemaKind>, text: string): unknown {
+  const value = text.trim();
+  switch (kind) {
+    case 'integer':
+    case 'number':
+      return /^-?\d+(\.\d+)?$/.test(value) ? Number(value) : text;
+    case 'boolean':
+      if (/^(true|1|yes|on)$/i.test(value)) return true;
+      if (/^(false|0|no|off)$/i.test(value)) return false;
+      return text;
+    default:
+      return text;
+  }
+}
+
+function readConfigFile(path: string, problems: string[]): Record<string, unknown> {
+  try {
+    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    problems.push(`CONFIG_FILE: ${path} must hold a JSON object`);
+  } catch (error) {
+    problems.push(`CONFIG_FILE: cannot read ${path}: ${(error as Error).message}`);
+  }
+  return {};
+}
+
+/**
+ * Reads settings from the environment (and CONFIG_FILE), applies defaults and reports every
+ * invalid setting at once.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const properties = ConfigSchema.properties as Record<string, TSchema>;
+  const fromFile = env.CONFIG_FILE ? readConfigFile(env.CONFIG_FILE, problems) : {};
+
+  for (const key of Object.keys(fromFile)) {
+    if (!(key in properties)) problems.push(`CONFIG_FILE: unknown setting "${key}"`);
+  }
+
+  const raw: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(properties)) {
+    const fromEnv = env[envName(key)];
+    if (fromEnv !== undefined && fromEnv !== '') raw[key] = coerce(schemaKind(schema), fromEnv);
+    else if (fromFile[key] !== undefined) raw[key] = fromFile[key];
+    else if ('default' in schema) raw[key] = schema.default;
+  }
+
+  for (const error of Value.Errors(ConfigSchema, raw)) {
+    const key = error.instancePath.replace(/^\//, '').split('/')[0] ?? '';
+    if (!key) continue;
+    const given = raw[key];
+    problems.push(`${envName(key)}: ${error.message} (got ${JSON.stringify(given)})`);
+  }
+  if (problems.length > 0) throw new ConfigError(dedupe(problems));
+
+  const parsed = raw as RawConfig;
+  const services = parseServices(parsed.services);
+  if ((parsed.tlsCertFile === undefined) !== (parsed.tlsKeyFile === undefined)) {
+    problems.push('TLS_CERT_FILE and TLS_KEY_FILE: set both or neither');
+  }
+  if (parsed.smtpUsername !== undefined && parsed.smtpHost === undefined) {
+    problems.push('SMTP_HOST: required when SMTP_USERNAME is set');
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const cloud = parsed.deployment === 'cloud';
+  const scheme = parsed.tlsCertFile ? 'https' : 'http';
+  const listenHost = parsed.host === '0.0.0.0' || parsed.host === '::' ? 'localhost' : parsed.host;
+  return {
+    ...parsed,
+    services,
+    servicePrefixes: services.length > 1,
+    databaseUrl: parsed.databaseUrl ?? `sqlite:${parsed.dataDir.replace(/\/+$/, '')}/strongroom.sqlite`,
+    healthEnabled: parsed.healthEnabled ?? cloud,
+    apiDocsEnabled: parsed.apiDocsEnabled ?? (!cloud || parsed.environment === 'development'),
+    publicUrl: (parsed.publicUrl ?? `${scheme}://${listenHost}:${parsed.port}`).replace(/\/+$/, ''),
+    selfHosted: !cloud,
+  };
+}
+
+function parseServices(text: string): ServiceName[] {
+  const names = text.split(',').map((s) => s.trim());
+  if (names.includes('all')) return [...ALL_SERVICES];
+  return ALL_SERVICES.filter((name) => names.includes(name));
+}
+
+function dedupe(items: string[]): string[] {
+  return [...new Set(items)];
+}
+
+/** The documented settings, for `.env.example` and the configuration reference. */
+export function describeSettings(): { env: string; description: string; default?: string | number | boolean }[] {
+  return Object.entries(ConfigSchema.properties as Record<string, TSchema>).map(([key, schema]) => {
+    const s = schema as { description?: string; default?: string | number | boolean; enum?: unknown[] };
+    const choices = s.enum ? ` One of: ${s.enum.join(', ')}.` : '';
+    return { env: envName(key), description: `${s.description ?? ''}${choices}`, default: s.default };
+  });
+}

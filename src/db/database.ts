@@ -1,0 +1,57 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { SqliteBooleanPlugin, type Engine } from './dialect.js';
+import type { DB } from './schema.js';
+
+export type Db = Kysely<DB>;
+
+export interface Database {
+  readonly db: Db;
+  readonly engine: Engine;
+  /** Answers when the database takes a trivial query; throws otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function engineOf(url: string): Engine {
+  return url.startsWith('postgres') ? 'postgres' : 'sqlite';
+}
+
+export function openDatabase(url: string, options: { poolSize?: number } = {}): Database {
+  const engine = engineOf(url);
+  const db = engine === 'postgres' ? openPostgres(url, options.poolSize ?? 10) : openSqlite(url.slice('sqlite:'.length));
+  let closed = false;
+  return {
+    db,
+    engine,
+    async ping() {
+      await sql`select 1`.execute(db);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}
+
+function openSqlite(path: string): Db {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const database = new SqliteDatabase(path);
+  database.pragma('journal_mode = WAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('synchronous = NORMAL');
+  // Another instance migrating or writing holds the lock briefly; wait rather than fail.
+  database.pragma('busy_timeout = 5000');
+  return new Kysely<DB>({ dialect: new SqliteDialect({ database }), plugins: [new SqliteBooleanPlugin()] });
+}
+
+function openPostgres(url: string, poolSize: number): Db {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // An idle client that loses its server must not crash the process; the next query reports it.
+  pool.on('error', () => undefined);
+  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+}

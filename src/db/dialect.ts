@@ -1,0 +1,72 @@
+import {
+  OperationNodeTransformer,
+  type KyselyPlugin,
+  type PluginTransformQueryArgs,
+  type PluginTransformResultArgs,
+  type PrimitiveValueListNode,
+  type QueryResult,
+  type RootOperationNode,
+  type UnknownRow,
+  type ValueNode,
+} from 'kysely';
+
+/**
+ * Everything that differs between the two engines lives here: column types, error codes and
+ * value binding. Repositories and migrations stay engine-neutral by going through this module.
+ */
+export type Engine = 'sqlite' | 'postgres';
+
+export interface ColumnTypes {
+  /** Booleans: PostgreSQL boolean, SQLite integer 0/1 (read back with Boolean()). */
+  bool: 'boolean' | 'integer';
+  /** Timestamps are ISO-8601 UTC text on both engines, so they compare and sort alike. */
+  timestamp: 'text';
+  /** JSON documents (encrypted cipher payloads and the like) stored as text. */
+  json: 'text';
+  bigint: 'bigint' | 'integer';
+}
+
+export function columnTypes(engine: Engine): ColumnTypes {
+  return engine === 'postgres'
+    ? { bool: 'boolean', timestamp: 'text', json: 'text', bigint: 'bigint' }
+    : { bool: 'integer', timestamp: 'text', json: 'text', bigint: 'integer' };
+}
+
+interface DbError {
+  code?: unknown;
+}
+
+export function isUniqueViolation(error: unknown): boolean {
+  const code = (error as DbError | undefined)?.code;
+  return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}
+
+/** SQLite answers "busy" when another process holds the write lock. */
+export function isBusy(error: unknown): boolean {
+  const code = (error as DbError | undefined)?.code;
+  return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
+}
+
+class BooleanToInteger extends OperationNodeTransformer {
+  protected override transformValue(node: ValueNode): ValueNode {
+    const value: unknown = node.value;
+    return typeof value === 'boolean' ? { ...node, value: value ? 1 : 0 } : super.transformValue(node);
+  }
+
+  protected override transformPrimitiveValueList(node: PrimitiveValueListNode): PrimitiveValueListNode {
+    return { ...node, values: node.values.map((v) => (typeof v === 'boolean' ? (v ? 1 : 0) : v)) };
+  }
+}
+
+/** better-sqlite3 cannot bind JavaScript booleans; this binds them as 0/1. */
+export class SqliteBooleanPlugin implements KyselyPlugin {
+  readonly #transformer = new BooleanToInteger();
+
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return this.#transformer.transformNode(args.node);
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    return args.result;
+  }
+}

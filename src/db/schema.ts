@@ -1,0 +1,79 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Row types of every table, as Kysely sees them. Booleans read back as 0/1 on SQLite and
+ * true/false on PostgreSQL; mappers normalise them with Boolean(). Timestamps are ISO text.
+ */
+type Bool = boolean | number;
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string | null;
+  email_verified: Bool;
+  /** Server-side hash of the client's master password hash (see password-hasher.ts). */
+  master_password_hash: string | null;
+  master_password_hint: string | null;
+  /** The client's KDF salt; null means the lower-cased email. */
+  master_password_salt: string | null;
+  key: string | null;
+  public_key: string | null;
+  private_key: string | null;
+  kdf: number;
+  kdf_iterations: number;
+  kdf_memory: number | null;
+  kdf_parallelism: number | null;
+  security_stamp: string;
+  api_key: string;
+  user_key_id: string | null;
+  premium: Bool;
+  culture: string;
+  avatar_color: string | null;
+  equivalent_domains: string | null;
+  excluded_global_equivalent_domains: string | null;
+  force_password_reset: Bool;
+  verify_devices: Bool;
+  creation_date: string;
+  revision_date: string;
+  account_revision_date: string;
+  last_password_change_date: string | null;
+}
+
+export interface DevicesTable {
+  id: string;
+  user_id: string;
+  type: number;
+  identifier: string;
+  name: string;
+  push_token: string | null;
+  creation_date: string;
+  revision_date: string;
+}
+
+export interface EventsTable {
+  id: string;
+  type: number;
+  user_id: string | null;
+  organization_id: string | null;
+  cipher_id: string | null;
+  collection_id: string | null;
+  policy_id: string | null;
+  group_id: string | null;
+  organization_user_id: string | null;
+  acting_user_id: string | null;
+  secret_id: string | null;
+  project_id: string | null;
+  service_account_id: string | null;
+  device_type: number | null;
+  ip_address: string | null;
+  system_user: number | null;
+  date: string;
+  /** Outbox sequence: the relay forwards committed events in this order. */
+  seq: Generated<number>;
+}
+
+export interface DB {
+  users: UsersTable;
+  devices: DevicesTable;
+  events: EventsTable;
+}

@@ -1,0 +1,52 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { freshDatabaseUrl } from '../../../test/support/test-server.js';
+import { openDatabase, type Database } from '../../db/database.js';
+import { migrateToLatest } from '../../db/migrate.js';
+import { createAuditLog } from './audit-log.js';
+import { EventType } from './event-type.js';
+
+let database: Database;
+let drop: () => Promise<void>;
+const clock = { now: () => new Date('2026-11-22T10:00:00.000Z') };
+const client = { ipAddress: `2001:db8::${'a'.repeat(60)}`, deviceType: 25, deviceIdentifier: null, clientVersion: null };
+
+beforeEach(async () => {
+  const fresh = await freshDatabaseUrl();
+  drop = fresh.drop;
+  database = openDatabase(fresh.url);
+  await migrateToLatest(database);
+});
+afterEach(async () => {
+  await database.close();
+  await drop();
+});
+
+describe('audit log', () => {
+  it('writes every attribute of the stored event record, with the IP cut to 50 characters', async () => {
+    const audit = createAuditLog({ clock });
+    await audit.record(database.db, client, { type: EventType.User_LoggedIn, userId: 'u1', actingUserId: 'u1' });
+    const [row] = await database.db.selectFrom('events').selectAll().execute();
+    expect(row).toMatchObject({ type: 1000, user_id: 'u1', acting_user_id: 'u1', device_type: 25, date: '2026-11-22T10:00:00.000Z' });
+    expect(row?.ip_address).toHaveLength(50);
+    expect(row?.id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('writes nothing when the transaction that recorded the event rolls back', async () => {
+    const audit = createAuditLog({ clock });
+    await expect(
+      database.db.transaction().execute(async (tx) => {
+        await audit.record(tx, client, { type: EventType.Cipher_Created, cipherId: 'c1' });
+        throw new Error('the change failed');
+      }),
+    ).rejects.toThrow('the change failed');
+    expect(await database.db.selectFrom('events').selectAll().execute()).toEqual([]);
+  });
+
+  it('writes large batches in several statements, keeping their order', async () => {
+    const audit = createAuditLog({ clock });
+    const events = Array.from({ length: 120 }, (_, i) => ({ type: EventType.Cipher_ClientViewed, cipherId: `c${i}` }));
+    await audit.record(database.db, null, events);
+    const rows = await database.db.selectFrom('events').select(['cipher_id', 'seq']).orderBy('seq').execute();
+    expect(rows.map((r) => r.cipher_id)).toEqual(events.map((e) => e.cipherId));
+  });
+});

@@ -1,0 +1,71 @@
+import { randomUUID } from 'node:crypto';
+import type { Kysely, Transaction } from 'kysely';
+import type { Clock } from '../../clock.js';
+import type { DB } from '../../db/schema.js';
+import type { ClientContext } from '../../http/request-context.js';
+import type { EventType } from './event-type.js';
+
+export type Executor = Kysely<DB> | Transaction<DB>;
+
+/** One audit event as a service states it; ids it does not concern stay undefined. */
+export interface AuditEvent {
+  type: EventType;
+  userId?: string | null;
+  organizationId?: string | null;
+  cipherId?: string | null;
+  collectionId?: string | null;
+  policyId?: string | null;
+  groupId?: string | null;
+  organizationUserId?: string | null;
+  actingUserId?: string | null;
+  secretId?: string | null;
+  projectId?: string | null;
+  serviceAccountId?: string | null;
+  systemUser?: number | null;
+  /** When the client says the event happened (client events); defaults to now. */
+  date?: string;
+}
+
+export interface AuditLog {
+  /**
+   * Writes events with the executor the caller passes: inside the service's transaction, so
+   * an event exists exactly when the change it records was committed.
+   */
+  record(executor: Executor, client: ClientContext | null, events: AuditEvent | readonly AuditEvent[]): Promise<void>;
+}
+
+export const IP_ADDRESS_MAX = 50;
+/** Rows per insert statement; keeps the bound-parameter count well under SQLite's limit. */
+const BATCH = 50;
+
+export function createAuditLog({ clock }: { clock: Clock }): AuditLog {
+  return {
+    async record(executor, client, input) {
+      const events = Array.isArray(input) ? (input as readonly AuditEvent[]) : [input as AuditEvent];
+      if (events.length === 0) return;
+      const now = clock.now().toISOString();
+      const rows = events.map((e) => ({
+        id: randomUUID(),
+        type: e.type,
+        user_id: e.userId ?? null,
+        organization_id: e.organizationId ?? null,
+        cipher_id: e.cipherId ?? null,
+        collection_id: e.collectionId ?? null,
+        policy_id: e.policyId ?? null,
+        group_id: e.groupId ?? null,
+        organization_user_id: e.organizationUserId ?? null,
+        acting_user_id: e.actingUserId ?? null,
+        secret_id: e.secretId ?? null,
+        project_id: e.projectId ?? null,
+        service_account_id: e.serviceAccountId ?? null,
+        device_type: client?.deviceType ?? null,
+        ip_address: client?.ipAddress ? client.ipAddress.slice(0, IP_ADDRESS_MAX) : null,
+        system_user: e.systemUser ?? null,
+        date: e.date ?? now,
+      }));
+      for (let i = 0; i < rows.length; i += BATCH) {
+        await executor.insertInto('events').values(rows.slice(i, i + BATCH)).execute();
+      }
+    },
+  };
+}

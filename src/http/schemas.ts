@@ -1,0 +1,41 @@
+import { Type, type TSchema } from 'typebox';
+
+/** A GUID in any letter case; the server stores and answers lower case. */
+export const Guid = Type.String({
+  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+  description: 'GUID',
+});
+
+export const IdParams = Type.Object({ id: Guid });
+
+/** An empty 200 answer, as the official server gives for most commands. */
+export const EmptyResponse = Type.Null({ description: 'Empty body' });
+
+export const ErrorResponse = Type.Object(
+  {
+    message: Type.String(),
+    validationErrors: Type.Union([Type.Record(Type.String(), Type.Array(Type.String())), Type.Null()]),
+    exceptionMessage: Type.Null(),
+    exceptionStackTrace: Type.Null(),
+    innerExceptionMessage: Type.Null(),
+    object: Type.Literal('error'),
+  },
+  { description: 'Error (Bitwarden ErrorResponseModel)' },
+);
+
+/** `{ object: "list", data, continuationToken }`. */
+export function ListOf<T extends TSchema>(item: T) {
+  return Type.Object({
+    object: Type.Literal('list'),
+    data: Type.Array(item),
+    continuationToken: Type.Union([Type.String(), Type.Null()]),
+  });
+}
+
+export function list<T>(data: T[], continuationToken: string | null = null) {
+  return { object: 'list' as const, data, continuationToken };
+}
+
+export function normalizeGuid(id: string): string {
+  return id.toLowerCase();
+}

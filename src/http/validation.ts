@@ -1,0 +1,23 @@
+import { Ajv, type Options } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifySchemaCompiler } from 'fastify';
+
+/**
+ * Two validators: query strings, params and headers arrive as text and are coerced to the
+ * schema's types (`includeGroups=true`); JSON bodies are not coerced, so a wrong type is a
+ * 400 naming the field rather than a silent conversion. Unknown body properties are
+ * dropped: clients send fields this server does not keep, and that is not an error.
+ */
+function makeAjv(options: Options): Ajv {
+  const ajv = new Ajv({ allErrors: true, removeAdditional: true, useDefaults: true, strict: false, ...options });
+  addFormats.default(ajv);
+  return ajv;
+}
+
+const bodyAjv = makeAjv({ coerceTypes: false });
+const textAjv = makeAjv({ coerceTypes: 'array' });
+
+export const validatorCompiler: FastifySchemaCompiler<object> = ({ schema, httpPart }) => {
+  const ajv = httpPart === 'body' ? bodyAjv : textAjv;
+  return ajv.compile(schema) as ReturnType<FastifySchemaCompiler<object>>;
+};

@@ -1,0 +1,84 @@
+#!/usr/bin/env node
+import { buildApp } from './app.js';
+import { ConfigError, loadConfig, type Config } from './config/config.js';
+import { openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+
+/**
+ * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date.
+ */
+async function main(argv: string[]): Promise<number> {
+  const command = argv[0] ?? 'serve';
+  let config: Config;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      return 2;
+    }
+    throw error;
+  }
+
+  switch (command) {
+    case 'migrate': {
+      const database = openDatabase(config.databaseUrl, { poolSize: 2 });
+      try {
+        const { applied } = await migrateToLatest(database);
+        process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'The schema is up to date.\n');
+      } finally {
+        await database.close();
+      }
+      return 0;
+    }
+    case 'serve':
+      await serve(config);
+      return -1;
+    default:
+      console.error(`Unknown command "${command}". Commands: serve (default), migrate.`);
+      return 2;
+  }
+}
+
+async function serve(config: Config): Promise<void> {
+  const database = openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize });
+  await migrateToLatest(database);
+  const app = await buildApp({ config, database });
+  await app.listen({ host: config.host, port: config.port });
+  app.log.info({ services: config.services, deployment: config.deployment, engine: database.engine }, 'Strongroom is ready');
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: no new connections; draining in-flight requests');
+    const force = setTimeout(() => {
+      app.log.error('in-flight requests did not finish in time; exiting');
+      process.exit(1);
+    }, config.shutdownTimeoutSeconds * 1000);
+    force.unref();
+    app
+      .close()
+      .then(() => database.close())
+      .then(() => {
+        app.log.info('stopped');
+        process.exit(0);
+      })
+      .catch((error: unknown) => {
+        app.log.error({ err: error }, 'error while shutting down');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code >= 0) process.exit(code);
+  },
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,18 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { enforceAccessRules } from '../http/access.js';
+import { apiErrorHandler } from '../http/error-handler.js';
+import { NotFound } from '../http/errors.js';
+import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
+import type { ServiceOptions } from './service-options.js';
+
+/** The API service ({base_url}): the route table, one register per feature. */
+export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { config, clock, authenticate, features }) => {
+  app.setErrorHandler(apiErrorHandler);
+  app.setNotFoundHandler(() => {
+    throw new NotFound();
+  });
+  enforceAccessRules(app, authenticate);
+
+  await app.register(aliveRoutes, { clock });
+  if (config.healthEnabled) await app.register(healthRoutes, { health: features.health });
+};

@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import { buildApp } from '../../src/app.js';
+import type { Clock } from '../../src/clock.js';
+import { loadConfig, type Config } from '../../src/config/config.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { migrateToLatest } from '../../src/db/migrate.js';
+
+/**
+ * The engine under test: `DATABASE_URL=postgres://… npm test` runs the suite on PostgreSQL,
+ * each test server in a schema of its own; otherwise an in-memory SQLite database.
+ */
+export const TEST_DATABASE_URL = process.env.DATABASE_URL ?? 'sqlite::memory:';
+export const TEST_ENGINE = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres' : 'sqlite';
+
+/** A fresh, empty database for one test server; `drop` removes it. */
+export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise<void> }> {
+  if (TEST_ENGINE === 'sqlite') return { url: 'sqlite::memory:', drop: async () => undefined };
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(TEST_DATABASE_URL);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await client.connect();
+      await client.query(`drop schema if exists ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+/** Config as the server would load it from these environment variables. */
+export function testConfig(env: Record<string, string> = {}): Config {
+  return loadConfig({ LOG_LEVEL: 'warn', PASSWORD_ITERATIONS: '100000', ...env });
+}
+
+/** Collects log lines so tests can check what was (and was not) logged. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
+    this.lines.push(...chunk.toString('utf8').split('\n').filter(Boolean));
+    callback();
+  }
+  text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+export interface TestServer {
+  app: FastifyInstance;
+  config: Config;
+  database: Database;
+  logs: LogCapture;
+  /** http(s)://127.0.0.1:port — the server listens on a real socket. */
+  baseUrl: string;
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  json?: unknown;
+  form?: Record<string, string>;
+  body?: string;
+  headers?: Record<string, string>;
+  token?: string;
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  text: string;
+  // Tests read arbitrary response fields.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+export interface StartOptions {
+  env?: Record<string, string>;
+  clock?: Clock;
+  /** Serve on an existing database instead of a fresh one (for multi-instance tests). */
+  databaseUrl?: string;
+}
+
+export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
+  const fresh = options.databaseUrl ? { url: options.databaseUrl, drop: async () => undefined } : await freshDatabaseUrl();
+  const config = testConfig({ DATABASE_URL: fresh.url, PORT: '0', ...options.env });
+  const database = openDatabase(config.databaseUrl, { poolSize: 4 });
+  await migrateToLatest(database);
+  const logs = new LogCapture();
+  const app = await buildApp({ config, database, logStream: logs, ...(options.clock ? { clock: options.clock } : {}) });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const baseUrl = `${config.tlsCertFile ? 'https' : 'http'}://127.0.0.1:${port}`;
+
+  return {
+    app,
+    config,
+    database,
+    logs,
+    baseUrl,
+    request: (method, path, requestOptions) => httpRequest(baseUrl, method, path, requestOptions),
+    async close() {
+      await app.close();
+      await database.close();
+      await fresh.drop();
+    },
+  };
+}
+
+export async function httpRequest(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | undefined = options.body;
+  if (options.json !== undefined) {
+    headers['content-type'] ??= 'application/json; charset=utf-8';
+    body = JSON.stringify(options.json);
+  } else if (options.form) {
+    headers['content-type'] ??= 'application/x-www-form-urlencoded; charset=utf-8';
+    body = new URLSearchParams(options.form).toString();
+  }
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  const response = await fetch(new URL(path, baseUrl), { method, headers, ...(body !== undefined ? { body } : {}) });
+  const text = await response.text();
+  let parsed: unknown = undefined;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  return { status: response.status, headers: response.headers, text, body: parsed };
+}
