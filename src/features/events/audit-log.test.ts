@@ -6,19 +6,18 @@ import { createAuditLog } from './audit-log.js';
 import { EventType } from './event-type.js';
 
 let database: Database;
-let drop: () => Promise<void>;
+let fresh: Awaited<ReturnType<typeof freshDatabaseUrl>>;
 const clock = { now: () => new Date('2026-11-22T10:00:00.000Z') };
 const client = { ipAddress: `2001:db8::${'a'.repeat(60)}`, deviceType: 25, deviceIdentifier: null, clientVersion: null };
 
 beforeEach(async () => {
-  const fresh = await freshDatabaseUrl();
-  drop = fresh.drop;
+  fresh = await freshDatabaseUrl();
   database = openDatabase(fresh.url);
   await migrateToLatest(database);
 });
 afterEach(async () => {
   await database.close();
-  await drop();
+  await fresh.drop();
 });
 
 describe('audit log', () => {
