@@ -1,10 +1,15 @@
 import type { Config } from './config/config.js';
 import type { Clock } from './clock.js';
 import type { Database } from './db/database.js';
+import { createAccountService } from './features/accounts/accounts.service.js';
+import { createPasswordHasher } from './features/accounts/password-hasher.js';
 import { createAuditLog } from './features/events/audit-log.js';
 import { brokerCheck, databaseCheck, redisCheck } from './features/health/health.checks.js';
 import { createHealthService } from './features/health/health.service.js';
-import type { Authenticator } from './http/access.js';
+import { createIdentityService } from './features/identity/identity.service.js';
+import { createLoginThrottle } from './features/identity/login-throttle.js';
+import { createSigningKeys } from './features/identity/signing-keys.js';
+import { createTokenService } from './features/identity/tokens.js';
 
 export interface WiringDeps {
   config: Config;
@@ -14,16 +19,47 @@ export interface WiringDeps {
 
 /** Builds every feature's service once per app, one line per feature. */
 export function createFeatures({ config, database, clock }: WiringDeps) {
+  const db = database.db;
   const redis = config.redisUrl ? redisCheck(config.redisUrl) : undefined;
   const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
+
   const audit = createAuditLog({ clock });
   const health = createHealthService({ checks });
-  const authenticate: Authenticator = async () => null;
+  const hasher = createPasswordHasher({ iterations: config.passwordIterations });
+  const keys = createSigningKeys({ db, clock, issuer: config.identityUrl });
+  const tokens = createTokenService({
+    db,
+    clock,
+    keys,
+    accessTokenLifetimeSeconds: config.accessTokenLifetimeSeconds,
+    refreshTokenLifetimeDays: config.refreshTokenLifetimeDays,
+  });
+  const throttle = createLoginThrottle({
+    clock,
+    perAccount: config.loginAttemptsPerAccount,
+    perIp: config.loginAttemptsPerIp,
+    windowSeconds: config.loginAttemptWindowSeconds,
+  });
+  const accounts = createAccountService({
+    db,
+    clock,
+    hasher,
+    audit,
+    keys,
+    registrationEnabled: config.registrationEnabled,
+    // Organization invitations arrive with organizations; until then nobody is invited.
+    isInvited: async () => false,
+  });
+  const identity = createIdentityService({ db, clock, hasher, audit, tokens, throttle });
 
   return {
     audit,
     health,
-    authenticate,
+    keys,
+    tokens,
+    accounts,
+    identity,
+    authenticate: tokens.authenticate,
     async close() {
       await redis?.close();
     },

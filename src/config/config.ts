@@ -31,6 +31,13 @@ export const ConfigSchema = Type.Object({
         'Public base URL that clients use (https://vault.example.com). Defaults to the listen address and scheme.',
     }),
   ),
+  identityUrl: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^\\s/]+(/[^\\s]*)?$',
+      description:
+        'Public URL of the identity service, the issuer of access tokens. Defaults to PUBLIC_URL/identity (PUBLIC_URL when the identity service runs alone). Set it when the services run in separate processes.',
+    }),
+  ),
   services: Type.String({
     pattern: '^\\s*(all|(api|identity|events|notifications)(\\s*,\\s*(api|identity|events|notifications))*)\\s*$',
     default: 'all',
@@ -139,7 +146,9 @@ type RawConfig = Static<typeof ConfigSchema>;
 export type ServiceName = 'api' | 'identity' | 'events' | 'notifications';
 export const ALL_SERVICES: readonly ServiceName[] = ['api', 'identity', 'events', 'notifications'];
 
-export interface Config extends Omit<RawConfig, 'services' | 'databaseUrl' | 'healthEnabled' | 'apiDocsEnabled' | 'publicUrl'> {
+export interface Config
+  extends Omit<RawConfig, 'services' | 'databaseUrl' | 'healthEnabled' | 'apiDocsEnabled' | 'publicUrl' | 'identityUrl'> {
+  identityUrl: string;
   services: readonly ServiceName[];
   /** True when the services are mounted under their prefixes (/api, /identity, ...). */
   servicePrefixes: boolean;
@@ -236,6 +245,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const cloud = parsed.deployment === 'cloud';
   const scheme = parsed.tlsCertFile ? 'https' : 'http';
   const listenHost = parsed.host === '0.0.0.0' || parsed.host === '::' ? 'localhost' : parsed.host;
+  const publicUrl = (parsed.publicUrl ?? `${scheme}://${listenHost}:${parsed.port}`).replace(/\/+$/, '');
+  const identityAlone = services.length === 1 && services[0] === 'identity';
   return {
     ...parsed,
     services,
@@ -243,7 +254,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: parsed.databaseUrl ?? `sqlite:${parsed.dataDir.replace(/\/+$/, '')}/strongroom.sqlite`,
     healthEnabled: parsed.healthEnabled ?? cloud,
     apiDocsEnabled: parsed.apiDocsEnabled ?? (!cloud || parsed.environment === 'development'),
-    publicUrl: (parsed.publicUrl ?? `${scheme}://${listenHost}:${parsed.port}`).replace(/\/+$/, ''),
+    publicUrl,
+    identityUrl: (parsed.identityUrl ?? (identityAlone ? publicUrl : `${publicUrl}/identity`)).replace(/\/+$/, ''),
     selfHosted: !cloud,
   };
 }

@@ -72,8 +72,29 @@ export interface EventsTable {
   seq: Generated<number>;
 }
 
+export interface ServerKeysTable {
+  purpose: string;
+  kid: string;
+  private_jwk: string;
+  public_jwk: string;
+  creation_date: string;
+}
+
+export interface RefreshTokensTable {
+  token_hash: string;
+  user_id: string;
+  device_id: string | null;
+  client_id: string;
+  scope: string;
+  security_stamp: string;
+  creation_date: string;
+  expiration_date: string;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
   events: EventsTable;
+  server_keys: ServerKeysTable;
+  refresh_tokens: RefreshTokensTable;
 }

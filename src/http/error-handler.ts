@@ -156,6 +156,7 @@ export class OAuthError extends Error {
     readonly errorModelMessage: string = description,
     readonly statusCode = 400,
     readonly extra: Record<string, unknown> = {},
+    readonly retryAfterSeconds?: number,
   ) {
     super(description);
     this.name = 'OAuthError';
@@ -164,6 +165,7 @@ export class OAuthError extends Error {
 
 export async function identityErrorHandler(error: unknown, request: FastifyRequest, reply: FastifyReply) {
   if (error instanceof OAuthError) {
+    if (error.retryAfterSeconds) void reply.header('retry-after', String(error.retryAfterSeconds));
     return reply
       .status(error.statusCode)
       .type('application/json; charset=utf-8')

@@ -1,5 +1,9 @@
 import { Type, type TSchema } from 'typebox';
 
+export function Nullable<T extends TSchema>(schema: T) {
+  return Type.Union([schema, Type.Null()]);
+}
+
 /** A GUID in any letter case; the server stores and answers lower case. */
 export const Guid = Type.String({
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',

@@ -2,7 +2,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import { enforceAccessRules } from '../http/access.js';
 import { apiErrorHandler } from '../http/error-handler.js';
 import { NotFound } from '../http/errors.js';
+import { accountRoutes } from '../features/accounts/accounts.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
+import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
 import type { ServiceOptions } from './service-options.js';
 
 /** The API service ({base_url}): the route table, one register per feature. */
@@ -15,4 +17,6 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
 
   await app.register(aliveRoutes, { clock });
   if (config.healthEnabled) await app.register(healthRoutes, { health: features.health });
+  await app.register(serverConfigRoutes, { config });
+  await app.register(accountRoutes, { accounts: features.accounts });
 };

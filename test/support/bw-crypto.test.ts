@@ -170,10 +170,10 @@ describe('makeTestAccount', () => {
     expect(rsaDecryptEncString(rsaEncryptToEncString(probe, account.publicKeyB64), account.privateKeyDer)).toEqual(probe);
   });
 
-  it('defaults to the test password and 5000 PBKDF2 iterations', () => {
+  it('defaults to the test password and 600000 PBKDF2 iterations', () => {
     const account = makeTestAccount({ email: 'carol@example.com' });
     expect(account.password).toBe('correct horse battery staple');
-    expect(account.iterations).toBe(5000);
+    expect(account.iterations).toBe(600_000);
   });
 
   it('accepts PBKDF2 kdf settings', () => {
@@ -191,7 +191,7 @@ describe('registerFinishBody', () => {
   it('contains both the flat and the masterPassword* shapes with a lower-cased salt', () => {
     const account = makeTestAccount({ email: 'Frank@Example.COM', name: 'Frank' });
     const body = registerFinishBody(account);
-    const kdf = { kdfType: 0, iterations: 5000, memory: null, parallelism: null };
+    const kdf = { kdfType: 0, iterations: 600_000, memory: null, parallelism: null };
     expect(body).toEqual({
       email: 'Frank@Example.COM',
       name: 'Frank',
@@ -200,7 +200,7 @@ describe('registerFinishBody', () => {
       userSymmetricKey: account.encryptedUserKey,
       userAsymmetricKeys: { publicKey: account.publicKeyB64, encryptedPrivateKey: account.encryptedPrivateKey },
       kdf: 0,
-      kdfIterations: 5000,
+      kdfIterations: 600_000,
       kdfMemory: null,
       kdfParallelism: null,
       masterPasswordAuthentication: {

@@ -1,0 +1,44 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Executor } from '../events/audit-log.js';
+import type { DevicesTable, UsersTable } from '../../db/schema.js';
+
+export type UserRow = Selectable<UsersTable>;
+export type DeviceRow = Selectable<DevicesTable>;
+
+export async function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** `email` must already be normalized (trimmed, lower case). */
+export async function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+export async function insertUser(db: Executor, user: Insertable<UsersTable>): Promise<void> {
+  await db.insertInto('users').values(user).execute();
+}
+
+export async function updateUser(db: Executor, id: string, changes: Updateable<UsersTable>): Promise<void> {
+  await db.updateTable('users').set(changes).where('id', '=', id).execute();
+}
+
+export async function deleteUser(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('users').where('id', '=', id).execute();
+}
+
+/** Clients decide whether to sync by this date; every vault change moves it. */
+export async function touchAccountRevision(db: Executor, userId: string, date: string): Promise<void> {
+  await db.updateTable('users').set({ account_revision_date: date }).where('id', '=', userId).execute();
+}
+
+export async function findDevice(db: Executor, userId: string, identifier: string): Promise<DeviceRow | undefined> {
+  return db.selectFrom('devices').selectAll().where('user_id', '=', userId).where('identifier', '=', identifier).executeTakeFirst();
+}
+
+export async function insertDevice(db: Executor, device: Insertable<DevicesTable>): Promise<void> {
+  await db.insertInto('devices').values(device).execute();
+}
+
+export async function updateDevice(db: Executor, id: string, changes: Updateable<DevicesTable>): Promise<void> {
+  await db.updateTable('devices').set(changes).where('id', '=', id).execute();
+}

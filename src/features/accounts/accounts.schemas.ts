@@ -1,0 +1,256 @@
+import { Type, type Static } from 'typebox';
+import { Nullable } from '../../http/schemas.js';
+import type { UserRow } from './accounts.repository.js';
+import { KdfType } from './kdf.js';
+
+const Email = Type.String({ minLength: 3, maxLength: 256, pattern: '^[^\\s@]+@[^\\s@]+$' });
+const Hash = Type.String({ minLength: 1, maxLength: 1000 });
+const Enc = Type.String({ minLength: 1, maxLength: 10_000 });
+const Hint = Nullable(Type.String({ maxLength: 50 }));
+const Int = Type.Integer();
+const OptionalInt = Type.Optional(Nullable(Type.Integer()));
+
+const KdfObject = Type.Object({
+  kdfType: Type.Integer(),
+  iterations: Int,
+  memory: OptionalInt,
+  parallelism: OptionalInt,
+});
+
+const KeyPair = Type.Object({ publicKey: Type.String({ minLength: 1, maxLength: 10_000 }), encryptedPrivateKey: Enc });
+
+/** POST /identity/accounts/register/finish, as current clients send it (both field sets). */
+export const RegisterFinishBody = Type.Object({
+  email: Email,
+  name: Type.Optional(Nullable(Type.String({ maxLength: 50 }))),
+  masterPasswordHash: Type.Optional(Hash),
+  masterPasswordHint: Type.Optional(Hint),
+  userSymmetricKey: Type.Optional(Enc),
+  userAsymmetricKeys: Type.Optional(KeyPair),
+  kdf: Type.Optional(Type.Integer()),
+  kdfIterations: Type.Optional(Int),
+  kdfMemory: OptionalInt,
+  kdfParallelism: OptionalInt,
+  masterPasswordAuthentication: Type.Optional(
+    Type.Object({ salt: Type.String({ minLength: 1 }), kdf: KdfObject, masterPasswordAuthenticationHash: Hash }),
+  ),
+  masterPasswordUnlock: Type.Optional(Type.Object({ salt: Type.String({ minLength: 1 }), kdf: KdfObject, masterKeyWrappedUserKey: Enc })),
+  emailVerificationToken: Type.Optional(Nullable(Type.String())),
+  orgInviteToken: Type.Optional(Nullable(Type.String())),
+  organizationUserId: Type.Optional(Nullable(Type.String())),
+});
+export type RegisterFinishBody = Static<typeof RegisterFinishBody>;
+
+/** POST /api/accounts/register: the older flat shape (spec; vaultwarden). */
+export const RegisterBody = Type.Object({
+  email: Email,
+  name: Type.Optional(Nullable(Type.String({ maxLength: 50 }))),
+  masterPasswordHash: Hash,
+  masterPasswordHint: Type.Optional(Hint),
+  key: Enc,
+  keys: Type.Optional(Nullable(KeyPair)),
+  kdf: Type.Optional(Type.Integer()),
+  kdfIterations: Type.Optional(Int),
+  kdfMemory: OptionalInt,
+  kdfParallelism: OptionalInt,
+  organizationUserId: Type.Optional(Nullable(Type.String())),
+  token: Type.Optional(Nullable(Type.String())),
+});
+export type RegisterBody = Static<typeof RegisterBody>;
+
+export const SendVerificationEmailBody = Type.Object({
+  email: Email,
+  name: Type.Optional(Nullable(Type.String({ maxLength: 50 }))),
+  receiveMarketingEmails: Type.Optional(Type.Boolean()),
+});
+
+export const RegisterResponse = Type.Object({ object: Type.Literal('registerFinish'), captchaBypassToken: Type.Null() });
+
+export const PreloginBody = Type.Object({ email: Type.String({ maxLength: 256 }) });
+
+export const PreloginResponse = Type.Object({
+  kdf: Type.Integer(),
+  kdfIterations: Type.Integer(),
+  kdfMemory: Nullable(Type.Integer()),
+  kdfParallelism: Nullable(Type.Integer()),
+  kdfSettings: Type.Object({
+    kdfType: Type.Integer(),
+    iterations: Type.Integer(),
+    memory: Nullable(Type.Integer()),
+    parallelism: Nullable(Type.Integer()),
+  }),
+  salt: Type.String(),
+});
+
+const PublicKeyEncryptionKeyPair = Type.Object({
+  wrappedPrivateKey: Type.String(),
+  publicKey: Type.String(),
+  signedPublicKey: Type.Null(),
+  object: Type.Literal('publicKeyEncryptionKeyPair'),
+});
+
+/** Inner names are camelCase even inside the PascalCase token response: the CLI checks them with `in`. */
+export const AccountKeys = Type.Object({
+  publicKeyEncryptionKeyPair: PublicKeyEncryptionKeyPair,
+  signatureKeyPair: Type.Null(),
+  securityState: Type.Null(),
+  object: Type.Literal('privateKeys'),
+});
+
+export const ProfileResponse = Type.Object({
+  object: Type.Literal('profile'),
+  id: Type.String(),
+  name: Nullable(Type.String()),
+  email: Type.String(),
+  emailVerified: Type.Boolean(),
+  premium: Type.Boolean(),
+  premiumFromOrganization: Type.Boolean(),
+  culture: Type.String(),
+  twoFactorEnabled: Type.Boolean(),
+  key: Nullable(Type.String()),
+  privateKey: Nullable(Type.String()),
+  accountKeys: Nullable(AccountKeys),
+  securityStamp: Type.String(),
+  forcePasswordReset: Type.Boolean(),
+  usesKeyConnector: Type.Boolean(),
+  avatarColor: Nullable(Type.String()),
+  creationDate: Type.String(),
+  verifyDevices: Type.Boolean(),
+  organizations: Type.Array(Type.Unknown()),
+  providers: Type.Array(Type.Unknown()),
+  providerOrganizations: Type.Array(Type.Unknown()),
+});
+
+export const ProfileBody = Type.Object({
+  name: Type.Optional(Nullable(Type.String({ maxLength: 50 }))),
+  culture: Type.Optional(Nullable(Type.String({ maxLength: 10 }))),
+  masterPasswordHint: Type.Optional(Hint),
+  avatarColor: Type.Optional(Nullable(Type.String({ maxLength: 7 }))),
+});
+
+export const SecretVerificationBody = Type.Object({
+  masterPasswordHash: Type.Optional(Nullable(Hash)),
+  otp: Type.Optional(Nullable(Type.String())),
+});
+
+export const PasswordChangeBody = Type.Object({
+  masterPasswordHash: Hash,
+  newMasterPasswordHash: Hash,
+  masterPasswordHint: Type.Optional(Hint),
+  key: Enc,
+});
+
+export const KeysBody = Type.Object({ publicKey: Type.String({ minLength: 1, maxLength: 10_000 }), encryptedPrivateKey: Enc });
+
+export const KeysResponse = Type.Object({
+  object: Type.Literal('keys'),
+  key: Nullable(Type.String()),
+  publicKey: Nullable(Type.String()),
+  privateKey: Nullable(Type.String()),
+  accountKeys: Nullable(AccountKeys),
+});
+
+export const ApiKeyResponse = Type.Object({ object: Type.Literal('apiKey'), apiKey: Type.String(), revisionDate: Type.String() });
+
+export const UserKeyIdBody = Type.Object({ userKeyId: Type.String({ pattern: '^[0-9a-fA-F]{32}$' }) });
+
+export const UserPublicKeyResponse = Type.Object({ object: Type.Literal('userKey'), userId: Type.String(), publicKey: Nullable(Type.String()) });
+
+export const KdfJson = Type.Object({
+  kdfType: Type.Integer(),
+  iterations: Type.Integer(),
+  memory: Nullable(Type.Integer()),
+  parallelism: Nullable(Type.Integer()),
+});
+
+export const UserDecryption = Type.Object({
+  masterPasswordUnlock: Nullable(
+    Type.Object({
+      kdf: KdfJson,
+      masterKeyEncryptedUserKey: Nullable(Type.String()),
+      masterKeyWrappedUserKey: Nullable(Type.String()),
+      salt: Type.String(),
+      containedKeyId: Nullable(Type.String()),
+    }),
+  ),
+  userKeyId: Nullable(Type.String()),
+});
+
+const bool = (value: boolean | number) => Boolean(value);
+
+/** The client's KDF salt: the stored one, or the lower-cased email. */
+export function saltOf(user: UserRow): string {
+  return user.master_password_salt ?? user.email.trim().toLowerCase();
+}
+
+export function accountKeysOf(user: UserRow): Static<typeof AccountKeys> | null {
+  if (!user.public_key || !user.private_key) return null;
+  return {
+    publicKeyEncryptionKeyPair: {
+      wrappedPrivateKey: user.private_key,
+      publicKey: user.public_key,
+      signedPublicKey: null,
+      object: 'publicKeyEncryptionKeyPair',
+    },
+    signatureKeyPair: null,
+    securityState: null,
+    object: 'privateKeys',
+  };
+}
+
+export function kdfJson(user: UserRow): Static<typeof KdfJson> {
+  return { kdfType: user.kdf, iterations: user.kdf_iterations, memory: user.kdf_memory, parallelism: user.kdf_parallelism };
+}
+
+export function toProfileResponse(user: UserRow, organizations: unknown[] = []): Static<typeof ProfileResponse> {
+  return {
+    object: 'profile',
+    id: user.id,
+    name: user.name,
+    email: user.email,
+    emailVerified: bool(user.email_verified),
+    premium: bool(user.premium),
+    premiumFromOrganization: false,
+    culture: user.culture,
+    twoFactorEnabled: false,
+    key: user.key,
+    privateKey: user.private_key,
+    accountKeys: accountKeysOf(user),
+    securityStamp: user.security_stamp,
+    forcePasswordReset: bool(user.force_password_reset),
+    usesKeyConnector: false,
+    avatarColor: user.avatar_color,
+    creationDate: user.creation_date,
+    verifyDevices: bool(user.verify_devices),
+    organizations,
+    providers: [],
+    providerOrganizations: [],
+  };
+}
+
+/** Sync's `userDecryption`: returning `userKeyId` spares the CLI its key-id backfill. */
+export function toUserDecryption(user: UserRow): Static<typeof UserDecryption> {
+  return {
+    masterPasswordUnlock: user.master_password_hash
+      ? {
+          kdf: kdfJson(user),
+          masterKeyEncryptedUserKey: user.key,
+          masterKeyWrappedUserKey: user.key,
+          salt: saltOf(user),
+          containedKeyId: user.user_key_id,
+        }
+      : null,
+    userKeyId: user.user_key_id,
+  };
+}
+
+export function preloginOf(kdf: KdfType, iterations: number, memory: number | null, parallelism: number | null, salt: string) {
+  return {
+    kdf,
+    kdfIterations: iterations,
+    kdfMemory: memory,
+    kdfParallelism: parallelism,
+    kdfSettings: { kdfType: kdf, iterations, memory, parallelism },
+    salt,
+  };
+}

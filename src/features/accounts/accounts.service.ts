@@ -1,0 +1,315 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/dialect.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { isEncString } from '../../shared/enc-string.js';
+import type { AuditLog, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import type { SigningKeys } from '../identity/signing-keys.js';
+import { deleteRefreshTokensOfUser } from '../identity/tokens.repository.js';
+import {
+  deleteUser,
+  findUserByEmail,
+  findUserById,
+  insertUser,
+  updateUser,
+  type UserRow,
+} from './accounts.repository.js';
+import type { RegisterBody, RegisterFinishBody } from './accounts.schemas.js';
+import { DEFAULT_KDF, normalizeEmail, validateKdf, type KdfSettings } from './kdf.js';
+import type { PasswordHasher } from './password-hasher.js';
+
+/** Says whether an email has a pending organization invitation (registration stays open to it). */
+export type InvitationCheck = (db: Executor, email: string) => Promise<boolean>;
+
+interface Registration {
+  email: string;
+  name: string | null;
+  masterPasswordHash: string;
+  hint: string | null;
+  key: string;
+  publicKey: string | null;
+  encryptedPrivateKey: string | null;
+  kdf: KdfSettings;
+}
+
+const API_KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const VERIFICATION_TYP = 'strongroom-email-verification';
+
+/** A 30-character random secret, as the official server makes API keys. */
+export function randomApiKey(): string {
+  return Array.from({ length: 30 }, () => API_KEY_ALPHABET[randomInt(API_KEY_ALPHABET.length)]).join('');
+}
+
+function requireEnc(value: string | null | undefined, field: string): string {
+  if (!value || !isEncString(value)) throw BadRequest.field(field, `The ${field} field is not a valid encrypted string.`);
+  return value;
+}
+
+function sameKdf(a: KdfSettings, b: KdfSettings): boolean {
+  return a.kdf === b.kdf && a.iterations === b.iterations && (a.memory ?? null) === (b.memory ?? null) && (a.parallelism ?? null) === (b.parallelism ?? null);
+}
+
+export function createAccountService(deps: {
+  db: Db;
+  clock: Clock;
+  hasher: PasswordHasher;
+  audit: AuditLog;
+  keys: SigningKeys;
+  registrationEnabled: boolean;
+  isInvited: InvitationCheck;
+}) {
+  const { db, clock, hasher } = deps;
+
+  async function userOrThrow(userId: string): Promise<UserRow> {
+    const user = await findUserById(db, userId);
+    if (!user) throw new NotFound();
+    return user;
+  }
+
+  /** Commands that change security settings must carry the current master password hash. */
+  async function verifySecret(user: UserRow, masterPasswordHash: string | null | undefined): Promise<void> {
+    if (!masterPasswordHash || !(await hasher.verify(masterPasswordHash, user.master_password_hash))) {
+      throw BadRequest.field('masterPasswordHash', 'Invalid password.');
+    }
+  }
+
+  async function register(input: Registration): Promise<UserRow> {
+    const email = normalizeEmail(input.email);
+    if (!deps.registrationEnabled && !(await deps.isInvited(db, email))) {
+      throw new BadRequest('Open registration has been disabled by the system administrator.');
+    }
+    const kdf = validateKdf(input.kdf);
+    const key = requireEnc(input.key, 'key');
+    const encryptedPrivateKey = input.encryptedPrivateKey ? requireEnc(input.encryptedPrivateKey, 'encryptedPrivateKey') : null;
+    if (await findUserByEmail(db, email)) throw BadRequest.field('email', `Email '${email}' is already taken.`);
+
+    const now = clock.now().toISOString();
+    const user: UserRow = {
+      id: randomUUID(),
+      email,
+      name: input.name?.trim() || null,
+      email_verified: false,
+      master_password_hash: await hasher.hash(input.masterPasswordHash),
+      master_password_hint: input.hint || null,
+      master_password_salt: null,
+      key,
+      public_key: input.publicKey,
+      private_key: encryptedPrivateKey,
+      kdf: kdf.kdf,
+      kdf_iterations: kdf.iterations,
+      kdf_memory: kdf.memory,
+      kdf_parallelism: kdf.parallelism,
+      security_stamp: randomUUID(),
+      api_key: randomApiKey(),
+      user_key_id: null,
+      // Self-hosted accounts get every personal feature; there is no billing here.
+      premium: true,
+      culture: 'en-US',
+      avatar_color: null,
+      equivalent_domains: null,
+      excluded_global_equivalent_domains: null,
+      force_password_reset: false,
+      verify_devices: true,
+      creation_date: now,
+      revision_date: now,
+      account_revision_date: now,
+      last_password_change_date: null,
+    };
+    try {
+      await insertUser(db, user);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw BadRequest.field('email', `Email '${email}' is already taken.`);
+      throw error;
+    }
+    return user;
+  }
+
+  return {
+    /** Current clients: both the flat fields and the masterPasswordAuthentication/Unlock objects. */
+    async registerFinish(body: RegisterFinishBody): Promise<UserRow> {
+      const email = normalizeEmail(body.email);
+      const auth = body.masterPasswordAuthentication;
+      const unlock = body.masterPasswordUnlock;
+      const flatKdf =
+        body.kdf !== undefined && body.kdfIterations !== undefined
+          ? { kdf: body.kdf, iterations: body.kdfIterations, memory: body.kdfMemory ?? null, parallelism: body.kdfParallelism ?? null }
+          : null;
+      const kdfOf = (k: NonNullable<typeof auth>['kdf']): KdfSettings => ({
+        kdf: k.kdfType,
+        iterations: k.iterations,
+        memory: k.memory ?? null,
+        parallelism: k.parallelism ?? null,
+      });
+      const unlockKdf = unlock ? kdfOf(unlock.kdf) : null;
+      const authKdf = auth ? kdfOf(auth.kdf) : null;
+      const kdf = unlockKdf ?? authKdf ?? flatKdf;
+      if (!kdf) throw BadRequest.field('kdf', 'The kdf and kdfIterations fields are required.');
+      for (const other of [authKdf, flatKdf]) {
+        if (other && !sameKdf(other, kdf)) throw BadRequest.field('kdf', 'KDF settings must be equal for authentication and unlock.');
+      }
+      for (const [field, salt] of [
+        ['masterPasswordAuthentication.salt', auth?.salt],
+        ['masterPasswordUnlock.salt', unlock?.salt],
+      ] as const) {
+        if (salt !== undefined && normalizeEmail(salt) !== email) throw BadRequest.field(field, 'The salt must be the account email.');
+      }
+      const masterPasswordHash = auth?.masterPasswordAuthenticationHash ?? body.masterPasswordHash;
+      if (!masterPasswordHash) throw BadRequest.field('masterPasswordHash', 'The masterPasswordHash field is required.');
+      if (auth && body.masterPasswordHash && auth.masterPasswordAuthenticationHash !== body.masterPasswordHash) {
+        throw BadRequest.field('masterPasswordHash', 'The two master password hashes differ.');
+      }
+      let name = body.name ?? null;
+      if (body.emailVerificationToken) {
+        const claims = await deps.keys.verify(body.emailVerificationToken, { typ: VERIFICATION_TYP });
+        if (!claims || claims.sub !== email) throw BadRequest.field('emailVerificationToken', 'The email verification token is invalid or expired.');
+        name ??= typeof claims.name === 'string' ? claims.name : null;
+      }
+      return register({
+        email,
+        name,
+        masterPasswordHash,
+        hint: body.masterPasswordHint ?? null,
+        key: unlock?.masterKeyWrappedUserKey ?? body.userSymmetricKey ?? '',
+        publicKey: body.userAsymmetricKeys?.publicKey ?? null,
+        encryptedPrivateKey: body.userAsymmetricKeys?.encryptedPrivateKey ?? null,
+        kdf,
+      });
+    },
+
+    async registerLegacy(body: RegisterBody): Promise<UserRow> {
+      return register({
+        email: body.email,
+        name: body.name ?? null,
+        masterPasswordHash: body.masterPasswordHash,
+        hint: body.masterPasswordHint ?? null,
+        key: body.key,
+        publicKey: body.keys?.publicKey ?? null,
+        encryptedPrivateKey: body.keys?.encryptedPrivateKey ?? null,
+        kdf: {
+          kdf: body.kdf ?? DEFAULT_KDF.kdf,
+          iterations: body.kdfIterations ?? DEFAULT_KDF.iterations,
+          memory: body.kdfMemory ?? null,
+          parallelism: body.kdfParallelism ?? null,
+        },
+      });
+    },
+
+    /**
+     * Starts registration. No mail is sent: the answer is the token that finishes it, as the
+     * official server answers when email verification is off.
+     */
+    async verificationToken(email: string, name: string | null): Promise<string> {
+      const normalized = normalizeEmail(email);
+      if (!deps.registrationEnabled && !(await deps.isInvited(db, normalized))) {
+        throw new BadRequest('Open registration has been disabled by the system administrator.');
+      }
+      return deps.keys.sign({ sub: normalized, ...(name ? { name } : {}) }, { typ: VERIFICATION_TYP, expiresInSeconds: 86_400 });
+    },
+
+    /** KDF settings for an email; an unknown email gets the defaults, so accounts cannot be enumerated. */
+    async prelogin(email: string): Promise<{ kdf: KdfSettings; salt: string }> {
+      const normalized = normalizeEmail(email);
+      const user = await findUserByEmail(db, normalized);
+      if (!user) return { kdf: DEFAULT_KDF, salt: normalized };
+      return {
+        kdf: { kdf: user.kdf, iterations: user.kdf_iterations, memory: user.kdf_memory, parallelism: user.kdf_parallelism },
+        salt: user.master_password_salt ?? normalized,
+      };
+    },
+
+    getUser: userOrThrow,
+
+    async updateProfile(userId: string, changes: { name?: string | null; culture?: string | null; masterPasswordHint?: string | null; avatarColor?: string | null }) {
+      const now = clock.now().toISOString();
+      await updateUser(db, userId, {
+        ...(changes.name !== undefined ? { name: changes.name?.trim() || null } : {}),
+        ...(changes.culture ? { culture: changes.culture } : {}),
+        ...(changes.masterPasswordHint !== undefined ? { master_password_hint: changes.masterPasswordHint || null } : {}),
+        ...(changes.avatarColor !== undefined ? { avatar_color: changes.avatarColor } : {}),
+        revision_date: now,
+        account_revision_date: now,
+      });
+      return userOrThrow(userId);
+    },
+
+    /** Sets the account's key pair once; replacing it would make everything shared with it unreadable. */
+    async setKeys(userId: string, publicKey: string, encryptedPrivateKey: string): Promise<UserRow> {
+      const user = await userOrThrow(userId);
+      requireEnc(encryptedPrivateKey, 'encryptedPrivateKey');
+      if (user.public_key || user.private_key) {
+        if (user.public_key === publicKey && user.private_key === encryptedPrivateKey) return user;
+        throw new BadRequest('The account already has a key pair.');
+      }
+      const now = clock.now().toISOString();
+      await updateUser(db, userId, { public_key: publicKey, private_key: encryptedPrivateKey, revision_date: now, account_revision_date: now });
+      return userOrThrow(userId);
+    },
+
+    async changePassword(
+      userId: string,
+      body: { masterPasswordHash: string; newMasterPasswordHash: string; masterPasswordHint?: string | null; key: string },
+      client: ClientContext,
+    ): Promise<void> {
+      const user = await userOrThrow(userId);
+      await verifySecret(user, body.masterPasswordHash);
+      requireEnc(body.key, 'key');
+      const hash = await hasher.hash(body.newMasterPasswordHash);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await updateUser(tx, userId, {
+          master_password_hash: hash,
+          key: body.key,
+          ...(body.masterPasswordHint !== undefined ? { master_password_hint: body.masterPasswordHint || null } : {}),
+          security_stamp: randomUUID(),
+          last_password_change_date: now,
+          revision_date: now,
+          account_revision_date: now,
+          force_password_reset: false,
+        });
+        await deleteRefreshTokensOfUser(tx, userId);
+        await deps.audit.record(tx, client, { type: EventType.User_ChangedPassword, userId, actingUserId: userId });
+      });
+    },
+
+    /** "Log out of all sessions": every token issued so far stops working. */
+    async rotateSecurityStamp(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
+      const user = await userOrThrow(userId);
+      await verifySecret(user, masterPasswordHash);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await updateUser(tx, userId, { security_stamp: randomUUID(), revision_date: now, account_revision_date: now });
+        await deleteRefreshTokensOfUser(tx, userId);
+      });
+    },
+
+    async apiKey(userId: string, masterPasswordHash: string | null | undefined, rotate: boolean): Promise<{ apiKey: string; revisionDate: string }> {
+      const user = await userOrThrow(userId);
+      await verifySecret(user, masterPasswordHash);
+      if (!rotate) return { apiKey: user.api_key, revisionDate: user.revision_date };
+      const apiKey = randomApiKey();
+      const now = clock.now().toISOString();
+      await updateUser(db, userId, { api_key: apiKey, revision_date: now });
+      return { apiKey, revisionDate: now };
+    },
+
+    async deleteAccount(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
+      const user = await userOrThrow(userId);
+      await verifySecret(user, masterPasswordHash);
+      await deleteUser(db, userId);
+    },
+
+    async setUserKeyId(userId: string, userKeyId: string): Promise<void> {
+      await updateUser(db, userId, { user_key_id: userKeyId.toLowerCase() });
+    },
+
+    async publicKey(userId: string): Promise<{ userId: string; publicKey: string | null }> {
+      const user = await userOrThrow(userId);
+      return { userId: user.id, publicKey: user.public_key };
+    },
+  };
+}
+
+export type AccountService = ReturnType<typeof createAccountService>;

@@ -1,0 +1,228 @@
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { OAuthError } from '../../http/error-handler.js';
+import type { ClientContext } from '../../http/request-context.js';
+import {
+  findDevice,
+  findUserByEmail,
+  findUserById,
+  insertDevice,
+  updateDevice,
+  type DeviceRow,
+  type UserRow,
+} from '../accounts/accounts.repository.js';
+import { accountKeysOf, kdfJson, saltOf } from '../accounts/accounts.schemas.js';
+import { normalizeEmail } from '../accounts/kdf.js';
+import type { PasswordHasher } from '../accounts/password-hasher.js';
+import type { AuditLog } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import type { LoginThrottle } from './login-throttle.js';
+import type { IssuedTokens, TokenService } from './tokens.js';
+
+/** The official first-party clients; none has a secret. */
+export const STATIC_CLIENTS = new Set(['web', 'browser', 'desktop', 'cli', 'mobile', 'connector']);
+
+const INVALID_PASSWORD = 'Username or password is incorrect. Try again.';
+
+/** Form keys are matched case-insensitively, as the official server does. */
+export type TokenForm = Record<string, string>;
+
+export function normalizeForm(body: unknown): TokenForm {
+  const form: TokenForm = {};
+  if (body && typeof body === 'object') {
+    for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+      const text = Array.isArray(value) ? value[0] : value;
+      if (typeof text === 'string') form[key.toLowerCase()] = text;
+    }
+  }
+  return form;
+}
+
+function required(form: TokenForm, name: string): string {
+  const value = form[name.toLowerCase()];
+  if (!value) throw new OAuthError('invalid_request', `${name} is required.`);
+  return value;
+}
+
+function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** Handles a `client_credentials` client id prefix other than `user.` (organizations, service accounts). */
+export type ClientCredentialsGrant = (form: TokenForm, client: ClientContext) => Promise<Record<string, unknown>>;
+
+export function createIdentityService(deps: {
+  db: Db;
+  clock: Clock;
+  hasher: PasswordHasher;
+  audit: AuditLog;
+  tokens: TokenService;
+  throttle: LoginThrottle;
+  clientCredentialGrants?: Record<string, ClientCredentialsGrant>;
+}) {
+  const { db, clock } = deps;
+
+  /** The device fields every user login must carry. */
+  function deviceOf(form: TokenForm): { type: number; identifier: string; name: string } {
+    const type = form.devicetype;
+    const identifier = form.deviceidentifier;
+    const name = form.devicename;
+    if (!type || !identifier || !name || !/^\d+$/.test(type) || Number(type) > 255) {
+      throw new OAuthError('device_error', 'No device information provided', 'no device information provided');
+    }
+    return { type: Number(type), identifier: identifier.slice(0, 50), name: name.slice(0, 50) };
+  }
+
+  async function registerDevice(user: UserRow, device: { type: number; identifier: string; name: string }): Promise<DeviceRow> {
+    const now = clock.now().toISOString();
+    const existing = await findDevice(db, user.id, device.identifier);
+    if (existing) {
+      await updateDevice(db, existing.id, { type: device.type, name: device.name, revision_date: now });
+      return { ...existing, type: device.type, name: device.name, revision_date: now };
+    }
+    const row: DeviceRow = {
+      id: randomUUID(),
+      user_id: user.id,
+      type: device.type,
+      identifier: device.identifier,
+      name: device.name,
+      push_token: null,
+      creation_date: now,
+      revision_date: now,
+    };
+    try {
+      await insertDevice(db, row);
+      return row;
+    } catch (error) {
+      // Two logins from one new device at once: the other one registered it.
+      const raced = await findDevice(db, user.id, device.identifier);
+      if (raced) return raced;
+      throw error;
+    }
+  }
+
+  /** The token response with the account fields the official clients require. */
+  function userTokenResponse(user: UserRow, tokens: IssuedTokens, scope: string): Record<string, unknown> {
+    const kdf = kdfJson(user);
+    const accountKeys = accountKeysOf(user);
+    return {
+      access_token: tokens.accessToken,
+      expires_in: tokens.expiresIn,
+      token_type: 'Bearer',
+      ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
+      scope,
+      ...(user.private_key ? { PrivateKey: user.private_key } : {}),
+      ...(accountKeys ? { AccountKeys: accountKeys } : {}),
+      ...(user.key ? { Key: user.key } : {}),
+      Kdf: kdf.kdfType,
+      KdfIterations: kdf.iterations,
+      ...(kdf.memory !== null ? { KdfMemory: kdf.memory } : {}),
+      ...(kdf.parallelism !== null ? { KdfParallelism: kdf.parallelism } : {}),
+      // Older clients and the SDK still read ResetMasterPassword.
+      ResetMasterPassword: false,
+      ForcePasswordReset: Boolean(user.force_password_reset),
+      MasterPasswordPolicy: { Object: 'masterPasswordPolicy' },
+      UserDecryptionOptions: {
+        HasMasterPassword: Boolean(user.master_password_hash),
+        MasterPasswordUnlock: {
+          Kdf: {
+            KdfType: kdf.kdfType,
+            Iterations: kdf.iterations,
+            ...(kdf.memory !== null ? { Memory: kdf.memory } : {}),
+            ...(kdf.parallelism !== null ? { Parallelism: kdf.parallelism } : {}),
+          },
+          MasterKeyEncryptedUserKey: user.key,
+          MasterKeyWrappedUserKey: user.key,
+          Salt: saltOf(user),
+          ...(user.user_key_id ? { ContainedKeyId: user.user_key_id } : {}),
+        },
+        Object: 'userDecryptionOptions',
+      },
+    };
+  }
+
+  async function passwordGrant(form: TokenForm, client: ClientContext): Promise<Record<string, unknown>> {
+    const clientId = required(form, 'client_id');
+    if (!STATIC_CLIENTS.has(clientId)) throw new OAuthError('invalid_client', 'Unknown client.');
+    const scopes = (form.scope ?? 'api').split(' ').filter(Boolean);
+    if (!scopes.includes('api') || scopes.some((s) => s !== 'api' && s !== 'offline_access')) {
+      throw new OAuthError('invalid_scope', 'The requested scope is not allowed for this client.');
+    }
+    const email = normalizeEmail(required(form, 'username'));
+    const password = required(form, 'password');
+    const device = deviceOf(form);
+    const context = { ...client, deviceType: device.type };
+
+    const wait = deps.throttle.blockedFor(email, client.ipAddress);
+    if (wait !== null) {
+      const message = `Too many failed login attempts. Try again in ${wait} seconds.`;
+      throw new OAuthError('invalid_grant', message, message, 429, {}, wait);
+    }
+    const user = await findUserByEmail(db, email);
+    if (!(await deps.hasher.verify(password, user?.master_password_hash ?? null)) || !user) {
+      deps.throttle.recordFailure(email, client.ipAddress);
+      if (user) await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+      throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
+    }
+    deps.throttle.recordSuccess(email);
+    const deviceRow = await registerDevice(user, device);
+    const tokens = await deps.tokens.issueUserTokens({
+      user,
+      device: deviceRow,
+      clientId,
+      scopes,
+      withRefreshToken: scopes.includes('offline_access'),
+    });
+    await deps.audit.record(db, context, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
+    return userTokenResponse(user, tokens, scopes.join(' '));
+  }
+
+  async function refreshGrant(form: TokenForm): Promise<Record<string, unknown>> {
+    const clientId = required(form, 'client_id');
+    const refreshed = await deps.tokens.refresh(required(form, 'refresh_token'), clientId);
+    if (!refreshed) throw new OAuthError('invalid_grant', 'invalid_grant', 'The refresh token is invalid or expired.');
+    return userTokenResponse(refreshed.user, refreshed.tokens, 'api offline_access');
+  }
+
+  /** `bw login --apikey`: client id `user.<id>`, the personal API key as secret. */
+  async function userApiKeyGrant(form: TokenForm, clientId: string, client: ClientContext): Promise<Record<string, unknown>> {
+    const scopes = (form.scope ?? '').split(' ').filter(Boolean);
+    if (scopes.length !== 1 || scopes[0] !== 'api') throw new OAuthError('invalid_scope', 'The user API key grants the api scope only.');
+    const userId = clientId.slice('user.'.length).toLowerCase();
+    const secret = required(form, 'client_secret');
+    const user = /^[0-9a-f-]{36}$/.test(userId) ? await findUserById(db, userId) : undefined;
+    if (!user || !safeEqual(secret, user.api_key)) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
+    const device = deviceOf(form);
+    const deviceRow = await registerDevice(user, device);
+    const tokens = await deps.tokens.issueUserTokens({ user, device: deviceRow, clientId, scopes, withRefreshToken: false });
+    await deps.audit.record(db, { ...client, deviceType: device.type }, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
+    return userTokenResponse(user, tokens, 'api');
+  }
+
+  return {
+    async token(body: unknown, client: ClientContext): Promise<Record<string, unknown>> {
+      const form = normalizeForm(body);
+      const grantType = required(form, 'grant_type');
+      switch (grantType) {
+        case 'password':
+          return passwordGrant(form, client);
+        case 'refresh_token':
+          return refreshGrant(form);
+        case 'client_credentials': {
+          const clientId = required(form, 'client_id');
+          if (clientId.startsWith('user.')) return userApiKeyGrant(form, clientId, client);
+          const grant = Object.entries(deps.clientCredentialGrants ?? {}).find(([prefix]) => clientId.startsWith(prefix))?.[1];
+          if (!grant) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
+          return grant(form, client);
+        }
+        default:
+          throw new OAuthError('unsupported_grant_type', `The grant type "${grantType}" is not supported.`);
+      }
+    },
+  };
+}
+
+export type IdentityService = ReturnType<typeof createIdentityService>;

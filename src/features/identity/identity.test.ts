@@ -1,0 +1,276 @@
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT, generateKeyPair } from 'jose';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createUser, loginAccount, registerAccount, TEST_DEVICE } from '../../../test/support/accounts.js';
+import { testClock } from '../../../test/support/clock.js';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+
+let server: TestServer | undefined;
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+
+function passwordForm(username: string, password: string, extra: Record<string, string> = {}) {
+  return { grant_type: 'password', username, password, scope: 'api offline_access', client_id: 'cli', ...TEST_DEVICE, ...extra };
+}
+
+describe('password grant', () => {
+  it('returns a JWT and every field the official clients require', async () => {
+    server = await startTestServer();
+    const account = await registerAccount(server, { email: 'alice@example.com', name: 'Alice' });
+    const res = await server.request('POST', '/identity/connect/token', { form: passwordForm('Alice@Example.com', account.masterPasswordHash) });
+    expect(res.status).toBe(200);
+    const body = res.body;
+    expect(body).toMatchObject({
+      expires_in: 3600,
+      token_type: 'Bearer',
+      scope: 'api offline_access',
+      Key: account.encryptedUserKey,
+      PrivateKey: account.encryptedPrivateKey,
+      Kdf: 0,
+      KdfIterations: account.iterations,
+      ForcePasswordReset: false,
+      ResetMasterPassword: false,
+      MasterPasswordPolicy: { Object: 'masterPasswordPolicy' },
+      AccountKeys: {
+        publicKeyEncryptionKeyPair: { wrappedPrivateKey: account.encryptedPrivateKey, publicKey: account.publicKeyB64, object: 'publicKeyEncryptionKeyPair' },
+        object: 'privateKeys',
+      },
+      UserDecryptionOptions: {
+        HasMasterPassword: true,
+        MasterPasswordUnlock: {
+          Kdf: { KdfType: 0, Iterations: account.iterations },
+          MasterKeyEncryptedUserKey: account.encryptedUserKey,
+          MasterKeyWrappedUserKey: account.encryptedUserKey,
+          Salt: 'alice@example.com',
+        },
+        Object: 'userDecryptionOptions',
+      },
+    });
+    expect(body.refresh_token).toEqual(expect.any(String));
+    expect(body).not.toHaveProperty('KdfMemory');
+
+    expect(decodeProtectedHeader(body.access_token)).toMatchObject({ alg: 'RS256', typ: 'at+jwt' });
+    const claims = decodeJwt(body.access_token);
+    expect(claims).toMatchObject({
+      email: 'alice@example.com',
+      name: 'Alice',
+      email_verified: false,
+      premium: true,
+      device: TEST_DEVICE.deviceIdentifier,
+      client_id: 'cli',
+      scope: ['api', 'offline_access'],
+      amr: ['Application'],
+    });
+    expect(claims.sub).toMatch(/^[0-9a-f-]{36}$/);
+    expect(claims.sstamp).toEqual(expect.any(String));
+    expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(3600);
+  });
+
+  it('answers a wrong password and an unknown account alike, as the clients expect', async () => {
+    server = await startTestServer();
+    const account = await registerAccount(server, { email: 'bob@example.com' });
+    for (const form of [passwordForm(account.email, 'bm90IHRoZSBoYXNo'), passwordForm('nobody@example.com', account.masterPasswordHash)]) {
+      const res = await server.request('POST', '/identity/connect/token', { form });
+      expect(res.status).toBe(400);
+      expect(res.body).toEqual({
+        error: 'invalid_grant',
+        error_description: 'invalid_username_or_password',
+        ErrorModel: { Message: 'Username or password is incorrect. Try again.', Object: 'error' },
+      });
+    }
+  });
+
+  it('requires device information', async () => {
+    server = await startTestServer();
+    const account = await registerAccount(server);
+    const form: Record<string, string> = passwordForm(account.email, account.masterPasswordHash);
+    delete form.deviceIdentifier;
+    const res = await server.request('POST', '/identity/connect/token', { form });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: 'device_error', error_description: 'No device information provided' });
+  });
+
+  it('refuses unknown clients, scopes and grant types, and a missing grant type', async () => {
+    server = await startTestServer();
+    const account = await registerAccount(server);
+    const post = (form: Record<string, string>) => server!.request('POST', '/identity/connect/token', { form });
+    expect((await post(passwordForm(account.email, account.masterPasswordHash, { client_id: 'evil' }))).body.error).toBe('invalid_client');
+    expect((await post(passwordForm(account.email, account.masterPasswordHash, { scope: 'api.secrets' }))).body.error).toBe('invalid_scope');
+    expect((await post({ grant_type: 'authorization_code' })).body.error).toBe('unsupported_grant_type');
+    const missing = await post({});
+    expect(missing.status).toBe(400);
+    expect(missing.body.error).toBe('invalid_request');
+  });
+
+  it('throttles repeated failures per account with a clear 429, even for the right password', async () => {
+    server = await startTestServer({ env: { LOGIN_ATTEMPTS_PER_ACCOUNT: '3' } });
+    const account = await registerAccount(server);
+    for (let i = 0; i < 3; i++) {
+      expect((await server.request('POST', '/identity/connect/token', { form: passwordForm(account.email, 'd3Jvbmc=') })).status).toBe(400);
+    }
+    const blocked = await server.request('POST', '/identity/connect/token', { form: passwordForm(account.email, account.masterPasswordHash) });
+    expect(blocked.status).toBe(429);
+    expect(blocked.body.error).toBe('invalid_grant');
+    expect(blocked.body.ErrorModel.Message).toMatch(/Try again in \d+ seconds/);
+    expect(Number(blocked.headers.get('retry-after'))).toBeGreaterThan(0);
+  });
+
+  it('lets a throttled account in again once the window has passed', async () => {
+    const clock = testClock();
+    server = await startTestServer({ clock, env: { LOGIN_ATTEMPTS_PER_ACCOUNT: '2', LOGIN_ATTEMPT_WINDOW_SECONDS: '60' } });
+    const account = await registerAccount(server);
+    for (let i = 0; i < 2; i++) await server.request('POST', '/identity/connect/token', { form: passwordForm(account.email, 'd3Jvbmc=') });
+    expect((await server.request('POST', '/identity/connect/token', { form: passwordForm(account.email, account.masterPasswordHash) })).status).toBe(429);
+    clock.advance(61_000);
+    expect((await server.request('POST', '/identity/connect/token', { form: passwordForm(account.email, account.masterPasswordHash) })).status).toBe(200);
+  });
+
+  it('throttles per client IP across accounts', async () => {
+    server = await startTestServer({ env: { LOGIN_ATTEMPTS_PER_IP: '2' } });
+    const a = await registerAccount(server);
+    const b = await registerAccount(server);
+    await server.request('POST', '/identity/connect/token', { form: passwordForm(a.email, 'd3Jvbmc=') });
+    await server.request('POST', '/identity/connect/token', { form: passwordForm('ghost@example.com', 'd3Jvbmc=') });
+    expect((await server.request('POST', '/identity/connect/token', { form: passwordForm(b.email, b.masterPasswordHash) })).status).toBe(429);
+  });
+
+  it('records successful and failed logins as audit events', async () => {
+    server = await startTestServer();
+    const account = await registerAccount(server);
+    await server.request('POST', '/identity/connect/token', { form: passwordForm(account.email, 'd3Jvbmc=') });
+    const user = await loginAccount(server, account);
+    const events = await server.database.db.selectFrom('events').selectAll().orderBy('seq').execute();
+    expect(events.map((e) => [e.type, e.user_id, e.device_type])).toEqual([
+      [1005, user.userId, 25],
+      [1000, user.userId, 25],
+    ]);
+    expect(events[0]?.ip_address).toBe('127.0.0.1');
+  });
+});
+
+describe('access tokens', () => {
+  it('authorize API calls and are refused when tampered with, forged or expired', async () => {
+    const clock = testClock();
+    server = await startTestServer({ clock });
+    const user = await createUser(server);
+    expect((await server.request('GET', '/api/accounts/profile', { token: user.accessToken })).status).toBe(200);
+
+    const [header, payload, signature] = user.accessToken.split('.');
+    const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString());
+    const tampered = `${header}.${Buffer.from(JSON.stringify({ ...claims, sub: '00000000-0000-0000-0000-000000000000' })).toString('base64url')}.${signature}`;
+    expect((await server.request('GET', '/api/accounts/profile', { token: tampered })).status).toBe(401);
+
+    const { privateKey } = await generateKeyPair('RS256');
+    const forged = await new SignJWT(claims).setProtectedHeader({ alg: 'RS256', typ: 'at+jwt' }).sign(privateKey);
+    expect((await server.request('GET', '/api/accounts/profile', { token: forged })).status).toBe(401);
+    expect((await server.request('GET', '/api/accounts/profile', { token: 'not-a-jwt' })).status).toBe(401);
+    expect((await server.request('GET', '/api/accounts/profile')).status).toBe(401);
+
+    clock.advance(3601_000);
+    expect((await server.request('GET', '/api/accounts/profile', { token: user.accessToken })).status).toBe(401);
+  });
+
+  it('verify against the published JWKS and OpenID configuration', async () => {
+    server = await startTestServer();
+    const user = await createUser(server);
+    const discovery = await server.request('GET', '/identity/.well-known/openid-configuration');
+    expect(discovery.status).toBe(200);
+    expect(discovery.body).toMatchObject({
+      issuer: server.config.identityUrl,
+      token_endpoint: `${server.config.identityUrl}/connect/token`,
+      grant_types_supported: expect.arrayContaining(['password', 'refresh_token', 'client_credentials']),
+    });
+    const jwks = await server.request('GET', '/identity/.well-known/openid-configuration/jwks');
+    const { payload } = await jwtVerify(user.accessToken, createLocalJWKSet(jwks.body), { issuer: discovery.body.issuer });
+    expect(payload.sub).toBe(user.userId);
+    expect(JSON.stringify(jwks.body)).not.toMatch(/"d"|"p"|"q"/);
+  });
+
+  it('are signed by one persisted key shared by every instance on the database', async () => {
+    server = await startTestServer();
+    const user = await createUser(server);
+    const second = await startTestServer({ databaseUrl: server.config.databaseUrl });
+    try {
+      // SQLite in memory is private to each server; the shared-key case needs a shared database.
+      if (server.database.engine === 'postgres') {
+        expect((await second.request('GET', '/api/accounts/profile', { token: user.accessToken })).status).toBe(200);
+      }
+      const keys = await server.database.db.selectFrom('server_keys').selectAll().execute();
+      expect(keys).toHaveLength(1);
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('refresh tokens', () => {
+  it('rotate: the new refresh token works once, the old one not at all', async () => {
+    server = await startTestServer();
+    const user = await createUser(server);
+    const refresh = (token: string) =>
+      server!.request('POST', '/identity/connect/token', { form: { grant_type: 'refresh_token', client_id: 'cli', refresh_token: token } });
+    const first = await refresh(user.refreshToken);
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, Key: user.account.encryptedUserKey });
+    expect(first.body.refresh_token).not.toBe(user.refreshToken);
+    expect((await server.request('GET', '/api/accounts/profile', { token: first.body.access_token })).status).toBe(200);
+    expect((await refresh(user.refreshToken)).body.error).toBe('invalid_grant');
+    expect((await refresh(first.body.refresh_token)).status).toBe(200);
+    const wrongClient = await server.request('POST', '/identity/connect/token', {
+      form: { grant_type: 'refresh_token', client_id: 'web', refresh_token: user.refreshToken },
+    });
+    expect(wrongClient.status).toBe(400);
+  });
+
+  it('expire after their lifetime', async () => {
+    const clock = testClock();
+    server = await startTestServer({ clock, env: { REFRESH_TOKEN_LIFETIME_DAYS: '1' } });
+    const user = await createUser(server);
+    clock.advance(86_401_000);
+    const res = await server.request('POST', '/identity/connect/token', {
+      form: { grant_type: 'refresh_token', client_id: 'cli', refresh_token: user.refreshToken },
+    });
+    expect(res.body.error).toBe('invalid_grant');
+  });
+
+  it('and access tokens stop working at once when the security stamp changes', async () => {
+    server = await startTestServer();
+    const user = await createUser(server);
+    const other = await loginAccount(server, user.account, { deviceIdentifier: 'b2c3d4e5-0000-4000-8000-000000000000' });
+    const rotated = await server.request('POST', '/api/accounts/security-stamp', {
+      token: user.accessToken,
+      json: { masterPasswordHash: user.account.masterPasswordHash },
+    });
+    expect(rotated.status).toBe(200);
+    for (const token of [user.accessToken, other.accessToken]) {
+      expect((await server.request('GET', '/api/accounts/profile', { token })).status).toBe(401);
+    }
+    for (const token of [user.refreshToken, other.refreshToken]) {
+      const res = await server.request('POST', '/identity/connect/token', { form: { grant_type: 'refresh_token', client_id: 'cli', refresh_token: token } });
+      expect(res.body.error).toBe('invalid_grant');
+    }
+  });
+});
+
+describe('personal API key (client_credentials)', () => {
+  it('logs in with user.<id> and the API key, without a refresh token', async () => {
+    server = await startTestServer();
+    const user = await createUser(server);
+    const key = await server.request('POST', '/api/accounts/api-key', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } });
+    expect(key.body).toMatchObject({ object: 'apiKey', apiKey: expect.stringMatching(/^[A-Za-z0-9]{30}$/) });
+    const form = { grant_type: 'client_credentials', scope: 'api', client_id: `user.${user.userId}`, client_secret: key.body.apiKey, ...TEST_DEVICE };
+    const res = await server.request('POST', '/identity/connect/token', { form });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ token_type: 'Bearer', scope: 'api', Key: user.account.encryptedUserKey, Kdf: 0 });
+    expect(res.body).not.toHaveProperty('refresh_token');
+    expect(decodeJwt(res.body.access_token)).toMatchObject({ sub: user.userId, client_id: `user.${user.userId}`, scope: ['api'] });
+    expect((await server.request('GET', '/api/accounts/profile', { token: res.body.access_token })).status).toBe(200);
+
+    const wrong = await server.request('POST', '/identity/connect/token', { form: { ...form, client_secret: 'x'.repeat(30) } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.error).toBe('invalid_client');
+    const badId = await server.request('POST', '/identity/connect/token', { form: { ...form, client_id: 'user.nope' } });
+    expect(badId.body.error).toBe('invalid_client');
+  });
+});

@@ -1,0 +1,50 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import type { Config } from '../../config/config.js';
+import { access } from '../../http/access.js';
+
+/** Clients compare this with their minimum server versions before using newer features. */
+export const SERVER_VERSION = '2026.8.0';
+
+const ConfigResponse = Type.Object({
+  object: Type.Literal('config'),
+  version: Type.String(),
+  gitHash: Type.String(),
+  server: Type.Object({ name: Type.String(), url: Type.String() }),
+  environment: Type.Object({
+    cloudRegion: Type.Null(),
+    vault: Type.String(),
+    api: Type.String(),
+    identity: Type.String(),
+    notifications: Type.String(),
+    sso: Type.String(),
+  }),
+  featureStates: Type.Record(Type.String(), Type.Unknown()),
+  push: Type.Object({ pushTechnology: Type.Integer(), vapidPublicKey: Type.Null() }),
+  settings: Type.Object({ disableUserRegistration: Type.Boolean(), suppressOnboardingInterstitials: Type.Boolean() }),
+  communication: Type.Null(),
+});
+
+/** GET {base_url}/config: what the clients read before and after login. */
+export const serverConfigRoutes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) => {
+  const url = config.publicUrl;
+  app.get('/config', { config: { access: access.anonymous }, schema: { tags: ['config'], response: { 200: ConfigResponse } } }, async () => ({
+    object: 'config' as const,
+    version: SERVER_VERSION,
+    gitHash: 'strongrm',
+    server: { name: 'Strongroom', url },
+    environment: {
+      cloudRegion: null,
+      vault: url,
+      api: `${url}/api`,
+      identity: `${url}/identity`,
+      notifications: `${url}/notifications`,
+      sso: '',
+    },
+    // Empty on purpose: flags switch the CLI to other request shapes and KDF migrations.
+    featureStates: {},
+    push: { pushTechnology: 0, vapidPublicKey: null },
+    settings: { disableUserRegistration: !config.registrationEnabled, suppressOnboardingInterstitials: false },
+    communication: null,
+  }));
+};

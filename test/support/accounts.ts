@@ -1,0 +1,60 @@
+import { DEFAULT_TEST_PASSWORD, makeTestAccount, registerFinishBody, type TestAccount } from './bw-crypto.js';
+import type { TestServer } from './test-server.js';
+
+export interface LoggedInUser {
+  account: TestAccount;
+  userId: string;
+  accessToken: string;
+  refreshToken: string;
+}
+
+const accounts = new Map<string, TestAccount>();
+
+/**
+ * A client-side account for an email. Deriving a master key at 600,000 iterations is slow, and
+ * every test server has a fresh database, so each email's account is made once per process.
+ */
+export function testAccount(email: string, password = DEFAULT_TEST_PASSWORD, name?: string): TestAccount {
+  const cacheKey = `${email}\n${password}`;
+  let account = accounts.get(cacheKey);
+  if (!account) {
+    account = makeTestAccount({ email, password, ...(name ? { name } : {}) });
+    accounts.set(cacheKey, account);
+  }
+  return account;
+}
+
+let counter = 0;
+
+export async function registerAccount(server: TestServer, opts: { email?: string; password?: string; name?: string } = {}): Promise<TestAccount> {
+  const account = testAccount(opts.email ?? `user${++counter}@example.com`, opts.password, opts.name);
+  const res = await server.request('POST', '/identity/accounts/register/finish', {
+    json: registerFinishBody(account, { name: account.name }),
+  });
+  if (res.status !== 200) throw new Error(`registration failed: ${res.status} ${res.text}`);
+  return account;
+}
+
+export const TEST_DEVICE = { deviceType: '25', deviceIdentifier: 'a7d3a4b2-3f4e-4c3f-9b1a-1f2e3d4c5b6a', deviceName: 'linux' };
+
+export async function loginAccount(server: TestServer, account: TestAccount, form: Record<string, string> = {}): Promise<LoggedInUser> {
+  const res = await server.request('POST', '/identity/connect/token', {
+    form: {
+      grant_type: 'password',
+      username: account.email,
+      password: account.masterPasswordHash,
+      scope: 'api offline_access',
+      client_id: 'cli',
+      ...TEST_DEVICE,
+      ...form,
+    },
+  });
+  if (res.status !== 200) throw new Error(`login failed: ${res.status} ${res.text}`);
+  const payload = JSON.parse(Buffer.from(String(res.body.access_token).split('.')[1] ?? '', 'base64url').toString()) as { sub: string };
+  return { account, userId: payload.sub, accessToken: res.body.access_token, refreshToken: res.body.refresh_token };
+}
+
+/** Registers through the real endpoint and logs in through the real password grant. */
+export async function createUser(server: TestServer, opts: { email?: string; password?: string; name?: string } = {}): Promise<LoggedInUser> {
+  return loginAccount(server, await registerAccount(server, opts));
+}
