@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 
 export function Nullable<T extends TSchema>(schema: T) {
@@ -14,6 +15,11 @@ export const IdParams = Type.Object({ id: Guid });
 
 /** An empty 200 answer, as the official server gives for most commands. */
 export const EmptyResponse = Type.Null({ description: 'Empty body' });
+
+/** Sends the empty 200 of EmptyResponse (clients read no body; `null` would be one). */
+export function emptyOk(reply: FastifyReply): FastifyReply {
+  return reply.status(200).send();
+}
 
 export const ErrorResponse = Type.Object(
   {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import pg from 'pg';
+import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
@@ -74,7 +75,7 @@ export interface RequestOptions {
 
 export interface TestResponse {
   status: number;
-  headers: Headers;
+  headers: { get(name: string): string | null };
   text: string;
   // Tests read arbitrary response fields.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -86,11 +87,15 @@ export interface StartOptions {
   clock?: Clock;
   /** Serve on an existing database instead of a fresh one (for multi-instance tests). */
   databaseUrl?: string;
+  /** Serve HTTPS with this certificate; the test's own requests trust its CA. */
+  tls?: { certPath: string; keyPath: string; caPem: string };
 }
 
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
   const fresh = options.databaseUrl ? { url: options.databaseUrl, drop: async () => undefined } : await freshDatabaseUrl();
-  const config = testConfig({ DATABASE_URL: fresh.url, PORT: '0', ...options.env });
+  const tlsEnv: Record<string, string> = options.tls ? { TLS_CERT_FILE: options.tls.certPath, TLS_KEY_FILE: options.tls.keyPath } : {};
+  const config = testConfig({ DATABASE_URL: fresh.url, PORT: '0', ...tlsEnv, ...options.env });
+  const dispatcher = options.tls ? new Agent({ connect: { ca: options.tls.caPem } }) : undefined;
   const database = openDatabase(config.databaseUrl, { poolSize: 4 });
   await migrateToLatest(database);
   const logs = new LogCapture();
@@ -106,16 +111,23 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     database,
     logs,
     baseUrl,
-    request: (method, path, requestOptions) => httpRequest(baseUrl, method, path, requestOptions),
+    request: (method, path, requestOptions) => httpRequest(baseUrl, method, path, requestOptions, dispatcher),
     async close() {
       await app.close();
+      await dispatcher?.close();
       await database.close();
       await fresh.drop();
     },
   };
 }
 
-export async function httpRequest(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
+export async function httpRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+  dispatcher?: Dispatcher,
+): Promise<TestResponse> {
   const headers: Record<string, string> = { ...options.headers };
   let body: string | undefined = options.body;
   if (options.json !== undefined) {
@@ -126,7 +138,12 @@ export async function httpRequest(baseUrl: string, method: string, path: string,
     body = new URLSearchParams(options.form).toString();
   }
   if (options.token) headers.authorization = `Bearer ${options.token}`;
-  const response = await fetch(new URL(path, baseUrl), { method, headers, ...(body !== undefined ? { body } : {}) });
+  const response = await undiciFetch(new URL(path, baseUrl), {
+    method,
+    headers,
+    ...(body !== undefined ? { body } : {}),
+    ...(dispatcher ? { dispatcher } : {}),
+  });
   const text = await response.text();
   let parsed: unknown = undefined;
   try {

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { access, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
-import { EmptyResponse, IdParams, normalizeGuid } from '../../http/schemas.js';
+import { emptyOk, EmptyResponse, IdParams, normalizeGuid } from '../../http/schemas.js';
 import {
   accountKeysOf,
   ApiKeyResponse,
@@ -73,14 +73,14 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
     return keysResponse(await accounts.setKeys(currentUser(request).userId, body.publicKey, body.encryptedPrivateKey));
   });
 
-  app.post('/accounts/password', { ...user, schema: { tags, body: PasswordChangeBody, response: { 200: EmptyResponse } } }, async (request) => {
+  app.post('/accounts/password', { ...user, schema: { tags, body: PasswordChangeBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await accounts.changePassword(currentUser(request).userId, request.body, clientContext(request));
-    return null;
+    return emptyOk(reply);
   });
 
-  app.post('/accounts/security-stamp', { ...user, schema: { tags, body: SecretVerificationBody, response: { 200: EmptyResponse } } }, async (request) => {
+  app.post('/accounts/security-stamp', { ...user, schema: { tags, body: SecretVerificationBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await accounts.rotateSecurityStamp(currentUser(request).userId, request.body.masterPasswordHash);
-    return null;
+    return emptyOk(reply);
   });
 
   for (const [url, rotate] of [
@@ -103,9 +103,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
       url,
       ...user,
       schema: { tags, body: SecretVerificationBody, response: { 200: EmptyResponse } },
-      handler: async (request) => {
+      handler: async (request, reply) => {
         await accounts.deleteAccount(currentUser(request).userId, request.body.masterPasswordHash);
-        return null;
+        return emptyOk(reply);
       },
     });
   }
@@ -114,9 +114,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
   app.post(
     '/accounts/key-management/user-key-id',
     { ...user, schema: { tags, body: UserKeyIdBody, response: { 200: EmptyResponse } } },
-    async (request) => {
+    async (request, reply) => {
       await accounts.setUserKeyId(currentUser(request).userId, request.body.userKeyId);
-      return null;
+      return emptyOk(reply);
     },
   );
 

@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Nullable } from '../../http/schemas.js';
 import type { UserRow } from './accounts.repository.js';
-import { KdfType } from './kdf.js';
+import type { KdfType } from './kdf.js';
 
 const Email = Type.String({ minLength: 3, maxLength: 256, pattern: '^[^\\s@]+@[^\\s@]+$' });
 const Hash = Type.String({ minLength: 1, maxLength: 1000 });

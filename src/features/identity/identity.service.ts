@@ -32,7 +32,7 @@ export function normalizeForm(body: unknown): TokenForm {
   const form: TokenForm = {};
   if (body && typeof body === 'object') {
     for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-      const text = Array.isArray(value) ? value[0] : value;
+      const text: unknown = Array.isArray(value) ? (value as unknown[])[0] : value;
       if (typeof text === 'string') form[key.toLowerCase()] = text;
     }
   }
