@@ -49,6 +49,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
       : {}),
   });
   app.decorateRequest('principal', null);
+  app.decorateRequest('membership', null);
   app.setValidatorCompiler(validatorCompiler);
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);

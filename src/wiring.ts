@@ -10,6 +10,10 @@ import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/identity/login-throttle.js';
 import { createSigningKeys } from './features/identity/signing-keys.js';
 import { createTokenService } from './features/identity/tokens.js';
+import { hasPendingInvitation } from './features/organizations/invitations.js';
+import { organizationApiKeyGrant, organizationPrincipalResolver } from './features/organizations/org-api-key.js';
+import { createOrgAccess } from './features/organizations/org-access.js';
+import { organizationClaims } from './features/organizations/org-claims.js';
 
 export interface WiringDeps {
   config: Config;
@@ -33,6 +37,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     keys,
     accessTokenLifetimeSeconds: config.accessTokenLifetimeSeconds,
     refreshTokenLifetimeDays: config.refreshTokenLifetimeDays,
+    claimsProviders: [organizationClaims],
+    principalResolvers: { Organization: organizationPrincipalResolver(db) },
   });
   const throttle = createLoginThrottle({
     clock,
@@ -47,10 +53,20 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     audit,
     keys,
     registrationEnabled: config.registrationEnabled,
-    // Organization invitations arrive with organizations; until then nobody is invited.
-    isInvited: async () => false,
+    isInvited: hasPendingInvitation,
   });
-  const identity = createIdentityService({ db, clock, hasher, audit, tokens, throttle });
+  const identity = createIdentityService({
+    db,
+    clock,
+    hasher,
+    audit,
+    tokens,
+    throttle,
+    clientCredentialGrants: {
+      'organization.': organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }),
+    },
+  });
+  const orgAccess = createOrgAccess(db);
 
   return {
     audit,
@@ -59,6 +75,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     tokens,
     accounts,
     identity,
+    orgAccess,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();

@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { Authenticator, Principal } from '../../http/access.js';
 import { findUserById, type DeviceRow, type UserRow } from '../accounts/accounts.repository.js';
+import type { JWTPayload } from 'jose';
 import type { SigningKeys } from './signing-keys.js';
 import { consumeRefreshToken, deleteExpiredRefreshTokens, findRefreshToken, insertRefreshToken } from './tokens.repository.js';
 
@@ -11,6 +12,12 @@ export const ACCESS_TOKEN_TYP = 'at+jwt';
 
 /** Claims a feature adds to a user's tokens (organization roles come from organizations). */
 export type ClaimsProvider = (db: Db, userId: string) => Promise<Record<string, unknown>>;
+
+/**
+ * Turns a verified token of a non-user client type (its `type` claim: Organization,
+ * ServiceAccount) into a principal, re-checking that its credentials still stand.
+ */
+export type PrincipalResolver = (payload: JWTPayload) => Promise<Principal | null>;
 
 export interface IssuedTokens {
   accessToken: string;
@@ -34,6 +41,7 @@ export function createTokenService(deps: {
   accessTokenLifetimeSeconds: number;
   refreshTokenLifetimeDays: number;
   claimsProviders?: ClaimsProvider[];
+  principalResolvers?: Record<string, PrincipalResolver>;
 }) {
   const { db, clock, keys } = deps;
 
@@ -115,6 +123,10 @@ export function createTokenService(deps: {
     authenticate: (async (token) => {
       const payload = await keys.verify(token, { typ: ACCESS_TOKEN_TYP });
       if (!payload || typeof payload.sub !== 'string') return null;
+      if (payload.type !== undefined && payload.type !== 'User') {
+        const resolve = typeof payload.type === 'string' ? deps.principalResolvers?.[payload.type] : undefined;
+        return resolve ? resolve(payload) : null;
+      }
       const clientId = typeof payload.client_id === 'string' ? payload.client_id : '';
       const scopes = stringList(payload.scope);
       const user = await db.selectFrom('users').select(['id', 'email', 'security_stamp']).where('id', '=', payload.sub).executeTakeFirst();

@@ -1,0 +1,142 @@
+import type { FastifyRequest } from 'fastify';
+import type { Db } from '../../db/database.js';
+import type { AccessRule } from '../../http/access.js';
+import { Forbidden, NotFound } from '../../http/errors.js';
+import type { Executor } from '../events/audit-log.js';
+import { OrganizationUserStatusType, parsePermissions, rightsOf, type OrganizationUserType, type Permissions, type Right } from './roles.js';
+
+/** The caller's confirmed membership in the organization a route concerns. */
+export interface Membership {
+  id: string;
+  organizationId: string;
+  userId: string;
+  type: OrganizationUserType;
+  permissions: Permissions | null;
+  accessAll: boolean;
+  accessSecretsManager: boolean;
+  rights: ReadonlySet<Right>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    membership: Membership | null;
+  }
+}
+
+/** Only a Confirmed membership counts: invited, accepted and revoked members have no access. */
+export async function confirmedMembership(db: Executor, organizationId: string, userId: string): Promise<Membership | null> {
+  const row = await db
+    .selectFrom('organization_users')
+    .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
+    .select([
+      'organization_users.id',
+      'organization_users.organization_id',
+      'organization_users.user_id',
+      'organization_users.type',
+      'organization_users.permissions',
+      'organization_users.access_all',
+      'organization_users.access_secrets_manager',
+      'organizations.enabled',
+    ])
+    .where('organization_users.organization_id', '=', organizationId)
+    .where('organization_users.user_id', '=', userId)
+    .where('organization_users.status', '=', OrganizationUserStatusType.Confirmed)
+    .executeTakeFirst();
+  if (!row || !row.user_id || !row.enabled) return null;
+  const permissions = parsePermissions(row.permissions);
+  return {
+    id: row.id,
+    organizationId: row.organization_id,
+    userId: row.user_id,
+    type: row.type,
+    permissions,
+    accessAll: Boolean(row.access_all),
+    accessSecretsManager: Boolean(row.access_secrets_manager),
+    rights: rightsOf(row.type, permissions),
+  };
+}
+
+/** The membership an organization rule attached to this request. */
+export function membershipOf(request: FastifyRequest): Membership {
+  if (!request.membership) throw new NotFound();
+  return request.membership;
+}
+
+/**
+ * Access rules for organization routes. A caller who is not a confirmed member gets 404,
+ * exactly as for an organization that does not exist; a member without the right gets 403.
+ */
+export function createOrgAccess(db: Db) {
+  function rule(name: string, right: Right | null, param: string): AccessRule {
+    return {
+      name,
+      principals: ['user'],
+      scope: 'api',
+      async authorize(request, principal) {
+        if (principal.kind !== 'user') throw new NotFound();
+        const value = (request.params as Record<string, unknown>)[param];
+        const organizationId = typeof value === 'string' ? value.toLowerCase() : '';
+        const membership = organizationId ? await confirmedMembership(db, organizationId, principal.userId) : null;
+        if (!membership) throw new NotFound();
+        if (right && !membership.rights.has(right)) throw new Forbidden('You do not have permission to do this.');
+        request.membership = membership;
+      },
+    };
+  }
+  return {
+    /** Any confirmed member of the organization named by the `param` path parameter. */
+    member: (param = 'orgId') => rule('orgMember', null, param),
+    /** A confirmed member holding `right`. */
+    right: (right: Right, param = 'orgId') => rule(`orgPermission(${right})`, right, param),
+  };
+}
+
+export type OrgAccess = ReturnType<typeof createOrgAccess>;
+
+export interface CollectionGrant {
+  readOnly: boolean;
+  hidePasswords: boolean;
+  manage: boolean;
+}
+
+/**
+ * The collections a membership reaches, directly or through its groups, with the highest
+ * access among its grants: writable if any grant is, passwords shown if any grant shows them,
+ * manage if any grant manages.
+ */
+export async function collectionGrants(db: Executor, membership: Pick<Membership, 'id' | 'organizationId' | 'accessAll'>): Promise<Map<string, CollectionGrant>> {
+  const direct = db
+    .selectFrom('collection_users')
+    .select(['collection_id', 'read_only', 'hide_passwords', 'manage'])
+    .where('organization_user_id', '=', membership.id);
+  const viaGroups = db
+    .selectFrom('collection_groups')
+    .innerJoin('group_users', 'group_users.group_id', 'collection_groups.group_id')
+    .select(['collection_groups.collection_id', 'collection_groups.read_only', 'collection_groups.hide_passwords', 'collection_groups.manage'])
+    .where('group_users.organization_user_id', '=', membership.id);
+  const rows = await direct.unionAll(viaGroups).execute();
+
+  const grants = new Map<string, CollectionGrant>();
+  const allGroups = await db
+    .selectFrom('groups')
+    .innerJoin('group_users', 'group_users.group_id', 'groups.id')
+    .select('groups.id')
+    .where('group_users.organization_user_id', '=', membership.id)
+    .where('groups.access_all', '=', true)
+    .executeTakeFirst();
+  if (membership.accessAll || allGroups) {
+    const all = await db.selectFrom('collections').select('id').where('organization_id', '=', membership.organizationId).execute();
+    for (const { id } of all) grants.set(id, { readOnly: false, hidePasswords: false, manage: true });
+  }
+  for (const row of rows) {
+    const grant = { readOnly: Boolean(row.read_only), hidePasswords: Boolean(row.hide_passwords), manage: Boolean(row.manage) };
+    const seen = grants.get(row.collection_id);
+    grants.set(
+      row.collection_id,
+      seen
+        ? { readOnly: seen.readOnly && grant.readOnly, hidePasswords: seen.hidePasswords && grant.hidePasswords, manage: seen.manage || grant.manage }
+        : grant,
+    );
+  }
+  return grants;
+}

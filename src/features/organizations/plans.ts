@@ -1,0 +1,139 @@
+/**
+ * Plans decide seats, collection limits and features. Values are Bitwarden's PlanType; the
+ * numbers beyond the spec's six are accepted and mapped to their product tier.
+ */
+export enum PlanType {
+  Free = 0,
+  FamiliesAnnually2019 = 1,
+  TeamsMonthly2019 = 2,
+  TeamsAnnually2019 = 3,
+  EnterpriseMonthly2019 = 4,
+  EnterpriseAnnually2019 = 5,
+  Custom = 6,
+  FamiliesAnnually2025 = 7,
+  TeamsMonthly2020 = 8,
+  TeamsAnnually2020 = 9,
+  EnterpriseMonthly2020 = 10,
+  EnterpriseAnnually2020 = 11,
+  TeamsMonthly2023 = 12,
+  TeamsAnnually2023 = 13,
+  EnterpriseMonthly2023 = 14,
+  EnterpriseAnnually2023 = 15,
+  TeamsStarter2023 = 16,
+  TeamsMonthly = 17,
+  TeamsAnnually = 18,
+  EnterpriseMonthly = 19,
+  EnterpriseAnnually = 20,
+  TeamsStarter = 21,
+  FamiliesAnnually = 22,
+}
+
+export enum ProductTierType {
+  Free = 0,
+  Families = 1,
+  Teams = 2,
+  Enterprise = 3,
+  TeamsStarter = 4,
+}
+
+export interface PlanFeatures {
+  tier: ProductTierType;
+  /** Seats included; null means no limit. */
+  seats: number | null;
+  maxCollections: number | null;
+  maxStorageGb: number | null;
+  useGroups: boolean;
+  useDirectory: boolean;
+  useEvents: boolean;
+  useTotp: boolean;
+  use2fa: boolean;
+  useApi: boolean;
+  usePolicies: boolean;
+  useSso: boolean;
+  useKeyConnector: boolean;
+  useScim: boolean;
+  useResetPassword: boolean;
+  useCustomPermissions: boolean;
+  useSecretsManager: boolean;
+  usersGetPremium: boolean;
+}
+
+export function tierOf(plan: number): ProductTierType | null {
+  const name = PlanType[plan];
+  if (name === undefined) return null;
+  if (name === 'Free' || name === 'Custom') return ProductTierType.Free;
+  if (name.startsWith('Families')) return ProductTierType.Families;
+  if (name.startsWith('TeamsStarter')) return ProductTierType.TeamsStarter;
+  if (name.startsWith('Teams')) return ProductTierType.Teams;
+  return ProductTierType.Enterprise;
+}
+
+const NONE = {
+  useGroups: false,
+  useDirectory: false,
+  useEvents: false,
+  useTotp: false,
+  use2fa: false,
+  useApi: false,
+  usePolicies: false,
+  useSso: false,
+  useKeyConnector: false,
+  useScim: false,
+  useResetPassword: false,
+  useCustomPermissions: false,
+  useSecretsManager: false,
+  usersGetPremium: false,
+};
+
+/** The features and limits of a plan; null for a value that is not a plan. */
+export function planFeatures(plan: number): PlanFeatures | null {
+  const tier = tierOf(plan);
+  switch (tier) {
+    case null:
+      return null;
+    case ProductTierType.Free:
+      return { tier, seats: 2, maxCollections: 2, maxStorageGb: null, ...NONE, useSecretsManager: true };
+    case ProductTierType.Families:
+      return { tier, seats: 6, maxCollections: null, maxStorageGb: 1, ...NONE, useTotp: true, usersGetPremium: true };
+    case ProductTierType.TeamsStarter:
+      return { tier, seats: 10, maxCollections: null, maxStorageGb: 1, ...NONE, useGroups: true, useDirectory: true, useEvents: true, useTotp: true, use2fa: true, useApi: true, usersGetPremium: true, useSecretsManager: true };
+    case ProductTierType.Teams:
+      return {
+        tier,
+        seats: null,
+        maxCollections: null,
+        maxStorageGb: 1,
+        ...NONE,
+        useGroups: true,
+        useDirectory: true,
+        useEvents: true,
+        useTotp: true,
+        use2fa: true,
+        useApi: true,
+        useScim: true,
+        usersGetPremium: true,
+        useSecretsManager: true,
+      };
+    case ProductTierType.Enterprise:
+      return {
+        tier,
+        seats: null,
+        maxCollections: null,
+        maxStorageGb: 1,
+        useGroups: true,
+        useDirectory: true,
+        useEvents: true,
+        useTotp: true,
+        use2fa: true,
+        useApi: true,
+        usePolicies: true,
+        useSso: true,
+        useKeyConnector: true,
+        useScim: true,
+        useResetPassword: true,
+        useCustomPermissions: true,
+        useSecretsManager: true,
+        usersGetPremium: true,
+      };
+  }
+}
