@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
-import { SqliteBooleanPlugin, type Engine } from './dialect.js';
+import { LockingSqliteDialect, SqliteBooleanPlugin, type Engine } from './dialect.js';
 import type { DB } from './schema.js';
 
 export type Db = Kysely<DB>;
@@ -46,7 +46,7 @@ function openSqlite(path: string): Db {
   database.pragma('synchronous = NORMAL');
   // Another instance migrating or writing holds the lock briefly; wait rather than fail.
   database.pragma('busy_timeout = 5000');
-  return new Kysely<DB>({ dialect: new SqliteDialect({ database }), plugins: [new SqliteBooleanPlugin()] });
+  return new Kysely<DB>({ dialect: new LockingSqliteDialect({ database }), plugins: [new SqliteBooleanPlugin()] });
 }
 
 function openPostgres(url: string, poolSize: number): Db {

@@ -1,5 +1,11 @@
 import {
   OperationNodeTransformer,
+  SqliteAdapter,
+  SqliteDialect,
+  sql,
+  type DialectAdapter,
+  type Kysely,
+  type MigrationLockOptions,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
@@ -68,5 +74,28 @@ export class SqliteBooleanPlugin implements KyselyPlugin {
 
   async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
     return args.result;
+  }
+}
+
+/**
+ * Kysely's SQLite adapter runs migrations outside a transaction and takes no lock, since one
+ * process has one connection. Several processes on one file would then both see a migration
+ * as pending and both apply it. This adapter runs them in one transaction (SQLite's DDL is
+ * transactional) that starts by writing the lock row, so it holds the write lock throughout:
+ * the others wait (busy timeout), then find nothing left to do.
+ */
+class LockingSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+
+  override async acquireMigrationLock(db: Kysely<unknown>, options: MigrationLockOptions): Promise<void> {
+    await sql`update ${sql.table(options.lockTable)} set is_locked = 1 where id = ${options.lockRowId}`.execute(db);
+  }
+}
+
+export class LockingSqliteDialect extends SqliteDialect {
+  override createAdapter(): DialectAdapter {
+    return new LockingSqliteAdapter();
   }
 }
