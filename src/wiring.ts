@@ -14,6 +14,10 @@ import { hasPendingInvitation } from './features/organizations/invitations.js';
 import { organizationApiKeyGrant, organizationPrincipalResolver } from './features/organizations/org-api-key.js';
 import { createOrgAccess } from './features/organizations/org-access.js';
 import { organizationClaims } from './features/organizations/org-claims.js';
+import { createCipherImport } from './features/vault/cipher-import.js';
+import { createCipherLifecycle } from './features/vault/cipher-lifecycle.js';
+import { createCipherService } from './features/vault/ciphers.service.js';
+import { createFolderService } from './features/vault/folders.service.js';
 
 export interface WiringDeps {
   config: Config;
@@ -67,6 +71,11 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     },
   });
   const orgAccess = createOrgAccess(db);
+  const vault = { db, audit, clock };
+  const ciphers = createCipherService(vault);
+  const cipherLifecycle = createCipherLifecycle(vault);
+  const cipherImport = createCipherImport(vault);
+  const folders = createFolderService(vault);
 
   return {
     audit,
@@ -76,6 +85,10 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     accounts,
     identity,
     orgAccess,
+    ciphers,
+    cipherLifecycle,
+    cipherImport,
+    folders,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();

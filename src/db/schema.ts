@@ -209,6 +209,47 @@ export interface OrganizationApiKeysTable {
   revision_date: string;
 }
 
+export interface FoldersTable {
+  id: string;
+  user_id: string;
+  /** Encrypted name (EncString). */
+  name: string;
+  creation_date: string;
+  revision_date: string;
+}
+
+export interface CiphersTable {
+  id: string;
+  /** The owner of a personal item; null for an organization item. */
+  user_id: string | null;
+  organization_id: string | null;
+  type: number;
+  /** JSON document of the encrypted content (see vault/cipher-data.ts). */
+  data: string;
+  /** The item's own key, encrypted with the user or organization key. */
+  key: string | null;
+  reprompt: number;
+  attachments: string | null;
+  creation_date: string;
+  revision_date: string;
+  /** Set while the item is in the trash. */
+  deleted_date: string | null;
+}
+
+/** One user's own view of an item: folder, favorite, archive. */
+export interface CipherUserSettingsTable {
+  user_id: string;
+  cipher_id: string;
+  folder_id: string | null;
+  favorite: Bool;
+  archived_date: string | null;
+}
+
+export interface CollectionCiphersTable {
+  collection_id: string;
+  cipher_id: string;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -224,4 +265,8 @@ export interface DB {
   collection_groups: CollectionGroupsTable;
   policies: PoliciesTable;
   organization_api_keys: OrganizationApiKeysTable;
+  folders: FoldersTable;
+  ciphers: CiphersTable;
+  cipher_user_settings: CipherUserSettingsTable;
+  collection_ciphers: CollectionCiphersTable;
 }

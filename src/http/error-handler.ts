@@ -1,4 +1,5 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { ENC_STRING_FORMAT } from './enc-string.js';
 import { HttpError, MODEL_STATE_INVALID, TooManyRequests, type ValidationErrors } from './errors.js';
 
 /**
@@ -43,7 +44,9 @@ function describeIssue(issue: AjvIssue, field: string): string {
       if (!field) return 'The request body is empty or not a JSON object.';
       return `${subject} must be of type ${String(p.type)}.`;
     case 'format':
-      return p.format === 'uuid' ? `${subject} must be a GUID.` : `${subject} must be a valid ${String(p.format)}.`;
+      if (p.format === 'uuid') return `${subject} must be a GUID.`;
+      if (p.format === ENC_STRING_FORMAT) return `${subject} is not a valid encrypted string (encType.data|iv|mac).`;
+      return `${subject} must be a valid ${String(p.format)}.`;
     case 'pattern':
       return String(p.pattern).includes(GUID_PATTERN_HINT) ? `${subject} must be a GUID.` : `${subject} is not in the expected format.`;
     case 'maxItems':

@@ -1,5 +1,6 @@
 import type { FastifyReply } from 'fastify';
 import { Type, type TSchema } from 'typebox';
+import { ENC_STRING_FORMAT } from './enc-string.js';
 
 export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);
@@ -49,3 +50,19 @@ export function list<T>(data: T[], continuationToken: string | null = null) {
 export function normalizeGuid(id: string): string {
   return id.toLowerCase();
 }
+
+/** A required encrypted string (see enc-string.ts); `maxLength` counts the encrypted text. */
+export function EncString(maxLength: number, options: { description?: string } = {}) {
+  return Type.String({ format: ENC_STRING_FORMAT, maxLength, ...options });
+}
+
+/**
+ * An encrypted string that may be null or absent. One schema with a type list rather than a
+ * union, so that a malformed value is reported once, as malformed, naming the field.
+ */
+export function NullableEncString(maxLength: number, options: { description?: string } = {}) {
+  return Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'], format: ENC_STRING_FORMAT, maxLength, ...options }));
+}
+
+/** An ISO-8601 timestamp, or null. */
+export const NullableDateTime = Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'date-time' });

@@ -1,6 +1,7 @@
 import { Ajv, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
+import { ENC_STRING_FORMAT, isEncString } from './enc-string.js';
 
 /**
  * Two validators: query strings, params and headers arrive as text and are coerced to the
@@ -11,6 +12,7 @@ import type { FastifySchemaCompiler } from 'fastify';
 function makeAjv(options: Options): Ajv {
   const ajv = new Ajv({ allErrors: true, removeAdditional: true, useDefaults: true, strict: false, ...options });
   addFormats.default(ajv);
+  ajv.addFormat(ENC_STRING_FORMAT, { type: 'string', validate: isEncString });
   return ajv;
 }
 

@@ -5,6 +5,8 @@ import { NotFound } from '../http/errors.js';
 import { accountRoutes } from '../features/accounts/accounts.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
+import { cipherRoutes } from '../features/vault/ciphers.routes.js';
+import { folderRoutes } from '../features/vault/folders.routes.js';
 import type { ServiceOptions } from './service-options.js';
 
 /** The API service ({base_url}): the route table, one register per feature. */
@@ -19,4 +21,6 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   if (config.healthEnabled) await app.register(healthRoutes, { health: features.health });
   await app.register(serverConfigRoutes, { config });
   await app.register(accountRoutes, { accounts: features.accounts });
+  await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });
+  await app.register(folderRoutes, { folders: features.folders });
 };

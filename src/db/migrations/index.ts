@@ -2,6 +2,7 @@ import type { Migration } from 'kysely';
 import type { Engine } from '../dialect.js';
 import { foundation } from './0001-foundation.js';
 import { identity } from './0002-identity.js';
+import { vault } from './0003-vault.js';
 import { organizations } from './0004-organizations.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
@@ -9,6 +10,7 @@ export function migrations(engine: Engine): Record<string, Migration> {
   return {
     '0001-foundation': foundation(engine),
     '0002-identity': identity(engine),
+    '0003-vault': vault(engine),
     '0004-organizations': organizations(engine),
   };
 }

@@ -1,0 +1,117 @@
+import { BadRequest } from '../../http/errors.js';
+import { CipherType, TYPE_NAME, TYPE_OBJECT, type CipherRequest } from './ciphers.schemas.js';
+
+/**
+ * The encrypted content of an item, stored as one JSON document (ciphers.data) with the keys
+ * in response order. It is built here from validated request fields only, so the stored text
+ * is known-good JSON that responses embed as it is: sync of a large vault then costs no
+ * parsing and no re-serialising of every item.
+ */
+export interface CipherData {
+  name: string;
+  notes: string | null;
+  login: Record<string, unknown> | null;
+  card: Record<string, unknown> | null;
+  identity: Record<string, unknown> | null;
+  secureNote: Record<string, unknown> | null;
+  sshKey: Record<string, unknown> | null;
+  fields: Record<string, unknown>[] | null;
+  passwordHistory: Record<string, unknown>[] | null;
+}
+
+type Obj = Record<string, unknown>;
+
+function pick(source: Obj, keys: readonly string[]): Obj {
+  const out: Obj = {};
+  for (const key of keys) out[key] = source[key] ?? null;
+  return out;
+}
+
+const LOGIN_KEYS = ['uris', 'username', 'password', 'passwordRevisionDate', 'totp', 'autofillOnPageLoad', 'fido2Credentials'];
+const URI_KEYS = ['uri', 'uriChecksum', 'match'];
+const FIDO2_KEYS = [
+  'credentialId',
+  'keyType',
+  'keyAlgorithm',
+  'keyCurve',
+  'keyValue',
+  'rpId',
+  'rpName',
+  'userHandle',
+  'userName',
+  'userDisplayName',
+  'counter',
+  'discoverable',
+  'creationDate',
+];
+const CARD_KEYS = ['cardholderName', 'brand', 'number', 'expMonth', 'expYear', 'code'];
+const IDENTITY_KEYS = [
+  'title',
+  'firstName',
+  'middleName',
+  'lastName',
+  'address1',
+  'address2',
+  'address3',
+  'city',
+  'state',
+  'postalCode',
+  'country',
+  'company',
+  'email',
+  'phone',
+  'ssn',
+  'username',
+  'passportNumber',
+  'licenseNumber',
+];
+const SSH_KEYS = ['privateKey', 'publicKey', 'keyFingerprint'];
+const FIELD_KEYS = ['type', 'name', 'value', 'linkedId'];
+const HISTORY_KEYS = ['password', 'lastUsedDate'];
+
+function login(source: Obj): Obj {
+  const out = pick(source, LOGIN_KEYS);
+  const uris = source.uris as Obj[] | null | undefined;
+  out.uris = uris ? uris.map((u) => pick(u, URI_KEYS)) : null;
+  const fido2 = source.fido2Credentials as Obj[] | null | undefined;
+  out.fido2Credentials = fido2 ? fido2.map((f) => pick(f, FIDO2_KEYS)) : null;
+  return out;
+}
+
+const BUILDERS: Record<CipherType, (source: Obj) => Obj> = {
+  [CipherType.Login]: login,
+  [CipherType.SecureNote]: (s) => ({ type: (s.type as number | null | undefined) ?? 0 }),
+  [CipherType.Card]: (s) => pick(s, CARD_KEYS),
+  [CipherType.Identity]: (s) => pick(s, IDENTITY_KEYS),
+  [CipherType.SSHKey]: (s) => pick(s, SSH_KEYS),
+};
+
+/**
+ * Builds the stored document from a validated request. Only the sub-object of the item's type
+ * is kept (as Bitwarden does); it must be present.
+ */
+export function toCipherData(request: CipherRequest): CipherData {
+  const type = request.type as CipherType;
+  const objectName = TYPE_OBJECT[type];
+  const source = request[objectName] as Obj | null | undefined;
+  if (!source) {
+    throw BadRequest.field(objectName, `The ${objectName} field is required for a ${TYPE_NAME[type]} item.`);
+  }
+  const data: CipherData = {
+    name: request.name,
+    notes: request.notes ?? null,
+    login: null,
+    card: null,
+    identity: null,
+    secureNote: null,
+    sshKey: null,
+    fields: request.fields ? request.fields.map((f) => pick(f, FIELD_KEYS)) : null,
+    passwordHistory: request.passwordHistory ? request.passwordHistory.map((h) => pick(h, HISTORY_KEYS)) : null,
+  };
+  data[objectName] = BUILDERS[type](source);
+  return data;
+}
+
+export function serializeCipherData(data: CipherData): string {
+  return JSON.stringify(data);
+}

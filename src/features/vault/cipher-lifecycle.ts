@@ -1,0 +1,198 @@
+import { BadRequest, NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { touchAccountRevision } from '../accounts/accounts.repository.js';
+import type { AuditEvent, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { accessibleCiphers } from './cipher-access.js';
+import { deleteCiphers, setDeletedDate, setRevisionDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
+import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
+
+/**
+ * Moves of items between states. The states are two independent marks: in the trash
+ * (`deletedDate`, on the item) and archived (`archivedDate`, per user), so an archived item
+ * can be trashed and comes back to the archive when restored; the official clients model it
+ * the same way (their archive view is "archived and not deleted").
+ *
+ * | operation        | accepts                              | otherwise                              |
+ * |------------------|--------------------------------------|----------------------------------------|
+ * | archive          | not archived, not in the trash       | archived: no change; trashed: 400/skip |
+ * | unarchive        | archived (in the trash or not)       | no change                              |
+ * | soft delete      | not in the trash (archived or not)   | no change (keeps the first date)       |
+ * | restore          | in the trash                         | no change                              |
+ * | permanent delete | any state                            |                                        |
+ * | move (folder)    | any state                            |                                        |
+ *
+ * Single calls answer 404 for an id the caller cannot see; bulk calls ignore such ids. An
+ * operation that changes nothing writes nothing. Every change bumps the item's and the
+ * account's revision date.
+ */
+export const BULK_LIMIT = 500;
+
+/** Bitwarden's texts for each bulk operation over the limit. */
+export const BULK_LIMIT_MESSAGES = {
+  softDelete: `You can only delete up to ${BULK_LIMIT} items at a time.`,
+  delete: `You can only delete up to ${BULK_LIMIT} items at a time. Consider using the "Purge Vault" option instead.`,
+  restore: `You can only restore up to ${BULK_LIMIT} items at a time.`,
+  move: `You can only move up to ${BULK_LIMIT} items at a time.`,
+  archive: `You can only archive up to ${BULK_LIMIT} items at a time.`,
+  unarchive: `You can only unarchive up to ${BULK_LIMIT} items at a time.`,
+} as const;
+
+export const TRASHED_CANNOT_ARCHIVE = 'Item is in the trash, the item must be restored before archiving.';
+
+/** The ids of one call: a single id (404 when not accessible) or a bulk list (ignored when not). */
+export interface Selection {
+  ids: readonly string[];
+  single: boolean;
+}
+
+function checkLimit(selection: Selection, message: string) {
+  if (selection.ids.length > BULK_LIMIT) throw new BadRequest(message, { ids: [message] });
+}
+
+async function select(executor: Executor, userId: string, selection: Selection): Promise<CipherRow[]> {
+  const rows = await accessibleCiphers(
+    executor,
+    userId,
+    selection.ids.map((id) => id.toLowerCase()),
+  );
+  if (selection.single && rows.length === 0) throw new NotFound();
+  return rows;
+}
+
+function events(type: EventType, userId: string, rows: readonly CipherRow[]): AuditEvent[] {
+  return rows.map((r) => ({ type, userId, cipherId: r.id, actingUserId: userId }));
+}
+
+export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
+  /** Runs a state change on the selected rows that `accepts`, in one transaction. */
+  async function change(
+    userId: string,
+    selection: Selection,
+    limitMessage: string,
+    accepts: (row: CipherRow) => boolean,
+    apply: (tx: Executor, rows: CipherRow[], now: string) => Promise<CipherRow[]>,
+  ): Promise<CipherRow[]> {
+    checkLimit(selection, limitMessage);
+    return db.transaction().execute(async (tx) => {
+      const rows = await select(tx, userId, selection);
+      const targets = rows.filter(accepts);
+      if (targets.length === 0) return selection.single ? rows : [];
+      const now = clock.now().toISOString();
+      const changed = await apply(tx, targets, now);
+      await touchAccountRevision(tx, userId, now);
+      return changed;
+    });
+  }
+
+  return {
+    async archive(userId: string, selection: Selection): Promise<CipherRow[]> {
+      return change(
+        userId,
+        selection,
+        BULK_LIMIT_MESSAGES.archive,
+        (row) => {
+          if (row.deleted_date && selection.single) throw new BadRequest(TRASHED_CANNOT_ARCHIVE);
+          return !row.archived_date && !row.deleted_date;
+        },
+        async (tx, rows, now) => {
+          await writeArchivedDate(tx, userId, rows, now);
+          await setRevisionDate(tx, ids(rows), now);
+          return rows.map((r) => ({ ...r, archived_date: now, revision_date: now }));
+        },
+      );
+    },
+
+    async unarchive(userId: string, selection: Selection): Promise<CipherRow[]> {
+      return change(
+        userId,
+        selection,
+        BULK_LIMIT_MESSAGES.unarchive,
+        (row) => Boolean(row.archived_date),
+        async (tx, rows, now) => {
+          await writeArchivedDate(tx, userId, rows, null);
+          await setRevisionDate(tx, ids(rows), now);
+          return rows.map((r) => ({ ...r, archived_date: null, revision_date: now }));
+        },
+      );
+    },
+
+    async softDelete(userId: string, client: ClientContext, selection: Selection): Promise<CipherRow[]> {
+      return change(
+        userId,
+        selection,
+        BULK_LIMIT_MESSAGES.softDelete,
+        (row) => !row.deleted_date,
+        async (tx, rows, now) => {
+          await setDeletedDate(tx, ids(rows), now, now);
+          await audit.record(tx, client, events(EventType.Cipher_SoftDeleted, userId, rows));
+          return rows.map((r) => ({ ...r, deleted_date: now, revision_date: now }));
+        },
+      );
+    },
+
+    async restore(userId: string, client: ClientContext, selection: Selection): Promise<CipherRow[]> {
+      return change(
+        userId,
+        selection,
+        BULK_LIMIT_MESSAGES.restore,
+        (row) => Boolean(row.deleted_date),
+        async (tx, rows, now) => {
+          await setDeletedDate(tx, ids(rows), null, now);
+          await audit.record(tx, client, events(EventType.Cipher_Restored, userId, rows));
+          return rows.map((r) => ({ ...r, deleted_date: null, revision_date: now }));
+        },
+      );
+    },
+
+    /** Gone for good: from every read and every sync. */
+    async deletePermanently(userId: string, client: ClientContext, selection: Selection): Promise<void> {
+      await change(
+        userId,
+        selection,
+        BULK_LIMIT_MESSAGES.delete,
+        () => true,
+        async (tx, rows) => {
+          await deleteCiphers(tx, ids(rows));
+          await audit.record(tx, client, events(EventType.Cipher_Deleted, userId, rows));
+          return [];
+        },
+      );
+    },
+
+    async move(userId: string, selection: Selection, folderId: string | null): Promise<void> {
+      const folder = folderId?.toLowerCase() ?? null;
+      checkLimit(selection, BULK_LIMIT_MESSAGES.move);
+      await assertOwnFolder(db, userId, folder);
+      await change(
+        userId,
+        selection,
+        BULK_LIMIT_MESSAGES.move,
+        () => true,
+        async (tx, rows, now) => {
+          await upsertUserSettings(
+            tx,
+            rows.map((r) => ({ user_id: userId, cipher_id: r.id, folder_id: folder, favorite: false, archived_date: null })),
+            ['folder_id'],
+          );
+          await setRevisionDate(tx, ids(rows), now);
+          return [];
+        },
+      );
+    },
+  };
+}
+
+function ids(rows: readonly CipherRow[]): string[] {
+  return rows.map((r) => r.id);
+}
+
+async function writeArchivedDate(tx: Executor, userId: string, rows: readonly CipherRow[], date: string | null) {
+  await upsertUserSettings(
+    tx,
+    rows.map((r) => ({ user_id: userId, cipher_id: r.id, folder_id: r.folder_id, favorite: Boolean(r.favorite), archived_date: date })),
+    ['archived_date'],
+  );
+}
+
+export type CipherLifecycle = ReturnType<typeof createCipherLifecycle>;

@@ -1,0 +1,116 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { CiphersTable, CipherUserSettingsTable } from '../../db/schema.js';
+import type { Executor } from '../events/audit-log.js';
+
+/** An item as one user sees it: the shared row plus that user's folder, favorite and archive. */
+export interface CipherRow extends Selectable<CiphersTable> {
+  folder_id: string | null;
+  favorite: number | boolean | null;
+  archived_date: string | null;
+}
+
+/** Rows per multi-row statement: keeps bound parameters well under both engines' limits. */
+const CHUNK = 500;
+
+function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+function viewOf(executor: Executor, userId: string) {
+  return executor
+    .selectFrom('ciphers as c')
+    .leftJoin('cipher_user_settings as s', (join) => join.onRef('s.cipher_id', '=', 'c.id').on('s.user_id', '=', userId))
+    .select([
+      'c.id',
+      'c.user_id',
+      'c.organization_id',
+      'c.type',
+      'c.data',
+      'c.key',
+      'c.reprompt',
+      'c.attachments',
+      'c.creation_date',
+      'c.revision_date',
+      'c.deleted_date',
+      's.folder_id',
+      's.favorite',
+      's.archived_date',
+    ]);
+}
+
+/** Every personal item of a user, trashed and archived included, in one query. */
+export async function listPersonalCiphers(executor: Executor, userId: string): Promise<CipherRow[]> {
+  return viewOf(executor, userId).where('c.user_id', '=', userId).orderBy('c.creation_date').orderBy('c.id').execute();
+}
+
+/** The personal items of a user among `ids`; ids of other users' items are not found. */
+export async function findPersonalCiphers(executor: Executor, userId: string, ids: readonly string[]): Promise<CipherRow[]> {
+  if (ids.length === 0) return [];
+  const rows: CipherRow[] = [];
+  for (const part of chunks(ids)) {
+    rows.push(...(await viewOf(executor, userId).where('c.user_id', '=', userId).where('c.id', 'in', part).execute()));
+  }
+  return rows;
+}
+
+export async function insertCiphers(executor: Executor, rows: readonly Insertable<CiphersTable>[]): Promise<void> {
+  for (const part of chunks(rows, 200)) await executor.insertInto('ciphers').values(part).execute();
+}
+
+export type CipherContent = Pick<CiphersTable, 'type' | 'data' | 'key' | 'reprompt' | 'revision_date'>;
+
+export async function updateCipherContent(executor: Executor, id: string, content: CipherContent): Promise<void> {
+  await executor.updateTable('ciphers').set(content).where('id', '=', id).execute();
+}
+
+export async function setRevisionDate(executor: Executor, ids: readonly string[], date: string): Promise<void> {
+  for (const part of chunks(ids)) await executor.updateTable('ciphers').set({ revision_date: date }).where('id', 'in', part).execute();
+}
+
+export async function setDeletedDate(executor: Executor, ids: readonly string[], deletedDate: string | null, revisionDate: string): Promise<void> {
+  for (const part of chunks(ids)) {
+    await executor.updateTable('ciphers').set({ deleted_date: deletedDate, revision_date: revisionDate }).where('id', 'in', part).execute();
+  }
+}
+
+export async function deleteCiphers(executor: Executor, ids: readonly string[]): Promise<void> {
+  for (const part of chunks(ids)) await executor.deleteFrom('ciphers').where('id', 'in', part).execute();
+}
+
+export type SettingsColumn = 'folder_id' | 'favorite' | 'archived_date';
+
+/**
+ * Writes one user's settings of several items, creating the rows that do not exist yet;
+ * `columns` says which columns an existing row takes from `rows` (the others are kept).
+ */
+export async function upsertUserSettings(
+  executor: Executor,
+  rows: readonly Insertable<CipherUserSettingsTable>[],
+  columns: readonly SettingsColumn[],
+): Promise<void> {
+  for (const part of chunks(rows, 200)) {
+    await executor
+      .insertInto('cipher_user_settings')
+      .values(part)
+      .onConflict((oc) => {
+        const target = oc.columns(['user_id', 'cipher_id']);
+        return columns.length === 0
+          ? target.doNothing()
+          : target.doUpdateSet((eb) => Object.fromEntries(columns.map((c) => [c, eb.ref(`excluded.${c}`)])));
+      })
+      .execute();
+  }
+}
+
+/** Ids of a user's items filed in a folder. */
+export async function cipherIdsInFolder(executor: Executor, userId: string, folderId: string): Promise<string[]> {
+  const rows = await executor
+    .selectFrom('cipher_user_settings')
+    .select('cipher_id')
+    .where('user_id', '=', userId)
+    .where('folder_id', '=', folderId)
+    .execute();
+  return rows.map((r) => r.cipher_id);
+}

@@ -1,0 +1,272 @@
+import { Type, type Static, type TSchema } from 'typebox';
+import { EncString, Guid, NullableDateTime, NullableEncString } from '../../http/schemas.js';
+
+/** Bitwarden's CipherType; the newer BankAccount (6), DriversLicense (7), Passport (8) are not served. */
+export enum CipherType {
+  Login = 1,
+  SecureNote = 2,
+  Card = 3,
+  Identity = 4,
+  SSHKey = 5,
+}
+
+/** Which sub-object carries the content of each type. */
+export const TYPE_OBJECT = {
+  [CipherType.Login]: 'login',
+  [CipherType.SecureNote]: 'secureNote',
+  [CipherType.Card]: 'card',
+  [CipherType.Identity]: 'identity',
+  [CipherType.SSHKey]: 'sshKey',
+} as const;
+
+export const TYPE_NAME: Record<CipherType, string> = {
+  [CipherType.Login]: 'Login',
+  [CipherType.SecureNote]: 'SecureNote',
+  [CipherType.Card]: 'Card',
+  [CipherType.Identity]: 'Identity',
+  [CipherType.SSHKey]: 'SSHKey',
+};
+
+/**
+ * `schema` or null. A type list rather than a union keeps validation errors to one message
+ * per field. Clients send explicit nulls for everything they do not set.
+ */
+function nullable<T extends TSchema>(schema: T) {
+  const { type } = schema as { type?: string };
+  return Type.Optional(Type.Unsafe<Static<T> | null>({ ...schema, type: [type, 'null'] }));
+}
+
+const NullableInt = (min: number, max: number) => nullable(Type.Integer({ minimum: min, maximum: max }));
+
+// Encrypted-string length limits are Bitwarden's (CipherRequestModel and its sub-models).
+export const LoginUri = Type.Object({
+  uri: NullableEncString(10000),
+  uriChecksum: NullableEncString(10000),
+  /** UriMatchType: Domain 0, Host 1, StartsWith 2, Exact 3, RegularExpression 4, Never 5. */
+  match: NullableInt(0, 5),
+});
+
+const fido2Encrypted = [
+  'credentialId',
+  'keyType',
+  'keyAlgorithm',
+  'keyCurve',
+  'keyValue',
+  'rpId',
+  'rpName',
+  'userHandle',
+  'userName',
+  'userDisplayName',
+  'counter',
+  'discoverable',
+] as const;
+
+export const Fido2Credential = Type.Object({
+  ...(Object.fromEntries(fido2Encrypted.map((k) => [k, NullableEncString(1000)])) as Record<
+    (typeof fido2Encrypted)[number],
+    ReturnType<typeof NullableEncString>
+  >),
+  creationDate: Type.Optional(NullableDateTime),
+});
+
+export const Login = Type.Object({
+  uris: nullable(Type.Array(LoginUri)),
+  username: NullableEncString(1000),
+  password: NullableEncString(5000),
+  passwordRevisionDate: Type.Optional(NullableDateTime),
+  totp: NullableEncString(1000),
+  autofillOnPageLoad: nullable(Type.Boolean()),
+  fido2Credentials: nullable(Type.Array(Fido2Credential)),
+});
+
+export const Card = Type.Object({
+  cardholderName: NullableEncString(1000),
+  brand: NullableEncString(1000),
+  number: NullableEncString(1000),
+  expMonth: NullableEncString(1000),
+  expYear: NullableEncString(1000),
+  code: NullableEncString(1000),
+});
+
+const identityFields = [
+  'title',
+  'firstName',
+  'middleName',
+  'lastName',
+  'address1',
+  'address2',
+  'address3',
+  'city',
+  'state',
+  'postalCode',
+  'country',
+  'company',
+  'email',
+  'phone',
+  'ssn',
+  'username',
+  'passportNumber',
+  'licenseNumber',
+] as const;
+
+export const Identity = Type.Object(
+  Object.fromEntries(identityFields.map((k) => [k, NullableEncString(1000)])) as Record<
+    (typeof identityFields)[number],
+    ReturnType<typeof NullableEncString>
+  >,
+);
+
+/** SecureNoteType: Generic 0 is the only kind. */
+export const SecureNote = Type.Object({ type: NullableInt(0, 0) });
+
+export const SshKey = Type.Object({
+  privateKey: NullableEncString(5000),
+  publicKey: NullableEncString(5000),
+  keyFingerprint: NullableEncString(1000),
+});
+
+/** FieldType: Text 0, Hidden 1, Boolean 2, Linked 3 (linkedId names the linked property). */
+export const Field = Type.Object({
+  type: Type.Integer({ minimum: 0, maximum: 3 }),
+  name: NullableEncString(1000),
+  value: NullableEncString(5000),
+  linkedId: nullable(Type.Integer()),
+});
+
+export const PasswordHistory = Type.Object({
+  password: EncString(5000),
+  lastUsedDate: Type.String({ format: 'date-time' }),
+});
+
+/** What the clients send to create or replace an item (CipherRequestModel). */
+export const CipherRequest = Type.Object({
+  type: Type.Enum([1, 2, 3, 4, 5], { description: '1 Login, 2 SecureNote, 3 Card, 4 Identity, 5 SSHKey' }),
+  organizationId: nullable(Guid),
+  folderId: nullable(Guid),
+  name: EncString(1000),
+  notes: NullableEncString(10000),
+  favorite: nullable(Type.Boolean()),
+  /** CipherRepromptType: None 0, Password 1. */
+  reprompt: NullableInt(0, 1),
+  key: NullableEncString(10000, { description: "The item's own key, encrypted with the user key" }),
+  login: nullable(Login),
+  card: nullable(Card),
+  identity: nullable(Identity),
+  secureNote: nullable(SecureNote),
+  sshKey: nullable(SshKey),
+  fields: nullable(Type.Array(Field)),
+  passwordHistory: nullable(Type.Array(PasswordHistory)),
+  lastKnownRevisionDate: Type.Optional(NullableDateTime),
+});
+export type CipherRequest = Static<typeof CipherRequest>;
+
+export const CipherPartialRequest = Type.Object({
+  folderId: nullable(Guid),
+  favorite: nullable(Type.Boolean()),
+});
+export type CipherPartialRequest = Static<typeof CipherPartialRequest>;
+
+export const CipherIdsRequest = Type.Object({ ids: Type.Array(Guid) });
+export type CipherIdsRequest = Static<typeof CipherIdsRequest>;
+
+export const CipherMoveRequest = Type.Object({ ids: Type.Array(Guid), folderId: nullable(Guid) });
+export type CipherMoveRequest = Static<typeof CipherMoveRequest>;
+
+/** `bw import`: new folders, new items, and which item goes in which folder (by index). */
+export const ImportCiphersRequest = Type.Object({
+  folders: Type.Array(Type.Object({ name: EncString(1000), id: nullable(Type.String()) })),
+  ciphers: Type.Array(CipherRequest),
+  folderRelationships: Type.Array(Type.Object({ key: Type.Integer({ minimum: 0 }), value: Type.Integer({ minimum: 0 }) })),
+});
+export type ImportCiphersRequest = Static<typeof ImportCiphersRequest>;
+
+const Permissions = Type.Object({ delete: Type.Boolean(), restore: Type.Boolean() });
+
+function cipherResponse(object: 'cipher' | 'cipherDetails') {
+  return Type.Object(
+    {
+      object: Type.Literal(object),
+      id: Guid,
+      organizationId: nullable(Guid),
+      folderId: nullable(Guid),
+      type: Type.Integer(),
+      name: Type.String(),
+      notes: nullable(Type.String()),
+      login: nullable(Login),
+      card: nullable(Card),
+      identity: nullable(Identity),
+      secureNote: nullable(SecureNote),
+      sshKey: nullable(SshKey),
+      fields: nullable(Type.Array(Field)),
+      passwordHistory: nullable(Type.Array(PasswordHistory)),
+      key: nullable(Type.String()),
+      reprompt: Type.Integer(),
+      favorite: Type.Boolean(),
+      edit: Type.Boolean(),
+      viewPassword: Type.Boolean(),
+      permissions: Permissions,
+      organizationUseTotp: Type.Boolean(),
+      attachments: Type.Null({ description: 'Attachments are not served yet' }),
+      ...(object === 'cipherDetails' ? { collectionIds: Type.Array(Guid) } : {}),
+      creationDate: Type.String({ format: 'date-time' }),
+      revisionDate: Type.String({ format: 'date-time' }),
+      deletedDate: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+      archivedDate: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    },
+    { additionalProperties: false, description: object === 'cipher' ? 'Cipher (CipherResponseModel)' : 'Cipher with collections (CipherDetailsResponseModel)' },
+  );
+}
+
+export const CipherResponse = cipherResponse('cipher');
+export const CipherDetailsResponse = cipherResponse('cipherDetails');
+export const CipherListResponse = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(CipherDetailsResponse),
+  continuationToken: Type.Null(),
+});
+export const CipherResponseList = Type.Object({
+  object: Type.Literal('list'),
+  data: Type.Array(CipherResponse),
+  continuationToken: Type.Null(),
+});
+
+/** The row columns a cipher response is built from (ciphers joined with the caller's settings). */
+export interface CipherResponseRow {
+  id: string;
+  organization_id: string | null;
+  type: number;
+  data: string;
+  key: string | null;
+  reprompt: number;
+  creation_date: string;
+  revision_date: string;
+  deleted_date: string | null;
+  folder_id: string | null;
+  favorite: number | boolean | null;
+  archived_date: string | null;
+}
+
+const str = (value: string | null) => (value === null ? 'null' : JSON.stringify(value));
+
+/**
+ * Writes one item as JSON text, embedding the stored content document (see cipher-data.ts)
+ * without parsing it. Every cipher response goes through here, so a single item, a list and
+ * sync agree byte for byte; tests check the output against CipherResponse and
+ * CipherDetailsResponse. Personal items: the owner may do everything with them.
+ */
+export function cipherJson(row: CipherResponseRow, object: 'cipher' | 'cipherDetails', collectionIds: readonly string[] = []): string {
+  const content = row.data.slice(1, -1);
+  return (
+    `{"object":"${object}","id":${str(row.id)},"organizationId":${str(row.organization_id)},"folderId":${str(row.folder_id)},` +
+    `"type":${row.type},${content},"key":${str(row.key)},"reprompt":${row.reprompt},"favorite":${row.favorite ? 'true' : 'false'},` +
+    `"edit":true,"viewPassword":true,"permissions":{"delete":true,"restore":true},"organizationUseTotp":false,"attachments":null,` +
+    (object === 'cipherDetails' ? `"collectionIds":${JSON.stringify(collectionIds)},` : '') +
+    `"creationDate":${str(row.creation_date)},"revisionDate":${str(row.revision_date)},"deletedDate":${str(row.deleted_date)},` +
+    `"archivedDate":${str(row.archived_date)}}`
+  );
+}
+
+/** `{ object: "list", data: [...] }` around items already written as JSON text. */
+export function listJson(items: readonly string[]): string {
+  return `{"object":"list","data":[${items.join(',')}],"continuationToken":null}`;
+}

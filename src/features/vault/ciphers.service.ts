@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { BadRequest } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { touchAccountRevision } from '../accounts/accounts.repository.js';
+import type { AuditLog, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { accessibleCipher } from './cipher-access.js';
+import { serializeCipherData, toCipherData } from './cipher-data.js';
+import type { CipherPartialRequest, CipherRequest } from './ciphers.schemas.js';
+import {
+  insertCiphers,
+  listPersonalCiphers,
+  setRevisionDate,
+  updateCipherContent,
+  upsertUserSettings,
+  type CipherRow,
+} from './ciphers.repository.js';
+import { findFolder } from './folders.repository.js';
+
+export interface VaultDeps {
+  db: Db;
+  audit: AuditLog;
+  clock: Clock;
+}
+
+/** Bitwarden's text for a stale lastKnownRevisionDate; the clients show it as it is. */
+export const OUT_OF_DATE =
+  'The item cannot be saved because it is out of date. To edit this item, first sync your vault, or log out and back in.';
+
+/** Clients round or truncate the revision date they echo (the SDK drops milliseconds). */
+const REVISION_TOLERANCE_MS = 1000;
+
+export async function assertOwnFolder(executor: Executor, userId: string, folderId: string | null | undefined, field = 'folderId') {
+  if (folderId && !(await findFolder(executor, userId, folderId.toLowerCase()))) {
+    throw BadRequest.field(field, 'Folder not found.');
+  }
+}
+
+function assertPersonal(request: { organizationId?: string | null }) {
+  if (request.organizationId) {
+    throw BadRequest.field('organizationId', 'Organization items are not available on this server yet.');
+  }
+}
+
+/** Creating, reading and replacing items; lifecycle moves are in cipher-lifecycle.ts. */
+export function createCipherService({ db, audit, clock }: VaultDeps) {
+  return {
+    async list(userId: string): Promise<CipherRow[]> {
+      return listPersonalCiphers(db, userId);
+    },
+
+    async get(userId: string, id: string): Promise<CipherRow> {
+      return accessibleCipher(db, userId, id.toLowerCase());
+    },
+
+    async create(userId: string, client: ClientContext, request: CipherRequest): Promise<CipherRow> {
+      assertPersonal(request);
+      const data = serializeCipherData(toCipherData(request));
+      const folderId = request.folderId?.toLowerCase() ?? null;
+      return db.transaction().execute(async (tx) => {
+        await assertOwnFolder(tx, userId, folderId);
+        const now = clock.now().toISOString();
+        const row: CipherRow = {
+          id: randomUUID(),
+          user_id: userId,
+          organization_id: null,
+          type: request.type,
+          data,
+          key: request.key ?? null,
+          reprompt: request.reprompt ?? 0,
+          attachments: null,
+          creation_date: now,
+          revision_date: now,
+          deleted_date: null,
+          folder_id: folderId,
+          favorite: request.favorite ?? false,
+          archived_date: null,
+        };
+        const { folder_id, favorite, archived_date, ...cipher } = row;
+        await insertCiphers(tx, [cipher]);
+        await upsertUserSettings(tx, [{ user_id: userId, cipher_id: row.id, folder_id, favorite: Boolean(favorite), archived_date }], []);
+        await touchAccountRevision(tx, userId, now);
+        await audit.record(tx, client, { type: EventType.Cipher_Created, userId, cipherId: row.id, actingUserId: userId });
+        return row;
+      });
+    },
+
+    /** PUT replaces the whole item; a stale client copy is refused and nothing is written. */
+    async update(userId: string, client: ClientContext, id: string, request: CipherRequest): Promise<CipherRow> {
+      assertPersonal(request);
+      const data = serializeCipherData(toCipherData(request));
+      const folderId = request.folderId?.toLowerCase() ?? null;
+      return db.transaction().execute(async (tx) => {
+        const existing = await accessibleCipher(tx, userId, id.toLowerCase());
+        if (existing.deleted_date) {
+          throw new BadRequest('You cannot edit an item in the trash. Restore it first.');
+        }
+        if (request.lastKnownRevisionDate) {
+          const known = Date.parse(request.lastKnownRevisionDate);
+          if (Date.parse(existing.revision_date) - known > REVISION_TOLERANCE_MS) throw new BadRequest(OUT_OF_DATE);
+        }
+        await assertOwnFolder(tx, userId, folderId);
+        const now = clock.now().toISOString();
+        const content = { type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, revision_date: now };
+        await updateCipherContent(tx, existing.id, content);
+        const favorite = request.favorite ?? false;
+        await upsertUserSettings(tx, [{ user_id: userId, cipher_id: existing.id, folder_id: folderId, favorite, archived_date: null }], [
+          'folder_id',
+          'favorite',
+        ]);
+        await touchAccountRevision(tx, userId, now);
+        await audit.record(tx, client, { type: EventType.Cipher_Updated, userId, cipherId: existing.id, actingUserId: userId });
+        return { ...existing, ...content, folder_id: folderId, favorite };
+      });
+    },
+
+    /** The caller's own folder and favorite of an item, in any state (trash and archive too). */
+    async updatePartial(userId: string, id: string, request: CipherPartialRequest): Promise<CipherRow> {
+      const folderId = request.folderId?.toLowerCase() ?? null;
+      const favorite = request.favorite ?? false;
+      return db.transaction().execute(async (tx) => {
+        const existing = await accessibleCipher(tx, userId, id.toLowerCase());
+        await assertOwnFolder(tx, userId, folderId);
+        const now = clock.now().toISOString();
+        await upsertUserSettings(tx, [{ user_id: userId, cipher_id: existing.id, folder_id: folderId, favorite, archived_date: null }], [
+          'folder_id',
+          'favorite',
+        ]);
+        await setRevisionDate(tx, [existing.id], now);
+        await touchAccountRevision(tx, userId, now);
+        return { ...existing, folder_id: folderId, favorite, revision_date: now };
+      });
+    },
+  };
+}
+
+export type CipherService = ReturnType<typeof createCipherService>;

@@ -1,0 +1,26 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { FoldersTable } from '../../db/schema.js';
+import type { Executor } from '../events/audit-log.js';
+
+export type FolderRow = Selectable<FoldersTable>;
+
+export async function listFolders(executor: Executor, userId: string): Promise<FolderRow[]> {
+  return executor.selectFrom('folders').selectAll().where('user_id', '=', userId).orderBy('creation_date').orderBy('id').execute();
+}
+
+/** A user's folder; another user's folder is not found. */
+export async function findFolder(executor: Executor, userId: string, id: string): Promise<FolderRow | undefined> {
+  return executor.selectFrom('folders').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+}
+
+export async function insertFolders(executor: Executor, rows: readonly Insertable<FoldersTable>[]): Promise<void> {
+  for (let i = 0; i < rows.length; i += 200) await executor.insertInto('folders').values(rows.slice(i, i + 200)).execute();
+}
+
+export async function renameFolder(executor: Executor, id: string, name: string, revisionDate: string): Promise<void> {
+  await executor.updateTable('folders').set({ name, revision_date: revisionDate }).where('id', '=', id).execute();
+}
+
+export async function deleteFolder(executor: Executor, id: string): Promise<void> {
+  await executor.deleteFrom('folders').where('id', '=', id).execute();
+}

@@ -1,0 +1,19 @@
+import { Type } from 'typebox';
+import { EncString, Guid } from '../../http/schemas.js';
+import type { FolderRow } from './folders.repository.js';
+
+export const FolderRequest = Type.Object({ name: EncString(1000, { description: 'Encrypted folder name' }) });
+
+export const FolderResponse = Type.Object(
+  {
+    object: Type.Literal('folder'),
+    id: Guid,
+    name: Type.String(),
+    revisionDate: Type.String({ format: 'date-time' }),
+  },
+  { description: 'Folder (FolderResponseModel)' },
+);
+
+export function toFolderResponse(folder: FolderRow) {
+  return { object: 'folder' as const, id: folder.id, name: folder.name, revisionDate: folder.revision_date };
+}

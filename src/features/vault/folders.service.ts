@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { NotFound } from '../../http/errors.js';
+import { touchAccountRevision } from '../accounts/accounts.repository.js';
+import { cipherIdsInFolder, setRevisionDate } from './ciphers.repository.js';
+import type { VaultDeps } from './ciphers.service.js';
+import { deleteFolder, findFolder, insertFolders, listFolders, renameFolder, type FolderRow } from './folders.repository.js';
+
+/** A user's folders. Another user's folder answers exactly like a missing one (404). */
+export function createFolderService({ db, clock }: Omit<VaultDeps, 'audit'>) {
+  async function own(userId: string, id: string): Promise<FolderRow> {
+    const folder = await findFolder(db, userId, id.toLowerCase());
+    if (!folder) throw new NotFound();
+    return folder;
+  }
+
+  return {
+    list: (userId: string) => listFolders(db, userId),
+    get: own,
+
+    async create(userId: string, name: string): Promise<FolderRow> {
+      const now = clock.now().toISOString();
+      const folder: FolderRow = { id: randomUUID(), user_id: userId, name, creation_date: now, revision_date: now };
+      await db.transaction().execute(async (tx) => {
+        await insertFolders(tx, [folder]);
+        await touchAccountRevision(tx, userId, now);
+      });
+      return folder;
+    },
+
+    async rename(userId: string, id: string, name: string): Promise<FolderRow> {
+      return db.transaction().execute(async (tx) => {
+        const folder = await findFolder(tx, userId, id.toLowerCase());
+        if (!folder) throw new NotFound();
+        const now = clock.now().toISOString();
+        await renameFolder(tx, folder.id, name, now);
+        await touchAccountRevision(tx, userId, now);
+        return { ...folder, name, revision_date: now };
+      });
+    },
+
+    /** The folder's items move to no folder (the foreign key clears them); they count as changed. */
+    async delete(userId: string, id: string): Promise<void> {
+      await db.transaction().execute(async (tx) => {
+        const folder = await findFolder(tx, userId, id.toLowerCase());
+        if (!folder) throw new NotFound();
+        const now = clock.now().toISOString();
+        await setRevisionDate(tx, await cipherIdsInFolder(tx, userId, folder.id), now);
+        await deleteFolder(tx, folder.id);
+        await touchAccountRevision(tx, userId, now);
+      });
+    },
+  };
+}
+
+export type FolderService = ReturnType<typeof createFolderService>;
