@@ -18,6 +18,7 @@ import { createCipherImport } from './features/vault/cipher-import.js';
 import { createCipherLifecycle } from './features/vault/cipher-lifecycle.js';
 import { createCipherService } from './features/vault/ciphers.service.js';
 import { createFolderService } from './features/vault/folders.service.js';
+import { createSyncService } from './features/vault/sync.service.js';
 
 export interface WiringDeps {
   config: Config;
@@ -76,6 +77,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const cipherLifecycle = createCipherLifecycle(vault);
   const cipherImport = createCipherImport(vault);
   const folders = createFolderService(vault);
+  const sync = createSyncService(vault);
 
   return {
     audit,
@@ -89,6 +91,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     cipherLifecycle,
     cipherImport,
     folders,
+    sync,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();

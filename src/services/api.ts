@@ -7,6 +7,7 @@ import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
 import { cipherRoutes } from '../features/vault/ciphers.routes.js';
 import { folderRoutes } from '../features/vault/folders.routes.js';
+import { syncRoutes } from '../features/vault/sync.routes.js';
 import type { ServiceOptions } from './service-options.js';
 
 /** The API service ({base_url}): the route table, one register per feature. */
@@ -23,4 +24,5 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(accountRoutes, { accounts: features.accounts });
   await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });
   await app.register(folderRoutes, { folders: features.folders });
+  await app.register(syncRoutes, { sync: features.sync });
 };

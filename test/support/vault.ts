@@ -114,3 +114,18 @@ export function cipherBody(kind: CipherKind, key: SymmetricKey, overrides: Recor
 }
 
 export const KINDS: CipherKind[] = ['login', 'secureNote', 'card', 'identity', 'sshKey'];
+
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { TSchema } from 'typebox';
+import { ENC_STRING_FORMAT, isEncString } from '../../src/http/enc-string.js';
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+addFormats.default(ajv);
+ajv.addFormat(ENC_STRING_FORMAT, { type: 'string', validate: isEncString });
+
+/** Checks a response body against its declared schema; returns the errors (empty when it fits). */
+export function schemaErrors(schema: TSchema, value: unknown): string[] {
+  const validate = ajv.compile(schema);
+  return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`);
+}

@@ -1,0 +1,75 @@
+import { Type } from 'typebox';
+import { Nullable } from '../../http/schemas.js';
+import { ProfileResponse, UserDecryption, toProfileResponse, toUserDecryption } from '../accounts/accounts.schemas.js';
+import type { UserRow } from '../accounts/accounts.repository.js';
+import { CipherDetailsResponse, CipherType, cipherJson } from './ciphers.schemas.js';
+import { FolderResponse, toFolderResponse } from './folders.schemas.js';
+import type { SyncData } from './sync.service.js';
+
+export const SyncQuery = Type.Object({ excludeDomains: Type.Boolean({ default: false }) });
+
+export const DomainsResponse = Type.Object({
+  object: Type.Literal('domains'),
+  equivalentDomains: Nullable(Type.Array(Type.Array(Type.String()))),
+  globalEquivalentDomains: Nullable(
+    Type.Array(Type.Object({ type: Type.Integer(), domains: Type.Array(Type.String()), excluded: Type.Boolean() })),
+  ),
+});
+
+export const SyncResponse = Type.Object(
+  {
+    object: Type.Literal('sync'),
+    profile: ProfileResponse,
+    folders: Type.Array(FolderResponse),
+    collections: Type.Array(Type.Unknown({ description: 'Collections arrive with organizations' })),
+    ciphers: Type.Array(CipherDetailsResponse),
+    domains: Nullable(DomainsResponse),
+    policies: Type.Array(Type.Unknown({ description: 'Policies arrive with organizations' })),
+    sends: Type.Array(Type.Unknown({ description: 'Sends are not served yet' })),
+    userDecryption: UserDecryption,
+  },
+  { description: 'Everything a client caches (SyncResponseModel)' },
+);
+
+function domainsOf(user: UserRow) {
+  const equivalent = user.equivalent_domains ? (JSON.parse(user.equivalent_domains) as string[][]) : null;
+  // The global equivalent-domain groups are Bitwarden's own list; none are served yet.
+  return { object: 'domains' as const, equivalentDomains: equivalent, globalEquivalentDomains: [] };
+}
+
+/** Client versions from which SSH key items may be sent (older ones fail on the type). */
+const SSH_KEY_MIN_VERSION = [2024, 12, 0];
+
+export function supportsSshKeys(clientVersion: string | null): boolean {
+  if (!clientVersion) return false;
+  const parts = clientVersion.split('.').map((p) => Number.parseInt(p, 10));
+  for (let i = 0; i < SSH_KEY_MIN_VERSION.length; i++) {
+    const have = parts[i] ?? 0;
+    const need = SSH_KEY_MIN_VERSION[i] ?? 0;
+    if (Number.isNaN(have)) return false;
+    if (have !== need) return have > need;
+  }
+  return true;
+}
+
+/**
+ * Writes the sync body as JSON text. The items, the bulk of it, are embedded as cipherJson
+ * writes them, without a serialiser pass over thousands of objects; tests check the result
+ * against SyncResponse.
+ */
+export function syncJson(data: SyncData, options: { excludeDomains: boolean; clientVersion: string | null }): string {
+  const showSsh = supportsSshKeys(options.clientVersion);
+  const ciphers: string[] = [];
+  for (const row of data.ciphers) {
+    // Bitwarden hides SSH keys from clients older than 2024.12 (or that send no version).
+    if (row.type === CipherType.SSHKey && !showSsh) continue;
+    ciphers.push(cipherJson(row, 'cipherDetails'));
+  }
+  return (
+    `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user))},` +
+    `"folders":${JSON.stringify(data.folders.map(toFolderResponse))},"collections":[],` +
+    `"ciphers":[${ciphers.join(',')}],` +
+    `"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":[],"sends":[],` +
+    `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`
+  );
+}
