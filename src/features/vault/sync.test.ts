@@ -1,0 +1,112 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { KyselyPlugin } from 'kysely';
+import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { encryptText } from '../../../test/support/bw-crypto.js';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { KINDS, cipherBody, schemaErrors } from '../../../test/support/vault.js';
+import { createSyncService } from './sync.service.js';
+import { SyncResponse, supportsSshKeys } from './sync.schemas.js';
+
+let server: TestServer;
+let alice: LoggedInUser;
+let bob: LoggedInUser;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  alice = await createUser(server, { email: 'alice@example.com' });
+  bob = await createUser(server, { email: 'bob@example.com' });
+});
+afterAll(async () => server?.close());
+
+const CLIENT = { 'bitwarden-client-version': '2026.9.0' };
+const req = (user: LoggedInUser, method: string, path: string, json?: unknown, headers = CLIENT) =>
+  server.request(method, `/api${path}`, { token: user.accessToken, headers, ...(json === undefined ? {} : { json }) });
+
+async function importItems(user: LoggedInUser, count: number) {
+  const ciphers = Array.from({ length: count }, (_, i) => cipherBody(KINDS[i % KINDS.length] ?? 'login', user.account.userKey));
+  const res = await req(user, 'POST', '/ciphers/import', { folders: [], ciphers, folderRelationships: [] });
+  expect(res.status, res.text).toBe(200);
+}
+
+/** Counts the statements a function sends through a Kysely instance. */
+function counting() {
+  let count = 0;
+  const plugin: KyselyPlugin = {
+    transformQuery: (args) => {
+      count++;
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  };
+  return { db: server.database.db.withPlugin(plugin), count: () => count };
+}
+
+describe('sync', () => {
+  it('returns profile, folders, items (trashed and archived too), domains and decryption data in the official shape', async () => {
+    const folder = (await req(alice, 'POST', '/folders', { name: encryptText('Work', alice.account.userKey) })).body;
+    const items = [];
+    for (const kind of KINDS) items.push((await req(alice, 'POST', '/ciphers', cipherBody(kind, alice.account.userKey, { folderId: folder.id }))).body);
+    await req(alice, 'PUT', `/ciphers/${items[0].id}/delete`);
+    await req(alice, 'PUT', `/ciphers/${items[1].id}/archive`);
+    await req(bob, 'POST', '/ciphers', cipherBody('login', bob.account.userKey));
+
+    const res = await req(alice, 'GET', '/sync');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(schemaErrors(SyncResponse, res.body)).toEqual([]);
+    const body = res.body;
+    expect(body.object).toBe('sync');
+    expect(body.profile).toMatchObject({ object: 'profile', id: alice.userId, email: 'alice@example.com' });
+    expect(body.folders).toEqual([folder]);
+    expect(body.collections).toEqual([]);
+    expect(body.policies).toEqual([]);
+    expect(body.sends).toEqual([]);
+    expect(body.domains).toEqual({ object: 'domains', equivalentDomains: null, globalEquivalentDomains: [] });
+    expect(body.userDecryption.masterPasswordUnlock).toMatchObject({ salt: 'alice@example.com', kdf: { kdfType: 0 } });
+    expect(body.ciphers.map((c: { id: string }) => c.id).sort()).toEqual(items.map((c) => c.id).sort());
+    const byId = new Map(body.ciphers.map((c: { id: string }) => [c.id, c]));
+    expect(byId.get(items[0].id)).toMatchObject({ object: 'cipherDetails', deletedDate: expect.any(String), folderId: folder.id });
+    expect(byId.get(items[1].id)).toMatchObject({ archivedDate: expect.any(String), deletedDate: null });
+    // Each item is the same in sync as read alone (plus its collections).
+    const single = (await req(alice, 'GET', `/ciphers/${items[2].id}/details`)).body;
+    expect(byId.get(items[2].id)).toEqual(single);
+  });
+
+  it('leaves domains out when the client asks', async () => {
+    const res = await req(alice, 'GET', '/sync?excludeDomains=true');
+    expect(res.body.domains).toBeNull();
+  });
+
+  it('hides SSH keys from clients older than 2024.12 or that name no version', async () => {
+    const user = await createUser(server);
+    await req(user, 'POST', '/ciphers', cipherBody('sshKey', user.account.userKey));
+    await req(user, 'POST', '/ciphers', cipherBody('login', user.account.userKey));
+    const types = async (headers: Record<string, string>) =>
+      (await req(user, 'GET', '/sync', undefined, headers as typeof CLIENT)).body.ciphers.map((c: { type: number }) => c.type).sort();
+    expect(await types(CLIENT)).toEqual([1, 5]);
+    expect(await types({ 'bitwarden-client-version': '2024.11.2' })).toEqual([1]);
+    expect(await types({})).toEqual([1]);
+    expect(supportsSshKeys('2024.12.0')).toBe(true);
+    expect(supportsSshKeys('2025.1.0')).toBe(true);
+    expect(supportsSshKeys('garbage')).toBe(false);
+  });
+
+  it('refuses callers without a token', async () => {
+    expect((await server.request('GET', '/api/sync')).status).toBe(401);
+  });
+
+  it('runs the same number of queries for 10 and for 200 items', async () => {
+    const small = await createUser(server);
+    const large = await createUser(server);
+    await importItems(small, 10);
+    await importItems(large, 200);
+    const a = counting();
+    const smallData = await createSyncService({ db: a.db }).load(small.userId);
+    const b = counting();
+    const largeData = await createSyncService({ db: b.db }).load(large.userId);
+    expect(smallData.ciphers).toHaveLength(10);
+    expect(largeData.ciphers).toHaveLength(200);
+    expect(b.count()).toBe(a.count());
+    expect(a.count()).toBeLessThanOrEqual(3);
+  });
+});
