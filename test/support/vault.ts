@@ -129,3 +129,18 @@ export function schemaErrors(schema: TSchema, value: unknown): string[] {
   const validate = ajv.compile(schema);
   return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message ?? ''}`);
 }
+
+/** The fields tests read from cipher responses. */
+export interface CipherJson {
+  id: string;
+  type: number;
+  name: string;
+  folderId: string | null;
+  archivedDate: string | null;
+  deletedDate: string | null;
+  revisionDate: string;
+}
+
+/** `data` of a list response and `ciphers` of a sync response, typed. */
+export const dataOf = (body: unknown) => (body as { data: CipherJson[] }).data;
+export const ciphersOf = (body: unknown) => (body as { ciphers: CipherJson[] }).ciphers;

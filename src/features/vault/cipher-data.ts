@@ -80,7 +80,7 @@ function login(source: Obj): Obj {
 
 const BUILDERS: Record<CipherType, (source: Obj) => Obj> = {
   [CipherType.Login]: login,
-  [CipherType.SecureNote]: (s) => ({ type: (s.type as number | null | undefined) ?? 0 }),
+  [CipherType.SecureNote]: (s) => ({ type: s.type ?? 0 }),
   [CipherType.Card]: (s) => pick(s, CARD_KEYS),
   [CipherType.Identity]: (s) => pick(s, IDENTITY_KEYS),
   [CipherType.SSHKey]: (s) => pick(s, SSH_KEYS),

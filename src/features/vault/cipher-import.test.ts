@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { decryptText, encryptText } from '../../../test/support/bw-crypto.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { cipherBody } from '../../../test/support/vault.js';
+import { cipherBody, ciphersOf, dataOf } from '../../../test/support/vault.js';
 import { IMPORT_TOO_LARGE } from './cipher-import.js';
 
 let server: TestServer;
@@ -31,14 +31,14 @@ describe('POST /ciphers/import', () => {
       ],
     });
     expect(res.status, res.text).toBe(200);
-    const folders = (await req(alice, 'GET', '/folders')).body.data;
+    const folders = (await req(alice, 'GET', '/folders')).body.data as { id: string; name: string }[];
     expect(folders).toHaveLength(2);
     // An id that is not one of the user's folders is not taken over.
-    expect(folders.map((f: { id: string }) => f.id)).not.toContain('6f1c2a3b-0000-4000-8000-00000000000a');
-    const items = (await req(alice, 'GET', '/ciphers')).body.data;
+    expect(folders.map((f) => f.id)).not.toContain('6f1c2a3b-0000-4000-8000-00000000000a');
+    const items = dataOf((await req(alice, 'GET', '/ciphers')).body);
     expect(items).toHaveLength(3);
-    const folderOf = (type: number) => items.find((c: { type: number }) => c.type === type).folderId;
-    const named = (text: string) => folders.find((f: { name: string }) => decryptText(f.name, alice.account.userKey) === text).id;
+    const folderOf = (type: number) => items.find((c) => c.type === type)?.folderId;
+    const named = (text: string) => folders.find((f) => decryptText(f.name, alice.account.userKey) === text)?.id;
     expect(folderOf(1)).toBe(named('Imported B'));
     expect(folderOf(3)).toBe(named('Imported A'));
     expect(folderOf(2)).toBeNull();
@@ -56,8 +56,8 @@ describe('POST /ciphers/import', () => {
     });
     expect(res.status).toBe(200);
     expect(await count('folders')).toBe(before);
-    const item = (await req(alice, 'GET', '/ciphers')).body.data.find((c: { type: number }) => c.type === 4);
-    expect(item.folderId).toBe(existing.id);
+    const item = dataOf((await req(alice, 'GET', '/ciphers')).body).find((c) => c.type === 4);
+    expect(item?.folderId).toBe(existing.id);
   });
 
   it('writes nothing when one item is bad, naming it by its place', async () => {
@@ -112,7 +112,7 @@ describe('changes made by another session', () => {
     const created = await server.request('POST', '/api/ciphers', { token: second.body.access_token, json: cipherBody('login', alice.account.userKey) });
     expect(created.status).toBe(200);
     expect((await req(alice, 'GET', '/accounts/revision-date')).body).toBeGreaterThan(before);
-    const synced = (await req(alice, 'GET', '/sync')).body.ciphers.map((c: { id: string }) => c.id);
+    const synced = ciphersOf((await req(alice, 'GET', '/sync')).body).map((c) => c.id);
     expect(synced).toContain(created.body.id);
   });
 });

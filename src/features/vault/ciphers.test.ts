@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { decryptText, encryptText } from '../../../test/support/bw-crypto.js';
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { KINDS, TYPE_OF, cipherBody, schemaErrors } from '../../../test/support/vault.js';
+import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
+import { cipherBody, ciphersOf, dataOf, KINDS, schemaErrors, TYPE_OF } from '../../../test/support/vault.js';
 import { CipherDetailsResponse, CipherListResponse, CipherResponse, CipherResponseList } from './ciphers.schemas.js';
 import { OUT_OF_DATE } from './ciphers.service.js';
 
@@ -22,7 +22,7 @@ const as = (user: LoggedInUser) => ({ token: user.accessToken, headers: CLIENT }
 const req = (user: LoggedInUser, method: string, path: string, json?: unknown) =>
   server.request(method, `/api${path}`, { ...as(user), ...(json === undefined ? {} : { json }) });
 
-async function create(user: LoggedInUser, kind: (typeof KINDS)[number] = 'login', overrides: Record<string, unknown> = {}) {
+async function create(user: LoggedInUser, kind: (typeof KINDS)[number] = 'login', overrides: Record<string, unknown> = {}): Promise<TestResponse['body']> {
   const res = await req(user, 'POST', '/ciphers', cipherBody(kind, user.account.userKey, overrides));
   expect(res.status, res.text).toBe(200);
   return res.body;
@@ -84,7 +84,7 @@ describe('creating and reading items', () => {
     expect(schemaErrors(CipherDetailsResponse, details.body)).toEqual([]);
     const listed = await req(alice, 'GET', '/ciphers');
     expect(schemaErrors(CipherListResponse, listed.body)).toEqual([]);
-    const ids = listed.body.data.map((c: { id: string }) => c.id);
+    const ids = dataOf(listed.body).map((c) => c.id);
     expect(ids).toContain(mine.id);
     expect(ids).not.toContain(theirs.id);
   });
@@ -121,7 +121,7 @@ describe('creating and reading items', () => {
 });
 
 describe('bad input', () => {
-  const bad = async (body: Record<string, unknown>) => {
+  const bad = async (body: Record<string, unknown>): Promise<TestResponse['body']> => {
     const before = await countCiphers();
     const res = await req(alice, 'POST', '/ciphers', body);
     expect(res.status).toBe(400);
@@ -314,9 +314,9 @@ describe('lifecycle', () => {
       expect((await req(alice, 'PUT', `/ciphers/${id}/restore`)).status).toBe(404);
       expect(await eventsOf(id)).toContain(1102);
     }
-    const ids = (await req(alice, 'GET', '/ciphers')).body.data.map((c: { id: string }) => c.id);
+    const ids = dataOf((await req(alice, 'GET', '/ciphers')).body).map((c) => c.id);
     expect(ids).not.toContain(active.id);
-    const synced = (await req(alice, 'GET', '/sync')).body.ciphers.map((c: { id: string }) => c.id);
+    const synced = ciphersOf((await req(alice, 'GET', '/sync')).body).map((c) => c.id);
     expect(synced).not.toContain(active.id);
     expect(synced).not.toContain(trashed.id);
   });
@@ -377,25 +377,25 @@ describe('bulk operations', () => {
     const restored = await req(alice, 'PUT', '/ciphers/restore', { ids: [...mine, theirs] });
     expect(restored.status).toBe(200);
     expect(schemaErrors(CipherResponseList, restored.body)).toEqual([]);
-    expect(restored.body.data.map((c: { id: string }) => c.id).sort()).toEqual([...mine].sort());
+    expect(dataOf(restored.body).map((c) => c.id).sort()).toEqual([...mine].sort());
     expect(await eventsOf(theirs)).toEqual([1100]);
   });
 
   it('archives and unarchives in bulk, returning the changed items', async () => {
     const archived = await req(alice, 'PUT', '/ciphers/archive', { ids: [...mine, theirs] });
-    expect(archived.body.data.map((c: { id: string }) => c.id).sort()).toEqual([...mine].sort());
-    expect(archived.body.data.every((c: { archivedDate: string | null }) => c.archivedDate)).toBe(true);
+    expect(dataOf(archived.body).map((c) => c.id).sort()).toEqual([...mine].sort());
+    expect(dataOf(archived.body).every((c) => c.archivedDate)).toBe(true);
     expect((await req(alice, 'PUT', '/ciphers/archive', { ids: mine })).body.data).toEqual([]);
     expect((await req(bob, 'GET', `/ciphers/${theirs}`)).body.archivedDate).toBeNull();
     const unarchived = await req(alice, 'PUT', '/ciphers/unarchive', { ids: mine });
     expect(unarchived.body.data).toHaveLength(2);
-    expect(unarchived.body.data.every((c: { archivedDate: string | null }) => c.archivedDate === null)).toBe(true);
+    expect(dataOf(unarchived.body).every((c) => c.archivedDate === null)).toBe(true);
   });
 
   it('skips trashed items when archiving in bulk', async () => {
     await req(alice, 'PUT', `/ciphers/${mine[0]}/delete`);
     const archived = await req(alice, 'PUT', '/ciphers/archive', { ids: mine });
-    expect(archived.body.data.map((c: { id: string }) => c.id)).toEqual([mine[1]]);
+    expect(dataOf(archived.body).map((c) => c.id)).toEqual([mine[1]]);
   });
 
   it('moves items into a folder and out of it, ignoring foreign ids', async () => {

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { decryptText, encryptText } from '../../../test/support/bw-crypto.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { cipherBody, schemaErrors } from '../../../test/support/vault.js';
+import { cipherBody, dataOf, schemaErrors } from '../../../test/support/vault.js';
 import { ListOf } from '../../http/schemas.js';
 import { FolderResponse } from './folders.schemas.js';
 
@@ -45,7 +45,7 @@ describe('folders', () => {
     expect((await req(alice, 'GET', `/folders/${theirs.id}`)).status).toBe(404);
     expect((await req(alice, 'PUT', `/folders/${theirs.id}`, { name: name(alice, 'x') })).status).toBe(404);
     expect((await req(alice, 'DELETE', `/folders/${theirs.id}`)).status).toBe(404);
-    expect((await req(alice, 'GET', '/folders')).body.data.map((f: { id: string }) => f.id)).not.toContain(theirs.id);
+    expect(dataOf((await req(alice, 'GET', '/folders')).body).map((f) => f.id)).not.toContain(theirs.id);
     expect((await req(bob, 'GET', `/folders/${theirs.id}`)).body).toEqual(theirs);
   });
 

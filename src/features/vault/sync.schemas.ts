@@ -62,7 +62,7 @@ export function syncJson(data: SyncData, options: { excludeDomains: boolean; cli
   const ciphers: string[] = [];
   for (const row of data.ciphers) {
     // Bitwarden hides SSH keys from clients older than 2024.12 (or that send no version).
-    if (row.type === CipherType.SSHKey && !showSsh) continue;
+    if (row.type === (CipherType.SSHKey as number) && !showSsh) continue;
     ciphers.push(cipherJson(row, 'cipherDetails'));
   }
   return (

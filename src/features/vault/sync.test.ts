@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { KyselyPlugin } from 'kysely';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { encryptText } from '../../../test/support/bw-crypto.js';
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { KINDS, cipherBody, schemaErrors } from '../../../test/support/vault.js';
+import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
+import { cipherBody, ciphersOf, KINDS, schemaErrors } from '../../../test/support/vault.js';
 import { createSyncService } from './sync.service.js';
 import { SyncResponse, supportsSshKeys } from './sync.schemas.js';
 
@@ -44,7 +44,7 @@ function counting() {
 describe('sync', () => {
   it('returns profile, folders, items (trashed and archived too), domains and decryption data in the official shape', async () => {
     const folder = (await req(alice, 'POST', '/folders', { name: encryptText('Work', alice.account.userKey) })).body;
-    const items = [];
+    const items: TestResponse["body"][] = [];
     for (const kind of KINDS) items.push((await req(alice, 'POST', '/ciphers', cipherBody(kind, alice.account.userKey, { folderId: folder.id }))).body);
     await req(alice, 'PUT', `/ciphers/${items[0].id}/delete`);
     await req(alice, 'PUT', `/ciphers/${items[1].id}/archive`);
@@ -63,8 +63,8 @@ describe('sync', () => {
     expect(body.sends).toEqual([]);
     expect(body.domains).toEqual({ object: 'domains', equivalentDomains: null, globalEquivalentDomains: [] });
     expect(body.userDecryption.masterPasswordUnlock).toMatchObject({ salt: 'alice@example.com', kdf: { kdfType: 0 } });
-    expect(body.ciphers.map((c: { id: string }) => c.id).sort()).toEqual(items.map((c) => c.id).sort());
-    const byId = new Map(body.ciphers.map((c: { id: string }) => [c.id, c]));
+    expect(ciphersOf(body).map((c) => c.id).sort()).toEqual(items.map((c) => String(c.id)).sort());
+    const byId = new Map(ciphersOf(body).map((c) => [c.id, c]));
     expect(byId.get(items[0].id)).toMatchObject({ object: 'cipherDetails', deletedDate: expect.any(String), folderId: folder.id });
     expect(byId.get(items[1].id)).toMatchObject({ archivedDate: expect.any(String), deletedDate: null });
     // Each item is the same in sync as read alone (plus its collections).
@@ -82,7 +82,7 @@ describe('sync', () => {
     await req(user, 'POST', '/ciphers', cipherBody('sshKey', user.account.userKey));
     await req(user, 'POST', '/ciphers', cipherBody('login', user.account.userKey));
     const types = async (headers: Record<string, string>) =>
-      (await req(user, 'GET', '/sync', undefined, headers as typeof CLIENT)).body.ciphers.map((c: { type: number }) => c.type).sort();
+      ciphersOf((await req(user, 'GET', '/sync', undefined, headers as typeof CLIENT)).body).map((c) => c.type).sort();
     expect(await types(CLIENT)).toEqual([1, 5]);
     expect(await types({ 'bitwarden-client-version': '2024.11.2' })).toEqual([1]);
     expect(await types({})).toEqual([1]);
