@@ -42,7 +42,7 @@ function viewOf(executor: Executor, userId: string) {
 
 /** Every personal item of a user, trashed and archived included, in one query. */
 export async function listPersonalCiphers(executor: Executor, userId: string): Promise<CipherRow[]> {
-  return viewOf(executor, userId).where('c.user_id', '=', userId).orderBy('c.creation_date').orderBy('c.id').execute();
+  return viewOf(executor, userId).where('c.user_id', '=', userId).execute();
 }
 
 /** The personal items of a user among `ids`; ids of other users' items are not found. */
