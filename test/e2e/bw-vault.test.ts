@@ -14,7 +14,8 @@ import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createTestTls, type TestTls } from '../support/tls.js';
 import { cipherBody } from '../support/vault.js';
 
-const SLOW = 120_000;
+// Each CLI command takes seconds, many more on a busy machine.
+const SLOW = 300_000;
 let tls: TestTls;
 let server: TestServer;
 let bw: BwCli;
@@ -210,8 +211,9 @@ describe('bw against the personal vault', () => {
     expect(read.passwordHistory.map((h) => h.password)).toContain('first password');
   }, SLOW);
 
-  it('creates, renames and deletes a folder, moving an item in and out', async () => {
-    const folder = await bw.json<{ id: string; name: string }>(['create', 'folder', encode({ name: 'E2E Folder' })]);
+  let folder: { id: string; name: string };
+  it('creates and renames a folder and moves an item into it', async () => {
+    folder = await bw.json<{ id: string; name: string }>(['create', 'folder', encode({ name: 'E2E Folder' })]);
     expect(folder.name).toBe('E2E Folder');
     const renamed = await bw.json<{ id: string; name: string }>(['edit', 'folder', folder.id, encode({ name: 'Renamed Folder' })]);
     expect(renamed).toMatchObject({ id: folder.id, name: 'Renamed Folder' });
@@ -220,6 +222,11 @@ describe('bw against the personal vault', () => {
     await bw.run(['sync', '-f']);
     expect((await bw.json<Item[]>(['list', 'items', '--folderid', folder.id])).map((i) => i.id)).toEqual([note.id]);
     expect((await bw.json<{ name: string }[]>(['list', 'folders'])).map((f) => f.name)).toContain('Renamed Folder');
+  }, SLOW);
+
+  it('deletes a folder: its item moves to no folder', async () => {
+    const note = await bw.json<Item>(['get', 'item', created.get('secureNote')?.id ?? '']);
+    expect(note.folderId).toBe(folder.id);
     const deleted = await bw.run(['delete', 'folder', folder.id]);
     expect(deleted.code, deleted.stderr).toBe(0);
     await bw.run(['sync', '-f']);
