@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerAccount, TEST_DEVICE } from '../support/accounts.js';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
 import { encryptText, type TestAccount } from '../support/bw-crypto.js';
-import { httpsRequest } from '../support/https.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createTestTls, type TestTls } from '../support/tls.js';
 import { cipherBody } from '../support/vault.js';
@@ -139,7 +138,7 @@ async function createItem(template: Record<string, unknown>): Promise<Item> {
 
 beforeAll(async () => {
   tls = await createTestTls();
-  server = await startTestServer({ env: { TLS_CERT_FILE: tls.certPath, TLS_KEY_FILE: tls.keyPath } });
+  server = await startTestServer({ tls });
   account = await registerAccountOverTls();
   bw = await createBwCli({ serverUrl: server.baseUrl, caPath: tls.caPath });
   await bw.configServer();
@@ -152,10 +151,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-/** registerAccount speaks to the server with fetch, which cannot trust the test CA. */
 async function registerAccountOverTls(): Promise<TestAccount> {
-  const viaTls = { ...server, request: (method: string, path: string, options?: Parameters<TestServer['request']>[2]) => httpsRequest(server.baseUrl, tls.caPem, method, path, options) };
-  return registerAccount(viaTls, { email: 'e2e@example.com', name: 'E2E' });
+  return registerAccount(server, { email: 'e2e@example.com', name: 'E2E' });
 }
 
 describe('bw against the personal vault', () => {
@@ -285,7 +282,7 @@ describe('bw against the personal vault', () => {
   }, SLOW);
 
   it('sees a change made through the API by a second session after bw sync', async () => {
-    const token = await httpsRequest(server.baseUrl, tls.caPem, 'POST', '/identity/connect/token', {
+    const token = await server.request('POST', '/identity/connect/token', {
       form: {
         grant_type: 'password',
         username: account.email,
@@ -298,7 +295,7 @@ describe('bw against the personal vault', () => {
     });
     expect(token.status, token.text).toBe(200);
     const body = cipherBody('login', account.userKey, { name: encryptText('From the web', account.userKey) });
-    const res = await httpsRequest(server.baseUrl, tls.caPem, 'POST', '/api/ciphers', { token: token.body.access_token, json: body });
+    const res = await server.request('POST', '/api/ciphers', { token: token.body.access_token, json: body });
     expect(res.status, res.text).toBe(200);
     // Without -f the CLI asks for the account revision date first and syncs only when it moved.
     const sync = await bw.run(['sync']);

@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/dialect.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { isEncString } from '../../shared/enc-string.js';
+import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
