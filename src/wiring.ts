@@ -3,9 +3,11 @@ import type { Clock } from './clock.js';
 import type { Database } from './db/database.js';
 import { createAccountService } from './features/accounts/accounts.service.js';
 import { createPasswordHasher } from './features/accounts/password-hasher.js';
+import { createCollectionService } from './features/collections/collections.service.js';
 import { createAuditLog } from './features/events/audit-log.js';
 import { brokerCheck, databaseCheck, redisCheck } from './features/health/health.checks.js';
 import { createHealthService } from './features/health/health.service.js';
+import { createGroupService } from './features/groups/groups.service.js';
 import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/identity/login-throttle.js';
 import { createSigningKeys } from './features/identity/signing-keys.js';
@@ -14,6 +16,7 @@ import { hasPendingInvitation } from './features/organizations/invitations.js';
 import { organizationApiKeyGrant, organizationPrincipalResolver } from './features/organizations/org-api-key.js';
 import { createOrgAccess } from './features/organizations/org-access.js';
 import { organizationClaims } from './features/organizations/org-claims.js';
+import { createPolicyService } from './features/policies/policies.service.js';
 
 export interface WiringDeps {
   config: Config;
@@ -67,6 +70,9 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     },
   });
   const orgAccess = createOrgAccess(db);
+  const collections = createCollectionService({ db, engine: database.engine, audit, clock });
+  const groups = createGroupService({ db, audit, clock });
+  const policies = createPolicyService({ db, audit, clock });
 
   return {
     audit,
@@ -76,6 +82,9 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     accounts,
     identity,
     orgAccess,
+    collections,
+    groups,
+    policies,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();
