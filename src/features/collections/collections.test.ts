@@ -2,10 +2,19 @@ import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { actor, custom, ENC, eventsOf, orgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
 import { PlanType } from '../organizations/plans.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
+
+interface Listed {
+  id: string;
+  readOnly: boolean;
+  hidePasswords: boolean;
+  manage: boolean;
+}
+const dataOf = (res: TestResponse) => res.body.data as Listed[];
+const idsOf = (res: TestResponse) => dataOf(res).map((c) => c.id);
 
 const body = (extra: Record<string, unknown> = {}) => ({ name: ENC, externalId: null, groups: [], users: [], ...extra });
 
@@ -64,7 +73,7 @@ describe('collection permission matrix', () => {
     const res = await call(who, 'GET', `/api/organizations/${org}/collections`);
     expect(res.status).toBe(status);
     if (status !== 200) return;
-    const ids: string[] = res.body.data.map((c: { id: string }) => c.id);
+    const ids = idsOf(res);
     if (shown === 'all') {
       expect(ids).toEqual(expect.arrayContaining([managed, readOnly, unassigned]));
     } else {
@@ -79,7 +88,7 @@ describe('collection permission matrix', () => {
     const id = await collectionFor('user', { readOnly: true });
     const res = await call('manageUsers', 'GET', `/api/organizations/${org}/collections/details`);
     expect(res.status).toBe(200);
-    const found = res.body.data.find((c: { id: string }) => c.id === id);
+    const found = dataOf(res).find((c) => c.id === id);
     expect(found).toMatchObject({
       object: 'collectionAccessDetails',
       users: [{ id: actors.user?.memberId, readOnly: true, hidePasswords: false, manage: false }],
@@ -357,7 +366,7 @@ describe('the user\'s collections (GET /collections, sync)', () => {
     const c = await seedCollection(server, org, { groups: [[g3, { manage: true }]] });
     const res = await server.request('GET', '/api/collections', { token: member.token });
     expect(res.status).toBe(200);
-    const byId = Object.fromEntries(res.body.data.map((x: { id: string; readOnly: boolean; hidePasswords: boolean; manage: boolean }) => [x.id, [x.readOnly, x.hidePasswords, x.manage]]));
+    const byId = Object.fromEntries(dataOf(res).map((x) => [x.id, [x.readOnly, x.hidePasswords, x.manage]]));
     expect(byId).toEqual({ [a]: [false, false, false], [b]: [true, true, true] });
     expect(byId[c]).toBeUndefined();
   });
@@ -369,14 +378,14 @@ describe('the user\'s collections (GET /collections, sync)', () => {
     await seedGroup(server, org, [member.memberId], true);
     const ids = [await seedCollection(server, org), await seedCollection(server, org)];
     const res = await server.request('GET', '/api/collections', { token: member.token });
-    expect(res.body.data.map((c: { id: string }) => c.id).sort()).toEqual(ids.sort());
-    expect(res.body.data.every((c: { manage: boolean; readOnly: boolean }) => c.manage && !c.readOnly)).toBe(true);
+    expect(idsOf(res).sort()).toEqual(ids.sort());
+    expect(dataOf(res).every((c) => c.manage && !c.readOnly)).toBe(true);
 
     await server.database.db.updateTable('organization_users').set({ status: OrganizationUserStatusType.Revoked }).where('id', '=', member.memberId).execute();
     expect((await server.request('GET', '/api/collections', { token: member.token })).body.data).toEqual([]);
 
     const strangers = await seedCollection(server, otherOrg, { users: [[stranger.memberId, { readOnly: true }]] });
-    expect((await server.request('GET', '/api/collections', { token: stranger.token })).body.data.map((c: { id: string }) => c.id)).toEqual([strangers]);
+    expect(idsOf(await server.request('GET', '/api/collections', { token: stranger.token }))).toEqual([strangers]);
     await server.database.db.updateTable('organizations').set({ enabled: false }).where('id', '=', otherOrg).execute();
     expect((await server.request('GET', '/api/collections', { token: stranger.token })).body.data).toEqual([]);
   });
