@@ -25,7 +25,10 @@ export async function actor(
   opts: { type?: OrganizationUserType; status?: OrganizationUserStatusType; permissions?: Partial<Permissions> } = {},
 ): Promise<Actor> {
   const user = await createUser(server, { email });
-  const memberId = await seedMembership(server, { organizationId, userId: user.userId, email, ...opts });
+  const memberId = await seedMembership(server, { organizationId, userId: user.userId, email, ...(opts.type !== undefined ? { type: opts.type } : {}), ...(opts.status !== undefined ? { status: opts.status } : {}) });
+  if (opts.permissions) {
+    await server.database.db.updateTable('organization_users').set({ permissions: JSON.stringify(opts.permissions) }).where('id', '=', memberId).execute();
+  }
   return { userId: user.userId, token: user.accessToken, memberId };
 }
 

@@ -162,13 +162,13 @@ describe('policy effects for users', () => {
     server = undefined;
   });
 
-  async function tokenResponse(s: TestServer, email: string) {
+  async function tokenResponse(s: TestServer, email: string): Promise<Record<string, unknown>> {
     const account = testAccount(email);
     const res = await s.request('POST', '/identity/connect/token', {
       form: { grant_type: 'password', username: email, password: account.masterPasswordHash, scope: 'api offline_access', client_id: 'cli', ...TEST_DEVICE },
     });
     expect(res.status).toBe(200);
-    return res.body;
+    return res.body as Record<string, unknown>;
   }
 
   it('puts the strictest enabled master password requirements of the user\'s organizations in the token response', async () => {
