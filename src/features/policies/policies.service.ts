@@ -120,6 +120,26 @@ export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Cloc
   }
 
   return {
+    /**
+     * The organization's enabled master password policy, for any member including invited and
+     * accepted ones (clients check it while joining); 404 when there is none.
+     */
+    async masterPasswordPolicyOf(userId: string, organizationId: string): Promise<PolicyResponse> {
+      const row = await db
+        .selectFrom('policies')
+        .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
+        .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
+        .selectAll('policies')
+        .where('policies.organization_id', '=', organizationId)
+        .where('policies.type', '=', PolicyType.MasterPassword)
+        .where('policies.enabled', '=', true)
+        .where('organizations.use_policies', '=', true)
+        .where('organization_users.user_id', '=', userId)
+        .executeTakeFirst();
+      if (!row) throw new NotFound();
+      return toPolicyResponse(row);
+    },
+
     async list(membership: Membership): Promise<PolicyResponse[]> {
       return (await listPolicies(db, membership.organizationId)).map(toPolicyResponse);
     },

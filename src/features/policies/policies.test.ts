@@ -147,6 +147,20 @@ describe('policies', () => {
     expect((await put(server, owner.token, org, PolicyType.SingleOrg, { enabled: true })).status).toBe(200);
   });
 
+  it('shows the enabled master password policy to members of any status, and 404 to others', async () => {
+    server = await startTestServer();
+    const { org, owner, stranger } = await orgWithOwner(server);
+    const invited = await actor(server, org, 'invited@example.com', ROLES.invited);
+    const path = `/api/organizations/${org}/policies/master-password`;
+    expect((await server.request('GET', path, { token: invited.token })).status).toBe(404);
+    const saved = await put(server, owner.token, org, PolicyType.MasterPassword, { enabled: true, data: { minLength: 16 } });
+    const res = await server.request('GET', path, { token: invited.token });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual(saved.body);
+    expect((await server.request('GET', path, { token: stranger.token })).status).toBe(404);
+    expect((await server.request('GET', path)).status).toBe(401);
+  });
+
   it('records Two-step login as a policy', async () => {
     server = await startTestServer();
     const { org, owner } = await orgWithOwner(server);
