@@ -3,9 +3,11 @@ import type { Clock } from './clock.js';
 import type { Database } from './db/database.js';
 import { createAccountService } from './features/accounts/accounts.service.js';
 import { createPasswordHasher } from './features/accounts/password-hasher.js';
+import { createCollectionService } from './features/collections/collections.service.js';
 import { createAuditLog } from './features/events/audit-log.js';
 import { brokerCheck, databaseCheck, redisCheck } from './features/health/health.checks.js';
 import { createHealthService } from './features/health/health.service.js';
+import { createGroupService } from './features/groups/groups.service.js';
 import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/identity/login-throttle.js';
 import { createSigningKeys } from './features/identity/signing-keys.js';
@@ -19,6 +21,7 @@ import { createCipherLifecycle } from './features/vault/cipher-lifecycle.js';
 import { createCipherService } from './features/vault/ciphers.service.js';
 import { createFolderService } from './features/vault/folders.service.js';
 import { createSyncService } from './features/vault/sync.service.js';
+import { createPolicyService } from './features/policies/policies.service.js';
 
 export interface WiringDeps {
   config: Config;
@@ -78,6 +81,9 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const cipherImport = createCipherImport(vault);
   const folders = createFolderService(vault);
   const sync = createSyncService(vault);
+  const collections = createCollectionService({ db, audit, clock });
+  const groups = createGroupService({ db, audit, clock });
+  const policies = createPolicyService({ db, audit, clock });
 
   return {
     audit,
@@ -92,6 +98,9 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     cipherImport,
     folders,
     sync,
+    collections,
+    groups,
+    policies,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();

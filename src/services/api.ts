@@ -3,6 +3,9 @@ import { enforceAccessRules } from '../http/access.js';
 import { apiErrorHandler } from '../http/error-handler.js';
 import { NotFound } from '../http/errors.js';
 import { accountRoutes } from '../features/accounts/accounts.routes.js';
+import { collectionRoutes } from '../features/collections/collections.routes.js';
+import { groupRoutes } from '../features/groups/groups.routes.js';
+import { policyRoutes } from '../features/policies/policies.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
 import { cipherRoutes } from '../features/vault/ciphers.routes.js';
@@ -25,4 +28,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });
   await app.register(folderRoutes, { folders: features.folders });
   await app.register(syncRoutes, { sync: features.sync });
+  await app.register(collectionRoutes, { collections: features.collections, orgAccess: features.orgAccess });
+  await app.register(groupRoutes, { groups: features.groups, orgAccess: features.orgAccess });
+  await app.register(policyRoutes, { policies: features.policies, orgAccess: features.orgAccess });
 };

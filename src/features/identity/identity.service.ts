@@ -17,6 +17,7 @@ import { normalizeEmail } from '../accounts/kdf.js';
 import type { PasswordHasher } from '../accounts/password-hasher.js';
 import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
+import { masterPasswordPolicyFor } from '../policies/policies.service.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { IssuedTokens, TokenService } from './tokens.js';
 
@@ -105,7 +106,7 @@ export function createIdentityService(deps: {
   }
 
   /** The token response with the account fields the official clients require. */
-  function userTokenResponse(user: UserRow, tokens: IssuedTokens, scope: string): Record<string, unknown> {
+  async function userTokenResponse(user: UserRow, tokens: IssuedTokens, scope: string): Promise<Record<string, unknown>> {
     const kdf = kdfJson(user);
     const accountKeys = accountKeysOf(user);
     return {
@@ -124,7 +125,7 @@ export function createIdentityService(deps: {
       // Older clients and the SDK still read ResetMasterPassword.
       ResetMasterPassword: false,
       ForcePasswordReset: Boolean(user.force_password_reset),
-      MasterPasswordPolicy: { Object: 'masterPasswordPolicy' },
+      MasterPasswordPolicy: await masterPasswordPolicyFor(db, user.id),
       UserDecryptionOptions: {
         HasMasterPassword: Boolean(user.master_password_hash),
         MasterPasswordUnlock: {

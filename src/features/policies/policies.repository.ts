@@ -20,3 +20,53 @@ export async function enabledPoliciesForUser(db: Executor, userId: string, type:
     .where('policies.enabled', '=', true)
     .execute();
 }
+
+export async function listPolicies(db: Executor, organizationId: string): Promise<PolicyRow[]> {
+  return db.selectFrom('policies').selectAll().where('organization_id', '=', organizationId).orderBy('type').execute();
+}
+
+export async function insertPolicy(db: Executor, row: PolicyRow): Promise<void> {
+  await db.insertInto('policies').values(row).execute();
+}
+
+export async function updatePolicy(db: Executor, id: string, values: Pick<PolicyRow, 'enabled' | 'data' | 'revision_date'>): Promise<void> {
+  await db.updateTable('policies').set(values).where('id', '=', id).execute();
+}
+
+/** Policies of the enabled organizations where the user's membership has one of `statuses`. */
+export async function policiesOfMemberships(db: Executor, userId: string, statuses: readonly number[], type?: PolicyType): Promise<PolicyRow[]> {
+  let query = db
+    .selectFrom('policies')
+    .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
+    .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
+    .selectAll('policies')
+    .where('organization_users.user_id', '=', userId)
+    .where('organization_users.status', 'in', statuses)
+    .where('organizations.enabled', '=', true);
+  if (type !== undefined) {
+    query = query.where('policies.type', '=', type).where('policies.enabled', '=', true).where('organizations.use_policies', '=', true);
+  }
+  return query.orderBy('policies.organization_id').orderBy('policies.type').execute();
+}
+
+/**
+ * Members of the organization (other than `exceptUserId`, owners, admins, invited and revoked
+ * members) who also belong to another organization, where they are more than invited.
+ */
+export async function membersInOtherOrganizations(db: Executor, organizationId: string, exceptUserId: string, exemptTypes: readonly number[], skipStatuses: readonly number[], invited: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('organization_users as here')
+    .innerJoin('organization_users as there', 'there.user_id', 'here.user_id')
+    .innerJoin('users', 'users.id', 'here.user_id')
+    .select('users.email')
+    .distinct()
+    .where('here.organization_id', '=', organizationId)
+    .where('here.user_id', '!=', exceptUserId)
+    .where('here.type', 'not in', exemptTypes)
+    .where('here.status', 'not in', skipStatuses)
+    .where('there.organization_id', '!=', organizationId)
+    .where('there.status', '!=', invited)
+    .orderBy('users.email')
+    .execute();
+  return rows.map((r) => r.email);
+}

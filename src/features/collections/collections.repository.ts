@@ -1,0 +1,220 @@
+import type { Selectable } from 'kysely';
+import type { CollectionsTable } from '../../db/schema.js';
+import type { Executor } from '../events/audit-log.js';
+import type { CollectionGrant } from '../organizations/org-access.js';
+import { OrganizationUserStatusType } from '../organizations/roles.js';
+
+export type CollectionRow = Selectable<CollectionsTable>;
+
+/** A member's or group's access to one collection. */
+export interface AccessRow {
+  collection_id: string;
+  /** The organization user id or the group id. */
+  id: string;
+  read_only: boolean | number;
+  hide_passwords: boolean | number;
+  manage: boolean | number;
+}
+
+export interface AccessInput {
+  id: string;
+  readOnly: boolean;
+  hidePasswords: boolean;
+  manage: boolean;
+}
+
+export async function findCollection(db: Executor, organizationId: string, id: string): Promise<CollectionRow | undefined> {
+  return db.selectFrom('collections').selectAll().where('organization_id', '=', organizationId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function listCollections(db: Executor, organizationId: string, ids?: readonly string[]): Promise<CollectionRow[]> {
+  if (ids && ids.length === 0) return [];
+  let query = db.selectFrom('collections').selectAll().where('organization_id', '=', organizationId);
+  if (ids) query = query.where('id', 'in', ids);
+  return query.orderBy('creation_date').orderBy('id').execute();
+}
+
+export async function countCollections(db: Executor, organizationId: string): Promise<number> {
+  const row = await db.selectFrom('collections').select((eb) => eb.fn.countAll<string | number>().as('n')).where('organization_id', '=', organizationId).executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** The direct (user) and group access rows of some collections. */
+export async function accessOf(db: Executor, collectionIds: readonly string[]): Promise<{ users: AccessRow[]; groups: AccessRow[] }> {
+  if (collectionIds.length === 0) return { users: [], groups: [] };
+  const users = await db
+    .selectFrom('collection_users')
+    .select(['collection_id', 'organization_user_id as id', 'read_only', 'hide_passwords', 'manage'])
+    .where('collection_id', 'in', collectionIds)
+    .orderBy('organization_user_id')
+    .execute();
+  const groups = await db
+    .selectFrom('collection_groups')
+    .select(['collection_id', 'group_id as id', 'read_only', 'hide_passwords', 'manage'])
+    .where('collection_id', 'in', collectionIds)
+    .orderBy('group_id')
+    .execute();
+  return { users, groups };
+}
+
+export async function insertCollection(db: Executor, row: CollectionRow): Promise<void> {
+  await db.insertInto('collections').values(row).execute();
+}
+
+export async function updateCollection(db: Executor, id: string, values: { name: string; external_id: string | null; revision_date: string }): Promise<void> {
+  await db.updateTable('collections').set(values).where('id', '=', id).execute();
+}
+
+export async function replaceCollectionUsers(db: Executor, collectionId: string, users: readonly AccessInput[]): Promise<void> {
+  await db.deleteFrom('collection_users').where('collection_id', '=', collectionId).execute();
+  if (users.length === 0) return;
+  await db
+    .insertInto('collection_users')
+    .values(users.map((u) => ({ collection_id: collectionId, organization_user_id: u.id, read_only: u.readOnly, hide_passwords: u.hidePasswords, manage: u.manage })))
+    .execute();
+}
+
+export async function replaceCollectionGroups(db: Executor, collectionId: string, groups: readonly AccessInput[]): Promise<void> {
+  await db.deleteFrom('collection_groups').where('collection_id', '=', collectionId).execute();
+  if (groups.length === 0) return;
+  await db
+    .insertInto('collection_groups')
+    .values(groups.map((g) => ({ collection_id: collectionId, group_id: g.id, read_only: g.readOnly, hide_passwords: g.hidePasswords, manage: g.manage })))
+    .execute();
+}
+
+/**
+ * Deletes collections with their access rows (cascade) and their item assignments
+ * (`collection_ciphers` predates the collections table, so it has no foreign key to cascade).
+ */
+export async function deleteCollections(db: Executor, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.deleteFrom('collection_ciphers').where('collection_id', 'in', ids).execute();
+  await db.deleteFrom('collections').where('id', 'in', ids).execute();
+}
+
+/** Ids among `ids` that are members (any status) of the organization. */
+export async function membersOfOrganization(db: Executor, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('organization_users').select('id').where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Ids among `ids` that are groups of the organization. */
+export async function groupsOfOrganization(db: Executor, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('groups').select('id').where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** Ids among `ids` that are collections of the organization. */
+export async function collectionsOfOrganization(db: Executor, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.selectFrom('collections').select('id').where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * Moves the account revision date of the organization's confirmed members, so their clients
+ * see on their next revision-date check that a sync is due.
+ */
+export async function touchOrganizationMembers(db: Executor, organizationId: string, now: string): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ account_revision_date: now })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('organization_users')
+        .select('user_id')
+        .where('organization_id', '=', organizationId)
+        .where('status', '=', OrganizationUserStatusType.Confirmed)
+        .where('user_id', 'is not', null)
+        .$narrowType<{ user_id: string }>(),
+    )
+    .execute();
+}
+
+/**
+ * Every collection a user reaches through confirmed memberships of enabled organizations, with
+ * the highest access among direct and group grants. A constant number of queries.
+ */
+export async function collectionsForUser(db: Executor, userId: string): Promise<{ row: CollectionRow; grant: CollectionGrant }[]> {
+  const memberships = await db
+    .selectFrom('organization_users')
+    .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
+    .select(['organization_users.id', 'organization_users.organization_id', 'organization_users.access_all'])
+    .where('organization_users.user_id', '=', userId)
+    .where('organization_users.status', '=', OrganizationUserStatusType.Confirmed)
+    .where('organizations.enabled', '=', true)
+    .execute();
+  if (memberships.length === 0) return [];
+  const memberIds = memberships.map((m) => m.id);
+
+  const direct = db
+    .selectFrom('collection_users')
+    .select(['collection_id', 'read_only', 'hide_passwords', 'manage'])
+    .where('organization_user_id', 'in', memberIds);
+  const viaGroups = db
+    .selectFrom('collection_groups')
+    .innerJoin('group_users', 'group_users.group_id', 'collection_groups.group_id')
+    .select(['collection_groups.collection_id', 'collection_groups.read_only', 'collection_groups.hide_passwords', 'collection_groups.manage'])
+    .where('group_users.organization_user_id', 'in', memberIds);
+  const rows = await direct.unionAll(viaGroups).execute();
+
+  const allGroups = await db
+    .selectFrom('groups')
+    .innerJoin('group_users', 'group_users.group_id', 'groups.id')
+    .select('groups.organization_id')
+    .where('group_users.organization_user_id', 'in', memberIds)
+    .where('groups.access_all', '=', true)
+    .execute();
+  const allOrgs = new Set([...memberships.filter((m) => Boolean(m.access_all)).map((m) => m.organization_id), ...allGroups.map((g) => g.organization_id)]);
+
+  const grants = new Map<string, CollectionGrant>();
+  for (const row of rows) {
+    const grant = { readOnly: Boolean(row.read_only), hidePasswords: Boolean(row.hide_passwords), manage: Boolean(row.manage) };
+    grants.set(row.collection_id, highest(grants.get(row.collection_id), grant));
+  }
+  const ids = [...grants.keys()];
+  if (ids.length === 0 && allOrgs.size === 0) return [];
+  const collections = await db
+    .selectFrom('collections')
+    .selectAll()
+    .where((eb) => {
+      const terms = [];
+      if (ids.length > 0) terms.push(eb('id', 'in', ids));
+      if (allOrgs.size > 0) terms.push(eb('organization_id', 'in', [...allOrgs]));
+      return eb.or(terms);
+    })
+    .orderBy('organization_id')
+    .orderBy('creation_date')
+    .orderBy('id')
+    .execute();
+  return collections.map((row) => {
+    const grant = allOrgs.has(row.organization_id)
+      ? highest(grants.get(row.id), { readOnly: false, hidePasswords: false, manage: true })
+      : (grants.get(row.id) ?? { readOnly: true, hidePasswords: true, manage: false });
+    return { row, grant };
+  });
+}
+
+/** Highest wins: writable if any grant is, passwords shown if any shows them, manage if any manages. */
+export function highest(a: CollectionGrant | undefined, b: CollectionGrant): CollectionGrant {
+  if (!a) return b;
+  return { readOnly: a.readOnly && b.readOnly, hidePasswords: a.hidePasswords && b.hidePasswords, manage: a.manage || b.manage };
+}
+
+export async function findOrganization(db: Executor, organizationId: string) {
+  return db
+    .selectFrom('organizations')
+    .select([
+      'id',
+      'max_collections',
+      'use_groups',
+      'limit_collection_creation',
+      'limit_collection_deletion',
+      'allow_admin_access_to_all_collection_items',
+    ])
+    .where('id', '=', organizationId)
+    .executeTakeFirst();
+}

@@ -1,0 +1,278 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { isEncString } from '../../http/enc-string.js';
+import type { AuditLog, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { collectionGrants, type Membership } from '../organizations/org-access.js';
+import {
+  canCreate,
+  canDelete,
+  canEdit,
+  canEditAny,
+  canRead,
+  canReadAll,
+  canReadAllWithAccess,
+  canReadWithAccess,
+  canSee,
+  manages,
+  type CollectionActor,
+} from './collection-rights.js';
+import {
+  accessOf,
+  collectionsForUser,
+  countCollections,
+  deleteCollections,
+  findCollection,
+  findOrganization,
+  groupsOfOrganization,
+  insertCollection,
+  listCollections,
+  membersOfOrganization,
+  replaceCollectionGroups,
+  replaceCollectionUsers,
+  touchOrganizationMembers,
+  updateCollection,
+  type AccessInput,
+  type AccessRow,
+  type CollectionRow,
+} from './collections.repository.js';
+import {
+  toCollectionAccessDetails,
+  toCollectionDetails,
+  toCollectionResponse,
+  type AccessSelection,
+  type CollectionAccessDetailsResponse,
+  type CollectionDetailsResponse,
+  type CreateCollectionBody,
+  type UpdateCollectionBody,
+} from './collections.schemas.js';
+
+/** Sync and `GET /collections`: every collection the user reaches, with its computed access. */
+export async function collectionDetailsForUser(db: Executor, userId: string): Promise<CollectionDetailsResponse[]> {
+  const rows = await collectionsForUser(db, userId);
+  return rows.map(({ row, grant }) => toCollectionDetails(row, grant));
+}
+
+function normalizeAccess(list: readonly AccessSelection[] | null | undefined, field: string): AccessInput[] | undefined {
+  if (list === undefined || list === null) return undefined;
+  const seen = new Set<string>();
+  return list.map((item) => {
+    const id = item.id.toLowerCase();
+    if (seen.has(id)) throw BadRequest.field(field, `The ${field} field lists ${id} more than once.`);
+    seen.add(id);
+    return { id, readOnly: item.readOnly ?? false, hidePasswords: item.hidePasswords ?? false, manage: item.manage ?? false };
+  });
+}
+
+export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: Clock }) {
+  const { db, audit, clock } = deps;
+
+  async function actorFor(executor: Executor, membership: Membership): Promise<CollectionActor & { maxCollections: number | null; useGroups: boolean }> {
+    const org = await findOrganization(executor, membership.organizationId);
+    if (!org) throw new NotFound();
+    return {
+      membership,
+      settings: {
+        limitCollectionCreation: Boolean(org.limit_collection_creation),
+        limitCollectionDeletion: Boolean(org.limit_collection_deletion),
+        allowAdminAccessToAllCollectionItems: Boolean(org.allow_admin_access_to_all_collection_items),
+      },
+      grants: await collectionGrants(executor, membership),
+      maxCollections: org.max_collections,
+      useGroups: Boolean(org.use_groups),
+    };
+  }
+
+  function accessByCollection(rows: { users: AccessRow[]; groups: AccessRow[] }, id: string) {
+    return { users: rows.users.filter((r) => r.collection_id === id), groups: rows.groups.filter((r) => r.collection_id === id) };
+  }
+
+  function unmanagedOf(access: { users: AccessRow[]; groups: AccessRow[] }): boolean {
+    return !access.users.some((u) => Boolean(u.manage)) && !access.groups.some((g) => Boolean(g.manage));
+  }
+
+  /** The collection if the caller may see it; 404 otherwise, exactly as for an unknown id. */
+  async function visibleCollection(executor: Executor, actor: CollectionActor, id: string): Promise<CollectionRow> {
+    const row = await findCollection(executor, actor.membership.organizationId, id);
+    if (!row || !canSee(actor, id)) throw new NotFound();
+    return row;
+  }
+
+  /** Refuses access lists naming members or groups of another organization (or none). */
+  async function checkAccessTargets(
+    executor: Executor,
+    actor: { membership: Membership; useGroups: boolean },
+    users: AccessInput[] | undefined,
+    groups: AccessInput[] | undefined,
+  ): Promise<void> {
+    const organizationId = actor.membership.organizationId;
+    if (users?.length) {
+      const known = await membersOfOrganization(executor, organizationId, users.map((u) => u.id));
+      const stranger = users.find((u) => !known.has(u.id));
+      if (stranger) throw BadRequest.field('users', `Member ${stranger.id} does not belong to this organization.`);
+    }
+    if (groups?.length) {
+      if (!actor.useGroups) throw BadRequest.field('groups', 'This organization cannot use groups.');
+      const known = await groupsOfOrganization(executor, organizationId, groups.map((g) => g.id));
+      const stranger = groups.find((g) => !known.has(g.id));
+      if (stranger) throw BadRequest.field('groups', `Group ${stranger.id} does not belong to this organization.`);
+    }
+  }
+
+  function checkName(name: string): void {
+    if (!isEncString(name)) throw BadRequest.field('name', 'The name field is not a valid encrypted string.');
+  }
+
+  /** Without admin access to every collection, a collection nobody manages would be lost to everyone. */
+  function checkSomeoneManages(actor: CollectionActor, access: { users: { manage: boolean | number }[]; groups: { manage: boolean | number }[] }): void {
+    if (actor.settings.allowAdminAccessToAllCollectionItems) return;
+    if (!access.users.some((u) => Boolean(u.manage)) && !access.groups.some((g) => Boolean(g.manage))) {
+      throw new BadRequest('At least one member or group must have can manage permission.');
+    }
+  }
+
+  async function accessDetailsFor(executor: Executor, membership: Membership, row: CollectionRow): Promise<CollectionAccessDetailsResponse> {
+    const grants = await collectionGrants(executor, membership);
+    return toCollectionAccessDetails(row, await accessOf(executor, [row.id]), grants.get(row.id));
+  }
+
+  async function record(executor: Executor, client: ClientContext, membership: Membership, type: EventType, ids: readonly string[]): Promise<void> {
+    const now = clock.now().toISOString();
+    await audit.record(
+      executor,
+      client,
+      ids.map((collectionId) => ({ type, collectionId, organizationId: membership.organizationId, actingUserId: membership.userId })),
+    );
+    await touchOrganizationMembers(executor, membership.organizationId, now);
+  }
+
+  return {
+    /**
+     * The organization's collections for its admin views: every one for members who may read
+     * them all, otherwise only those the caller manages (as the official server answers).
+     */
+    async listForOrganization(membership: Membership, withAccess: boolean): Promise<CollectionAccessDetailsResponse[]> {
+      const actor = await actorFor(db, membership);
+      const all = withAccess ? canReadAllWithAccess(actor) : canReadAll(actor);
+      const rows = await listCollections(db, membership.organizationId);
+      const shown = all ? rows : rows.filter((r) => manages(actor, r.id));
+      const access = await accessOf(db, shown.map((r) => r.id));
+      return shown.map((row) => toCollectionAccessDetails(row, accessByCollection(access, row.id), actor.grants.get(row.id)));
+    },
+
+    async get(membership: Membership, id: string) {
+      const actor = await actorFor(db, membership);
+      const row = await visibleCollection(db, actor, id);
+      if (!canRead(actor, id)) throw new Forbidden('You do not have permission to view this collection.');
+      return toCollectionResponse(row);
+    },
+
+    async getDetails(membership: Membership, id: string): Promise<CollectionAccessDetailsResponse> {
+      const actor = await actorFor(db, membership);
+      const row = await visibleCollection(db, actor, id);
+      if (!canReadWithAccess(actor, id)) throw new Forbidden('You do not have permission to view this collection.');
+      return toCollectionAccessDetails(row, await accessOf(db, [id]), actor.grants.get(id));
+    },
+
+    async getUsers(membership: Membership, id: string): Promise<AccessRow[]> {
+      const actor = await actorFor(db, membership);
+      await visibleCollection(db, actor, id);
+      if (!canRead(actor, id)) throw new Forbidden('You do not have permission to view this collection.');
+      return (await accessOf(db, [id])).users;
+    },
+
+    async create(membership: Membership, body: CreateCollectionBody, client: ClientContext): Promise<CollectionAccessDetailsResponse> {
+      checkName(body.name);
+      const users = normalizeAccess(body.users, 'users') ?? [];
+      const groups = normalizeAccess(body.groups, 'groups') ?? [];
+      return db.transaction().execute(async (tx) => {
+        const actor = await actorFor(tx, membership);
+        if (!canCreate(actor)) throw new Forbidden('You do not have permission to create collections.');
+        if (actor.maxCollections !== null && (await countCollections(tx, membership.organizationId)) >= actor.maxCollections) {
+          throw new BadRequest(`You have reached the maximum number of collections (${actor.maxCollections}) for this organization.`);
+        }
+        await checkAccessTargets(tx, actor, users, groups);
+        // A creator who cannot edit every collection would otherwise lose the one just made.
+        if (!canEditAny(actor) && !users.some((u) => u.id === membership.id)) {
+          users.push({ id: membership.id, readOnly: false, hidePasswords: false, manage: true });
+        }
+        checkSomeoneManages(actor, { users, groups });
+        const now = clock.now().toISOString();
+        const row: CollectionRow = {
+          id: randomUUID(),
+          organization_id: membership.organizationId,
+          name: body.name,
+          external_id: body.externalId ?? null,
+          type: 0,
+          creation_date: now,
+          revision_date: now,
+        };
+        await insertCollection(tx, row);
+        await replaceCollectionUsers(tx, row.id, users);
+        await replaceCollectionGroups(tx, row.id, groups);
+        await record(tx, client, membership, EventType.Collection_Created, [row.id]);
+        return accessDetailsFor(tx, membership, row);
+      });
+    },
+
+    async update(membership: Membership, id: string, body: UpdateCollectionBody, client: ClientContext): Promise<CollectionAccessDetailsResponse> {
+      checkName(body.name);
+      const users = normalizeAccess(body.users, 'users');
+      const groups = normalizeAccess(body.groups, 'groups');
+      return db.transaction().execute(async (tx) => {
+        const actor = await actorFor(tx, membership);
+        const row = await visibleCollection(tx, actor, id);
+        const current = await accessOf(tx, [id]);
+        if (!canEdit(actor, id, unmanagedOf(current))) throw new Forbidden('You do not have permission to edit this collection.');
+        await checkAccessTargets(tx, actor, users, groups);
+        checkSomeoneManages(actor, { users: users ?? current.users, groups: groups ?? current.groups });
+        const now = clock.now().toISOString();
+        const externalId = body.externalId === undefined ? row.external_id : body.externalId;
+        await updateCollection(tx, id, { name: body.name, external_id: externalId, revision_date: now });
+        if (users) await replaceCollectionUsers(tx, id, users);
+        if (groups) await replaceCollectionGroups(tx, id, groups);
+        await record(tx, client, membership, EventType.Collection_Updated, [id]);
+        return accessDetailsFor(tx, membership, { ...row, name: body.name, external_id: externalId, revision_date: now });
+      });
+    },
+
+    async replaceUsers(membership: Membership, id: string, list: readonly AccessSelection[], client: ClientContext): Promise<void> {
+      const users = normalizeAccess(list, 'users') ?? [];
+      await db.transaction().execute(async (tx) => {
+        const actor = await actorFor(tx, membership);
+        await visibleCollection(tx, actor, id);
+        const current = await accessOf(tx, [id]);
+        const mayManageUsers = actor.settings.allowAdminAccessToAllCollectionItems && membership.rights.has('manageUsers');
+        if (!mayManageUsers && !canEdit(actor, id, unmanagedOf(current))) throw new Forbidden('You do not have permission to edit this collection.');
+        await checkAccessTargets(tx, actor, users, undefined);
+        checkSomeoneManages(actor, { users, groups: current.groups });
+        await replaceCollectionUsers(tx, id, users);
+        await record(tx, client, membership, EventType.Collection_Updated, [id]);
+      });
+    },
+
+    async delete(membership: Membership, ids: readonly string[], client: ClientContext): Promise<void> {
+      const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+      await db.transaction().execute(async (tx) => {
+        const actor = await actorFor(tx, membership);
+        const rows = await listCollections(tx, membership.organizationId, unique);
+        if (rows.length !== unique.length || unique.some((id) => !canSee(actor, id))) throw new NotFound();
+        const access = await accessOf(tx, unique);
+        for (const id of unique) {
+          if (!canDelete(actor, id, unmanagedOf(accessByCollection(access, id)))) {
+            throw new Forbidden('You do not have permission to delete this collection.');
+          }
+        }
+        await record(tx, client, membership, EventType.Collection_Deleted, unique);
+        await deleteCollections(tx, unique);
+      });
+    },
+
+    forUser: (userId: string) => collectionDetailsForUser(db, userId),
+  };
+}
+
+export type CollectionService = ReturnType<typeof createCollectionService>;

@@ -1,0 +1,273 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { canEdit, type CollectionActor } from '../collections/collection-rights.js';
+import {
+  accessOf,
+  collectionsOfOrganization,
+  findOrganization,
+  membersOfOrganization,
+  touchOrganizationMembers,
+  type AccessInput,
+} from '../collections/collections.repository.js';
+import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { collectionGrants, type Membership } from '../organizations/org-access.js';
+import {
+  addGroupMembers,
+  collectionsOfGroups,
+  deleteGroups,
+  findGroup,
+  insertGroup,
+  listGroups,
+  memberIdsOfGroup,
+  removeGroupMembers,
+  replaceGroupCollections,
+  updateGroup,
+  type GroupRow,
+} from './groups.repository.js';
+import { toGroupDetails, toGroupResponse, type CreateGroupBody, type UpdateGroupBody } from './groups.schemas.js';
+
+/** What a create or update asks for, with every field settled. */
+interface GroupInput {
+  name: string;
+  accessAll: boolean;
+  externalId: string | null;
+  collections: AccessInput[];
+  users: string[] | null;
+}
+
+function uniqueIds(ids: readonly string[], field: string): string[] {
+  const normalized = ids.map((id) => id.toLowerCase());
+  const duplicate = normalized.find((id, i) => normalized.indexOf(id) !== i);
+  if (duplicate) throw BadRequest.field(field, `The ${field} field lists ${duplicate} more than once.`);
+  return normalized;
+}
+
+function collectionInputs(list: CreateGroupBody['collections']): AccessInput[] {
+  const items = list ?? [];
+  uniqueIds(items.map((c) => c.id), 'collections');
+  return items.map((c) => ({ id: c.id.toLowerCase(), readOnly: c.readOnly ?? false, hidePasswords: c.hidePasswords ?? false, manage: c.manage ?? false }));
+}
+
+export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock }) {
+  const { db, audit, clock } = deps;
+
+  async function groupOrThrow(executor: Executor, membership: Membership, id: string): Promise<GroupRow> {
+    const group = await findGroup(executor, membership.organizationId, id);
+    if (!group) throw new NotFound();
+    return group;
+  }
+
+  async function requireGroupsFeature(executor: Executor, organizationId: string) {
+    const org = await findOrganization(executor, organizationId);
+    if (!org) throw new NotFound();
+    if (!org.use_groups) throw new BadRequest('This organization cannot use groups.');
+    return org;
+  }
+
+  /**
+   * The rules of saving a group: members and collections of this organization only; access to
+   * all collections only from someone who may edit them all; collection access only for
+   * collections the caller may edit (unless admins reach every collection and the caller manages
+   * groups); and nobody adds themself to a group that lacks access to all collections.
+   */
+  async function checkSave(executor: Executor, membership: Membership, input: GroupInput, current: { group: GroupRow; members: string[] } | null) {
+    const org = await requireGroupsFeature(executor, membership.organizationId);
+    const organizationId = membership.organizationId;
+
+    if (input.users?.length) {
+      const known = await membersOfOrganization(executor, organizationId, input.users);
+      const stranger = input.users.find((id) => !known.has(id));
+      if (stranger) throw BadRequest.field('users', `Member ${stranger} does not belong to this organization.`);
+      if (!input.accessAll && input.users.includes(membership.id) && !current?.members.includes(membership.id)) {
+        throw BadRequest.field('users', 'You cannot add yourself to groups.');
+      }
+    }
+    if (input.collections.length) {
+      const known = await collectionsOfOrganization(executor, organizationId, input.collections.map((c) => c.id));
+      const stranger = input.collections.find((c) => !known.has(c.id));
+      if (stranger) throw BadRequest.field('collections', `Collection ${stranger.id} does not belong to this organization.`);
+    }
+    if (input.accessAll && !current?.group.access_all && !membership.rights.has('editAnyCollection')) {
+      throw new Forbidden('Only members who may edit any collection can give a group access to all collections.');
+    }
+
+    const allowAdmin = Boolean(org.allow_admin_access_to_all_collection_items);
+    if (input.collections.length && !(allowAdmin && membership.rights.has('manageGroups'))) {
+      const actor: CollectionActor = {
+        membership,
+        settings: {
+          limitCollectionCreation: Boolean(org.limit_collection_creation),
+          limitCollectionDeletion: Boolean(org.limit_collection_deletion),
+          allowAdminAccessToAllCollectionItems: allowAdmin,
+        },
+        grants: await collectionGrants(executor, membership),
+      };
+      const ids = input.collections.map((c) => c.id);
+      const access = await accessOf(executor, ids);
+      for (const id of ids) {
+        const unmanaged = ![...access.users, ...access.groups].some((a) => a.collection_id === id && Boolean(a.manage));
+        if (!canEdit(actor, id, unmanaged)) throw new Forbidden('You do not have permission to grant access to one of these collections.');
+      }
+    }
+  }
+
+  function membershipEvents(membership: Membership, changed: readonly string[]): AuditEvent[] {
+    return changed.map((organizationUserId) => ({
+      type: EventType.OrganizationUser_UpdatedGroups,
+      organizationUserId,
+      organizationId: membership.organizationId,
+      actingUserId: membership.userId,
+    }));
+  }
+
+  function groupEvent(membership: Membership, type: EventType, groupId: string): AuditEvent {
+    return { type, groupId, organizationId: membership.organizationId, actingUserId: membership.userId };
+  }
+
+  /** Sets the group's members to `users`; returns the members added or removed. */
+  async function setMembers(executor: Executor, groupId: string, before: readonly string[], users: readonly string[]): Promise<string[]> {
+    const added = users.filter((id) => !before.includes(id));
+    const removed = before.filter((id) => !users.includes(id));
+    await removeGroupMembers(executor, groupId, removed);
+    await addGroupMembers(executor, groupId, added);
+    return [...added, ...removed];
+  }
+
+  async function finish(executor: Executor, membership: Membership, client: ClientContext, events: AuditEvent[]): Promise<void> {
+    await audit.record(executor, client, events);
+    await touchOrganizationMembers(executor, membership.organizationId, clock.now().toISOString());
+  }
+
+  return {
+    /** Members who assign collection access need the group names; the official CollectionManagement rule. */
+    async list(membership: Membership) {
+      const r = membership.rights;
+      const allowed =
+        r.has('manageGroups') ||
+        r.has('manageUsers') ||
+        r.has('createNewCollections') ||
+        r.has('editAnyCollection') ||
+        r.has('deleteAnyCollection') ||
+        r.has('editAssignedCollections') ||
+        [...(await collectionGrants(db, membership)).values()].some((g) => g.manage);
+      if (!allowed) throw new Forbidden('You do not have permission to do this.');
+      return (await listGroups(db, membership.organizationId)).map(toGroupResponse);
+    },
+
+    async listDetails(membership: Membership) {
+      if (!membership.rights.has('manageGroups') && !membership.rights.has('manageUsers')) {
+        throw new Forbidden('You do not have permission to do this.');
+      }
+      const groups = await listGroups(db, membership.organizationId);
+      const access = await collectionsOfGroups(db, groups.map((g) => g.id));
+      return groups.map((g) => toGroupDetails(g, access.filter((a) => a.group_id === g.id)));
+    },
+
+    async get(membership: Membership, id: string) {
+      return toGroupResponse(await groupOrThrow(db, membership, id));
+    },
+
+    async getDetails(membership: Membership, id: string) {
+      const group = await groupOrThrow(db, membership, id);
+      return toGroupDetails(group, await collectionsOfGroups(db, [id]));
+    },
+
+    async members(membership: Membership, id: string): Promise<string[]> {
+      await groupOrThrow(db, membership, id);
+      return memberIdsOfGroup(db, id);
+    },
+
+    async create(membership: Membership, body: CreateGroupBody, client: ClientContext) {
+      const accessAll = body.accessAll ?? false;
+      if (!accessAll && (body.collections === undefined || body.collections === null)) {
+        throw BadRequest.field('collections', 'The collections field is required unless the group has access to all collections.');
+      }
+      const input: GroupInput = {
+        name: body.name,
+        accessAll,
+        externalId: body.externalId ?? null,
+        collections: collectionInputs(body.collections),
+        users: uniqueIds(body.users ?? [], 'users'),
+      };
+      return db.transaction().execute(async (tx) => {
+        await checkSave(tx, membership, input, null);
+        const now = clock.now().toISOString();
+        const row: GroupRow = {
+          id: randomUUID(),
+          organization_id: membership.organizationId,
+          name: input.name,
+          access_all: input.accessAll,
+          external_id: input.externalId,
+          creation_date: now,
+          revision_date: now,
+        };
+        await insertGroup(tx, row);
+        await replaceGroupCollections(tx, row.id, input.collections);
+        const changed = await setMembers(tx, row.id, [], input.users ?? []);
+        await finish(tx, membership, client, [groupEvent(membership, EventType.Group_Created, row.id), ...membershipEvents(membership, changed)]);
+        return toGroupResponse(row);
+      });
+    },
+
+    async update(membership: Membership, id: string, body: UpdateGroupBody, client: ClientContext) {
+      return db.transaction().execute(async (tx) => {
+        const group = await groupOrThrow(tx, membership, id);
+        const before = await memberIdsOfGroup(tx, id);
+        const input: GroupInput = {
+          name: body.name,
+          accessAll: body.accessAll ?? Boolean(group.access_all),
+          externalId: body.externalId === undefined ? group.external_id : body.externalId,
+          collections: collectionInputs(body.collections),
+          users: body.users === null ? null : uniqueIds(body.users, 'users'),
+        };
+        await checkSave(tx, membership, input, { group, members: before });
+        const now = clock.now().toISOString();
+        const values = { name: input.name, access_all: input.accessAll, external_id: input.externalId, revision_date: now };
+        await updateGroup(tx, id, values);
+        await replaceGroupCollections(tx, id, input.collections);
+        // A null member list leaves the members as they are (directory sync sends members separately).
+        const changed = input.users ? await setMembers(tx, id, before, input.users) : [];
+        await finish(tx, membership, client, [groupEvent(membership, EventType.Group_Updated, id), ...membershipEvents(membership, changed)]);
+        return toGroupResponse({ ...group, ...values });
+      });
+    },
+
+    async replaceMembers(membership: Membership, id: string, users: readonly string[], client: ClientContext): Promise<void> {
+      const ids = uniqueIds(users, 'users');
+      await db.transaction().execute(async (tx) => {
+        const group = await groupOrThrow(tx, membership, id);
+        const before = await memberIdsOfGroup(tx, id);
+        await checkSave(tx, membership, { name: group.name, accessAll: Boolean(group.access_all), externalId: group.external_id, collections: [], users: ids }, { group, members: before });
+        const changed = await setMembers(tx, id, before, ids);
+        await finish(tx, membership, client, membershipEvents(membership, changed));
+      });
+    },
+
+    async removeMember(membership: Membership, id: string, organizationUserId: string, client: ClientContext): Promise<void> {
+      await db.transaction().execute(async (tx) => {
+        await groupOrThrow(tx, membership, id);
+        const before = await memberIdsOfGroup(tx, id);
+        if (!before.includes(organizationUserId)) throw new NotFound();
+        await removeGroupMembers(tx, id, [organizationUserId]);
+        await finish(tx, membership, client, membershipEvents(membership, [organizationUserId]));
+      });
+    },
+
+    /** Deletes groups of this organization; any id that is not one answers 404 and nothing is deleted. */
+    async delete(membership: Membership, ids: readonly string[], client: ClientContext): Promise<void> {
+      const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
+      await db.transaction().execute(async (tx) => {
+        const groups = await listGroups(tx, membership.organizationId, unique);
+        if (groups.length !== unique.length) throw new NotFound();
+        await deleteGroups(tx, unique);
+        await finish(tx, membership, client, unique.map((groupId) => groupEvent(membership, EventType.Group_Deleted, groupId)));
+      });
+    },
+  };
+}
+
+export type GroupService = ReturnType<typeof createGroupService>;

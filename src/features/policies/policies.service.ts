@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { touchOrganizationMembers } from '../collections/collections.repository.js';
+import type { AuditLog, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import type { Membership } from '../organizations/org-access.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { validatePolicyData } from './policy-data.js';
+import { listPolicies, findPolicy, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
+import { defaultPolicyResponse, parseData, toPolicyResponse, type PolicyBody, type PolicyResponse } from './policies.schemas.js';
+import { PolicyType } from './policy-type.js';
+
+/** The names the official server uses in its policy messages. */
+const POLICY_NAMES: Partial<Record<PolicyType, string>> = {
+  [PolicyType.SingleOrg]: 'Single organization',
+  [PolicyType.RequireSso]: 'Require single sign-on authentication',
+  [PolicyType.ResetPassword]: 'Account recovery administration',
+  [PolicyType.MaximumVaultTimeout]: 'Vault timeout',
+  [PolicyType.AutomaticUserConfirmation]: 'Automatically confirm invited users',
+  [PolicyType.OrganizationUserNotification]: 'Organization user notification',
+};
+const nameOf = (type: PolicyType) => POLICY_NAMES[type] ?? PolicyType[type];
+
+/** Policies that can only be on while Single organization is on. */
+const REQUIRES_SINGLE_ORG: readonly PolicyType[] = [
+  PolicyType.RequireSso,
+  PolicyType.ResetPassword,
+  PolicyType.MaximumVaultTimeout,
+  PolicyType.AutomaticUserConfirmation,
+  PolicyType.OrganizationUserNotification,
+];
+
+/** The identity token's MasterPasswordPolicy: PascalCase keys, left out when no policy sets them. */
+export interface MasterPasswordPolicyResponse {
+  Object: 'masterPasswordPolicy';
+  MinComplexity?: number;
+  MinLength?: number;
+  RequireLower?: boolean;
+  RequireUpper?: boolean;
+  RequireNumbers?: boolean;
+  RequireSpecial?: boolean;
+  EnforceOnLogin?: boolean;
+}
+
+/**
+ * The strictest master password requirements across the enabled MasterPassword policies of the
+ * user's organizations (accepted or confirmed memberships; owners and admins are not exempt).
+ */
+export async function masterPasswordPolicyFor(db: Executor, userId: string): Promise<MasterPasswordPolicyResponse> {
+  const rows = await policiesOfMemberships(db, userId, [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed], PolicyType.MasterPassword);
+  const result: MasterPasswordPolicyResponse = { Object: 'masterPasswordPolicy' };
+  for (const row of rows) {
+    const data = parseData(row.data) ?? {};
+    for (const [key, field] of [
+      ['minComplexity', 'MinComplexity'],
+      ['minLength', 'MinLength'],
+    ] as const) {
+      const value = data[key];
+      if (typeof value === 'number' && (result[field] === undefined || value > result[field])) result[field] = value;
+    }
+    for (const [key, field] of [
+      ['requireLower', 'RequireLower'],
+      ['requireUpper', 'RequireUpper'],
+      ['requireNumbers', 'RequireNumbers'],
+      ['requireSpecial', 'RequireSpecial'],
+      ['enforceOnLogin', 'EnforceOnLogin'],
+    ] as const) {
+      const value = data[key];
+      if (typeof value === 'boolean') result[field] = (result[field] ?? false) || value;
+    }
+  }
+  return result;
+}
+
+/** Sync's `policies`: every policy of the enabled organizations the user is a confirmed member of. */
+export async function policiesForUser(db: Executor, userId: string): Promise<PolicyResponse[]> {
+  const rows = await policiesOfMemberships(db, userId, [OrganizationUserStatusType.Confirmed]);
+  return rows.map(toPolicyResponse);
+}
+
+export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Clock }) {
+  const { db, audit, clock } = deps;
+
+  async function checkDependencies(executor: Executor, organizationId: string, type: PolicyType, enabling: boolean, current: PolicyRow | undefined): Promise<void> {
+    const saved = await listPolicies(executor, organizationId);
+    const isOn = (t: PolicyType) => saved.some((p) => p.type === (t as number) && Boolean(p.enabled));
+    const wasOn = Boolean(current?.enabled);
+    if (enabling && !wasOn && REQUIRES_SINGLE_ORG.includes(type) && !isOn(PolicyType.SingleOrg)) {
+      throw new BadRequest(`Turn on the ${nameOf(PolicyType.SingleOrg)} policy because it is required for the ${nameOf(type)} policy.`);
+    }
+    if (!enabling && wasOn && type === PolicyType.SingleOrg) {
+      const dependents = REQUIRES_SINGLE_ORG.filter(isOn);
+      if (dependents.length === 1) throw new BadRequest(`Turn off the ${nameOf(dependents[0] as PolicyType)} policy because it requires the ${nameOf(type)} policy.`);
+      if (dependents.length > 1) throw new BadRequest(`Turn off all of the policies that require the ${nameOf(type)} policy.`);
+    }
+  }
+
+  /**
+   * The official server revokes members who belong to other organizations when Single
+   * organization is turned on; this server refuses instead, naming them, so that nobody loses
+   * access as a side effect of a policy switch.
+   */
+  async function checkSingleOrg(executor: Executor, membership: Membership): Promise<void> {
+    const emails = await membersInOtherOrganizations(
+      executor,
+      membership.organizationId,
+      membership.userId,
+      [OrganizationUserType.Owner, OrganizationUserType.Admin],
+      [OrganizationUserStatusType.Invited, OrganizationUserStatusType.Revoked],
+      OrganizationUserStatusType.Invited,
+    );
+    if (emails.length > 0) {
+      throw new BadRequest(
+        `These members also belong to other organizations: ${emails.join(', ')}. Remove or revoke them, or have them leave the other organizations, before turning on the ${nameOf(PolicyType.SingleOrg)} policy.`,
+      );
+    }
+  }
+
+  return {
+    /**
+     * The organization's enabled master password policy, for any member including invited and
+     * accepted ones (clients check it while joining); 404 when there is none.
+     */
+    async masterPasswordPolicyOf(userId: string, organizationId: string): Promise<PolicyResponse> {
+      const row = await db
+        .selectFrom('policies')
+        .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
+        .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
+        .selectAll('policies')
+        .where('policies.organization_id', '=', organizationId)
+        .where('policies.type', '=', PolicyType.MasterPassword)
+        .where('policies.enabled', '=', true)
+        .where('organizations.use_policies', '=', true)
+        .where('organization_users.user_id', '=', userId)
+        .executeTakeFirst();
+      if (!row) throw new NotFound();
+      return toPolicyResponse(row);
+    },
+
+    async list(membership: Membership): Promise<PolicyResponse[]> {
+      return (await listPolicies(db, membership.organizationId)).map(toPolicyResponse);
+    },
+
+    async get(membership: Membership, type: PolicyType): Promise<PolicyResponse> {
+      const row = await findPolicy(db, membership.organizationId, type);
+      return row ? toPolicyResponse(row) : defaultPolicyResponse(membership.organizationId, type);
+    },
+
+    async save(membership: Membership, type: PolicyType, body: PolicyBody, client: ClientContext): Promise<PolicyResponse> {
+      if (body.type !== undefined && body.type !== (type as number)) throw BadRequest.field('type', 'The type field must match the policy type in the path.');
+      const data = validatePolicyData(type, body.data);
+      return db.transaction().execute(async (tx) => {
+        const org = await tx.selectFrom('organizations').select(['use_policies']).where('id', '=', membership.organizationId).executeTakeFirst();
+        if (!org) throw new NotFound();
+        if (!org.use_policies) throw new BadRequest('This organization cannot use policies.');
+        const current = await findPolicy(tx, membership.organizationId, type);
+        await checkDependencies(tx, membership.organizationId, type, body.enabled, current);
+        if (type === PolicyType.SingleOrg && body.enabled && !current?.enabled) await checkSingleOrg(tx, membership);
+
+        const now = clock.now().toISOString();
+        const values = { enabled: body.enabled, data: data === null ? null : JSON.stringify(data), revision_date: now };
+        let row: PolicyRow;
+        if (current) {
+          await updatePolicy(tx, current.id, values);
+          row = { ...current, ...values };
+        } else {
+          row = { id: randomUUID(), organization_id: membership.organizationId, type, creation_date: now, ...values };
+          await insertPolicy(tx, row);
+        }
+        await audit.record(tx, client, { type: EventType.Policy_Updated, policyId: row.id, organizationId: membership.organizationId, actingUserId: membership.userId });
+        await touchOrganizationMembers(tx, membership.organizationId, now);
+        return toPolicyResponse(row);
+      });
+    },
+  };
+}
+
+export type PolicyService = ReturnType<typeof createPolicyService>;

@@ -1,0 +1,48 @@
+import { BadRequest } from '../../http/errors.js';
+import { PolicyType } from './policy-type.js';
+
+const MAX_DATA_CHARS = 10_000;
+
+type Check = (value: unknown) => boolean;
+const int = (min: number, max: number): Check => (v) => v === null || (Number.isInteger(v) && (v as number) >= min && (v as number) <= max);
+const bool: Check = (v) => v === null || typeof v === 'boolean';
+
+/** The data fields the server reads, per type, with their allowed values. Others are stored loosely. */
+const KNOWN: Partial<Record<PolicyType, Record<string, [Check, string]>>> = {
+  [PolicyType.MasterPassword]: {
+    // Complexity is the zxcvbn score 0-4; clients allow lengths of 12 to 128.
+    minComplexity: [int(0, 4), 'an integer from 0 to 4'],
+    minLength: [int(12, 128), 'an integer from 12 to 128'],
+    requireUpper: [bool, 'a boolean'],
+    requireLower: [bool, 'a boolean'],
+    requireNumbers: [bool, 'a boolean'],
+    requireSpecial: [bool, 'a boolean'],
+    enforceOnLogin: [bool, 'a boolean'],
+  },
+  [PolicyType.MaximumVaultTimeout]: {
+    minutes: [int(0, 525_600), 'an integer from 0 to 525600'],
+    action: [(v) => v === null || v === 'lock' || v === 'logOut', 'null, "lock" or "logOut"'],
+  },
+  [PolicyType.ResetPassword]: { autoEnrollEnabled: [bool, 'a boolean'] },
+  [PolicyType.SendOptions]: { disableHideEmail: [bool, 'a boolean'] },
+};
+
+/**
+ * Checks a policy's `data`: a JSON object (or null) of bounded size; for the types the server
+ * reads, the known fields must have the right types and only those are kept.
+ */
+export function validatePolicyData(type: PolicyType, data: unknown): Record<string, unknown> | null {
+  if (data === undefined || data === null) return null;
+  if (typeof data !== 'object' || Array.isArray(data)) throw BadRequest.field('data', 'The data field must be a JSON object or null.');
+  if (JSON.stringify(data).length > MAX_DATA_CHARS) throw BadRequest.field('data', `The data field must be at most ${MAX_DATA_CHARS} characters of JSON.`);
+  const known = KNOWN[type];
+  if (!known) return data as Record<string, unknown>;
+  const kept: Record<string, unknown> = {};
+  for (const [key, [check, expected]] of Object.entries(known)) {
+    const value = (data as Record<string, unknown>)[key];
+    if (value === undefined) continue;
+    if (!check(value)) throw BadRequest.field(`data.${key}`, `The data.${key} field must be ${expected}.`);
+    kept[key] = value;
+  }
+  return kept;
+}

@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto';
+import { PlanType } from '../../src/features/organizations/plans.js';
+import { OrganizationUserStatusType, OrganizationUserType, type Permissions } from '../../src/features/organizations/roles.js';
+import { createUser } from './accounts.js';
+import { seedMembership, seedOrganization } from './orgs.js';
+import type { TestServer } from './test-server.js';
+
+/** A caller in the organization tests: their token and, when they have one, their membership id. */
+export interface Actor {
+  userId: string;
+  token: string;
+  memberId: string;
+}
+
+export const ENC = '2.AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+
+/**
+ * Logs in a user (fixed email, so the client-side account is derived once per process) and
+ * gives them a membership of the organization with the given role and status.
+ */
+export async function actor(
+  server: TestServer,
+  organizationId: string,
+  email: string,
+  opts: { type?: OrganizationUserType; status?: OrganizationUserStatusType; permissions?: Partial<Permissions> } = {},
+): Promise<Actor> {
+  const user = await createUser(server, { email });
+  const memberId = await seedMembership(server, { organizationId, userId: user.userId, email, ...(opts.type !== undefined ? { type: opts.type } : {}), ...(opts.status !== undefined ? { status: opts.status } : {}) });
+  if (opts.permissions) {
+    await server.database.db.updateTable('organization_users').set({ permissions: JSON.stringify(opts.permissions) }).where('id', '=', memberId).execute();
+  }
+  return { userId: user.userId, token: user.accessToken, memberId };
+}
+
+/** An organization with a confirmed owner, and a stranger who owns another organization. */
+export async function orgWithOwner(server: TestServer, planType = PlanType.EnterpriseAnnually) {
+  const org = await seedOrganization(server, { planType });
+  const owner = await actor(server, org, 'owner@example.com', { type: OrganizationUserType.Owner });
+  const otherOrg = await seedOrganization(server, { name: 'Other' });
+  const stranger = await actor(server, otherOrg, 'stranger@example.com', { type: OrganizationUserType.Owner });
+  return { org, owner, otherOrg, stranger };
+}
+
+/** Every kind of caller the permission matrices try, by name. */
+export const ROLES = {
+  owner: { type: OrganizationUserType.Owner },
+  admin: { type: OrganizationUserType.Admin },
+  user: { type: OrganizationUserType.User },
+  manager: { type: OrganizationUserType.Manager },
+  invited: { type: OrganizationUserType.Admin, status: OrganizationUserStatusType.Invited },
+  accepted: { type: OrganizationUserType.Admin, status: OrganizationUserStatusType.Accepted },
+  revoked: { type: OrganizationUserType.Admin, status: OrganizationUserStatusType.Revoked },
+} as const;
+
+export function custom(...flags: (keyof Permissions)[]) {
+  return { type: OrganizationUserType.Custom, permissions: Object.fromEntries(flags.map((f) => [f, true])) as Partial<Permissions> };
+}
+
+export async function seedCollection(server: TestServer, organizationId: string, access: { users?: [string, Partial<Grant>?][]; groups?: [string, Partial<Grant>?][] } = {}): Promise<string> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  const db = server.database.db;
+  await db.insertInto('collections').values({ id, organization_id: organizationId, name: ENC, external_id: null, type: 0, creation_date: now, revision_date: now }).execute();
+  for (const [member, g = {}] of access.users ?? []) {
+    await db.insertInto('collection_users').values({ collection_id: id, organization_user_id: member, ...grantValues(g) }).execute();
+  }
+  for (const [group, g = {}] of access.groups ?? []) {
+    await db.insertInto('collection_groups').values({ collection_id: id, group_id: group, ...grantValues(g) }).execute();
+  }
+  return id;
+}
+
+export async function seedGroup(server: TestServer, organizationId: string, members: string[] = [], accessAll = false): Promise<string> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  await server.database.db.insertInto('groups').values({ id, organization_id: organizationId, name: 'Group', access_all: accessAll, external_id: null, creation_date: now, revision_date: now }).execute();
+  for (const member of members) await server.database.db.insertInto('group_users').values({ group_id: id, organization_user_id: member }).execute();
+  return id;
+}
+
+interface Grant {
+  readOnly: boolean;
+  hidePasswords: boolean;
+  manage: boolean;
+}
+
+function grantValues(g: Partial<Grant>) {
+  return { read_only: g.readOnly ?? false, hide_passwords: g.hidePasswords ?? false, manage: g.manage ?? false };
+}
+
+export async function eventsOf(server: TestServer, type: number) {
+  return server.database.db.selectFrom('events').selectAll().where('type', '=', type).orderBy('seq').execute();
+}
