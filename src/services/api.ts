@@ -4,6 +4,7 @@ import { apiErrorHandler } from '../http/error-handler.js';
 import { NotFound } from '../http/errors.js';
 import { accountRoutes } from '../features/accounts/accounts.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
+import { memberRoutes } from '../features/members/members.routes.js';
 import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
 import type { ServiceOptions } from './service-options.js';
 
@@ -19,4 +20,5 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   if (config.healthEnabled) await app.register(healthRoutes, { health: features.health });
   await app.register(serverConfigRoutes, { config });
   await app.register(accountRoutes, { accounts: features.accounts });
+  await app.register(memberRoutes, { members: features.members, orgAccess: features.orgAccess });
 };
