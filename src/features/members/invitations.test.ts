@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+// Each test registers several accounts (slow key derivation); a busy CI machine needs the room.
+vi.setConfig({ testTimeout: 120_000 });
 import { createUser, loginAccount, registerAccount, testAccount } from '../../../test/support/accounts.js';
 import { registerFinishBody, rsaDecryptEncString, rsaEncryptToEncString } from '../../../test/support/bw-crypto.js';
 import { testClock } from '../../../test/support/clock.js';

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+// Each test registers several accounts (slow key derivation); a busy CI machine needs the room.
+vi.setConfig({ testTimeout: 120_000 });
 import { createUser } from '../../../test/support/accounts.js';
 import { dataOf, memberEvents, memberEventTypes, memberOf, memberRow, orgWithOwner, seedCollection, seedGroup } from '../../../test/support/members.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
