@@ -12,6 +12,8 @@ import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/identity/login-throttle.js';
 import { createSigningKeys } from './features/identity/signing-keys.js';
 import { createTokenService } from './features/identity/tokens.js';
+import { createMailer } from './features/mail/mailer.js';
+import { createMemberService } from './features/members/members.service.js';
 import { hasPendingInvitation } from './features/organizations/invitations.js';
 import { organizationApiKeyGrant, organizationPrincipalResolver } from './features/organizations/org-api-key.js';
 import { createOrgAccess } from './features/organizations/org-access.js';
@@ -84,6 +86,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock });
+  const mailer = createMailer(config);
+  const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
 
   return {
     audit,
@@ -101,6 +105,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     collections,
     groups,
     policies,
+    mailer,
+    members,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();

@@ -7,6 +7,7 @@ import { collectionRoutes } from '../features/collections/collections.routes.js'
 import { groupRoutes } from '../features/groups/groups.routes.js';
 import { policyRoutes } from '../features/policies/policies.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
+import { memberRoutes } from '../features/members/members.routes.js';
 import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
 import { cipherRoutes } from '../features/vault/ciphers.routes.js';
 import { folderRoutes } from '../features/vault/folders.routes.js';
@@ -31,4 +32,5 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(collectionRoutes, { collections: features.collections, orgAccess: features.orgAccess });
   await app.register(groupRoutes, { groups: features.groups, orgAccess: features.orgAccess });
   await app.register(policyRoutes, { policies: features.policies, orgAccess: features.orgAccess });
+  await app.register(memberRoutes, { members: features.members, orgAccess: features.orgAccess });
 };

@@ -1,0 +1,80 @@
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import { isEncString } from '../../shared/enc-string.js';
+import type { AuditLog } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { OrganizationUserStatusType } from '../organizations/roles.js';
+import { joinPolicyError, type Actor } from './member-rules.js';
+import { findMembers, findOrganization, touchUserRevision, updateMember, type MemberRow } from './members.repository.js';
+import { bulkResult, type BulkResult } from './members.schemas.js';
+
+const NOT_FOUND = 'User not found.';
+
+function statusError(member: MemberRow): string | null {
+  switch (member.status) {
+    case OrganizationUserStatusType.Accepted:
+      return member.user_id ? null : 'User not accepted.';
+    case OrganizationUserStatusType.Invited:
+      return 'User not accepted.';
+    case OrganizationUserStatusType.Confirmed:
+      return 'User already confirmed.';
+    default:
+      return 'User is revoked.';
+  }
+}
+
+/** Confirming hands an accepted member the organization key (encrypted to their public key) and with it access. */
+export function createConfirmMembers({ db, clock, audit }: { db: Db; clock: Clock; audit: AuditLog }) {
+  async function confirmMany(actor: Actor, organizationId: string, keys: readonly { id: string; key: string }[]): Promise<BulkResult[]> {
+    const org = await findOrganization(db, organizationId);
+    if (!org) throw new NotFound();
+    const found = new Map((await findMembers(db, organizationId, keys.map((k) => k.id.toLowerCase()))).map((m) => [m.id, m]));
+    const results: BulkResult[] = [];
+    const confirmed: { member: MemberRow; key: string }[] = [];
+    for (const { id: raw, key } of keys) {
+      const id = raw.toLowerCase();
+      const member = found.get(id);
+      let error = member ? statusError(member) : NOT_FOUND;
+      if (!error && !isEncString(key)) error = 'The key is not a valid encrypted string.';
+      if (!error && member?.user_id) error = await joinPolicyError(db, org, member, member.user_id, 'confirm');
+      if (!error && member) confirmed.push({ member, key });
+      results.push(bulkResult(id, error ?? ''));
+    }
+    if (confirmed.length > 0) {
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        for (const { member, key } of confirmed) {
+          await updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, key, email: null, revision_date: now });
+          if (member.user_id) await touchUserRevision(tx, member.user_id, now);
+        }
+        await audit.record(
+          tx,
+          actor.client,
+          confirmed.map(({ member }) => ({
+            type: EventType.OrganizationUser_Confirmed,
+            organizationId,
+            organizationUserId: member.id,
+            actingUserId: actor.membership.userId,
+          })),
+        );
+      });
+    }
+    return results;
+  }
+
+  return {
+    async confirm(actor: Actor, organizationId: string, id: string, key: string): Promise<void> {
+      const [member] = await findMembers(db, organizationId, [id]);
+      if (!member) throw new NotFound();
+      const status = statusError(member);
+      if (status) throw new BadRequest(status);
+      if (!isEncString(key)) throw BadRequest.field('key', 'The key field is not a valid encrypted string.');
+      const [result] = await confirmMany(actor, organizationId, [{ id, key }]);
+      if (result?.error) throw new BadRequest(result.error);
+    },
+    confirmMany,
+  };
+}
+
+export type ConfirmMembers = ReturnType<typeof createConfirmMembers>;

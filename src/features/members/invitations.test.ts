@@ -1,0 +1,215 @@
+import { randomBytes } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+// Each test registers several accounts (slow key derivation); a busy CI machine needs the room.
+vi.setConfig({ testTimeout: 120_000 });
+import { createUser, loginAccount, registerAccount, testAccount } from '../../../test/support/accounts.js';
+import { registerFinishBody, rsaDecryptEncString, rsaEncryptToEncString } from '../../../test/support/bw-crypto.js';
+import { testClock } from '../../../test/support/clock.js';
+import { dataOf, memberEventTypes, memberOf, memberRow, orgWithOwner, seedPolicy } from '../../../test/support/members.js';
+import { seedMembership } from '../../../test/support/orgs.js';
+import { invitationFrom, startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
+import { freshDatabaseUrl, startTestServer, TEST_ENGINE, type TestServer } from '../../../test/support/test-server.js';
+import { EventType } from '../events/event-type.js';
+import { PolicyType } from '../policies/policy-type.js';
+import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../organizations/roles.js';
+
+let server: TestServer | undefined;
+let sink: SmtpSink;
+beforeEach(async () => {
+  sink = await startSmtpSink();
+});
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+  await sink.close();
+});
+
+const users = (orgId: string) => `/api/organizations/${orgId}/users`;
+
+async function inviteAndReceive(s: TestServer, token: string, orgId: string, email: string, type = Role.User) {
+  const res = await s.request('POST', `${users(orgId)}/invite`, { token, json: { emails: [email], type, collections: [] } });
+  expect(res.status, res.text).toBe(200);
+  return invitationFrom(await sink.waitFor(email));
+}
+
+describe('invitation by email', () => {
+  it('mails a link whose token lets the invitee accept, then the owner confirms with the org key (the bw confirm flow)', async () => {
+    server = await startTestServer({ env: sink.env });
+    const s = server;
+    const { orgId, owner } = await orgWithOwner(s, { name: 'Acme & Co' });
+    const invitation = await inviteAndReceive(s, owner.accessToken, orgId, 'Invitee@Example.com');
+    const mail = sink.messages[0];
+    expect(mail?.to).toEqual(['invitee@example.com']);
+    expect(mail?.text).toContain('Subject: Join Acme & Co');
+    expect(invitation).toMatchObject({ organizationId: orgId, email: 'invitee@example.com' });
+
+    const invitee = await createUser(s, { email: 'invitee@example.com' });
+    const accept = await s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/accept`, { token: invitee.accessToken, json: { token: invitation.token } });
+    expect(accept.status, accept.text).toBe(200);
+    expect(await memberRow(s, invitation.organizationUserId)).toMatchObject({ status: Status.Accepted, user_id: invitee.userId, email: null });
+    // Accepted is not yet access.
+    expect((await s.request('GET', `${users(orgId)}/mini-details`, { token: invitee.accessToken })).status).toBe(404);
+
+    // What `bw confirm org-member` does: read the member, fetch its public key, post the wrapped org key.
+    const member = await s.request('GET', `${users(orgId)}/${invitation.organizationUserId}`, { token: owner.accessToken });
+    expect(member.body).toMatchObject({ status: Status.Accepted, userId: invitee.userId });
+    const publicKey = await s.request('GET', `/api/users/${member.body.userId}/public-key`, { token: owner.accessToken });
+    const orgKey = randomBytes(64);
+    const key = rsaEncryptToEncString(orgKey, publicKey.body.publicKey);
+    const confirm = await s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/confirm`, {
+      token: owner.accessToken,
+      json: { key, defaultUserCollectionName: '2.aQ==|aQ==|aQ==' },
+    });
+    expect(confirm.status, confirm.text).toBe(200);
+    const row = await memberRow(s, invitation.organizationUserId);
+    expect(row?.status).toBe(Status.Confirmed);
+    expect(rsaDecryptEncString(row?.key ?? '', invitee.account.privateKeyDer).equals(orgKey)).toBe(true);
+    expect((await s.request('GET', `${users(orgId)}/mini-details`, { token: invitee.accessToken })).status).toBe(200);
+    const listed = await s.request('GET', users(orgId), { token: owner.accessToken });
+    expect(dataOf(listed.body).find((m) => m.id === invitation.organizationUserId)).toMatchObject({ email: 'invitee@example.com', name: 'invitee', status: 2 });
+    expect(await memberEventTypes(s)).toEqual([EventType.OrganizationUser_Invited, EventType.OrganizationUser_Confirmed]);
+  });
+
+  it('refuses a token for someone else, a forged or expired token, and a second accept', async () => {
+    const clock = testClock();
+    server = await startTestServer({ env: sink.env, clock });
+    const s = server;
+    const { orgId, owner } = await orgWithOwner(s);
+    const invitation = await inviteAndReceive(s, owner.accessToken, orgId, 'right@example.com');
+    const other = await inviteAndReceive(s, owner.accessToken, orgId, 'other@example.com');
+    const accept = (token: string, memberId: string, inviteToken: string) =>
+      s.request('POST', `${users(orgId)}/${memberId}/accept`, { token, json: { token: inviteToken } });
+
+    const intruder = await createUser(s, { email: 'intruder@example.com' });
+    const stolen = await accept(intruder.accessToken, invitation.organizationUserId, invitation.token);
+    expect(stolen.status).toBe(400);
+    expect(stolen.body.message).toBe('User email does not match invite.');
+
+    const invitee = await createUser(s, { email: 'right@example.com' });
+    expect((await accept(invitee.accessToken, invitation.organizationUserId, 'forged.token.value')).body.message).toBe('Invalid token.');
+    // A token for another membership of the same organization does not open this one.
+    expect((await accept(invitee.accessToken, invitation.organizationUserId, other.token)).body.message).toBe('Invalid token.');
+    expect((await s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/accept`, { token: invitee.accessToken, json: {} })).body.validationErrors).toHaveProperty('token');
+    expect((await accept(invitee.accessToken, invitation.organizationUserId.replace(/.$/, '0'), invitation.token)).status).toBe(404);
+
+    clock.advance(5 * 24 * 3600 * 1000 + 60_000);
+    // Access tokens expired with the clock too; log in again.
+    const again = await createUserLogin(s, 'right@example.com');
+    const ownerAgain = await createUserLogin(s, owner.account.email);
+    expect((await accept(again, invitation.organizationUserId, invitation.token)).body.message).toBe('Invalid token.');
+    expect((await memberRow(s, invitation.organizationUserId))?.status).toBe(Status.Invited);
+
+    // A reinvite mails a fresh token.
+    sink.messages.length = 0;
+    expect((await s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/reinvite`, { token: ownerAgain })).status).toBe(200);
+    const fresh = invitationFrom(await sink.waitFor('right@example.com'));
+    expect((await accept(again, invitation.organizationUserId, fresh.token)).status).toBe(200);
+    const twice = await accept(again, invitation.organizationUserId, fresh.token);
+    expect(twice.body.message).toBe('Invitation already accepted. You will receive an email when your organization membership is confirmed.');
+  });
+
+  it('is the only way in while registration is closed', async () => {
+    const shared = TEST_ENGINE === 'postgres' ? await freshDatabaseUrl() : sqliteFile();
+    try {
+      const open = await startTestServer({ databaseUrl: shared.url, env: sink.env });
+      const { orgId, owner } = await orgWithOwner(open);
+      await open.close();
+
+      server = await startTestServer({ databaseUrl: shared.url, env: { ...sink.env, REGISTRATION_ENABLED: 'false' } });
+      const s = server;
+      const invitation = await inviteAndReceive(s, owner.accessToken, orgId, 'welcome@example.com');
+      const stranger = await s.request('POST', '/identity/accounts/register/finish', { json: registerFinishBody(testAccount('stranger@example.com')) });
+      expect(stranger.status).toBe(400);
+      expect(stranger.body.message).toBe('Open registration has been disabled by the system administrator.');
+      await registerAccount(s, { email: 'welcome@example.com' });
+      const invitee = await createUserLogin(s, 'welcome@example.com');
+      expect((await s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/accept`, { token: invitee, json: { token: invitation.token } })).status).toBe(200);
+    } finally {
+      await server?.close();
+      server = undefined;
+      await shared.drop();
+    }
+  });
+
+  it('answers 502 when the mail server is unreachable, keeping the invitation for a later reinvite', async () => {
+    const port = sink.port;
+    await sink.close();
+    server = await startTestServer({ env: { SMTP_HOST: '127.0.0.1', SMTP_PORT: String(port) } });
+    const { orgId, owner } = await orgWithOwner(server);
+    const res = await server.request('POST', `${users(orgId)}/invite`, { token: owner.accessToken, json: { emails: ['lost@example.com'], type: Role.User } });
+    expect(res.status).toBe(502);
+    expect((await server.database.db.selectFrom('organization_users').select('email').where('status', '=', Status.Invited).execute()).map((r) => r.email)).toEqual(['lost@example.com']);
+    sink = await startSmtpSink();
+  });
+});
+
+describe('policies at accept and confirm', () => {
+  it('keeps a member of another organization out of a single-organization one, and vice versa', async () => {
+    server = await startTestServer({ env: sink.env });
+    const s = server;
+    const strict = await orgWithOwner(s);
+    await seedPolicy(s, strict.orgId, PolicyType.SingleOrg);
+    const other = await orgWithOwner(s);
+    const user = await createUser(s, { email: 'joiner@example.com' });
+    await seedMembership(s, { organizationId: other.orgId, userId: user.userId });
+
+    const invitation = await inviteAndReceive(s, strict.owner.accessToken, strict.orgId, 'joiner@example.com');
+    const accept = await s.request('POST', `${users(strict.orgId)}/${invitation.organizationUserId}/accept`, { token: user.accessToken, json: { token: invitation.token } });
+    expect(accept.status).toBe(400);
+    expect(accept.body.message).toBe('You may not join this organization until you leave or remove all other organizations.');
+
+    // Joined elsewhere after accepting: confirmation is refused instead.
+    await s.database.db.deleteFrom('organization_users').where('organization_id', '=', other.orgId).where('user_id', '=', user.userId).execute();
+    expect((await s.request('POST', `${users(strict.orgId)}/${invitation.organizationUserId}/accept`, { token: user.accessToken, json: { token: invitation.token } })).status).toBe(200);
+    await seedMembership(s, { organizationId: other.orgId, userId: user.userId });
+    const confirm = await s.request('POST', `${users(strict.orgId)}/${invitation.organizationUserId}/confirm`, { token: strict.owner.accessToken, json: { key: '4.a2V5' } });
+    expect(confirm.status).toBe(400);
+    expect(confirm.body.message).toBe('User is a member of another organization.');
+
+    // Vice versa: a confirmed member of the strict organization cannot join another one.
+    const strictMember = await memberOf(s, strict.orgId, { email: 'strict@example.com' });
+    const elsewhere = await inviteAndReceive(s, other.owner.accessToken, other.orgId, 'strict@example.com');
+    const blocked = await s.request('POST', `${users(other.orgId)}/${elsewhere.organizationUserId}/accept`, { token: strictMember.accessToken, json: { token: elsewhere.token } });
+    expect(blocked.body.message).toBe('You cannot join this organization because you are a member of an organization which forbids it.');
+    expect(await memberEventTypes(s)).toEqual([EventType.OrganizationUser_Invited, EventType.OrganizationUser_Invited]);
+  });
+
+  it('refuses members while two-step login is required, since this server has none yet; owners and admins are exempt', async () => {
+    server = await startTestServer({ env: sink.env });
+    const s = server;
+    const { orgId, owner } = await orgWithOwner(s);
+    await seedPolicy(s, orgId, PolicyType.TwoFactorAuthentication);
+    const user = await createUser(s, { email: 'plain@example.com' });
+    const invitation = await inviteAndReceive(s, owner.accessToken, orgId, 'plain@example.com');
+    const accept = await s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/accept`, { token: user.accessToken, json: { token: invitation.token } });
+    expect(accept.body.message).toBe('You cannot join this organization until you enable two-step login on your user account.');
+
+    const accepted = await memberOf(s, orgId, { status: Status.Accepted });
+    const confirm = await s.request('POST', `${users(orgId)}/${accepted.memberId}/confirm`, { token: owner.accessToken, json: { key: '4.a2V5' } });
+    expect(confirm.body.message).toBe('User does not have two-step login enabled.');
+
+    const admin = await createUser(s, { email: 'admin@example.com' });
+    const adminInvite = await inviteAndReceive(s, owner.accessToken, orgId, 'admin@example.com', Role.Admin);
+    expect((await s.request('POST', `${users(orgId)}/${adminInvite.organizationUserId}/accept`, { token: admin.accessToken, json: { token: adminInvite.token } })).status).toBe(200);
+    expect((await s.request('POST', `${users(orgId)}/${adminInvite.organizationUserId}/confirm`, { token: owner.accessToken, json: { key: '4.a2V5' } })).status).toBe(200);
+  });
+});
+
+function sqliteFile() {
+  const path = join(tmpdir(), `strongroom-members-${randomBytes(6).toString('hex')}.sqlite`);
+  return {
+    url: `sqlite:${path}`,
+    drop: async () => {
+      for (const suffix of ['', '-wal', '-shm']) await rm(`${path}${suffix}`, { force: true });
+    },
+  };
+}
+
+/** Logs an already registered test account in again and returns the access token. */
+async function createUserLogin(s: TestServer, email: string): Promise<string> {
+  return (await loginAccount(s, testAccount(email))).accessToken;
+}

@@ -1,0 +1,215 @@
+import { randomUUID } from 'node:crypto';
+import type { Insertable } from 'kysely';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import type { OrganizationUsersTable } from '../../db/schema.js';
+import { isUniqueViolation } from '../../db/dialect.js';
+import type { UserPrincipal } from '../../http/access.js';
+import { BadRequest, GatewayError, NotFound } from '../../http/errors.js';
+import { findUserByEmail, findUserById } from '../accounts/accounts.repository.js';
+import { normalizeEmail } from '../accounts/kdf.js';
+import type { AuditLog, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import type { SigningKeys } from '../identity/signing-keys.js';
+import type { MailLog, Mailer } from '../mail/mailer.js';
+import { OrganizationUserStatusType } from '../organizations/roles.js';
+import { assertCanManage, joinPolicyError, seatError, validateAssignment, type Actor } from './member-rules.js';
+import {
+  findMember,
+  findMemberById,
+  findMembers,
+  findOrganization,
+  insertMembers,
+  knownEmails,
+  membershipsOfUser,
+  replaceMemberCollections,
+  replaceMemberGroups,
+  touchUserRevision,
+  updateMember,
+  type MemberRow,
+  type OrganizationRow,
+} from './members.repository.js';
+import { bulkResult, type BulkResult, type InviteBody } from './members.schemas.js';
+
+export const INVITE_TOKEN_TYP = 'strongroom-org-invite';
+const INVITE_LIFETIME_SECONDS = 5 * 24 * 60 * 60;
+
+export interface InviteDeps {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  keys: SigningKeys;
+  mailer: Mailer;
+  publicUrl: string;
+}
+
+/** Serializes seat-counting writes per organization: a no-op update takes the row's write lock. */
+async function lockOrganization(tx: Executor, organizationId: string): Promise<void> {
+  await tx.updateTable('organizations').set((eb) => ({ revision_date: eb.ref('revision_date') })).where('id', '=', organizationId).execute();
+}
+
+async function organizationOrThrow(db: Executor, organizationId: string): Promise<OrganizationRow> {
+  const org = await findOrganization(db, organizationId);
+  if (!org) throw new NotFound();
+  return org;
+}
+
+export function createInviteMembers(deps: InviteDeps) {
+  const { db, clock, audit, keys, mailer } = deps;
+
+  /** Mails each invited member a signed, expiring link to the web vault's accept page. */
+  async function sendInvitations(org: OrganizationRow, members: readonly MemberRow[], log: MailLog): Promise<void> {
+    for (const member of members) {
+      if (!member.email) continue;
+      const token = await keys.sign({ orgUserId: member.id, email: member.email }, { typ: INVITE_TOKEN_TYP, expiresInSeconds: INVITE_LIFETIME_SECONDS });
+      const existing = await findUserByEmail(db, member.email);
+      const params = new URLSearchParams({
+        organizationId: org.id,
+        organizationUserId: member.id,
+        email: member.email,
+        organizationName: org.name,
+        token,
+        initOrganization: 'false',
+        orgUserHasExistingUser: String(existing !== undefined),
+      });
+      const link = `${deps.publicUrl}/#/accept-organization?${params.toString()}`;
+      try {
+        await mailer.send(
+          {
+            to: member.email,
+            subject: `Join ${org.name}`,
+            text: [
+              `You have been invited to join the organization "${org.name}".`,
+              '',
+              'Open this link to accept the invitation (it expires in 5 days):',
+              link,
+              '',
+              `Invitation token: ${token}`,
+            ].join('\n'),
+          },
+          log,
+        );
+      } catch (error) {
+        log.info({ err: error, to: member.email }, 'invitation mail failed');
+        throw new GatewayError('The invitation was saved, but the mail server did not accept the message. Resend it later.');
+      }
+    }
+  }
+
+  async function reinviteMembers(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
+    const org = await organizationOrThrow(db, organizationId);
+    const found = new Map((await findMembers(db, organizationId, ids.map((id) => id.toLowerCase()))).map((m) => [m.id, m]));
+    const results: BulkResult[] = [];
+    const resend: MemberRow[] = [];
+    for (const raw of ids) {
+      const id = raw.toLowerCase();
+      const member = found.get(id);
+      if (!member) results.push(bulkResult(id, 'User not found.'));
+      else if (member.status !== OrganizationUserStatusType.Invited) results.push(bulkResult(id, 'Only invited members can be reinvited.'));
+      else {
+        resend.push(member);
+        results.push(bulkResult(id));
+      }
+    }
+    await sendInvitations(org, resend, actor.log);
+    return results;
+  }
+
+  return {
+    /** Invites each new email (addresses already in the organization are skipped) and mails the invitations after commit. */
+    async invite(actor: Actor, organizationId: string, body: InviteBody): Promise<void> {
+      const org = await organizationOrThrow(db, organizationId);
+      assertCanManage(actor.membership, body.type, 'configure');
+      const assignment = await validateAssignment(db, org, actor.membership, body);
+      const emails = [...new Set(body.emails.map(normalizeEmail))];
+      const now = clock.now().toISOString();
+      let created: MemberRow[];
+      try {
+        created = await db.transaction().execute(async (tx) => {
+          await lockOrganization(tx, org.id);
+          const known = await knownEmails(tx, org.id, emails);
+          const fresh = emails.filter((email) => !known.has(email));
+          const seats = await seatError(tx, org, fresh.length);
+          if (seats) throw new BadRequest(seats);
+          const rows: Insertable<OrganizationUsersTable>[] = fresh.map((email) => ({
+            id: randomUUID(),
+            organization_id: org.id,
+            user_id: null,
+            email,
+            key: null,
+            reset_password_key: null,
+            status: OrganizationUserStatusType.Invited,
+            type: assignment.type,
+            access_all: assignment.accessAll ?? false,
+            external_id: null,
+            permissions: assignment.permissions,
+            access_secrets_manager: assignment.accessSecretsManager ?? false,
+            creation_date: now,
+            revision_date: now,
+          }));
+          await insertMembers(tx, rows);
+          for (const row of rows) {
+            if (assignment.collections?.length) await replaceMemberCollections(tx, row.id, assignment.collections);
+            if (assignment.groups?.length) await replaceMemberGroups(tx, row.id, assignment.groups);
+          }
+          await audit.record(
+            tx,
+            actor.client,
+            rows.map((row) => ({
+              type: EventType.OrganizationUser_Invited,
+              organizationId: org.id,
+              organizationUserId: row.id,
+              actingUserId: actor.membership.userId,
+            })),
+          );
+          return rows as MemberRow[];
+        });
+      } catch (error) {
+        // Two invitations of the same address raced; the other one won.
+        if (isUniqueViolation(error)) throw BadRequest.field('emails', 'One or more of these emails were invited at the same time by another request.');
+        throw error;
+      }
+      await sendInvitations(org, created, actor.log);
+    },
+
+    async reinvite(actor: Actor, organizationId: string, id: string): Promise<void> {
+      const member = await findMember(db, organizationId, id);
+      if (!member) throw new NotFound();
+      const [result] = await reinviteMembers(actor, organizationId, [id]);
+      if (result?.error) throw new BadRequest(result.error);
+    },
+
+    reinviteMany: reinviteMembers,
+
+    /**
+     * The invited account takes up its invitation: the token must be this server's, for this
+     * membership, and the caller's email must be the invited one.
+     */
+    async accept(caller: UserPrincipal, organizationId: string, id: string, token: string): Promise<void> {
+      const member = await findMemberById(db, id);
+      if (!member || member.organization_id !== organizationId) throw new NotFound();
+      const payload = await keys.verify(token, { typ: INVITE_TOKEN_TYP });
+      if (!payload || payload.orgUserId !== member.id || typeof payload.email !== 'string') throw new BadRequest('Invalid token.');
+      const user = await findUserById(db, caller.userId);
+      if (!user) throw new NotFound();
+      if (member.user_id === user.id && member.status === OrganizationUserStatusType.Accepted) {
+        throw new BadRequest('Invitation already accepted. You will receive an email when your organization membership is confirmed.');
+      }
+      const own = await membershipsOfUser(db, user.id);
+      if (own.some((m) => m.organization_id === organizationId)) throw new BadRequest('You are already part of this organization.');
+      if (member.status !== OrganizationUserStatusType.Invited) throw new BadRequest('Already accepted.');
+      if (!member.email || member.email !== user.email || payload.email !== member.email) throw new BadRequest('User email does not match invite.');
+
+      const org = await organizationOrThrow(db, organizationId);
+      const policy = await joinPolicyError(db, org, member, user.id, 'accept');
+      if (policy) throw new BadRequest(policy);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await updateMember(tx, member.id, { status: OrganizationUserStatusType.Accepted, user_id: user.id, email: null, revision_date: now });
+        await touchUserRevision(tx, user.id, now);
+      });
+    },
+  };
+}
+
+export type InviteMembers = ReturnType<typeof createInviteMembers>;

@@ -1,0 +1,163 @@
+import { BadRequest } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import type { Executor } from '../events/audit-log.js';
+import type { MailLog } from '../mail/mailer.js';
+import type { Membership } from '../organizations/org-access.js';
+import { PlanType } from '../organizations/plans.js';
+import { canManageMemberOfType, OrganizationUserStatusType, OrganizationUserType, PERMISSION_FLAGS } from '../organizations/roles.js';
+import { enabledPoliciesForUser, findPolicy } from '../policies/policies.repository.js';
+import { PolicyType } from '../policies/policy-type.js';
+import {
+  countFreeOrgAdminships,
+  countOccupiedSeats,
+  existingCollectionIds,
+  existingGroupIds,
+  membershipsOfUser,
+  type OrganizationRow,
+} from './members.repository.js';
+import { permissionsJson, type CollectionAccessBody, type PermissionsBody } from './members.schemas.js';
+
+/** Who is acting on the members of an organization, and through which request. */
+export interface Actor {
+  membership: Membership;
+  client: ClientContext;
+  log: MailLog;
+}
+
+export type ManageVerb = 'configure' | 'remove' | 'revoke' | 'restore';
+
+/**
+ * The role table's rule for acting on a member of a given type, with the official wording:
+ * only owners touch owners, and custom user managers do not touch admins.
+ */
+export function manageError(actor: Membership, targetType: OrganizationUserType, verb: ManageVerb): string | null {
+  if (canManageMemberOfType(actor.type, targetType)) return null;
+  if (verb === 'configure') {
+    return targetType === OrganizationUserType.Owner ? "Only an Owner can configure another Owner's account." : 'Custom users can not manage Admins or Owners.';
+  }
+  return targetType === OrganizationUserType.Owner ? `Only owners can ${verb} other owners.` : `Custom users can not ${verb} admins.`;
+}
+
+export function assertCanManage(actor: Membership, targetType: OrganizationUserType, verb: ManageVerb): void {
+  const error = manageError(actor, targetType, verb);
+  if (error) throw new BadRequest(error);
+}
+
+export interface Assignment {
+  type: OrganizationUserType;
+  permissions: string | null;
+  accessAll: boolean | undefined;
+  accessSecretsManager: boolean | undefined;
+  /** undefined: leave as they are. */
+  collections: { id: string; readOnly: boolean; hidePasswords: boolean; manage: boolean }[] | undefined;
+  groups: string[] | undefined;
+}
+
+interface AssignmentInput {
+  type: number;
+  accessAll?: boolean | undefined;
+  collections?: CollectionAccessBody[] | null | undefined;
+  groups?: string[] | null | undefined;
+  permissions?: PermissionsBody | null | undefined;
+  accessSecretsManager?: boolean | undefined;
+}
+
+/**
+ * Checks a role and access assignment from an invite or update body against the actor, the
+ * organization's plan and its own collections and groups (another organization's ids are refused
+ * exactly like ids that do not exist).
+ */
+export async function validateAssignment(db: Executor, org: OrganizationRow, actor: Membership, body: AssignmentInput): Promise<Assignment> {
+  const type = body.type as OrganizationUserType;
+  if (type === OrganizationUserType.Custom) {
+    if (!body.permissions) throw BadRequest.field('permissions', 'The permissions field is required when type is 4 (Custom).');
+    if (!org.use_custom_permissions) throw new BadRequest('To enable custom permissions the organization must be on an Enterprise plan.');
+    if (actor.type === OrganizationUserType.Custom) {
+      const beyond = PERMISSION_FLAGS.filter((flag) => body.permissions?.[flag] === true && !actor.rights.has(flag));
+      if (beyond.length > 0) throw new BadRequest('Custom users can only grant the same custom permissions that they have.');
+    }
+  }
+  const accessAll = body.accessAll;
+  let collections: Assignment['collections'];
+  if (accessAll) {
+    // Access to all collections makes explicit assignments meaningless.
+    collections = [];
+  } else if (body.collections) {
+    const byId = new Map(body.collections.map((c) => [c.id.toLowerCase(), c]));
+    const known = await existingCollectionIds(db, org.id, [...byId.keys()]);
+    if (known.size !== byId.size) throw BadRequest.field('collections', 'One or more collections do not exist in this organization.');
+    collections = [...byId.entries()].map(([id, c]) => ({ id, readOnly: c.readOnly ?? false, hidePasswords: c.hidePasswords ?? false, manage: c.manage ?? false }));
+  }
+  const groups = body.groups ? await validateGroups(db, org.id, body.groups) : undefined;
+  return {
+    type,
+    permissions: type === OrganizationUserType.Custom ? permissionsJson(body.permissions) : null,
+    accessAll,
+    accessSecretsManager: body.accessSecretsManager,
+    collections,
+    groups,
+  };
+}
+
+/** Distinct group ids, all of them the organization's own. */
+export async function validateGroups(db: Executor, organizationId: string, ids: readonly string[], field = 'groups'): Promise<string[]> {
+  const groups = [...new Set(ids.map((g) => g.toLowerCase()))];
+  const known = await existingGroupIds(db, organizationId, groups);
+  if (known.size !== groups.length) throw BadRequest.field(field, 'One or more groups do not exist in this organization.');
+  return groups;
+}
+
+/** Seats are every membership except revoked ones; an organization without a seat limit has none to run out of. */
+export async function seatError(db: Executor, org: OrganizationRow, adding: number): Promise<string | null> {
+  if (org.seats === null || adding === 0) return null;
+  const used = await countOccupiedSeats(db, org.id);
+  return used + adding > org.seats ? `You have reached the maximum number of users (${org.seats}) for this organization.` : null;
+}
+
+const isExempt = (type: OrganizationUserType) => type === OrganizationUserType.Owner || type === OrganizationUserType.Admin;
+
+const MESSAGES = {
+  accept: {
+    freeAdmin: 'You can only be an admin of one free organization.',
+    twoFactor: 'You cannot join this organization until you enable two-step login on your user account.',
+    singleOrg: 'You may not join this organization until you leave or remove all other organizations.',
+    otherSingleOrg: 'You cannot join this organization because you are a member of an organization which forbids it.',
+  },
+  confirm: {
+    freeAdmin: 'User can only be an admin of one free organization.',
+    twoFactor: 'User does not have two-step login enabled.',
+    singleOrg: 'User is a member of another organization.',
+    otherSingleOrg: 'User is a member of an organization which forbids joining another organization.',
+  },
+} as const;
+
+/**
+ * The organization policies that decide whether an account may join (accept) or be given
+ * access (confirm, restore). Owners and admins are exempt, as in the official server. This
+ * server has no two-step login yet, so nobody satisfies the two-step login policy.
+ */
+export async function joinPolicyError(
+  db: Executor,
+  org: OrganizationRow,
+  member: { id: string; type: OrganizationUserType },
+  userId: string,
+  stage: 'accept' | 'confirm',
+): Promise<string | null> {
+  const text = MESSAGES[stage];
+  if ((org.plan_type as PlanType) === PlanType.Free && isExempt(member.type) && (await countFreeOrgAdminships(db, userId, org.id, PlanType.Free)) > 0) {
+    return text.freeAdmin;
+  }
+  if (isExempt(member.type)) return null;
+  const twoFactor = await findPolicy(db, org.id, PolicyType.TwoFactorAuthentication);
+  if (twoFactor && twoFactor.enabled) return text.twoFactor;
+
+  const memberships = (await membershipsOfUser(db, userId)).filter((m) => m.organization_id !== org.id);
+  // Accepting counts every other membership; confirming ignores invitations the user has not taken up.
+  const others = stage === 'accept' ? memberships : memberships.filter((m) => m.status !== OrganizationUserStatusType.Invited);
+  const singleOrg = await findPolicy(db, org.id, PolicyType.SingleOrg);
+  if (singleOrg && singleOrg.enabled && others.length > 0) return text.singleOrg;
+
+  const forbidding = new Set((await enabledPoliciesForUser(db, userId, PolicyType.SingleOrg)).map((p) => p.organization_id));
+  const blocked = memberships.some((m) => forbidding.has(m.organization_id) && !isExempt(m.type) && m.status !== OrganizationUserStatusType.Invited);
+  return blocked ? text.otherSingleOrg : null;
+}

@@ -1,0 +1,301 @@
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import { findUserById } from '../accounts/accounts.repository.js';
+import { saltOf } from '../accounts/accounts.schemas.js';
+import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import type { SigningKeys } from '../identity/signing-keys.js';
+import type { Mailer } from '../mail/mailer.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { createConfirmMembers } from './confirm-members.js';
+import { createInviteMembers } from './invite-members.js';
+import { assertCanManage, joinPolicyError, manageError, seatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
+import {
+  collectionsOfMembers,
+  countConfirmedOwnersExcept,
+  deleteMember,
+  findMember,
+  findMembers,
+  findOrganization,
+  groupsOfMembers,
+  listMembersWithUsers,
+  replaceMemberCollections,
+  replaceMemberGroups,
+  touchUserRevision,
+  updateMember,
+  type MemberRow,
+  type OrganizationRow,
+} from './members.repository.js';
+import {
+  bulkResult,
+  toCollectionAccess,
+  toMemberDetails,
+  toMemberUserDetails,
+  toMiniDetails,
+  type BulkResult,
+  type CollectionAccessResponse,
+  type MemberDetails,
+  type MemberUserDetails,
+  type MiniDetails,
+  type UpdateBody,
+} from './members.schemas.js';
+
+export type { Actor } from './member-rules.js';
+
+export interface MemberServiceDeps {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  keys: SigningKeys;
+  mailer: Mailer;
+  publicUrl: string;
+}
+
+const LAST_OWNER = 'Organization must have at least one confirmed owner.';
+const NOT_FOUND = 'User not found.';
+
+function groupBy<T, V>(rows: readonly T[], key: (row: T) => string, value: (row: T) => V): Map<string, V[]> {
+  const map = new Map<string, V[]>();
+  for (const row of rows) {
+    const list = map.get(key(row)) ?? [];
+    list.push(value(row));
+    map.set(key(row), list);
+  }
+  return map;
+}
+
+/**
+ * A bulk state change: each id is checked in order (a check sees the ids accepted before it,
+ * so a batch cannot remove the last owner one by one), then the accepted ones are applied in
+ * one transaction with their audit events.
+ */
+type Check = (member: MemberRow, accepted: readonly MemberRow[]) => Promise<string | null>;
+type Apply = (tx: Executor, member: MemberRow, now: string) => Promise<void>;
+
+export function createMemberService(deps: MemberServiceDeps) {
+  const { db, clock, audit } = deps;
+  const invites = createInviteMembers(deps);
+  const confirms = createConfirmMembers(deps);
+
+  async function organizationOrThrow(organizationId: string): Promise<OrganizationRow> {
+    const org = await findOrganization(db, organizationId);
+    if (!org) throw new NotFound();
+    return org;
+  }
+
+  async function memberOrThrow(organizationId: string, id: string): Promise<MemberRow> {
+    const member = await findMember(db, organizationId, id);
+    if (!member) throw new NotFound();
+    return member;
+  }
+
+  async function bulk(actor: Actor, organizationId: string, ids: readonly string[], event: EventType, check: Check, apply: Apply): Promise<BulkResult[]> {
+    const normalized = [...new Set(ids.map((id) => id.toLowerCase()))];
+    const found = new Map((await findMembers(db, organizationId, normalized)).map((m) => [m.id, m]));
+    const results: BulkResult[] = [];
+    const accepted: MemberRow[] = [];
+    for (const id of normalized) {
+      const member = found.get(id);
+      const error = member ? await check(member, accepted) : NOT_FOUND;
+      if (!error && member) accepted.push(member);
+      results.push(bulkResult(id, error ?? ''));
+    }
+    if (accepted.length > 0) {
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        for (const member of accepted) {
+          await apply(tx, member, now);
+          if (member.user_id) await touchUserRevision(tx, member.user_id, now);
+        }
+        const events: AuditEvent[] = accepted.map((member) => ({ type: event, organizationId, organizationUserId: member.id, actingUserId: actor.membership.userId }));
+        await audit.record(tx, actor.client, events);
+      });
+    }
+    return results;
+  }
+
+  /** One id through a bulk command: an unknown id is a 404, any other refusal a 400. */
+  async function single(run: (ids: string[]) => Promise<BulkResult[]>, organizationId: string, id: string): Promise<void> {
+    await memberOrThrow(organizationId, id);
+    const [result] = await run([id]);
+    if (result?.error) throw new BadRequest(result.error);
+  }
+
+  async function lastOwnerLeaving(organizationId: string, member: MemberRow, accepted: readonly MemberRow[]): Promise<boolean> {
+    if (member.type !== OrganizationUserType.Owner || member.status !== OrganizationUserStatusType.Confirmed) return false;
+    return (await countConfirmedOwnersExcept(db, organizationId, [member.id, ...accepted.map((m) => m.id)])) === 0;
+  }
+
+  function revokeMany(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
+    return bulk(
+      actor,
+      organizationId,
+      ids,
+      EventType.OrganizationUser_Revoked,
+      async (member, accepted) => {
+        if (member.user_id === actor.membership.userId) return 'You cannot revoke yourself.';
+        const role = manageError(actor.membership, member.type, 'revoke');
+        if (role) return role;
+        if (member.status === OrganizationUserStatusType.Revoked) return 'Already revoked.';
+        if (member.status !== OrganizationUserStatusType.Confirmed) return 'Only confirmed members can be revoked.';
+        return (await lastOwnerLeaving(organizationId, member, accepted)) ? LAST_OWNER : null;
+      },
+      (tx, member, now) => updateMember(tx, member.id, { status: OrganizationUserStatusType.Revoked, revision_date: now }),
+    );
+  }
+
+  async function restoreMany(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
+    const org = await organizationOrThrow(organizationId);
+    return bulk(
+      actor,
+      organizationId,
+      ids,
+      EventType.OrganizationUser_Restored,
+      async (member, accepted) => {
+        if (member.user_id === actor.membership.userId) return 'You cannot restore yourself.';
+        const role = manageError(actor.membership, member.type, 'restore');
+        if (role) return role;
+        if (member.status !== OrganizationUserStatusType.Revoked) return 'Already active.';
+        // A revoked member frees a seat, so coming back needs one.
+        const seats = await seatError(db, org, accepted.length + 1);
+        if (seats) return seats;
+        return member.user_id ? joinPolicyError(db, org, member, member.user_id, 'confirm') : null;
+      },
+      (tx, member, now) => updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, revision_date: now }),
+    );
+  }
+
+  function removeMany(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
+    return bulk(
+      actor,
+      organizationId,
+      ids,
+      EventType.OrganizationUser_Removed,
+      async (member, accepted) => {
+        if (member.user_id === actor.membership.userId) return 'You cannot remove yourself.';
+        const role = manageError(actor.membership, member.type, 'remove');
+        if (role) return role;
+        return (await lastOwnerLeaving(organizationId, member, accepted)) ? LAST_OWNER : null;
+      },
+      (tx, member) => deleteMember(tx, member.id),
+    );
+  }
+
+  async function collectionsByMember(ids: readonly string[]): Promise<Map<string, CollectionAccessResponse[]>> {
+    return groupBy(await collectionsOfMembers(db, ids), (r) => r.organization_user_id, toCollectionAccess);
+  }
+
+  async function groupsByMember(ids: readonly string[]): Promise<Map<string, string[]>> {
+    return groupBy(await groupsOfMembers(db, ids), (r) => r.organization_user_id, (r) => r.group_id);
+  }
+
+  return {
+    ...invites,
+    ...confirms,
+
+    async list(organizationId: string, opts: { includeGroups: boolean; includeCollections: boolean }): Promise<MemberUserDetails[]> {
+      const rows = await listMembersWithUsers(db, organizationId);
+      const ids = rows.map((r) => r.id);
+      const collections = opts.includeCollections ? await collectionsByMember(ids) : new Map<string, CollectionAccessResponse[]>();
+      const groups = opts.includeGroups ? await groupsByMember(ids) : new Map<string, string[]>();
+      return rows.map((row) => toMemberUserDetails(row, collections.get(row.id) ?? [], groups.get(row.id) ?? []));
+    },
+
+    async get(organizationId: string, id: string, includeGroups: boolean): Promise<MemberDetails> {
+      const [row] = await listMembersWithUsers(db, organizationId, [id]);
+      if (!row) throw new NotFound();
+      const collections = (await collectionsByMember([id])).get(id) ?? [];
+      const groups = includeGroups ? ((await groupsByMember([id])).get(id) ?? []) : null;
+      return toMemberDetails(row, collections, groups);
+    },
+
+    async miniDetails(organizationId: string): Promise<MiniDetails[]> {
+      return (await listMembersWithUsers(db, organizationId)).map(toMiniDetails);
+    },
+
+    async groupIds(organizationId: string, id: string): Promise<string[]> {
+      await memberOrThrow(organizationId, id);
+      return (await groupsByMember([id])).get(id) ?? [];
+    },
+
+    /** What an account-recovery admin needs to reset a member's password: KDF, salt, escrowed key, org private key. */
+    async recoveryDetails(organizationId: string, ids: readonly string[]) {
+      const org = await organizationOrThrow(organizationId);
+      const members = await findMembers(db, organizationId, [...new Set(ids.map((id) => id.toLowerCase()))]);
+      const details = [];
+      for (const member of members) {
+        const user = member.user_id ? await findUserById(db, member.user_id) : undefined;
+        if (!user) continue;
+        details.push({
+          object: 'organizationUserResetPasswordDetails' as const,
+          organizationUserId: member.id,
+          kdf: user.kdf,
+          kdfIterations: user.kdf_iterations,
+          kdfMemory: user.kdf_memory,
+          kdfParallelism: user.kdf_parallelism,
+          masterPasswordSalt: saltOf(user),
+          resetPasswordKey: member.reset_password_key,
+          encryptedPrivateKey: org.private_key,
+        });
+      }
+      return details;
+    },
+
+    async update(actor: Actor, organizationId: string, id: string, body: UpdateBody): Promise<void> {
+      const org = await organizationOrThrow(organizationId);
+      const member = await memberOrThrow(organizationId, id);
+      assertCanManage(actor.membership, member.type, 'configure');
+      assertCanManage(actor.membership, body.type, 'configure');
+      const assignment = await validateAssignment(db, org, actor.membership, body);
+      if (assignment.type !== OrganizationUserType.Owner && (await lastOwnerLeaving(organizationId, member, []))) throw new BadRequest(LAST_OWNER);
+      const before = (await groupsByMember([id])).get(id) ?? [];
+      const groupsChanged = assignment.groups !== undefined && (assignment.groups.length !== before.length || assignment.groups.some((g) => !before.includes(g)));
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await updateMember(tx, id, {
+          type: assignment.type,
+          permissions: assignment.permissions,
+          ...(assignment.accessAll !== undefined ? { access_all: assignment.accessAll } : {}),
+          ...(assignment.accessSecretsManager !== undefined ? { access_secrets_manager: assignment.accessSecretsManager } : {}),
+          revision_date: now,
+        });
+        if (assignment.collections) await replaceMemberCollections(tx, id, assignment.collections);
+        if (assignment.groups && groupsChanged) await replaceMemberGroups(tx, id, assignment.groups);
+        if (member.user_id) await touchUserRevision(tx, member.user_id, now);
+        const event = { organizationId, organizationUserId: id, actingUserId: actor.membership.userId };
+        await audit.record(tx, actor.client, [
+          { type: EventType.OrganizationUser_Updated, ...event },
+          ...(groupsChanged ? [{ type: EventType.OrganizationUser_UpdatedGroups, ...event }] : []),
+        ]);
+      });
+    },
+
+    async updateGroups(actor: Actor, organizationId: string, id: string, groupIds: readonly string[]): Promise<void> {
+      const member = await memberOrThrow(organizationId, id);
+      assertCanManage(actor.membership, member.type, 'configure');
+      const groups = await validateGroups(db, organizationId, groupIds, 'groupIds');
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await replaceMemberGroups(tx, id, groups);
+        await updateMember(tx, id, { revision_date: now });
+        if (member.user_id) await touchUserRevision(tx, member.user_id, now);
+        await audit.record(tx, actor.client, {
+          type: EventType.OrganizationUser_UpdatedGroups,
+          organizationId,
+          organizationUserId: id,
+          actingUserId: actor.membership.userId,
+        });
+      });
+    },
+
+    revoke: (actor: Actor, organizationId: string, id: string) => single((ids) => revokeMany(actor, organizationId, ids), organizationId, id),
+    revokeMany,
+    restore: (actor: Actor, organizationId: string, id: string) => single((ids) => restoreMany(actor, organizationId, ids), organizationId, id),
+    restoreMany,
+    remove: (actor: Actor, organizationId: string, id: string) => single((ids) => removeMany(actor, organizationId, ids), organizationId, id),
+    removeMany,
+  };
+}
+
+export type MemberService = ReturnType<typeof createMemberService>;

@@ -1,0 +1,516 @@
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+
+// Each test registers several accounts (slow key derivation); a busy CI machine needs the room.
+vi.setConfig({ testTimeout: 120_000 });
+import { createUser } from '../../../test/support/accounts.js';
+import { dataOf, memberEvents, memberEventTypes, memberOf, memberRow, orgWithOwner, seedCollection, seedGroup } from '../../../test/support/members.js';
+import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { EventType } from '../events/event-type.js';
+import { PlanType } from '../organizations/plans.js';
+import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../organizations/roles.js';
+
+let server: TestServer;
+afterEach(async () => {
+  await server?.close();
+});
+
+const users = (orgId: string) => `/api/organizations/${orgId}/users`;
+const invite = (token: string, orgId: string, json: unknown) => server.request('POST', `${users(orgId)}/invite`, { token, json });
+
+async function listed(token: string, orgId: string, query = '') {
+  const res = await server.request('GET', `${users(orgId)}${query}`, { token });
+  expect(res.status).toBe(200);
+  return res.body.data as { id: string; email: string; status: Status; type: Role; userId: string | null; groups: string[]; collections: unknown[] }[];
+}
+
+describe('inviting members', () => {
+  it('creates invited memberships, lists them and records who invited whom', async () => {
+    server = await startTestServer({ env: { LOG_LEVEL: 'info' } });
+    const { orgId, owner } = await orgWithOwner(server);
+    const collection = await seedCollection(server, orgId);
+    const group = await seedGroup(server, orgId);
+    const res = await invite(owner.accessToken, orgId, {
+      emails: [' New.Person@Example.com', 'other@example.com', 'new.person@example.com'],
+      type: Role.User,
+      collections: [{ id: collection.toUpperCase(), readOnly: true }],
+      groups: [group],
+    });
+    expect(res.status).toBe(200);
+    expect(res.text).toBe('');
+
+    const data = await listed(owner.accessToken, orgId, '?includeGroups=true&includeCollections=true');
+    const invited = data.filter((m) => m.status === Status.Invited);
+    expect(invited.map((m) => m.email).sort()).toEqual(['new.person@example.com', 'other@example.com']);
+    expect(invited[0]).toMatchObject({
+      object: 'organizationUserUserDetails',
+      userId: null,
+      type: Role.User,
+      twoFactorEnabled: false,
+      groups: [group],
+      collections: [{ id: collection, readOnly: true, hidePasswords: false, manage: false }],
+    });
+    expect(Object.keys(invited[0] ?? {})[0]).toBe('object');
+
+    const events = await memberEvents(server);
+    expect(events.map((e) => e.type)).toEqual([EventType.OrganizationUser_Invited, EventType.OrganizationUser_Invited]);
+    expect(events.every((e) => e.acting_user_id === owner.userId && e.organization_id === orgId)).toBe(true);
+    // Without SMTP_HOST the invitation link is logged instead of mailed.
+    expect(server.logs.text()).toContain('accept-organization?');
+    expect(server.logs.text()).toContain('SMTP_HOST is not set');
+
+    // Inviting the same address again is a no-op, not a second membership.
+    expect((await invite(owner.accessToken, orgId, { emails: ['other@example.com'], type: Role.User })).status).toBe(200);
+    expect(await listed(owner.accessToken, orgId)).toHaveLength(3);
+    expect(await memberEventTypes(server)).toHaveLength(2);
+  });
+
+  it('skips an address that already belongs to a joined member', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const member = await memberOf(server, orgId, { email: 'joined@example.com' });
+    expect((await invite(owner.accessToken, orgId, { emails: ['Joined@example.com'], type: Role.User })).status).toBe(200);
+    const data = await listed(owner.accessToken, orgId);
+    expect(data.filter((m) => m.email === 'joined@example.com').map((m) => m.id)).toEqual([member.memberId]);
+  });
+
+  it('refuses bad input with 400 naming the field, and records nothing', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const other = await seedOrganization(server);
+    const foreignCollection = await seedCollection(server, other);
+    const foreignGroup = await seedGroup(server, other);
+    const cases: [unknown, string][] = [
+      [{ type: Role.User }, 'emails'],
+      [{ emails: [], type: Role.User }, 'emails'],
+      [{ emails: ['not-an-email'], type: Role.User }, 'emails[0]'],
+      [{ emails: ['a@example.com'] }, 'type'],
+      [{ emails: ['a@example.com'], type: 7 }, 'type'],
+      [{ emails: ['a@example.com'], type: '2' }, 'type'],
+      [{ emails: ['a@example.com'], type: Role.Custom }, 'permissions'],
+      [{ emails: ['a@example.com'], type: Role.User, collections: [{ id: 'nope' }] }, 'collections[0].id'],
+      [{ emails: ['a@example.com'], type: Role.User, collections: [{ id: foreignCollection }] }, 'collections'],
+      [{ emails: ['a@example.com'], type: Role.User, collections: [{ id: randomUUID() }] }, 'collections'],
+      [{ emails: ['a@example.com'], type: Role.User, groups: [foreignGroup] }, 'groups'],
+      [{ emails: Array.from({ length: 21 }, (_, i) => `u${i}@example.com`), type: Role.User }, 'emails'],
+    ];
+    for (const [json, field] of cases) {
+      const res = await invite(owner.accessToken, orgId, json);
+      expect(res.status, JSON.stringify(json)).toBe(400);
+      expect(Object.keys(res.body.validationErrors ?? {}), JSON.stringify(json)).toContain(field);
+    }
+    // The organization rule runs first, and an id that is not a GUID names no organization.
+    expect((await server.request('POST', `${users('not-a-guid')}/invite`, { token: owner.accessToken, json: { emails: ['a@example.com'], type: 2 } })).status).toBe(404);
+    expect(await memberEventTypes(server)).toEqual([]);
+    expect(await listed(owner.accessToken, orgId)).toHaveLength(1);
+  });
+
+  it('refuses custom roles on plans without custom permissions', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server, { planType: PlanType.TeamsAnnually });
+    const res = await invite(owner.accessToken, orgId, { emails: ['c@example.com'], type: Role.Custom, permissions: { manageUsers: true } });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('To enable custom permissions the organization must be on an Enterprise plan.');
+  });
+
+  it('enforces the seat limit (Free: 2) counting invited, accepted and confirmed but not revoked members', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server, { planType: PlanType.Free });
+    const tooMany = await invite(owner.accessToken, orgId, { emails: ['a@example.com', 'b@example.com'], type: Role.User });
+    expect(tooMany.status).toBe(400);
+    expect(tooMany.body.message).toBe('You have reached the maximum number of users (2) for this organization.');
+    expect((await invite(owner.accessToken, orgId, { emails: ['a@example.com'], type: Role.User })).status).toBe(200);
+    const full = await invite(owner.accessToken, orgId, { emails: ['b@example.com'], type: Role.User });
+    expect(full.status).toBe(400);
+    expect(await memberEventTypes(server)).toEqual([EventType.OrganizationUser_Invited]);
+
+    // A revoked member frees the seat; restoring them needs it back.
+    const [invited] = (await listed(owner.accessToken, orgId)).filter((m) => m.status === Status.Invited);
+    await server.database.db.deleteFrom('organization_users').where('id', '=', invited?.id ?? '').execute();
+    const revoked = await memberOf(server, orgId, { status: Status.Revoked });
+    expect((await invite(owner.accessToken, orgId, { emails: ['b@example.com'], type: Role.User })).status).toBe(200);
+    const restore = await server.request('PUT', `${users(orgId)}/${revoked.memberId}/restore`, { token: owner.accessToken });
+    expect(restore.status).toBe(400);
+    expect(restore.body.message).toBe('You have reached the maximum number of users (2) for this organization.');
+  });
+});
+
+describe('who may manage members', () => {
+  it('admits owners, admins and custom user managers; refuses other roles, unconfirmed, revoked and foreign callers', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const admin = await memberOf(server, orgId, { type: Role.Admin });
+    const custom = await memberOf(server, orgId, { type: Role.Custom, permissions: { manageUsers: true } });
+    const customNoUsers = await memberOf(server, orgId, { type: Role.Custom, permissions: { manageGroups: true } });
+    const manager = await memberOf(server, orgId, { type: Role.Manager });
+    const user = await memberOf(server, orgId, { type: Role.User });
+    const invitedAdmin = await memberOf(server, orgId, { type: Role.Admin, status: Status.Invited });
+    const acceptedAdmin = await memberOf(server, orgId, { type: Role.Admin, status: Status.Accepted });
+    const revokedAdmin = await memberOf(server, orgId, { type: Role.Admin, status: Status.Revoked });
+    const otherOrg = await orgWithOwner(server);
+
+    for (const caller of [owner, admin, custom]) {
+      expect((await server.request('GET', users(orgId), { token: caller.accessToken })).status).toBe(200);
+    }
+    for (const caller of [customNoUsers, manager, user]) {
+      const res = await server.request('GET', users(orgId), { token: caller.accessToken });
+      expect(res.status).toBe(403);
+      expect((await invite(caller.accessToken, orgId, { emails: ['x@example.com'], type: Role.User })).status).toBe(403);
+    }
+    for (const caller of [invitedAdmin, acceptedAdmin, revokedAdmin, otherOrg.owner]) {
+      expect((await server.request('GET', users(orgId), { token: caller.accessToken })).status).toBe(404);
+      expect((await server.request('GET', `${users(orgId)}/${user.memberId}`, { token: caller.accessToken })).status).toBe(404);
+      expect((await server.request('PUT', `${users(orgId)}/${user.memberId}/revoke`, { token: caller.accessToken })).status).toBe(404);
+    }
+    expect((await server.request('GET', users(orgId))).status).toBe(401);
+    // The owner of another organization cannot reach this one's members through their own organization either.
+    expect((await server.request('GET', `${users(otherOrg.orgId)}/${user.memberId}`, { token: otherOrg.owner.accessToken })).status).toBe(404);
+    expect((await server.request('DELETE', `${users(otherOrg.orgId)}/${user.memberId}`, { token: otherOrg.owner.accessToken })).status).toBe(404);
+    expect(await memberRow(server, user.memberId)).toBeDefined();
+    expect(await memberEventTypes(server)).toEqual([]);
+  });
+
+  it('lets only owners invite or edit owners, and keeps custom user managers away from admins', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const admin = await memberOf(server, orgId, { type: Role.Admin });
+    const custom = await memberOf(server, orgId, { type: Role.Custom, permissions: { manageUsers: true } });
+    const user = await memberOf(server, orgId);
+
+    const adminInvitesOwner = await invite(admin.accessToken, orgId, { emails: ['o@example.com'], type: Role.Owner });
+    expect(adminInvitesOwner.status).toBe(400);
+    expect(adminInvitesOwner.body.message).toBe("Only an Owner can configure another Owner's account.");
+    const customInvitesAdmin = await invite(custom.accessToken, orgId, { emails: ['a@example.com'], type: Role.Admin });
+    expect(customInvitesAdmin.body.message).toBe('Custom users can not manage Admins or Owners.');
+    const customGrantsMore = await invite(custom.accessToken, orgId, { emails: ['c@example.com'], type: Role.Custom, permissions: { manageUsers: true, managePolicies: true } });
+    expect(customGrantsMore.body.message).toBe('Custom users can only grant the same custom permissions that they have.');
+    expect((await invite(custom.accessToken, orgId, { emails: ['c@example.com'], type: Role.Custom, permissions: { manageUsers: true } })).status).toBe(200);
+    expect((await invite(admin.accessToken, orgId, { emails: ['a2@example.com'], type: Role.Admin })).status).toBe(200);
+    expect((await invite(owner.accessToken, orgId, { emails: ['o2@example.com'], type: Role.Owner })).status).toBe(200);
+
+    const promote = await server.request('PUT', `${users(orgId)}/${user.memberId}`, { token: admin.accessToken, json: { type: Role.Owner } });
+    expect(promote.status).toBe(400);
+    const editOwner = await server.request('PUT', `${users(orgId)}/${owner.memberId}`, { token: admin.accessToken, json: { type: Role.Owner } });
+    expect(editOwner.body.message).toBe("Only an Owner can configure another Owner's account.");
+    const editAdmin = await server.request('PUT', `${users(orgId)}/${admin.memberId}`, { token: custom.accessToken, json: { type: Role.User } });
+    expect(editAdmin.body.message).toBe('Custom users can not manage Admins or Owners.');
+    expect((await memberRow(server, admin.memberId))?.type).toBe(Role.Admin);
+  });
+
+  it('shows mini details to every confirmed member and nobody else', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const user = await memberOf(server, orgId, { email: 'mini@example.com', type: Role.User });
+    const revoked = await memberOf(server, orgId, { status: Status.Revoked });
+    const res = await server.request('GET', `${users(orgId)}/mini-details`, { token: user.accessToken });
+    expect(res.status).toBe(200);
+    expect(res.body.object).toBe('list');
+    expect(res.body.data).toContainEqual({ object: 'organizationUserUserMiniDetails', id: user.memberId, userId: user.userId, type: 2, status: 2, name: 'mini', email: 'mini@example.com' });
+    expect(dataOf(res.body).map((m) => m.id)).toContain(owner.memberId);
+    expect((await server.request('GET', `${users(orgId)}/mini-details`, { token: revoked.accessToken })).status).toBe(404);
+  });
+});
+
+describe('reading members', () => {
+  it('answers one member in the shape `bw confirm org-member` reads', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const accepted = await memberOf(server, orgId, { status: Status.Accepted });
+    const group = await seedGroup(server, orgId);
+    await server.database.db.insertInto('group_users').values({ group_id: group, organization_user_id: accepted.memberId }).execute();
+    const res = await server.request('GET', `${users(orgId)}/${accepted.memberId.toUpperCase()}`, { token: owner.accessToken });
+    expect(res.status).toBe(200);
+    expect(Object.keys(res.body)[0]).toBe('object');
+    expect(res.body).toMatchObject({ object: 'organizationUserDetails', id: accepted.memberId, userId: accepted.userId, type: 2, status: 1, collections: [], hasMasterPassword: true });
+    expect(res.body).not.toHaveProperty('groups');
+    expect(res.body).not.toHaveProperty('permissions');
+    const withGroups = await server.request('GET', `${users(orgId)}/${accepted.memberId}?includeGroups=true`, { token: owner.accessToken });
+    expect(withGroups.body.groups).toEqual([group]);
+    expect((await server.request('GET', `${users(orgId)}/${accepted.memberId}/groups`, { token: owner.accessToken })).body).toEqual([group]);
+    expect((await server.request('GET', `${users(orgId)}/${randomUUID()}`, { token: owner.accessToken })).status).toBe(404);
+    expect((await server.request('GET', `${users(orgId)}/12`, { token: owner.accessToken })).status).toBe(400);
+  });
+
+  it('lists members with the fields `bw list org-members` prints', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const custom = await memberOf(server, orgId, { type: Role.Custom, permissions: { manageGroups: true } });
+    const res = await server.request('GET', users(orgId), { token: owner.accessToken });
+    expect(res.body).toMatchObject({ object: 'list', continuationToken: null });
+    const entry = dataOf(res.body).find((m) => m.id === custom.memberId);
+    expect(entry).toMatchObject({ object: 'organizationUserUserDetails', userId: custom.userId, email: custom.account.email, type: 4, status: 2, twoFactorEnabled: false, groups: [], collections: [] });
+    expect(entry?.permissions).toMatchObject({ manageGroups: true, manageUsers: false });
+  });
+
+  it('gives account recovery details to members who may reset passwords', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const member = await memberOf(server, orgId, { email: 'recover@example.com' });
+    await server.database.db.updateTable('organization_users').set({ reset_password_key: '4.cmVzZXQ=' }).where('id', '=', member.memberId).execute();
+    await server.database.db.updateTable('organizations').set({ private_key: '2.aQ==|aQ==|aQ==' }).where('id', '=', orgId).execute();
+    const res = await server.request('GET', `${users(orgId)}/${member.memberId}/reset-password-details`, { token: owner.accessToken });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({
+      object: 'organizationUserResetPasswordDetails',
+      organizationUserId: member.memberId,
+      kdf: 0,
+      kdfIterations: 600000,
+      kdfMemory: null,
+      kdfParallelism: null,
+      masterPasswordSalt: 'recover@example.com',
+      resetPasswordKey: '4.cmVzZXQ=',
+      encryptedPrivateKey: '2.aQ==|aQ==|aQ==',
+    });
+    const bulk = await server.request('POST', `${users(orgId)}/account-recovery-details`, { token: owner.accessToken, json: { ids: [member.memberId, randomUUID()] } });
+    expect(dataOf(bulk.body).map((d) => d.organizationUserId)).toEqual([member.memberId]);
+    const userManager = await memberOf(server, orgId, { type: Role.Custom, permissions: { manageUsers: true } });
+    expect((await server.request('GET', `${users(orgId)}/${member.memberId}/reset-password-details`, { token: userManager.accessToken })).status).toBe(403);
+    const invited = await seedMembership(server, { organizationId: orgId, email: 'inv@example.com', status: Status.Invited });
+    expect((await server.request('GET', `${users(orgId)}/${invited}/reset-password-details`, { token: owner.accessToken })).status).toBe(404);
+    expect((await server.request('POST', `${users(orgId)}/account-recovery-details`, { token: owner.accessToken, json: { ids: ['x'] } })).body.validationErrors).toHaveProperty(['ids[0]']);
+  });
+});
+
+describe('member status transitions', () => {
+  it('confirms only accepted members, with a valid encrypted key', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const confirm = (id: string, key = '4.a2V5') => server.request('POST', `${users(orgId)}/${id}/confirm`, { token: owner.accessToken, json: { key } });
+    const invited = await seedMembership(server, { organizationId: orgId, email: 'i@example.com', status: Status.Invited });
+    const confirmed = await memberOf(server, orgId);
+    const revoked = await memberOf(server, orgId, { status: Status.Revoked });
+    const accepted = await memberOf(server, orgId, { status: Status.Accepted });
+    for (const [id, message] of [
+      [invited, 'User not accepted.'],
+      [confirmed.memberId, 'User already confirmed.'],
+      [revoked.memberId, 'User is revoked.'],
+    ] as const) {
+      const res = await confirm(id);
+      expect(res.status).toBe(400);
+      expect(res.body.message).toBe(message);
+    }
+    const badKey = await confirm(accepted.memberId, 'not encrypted');
+    expect(badKey.body.validationErrors).toEqual({ key: ['The key field is not a valid encrypted string.'] });
+    expect((await server.request('POST', `${users(orgId)}/${accepted.memberId}/confirm`, { token: owner.accessToken, json: {} })).body.validationErrors).toHaveProperty('key');
+    expect((await confirm(randomUUID())).status).toBe(404);
+    expect(await memberEventTypes(server)).toEqual([]);
+
+    expect((await confirm(accepted.memberId)).status).toBe(200);
+    const row = await memberRow(server, accepted.memberId);
+    expect(row).toMatchObject({ status: Status.Confirmed, key: '4.a2V5' });
+    expect(await memberEvents(server)).toEqual([{ type: EventType.OrganizationUser_Confirmed, organization_id: orgId, organization_user_id: accepted.memberId, acting_user_id: owner.userId }]);
+  });
+
+  it('confirms in bulk with a result per id', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const a = await memberOf(server, orgId, { status: Status.Accepted });
+    const b = await memberOf(server, orgId, { status: Status.Invited });
+    const unknown = randomUUID();
+    const res = await server.request('POST', `${users(orgId)}/confirm`, {
+      token: owner.accessToken,
+      json: { keys: [{ id: a.memberId, key: '4.a2V5' }, { id: b.memberId, key: '4.a2V5' }, { id: unknown, key: '4.a2V5' }] },
+    });
+    expect(res.body).toEqual({
+      object: 'list',
+      data: [
+        { object: 'OrganizationBulkConfirmResponseModel', id: a.memberId, error: '' },
+        { object: 'OrganizationBulkConfirmResponseModel', id: b.memberId, error: 'User not accepted.' },
+        { object: 'OrganizationBulkConfirmResponseModel', id: unknown, error: 'User not found.' },
+      ],
+      continuationToken: null,
+    });
+    expect(await memberEventTypes(server)).toEqual([EventType.OrganizationUser_Confirmed]);
+  });
+
+  it('revokes confirmed members and restores revoked ones, refusing every other transition', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const put = (path: string, token = owner.accessToken) => server.request('PUT', `${users(orgId)}/${path}`, { token });
+    const member = await memberOf(server, orgId);
+    const invited = await seedMembership(server, { organizationId: orgId, email: 'i@example.com', status: Status.Invited });
+    const accepted = await memberOf(server, orgId, { status: Status.Accepted });
+
+    for (const id of [invited, accepted.memberId]) {
+      const res = await put(`${id}/revoke`);
+      expect(res.status).toBe(400);
+      expect(res.body.message).toBe('Only confirmed members can be revoked.');
+      expect((await put(`${id}/restore`)).body.message).toBe('Already active.');
+    }
+    expect((await put(`${member.memberId}/restore`)).body.message).toBe('Already active.');
+    expect((await put(`${owner.memberId}/revoke`)).body.message).toBe('You cannot revoke yourself.');
+    expect(await memberEventTypes(server)).toEqual([]);
+
+    expect((await put(`${member.memberId}/revoke`)).status).toBe(200);
+    expect((await memberRow(server, member.memberId))?.status).toBe(Status.Revoked);
+    // Revoked: no access at all, but still listed.
+    expect((await server.request('GET', `${users(orgId)}/mini-details`, { token: member.accessToken })).status).toBe(404);
+    expect((await listed(owner.accessToken, orgId)).find((m) => m.id === member.memberId)).toMatchObject({ status: -1, revocationReason: 1 });
+    expect((await put(`${member.memberId}/revoke`)).body.message).toBe('Already revoked.');
+
+    expect((await put(`${member.memberId}/restore`)).status).toBe(200);
+    expect((await memberRow(server, member.memberId))?.status).toBe(Status.Confirmed);
+    expect((await server.request('GET', `${users(orgId)}/mini-details`, { token: member.accessToken })).status).toBe(200);
+    expect(await memberEventTypes(server)).toEqual([EventType.OrganizationUser_Revoked, EventType.OrganizationUser_Restored]);
+  });
+
+  it('keeps revoke and restore of owners to owners, and admins away from custom user managers', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const owner2 = await memberOf(server, orgId, { type: Role.Owner });
+    const admin = await memberOf(server, orgId, { type: Role.Admin });
+    const custom = await memberOf(server, orgId, { type: Role.Custom, permissions: { manageUsers: true } });
+    const put = (path: string, token: string) => server.request('PUT', `${users(orgId)}/${path}`, { token });
+    expect((await put(`${owner2.memberId}/revoke`, admin.accessToken)).body.message).toBe('Only owners can revoke other owners.');
+    expect((await put(`${admin.memberId}/revoke`, custom.accessToken)).body.message).toBe('Custom users can not revoke admins.');
+    expect((await put(`${owner2.memberId}/revoke`, owner.accessToken)).status).toBe(200);
+    expect((await put(`${owner2.memberId}/restore`, admin.accessToken)).body.message).toBe('Only owners can restore other owners.');
+    expect((await put(`${owner2.memberId}/restore`, owner.accessToken)).status).toBe(200);
+  });
+
+  it('revokes and restores in bulk with a result per id', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const a = await memberOf(server, orgId);
+    const b = await memberOf(server, orgId, { status: Status.Accepted });
+    const unknown = randomUUID();
+    const revoke = await server.request('PUT', `${users(orgId)}/revoke`, { token: owner.accessToken, json: { ids: [a.memberId, b.memberId, owner.memberId, unknown] } });
+    expect(revoke.status).toBe(200);
+    expect(dataOf(revoke.body).map((r) => r.error)).toEqual(['', 'Only confirmed members can be revoked.', 'You cannot revoke yourself.', 'User not found.']);
+    const restore = await server.request('PUT', `${users(orgId)}/restore`, { token: owner.accessToken, json: { ids: [a.memberId, b.memberId] } });
+    expect(dataOf(restore.body).map((r) => r.error)).toEqual(['', 'Already active.']);
+    expect(await memberEventTypes(server)).toEqual([EventType.OrganizationUser_Revoked, EventType.OrganizationUser_Restored]);
+    expect((await server.request('PUT', `${users(orgId)}/revoke`, { token: owner.accessToken, json: { ids: [] } })).body.validationErrors).toHaveProperty('ids');
+  });
+
+  it('removes members in any status, never oneself, and only owners remove owners', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const admin = await memberOf(server, orgId, { type: Role.Admin });
+    const owner2 = await memberOf(server, orgId, { type: Role.Owner });
+    const custom = await memberOf(server, orgId, { type: Role.Custom, permissions: { manageUsers: true } });
+    const del = (id: string, token: string) => server.request('DELETE', `${users(orgId)}/${id}`, { token });
+
+    const self = await del(owner.memberId, owner.accessToken);
+    expect(self.status).toBe(400);
+    expect(self.body.message).toBe('You cannot remove yourself.');
+    expect((await del(owner2.memberId, admin.accessToken)).body.message).toBe('Only owners can remove other owners.');
+    expect((await del(admin.memberId, custom.accessToken)).body.message).toBe('Custom users can not remove admins.');
+    expect(await memberEventTypes(server)).toEqual([]);
+
+    const collection = await seedCollection(server, orgId);
+    for (const status of [Status.Invited, Status.Accepted, Status.Confirmed, Status.Revoked]) {
+      const member = await memberOf(server, orgId, { status });
+      await server.database.db.insertInto('collection_users').values({ collection_id: collection, organization_user_id: member.memberId, read_only: false, hide_passwords: false, manage: false }).execute();
+      expect((await del(member.memberId, admin.accessToken)).status).toBe(200);
+      expect(await memberRow(server, member.memberId)).toBeUndefined();
+    }
+    expect(await server.database.db.selectFrom('collection_users').selectAll().execute()).toEqual([]);
+    expect((await server.request('POST', `${users(orgId)}/${owner2.memberId}/remove`, { token: owner.accessToken })).status).toBe(200);
+    expect(await memberEventTypes(server)).toEqual(Array(5).fill(EventType.OrganizationUser_Removed));
+    expect((await del(randomUUID(), owner.accessToken)).status).toBe(404);
+  });
+
+  it('removes in bulk with a result per id', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const a = await memberOf(server, orgId);
+    const b = await seedMembership(server, { organizationId: orgId, email: 'b@example.com', status: Status.Invited });
+    const other = await orgWithOwner(server);
+    const res = await server.request('DELETE', users(orgId), { token: owner.accessToken, json: { ids: [a.memberId, b, owner.memberId, other.owner.memberId] } });
+    expect(res.status).toBe(200);
+    expect(res.body.data).toEqual([
+      { object: 'OrganizationBulkConfirmResponseModel', id: a.memberId, error: '' },
+      { object: 'OrganizationBulkConfirmResponseModel', id: b, error: '' },
+      { object: 'OrganizationBulkConfirmResponseModel', id: owner.memberId, error: 'You cannot remove yourself.' },
+      { object: 'OrganizationBulkConfirmResponseModel', id: other.owner.memberId, error: 'User not found.' },
+    ]);
+    expect(await memberRow(server, other.owner.memberId)).toBeDefined();
+    expect(await memberEventTypes(server)).toEqual([EventType.OrganizationUser_Removed, EventType.OrganizationUser_Removed]);
+  });
+});
+
+describe('updating members', () => {
+  it('changes role, collections and groups, recording the update and the group change', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const member = await memberOf(server, orgId);
+    const c1 = await seedCollection(server, orgId);
+    const g1 = await seedGroup(server, orgId);
+    const res = await server.request('PUT', `${users(orgId)}/${member.memberId}`, {
+      token: owner.accessToken,
+      json: { type: Role.Custom, permissions: { manageGroups: true }, collections: [{ id: c1, hidePasswords: true, manage: true }], groups: [g1] },
+    });
+    expect(res.status).toBe(200);
+    const details = await server.request('GET', `${users(orgId)}/${member.memberId}?includeGroups=true`, { token: owner.accessToken });
+    expect(details.body).toMatchObject({ type: 4, collections: [{ id: c1, readOnly: false, hidePasswords: true, manage: true }], groups: [g1] });
+    expect(details.body.permissions).toMatchObject({ manageGroups: true, manageUsers: false });
+    expect(await memberEventTypes(server)).toEqual([EventType.OrganizationUser_Updated, EventType.OrganizationUser_UpdatedGroups]);
+
+    // Same groups again: an update, but no group change; omitted collections stay as they were.
+    await server.request('PUT', `${users(orgId)}/${member.memberId}`, { token: owner.accessToken, json: { type: Role.User, groups: [g1] } });
+    const after = await server.request('GET', `${users(orgId)}/${member.memberId}`, { token: owner.accessToken });
+    expect(after.body).toMatchObject({ type: Role.User, collections: [{ id: c1 }] });
+    expect(after.body).not.toHaveProperty('permissions');
+    expect(await memberEventTypes(server)).toHaveLength(3);
+
+    const groupsPut = await server.request('PUT', `${users(orgId)}/${member.memberId}/groups`, { token: owner.accessToken, json: { groupIds: [] } });
+    expect(groupsPut.status).toBe(200);
+    expect((await server.request('GET', `${users(orgId)}/${member.memberId}/groups`, { token: owner.accessToken })).body).toEqual([]);
+    expect((await memberEventTypes(server)).at(-1)).toBe(EventType.OrganizationUser_UpdatedGroups);
+  });
+
+  it('keeps at least one confirmed owner', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const res = await server.request('PUT', `${users(orgId)}/${owner.memberId}`, { token: owner.accessToken, json: { type: Role.Admin } });
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('Organization must have at least one confirmed owner.');
+    const owner2 = await memberOf(server, orgId, { type: Role.Owner });
+    expect((await server.request('PUT', `${users(orgId)}/${owner.memberId}`, { token: owner.accessToken, json: { type: Role.Admin } })).status).toBe(200);
+    // Now an admin, the former owner can no longer touch owners.
+    const revoke = await server.request('PUT', `${users(orgId)}/${owner2.memberId}/revoke`, { token: owner.accessToken });
+    expect(revoke.body.message).toBe('Only owners can revoke other owners.');
+    expect(await memberEventTypes(server)).toEqual([EventType.OrganizationUser_Updated]);
+  });
+
+  it('refuses bad input naming the field', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const member = await memberOf(server, orgId);
+    const foreign = await seedGroup(server, await seedOrganization(server));
+    for (const [json, field] of [
+      [{}, 'type'],
+      [{ type: Role.Custom }, 'permissions'],
+      [{ type: Role.User, accessAll: 'yes' }, 'accessAll'],
+      [{ type: Role.User, groups: [foreign] }, 'groups'],
+      [{ type: Role.User, permissions: { manageUsers: 1 } }, 'permissions.manageUsers'],
+    ] as const) {
+      const res = await server.request('PUT', `${users(orgId)}/${member.memberId}`, { token: owner.accessToken, json });
+      expect(res.status, JSON.stringify(json)).toBe(400);
+      expect(Object.keys(res.body.validationErrors ?? {}), JSON.stringify(json)).toContain(field);
+    }
+    expect((await server.request('PUT', `${users(orgId)}/${member.memberId}/groups`, { token: owner.accessToken, json: { groupIds: [foreign] } })).body.validationErrors).toHaveProperty('groupIds');
+    expect(await memberEventTypes(server)).toEqual([]);
+  });
+});
+
+describe('reinviting', () => {
+  it('resends only to invited members', async () => {
+    server = await startTestServer({ env: { LOG_LEVEL: 'info' } });
+    const { orgId, owner } = await orgWithOwner(server);
+    const invited = await seedMembership(server, { organizationId: orgId, email: 'again@example.com', status: Status.Invited });
+    const confirmed = await memberOf(server, orgId);
+    expect((await server.request('POST', `${users(orgId)}/${invited}/reinvite`, { token: owner.accessToken })).status).toBe(200);
+    expect(server.logs.text()).toContain('again%40example.com');
+    const refused = await server.request('POST', `${users(orgId)}/${confirmed.memberId}/reinvite`, { token: owner.accessToken });
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe('Only invited members can be reinvited.');
+    const bulk = await server.request('POST', `${users(orgId)}/reinvite`, { token: owner.accessToken, json: { ids: [invited, confirmed.memberId] } });
+    expect(dataOf(bulk.body).map((r) => r.error)).toEqual(['', 'Only invited members can be reinvited.']);
+    expect((await server.request('POST', `${users(orgId)}/${randomUUID()}/reinvite`, { token: owner.accessToken })).status).toBe(404);
+    const user = await createUser(server);
+    expect((await server.request('POST', `${users(orgId)}/${invited}/reinvite`, { token: user.accessToken })).status).toBe(404);
+  });
+});
