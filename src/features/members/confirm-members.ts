@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import { isEncString } from '../../shared/enc-string.js';
+import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
