@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { actor, custom, ENC, eventsOf, orgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
@@ -235,9 +235,15 @@ describe('collections', () => {
     const { org, owner } = await orgWithOwner(server);
     const db = server.database.db;
     const [a, b, c, d] = [await seedCollection(server, org), await seedCollection(server, org), await seedCollection(server, org), await seedCollection(server, org)];
-    // The vault feature owns this table; where it exists, deleting a collection clears its rows.
-    await sql`create table if not exists collection_ciphers (collection_id text not null, cipher_id text not null)`.execute(db);
-    for (const id of [a, b, c, d]) await sql`insert into collection_ciphers (collection_id, cipher_id) values (${id}, ${'cipher-' + id})`.execute(db);
+    const now = new Date().toISOString();
+    for (const id of [a, b, c, d]) {
+      const cipherId = randomUUID();
+      await db
+        .insertInto('ciphers')
+        .values({ id: cipherId, user_id: null, organization_id: org, type: 2, data: '{}', key: null, reprompt: 0, attachments: null, creation_date: now, revision_date: now, deleted_date: null })
+        .execute();
+      await db.insertInto('collection_ciphers').values({ collection_id: id, cipher_id: cipherId }).execute();
+    }
 
     expect((await server.request('DELETE', `/api/organizations/${org}/collections/${a}`, { token: owner.token })).status).toBe(200);
     expect((await server.request('POST', `/api/organizations/${org}/collections/${b}/delete`, { token: owner.token })).status).toBe(200);
@@ -245,8 +251,7 @@ describe('collections', () => {
     expect((await server.request('POST', `/api/organizations/${org}/collections/delete`, { token: owner.token, json: { ids: [d] } })).status).toBe(200);
 
     expect(await db.selectFrom('collections').select('id').where('organization_id', '=', org).execute()).toEqual([]);
-    const left = await sql<{ n: number }>`select count(*) as n from collection_ciphers`.execute(db);
-    expect(Number(left.rows[0]?.n)).toBe(0);
+    expect(await db.selectFrom('collection_ciphers').selectAll().execute()).toEqual([]);
     expect((await eventsOf(server, EventType.Collection_Deleted)).map((e) => e.collection_id)).toEqual([a, b, c, d]);
   });
 
