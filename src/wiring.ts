@@ -14,6 +14,9 @@ import { hasPendingInvitation } from './features/organizations/invitations.js';
 import { organizationApiKeyGrant, organizationPrincipalResolver } from './features/organizations/org-api-key.js';
 import { createOrgAccess } from './features/organizations/org-access.js';
 import { organizationClaims } from './features/organizations/org-claims.js';
+import { createLicenseIssuer } from './features/organizations/licenses.js';
+import { createLicenseService } from './features/organizations/organization-licenses.js';
+import { createOrganizationService } from './features/organizations/organizations.service.js';
 
 export interface WiringDeps {
   config: Config;
@@ -67,6 +70,9 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     },
   });
   const orgAccess = createOrgAccess(db);
+  const organizations = createOrganizationService({ db, clock, hasher, audit });
+  const { licenseIssuerPublicKeys, installationId } = config;
+  const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId });
 
   return {
     audit,
@@ -76,6 +82,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     accounts,
     identity,
     orgAccess,
+    organizations,
+    licenses,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();

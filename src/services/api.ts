@@ -3,6 +3,7 @@ import { enforceAccessRules } from '../http/access.js';
 import { apiErrorHandler } from '../http/error-handler.js';
 import { NotFound } from '../http/errors.js';
 import { accountRoutes } from '../features/accounts/accounts.routes.js';
+import { organizationRoutes } from '../features/organizations/organizations.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
 import type { ServiceOptions } from './service-options.js';
@@ -18,5 +19,6 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(aliveRoutes, { clock });
   if (config.healthEnabled) await app.register(healthRoutes, { health: features.health });
   await app.register(serverConfigRoutes, { config });
-  await app.register(accountRoutes, { accounts: features.accounts });
+  await app.register(accountRoutes, { accounts: features.accounts, organizations: features.organizations.list });
+  await app.register(organizationRoutes, { organizations: features.organizations, licenses: features.licenses, orgAccess: features.orgAccess, config });
 };
