@@ -22,9 +22,16 @@ async function eventsOf(s: TestServer, type: number) {
   return s.database.db.selectFrom('events').selectAll().where('type', '=', type).execute();
 }
 
+/** Custom permissions are written after seeding: seedMembership's own permissions type is unusable (it intersects with the text column). */
+async function setPermissions(s: TestServer, membershipId: string, permissions: Record<string, boolean>) {
+  await s.database.db.updateTable('organization_users').set({ permissions: JSON.stringify(permissions) }).where('id', '=', membershipId).execute();
+}
+
 async function member(s: TestServer, organizationId: string, opts: { type?: OrganizationUserType; status?: OrganizationUserStatusType; permissions?: Record<string, boolean> } = {}) {
   const user = await createUser(s);
-  const membershipId = await seedMembership(s, { organizationId, userId: user.userId, ...opts });
+  const { permissions, ...rest } = opts;
+  const membershipId = await seedMembership(s, { organizationId, userId: user.userId, ...rest });
+  if (permissions) await setPermissions(s, membershipId, permissions);
   return { ...user, membershipId };
 }
 
@@ -250,7 +257,8 @@ describe('reading an organization', () => {
     const user = await createUser(server);
     const confirmed = await seedOrganization(server, { name: 'B confirmed' });
     const accepted = await seedOrganization(server, { name: 'A accepted' });
-    await seedMembership(server, { organizationId: confirmed, userId: user.userId, type: OrganizationUserType.Custom, permissions: { manageUsers: true }, key: '4.aGVsbG8=' });
+    const custom = await seedMembership(server, { organizationId: confirmed, userId: user.userId, type: OrganizationUserType.Custom, key: '4.aGVsbG8=' });
+    await setPermissions(server, custom, { manageUsers: true });
     await seedMembership(server, { organizationId: accepted, userId: user.userId, status: OrganizationUserStatusType.Accepted });
     const listed = await server.request('GET', '/api/organizations', { token: user.accessToken });
     expect(listed.body.data).toHaveLength(1);
