@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { decodeJwt } from 'jose';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { decryptText, rsaDecryptEncString } from '../../../test/support/bw-crypto.js';
 import { createOrganization, foundingKeys } from '../../../test/support/org-founding.js';
@@ -9,6 +9,9 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 import { organizationPrincipalResolver } from './org-api-key.js';
 import { PlanType } from './plans.js';
 import { OrganizationUserStatusType, OrganizationUserType } from './roles.js';
+
+// Most tests register several accounts; key derivation makes that slow on a loaded machine.
+vi.setConfig({ testTimeout: 120_000 });
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -105,8 +108,9 @@ describe('creating an organization (cloud)', () => {
       [PlanType.TeamsStarter, { seats: 10, useGroups: true }],
       [PlanType.FamiliesAnnually, { seats: 6, plan: { productTier: 1 } }],
     ];
+    // One free organization per administrator; the other plans allow many.
+    const owner = await createUser(server);
     for (const [planType, expected] of cases) {
-      const owner = await createUser(server);
       const { id } = await createOrganization(server, owner, { planType });
       const res = await server.request('GET', `/api/organizations/${id}`, { token: owner.accessToken });
       expect(res.body, PlanType[planType]).toMatchObject({ planType, ...expected });
