@@ -3,9 +3,12 @@ import { buildApp } from './app.js';
 import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
+import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
+import { systemClock } from './clock.js';
 
 /**
- * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date.
+ * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date;
+ * `strongroom license issue|issuer-key` signs organization licenses with this instance's key.
  */
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
@@ -31,11 +34,25 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'license': {
+      const database = openDatabase(config.databaseUrl, { poolSize: 2 });
+      try {
+        await migrateToLatest(database);
+        process.stdout.write(await runLicenseCommand(argv.slice(1), { db: database.db, clock: systemClock }));
+      } catch (error) {
+        if (!(error instanceof UsageError)) throw error;
+        console.error(error.message);
+        return 2;
+      } finally {
+        await database.close();
+      }
+      return 0;
+    }
     case 'serve':
       await serve(config);
       return -1;
     default:
-      console.error(`Unknown command "${command}". Commands: serve (default), migrate.`);
+      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license.`);
       return 2;
   }
 }

@@ -24,6 +24,9 @@ import { createCipherService } from './features/vault/ciphers.service.js';
 import { createFolderService } from './features/vault/folders.service.js';
 import { createSyncService } from './features/vault/sync.service.js';
 import { createPolicyService } from './features/policies/policies.service.js';
+import { createLicenseIssuer } from './features/organizations/licenses.js';
+import { createLicenseService } from './features/organizations/organization-licenses.js';
+import { createOrganizationService } from './features/organizations/organizations.service.js';
 
 export interface WiringDeps {
   config: Config;
@@ -88,6 +91,9 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const policies = createPolicyService({ db, audit, clock });
   const mailer = createMailer(config);
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
+  const organizations = createOrganizationService({ db, clock, hasher, audit });
+  const { licenseIssuerPublicKeys, installationId } = config;
+  const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId });
 
   return {
     audit,
@@ -107,6 +113,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     policies,
     mailer,
     members,
+    organizations,
+    licenses,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();

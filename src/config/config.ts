@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Type, type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
+import { parsePublicKeyList } from '../shared/public-keys.js';
 
 /**
  * The one typed configuration schema. Every setting has a description and a safe default
@@ -129,6 +130,18 @@ export const ConfigSchema = Type.Object({
   smtpUsername: Type.Optional(Type.String({ description: 'SMTP user name.' })),
   smtpPassword: Type.Optional(Type.String({ description: 'SMTP password.' })),
   smtpFrom: Type.String({ minLength: 3, default: 'Strongroom <no-reply@localhost>', description: 'Sender of outgoing mail.' }),
+  licenseIssuerPublicKeys: Type.Optional(
+    Type.String({
+      description:
+        'Self-hosted: public keys of license issuers this server trusts, besides its own issuer key (see `strongroom license issuer-key`). PEM "BEGIN PUBLIC KEY" blocks, a JWK, a JWK set or a JSON array of PEM strings and JWKs; Ed25519, RSA or EC.',
+    }),
+  ),
+  installationId: Type.Optional(
+    Type.String({
+      pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+      description: 'Self-hosted: this installation\'s id (a GUID). When set, a license bound to another installation is refused.',
+    }),
+  ),
   logLevel: Type.Enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
     default: 'info',
     description: 'Log level.',
@@ -240,6 +253,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (parsed.smtpUsername !== undefined && parsed.smtpHost === undefined) {
     problems.push('SMTP_HOST: required when SMTP_USERNAME is set');
   }
+  if (parsed.licenseIssuerPublicKeys !== undefined) {
+    try {
+      parsePublicKeyList(parsed.licenseIssuerPublicKeys);
+    } catch (error) {
+      problems.push(`LICENSE_ISSUER_PUBLIC_KEYS: ${(error as Error).message}`);
+    }
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const cloud = parsed.deployment === 'cloud';
@@ -256,6 +276,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     apiDocsEnabled: parsed.apiDocsEnabled ?? (!cloud || parsed.environment === 'development'),
     publicUrl,
     identityUrl: (parsed.identityUrl ?? (identityAlone ? publicUrl : `${publicUrl}/identity`)).replace(/\/+$/, ''),
+    installationId: parsed.installationId?.toLowerCase(),
     selfHosted: !cloud,
   };
 }

@@ -6,6 +6,7 @@ import { accountRoutes } from '../features/accounts/accounts.routes.js';
 import { collectionRoutes } from '../features/collections/collections.routes.js';
 import { groupRoutes } from '../features/groups/groups.routes.js';
 import { policyRoutes } from '../features/policies/policies.routes.js';
+import { organizationRoutes } from '../features/organizations/organizations.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { memberRoutes } from '../features/members/members.routes.js';
 import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
@@ -25,7 +26,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(aliveRoutes, { clock });
   if (config.healthEnabled) await app.register(healthRoutes, { health: features.health });
   await app.register(serverConfigRoutes, { config });
-  await app.register(accountRoutes, { accounts: features.accounts });
+  await app.register(accountRoutes, { accounts: features.accounts, organizations: features.organizations.list });
   await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });
   await app.register(folderRoutes, { folders: features.folders });
   await app.register(syncRoutes, { sync: features.sync });
@@ -33,4 +34,5 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(groupRoutes, { groups: features.groups, orgAccess: features.orgAccess });
   await app.register(policyRoutes, { policies: features.policies, orgAccess: features.orgAccess });
   await app.register(memberRoutes, { members: features.members, orgAccess: features.orgAccess });
+  await app.register(organizationRoutes, { organizations: features.organizations, licenses: features.licenses, orgAccess: features.orgAccess, config });
 };

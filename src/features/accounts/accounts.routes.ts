@@ -27,8 +27,14 @@ function keysResponse(user: UserRow) {
   return { object: 'keys' as const, key: user.key, publicKey: user.public_key, privateKey: user.private_key, accountKeys: accountKeysOf(user) };
 }
 
+/** The caller's organizations as `profile.organizations` shows them. */
+export type ProfileOrganizations = (userId: string) => Promise<unknown[]>;
+
 /** The account routes of the API service ({base_url}/accounts/...). */
-export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService }> = async (app, { accounts }) => {
+export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService; organizations: ProfileOrganizations }> = async (
+  app,
+  { accounts, organizations },
+) => {
   const user = { config: { access: access.user } };
 
   // The spec's registration path; current clients use /identity/accounts/register/finish.
@@ -41,9 +47,10 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
     },
   );
 
-  app.get('/accounts/profile', { ...user, schema: { tags, response: { 200: ProfileResponse } } }, async (request) =>
-    toProfileResponse(await accounts.getUser(currentUser(request).userId)),
-  );
+  app.get('/accounts/profile', { ...user, schema: { tags, response: { 200: ProfileResponse } } }, async (request) => {
+    const { userId } = currentUser(request);
+    return toProfileResponse(await accounts.getUser(userId), await organizations(userId));
+  });
 
   for (const method of ['PUT', 'POST'] as const) {
     app.route({
@@ -52,8 +59,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
       ...user,
       schema: { tags, body: ProfileBody, response: { 200: ProfileResponse } },
       handler: async (request) => {
-        const body = request.body;
-        return toProfileResponse(await accounts.updateProfile(currentUser(request).userId, body));
+        const { userId } = currentUser(request);
+        return toProfileResponse(await accounts.updateProfile(userId, request.body), await organizations(userId));
       },
     });
   }

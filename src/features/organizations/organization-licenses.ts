@@ -1,0 +1,102 @@
+import type { KeyObject } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import { parsePublicKeyList } from '../../shared/public-keys.js';
+import { randomApiKey } from '../accounts/accounts.service.js';
+import { checkFoundingKeys, foundOrganization } from './create-organization.js';
+import { licenseTerms, verifyLicense, type LicenseDocument, type LicenseIssuer } from './licenses.js';
+import { findOrganization, findOrganizationByLicenseKey, updateOrganization, type OrganizationRow } from './organizations.repository.js';
+import type { ApplyLicenseBody } from './organizations.schemas.js';
+import { flagsOf } from './organizations.schemas.js';
+
+/** How long a downloaded license lasts when the organization itself has no expiry (no billing here). */
+const DEFAULT_LICENSE_DAYS = 365;
+
+/**
+ * License download (cloud: sign one for an organization) and apply (self-hosted: found the
+ * organization a trusted license describes, with the caller as its Confirmed Owner).
+ */
+export function createLicenseService(deps: {
+  db: Db;
+  clock: Clock;
+  issuer: LicenseIssuer;
+  licenseIssuerPublicKeys?: string | undefined;
+  installationId?: string | undefined;
+}) {
+  const { db, clock, issuer } = deps;
+  const configured: KeyObject[] = parsePublicKeyList(deps.licenseIssuerPublicKeys ?? '');
+
+  return {
+    async download(organizationId: string, installationId: string): Promise<LicenseDocument> {
+      const org = await findOrganization(db, organizationId);
+      if (!org) throw new NotFound();
+      let licenseKey = org.license_key;
+      if (!licenseKey) {
+        licenseKey = randomApiKey();
+        await updateOrganization(db, org.id, { license_key: licenseKey });
+      }
+      const now = clock.now();
+      const expires = org.expiration_date ?? new Date(now.getTime() + DEFAULT_LICENSE_DAYS * 86_400_000).toISOString();
+      return issuer.issue(termsOf(org, licenseKey, installationId.toLowerCase(), expires));
+    },
+
+    async apply(userId: string, body: ApplyLicenseBody): Promise<OrganizationRow> {
+      const license = await verifyLicense(body.license, {
+        trusted: [await issuer.publicKey(), ...configured],
+        now: clock.now(),
+        installationId: deps.installationId,
+      });
+      checkFoundingKeys(body);
+      if ((await findOrganization(db, license.id)) || (await findOrganizationByLicenseKey(db, license.licenseKey))) {
+        throw BadRequest.field('license', 'This license has already been applied to an organization.');
+      }
+      const now = clock.now().toISOString();
+      return db.transaction().execute((tx) =>
+        foundOrganization(tx, {
+          id: license.id,
+          name: license.name,
+          businessName: license.businessName,
+          billingEmail: license.billingEmail,
+          planType: license.planType,
+          seats: license.seats,
+          maxCollections: license.maxCollections,
+          maxStorageGb: license.maxStorageGb,
+          smSeats: license.smSeats,
+          smServiceAccounts: license.smServiceAccounts,
+          features: license,
+          selfHost: true,
+          licenseKey: license.licenseKey,
+          expirationDate: license.expires,
+          ownerId: userId,
+          key: body.key,
+          keys: body.keys,
+          collectionName: body.collectionName,
+          now,
+        }),
+      );
+    },
+  };
+}
+
+function termsOf(org: OrganizationRow, licenseKey: string, installationId: string, expires: string) {
+  const flags = flagsOf(org);
+  return licenseTerms({
+    id: org.id,
+    licenseKey,
+    installationId,
+    name: org.name,
+    businessName: org.business_name,
+    billingEmail: org.billing_email,
+    planType: org.plan_type,
+    seats: org.seats,
+    maxCollections: org.max_collections,
+    maxStorageGb: org.max_storage_gb,
+    smSeats: org.sm_seats,
+    smServiceAccounts: org.sm_service_accounts,
+    expires,
+    features: flags,
+  });
+}
+
+export type LicenseService = ReturnType<typeof createLicenseService>;

@@ -1,0 +1,262 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { findUserById, type UserRow } from '../accounts/accounts.repository.js';
+import { randomApiKey } from '../accounts/accounts.service.js';
+import type { PasswordHasher } from '../accounts/password-hasher.js';
+import type { AuditLog } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { findPolicy } from '../policies/policies.repository.js';
+import { PolicyType } from '../policies/policy-type.js';
+import { checkFoundingKeys, foundOrganization } from './create-organization.js';
+import type { Membership } from './org-access.js';
+import {
+  confirmedOwnerIds,
+  deleteMembership,
+  deleteOrganization,
+  findApiKey,
+  findMembershipOfUser,
+  findOrganization,
+  findOrganizationByIdentifier,
+  identifierTaken,
+  insertApiKey,
+  memberUserIds,
+  touchAccountRevisions,
+  updateApiKey,
+  updateOrganization,
+  type OrganizationRow,
+} from './organizations.repository.js';
+import type { ApiKeyBody, CreateOrganizationBody, SecretBody, UpdateOrganizationBody } from './organizations.schemas.js';
+import { planFeatures, ProductTierType } from './plans.js';
+import { profileOrganizations } from './profile-organizations.js';
+import { OrganizationUserType } from './roles.js';
+
+/** OrganizationApiKeyType. */
+export enum OrganizationApiKeyType {
+  Default = 0,
+  BillingSync = 1,
+  Scim = 2,
+}
+
+/** The most storage an organization may buy on top of its plan (the official Range(0, 99)). */
+const MAX_ADDITIONAL_STORAGE_GB = 99;
+const GB = 1024 ** 3;
+
+/**
+ * Whether the member unlocks with Key Connector under the organization's SSO settings. This
+ * server stores no SSO configurations yet, so nobody does; the leave rule stays in place.
+ */
+function usesKeyConnectorSso(_org: OrganizationRow, _user: UserRow): boolean {
+  return false;
+}
+
+/** Whether the organization claims the account (verified domains); none do here yet. */
+function claimedByOrganization(_org: OrganizationRow, _user: UserRow): boolean {
+  return false;
+}
+
+export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: PasswordHasher; audit: AuditLog }) {
+  const { db, clock, audit } = deps;
+
+  async function organizationOf(id: string): Promise<OrganizationRow> {
+    const org = await findOrganization(db, id);
+    if (!org) throw new NotFound();
+    return org;
+  }
+
+  /** The official SecretVerificationRequestModel: the master password hash (as `secret` or `masterPasswordHash`). */
+  async function verifySecret(userId: string, body: SecretBody, field: string, message: string): Promise<void> {
+    const user = await findUserById(db, userId);
+    if (!user) throw new NotFound();
+    const secret = body.secret || body.masterPasswordHash;
+    // One-time codes need email verification codes, which this server does not send yet.
+    if (!secret || !(await deps.hasher.verify(secret, user.master_password_hash))) throw BadRequest.field(field, message);
+  }
+
+  return {
+    async create(userId: string, body: CreateOrganizationBody): Promise<OrganizationRow> {
+      const plan = planFeatures(body.planType);
+      if (!plan) throw BadRequest.field('planType', `Unknown plan type ${body.planType}.`);
+      checkFoundingKeys(body);
+      const additionalSeats = body.additionalSeats ?? 0;
+      if (additionalSeats > 0 && plan.seats !== null) throw BadRequest.field('additionalSeats', 'Plan does not allow additional users.');
+      const additionalStorage = body.additionalStorageGb ?? 0;
+      if (additionalStorage > 0 && plan.maxStorageGb === null) throw BadRequest.field('additionalStorageGb', 'Plan does not allow additional storage.');
+      const useSecretsManager = plan.useSecretsManager && body.useSecretsManager !== false;
+      const now = clock.now().toISOString();
+      return db.transaction().execute((tx) =>
+        foundOrganization(tx, {
+          name: body.name,
+          businessName: body.businessName ?? null,
+          billingEmail: body.billingEmail,
+          planType: body.planType,
+          seats: plan.seats ?? (additionalSeats > 0 ? additionalSeats : null),
+          maxCollections: plan.maxCollections,
+          maxStorageGb: plan.maxStorageGb === null ? null : plan.maxStorageGb + additionalStorage,
+          smSeats: useSecretsManager ? (body.additionalSmSeats ?? null) : null,
+          smServiceAccounts: useSecretsManager ? (body.additionalServiceAccounts ?? null) : null,
+          features: { ...plan, useSecretsManager },
+          selfHost: false,
+          licenseKey: randomApiKey(),
+          expirationDate: null,
+          ownerId: userId,
+          key: body.key,
+          keys: body.keys,
+          collectionName: body.collectionName,
+          now,
+        }),
+      );
+    },
+
+    async get(membership: Membership): Promise<{ org: OrganizationRow; billing: boolean }> {
+      return { org: await organizationOf(membership.organizationId), billing: membership.rights.has('manageOrganization') };
+    },
+
+    list: (userId: string) => profileOrganizations(db, userId),
+
+    async update(membership: Membership, body: UpdateOrganizationBody, client: ClientContext): Promise<OrganizationRow> {
+      const org = await organizationOf(membership.organizationId);
+      const billingEmail = body.billingEmail?.trim().toLowerCase();
+      if (billingEmail !== undefined && billingEmail !== org.billing_email && !membership.rights.has('editSubscription')) {
+        throw new Forbidden('Only owners can change the billing email.');
+      }
+      const identifier = body.identifier === undefined ? org.identifier : body.identifier?.trim() || null;
+      if (identifier && identifier !== org.identifier && (await identifierTaken(db, identifier, org.id))) {
+        throw BadRequest.field('identifier', 'Organization with this identifier already exists.');
+      }
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await updateOrganization(tx, org.id, {
+          name: body.name.trim(),
+          ...(body.businessName !== undefined ? { business_name: body.businessName?.trim() || null } : {}),
+          ...(billingEmail ? { billing_email: billingEmail } : {}),
+          identifier,
+          // The key pair is set once; replacing it would orphan what members shared with it.
+          ...(body.keys && !org.public_key && !org.private_key ? { public_key: body.keys.publicKey, private_key: body.keys.encryptedPrivateKey } : {}),
+          revision_date: now,
+        });
+        await audit.record(tx, client, { type: EventType.Organization_Updated, organizationId: org.id, actingUserId: membership.userId });
+      });
+      return organizationOf(org.id);
+    },
+
+    async leave(membership: Membership, client: ClientContext): Promise<void> {
+      const org = await organizationOf(membership.organizationId);
+      const user = await findUserById(db, membership.userId);
+      if (!user) throw new NotFound();
+      if (usesKeyConnectorSso(org, user)) throw new BadRequest('Your organization single sign-on settings prevent you from leaving.');
+      if (claimedByOrganization(org, user)) {
+        throw new BadRequest("You can't leave this organization vault because your account is claimed. Contact your admin for more information.");
+      }
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        if (membership.type === OrganizationUserType.Owner) {
+          const owners = await confirmedOwnerIds(tx, org.id);
+          if (!owners.some((id) => id !== membership.id)) throw new BadRequest('Organization must have at least one confirmed owner.');
+        }
+        await deleteMembership(tx, membership.id);
+        await touchAccountRevisions(tx, [membership.userId], now);
+        await audit.record(tx, client, {
+          type: EventType.OrganizationUser_Left,
+          organizationId: org.id,
+          organizationUserId: membership.id,
+          userId: membership.userId,
+          actingUserId: membership.userId,
+        });
+      });
+    },
+
+    async delete(membership: Membership, body: SecretBody): Promise<void> {
+      await verifySecret(membership.userId, body, 'secret', 'User verification failed.');
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        const members = await memberUserIds(tx, membership.organizationId);
+        await deleteOrganization(tx, membership.organizationId);
+        // Members' clients drop the organization at their next sync.
+        await touchAccountRevisions(tx, members, now);
+      });
+    },
+
+    /** Reads (creating it when missing) or rotates an organization API key. */
+    async apiKey(membership: Membership, body: ApiKeyBody, rotate: boolean): Promise<{ apiKey: string; revisionDate: string }> {
+      const type: OrganizationApiKeyType = body.type ?? OrganizationApiKeyType.Default;
+      const right = type === OrganizationApiKeyType.Scim ? 'manageScim' : 'manageApiKey';
+      if (!membership.rights.has(right)) throw new Forbidden('You do not have permission to do this.');
+      const org = await organizationOf(membership.organizationId);
+      if (type !== OrganizationApiKeyType.Default) {
+        const tier = planFeatures(org.plan_type)?.tier;
+        // Billing-sync and SCIM keys exist for Teams and Enterprise only; the official server hides them otherwise.
+        if (tier !== ProductTierType.Teams && tier !== ProductTierType.Enterprise) throw new NotFound();
+      }
+      await verifySecret(membership.userId, body, 'masterPasswordHash', 'Invalid password.');
+      const now = clock.now().toISOString();
+      let key = await findApiKey(db, org.id, type);
+      if (!key) {
+        await insertApiKey(db, { id: randomUUID(), organization_id: org.id, type, api_key: randomApiKey(), revision_date: now });
+        key = await findApiKey(db, org.id, type);
+        if (!key) throw new Error('organization API key vanished after insert');
+      }
+      if (!rotate) return { apiKey: key.api_key, revisionDate: key.revision_date };
+      const apiKey = randomApiKey();
+      await updateApiKey(db, key.id, apiKey, now);
+      return { apiKey, revisionDate: now };
+    },
+
+    /** Whether members of the organization (by SSO identifier or id) are enrolled in account recovery automatically. */
+    async autoEnrollStatus(userId: string, identifier: string): Promise<{ id: string; resetPasswordEnabled: boolean }> {
+      const org = await findOrganizationByIdentifier(db, identifier);
+      if (!org || !(await findMembershipOfUser(db, org.id, userId))) throw new NotFound();
+      const policy = await findPolicy(db, org.id, PolicyType.ResetPassword);
+      let autoEnroll = false;
+      if (policy?.enabled && policy.data) {
+        try {
+          const data = JSON.parse(policy.data) as Record<string, unknown>;
+          autoEnroll = Object.entries(data).some(([k, v]) => k.toLowerCase() === 'autoenrollenabled' && v === true);
+        } catch {
+          autoEnroll = false;
+        }
+      }
+      return { id: org.id, resetPasswordEnabled: autoEnroll };
+    },
+
+    /**
+     * Removes the caller's SSO link to the organization. No SSO links are stored yet, so this
+     * only checks membership and records the event, as the official server does.
+     */
+    async unlinkSso(userId: string, organizationId: string, client: ClientContext): Promise<void> {
+      const membership = await findMembershipOfUser(db, organizationId.toLowerCase(), userId);
+      if (!membership) throw new NotFound();
+      await audit.record(db, client, {
+        type: EventType.OrganizationUser_UnlinkedSso,
+        organizationId: membership.organization_id,
+        organizationUserId: membership.id,
+        userId,
+        actingUserId: userId,
+      });
+    },
+
+    async adjustStorage(membership: Membership, adjustmentGb: number, client: ClientContext): Promise<void> {
+      const org = await organizationOf(membership.organizationId);
+      const base = planFeatures(org.plan_type)?.maxStorageGb ?? null;
+      if (base === null) throw new BadRequest('Plan does not allow additional storage.');
+      if (adjustmentGb === 0) throw BadRequest.field('storageGbAdjustment', 'Storage adjustment cannot be zero.');
+      const next = (org.max_storage_gb ?? base) + adjustmentGb;
+      if (next < base) throw BadRequest.field('storageGbAdjustment', `Storage cannot be reduced below the plan's ${base} GB.`);
+      if (next > base + MAX_ADDITIONAL_STORAGE_GB) {
+        throw BadRequest.field('storageGbAdjustment', `You can add at most ${MAX_ADDITIONAL_STORAGE_GB} GB of storage.`);
+      }
+      const usedGb = Number(org.storage_bytes) / GB;
+      if (usedGb > next) {
+        throw BadRequest.field('storageGbAdjustment', `You are currently using ${usedGb.toFixed(2)} GB of storage. Delete some stored data first.`);
+      }
+      await db.transaction().execute(async (tx) => {
+        await updateOrganization(tx, org.id, { max_storage_gb: next, revision_date: clock.now().toISOString() });
+        await audit.record(tx, client, { type: EventType.Organization_Updated, organizationId: org.id, actingUserId: membership.userId });
+      });
+    },
+  };
+}
+
+export type OrganizationService = ReturnType<typeof createOrganizationService>;
