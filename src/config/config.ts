@@ -124,7 +124,12 @@ export const ConfigSchema = Type.Object({
   amqpUrl: Type.Optional(
     Type.String({ pattern: '^amqps?://.+', description: 'AMQP broker (RabbitMQ) for forwarding events to integrations.' }),
   ),
-  smtpHost: Type.Optional(Type.String({ minLength: 1, description: 'SMTP server for invitation and notification mail.' })),
+  smtpHost: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: 'SMTP server for invitation and notification mail. Unset: messages (with their links) are written to the log instead.',
+    }),
+  ),
   smtpPort: Type.Integer({ minimum: 1, maximum: 65535, default: 587, description: 'SMTP port.' }),
   smtpSecure: Type.Boolean({ default: false, description: 'Use implicit TLS (port 465). When off, STARTTLS is used if offered.' }),
   smtpUsername: Type.Optional(Type.String({ description: 'SMTP user name.' })),

@@ -77,7 +77,7 @@ export async function seedMembership(
     permissions?: Partial<Permissions>;
     accessAll?: boolean;
     key?: string | null;
-  } & Partial<Insertable<OrganizationUsersTable>>,
+  } & Partial<Omit<Insertable<OrganizationUsersTable>, 'permissions'>>,
 ): Promise<string> {
   const id = randomUUID();
   const now = new Date().toISOString();
