@@ -27,7 +27,7 @@ afterAll(async () => {
   await server?.close();
 });
 
-describe('official bw client: accounts', () => {
+describe('official bw client: accounts', { timeout: 180_000 }, () => {
   it('refuses a wrong password with its normal message', async () => {
     const res = await bw.login(account.email, 'not the password');
     expect(res.code).toBe(1);
