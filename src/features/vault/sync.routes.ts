@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
 import { access, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
@@ -11,7 +12,12 @@ export const syncRoutes: FastifyPluginAsync<{ sync: SyncService }> = async (app,
     { config: { access: access.user }, schema: { tags: ['sync'], querystring: SyncQuery, response: { 200: SyncResponse } } },
     async (request, reply) => {
       const data = await sync.load(currentUser(request).userId, { withSshKeys: supportsSshKeys(clientContext(request).clientVersion) });
-      return reply.type('application/json; charset=utf-8').send(syncBody(data, { excludeDomains: request.query.excludeDomains }));
+      const pieces = syncBody(data, { excludeDomains: request.query.excludeDomains });
+      const length = pieces.reduce((sum, piece) => sum + piece.length, 0);
+      return reply
+        .type('application/json; charset=utf-8')
+        .header('content-length', length)
+        .send(Readable.from(pieces, { objectMode: false }));
     },
   );
 };

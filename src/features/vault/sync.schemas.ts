@@ -69,16 +69,16 @@ export function ciphersJson(rows: readonly CipherResponseRow[], withSshKeys: boo
 }
 
 /**
- * The sync body. The vault part arrives as encoded JSON (see sync-cache.ts) and is copied in
- * as it is, without a serialiser pass over thousands of items; tests check the result
- * against SyncResponse.
+ * The sync body, in pieces. The vault part arrives as encoded JSON (see sync-cache.ts) and
+ * goes out as it is, without a serialiser pass over thousands of items or a copy; tests check
+ * the result against SyncResponse.
  */
-export function syncBody(data: SyncData, options: { excludeDomains: boolean }): Buffer {
+export function syncBody(data: SyncData, options: { excludeDomains: boolean }): Buffer[] {
   const head =
     `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user))},` +
     `"folders":${data.vault.folders},"collections":[],"ciphers":`;
   const tail =
     `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":[],"sends":[],` +
     `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`;
-  return Buffer.concat([Buffer.from(head), data.vault.ciphers, Buffer.from(tail)]);
+  return [Buffer.from(head), data.vault.ciphers, Buffer.from(tail)];
 }
