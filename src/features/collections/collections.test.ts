@@ -235,9 +235,13 @@ describe('collections', () => {
     const { org, owner } = await orgWithOwner(server);
     const db = server.database.db;
     const [a, b, c, d] = [await seedCollection(server, org), await seedCollection(server, org), await seedCollection(server, org), await seedCollection(server, org)];
-    // The vault feature owns this table; where it exists, deleting a collection clears its rows.
-    await sql`create table if not exists collection_ciphers (collection_id text not null, cipher_id text not null)`.execute(db);
-    for (const id of [a, b, c, d]) await sql`insert into collection_ciphers (collection_id, cipher_id) values (${id}, ${'cipher-' + id})`.execute(db);
+    // An organization item in each collection (collection_ciphers refers to real items).
+    const now = new Date().toISOString();
+    for (const id of [a, b, c, d]) {
+      const item = { id: `cipher-${id}`, user_id: null, organization_id: org, type: 2, data: '{}', key: null, reprompt: 0, attachments: null };
+      await db.insertInto('ciphers').values({ ...item, creation_date: now, revision_date: now, deleted_date: null }).execute();
+      await db.insertInto('collection_ciphers').values({ collection_id: id, cipher_id: item.id }).execute();
+    }
 
     expect((await server.request('DELETE', `/api/organizations/${org}/collections/${a}`, { token: owner.token })).status).toBe(200);
     expect((await server.request('POST', `/api/organizations/${org}/collections/${b}/delete`, { token: owner.token })).status).toBe(200);
