@@ -1,5 +1,6 @@
 /**
- * Where the time of one sync goes, in-process, without HTTP: query, build, encode.
+ * Where the time of one sync goes, in-process, without HTTP: loading the vault (cold, and
+ * from the cache) and writing the body.
  *   npx tsx bench/profile-sync.ts [items]
  */
 import { mkdtempSync } from 'node:fs';
@@ -11,7 +12,8 @@ import { migrateToLatest } from '../src/db/migrate.js';
 import { createAuditLog } from '../src/features/events/audit-log.js';
 import { createCipherImport } from '../src/features/vault/cipher-import.js';
 import { createSyncService } from '../src/features/vault/sync.service.js';
-import { syncJson } from '../src/features/vault/sync.schemas.js';
+import { createSyncCache } from '../src/features/vault/sync-cache.js';
+import { syncBody } from '../src/features/vault/sync.schemas.js';
 import { encryptText, makeTestAccount } from '../test/support/bw-crypto.js';
 import { cipherBody } from '../test/support/vault.js';
 
@@ -65,17 +67,18 @@ for (let start = 0; start < items; start += 5000) {
   );
   await importer.import(userId, client, { folders: [], ciphers: ciphers as never, folderRelationships: [] });
 }
-const sync = createSyncService({ db: database.db });
+const cold = createSyncService({ db: database.db, cache: createSyncCache(0) });
+const warm = createSyncService({ db: database.db, cache: createSyncCache(256 * 1024 * 1024) });
 for (let round = 0; round < 8; round++) {
   let t = performance.now();
-  const data = await sync.load(userId);
+  const data = await cold.load(userId, { withSshKeys: true });
   const load = performance.now() - t;
   t = performance.now();
-  const json = syncJson(data, { excludeDomains: true, clientVersion: '2026.9.0' });
-  const build = performance.now() - t;
+  await warm.load(userId, { withSshKeys: true });
+  const cached = performance.now() - t;
   t = performance.now();
-  const bytes = Buffer.from(json);
-  const encode = performance.now() - t;
-  console.log(`load ${load.toFixed(1)} ms, build ${build.toFixed(1)} ms, encode ${encode.toFixed(1)} ms, ${bytes.length} bytes`);
+  const bytes = Buffer.concat(syncBody(data, { excludeDomains: true }));
+  const body = performance.now() - t;
+  console.log(`cold load ${load.toFixed(1)} ms, warm load ${cached.toFixed(1)} ms, body ${body.toFixed(1)} ms, ${bytes.length} bytes`);
 }
 await database.close();

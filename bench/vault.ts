@@ -53,11 +53,11 @@ function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
   });
 }
 
-async function startServer(databaseUrl: string): Promise<{ url: string; stop(): Promise<void> }> {
+async function startServer(databaseUrl: string, env: Record<string, string> = {}): Promise<{ url: string; stop(): Promise<void> }> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'info', PASSWORD_ITERATIONS: '100000' },
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'info', PASSWORD_ITERATIONS: '100000', PUBLIC_URL: 'http://vault.bench.test', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await waitForLine(child, /Strongroom is ready/);
@@ -138,6 +138,7 @@ async function seed(base: string): Promise<{ token: string; ids: string[]; accou
 }
 
 interface Figures {
+  mean: number;
   p50: number;
   p90: number;
   p99: number;
@@ -150,6 +151,7 @@ interface Figures {
 async function measure(options: autocannon.Options): Promise<Figures> {
   const result = await autocannon({ duration: SECONDS, ...options });
   return {
+    mean: result.latency.average,
     p50: result.latency.p50,
     p90: result.latency.p90,
     p99: result.latency.p99,
@@ -187,12 +189,12 @@ async function databaseFor(engine: string): Promise<{ url: string; drop(): Promi
 const rows: string[] = [];
 const row = (engine: string, what: string, c: number, f: Figures) =>
   rows.push(
-    `| ${engine} | ${what} | ${c} | ${f.p50} | ${f.p90} | ${f.p99} | ${f.max} | ${f.rps.toFixed(1)} | ${f.bytes.toLocaleString('en-US')} | ${f.errors} |`,
+    `| ${engine} | ${what} | ${c} | ${f.mean.toFixed(1)} | ${f.p50} | ${f.p90} | ${f.p99} | ${f.max} | ${f.rps.toFixed(1)} | ${f.bytes.toLocaleString('en-US')} | ${f.errors} |`,
   );
 
 async function benchEngine(engine: string) {
   const database = await databaseFor(engine);
-  const server = await startServer(database.url);
+  let server = await startServer(database.url);
   try {
     const { token, ids, account } = await seed(server.url);
     const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${token}` };
@@ -202,25 +204,37 @@ async function benchEngine(engine: string) {
     writeFileSync(file, bytes);
     console.error(`${engine}: ${ids.length} items, sync body ${bytes.length.toLocaleString('en-US')} bytes`);
 
+    // Sync of the seeded vault, unchanged between syncs (the usual case: several devices,
+    // unlocks), and with the sync cache off (every sync reads and writes every item, as the
+    // first sync after a change does).
     const ceiling = await startCeiling(file);
     const ratios: string[] = [];
     try {
-      for (const connections of [1, 4]) {
-        const ours = await measure({ url: server.url + syncPath, headers, connections });
-        const bare = await measure({ url: ceiling.url + syncPath, connections });
-        row(engine, 'sync (Strongroom)', connections, ours);
-        row(engine, 'sync (bare http ceiling)', connections, bare);
-        ratios.push(
-          `${engine}, ${connections} connection(s): p50 ${(ours.p50 / bare.p50).toFixed(2)}x, p99 ${(ours.p99 / bare.p99).toFixed(2)}x, throughput ${(bare.rps / ours.rps).toFixed(2)}x`,
-        );
+      for (const [mode, env] of [
+        ['vault unchanged', {}],
+        ['cache off', { SYNC_CACHE_MEGABYTES: '0' }],
+      ] as const) {
+        await server.stop();
+        server = await startServer(database.url, env);
+        await call(server.url, 'GET', syncPath, { token });
+        for (const connections of [1, 4]) {
+          const ours = await measure({ url: server.url + syncPath, headers, connections });
+          const bare = await measure({ url: ceiling.url + syncPath, connections });
+          row(engine, `sync, ${mode}`, connections, ours);
+          row(engine, 'sync, bare http ceiling', connections, bare);
+          ratios.push(
+            `${engine}, ${mode}, ${connections} connection(s): mean ${(ours.mean / bare.mean).toFixed(2)}x, p50 ${(ours.p50 / Math.max(bare.p50, 1)).toFixed(2)}x, p99 ${(ours.p99 / bare.p99).toFixed(2)}x, throughput ${(bare.rps / ours.rps).toFixed(2)}x`,
+          );
+        }
       }
     } finally {
       await ceiling.stop();
     }
 
+    await server.stop();
+    server = await startServer(database.url);
     const create = JSON.stringify(itemBody(account, 1));
     row(engine, 'create item', 10, await measure({ url: `${server.url}/api/ciphers`, method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: create, connections: 10 }));
-
     let next = 0;
     const update = JSON.stringify(itemBody(account, 2));
     row(
@@ -240,6 +254,7 @@ async function benchEngine(engine: string) {
         ],
       }),
     );
+
     return ratios;
   } finally {
     await server.stop();
@@ -250,8 +265,8 @@ async function benchEngine(engine: string) {
 const ratios: string[] = [];
 for (const engine of ENGINES) ratios.push(...(await benchEngine(engine)));
 console.log(`${ITEMS} items, ${SECONDS} s per run, Node ${process.version}\n`);
-console.log('| engine | what | connections | p50 ms | p90 ms | p99 ms | max ms | req/s | bytes/response | errors |');
-console.log('|---|---|---|---|---|---|---|---|---|---|');
+console.log('| engine | what | connections | mean ms | p50 ms | p90 ms | p99 ms | max ms | req/s | bytes/response | errors |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const line of rows) console.log(line);
 console.log('\nSync latency relative to the ceiling (Strongroom / bare http):');
 for (const line of ratios) console.log(`- ${line}`);

@@ -22,6 +22,7 @@ import { createCipherImport } from './features/vault/cipher-import.js';
 import { createCipherLifecycle } from './features/vault/cipher-lifecycle.js';
 import { createCipherService } from './features/vault/ciphers.service.js';
 import { createFolderService } from './features/vault/folders.service.js';
+import { createSyncCache } from './features/vault/sync-cache.js';
 import { createSyncService } from './features/vault/sync.service.js';
 import { createPolicyService } from './features/policies/policies.service.js';
 import { createLicenseIssuer } from './features/organizations/licenses.js';
@@ -85,7 +86,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const cipherLifecycle = createCipherLifecycle(vault);
   const cipherImport = createCipherImport(vault);
   const folders = createFolderService(vault);
-  const sync = createSyncService(vault);
+  const sync = createSyncService({ db, cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock });

@@ -114,6 +114,13 @@ export const ConfigSchema = Type.Object({
     default: 16777216,
     description: 'Largest accepted request body, in bytes (vault imports are the largest bodies).',
   }),
+  syncCacheMegabytes: Type.Integer({
+    minimum: 0,
+    maximum: 65536,
+    default: 64,
+    description:
+      'Memory for the items part of sync answers, reused while a vault is unchanged (0 turns it off). A 10,000-item vault takes about 17 MB.',
+  }),
   trustProxy: Type.Boolean({
     default: false,
     description: 'Trust X-Forwarded-For/-Proto from a reverse proxy (for client IPs in audit events and rate limits).',

@@ -245,6 +245,12 @@ export interface CipherUserSettingsTable {
   archived_date: string | null;
 }
 
+/** Counts the changes to what a user's sync carries; see vault/revisions.ts. */
+export interface VaultRevisionsTable {
+  user_id: string;
+  revision: number | string;
+}
+
 export interface CollectionCiphersTable {
   collection_id: string;
   cipher_id: string;
@@ -269,4 +275,5 @@ export interface DB {
   ciphers: CiphersTable;
   cipher_user_settings: CipherUserSettingsTable;
   collection_ciphers: CollectionCiphersTable;
+  vault_revisions: VaultRevisionsTable;
 }

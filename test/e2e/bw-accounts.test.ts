@@ -27,7 +27,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-describe('official bw client: accounts', { timeout: 180_000 }, () => {
+// Each CLI command takes seconds, many more on a busy machine.
+describe('official bw client: accounts', { timeout: 300_000 }, () => {
   it('refuses a wrong password with its normal message', async () => {
     const res = await bw.login(account.email, 'not the password');
     expect(res.code).toBe(1);

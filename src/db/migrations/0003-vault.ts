@@ -8,6 +8,8 @@ import { columnTypes, type Engine } from '../dialect.js';
  *   document in `data`, as Bitwarden keeps it, so a new field needs no migration.
  * - Folder, favorite and archive are each user's own view of an item, so they live in
  *   `cipher_user_settings`, one row per (user, cipher), not in the shared cipher row.
+ * - `vault_revisions` counts every change to what a user's sync carries (folders, items,
+ *   settings), exactly, so a sync answer can be reused while the count is unchanged.
  * - `collection_ciphers` places organization items in collections. Its collection foreign key
  *   also arrives with the collections table; nothing writes here until then.
  */
@@ -54,6 +56,12 @@ export function vault(engine: Engine) {
         .execute();
       await db.schema.createIndex('cipher_user_settings_cipher').on('cipher_user_settings').column('cipher_id').execute();
       await db.schema.createIndex('cipher_user_settings_folder').on('cipher_user_settings').column('folder_id').execute();
+
+      await db.schema
+        .createTable('vault_revisions')
+        .addColumn('user_id', 'text', (c) => c.primaryKey().references('users.id').onDelete('cascade'))
+        .addColumn('revision', t.bigint, (c) => c.notNull())
+        .execute();
 
       await db.schema
         .createTable('collection_ciphers')

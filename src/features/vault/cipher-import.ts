@@ -3,7 +3,7 @@ import type { Insertable } from 'kysely';
 import type { CiphersTable, CipherUserSettingsTable, FoldersTable } from '../../db/schema.js';
 import { BadRequest, HttpError } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { touchAccountRevision } from '../accounts/accounts.repository.js';
+import { touchVault } from './revisions.js';
 import { EventType } from '../events/event-type.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import type { ImportCiphersRequest } from './ciphers.schemas.js';
@@ -96,7 +96,7 @@ export function createCipherImport({ db, audit, clock }: VaultDeps) {
         await insertFolders(tx, newFolders);
         await insertCiphers(tx, ciphers);
         await upsertUserSettings(tx, settings, []);
-        await touchAccountRevision(tx, userId, now);
+        await touchVault(tx, userId, now);
         await audit.record(
           tx,
           client,

@@ -1,6 +1,6 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { touchAccountRevision } from '../accounts/accounts.repository.js';
+import { touchVault } from './revisions.js';
 import type { AuditEvent, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { accessibleCiphers } from './cipher-access.js';
@@ -80,7 +80,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
       if (targets.length === 0) return selection.single ? rows : [];
       const now = clock.now().toISOString();
       const changed = await apply(tx, targets, now);
-      await touchAccountRevision(tx, userId, now);
+      await touchVault(tx, userId, now);
       return changed;
     });
   }

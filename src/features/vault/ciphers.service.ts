@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { touchAccountRevision } from '../accounts/accounts.repository.js';
+import { touchVault } from './revisions.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { accessibleCipher } from './cipher-access.js';
@@ -81,7 +81,7 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
         const { folder_id, favorite, archived_date, ...cipher } = row;
         await insertCiphers(tx, [cipher]);
         await upsertUserSettings(tx, [{ user_id: userId, cipher_id: row.id, folder_id, favorite: Boolean(favorite), archived_date }], []);
-        await touchAccountRevision(tx, userId, now);
+        await touchVault(tx, userId, now);
         await audit.record(tx, client, { type: EventType.Cipher_Created, userId, cipherId: row.id, actingUserId: userId });
         return row;
       });
@@ -110,7 +110,7 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
           'folder_id',
           'favorite',
         ]);
-        await touchAccountRevision(tx, userId, now);
+        await touchVault(tx, userId, now);
         await audit.record(tx, client, { type: EventType.Cipher_Updated, userId, cipherId: existing.id, actingUserId: userId });
         return { ...existing, ...content, folder_id: folderId, favorite };
       });
@@ -129,7 +129,7 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
           'favorite',
         ]);
         await setRevisionDate(tx, [existing.id], now);
-        await touchAccountRevision(tx, userId, now);
+        await touchVault(tx, userId, now);
         return { ...existing, folder_id: folderId, favorite, revision_date: now };
       });
     },

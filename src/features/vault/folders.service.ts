@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { NotFound } from '../../http/errors.js';
-import { touchAccountRevision } from '../accounts/accounts.repository.js';
+import { touchVault } from './revisions.js';
 import { cipherIdsInFolder, setRevisionDate } from './ciphers.repository.js';
 import type { VaultDeps } from './ciphers.service.js';
 import { deleteFolder, findFolder, insertFolders, listFolders, renameFolder, type FolderRow } from './folders.repository.js';
@@ -22,7 +22,7 @@ export function createFolderService({ db, clock }: Omit<VaultDeps, 'audit'>) {
       const folder: FolderRow = { id: randomUUID(), user_id: userId, name, creation_date: now, revision_date: now };
       await db.transaction().execute(async (tx) => {
         await insertFolders(tx, [folder]);
-        await touchAccountRevision(tx, userId, now);
+        await touchVault(tx, userId, now);
       });
       return folder;
     },
@@ -33,7 +33,7 @@ export function createFolderService({ db, clock }: Omit<VaultDeps, 'audit'>) {
         if (!folder) throw new NotFound();
         const now = clock.now().toISOString();
         await renameFolder(tx, folder.id, name, now);
-        await touchAccountRevision(tx, userId, now);
+        await touchVault(tx, userId, now);
         return { ...folder, name, revision_date: now };
       });
     },
@@ -46,7 +46,7 @@ export function createFolderService({ db, clock }: Omit<VaultDeps, 'audit'>) {
         const now = clock.now().toISOString();
         await setRevisionDate(tx, await cipherIdsInFolder(tx, userId, folder.id), now);
         await deleteFolder(tx, folder.id);
-        await touchAccountRevision(tx, userId, now);
+        await touchVault(tx, userId, now);
       });
     },
   };

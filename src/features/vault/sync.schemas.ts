@@ -2,7 +2,8 @@ import { Type } from 'typebox';
 import { Nullable } from '../../http/schemas.js';
 import { ProfileResponse, UserDecryption, toProfileResponse, toUserDecryption } from '../accounts/accounts.schemas.js';
 import type { UserRow } from '../accounts/accounts.repository.js';
-import { CipherDetailsResponse, CipherType, cipherJson } from './ciphers.schemas.js';
+import { CipherDetailsResponse, CipherType, cipherJson, type CipherResponseRow } from './ciphers.schemas.js';
+import type { FolderRow } from './folders.repository.js';
 import { FolderResponse, toFolderResponse } from './folders.schemas.js';
 import type { SyncData } from './sync.service.js';
 
@@ -52,24 +53,32 @@ export function supportsSshKeys(clientVersion: string | null): boolean {
   return true;
 }
 
-/**
- * Writes the sync body as JSON text. The items, the bulk of it, are embedded as cipherJson
- * writes them, without a serialiser pass over thousands of objects; tests check the result
- * against SyncResponse.
- */
-export function syncJson(data: SyncData, options: { excludeDomains: boolean; clientVersion: string | null }): string {
-  const showSsh = supportsSshKeys(options.clientVersion);
-  const ciphers: string[] = [];
-  for (const row of data.ciphers) {
+export function foldersJson(folders: readonly FolderRow[]): string {
+  return JSON.stringify(folders.map(toFolderResponse));
+}
+
+/** The `ciphers` array as JSON text, each item as cipherJson writes it. */
+export function ciphersJson(rows: readonly CipherResponseRow[], withSshKeys: boolean): string {
+  const items: string[] = [];
+  for (const row of rows) {
     // Bitwarden hides SSH keys from clients older than 2024.12 (or that send no version).
-    if (row.type === (CipherType.SSHKey as number) && !showSsh) continue;
-    ciphers.push(cipherJson(row, 'cipherDetails'));
+    if (row.type === (CipherType.SSHKey as number) && !withSshKeys) continue;
+    items.push(cipherJson(row, 'cipherDetails'));
   }
-  return (
+  return `[${items.join(',')}]`;
+}
+
+/**
+ * The sync body, in pieces. The vault part arrives as encoded JSON (see sync-cache.ts) and
+ * goes out as it is, without a serialiser pass over thousands of items or a copy; tests check
+ * the result against SyncResponse.
+ */
+export function syncBody(data: SyncData, options: { excludeDomains: boolean }): Buffer[] {
+  const head =
     `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user))},` +
-    `"folders":${JSON.stringify(data.folders.map(toFolderResponse))},"collections":[],` +
-    `"ciphers":[${ciphers.join(',')}],` +
-    `"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":[],"sends":[],` +
-    `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`
-  );
+    `"folders":${data.vault.folders},"collections":[],"ciphers":`;
+  const tail =
+    `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":[],"sends":[],` +
+    `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`;
+  return [Buffer.from(head), data.vault.ciphers, Buffer.from(tail)];
 }

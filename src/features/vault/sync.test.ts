@@ -4,6 +4,7 @@ import { createUser, type LoggedInUser } from '../../../test/support/accounts.js
 import { encryptText } from '../../../test/support/bw-crypto.js';
 import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, ciphersOf, KINDS, schemaErrors } from '../../../test/support/vault.js';
+import { createSyncCache } from './sync-cache.js';
 import { createSyncService } from './sync.service.js';
 import { SyncResponse, supportsSshKeys } from './sync.schemas.js';
 
@@ -101,12 +102,48 @@ describe('sync', () => {
     await importItems(small, 10);
     await importItems(large, 200);
     const a = counting();
-    const smallData = await createSyncService({ db: a.db }).load(small.userId);
+    const smallData = await createSyncService({ db: a.db, cache: createSyncCache(0) }).load(small.userId, { withSshKeys: true });
     const b = counting();
-    const largeData = await createSyncService({ db: b.db }).load(large.userId);
-    expect(smallData.ciphers).toHaveLength(10);
-    expect(largeData.ciphers).toHaveLength(200);
+    const largeData = await createSyncService({ db: b.db, cache: createSyncCache(0) }).load(large.userId, { withSshKeys: true });
+    expect(ciphersOf({ ciphers: JSON.parse(smallData.vault.ciphers.toString()) })).toHaveLength(10);
+    expect(ciphersOf({ ciphers: JSON.parse(largeData.vault.ciphers.toString()) })).toHaveLength(200);
     expect(b.count()).toBe(a.count());
-    expect(a.count()).toBeLessThanOrEqual(3);
+    expect(a.count()).toBeLessThanOrEqual(4);
+  });
+
+  it('reuses its last answer while the vault is unchanged, reading only the user and the revision', async () => {
+    const user = await createUser(server);
+    await importItems(user, 20);
+    const c = counting();
+    const sync = createSyncService({ db: c.db, cache: createSyncCache(1024 * 1024) });
+    const first = await sync.load(user.userId, { withSshKeys: true });
+    const cold = c.count();
+    const second = await sync.load(user.userId, { withSshKeys: true });
+    expect(c.count() - cold).toBe(2);
+    expect(second.vault).toBe(first.vault);
+    // Any change through the vault services moves the revision: the next answer is fresh.
+    await req(user, 'POST', '/ciphers', cipherBody('card', user.account.userKey));
+    const third = await sync.load(user.userId, { withSshKeys: true });
+    expect(JSON.parse(third.vault.ciphers.toString())).toHaveLength(21);
+    // Older clients get their own answer, without SSH keys.
+    const older = await sync.load(user.userId, { withSshKeys: false });
+    expect(JSON.parse(older.vault.ciphers.toString()).length).toBeLessThan(21);
+  });
+
+  it('answers every change at once through HTTP, however often it syncs', async () => {
+    const user = await createUser(server);
+    const item = (await req(user, 'POST', '/ciphers', cipherBody('login', user.account.userKey))).body;
+    const names = async () => ciphersOf((await req(user, 'GET', '/sync')).body).map((c) => [c.id, c.folderId, c.deletedDate === null]);
+    expect(await names()).toEqual([[item.id, null, true]]);
+    expect(await names()).toEqual([[item.id, null, true]]);
+    const folder = (await req(user, 'POST', '/folders', { name: encryptText('F', user.account.userKey) })).body;
+    await req(user, 'PUT', '/ciphers/move', { ids: [item.id], folderId: folder.id });
+    expect(await names()).toEqual([[item.id, folder.id, true]]);
+    await req(user, 'PUT', `/ciphers/${item.id}/delete`);
+    expect(await names()).toEqual([[item.id, folder.id, false]]);
+    await req(user, 'DELETE', `/folders/${folder.id}`);
+    expect(await names()).toEqual([[item.id, null, false]]);
+    await req(user, 'DELETE', `/ciphers/${item.id}`);
+    expect(await names()).toEqual([]);
   });
 });

@@ -1,0 +1,24 @@
+import { sql } from 'kysely';
+import { touchAccountRevision } from '../accounts/accounts.repository.js';
+import type { Executor } from '../events/audit-log.js';
+
+/**
+ * Marks a change to what a user's sync carries, in the change's transaction: the account
+ * revision date (the clients sync when it moves) and the vault revision, an exact counter
+ * that lets sync reuse its last answer while nothing changed (see sync-cache.ts). Every
+ * write to a user's folders, items or item settings goes through here; features that change
+ * what a user sees (organization items, collections) must call it for each user concerned.
+ */
+export async function touchVault(executor: Executor, userId: string, date: string): Promise<void> {
+  await touchAccountRevision(executor, userId, date);
+  await executor
+    .insertInto('vault_revisions')
+    .values({ user_id: userId, revision: 1 })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ revision: sql`vault_revisions.revision + 1` }))
+    .execute();
+}
+
+export async function vaultRevision(executor: Executor, userId: string): Promise<number> {
+  const row = await executor.selectFrom('vault_revisions').select('revision').where('user_id', '=', userId).executeTakeFirst();
+  return row ? Number(row.revision) : 0;
+}
