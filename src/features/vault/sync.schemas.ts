@@ -2,6 +2,8 @@ import { Type } from 'typebox';
 import { Nullable } from '../../http/schemas.js';
 import { ProfileResponse, UserDecryption, toProfileResponse, toUserDecryption } from '../accounts/accounts.schemas.js';
 import type { UserRow } from '../accounts/accounts.repository.js';
+import { CollectionDetailsResponse } from '../collections/collections.schemas.js';
+import { PolicyResponse } from '../policies/policies.schemas.js';
 import { CipherDetailsResponse, CipherType, cipherJson } from './ciphers.schemas.js';
 import { FolderResponse, toFolderResponse } from './folders.schemas.js';
 import type { SyncData } from './sync.service.js';
@@ -21,10 +23,10 @@ export const SyncResponse = Type.Object(
     object: Type.Literal('sync'),
     profile: ProfileResponse,
     folders: Type.Array(FolderResponse),
-    collections: Type.Array(Type.Unknown({ description: 'Collections arrive with organizations' })),
+    collections: Type.Array(CollectionDetailsResponse),
     ciphers: Type.Array(CipherDetailsResponse),
     domains: Nullable(DomainsResponse),
-    policies: Type.Array(Type.Unknown({ description: 'Policies arrive with organizations' })),
+    policies: Type.Array(PolicyResponse),
     sends: Type.Array(Type.Unknown({ description: 'Sends are not served yet' })),
     userDecryption: UserDecryption,
   },
@@ -66,10 +68,10 @@ export function syncJson(data: SyncData, options: { excludeDomains: boolean; cli
     ciphers.push(cipherJson(row, 'cipherDetails'));
   }
   return (
-    `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user))},` +
-    `"folders":${JSON.stringify(data.folders.map(toFolderResponse))},"collections":[],` +
+    `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations))},` +
+    `"folders":${JSON.stringify(data.folders.map(toFolderResponse))},"collections":${JSON.stringify(data.collections)},` +
     `"ciphers":[${ciphers.join(',')}],` +
-    `"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":[],"sends":[],` +
+    `"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":[],` +
     `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`
   );
 }

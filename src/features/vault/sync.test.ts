@@ -95,7 +95,7 @@ describe('sync', () => {
     expect((await server.request('GET', '/api/sync')).status).toBe(401);
   });
 
-  it('runs the same number of queries for 10 and for 200 items', async () => {
+  it('runs the same number of queries for 10 and for 200 personal items', async () => {
     const small = await createUser(server);
     const large = await createUser(server);
     await importItems(small, 10);
@@ -107,6 +107,8 @@ describe('sync', () => {
     expect(smallData.ciphers).toHaveLength(10);
     expect(largeData.ciphers).toHaveLength(200);
     expect(b.count()).toBe(a.count());
-    expect(a.count()).toBeLessThanOrEqual(3);
+    // User, folders, personal items, memberships, policies, and the collection lookup (which
+    // stops at one query for a user without organizations); see org-items.test.ts for orgs.
+    expect(a.count()).toBeLessThanOrEqual(6);
   });
 });
