@@ -4,7 +4,8 @@ import { actor, seedCollection, seedGroup, type Actor } from '../../../test/supp
 import { seedOrgItem } from '../../../test/support/org-items.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { ciphersOf, schemaErrors, type CipherJson } from '../../../test/support/vault.js';
+import { generateSymmetricKey } from '../../../test/support/bw-crypto.js';
+import { cipherBody, ciphersOf, schemaErrors, type CipherJson } from '../../../test/support/vault.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 import { createSyncService } from './sync.service.js';
 import { SyncResponse } from './sync.schemas.js';
@@ -146,5 +147,58 @@ describe('sync with organizations', () => {
     expect(b.ciphers).toHaveLength(120);
     expect(b.organizations).toHaveLength(3);
     expect(count).toBe(smallCount);
+  });
+});
+
+describe('organization items on the single and bulk routes', () => {
+  const key = generateSymmetricKey();
+  const call = (who: Actor, method: string, path: string, json?: unknown) =>
+    server.request(method, `/api${path}`, { token: who.token, headers: CLIENT, ...(json === undefined ? {} : { json }) });
+
+  it('reads items reached through a collection and answers 404 for the others', async () => {
+    const read = await call(member, 'GET', `/ciphers/${item.readOnly}/details`);
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ id: item.readOnly, edit: false, collectionIds: [c.readOnly] });
+    for (const id of [item.unassigned, item.nowhere]) expect((await call(member, 'GET', `/ciphers/${id}`)).status).toBe(404);
+    const list = await call(member, 'GET', '/ciphers');
+    expect((list.body as { data: { id: string }[] }).data.map((x) => x.id).sort()).toEqual([item.readOnly, item.hidden, item.managed, item.both].sort());
+  });
+
+  it('lets a writable grant edit, refuses a read-only one with 400 and an invisible id with 404', async () => {
+    const body = cipherBody('login', key, { organizationId: org });
+    const refused = await call(member, 'PUT', `/ciphers/${item.readOnly}`, body);
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('You do not have permissions to edit this.');
+    expect((await call(member, 'PUT', `/ciphers/${item.unassigned}`, body)).status).toBe(404);
+    const moved = await call(member, 'PUT', `/ciphers/${item.hidden}`, cipherBody('login', key));
+    expect(moved.status).toBe(400);
+    expect(moved.body.validationErrors).toHaveProperty('organizationId');
+    const edited = await call(member, 'PUT', `/ciphers/${item.hidden}`, body);
+    expect(edited.status, edited.text).toBe(200);
+    expect(edited.body).toMatchObject({ organizationId: org, edit: true, viewPassword: false });
+    const events = await server.database.db.selectFrom('events').selectAll().where('cipher_id', '=', item.hidden).execute();
+    expect(events.map((e) => [e.type, e.organization_id])).toContainEqual([1101, org]);
+  });
+
+  it('trashes and restores only where the caller may delete; bulk calls skip the rest', async () => {
+    expect((await call(member, 'PUT', `/ciphers/${item.readOnly}/delete`)).status).toBe(400);
+    expect((await call(member, 'PUT', `/ciphers/${item.unassigned}/delete`)).status).toBe(404);
+    const bulk = await call(member, 'PUT', '/ciphers/delete', { ids: [item.readOnly, item.managed, item.unassigned] });
+    expect(bulk.status).toBe(200);
+    const rows = await server.database.db.selectFrom('ciphers').select(['id', 'deleted_date']).execute();
+    const trashed = rows.filter((r) => r.deleted_date).map((r) => r.id);
+    expect(trashed).toContain(item.managed);
+    expect(trashed).not.toContain(item.readOnly);
+    expect(trashed).not.toContain(item.unassigned);
+    const restored = await call(member, 'PUT', `/ciphers/${item.managed}/restore`);
+    expect(restored.status).toBe(200);
+    expect(restored.body).toMatchObject({ deletedDate: null });
+  });
+
+  it('gives members of other organizations 404', async () => {
+    const other = await seedOrganization(server, { name: 'Elsewhere' });
+    const stranger = await actor(server, other, 'elsewhere@example.com', { type: OrganizationUserType.Owner });
+    expect((await call(stranger, 'GET', `/ciphers/${item.readOnly}`)).status).toBe(404);
+    expect((await call(stranger, 'PUT', `/ciphers/${item.readOnly}/delete`)).status).toBe(404);
   });
 });
