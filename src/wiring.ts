@@ -21,6 +21,7 @@ import { organizationClaims } from './features/organizations/org-claims.js';
 import { createCipherImport } from './features/vault/cipher-import.js';
 import { createCipherLifecycle } from './features/vault/cipher-lifecycle.js';
 import { createCipherService } from './features/vault/ciphers.service.js';
+import { createOrgCipherService } from './features/vault/org-ciphers.service.js';
 import { createFolderService } from './features/vault/folders.service.js';
 import { createSyncService } from './features/vault/sync.service.js';
 import { createPolicyService } from './features/policies/policies.service.js';
@@ -84,6 +85,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const ciphers = createCipherService(vault);
   const cipherLifecycle = createCipherLifecycle(vault);
   const cipherImport = createCipherImport(vault);
+  const orgCiphers = createOrgCipherService(vault);
   const folders = createFolderService(vault);
   const sync = createSyncService(vault);
   const collections = createCollectionService({ db, audit, clock });
@@ -106,6 +108,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     ciphers,
     cipherLifecycle,
     cipherImport,
+    orgCiphers,
     folders,
     sync,
     collections,

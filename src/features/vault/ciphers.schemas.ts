@@ -277,3 +277,19 @@ export function cipherJson(row: CipherResponseRow, object: 'cipher' | 'cipherDet
 export function listJson(items: readonly string[]): string {
   return `{"object":"list","data":[${items.join(',')}],"continuationToken":null}`;
 }
+
+/**
+ * An item in the organization's admin views (cipherMiniDetails): no folder, favorite or
+ * per-user rights, with all the collections holding it.
+ */
+export function cipherMiniDetailsJson(row: CipherResponseRow): string {
+  const content = row.data.slice(1, -1);
+  return (
+    `{"object":"cipherMiniDetails","id":${str(row.id)},"organizationId":${str(row.organization_id)},` +
+    `"type":${row.type},${content},"key":${str(row.key)},"reprompt":${row.reprompt},` +
+    `"organizationUseTotp":${row.access?.organizationUseTotp ? 'true' : 'false'},"attachments":null,` +
+    `"collectionIds":${JSON.stringify(row.access?.collectionIds ?? [])},` +
+    `"creationDate":${str(row.creation_date)},"revisionDate":${str(row.revision_date)},"deletedDate":${str(row.deleted_date)},` +
+    `"archivedDate":${str(row.archived_date)}}`
+  );
+}
