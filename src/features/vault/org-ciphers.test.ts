@@ -70,7 +70,9 @@ describe('POST /ciphers/create', () => {
 describe('PUT /ciphers/{id}/share', () => {
   it('moves a personal item into the organization with its collections', async () => {
     const personal = await call(member, 'POST', '/ciphers', cipherBody('login', key));
-    const res = await call(member, 'PUT', `/ciphers/${personal.body.id}/share`, { cipher: cipherBody('login', key, { organizationId: org }), collectionIds: [writable] });
+    // The body `bw move` sends (official-clients.md §4.11).
+    const cipher = cipherBody('login', key, { organizationId: org, encryptedFor: member.userId, attachments: {}, attachments2: {}, fields: [] });
+    const res = await call(member, 'PUT', `/ciphers/${personal.body.id}/share`, { cipher, collectionIds: [writable] });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toMatchObject({ id: personal.body.id, organizationId: org });
     expect(await eventTypes(personal.body.id as string)).toContain(1105);
