@@ -21,6 +21,7 @@ import { organizationClaims } from './features/organizations/org-claims.js';
 import { createCipherImport } from './features/vault/cipher-import.js';
 import { createCipherLifecycle } from './features/vault/cipher-lifecycle.js';
 import { createCipherService } from './features/vault/ciphers.service.js';
+import { createOrgCipherService } from './features/vault/org-ciphers.service.js';
 import { createFolderService } from './features/vault/folders.service.js';
 import { createSyncCache } from './features/vault/sync-cache.js';
 import { createSyncService } from './features/vault/sync.service.js';
@@ -85,6 +86,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const ciphers = createCipherService(vault);
   const cipherLifecycle = createCipherLifecycle(vault);
   const cipherImport = createCipherImport(vault);
+  const orgCiphers = createOrgCipherService(vault);
   const folders = createFolderService(vault);
   const sync = createSyncService({ db, cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024) });
   const collections = createCollectionService({ db, audit, clock });
@@ -107,6 +109,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     ciphers,
     cipherLifecycle,
     cipherImport,
+    orgCiphers,
     folders,
     sync,
     collections,

@@ -11,6 +11,7 @@ import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { memberRoutes } from '../features/members/members.routes.js';
 import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
 import { cipherRoutes } from '../features/vault/ciphers.routes.js';
+import { orgCipherRoutes } from '../features/vault/org-ciphers.routes.js';
 import { folderRoutes } from '../features/vault/folders.routes.js';
 import { syncRoutes } from '../features/vault/sync.routes.js';
 import type { ServiceOptions } from './service-options.js';
@@ -28,6 +29,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(serverConfigRoutes, { config });
   await app.register(accountRoutes, { accounts: features.accounts, organizations: features.organizations.list });
   await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });
+  await app.register(orgCipherRoutes, { orgCiphers: features.orgCiphers });
   await app.register(folderRoutes, { folders: features.folders });
   await app.register(syncRoutes, { sync: features.sync });
   await app.register(collectionRoutes, { collections: features.collections, orgAccess: features.orgAccess });

@@ -43,8 +43,19 @@ export async function updateOrganization(db: Executor, id: string, changes: Upda
   await db.updateTable('organizations').set(changes).where('id', '=', id).execute();
 }
 
-/** Memberships, groups, collections, policies and API keys go with it (foreign keys cascade). */
+/**
+ * Memberships, groups, collections, policies and API keys go with it (foreign keys cascade).
+ * The vault tables predate the organization tables, so `ciphers.organization_id` and
+ * `collection_ciphers.collection_id` have no foreign keys: the organization's items are deleted
+ * here (their collection places and users' settings cascade from them), and any place in one of
+ * its collections too. Call it inside the deleting transaction.
+ */
 export async function deleteOrganization(db: Executor, id: string): Promise<void> {
+  await db
+    .deleteFrom('collection_ciphers')
+    .where('collection_id', 'in', (eb) => eb.selectFrom('collections').select('id').where('organization_id', '=', id))
+    .execute();
+  await db.deleteFrom('ciphers').where('organization_id', '=', id).execute();
   await db.deleteFrom('organizations').where('id', '=', id).execute();
 }
 

@@ -4,7 +4,10 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { decryptText, rsaDecryptEncString } from '../../../test/support/bw-crypto.js';
 import { createOrganization, foundingKeys } from '../../../test/support/org-founding.js';
+import { seedCollection } from '../../../test/support/admin.js';
+import { seedOrgItem } from '../../../test/support/org-items.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
+import { cipherBody } from '../../../test/support/vault.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { organizationPrincipalResolver } from './org-api-key.js';
 import { PlanType } from './plans.js';
@@ -346,6 +349,15 @@ describe('deleting an organization', () => {
     const owner = await createUser(server);
     const { id } = await createOrganization(server, owner);
     const admin = await member(server, id, { type: OrganizationUserType.Admin });
+    // Organization items, their collection places and users' settings of them go too;
+    // personal items and other organizations' items stay.
+    const collection = await seedCollection(server, id);
+    const item = await seedOrgItem(server, id, [collection]);
+    await server.database.db.insertInto('cipher_user_settings').values({ user_id: admin.userId, cipher_id: item, folder_id: null, favorite: true, archived_date: null }).execute();
+    const otherOrg = await seedOrganization(server, { name: 'Other' });
+    const kept = await seedOrgItem(server, otherOrg, [await seedCollection(server, otherOrg)]);
+    const personal = await server.request('POST', '/api/ciphers', { token: owner.accessToken, json: cipherBody('login', owner.account.userKey) });
+    expect(personal.status).toBe(200);
     const before = await server.database.db.selectFrom('users').select('account_revision_date').where('id', '=', admin.userId).executeTakeFirstOrThrow();
     expect((await server.request('DELETE', `/api/organizations/${id}`, { token: admin.accessToken, json: { secret: admin.account.masterPasswordHash } })).status).toBe(403);
     const wrong = await server.request('DELETE', `/api/organizations/${id}`, { token: owner.accessToken, json: { secret: 'd3Jvbmc=' } });
@@ -357,9 +369,15 @@ describe('deleting an organization', () => {
     const res = await server.request('POST', `/api/organizations/${id}/delete`, { token: owner.accessToken, json: { masterPasswordHash: owner.account.masterPasswordHash } });
     expect(res.status).toBe(200);
     const db = server.database.db;
-    for (const table of ['organizations', 'organization_users', 'collections', 'collection_users'] as const) {
+    for (const table of ['collection_users'] as const) {
       expect(await db.selectFrom(table).selectAll().execute(), table).toEqual([]);
     }
+    expect(await db.selectFrom('cipher_user_settings').selectAll().where('cipher_id', '=', item).execute()).toEqual([]);
+    expect(await db.selectFrom('organizations').select('id').execute()).toEqual([{ id: otherOrg }]);
+    expect(await db.selectFrom('organization_users').selectAll().where('organization_id', '=', id).execute()).toEqual([]);
+    expect((await db.selectFrom('collections').select('organization_id').execute()).map((r) => r.organization_id)).toEqual([otherOrg]);
+    expect((await db.selectFrom('ciphers').select('id').orderBy('id').execute()).map((r) => r.id).sort()).toEqual([kept, personal.body.id as string].sort());
+    expect((await db.selectFrom('collection_ciphers').select('cipher_id').execute()).map((r) => r.cipher_id)).toEqual([kept]);
     const after = await db.selectFrom('users').select('account_revision_date').where('id', '=', admin.userId).executeTakeFirstOrThrow();
     expect(after.account_revision_date > before.account_revision_date).toBe(true);
     expect((await server.request('GET', `/api/organizations/${id}`, { token: owner.accessToken })).status).toBe(404);

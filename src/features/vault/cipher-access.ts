@@ -1,19 +1,74 @@
-import { NotFound } from '../../http/errors.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import { collectionsForUser } from '../collections/collections.repository.js';
 import type { Executor } from '../events/audit-log.js';
+import { memberUserIds, touchAccountRevisions } from '../organizations/organizations.repository.js';
+import { touchVault } from './revisions.js';
 import { findPersonalCiphers, type CipherRow } from './ciphers.repository.js';
+import { organizationItems, type ReachedCollection } from './org-items.js';
 
 /**
- * Which items a user may act on, decided for a set of ids at once. Today that is the user's
- * own items; organization items reached through collections join here. An id the user may
- * not see is treated exactly like an id that does not exist.
+ * What a call does with an item:
+ * - read: see it, file it in one's own folder, mark it favorite (any reaching collection);
+ * - edit: change its content, archive or unarchive it, change its collections (a reaching
+ *   collection that is not read-only, or one the caller manages);
+ * - delete: trash, restore or delete it for good (`permissions.delete` of org-items.ts:
+ *   manage when the organization limits item deletion, edit otherwise).
+ * A personal item's owner may do everything with it.
  */
-export async function accessibleCiphers(executor: Executor, userId: string, ids: readonly string[]): Promise<CipherRow[]> {
-  return findPersonalCiphers(executor, userId, [...new Set(ids)]);
+export type CipherRight = 'read' | 'edit' | 'delete';
+
+const REFUSED: Record<Exclude<CipherRight, 'read'>, string> = {
+  edit: 'You do not have permissions to edit this.',
+  delete: 'You do not have permissions to delete this.',
+};
+
+export function can(row: CipherRow, right: CipherRight): boolean {
+  if (!row.access) return true;
+  if (right === 'read') return true;
+  return right === 'edit' ? row.access.edit : row.access.delete;
 }
 
-/** One item the user may act on, or 404. */
-export async function accessibleCipher(executor: Executor, userId: string, id: string): Promise<CipherRow> {
-  const [row] = await accessibleCiphers(executor, userId, [id]);
+/** The collections a user reaches, in the shape org-items.ts takes. */
+export async function reachedCollections(executor: Executor, userId: string): Promise<ReachedCollection[]> {
+  const rows = await collectionsForUser(executor, userId);
+  return rows.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant }));
+}
+
+/**
+ * The items among `ids` a user may see: their own items and the organization items they reach
+ * through collections of organizations they are a confirmed member of (organization items
+ * carry the caller's `access`). An id the user may not see is treated exactly like an id
+ * that does not exist.
+ */
+export async function visibleCiphers(executor: Executor, userId: string, ids: readonly string[]): Promise<CipherRow[]> {
+  const wanted = [...new Set(ids)];
+  const personal = await findPersonalCiphers(executor, userId, wanted);
+  const found = new Set(personal.map((r) => r.id));
+  const rest = wanted.filter((id) => !found.has(id));
+  if (rest.length === 0) return personal;
+  const collections = await reachedCollections(executor, userId);
+  return [...personal, ...(await organizationItems(executor, userId, collections, rest))];
+}
+
+/** The items among `ids` the user may act on with `right`; bulk calls ignore the others. */
+export async function accessibleCiphers(executor: Executor, userId: string, ids: readonly string[], right: CipherRight = 'read'): Promise<CipherRow[]> {
+  return (await visibleCiphers(executor, userId, ids)).filter((row) => can(row, right));
+}
+
+/** One item the user may act on with `right`: 404 when they cannot see it, 400 when they may only look. */
+export async function accessibleCipher(executor: Executor, userId: string, id: string, right: CipherRight = 'read'): Promise<CipherRow> {
+  const [row] = await visibleCiphers(executor, userId, [id]);
   if (!row) throw new NotFound();
+  if (right !== 'read' && !can(row, right)) throw new BadRequest(REFUSED[right]);
   return row;
+}
+
+/**
+ * Moves the revision dates that make clients sync after a change of `rows`: the caller's,
+ * and for organization items every member of the organization.
+ */
+export async function touchRevisions(executor: Executor, userId: string, rows: readonly Pick<CipherRow, 'organization_id'>[], date: string): Promise<void> {
+  await touchVault(executor, userId, date);
+  const orgs = new Set(rows.flatMap((r) => (r.organization_id ? [r.organization_id] : [])));
+  for (const org of orgs) await touchAccountRevisions(executor, await memberUserIds(executor, org), date);
 }

@@ -1,9 +1,8 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { touchVault } from './revisions.js';
 import type { AuditEvent, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { accessibleCiphers } from './cipher-access.js';
+import { accessibleCipher, accessibleCiphers, touchRevisions, type CipherRight } from './cipher-access.js';
 import { deleteCiphers, setDeletedDate, setRevisionDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
 import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 
@@ -21,6 +20,11 @@ import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
  * | restore          | in the trash                         | no change                              |
  * | permanent delete | any state                            |                                        |
  * | move (folder)    | any state                            |                                        |
+ *
+ * Organization items need a right (cipher-access.ts): archive and unarchive need edit; trash,
+ * restore and permanent delete need delete; moving to one's own folder needs only sight. A
+ * single call on an item the caller sees but lacks the right for answers 400 with Bitwarden's
+ * text; bulk calls skip such items.
  *
  * Single calls answer 404 for an id the caller cannot see; bulk calls ignore such ids. An
  * operation that changes nothing writes nothing. Every change bumps the item's and the
@@ -50,18 +54,18 @@ function checkLimit(selection: Selection, message: string) {
   if (selection.ids.length > BULK_LIMIT) throw new BadRequest(message, { ids: [message] });
 }
 
-async function select(executor: Executor, userId: string, selection: Selection): Promise<CipherRow[]> {
-  const rows = await accessibleCiphers(
-    executor,
-    userId,
-    selection.ids.map((id) => id.toLowerCase()),
-  );
-  if (selection.single && rows.length === 0) throw new NotFound();
-  return rows;
+async function select(executor: Executor, userId: string, selection: Selection, right: CipherRight): Promise<CipherRow[]> {
+  const ids = selection.ids.map((id) => id.toLowerCase());
+  if (selection.single) {
+    const [id] = ids;
+    if (!id) throw new NotFound();
+    return [await accessibleCipher(executor, userId, id, right)];
+  }
+  return accessibleCiphers(executor, userId, ids, right);
 }
 
 function events(type: EventType, userId: string, rows: readonly CipherRow[]): AuditEvent[] {
-  return rows.map((r) => ({ type, userId, cipherId: r.id, actingUserId: userId }));
+  return rows.map((r) => ({ type, userId, organizationId: r.organization_id, cipherId: r.id, actingUserId: userId }));
 }
 
 export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
@@ -69,18 +73,19 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
   async function change(
     userId: string,
     selection: Selection,
+    right: CipherRight,
     limitMessage: string,
     accepts: (row: CipherRow) => boolean,
     apply: (tx: Executor, rows: CipherRow[], now: string) => Promise<CipherRow[]>,
   ): Promise<CipherRow[]> {
     checkLimit(selection, limitMessage);
     return db.transaction().execute(async (tx) => {
-      const rows = await select(tx, userId, selection);
+      const rows = await select(tx, userId, selection, right);
       const targets = rows.filter(accepts);
       if (targets.length === 0) return selection.single ? rows : [];
       const now = clock.now().toISOString();
       const changed = await apply(tx, targets, now);
-      await touchVault(tx, userId, now);
+      await touchRevisions(tx, userId, targets, now);
       return changed;
     });
   }
@@ -90,6 +95,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
       return change(
         userId,
         selection,
+        'edit',
         BULK_LIMIT_MESSAGES.archive,
         (row) => {
           if (row.deleted_date && selection.single) throw new BadRequest(TRASHED_CANNOT_ARCHIVE);
@@ -107,6 +113,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
       return change(
         userId,
         selection,
+        'edit',
         BULK_LIMIT_MESSAGES.unarchive,
         (row) => Boolean(row.archived_date),
         async (tx, rows, now) => {
@@ -121,6 +128,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
       return change(
         userId,
         selection,
+        'delete',
         BULK_LIMIT_MESSAGES.softDelete,
         (row) => !row.deleted_date,
         async (tx, rows, now) => {
@@ -135,6 +143,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
       return change(
         userId,
         selection,
+        'delete',
         BULK_LIMIT_MESSAGES.restore,
         (row) => Boolean(row.deleted_date),
         async (tx, rows, now) => {
@@ -150,6 +159,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
       await change(
         userId,
         selection,
+        'delete',
         BULK_LIMIT_MESSAGES.delete,
         () => true,
         async (tx, rows) => {
@@ -167,6 +177,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
       await change(
         userId,
         selection,
+        'read',
         BULK_LIMIT_MESSAGES.move,
         () => true,
         async (tx, rows, now) => {

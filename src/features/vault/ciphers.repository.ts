@@ -7,6 +7,22 @@ export interface CipherRow extends Selectable<CiphersTable> {
   folder_id: string | null;
   favorite: number | boolean | null;
   archived_date: string | null;
+  /** What the user may do with an organization item and where they see it; absent for personal items. */
+  access?: ItemAccess;
+}
+
+/**
+ * A user's rights on an organization item, from the collections through which they reach it
+ * (highest access wins, see org-items.ts). Personal items have none: their owner may do all.
+ */
+export interface ItemAccess {
+  collectionIds: string[];
+  edit: boolean;
+  viewPassword: boolean;
+  manage: boolean;
+  delete: boolean;
+  restore: boolean;
+  organizationUseTotp: boolean;
 }
 
 /** Rows per multi-row statement: keeps bound parameters well under both engines' limits. */
@@ -18,7 +34,7 @@ function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
   return out;
 }
 
-function viewOf(executor: Executor, userId: string) {
+export function viewOf(executor: Executor, userId: string) {
   return executor
     .selectFrom('ciphers as c')
     .leftJoin('cipher_user_settings as s', (join) => join.onRef('s.cipher_id', '=', 'c.id').on('s.user_id', '=', userId))

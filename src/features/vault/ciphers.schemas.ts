@@ -1,5 +1,6 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { EncString, Guid, NullableDateTime, NullableEncString } from '../../http/schemas.js';
+import type { ItemAccess } from './ciphers.repository.js';
 
 /** Bitwarden's CipherType; the newer BankAccount (6), DriversLicense (7), Passport (8) are not served. */
 export enum CipherType {
@@ -244,6 +245,7 @@ export interface CipherResponseRow {
   folder_id: string | null;
   favorite: number | boolean | null;
   archived_date: string | null;
+  access?: ItemAccess;
 }
 
 const str = (value: string | null) => (value === null ? 'null' : JSON.stringify(value));
@@ -252,15 +254,20 @@ const str = (value: string | null) => (value === null ? 'null' : JSON.stringify(
  * Writes one item as JSON text, embedding the stored content document (see cipher-data.ts)
  * without parsing it. Every cipher response goes through here, so a single item, a list and
  * sync agree byte for byte; tests check the output against CipherResponse and
- * CipherDetailsResponse. Personal items: the owner may do everything with them.
+ * CipherDetailsResponse. Personal items: the owner may do everything with them; organization
+ * items carry the caller's rights and visible collections in `access` (see org-items.ts).
  */
-export function cipherJson(row: CipherResponseRow, object: 'cipher' | 'cipherDetails', collectionIds: readonly string[] = []): string {
+export function cipherJson(row: CipherResponseRow, object: 'cipher' | 'cipherDetails'): string {
   const content = row.data.slice(1, -1);
+  const a = row.access;
+  const flag = (value: boolean | undefined) => (value === false ? 'false' : 'true');
   return (
     `{"object":"${object}","id":${str(row.id)},"organizationId":${str(row.organization_id)},"folderId":${str(row.folder_id)},` +
     `"type":${row.type},${content},"key":${str(row.key)},"reprompt":${row.reprompt},"favorite":${row.favorite ? 'true' : 'false'},` +
-    `"edit":true,"viewPassword":true,"permissions":{"delete":true,"restore":true},"organizationUseTotp":false,"attachments":null,` +
-    (object === 'cipherDetails' ? `"collectionIds":${JSON.stringify(collectionIds)},` : '') +
+    `"edit":${flag(a?.edit)},"viewPassword":${flag(a?.viewPassword)},` +
+    `"permissions":{"delete":${flag(a?.delete)},"restore":${flag(a?.restore)}},"organizationUseTotp":${a?.organizationUseTotp ? 'true' : 'false'},` +
+    `"attachments":null,` +
+    (object === 'cipherDetails' ? `"collectionIds":${JSON.stringify(a?.collectionIds ?? [])},` : '') +
     `"creationDate":${str(row.creation_date)},"revisionDate":${str(row.revision_date)},"deletedDate":${str(row.deleted_date)},` +
     `"archivedDate":${str(row.archived_date)}}`
   );
@@ -269,4 +276,20 @@ export function cipherJson(row: CipherResponseRow, object: 'cipher' | 'cipherDet
 /** `{ object: "list", data: [...] }` around items already written as JSON text. */
 export function listJson(items: readonly string[]): string {
   return `{"object":"list","data":[${items.join(',')}],"continuationToken":null}`;
+}
+
+/**
+ * An item in the organization's admin views (cipherMiniDetails): no folder, favorite or
+ * per-user rights, with all the collections holding it.
+ */
+export function cipherMiniDetailsJson(row: CipherResponseRow): string {
+  const content = row.data.slice(1, -1);
+  return (
+    `{"object":"cipherMiniDetails","id":${str(row.id)},"organizationId":${str(row.organization_id)},` +
+    `"type":${row.type},${content},"key":${str(row.key)},"reprompt":${row.reprompt},` +
+    `"organizationUseTotp":${row.access?.organizationUseTotp ? 'true' : 'false'},"attachments":null,` +
+    `"collectionIds":${JSON.stringify(row.access?.collectionIds ?? [])},` +
+    `"creationDate":${str(row.creation_date)},"revisionDate":${str(row.revision_date)},"deletedDate":${str(row.deleted_date)},` +
+    `"archivedDate":${str(row.archived_date)}}`
+  );
 }

@@ -6,7 +6,8 @@ import type { ClientContext } from '../../http/request-context.js';
 import { touchVault } from './revisions.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { accessibleCipher } from './cipher-access.js';
+import { accessibleCipher, reachedCollections, touchRevisions } from './cipher-access.js';
+import { organizationItems } from './org-items.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import type { CipherPartialRequest, CipherRequest } from './ciphers.schemas.js';
 import {
@@ -38,17 +39,21 @@ export async function assertOwnFolder(executor: Executor, userId: string, folder
   }
 }
 
+/** `POST /ciphers` makes personal items; organization items come through `POST /ciphers/create` or a share. */
 function assertPersonal(request: { organizationId?: string | null }) {
   if (request.organizationId) {
-    throw BadRequest.field('organizationId', 'Organization items are not available on this server yet.');
+    throw BadRequest.field('organizationId', 'Organization items are created with their collections (POST /ciphers/create).');
   }
 }
 
 /** Creating, reading and replacing items; lifecycle moves are in cipher-lifecycle.ts. */
 export function createCipherService({ db, audit, clock }: VaultDeps) {
   return {
+    /** The caller's items and the organization items they reach through collections, as in sync. */
     async list(userId: string): Promise<CipherRow[]> {
-      return listPersonalCiphers(db, userId);
+      const [personal, collections] = await Promise.all([listPersonalCiphers(db, userId), reachedCollections(db, userId)]);
+      const own = new Set(personal.map((c) => c.id));
+      return [...personal, ...(await organizationItems(db, userId, collections)).filter((c) => !own.has(c.id))];
     },
 
     async get(userId: string, id: string): Promise<CipherRow> {
@@ -89,11 +94,16 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
 
     /** PUT replaces the whole item; a stale client copy is refused and nothing is written. */
     async update(userId: string, client: ClientContext, id: string, request: CipherRequest): Promise<CipherRow> {
-      assertPersonal(request);
       const data = serializeCipherData(toCipherData(request));
       const folderId = request.folderId?.toLowerCase() ?? null;
       return db.transaction().execute(async (tx) => {
-        const existing = await accessibleCipher(tx, userId, id.toLowerCase());
+        const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
+        if ((request.organizationId?.toLowerCase() ?? null) !== existing.organization_id) {
+          throw BadRequest.field(
+            'organizationId',
+            existing.organization_id ? 'An organization item cannot change organization.' : 'Share the item to move it to an organization.',
+          );
+        }
         if (existing.deleted_date) {
           throw new BadRequest('You cannot edit an item in the trash. Restore it first.');
         }
@@ -110,8 +120,14 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
           'folder_id',
           'favorite',
         ]);
-        await touchVault(tx, userId, now);
-        await audit.record(tx, client, { type: EventType.Cipher_Updated, userId, cipherId: existing.id, actingUserId: userId });
+        await touchRevisions(tx, userId, [existing], now);
+        await audit.record(tx, client, {
+          type: EventType.Cipher_Updated,
+          userId,
+          organizationId: existing.organization_id,
+          cipherId: existing.id,
+          actingUserId: userId,
+        });
         return { ...existing, ...content, folder_id: folderId, favorite };
       });
     },

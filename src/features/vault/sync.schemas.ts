@@ -2,6 +2,8 @@ import { Type } from 'typebox';
 import { Nullable } from '../../http/schemas.js';
 import { ProfileResponse, UserDecryption, toProfileResponse, toUserDecryption } from '../accounts/accounts.schemas.js';
 import type { UserRow } from '../accounts/accounts.repository.js';
+import { CollectionDetailsResponse } from '../collections/collections.schemas.js';
+import { PolicyResponse } from '../policies/policies.schemas.js';
 import { CipherDetailsResponse, CipherType, cipherJson, type CipherResponseRow } from './ciphers.schemas.js';
 import type { FolderRow } from './folders.repository.js';
 import { FolderResponse, toFolderResponse } from './folders.schemas.js';
@@ -22,10 +24,10 @@ export const SyncResponse = Type.Object(
     object: Type.Literal('sync'),
     profile: ProfileResponse,
     folders: Type.Array(FolderResponse),
-    collections: Type.Array(Type.Unknown({ description: 'Collections arrive with organizations' })),
+    collections: Type.Array(CollectionDetailsResponse),
     ciphers: Type.Array(CipherDetailsResponse),
     domains: Nullable(DomainsResponse),
-    policies: Type.Array(Type.Unknown({ description: 'Policies arrive with organizations' })),
+    policies: Type.Array(PolicyResponse),
     sends: Type.Array(Type.Unknown({ description: 'Sends are not served yet' })),
     userDecryption: UserDecryption,
   },
@@ -75,10 +77,10 @@ export function ciphersJson(rows: readonly CipherResponseRow[], withSshKeys: boo
  */
 export function syncBody(data: SyncData, options: { excludeDomains: boolean }): Buffer[] {
   const head =
-    `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user))},` +
-    `"folders":${data.vault.folders},"collections":[],"ciphers":`;
+    `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations))},` +
+    `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`;
   const tail =
-    `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":[],"sends":[],` +
+    `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":[],` +
     `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`;
   return [Buffer.from(head), data.vault.ciphers, Buffer.from(tail)];
 }

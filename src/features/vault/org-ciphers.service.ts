@@ -1,0 +1,271 @@
+import { randomUUID } from 'node:crypto';
+import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import type { Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { confirmedMembership, type Membership } from '../organizations/org-access.js';
+import { accessibleCipher, accessibleCiphers, reachedCollections, touchRevisions, visibleCiphers } from './cipher-access.js';
+import { BULK_LIMIT } from './cipher-lifecycle.js';
+import { serializeCipherData, toCipherData } from './cipher-data.js';
+import { assertOwnFolder, OUT_OF_DATE, type VaultDeps } from './ciphers.service.js';
+import type { CipherRequest } from './ciphers.schemas.js';
+import { insertCiphers, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
+import { organizationItems, type ReachedCollection } from './org-items.js';
+
+const REVISION_TOLERANCE_MS = 1000;
+
+/** A grant that lets its holder put items in the collection or take them out. */
+const writable = (c: ReachedCollection) => !c.grant.readOnly || c.grant.manage;
+
+function normalizeIds(ids: readonly string[] | null | undefined, field: string, required: boolean): string[] {
+  if (!ids || ids.length === 0) {
+    if (required) throw BadRequest.field(field, 'You must select at least one collection.');
+    return [];
+  }
+  if (ids.length > BULK_LIMIT) throw BadRequest.field(field, `You can only select up to ${BULK_LIMIT} at a time.`);
+  return [...new Set(ids.map((id) => id.toLowerCase()))];
+}
+
+async function memberOf(tx: Executor, organizationId: string | null | undefined, userId: string, field: string): Promise<Membership> {
+  if (!organizationId) throw BadRequest.field(field, 'The organization is required.');
+  const membership = await confirmedMembership(tx, organizationId.toLowerCase(), userId);
+  if (!membership) throw BadRequest.field(field, 'You are not a member of this organization.');
+  return membership;
+}
+
+/** Checks that `ids` are collections of the organization; returns the caller's collections there. */
+async function collectionsIn(tx: Executor, userId: string, organizationId: string, ids: readonly string[], field: string) {
+  if (ids.length > 0) {
+    const rows = await tx.selectFrom('collections').select('id').where('organization_id', '=', organizationId).where('id', 'in', [...ids]).execute();
+    if (rows.length !== ids.length) throw BadRequest.field(field, 'Some of the collections are not collections of this organization.');
+  }
+  const reached = (await reachedCollections(tx, userId)).filter((c) => c.organizationId === organizationId);
+  return new Map(reached.map((c) => [c.id, c]));
+}
+
+function assertWritable(reached: Map<string, ReachedCollection>, ids: readonly string[], field: string) {
+  for (const id of ids) {
+    const c = reached.get(id);
+    if (!c || !writable(c)) throw BadRequest.field(field, 'You do not have permission to add items to one of the collections.');
+  }
+}
+
+async function collectionIdsOf(tx: Executor, cipherId: string): Promise<string[]> {
+  const rows = await tx.selectFrom('collection_ciphers').select('collection_id').where('cipher_id', '=', cipherId).execute();
+  return rows.map((r) => r.collection_id);
+}
+
+/** Organization items: creation in collections, sharing, collection changes and admin views. */
+export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
+  /** The item as the caller now sees it (with access), or undefined when they no longer can. */
+  async function seenAs(tx: Executor, userId: string, id: string): Promise<CipherRow | undefined> {
+    return (await visibleCiphers(tx, userId, [id]))[0];
+  }
+
+  /** Sets an item's collections: the caller changes those they may write to and keeps the others. */
+  async function writeCollections(tx: Executor, cipherId: string, reached: Map<string, ReachedCollection>, requested: readonly string[]) {
+    const current = await collectionIdsOf(tx, cipherId);
+    const mine = (id: string) => {
+      const c = reached.get(id);
+      return c !== undefined && writable(c);
+    };
+    const next = new Set([...current.filter((id) => !mine(id)), ...requested.filter(mine)]);
+    const removed = current.filter((id) => !next.has(id));
+    const added = [...next].filter((id) => !current.includes(id));
+    if (removed.length > 0) await tx.deleteFrom('collection_ciphers').where('cipher_id', '=', cipherId).where('collection_id', 'in', removed).execute();
+    if (added.length > 0) await tx.insertInto('collection_ciphers').values(added.map((id) => ({ collection_id: id, cipher_id: cipherId }))).execute();
+  }
+
+  return {
+    /** `POST /ciphers/create`: a new organization item in collections the caller may write to. */
+    async create(userId: string, client: ClientContext, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
+      const request = body.cipher;
+      const data = serializeCipherData(toCipherData(request));
+      const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', true);
+      const folderId = request.folderId?.toLowerCase() ?? null;
+      return db.transaction().execute(async (tx) => {
+        const membership = await memberOf(tx, request.organizationId, userId, 'cipher.organizationId');
+        const reached = await collectionsIn(tx, userId, membership.organizationId, collectionIds, 'collectionIds');
+        assertWritable(reached, collectionIds, 'collectionIds');
+        await assertOwnFolder(tx, userId, folderId, 'cipher.folderId');
+        const now = clock.now().toISOString();
+        const id = randomUUID();
+        await insertCiphers(tx, [
+          { id, user_id: null, organization_id: membership.organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, attachments: null, creation_date: now, revision_date: now, deleted_date: null },
+        ]);
+        await tx.insertInto('collection_ciphers').values(collectionIds.map((c) => ({ collection_id: c, cipher_id: id }))).execute();
+        if (folderId || request.favorite) {
+          await upsertUserSettings(tx, [{ user_id: userId, cipher_id: id, folder_id: folderId, favorite: request.favorite ?? false, archived_date: null }], []);
+        }
+        await touchRevisions(tx, userId, [{ organization_id: membership.organizationId }], now);
+        await audit.record(tx, client, { type: EventType.Cipher_Created, userId, organizationId: membership.organizationId, cipherId: id, actingUserId: userId });
+        const row = await seenAs(tx, userId, id);
+        if (!row) throw new NotFound();
+        return row;
+      });
+    },
+
+    /** `PUT /ciphers/{id}/share`: a personal item, re-encrypted with the organization key, moves into the organization. */
+    async share(userId: string, client: ClientContext, id: string, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
+      const request = body.cipher;
+      const data = serializeCipherData(toCipherData(request));
+      const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', true);
+      return db.transaction().execute(async (tx) => {
+        const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
+        if (existing.organization_id) throw new BadRequest('One or more ciphers do not belong to you.');
+        const membership = await memberOf(tx, request.organizationId, userId, 'cipher.organizationId');
+        const reached = await collectionsIn(tx, userId, membership.organizationId, collectionIds, 'collectionIds');
+        assertWritable(reached, collectionIds, 'collectionIds');
+        if (request.lastKnownRevisionDate && Date.parse(existing.revision_date) - Date.parse(request.lastKnownRevisionDate) > REVISION_TOLERANCE_MS) {
+          throw new BadRequest(OUT_OF_DATE);
+        }
+        const now = clock.now().toISOString();
+        await tx
+          .updateTable('ciphers')
+          .set({ user_id: null, organization_id: membership.organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, revision_date: now })
+          .where('id', '=', existing.id)
+          .execute();
+        await tx.insertInto('collection_ciphers').values(collectionIds.map((c) => ({ collection_id: c, cipher_id: existing.id }))).execute();
+        await touchRevisions(tx, userId, [{ organization_id: membership.organizationId }], now);
+        await audit.record(tx, client, { type: EventType.Cipher_Shared, userId, organizationId: membership.organizationId, cipherId: existing.id, actingUserId: userId });
+        const row = await seenAs(tx, userId, existing.id);
+        if (!row) throw new NotFound();
+        return row;
+      });
+    },
+
+    /**
+     * `PUT /ciphers/{id}/collections(_v2)`: the caller sets the collections of an organization
+     * item they may edit. Collections they cannot write to keep the item as it is (as
+     * Bitwarden's non-admin update does). Returns the item as the caller now sees it, or
+     * undefined when it left all of their collections.
+     */
+    async updateCollections(userId: string, client: ClientContext, id: string, ids: string[]): Promise<CipherRow | undefined> {
+      const collectionIds = normalizeIds(ids, 'collectionIds', false);
+      return db.transaction().execute(async (tx) => {
+        const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
+        if (!existing.organization_id) throw new BadRequest('Cipher must belong to an organization.');
+        const reached = await collectionsIn(tx, userId, existing.organization_id, collectionIds, 'collectionIds');
+        await writeCollections(tx, existing.id, reached, collectionIds);
+        const now = clock.now().toISOString();
+        await tx.updateTable('ciphers').set({ revision_date: now }).where('id', '=', existing.id).execute();
+        await touchRevisions(tx, userId, [existing], now);
+        await audit.record(tx, client, {
+          type: EventType.Cipher_UpdatedCollections,
+          userId,
+          organizationId: existing.organization_id,
+          cipherId: existing.id,
+          actingUserId: userId,
+        });
+        return seenAs(tx, userId, existing.id);
+      });
+    },
+
+    /** `POST /ciphers/bulk-collections`: adds or removes collections on many items the caller may edit. */
+    async bulkCollections(
+      userId: string,
+      client: ClientContext,
+      body: { organizationId: string; cipherIds: string[]; collectionIds: string[]; removeCollections?: boolean | null },
+    ): Promise<void> {
+      const cipherIds = normalizeIds(body.cipherIds, 'cipherIds', false);
+      const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', true);
+      if (cipherIds.length === 0) throw BadRequest.field('cipherIds', 'You must select at least one item.');
+      await db.transaction().execute(async (tx) => {
+        const membership = await memberOf(tx, body.organizationId, userId, 'organizationId');
+        const reached = await collectionsIn(tx, userId, membership.organizationId, collectionIds, 'collectionIds');
+        assertWritable(reached, collectionIds, 'collectionIds');
+        const rows = (await accessibleCiphers(tx, userId, cipherIds, 'edit')).filter((r) => r.organization_id === membership.organizationId);
+        if (rows.length === 0) return;
+        const targets = rows.map((r) => r.id);
+        if (body.removeCollections) {
+          await tx.deleteFrom('collection_ciphers').where('cipher_id', 'in', targets).where('collection_id', 'in', collectionIds).execute();
+        } else {
+          const pairs = rows.flatMap((r) => collectionIds.filter((c) => !r.access?.collectionIds.includes(c)).map((c) => ({ collection_id: c, cipher_id: r.id })));
+          // An item may already be in a collection the caller does not see; skip existing pairs.
+          if (pairs.length > 0) {
+            await tx.insertInto('collection_ciphers').values(pairs).onConflict((oc) => oc.columns(['collection_id', 'cipher_id']).doNothing()).execute();
+          }
+        }
+        const now = clock.now().toISOString();
+        await tx.updateTable('ciphers').set({ revision_date: now }).where('id', 'in', targets).execute();
+        await touchRevisions(tx, userId, rows, now);
+        await audit.record(
+          tx,
+          client,
+          rows.map((r) => ({ type: EventType.Cipher_UpdatedCollections, userId, organizationId: r.organization_id, cipherId: r.id, actingUserId: userId })),
+        );
+      });
+    },
+
+    /**
+     * `GET /ciphers/{id}/admin`: an organization item for an admin or a manager: a member who
+     * may view all items or edit any collection, or who manages a collection holding it.
+     * Everyone else gets 404, as for an id that does not exist.
+     */
+    async adminGet(userId: string, id: string): Promise<CipherRow> {
+      const row = await db.selectFrom('ciphers').select(['id', 'organization_id']).where('id', '=', id.toLowerCase()).executeTakeFirst();
+      if (!row?.organization_id) throw new NotFound();
+      const membership = await confirmedMembership(db, row.organization_id, userId);
+      if (!membership) throw new NotFound();
+      const collectionIds = await collectionIdsOf(db, row.id);
+      if (!membership.rights.has('viewAllItems') && !membership.rights.has('editAnyCollection')) {
+        const reached = (await reachedCollections(db, userId)).filter((c) => c.grant.manage);
+        if (!reached.some((c) => collectionIds.includes(c.id))) throw new NotFound();
+      }
+      const [full] = await organizationDetails(db, userId, row.organization_id, [row.id]);
+      if (!full) throw new NotFound();
+      return full;
+    },
+
+    /** `GET /ciphers/organization-details`: every item of the organization, for members who may view all items. */
+    async organizationItems(membership: Membership, userId: string): Promise<CipherRow[]> {
+      if (!membership.rights.has('viewAllItems') && !membership.rights.has('editAnyCollection')) {
+        throw new Forbidden('You do not have permission to view all items of this organization.');
+      }
+      return organizationDetails(db, userId, membership.organizationId);
+    },
+
+    /** `GET /ciphers/organization-details/assigned`: the organization's items in collections assigned to the caller. */
+    async assignedItems(membership: Membership, userId: string): Promise<CipherRow[]> {
+      return accessibleItemsIn(db, userId, membership.organizationId);
+    },
+
+    membership: (organizationId: string, userId: string) => confirmedMembership(db, organizationId.toLowerCase(), userId),
+  };
+}
+
+/** Items of an organization with all their collections (admin views: no per-user rights). */
+async function organizationDetails(db: Executor, userId: string, organizationId: string, ids?: string[]): Promise<CipherRow[]> {
+  let query = viewOf(db, userId).where('c.organization_id', '=', organizationId);
+  if (ids) query = query.where('c.id', 'in', ids);
+  const rows = await query.execute();
+  if (rows.length === 0) return [];
+  const places = await db
+    .selectFrom('collection_ciphers as cc')
+    .innerJoin('ciphers as c', 'c.id', 'cc.cipher_id')
+    .select(['cc.cipher_id', 'cc.collection_id'])
+    .where('c.organization_id', '=', organizationId)
+    .execute();
+  const org = await db.selectFrom('organizations').select('use_totp').where('id', '=', organizationId).executeTakeFirst();
+  const byCipher = new Map<string, string[]>();
+  for (const p of places) byCipher.set(p.cipher_id, [...(byCipher.get(p.cipher_id) ?? []), p.collection_id]);
+  return rows.map((row) => ({
+    ...row,
+    access: {
+      collectionIds: (byCipher.get(row.id) ?? []).sort(),
+      edit: true,
+      viewPassword: true,
+      manage: true,
+      delete: true,
+      restore: true,
+      organizationUseTotp: Boolean(org?.use_totp),
+    },
+  }));
+}
+
+async function accessibleItemsIn(db: Executor, userId: string, organizationId: string): Promise<CipherRow[]> {
+  const reached = (await reachedCollections(db, userId)).filter((c) => c.organizationId === organizationId);
+  return organizationItems(db, userId, reached);
+}
+
+export type OrgCipherService = ReturnType<typeof createOrgCipherService>;
