@@ -55,24 +55,7 @@ export type Right =
   | 'viewAllItems';
 
 const OWNER_ONLY: readonly Right[] = ['editSubscription', 'deleteOrganization', 'manageApiKey'];
-const ADMIN: readonly Right[] = [
-  'manageOrganization',
-  'viewAllItems',
-  'accessEventLogs',
-  'accessImportExport',
-  'accessReports',
-  'createNewCollections',
-  'editAnyCollection',
-  'deleteAnyCollection',
-  'editAssignedCollections',
-  'deleteAssignedCollections',
-  'manageGroups',
-  'managePolicies',
-  'manageSso',
-  'manageUsers',
-  'manageResetPassword',
-  'manageScim',
-];
+const ADMIN: readonly Right[] = ['manageOrganization', 'viewAllItems', ...PERMISSION_FLAGS];
 const MANAGER: readonly Right[] = ['editAssignedCollections', 'deleteAssignedCollections'];
 
 export function rightsOf(type: OrganizationUserType, permissions: Permissions | null): ReadonlySet<Right> {

@@ -1,5 +1,5 @@
 import { BadRequest } from '../../http/errors.js';
-import { CipherType, TYPE_NAME, TYPE_OBJECT, type CipherRequest } from './ciphers.schemas.js';
+import { CipherType, IDENTITY_FIELDS, TYPE_NAME, TYPE_OBJECT, type CipherRequest } from './ciphers.schemas.js';
 
 /**
  * The encrypted content of an item, stored as one JSON document (ciphers.data) with the keys
@@ -45,26 +45,6 @@ const FIDO2_KEYS = [
   'creationDate',
 ];
 const CARD_KEYS = ['cardholderName', 'brand', 'number', 'expMonth', 'expYear', 'code'];
-const IDENTITY_KEYS = [
-  'title',
-  'firstName',
-  'middleName',
-  'lastName',
-  'address1',
-  'address2',
-  'address3',
-  'city',
-  'state',
-  'postalCode',
-  'country',
-  'company',
-  'email',
-  'phone',
-  'ssn',
-  'username',
-  'passportNumber',
-  'licenseNumber',
-];
 const SSH_KEYS = ['privateKey', 'publicKey', 'keyFingerprint'];
 const FIELD_KEYS = ['type', 'name', 'value', 'linkedId'];
 const HISTORY_KEYS = ['password', 'lastUsedDate'];
@@ -82,7 +62,7 @@ const BUILDERS: Record<CipherType, (source: Obj) => Obj> = {
   [CipherType.Login]: login,
   [CipherType.SecureNote]: (s) => ({ type: s.type ?? 0 }),
   [CipherType.Card]: (s) => pick(s, CARD_KEYS),
-  [CipherType.Identity]: (s) => pick(s, IDENTITY_KEYS),
+  [CipherType.Identity]: (s) => pick(s, IDENTITY_FIELDS),
   [CipherType.SSHKey]: (s) => pick(s, SSH_KEYS),
 };
 

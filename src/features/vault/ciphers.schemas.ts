@@ -89,7 +89,8 @@ export const Card = Type.Object({
   code: NullableEncString(1000),
 });
 
-const identityFields = [
+/** The Identity sub-object's fields, in response order. */
+export const IDENTITY_FIELDS = [
   'title',
   'firstName',
   'middleName',
@@ -111,8 +112,8 @@ const identityFields = [
 ] as const;
 
 export const Identity = Type.Object(
-  Object.fromEntries(identityFields.map((k) => [k, NullableEncString(1000)])) as Record<
-    (typeof identityFields)[number],
+  Object.fromEntries(IDENTITY_FIELDS.map((k) => [k, NullableEncString(1000)])) as Record<
+    (typeof IDENTITY_FIELDS)[number],
     ReturnType<typeof NullableEncString>
   >,
 );
