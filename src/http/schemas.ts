@@ -14,6 +14,13 @@ export const Guid = Type.String({
 
 export const IdParams = Type.Object({ id: Guid });
 
+/** `/organizations/{orgId}/…` and `/organizations/{orgId}/…/{id}` path parameters. */
+export const OrgParams = Type.Object({ orgId: Guid });
+export const OrgIdParams = Type.Object({ orgId: Guid, id: Guid });
+
+/** `{ ids }` of the organization bulk commands (delete groups, collections…). */
+export const BulkIdsBody = Type.Object({ ids: Type.Array(Guid, { minItems: 1, maxItems: 10_000 }) });
+
 /** An empty 200 answer, as the official server gives for most commands. */
 export const EmptyResponse = Type.Null({ description: 'Empty body' });
 

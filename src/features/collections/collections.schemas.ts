@@ -37,10 +37,7 @@ export type UpdateCollectionBody = CreateCollectionBody;
 
 export const CollectionUsersBody = AccessList;
 
-export const BulkIdsBody = Type.Object({ ids: Type.Array(Guid, { minItems: 1, maxItems: 10_000 }) });
 
-export const OrgParams = Type.Object({ orgId: Guid });
-export const OrgIdParams = Type.Object({ orgId: Guid, id: Guid });
 
 const collectionFields = {
   id: Type.String(),
@@ -117,3 +114,5 @@ export function toCollectionAccessDetails(
     unmanaged: !groups.some((g) => g.manage) && !users.some((u) => u.manage),
   };
 }
+
+export { OrgParams, OrgIdParams, BulkIdsBody } from '../../http/schemas.js';

@@ -34,10 +34,7 @@ export type UpdateGroupBody = Static<typeof UpdateGroupBody>;
 
 export const GroupUsersBody = Type.Array(Guid, { maxItems: 10_000 });
 
-export const GroupBulkBody = Type.Object({ ids: Type.Array(Guid, { minItems: 1, maxItems: 10_000 }) });
 
-export const OrgParams = Type.Object({ orgId: Guid });
-export const OrgIdParams = Type.Object({ orgId: Guid, id: Guid });
 export const OrgIdUserParams = Type.Object({ orgId: Guid, id: Guid, orgUserId: Guid });
 
 const groupFields = {
@@ -62,3 +59,5 @@ export function toGroupResponse(row: GroupRow): Static<typeof GroupResponse> {
 export function toGroupDetails(row: GroupRow, collections: AccessRow[]): Static<typeof GroupDetailsResponse> {
   return { object: 'groupDetails', ...fields(row), collections: collections.map(toAccessSelection) };
 }
+
+export { OrgParams, OrgIdParams, BulkIdsBody as GroupBulkBody } from '../../http/schemas.js';

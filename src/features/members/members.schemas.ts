@@ -5,7 +5,6 @@ import { parsePermissions, PERMISSION_FLAGS } from '../organizations/roles.js';
 const Email = Type.String({ minLength: 3, maxLength: 256, pattern: '^\\s*[^\\s@]+@[^\\s@]+\\s*$' });
 const Role = Type.Integer({ minimum: 0, maximum: 4, description: 'Owner 0, Admin 1, User 2, Manager 3, Custom 4' });
 
-export const OrgParams = Type.Object({ orgId: Guid });
 export const OrgMemberParams = Type.Object({ orgId: Guid, id: Guid });
 
 export const CollectionAccessBody = Type.Object({
@@ -218,3 +217,5 @@ export function toMemberDetails(row: MemberRowLike & { has_master_password: bool
 export function toMiniDetails(row: MemberRowLike & { user_email: string | null; user_name: string | null }): MiniDetails {
   return { object: 'organizationUserUserMiniDetails', id: row.id, userId: row.user_id, type: row.type, status: row.status, name: row.user_name, email: row.user_email ?? row.email };
 }
+
+export { OrgParams } from '../../http/schemas.js';

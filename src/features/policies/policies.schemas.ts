@@ -6,7 +6,6 @@ import type { PolicyType } from './policy-type.js';
 const HIGHEST_POLICY_TYPE = 22;
 
 export const PolicyTypeParams = Type.Object({ orgId: Guid, type: Type.Integer({ minimum: 0, maximum: HIGHEST_POLICY_TYPE }) });
-export const OrgParams = Type.Object({ orgId: Guid });
 
 export const PolicyBody = Type.Object({
   type: Type.Optional(Type.Integer()),
@@ -59,3 +58,5 @@ export function toPolicyResponse(row: PolicyRow): PolicyResponse {
 export function defaultPolicyResponse(organizationId: string, type: PolicyType): PolicyResponse {
   return { object: 'policy', id: null, organizationId, type, data: null, enabled: false, revisionDate: null, canToggleState: true };
 }
+
+export { OrgParams } from '../../http/schemas.js';
