@@ -9,5 +9,6 @@ export default defineConfig({
     // The official-client suites start CLI processes; two at a time suits a 2-core machine.
     maxWorkers: 2,
     reporters: ['default'],
+    globalSetup: ['test/global-setup.ts'],
   },
 });
