@@ -4,9 +4,9 @@ import { access, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
 import { emptyOk, EmptyResponse, list, ListOf, normalizeGuid } from '../../http/schemas.js';
 import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
+import { registerOrgDeleteRoutes } from '../organizations/org-delete-routes.js';
 import {
   AccessSelectionResponse,
-  BulkIdsBody,
   CollectionAccessDetailsResponse,
   CollectionDetailsResponse,
   CollectionResponse,
@@ -75,35 +75,5 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<{ collections: Collecti
     return emptyOk(reply);
   });
 
-  for (const [method, url] of [
-    ['DELETE', `${base}/:id`],
-    ['POST', `${base}/:id/delete`],
-  ] as const) {
-    app.route({
-      method,
-      url,
-      config: member,
-      schema: { tags, params: OrgIdParams, response: { 200: EmptyResponse } },
-      handler: async (request, reply) => {
-        await collections.delete(membershipOf(request), [request.params.id], clientContext(request));
-        return emptyOk(reply);
-      },
-    });
-  }
-
-  for (const [method, url] of [
-    ['DELETE', base],
-    ['POST', `${base}/delete`],
-  ] as const) {
-    app.route({
-      method,
-      url,
-      config: member,
-      schema: { tags, params: OrgParams, body: BulkIdsBody, response: { 200: EmptyResponse } },
-      handler: async (request, reply) => {
-        await collections.delete(membershipOf(request), request.body.ids, clientContext(request));
-        return emptyOk(reply);
-      },
-    });
-  }
+  registerOrgDeleteRoutes(app, { base, access: member.access, tags, remove: (membership, ids, client) => collections.delete(membership, ids, client) });
 };

@@ -115,4 +115,4 @@ export function toCollectionAccessDetails(
   };
 }
 
-export { OrgParams, OrgIdParams, BulkIdsBody } from '../../http/schemas.js';
+export { OrgParams, OrgIdParams } from '../../http/schemas.js';

@@ -3,9 +3,9 @@ import { Type } from 'typebox';
 import { clientContext } from '../../http/request-context.js';
 import { emptyOk, EmptyResponse, list, ListOf, normalizeGuid } from '../../http/schemas.js';
 import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
+import { registerOrgDeleteRoutes } from '../organizations/org-delete-routes.js';
 import {
   CreateGroupBody,
-  GroupBulkBody,
   GroupDetailsResponse,
   GroupResponse,
   GroupUsersBody,
@@ -81,35 +81,5 @@ export const groupRoutes: FastifyPluginAsyncTypebox<{ groups: GroupService; orgA
     });
   }
 
-  for (const [method, url] of [
-    ['DELETE', `${base}/:id`],
-    ['POST', `${base}/:id/delete`],
-  ] as const) {
-    app.route({
-      method,
-      url,
-      config: manage,
-      schema: { tags, params: OrgIdParams, response: { 200: EmptyResponse } },
-      handler: async (request, reply) => {
-        await groups.delete(membershipOf(request), [request.params.id], clientContext(request));
-        return emptyOk(reply);
-      },
-    });
-  }
-
-  for (const [method, url] of [
-    ['DELETE', base],
-    ['POST', `${base}/delete`],
-  ] as const) {
-    app.route({
-      method,
-      url,
-      config: manage,
-      schema: { tags, params: OrgParams, body: GroupBulkBody, response: { 200: EmptyResponse } },
-      handler: async (request, reply) => {
-        await groups.delete(membershipOf(request), request.body.ids, clientContext(request));
-        return emptyOk(reply);
-      },
-    });
-  }
+  registerOrgDeleteRoutes(app, { base, access: manage.access, tags, remove: (membership, ids, client) => groups.delete(membership, ids, client) });
 };

@@ -60,4 +60,4 @@ export function toGroupDetails(row: GroupRow, collections: AccessRow[]): Static<
   return { object: 'groupDetails', ...fields(row), collections: collections.map(toAccessSelection) };
 }
 
-export { OrgParams, OrgIdParams, BulkIdsBody as GroupBulkBody } from '../../http/schemas.js';
+export { OrgParams, OrgIdParams } from '../../http/schemas.js';

@@ -1,0 +1,55 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { AccessRule } from '../../http/access.js';
+import { clientContext, type ClientContext } from '../../http/request-context.js';
+import { BulkIdsBody, emptyOk, EmptyResponse, OrgIdParams, OrgParams } from '../../http/schemas.js';
+import { membershipOf, type Membership } from './org-access.js';
+
+type TypeBoxApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
+/**
+ * The delete routes an organization's groups and collections share: one (`DELETE {base}/{id}`)
+ * and many (`DELETE {base}` with `{ids}`), each also in the `POST …/delete` form older clients
+ * send. Every form answers 200 with an empty body.
+ */
+export function registerOrgDeleteRoutes(
+  app: TypeBoxApp,
+  opts: {
+    base: string;
+    access: AccessRule;
+    tags: string[];
+    remove: (membership: Membership, ids: string[], client: ClientContext) => Promise<void>;
+  },
+): void {
+  const { base, access, tags, remove } = opts;
+  for (const [method, url] of [
+    ['DELETE', `${base}/:id`],
+    ['POST', `${base}/:id/delete`],
+  ] as const) {
+    app.route({
+      method,
+      url,
+      config: { access },
+      schema: { tags, params: OrgIdParams, response: { 200: EmptyResponse } },
+      handler: async (request, reply) => {
+        await remove(membershipOf(request), [request.params.id], clientContext(request));
+        return emptyOk(reply);
+      },
+    });
+  }
+  for (const [method, url] of [
+    ['DELETE', base],
+    ['POST', `${base}/delete`],
+  ] as const) {
+    app.route({
+      method,
+      url,
+      config: { access },
+      schema: { tags, params: OrgParams, body: BulkIdsBody, response: { 200: EmptyResponse } },
+      handler: async (request, reply) => {
+        await remove(membershipOf(request), request.body.ids, clientContext(request));
+        return emptyOk(reply);
+      },
+    });
+  }
+}
