@@ -6,7 +6,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../http/errors.js';
 import { Guid, Nullable } from '../../http/schemas.js';
-import { planFeatures, tierOf, type PlanFeatures } from './plans.js';
+import { FEATURE_FLAGS, planFeatures, tierOf, type FeatureFlag} from './plans.js';
 
 /**
  * Organization licenses: a JSON document naming an organization, its plan, limits, features and
@@ -20,22 +20,6 @@ const Bool = Type.Boolean();
 const OptionalInt = Nullable(Type.Integer({ minimum: 0 }));
 const IsoDate = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$' });
 
-export const FEATURE_FLAGS = [
-  'useGroups',
-  'useDirectory',
-  'useEvents',
-  'useTotp',
-  'use2fa',
-  'useApi',
-  'usePolicies',
-  'useSso',
-  'useKeyConnector',
-  'useScim',
-  'useResetPassword',
-  'useCustomPermissions',
-  'useSecretsManager',
-  'usersGetPremium',
-] as const satisfies readonly (keyof PlanFeatures)[];
 
 export const LicenseDocument = Type.Object({
   object: Type.Literal('organizationLicense'),
@@ -121,12 +105,12 @@ export function licenseTerms(input: {
   maxStorageGb?: number | null;
   smSeats?: number | null;
   smServiceAccounts?: number | null;
-  features?: Partial<Record<(typeof FEATURE_FLAGS)[number], boolean>>;
+  features?: Partial<Record<FeatureFlag, boolean>>;
 }): UnsignedLicense {
   const plan = planFeatures(input.planType);
   if (!plan) throw new Error(`Unknown plan type ${input.planType}.`);
   const features = Object.fromEntries(FEATURE_FLAGS.map((flag) => [flag, input.features?.[flag] ?? plan[flag]])) as Record<
-    (typeof FEATURE_FLAGS)[number],
+    FeatureFlag,
     boolean
   >;
   return {

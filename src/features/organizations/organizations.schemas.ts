@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable } from '../../http/schemas.js';
-import { PlanType, tierOf, ProductTierType } from './plans.js';
+import { FEATURE_FLAGS, PlanType, tierOf, ProductTierType } from './plans.js';
 import type { OrganizationRow } from './organizations.repository.js';
 import { PERMISSION_FLAGS, type PermissionFlag } from './roles.js';
 
@@ -104,23 +104,7 @@ export const PaymentResponse = Type.Object({
   paymentIntentClientSecret: Type.Null(),
 });
 
-const FLAG_NAMES = [
-  'useGroups',
-  'useDirectory',
-  'useEvents',
-  'useTotp',
-  'use2fa',
-  'useApi',
-  'usePolicies',
-  'useSso',
-  'useKeyConnector',
-  'useScim',
-  'useResetPassword',
-  'useSecretsManager',
-  'usePasswordManager',
-  'useCustomPermissions',
-  'usersGetPremium',
-] as const;
+const FLAG_NAMES = [...FEATURE_FLAGS, 'usePasswordManager'] as const;
 type FlagName = (typeof FLAG_NAMES)[number];
 const Flags = Object.fromEntries(FLAG_NAMES.map((f) => [f, Type.Boolean()])) as Record<FlagName, ReturnType<typeof Type.Boolean>>;
 
@@ -147,7 +131,7 @@ export function flagsOf(org: OrganizationRow): Record<FlagName, boolean> {
 }
 
 /** Features this server has no notion of yet; clients read them as "off". */
-const ABSENT_FEATURES = {
+export const ABSENT_FEATURES = {
   useRiskInsights: false,
   useOrganizationDomains: false,
   useAdminSponsoredFamilies: false,

@@ -36,26 +36,31 @@ export enum ProductTierType {
   TeamsStarter = 4,
 }
 
-export interface PlanFeatures {
+/** The feature switches a plan (and a license) turns on or off. */
+export const FEATURE_FLAGS = [
+  'useGroups',
+  'useDirectory',
+  'useEvents',
+  'useTotp',
+  'use2fa',
+  'useApi',
+  'usePolicies',
+  'useSso',
+  'useKeyConnector',
+  'useScim',
+  'useResetPassword',
+  'useCustomPermissions',
+  'useSecretsManager',
+  'usersGetPremium',
+] as const;
+export type FeatureFlag = (typeof FEATURE_FLAGS)[number];
+
+export interface PlanFeatures extends Record<FeatureFlag, boolean> {
   tier: ProductTierType;
   /** Seats included; null means no limit. */
   seats: number | null;
   maxCollections: number | null;
   maxStorageGb: number | null;
-  useGroups: boolean;
-  useDirectory: boolean;
-  useEvents: boolean;
-  useTotp: boolean;
-  use2fa: boolean;
-  useApi: boolean;
-  usePolicies: boolean;
-  useSso: boolean;
-  useKeyConnector: boolean;
-  useScim: boolean;
-  useResetPassword: boolean;
-  useCustomPermissions: boolean;
-  useSecretsManager: boolean;
-  usersGetPremium: boolean;
 }
 
 export function tierOf(plan: number): ProductTierType | null {
@@ -68,22 +73,7 @@ export function tierOf(plan: number): ProductTierType | null {
   return ProductTierType.Enterprise;
 }
 
-const NONE = {
-  useGroups: false,
-  useDirectory: false,
-  useEvents: false,
-  useTotp: false,
-  use2fa: false,
-  useApi: false,
-  usePolicies: false,
-  useSso: false,
-  useKeyConnector: false,
-  useScim: false,
-  useResetPassword: false,
-  useCustomPermissions: false,
-  useSecretsManager: false,
-  usersGetPremium: false,
-};
+const NONE = Object.fromEntries(FEATURE_FLAGS.map((flag) => [flag, false])) as Record<FeatureFlag, boolean>;
 
 /** The features and limits of a plan; null for a value that is not a plan. */
 export function planFeatures(plan: number): PlanFeatures | null {

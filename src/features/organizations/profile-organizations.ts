@@ -1,5 +1,5 @@
 import type { Executor } from '../events/audit-log.js';
-import { flagsOf, type ProfileOrganizationResponse } from './organizations.schemas.js';
+import { ABSENT_FEATURES, flagsOf, type ProfileOrganizationResponse } from './organizations.schemas.js';
 import { ProductTierType, tierOf } from './plans.js';
 import { OrganizationUserStatusType, parsePermissions } from './roles.js';
 
@@ -35,14 +35,7 @@ async function profileOrganizationsWithStatus(
       id: row.id,
       name: row.name,
       ...flagsOf(row),
-      useRiskInsights: false,
-      useOrganizationDomains: false,
-      useAdminSponsoredFamilies: false,
-      useAutomaticUserConfirmation: false,
-      usePhishingBlocker: false,
-      useMyItems: false,
-      useInviteLinks: false,
-      usePam: false,
+      ...ABSENT_FEATURES,
       useActivateAutofillPolicy: tier === ProductTierType.Enterprise,
       useDisableSMAdsForUsers: false,
       selfHost: Boolean(row.self_host),
