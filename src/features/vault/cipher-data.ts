@@ -1,5 +1,5 @@
 import { BadRequest } from '../../http/errors.js';
-import { CipherType, IDENTITY_FIELDS, TYPE_NAME, TYPE_OBJECT, type CipherRequest } from './ciphers.schemas.js';
+import { CipherType, FIDO2_ENCRYPTED_FIELDS, IDENTITY_FIELDS, TYPE_NAME, TYPE_OBJECT, type CipherRequest } from './ciphers.schemas.js';
 
 /**
  * The encrypted content of an item, stored as one JSON document (ciphers.data) with the keys
@@ -29,21 +29,7 @@ function pick(source: Obj, keys: readonly string[]): Obj {
 
 const LOGIN_KEYS = ['uris', 'username', 'password', 'passwordRevisionDate', 'totp', 'autofillOnPageLoad', 'fido2Credentials'];
 const URI_KEYS = ['uri', 'uriChecksum', 'match'];
-const FIDO2_KEYS = [
-  'credentialId',
-  'keyType',
-  'keyAlgorithm',
-  'keyCurve',
-  'keyValue',
-  'rpId',
-  'rpName',
-  'userHandle',
-  'userName',
-  'userDisplayName',
-  'counter',
-  'discoverable',
-  'creationDate',
-];
+const FIDO2_KEYS = [...FIDO2_ENCRYPTED_FIELDS, 'creationDate'];
 const CARD_KEYS = ['cardholderName', 'brand', 'number', 'expMonth', 'expYear', 'code'];
 const SSH_KEYS = ['privateKey', 'publicKey', 'keyFingerprint'];
 const FIELD_KEYS = ['type', 'name', 'value', 'linkedId'];

@@ -47,7 +47,8 @@ export const LoginUri = Type.Object({
   match: NullableInt(0, 5),
 });
 
-const fido2Encrypted = [
+/** The encrypted fields of a passkey (FIDO2 credential); its creationDate is plain. */
+export const FIDO2_ENCRYPTED_FIELDS = [
   'credentialId',
   'keyType',
   'keyAlgorithm',
@@ -63,8 +64,8 @@ const fido2Encrypted = [
 ] as const;
 
 export const Fido2Credential = Type.Object({
-  ...(Object.fromEntries(fido2Encrypted.map((k) => [k, NullableEncString(1000)])) as Record<
-    (typeof fido2Encrypted)[number],
+  ...(Object.fromEntries(FIDO2_ENCRYPTED_FIELDS.map((k) => [k, NullableEncString(1000)])) as Record<
+    (typeof FIDO2_ENCRYPTED_FIELDS)[number],
     ReturnType<typeof NullableEncString>
   >),
   creationDate: Type.Optional(NullableDateTime),
