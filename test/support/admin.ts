@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PlanType } from '../../src/features/organizations/plans.js';
 import { OrganizationUserStatusType, OrganizationUserType, type Permissions } from '../../src/features/organizations/roles.js';
 import { createUser } from './accounts.js';
+import type { TestAccount } from './bw-crypto.js';
 import { seedMembership, seedOrganization } from './orgs.js';
 import type { TestServer } from './test-server.js';
 
@@ -10,6 +11,8 @@ export interface Actor {
   userId: string;
   token: string;
   memberId: string;
+  /** The client-side account: its master password hash answers the server's secret checks. */
+  account: TestAccount;
 }
 
 export const ENC = '2.AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
@@ -29,7 +32,68 @@ export async function actor(
   if (opts.permissions) {
     await server.database.db.updateTable('organization_users').set({ permissions: JSON.stringify(opts.permissions) }).where('id', '=', memberId).execute();
   }
-  return { userId: user.userId, token: user.accessToken, memberId };
+  return { userId: user.userId, token: user.accessToken, memberId, account: user.account };
+}
+
+let targets = 0;
+
+/**
+ * A member for an administrative call to act on. Unless invited, the member has an account,
+ * inserted directly: nobody logs in as a target, so no key derivation is spent on it.
+ */
+export async function seedTarget(
+  server: TestServer,
+  organizationId: string,
+  opts: { type?: OrganizationUserType; status?: OrganizationUserStatusType } = {},
+): Promise<string> {
+  const email = `target${++targets}-${randomUUID().slice(0, 8)}@example.com`;
+  const status = opts.status ?? OrganizationUserStatusType.Confirmed;
+  let userId: string | null = null;
+  if (status !== OrganizationUserStatusType.Invited) {
+    userId = randomUUID();
+    const now = new Date().toISOString();
+    await server.database.db
+      .insertInto('users')
+      .values({
+        id: userId,
+        email,
+        name: null,
+        email_verified: true,
+        master_password_hash: null,
+        master_password_hint: null,
+        master_password_salt: null,
+        key: null,
+        public_key: null,
+        private_key: null,
+        kdf: 0,
+        kdf_iterations: 600_000,
+        kdf_memory: null,
+        kdf_parallelism: null,
+        security_stamp: randomUUID(),
+        api_key: randomUUID().replaceAll('-', '').slice(0, 30),
+        user_key_id: null,
+        premium: false,
+        culture: 'en-US',
+        avatar_color: null,
+        equivalent_domains: null,
+        excluded_global_equivalent_domains: null,
+        force_password_reset: false,
+        verify_devices: false,
+        creation_date: now,
+        revision_date: now,
+        account_revision_date: now,
+        last_password_change_date: null,
+      })
+      .execute();
+  }
+  return seedMembership(server, {
+    organizationId,
+    userId,
+    email: userId ? null : email,
+    type: opts.type ?? OrganizationUserType.User,
+    status,
+    ...(status === OrganizationUserStatusType.Confirmed || status === OrganizationUserStatusType.Revoked ? { key: '4.aGVsbG8=' } : {}),
+  });
 }
 
 /** An organization with a confirmed owner, and a stranger who owns another organization. */

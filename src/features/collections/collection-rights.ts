@@ -51,9 +51,12 @@ export function manages(actor: CollectionActor, collectionId: string): boolean {
   return grant.manage || actor.membership.rights.has('editAssignedCollections');
 }
 
-/** Whether the collection exists for this caller at all: anything else answers 404. */
+/**
+ * Whether the collection exists for this caller at all: anything else answers 404. Member
+ * managers list every collection with its access, so each one exists for them too.
+ */
 export function canSee(actor: CollectionActor, collectionId: string): boolean {
-  return canReadAll(actor) || actor.grants.has(collectionId);
+  return canReadAll(actor) || canReadAllWithAccess(actor) || actor.grants.has(collectionId);
 }
 
 export function canRead(actor: CollectionActor, collectionId: string): boolean {

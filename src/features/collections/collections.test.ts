@@ -104,7 +104,7 @@ describe('collection permission matrix', () => {
     ['admin', undefined, 200, 200, 200, 200],
     ['editAny', undefined, 200, 200, 200, 403],
     ['deleteAny', undefined, 200, 200, 403, 200],
-    ['manageUsers', undefined, 404, 404, 404, 404],
+    ['manageUsers', undefined, 403, 200, 403, 403],
     ['manageGroups', undefined, 403, 200, 403, 403],
     ['user', undefined, 404, 404, 404, 404],
     ['user', { readOnly: true }, 403, 403, 403, 403],

@@ -143,13 +143,22 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
   }
 
   return {
-    /** Members who assign collection access need the group names; the official CollectionManagement rule. */
+    /**
+     * Members who assign collection access need the group names (the official
+     * OrganizationCollectionManagementAccess rule): whoever may create a collection, which with
+     * creation open is every member; member and group managers and report readers; and whoever
+     * edits or manages a collection.
+     */
     async list(membership: Membership) {
       const r = membership.rights;
+      const org = await findOrganization(db, membership.organizationId);
+      if (!org) throw new NotFound();
       const allowed =
+        !org.limit_collection_creation ||
+        r.has('createNewCollections') ||
         r.has('manageGroups') ||
         r.has('manageUsers') ||
-        r.has('createNewCollections') ||
+        r.has('accessReports') ||
         r.has('editAnyCollection') ||
         r.has('deleteAnyCollection') ||
         r.has('editAssignedCollections') ||

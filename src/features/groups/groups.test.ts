@@ -28,6 +28,8 @@ describe('group permission matrix', () => {
       if (name !== 'owner') actors[name] = await actor(server, org, `${name}@example.com`, role);
     }
     group = await seedGroup(server, org);
+    // With creation open every member may list the groups (see below); limited, the roles decide.
+    await server.database.db.updateTable('organizations').set({ limit_collection_creation: true }).where('id', '=', org).execute();
   });
   afterAll(async () => server.close());
 
@@ -60,6 +62,17 @@ describe('group permission matrix', () => {
     const target = await seedGroup(server, org);
     expect((await call(who, 'PUT', `${base}/${target}`, { name: 'renamed', collections: [], users: [] })).status).toBe(manage);
     expect((await call(who, 'DELETE', `${base}/${target}`)).status).toBe(manage);
+  });
+
+  it('lets every member list the groups while any member may create collections', async () => {
+    const db = server.database.db;
+    await db.updateTable('organizations').set({ limit_collection_creation: false }).where('id', '=', org).execute();
+    try {
+      for (const who of ['user', 'managePolicies']) expect((await call(who, 'GET', `/api/organizations/${org}/groups`)).status, who).toBe(200);
+      expect((await call('revoked', 'GET', `/api/organizations/${org}/groups`)).status).toBe(404);
+    } finally {
+      await db.updateTable('organizations').set({ limit_collection_creation: true }).where('id', '=', org).execute();
+    }
   });
 
   it('lets a user who manages a collection list the groups', async () => {

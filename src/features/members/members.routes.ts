@@ -41,10 +41,19 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
   const resetPassword = { config: { access: orgAccess.right('manageResetPassword') } };
   const BulkResults = ListOf(BulkResultResponse);
 
-  app.get(BASE, { ...manageUsers, schema: { tags, params: OrgParams, querystring: ListQuery, response: { 200: ListOf(MemberUserDetailsResponse) } } }, async (request) => {
-    const { includeGroups = false, includeCollections = false } = request.query;
-    return list(await members.list(lower(request.params.orgId), { includeGroups, includeCollections }));
-  });
+  // Account-recovery managers see the members they may recover: those enrolled in account recovery.
+  app.get(
+    BASE,
+    {
+      config: { access: orgAccess.anyRight(['manageUsers', 'manageResetPassword']) },
+      schema: { tags, params: OrgParams, querystring: ListQuery, response: { 200: ListOf(MemberUserDetailsResponse) } },
+    },
+    async (request) => {
+      const { includeGroups = false, includeCollections = false } = request.query;
+      const enrolledOnly = !membershipOf(request).rights.has('manageUsers');
+      return list(await members.list(lower(request.params.orgId), { includeGroups, includeCollections, enrolledOnly }));
+    },
+  );
 
   app.get(
     `${BASE}/mini-details`,

@@ -194,8 +194,9 @@ export function createMemberService(deps: MemberServiceDeps) {
     ...invites,
     ...confirms,
 
-    async list(organizationId: string, opts: { includeGroups: boolean; includeCollections: boolean }): Promise<MemberUserDetails[]> {
-      const rows = await listMembersWithUsers(db, organizationId);
+    async list(organizationId: string, opts: { includeGroups: boolean; includeCollections: boolean; enrolledOnly?: boolean }): Promise<MemberUserDetails[]> {
+      const all = await listMembersWithUsers(db, organizationId);
+      const rows = opts.enrolledOnly ? all.filter((row) => row.reset_password_key !== null) : all;
       const ids = rows.map((r) => r.id);
       const collections = opts.includeCollections ? await collectionsByMember(ids) : new Map<string, CollectionAccessResponse[]>();
       const groups = opts.includeGroups ? await groupsByMember(ids) : new Map<string, string[]>();

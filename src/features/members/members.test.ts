@@ -270,6 +270,18 @@ describe('reading members', () => {
     expect((await server.request('GET', `${users(orgId)}/${invited}/reset-password-details`, { token: owner.accessToken })).status).toBe(404);
     expect((await server.request('POST', `${users(orgId)}/account-recovery-details`, { token: owner.accessToken, json: { ids: ['x'] } })).body.validationErrors).toHaveProperty(['ids[0]']);
   });
+
+  it('lists to account recovery managers only the members enrolled in account recovery', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server);
+    const enrolled = await memberOf(server, orgId);
+    await server.database.db.updateTable('organization_users').set({ reset_password_key: '4.cmVzZXQ=' }).where('id', '=', enrolled.memberId).execute();
+    const recoverer = await memberOf(server, orgId, { type: Role.Custom, permissions: { manageResetPassword: true } });
+    const res = await listed(recoverer.accessToken, orgId);
+    expect(res.map((m) => m.id)).toEqual([enrolled.memberId]);
+    expect(res[0]).toMatchObject({ object: 'organizationUserUserDetails', resetPasswordEnrolled: true });
+    expect((await listed(owner.accessToken, orgId)).map((m) => m.id)).toEqual(expect.arrayContaining([owner.memberId, enrolled.memberId, recoverer.memberId]));
+  });
 });
 
 describe('member status transitions', () => {

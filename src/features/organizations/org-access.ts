@@ -67,7 +67,7 @@ export function membershipOf(request: FastifyRequest): Membership {
  * exactly as for an organization that does not exist; a member without the right gets 403.
  */
 export function createOrgAccess(db: Db) {
-  function rule(name: string, right: Right | null, param: string): AccessRule {
+  function rule(name: string, rights: readonly Right[], param: string): AccessRule {
     return {
       name,
       principals: ['user'],
@@ -78,16 +78,18 @@ export function createOrgAccess(db: Db) {
         const organizationId = typeof value === 'string' ? value.toLowerCase() : '';
         const membership = organizationId ? await confirmedMembership(db, organizationId, principal.userId) : null;
         if (!membership) throw new NotFound();
-        if (right && !membership.rights.has(right)) throw new Forbidden('You do not have permission to do this.');
+        if (rights.length > 0 && !rights.some((right) => membership.rights.has(right))) throw new Forbidden('You do not have permission to do this.');
         request.membership = membership;
       },
     };
   }
   return {
     /** Any confirmed member of the organization named by the `param` path parameter. */
-    member: (param = 'orgId') => rule('orgMember', null, param),
+    member: (param = 'orgId') => rule('orgMember', [], param),
     /** A confirmed member holding `right`. */
-    right: (right: Right, param = 'orgId') => rule(`orgPermission(${right})`, right, param),
+    right: (right: Right, param = 'orgId') => rule(`orgPermission(${right})`, [right], param),
+    /** A confirmed member holding any of `rights`; the route decides what each one opens. */
+    anyRight: (rights: readonly Right[], param = 'orgId') => rule(`orgPermission(${rights.join('|')})`, rights, param),
   };
 }
 

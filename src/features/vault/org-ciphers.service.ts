@@ -4,6 +4,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { confirmedMembership, type Membership } from '../organizations/org-access.js';
+import type { Right } from '../organizations/roles.js';
 import { accessibleCipher, accessibleCiphers, reachedCollections, touchRevisions, visibleCiphers } from './cipher-access.js';
 import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
@@ -13,6 +14,11 @@ import { insertCiphers, upsertUserSettings, viewOf, type CipherRow } from './cip
 import { organizationItems, type ReachedCollection } from './org-items.js';
 
 const REVISION_TOLERANCE_MS = 1000;
+
+/** Rights that open the admin view of any one item of the organization. */
+const VIEWS_ANY_ITEM: readonly Right[] = ['viewAllItems', 'editAnyCollection', 'deleteAnyCollection'];
+/** Rights that list every item of the organization: its admins, exporters and report readers. */
+const LISTS_ALL_ITEMS: readonly Right[] = ['viewAllItems', 'editAnyCollection', 'accessImportExport', 'accessReports'];
 
 /** A grant that lets its holder put items in the collection or take them out. */
 const writable = (c: ReachedCollection) => !c.grant.readOnly || c.grant.manage;
@@ -199,8 +205,8 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
 
     /**
      * `GET /ciphers/{id}/admin`: an organization item for an admin or a manager: a member who
-     * may view all items or edit any collection, or who manages a collection holding it.
-     * Everyone else gets 404, as for an id that does not exist.
+     * may view all items or edit or delete any collection (the official ViewAllCollections), or
+     * who manages a collection holding it. Everyone else gets 404, as for an id that does not exist.
      */
     async adminGet(userId: string, id: string): Promise<CipherRow> {
       const row = await db.selectFrom('ciphers').select(['id', 'organization_id']).where('id', '=', id.toLowerCase()).executeTakeFirst();
@@ -208,7 +214,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
       const membership = await confirmedMembership(db, row.organization_id, userId);
       if (!membership) throw new NotFound();
       const collectionIds = await collectionIdsOf(db, row.id);
-      if (!membership.rights.has('viewAllItems') && !membership.rights.has('editAnyCollection')) {
+      if (!VIEWS_ANY_ITEM.some((right) => membership.rights.has(right))) {
         const reached = (await reachedCollections(db, userId)).filter((c) => c.grant.manage);
         if (!reached.some((c) => collectionIds.includes(c.id))) throw new NotFound();
       }
@@ -217,9 +223,13 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
       return full;
     },
 
-    /** `GET /ciphers/organization-details`: every item of the organization, for members who may view all items. */
+    /**
+     * `GET /ciphers/organization-details`: every item of the organization, for members who may
+     * view all items or edit any collection, and for those who export the organization's vault
+     * or read its reports (the official CanAccessAllCiphers).
+     */
     async organizationItems(membership: Membership, userId: string): Promise<CipherRow[]> {
-      if (!membership.rights.has('viewAllItems') && !membership.rights.has('editAnyCollection')) {
+      if (!LISTS_ALL_ITEMS.some((right) => membership.rights.has(right))) {
         throw new Forbidden('You do not have permission to view all items of this organization.');
       }
       return organizationDetails(db, userId, membership.organizationId);

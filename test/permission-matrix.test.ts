@@ -1,0 +1,998 @@
+/**
+ * The permission matrix: every kind of caller against every administrative operation of an
+ * organization, and every collection access level against what a member may do with an item
+ * and its collection. The expected outcomes are written out below, by hand, as allow-lists;
+ * nothing here asks the server's own role table, so a change in that table shows up as a
+ * failing row naming the operation and the callers whose outcome moved.
+ *
+ * Each call gets a fresh target (a member, group, collection, item or organization of its
+ * own), so no outcome depends on the order of the rows. A refused call must also leave its
+ * target untouched, and an allowed one must have changed it: where that is cheap to see,
+ * the outcome carries a note when it is not so.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actor, custom, ENC, seedCollection, seedGroup, seedTarget, type Actor } from './support/admin.js';
+import { generateSymmetricKey } from './support/bw-crypto.js';
+import { seedOrgItem } from './support/org-items.js';
+import { seedMembership, seedOrganization } from './support/orgs.js';
+import { startTestServer, type TestResponse, type TestServer } from './support/test-server.js';
+import { cipherBody } from './support/vault.js';
+import { OrganizationUserStatusType as Status, OrganizationUserType as Role, PERMISSION_FLAGS, type PermissionFlag } from '../src/features/organizations/roles.js';
+
+// Logging in some thirty accounts derives as many master keys; a busy machine needs the room.
+const SETUP_TIMEOUT = 240_000;
+const CLIENT = { 'bitwarden-client-version': '2026.9.0' };
+const OTHER_NAME = ENC.replace('2.A', '2.B');
+const KEY = '4.a2V5';
+const itemKey = generateSymmetricKey();
+
+/** An outcome: the status, or for a few reads a word for what the caller was shown. */
+type Outcome = number | string;
+
+// ---------------------------------------------------------------------------------------
+// Callers of the administrative matrix
+// ---------------------------------------------------------------------------------------
+
+/** Confirmed members: the four roles, a custom role without flags and one per flag. */
+const MEMBERS = ['owner', 'admin', 'user', 'manager', 'custom', ...PERMISSION_FLAGS] as const;
+/**
+ * Callers who are not confirmed members: an invited, an accepted and a revoked owner (an owner,
+ * so that status is seen to beat even the strongest role), and the owner of another organization.
+ */
+const OUTSIDERS = ['invited', 'accepted', 'revoked', 'stranger'] as const;
+const CALLERS = [...MEMBERS, ...OUTSIDERS] as const;
+type Member = (typeof MEMBERS)[number];
+type Caller = (typeof CALLERS)[number];
+
+const ROLE_OF: Record<Exclude<Caller, 'stranger'>, Parameters<typeof actor>[3]> = {
+  owner: { type: Role.Owner },
+  admin: { type: Role.Admin },
+  user: { type: Role.User },
+  manager: { type: Role.Manager },
+  custom: { type: Role.Custom, permissions: {} },
+  ...(Object.fromEntries(PERMISSION_FLAGS.map((flag) => [flag, custom(flag)])) as Record<PermissionFlag, ReturnType<typeof custom>>),
+  invited: { type: Role.Owner, status: Status.Invited },
+  accepted: { type: Role.Owner, status: Status.Accepted },
+  revoked: { type: Role.Owner, status: Status.Revoked },
+};
+
+// ---------------------------------------------------------------------------------------
+// Members of the collection access matrix: one per access level, each a plain User
+// ---------------------------------------------------------------------------------------
+
+interface Grant {
+  readOnly?: boolean;
+  hidePasswords?: boolean;
+  manage?: boolean;
+}
+
+/**
+ * How a profile reaches the collection `c1` that holds the item: a direct grant, a grant to a
+ * group the member belongs to, or both; `second` places the item in a second collection too.
+ */
+interface Placement {
+  direct?: Grant;
+  group?: Grant;
+  second?: Grant;
+}
+
+const PLACEMENTS = {
+  none: {},
+  readOnly: { direct: { readOnly: true } },
+  readOnlyHidden: { direct: { readOnly: true, hidePasswords: true } },
+  hidePasswords: { direct: { hidePasswords: true } },
+  edit: { direct: {} },
+  manage: { direct: { manage: true } },
+  groupReadOnly: { group: { readOnly: true } },
+  groupManage: { group: { manage: true } },
+  /** Read-only with hidden passwords directly, plain edit through a group: the group's edit and sight win. */
+  mixedEdit: { direct: { readOnly: true, hidePasswords: true }, group: {} },
+  /** Read-only directly, manage through a group: manage wins. */
+  mixedManage: { direct: { readOnly: true }, group: { manage: true } },
+  /** The item in a read-only collection and in one with hidden passwords: edit from one, sight from the other. */
+  twoCollections: { direct: { readOnly: true }, second: { hidePasswords: true } },
+  /** The Manager role manages every collection it is assigned to, here read-only. */
+  managerRole: { direct: { readOnly: true } },
+  /** Callers from the administrative matrix: an admin without assignments, and outsiders holding manage. */
+  admin: {},
+  invited: { direct: { manage: true } },
+  accepted: { direct: { manage: true } },
+  revoked: { direct: { manage: true } },
+  stranger: {},
+} satisfies Record<string, Placement>;
+type Profile = keyof typeof PLACEMENTS;
+const PROFILES = Object.keys(PLACEMENTS) as Profile[];
+/** Profiles with an account of their own (the rest are callers of the administrative matrix). */
+const OWN_ACCOUNTS = ['none', 'readOnly', 'readOnlyHidden', 'hidePasswords', 'edit', 'manage', 'groupReadOnly', 'groupManage', 'mixedEdit', 'mixedManage', 'twoCollections', 'managerRole'] as const;
+
+// ---------------------------------------------------------------------------------------
+// The server, the organization and its callers, built once
+// ---------------------------------------------------------------------------------------
+
+let server: TestServer;
+let org: string;
+let otherOrg: string;
+const actors = {} as Record<Caller | (typeof OWN_ACCOUNTS)[number], Actor>;
+const groupOf = {} as Partial<Record<Profile, string>>;
+/** A collection and a member that access lists may name. */
+let spareCollection: string;
+let bystander: string;
+
+const db = () => server.database.db;
+let serial = 0;
+const unique = (prefix: string) => `${prefix}-${++serial}`;
+
+beforeAll(async () => {
+  // Cloud: storage and license download are cloud-only, and belong in the matrix.
+  server = await startTestServer({ env: { DEPLOYMENT: 'cloud' } });
+  org = await seedOrganization(server, { name: 'Matrix' });
+  otherOrg = await seedOrganization(server, { name: 'Elsewhere' });
+  for (const [name, role] of Object.entries(ROLE_OF)) actors[name as Caller] = await actor(server, org, `${name}@example.com`, role);
+  actors.stranger = await actor(server, otherOrg, 'stranger@example.com', { type: Role.Owner });
+  for (const name of OWN_ACCOUNTS) {
+    actors[name] = await actor(server, org, `vault-${name}@example.com`, { type: name === 'managerRole' ? Role.Manager : Role.User });
+  }
+  for (const profile of PROFILES) {
+    if ((PLACEMENTS[profile] as Placement).group) groupOf[profile] = await seedGroup(server, org, [actors[profile].memberId]);
+  }
+  spareCollection = await seedCollection(server, org);
+  bystander = await seedTarget(server, org);
+}, SETUP_TIMEOUT);
+afterAll(async () => server?.close());
+
+// ---------------------------------------------------------------------------------------
+// Running one call
+// ---------------------------------------------------------------------------------------
+
+interface Call {
+  method: string;
+  /** Under /api. */
+  path: string;
+  json?: unknown;
+  /** What the caller was shown; the status by default. */
+  outcome?: (res: TestResponse) => Outcome | Promise<Outcome>;
+  /** Whether the call changed its target. */
+  written?: () => Promise<boolean>;
+  cleanup?: () => Promise<void>;
+}
+
+async function run(who: Caller | Profile, call: Call): Promise<Outcome> {
+  const res = await server.request(call.method, `/api${call.path}`, {
+    token: actors[who].token,
+    headers: CLIENT,
+    ...(call.json === undefined ? {} : { json: call.json }),
+  });
+  let outcome: Outcome = res.status >= 500 ? `${res.status} ${res.text}` : call.outcome ? await call.outcome(res) : res.status;
+  if (call.written) {
+    const written = await call.written();
+    const succeeded = res.status >= 200 && res.status < 300;
+    if (written !== succeeded) outcome = `${outcome} (${written ? 'changed although refused' : 'changed nothing'})`;
+  }
+  await call.cleanup?.();
+  return outcome;
+}
+
+/** A bulk result of one id: `200` when it went through, else the status with the error. */
+const bulkOutcome = (res: TestResponse): Outcome => {
+  const error = (res.body?.data as { error: string }[] | undefined)?.[0]?.error;
+  return res.status === 200 && error ? `200 (${error})` : res.status;
+};
+
+const exists = async (table: 'collections' | 'groups' | 'organizations' | 'organization_users' | 'ciphers', id: string) =>
+  Boolean(await db().selectFrom(table).select('id').where('id', '=', id).executeTakeFirst());
+const memberStatus = async (id: string) => (await db().selectFrom('organization_users').select('status').where('id', '=', id).executeTakeFirst())?.status;
+
+/** A fresh organization where the caller holds a copy of their membership (none for the stranger), and a second owner. */
+async function throwawayOrg(who: Caller): Promise<string> {
+  const id = await seedOrganization(server, { name: 'Throwaway' });
+  await seedMembership(server, { organizationId: id, email: `${unique('owner')}@example.com`, type: Role.Owner });
+  const row = await db()
+    .selectFrom('organization_users')
+    .select(['type', 'status', 'permissions'])
+    .where('organization_id', '=', org)
+    .where('user_id', '=', actors[who].userId)
+    .executeTakeFirst();
+  if (row) {
+    const copy = await seedMembership(server, { organizationId: id, userId: actors[who].userId, type: row.type, status: row.status, key: '4.aGVsbG8=' });
+    await db().updateTable('organization_users').set({ permissions: row.permissions }).where('id', '=', copy).execute();
+  }
+  return id;
+}
+
+async function setOrg(changes: { limit_collection_creation?: boolean; limit_item_deletion?: boolean }): Promise<void> {
+  await db().updateTable('organizations').set(changes).where('id', '=', org).execute();
+}
+
+// ---------------------------------------------------------------------------------------
+// Expectations
+// ---------------------------------------------------------------------------------------
+
+interface Expectation {
+  /** The confirmed members the server lets through ('members': all of them). */
+  allow: readonly Member[] | 'members';
+  /** What an allowed member gets; 200 unless told. */
+  ok?: Outcome;
+  /** What a confirmed member who is not allowed gets; 403 unless told. */
+  refuse?: Outcome;
+  /** Members not allowed who get 404 instead: the target does not exist for them ('rest': all not allowed). */
+  hidden?: readonly Member[] | 'rest';
+  /** What the outsiders get; 404 unless told (a caller who is no confirmed member sees no organization). */
+  outsiders?: Outcome | Partial<Record<(typeof OUTSIDERS)[number], Outcome>>;
+  /** Members whose outcome is neither of the above. */
+  except?: Partial<Record<Member, Outcome>>;
+}
+
+function expected(e: Expectation, who: Caller): Outcome {
+  if ((OUTSIDERS as readonly string[]).includes(who)) {
+    if (typeof e.outsiders === 'object') return e.outsiders[who as (typeof OUTSIDERS)[number]] ?? 404;
+    return e.outsiders ?? 404;
+  }
+  const member = who as Member;
+  const special = e.except?.[member];
+  if (special !== undefined) return special;
+  if (e.allow === 'members' || e.allow.includes(member)) return e.ok ?? 200;
+  if (e.hidden === 'rest' || e.hidden?.includes(member)) return 404;
+  return e.refuse ?? 403;
+}
+
+// Allow-lists used by several rows. Owners and admins hold every custom permission.
+const OWNER = ['owner'] as const;
+const ADMINS = ['owner', 'admin'] as const;
+const USERS_ADMINS = [...ADMINS, 'manageUsers'] as const;
+const GROUP_ADMINS = [...ADMINS, 'manageGroups'] as const;
+const POLICY_ADMINS = [...ADMINS, 'managePolicies'] as const;
+const RECOVERY_ADMINS = [...ADMINS, 'manageResetPassword'] as const;
+/** Sees every collection of the organization (the official ReadAll). */
+const READ_ALL = [...ADMINS, 'accessImportExport', 'editAnyCollection', 'deleteAnyCollection', 'manageGroups'] as const;
+/** Sees every collection with its access lists (the official ReadAllWithAccess). */
+const READ_ALL_WITH_ACCESS = [...ADMINS, 'editAnyCollection', 'deleteAnyCollection', 'manageUsers', 'manageGroups'] as const;
+/** Members who see an unassigned collection at all; everyone else gets 404 for it. */
+const SEE_UNASSIGNED = [...ADMINS, 'accessImportExport', 'editAnyCollection', 'deleteAnyCollection', 'manageGroups', 'manageUsers'] as const;
+/** The other members: an unassigned collection, and anything in it, does not exist for them. */
+const BLIND = MEMBERS.filter((m) => !(SEE_UNASSIGNED as readonly Member[]).includes(m));
+
+// ---------------------------------------------------------------------------------------
+// Administrative operations
+// ---------------------------------------------------------------------------------------
+
+type Row = [name: string, call: (who: Caller) => Promise<Call>, expectation: Expectation, around?: { before(): Promise<void>; after(): Promise<void> }];
+
+const base = () => `/organizations/${org}`;
+const secret = (who: Caller) => actors[who].account.masterPasswordHash;
+
+const ORGANIZATION_ROWS: Row[] = [
+  [
+    'GET /organizations/{id} (billing details shown)',
+    async () => ({ method: 'GET', path: base(), outcome: (res) => (res.status === 200 ? (res.body.billingEmail ? 'billing' : 'no billing') : res.status) }),
+    // Every member reads it, without billing details. (The official server answers owners only, 404 otherwise.)
+    { allow: ADMINS, ok: 'billing', refuse: 'no billing' },
+  ],
+  [
+    'PUT /organizations/{id} (name)',
+    async (who) => {
+      const name = unique(`Renamed by ${who}`);
+      return { method: 'PUT', path: base(), json: { name }, written: async () => (await org_()).name === name };
+    },
+    // Admins hold manageOrganization here. (The official server lets owners only rename.)
+    { allow: ADMINS },
+  ],
+  [
+    'PUT /organizations/{id} (billing email)',
+    async (who) => {
+      const billingEmail = `${unique(who)}@billing.example.com`.toLowerCase();
+      return { method: 'PUT', path: base(), json: { name: (await org_()).name, billingEmail }, written: async () => (await org_()).billing_email === billingEmail };
+    },
+    { allow: OWNER },
+  ],
+  [
+    'POST /organizations/{id}/api-key',
+    async (who) => ({ method: 'POST', path: `${base()}/api-key`, json: { masterPasswordHash: secret(who) } }),
+    { allow: OWNER },
+  ],
+  [
+    'POST /organizations/{id}/rotate-api-key',
+    async (who) => {
+      const before = await apiKey();
+      return { method: 'POST', path: `${base()}/rotate-api-key`, json: { masterPasswordHash: secret(who) }, written: async () => (await apiKey()) !== before };
+    },
+    { allow: OWNER },
+  ],
+  [
+    'POST /organizations/{id}/api-key (SCIM key)',
+    async (who) => ({ method: 'POST', path: `${base()}/api-key`, json: { type: 2, masterPasswordHash: secret(who) } }),
+    { allow: [...ADMINS, 'manageScim'] },
+  ],
+  [
+    'POST /organizations/{id}/storage',
+    async () => {
+      const before = (await org_()).max_storage_gb;
+      return { method: 'POST', path: `${base()}/storage`, json: { storageGbAdjustment: 1 }, written: async () => (await org_()).max_storage_gb !== before };
+    },
+    { allow: OWNER },
+  ],
+  [
+    'GET /organizations/{id}/license',
+    async () => ({ method: 'GET', path: `${base()}/license?installationId=${randomUUID()}` }),
+    { allow: OWNER },
+  ],
+  [
+    'DELETE /organizations/{id} (an organization of its own)',
+    async (who) => {
+      const id = await throwawayOrg(who);
+      return { method: 'DELETE', path: `/organizations/${id}`, json: { secret: secret(who) }, written: async () => !(await exists('organizations', id)) };
+    },
+    { allow: OWNER },
+  ],
+  [
+    'POST /organizations/{id}/leave (an organization of its own)',
+    async (who) => {
+      const id = await throwawayOrg(who);
+      const mine = async () => db().selectFrom('organization_users').select('id').where('organization_id', '=', id).where('user_id', '=', actors[who].userId).executeTakeFirst();
+      const had = Boolean(await mine());
+      return { method: 'POST', path: `/organizations/${id}/leave`, written: async () => had && !(await mine()) };
+    },
+    { allow: 'members' },
+  ],
+  [
+    'GET /organizations/{id}/auto-enroll-status',
+    async () => ({ method: 'GET', path: `${base()}/auto-enroll-status` }),
+    // Asked while joining: any membership answers, whatever its status.
+    { allow: 'members', outsiders: { invited: 200, accepted: 200, revoked: 200 } },
+  ],
+  [
+    'DELETE /accounts/sso/{organizationId}',
+    async () => ({ method: 'DELETE', path: `/accounts/sso/${org}` }),
+    { allow: 'members', outsiders: { invited: 200, accepted: 200, revoked: 200 } },
+  ],
+];
+
+const users = () => `${base()}/users`;
+
+const MEMBER_ROWS: Row[] = [
+  [
+    'GET /organizations/{org}/users (a member listed)',
+    async () => {
+      const target = await seedTarget(server, org);
+      return { method: 'GET', path: users(), outcome: listing(target) };
+    },
+    // Account-recovery managers see only the members enrolled in account recovery.
+    { allow: USERS_ADMINS, ok: 'listed', except: { manageResetPassword: 'not listed' } },
+  ],
+  [
+    'GET /organizations/{org}/users (a member enrolled in account recovery listed)',
+    async () => {
+      const target = await seedTarget(server, org);
+      await db().updateTable('organization_users').set({ reset_password_key: '4.cmVzZXQ=' }).where('id', '=', target).execute();
+      return { method: 'GET', path: users(), outcome: listing(target) };
+    },
+    { allow: [...RECOVERY_ADMINS, 'manageUsers'], ok: 'listed' },
+  ],
+  ['GET /organizations/{org}/users/mini-details', async () => ({ method: 'GET', path: `${users()}/mini-details` }), { allow: 'members' }],
+  [
+    'GET /organizations/{org}/users/{id}',
+    async () => ({ method: 'GET', path: `${users()}/${await seedTarget(server, org)}?includeGroups=true` }),
+    { allow: USERS_ADMINS },
+  ],
+  ['GET /organizations/{org}/users/{id}/groups', async () => ({ method: 'GET', path: `${users()}/${await seedTarget(server, org)}/groups` }), { allow: USERS_ADMINS }],
+  [
+    'PUT /organizations/{org}/users/{id}/groups',
+    async () => {
+      const [target, group] = [await seedTarget(server, org), await seedGroup(server, org)];
+      return { method: 'PUT', path: `${users()}/${target}/groups`, json: { groupIds: [group] }, written: async () => inGroup(group, target) };
+    },
+    { allow: USERS_ADMINS },
+  ],
+  [
+    'POST /organizations/{org}/users/invite',
+    async (who) => {
+      const email = `${unique(`invitee-${who}`)}@example.com`.toLowerCase();
+      const invited = async () => Boolean(await db().selectFrom('organization_users').select('id').where('organization_id', '=', org).where('email', '=', email).executeTakeFirst());
+      return { method: 'POST', path: `${users()}/invite`, json: { emails: [email], type: Role.User, collections: [], groups: [] }, written: invited };
+    },
+    { allow: USERS_ADMINS },
+  ],
+  [
+    'POST /organizations/{org}/users/{id}/reinvite',
+    async () => ({ method: 'POST', path: `${users()}/${await seedTarget(server, org, { status: Status.Invited })}/reinvite` }),
+    { allow: USERS_ADMINS },
+  ],
+  [
+    'POST /organizations/{org}/users/reinvite',
+    async () => ({ method: 'POST', path: `${users()}/reinvite`, json: { ids: [await seedTarget(server, org, { status: Status.Invited })] }, outcome: bulkOutcome }),
+    { allow: USERS_ADMINS },
+  ],
+  [
+    'POST /organizations/{org}/users/{id}/confirm',
+    async () => {
+      const target = await seedTarget(server, org, { status: Status.Accepted });
+      return { method: 'POST', path: `${users()}/${target}/confirm`, json: { key: KEY }, written: async () => (await memberStatus(target)) === Status.Confirmed };
+    },
+    { allow: USERS_ADMINS },
+  ],
+  [
+    'POST /organizations/{org}/users/confirm',
+    async () => {
+      const target = await seedTarget(server, org, { status: Status.Accepted });
+      return { method: 'POST', path: `${users()}/confirm`, json: { keys: [{ id: target, key: KEY }] }, outcome: bulkOutcome, written: async () => (await memberStatus(target)) === Status.Confirmed };
+    },
+    { allow: USERS_ADMINS },
+  ],
+  [
+    'PUT /organizations/{org}/users/{id}',
+    async () => {
+      const target = await seedTarget(server, org);
+      const assigned = async () =>
+        Boolean(await db().selectFrom('collection_users').select('collection_id').where('organization_user_id', '=', target).where('collection_id', '=', spareCollection).executeTakeFirst());
+      return {
+        method: 'PUT',
+        path: `${users()}/${target}`,
+        json: { type: Role.User, accessAll: false, collections: [{ id: spareCollection, readOnly: true }], groups: [] },
+        written: assigned,
+      };
+    },
+    { allow: USERS_ADMINS },
+  ],
+  ...(['revoke', 'restore'] as const).flatMap((verb): Row[] => {
+    const from = verb === 'revoke' ? Status.Confirmed : Status.Revoked;
+    const to = verb === 'revoke' ? Status.Revoked : Status.Confirmed;
+    return [
+      [
+        `PUT /organizations/{org}/users/{id}/${verb}`,
+        async () => {
+          const target = await seedTarget(server, org, { status: from });
+          return { method: 'PUT', path: `${users()}/${target}/${verb}`, written: async () => (await memberStatus(target)) === to };
+        },
+        { allow: USERS_ADMINS },
+      ],
+      [
+        `PUT /organizations/{org}/users/${verb}`,
+        async () => {
+          const target = await seedTarget(server, org, { status: from });
+          return { method: 'PUT', path: `${users()}/${verb}`, json: { ids: [target] }, outcome: bulkOutcome, written: async () => (await memberStatus(target)) === to };
+        },
+        { allow: USERS_ADMINS },
+      ],
+    ];
+  }),
+  [
+    'DELETE /organizations/{org}/users/{id}',
+    async () => {
+      const target = await seedTarget(server, org);
+      return { method: 'DELETE', path: `${users()}/${target}`, written: async () => !(await exists('organization_users', target)) };
+    },
+    { allow: USERS_ADMINS },
+  ],
+  [
+    'DELETE /organizations/{org}/users',
+    async () => {
+      const target = await seedTarget(server, org);
+      return { method: 'DELETE', path: users(), json: { ids: [target] }, outcome: bulkOutcome, written: async () => !(await exists('organization_users', target)) };
+    },
+    { allow: USERS_ADMINS },
+  ],
+  [
+    'GET /organizations/{org}/users/{id}/reset-password-details',
+    async () => ({ method: 'GET', path: `${users()}/${await seedTarget(server, org)}/reset-password-details` }),
+    { allow: RECOVERY_ADMINS },
+  ],
+  [
+    'POST /organizations/{org}/users/account-recovery-details',
+    async () => ({ method: 'POST', path: `${users()}/account-recovery-details`, json: { ids: [await seedTarget(server, org)] } }),
+    { allow: RECOVERY_ADMINS },
+  ],
+];
+
+const groups = () => `${base()}/groups`;
+const inGroup = async (group: string, member: string) =>
+  Boolean(await db().selectFrom('group_users').select('group_id').where('group_id', '=', group).where('organization_user_id', '=', member).executeTakeFirst());
+const groupName = async (id: string) => (await db().selectFrom('groups').select('name').where('id', '=', id).executeTakeFirst())?.name;
+
+/** Those who read the group list while collection creation is limited (see the group rows). */
+const GROUP_READERS = [...ADMINS, 'manager', 'createNewCollections', 'editAnyCollection', 'deleteAnyCollection', 'editAssignedCollections', 'manageGroups', 'manageUsers', 'accessReports'] as const;
+
+const GROUP_ROWS: Row[] = [
+  // Anyone who may create a collection picks groups for its access, so with creation open every member reads the list.
+  ['GET /organizations/{org}/groups', async () => ({ method: 'GET', path: groups() }), { allow: 'members' }],
+  [
+    'GET /organizations/{org}/groups (collection creation limited)',
+    async () => ({ method: 'GET', path: groups() }),
+    { allow: GROUP_READERS },
+    { before: () => setOrg({ limit_collection_creation: true }), after: () => setOrg({ limit_collection_creation: false }) },
+  ],
+  ['GET /organizations/{org}/groups/details', async () => ({ method: 'GET', path: `${groups()}/details` }), { allow: [...ADMINS, 'manageGroups', 'manageUsers'] }],
+  ['GET /organizations/{org}/groups/{id}', async () => ({ method: 'GET', path: `${groups()}/${await seedGroup(server, org)}` }), { allow: GROUP_ADMINS }],
+  ['GET /organizations/{org}/groups/{id}/details', async () => ({ method: 'GET', path: `${groups()}/${await seedGroup(server, org)}/details` }), { allow: GROUP_ADMINS }],
+  ['GET /organizations/{org}/groups/{id}/users', async () => ({ method: 'GET', path: `${groups()}/${await seedGroup(server, org)}/users` }), { allow: GROUP_ADMINS }],
+  [
+    'POST /organizations/{org}/groups',
+    async (who) => {
+      const name = unique(`Group by ${who}`);
+      const made = async () => Boolean(await db().selectFrom('groups').select('id').where('organization_id', '=', org).where('name', '=', name).executeTakeFirst());
+      return { method: 'POST', path: groups(), json: { name, collections: [], users: [] }, written: made };
+    },
+    { allow: GROUP_ADMINS },
+  ],
+  [
+    'PUT /organizations/{org}/groups/{id}',
+    async (who) => {
+      const [id, name] = [await seedGroup(server, org), unique(`Renamed by ${who}`)];
+      return { method: 'PUT', path: `${groups()}/${id}`, json: { name, collections: [], users: [] }, written: async () => (await groupName(id)) === name };
+    },
+    { allow: GROUP_ADMINS },
+  ],
+  [
+    'PUT /organizations/{org}/groups/{id}/users',
+    async () => {
+      const [id, target] = [await seedGroup(server, org), await seedTarget(server, org)];
+      return { method: 'PUT', path: `${groups()}/${id}/users`, json: [target], written: () => inGroup(id, target) };
+    },
+    { allow: GROUP_ADMINS },
+  ],
+  [
+    'DELETE /organizations/{org}/groups/{id}/user/{orgUserId}',
+    async () => {
+      const target = await seedTarget(server, org);
+      const id = await seedGroup(server, org, [target]);
+      return { method: 'DELETE', path: `${groups()}/${id}/user/${target}`, written: async () => !(await inGroup(id, target)) };
+    },
+    { allow: GROUP_ADMINS },
+  ],
+  [
+    'DELETE /organizations/{org}/groups/{id}',
+    async () => {
+      const id = await seedGroup(server, org);
+      return { method: 'DELETE', path: `${groups()}/${id}`, written: async () => !(await exists('groups', id)) };
+    },
+    { allow: GROUP_ADMINS },
+  ],
+  [
+    'DELETE /organizations/{org}/groups',
+    async () => {
+      const id = await seedGroup(server, org);
+      return { method: 'DELETE', path: groups(), json: { ids: [id] }, written: async () => !(await exists('groups', id)) };
+    },
+    { allow: GROUP_ADMINS },
+  ],
+];
+
+const collections = () => `${base()}/collections`;
+/** Whether a list answer names the target: 'listed' or 'not listed' (or the refusal). */
+const listing = (id: string) => (res: TestResponse): Outcome =>
+  res.status === 200 ? ((res.body.data as { id: string }[]).some((x) => x.id === id) ? 'listed' : 'not listed') : res.status;
+const collectionName = async (id: string) => (await db().selectFrom('collections').select('name').where('id', '=', id).executeTakeFirst())?.name;
+const collectionUser = async (collection: string, member: string) =>
+  Boolean(await db().selectFrom('collection_users').select('collection_id').where('collection_id', '=', collection).where('organization_user_id', '=', member).executeTakeFirst());
+
+async function dropCollections(where: { externalId: string }): Promise<void> {
+  const rows = await db().selectFrom('collections').select('id').where('organization_id', '=', org).where('external_id', '=', where.externalId).execute();
+  for (const { id } of rows) {
+    await db().deleteFrom('collection_users').where('collection_id', '=', id).execute();
+    await db().deleteFrom('collection_groups').where('collection_id', '=', id).execute();
+    await db().deleteFrom('collections').where('id', '=', id).execute();
+  }
+}
+
+const createCollection = async (who: Caller): Promise<Call> => {
+  const externalId = unique(`by-${who}`);
+  const made = async () =>
+    Boolean(await db().selectFrom('collections').select('id').where('organization_id', '=', org).where('external_id', '=', externalId).executeTakeFirst());
+  // The creator is given manage access to what they made; take it away again so no later row sees it.
+  return { method: 'POST', path: collections(), json: { name: ENC, externalId, groups: [], users: [] }, written: made, cleanup: () => dropCollections({ externalId }) };
+};
+
+/** Edits an unassigned collection: owners, admins and custom members who edit any collection adopt one nobody manages. */
+const EDIT_UNASSIGNED = [...ADMINS, 'editAnyCollection'] as const;
+const DELETE_UNASSIGNED = [...ADMINS, 'editAnyCollection', 'deleteAnyCollection'] as const;
+
+const COLLECTION_ROWS: Row[] = [
+  [
+    'GET /organizations/{org}/collections (an unassigned collection listed)',
+    async () => {
+      const id = await seedCollection(server, org);
+      return { method: 'GET', path: collections(), outcome: listing(id) };
+    },
+    // The others see only the collections they manage.
+    { allow: READ_ALL, ok: 'listed', refuse: 'not listed' },
+  ],
+  [
+    'GET /organizations/{org}/collections/details (an unassigned collection listed)',
+    async () => {
+      const id = await seedCollection(server, org);
+      return { method: 'GET', path: `${collections()}/details`, outcome: listing(id) };
+    },
+    { allow: READ_ALL_WITH_ACCESS, ok: 'listed', refuse: 'not listed' },
+  ],
+  [
+    'GET /organizations/{org}/collections/{id} (unassigned)',
+    async () => ({ method: 'GET', path: `${collections()}/${await seedCollection(server, org)}` }),
+    { allow: ['owner', 'admin', 'editAnyCollection', 'deleteAnyCollection'], hidden: BLIND },
+  ],
+  [
+    'GET /organizations/{org}/collections/{id}/details (unassigned)',
+    async () => ({ method: 'GET', path: `${collections()}/${await seedCollection(server, org)}/details` }),
+    { allow: READ_ALL_WITH_ACCESS, hidden: BLIND },
+  ],
+  [
+    'GET /organizations/{org}/collections/{id}/users (unassigned)',
+    async () => ({ method: 'GET', path: `${collections()}/${await seedCollection(server, org)}/users` }),
+    { allow: ['owner', 'admin', 'editAnyCollection', 'deleteAnyCollection'], hidden: BLIND },
+  ],
+  ['POST /organizations/{org}/collections', createCollection, { allow: 'members' }],
+  [
+    'POST /organizations/{org}/collections (creation limited)',
+    createCollection,
+    { allow: [...ADMINS, 'createNewCollections'] },
+    { before: () => setOrg({ limit_collection_creation: true }), after: () => setOrg({ limit_collection_creation: false }) },
+  ],
+  [
+    'PUT /organizations/{org}/collections/{id} (unassigned)',
+    async () => {
+      const id = await seedCollection(server, org);
+      return { method: 'PUT', path: `${collections()}/${id}`, json: { name: OTHER_NAME }, written: async () => (await collectionName(id)) === OTHER_NAME };
+    },
+    { allow: EDIT_UNASSIGNED, hidden: BLIND },
+  ],
+  [
+    'PUT /organizations/{org}/collections/{id}/users (unassigned)',
+    async () => {
+      const id = await seedCollection(server, org);
+      return { method: 'PUT', path: `${collections()}/${id}/users`, json: [{ id: bystander, readOnly: true }], written: () => collectionUser(id, bystander) };
+    },
+    // Member managers give members access to any collection while admins reach every collection.
+    { allow: [...EDIT_UNASSIGNED, 'manageUsers'], hidden: BLIND },
+  ],
+  [
+    'DELETE /organizations/{org}/collections/{id} (unassigned)',
+    async () => {
+      const id = await seedCollection(server, org);
+      return { method: 'DELETE', path: `${collections()}/${id}`, written: async () => !(await exists('collections', id)) };
+    },
+    { allow: DELETE_UNASSIGNED, hidden: BLIND },
+  ],
+  [
+    'DELETE /organizations/{org}/collections (unassigned)',
+    async () => {
+      const id = await seedCollection(server, org);
+      return { method: 'DELETE', path: collections(), json: { ids: [id] }, written: async () => !(await exists('collections', id)) };
+    },
+    { allow: DELETE_UNASSIGNED, hidden: BLIND },
+  ],
+];
+
+const DISABLE_SEND = 6;
+const POLICY_ROWS: Row[] = [
+  ['GET /organizations/{org}/policies', async () => ({ method: 'GET', path: `${base()}/policies` }), { allow: POLICY_ADMINS }],
+  ['GET /organizations/{org}/policies/{type}', async () => ({ method: 'GET', path: `${base()}/policies/${DISABLE_SEND}` }), { allow: POLICY_ADMINS }],
+  [
+    'PUT /organizations/{org}/policies/{type}',
+    async () => {
+      await db().deleteFrom('policies').where('organization_id', '=', org).where('type', '=', DISABLE_SEND).execute();
+      const enabled = async () =>
+        Boolean((await db().selectFrom('policies').select('enabled').where('organization_id', '=', org).where('type', '=', DISABLE_SEND).executeTakeFirst())?.enabled);
+      return { method: 'PUT', path: `${base()}/policies/${DISABLE_SEND}`, json: { enabled: true }, written: enabled };
+    },
+    { allow: POLICY_ADMINS },
+  ],
+];
+
+const CIPHER_ADMIN_ROWS: Row[] = [
+  [
+    'GET /ciphers/{id}/admin (an item in an unassigned collection)',
+    async () => ({ method: 'GET', path: `/ciphers/${await seedOrgItem(server, org, [await seedCollection(server, org)])}/admin` }),
+    // The admin view of an item answers like an unknown id to everyone else.
+    { allow: ['owner', 'admin', 'editAnyCollection', 'deleteAnyCollection'], hidden: 'rest' },
+  ],
+  [
+    'GET /ciphers/organization-details',
+    async () => ({ method: 'GET', path: `/ciphers/organization-details?organizationId=${org}` }),
+    // Every item: for admins, exports (accessImportExport), reports (accessReports) and those who edit any collection.
+    { allow: [...ADMINS, 'accessImportExport', 'accessReports', 'editAnyCollection'] },
+  ],
+  ['GET /ciphers/organization-details/assigned', async () => ({ method: 'GET', path: `/ciphers/organization-details/assigned?organizationId=${org}` }), { allow: 'members' }],
+];
+
+async function org_() {
+  return db().selectFrom('organizations').selectAll().where('id', '=', org).executeTakeFirstOrThrow();
+}
+async function apiKey(): Promise<string | undefined> {
+  return (await db().selectFrom('organization_api_keys').select('api_key').where('organization_id', '=', org).where('type', '=', 0).executeTakeFirst())?.api_key;
+}
+
+describe.each([
+  ['organizations', ORGANIZATION_ROWS],
+  ['members', MEMBER_ROWS],
+  ['groups', GROUP_ROWS],
+  ['collections', COLLECTION_ROWS],
+  ['policies', POLICY_ROWS],
+  ['organization items (admin views)', CIPHER_ADMIN_ROWS],
+] as const)('who may administer %s', (_area, rows) => {
+  it.each(rows)('%s', async (_name, call, expectation, around) => {
+    const want: Record<string, Outcome> = {};
+    const got: Record<string, Outcome> = {};
+    await around?.before();
+    try {
+      for (const who of CALLERS) {
+        want[who] = expected(expectation, who);
+        got[who] = await run(who, await call(who));
+      }
+    } finally {
+      await around?.after();
+    }
+    expect(got).toEqual(want);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Collection access levels
+// ---------------------------------------------------------------------------------------
+
+/** What a profile may do with the item, as sync and GET /ciphers/{id} report it; null: the item does not exist for them. */
+interface ItemRights {
+  edit: boolean;
+  viewPassword: boolean;
+  delete: boolean;
+  restore: boolean;
+}
+const R = (edit: boolean, viewPassword: boolean, remove: boolean): ItemRights => ({ edit, viewPassword, delete: remove, restore: remove });
+
+const ITEM_RIGHTS: Record<Profile, ItemRights | null> = {
+  none: null,
+  readOnly: R(false, true, false),
+  readOnlyHidden: R(false, false, false),
+  hidePasswords: R(true, false, true),
+  edit: R(true, true, true),
+  manage: R(true, true, true),
+  groupReadOnly: R(false, true, false),
+  groupManage: R(true, true, true),
+  mixedEdit: R(true, true, true),
+  mixedManage: R(true, true, true),
+  twoCollections: R(true, true, true),
+  managerRole: R(false, true, false),
+  // Owners and admins reach items through their collections; this one has none.
+  admin: null,
+  invited: null,
+  accepted: null,
+  revoked: null,
+  stranger: null,
+};
+
+/** The access the user's own collection list (GET /collections) reports for the holding collection; null: not listed. */
+const COLLECTION_GRANT: Record<Profile, Required<Grant> | null> = {
+  none: null,
+  readOnly: { readOnly: true, hidePasswords: false, manage: false },
+  readOnlyHidden: { readOnly: true, hidePasswords: true, manage: false },
+  hidePasswords: { readOnly: false, hidePasswords: true, manage: false },
+  edit: { readOnly: false, hidePasswords: false, manage: false },
+  manage: { readOnly: false, hidePasswords: false, manage: true },
+  groupReadOnly: { readOnly: true, hidePasswords: false, manage: false },
+  groupManage: { readOnly: false, hidePasswords: false, manage: true },
+  mixedEdit: { readOnly: false, hidePasswords: false, manage: false },
+  mixedManage: { readOnly: false, hidePasswords: false, manage: true },
+  twoCollections: { readOnly: true, hidePasswords: false, manage: false },
+  managerRole: { readOnly: true, hidePasswords: false, manage: false },
+  admin: null,
+  invited: null,
+  accepted: null,
+  revoked: null,
+  stranger: null,
+};
+
+/** Reach the item. */
+const SEES = ['readOnly', 'readOnlyHidden', 'hidePasswords', 'edit', 'manage', 'groupReadOnly', 'groupManage', 'mixedEdit', 'mixedManage', 'twoCollections', 'managerRole'] as const;
+/** May change the item, and with item deletion open, trash, restore and delete it. */
+const EDITS = ['hidePasswords', 'edit', 'manage', 'groupManage', 'mixedEdit', 'mixedManage', 'twoCollections'] as const;
+/** Hold manage on a collection holding the item: the only ones who delete it while item deletion is limited. */
+const MANAGES = ['manage', 'groupManage', 'mixedManage'] as const;
+/** May put items into the holding collection: a grant that is not read-only, or manage. */
+const WRITES_C1 = ['hidePasswords', 'edit', 'manage', 'groupManage', 'mixedEdit', 'mixedManage'] as const;
+/** Assigned to the holding collection (the Manager role manages what it is assigned to). */
+const ASSIGNED_C1 = SEES;
+const MANAGES_C1 = [...MANAGES, 'managerRole'] as const;
+
+interface ItemExpectation {
+  allow: readonly Profile[];
+  ok?: Outcome;
+  /** For profiles who reach the item or collection but may not do this; 400 or 403. */
+  refuse: Outcome;
+  /** Everyone else; 404 unless told. */
+  others?: Outcome;
+  /** Profiles to which the refusal applies; those who reach the item unless told. */
+  reaching?: readonly Profile[];
+}
+
+function expectedFor(e: ItemExpectation, profile: Profile): Outcome {
+  if (e.allow.includes(profile)) return e.ok ?? 200;
+  if ((e.reaching ?? SEES).includes(profile)) return e.refuse;
+  return e.others ?? 404;
+}
+
+/** A fresh collection (and item in it) reached as the profile's placement says. */
+async function place(profile: Profile): Promise<{ c1: string; item: string }> {
+  const p: Placement = PLACEMENTS[profile];
+  const member = actors[profile].memberId;
+  const group = groupOf[profile];
+  const c1 = await seedCollection(server, org, {
+    users: p.direct ? [[member, p.direct]] : [],
+    groups: p.group && group ? [[group, p.group]] : [],
+  });
+  const c2 = p.second ? await seedCollection(server, org, { users: [[member, p.second]] }) : undefined;
+  const item = await seedOrgItem(server, org, c2 ? [c1, c2] : [c1]);
+  return { c1, item };
+}
+
+interface CipherJson {
+  id: string;
+  edit: boolean;
+  viewPassword: boolean;
+  permissions: { delete: boolean; restore: boolean };
+}
+const rightsOutcome = (json: CipherJson | undefined): Outcome =>
+  json ? JSON.stringify({ edit: json.edit, viewPassword: json.viewPassword, delete: json.permissions.delete, restore: json.permissions.restore }) : 404;
+const rightsExpected = (r: ItemRights | null): Outcome => (r ? JSON.stringify(r) : 404);
+
+const cipherRow = (id: string) => db().selectFrom('ciphers').select(['id', 'revision_date', 'deleted_date', 'data']).where('id', '=', id).executeTakeFirst();
+const placesOf = async (item: string) => (await db().selectFrom('collection_ciphers').select('collection_id').where('cipher_id', '=', item).execute()).map((r) => r.collection_id).sort();
+
+type ItemRow = [name: string, call: (profile: Profile) => Promise<Call>, expected: (profile: Profile) => Outcome, around?: { before(): Promise<void>; after(): Promise<void> }];
+const table = (e: ItemExpectation) => (profile: Profile) => expectedFor(e, profile);
+
+const ITEM_ROWS: ItemRow[] = [
+  [
+    'GET /sync: the item and its edit, viewPassword and permissions',
+    async (profile) => {
+      const { item } = await place(profile);
+      const found = (res: TestResponse) => (res.body?.ciphers as CipherJson[] | undefined)?.find((c) => c.id === item);
+      return { method: 'GET', path: '/sync', outcome: (res) => (res.status === 200 ? rightsOutcome(found(res)) : res.status) };
+    },
+    (profile) => rightsExpected(ITEM_RIGHTS[profile]),
+  ],
+  [
+    'GET /ciphers/{id}: the same rights',
+    async (profile) => {
+      const { item } = await place(profile);
+      return { method: 'GET', path: `/ciphers/${item}`, outcome: (res) => (res.status === 200 ? rightsOutcome(res.body) : res.status) };
+    },
+    (profile) => rightsExpected(ITEM_RIGHTS[profile]),
+  ],
+  [
+    'GET /collections: the access the holding collection shows',
+    async (profile) => {
+      const { c1 } = await place(profile);
+      return {
+        method: 'GET',
+        path: '/collections',
+        outcome: (res) => {
+          const c = (res.body?.data as ({ id: string } & Required<Grant>)[] | undefined)?.find((x) => x.id === c1);
+          return c ? JSON.stringify({ readOnly: c.readOnly, hidePasswords: c.hidePasswords, manage: c.manage }) : 'not listed';
+        },
+      };
+    },
+    (profile) => (COLLECTION_GRANT[profile] ? JSON.stringify(COLLECTION_GRANT[profile]) : 'not listed'),
+  ],
+  [
+    'PUT /ciphers/{id} (edit the item)',
+    async (profile) => {
+      const { item } = await place(profile);
+      const before = (await cipherRow(item))?.data;
+      return { method: 'PUT', path: `/ciphers/${item}`, json: cipherBody('login', itemKey, { organizationId: org }), written: async () => (await cipherRow(item))?.data !== before };
+    },
+    table({ allow: EDITS, refuse: 400 }),
+  ],
+  [
+    'PUT /ciphers/{id}/partial (favorite: a setting of the caller\'s own)',
+    async (profile) => ({ method: 'PUT', path: `/ciphers/${(await place(profile)).item}/partial`, json: { favorite: true, folderId: null } }),
+    table({ allow: SEES, refuse: 400 }),
+  ],
+  [
+    'PUT /ciphers/{id}/delete (to the trash)',
+    async (profile) => {
+      const { item } = await place(profile);
+      return { method: 'PUT', path: `/ciphers/${item}/delete`, written: async () => Boolean((await cipherRow(item))?.deleted_date) };
+    },
+    table({ allow: EDITS, refuse: 400 }),
+  ],
+  [
+    'PUT /ciphers/{id}/delete (item deletion limited to managers)',
+    async (profile) => {
+      const { item } = await place(profile);
+      return { method: 'PUT', path: `/ciphers/${item}/delete`, written: async () => Boolean((await cipherRow(item))?.deleted_date) };
+    },
+    table({ allow: MANAGES, refuse: 400 }),
+    { before: () => setOrg({ limit_item_deletion: true }), after: () => setOrg({ limit_item_deletion: false }) },
+  ],
+  [
+    'PUT /ciphers/{id}/restore (from the trash)',
+    async (profile) => {
+      const { item } = await place(profile);
+      await db().updateTable('ciphers').set({ deleted_date: new Date().toISOString() }).where('id', '=', item).execute();
+      return { method: 'PUT', path: `/ciphers/${item}/restore`, written: async () => !(await cipherRow(item))?.deleted_date };
+    },
+    table({ allow: EDITS, refuse: 400 }),
+  ],
+  [
+    'DELETE /ciphers/{id} (for good)',
+    async (profile) => {
+      const { item } = await place(profile);
+      return { method: 'DELETE', path: `/ciphers/${item}`, written: async () => !(await exists('ciphers', item)) };
+    },
+    table({ allow: EDITS, refuse: 400 }),
+  ],
+  [
+    'PUT /ciphers/{id}/collections_v2 (take it out of its collections)',
+    async (profile) => {
+      const { item } = await place(profile);
+      const before = JSON.stringify(await placesOf(item));
+      return { method: 'PUT', path: `/ciphers/${item}/collections_v2`, json: { collectionIds: [] }, written: async () => JSON.stringify(await placesOf(item)) !== before };
+    },
+    table({ allow: EDITS, refuse: 400 }),
+  ],
+  [
+    'POST /ciphers/create (a new item in the collection)',
+    async (profile) => {
+      const { c1 } = await place(profile);
+      const count = async () => (await db().selectFrom('collection_ciphers').select('cipher_id').where('collection_id', '=', c1).execute()).length;
+      return {
+        method: 'POST',
+        path: '/ciphers/create',
+        json: { cipher: cipherBody('login', itemKey, { organizationId: org }), collectionIds: [c1] },
+        written: async () => (await count()) > 1,
+      };
+    },
+    // A collection the caller cannot write to, or an organization they are not a confirmed member of, is bad input.
+    table({ allow: WRITES_C1, refuse: 400, others: 400 }),
+  ],
+  [
+    'GET /ciphers/{id}/admin',
+    async (profile) => ({ method: 'GET', path: `/ciphers/${(await place(profile)).item}/admin` }),
+    table({ allow: [...MANAGES, 'admin'], refuse: 404 }),
+  ],
+  [
+    'GET /organizations/{org}/collections/{id}/details (the holding collection)',
+    async (profile) => ({ method: 'GET', path: `${collections()}/${(await place(profile)).c1}/details` }),
+    table({ allow: [...MANAGES_C1, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
+  ],
+  [
+    'PUT /organizations/{org}/collections/{id} (rename the holding collection)',
+    async (profile) => {
+      const { c1 } = await place(profile);
+      return { method: 'PUT', path: `${collections()}/${c1}`, json: { name: OTHER_NAME }, written: async () => (await collectionName(c1)) === OTHER_NAME };
+    },
+    table({ allow: [...MANAGES_C1, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
+  ],
+  [
+    'PUT /organizations/{org}/collections/{id}/users (change who reaches it)',
+    async (profile) => {
+      const { c1 } = await place(profile);
+      const keep = PLACEMENTS[profile] as Placement;
+      const users = [{ id: bystander, readOnly: true }, ...(keep.direct ? [{ id: actors[profile].memberId, ...keep.direct }] : [])];
+      return { method: 'PUT', path: `${collections()}/${c1}/users`, json: users, written: () => collectionUser(c1, bystander) };
+    },
+    table({ allow: [...MANAGES_C1, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
+  ],
+  [
+    'DELETE /organizations/{org}/collections/{id} (the holding collection)',
+    async (profile) => {
+      const { c1 } = await place(profile);
+      return { method: 'DELETE', path: `${collections()}/${c1}`, written: async () => !(await exists('collections', c1)) };
+    },
+    table({ allow: [...MANAGES_C1, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
+  ],
+];
+
+describe('what each collection access level allows with an item and its collection', () => {
+  it.each(ITEM_ROWS)('%s', async (_name, call, expectedOf, around) => {
+    const want: Record<string, Outcome> = {};
+    const got: Record<string, Outcome> = {};
+    await around?.before();
+    try {
+      for (const profile of PROFILES) {
+        want[profile] = expectedOf(profile);
+        got[profile] = await run(profile, await call(profile));
+      }
+    } finally {
+      await around?.after();
+    }
+    expect(got).toEqual(want);
+  });
+});
