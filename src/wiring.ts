@@ -5,6 +5,7 @@ import { createAccountService } from './features/accounts/accounts.service.js';
 import { createPasswordHasher } from './features/accounts/password-hasher.js';
 import { createCollectionService } from './features/collections/collections.service.js';
 import { createAuditLog } from './features/events/audit-log.js';
+import { createEventQueryService } from './features/events/events.service.js';
 import { brokerCheck, databaseCheck, redisCheck } from './features/health/health.checks.js';
 import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
@@ -92,6 +93,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock });
+  const events = createEventQueryService({ db, clock });
   const mailer = createMailer(config);
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
   const organizations = createOrganizationService({ db, clock, hasher, audit });
@@ -115,6 +117,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     collections,
     groups,
     policies,
+    events,
     mailer,
     members,
     organizations,

@@ -285,6 +285,7 @@ const ORGANIZATION_ROWS: Row[] = [
     },
     { allow: OWNER },
   ],
+  ['GET /organizations/{id}/events', async () => ({ method: 'GET', path: `${base()}/events` }), { allow: [...ADMINS, 'accessEventLogs'] }],
   [
     'POST /organizations/{id}/api-key',
     async (who) => ({ method: 'POST', path: `${base()}/api-key`, json: { masterPasswordHash: secret(who) } }),

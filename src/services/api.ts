@@ -3,6 +3,7 @@ import { enforceAccessRules } from '../http/access.js';
 import { apiErrorHandler } from '../http/error-handler.js';
 import { NotFound } from '../http/errors.js';
 import { accountRoutes } from '../features/accounts/accounts.routes.js';
+import { eventRoutes } from '../features/events/events.routes.js';
 import { collectionRoutes } from '../features/collections/collections.routes.js';
 import { groupRoutes } from '../features/groups/groups.routes.js';
 import { policyRoutes } from '../features/policies/policies.routes.js';
@@ -35,6 +36,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(collectionRoutes, { collections: features.collections, orgAccess: features.orgAccess });
   await app.register(groupRoutes, { groups: features.groups, orgAccess: features.orgAccess });
   await app.register(policyRoutes, { policies: features.policies, orgAccess: features.orgAccess });
+  await app.register(eventRoutes, { events: features.events, orgAccess: features.orgAccess });
   await app.register(memberRoutes, { members: features.members, orgAccess: features.orgAccess });
   await app.register(organizationRoutes, { organizations: features.organizations, licenses: features.licenses, orgAccess: features.orgAccess, config });
 };

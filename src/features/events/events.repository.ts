@@ -1,0 +1,49 @@
+import type { Selectable } from 'kysely';
+import type { EventsTable } from '../../db/schema.js';
+import type { Executor } from './audit-log.js';
+
+export type EventRow = Selectable<EventsTable>;
+
+/** Where a page starts: just after (older than) this event. */
+export interface EventCursor {
+  date: string;
+  seq: number;
+}
+
+export interface OrganizationEventFilter {
+  organizationId: string;
+  /** Inclusive ISO bounds. */
+  start: string;
+  end: string;
+  actingUserId?: string;
+  /** Matches any resource the event is about. */
+  itemId?: string;
+  after?: EventCursor;
+  limit: number;
+}
+
+/** One page of an organization's events, newest first (date, then write order). */
+export async function organizationEvents(db: Executor, filter: OrganizationEventFilter): Promise<EventRow[]> {
+  let query = db
+    .selectFrom('events')
+    .selectAll()
+    .where('organization_id', '=', filter.organizationId)
+    .where('date', '>=', filter.start)
+    .where('date', '<=', filter.end);
+  if (filter.actingUserId) query = query.where('acting_user_id', '=', filter.actingUserId);
+  const itemId = filter.itemId;
+  if (itemId) {
+    query = query.where((eb) =>
+      eb.or(
+        (['cipher_id', 'collection_id', 'group_id', 'policy_id', 'organization_user_id', 'secret_id', 'project_id', 'service_account_id'] as const).map((column) =>
+          eb(column, '=', itemId),
+        ),
+      ),
+    );
+  }
+  const after = filter.after;
+  if (after) {
+    query = query.where((eb) => eb.or([eb('date', '<', after.date), eb.and([eb('date', '=', after.date), eb('seq', '<', after.seq)])]));
+  }
+  return query.orderBy('date', 'desc').orderBy('seq', 'desc').limit(filter.limit).execute();
+}
