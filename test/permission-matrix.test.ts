@@ -749,7 +749,8 @@ const ITEM_RIGHTS: Record<Profile, ItemRights | null> = {
   mixedEdit: R(true, true, true),
   mixedManage: R(true, true, true),
   twoCollections: R(true, true, true),
-  managerRole: R(false, true, false),
+  // The legacy Manager role manages, and so edits and sees, every collection it is assigned.
+  managerRole: R(true, true, true),
   // Owners and admins reach items through their collections; this one has none.
   admin: null,
   invited: null,
@@ -771,7 +772,7 @@ const COLLECTION_GRANT: Record<Profile, Required<Grant> | null> = {
   mixedEdit: { readOnly: false, hidePasswords: false, manage: false },
   mixedManage: { readOnly: false, hidePasswords: false, manage: true },
   twoCollections: { readOnly: true, hidePasswords: false, manage: false },
-  managerRole: { readOnly: true, hidePasswords: false, manage: false },
+  managerRole: { readOnly: false, hidePasswords: false, manage: true },
   admin: null,
   invited: null,
   accepted: null,
@@ -782,14 +783,16 @@ const COLLECTION_GRANT: Record<Profile, Required<Grant> | null> = {
 /** Reach the item. */
 const SEES = ['readOnly', 'readOnlyHidden', 'hidePasswords', 'edit', 'manage', 'groupReadOnly', 'groupManage', 'mixedEdit', 'mixedManage', 'twoCollections', 'managerRole'] as const;
 /** May change the item, and with item deletion open, trash, restore and delete it. */
-const EDITS = ['hidePasswords', 'edit', 'manage', 'groupManage', 'mixedEdit', 'mixedManage', 'twoCollections'] as const;
-/** Hold manage on a collection holding the item: the only ones who delete it while item deletion is limited. */
-const MANAGES = ['manage', 'groupManage', 'mixedManage'] as const;
+const EDITS = ['hidePasswords', 'edit', 'manage', 'groupManage', 'mixedEdit', 'mixedManage', 'twoCollections', 'managerRole'] as const;
+/**
+ * Hold manage on a collection holding the item: the only ones who delete it while item deletion
+ * is limited. The Manager role manages every collection it is assigned to.
+ */
+const MANAGES = ['manage', 'groupManage', 'mixedManage', 'managerRole'] as const;
 /** May put items into the holding collection: a grant that is not read-only, or manage. */
-const WRITES_C1 = ['hidePasswords', 'edit', 'manage', 'groupManage', 'mixedEdit', 'mixedManage'] as const;
-/** Assigned to the holding collection (the Manager role manages what it is assigned to). */
+const WRITES_C1 = ['hidePasswords', 'edit', 'manage', 'groupManage', 'mixedEdit', 'mixedManage', 'managerRole'] as const;
+/** Assigned to the holding collection. */
 const ASSIGNED_C1 = SEES;
-const MANAGES_C1 = [...MANAGES, 'managerRole'] as const;
 
 interface ItemExpectation {
   allow: readonly Profile[];
@@ -951,7 +954,7 @@ const ITEM_ROWS: ItemRow[] = [
   [
     'GET /organizations/{org}/collections/{id}/details (the holding collection)',
     async (profile) => ({ method: 'GET', path: `${collections()}/${(await place(profile)).c1}/details` }),
-    table({ allow: [...MANAGES_C1, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
+    table({ allow: [...MANAGES, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
   ],
   [
     'PUT /organizations/{org}/collections/{id} (rename the holding collection)',
@@ -959,7 +962,7 @@ const ITEM_ROWS: ItemRow[] = [
       const { c1 } = await place(profile);
       return { method: 'PUT', path: `${collections()}/${c1}`, json: { name: OTHER_NAME }, written: async () => (await collectionName(c1)) === OTHER_NAME };
     },
-    table({ allow: [...MANAGES_C1, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
+    table({ allow: [...MANAGES, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
   ],
   [
     'PUT /organizations/{org}/collections/{id}/users (change who reaches it)',
@@ -969,7 +972,7 @@ const ITEM_ROWS: ItemRow[] = [
       const users = [{ id: bystander, readOnly: true }, ...(keep.direct ? [{ id: actors[profile].memberId, ...keep.direct }] : [])];
       return { method: 'PUT', path: `${collections()}/${c1}/users`, json: users, written: () => collectionUser(c1, bystander) };
     },
-    table({ allow: [...MANAGES_C1, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
+    table({ allow: [...MANAGES, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
   ],
   [
     'DELETE /organizations/{org}/collections/{id} (the holding collection)',
@@ -977,7 +980,7 @@ const ITEM_ROWS: ItemRow[] = [
       const { c1 } = await place(profile);
       return { method: 'DELETE', path: `${collections()}/${c1}`, written: async () => !(await exists('collections', c1)) };
     },
-    table({ allow: [...MANAGES_C1, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
+    table({ allow: [...MANAGES, 'admin'], refuse: 403, reaching: ASSIGNED_C1 }),
   ],
 ];
 

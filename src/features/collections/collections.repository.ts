@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
 import type { CollectionsTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
-import type { CollectionGrant } from '../organizations/org-access.js';
-import { OrganizationUserStatusType } from '../organizations/roles.js';
+import { FULL_ACCESS, highest, type CollectionGrant } from '../organizations/org-access.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 
 export type CollectionRow = Selectable<CollectionsTable>;
 
@@ -142,7 +142,7 @@ export async function collectionsForUser(db: Executor, userId: string): Promise<
   const memberships = await db
     .selectFrom('organization_users')
     .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
-    .select(['organization_users.id', 'organization_users.organization_id', 'organization_users.access_all'])
+    .select(['organization_users.id', 'organization_users.organization_id', 'organization_users.access_all', 'organization_users.type'])
     .where('organization_users.user_id', '=', userId)
     .where('organization_users.status', '=', OrganizationUserStatusType.Confirmed)
     .where('organizations.enabled', '=', true)
@@ -169,6 +169,8 @@ export async function collectionsForUser(db: Executor, userId: string): Promise<
     .where('groups.access_all', '=', true)
     .execute();
   const allOrgs = new Set([...memberships.filter((m) => Boolean(m.access_all)).map((m) => m.organization_id), ...allGroups.map((g) => g.organization_id)]);
+  // The legacy Manager role manages, and so edits and sees, every collection it is assigned.
+  const managerOrgs = new Set(memberships.filter((m) => Number(m.type) === Number(OrganizationUserType.Manager)).map((m) => m.organization_id));
 
   const grants = new Map<string, CollectionGrant>();
   for (const row of rows) {
@@ -191,18 +193,12 @@ export async function collectionsForUser(db: Executor, userId: string): Promise<
     .orderBy('id')
     .execute();
   return collections.map((row) => {
-    const grant = allOrgs.has(row.organization_id)
-      ? highest(grants.get(row.id), { readOnly: false, hidePasswords: false, manage: true })
-      : (grants.get(row.id) ?? { readOnly: true, hidePasswords: true, manage: false });
+    const grant =
+      allOrgs.has(row.organization_id) || managerOrgs.has(row.organization_id) ? FULL_ACCESS : (grants.get(row.id) ?? { readOnly: true, hidePasswords: true, manage: false });
     return { row, grant };
   });
 }
 
-/** Highest wins: writable if any grant is, passwords shown if any shows them, manage if any manages. */
-export function highest(a: CollectionGrant | undefined, b: CollectionGrant): CollectionGrant {
-  if (!a) return b;
-  return { readOnly: a.readOnly && b.readOnly, hidePasswords: a.hidePasswords && b.hidePasswords, manage: a.manage || b.manage };
-}
 
 export async function findOrganization(db: Executor, organizationId: string) {
   return db

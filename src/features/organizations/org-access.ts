@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { AccessRule } from '../../http/access.js';
 import { Forbidden, NotFound } from '../../http/errors.js';
 import type { Executor } from '../events/audit-log.js';
-import { OrganizationUserStatusType, parsePermissions, rightsOf, type OrganizationUserType, type Permissions, type Right } from './roles.js';
+import { OrganizationUserStatusType, OrganizationUserType, parsePermissions, rightsOf, type Permissions, type Right } from './roles.js';
 
 /** The caller's confirmed membership in the organization a route concerns. */
 export interface Membership {
@@ -101,12 +101,24 @@ export interface CollectionGrant {
   manage: boolean;
 }
 
+/** What access-all (and the Manager role on its collections) gives: edit, see and manage. */
+export const FULL_ACCESS: CollectionGrant = Object.freeze({ readOnly: false, hidePasswords: false, manage: true });
+
+/** Highest wins: writable if any grant is, passwords shown if any shows them, manage if any manages. */
+export function highest(a: CollectionGrant | undefined, b: CollectionGrant): CollectionGrant {
+  if (!a) return b;
+  return { readOnly: a.readOnly && b.readOnly, hidePasswords: a.hidePasswords && b.hidePasswords, manage: a.manage || b.manage };
+}
+
 /**
  * The collections a membership reaches, directly or through its groups, with the highest
  * access among its grants: writable if any grant is, passwords shown if any grant shows them,
  * manage if any grant manages.
  */
-export async function collectionGrants(db: Executor, membership: Pick<Membership, 'id' | 'organizationId' | 'accessAll'>): Promise<Map<string, CollectionGrant>> {
+export async function collectionGrants(
+  db: Executor,
+  membership: Pick<Membership, 'id' | 'organizationId' | 'accessAll'> & { type?: OrganizationUserType },
+): Promise<Map<string, CollectionGrant>> {
   const direct = db
     .selectFrom('collection_users')
     .select(['collection_id', 'read_only', 'hide_passwords', 'manage'])
@@ -128,17 +140,13 @@ export async function collectionGrants(db: Executor, membership: Pick<Membership
     .executeTakeFirst();
   if (membership.accessAll || allGroups) {
     const all = await db.selectFrom('collections').select('id').where('organization_id', '=', membership.organizationId).execute();
-    for (const { id } of all) grants.set(id, { readOnly: false, hidePasswords: false, manage: true });
+    for (const { id } of all) grants.set(id, FULL_ACCESS);
   }
   for (const row of rows) {
     const grant = { readOnly: Boolean(row.read_only), hidePasswords: Boolean(row.hide_passwords), manage: Boolean(row.manage) };
-    const seen = grants.get(row.collection_id);
-    grants.set(
-      row.collection_id,
-      seen
-        ? { readOnly: seen.readOnly && grant.readOnly, hidePasswords: seen.hidePasswords && grant.hidePasswords, manage: seen.manage || grant.manage }
-        : grant,
-    );
+    grants.set(row.collection_id, highest(grants.get(row.collection_id), grant));
   }
+  // The legacy Manager role manages, and so edits and sees, every collection it is assigned.
+  if (membership.type === OrganizationUserType.Manager) for (const id of grants.keys()) grants.set(id, FULL_ACCESS);
   return grants;
 }
