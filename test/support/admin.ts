@@ -105,6 +105,19 @@ export async function orgWithOwner(server: TestServer, planType = PlanType.Enter
   return { org, owner, otherOrg, stranger };
 }
 
+/**
+ * An organization with a confirmed caller per named role (logged in as `<name>@example.com`),
+ * its owner, and a stranger who owns another organization: the callers of a permission table.
+ */
+export async function orgWithCallers(server: TestServer, roles: Record<string, Parameters<typeof actor>[3]>): Promise<{ org: string; actors: Record<string, Actor> }> {
+  const { org, owner, stranger } = await orgWithOwner(server);
+  const actors: Record<string, Actor> = { owner, stranger };
+  for (const [name, role] of Object.entries(roles)) {
+    if (name !== 'owner') actors[name] = await actor(server, org, `${name}@example.com`, role);
+  }
+  return { org, actors };
+}
+
 /** Every kind of caller the permission matrices try, by name. */
 export const ROLES = {
   owner: { type: OrganizationUserType.Owner },

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { actor, custom, ENC, eventsOf, orgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
+import { actor, orgWithCallers, custom, ENC, eventsOf, orgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
@@ -21,7 +21,7 @@ const body = (extra: Record<string, unknown> = {}) => ({ name: ENC, externalId: 
 describe('collection permission matrix', () => {
   let server: TestServer;
   let org: string;
-  const actors: Record<string, Actor> = {};
+  let actors: Record<string, Actor> = {};
   const ROLE_CASES = {
     ...ROLES,
     editAny: custom('editAnyCollection'),
@@ -33,13 +33,7 @@ describe('collection permission matrix', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    const setup = await orgWithOwner(server);
-    org = setup.org;
-    actors.owner = setup.owner;
-    actors.stranger = setup.stranger;
-    for (const [name, role] of Object.entries(ROLE_CASES)) {
-      if (name !== 'owner') actors[name] = await actor(server, org, `${name}@example.com`, role);
-    }
+    ({ org, actors } = await orgWithCallers(server, ROLE_CASES));
   });
   afterAll(async () => server.close());
 

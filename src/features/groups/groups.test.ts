@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { actor, custom, eventsOf, orgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
+import { actor, orgWithCallers, custom, eventsOf, orgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
@@ -9,7 +9,7 @@ describe('group permission matrix', () => {
   let server: TestServer;
   let org: string;
   let group: string;
-  const actors: Record<string, Actor> = {};
+  let actors: Record<string, Actor> = {};
   const CASES = {
     ...ROLES,
     manageGroups: custom('manageGroups'),
@@ -20,13 +20,7 @@ describe('group permission matrix', () => {
 
   beforeAll(async () => {
     server = await startTestServer();
-    const setup = await orgWithOwner(server);
-    org = setup.org;
-    actors.owner = setup.owner;
-    actors.stranger = setup.stranger;
-    for (const [name, role] of Object.entries(CASES)) {
-      if (name !== 'owner') actors[name] = await actor(server, org, `${name}@example.com`, role);
-    }
+    ({ org, actors } = await orgWithCallers(server, CASES));
     group = await seedGroup(server, org);
     // With creation open every member may list the groups (see below); limited, the roles decide.
     await server.database.db.updateTable('organizations').set({ limit_collection_creation: true }).where('id', '=', org).execute();

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TEST_DEVICE, testAccount } from '../../../test/support/accounts.js';
-import { actor, custom, eventsOf, orgWithOwner, ROLES, type Actor } from '../../../test/support/admin.js';
+import { actor, orgWithCallers, custom, eventsOf, orgWithOwner, ROLES, type Actor } from '../../../test/support/admin.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
@@ -15,18 +15,12 @@ const put = (server: TestServer, token: string, org: string, type: number, json:
 describe('policy permission matrix', () => {
   let server: TestServer;
   let org: string;
-  const actors: Record<string, Actor> = {};
+  let actors: Record<string, Actor> = {};
   const CASES = { ...ROLES, managePolicies: custom('managePolicies'), manageGroups: custom('manageGroups') };
 
   beforeAll(async () => {
     server = await startTestServer();
-    const setup = await orgWithOwner(server);
-    org = setup.org;
-    actors.owner = setup.owner;
-    actors.stranger = setup.stranger;
-    for (const [name, role] of Object.entries(CASES)) {
-      if (name !== 'owner') actors[name] = await actor(server, org, `${name}@example.com`, role);
-    }
+    ({ org, actors } = await orgWithCallers(server, CASES));
   });
   afterAll(async () => server.close());
 
