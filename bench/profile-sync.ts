@@ -9,63 +9,27 @@ import { join } from 'node:path';
 import { systemClock } from '../src/clock.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { createAuditLog } from '../src/features/events/audit-log.js';
-import { createCipherImport } from '../src/features/vault/cipher-import.js';
 import { createSyncService } from '../src/features/vault/sync.service.js';
 import { createSyncCache } from '../src/features/vault/sync-cache.js';
 import { syncBody } from '../src/features/vault/sync.schemas.js';
-import { encryptText, makeTestAccount } from '../test/support/bw-crypto.js';
-import { cipherBody } from '../test/support/vault.js';
+import { loadConfig } from '../src/config/config.js';
+import { createFeatures } from '../src/wiring.js';
+import { makeTestAccount, registerFinishBody } from '../test/support/bw-crypto.js';
+import { itemBody } from './items.js';
 
 const items = Number(process.argv[2] ?? 10_000);
 const url = process.env.BENCH_DATABASE_URL ?? `sqlite:${join(mkdtempSync(join(tmpdir(), 'sr-prof-')), 'db.sqlite')}`;
 const database = openDatabase(url);
 await migrateToLatest(database);
 const account = makeTestAccount({ email: 'prof@example.com' });
-const userId = crypto.randomUUID();
-const now = new Date().toISOString();
-await database.db
-  .insertInto('users')
-  .values({
-    id: userId,
-    email: `${userId}@example.com`,
-    name: null,
-    email_verified: true,
-    master_password_hash: 'x',
-    master_password_hint: null,
-    master_password_salt: null,
-    key: account.encryptedUserKey,
-    public_key: null,
-    private_key: null,
-    kdf: 0,
-    kdf_iterations: 600000,
-    kdf_memory: null,
-    kdf_parallelism: null,
-    security_stamp: 's',
-    api_key: 'k',
-    user_key_id: null,
-    premium: true,
-    culture: 'en-US',
-    avatar_color: null,
-    equivalent_domains: null,
-    excluded_global_equivalent_domains: null,
-    force_password_reset: false,
-    verify_devices: true,
-    creation_date: now,
-    revision_date: now,
-    account_revision_date: now,
-    last_password_change_date: null,
-  })
-  .execute();
-const importer = createCipherImport({ db: database.db, audit: createAuditLog({ clock: systemClock }), clock: systemClock });
+// Registered as the server registers anyone; only the vault part is measured.
+const features = createFeatures({ config: loadConfig({ LOG_LEVEL: 'warn' }), database, clock: systemClock });
+const registration = registerFinishBody(account) as Parameters<typeof features.accounts.registerFinish>[0];
+const userId = (await features.accounts.registerFinish(registration)).id;
 const client = { ipAddress: null, deviceType: null, deviceIdentifier: null, clientVersion: null };
 for (let start = 0; start < items; start += 5000) {
-  const ciphers = Array.from({ length: Math.min(5000, items - start) }, (_, i) =>
-    (start + i) % 5 === 0
-      ? cipherBody('login', account.userKey)
-      : { type: 1, name: encryptText(`Site ${i}`, account.userKey), login: { username: encryptText('u', account.userKey), password: encryptText('p', account.userKey), uris: [{ uri: encryptText('https://x.example.com', account.userKey), match: null }] } },
-  );
-  await importer.import(userId, client, { folders: [], ciphers: ciphers as never, folderRelationships: [] });
+  const ciphers = Array.from({ length: Math.min(5000, items - start) }, (_, i) => itemBody(account, start + i));
+  await features.cipherImport.import(userId, client, { folders: [], ciphers: ciphers as never, folderRelationships: [] });
 }
 const cold = createSyncService({ db: database.db, cache: createSyncCache(0) });
 const warm = createSyncService({ db: database.db, cache: createSyncCache(256 * 1024 * 1024) });
@@ -81,4 +45,5 @@ for (let round = 0; round < 8; round++) {
   const body = performance.now() - t;
   console.log(`cold load ${load.toFixed(1)} ms, warm load ${cached.toFixed(1)} ms, body ${body.toFixed(1)} ms, ${bytes.length} bytes`);
 }
+await features.close();
 await database.close();

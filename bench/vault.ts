@@ -16,8 +16,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { encryptText, makeTestAccount, registerFinishBody, type TestAccount } from '../test/support/bw-crypto.js';
-import { cipherBody } from '../test/support/vault.js';
+import { makeTestAccount, registerFinishBody, type TestAccount } from '../test/support/bw-crypto.js';
+import { itemBody } from './items.js';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 10_000);
@@ -96,20 +96,6 @@ async function call(base: string, method: string, path: string, init: { token?: 
   return text;
 }
 
-/** Most items are plain logins; one in five carries every field (uris, fields, passkey, history). */
-function itemBody(account: TestAccount, i: number): Record<string, unknown> {
-  if (i % 5 === 0) return cipherBody('login', account.userKey);
-  const e = (text: string) => encryptText(text, account.userKey);
-  return {
-    type: 1,
-    name: e(`Site ${i}`),
-    notes: null,
-    favorite: false,
-    reprompt: 0,
-    login: { uris: [{ uri: e(`https://site${i}.example.com/login`), uriChecksum: null, match: null }], username: e(`user${i}@example.com`), password: e(`p4ssw0rd-${i}-x9!`), totp: null },
-    fields: [],
-  };
-}
 
 async function seed(base: string): Promise<{ token: string; ids: string[]; account: TestAccount }> {
   const account = makeTestAccount({ email: 'bench@example.com' });
