@@ -1,6 +1,7 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { collectionsForUser } from '../collections/collections.repository.js';
-import type { Executor } from '../events/audit-log.js';
+import type { AuditEvent, Executor } from '../events/audit-log.js';
+import type { EventType } from '../events/event-type.js';
 import { memberUserIds, touchAccountRevisions } from '../organizations/organizations.repository.js';
 import { touchVault } from './revisions.js';
 import { findPersonalCiphers, type CipherRow } from './ciphers.repository.js';
@@ -71,4 +72,9 @@ export async function touchRevisions(executor: Executor, userId: string, rows: r
   await touchVault(executor, userId, date);
   const orgs = new Set(rows.flatMap((r) => (r.organization_id ? [r.organization_id] : [])));
   for (const org of orgs) await touchAccountRevisions(executor, await memberUserIds(executor, org), date);
+}
+
+/** One audit event per item, acted on by the user. */
+export function cipherEvents(type: EventType, userId: string, rows: readonly { id: string; organization_id?: string | null }[]): AuditEvent[] {
+  return rows.map((r) => ({ type, userId, organizationId: r.organization_id ?? null, cipherId: r.id, actingUserId: userId }));
 }

@@ -4,6 +4,7 @@ import type { CiphersTable, CipherUserSettingsTable, FoldersTable } from '../../
 import { BadRequest, HttpError } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { touchVault } from './revisions.js';
+import { cipherEvents } from './cipher-access.js';
 import { EventType } from '../events/event-type.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import type { ImportCiphersRequest } from './ciphers.schemas.js';
@@ -97,11 +98,7 @@ export function createCipherImport({ db, audit, clock }: VaultDeps) {
         await insertCiphers(tx, ciphers);
         await upsertUserSettings(tx, settings, []);
         await touchVault(tx, userId, now);
-        await audit.record(
-          tx,
-          client,
-          ciphers.map((c) => ({ type: EventType.Cipher_Created, userId, cipherId: c.id, actingUserId: userId })),
-        );
+        await audit.record(tx, client, cipherEvents(EventType.Cipher_Created, userId, ciphers));
       });
     },
   };

@@ -1,8 +1,8 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { AuditEvent, Executor } from '../events/audit-log.js';
+import type { Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { accessibleCipher, accessibleCiphers, touchRevisions, type CipherRight } from './cipher-access.js';
+import { accessibleCipher, accessibleCiphers, cipherEvents, touchRevisions, type CipherRight } from './cipher-access.js';
 import { deleteCiphers, setDeletedDate, setRevisionDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
 import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 
@@ -64,9 +64,6 @@ async function select(executor: Executor, userId: string, selection: Selection, 
   return accessibleCiphers(executor, userId, ids, right);
 }
 
-function events(type: EventType, userId: string, rows: readonly CipherRow[]): AuditEvent[] {
-  return rows.map((r) => ({ type, userId, organizationId: r.organization_id, cipherId: r.id, actingUserId: userId }));
-}
 
 export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
   /** Runs a state change on the selected rows that `accepts`, in one transaction. */
@@ -133,7 +130,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
         (row) => !row.deleted_date,
         async (tx, rows, now) => {
           await setDeletedDate(tx, ids(rows), now, now);
-          await audit.record(tx, client, events(EventType.Cipher_SoftDeleted, userId, rows));
+          await audit.record(tx, client, cipherEvents(EventType.Cipher_SoftDeleted, userId, rows));
           return rows.map((r) => ({ ...r, deleted_date: now, revision_date: now }));
         },
       );
@@ -148,7 +145,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
         (row) => Boolean(row.deleted_date),
         async (tx, rows, now) => {
           await setDeletedDate(tx, ids(rows), null, now);
-          await audit.record(tx, client, events(EventType.Cipher_Restored, userId, rows));
+          await audit.record(tx, client, cipherEvents(EventType.Cipher_Restored, userId, rows));
           return rows.map((r) => ({ ...r, deleted_date: null, revision_date: now }));
         },
       );
@@ -164,7 +161,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
         () => true,
         async (tx, rows) => {
           await deleteCiphers(tx, ids(rows));
-          await audit.record(tx, client, events(EventType.Cipher_Deleted, userId, rows));
+          await audit.record(tx, client, cipherEvents(EventType.Cipher_Deleted, userId, rows));
           return [];
         },
       );

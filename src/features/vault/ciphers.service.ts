@@ -6,7 +6,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import { touchVault } from './revisions.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { accessibleCipher, reachedCollections, touchRevisions } from './cipher-access.js';
+import { accessibleCipher, cipherEvents, reachedCollections, touchRevisions } from './cipher-access.js';
 import { organizationItems } from './org-items.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import type { CipherPartialRequest, CipherRequest } from './ciphers.schemas.js';
@@ -32,6 +32,13 @@ export const OUT_OF_DATE =
 
 /** Clients round or truncate the revision date they echo (the SDK drops milliseconds). */
 const REVISION_TOLERANCE_MS = 1000;
+
+/** Refuses a write based on an older copy of the item than the one stored. */
+export function assertCurrent(existing: Pick<CipherRow, 'revision_date'>, lastKnownRevisionDate: string | null | undefined): void {
+  if (lastKnownRevisionDate && Date.parse(existing.revision_date) - Date.parse(lastKnownRevisionDate) > REVISION_TOLERANCE_MS) {
+    throw new BadRequest(OUT_OF_DATE);
+  }
+}
 
 export async function assertOwnFolder(executor: Executor, userId: string, folderId: string | null | undefined, field = 'folderId') {
   if (folderId && !(await findFolder(executor, userId, folderId.toLowerCase()))) {
@@ -87,7 +94,7 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
         await insertCiphers(tx, [cipher]);
         await upsertUserSettings(tx, [{ user_id: userId, cipher_id: row.id, folder_id, favorite: Boolean(favorite), archived_date }], []);
         await touchVault(tx, userId, now);
-        await audit.record(tx, client, { type: EventType.Cipher_Created, userId, cipherId: row.id, actingUserId: userId });
+        await audit.record(tx, client, cipherEvents(EventType.Cipher_Created, userId, [row]));
         return row;
       });
     },
@@ -107,10 +114,7 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
         if (existing.deleted_date) {
           throw new BadRequest('You cannot edit an item in the trash. Restore it first.');
         }
-        if (request.lastKnownRevisionDate) {
-          const known = Date.parse(request.lastKnownRevisionDate);
-          if (Date.parse(existing.revision_date) - known > REVISION_TOLERANCE_MS) throw new BadRequest(OUT_OF_DATE);
-        }
+        assertCurrent(existing, request.lastKnownRevisionDate);
         await assertOwnFolder(tx, userId, folderId);
         const now = clock.now().toISOString();
         const content = { type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, revision_date: now };
@@ -121,13 +125,7 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
           'favorite',
         ]);
         await touchRevisions(tx, userId, [existing], now);
-        await audit.record(tx, client, {
-          type: EventType.Cipher_Updated,
-          userId,
-          organizationId: existing.organization_id,
-          cipherId: existing.id,
-          actingUserId: userId,
-        });
+        await audit.record(tx, client, cipherEvents(EventType.Cipher_Updated, userId, [existing]));
         return { ...existing, ...content, folder_id: folderId, favorite };
       });
     },

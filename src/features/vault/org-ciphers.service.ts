@@ -5,15 +5,14 @@ import type { Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { confirmedMembership, type Membership } from '../organizations/org-access.js';
 import type { Right } from '../organizations/roles.js';
-import { accessibleCipher, accessibleCiphers, reachedCollections, touchRevisions, visibleCiphers } from './cipher-access.js';
+import { accessibleCipher, cipherEvents, accessibleCiphers, reachedCollections, touchRevisions, visibleCiphers } from './cipher-access.js';
 import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
-import { assertOwnFolder, OUT_OF_DATE, type VaultDeps } from './ciphers.service.js';
+import { assertCurrent, assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 import type { CipherRequest } from './ciphers.schemas.js';
 import { insertCiphers, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
 
-const REVISION_TOLERANCE_MS = 1000;
 
 /** Rights that open the admin view of any one item of the organization. */
 const VIEWS_ANY_ITEM: readonly Right[] = ['viewAllItems', 'editAnyCollection', 'deleteAnyCollection'];
@@ -104,7 +103,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
           await upsertUserSettings(tx, [{ user_id: userId, cipher_id: id, folder_id: folderId, favorite: request.favorite ?? false, archived_date: null }], []);
         }
         await touchRevisions(tx, userId, [{ organization_id: membership.organizationId }], now);
-        await audit.record(tx, client, { type: EventType.Cipher_Created, userId, organizationId: membership.organizationId, cipherId: id, actingUserId: userId });
+        await audit.record(tx, client, cipherEvents(EventType.Cipher_Created, userId, [{ id, organization_id: membership.organizationId }]));
         const row = await seenAs(tx, userId, id);
         if (!row) throw new NotFound();
         return row;
@@ -122,9 +121,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
         const membership = await memberOf(tx, request.organizationId, userId, 'cipher.organizationId');
         const reached = await collectionsIn(tx, userId, membership.organizationId, collectionIds, 'collectionIds');
         assertWritable(reached, collectionIds, 'collectionIds');
-        if (request.lastKnownRevisionDate && Date.parse(existing.revision_date) - Date.parse(request.lastKnownRevisionDate) > REVISION_TOLERANCE_MS) {
-          throw new BadRequest(OUT_OF_DATE);
-        }
+        assertCurrent(existing, request.lastKnownRevisionDate);
         const now = clock.now().toISOString();
         await tx
           .updateTable('ciphers')
@@ -133,7 +130,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
           .execute();
         await tx.insertInto('collection_ciphers').values(collectionIds.map((c) => ({ collection_id: c, cipher_id: existing.id }))).execute();
         await touchRevisions(tx, userId, [{ organization_id: membership.organizationId }], now);
-        await audit.record(tx, client, { type: EventType.Cipher_Shared, userId, organizationId: membership.organizationId, cipherId: existing.id, actingUserId: userId });
+        await audit.record(tx, client, cipherEvents(EventType.Cipher_Shared, userId, [{ id: existing.id, organization_id: membership.organizationId }]));
         const row = await seenAs(tx, userId, existing.id);
         if (!row) throw new NotFound();
         return row;
@@ -156,13 +153,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
         const now = clock.now().toISOString();
         await tx.updateTable('ciphers').set({ revision_date: now }).where('id', '=', existing.id).execute();
         await touchRevisions(tx, userId, [existing], now);
-        await audit.record(tx, client, {
-          type: EventType.Cipher_UpdatedCollections,
-          userId,
-          organizationId: existing.organization_id,
-          cipherId: existing.id,
-          actingUserId: userId,
-        });
+        await audit.record(tx, client, cipherEvents(EventType.Cipher_UpdatedCollections, userId, [existing]));
         return seenAs(tx, userId, existing.id);
       });
     },
@@ -195,11 +186,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
         const now = clock.now().toISOString();
         await tx.updateTable('ciphers').set({ revision_date: now }).where('id', 'in', targets).execute();
         await touchRevisions(tx, userId, rows, now);
-        await audit.record(
-          tx,
-          client,
-          rows.map((r) => ({ type: EventType.Cipher_UpdatedCollections, userId, organizationId: r.organization_id, cipherId: r.id, actingUserId: userId })),
-        );
+        await audit.record(tx, client, cipherEvents(EventType.Cipher_UpdatedCollections, userId, rows));
       });
     },
 
