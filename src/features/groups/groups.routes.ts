@@ -28,7 +28,7 @@ export const groupRoutes: FastifyPluginAsyncTypebox<{ groups: GroupService; orgA
     list(await groups.list(membershipOf(request))),
   );
 
-  app.get(`${base}/details`, { config: member, schema: { tags, params: OrgParams, response: { 200: ListOf(GroupDetailsResponse) } } }, async (request) =>
+  app.get(`${base}/details`, { config: { access: orgAccess.anyRight(['manageGroups', 'manageUsers']) }, schema: { tags, params: OrgParams, response: { 200: ListOf(GroupDetailsResponse) } } }, async (request) =>
     list(await groups.listDetails(membershipOf(request))),
   );
 

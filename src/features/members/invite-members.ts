@@ -31,7 +31,7 @@ import {
 } from './members.repository.js';
 import { bulkResult, type BulkResult, type InviteBody } from './members.schemas.js';
 
-export const INVITE_TOKEN_TYP = 'strongroom-org-invite';
+const INVITE_TOKEN_TYP = 'strongroom-org-invite';
 const INVITE_LIFETIME_SECONDS = 5 * 24 * 60 * 60;
 
 export interface InviteDeps {

@@ -19,7 +19,7 @@ import {
   MemberDetailsResponse,
   MemberUserDetailsResponse,
   MiniDetailsResponse,
-  OrgMemberParams,
+  OrgIdParams,
   OrgParams,
   ResetPasswordDetailsResponse,
   UpdateBody,
@@ -61,11 +61,11 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
     async (request) => list(await members.miniDetails(lower(request.params.orgId))),
   );
 
-  app.get(`${BASE}/:id`, { ...manageUsers, schema: { tags, params: OrgMemberParams, querystring: GetQuery, response: { 200: MemberDetailsResponse } } }, async (request) =>
+  app.get(`${BASE}/:id`, { ...manageUsers, schema: { tags, params: OrgIdParams, querystring: GetQuery, response: { 200: MemberDetailsResponse } } }, async (request) =>
     members.get(lower(request.params.orgId), lower(request.params.id), request.query.includeGroups ?? false),
   );
 
-  app.get(`${BASE}/:id/groups`, { ...manageUsers, schema: { tags, params: OrgMemberParams, response: { 200: Type.Array(Type.String()) } } }, async (request) =>
+  app.get(`${BASE}/:id/groups`, { ...manageUsers, schema: { tags, params: OrgIdParams, response: { 200: Type.Array(Type.String()) } } }, async (request) =>
     members.groupIds(lower(request.params.orgId), lower(request.params.id)),
   );
 
@@ -74,7 +74,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       method,
       url: `${BASE}/:id/groups`,
       ...manageUsers,
-      schema: { tags, params: OrgMemberParams, body: GroupIdsBody, response: { 200: EmptyResponse } },
+      schema: { tags, params: OrgIdParams, body: GroupIdsBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await members.updateGroups(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body.groupIds);
         return emptyOk(reply);
@@ -91,7 +91,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
     list(await members.reinviteMany(actorOf(request), lower(request.params.orgId), request.body.ids)),
   );
 
-  app.post(`${BASE}/:id/reinvite`, { ...manageUsers, schema: { tags, params: OrgMemberParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.post(`${BASE}/:id/reinvite`, { ...manageUsers, schema: { tags, params: OrgIdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await members.reinvite(actorOf(request), lower(request.params.orgId), lower(request.params.id));
     return emptyOk(reply);
   });
@@ -99,14 +99,14 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
   // The invitee is not a member yet, so any signed-in user may try; the token and email decide.
   app.post(
     `${BASE}/:id/accept`,
-    { config: { access: access.user }, schema: { tags, params: OrgMemberParams, body: AcceptBody, response: { 200: EmptyResponse } } },
+    { config: { access: access.user }, schema: { tags, params: OrgIdParams, body: AcceptBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
       await members.accept(currentUser(request), lower(request.params.orgId), lower(request.params.id), request.body.token);
       return emptyOk(reply);
     },
   );
 
-  app.post(`${BASE}/:id/confirm`, { ...manageUsers, schema: { tags, params: OrgMemberParams, body: ConfirmBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.post(`${BASE}/:id/confirm`, { ...manageUsers, schema: { tags, params: OrgIdParams, body: ConfirmBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await members.confirm(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body.key);
     return emptyOk(reply);
   });
@@ -120,7 +120,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       method,
       url: `${BASE}/:id`,
       ...manageUsers,
-      schema: { tags, params: OrgMemberParams, body: UpdateBody, response: { 200: EmptyResponse } },
+      schema: { tags, params: OrgIdParams, body: UpdateBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await members.update(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body);
         return emptyOk(reply);
@@ -132,7 +132,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
     ['revoke', members.revoke, members.revokeMany],
     ['restore', members.restore, members.restoreMany],
   ] as const) {
-    app.put(`${BASE}/:id/${verb}`, { ...manageUsers, schema: { tags, params: OrgMemberParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    app.put(`${BASE}/:id/${verb}`, { ...manageUsers, schema: { tags, params: OrgIdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
       await one(actorOf(request), lower(request.params.orgId), lower(request.params.id));
       return emptyOk(reply);
     });
@@ -150,7 +150,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       method,
       url,
       ...manageUsers,
-      schema: { tags, params: OrgMemberParams, response: { 200: EmptyResponse } },
+      schema: { tags, params: OrgIdParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await members.remove(actorOf(request), lower(request.params.orgId), lower(request.params.id));
         return emptyOk(reply);
@@ -172,7 +172,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
 
   app.get(
     `${BASE}/:id/reset-password-details`,
-    { ...resetPassword, schema: { tags, params: OrgMemberParams, response: { 200: ResetPasswordDetailsResponse } } },
+    { ...resetPassword, schema: { tags, params: OrgIdParams, response: { 200: ResetPasswordDetailsResponse } } },
     async (request) => {
       const [details] = await members.recoveryDetails(lower(request.params.orgId), [lower(request.params.id)]);
       if (!details) throw new NotFound();

@@ -5,8 +5,6 @@ import { parsePermissions, PERMISSION_FLAGS } from '../organizations/roles.js';
 const Email = Type.String({ minLength: 3, maxLength: 256, pattern: '^\\s*[^\\s@]+@[^\\s@]+\\s*$' });
 const Role = Type.Integer({ minimum: 0, maximum: 4, description: 'Owner 0, Admin 1, User 2, Manager 3, Custom 4' });
 
-export const OrgMemberParams = Type.Object({ orgId: Guid, id: Guid });
-
 export const CollectionAccessBody = Type.Object({
   id: Guid,
   readOnly: Type.Optional(Type.Boolean({ default: false })),
@@ -218,4 +216,4 @@ export function toMiniDetails(row: MemberRowLike & { user_email: string | null; 
   return { object: 'organizationUserUserMiniDetails', id: row.id, userId: row.user_id, type: row.type, status: row.status, name: row.user_name, email: row.user_email ?? row.email };
 }
 
-export { OrgParams } from '../../http/schemas.js';
+export { OrgIdParams, OrgParams } from '../../http/schemas.js';

@@ -108,8 +108,8 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
     ['/organizations/:id/api-key', false],
     ['/organizations/:id/rotate-api-key', true],
   ] as const) {
-    // Owners for the default key; the SCIM key needs manageScim, checked by the service once the body names the type.
-    app.post(url, { ...member, schema: { tags, params: IdParams, body: ApiKeyBody, response: { 200: ApiKeyResponse } } }, async (request) => ({
+    // Owners for the default key, manageScim for the SCIM key: the service checks the one the body names.
+    app.post(url, { config: { access: orgAccess.anyRight(['manageApiKey', 'manageScim'], 'id') }, schema: { tags, params: IdParams, body: ApiKeyBody, response: { 200: ApiKeyResponse } } }, async (request) => ({
       object: 'apiKey' as const,
       ...(await organizations.apiKey(membershipOf(request), request.body, rotate)),
     }));
