@@ -52,6 +52,9 @@ function collectionInputs(list: CreateGroupBody['collections']): AccessInput[] {
   return items.map((c) => ({ id: c.id.toLowerCase(), readOnly: c.readOnly ?? false, hidePasswords: c.hidePasswords ?? false, manage: c.manage ?? false }));
 }
 
+/** The organization settings a group save reads. */
+type OrganizationRow = NonNullable<Awaited<ReturnType<typeof findOrganization>>>;
+
 export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock }) {
   const { db, audit, clock } = deps;
 
@@ -74,7 +77,12 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
    * collections the caller may edit (unless admins reach every collection and the caller manages
    * groups); and nobody adds themself to a group that lacks access to all collections.
    */
-  async function checkSave(executor: Executor, membership: Membership, input: GroupInput, current: { group: GroupRow; members: string[] } | null) {
+  async function checkSave(
+    executor: Executor,
+    membership: Membership,
+    input: GroupInput,
+    current: { group: GroupRow; members: string[] } | null,
+  ): Promise<OrganizationRow> {
     const org = await requireGroupsFeature(executor, membership.organizationId);
     const organizationId = membership.organizationId;
 
@@ -95,24 +103,30 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
       throw new Forbidden('Only members who may edit any collection can give a group access to all collections.');
     }
 
+    const denied = await uneditable(executor, membership, org, input.collections.map((c) => c.id));
+    if (denied.size > 0) throw new Forbidden('You do not have permission to grant access to one of these collections.');
+    return org;
+  }
+
+  /**
+   * The collections among `ids` whose group access the caller may not change: all may, when
+   * admins reach every collection and the caller manages groups; otherwise those they may edit.
+   */
+  async function uneditable(executor: Executor, membership: Membership, org: OrganizationRow, ids: readonly string[]): Promise<Set<string>> {
     const allowAdmin = Boolean(org.allow_admin_access_to_all_collection_items);
-    if (input.collections.length && !(allowAdmin && membership.rights.has('manageGroups'))) {
-      const actor: CollectionActor = {
-        membership,
-        settings: {
-          limitCollectionCreation: Boolean(org.limit_collection_creation),
-          limitCollectionDeletion: Boolean(org.limit_collection_deletion),
-          allowAdminAccessToAllCollectionItems: allowAdmin,
-        },
-        grants: await collectionGrants(executor, membership),
-      };
-      const ids = input.collections.map((c) => c.id);
-      const access = await accessOf(executor, ids);
-      for (const id of ids) {
-        const unmanaged = ![...access.users, ...access.groups].some((a) => a.collection_id === id && Boolean(a.manage));
-        if (!canEdit(actor, id, unmanaged)) throw new Forbidden('You do not have permission to grant access to one of these collections.');
-      }
-    }
+    if (ids.length === 0 || (allowAdmin && membership.rights.has('manageGroups'))) return new Set();
+    const actor: CollectionActor = {
+      membership,
+      settings: {
+        limitCollectionCreation: Boolean(org.limit_collection_creation),
+        limitCollectionDeletion: Boolean(org.limit_collection_deletion),
+        allowAdminAccessToAllCollectionItems: allowAdmin,
+      },
+      grants: await collectionGrants(executor, membership),
+    };
+    const access = await accessOf(executor, ids);
+    const managed = new Set([...access.users, ...access.groups].filter((a) => Boolean(a.manage)).map((a) => a.collection_id));
+    return new Set(ids.filter((id) => !canEdit(actor, id, !managed.has(id))));
   }
 
   function membershipEvents(membership: Membership, changed: readonly string[]): AuditEvent[] {
@@ -231,11 +245,20 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
           collections: collectionInputs(body.collections),
           users: body.users === null ? null : uniqueIds(body.users, 'users'),
         };
-        await checkSave(tx, membership, input, { group, members: before });
+        const org = await checkSave(tx, membership, input, { group, members: before });
         const now = clock.now().toISOString();
         const values = { name: input.name, access_all: input.accessAll, external_id: input.externalId, revision_date: now };
         await updateGroup(tx, id, values);
-        await replaceGroupCollections(tx, id, input.collections);
+        // A null collection list leaves the access as it is. Otherwise the list replaces it, but
+        // access to collections the caller may not edit stays as it was (the body cannot name them).
+        if (body.collections !== null) {
+          const currentAccess = await collectionsOfGroups(tx, [id]);
+          const kept = await uneditable(tx, membership, org, currentAccess.map((a) => a.collection_id));
+          const keptAccess = currentAccess
+            .filter((a) => kept.has(a.collection_id))
+            .map((a) => ({ id: a.collection_id, readOnly: Boolean(a.read_only), hidePasswords: Boolean(a.hide_passwords), manage: Boolean(a.manage) }));
+          await replaceGroupCollections(tx, id, [...input.collections, ...keptAccess]);
+        }
         // A null member list leaves the members as they are (directory sync sends members separately).
         const changed = input.users ? await setMembers(tx, id, before, input.users) : [];
         await finish(tx, membership, client, [groupEvent(membership, EventType.Group_Updated, id), ...membershipEvents(membership, changed)]);

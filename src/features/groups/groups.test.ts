@@ -199,6 +199,42 @@ describe('groups', () => {
     expect(await server.database.db.selectFrom('groups').selectAll().execute()).toEqual([]);
   });
 
+  it('keeps the access to collections the caller may not edit when they save the group, and leaves it all with a null list', async () => {
+    server = await startTestServer();
+    const s = server;
+    const { org, owner } = await orgWithOwner(s);
+    // Admins do not reach every collection, so a group manager edits only the collections they manage.
+    await s.database.db.updateTable('organizations').set({ allow_admin_access_to_all_collection_items: false }).where('id', '=', org).execute();
+    const manager = await actor(s, org, 'gm@example.com', custom('manageGroups'));
+    const group = await seedGroup(s, org);
+    const theirs = await seedCollection(s, org, { users: [[manager.memberId, { manage: true }]], groups: [[group, { readOnly: true }]] });
+    const notTheirs = await seedCollection(s, org, { users: [[owner.memberId, { manage: true }]], groups: [[group, { hidePasswords: true }]] });
+    const access = async () =>
+      (await s.database.db.selectFrom('collection_groups').select(['collection_id', 'read_only', 'hide_passwords']).where('group_id', '=', group).orderBy('collection_id').execute()).map((a) => [
+        a.collection_id,
+        Boolean(a.read_only),
+        Boolean(a.hide_passwords),
+      ]);
+    const save = (collections: unknown) =>
+      s.request('PUT', `/api/organizations/${org}/groups/${group}`, { token: manager.token, json: { name: 'g', collections, users: null } });
+
+    const saved = await save([{ id: theirs, readOnly: false }]);
+    expect(saved.status, saved.text).toBe(200);
+    const expected = [
+      [theirs, false, false],
+      [notTheirs, false, true],
+    ].sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    expect(await access()).toEqual(expected);
+
+    // Naming the collection they may not edit is refused, and changes nothing.
+    expect((await save([{ id: theirs }, { id: notTheirs, readOnly: true }])).status).toBe(403);
+    expect(await access()).toEqual(expected);
+
+    // A null list leaves every access as it is.
+    expect((await save(null)).status).toBe(200);
+    expect(await access()).toEqual(expected);
+  });
+
   it('refuses collections and members of another organization', async () => {
     server = await startTestServer();
     const { org, owner, otherOrg, stranger } = await orgWithOwner(server);
