@@ -4,7 +4,7 @@ import type { AuditEvent, Executor } from '../events/audit-log.js';
 import type { EventType } from '../events/event-type.js';
 import { memberUserIds, touchAccountRevisions } from '../organizations/organizations.repository.js';
 import { touchVault } from './revisions.js';
-import { findPersonalCiphers, type CipherRow } from './ciphers.repository.js';
+import { findPersonalCiphers, setRevisionDate, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
 
 /**
@@ -72,6 +72,20 @@ export async function touchRevisions(executor: Executor, userId: string, rows: r
   await touchVault(executor, userId, date);
   const orgs = new Set(rows.flatMap((r) => (r.organization_id ? [r.organization_id] : [])));
   for (const org of orgs) await touchAccountRevisions(executor, await memberUserIds(executor, org), date);
+}
+
+/**
+ * After a change to the caller's own settings of items (folder, favorite, archive): a personal
+ * item's revision moves, an organization item's shared revision does not, so the other members'
+ * copies stay current; only the caller's clients sync.
+ */
+export async function touchPersonalSettings(executor: Executor, userId: string, rows: readonly Pick<CipherRow, 'id' | 'organization_id'>[], date: string): Promise<void> {
+  await setRevisionDate(
+    executor,
+    rows.filter((r) => !r.organization_id).map((r) => r.id),
+    date,
+  );
+  await touchVault(executor, userId, date);
 }
 
 /** One audit event per item, acted on by the user. */

@@ -2,8 +2,8 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { accessibleCipher, accessibleCiphers, cipherEvents, touchRevisions, type CipherRight } from './cipher-access.js';
-import { deleteCiphers, setDeletedDate, setRevisionDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
+import { accessibleCipher, accessibleCiphers, cipherEvents, touchPersonalSettings, touchRevisions, type CipherRight } from './cipher-access.js';
+import { deleteCiphers, setDeletedDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
 import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 
 /**
@@ -28,7 +28,8 @@ import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
  *
  * Single calls answer 404 for an id the caller cannot see; bulk calls ignore such ids. An
  * operation that changes nothing writes nothing. Every change bumps the item's and the
- * account's revision date.
+ * account's revision date, except that archive, unarchive and move change only the caller's own
+ * settings of an organization item: its shared revision stays (touchPersonalSettings).
  */
 export const BULK_LIMIT = 500;
 
@@ -74,6 +75,8 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
     limitMessage: string,
     accepts: (row: CipherRow) => boolean,
     apply: (tx: Executor, rows: CipherRow[], now: string) => Promise<CipherRow[]>,
+    /** `personal`: only the caller's own settings of the items change (see touchPersonalSettings). */
+    scope: 'item' | 'personal' = 'item',
   ): Promise<CipherRow[]> {
     checkLimit(selection, limitMessage);
     return db.transaction().execute(async (tx) => {
@@ -82,7 +85,8 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
       if (targets.length === 0) return selection.single ? rows : [];
       const now = clock.now().toISOString();
       const changed = await apply(tx, targets, now);
-      await touchRevisions(tx, userId, targets, now);
+      if (scope === 'personal') await touchPersonalSettings(tx, userId, targets, now);
+      else await touchRevisions(tx, userId, targets, now);
       return changed;
     });
   }
@@ -100,9 +104,9 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
         },
         async (tx, rows, now) => {
           await writeArchivedDate(tx, userId, rows, now);
-          await setRevisionDate(tx, ids(rows), now);
-          return rows.map((r) => ({ ...r, archived_date: now, revision_date: now }));
+          return rows.map((r) => ({ ...r, archived_date: now, revision_date: personalRevision(r, now) }));
         },
+        'personal',
       );
     },
 
@@ -115,9 +119,9 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
         (row) => Boolean(row.archived_date),
         async (tx, rows, now) => {
           await writeArchivedDate(tx, userId, rows, null);
-          await setRevisionDate(tx, ids(rows), now);
-          return rows.map((r) => ({ ...r, archived_date: null, revision_date: now }));
+          return rows.map((r) => ({ ...r, archived_date: null, revision_date: personalRevision(r, now) }));
         },
+        'personal',
       );
     },
 
@@ -177,18 +181,23 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
         'read',
         BULK_LIMIT_MESSAGES.move,
         () => true,
-        async (tx, rows, now) => {
+        async (tx, rows) => {
           await upsertUserSettings(
             tx,
             rows.map((r) => ({ user_id: userId, cipher_id: r.id, folder_id: folder, favorite: false, archived_date: null })),
             ['folder_id'],
           );
-          await setRevisionDate(tx, ids(rows), now);
           return [];
         },
+        'personal',
       );
     },
   };
+}
+
+/** The revision an item shows after a change to the caller's own settings of it. */
+function personalRevision(row: CipherRow, now: string): string {
+  return row.organization_id ? row.revision_date : now;
 }
 
 function ids(rows: readonly CipherRow[]): string[] {

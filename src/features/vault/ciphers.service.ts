@@ -6,14 +6,13 @@ import type { ClientContext } from '../../http/request-context.js';
 import { touchVault } from './revisions.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { accessibleCipher, cipherEvents, reachedCollections, touchRevisions } from './cipher-access.js';
+import { accessibleCipher, cipherEvents, touchPersonalSettings, reachedCollections, touchRevisions } from './cipher-access.js';
 import { organizationItems } from './org-items.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import type { CipherPartialRequest, CipherRequest } from './ciphers.schemas.js';
 import {
   insertCiphers,
   listPersonalCiphers,
-  setRevisionDate,
   updateCipherContent,
   upsertUserSettings,
   type CipherRow,
@@ -142,9 +141,8 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
           'folder_id',
           'favorite',
         ]);
-        await setRevisionDate(tx, [existing.id], now);
-        await touchVault(tx, userId, now);
-        return { ...existing, folder_id: folderId, favorite, revision_date: now };
+        await touchPersonalSettings(tx, userId, [existing], now);
+        return { ...existing, folder_id: folderId, favorite, revision_date: existing.organization_id ? existing.revision_date : now };
       });
     },
   };

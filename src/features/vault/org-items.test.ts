@@ -213,3 +213,28 @@ describe('organization items on the single and bulk routes', () => {
     expect((await call(stranger, 'PUT', `/ciphers/${item.readOnly}/delete`)).status).toBe(404);
   });
 });
+
+describe("a member's own settings of an organization item", () => {
+  it('leave the shared revision alone, so another member can still save the item', async () => {
+    const colleague = await actor(server, org, 'colleague@example.com');
+    await server.database.db.insertInto('collection_users').values({ collection_id: c.managed, organization_user_id: colleague.memberId, read_only: false, hide_passwords: false, manage: false }).execute();
+    const revision = async () => (await server.database.db.selectFrom('ciphers').select('revision_date').where('id', '=', item.managed).executeTakeFirstOrThrow()).revision_date;
+    const before = await revision();
+    const as = (path: string, json?: unknown) => server.request('PUT', path, { token: member.token, headers: CLIENT, ...(json ? { json } : {}) });
+
+    expect((await as(`/api/ciphers/${item.managed}/partial`, { folderId: null, favorite: true })).status).toBe(200);
+    expect((await as(`/api/ciphers/${item.managed}/archive`)).status).toBe(200);
+    expect((await as(`/api/ciphers/${item.managed}/unarchive`)).status).toBe(200);
+    expect((await as('/api/ciphers/move', { ids: [item.managed], folderId: null })).status).toBe(200);
+    expect(await revision()).toBe(before);
+
+    // The member's own view shows the favorite; the colleague's copy is still current.
+    expect(byId(await sync(member)).get(item.managed)?.favorite).toBe(true);
+    const saved = await server.request('PUT', `/api/ciphers/${item.managed}`, {
+      token: colleague.token,
+      headers: CLIENT,
+      json: cipherBody('login', generateSymmetricKey(), { organizationId: org, lastKnownRevisionDate: before }),
+    });
+    expect(saved.status, saved.text).toBe(200);
+  });
+});
