@@ -114,25 +114,6 @@ export async function collectionsOfOrganization(db: Executor, organizationId: st
   return new Set(rows.map((r) => r.id));
 }
 
-/**
- * Moves the account revision date of the organization's confirmed members, so their clients
- * see on their next revision-date check that a sync is due.
- */
-export async function touchOrganizationMembers(db: Executor, organizationId: string, now: string): Promise<void> {
-  await db
-    .updateTable('users')
-    .set({ account_revision_date: now })
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('organization_users')
-        .select('user_id')
-        .where('organization_id', '=', organizationId)
-        .where('status', '=', OrganizationUserStatusType.Confirmed)
-        .where('user_id', 'is not', null)
-        .$narrowType<{ user_id: string }>(),
-    )
-    .execute();
-}
 
 /**
  * Every collection a user reaches through confirmed memberships of enabled organizations, with

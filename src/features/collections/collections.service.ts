@@ -6,6 +6,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
+import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import { collectionGrants, type Membership } from '../organizations/org-access.js';
 import {
   canCreate,
@@ -33,7 +34,6 @@ import {
   membersOfOrganization,
   replaceCollectionGroups,
   replaceCollectionUsers,
-  touchOrganizationMembers,
   updateCollection,
   type AccessInput,
   type AccessRow,
@@ -146,7 +146,7 @@ export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: 
       client,
       ids.map((collectionId) => ({ type, collectionId, organizationId: membership.organizationId, actingUserId: membership.userId })),
     );
-    await touchOrganizationMembers(executor, membership.organizationId, now);
+    await touchOrganizationMembers(executor, [membership.organizationId], now);
   }
 
   return {

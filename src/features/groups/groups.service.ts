@@ -9,11 +9,11 @@ import {
   collectionsOfOrganization,
   findOrganization,
   membersOfOrganization,
-  touchOrganizationMembers,
   type AccessInput,
 } from '../collections/collections.repository.js';
 import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
+import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import { collectionGrants, type Membership } from '../organizations/org-access.js';
 import {
   addGroupMembers,
@@ -153,7 +153,7 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
 
   async function finish(executor: Executor, membership: Membership, client: ClientContext, events: AuditEvent[]): Promise<void> {
     await audit.record(executor, client, events);
-    await touchOrganizationMembers(executor, membership.organizationId, clock.now().toISOString());
+    await touchOrganizationMembers(executor, [membership.organizationId], clock.now().toISOString());
   }
 
   return {

@@ -112,6 +112,24 @@ export async function memberUserIds(db: Executor, organizationId: string): Promi
   return rows.flatMap((r) => (r.user_id ? [r.user_id] : []));
 }
 
+/** Makes the confirmed members of the organizations sync: their account revision moves. */
+export async function touchOrganizationMembers(db: Executor, organizationIds: readonly string[], now: string): Promise<void> {
+  if (organizationIds.length === 0) return;
+  await db
+    .updateTable('users')
+    .set({ account_revision_date: now })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('organization_users')
+        .select('user_id')
+        .where('organization_id', 'in', organizationIds)
+        .where('status', '=', OrganizationUserStatusType.Confirmed)
+        .where('user_id', 'is not', null)
+        .$narrowType<{ user_id: string }>(),
+    )
+    .execute();
+}
+
 export async function touchAccountRevisions(db: Executor, userIds: readonly string[], date: string): Promise<void> {
   if (userIds.length === 0) return;
   await db.updateTable('users').set({ account_revision_date: date }).where('id', 'in', userIds).execute();

@@ -3,7 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { touchOrganizationMembers } from '../collections/collections.repository.js';
+import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import type { Membership } from '../organizations/org-access.js';
@@ -171,7 +171,7 @@ export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Cloc
           await insertPolicy(tx, row);
         }
         await audit.record(tx, client, { type: EventType.Policy_Updated, policyId: row.id, organizationId: membership.organizationId, actingUserId: membership.userId });
-        await touchOrganizationMembers(tx, membership.organizationId, now);
+        await touchOrganizationMembers(tx, [membership.organizationId], now);
         return toPolicyResponse(row);
       });
     },

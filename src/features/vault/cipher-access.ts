@@ -2,7 +2,7 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import { collectionsForUser } from '../collections/collections.repository.js';
 import type { AuditEvent, Executor } from '../events/audit-log.js';
 import type { EventType } from '../events/event-type.js';
-import { memberUserIds, touchAccountRevisions } from '../organizations/organizations.repository.js';
+import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import { touchVault } from './revisions.js';
 import { findPersonalCiphers, setRevisionDate, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
@@ -70,8 +70,7 @@ export async function accessibleCipher(executor: Executor, userId: string, id: s
  */
 export async function touchRevisions(executor: Executor, userId: string, rows: readonly Pick<CipherRow, 'organization_id'>[], date: string): Promise<void> {
   await touchVault(executor, userId, date);
-  const orgs = new Set(rows.flatMap((r) => (r.organization_id ? [r.organization_id] : [])));
-  for (const org of orgs) await touchAccountRevisions(executor, await memberUserIds(executor, org), date);
+  await touchOrganizationMembers(executor, [...new Set(rows.flatMap((r) => (r.organization_id ? [r.organization_id] : [])))], date);
 }
 
 /**
