@@ -237,15 +237,19 @@ async function organizationDetails(db: Executor, userId: string, organizationId:
   if (ids) query = query.where('c.id', 'in', ids);
   const rows = await query.execute();
   if (rows.length === 0) return [];
-  const places = await db
+  let places = db
     .selectFrom('collection_ciphers as cc')
     .innerJoin('ciphers as c', 'c.id', 'cc.cipher_id')
     .select(['cc.cipher_id', 'cc.collection_id'])
-    .where('c.organization_id', '=', organizationId)
-    .execute();
+    .where('c.organization_id', '=', organizationId);
+  if (ids) places = places.where('cc.cipher_id', 'in', ids);
   const org = await db.selectFrom('organizations').select('use_totp').where('id', '=', organizationId).executeTakeFirst();
   const byCipher = new Map<string, string[]>();
-  for (const p of places) byCipher.set(p.cipher_id, [...(byCipher.get(p.cipher_id) ?? []), p.collection_id]);
+  for (const p of await places.execute()) {
+    const list = byCipher.get(p.cipher_id);
+    if (list) list.push(p.collection_id);
+    else byCipher.set(p.cipher_id, [p.collection_id]);
+  }
   return rows.map((row) => ({
     ...row,
     access: {

@@ -163,7 +163,12 @@ describe('admin views', () => {
     expect((await call(stranger, 'GET', `/ciphers/organization-details?organizationId=${org}`)).status).toBe(404);
     const assigned = await call(member, 'GET', `/ciphers/organization-details/assigned?organizationId=${org}`);
     expect(assigned.status).toBe(200);
-    const ids = (assigned.body.data as { collectionIds: string[] }[]).flatMap((c) => c.collectionIds);
-    expect(ids.every((c) => c === writable || c === readOnly)).toBe(true);
+    // Exactly the items in the member's two collections, each listing only those collections.
+    const inTheirs = await server.database.db.selectFrom('collection_ciphers').select('cipher_id').where('collection_id', 'in', [writable, readOnly]).execute();
+    const expected = [...new Set(inTheirs.map((r) => r.cipher_id))].sort();
+    expect(expected.length).toBeGreaterThan(0);
+    const listed = assigned.body.data as { id: string; collectionIds: string[] }[];
+    expect(listed.map((c) => c.id).sort()).toEqual(expected);
+    expect(listed.flatMap((c) => c.collectionIds).every((c) => c === writable || c === readOnly)).toBe(true);
   });
 });
