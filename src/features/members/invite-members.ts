@@ -13,7 +13,7 @@ import { EventType } from '../events/event-type.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
-import { assertCanManage, joinPolicyError, seatError, validateAssignment, type Actor } from './member-rules.js';
+import { assertCanManage, joinPolicyError, lockOrganization, seatError, validateAssignment, type Actor } from './member-rules.js';
 import {
   findMember,
   findMemberById,
@@ -41,11 +41,6 @@ export interface InviteDeps {
   keys: SigningKeys;
   mailer: Mailer;
   publicUrl: string;
-}
-
-/** Serializes seat-counting writes per organization: a no-op update takes the row's write lock. */
-async function lockOrganization(tx: Executor, organizationId: string): Promise<void> {
-  await tx.updateTable('organizations').set((eb) => ({ revision_date: eb.ref('revision_date') })).where('id', '=', organizationId).execute();
 }
 
 async function organizationOrThrow(db: Executor, organizationId: string): Promise<OrganizationRow> {

@@ -107,6 +107,14 @@ export async function validateGroups(db: Executor, organizationId: string, ids: 
   return groups;
 }
 
+/**
+ * Serializes the membership changes of one organization that count (seats, owners): a no-op
+ * update takes the organization row's write lock until the transaction ends.
+ */
+export async function lockOrganization(tx: Executor, organizationId: string): Promise<void> {
+  await tx.updateTable('organizations').set((eb) => ({ revision_date: eb.ref('revision_date') })).where('id', '=', organizationId).execute();
+}
+
 /** Seats are every membership except revoked ones; an organization without a seat limit has none to run out of. */
 export async function seatError(db: Executor, org: OrganizationRow, adding: number): Promise<string | null> {
   if (org.seats === null || adding === 0) return null;

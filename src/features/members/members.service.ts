@@ -10,7 +10,7 @@ import type { Mailer } from '../mail/mailer.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 import { createConfirmMembers } from './confirm-members.js';
 import { createInviteMembers } from './invite-members.js';
-import { assertCanManage, joinPolicyError, manageError, seatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
+import { assertCanManage, joinPolicyError, lockOrganization, manageError, seatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
 import {
   collectionsOfMembers,
   countConfirmedOwnersExcept,
@@ -70,7 +70,7 @@ function groupBy<T, V>(rows: readonly T[], key: (row: T) => string, value: (row:
  * so a batch cannot remove the last owner one by one), then the accepted ones are applied in
  * one transaction with their audit events.
  */
-type Check = (member: MemberRow, accepted: readonly MemberRow[]) => Promise<string | null>;
+type Check = (tx: Executor, member: MemberRow, accepted: readonly MemberRow[]) => Promise<string | null>;
 type Apply = (tx: Executor, member: MemberRow, now: string) => Promise<void>;
 
 export function createMemberService(deps: MemberServiceDeps) {
@@ -90,29 +90,33 @@ export function createMemberService(deps: MemberServiceDeps) {
     return member;
   }
 
+  /**
+   * Runs a member command over ids, in one transaction that holds the organization's lock, so
+   * the seat and last-owner checks still hold when the change is written.
+   */
   async function bulk(actor: Actor, organizationId: string, ids: readonly string[], event: EventType, check: Check, apply: Apply): Promise<BulkResult[]> {
     const normalized = [...new Set(ids.map((id) => id.toLowerCase()))];
-    const found = new Map((await findMembers(db, organizationId, normalized)).map((m) => [m.id, m]));
-    const results: BulkResult[] = [];
-    const accepted: MemberRow[] = [];
-    for (const id of normalized) {
-      const member = found.get(id);
-      const error = member ? await check(member, accepted) : NOT_FOUND;
-      if (!error && member) accepted.push(member);
-      results.push(bulkResult(id, error ?? ''));
-    }
-    if (accepted.length > 0) {
+    return db.transaction().execute(async (tx) => {
+      await lockOrganization(tx, organizationId);
+      const found = new Map((await findMembers(tx, organizationId, normalized)).map((m) => [m.id, m]));
+      const results: BulkResult[] = [];
+      const accepted: MemberRow[] = [];
+      for (const id of normalized) {
+        const member = found.get(id);
+        const error = member ? await check(tx, member, accepted) : NOT_FOUND;
+        if (!error && member) accepted.push(member);
+        results.push(bulkResult(id, error ?? ''));
+      }
+      if (accepted.length === 0) return results;
       const now = clock.now().toISOString();
-      await db.transaction().execute(async (tx) => {
-        for (const member of accepted) {
-          await apply(tx, member, now);
-          if (member.user_id) await touchUserRevision(tx, member.user_id, now);
-        }
-        const events: AuditEvent[] = accepted.map((member) => ({ type: event, organizationId, organizationUserId: member.id, actingUserId: actor.membership.userId }));
-        await audit.record(tx, actor.client, events);
-      });
-    }
-    return results;
+      for (const member of accepted) {
+        await apply(tx, member, now);
+        if (member.user_id) await touchUserRevision(tx, member.user_id, now);
+      }
+      const events: AuditEvent[] = accepted.map((member) => ({ type: event, organizationId, organizationUserId: member.id, actingUserId: actor.membership.userId }));
+      await audit.record(tx, actor.client, events);
+      return results;
+    });
   }
 
   /** One id through a bulk command: an unknown id is a 404, any other refusal a 400. */
@@ -122,9 +126,9 @@ export function createMemberService(deps: MemberServiceDeps) {
     if (result?.error) throw new BadRequest(result.error);
   }
 
-  async function lastOwnerLeaving(organizationId: string, member: MemberRow, accepted: readonly MemberRow[]): Promise<boolean> {
+  async function lastOwnerLeaving(tx: Executor, organizationId: string, member: MemberRow, accepted: readonly MemberRow[]): Promise<boolean> {
     if (member.type !== OrganizationUserType.Owner || member.status !== OrganizationUserStatusType.Confirmed) return false;
-    return (await countConfirmedOwnersExcept(db, organizationId, [member.id, ...accepted.map((m) => m.id)])) === 0;
+    return (await countConfirmedOwnersExcept(tx, organizationId, [member.id, ...accepted.map((m) => m.id)])) === 0;
   }
 
   function revokeMany(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
@@ -133,13 +137,13 @@ export function createMemberService(deps: MemberServiceDeps) {
       organizationId,
       ids,
       EventType.OrganizationUser_Revoked,
-      async (member, accepted) => {
+      async (tx, member, accepted) => {
         if (member.user_id === actor.membership.userId) return 'You cannot revoke yourself.';
         const role = manageError(actor.membership, member.type, 'revoke');
         if (role) return role;
         if (member.status === OrganizationUserStatusType.Revoked) return 'Already revoked.';
         if (member.status !== OrganizationUserStatusType.Confirmed) return 'Only confirmed members can be revoked.';
-        return (await lastOwnerLeaving(organizationId, member, accepted)) ? LAST_OWNER : null;
+        return (await lastOwnerLeaving(tx, organizationId, member, accepted)) ? LAST_OWNER : null;
       },
       (tx, member, now) => updateMember(tx, member.id, { status: OrganizationUserStatusType.Revoked, revision_date: now }),
     );
@@ -152,15 +156,15 @@ export function createMemberService(deps: MemberServiceDeps) {
       organizationId,
       ids,
       EventType.OrganizationUser_Restored,
-      async (member, accepted) => {
+      async (tx, member, accepted) => {
         if (member.user_id === actor.membership.userId) return 'You cannot restore yourself.';
         const role = manageError(actor.membership, member.type, 'restore');
         if (role) return role;
         if (member.status !== OrganizationUserStatusType.Revoked) return 'Already active.';
         // A revoked member frees a seat, so coming back needs one.
-        const seats = await seatError(db, org, accepted.length + 1);
+        const seats = await seatError(tx, org, accepted.length + 1);
         if (seats) return seats;
-        return member.user_id ? joinPolicyError(db, org, member, member.user_id, 'confirm') : null;
+        return member.user_id ? joinPolicyError(tx, org, member, member.user_id, 'confirm') : null;
       },
       (tx, member, now) => updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, revision_date: now }),
     );
@@ -172,11 +176,11 @@ export function createMemberService(deps: MemberServiceDeps) {
       organizationId,
       ids,
       EventType.OrganizationUser_Removed,
-      async (member, accepted) => {
+      async (tx, member, accepted) => {
         if (member.user_id === actor.membership.userId) return 'You cannot remove yourself.';
         const role = manageError(actor.membership, member.type, 'remove');
         if (role) return role;
-        return (await lastOwnerLeaving(organizationId, member, accepted)) ? LAST_OWNER : null;
+        return (await lastOwnerLeaving(tx, organizationId, member, accepted)) ? LAST_OWNER : null;
       },
       (tx, member) => deleteMember(tx, member.id),
     );
@@ -249,11 +253,12 @@ export function createMemberService(deps: MemberServiceDeps) {
       assertCanManage(actor.membership, member.type, 'configure');
       assertCanManage(actor.membership, body.type, 'configure');
       const assignment = await validateAssignment(db, org, actor.membership, body);
-      if (assignment.type !== OrganizationUserType.Owner && (await lastOwnerLeaving(organizationId, member, []))) throw new BadRequest(LAST_OWNER);
       const before = (await groupsByMember([id])).get(id) ?? [];
       const groupsChanged = assignment.groups !== undefined && (assignment.groups.length !== before.length || assignment.groups.some((g) => !before.includes(g)));
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
+        await lockOrganization(tx, organizationId);
+        if (assignment.type !== OrganizationUserType.Owner && (await lastOwnerLeaving(tx, organizationId, member, []))) throw new BadRequest(LAST_OWNER);
         await updateMember(tx, id, {
           type: assignment.type,
           permissions: assignment.permissions,
