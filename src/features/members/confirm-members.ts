@@ -6,7 +6,9 @@ import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
 import { joinPolicyError, type Actor } from './member-rules.js';
-import { findMembers, findOrganization, touchUserRevision, updateMember, type MemberRow } from './members.repository.js';
+import { findMembers, updateMember, type MemberRow } from './members.repository.js';
+import { findOrganization } from '../organizations/organizations.repository.js';
+import { touchAccountRevision } from '../accounts/accounts.repository.js';
 import { bulkResult, type BulkResult } from './members.schemas.js';
 
 const NOT_FOUND = 'User not found.';
@@ -46,7 +48,7 @@ export function createConfirmMembers({ db, clock, audit }: { db: Db; clock: Cloc
       await db.transaction().execute(async (tx) => {
         for (const { member, key } of confirmed) {
           await updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, key, email: null, revision_date: now });
-          if (member.user_id) await touchUserRevision(tx, member.user_id, now);
+          if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
         }
         await audit.record(
           tx,

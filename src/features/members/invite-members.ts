@@ -6,7 +6,7 @@ import type { OrganizationUsersTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { UserPrincipal } from '../../http/access.js';
 import { BadRequest, GatewayError, NotFound } from '../../http/errors.js';
-import { findUserByEmail, findUserById } from '../accounts/accounts.repository.js';
+import { findUserByEmail, findUserById, touchAccountRevision } from '../accounts/accounts.repository.js';
 import { normalizeEmail } from '../accounts/kdf.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
@@ -18,17 +18,15 @@ import {
   findMember,
   findMemberById,
   findMembers,
-  findOrganization,
   insertMembers,
   knownEmails,
   membershipsOfUser,
   replaceMemberCollections,
   replaceMemberGroups,
-  touchUserRevision,
   updateMember,
   type MemberRow,
-  type OrganizationRow,
 } from './members.repository.js';
+import { findOrganization, type OrganizationRow } from '../organizations/organizations.repository.js';
 import { bulkResult, type BulkResult, type InviteBody } from './members.schemas.js';
 
 const INVITE_TOKEN_TYP = 'strongroom-org-invite';
@@ -201,7 +199,7 @@ export function createInviteMembers(deps: InviteDeps) {
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await updateMember(tx, member.id, { status: OrganizationUserStatusType.Accepted, user_id: user.id, email: null, revision_date: now });
-        await touchUserRevision(tx, user.id, now);
+        await touchAccountRevision(tx, user.id, now);
       });
     },
   };

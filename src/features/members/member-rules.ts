@@ -7,14 +7,9 @@ import { PlanType } from '../organizations/plans.js';
 import { canManageMemberOfType, OrganizationUserStatusType, OrganizationUserType, PERMISSION_FLAGS } from '../organizations/roles.js';
 import { enabledPoliciesForUser, findPolicy } from '../policies/policies.repository.js';
 import { PolicyType } from '../policies/policy-type.js';
-import {
-  countFreeOrgAdminships,
-  countOccupiedSeats,
-  existingCollectionIds,
-  existingGroupIds,
-  membershipsOfUser,
-  type OrganizationRow,
-} from './members.repository.js';
+import { countFreeOrgAdminships, countOccupiedSeats, membershipsOfUser } from './members.repository.js';
+import { collectionsOfOrganization, groupsOfOrganization } from '../collections/collections.repository.js';
+import type { OrganizationRow } from '../organizations/organizations.repository.js';
 import { permissionsJson, type CollectionAccessBody, type PermissionsBody } from './members.schemas.js';
 
 /** Who is acting on the members of an organization, and through which request. */
@@ -84,11 +79,11 @@ export async function validateAssignment(db: Executor, org: OrganizationRow, act
     collections = [];
   } else if (body.collections) {
     const byId = new Map(body.collections.map((c) => [c.id.toLowerCase(), c]));
-    const known = await existingCollectionIds(db, org.id, [...byId.keys()]);
+    const known = await collectionsOfOrganization(db, org.id, [...byId.keys()]);
     if (known.size !== byId.size) throw BadRequest.field('collections', 'One or more collections do not exist in this organization.');
     collections = [...byId.entries()].map(([id, c]) => ({ id, readOnly: c.readOnly ?? false, hidePasswords: c.hidePasswords ?? false, manage: c.manage ?? false }));
   }
-  const groups = body.groups ? await validateGroups(db, org.id, body.groups) : undefined;
+  const groups = body.groups ? await validateGroups(db, org, body.groups) : undefined;
   return {
     type,
     permissions: type === OrganizationUserType.Custom ? permissionsJson(body.permissions) : null,
@@ -99,10 +94,11 @@ export async function validateAssignment(db: Executor, org: OrganizationRow, act
   };
 }
 
-/** Distinct group ids, all of them the organization's own. */
-export async function validateGroups(db: Executor, organizationId: string, ids: readonly string[], field = 'groups'): Promise<string[]> {
+/** Distinct group ids, all of them the organization's own, on a plan that has groups. */
+export async function validateGroups(db: Executor, org: OrganizationRow, ids: readonly string[], field = 'groups'): Promise<string[]> {
   const groups = [...new Set(ids.map((g) => g.toLowerCase()))];
-  const known = await existingGroupIds(db, organizationId, groups);
+  if (groups.length > 0 && !org.use_groups) throw BadRequest.field(field, 'This organization cannot use groups.');
+  const known = await groupsOfOrganization(db, org.id, groups);
   if (known.size !== groups.length) throw BadRequest.field(field, 'One or more groups do not exist in this organization.');
   return groups;
 }

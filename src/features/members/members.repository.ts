@@ -1,11 +1,10 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { OrganizationsTable, OrganizationUsersTable } from '../../db/schema.js';
+import type { OrganizationUsersTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 
 /** A membership row with its role and status typed as the enums they are. */
 export type MemberRow = Omit<Selectable<OrganizationUsersTable>, 'type' | 'status'> & { type: OrganizationUserType; status: OrganizationUserStatusType };
-export type OrganizationRow = Selectable<OrganizationsTable>;
 
 /** A membership with the account it belongs to (none while only invited). */
 export interface MemberWithUser extends MemberRow {
@@ -21,10 +20,6 @@ export interface CollectionAccessRow {
   read_only: boolean | number;
   hide_passwords: boolean | number;
   manage: boolean | number;
-}
-
-export async function findOrganization(db: Executor, organizationId: string): Promise<OrganizationRow | undefined> {
-  return db.selectFrom('organizations').selectAll().where('id', '=', organizationId).executeTakeFirst();
 }
 
 export async function findMember(db: Executor, organizationId: string, id: string): Promise<MemberRow | undefined> {
@@ -98,10 +93,6 @@ export async function updateMember(db: Executor, id: string, changes: Updateable
   await db.updateTable('organization_users').set(changes).where('id', '=', id).execute();
 }
 
-export async function deleteMember(db: Executor, id: string): Promise<void> {
-  await db.deleteFrom('organization_users').where('id', '=', id).execute();
-}
-
 /** Confirmed owners other than the given memberships. */
 export async function countConfirmedOwnersExcept(db: Executor, organizationId: string, exceptIds: readonly string[]): Promise<number> {
   let query = db
@@ -132,18 +123,6 @@ export async function countFreeOrgAdminships(db: Executor, userId: string, excep
     .where('organizations.plan_type', '=', freePlan)
     .executeTakeFirstOrThrow();
   return Number(row.n);
-}
-
-export async function existingCollectionIds(db: Executor, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('collections').select('id').where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
-  return new Set(rows.map((r) => r.id));
-}
-
-export async function existingGroupIds(db: Executor, organizationId: string, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const rows = await db.selectFrom('groups').select('id').where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
-  return new Set(rows.map((r) => r.id));
 }
 
 export async function collectionsOfMembers(db: Executor, memberIds: readonly string[]): Promise<CollectionAccessRow[]> {
@@ -181,9 +160,4 @@ export async function replaceMemberGroups(db: Executor, memberId: string, groupI
     .insertInto('group_users')
     .values(groupIds.map((group_id) => ({ group_id, organization_user_id: memberId })))
     .execute();
-}
-
-/** Clients re-sync when this moves; membership changes alter what they may see. */
-export async function touchUserRevision(db: Executor, userId: string, date: string): Promise<void> {
-  await db.updateTable('users').set({ account_revision_date: date }).where('id', '=', userId).execute();
 }

@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import { findUserById } from '../accounts/accounts.repository.js';
+import { findUserById, touchAccountRevision } from '../accounts/accounts.repository.js';
 import { saltOf } from '../accounts/accounts.schemas.js';
 import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
@@ -14,19 +14,16 @@ import { assertCanManage, joinPolicyError, lockOrganization, manageError, seatEr
 import {
   collectionsOfMembers,
   countConfirmedOwnersExcept,
-  deleteMember,
   findMember,
   findMembers,
-  findOrganization,
   groupsOfMembers,
   listMembersWithUsers,
   replaceMemberCollections,
   replaceMemberGroups,
-  touchUserRevision,
   updateMember,
   type MemberRow,
-  type OrganizationRow,
 } from './members.repository.js';
+import { deleteMembership, findOrganization, type OrganizationRow } from '../organizations/organizations.repository.js';
 import {
   bulkResult,
   toCollectionAccess,
@@ -111,7 +108,7 @@ export function createMemberService(deps: MemberServiceDeps) {
       const now = clock.now().toISOString();
       for (const member of accepted) {
         await apply(tx, member, now);
-        if (member.user_id) await touchUserRevision(tx, member.user_id, now);
+        if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
       }
       const events: AuditEvent[] = accepted.map((member) => ({ type: event, organizationId, organizationUserId: member.id, actingUserId: actor.membership.userId }));
       await audit.record(tx, actor.client, events);
@@ -182,7 +179,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         if (role) return role;
         return (await lastOwnerLeaving(tx, organizationId, member, accepted)) ? LAST_OWNER : null;
       },
-      (tx, member) => deleteMember(tx, member.id),
+      (tx, member) => deleteMembership(tx, member.id),
     );
   }
 
@@ -268,7 +265,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         });
         if (assignment.collections) await replaceMemberCollections(tx, id, assignment.collections);
         if (assignment.groups && groupsChanged) await replaceMemberGroups(tx, id, assignment.groups);
-        if (member.user_id) await touchUserRevision(tx, member.user_id, now);
+        if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
         const event = { organizationId, organizationUserId: id, actingUserId: actor.membership.userId };
         await audit.record(tx, actor.client, [
           { type: EventType.OrganizationUser_Updated, ...event },
@@ -280,12 +277,12 @@ export function createMemberService(deps: MemberServiceDeps) {
     async updateGroups(actor: Actor, organizationId: string, id: string, groupIds: readonly string[]): Promise<void> {
       const member = await memberOrThrow(organizationId, id);
       assertCanManage(actor.membership, member.type, 'configure');
-      const groups = await validateGroups(db, organizationId, groupIds, 'groupIds');
+      const groups = await validateGroups(db, await organizationOrThrow(organizationId), groupIds, 'groupIds');
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await replaceMemberGroups(tx, id, groups);
         await updateMember(tx, id, { revision_date: now });
-        if (member.user_id) await touchUserRevision(tx, member.user_id, now);
+        if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
         await audit.record(tx, actor.client, {
           type: EventType.OrganizationUser_UpdatedGroups,
           organizationId,

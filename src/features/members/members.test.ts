@@ -506,6 +506,18 @@ describe('updating members', () => {
     expect((await server.request('PUT', `${users(orgId)}/${member.memberId}/groups`, { token: owner.accessToken, json: { groupIds: [foreign] } })).body.validationErrors).toHaveProperty('groupIds');
     expect(await memberEventTypes(server)).toEqual([]);
   });
+
+  it('refuses group assignments on a plan without groups', async () => {
+    server = await startTestServer();
+    const { orgId, owner } = await orgWithOwner(server, { planType: PlanType.FamiliesAnnually2025 });
+    const member = await memberOf(server, orgId);
+    const group = await seedGroup(server, orgId);
+    const viaUpdate = await server.request('PUT', `${users(orgId)}/${member.memberId}`, { token: owner.accessToken, json: { type: Role.User, groups: [group] } });
+    expect(viaUpdate.body.validationErrors).toEqual({ groups: ['This organization cannot use groups.'] });
+    const direct = await server.request('PUT', `${users(orgId)}/${member.memberId}/groups`, { token: owner.accessToken, json: { groupIds: [group] } });
+    expect(direct.body.validationErrors).toEqual({ groupIds: ['This organization cannot use groups.'] });
+    expect(await server.database.db.selectFrom('group_users').selectAll().execute()).toEqual([]);
+  });
 });
 
 describe('reinviting', () => {
