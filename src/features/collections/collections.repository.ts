@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
 import type { CollectionsTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
-import { FULL_ACCESS, highest, type CollectionGrant } from '../organizations/org-access.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { directAndGroupGrants, FULL_ACCESS, fullAccessFrom, type CollectionGrant } from '../organizations/org-access.js';
+import { OrganizationUserStatusType } from '../organizations/roles.js';
 
 export type CollectionRow = Selectable<CollectionsTable>;
 
@@ -129,34 +129,13 @@ export async function collectionsForUser(db: Executor, userId: string): Promise<
     .where('organizations.enabled', '=', true)
     .execute();
   if (memberships.length === 0) return [];
-  const memberIds = memberships.map((m) => m.id);
-
-  const direct = db
-    .selectFrom('collection_users')
-    .select(['collection_id', 'read_only', 'hide_passwords', 'manage'])
-    .where('organization_user_id', 'in', memberIds);
-  const viaGroups = db
-    .selectFrom('collection_groups')
-    .innerJoin('group_users', 'group_users.group_id', 'collection_groups.group_id')
-    .select(['collection_groups.collection_id', 'collection_groups.read_only', 'collection_groups.hide_passwords', 'collection_groups.manage'])
-    .where('group_users.organization_user_id', 'in', memberIds);
-  const rows = await direct.unionAll(viaGroups).execute();
-
-  const allGroups = await db
-    .selectFrom('groups')
-    .innerJoin('group_users', 'group_users.group_id', 'groups.id')
-    .select('groups.organization_id')
-    .where('group_users.organization_user_id', 'in', memberIds)
-    .where('groups.access_all', '=', true)
-    .execute();
-  const allOrgs = new Set([...memberships.filter((m) => Boolean(m.access_all)).map((m) => m.organization_id), ...allGroups.map((g) => g.organization_id)]);
-  // The legacy Manager role manages, and so edits and sees, every collection it is assigned.
-  const managerOrgs = new Set(memberships.filter((m) => Number(m.type) === Number(OrganizationUserType.Manager)).map((m) => m.organization_id));
-
-  const grants = new Map<string, CollectionGrant>();
-  for (const row of rows) {
-    const grant = { readOnly: Boolean(row.read_only), hidePasswords: Boolean(row.hide_passwords), manage: Boolean(row.manage) };
-    grants.set(row.collection_id, highest(grants.get(row.collection_id), grant));
+  const { grants, inAllAccessGroup } = await directAndGroupGrants(db, memberships.map((m) => m.id));
+  const allOrgs = new Set<string>();
+  const managerOrgs = new Set<string>();
+  for (const m of memberships) {
+    const full = fullAccessFrom({ id: m.id, accessAll: Boolean(m.access_all), type: m.type }, inAllAccessGroup);
+    if (full.toAll) allOrgs.add(m.organization_id);
+    else if (full.toAssigned) managerOrgs.add(m.organization_id);
   }
   const ids = [...grants.keys()];
   if (ids.length === 0 && allOrgs.size === 0) return [];

@@ -60,7 +60,7 @@ describe('organization access', () => {
     await db.insertInto('collection_groups').values({ collection_id: b, group_id: g2, read_only: true, hide_passwords: true, manage: true }).execute();
     await db.insertInto('collection_users').values({ collection_id: c, organization_user_id: member, read_only: true, hide_passwords: false, manage: false }).execute();
 
-    const grants = await collectionGrants(db, { id: member, organizationId: org, accessAll: false });
+    const grants = await collectionGrants(db, { id: member, organizationId: org, accessAll: false, type: OrganizationUserType.User });
     expect(Object.fromEntries(grants)).toEqual({
       [a]: { readOnly: false, hidePasswords: false, manage: false },
       [b]: { readOnly: true, hidePasswords: true, manage: true },
@@ -76,7 +76,7 @@ describe('organization access', () => {
     const member = await seedMembership(server, { organizationId: org, userId: user.userId });
     const ids = [await collection(server, org), await collection(server, org)];
     await group(server, org, [member], true);
-    const grants = await collectionGrants(server.database.db, { id: member, organizationId: org, accessAll: false });
+    const grants = await collectionGrants(server.database.db, { id: member, organizationId: org, accessAll: false, type: OrganizationUserType.User });
     expect([...grants.keys()].sort()).toEqual(ids.sort());
   });
 });

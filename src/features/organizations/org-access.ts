@@ -111,42 +111,55 @@ export function highest(a: CollectionGrant | undefined, b: CollectionGrant): Col
 }
 
 /**
- * The collections a membership reaches, directly or through its groups, with the highest
- * access among its grants: writable if any grant is, passwords shown if any grant shows them,
- * manage if any grant manages.
+ * What memberships reach through their own and their groups' collection grants: per collection,
+ * the highest access among those grants; and which of the memberships are in a group with
+ * access to all collections. The two readers below add what the membership itself gives.
  */
-export async function collectionGrants(
+export async function directAndGroupGrants(
   db: Executor,
-  membership: Pick<Membership, 'id' | 'organizationId' | 'accessAll'> & { type?: OrganizationUserType },
-): Promise<Map<string, CollectionGrant>> {
+  memberIds: readonly string[],
+): Promise<{ grants: Map<string, CollectionGrant>; inAllAccessGroup: Set<string> }> {
   const direct = db
     .selectFrom('collection_users')
     .select(['collection_id', 'read_only', 'hide_passwords', 'manage'])
-    .where('organization_user_id', '=', membership.id);
+    .where('organization_user_id', 'in', memberIds);
   const viaGroups = db
     .selectFrom('collection_groups')
     .innerJoin('group_users', 'group_users.group_id', 'collection_groups.group_id')
     .select(['collection_groups.collection_id', 'collection_groups.read_only', 'collection_groups.hide_passwords', 'collection_groups.manage'])
-    .where('group_users.organization_user_id', '=', membership.id);
-  const rows = await direct.unionAll(viaGroups).execute();
-
+    .where('group_users.organization_user_id', 'in', memberIds);
   const grants = new Map<string, CollectionGrant>();
-  const allGroups = await db
-    .selectFrom('groups')
-    .innerJoin('group_users', 'group_users.group_id', 'groups.id')
-    .select('groups.id')
-    .where('group_users.organization_user_id', '=', membership.id)
-    .where('groups.access_all', '=', true)
-    .executeTakeFirst();
-  if (membership.accessAll || allGroups) {
-    const all = await db.selectFrom('collections').select('id').where('organization_id', '=', membership.organizationId).execute();
-    for (const { id } of all) grants.set(id, FULL_ACCESS);
-  }
-  for (const row of rows) {
+  for (const row of await direct.unionAll(viaGroups).execute()) {
     const grant = { readOnly: Boolean(row.read_only), hidePasswords: Boolean(row.hide_passwords), manage: Boolean(row.manage) };
     grants.set(row.collection_id, highest(grants.get(row.collection_id), grant));
   }
-  // The legacy Manager role manages, and so edits and sees, every collection it is assigned.
-  if (membership.type === OrganizationUserType.Manager) for (const id of grants.keys()) grants.set(id, FULL_ACCESS);
+  const allAccess = await db
+    .selectFrom('groups')
+    .innerJoin('group_users', 'group_users.group_id', 'groups.id')
+    .select('group_users.organization_user_id')
+    .where('group_users.organization_user_id', 'in', memberIds)
+    .where('groups.access_all', '=', true)
+    .execute();
+  return { grants, inAllAccessGroup: new Set(allAccess.map((r) => r.organization_user_id)) };
+}
+
+/** Access to all collections, from the membership or one of its groups, and the legacy Manager role, give full access. */
+export function fullAccessFrom(membership: { id: string; accessAll: boolean; type: OrganizationUserType }, inAllAccessGroup: ReadonlySet<string>) {
+  return {
+    toAll: membership.accessAll || inAllAccessGroup.has(membership.id),
+    // The legacy Manager role manages, and so edits and sees, every collection it is assigned.
+    toAssigned: membership.type === OrganizationUserType.Manager,
+  };
+}
+
+/** The collections one membership reaches, with its access to each (see directAndGroupGrants and fullAccessFrom). */
+export async function collectionGrants(db: Executor, membership: Pick<Membership, 'id' | 'organizationId' | 'accessAll' | 'type'>): Promise<Map<string, CollectionGrant>> {
+  const { grants, inAllAccessGroup } = await directAndGroupGrants(db, [membership.id]);
+  const full = fullAccessFrom(membership, inAllAccessGroup);
+  if (full.toAll) {
+    const all = await db.selectFrom('collections').select('id').where('organization_id', '=', membership.organizationId).execute();
+    return new Map(all.map(({ id }) => [id, FULL_ACCESS]));
+  }
+  if (full.toAssigned) for (const id of grants.keys()) grants.set(id, FULL_ACCESS);
   return grants;
 }
