@@ -1,15 +1,11 @@
-import type { Clock } from '../../clock.js';
-import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { findUserById, touchAccountRevision } from '../accounts/accounts.repository.js';
 import { saltOf } from '../accounts/accounts.schemas.js';
-import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
+import type { AuditEvent, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import type { SigningKeys } from '../identity/signing-keys.js';
-import type { Mailer } from '../mail/mailer.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 import { createConfirmMembers } from './confirm-members.js';
-import { createInviteMembers } from './invite-members.js';
+import { createInviteMembers, type InviteDeps } from './invite-members.js';
 import { assertCanManage, joinPolicyError, lockOrganization, manageError, seatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
 import {
   collectionsOfMembers,
@@ -40,14 +36,7 @@ import {
 
 export type { Actor } from './member-rules.js';
 
-export interface MemberServiceDeps {
-  db: Db;
-  clock: Clock;
-  audit: AuditLog;
-  keys: SigningKeys;
-  mailer: Mailer;
-  publicUrl: string;
-}
+export type MemberServiceDeps = InviteDeps;
 
 const LAST_OWNER = 'Organization must have at least one confirmed owner.';
 const NOT_FOUND = 'User not found.';

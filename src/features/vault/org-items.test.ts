@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KyselyPlugin } from 'kysely';
 import { actor, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { seedOrgItem } from '../../../test/support/org-items.js';
+import { counting } from '../../../test/support/query-count.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { generateSymmetricKey } from '../../../test/support/bw-crypto.js';
@@ -127,17 +127,9 @@ describe('sync with organizations', () => {
   });
 
   it('runs the same number of queries for a small and an organization-heavy vault', async () => {
-    let count = 0;
-    const plugin: KyselyPlugin = {
-      transformQuery: (args) => {
-        count++;
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    };
     const counted = () => {
-      count = 0;
-      return createSyncService({ db: server.database.db.withPlugin(plugin), cache: createSyncCache(0) });
+      const view = counting(server.database.db);
+      return { sync: createSyncService({ db: view.db, cache: createSyncCache(0) }), count: view.count };
     };
     const small = await actor(server, org, 'small@example.com');
     await seedCollection(server, org, { users: [[small.memberId]] });
@@ -151,13 +143,14 @@ describe('sync with organizations', () => {
         for (let n = 0; n < 10; n++) await seedOrgItem(server, other, [col]);
       }
     }
-    const a = await counted().load(small.userId, { withSshKeys: true });
-    const smallCount = count;
-    const b = await counted().load(heavy.userId, { withSshKeys: true });
+    const forSmall = counted();
+    const a = await forSmall.sync.load(small.userId, { withSshKeys: true });
+    const forHeavy = counted();
+    const b = await forHeavy.sync.load(heavy.userId, { withSshKeys: true });
     expect(JSON.parse(a.vault.ciphers.toString())).toHaveLength(0);
     expect(JSON.parse(b.vault.ciphers.toString())).toHaveLength(120);
     expect(b.organizations).toHaveLength(3);
-    expect(count).toBe(smallCount);
+    expect(forHeavy.count()).toBe(forSmall.count());
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { KyselyPlugin } from 'kysely';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { counting } from '../../../test/support/query-count.js';
 import { encryptText } from '../../../test/support/bw-crypto.js';
 import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, ciphersOf, KINDS, schemaErrors } from '../../../test/support/vault.js';
@@ -29,18 +29,6 @@ async function importItems(user: LoggedInUser, count: number) {
   expect(res.status, res.text).toBe(200);
 }
 
-/** Counts the statements a function sends through a Kysely instance. */
-function counting() {
-  let count = 0;
-  const plugin: KyselyPlugin = {
-    transformQuery: (args) => {
-      count++;
-      return args.node;
-    },
-    transformResult: async (args) => args.result,
-  };
-  return { db: server.database.db.withPlugin(plugin), count: () => count };
-}
 
 describe('sync', () => {
   it('returns profile, folders, items (trashed and archived too), domains and decryption data in the official shape', async () => {
@@ -101,9 +89,9 @@ describe('sync', () => {
     const large = await createUser(server);
     await importItems(small, 10);
     await importItems(large, 200);
-    const a = counting();
+    const a = counting(server.database.db);
     const smallData = await createSyncService({ db: a.db, cache: createSyncCache(0) }).load(small.userId, { withSshKeys: true });
-    const b = counting();
+    const b = counting(server.database.db);
     const largeData = await createSyncService({ db: b.db, cache: createSyncCache(0) }).load(large.userId, { withSshKeys: true });
     expect(ciphersOf({ ciphers: JSON.parse(smallData.vault.ciphers.toString()) })).toHaveLength(10);
     expect(ciphersOf({ ciphers: JSON.parse(largeData.vault.ciphers.toString()) })).toHaveLength(200);
@@ -116,7 +104,7 @@ describe('sync', () => {
   it('reuses its last answer while the vault is unchanged, reading only the user and the revision', async () => {
     const user = await createUser(server);
     await importItems(user, 20);
-    const c = counting();
+    const c = counting(server.database.db);
     const sync = createSyncService({ db: c.db, cache: createSyncCache(1024 * 1024) });
     const first = await sync.load(user.userId, { withSshKeys: true });
     const cold = c.count();
