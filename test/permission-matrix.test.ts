@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, custom, ENC, seedCollection, seedGroup, seedTarget, type Actor } from './support/admin.js';
 import { generateSymmetricKey } from './support/bw-crypto.js';
-import { seedOrgItem } from './support/org-items.js';
+import { seedOrgItem, seedPersonalItem } from './support/org-items.js';
 import { seedMembership, seedOrganization } from './support/orgs.js';
 import { startTestServer, type TestResponse, type TestServer } from './support/test-server.js';
 import { cipherBody } from './support/vault.js';
@@ -784,6 +784,10 @@ const COLLECTION_GRANT: Record<Profile, Required<Grant> | null> = {
 const SEES = ['readOnly', 'readOnlyHidden', 'hidePasswords', 'edit', 'manage', 'groupReadOnly', 'groupManage', 'mixedEdit', 'mixedManage', 'twoCollections', 'managerRole'] as const;
 /** May change the item, and with item deletion open, trash, restore and delete it. */
 const EDITS = ['hidePasswords', 'edit', 'manage', 'groupManage', 'mixedEdit', 'mixedManage', 'twoCollections', 'managerRole'] as const;
+/** May change the item's collections: edit with passwords shown (else a second collection would reveal them). */
+const ASSIGNS = EDITS.filter((p) => p !== 'hidePasswords');
+/** Not confirmed members of the organization: an item call naming it is bad input. */
+const OUTSIDE = ['invited', 'accepted', 'revoked', 'stranger'] as const;
 /**
  * Hold manage on a collection holding the item: the only ones who delete it while item deletion
  * is limited. The Manager role manages every collection it is assigned to.
@@ -929,7 +933,7 @@ const ITEM_ROWS: ItemRow[] = [
       const before = JSON.stringify(await placesOf(item));
       return { method: 'PUT', path: `/ciphers/${item}/collections_v2`, json: { collectionIds: [] }, written: async () => JSON.stringify(await placesOf(item)) !== before };
     },
-    table({ allow: EDITS, refuse: 400 }),
+    table({ allow: ASSIGNS, refuse: 400 }),
   ],
   [
     'POST /ciphers/create (a new item in the collection)',
@@ -945,6 +949,51 @@ const ITEM_ROWS: ItemRow[] = [
     },
     // A collection the caller cannot write to, or an organization they are not a confirmed member of, is bad input.
     table({ allow: WRITES_C1, refuse: 400, others: 400 }),
+  ],
+  [
+    'PUT /ciphers/{id}/share (the caller\'s own item into the holding collection)',
+    async (profile) => {
+      const { c1 } = await place(profile);
+      const item = await seedPersonalItem(server, actors[profile].userId);
+      const owner = async () => (await db().selectFrom('ciphers').select('organization_id').where('id', '=', item).executeTakeFirst())?.organization_id;
+      return {
+        method: 'PUT',
+        path: `/ciphers/${item}/share`,
+        json: { cipher: cipherBody('login', itemKey, { organizationId: org }), collectionIds: [c1] },
+        written: async () => (await owner()) === org,
+      };
+    },
+    // As for creation: a collection the caller cannot write to, or an organization they are not a confirmed member of, is bad input.
+    table({ allow: WRITES_C1, refuse: 400, others: 400 }),
+  ],
+  [
+    'POST /ciphers/bulk-collections (take the item out of the holding collection)',
+    async (profile) => {
+      const { c1, item } = await place(profile);
+      return {
+        method: 'POST',
+        path: '/ciphers/bulk-collections',
+        json: { organizationId: org, cipherIds: [item], collectionIds: [c1], removeCollections: true },
+        written: async () => !(await placesOf(item)).includes(c1),
+      };
+    },
+    // The holding collection must be writable and the item's collections the caller's to change.
+    table({ allow: WRITES_C1.filter((p) => (ASSIGNS as readonly Profile[]).includes(p)), refuse: 400, others: 400 }),
+  ],
+  [
+    'POST /ciphers/bulk-collections (put the item into a collection the caller may write to)',
+    async (profile) => {
+      const { item } = await place(profile);
+      const target = await seedCollection(server, org, { users: profile === 'stranger' ? [] : [[actors[profile].memberId, {}]] });
+      return {
+        method: 'POST',
+        path: '/ciphers/bulk-collections',
+        json: { organizationId: org, cipherIds: [item], collectionIds: [target] },
+        written: async () => (await placesOf(item)).includes(target),
+      };
+    },
+    // An item the caller does not reach is unknown: all or nothing.
+    (profile) => ((OUTSIDE as readonly Profile[]).includes(profile) ? 400 : expectedFor({ allow: ASSIGNS, refuse: 400 }, profile)),
   ],
   [
     'GET /ciphers/{id}/admin',

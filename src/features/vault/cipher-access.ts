@@ -10,23 +10,34 @@ import { organizationItems, type ReachedCollection } from './org-items.js';
 /**
  * What a call does with an item:
  * - read: see it, file it in one's own folder, mark it favorite (any reaching collection);
- * - edit: change its content, archive or unarchive it, change its collections (a reaching
- *   collection that is not read-only, or one the caller manages);
+ * - edit: change its content, archive or unarchive it (a reaching collection that is not
+ *   read-only, or one the caller manages);
+ * - assign: change its collections: edit, and its passwords not hidden from the caller (else
+ *   putting it into a collection where they are shown would reveal them);
  * - delete: trash, restore or delete it for good (`permissions.delete` of org-items.ts:
  *   manage when the organization limits item deletion, edit otherwise).
  * A personal item's owner may do everything with it.
  */
-export type CipherRight = 'read' | 'edit' | 'delete';
+export type CipherRight = 'read' | 'edit' | 'assign' | 'delete';
 
 const REFUSED: Record<Exclude<CipherRight, 'read'>, string> = {
   edit: 'You do not have permissions to edit this.',
+  assign: 'You do not have permission to change the collections of this item.',
   delete: 'You do not have permissions to delete this.',
 };
 
 export function can(row: CipherRow, right: CipherRight): boolean {
   if (!row.access) return true;
-  if (right === 'read') return true;
-  return right === 'edit' ? row.access.edit : row.access.delete;
+  switch (right) {
+    case 'read':
+      return true;
+    case 'edit':
+      return row.access.edit;
+    case 'assign':
+      return row.access.edit && row.access.viewPassword;
+    case 'delete':
+      return row.access.delete;
+  }
 }
 
 /** The collections a user reaches, in the shape org-items.ts takes. */

@@ -5,7 +5,7 @@ import type { Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { confirmedMembership, type Membership } from '../organizations/org-access.js';
 import type { Right } from '../organizations/roles.js';
-import { accessibleCipher, cipherEvents, accessibleCiphers, reachedCollections, touchRevisions, visibleCiphers } from './cipher-access.js';
+import { accessibleCipher, can, cipherEvents, reachedCollections, touchRevisions, visibleCiphers } from './cipher-access.js';
 import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import { assertCurrent, assertOwnFolder, type VaultDeps } from './ciphers.service.js';
@@ -146,7 +146,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
     async updateCollections(userId: string, client: ClientContext, id: string, ids: string[]): Promise<CipherRow | undefined> {
       const collectionIds = normalizeIds(ids, 'collectionIds', false);
       return db.transaction().execute(async (tx) => {
-        const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
+        const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'assign');
         if (!existing.organization_id) throw new BadRequest('Cipher must belong to an organization.');
         const reached = await collectionsIn(tx, userId, existing.organization_id, collectionIds, 'collectionIds');
         await writeCollections(tx, existing.id, reached, collectionIds);
@@ -171,8 +171,11 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
         const membership = await memberOf(tx, body.organizationId, userId, 'organizationId');
         const reached = await collectionsIn(tx, userId, membership.organizationId, collectionIds, 'collectionIds');
         assertWritable(reached, collectionIds, 'collectionIds');
-        const rows = (await accessibleCiphers(tx, userId, cipherIds, 'edit')).filter((r) => r.organization_id === membership.organizationId);
-        if (rows.length === 0) return;
+        // All or nothing: an item the caller cannot see in this organization is unknown, one they
+        // may only look at is refused, as for a single item.
+        const rows = (await visibleCiphers(tx, userId, cipherIds)).filter((r) => r.organization_id === membership.organizationId);
+        if (rows.length !== cipherIds.length) throw new NotFound('One or more items were not found in this organization.');
+        if (!rows.every((r) => can(r, 'assign'))) throw BadRequest.field('cipherIds', 'You do not have permission to change the collections of one or more items.');
         const targets = rows.map((r) => r.id);
         if (body.removeCollections) {
           await tx.deleteFrom('collection_ciphers').where('cipher_id', 'in', targets).where('collection_id', 'in', collectionIds).execute();

@@ -117,25 +117,49 @@ describe('collections of an item', () => {
     expect(res.body.validationErrors).toHaveProperty('collectionIds');
   });
 
-  it('adds and removes collections in bulk on the items the caller may edit, ignoring the rest', async () => {
+  it('adds and removes collections in bulk, all or nothing, on items the caller may edit', async () => {
     const mine = await seedOrgItem(server, org, [writable]);
     const locked = await seedOrgItem(server, org, [readOnly]);
-    const hidden = await seedOrgItem(server, org, [managed]);
-    const add = await call(manager, 'POST', '/ciphers/bulk-collections', { organizationId: org, cipherIds: [hidden, mine], collectionIds: [managed] });
-    expect(add.status, add.text).toBe(200);
+    const elsewhere = await seedOrgItem(server, org, [managed]);
     const placesOf = async (id: string) => (await server.database.db.selectFrom('collection_ciphers').select('collection_id').where('cipher_id', '=', id).execute()).map((r) => r.collection_id);
+
+    // The manager does not reach `mine`: the whole call is refused as naming an unknown item.
+    const unseen = await call(manager, 'POST', '/ciphers/bulk-collections', { organizationId: org, cipherIds: [elsewhere, mine], collectionIds: [managed] });
+    expect(unseen.status, unseen.text).toBe(404);
     expect(await placesOf(mine)).toEqual([writable]);
-    const add2 = await call(member, 'POST', '/ciphers/bulk-collections', { organizationId: org, cipherIds: [mine, locked], collectionIds: [writable] });
-    expect(add2.status).toBe(200);
+    // The member only looks at `locked`: refused, and `mine` is left as it was.
+    const looking = await call(member, 'POST', '/ciphers/bulk-collections', { organizationId: org, cipherIds: [mine, locked], collectionIds: [writable] });
+    expect(looking.status).toBe(400);
+    expect(looking.body.validationErrors).toHaveProperty('cipherIds');
     expect(await placesOf(locked)).toEqual([readOnly]);
+
+    const add = await call(manager, 'POST', '/ciphers/bulk-collections', { organizationId: org, cipherIds: [elsewhere], collectionIds: [managed] });
+    expect(add.status, add.text).toBe(200);
     const remove = await call(member, 'POST', '/ciphers/bulk-collections', { organizationId: org, cipherIds: [mine], collectionIds: [writable], removeCollections: true });
     expect(remove.status).toBe(200);
     expect(await placesOf(mine)).toEqual([]);
-    const bad = await call(member, 'POST', '/ciphers/bulk-collections', { organizationId: org, cipherIds: [mine], collectionIds: [readOnly] });
+    const bad = await call(member, 'POST', '/ciphers/bulk-collections', { organizationId: org, cipherIds: [locked], collectionIds: [readOnly] });
     expect(bad.status).toBe(400);
+    expect(bad.body.validationErrors).toHaveProperty('collectionIds');
     const tooMany = await call(member, 'POST', '/ciphers/bulk-collections', { organizationId: org, cipherIds: Array.from({ length: 501 }, () => crypto.randomUUID()), collectionIds: [writable] });
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.validationErrors).toHaveProperty('cipherIds');
+  });
+
+  it('keeps an item whose passwords are hidden from the caller out of their other collections', async () => {
+    const hider = await actor(server, org, `hider-${crypto.randomUUID()}@example.com`);
+    const veiled = await seedCollection(server, org, { users: [[hider.memberId, { hidePasswords: true }]] });
+    const open = await seedCollection(server, org, { users: [[hider.memberId]] });
+    const item = await seedOrgItem(server, org, [veiled]);
+    const placesOf = async () => (await server.database.db.selectFrom('collection_ciphers').select('collection_id').where('cipher_id', '=', item).execute()).map((r) => r.collection_id);
+
+    // They may edit it, but moving it where its passwords show would reveal them.
+    const single = await call(hider, 'PUT', `/ciphers/${item}/collections_v2`, { collectionIds: [veiled, open] });
+    expect(single.status, single.text).toBe(400);
+    expect(single.body.message).toBe('You do not have permission to change the collections of this item.');
+    const bulk = await call(hider, 'POST', '/ciphers/bulk-collections', { organizationId: org, cipherIds: [item], collectionIds: [open] });
+    expect(bulk.status).toBe(400);
+    expect(await placesOf()).toEqual([veiled]);
   });
 });
 
