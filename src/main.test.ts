@@ -56,7 +56,8 @@ describe('the server program', () => {
     expect(url).toBeDefined();
 
     const inFlight = fetch(`${url}/api/healthz/extended`);
-    await new Promise((r) => setTimeout(r, 300));
+    // Stop only once the server has the request (it logs each one it receives at info).
+    await waitFor(() => run.output().includes('/api/healthz/extended'));
     run.proc.kill('SIGTERM');
     const response = await inFlight;
     expect(response.status).toBe(200);

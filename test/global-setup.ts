@@ -1,13 +1,24 @@
+import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-/** Drops the per-server PostgreSQL schemas (`t_…`) of the run, once every worker is done. */
+/**
+ * Names this run for its PostgreSQL schemas (`t_<run>_…`, see test-server.ts): the workers,
+ * forked after this, inherit it, and teardown drops only this run's schemas, so two runs on one
+ * database (a single file beside the whole suite) leave each other's alone.
+ */
+export function setup(): void {
+  process.env.STRONGROOM_TEST_RUN ??= randomBytes(3).toString('hex');
+}
+
+/** Drops the run's per-server schemas, once every worker is done. */
 export async function teardown(): Promise<void> {
   const url = process.env.DATABASE_URL;
-  if (!url?.startsWith('postgres')) return;
+  const run = process.env.STRONGROOM_TEST_RUN;
+  if (!url?.startsWith('postgres') || !run) return;
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ name: string }>("select nspname as name from pg_namespace where nspname ~ '^t_[0-9a-f]{12}$'");
+    const { rows } = await client.query<{ name: string }>('select nspname as name from pg_namespace where nspname like $1', [`t\\_${run}\\_%`]);
     for (const { name } of rows) await client.query(`drop schema if exists ${name} cascade`);
   } finally {
     await client.end();

@@ -155,6 +155,8 @@ describe('createBwCli', () => {
   }, SLOW);
 
   it('login over TLS reaches the stub server (which then rejects the prelogin)', async () => {
+    // Configured here too, so the test does not lean on the one above having run.
+    expect((await bw.configServer()).code).toBe(0);
     const before = requests.length;
     const r = await bw.login('nobody@example.com', 'wrong password');
     expect(r.code).toBe(1);

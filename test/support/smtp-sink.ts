@@ -14,7 +14,10 @@ export interface SmtpSink {
   messages: ReceivedMail[];
   /** The SMTP_* settings that point a test server at this sink. */
   env: Record<string, string>;
-  /** Resolves with the next message to arrive for `to` (or one already received). */
+  /**
+   * Resolves with the oldest message for `to` that no earlier call returned, waiting for one to
+   * arrive if there is none: a second mail to the same address (a reinvite) is read as itself.
+   */
   waitFor(to: string, timeoutMs?: number): Promise<ReceivedMail>;
   close(): Promise<void>;
 }
@@ -27,6 +30,7 @@ function decodeQuotedPrintable(raw: string): string {
 export async function startSmtpSink(): Promise<SmtpSink> {
   const messages: ReceivedMail[] = [];
   const waiters: { to: string; resolve: (mail: ReceivedMail) => void }[] = [];
+  const handedOut = new Set<ReceivedMail>();
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
@@ -43,11 +47,11 @@ export async function startSmtpSink(): Promise<SmtpSink> {
           text: decodeQuotedPrintable(raw),
         };
         messages.push(mail);
-        for (const waiter of [...waiters]) {
-          if (mail.to.includes(waiter.to)) {
-            waiters.splice(waiters.indexOf(waiter), 1);
-            waiter.resolve(mail);
-          }
+        const waiter = waiters.find((w) => mail.to.includes(w.to));
+        if (waiter) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          handedOut.add(mail);
+          waiter.resolve(mail);
         }
         callback();
       });
@@ -61,8 +65,11 @@ export async function startSmtpSink(): Promise<SmtpSink> {
     env: { SMTP_HOST: '127.0.0.1', SMTP_PORT: String(port), SMTP_SECURE: 'false', SMTP_FROM: 'Strongroom <no-reply@strongroom.test>' },
     waitFor(to, timeoutMs = 5000) {
       const address = to.toLowerCase();
-      const seen = messages.find((m) => m.to.includes(address));
-      if (seen) return Promise.resolve(seen);
+      const seen = messages.find((m) => m.to.includes(address) && !handedOut.has(m));
+      if (seen) {
+        handedOut.add(seen);
+        return Promise.resolve(seen);
+      }
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`no mail for ${address} within ${timeoutMs} ms`)), timeoutMs);
         waiters.push({

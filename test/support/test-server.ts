@@ -19,7 +19,8 @@ export const TEST_ENGINE = TEST_DATABASE_URL.startsWith('postgres') ? 'postgres'
 /** A fresh, empty database for one test server; `drop` removes it. */
 export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise<void> }> {
   if (TEST_ENGINE === 'sqlite') return { url: 'sqlite::memory:', drop: async () => undefined };
-  const schema = `t_${randomBytes(6).toString('hex')}`;
+  // The run's name (test/global-setup.ts) lets its teardown drop exactly its own schemas.
+  const schema = `t_${process.env.STRONGROOM_TEST_RUN ?? 'norun'}_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
   await admin.query(`create schema ${schema}`);

@@ -105,9 +105,9 @@ describe('invitation by email', () => {
     expect((await memberRow(s, invitation.organizationUserId))?.status).toBe(Status.Invited);
 
     // A reinvite mails a fresh token.
-    sink.messages.length = 0;
     expect((await s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/reinvite`, { token: ownerAgain })).status).toBe(200);
     const fresh = invitationFrom(await sink.waitFor('right@example.com'));
+    expect(fresh.token).not.toBe(invitation.token);
     expect((await accept(again, invitation.organizationUserId, fresh.token)).status).toBe(200);
     const twice = await accept(again, invitation.organizationUserId, fresh.token);
     expect(twice.body.message).toBe('Invitation already accepted. You will receive an email when your organization membership is confirmed.');

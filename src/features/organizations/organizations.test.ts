@@ -25,7 +25,7 @@ afterEach(async () => {
 const cloud = () => startTestServer({ env: { DEPLOYMENT: 'cloud' } });
 
 async function eventsOf(s: TestServer, type: number) {
-  return s.database.db.selectFrom('events').selectAll().where('type', '=', type).execute();
+  return s.database.db.selectFrom('events').selectAll().where('type', '=', type).orderBy('seq').execute();
 }
 
 /** Custom permissions are written after seeding: seedMembership's own permissions type is unusable (it intersects with the text column). */
