@@ -11,6 +11,7 @@ import type { Database } from './db/database.js';
 import { apiErrorHandler } from './http/error-handler.js';
 import { NotFound } from './http/errors.js';
 import { validatorCompiler } from './http/validation.js';
+import { serializerCompiler } from './http/serialization.js';
 import { loggerOptions } from './logging.js';
 import { apiService } from './services/api.js';
 import { eventsService } from './services/events.js';
@@ -51,6 +52,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   app.decorateRequest('principal', null);
   app.decorateRequest('membership', null);
   app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);
     // While shutting down, a kept-alive connection would hold the drain open until it times out.
