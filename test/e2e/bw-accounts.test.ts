@@ -17,7 +17,7 @@ const PASSWORD = 'cli master password';
 beforeAll(async () => {
   const tls = await createTestTls();
   server = await startTestServer({ tls });
-  account = await registerAccount(server, { email: 'cli-user@example.com', password: PASSWORD, name: 'CLI User' });
+  account = await registerAccount(server, { email: 'cli-user@example.com', password: PASSWORD, name: 'CLI User', derivation: 'real' });
   bw = await createBwCli({ serverUrl: server.baseUrl, caPath: tls.caPath });
   await bw.configServer();
 }, 120_000);
@@ -73,7 +73,7 @@ describe('official bw client: accounts', { timeout: 300_000 }, () => {
     expect((await bw.run(['sync', '--force'])).code).toBe(0);
 
     const other = await loginAccount(server, account);
-    const next = testAccount(account.email, 'a different master password');
+    const next = testAccount(account.email, 'a different master password', undefined, 'real');
     const changed = await server.request('POST', '/api/accounts/password', {
       token: other.accessToken,
       json: { masterPasswordHash: account.masterPasswordHash, newMasterPasswordHash: next.masterPasswordHash, key: next.encryptedUserKey },

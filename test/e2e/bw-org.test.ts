@@ -70,7 +70,7 @@ beforeAll(async () => {
   tls = await createTestTls();
   sink = await startSmtpSink();
   server = await startTestServer({ tls, env: { DEPLOYMENT: 'cloud', ...sink.env } });
-  owner = await createUser(server, { email: 'e2e-owner@example.com', name: 'Owner' });
+  owner = await createUser(server, { email: 'e2e-owner@example.com', name: 'Owner', derivation: 'real' });
   orgId = (await createOrganization(server, owner, { name: 'E2E Org' })).id;
   const members = await server.request('GET', `/api/organizations/${orgId}/users`, { token: owner.accessToken });
   ownerMemberId = (members.body as { data: { id: string }[] }).data[0]?.id ?? '';
@@ -143,7 +143,7 @@ describe('bw against an organization', () => {
     const early = await ownerBw.run(['confirm', 'org-member', inviteeMemberId, '--organizationid', orgId]);
     expect(early.code).not.toBe(0);
 
-    const member = await createUser(server, { email: MEMBER_EMAIL, name: 'Member' });
+    const member = await createUser(server, { email: MEMBER_EMAIL, name: 'Member', derivation: 'real' });
     const accept = await server.request('POST', `/api/organizations/${orgId}/users/${inviteeMemberId}/accept`, {
       token: member.accessToken,
       json: { token: invitation.token },

@@ -152,7 +152,7 @@ afterAll(async () => {
 });
 
 async function registerAccountOverTls(): Promise<TestAccount> {
-  return registerAccount(server, { email: 'e2e@example.com', name: 'E2E' });
+  return registerAccount(server, { email: 'e2e@example.com', name: 'E2E', derivation: 'real' });
 }
 
 describe('bw against the personal vault', () => {

@@ -11,14 +11,21 @@ export interface LoggedInUser {
 const accounts = new Map<string, TestAccount>();
 
 /**
- * A client-side account for an email. Deriving a master key at 600,000 iterations is slow, and
- * every test server has a fresh database, so each email's account is made once per process.
+ * How an account's master key is made: 'real' derives it from the password as clients do
+ * (needed by any account the official `bw` logs into); 'stand-in', the default for in-process
+ * tests, skips the 600,000 iterations the server cannot observe (see makeTestAccount).
  */
-export function testAccount(email: string, password = DEFAULT_TEST_PASSWORD, name?: string): TestAccount {
-  const cacheKey = `${email}\n${password}`;
+export type Derivation = 'real' | 'stand-in';
+
+/**
+ * A client-side account for an email. Key derivation and RSA key generation are slow, and every
+ * test server has a fresh database, so each email's account is made once per process.
+ */
+export function testAccount(email: string, password = DEFAULT_TEST_PASSWORD, name?: string, derivation: Derivation = 'stand-in'): TestAccount {
+  const cacheKey = `${email}\n${password}\n${derivation}`;
   let account = accounts.get(cacheKey);
   if (!account) {
-    account = makeTestAccount({ email, password, ...(name ? { name } : {}) });
+    account = makeTestAccount({ email, password, derivation, ...(name ? { name } : {}) });
     accounts.set(cacheKey, account);
   }
   return account;
@@ -26,8 +33,15 @@ export function testAccount(email: string, password = DEFAULT_TEST_PASSWORD, nam
 
 let counter = 0;
 
-export async function registerAccount(server: TestServer, opts: { email?: string; password?: string; name?: string } = {}): Promise<TestAccount> {
-  const account = testAccount(opts.email ?? `user${++counter}@example.com`, opts.password, opts.name);
+export interface NewAccount {
+  email?: string;
+  password?: string;
+  name?: string;
+  derivation?: Derivation;
+}
+
+export async function registerAccount(server: TestServer, opts: NewAccount = {}): Promise<TestAccount> {
+  const account = testAccount(opts.email ?? `user${++counter}@example.com`, opts.password, opts.name, opts.derivation);
   const res = await server.request('POST', '/identity/accounts/register/finish', {
     json: registerFinishBody(account, { name: account.name }),
   });
@@ -55,6 +69,6 @@ export async function loginAccount(server: TestServer, account: TestAccount, for
 }
 
 /** Registers through the real endpoint and logs in through the real password grant. */
-export async function createUser(server: TestServer, opts: { email?: string; password?: string; name?: string } = {}): Promise<LoggedInUser> {
+export async function createUser(server: TestServer, opts: NewAccount = {}): Promise<LoggedInUser> {
   return loginAccount(server, await registerAccount(server, opts));
 }

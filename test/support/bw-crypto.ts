@@ -279,6 +279,13 @@ export function makeTestAccount(opts: {
   name?: string;
   iterations?: number;
   kdf?: KdfSettings;
+  /**
+   * 'stand-in' derives the master key with one iteration while the account still claims
+   * `iterations`. The server never sees the password, only the hash derived from the key, so it
+   * cannot tell; a client that derives from the password (the official `bw`) would get another
+   * key and fail to log in. Saves about 0.4 s per account in in-process tests.
+   */
+  derivation?: 'real' | 'stand-in';
 }): TestAccount {
   const iterations = resolveIterations(opts.iterations, opts.kdf);
   const password = opts.password ?? DEFAULT_TEST_PASSWORD;
@@ -286,7 +293,7 @@ export function makeTestAccount(opts: {
   if (kdfSalt(email) === '') {
     throw new Error('email must not be empty');
   }
-  const masterKey = deriveMasterKey(password, email, iterations);
+  const masterKey = deriveMasterKey(password, email, opts.derivation === 'stand-in' ? 1 : iterations);
   const userKey = generateSymmetricKey();
   const { publicKeyB64, privateKeyDer } = generateRsaKeyPair();
   return {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
+import type { Selectable } from 'kysely';
 import pg from 'pg';
 import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { buildApp } from '../../src/app.js';
@@ -8,6 +9,7 @@ import type { Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import type { ServerKeysTable } from '../../src/db/schema.js';
 
 /**
  * The engine under test: `DATABASE_URL=postgres://… npm test` runs the suite on PostgreSQL,
@@ -86,6 +88,14 @@ export interface StartOptions {
   tls?: { certPath: string; keyPath: string; caPem: string };
 }
 
+/**
+ * The token signing key the first fresh test server of this process generated, handed to every
+ * later fresh database: generating a 2048-bit RSA key costs about 0.3 s a server. Servers on a
+ * database they were given (`databaseUrl`) make or read their own, as in production.
+ */
+let signingKey: Selectable<ServerKeysTable> | undefined;
+const SIGNING_KEY = 'jwt-signing';
+
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
   const fresh = options.databaseUrl ? { url: options.databaseUrl, drop: async () => undefined } : await freshDatabaseUrl();
   const tlsEnv: Record<string, string> = options.tls ? { TLS_CERT_FILE: options.tls.certPath, TLS_KEY_FILE: options.tls.keyPath } : {};
@@ -93,6 +103,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   const dispatcher = options.tls ? new Agent({ connect: { ca: options.tls.caPem } }) : undefined;
   const database = openDatabase(config.databaseUrl, { poolSize: 4 });
   await migrateToLatest(database);
+  if (!options.databaseUrl && signingKey) await database.db.insertInto('server_keys').values(signingKey).execute();
   const logs = new LogCapture();
   const app = await buildApp({ config, database, logStream: logs, ...(options.clock ? { clock: options.clock } : {}) });
   await app.listen({ host: '127.0.0.1', port: 0 });
@@ -109,6 +120,9 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     request: (method, path, requestOptions) => httpRequest(baseUrl, method, path, requestOptions, dispatcher),
     async close() {
       await app.close();
+      if (!options.databaseUrl && !signingKey) {
+        signingKey = await database.db.selectFrom('server_keys').selectAll().where('purpose', '=', SIGNING_KEY).executeTakeFirst();
+      }
       await dispatcher?.close();
       await database.close();
       await fresh.drop();
