@@ -177,6 +177,24 @@ describe('policies at accept and confirm', () => {
     const blocked = await s.request('POST', `${users(other.orgId)}/${elsewhere.organizationUserId}/accept`, { token: strictMember.accessToken, json: { token: elsewhere.token } });
     expect(blocked.body.message).toBe('You cannot join this organization because you are a member of an organization which forbids it.');
     expect(await memberEventTypes(s)).toEqual([EventType.OrganizationUser_Invited, EventType.OrganizationUser_Invited]);
+
+    // The policy binds only members with access, in an organization that is enabled and uses policies.
+    const invited = await s.database.db.selectFrom('organization_users').selectAll().where('id', '=', elsewhere.organizationUserId).executeTakeFirstOrThrow();
+    const acceptOnce = async () => {
+      const res = await s.request('POST', `${users(other.orgId)}/${elsewhere.organizationUserId}/accept`, { token: strictMember.accessToken, json: { token: elsewhere.token } });
+      // Back to invited, for the next case.
+      await s.database.db.updateTable('organization_users').set({ status: invited.status, user_id: invited.user_id, email: invited.email }).where('id', '=', invited.id).execute();
+      return res;
+    };
+    const strictOrg = () => s.database.db.updateTable('organizations').where('id', '=', strict.orgId);
+    await strictOrg().set({ enabled: false }).execute();
+    expect((await acceptOnce()).status).toBe(200);
+    await strictOrg().set({ enabled: true, use_policies: false }).execute();
+    expect((await acceptOnce()).status).toBe(200);
+    await strictOrg().set({ use_policies: true }).execute();
+    expect((await acceptOnce()).status).toBe(400);
+    await s.database.db.updateTable('organization_users').set({ status: Status.Revoked }).where('id', '=', strictMember.memberId).execute();
+    expect((await acceptOnce()).status).toBe(200);
   });
 
   it('refuses members while two-step login is required, since this server has none yet; owners and admins are exempt', async () => {

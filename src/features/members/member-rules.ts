@@ -5,7 +5,7 @@ import type { MailLog } from '../mail/mailer.js';
 import type { Membership } from '../organizations/org-access.js';
 import { PlanType } from '../organizations/plans.js';
 import { canManageMemberOfType, OrganizationUserStatusType, OrganizationUserType, PERMISSION_FLAGS } from '../organizations/roles.js';
-import { enabledPoliciesForUser, findPolicy } from '../policies/policies.repository.js';
+import { findPolicy, policiesOfMemberships } from '../policies/policies.repository.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { countFreeOrgAdminships, countOccupiedSeats, membershipsOfUser } from './members.repository.js';
 import { collectionsOfOrganization, groupsOfOrganization } from '../collections/collections.repository.js';
@@ -161,7 +161,10 @@ export async function joinPolicyError(
   const singleOrg = await findPolicy(db, org.id, PolicyType.SingleOrg);
   if (singleOrg && singleOrg.enabled && others.length > 0) return text.singleOrg;
 
-  const forbidding = new Set((await enabledPoliciesForUser(db, userId, PolicyType.SingleOrg)).map((p) => p.organization_id));
-  const blocked = memberships.some((m) => forbidding.has(m.organization_id) && !isExempt(m.type) && m.status !== OrganizationUserStatusType.Invited);
+  // Another organization's policy binds the user where they have access (accepted or confirmed,
+  // not revoked) and that organization is enabled and uses policies; its owners and admins are exempt.
+  const binding = [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed];
+  const forbidding = new Set((await policiesOfMemberships(db, userId, binding, PolicyType.SingleOrg)).map((p) => p.organization_id));
+  const blocked = memberships.some((m) => forbidding.has(m.organization_id) && !isExempt(m.type) && binding.includes(m.status));
   return blocked ? text.otherSingleOrg : null;
 }
