@@ -15,6 +15,7 @@ import { invitationFrom, startSmtpSink, type SmtpSink } from '../../../test/supp
 import { freshDatabaseUrl, startTestServer, TEST_ENGINE, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
 import { PolicyType } from '../policies/policy-type.js';
+import { PlanType } from '../organizations/plans.js';
 import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../organizations/roles.js';
 
 let server: TestServer | undefined;
@@ -111,6 +112,40 @@ describe('invitation by email', () => {
     expect((await accept(again, invitation.organizationUserId, fresh.token)).status).toBe(200);
     const twice = await accept(again, invitation.organizationUserId, fresh.token);
     expect(twice.body.message).toBe('Invitation already accepted. You will receive an email when your organization membership is confirmed.');
+  });
+
+  it('enrols the member in account recovery on accept when the organization\'s policy says so', async () => {
+    server = await startTestServer({ env: sink.env });
+    const s = server;
+    const { orgId, owner } = await orgWithOwner(s, { planType: PlanType.EnterpriseAnnually });
+    await seedPolicy(s, orgId, PolicyType.ResetPassword);
+    const policy = () => s.database.db.updateTable('policies').where('organization_id', '=', orgId).where('type', '=', PolicyType.ResetPassword);
+    await policy().set({ data: JSON.stringify({ autoEnrollEnabled: true }) }).execute();
+    const recoveryKey = rsaEncryptToEncString(randomBytes(64), testAccount('recovered@example.com').publicKeyB64);
+    const invitation = await inviteAndReceive(s, owner.accessToken, orgId, 'recovered@example.com');
+    const user = await createUser(s, { email: 'recovered@example.com' });
+    const accept = (json: Record<string, unknown>) => s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/accept`, { token: user.accessToken, json: { token: invitation.token, ...json } });
+
+    const missing = await accept({});
+    expect(missing.status).toBe(400);
+    expect(missing.body.validationErrors.resetPasswordKey).toEqual(['Master Password reset is required, but not provided.']);
+    expect((await accept({ resetPasswordKey: 'not an encrypted key' })).body.validationErrors).toHaveProperty('resetPasswordKey');
+    expect((await memberRow(s, invitation.organizationUserId))?.status).toBe(Status.Invited);
+
+    expect((await accept({ resetPasswordKey: recoveryKey })).status).toBe(200);
+    const row = await memberRow(s, invitation.organizationUserId);
+    expect(row).toMatchObject({ status: Status.Accepted, reset_password_key: recoveryKey });
+    expect(await memberEventTypes(s)).toEqual([EventType.OrganizationUser_Invited, EventType.OrganizationUser_ResetPassword_Enroll]);
+    const listed = await s.request('GET', users(orgId), { token: owner.accessToken });
+    expect(dataOf(listed.body).find((m) => m.id === invitation.organizationUserId)).toMatchObject({ resetPasswordEnrolled: true });
+
+    // Without automatic enrolment a key sent along is not kept.
+    await policy().set({ data: JSON.stringify({ autoEnrollEnabled: false }) }).execute();
+    const second = await inviteAndReceive(s, owner.accessToken, orgId, 'kept-out@example.com');
+    const other = await createUser(s, { email: 'kept-out@example.com' });
+    const plain = await s.request('POST', `${users(orgId)}/${second.organizationUserId}/accept`, { token: other.accessToken, json: { token: second.token, resetPasswordKey: recoveryKey } });
+    expect(plain.status, plain.text).toBe(200);
+    expect((await memberRow(s, second.organizationUserId))?.reset_password_key).toBeNull();
   });
 
   it('is the only way in while registration is closed', async () => {

@@ -5,6 +5,7 @@ import type { Db } from '../../db/database.js';
 import type { OrganizationUsersTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { UserPrincipal } from '../../http/access.js';
+import type { ClientContext } from '../../http/request-context.js';
 import { BadRequest, GatewayError, NotFound } from '../../http/errors.js';
 import { findUserByEmail, findUserById, touchAccountRevision } from '../accounts/accounts.repository.js';
 import { normalizeEmail } from '../accounts/kdf.js';
@@ -13,6 +14,9 @@ import { EventType } from '../events/event-type.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
+import { findPolicy } from '../policies/policies.repository.js';
+import { autoEnrollsInRecovery } from '../policies/policy-data.js';
+import { PolicyType } from '../policies/policy-type.js';
 import { assertCanManage, joinPolicyError, lockOrganization, seatError, validateAssignment, type Actor } from './member-rules.js';
 import {
   findMember,
@@ -178,7 +182,8 @@ export function createInviteMembers(deps: InviteDeps) {
      * The invited account takes up its invitation: the token must be this server's, for this
      * membership, and the caller's email must be the invited one.
      */
-    async accept(caller: UserPrincipal, organizationId: string, id: string, token: string): Promise<void> {
+    async accept(caller: UserPrincipal, client: ClientContext, organizationId: string, id: string, body: { token: string; resetPasswordKey?: string | null }): Promise<void> {
+      const { token } = body;
       const member = await findMemberById(db, id);
       if (!member || member.organization_id !== organizationId) throw new NotFound();
       const payload = await keys.verify(token, { typ: INVITE_TOKEN_TYP });
@@ -196,10 +201,18 @@ export function createInviteMembers(deps: InviteDeps) {
       const org = await organizationOrThrow(db, organizationId);
       const policy = await joinPolicyError(db, org, member, user.id, 'accept');
       if (policy) throw new BadRequest(policy);
+      // Joining enrols the member in account recovery when the organization's policy says so:
+      // the client sends its user key encrypted to the organization's public key.
+      const enroll = Boolean(org.use_reset_password) && autoEnrollsInRecovery(await findPolicy(db, org.id, PolicyType.ResetPassword));
+      const resetPasswordKey = enroll ? body.resetPasswordKey : null;
+      if (enroll && !resetPasswordKey) throw BadRequest.field('resetPasswordKey', 'Master Password reset is required, but not provided.');
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
-        await updateMember(tx, member.id, { status: OrganizationUserStatusType.Accepted, user_id: user.id, email: null, revision_date: now });
+        await updateMember(tx, member.id, { status: OrganizationUserStatusType.Accepted, user_id: user.id, email: null, reset_password_key: resetPasswordKey ?? null, revision_date: now });
         await touchAccountRevision(tx, user.id, now);
+        if (resetPasswordKey) {
+          await audit.record(tx, client, [{ type: EventType.OrganizationUser_ResetPassword_Enroll, organizationId: org.id, organizationUserId: member.id, actingUserId: user.id }]);
+        }
       });
     },
   };

@@ -101,7 +101,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
     `${BASE}/:id/accept`,
     { config: { access: access.user }, schema: { tags, params: OrgIdParams, body: AcceptBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await members.accept(currentUser(request), lower(request.params.orgId), lower(request.params.id), request.body.token);
+      await members.accept(currentUser(request), clientContext(request), lower(request.params.orgId), lower(request.params.id), request.body);
       return emptyOk(reply);
     },
   );

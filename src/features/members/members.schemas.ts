@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Guid, Nullable } from '../../http/schemas.js';
+import { Guid, Nullable, NullableEncString } from '../../http/schemas.js';
 import { parsePermissions, PERMISSION_FLAGS } from '../organizations/roles.js';
 
 const Email = Type.String({ minLength: 3, maxLength: 256, pattern: '^\\s*[^\\s@]+@[^\\s@]+\\s*$' });
@@ -31,7 +31,11 @@ export type InviteBody = Static<typeof InviteBody>;
 export const UpdateBody = Type.Object(memberFields);
 export type UpdateBody = Static<typeof UpdateBody>;
 
-export const AcceptBody = Type.Object({ token: Type.String({ minLength: 1, maxLength: 4000 }), resetPasswordKey: Type.Optional(Nullable(Type.String())) });
+export const AcceptBody = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 4000 }),
+  // The user key encrypted to the organization's public key, for automatic account recovery enrolment.
+  resetPasswordKey: NullableEncString(10_000),
+});
 
 export const ConfirmBody = Type.Object({
   key: Type.String({ minLength: 1, maxLength: 10_000 }),

@@ -9,6 +9,7 @@ import type { PasswordHasher } from '../accounts/password-hasher.js';
 import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { findPolicy } from '../policies/policies.repository.js';
+import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
 import type { Membership } from './org-access.js';
@@ -208,17 +209,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
     async autoEnrollStatus(userId: string, identifier: string): Promise<{ id: string; resetPasswordEnabled: boolean }> {
       const org = await findOrganizationByIdentifier(db, identifier);
       if (!org || !(await findMembershipOfUser(db, org.id, userId))) throw new NotFound();
-      const policy = await findPolicy(db, org.id, PolicyType.ResetPassword);
-      let autoEnroll = false;
-      if (policy?.enabled && policy.data) {
-        try {
-          const data = JSON.parse(policy.data) as Record<string, unknown>;
-          autoEnroll = Object.entries(data).some(([k, v]) => k.toLowerCase() === 'autoenrollenabled' && v === true);
-        } catch {
-          autoEnroll = false;
-        }
-      }
-      return { id: org.id, resetPasswordEnabled: autoEnroll };
+      return { id: org.id, resetPasswordEnabled: autoEnrollsInRecovery(await findPolicy(db, org.id, PolicyType.ResetPassword)) };
     },
 
     /**

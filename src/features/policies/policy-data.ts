@@ -1,4 +1,5 @@
 import { BadRequest } from '../../http/errors.js';
+import type { PolicyRow } from './policies.repository.js';
 import { PolicyType } from './policy-type.js';
 
 const MAX_DATA_CHARS = 10_000;
@@ -45,4 +46,18 @@ export function validatePolicyData(type: PolicyType, data: unknown): Record<stri
     kept[key] = value;
   }
   return kept;
+}
+
+/**
+ * Whether a stored Account recovery policy enrols members in account recovery when they join
+ * (`data.autoEnrollEnabled`, which validatePolicyData keeps under that name).
+ */
+export function autoEnrollsInRecovery(policy: Pick<PolicyRow, 'enabled' | 'data'> | undefined): boolean {
+  if (!policy?.enabled || !policy.data) return false;
+  try {
+    const data: unknown = JSON.parse(policy.data);
+    return typeof data === 'object' && data !== null && (data as Record<string, unknown>).autoEnrollEnabled === true;
+  } catch {
+    return false;
+  }
 }
