@@ -5,7 +5,7 @@ import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
-import { joinPolicyError, type Actor } from './member-rules.js';
+import { joinPolicyError, lockOrganization, type Actor } from './member-rules.js';
 import { findMembers, updateMember, type MemberRow } from './members.repository.js';
 import { findOrganization } from '../organizations/organizations.repository.js';
 import { touchAccountRevision } from '../accounts/accounts.repository.js';
@@ -28,41 +28,46 @@ function statusError(member: MemberRow): string | null {
 
 /** Confirming hands an accepted member the organization key (encrypted to their public key) and with it access. */
 export function createConfirmMembers({ db, clock, audit }: { db: Db; clock: Clock; audit: AuditLog }) {
+  /**
+   * Checks and writes in one transaction under the organization lock the other member commands
+   * take, so two confirmations of one member (or a confirmation racing a revoke) cannot both pass.
+   */
   async function confirmMany(actor: Actor, organizationId: string, keys: readonly { id: string; key: string }[]): Promise<BulkResult[]> {
-    const org = await findOrganization(db, organizationId);
-    if (!org) throw new NotFound();
-    const found = new Map((await findMembers(db, organizationId, keys.map((k) => k.id.toLowerCase()))).map((m) => [m.id, m]));
-    const results: BulkResult[] = [];
-    const confirmed: { member: MemberRow; key: string }[] = [];
-    for (const { id: raw, key } of keys) {
-      const id = raw.toLowerCase();
-      const member = found.get(id);
-      let error = member ? statusError(member) : NOT_FOUND;
-      if (!error && !isEncString(key)) error = 'The key is not a valid encrypted string.';
-      if (!error && member?.user_id) error = await joinPolicyError(db, org, member, member.user_id, 'confirm');
-      if (!error && member) confirmed.push({ member, key });
-      results.push(bulkResult(id, error ?? ''));
-    }
-    if (confirmed.length > 0) {
+    return db.transaction().execute(async (tx) => {
+      await lockOrganization(tx, organizationId);
+      const org = await findOrganization(tx, organizationId);
+      if (!org) throw new NotFound();
+      const found = new Map((await findMembers(tx, organizationId, keys.map((k) => k.id.toLowerCase()))).map((m) => [m.id, m]));
+      const results: BulkResult[] = [];
+      const confirmed: { member: MemberRow; key: string }[] = [];
+      for (const { id: raw, key } of keys) {
+        const id = raw.toLowerCase();
+        const member = found.get(id);
+        let error = member ? statusError(member) : NOT_FOUND;
+        if (!error && confirmed.some((c) => c.member.id === id)) error = 'User already confirmed.';
+        if (!error && !isEncString(key)) error = 'The key is not a valid encrypted string.';
+        if (!error && member?.user_id) error = await joinPolicyError(tx, org, member, member.user_id, 'confirm');
+        if (!error && member) confirmed.push({ member, key });
+        results.push(bulkResult(id, error ?? ''));
+      }
+      if (confirmed.length === 0) return results;
       const now = clock.now().toISOString();
-      await db.transaction().execute(async (tx) => {
-        for (const { member, key } of confirmed) {
-          await updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, key, email: null, revision_date: now });
-          if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
-        }
-        await audit.record(
-          tx,
-          actor.client,
-          confirmed.map(({ member }) => ({
-            type: EventType.OrganizationUser_Confirmed,
-            organizationId,
-            organizationUserId: member.id,
-            actingUserId: actor.membership.userId,
-          })),
-        );
-      });
-    }
-    return results;
+      for (const { member, key } of confirmed) {
+        await updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, key, email: null, revision_date: now });
+        if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
+      }
+      await audit.record(
+        tx,
+        actor.client,
+        confirmed.map(({ member }) => ({
+          type: EventType.OrganizationUser_Confirmed,
+          organizationId,
+          organizationUserId: member.id,
+          actingUserId: actor.membership.userId,
+        })),
+      );
+      return results;
+    });
   }
 
   return {
