@@ -61,12 +61,12 @@ export function createSyncService({ db, cache }: { db: Db; cache: SyncCache }) {
       if (cached) return { user, vault: cached, ...shared };
 
       const [folders, personal] = await Promise.all([listFolders(db, userId), listPersonalCiphers(db, userId)]);
-      const own = new Set(personal.map((c) => c.id));
       const vault: VaultSection = {
         revision,
         withSshKeys: options.withSshKeys,
         folders: foldersJson(folders),
-        ciphers: Buffer.from(ciphersJson([...personal, ...org.items.filter((c) => !own.has(c.id))], options.withSshKeys)),
+        // An item is either the user's own or an organization's (sharing moves it), never both.
+        ciphers: Buffer.from(ciphersJson([...personal, ...org.items], options.withSshKeys)),
       };
       if (cacheable) cache.set(userId, vault);
       return { user, vault, ...shared };
