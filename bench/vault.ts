@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
+import { passwordGrantForm } from '../test/support/accounts.js';
 import { makeTestAccount, registerFinishBody, type TestAccount } from '../test/support/bw-crypto.js';
 import { itemBody } from './items.js';
 
@@ -102,16 +103,7 @@ async function seed(base: string): Promise<{ token: string; ids: string[]; accou
   await call(base, 'POST', '/identity/accounts/register/finish', { json: registerFinishBody(account) });
   const login = JSON.parse(
     await call(base, 'POST', '/identity/connect/token', {
-      form: {
-        grant_type: 'password',
-        username: account.email,
-        password: account.masterPasswordHash,
-        scope: 'api offline_access',
-        client_id: 'cli',
-        deviceType: '25',
-        deviceIdentifier: 'b0b0b0b0-0000-4000-8000-000000000001',
-        deviceName: 'bench',
-      },
+      form: passwordGrantForm(account, { deviceType: '25', deviceIdentifier: 'b0b0b0b0-0000-4000-8000-000000000001', deviceName: 'bench' }),
     }),
   ) as { access_token: string };
   const token = login.access_token;

@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerAccount, TEST_DEVICE } from '../support/accounts.js';
+import { passwordGrantForm, registerAccount, TEST_DEVICE } from '../support/accounts.js';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
 import { encryptText, type TestAccount } from '../support/bw-crypto.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -283,15 +283,7 @@ describe('bw against the personal vault', () => {
 
   it('sees a change made through the API by a second session after bw sync', async () => {
     const token = await server.request('POST', '/identity/connect/token', {
-      form: {
-        grant_type: 'password',
-        username: account.email,
-        password: account.masterPasswordHash,
-        scope: 'api offline_access',
-        client_id: 'web',
-        ...TEST_DEVICE,
-        deviceIdentifier: '5b0f7a1e-2222-4333-8444-955566677788',
-      },
+      form: { ...passwordGrantForm(account, { ...TEST_DEVICE, deviceIdentifier: '5b0f7a1e-2222-4333-8444-955566677788' }), client_id: 'web' },
     });
     expect(token.status, token.text).toBe(200);
     const body = cipherBody('login', account.userKey, { name: encryptText('From the web', account.userKey) });

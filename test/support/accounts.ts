@@ -51,18 +51,20 @@ export async function registerAccount(server: TestServer, opts: NewAccount = {})
 
 export const TEST_DEVICE = { deviceType: '25', deviceIdentifier: 'a7d3a4b2-3f4e-4c3f-9b1a-1f2e3d4c5b6a', deviceName: 'linux' };
 
+/** The password grant's form as the CLI sends it (`POST /identity/connect/token`). */
+export function passwordGrantForm(account: TestAccount, device: Record<string, string> = TEST_DEVICE): Record<string, string> {
+  return {
+    grant_type: 'password',
+    username: account.email,
+    password: account.masterPasswordHash,
+    scope: 'api offline_access',
+    client_id: 'cli',
+    ...device,
+  };
+}
+
 export async function loginAccount(server: TestServer, account: TestAccount, form: Record<string, string> = {}): Promise<LoggedInUser> {
-  const res = await server.request('POST', '/identity/connect/token', {
-    form: {
-      grant_type: 'password',
-      username: account.email,
-      password: account.masterPasswordHash,
-      scope: 'api offline_access',
-      client_id: 'cli',
-      ...TEST_DEVICE,
-      ...form,
-    },
-  });
+  const res = await server.request('POST', '/identity/connect/token', { form: { ...passwordGrantForm(account), ...form } });
   if (res.status !== 200) throw new Error(`login failed: ${res.status} ${res.text}`);
   const payload = JSON.parse(Buffer.from(String(res.body.access_token).split('.')[1] ?? '', 'base64url').toString()) as { sub: string };
   return { account, userId: payload.sub, accessToken: res.body.access_token, refreshToken: res.body.refresh_token };

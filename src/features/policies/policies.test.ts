@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_DEVICE, testAccount } from '../../../test/support/accounts.js';
+import { passwordGrantForm, testAccount } from '../../../test/support/accounts.js';
 import { actor, orgWithCallers, custom, eventsOf, orgWithOwner, ROLES, type Actor } from '../../../test/support/admin.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
@@ -172,9 +172,7 @@ describe('policy effects for users', () => {
 
   async function tokenResponse(s: TestServer, email: string): Promise<Record<string, unknown>> {
     const account = testAccount(email);
-    const res = await s.request('POST', '/identity/connect/token', {
-      form: { grant_type: 'password', username: email, password: account.masterPasswordHash, scope: 'api offline_access', client_id: 'cli', ...TEST_DEVICE },
-    });
+    const res = await s.request('POST', '/identity/connect/token', { form: passwordGrantForm(account) });
     expect(res.status).toBe(200);
     return res.body as Record<string, unknown>;
   }

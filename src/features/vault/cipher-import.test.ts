@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { createUser, passwordGrantForm, type LoggedInUser } from '../../../test/support/accounts.js';
 import { decryptText, encryptText } from '../../../test/support/bw-crypto.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, ciphersOf, dataOf } from '../../../test/support/vault.js';
@@ -96,16 +96,7 @@ describe('changes made by another session', () => {
   it('move the account revision date, and the next sync carries them', async () => {
     const before = (await req(alice, 'GET', '/accounts/revision-date')).body as number;
     const second = await server.request('POST', '/identity/connect/token', {
-      form: {
-        grant_type: 'password',
-        username: alice.account.email,
-        password: alice.account.masterPasswordHash,
-        scope: 'api offline_access',
-        client_id: 'web',
-        deviceType: '9',
-        deviceIdentifier: '0b6e3c1a-1111-4222-8333-944455566677',
-        deviceName: 'firefox',
-      },
+      form: { ...passwordGrantForm(alice.account, { deviceType: '9', deviceIdentifier: '0b6e3c1a-1111-4222-8333-944455566677', deviceName: 'firefox' }), client_id: 'web' },
     });
     expect(second.status, second.text).toBe(200);
     await new Promise((r) => setTimeout(r, 5));
