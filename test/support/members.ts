@@ -30,31 +30,14 @@ export async function memberOf(
   return { ...user, memberId };
 }
 
-/** An organization with one confirmed owner. */
+/**
+ * An organization with one confirmed owner, as a logged-in member (`memberOf`) with a fresh email.
+ * admin.ts's `orgWithOwner` adds a stranger from another organization, for permission tables.
+ */
 export async function orgWithOwner(server: TestServer, opts: { planType?: PlanType; name?: string } = {}) {
   const orgId = await seedOrganization(server, opts);
   const owner = await memberOf(server, orgId, { type: OrganizationUserType.Owner });
   return { orgId, owner };
-}
-
-export async function seedCollection(server: TestServer, organizationId: string): Promise<string> {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  await server.database.db
-    .insertInto('collections')
-    .values({ id, organization_id: organizationId, name: '2.aQ==|aQ==|aQ==', external_id: null, type: 0, creation_date: now, revision_date: now })
-    .execute();
-  return id;
-}
-
-export async function seedGroup(server: TestServer, organizationId: string): Promise<string> {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  await server.database.db
-    .insertInto('groups')
-    .values({ id, organization_id: organizationId, name: 'g', access_all: false, external_id: null, creation_date: now, revision_date: now })
-    .execute();
-  return id;
 }
 
 export async function seedPolicy(server: TestServer, organizationId: string, type: number, enabled = true): Promise<void> {

@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 // Each test registers several accounts (slow key derivation); a busy CI machine needs the room.
 vi.setConfig({ testTimeout: 120_000 });
 import { createUser } from '../../../test/support/accounts.js';
-import { dataOf, memberEvents, memberEventTypes, memberOf, memberRow, orgWithOwner, seedCollection, seedGroup } from '../../../test/support/members.js';
+import { seedCollection, seedGroup } from '../../../test/support/admin.js';
+import { dataOf, memberEvents, memberEventTypes, memberOf, memberRow, orgWithOwner } from '../../../test/support/members.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
