@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
+import { distinctIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
@@ -58,13 +59,8 @@ export async function collectionDetailsForUser(db: Executor, userId: string): Pr
 
 function normalizeAccess(list: readonly AccessSelection[] | null | undefined, field: string): AccessInput[] | undefined {
   if (list === undefined || list === null) return undefined;
-  const seen = new Set<string>();
-  return list.map((item) => {
-    const id = item.id.toLowerCase();
-    if (seen.has(id)) throw BadRequest.field(field, `The ${field} field lists ${id} more than once.`);
-    seen.add(id);
-    return { id, readOnly: item.readOnly ?? false, hidePasswords: item.hidePasswords ?? false, manage: item.manage ?? false };
-  });
+  const ids = distinctIds(list.map((item) => item.id), field);
+  return list.map((item, i) => ({ id: ids[i] as string, readOnly: item.readOnly ?? false, hidePasswords: item.hidePasswords ?? false, manage: item.manage ?? false }));
 }
 
 export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: Clock }) {

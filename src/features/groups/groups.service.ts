@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
+import { distinctIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { canEdit, type CollectionActor } from '../collections/collection-rights.js';
 import {
@@ -39,16 +40,9 @@ interface GroupInput {
   users: string[] | null;
 }
 
-function uniqueIds(ids: readonly string[], field: string): string[] {
-  const normalized = ids.map((id) => id.toLowerCase());
-  const duplicate = normalized.find((id, i) => normalized.indexOf(id) !== i);
-  if (duplicate) throw BadRequest.field(field, `The ${field} field lists ${duplicate} more than once.`);
-  return normalized;
-}
-
 function collectionInputs(list: CreateGroupBody['collections']): AccessInput[] {
   const items = list ?? [];
-  uniqueIds(items.map((c) => c.id), 'collections');
+  distinctIds(items.map((c) => c.id), 'collections');
   return items.map((c) => ({ id: c.id.toLowerCase(), readOnly: c.readOnly ?? false, hidePasswords: c.hidePasswords ?? false, manage: c.manage ?? false }));
 }
 
@@ -144,8 +138,10 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
 
   /** Sets the group's members to `users`; returns the members added or removed. */
   async function setMembers(executor: Executor, groupId: string, before: readonly string[], users: readonly string[]): Promise<string[]> {
-    const added = users.filter((id) => !before.includes(id));
-    const removed = before.filter((id) => !users.includes(id));
+    const was = new Set(before);
+    const now = new Set(users);
+    const added = users.filter((id) => !was.has(id));
+    const removed = before.filter((id) => !now.has(id));
     await removeGroupMembers(executor, groupId, removed);
     await addGroupMembers(executor, groupId, added);
     return [...added, ...removed];
@@ -185,7 +181,13 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
     async listDetails(membership: Membership) {
       const groups = await listGroups(db, membership.organizationId);
       const access = await collectionsOfGroups(db, groups.map((g) => g.id));
-      return groups.map((g) => toGroupDetails(g, access.filter((a) => a.group_id === g.id)));
+      const byGroup = new Map<string, typeof access>();
+      for (const a of access) {
+        const list = byGroup.get(a.group_id);
+        if (list) list.push(a);
+        else byGroup.set(a.group_id, [a]);
+      }
+      return groups.map((g) => toGroupDetails(g, byGroup.get(g.id) ?? []));
     },
 
     async get(membership: Membership, id: string) {
@@ -212,7 +214,7 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
         accessAll,
         externalId: body.externalId ?? null,
         collections: collectionInputs(body.collections),
-        users: uniqueIds(body.users ?? [], 'users'),
+        users: distinctIds(body.users ?? [], 'users'),
       };
       return db.transaction().execute(async (tx) => {
         await checkSave(tx, membership, input, null);
@@ -243,7 +245,7 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
           accessAll: body.accessAll ?? Boolean(group.access_all),
           externalId: body.externalId === undefined ? group.external_id : body.externalId,
           collections: collectionInputs(body.collections),
-          users: body.users === null ? null : uniqueIds(body.users, 'users'),
+          users: body.users === null ? null : distinctIds(body.users, 'users'),
         };
         const org = await checkSave(tx, membership, input, { group, members: before });
         const now = clock.now().toISOString();
@@ -267,7 +269,7 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
     },
 
     async replaceMembers(membership: Membership, id: string, users: readonly string[], client: ClientContext): Promise<void> {
-      const ids = uniqueIds(users, 'users');
+      const ids = distinctIds(users, 'users');
       await db.transaction().execute(async (tx) => {
         const group = await groupOrThrow(tx, membership, id);
         const before = await memberIdsOfGroup(tx, id);
