@@ -44,11 +44,14 @@ export function canReadAllWithAccess(actor: CollectionActor): boolean {
   return r.has('editAnyCollection') || r.has('deleteAnyCollection') || r.has('manageUsers') || r.has('manageGroups');
 }
 
-/** Assigned with manage, or assigned as a member whose role manages its assigned collections. */
+/**
+ * Assigned with manage (the legacy Manager role's assignments carry it, see collectionGrants).
+ * The custom flags editAssignedCollections and deleteAssignedCollections give nothing beyond the
+ * grant: the official server turned them into manage on the assignments and dropped them, and
+ * honouring them would let a read-only assignee rewrite its own access.
+ */
 export function manages(actor: CollectionActor, collectionId: string): boolean {
-  const grant = actor.grants.get(collectionId);
-  if (!grant) return false;
-  return grant.manage || actor.membership.rights.has('editAssignedCollections');
+  return actor.grants.get(collectionId)?.manage === true;
 }
 
 /**
@@ -86,7 +89,5 @@ export function canDelete(actor: CollectionActor, collectionId: string, unmanage
   const m = actor.membership;
   // With deletion limited, only owners and admins delete even the collections they manage.
   if (actor.settings.limitCollectionDeletion && !isOwnerOrAdmin(m)) return false;
-  const grant = actor.grants.get(collectionId);
-  const managed = grant !== undefined && (grant.manage || m.rights.has('deleteAssignedCollections'));
-  return managed || (unmanaged && mayAdoptUnmanaged(actor));
+  return manages(actor, collectionId) || (unmanaged && mayAdoptUnmanaged(actor));
 }

@@ -29,6 +29,8 @@ describe('collection permission matrix', () => {
     createNew: custom('createNewCollections'),
     manageGroups: custom('manageGroups'),
     manageUsers: custom('manageUsers'),
+    editAssigned: custom('editAssignedCollections'),
+    deleteAssigned: custom('deleteAssignedCollections'),
   };
 
   beforeAll(async () => {
@@ -106,6 +108,11 @@ describe('collection permission matrix', () => {
     ['manager', undefined, 404, 404, 404, 404],
     ['manager', { readOnly: true }, 200, 200, 200, 200],
     ['createNew', undefined, 404, 404, 404, 404],
+    // The legacy "assigned collections" flags give nothing beyond the grant (the official server
+    // turned them into manage): a read-only assignee may not rewrite its own access or delete.
+    ['editAssigned', { readOnly: true }, 403, 403, 403, 403],
+    ['deleteAssigned', { readOnly: true }, 403, 403, 403, 403],
+    ['editAssigned', { manage: true }, 200, 200, 200, 200],
     ['invited', { manage: true }, 404, 404, 404, 404],
     ['accepted', { manage: true }, 404, 404, 404, 404],
     ['revoked', { manage: true }, 404, 404, 404, 404],
