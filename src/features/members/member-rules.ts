@@ -94,6 +94,32 @@ export async function validateAssignment(db: Executor, org: OrganizationRow, act
   };
 }
 
+/**
+ * What the member routes may not do to access, whatever the caller's rights: turn on access to
+ * all collections without editAnyCollection (as for groups), or put the caller into a group that
+ * lacks access to all collections (the spec's rule, which the group routes apply too). `before`
+ * is the member's current state; only additions are checked.
+ */
+export async function accessWideningError(
+  db: Executor,
+  actor: Membership,
+  member: { id: string; access_all: boolean | number },
+  change: { accessAll?: boolean | undefined; groups?: readonly string[] | undefined },
+  groupsBefore: readonly string[],
+): Promise<{ field: string; message: string } | null> {
+  if (change.accessAll && !member.access_all && !actor.rights.has('editAnyCollection')) {
+    return { field: 'accessAll', message: 'Only members who may edit any collection can give a member access to all collections.' };
+  }
+  if (member.id === actor.id && change.groups) {
+    const added = change.groups.filter((g) => !groupsBefore.includes(g));
+    if (added.length > 0) {
+      const rows = await db.selectFrom('groups').select(['id', 'access_all']).where('id', 'in', added).execute();
+      if (rows.some((g) => !g.access_all)) return { field: 'groups', message: 'You cannot add yourself to groups.' };
+    }
+  }
+  return null;
+}
+
 /** Distinct group ids, all of them the organization's own, on a plan that has groups. */
 export async function validateGroups(db: Executor, org: OrganizationRow, ids: readonly string[], field = 'groups'): Promise<string[]> {
   const groups = [...new Set(ids.map((g) => g.toLowerCase()))];

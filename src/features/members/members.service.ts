@@ -6,7 +6,7 @@ import { EventType } from '../events/event-type.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 import { createConfirmMembers } from './confirm-members.js';
 import { createInviteMembers, type InviteDeps } from './invite-members.js';
-import { assertCanManage, joinPolicyError, lockOrganization, manageError, seatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
+import { accessWideningError, assertCanManage, joinPolicyError, lockOrganization, manageError, seatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
 import {
   collectionsOfMembers,
   countConfirmedOwnersExcept,
@@ -240,6 +240,8 @@ export function createMemberService(deps: MemberServiceDeps) {
       assertCanManage(actor.membership, body.type, 'configure');
       const assignment = await validateAssignment(db, org, actor.membership, body);
       const before = (await groupsByMember([id])).get(id) ?? [];
+      const widening = await accessWideningError(db, actor.membership, member, assignment, before);
+      if (widening) throw BadRequest.field(widening.field, widening.message);
       const groupsChanged = assignment.groups !== undefined && (assignment.groups.length !== before.length || assignment.groups.some((g) => !before.includes(g)));
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
@@ -267,6 +269,8 @@ export function createMemberService(deps: MemberServiceDeps) {
       const member = await memberOrThrow(organizationId, id);
       assertCanManage(actor.membership, member.type, 'configure');
       const groups = await validateGroups(db, await organizationOrThrow(organizationId), groupIds, 'groupIds');
+      const widening = await accessWideningError(db, actor.membership, member, { groups }, (await groupsByMember([id])).get(id) ?? []);
+      if (widening) throw BadRequest.field('groupIds', widening.message);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await replaceMemberGroups(tx, id, groups);

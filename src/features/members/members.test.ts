@@ -474,6 +474,38 @@ describe('updating members', () => {
     expect((await memberEventTypes(server)).at(-1)).toBe(EventType.OrganizationUser_UpdatedGroups);
   });
 
+  it('keeps callers from widening access through the member routes', async () => {
+    server = await startTestServer();
+    const s = server;
+    const { orgId, owner } = await orgWithOwner(s);
+    const caller = await memberOf(s, orgId, { type: Role.Custom, permissions: { manageUsers: true } });
+    const other = await memberOf(s, orgId);
+    const limited = await seedGroup(s, orgId);
+    const everything = await seedGroup(s, orgId, [], true);
+    const put = (path: string, json: unknown, token = caller.accessToken) => s.request('PUT', `${users(orgId)}/${path}`, { token, json });
+    const groupsOf = async (memberId: string) => (await s.database.db.selectFrom('group_users').select('group_id').where('organization_user_id', '=', memberId).execute()).map((r) => r.group_id);
+
+    // Into a group without access to all collections: the rule the group routes apply.
+    const own = await put(`${caller.memberId}/groups`, { groupIds: [limited] });
+    expect(own.status).toBe(400);
+    expect(own.body.validationErrors.groupIds).toEqual(['You cannot add yourself to groups.']);
+    const viaUpdate = await put(caller.memberId, { type: Role.Custom, permissions: { manageUsers: true }, groups: [everything, limited] });
+    expect(viaUpdate.body.validationErrors).toHaveProperty('groups');
+    expect(await groupsOf(caller.memberId)).toEqual([]);
+    expect((await put(`${caller.memberId}/groups`, { groupIds: [everything] })).status).toBe(200);
+    // Others may be put into any group.
+    expect((await put(`${other.memberId}/groups`, { groupIds: [limited] })).status).toBe(200);
+
+    // Access to all collections needs editAnyCollection, on update and on invite.
+    const all = await put(other.memberId, { type: Role.User, accessAll: true });
+    expect(all.status).toBe(400);
+    expect(all.body.validationErrors).toHaveProperty('accessAll');
+    const invite = await s.request('POST', `${users(orgId)}/invite`, { token: caller.accessToken, json: { emails: ['everything@example.com'], type: Role.User, accessAll: true, collections: [] } });
+    expect(invite.body.validationErrors).toHaveProperty('accessAll');
+    expect((await memberRow(s, other.memberId))?.access_all).toBeFalsy();
+    expect((await put(other.memberId, { type: Role.User, accessAll: true }, owner.accessToken)).status).toBe(200);
+  });
+
   it('keeps at least one confirmed owner', async () => {
     server = await startTestServer();
     const { orgId, owner } = await orgWithOwner(server);
