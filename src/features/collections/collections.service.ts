@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
-import { distinctIds } from '../../http/ids.js';
+import { accessInputs } from './access-input.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
@@ -58,9 +58,7 @@ export async function collectionDetailsForUser(db: Executor, userId: string): Pr
 }
 
 function normalizeAccess(list: readonly AccessSelection[] | null | undefined, field: string): AccessInput[] | undefined {
-  if (list === undefined || list === null) return undefined;
-  const ids = distinctIds(list.map((item) => item.id), field);
-  return list.map((item, i) => ({ id: ids[i] as string, readOnly: item.readOnly ?? false, hidePasswords: item.hidePasswords ?? false, manage: item.manage ?? false }));
+  return list === undefined || list === null ? undefined : accessInputs(list, field);
 }
 
 export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: Clock }) {

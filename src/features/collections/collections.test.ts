@@ -315,6 +315,9 @@ describe('collections', () => {
       [{ ...body(), users: [{ id: owner.memberId, readOnly: 'yes' }] }, 'users[0].readOnly'],
       [{ ...body(), users: [{ id: owner.memberId }, { id: owner.memberId.toUpperCase() }] }, 'users'],
       [{ ...body(), externalId: 'x'.repeat(301) }, 'externalId'],
+      // Manage excludes read-only and hidden passwords, as in the official server.
+      [{ ...body(), users: [{ id: owner.memberId, manage: true, readOnly: true }] }, 'users'],
+      [{ ...body(), groups: [{ id: randomUUID(), manage: true, hidePasswords: true }] }, 'groups'],
     ];
     for (const [json, field] of cases) {
       const res = await server.request('POST', path, { token: owner.token, json });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
+import { accessInputs } from '../collections/access-input.js';
 import { distinctIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { canEdit, type CollectionActor } from '../collections/collection-rights.js';
@@ -41,9 +42,7 @@ interface GroupInput {
 }
 
 function collectionInputs(list: CreateGroupBody['collections']): AccessInput[] {
-  const items = list ?? [];
-  distinctIds(items.map((c) => c.id), 'collections');
-  return items.map((c) => ({ id: c.id.toLowerCase(), readOnly: c.readOnly ?? false, hidePasswords: c.hidePasswords ?? false, manage: c.manage ?? false }));
+  return accessInputs(list ?? [], 'collections');
 }
 
 /** The organization settings a group save reads. */

@@ -138,6 +138,7 @@ describe('groups', () => {
     server = await startTestServer();
     const { org, owner } = await orgWithOwner(server);
     const id = await seedGroup(server, org);
+    const collection = await seedCollection(server, org);
     for (const [json, field] of [
       [{ collections: [], users: [] }, 'name'],
       [{ name: 'x', users: [] }, 'collections'],
@@ -145,6 +146,8 @@ describe('groups', () => {
       [{ name: 'x'.repeat(101), collections: [], users: [] }, 'name'],
       [{ name: 'x', collections: [{ id: 'nope' }], users: [] }, 'collections[0].id'],
       [{ name: 'x', collections: [], users: [owner.memberId, owner.memberId] }, 'users'],
+      // Manage excludes read-only and hidden passwords, as in the official server.
+      [{ name: 'x', collections: [{ id: collection, manage: true, readOnly: true }], users: [] }, 'collections'],
     ] as const) {
       const res = await server.request('PUT', `/api/organizations/${org}/groups/${id}`, { token: owner.token, json });
       expect(res.status, field).toBe(400);

@@ -8,6 +8,7 @@ import { canManageMemberOfType, OrganizationUserStatusType, OrganizationUserType
 import { findPolicy, policiesOfMemberships } from '../policies/policies.repository.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { countFreeOrgAdminships, countOccupiedSeats, membershipsOfUser } from './members.repository.js';
+import { accessInputs } from '../collections/access-input.js';
 import { collectionsOfOrganization, groupsOfOrganization } from '../collections/collections.repository.js';
 import type { OrganizationRow } from '../organizations/organizations.repository.js';
 import { permissionsJson, type CollectionAccessBody, type PermissionsBody } from './members.schemas.js';
@@ -78,10 +79,9 @@ export async function validateAssignment(db: Executor, org: OrganizationRow, act
     // Access to all collections makes explicit assignments meaningless.
     collections = [];
   } else if (body.collections) {
-    const byId = new Map(body.collections.map((c) => [c.id.toLowerCase(), c]));
-    const known = await collectionsOfOrganization(db, org.id, [...byId.keys()]);
-    if (known.size !== byId.size) throw BadRequest.field('collections', 'One or more collections do not exist in this organization.');
-    collections = [...byId.entries()].map(([id, c]) => ({ id, readOnly: c.readOnly ?? false, hidePasswords: c.hidePasswords ?? false, manage: c.manage ?? false }));
+    collections = accessInputs(body.collections, 'collections');
+    const known = await collectionsOfOrganization(db, org.id, collections.map((c) => c.id));
+    if (known.size !== collections.length) throw BadRequest.field('collections', 'One or more collections do not exist in this organization.');
   }
   const groups = body.groups ? await validateGroups(db, org, body.groups) : undefined;
   return {

@@ -453,11 +453,11 @@ describe('updating members', () => {
     const g1 = await seedGroup(server, orgId);
     const res = await server.request('PUT', `${users(orgId)}/${member.memberId}`, {
       token: owner.accessToken,
-      json: { type: Role.Custom, permissions: { manageGroups: true }, collections: [{ id: c1, hidePasswords: true, manage: true }], groups: [g1] },
+      json: { type: Role.Custom, permissions: { manageGroups: true }, collections: [{ id: c1, hidePasswords: true }], groups: [g1] },
     });
     expect(res.status).toBe(200);
     const details = await server.request('GET', `${users(orgId)}/${member.memberId}?includeGroups=true`, { token: owner.accessToken });
-    expect(details.body).toMatchObject({ type: 4, collections: [{ id: c1, readOnly: false, hidePasswords: true, manage: true }], groups: [g1] });
+    expect(details.body).toMatchObject({ type: 4, collections: [{ id: c1, readOnly: false, hidePasswords: true, manage: false }], groups: [g1] });
     expect(details.body.permissions).toMatchObject({ manageGroups: true, manageUsers: false });
     expect(await memberEventTypes(server)).toEqual([EventType.OrganizationUser_Updated, EventType.OrganizationUser_UpdatedGroups]);
 
@@ -525,12 +525,15 @@ describe('updating members', () => {
     const { orgId, owner } = await orgWithOwner(server);
     const member = await memberOf(server, orgId);
     const foreign = await seedGroup(server, await seedOrganization(server));
+    const collection = await seedCollection(server, orgId);
     for (const [json, field] of [
       [{}, 'type'],
       [{ type: Role.Custom }, 'permissions'],
       [{ type: Role.User, accessAll: 'yes' }, 'accessAll'],
       [{ type: Role.User, groups: [foreign] }, 'groups'],
       [{ type: Role.User, permissions: { manageUsers: 1 } }, 'permissions.manageUsers'],
+      // Manage excludes read-only and hidden passwords, as in the official server.
+      [{ type: Role.User, collections: [{ id: collection, manage: true, hidePasswords: true }] }, 'collections'],
     ] as const) {
       const res = await server.request('PUT', `${users(orgId)}/${member.memberId}`, { token: owner.accessToken, json });
       expect(res.status, JSON.stringify(json)).toBe(400);
