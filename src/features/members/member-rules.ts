@@ -97,8 +97,8 @@ export async function validateAssignment(db: Executor, org: OrganizationRow, act
 /**
  * What the member routes may not do to access, whatever the caller's rights: turn on access to
  * all collections without editAnyCollection (as for groups), or put the caller into a group that
- * lacks access to all collections (the spec's rule, which the group routes apply too). `before`
- * is the member's current state; only additions are checked.
+ * lacks access to all collections (the spec's rule, which the group routes apply too). `member`
+ * and `groupsBefore` are the member's current state; only additions are checked.
  */
 export async function accessWideningError(
   db: Executor,
