@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import { accessInputs } from '../collections/access-input.js';
 import { distinctIds } from '../../http/ids.js';
+import { groupBy } from '../../shared/group-by.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { canEdit, type CollectionActor } from '../collections/collection-rights.js';
 import {
@@ -180,12 +181,7 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
     async listDetails(membership: Membership) {
       const groups = await listGroups(db, membership.organizationId);
       const access = await collectionsOfGroups(db, groups.map((g) => g.id));
-      const byGroup = new Map<string, typeof access>();
-      for (const a of access) {
-        const list = byGroup.get(a.group_id);
-        if (list) list.push(a);
-        else byGroup.set(a.group_id, [a]);
-      }
+      const byGroup = groupBy(access, (a) => a.group_id);
       return groups.map((g) => toGroupDetails(g, byGroup.get(g.id) ?? []));
     },
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
+import { groupBy } from '../../shared/group-by.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
@@ -10,7 +11,7 @@ import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import { assertCurrent, assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 import type { CipherRequest } from './ciphers.schemas.js';
-import { insertCiphers, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
+import { insertCiphers, setRevisionDate, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
 
 
@@ -151,7 +152,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
         const reached = await collectionsIn(tx, userId, existing.organization_id, collectionIds, 'collectionIds');
         await writeCollections(tx, existing.id, reached, collectionIds);
         const now = clock.now().toISOString();
-        await tx.updateTable('ciphers').set({ revision_date: now }).where('id', '=', existing.id).execute();
+        await setRevisionDate(tx, [existing.id], now);
         await touchRevisions(tx, userId, [existing], now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_UpdatedCollections, userId, [existing]));
         return seenAs(tx, userId, existing.id);
@@ -187,7 +188,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
           }
         }
         const now = clock.now().toISOString();
-        await tx.updateTable('ciphers').set({ revision_date: now }).where('id', 'in', targets).execute();
+        await setRevisionDate(tx, targets, now);
         await touchRevisions(tx, userId, rows, now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_UpdatedCollections, userId, rows));
       });
@@ -247,12 +248,7 @@ async function organizationDetails(db: Executor, userId: string, organizationId:
     .where('c.organization_id', '=', organizationId);
   if (ids) places = places.where('cc.cipher_id', 'in', ids);
   const org = await db.selectFrom('organizations').select('use_totp').where('id', '=', organizationId).executeTakeFirst();
-  const byCipher = new Map<string, string[]>();
-  for (const p of await places.execute()) {
-    const list = byCipher.get(p.cipher_id);
-    if (list) list.push(p.collection_id);
-    else byCipher.set(p.cipher_id, [p.collection_id]);
-  }
+  const byCipher = groupBy(await places.execute(), (p) => p.cipher_id, (p) => p.collection_id);
   return rows.map((row) => ({
     ...row,
     access: {
