@@ -40,14 +40,18 @@ export function createConfirmMembers({ db, clock, audit }: { db: Db; clock: Cloc
       const found = new Map((await findMembers(tx, organizationId, keys.map((k) => k.id.toLowerCase()))).map((m) => [m.id, m]));
       const results: BulkResult[] = [];
       const confirmed: { member: MemberRow; key: string }[] = [];
+      const confirmedIds = new Set<string>();
       for (const { id: raw, key } of keys) {
         const id = raw.toLowerCase();
         const member = found.get(id);
         let error = member ? statusError(member) : NOT_FOUND;
-        if (!error && confirmed.some((c) => c.member.id === id)) error = 'User already confirmed.';
+        if (!error && confirmedIds.has(id)) error = 'User already confirmed.';
         if (!error && !isEncString(key)) error = 'The key is not a valid encrypted string.';
         if (!error && member?.user_id) error = await joinPolicyError(tx, org, member, member.user_id, 'confirm');
-        if (!error && member) confirmed.push({ member, key });
+        if (!error && member) {
+          confirmed.push({ member, key });
+          confirmedIds.add(id);
+        }
         results.push(bulkResult(id, error ?? ''));
       }
       if (confirmed.length === 0) return results;

@@ -17,7 +17,7 @@ import { OrganizationUserStatusType } from '../organizations/roles.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
-import { accessWideningError, assertCanManage, joinPolicyError, lockOrganization, seatError, validateAssignment, type Actor } from './member-rules.js';
+import { assertCanManage, joinPolicyError, lockOrganization, seatError, validateAssignment, type Actor } from './member-rules.js';
 import {
   findMember,
   findMemberById,
@@ -118,9 +118,6 @@ export function createInviteMembers(deps: InviteDeps) {
       const org = await organizationOrThrow(db, organizationId);
       assertCanManage(actor.membership, body.type, 'configure');
       const assignment = await validateAssignment(db, org, actor.membership, body);
-      // An invitee is never the caller; only access to all collections is checked.
-      const widening = await accessWideningError(db, actor.membership, { id: '', access_all: false }, { accessAll: assignment.accessAll }, []);
-      if (widening) throw BadRequest.field(widening.field, widening.message);
       const emails = [...new Set(body.emails.map(normalizeEmail))];
       const now = clock.now().toISOString();
       let created: MemberRow[];

@@ -63,7 +63,7 @@ interface AssignmentInput {
  * organization's plan and its own collections and groups (another organization's ids are refused
  * exactly like ids that do not exist).
  */
-export async function validateAssignment(db: Executor, org: OrganizationRow, actor: Membership, body: AssignmentInput): Promise<Assignment> {
+export async function validateAssignment(db: Executor, org: OrganizationRow, actor: Membership, body: AssignmentInput, currentAccessAll = false): Promise<Assignment> {
   const type = body.type as OrganizationUserType;
   if (type === OrganizationUserType.Custom) {
     if (!body.permissions) throw BadRequest.field('permissions', 'The permissions field is required when type is 4 (Custom).');
@@ -74,6 +74,10 @@ export async function validateAssignment(db: Executor, org: OrganizationRow, act
     }
   }
   const accessAll = body.accessAll;
+  // Turning on access to all collections needs editAnyCollection, as it does for a group.
+  if (accessAll && !currentAccessAll && !actor.rights.has('editAnyCollection')) {
+    throw BadRequest.field('accessAll', 'Only members who may edit any collection can give a member access to all collections.');
+  }
   let collections: Assignment['collections'];
   if (accessAll) {
     // Access to all collections makes explicit assignments meaningless.
@@ -95,29 +99,16 @@ export async function validateAssignment(db: Executor, org: OrganizationRow, act
 }
 
 /**
- * What the member routes may not do to access, whatever the caller's rights: turn on access to
- * all collections without editAnyCollection (as for groups), or put the caller into a group that
- * lacks access to all collections (the spec's rule, which the group routes apply too). `member`
- * and `groupsBefore` are the member's current state; only additions are checked.
+ * A member may not put themself into a group that lacks access to all collections through the
+ * member routes either (the spec's rule, which the group routes apply). Only groups the member is
+ * not in yet (`before`) are checked; null when the change is allowed.
  */
-export async function accessWideningError(
-  db: Executor,
-  actor: Membership,
-  member: { id: string; access_all: boolean | number },
-  change: { accessAll?: boolean | undefined; groups?: readonly string[] | undefined },
-  groupsBefore: readonly string[],
-): Promise<{ field: string; message: string } | null> {
-  if (change.accessAll && !member.access_all && !actor.rights.has('editAnyCollection')) {
-    return { field: 'accessAll', message: 'Only members who may edit any collection can give a member access to all collections.' };
-  }
-  if (member.id === actor.id && change.groups) {
-    const added = change.groups.filter((g) => !groupsBefore.includes(g));
-    if (added.length > 0) {
-      const rows = await db.selectFrom('groups').select(['id', 'access_all']).where('id', 'in', added).execute();
-      if (rows.some((g) => !g.access_all)) return { field: 'groups', message: 'You cannot add yourself to groups.' };
-    }
-  }
-  return null;
+export async function ownGroupsError(db: Executor, actor: Membership, memberId: string, groups: readonly string[], before: readonly string[]): Promise<string | null> {
+  if (memberId !== actor.id) return null;
+  const added = groups.filter((g) => !before.includes(g));
+  if (added.length === 0) return null;
+  const rows = await db.selectFrom('groups').select('access_all').where('id', 'in', added).execute();
+  return rows.some((g) => !g.access_all) ? 'You cannot add yourself to groups.' : null;
 }
 
 /** Distinct group ids, all of them the organization's own, on a plan that has groups. */

@@ -1,4 +1,5 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
+import { groupBy } from '../../shared/group-by.js';
 import { findUserById, touchAccountRevision } from '../accounts/accounts.repository.js';
 import { saltOf } from '../accounts/accounts.schemas.js';
 import type { AuditEvent, Executor } from '../events/audit-log.js';
@@ -6,7 +7,7 @@ import { EventType } from '../events/event-type.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 import { createConfirmMembers } from './confirm-members.js';
 import { createInviteMembers, type InviteDeps } from './invite-members.js';
-import { accessWideningError, assertCanManage, joinPolicyError, lockOrganization, manageError, seatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
+import { assertCanManage, joinPolicyError, lockOrganization, manageError, ownGroupsError, seatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
 import {
   collectionsOfMembers,
   countConfirmedOwnersExcept,
@@ -40,16 +41,6 @@ export type MemberServiceDeps = InviteDeps;
 
 const LAST_OWNER = 'Organization must have at least one confirmed owner.';
 const NOT_FOUND = 'User not found.';
-
-function groupBy<T, V>(rows: readonly T[], key: (row: T) => string, value: (row: T) => V): Map<string, V[]> {
-  const map = new Map<string, V[]>();
-  for (const row of rows) {
-    const list = map.get(key(row)) ?? [];
-    list.push(value(row));
-    map.set(key(row), list);
-  }
-  return map;
-}
 
 /**
  * A bulk state change: each id is checked in order (a check sees the ids accepted before it,
@@ -238,10 +229,10 @@ export function createMemberService(deps: MemberServiceDeps) {
       const member = await memberOrThrow(organizationId, id);
       assertCanManage(actor.membership, member.type, 'configure');
       assertCanManage(actor.membership, body.type, 'configure');
-      const assignment = await validateAssignment(db, org, actor.membership, body);
+      const assignment = await validateAssignment(db, org, actor.membership, body, Boolean(member.access_all));
       const before = (await groupsByMember([id])).get(id) ?? [];
-      const widening = await accessWideningError(db, actor.membership, member, assignment, before);
-      if (widening) throw BadRequest.field(widening.field, widening.message);
+      const ownGroups = assignment.groups ? await ownGroupsError(db, actor.membership, id, assignment.groups, before) : null;
+      if (ownGroups) throw BadRequest.field('groups', ownGroups);
       const groupsChanged = assignment.groups !== undefined && (assignment.groups.length !== before.length || assignment.groups.some((g) => !before.includes(g)));
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
@@ -269,8 +260,8 @@ export function createMemberService(deps: MemberServiceDeps) {
       const member = await memberOrThrow(organizationId, id);
       assertCanManage(actor.membership, member.type, 'configure');
       const groups = await validateGroups(db, await organizationOrThrow(organizationId), groupIds, 'groupIds');
-      const widening = await accessWideningError(db, actor.membership, member, { groups }, (await groupsByMember([id])).get(id) ?? []);
-      if (widening) throw BadRequest.field('groupIds', widening.message);
+      const ownGroups = await ownGroupsError(db, actor.membership, id, groups, (await groupsByMember([id])).get(id) ?? []);
+      if (ownGroups) throw BadRequest.field('groupIds', ownGroups);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await replaceMemberGroups(tx, id, groups);
