@@ -98,6 +98,11 @@ export async function touchPersonalSettings(executor: Executor, userId: string, 
   await touchVault(executor, userId, date);
 }
 
+/** The revision an item shows after a change to the caller's own settings of it (see touchPersonalSettings). */
+export function personalRevision(row: Pick<CipherRow, 'organization_id' | 'revision_date'>, now: string): string {
+  return row.organization_id ? row.revision_date : now;
+}
+
 /** One audit event per item, acted on by the user. */
 export function cipherEvents(type: EventType, userId: string, rows: readonly { id: string; organization_id?: string | null }[]): AuditEvent[] {
   return rows.map((r) => ({ type, userId, organizationId: r.organization_id ?? null, cipherId: r.id, actingUserId: userId }));

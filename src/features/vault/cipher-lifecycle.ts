@@ -2,7 +2,7 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { accessibleCipher, accessibleCiphers, cipherEvents, touchPersonalSettings, touchRevisions, type CipherRight } from './cipher-access.js';
+import { accessibleCipher, accessibleCiphers, cipherEvents, personalRevision, touchPersonalSettings, touchRevisions, type CipherRight } from './cipher-access.js';
 import { deleteCiphers, setDeletedDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
 import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 
@@ -193,11 +193,6 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
       );
     },
   };
-}
-
-/** The revision an item shows after a change to the caller's own settings of it. */
-function personalRevision(row: CipherRow, now: string): string {
-  return row.organization_id ? row.revision_date : now;
 }
 
 function ids(rows: readonly CipherRow[]): string[] {

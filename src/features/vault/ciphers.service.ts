@@ -6,7 +6,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import { touchVault } from './revisions.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { accessibleCipher, cipherEvents, touchPersonalSettings, reachedCollections, touchRevisions } from './cipher-access.js';
+import { accessibleCipher, cipherEvents, personalRevision, touchPersonalSettings, reachedCollections, touchRevisions } from './cipher-access.js';
 import { organizationItems } from './org-items.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import type { CipherPartialRequest, CipherRequest } from './ciphers.schemas.js';
@@ -142,7 +142,7 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
           'favorite',
         ]);
         await touchPersonalSettings(tx, userId, [existing], now);
-        return { ...existing, folder_id: folderId, favorite, revision_date: existing.organization_id ? existing.revision_date : now };
+        return { ...existing, folder_id: folderId, favorite, revision_date: personalRevision(existing, now) };
       });
     },
   };
