@@ -64,7 +64,7 @@ const docs = {
   },
   delete: {
     summary: 'Delete a collection',
-    description: `Deletes a collection for members who may delete any collection (owners and admins only while admins reach all collections) or who manage it, or, as owners, admins and editAnyCollection members, one nobody manages (only owners and admins while the organization limits deletion); records Collection_Deleted (1302). ${MEMBER}`,
+    description: `Deletes a collection and records Collection_Deleted (1302). Members who may delete any collection (owners and admins only while admins reach all collections) delete any; others delete those they manage and, as owners, admins or editAnyCollection members, those nobody manages, but while the organization limits deletion only owners and admins do. ${SEEN.replace(' read', ' delete')} ${MEMBER}`,
   },
   deleteMany: {
     summary: 'Delete collections',

@@ -43,7 +43,7 @@ const docs = {
   },
   update: {
     summary: 'Update a group',
-    description: `Changes a group's name, access to all collections and external id; a collection list replaces its collection access (keeping what the caller may not edit) and a member list replaces its members, while null leaves either as it is. ${SAVE_RULES} Records Group_Updated (1401) and OrganizationUser_UpdatedGroups (1504) per member added or removed. ${MANAGE}`,
+    description: `Changes a group's name, access to all collections and external id; a collection list replaces its collection access (keeping what the caller may not edit) and a member list replaces its members, null leaves either as it is, and the rules of \`POST …/groups\` apply. Records Group_Updated (1401) and OrganizationUser_UpdatedGroups (1504) per member added or removed. ${MANAGE}`,
   },
   replaceUsers: {
     summary: "Replace a group's members",

@@ -16,7 +16,7 @@ const docs = {
   masterPassword: {
     summary: "Read an organization's master password policy",
     description:
-      "Answers the organization's enabled master password policy to a user whose account has a membership there, confirmed or not (clients read it while joining); 404 when there is none, or the organization cannot use policies. Access: any signed-in user (`user`).",
+      "Answers the organization's enabled master password policy to a user whose account holds a membership there in any status (an invitation counts once accepted, when it is linked to the account); clients read it while joining; 404 when there is none, or the organization cannot use policies. Access: any signed-in user (`user`).",
   },
   get: {
     summary: 'Read a policy',

@@ -44,7 +44,7 @@ const docs = {
   },
   details: {
     summary: 'Read an item with its collections',
-    description: `Like \`GET /ciphers/{id}\`, in the details form that carries the ids of the collections the caller sees it in; the web vault asks for \`full-details\`, other clients for \`details\`. ${USER}`,
+    description: `Like \`GET /ciphers/{id}\`, in the details form that carries the ids of the collections the caller sees it in; the web vault asks for \`full-details\`. ${USER}`,
   },
   create: {
     summary: 'Create an item',
