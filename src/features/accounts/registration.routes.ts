@@ -22,7 +22,7 @@ const docs = {
   prelogin: {
     summary: 'Read the KDF settings of an account',
     description:
-      'Answers the KDF type, iterations, memory, parallelism and salt the client derives the master key with before logging in; an unknown email gets the defaults (PBKDF2 600,000), so accounts cannot be enumerated. The 2026 clients call `/accounts/prelogin/password`, older ones `/accounts/prelogin`. Access: anonymous.',
+      'Answers the KDF type, iterations, memory, parallelism and salt the client derives the master key with before logging in; an unknown email gets the defaults (PBKDF2 600,000), so accounts cannot be enumerated. The 2026 CLI calls `/accounts/prelogin/password`, older clients `/accounts/prelogin`. Access: anonymous.',
   },
   sendVerificationEmail: {
     summary: 'Start a registration',
