@@ -1,11 +1,14 @@
+import { execFile } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StartupError } from '../startup-error.js';
 import { ensureSelfSignedCertificate, selfSignedPaths, SERVER_CERT_LIFETIME_DAYS, type SelfSignedCertificate } from './self-signed.js';
 
+const execFileAsync = promisify(execFile);
 const DAY_MS = 24 * 60 * 60 * 1000;
 const NAMES = ['localhost', '127.0.0.1', '::1'];
 const made: string[] = [];
@@ -54,6 +57,11 @@ describe('self-signed TLS certificates', () => {
     expect(Date.parse(server.validFrom)).toBeLessThan(Date.now());
     expect(result.cert).toBe(readFileSync(join(dir, 'tls/server.pem'), 'utf8'));
     expect(result.key).toBe(readFileSync(join(dir, 'tls/server-key.pem'), 'utf8'));
+    expect(server.checkPrivateKey(createPrivateKey(result.key))).toBe(true);
+
+    // OpenSSL (what bw's Node uses) in its strict mode, for a TLS server.
+    const { stdout } = await execFileAsync('openssl', ['verify', '-x509_strict', '-purpose', 'sslserver', '-CAfile', result.caPath, result.certPath]);
+    expect(stdout.trim()).toBe(`${result.certPath}: OK`);
   });
 
   it('keeps the private keys readable by the owner only', async () => {
