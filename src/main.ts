@@ -5,6 +5,8 @@ import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
 import { systemClock } from './clock.js';
+import { StartupError } from './startup-error.js';
+import { prepareHttps, selfSignedLogFields, trustInstructions } from './tls/https-options.js';
 
 /**
  * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date;
@@ -49,7 +51,13 @@ async function main(argv: string[]): Promise<number> {
       return 0;
     }
     case 'serve':
-      await serve(config);
+      try {
+        await serve(config);
+      } catch (error) {
+        if (!(error instanceof StartupError)) throw error;
+        console.error(error.message);
+        return 2;
+      }
       return -1;
     default:
       console.error(`Unknown command "${command}". Commands: serve (default), migrate, license.`);
@@ -58,10 +66,15 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(config: Config): Promise<void> {
+  const https = await prepareHttps(config);
   const database = openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize });
   await migrateToLatest(database);
-  const app = await buildApp({ config, database });
+  const app = await buildApp({ config, database, ...(https ? { https } : {}) });
   await app.listen({ host: config.host, port: config.port });
+  if (https?.selfSigned) {
+    app.log.info(selfSignedLogFields(https.selfSigned), 'serving HTTPS with the local certificate authority in DATA_DIR/tls');
+    process.stderr.write(trustInstructions(https.selfSigned));
+  }
   app.log.info({ services: config.services, deployment: config.deployment, engine: database.engine }, 'Strongroom is ready');
 
   let stopping = false;

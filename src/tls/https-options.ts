@@ -1,0 +1,93 @@
+import { readFile } from 'node:fs/promises';
+import { createSecureContext } from 'node:tls';
+import type { Config } from '../config/config.js';
+import { StartupError } from '../startup-error.js';
+import { ensureSelfSignedCertificate, type SelfSignedCertificate } from './self-signed.js';
+
+/** What the HTTPS server is given; `selfSigned` is there in TLS_MODE=self-signed. */
+export interface HttpsSetup {
+  cert: string;
+  key: string;
+  selfSigned?: SelfSignedCertificate;
+}
+
+/**
+ * The certificate and key the server presents, by TLS_MODE; undefined for plain HTTP. Problems
+ * (unreadable files, a key that is not the certificate's) are StartupErrors naming the setting.
+ */
+export async function prepareHttps(config: Config, now?: Date): Promise<HttpsSetup | undefined> {
+  switch (config.tlsMode) {
+    case 'off':
+      return undefined;
+    case 'files': {
+      const cert = await readSetting('TLS_CERT_FILE', config.tlsCertFile);
+      const key = await readSetting('TLS_KEY_FILE', config.tlsKeyFile);
+      try {
+        createSecureContext({ cert, key });
+      } catch (error) {
+        throw new StartupError('TLS_CERT_FILE', `cannot serve ${config.tlsCertFile} with ${config.tlsKeyFile}: ${(error as Error).message}`);
+      }
+      return { cert, key };
+    }
+    case 'self-signed': {
+      const selfSigned = await ensureSelfSignedCertificate({ dataDir: config.dataDir, hostnames: config.tlsHostnames, ...(now ? { now } : {}) });
+      return { cert: selfSigned.cert, key: selfSigned.key, selfSigned };
+    }
+  }
+}
+
+async function readSetting(setting: string, path: string | undefined): Promise<string> {
+  try {
+    return await readFile(path ?? '', 'utf8');
+  } catch (error) {
+    throw new StartupError(setting, `cannot read ${path}: ${(error as Error).message}`);
+  }
+}
+
+/** The fields of the start-up log line about the self-signed certificates. */
+export function selfSignedLogFields(cert: SelfSignedCertificate): Record<string, unknown> {
+  return {
+    tls: {
+      mode: 'self-signed',
+      caFile: cert.caPath,
+      caFingerprint: cert.caFingerprint,
+      caCreated: cert.createdCa,
+      certFile: cert.certPath,
+      hostnames: cert.hostnames,
+      notAfter: cert.notAfter.toISOString(),
+      issued: cert.issued ?? 'reused',
+    },
+  };
+}
+
+export interface TrustInstructionsInput {
+  caPath: string;
+  caFingerprint?: string;
+  hostnames?: readonly string[];
+  notAfter?: Date;
+}
+
+/**
+ * How to make each kind of client trust the local CA: printed at start in TLS_MODE=self-signed
+ * and quoted in docs/tls.md. One screenful.
+ */
+export function trustInstructions({ caPath, caFingerprint, hostnames, notAfter }: TrustInstructionsInput): string {
+  const lines = [
+    'Strongroom serves HTTPS with its own certificate authority (TLS_MODE=self-signed).',
+    `  CA certificate:  ${caPath}`,
+    ...(caFingerprint ? [`  CA SHA-256:      ${caFingerprint}`] : []),
+    ...(hostnames ? [`  server names:    ${hostnames.join(', ')}${notAfter ? ` (until ${notAfter.toISOString().slice(0, 10)})` : ''}`] : []),
+    'Clients must trust this CA once (compare the fingerprint when you copy it to another machine):',
+    `  bw CLI:               NODE_EXTRA_CA_CERTS=${caPath} bw login`,
+    `  Secrets Manager SDK:  SSL_CERT_FILE=${caPath} (bws, and programs using the SDK)`,
+    `  Debian/Ubuntu:        sudo cp ${caPath} /usr/local/share/ca-certificates/strongroom-ca.crt && sudo update-ca-certificates`,
+    `  macOS:                sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain ${caPath}`,
+    '  Windows:              certutil -addstore -f Root ca.pem (as administrator), or certmgr.msc > Trusted Root Certification Authorities > Import',
+    '  Android:              Settings > Security > Encryption & credentials > Install a certificate > CA certificate',
+    '  iOS/iPadOS:           open ca.pem to install the profile, then Settings > General > About > Certificate Trust Settings: turn it on',
+    '  Desktop and browser apps use the system store; Firefox has its own (Settings > Privacy & Security > Certificates > Import).',
+    'A new server certificate (other names, near its end) is signed by the same CA, so trust stays.',
+    'Delete the files in that directory to make a new CA (every client must then trust it again). See docs/tls.md.',
+  ];
+  return `${lines.join('\n')}\n`;
+}
