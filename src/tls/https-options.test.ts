@@ -118,6 +118,11 @@ describe('trust instructions', () => {
     for (const words of ['Windows', 'certmgr', 'Android', 'iOS', 'AB:CD', 'localhost (until 2027-12-25)']) expect(text).toContain(words);
   });
 
+  it('is the text docs/tls.md shows', () => {
+    const doc = readFileSync(new URL('../../docs/tls.md', import.meta.url), 'utf8');
+    expect(doc).toContain(trustInstructions({ caPath: '/var/lib/strongroom/tls/ca.pem' }));
+  });
+
   it('fits one screen', () => {
     const lines = text.trimEnd().split('\n');
     expect(lines.length).toBeLessThanOrEqual(24);
