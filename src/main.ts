@@ -6,7 +6,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
 import { systemClock } from './clock.js';
 import { StartupError } from './startup-error.js';
-import { prepareHttps, selfSignedLogFields, trustInstructions } from './tls/https-options.js';
+import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructions } from './tls/https-options.js';
 
 /**
  * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date;
@@ -71,9 +71,11 @@ async function serve(config: Config): Promise<void> {
   await migrateToLatest(database);
   const app = await buildApp({ config, database, ...(https ? { https } : {}) });
   await app.listen({ host: config.host, port: config.port });
+  let stopRenewal: (() => void) | undefined;
   if (https?.selfSigned) {
     app.log.info(selfSignedLogFields(https.selfSigned), 'serving HTTPS with the local certificate authority in DATA_DIR/tls');
     process.stderr.write(trustInstructions(https.selfSigned));
+    stopRenewal = keepSelfSignedFresh(app.server, config, app.log);
   }
   app.log.info({ services: config.services, deployment: config.deployment, engine: database.engine }, 'Strongroom is ready');
 
@@ -81,6 +83,7 @@ async function serve(config: Config): Promise<void> {
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
+    stopRenewal?.();
     app.log.info({ signal }, 'shutting down: no new connections; draining in-flight requests');
     const force = setTimeout(() => {
       app.log.error('in-flight requests did not finish in time; exiting');

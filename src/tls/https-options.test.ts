@@ -7,7 +7,7 @@ import { checkServerIdentity, connect, type PeerCertificate } from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/config.js';
 import { StartupError } from '../startup-error.js';
-import { prepareHttps, trustInstructions, type HttpsSetup } from './https-options.js';
+import { prepareHttps, renewSelfSigned, trustInstructions, type HttpsSetup } from './https-options.js';
 
 const made: string[] = [];
 const servers: Server[] = [];
@@ -104,6 +104,51 @@ describe('HTTPS options by TLS_MODE', () => {
     const error = await prepareHttps(loadConfig({ TLS_MODE: 'self-signed', DATA_DIR: file })).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StartupError);
     expect((error as Error).message).toMatch(/^DATA_DIR: cannot create .*not-a-dir\/tls for TLS_MODE=self-signed: .*\(ENOTDIR\)$/);
+  });
+});
+
+describe('renewal while running', () => {
+  function recordingLog() {
+    const entries: { level: string; message: string }[] = [];
+    return {
+      entries,
+      info: (_fields: Record<string, unknown>, message: string) => entries.push({ level: 'info', message }),
+      error: (_fields: Record<string, unknown>, message: string) => entries.push({ level: 'error', message }),
+    };
+  }
+
+  it('hands a re-issued certificate to the running server when the old one is due', async () => {
+    const dir = dataDir();
+    const config = loadConfig({ TLS_MODE: 'self-signed', DATA_DIR: dir });
+    const https = await selfSigned(dir);
+    const port = await serve(https);
+    const server = servers.at(-1)!;
+    const ca = https.selfSigned!.caPem;
+    const before = await handshake(port, 'localhost', ca);
+    const log = recordingLog();
+
+    expect(await renewSelfSigned(server, config, log)).toBe(false);
+    expect((await handshake(port, 'localhost', ca)).cert.serialNumber).toBe(before.cert.serialNumber);
+
+    // Due because of a new name (the same rule as at start; expiry is tested in self-signed.test.ts).
+    const renamed = loadConfig({ TLS_MODE: 'self-signed', DATA_DIR: dir, TLS_HOSTNAMES: 'localhost,renewed.test' });
+    expect((await handshake(port, 'renewed.test', ca)).authorized).toBe(false);
+    expect(await renewSelfSigned(server, renamed, log)).toBe(true);
+    const after = await handshake(port, 'renewed.test', ca);
+    expect(after.authorized).toBe(true);
+    expect(after.cert.serialNumber).not.toBe(before.cert.serialNumber);
+    expect(log.entries).toEqual([{ level: 'info', message: 'issued a new self-signed server certificate' }]);
+  });
+
+  it('keeps the certificate in use and logs an error when it cannot renew', async () => {
+    const file = join(dataDir(), 'gone');
+    writeFileSync(file, '');
+    const log = recordingLog();
+    const setSecureContext = (): void => {
+      throw new Error('must not be called');
+    };
+    expect(await renewSelfSigned({ setSecureContext }, loadConfig({ TLS_MODE: 'self-signed', DATA_DIR: file }), log)).toBe(false);
+    expect(log.entries).toEqual([{ level: 'error', message: 'could not renew the self-signed server certificate' }]);
   });
 });
 

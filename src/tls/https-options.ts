@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import { createSecureContext } from 'node:tls';
+import { createSecureContext, Server as TlsServer } from 'node:tls';
 import type { Config } from '../config/config.js';
 import { StartupError } from '../startup-error.js';
 import { ensureSelfSignedCertificate, type SelfSignedCertificate } from './self-signed.js';
@@ -34,6 +34,43 @@ export async function prepareHttps(config: Config, now?: Date): Promise<HttpsSet
       return { cert: selfSigned.cert, key: selfSigned.key, selfSigned };
     }
   }
+}
+
+/** How often a running server checks whether its self-signed certificate is due for re-issue. */
+export const RENEWAL_CHECK_MS = 12 * 60 * 60 * 1000;
+
+export interface RenewalLog {
+  info(fields: Record<string, unknown>, message: string): void;
+  error(fields: Record<string, unknown>, message: string): void;
+}
+
+/**
+ * TLS_MODE=self-signed on a server that runs for months: re-issues the server certificate when it
+ * is due (the same rules as at start) and hands it to `server` for new connections. Returns true
+ * when it did.
+ */
+export async function renewSelfSigned(server: Pick<TlsServer, 'setSecureContext'>, config: Config, log: RenewalLog, now?: Date): Promise<boolean> {
+  try {
+    const next = await ensureSelfSignedCertificate({ dataDir: config.dataDir, hostnames: config.tlsHostnames, ...(now ? { now } : {}) });
+    if (!next.issued) return false;
+    server.setSecureContext({ cert: next.cert, key: next.key });
+    log.info(selfSignedLogFields(next), 'issued a new self-signed server certificate');
+    return true;
+  } catch (error) {
+    // The certificate in use stays; the next check tries again.
+    log.error({ err: error }, 'could not renew the self-signed server certificate');
+    return false;
+  }
+}
+
+/** Runs renewSelfSigned every RENEWAL_CHECK_MS on an HTTPS server; the returned function stops it. */
+export function keepSelfSignedFresh(httpsServer: object, config: Config, log: RenewalLog): () => void {
+  // Fastify types its server as HTTP whatever the options; with `https` it is a TLS server.
+  if (!(httpsServer instanceof TlsServer)) throw new Error('keepSelfSignedFresh needs an HTTPS server');
+  const server = httpsServer;
+  const timer = setInterval(() => void renewSelfSigned(server, config, log), RENEWAL_CHECK_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }
 
 async function readSetting(setting: string, path: string | undefined): Promise<string> {
