@@ -75,7 +75,7 @@ async function serve(config: Config): Promise<void> {
   if (https?.selfSigned) {
     app.log.info(selfSignedLogFields(https.selfSigned), 'serving HTTPS with the local certificate authority in DATA_DIR/tls');
     process.stderr.write(trustInstructions(https.selfSigned));
-    stopRenewal = keepSelfSignedFresh(app.server, config, app.log);
+    stopRenewal = keepSelfSignedFresh(app.server, config, app.log, https.cert);
   }
   app.log.info({ services: config.services, deployment: config.deployment, engine: database.engine }, 'Strongroom is ready');
 

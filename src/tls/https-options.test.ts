@@ -127,17 +127,32 @@ describe('renewal while running', () => {
     const before = await handshake(port, 'localhost', ca);
     const log = recordingLog();
 
-    expect(await renewSelfSigned(server, config, log)).toBe(false);
+    expect(await renewSelfSigned(server, config, log, https.cert)).toBe(https.cert);
     expect((await handshake(port, 'localhost', ca)).cert.serialNumber).toBe(before.cert.serialNumber);
 
     // Due because of a new name (the same rule as at start; expiry is tested in self-signed.test.ts).
     const renamed = loadConfig({ TLS_MODE: 'self-signed', DATA_DIR: dir, TLS_HOSTNAMES: 'localhost,renewed.test' });
     expect((await handshake(port, 'renewed.test', ca)).authorized).toBe(false);
-    expect(await renewSelfSigned(server, renamed, log)).toBe(true);
+    const renewed = await renewSelfSigned(server, renamed, log, https.cert);
+    expect(renewed).toBe(readFileSync(join(dir, 'tls', 'server.pem'), 'utf8'));
     const after = await handshake(port, 'renewed.test', ca);
     expect(after.authorized).toBe(true);
     expect(after.cert.serialNumber).not.toBe(before.cert.serialNumber);
-    expect(log.entries).toEqual([{ level: 'info', message: 'issued a new self-signed server certificate' }]);
+    expect(log.entries).toEqual([{ level: 'info', message: 'serving a new self-signed server certificate' }]);
+  });
+
+  it('picks up a certificate another process sharing DATA_DIR has re-issued', async () => {
+    const dir = dataDir();
+    const config = loadConfig({ TLS_MODE: 'self-signed', DATA_DIR: dir });
+    const https = await selfSigned(dir);
+    const port = await serve(https);
+    const server = servers.at(-1)!;
+    // The other process: a new name, so it re-issues; this one's settings are already covered.
+    await prepareHttps(loadConfig({ TLS_MODE: 'self-signed', DATA_DIR: dir, TLS_HOSTNAMES: 'localhost,127.0.0.1,::1,other.test' }));
+    const log = recordingLog();
+    const renewed = await renewSelfSigned(server, config, log, https.cert);
+    expect(renewed).not.toBe(https.cert);
+    expect((await handshake(port, 'other.test', https.selfSigned!.caPem)).authorized).toBe(true);
   });
 
   it('keeps the certificate in use and logs an error when it cannot renew', async () => {
@@ -147,7 +162,7 @@ describe('renewal while running', () => {
     const setSecureContext = (): void => {
       throw new Error('must not be called');
     };
-    expect(await renewSelfSigned({ setSecureContext }, loadConfig({ TLS_MODE: 'self-signed', DATA_DIR: file }), log)).toBe(false);
+    expect(await renewSelfSigned({ setSecureContext }, loadConfig({ TLS_MODE: 'self-signed', DATA_DIR: file }), log, 'the served PEM')).toBe('the served PEM');
     expect(log.entries).toEqual([{ level: 'error', message: 'could not renew the self-signed server certificate' }]);
   });
 });

@@ -46,29 +46,41 @@ export interface RenewalLog {
 
 /**
  * TLS_MODE=self-signed on a server that runs for months: re-issues the server certificate when it
- * is due (the same rules as at start) and hands it to `server` for new connections. Returns true
- * when it did.
+ * is due (the same rules as at start) and hands it to `server` for new connections. `serving` is
+ * the certificate (PEM) the server presents now: one that another process sharing DATA_DIR has
+ * re-issued is picked up too. Returns the certificate presented afterwards.
  */
-export async function renewSelfSigned(server: Pick<TlsServer, 'setSecureContext'>, config: Config, log: RenewalLog, now?: Date): Promise<boolean> {
+export async function renewSelfSigned(
+  server: Pick<TlsServer, 'setSecureContext'>,
+  config: Config,
+  log: RenewalLog,
+  serving: string,
+  now?: Date,
+): Promise<string> {
   try {
     const next = await ensureSelfSignedCertificate({ dataDir: config.dataDir, hostnames: config.tlsHostnames, ...(now ? { now } : {}) });
-    if (!next.issued) return false;
+    if (next.cert === serving) return serving;
     server.setSecureContext({ cert: next.cert, key: next.key });
-    log.info(selfSignedLogFields(next), 'issued a new self-signed server certificate');
-    return true;
+    log.info(selfSignedLogFields(next), 'serving a new self-signed server certificate');
+    return next.cert;
   } catch (error) {
     // The certificate in use stays; the next check tries again.
     log.error({ err: error }, 'could not renew the self-signed server certificate');
-    return false;
+    return serving;
   }
 }
 
 /** Runs renewSelfSigned every RENEWAL_CHECK_MS on an HTTPS server; the returned function stops it. */
-export function keepSelfSignedFresh(httpsServer: object, config: Config, log: RenewalLog): () => void {
+export function keepSelfSignedFresh(httpsServer: object, config: Config, log: RenewalLog, serving: string): () => void {
   // Fastify types its server as HTTP whatever the options; with `https` it is a TLS server.
   if (!(httpsServer instanceof TlsServer)) throw new Error('keepSelfSignedFresh needs an HTTPS server');
   const server = httpsServer;
-  const timer = setInterval(() => void renewSelfSigned(server, config, log), RENEWAL_CHECK_MS);
+  let current = serving;
+  const timer = setInterval(() => {
+    void renewSelfSigned(server, config, log, current).then((cert) => {
+      current = cert;
+    });
+  }, RENEWAL_CHECK_MS);
   timer.unref();
   return () => clearInterval(timer);
 }

@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createPrivateKey, X509Certificate } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -80,6 +80,27 @@ describe('self-signed TLS certificates', () => {
     expect(second).toMatchObject({ createdCa: false, issued: undefined, caFingerprint: first.caFingerprint });
     expect(files(second)).toEqual(before);
     expect(second.cert).toBe(first.cert);
+  });
+
+  it('makes one CA when several processes start on the same DATA_DIR at once', async () => {
+    const dir = dataDir();
+    const results = await Promise.all([1, 2, 3].map(() => ensureSelfSignedCertificate({ dataDir: dir, hostnames: NAMES })));
+    expect(results.filter((r) => r.createdCa)).toHaveLength(1);
+    for (const result of results) {
+      expect(result.caFingerprint).toBe(new X509Certificate(readFileSync(result.caPath)).fingerprint256);
+      expect(result.cert).toBe(readFileSync(result.certPath, 'utf8'));
+    }
+    expect(existsSync(join(dir, 'tls', '.lock'))).toBe(false);
+  });
+
+  it('takes over a lock left by a process that died', async () => {
+    const dir = dataDir();
+    const lock = join(dir, 'tls', '.lock');
+    mkdirSync(join(dir, 'tls'), { mode: 0o700 });
+    writeFileSync(lock, '');
+    const old = new Date(Date.now() - 120_000);
+    utimesSync(lock, old, old);
+    expect((await ensureSelfSignedCertificate({ dataDir: dir, hostnames: NAMES })).createdCa).toBe(true);
   });
 
   it('issues a new server certificate from the same CA when a name is added', async () => {

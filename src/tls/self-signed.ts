@@ -1,5 +1,5 @@
 import { createPrivateKey, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
-import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import * as x509 from '@peculiar/x509';
@@ -91,7 +91,45 @@ export async function ensureSelfSignedCertificate(options: SelfSignedOptions): P
   } catch (error) {
     throw fileError(`cannot create ${paths.dir}`, error);
   }
+  return withLock(paths, () => ensureLocked(paths, options.hostnames, now));
+}
 
+/** A lock older than this was left by a process that died while making certificates (which takes about a second). */
+const STALE_LOCK_MS = 60_000;
+const LOCK_WAIT_MS = 30_000;
+
+/**
+ * Processes sharing a DATA_DIR (several services started together) take turns, so that they do
+ * not each make a CA and overwrite one another's.
+ */
+async function withLock<T>(paths: SelfSignedPaths, work: () => Promise<T>): Promise<T> {
+  const lockPath = join(paths.dir, '.lock');
+  const deadline = Date.now() + LOCK_WAIT_MS;
+  for (;;) {
+    try {
+      await (await open(lockPath, 'wx')).close();
+      break;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw fileError(`cannot write ${lockPath}`, error);
+    }
+    const held = await stat(lockPath).catch(() => undefined);
+    if (held && Date.now() - held.mtimeMs > STALE_LOCK_MS) {
+      await rm(lockPath, { force: true });
+      continue;
+    }
+    if (Date.now() > deadline) {
+      throw new StartupError('DATA_DIR', `${lockPath} is held by another process making the TLS certificates; if none is running, delete it`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lockPath, { force: true });
+  }
+}
+
+async function ensureLocked(paths: SelfSignedPaths, hostnames: readonly string[], now: Date): Promise<SelfSignedCertificate> {
   let ca = await loadCa(paths);
   let createdCa = false;
   if (!ca || validTo(ca.cert).getTime() <= now.getTime()) {
@@ -106,12 +144,12 @@ export async function ensureSelfSignedCertificate(options: SelfSignedOptions): P
   if (!existing) issued = 'new';
   else if (createdCa) issued = 'new-ca';
   else if (!existing.cert.checkIssued(ca.cert) || !existing.cert.verify(ca.cert.publicKey) || !keyMatches(existing)) issued = 'unusable';
-  else if (!covers(existing.cert, options.hostnames)) issued = 'names';
+  else if (!covers(existing.cert, hostnames)) issued = 'names';
   else if (validTo(existing.cert).getTime() - now.getTime() < RENEW_BEFORE_DAYS * DAY_MS) issued = 'expiry';
 
   let server = existing;
   if (issued || !server) {
-    const made = await issueServerCertificate(ca, options.hostnames, now);
+    const made = await issueServerCertificate(ca, hostnames, now);
     // The key first: a crash between the two writes leaves a mismatch, which the next start re-issues.
     await writePem(paths.keyPath, made.keyPem, 0o600);
     await writePem(paths.certPath, made.certPem, 0o644);
