@@ -133,7 +133,7 @@ export function trustInstructions({ caPath, caFingerprint, hostnames, notAfter }
     `  macOS:                sudo security add-trusted-cert -d -r trustRoot -k /Library/Keychains/System.keychain ${caPath}`,
     '  Windows:              certutil -addstore -f Root ca.pem (as administrator), or certmgr.msc > Trusted Root Certification Authorities > Import',
     '  Android:              Settings > Security > Encryption & credentials > Install a certificate > CA certificate',
-    '  iOS/iPadOS:           open ca.pem to install the profile, then Settings > General > About > Certificate Trust Settings: turn it on',
+    '  iOS/iPadOS:           open ca.pem, install it (Settings > General > VPN & Device Management), then trust it (General > About > Certificate Trust Settings)',
     '  Desktop and browser apps use the system store; Firefox has its own (Settings > Privacy & Security > Certificates > Import).',
     'A new server certificate (other names, near its end) is signed by the same CA, so trust stays.',
     'Delete the files in that directory to make a new CA (every client must then trust it again). See docs/tls.md.',
