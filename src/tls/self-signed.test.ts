@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, uti
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import * as x509 from '@peculiar/x509';
 import { afterAll, describe, expect, it } from 'vitest';
 import { StartupError } from '../startup-error.js';
 import { ensureSelfSignedCertificate, selfSignedPaths, SERVER_CERT_LIFETIME_DAYS, type SelfSignedCertificate } from './self-signed.js';
@@ -113,6 +114,9 @@ describe('self-signed TLS certificates', () => {
     expect(server.checkHost('vault.home.arpa')).toBe('vault.home.arpa');
     expect(server.checkIP('192.168.1.20')).toBe('192.168.1.20');
     expect(server.verify(new X509Certificate(first.caPem).publicKey)).toBe(true);
+    // Issued by the CA read back from disk: its name must be the CA's, byte for byte.
+    const issuer = Buffer.from(new x509.X509Certificate(second.cert).issuerName.toArrayBuffer());
+    expect(issuer.equals(Buffer.from(new x509.X509Certificate(first.caPem).subjectName.toArrayBuffer()))).toBe(true);
   });
 
   it('issues a new server certificate when the old one ends within 30 days, and not before', async () => {

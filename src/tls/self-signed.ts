@@ -178,8 +178,8 @@ interface Pair {
 
 interface Ca extends Pair {
   signingKey: webcrypto.CryptoKey;
-  /** The issuer name exactly as encoded in the CA certificate (chain building compares bytes). */
-  subject: string;
+  /** The CA's name as encoded in its certificate: chain building compares issuer and subject bytes. */
+  subject: x509.Name;
   keyId: string;
 }
 
@@ -209,7 +209,7 @@ async function loadCa(paths: SelfSignedPaths): Promise<Ca | undefined> {
     const parsed = new x509.X509Certificate(certPem);
     const ski = parsed.getExtension(x509.SubjectKeyIdentifierExtension);
     if (!ski) throw new Error('no subject key identifier');
-    return { cert, certPem, keyPem, signingKey, subject: parsed.subject, keyId: ski.keyId };
+    return { cert, certPem, keyPem, signingKey, subject: parsed.subjectName, keyId: ski.keyId };
   } catch (error) {
     throw new StartupError('DATA_DIR', `${paths.caPath} is not a usable certificate authority (${(error as Error).message}); ${remedy}`);
   }
@@ -289,7 +289,7 @@ async function createCa(now: Date): Promise<Ca> {
     certPem,
     keyPem: pem(x509.PemConverter.encode(pkcs8, 'PRIVATE KEY')),
     signingKey: keys.privateKey,
-    subject: cert.subject,
+    subject: cert.subjectName,
     keyId: ski.keyId,
   };
 }
