@@ -95,6 +95,7 @@ describe('configuration', () => {
     ]);
     expect(loadConfig({ TLS_MODE: 'self-signed', HOST: '0.0.0.0' }).tlsHostnames).toEqual(['localhost', '127.0.0.1', '::1']);
     expect(loadConfig({ TLS_MODE: 'self-signed', HOST: '::1' }).publicUrl).toBe('https://[::1]:8080');
+    expect(loadConfig({}).tlsHostnames).toEqual([]);
   });
 
   it('takes TLS_HOSTNAMES as the whole list, checking each name', () => {
@@ -106,6 +107,8 @@ describe('configuration', () => {
     const problems = problemsOf({ TLS_MODE: 'self-signed', TLS_HOSTNAMES: 'vault.lan,*.lan,bad name' }).join('\n');
     expect(problems).toContain('TLS_HOSTNAMES: "*.lan" is neither a host name nor an IP address');
     expect(problems).toContain('"bad name"');
+    expect(problemsOf({ TLS_MODE: 'self-signed', TLS_HOSTNAMES: ' , ' }).join()).toContain('TLS_HOSTNAMES: lists no host name');
+    expect(problemsOf({ TLS_MODE: 'self-signed', PUBLIC_URL: 'https://[vault' }).join()).toContain('PUBLIC_URL: not a valid URL');
     expect(problemsOf({ TLS_MODE: 'self-signed', TLS_HOSTNAMES: 'vault.lan', PUBLIC_URL: 'https://vault.example.com' }).join()).toContain(
       'TLS_HOSTNAMES: does not include "vault.example.com", the host of PUBLIC_URL',
     );

@@ -300,7 +300,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const listenHost = anyAddress(parsed.host) ? 'localhost' : parsed.host;
   const urlHost = isIP(listenHost) === 6 ? `[${listenHost}]` : listenHost;
   const publicUrl = (parsed.publicUrl ?? `${scheme}://${urlHost}:${parsed.port}`).replace(/\/+$/, '');
-  const tlsHostnames = resolveTlsHostnames(parsed, publicUrl, problems);
+  const tlsHostnames = resolveTlsHostnames(parsed, tlsMode, publicUrl, problems);
   if (problems.length > 0) throw new ConfigError(problems);
   const identityAlone = services.length === 1 && services[0] === 'identity';
   return {
@@ -353,11 +353,19 @@ function normalizeHostname(name: string): string {
 }
 
 /**
- * The names a self-signed server certificate covers: TLS_HOSTNAMES, or the loopback names plus
- * the PUBLIC_URL host and a specific listen address. Every entry is a DNS name or an IP address.
+ * The names a self-signed server certificate covers (none in other modes): TLS_HOSTNAMES, or the
+ * loopback names plus the PUBLIC_URL host and a specific listen address. Every entry is a DNS
+ * name or an IP address.
  */
-function resolveTlsHostnames(parsed: RawConfig, publicUrl: string, problems: string[]): string[] {
-  const publicHost = normalizeHostname(new URL(publicUrl).hostname);
+function resolveTlsHostnames(parsed: RawConfig, mode: TlsMode, publicUrl: string, problems: string[]): string[] {
+  if (mode !== 'self-signed') return [];
+  let publicHost: string;
+  try {
+    publicHost = normalizeHostname(new URL(publicUrl).hostname);
+  } catch {
+    problems.push(`PUBLIC_URL: not a valid URL (got ${JSON.stringify(publicUrl)})`);
+    return [];
+  }
   if (parsed.tlsHostnames === undefined) {
     const names = ['localhost', '127.0.0.1', '::1', publicHost];
     if (!anyAddress(parsed.host)) names.push(normalizeHostname(parsed.host));
@@ -369,7 +377,7 @@ function resolveTlsHostnames(parsed: RawConfig, publicUrl: string, problems: str
       problems.push(`TLS_HOSTNAMES: "${name}" is neither a host name nor an IP address (wildcards are not supported)`);
     }
   }
-  if (names.length === 0) problems.push('TLS_HOSTNAMES: names no host');
+  if (names.length === 0) problems.push('TLS_HOSTNAMES: lists no host name');
   else if (parsed.publicUrl?.startsWith('https:') && !names.includes(publicHost)) {
     problems.push(`TLS_HOSTNAMES: does not include "${publicHost}", the host of PUBLIC_URL, so clients would refuse the certificate`);
   }
