@@ -18,6 +18,7 @@ import { eventsService } from './services/events.js';
 import { identityService } from './services/identity.js';
 import { notificationsService } from './services/notifications.js';
 import type { ServiceOptions } from './services/service-options.js';
+import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
 import { createFeatures } from './wiring.js';
 
 export interface AppOptions {
@@ -86,6 +87,10 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   for (const name of config.services) {
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });
   }
+
+  // The web vault needs /api and /identity on its own origin, so it is served only beside them;
+  // a service running alone owns its root.
+  if (config.servicePrefixes) await app.register(webVaultRoutes, { config, authenticate: features.authenticate });
 
   app.setErrorHandler(apiErrorHandler);
   // A service alone at the root answers its own 404s; with prefixes, paths outside them land here.

@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Type, type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { parsePublicKeyList } from '../shared/public-keys.js';
@@ -46,6 +47,13 @@ export const ConfigSchema = Type.Object({
       'Services this process runs: "all", or a comma list of api, identity, events, notifications. A single service is mounted at / (its own base URL); several are mounted under /api, /identity, /events and /notifications.',
   }),
   dataDir: Type.String({ minLength: 1, default: './data', description: 'Directory for the embedded database and other local state.' }),
+  webVaultDir: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'Folder holding a built Bitwarden web vault (its index.html at the top), served at / when the services run together under /api, /identity, ... Defaults to DATA_DIR/web-vault when that folder exists. Without one, / shows how to add it.',
+    }),
+  ),
   databaseUrl: Type.Optional(
     Type.String({
       pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
@@ -172,7 +180,7 @@ export type ServiceName = 'api' | 'identity' | 'events' | 'notifications';
 export const ALL_SERVICES: readonly ServiceName[] = ['api', 'identity', 'events', 'notifications'];
 
 export interface Config
-  extends Omit<RawConfig, 'services' | 'databaseUrl' | 'healthEnabled' | 'apiDocsEnabled' | 'publicUrl' | 'identityUrl'> {
+  extends Omit<RawConfig, 'services' | 'databaseUrl' | 'healthEnabled' | 'apiDocsEnabled' | 'publicUrl' | 'identityUrl' | 'webVaultDir'> {
   identityUrl: string;
   services: readonly ServiceName[];
   /** True when the services are mounted under their prefixes (/api, /identity, ...). */
@@ -182,6 +190,8 @@ export interface Config
   apiDocsEnabled: boolean;
   publicUrl: string;
   selfHosted: boolean;
+  /** Absolute path of the web vault folder, or null when none is configured or found. */
+  webVaultDir: string | null;
 }
 
 export class ConfigError extends Error {
@@ -272,6 +282,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push(`LICENSE_ISSUER_PUBLIC_KEYS: ${(error as Error).message}`);
     }
   }
+  const webVaultDir = resolveWebVaultDir(parsed.webVaultDir, parsed.dataDir, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   const cloud = parsed.deployment === 'cloud';
@@ -290,7 +301,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     identityUrl: (parsed.identityUrl ?? (identityAlone ? publicUrl : `${publicUrl}/identity`)).replace(/\/+$/, ''),
     installationId: parsed.installationId?.toLowerCase(),
     selfHosted: !cloud,
+    webVaultDir,
   };
+}
+
+/**
+ * The web vault folder: the one named, or DATA_DIR/web-vault when it exists. A folder without
+ * index.html at its top is reported, since an archive unpacked one level too deep is the usual
+ * mistake and would otherwise serve nothing but 404s.
+ */
+function resolveWebVaultDir(configured: string | undefined, dataDir: string, problems: string[]): string | null {
+  const dir = resolve(configured ?? join(dataDir, 'web-vault'));
+  if (configured === undefined && !existsSync(dir)) return null;
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    problems.push(`WEB_VAULT_DIR: ${dir} is not a folder`);
+    return null;
+  }
+  if (!existsSync(join(dir, 'index.html'))) {
+    problems.push(`WEB_VAULT_DIR: ${dir} has no index.html (unpack the web vault so that index.html is at its top)`);
+    return null;
+  }
+  return dir;
 }
 
 function parseServices(text: string): ServiceName[] {
