@@ -62,6 +62,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     perIp: config.loginAttemptsPerIp,
     windowSeconds: config.loginAttemptWindowSeconds,
   });
+  const mailer = createMailer(config);
   const accounts = createAccountService({
     db,
     clock,
@@ -70,6 +71,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     keys,
     registrationEnabled: config.registrationEnabled,
     isInvited: hasPendingInvitation,
+    mailer,
+    publicUrl: config.publicUrl,
   });
   const identity = createIdentityService({
     db,
@@ -94,7 +97,6 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock });
   const events = createEventQueryService({ db, clock });
-  const mailer = createMailer(config);
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
   const organizations = createOrganizationService({ db, clock, hasher, audit });
   const { licenseIssuerPublicKeys, installationId } = config;
