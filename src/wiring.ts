@@ -30,6 +30,7 @@ import { createPolicyService } from './features/policies/policies.service.js';
 import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
 import { createOrganizationService } from './features/organizations/organizations.service.js';
+import { createOrganizationKeys } from './features/organizations/organization-keys.js';
 
 export interface WiringDeps {
   config: Config;
@@ -99,6 +100,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const events = createEventQueryService({ db, clock });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
   const organizations = createOrganizationService({ db, clock, hasher, audit });
+  const organizationKeys = createOrganizationKeys({ db, clock });
   const { licenseIssuerPublicKeys, installationId } = config;
   const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId });
 
@@ -124,6 +126,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     members,
     organizations,
     licenses,
+    organizationKeys,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();

@@ -341,6 +341,17 @@ const ORGANIZATION_ROWS: Row[] = [
     // Asked while joining: any membership answers, whatever its status.
     { allow: 'members', outsiders: { invited: 200, accepted: 200, revoked: 200 } },
   ],
+  ['GET /organizations/{id}/keys', async () => ({ method: 'GET', path: `${base()}/keys` }), { allow: 'members' }],
+  [
+    'POST /organizations/{id}/keys',
+    async (who) => {
+      // A fresh organization without keys for every caller: the pair can be set only once.
+      const id = await throwawayOrg(who);
+      const hasKeys = async () => Boolean((await db().selectFrom('organizations').select('public_key').where('id', '=', id).executeTakeFirstOrThrow()).public_key);
+      return { method: 'POST', path: `/organizations/${id}/keys`, json: { publicKey: 'cHVibGlj', encryptedPrivateKey: ENC }, written: hasKeys };
+    },
+    { allow: RECOVERY_ADMINS },
+  ],
   [
     'DELETE /accounts/sso/{organizationId}',
     async () => ({ method: 'DELETE', path: `/accounts/sso/${org}` }),

@@ -38,5 +38,5 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(policyRoutes, { policies: features.policies, orgAccess: features.orgAccess });
   await app.register(eventRoutes, { events: features.events, orgAccess: features.orgAccess });
   await app.register(memberRoutes, { members: features.members, orgAccess: features.orgAccess });
-  await app.register(organizationRoutes, { organizations: features.organizations, licenses: features.licenses, orgAccess: features.orgAccess, config });
+  await app.register(organizationRoutes, { organizations: features.organizations, licenses: features.licenses, orgAccess: features.orgAccess, keys: features.organizationKeys, config });
 };

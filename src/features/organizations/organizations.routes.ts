@@ -1,16 +1,20 @@
+import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../../config/config.js';
 import { access, currentUser, type AccessRule } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
 import { emptyOk, EmptyResponse, IdParams, ListOf, list } from '../../http/schemas.js';
 import { requireVariant } from '../../http/variant.js';
+import { LICENSE_MAX_BYTES, multipartLicenseBody } from './license-upload.js';
 import { LicenseDocument } from './licenses.js';
+import { OrganizationKeysResponse, type OrganizationKeysService } from './organization-keys.js';
 import { membershipOf, type OrgAccess } from './org-access.js';
 import type { LicenseService } from './organization-licenses.js';
 import {
   ApiKeyBody,
   ApiKeyResponse,
   ApplyLicenseBody,
+  OrganizationKeys,
   AutoEnrollStatusResponse,
   CreateOrganizationBody,
   IdentifierParams,
@@ -33,8 +37,11 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
   organizations: OrganizationService;
   licenses: LicenseService;
   orgAccess: OrgAccess;
+  keys: OrganizationKeysService;
   config: Pick<Config, 'selfHosted'>;
-}> = async (app, { organizations, licenses, orgAccess, config }) => {
+}> = async (app, { organizations, licenses, orgAccess, keys, config }) => {
+  // Only the license upload reads multipart bodies (multipartLicenseBody); its limits are set there.
+  await app.register(multipart, { limits: { fileSize: LICENSE_MAX_BYTES } });
   /**
    * A variant-only operation answers the variant refusal to every signed-in caller, before
    * any organization rule, as the official [SelfHosted] filter does.
@@ -62,8 +69,51 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
 
   app.post(
     '/organizations/license',
-    { config: { access: onlyOn('selfhosted', access.user) }, schema: { tags, body: ApplyLicenseBody, response: { 200: OrganizationResponse } } },
+    {
+      config: { access: onlyOn('selfhosted', access.user) },
+      schema: {
+        summary: 'Create an organization from a license',
+        description:
+          "Self-hosted only. JSON, or multipart/form-data as the web vault uploads it (the file in `license`, `key`, `collectionName`; at most 100,000 bytes). The caller becomes the organization's Confirmed Owner.",
+        tags,
+        body: ApplyLicenseBody,
+        response: { 200: OrganizationResponse },
+      },
+      preValidation: multipartLicenseBody,
+    },
     async (request) => toOrganizationResponse(await licenses.apply(currentUser(request).userId, request.body), { billing: true }),
+  );
+
+  app.get(
+    '/organizations/:id/keys',
+    {
+      ...member,
+      schema: {
+        summary: "The organization's key pair",
+        description: "Its public key and its private key encrypted with the organization key, to every confirmed member.",
+        tags,
+        params: IdParams,
+        response: { 200: OrganizationKeysResponse },
+      },
+    },
+    async (request) => keys.get(membershipOf(request).organizationId),
+  );
+
+  app.post(
+    '/organizations/:id/keys',
+    {
+      config: { access: orgAccess.right('manageResetPassword', 'id') },
+      schema: {
+        summary: "Set the organization's key pair",
+        description:
+          'Sets the key pair of an organization that has none (the web vault does so right after creating one from a license); 400 "Organization Keys already exist" otherwise. Owners, admins and custom members with manageResetPassword.',
+        tags,
+        params: IdParams,
+        body: OrganizationKeys,
+        response: { 200: OrganizationKeysResponse },
+      },
+    },
+    async (request) => keys.set(membershipOf(request).organizationId, request.body),
   );
 
   app.get('/organizations/:id', { ...member, schema: { tags, params: IdParams, response: { 200: OrganizationResponse } } }, async (request) => {
