@@ -13,7 +13,9 @@ import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/identity/login-throttle.js';
 import { createSigningKeys } from './features/identity/signing-keys.js';
 import { createTokenService } from './features/identity/tokens.js';
+import { createDeviceService } from './features/devices/devices.service.js';
 import { createMailer } from './features/mail/mailer.js';
+import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
 import { hasPendingInvitation } from './features/organizations/invitations.js';
 import { organizationApiKeyGrant, organizationPrincipalResolver } from './features/organizations/org-api-key.js';
@@ -93,6 +95,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const cipherImport = createCipherImport(vault);
   const orgCiphers = createOrgCipherService(vault);
   const folders = createFolderService(vault);
+  const devices = createDeviceService({ db });
+  const domainSettings = createDomainSettings({ db, clock });
   const sync = createSyncService({ db, cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
@@ -118,6 +122,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     orgCiphers,
     folders,
     sync,
+    devices,
+    domainSettings,
     collections,
     groups,
     policies,
