@@ -46,10 +46,11 @@ describe('GET /api/devices', () => {
     const res = await server.request('GET', '/api/devices', { token: user.accessToken });
     expect(res.status).toBe(200);
     expect(res.body.object).toBe('list');
-    expect(res.body.data.map((d: { identifier: string }) => d.identifier)).toEqual([TEST_DEVICE.deviceIdentifier, WEB.deviceIdentifier]);
+    const data = res.body.data as { identifier: string; userId: string }[];
+    expect(data.map((d) => d.identifier)).toEqual([TEST_DEVICE.deviceIdentifier, WEB.deviceIdentifier]);
     expect(res.body.data[1]).toMatchObject({ object: 'device', userId: user.userId, name: 'chrome', type: 9, isTrusted: false, encryptedUserKey: null });
     const others = await server.request('GET', '/api/devices', { token: other.accessToken });
-    expect(others.body.data.map((d: { userId: string }) => d.userId)).toEqual([other.userId]);
+    expect((others.body.data as { userId: string }[]).map((d) => d.userId)).toEqual([other.userId]);
   });
 
   it('finds one by identifier, and 404s a device of another account', async () => {
