@@ -28,6 +28,7 @@ import { createOrgCipherService } from './features/vault/org-ciphers.service.js'
 import { createFolderService } from './features/vault/folders.service.js';
 import { createSyncCache } from './features/vault/sync-cache.js';
 import { createSyncService } from './features/vault/sync.service.js';
+import { adminsUnassignedItems } from './features/vault/unassigned-ciphers.repository.js';
 import { createPolicyService } from './features/policies/policies.service.js';
 import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
@@ -124,6 +125,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     sync,
     devices,
     domainSettings,
+    /** The web vault's "unassigned items" banner: a read with no rule beyond the caller's own roles. */
+    hasUnassignedItems: (userId: string) => adminsUnassignedItems(db, userId),
     collections,
     groups,
     policies,

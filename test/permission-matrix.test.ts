@@ -341,6 +341,20 @@ const ORGANIZATION_ROWS: Row[] = [
     // Asked while joining: any membership answers, whatever its status.
     { allow: 'members', outsiders: { invited: 200, accepted: 200, revoked: 200 } },
   ],
+  [
+    'GET /ciphers/has-unassigned-ciphers (an item of the organization in no collection)',
+    async () => {
+      const item = await seedOrgItem(server, org);
+      return {
+        method: 'GET',
+        path: '/ciphers/has-unassigned-ciphers',
+        outcome: (res) => (res.status === 200 ? String(res.body) : res.status),
+        cleanup: async () => void (await db().deleteFrom('ciphers').where('id', '=', item).execute()),
+      };
+    },
+    // The banner is for owners and admins; everyone else is told false, as the official server does.
+    { allow: ADMINS, ok: 'true', refuse: 'false', outsiders: 'false' },
+  ],
   ['GET /organizations/{id}/keys', async () => ({ method: 'GET', path: `${base()}/keys` }), { allow: 'members' }],
   [
     'POST /organizations/{id}/keys',

@@ -18,6 +18,7 @@ import { cipherRoutes } from '../features/vault/ciphers.routes.js';
 import { orgCipherRoutes } from '../features/vault/org-ciphers.routes.js';
 import { folderRoutes } from '../features/vault/folders.routes.js';
 import { syncRoutes } from '../features/vault/sync.routes.js';
+import { unassignedCipherRoutes } from '../features/vault/unassigned-ciphers.routes.js';
 import type { ServiceOptions } from './service-options.js';
 
 /** The API service ({base_url}): the route table, one register per feature. */
@@ -32,6 +33,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   if (config.healthEnabled) await app.register(healthRoutes, { health: features.health });
   await app.register(serverConfigRoutes, { config });
   await app.register(accountRoutes, { accounts: features.accounts, organizations: features.organizations.list });
+  await app.register(unassignedCipherRoutes, { hasUnassignedItems: features.hasUnassignedItems });
   await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });
   await app.register(orgCipherRoutes, { orgCiphers: features.orgCiphers });
   await app.register(folderRoutes, { folders: features.folders });
