@@ -69,6 +69,12 @@ describe('the web vault license upload (multipart)', () => {
     const collections = await s.database.db.selectFrom('collections').select('name').where('organization_id', '=', license.id).execute();
     expect(collections).toEqual([{ name: fields.collectionName }]);
 
+    const noKey = await s.request('GET', `/api/organizations/${license.id}/public-key`, { token: owner.accessToken });
+    expect(noKey.body).toEqual({ object: 'organizationPublicKey', publicKey: null });
+    const seats = await s.request('GET', `/api/organizations/${license.id}/billing/vnext/self-host/metadata`, { token: owner.accessToken });
+    expect(seats.status).toBe(200);
+    expect(seats.body).toEqual({ isOnSecretsManagerStandalone: false, organizationOccupiedSeats: 1 });
+
     const pair = generateRsaKeyPair();
     const keys = { publicKey: pair.publicKeyB64, encryptedPrivateKey: encryptToEncString(pair.privateKeyDer, foundingKeys(owner).orgKey) };
     const set = await s.request('POST', `/api/organizations/${license.id}/keys`, { token: owner.accessToken, json: keys });
@@ -76,6 +82,7 @@ describe('the web vault license upload (multipart)', () => {
     expect(set.body).toEqual({ object: 'organizationKeys', publicKey: keys.publicKey, privateKey: keys.encryptedPrivateKey });
     const read = await s.request('GET', `/api/organizations/${license.id}/keys`, { token: owner.accessToken });
     expect(read.body).toEqual(set.body);
+    expect((await s.request('GET', `/api/organizations/${license.id}/public-key`, { token: owner.accessToken })).body.publicKey).toBe(keys.publicKey);
     const profile = await s.request('GET', '/api/accounts/profile', { token: owner.accessToken });
     expect(profile.body.organizations).toMatchObject([{ id: license.id, hasPublicAndPrivateKeys: true, key: fields.key }]);
 

@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { isEncString } from '../../http/enc-string.js';
 import { Nullable } from '../../http/schemas.js';
+import { countOccupiedSeats } from '../members/members.repository.js';
 import { findOrganization, memberUserIds, touchAccountRevisions, updateOrganization } from './organizations.repository.js';
 import type { OrganizationKeys } from './organizations.schemas.js';
 
@@ -11,6 +12,14 @@ export const OrganizationKeysResponse = Type.Object({
   object: Type.Literal('organizationKeys'),
   publicKey: Nullable(Type.String()),
   privateKey: Nullable(Type.String()),
+});
+
+export const OrganizationPublicKeyResponse = Type.Object({ object: Type.Literal('organizationPublicKey'), publicKey: Nullable(Type.String()) });
+
+/** What a self-hosted web vault reads before it opens the member dialogs (seats in use). */
+export const SelfHostBillingMetadataResponse = Type.Object({
+  isOnSecretsManagerStandalone: Type.Boolean(),
+  organizationOccupiedSeats: Type.Integer(),
 });
 
 /**
@@ -30,6 +39,17 @@ export function createOrganizationKeys(deps: { db: Db; clock: Clock }) {
       const org = await findOrganization(db, organizationId);
       if (!org) throw new NotFound();
       return response(org);
+    },
+
+    async publicKey(organizationId: string): Promise<Static<typeof OrganizationPublicKeyResponse>> {
+      const org = await findOrganization(db, organizationId);
+      if (!org) throw new NotFound();
+      return { object: 'organizationPublicKey', publicKey: org.public_key };
+    },
+
+    /** There is no billing here: only the seat count, every membership but revoked ones, as for seat limits. */
+    async selfHostBillingMetadata(organizationId: string): Promise<Static<typeof SelfHostBillingMetadataResponse>> {
+      return { isOnSecretsManagerStandalone: false, organizationOccupiedSeats: await countOccupiedSeats(db, organizationId) };
     },
 
     /** Sets the pair once, as the official server does; replacing it would strand what members hold. */

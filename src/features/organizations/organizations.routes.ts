@@ -7,7 +7,12 @@ import { emptyOk, EmptyResponse, IdParams, ListOf, list } from '../../http/schem
 import { requireVariant } from '../../http/variant.js';
 import { LICENSE_MAX_BYTES, multipartLicenseBody } from './license-upload.js';
 import { LicenseDocument } from './licenses.js';
-import { OrganizationKeysResponse, type OrganizationKeysService } from './organization-keys.js';
+import {
+  OrganizationKeysResponse,
+  OrganizationPublicKeyResponse,
+  SelfHostBillingMetadataResponse,
+  type OrganizationKeysService,
+} from './organization-keys.js';
 import { membershipOf, type OrgAccess } from './org-access.js';
 import type { LicenseService } from './organization-licenses.js';
 import {
@@ -97,6 +102,38 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request) => keys.get(membershipOf(request).organizationId),
+  );
+
+  app.get(
+    '/organizations/:id/public-key',
+    {
+      ...member,
+      schema: {
+        summary: "The organization's public key",
+        description: 'To every confirmed member; null while the organization has no key pair.',
+        tags,
+        params: IdParams,
+        response: { 200: OrganizationPublicKeyResponse },
+      },
+    },
+    async (request) => keys.publicKey(membershipOf(request).organizationId),
+  );
+
+  // A self-hosted web vault reads this before it opens the member dialogs of the Admin Console.
+  app.get(
+    '/organizations/:id/billing/vnext/self-host/metadata',
+    {
+      ...member,
+      schema: {
+        summary: 'Seat usage (self-hosted web vault)',
+        description:
+          'To every confirmed member: the seats in use (every membership but revoked ones). There is no Secrets Manager standalone plan. Served on both variants: the answer holds on either.',
+        tags,
+        params: IdParams,
+        response: { 200: SelfHostBillingMetadataResponse },
+      },
+    },
+    async (request) => keys.selfHostBillingMetadata(membershipOf(request).organizationId),
   );
 
   app.post(

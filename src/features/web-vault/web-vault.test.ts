@@ -12,6 +12,8 @@ function makeStandIn(root: string): string {
   mkdirSync(join(dir, 'app'), { recursive: true });
   mkdirSync(join(dir, 'locales', 'en'), { recursive: true });
   mkdirSync(join(dir, 'api'), { recursive: true });
+  mkdirSync(join(dir, 'notifications'), { recursive: true });
+  mkdirSync(join(dir, 'docs'), { recursive: true });
   writeFileSync(join(dir, 'index.html'), '<!doctype html><title>stand-in vault</title>');
   writeFileSync(join(dir, 'app', 'main.1a2b3c4d.js'), 'console.log("stand-in");');
   writeFileSync(join(dir, 'webauthn-connector.html'), '<!doctype html><title>connector</title>');
@@ -21,6 +23,9 @@ function makeStandIn(root: string): string {
   writeFileSync(join(dir, '.secret'), 'hidden');
   // A file under a service prefix must never shadow the service.
   writeFileSync(join(dir, 'api', 'config'), 'shadow');
+  writeFileSync(join(dir, 'api', 'shadow.js'), 'shadow');
+  writeFileSync(join(dir, 'notifications', 'hub'), 'shadow');
+  writeFileSync(join(dir, 'docs', 'json'), 'shadow');
   writeFileSync(join(root, 'outside.txt'), 'outside the web vault');
   return dir;
 }
@@ -140,7 +145,14 @@ describe('the web vault folder', () => {
     expect((await server.request('GET', '/api/unknown')).body).toMatchObject({ object: 'error' });
     expect((await server.request('GET', '/identity/.well-known/openid-configuration')).status).toBe(200);
     expect((await server.request('GET', '/events/alive')).status).toBe(200);
-    expect((await server.request('GET', '/docs/json')).status).toBe(200);
+    const docs = await server.request('GET', '/docs/json');
+    expect(docs.status).toBe(200);
+    expect(docs.text).not.toBe('shadow');
+    for (const path of ['/api/shadow.js', '/notifications/hub']) {
+      const res = await server.request('GET', path);
+      expect(res.status, path).toBe(404);
+      expect(res.text, path).not.toBe('shadow');
+    }
   });
 });
 
@@ -186,9 +198,13 @@ describe('without a web vault', () => {
 });
 
 describe('WEB_VAULT_DIR', () => {
-  it('reports a missing folder or one without index.html', () => {
+  it('names any folder, or reports a missing folder or one without index.html', () => {
     const root = mkdtempSync(join(tmpdir(), 'strongroom-badwebvault-'));
     try {
+      mkdirSync(join(root, 'custom'));
+      writeFileSync(join(root, 'custom', 'index.html'), '');
+      expect(loadConfig({ WEB_VAULT_DIR: join(root, 'custom'), DATA_DIR: join(root, 'data') }).webVaultDir).toBe(join(root, 'custom'));
+      expect(loadConfig({ DATA_DIR: join(root, 'data') }).webVaultDir).toBeNull();
       expect(() => loadConfig({ WEB_VAULT_DIR: join(root, 'nope') })).toThrow(/WEB_VAULT_DIR: .*nope is not a folder/);
       mkdirSync(join(root, 'web-vault', 'web-vault'), { recursive: true });
       const error = (() => {
