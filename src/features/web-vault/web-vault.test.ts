@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -183,6 +184,10 @@ describe('without a web vault', () => {
     expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
     expect(res.headers.get('cache-control')).toBe('no-store');
     expect(res.text).not.toMatch(/<script|https?:\/\/cdn/i);
+    // The browser applies the inline style only if its exact text hashes to the one the policy names.
+    const style = /<style>([\s\S]*?)<\/style>/.exec(res.text)?.[1] ?? '';
+    expect(style.length).toBeGreaterThan(0);
+    expect(csp).toContain(`'sha256-${createHash('sha256').update(style).digest('base64')}'`);
   });
 
   it('escapes what it interpolates', async () => {
