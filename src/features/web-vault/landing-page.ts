@@ -45,7 +45,8 @@ bw login you@example.com</pre>
 </html>
 `;
 
-const eta = new Eta({ autoEscape: true });
+// No trimming: the CLI commands in <pre> are one per line.
+const eta = new Eta({ autoEscape: true, autoTrim: false });
 eta.loadTemplate('@landing', TEMPLATE);
 
 export interface LandingPageData {
@@ -64,5 +65,5 @@ export const LANDING_PAGE_CSP = [
   `style-src 'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`,
   "base-uri 'none'",
   "form-action 'none'",
-  "frame-ancestors 'none'",
+  "frame-ancestors 'self'",
 ].join('; ');

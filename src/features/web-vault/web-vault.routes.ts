@@ -1,4 +1,4 @@
-import { join, relative, sep } from 'node:path';
+import { relative, resolve, sep } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyPluginAsync } from 'fastify';
@@ -95,7 +95,7 @@ const rootPages: FastifyPluginAsyncTypebox<WebVaultOptions> = async (app, { conf
     return;
   }
 
-  const page = renderLandingPage({ publicUrl: config.publicUrl, defaultDir: join(config.dataDir, 'web-vault') });
+  const page = renderLandingPage({ publicUrl: config.publicUrl, defaultDir: resolve(config.dataDir, 'web-vault') });
   app.get(
     '/',
     {

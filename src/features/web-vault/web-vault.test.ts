@@ -192,7 +192,7 @@ describe('without a web vault', () => {
 
   it('escapes what it interpolates', async () => {
     const res = await server.request('GET', '/');
-    expect(res.text).toContain('bw config server https://vault.example.com/&lt;b&gt;&quot;x&quot;');
+    expect(res.text).toContain('bw config server https://vault.example.com/&lt;b&gt;&quot;x&quot;\nbw login you@example.com');
     expect(res.text).not.toContain('<b>"x"');
   });
 
