@@ -29,7 +29,7 @@ import { createFolderService } from './features/vault/folders.service.js';
 import { createSyncCache } from './features/vault/sync-cache.js';
 import { createSyncService } from './features/vault/sync.service.js';
 import { adminsUnassignedItems } from './features/vault/unassigned-ciphers.repository.js';
-import { createPolicyService } from './features/policies/policies.service.js';
+import { createPolicyService, masterPasswordPolicyFor } from './features/policies/policies.service.js';
 import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
 import { createOrganizationService } from './features/organizations/organizations.service.js';
@@ -127,6 +127,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     domainSettings,
     /** The web vault's "unassigned items" banner: a read with no rule beyond the caller's own roles. */
     hasUnassignedItems: (userId: string) => adminsUnassignedItems(db, userId),
+    masterPasswordPolicy: (userId: string) => masterPasswordPolicyFor(db, userId),
     collections,
     groups,
     policies,

@@ -3,6 +3,7 @@ import { enforceAccessRules } from '../http/access.js';
 import { apiErrorHandler } from '../http/error-handler.js';
 import { NotFound } from '../http/errors.js';
 import { accountRoutes } from '../features/accounts/accounts.routes.js';
+import { verifyPasswordRoutes } from '../features/accounts/verify-password.routes.js';
 import { eventRoutes } from '../features/events/events.routes.js';
 import { collectionRoutes } from '../features/collections/collections.routes.js';
 import { groupRoutes } from '../features/groups/groups.routes.js';
@@ -34,6 +35,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(serverConfigRoutes, { config });
   await app.register(accountRoutes, { accounts: features.accounts, organizations: features.organizations.list });
   await app.register(unassignedCipherRoutes, { hasUnassignedItems: features.hasUnassignedItems });
+  await app.register(verifyPasswordRoutes, { accounts: features.accounts, masterPasswordPolicy: features.masterPasswordPolicy });
   await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });
   await app.register(orgCipherRoutes, { orgCiphers: features.orgCiphers });
   await app.register(folderRoutes, { folders: features.folders });

@@ -345,6 +345,11 @@ export function createAccountService(deps: {
       return { apiKey, revisionDate: now };
     },
 
+    /** Dialogs that ask for the master password again (export, API key) check it here first. */
+    async verifyPassword(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
+      await verifySecret(await userOrThrow(userId), masterPasswordHash);
+    },
+
     async deleteAccount(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
       const user = await userOrThrow(userId);
       await verifySecret(user, masterPasswordHash);
