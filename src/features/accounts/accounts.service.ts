@@ -345,7 +345,7 @@ export function createAccountService(deps: {
       return { apiKey, revisionDate: now };
     },
 
-    /** Dialogs that ask for the master password again (export, API key) check it here first. */
+    /** Dialogs that ask for the master password again (the web vault's export) check it here first. */
     async verifyPassword(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
       await verifySecret(await userOrThrow(userId), masterPasswordHash);
     },
