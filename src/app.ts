@@ -17,6 +17,7 @@ import { eventsService } from './services/events.js';
 import { identityService } from './services/identity.js';
 import { notificationsService } from './services/notifications.js';
 import type { ServiceOptions } from './services/service-options.js';
+import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
 import { createFeatures } from './wiring.js';
 
 export interface AppOptions {
@@ -55,6 +56,14 @@ export const API_DOC_TAGS = [
   { name: 'Collections', description: 'Organization collections and who may reach them (members and groups).' },
   { name: 'Policies', description: 'Organization policies (master password, single organization, account recovery, ...).' },
   { name: 'Events', description: 'The organization\'s audit log.' },
+  { name: 'Devices', description: 'The devices a user has logged in from, and the known-device check the login page makes.' },
+  { name: 'Settings', description: 'A user\'s equivalent domains, which autofill treats as one site.' },
+  {
+    name: 'Not yet offered',
+    description:
+      'Features Strongroom does not offer yet (emergency access, two-step login, login with a device): their lists answer empty, truthfully, so the web vault\'s pages load.',
+  },
+  { name: 'Web vault', description: 'The official web vault when a build of it is installed, or a page saying how to add one.' },
 ] as const satisfies readonly { name: string; description: string }[];
 
 export type ApiDocTag = (typeof API_DOC_TAGS)[number]['name'];
@@ -128,6 +137,10 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   for (const name of config.services) {
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });
   }
+
+  // The web vault needs /api and /identity on its own origin, so it is served only beside them;
+  // a service running alone owns its root.
+  if (config.servicePrefixes) await app.register(webVaultRoutes, { config, authenticate: features.authenticate });
 
   app.setErrorHandler(apiErrorHandler);
   // A service alone at the root answers its own 404s; with prefixes, paths outside them land here.

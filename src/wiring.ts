@@ -13,7 +13,9 @@ import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/identity/login-throttle.js';
 import { createSigningKeys } from './features/identity/signing-keys.js';
 import { createTokenService } from './features/identity/tokens.js';
+import { createDeviceService } from './features/devices/devices.service.js';
 import { createMailer } from './features/mail/mailer.js';
+import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
 import { hasPendingInvitation } from './features/organizations/invitations.js';
 import { organizationApiKeyGrant, organizationPrincipalResolver } from './features/organizations/org-api-key.js';
@@ -26,10 +28,12 @@ import { createOrgCipherService } from './features/vault/org-ciphers.service.js'
 import { createFolderService } from './features/vault/folders.service.js';
 import { createSyncCache } from './features/vault/sync-cache.js';
 import { createSyncService } from './features/vault/sync.service.js';
-import { createPolicyService } from './features/policies/policies.service.js';
+import { adminsUnassignedItems } from './features/vault/unassigned-ciphers.repository.js';
+import { createPolicyService, masterPasswordPolicyFor } from './features/policies/policies.service.js';
 import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
 import { createOrganizationService } from './features/organizations/organizations.service.js';
+import { createOrganizationKeys } from './features/organizations/organization-keys.js';
 
 export interface WiringDeps {
   config: Config;
@@ -62,6 +66,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     perIp: config.loginAttemptsPerIp,
     windowSeconds: config.loginAttemptWindowSeconds,
   });
+  const mailer = createMailer(config);
   const accounts = createAccountService({
     db,
     clock,
@@ -70,6 +75,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     keys,
     registrationEnabled: config.registrationEnabled,
     isInvited: hasPendingInvitation,
+    mailer,
+    publicUrl: config.publicUrl,
   });
   const identity = createIdentityService({
     db,
@@ -89,14 +96,16 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const cipherImport = createCipherImport(vault);
   const orgCiphers = createOrgCipherService(vault);
   const folders = createFolderService(vault);
+  const devices = createDeviceService({ db });
+  const domainSettings = createDomainSettings({ db, clock });
   const sync = createSyncService({ db, cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock });
   const events = createEventQueryService({ db, clock });
-  const mailer = createMailer(config);
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
   const organizations = createOrganizationService({ db, clock, hasher, audit });
+  const organizationKeys = createOrganizationKeys({ db, clock });
   const { licenseIssuerPublicKeys, installationId } = config;
   const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId });
 
@@ -114,6 +123,11 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     orgCiphers,
     folders,
     sync,
+    devices,
+    domainSettings,
+    /** The web vault's "unassigned items" banner: a read with no rule beyond the caller's own roles. */
+    hasUnassignedItems: (userId: string) => adminsUnassignedItems(db, userId),
+    masterPasswordPolicy: (userId: string) => masterPasswordPolicyFor(db, userId),
     collections,
     groups,
     policies,
@@ -122,6 +136,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     members,
     organizations,
     licenses,
+    organizationKeys,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();

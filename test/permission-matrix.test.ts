@@ -342,6 +342,33 @@ const ORGANIZATION_ROWS: Row[] = [
     { allow: 'members', outsiders: { invited: 200, accepted: 200, revoked: 200 } },
   ],
   [
+    'GET /ciphers/has-unassigned-ciphers (an item of the organization in no collection)',
+    async () => {
+      const item = await seedOrgItem(server, org);
+      return {
+        method: 'GET',
+        path: '/ciphers/has-unassigned-ciphers',
+        outcome: (res) => (res.status === 200 ? String(res.body) : res.status),
+        cleanup: async () => void (await db().deleteFrom('ciphers').where('id', '=', item).execute()),
+      };
+    },
+    // The banner is for owners and admins; everyone else is told false, as the official server does.
+    { allow: ADMINS, ok: 'true', refuse: 'false', outsiders: 'false' },
+  ],
+  ['GET /organizations/{id}/keys', async () => ({ method: 'GET', path: `${base()}/keys` }), { allow: 'members' }],
+  ['GET /organizations/{id}/public-key', async () => ({ method: 'GET', path: `${base()}/public-key` }), { allow: 'members' }],
+  ['GET /organizations/{id}/billing/vnext/self-host/metadata', async () => ({ method: 'GET', path: `${base()}/billing/vnext/self-host/metadata` }), { allow: 'members' }],
+  [
+    'POST /organizations/{id}/keys',
+    async (who) => {
+      // A fresh organization without keys for every caller: the pair can be set only once.
+      const id = await throwawayOrg(who);
+      const hasKeys = async () => Boolean((await db().selectFrom('organizations').select('public_key').where('id', '=', id).executeTakeFirstOrThrow()).public_key);
+      return { method: 'POST', path: `/organizations/${id}/keys`, json: { publicKey: 'cHVibGlj', encryptedPrivateKey: ENC }, written: hasKeys };
+    },
+    { allow: RECOVERY_ADMINS },
+  ],
+  [
     'DELETE /accounts/sso/{organizationId}',
     async () => ({ method: 'DELETE', path: `/accounts/sso/${org}` }),
     { allow: 'members', outsiders: { invited: 200, accepted: 200, revoked: 200 } },

@@ -1,5 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { Type, type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
@@ -63,6 +64,13 @@ export const ConfigSchema = Type.Object({
       'Services this process runs: "all", or a comma list of api, identity, events, notifications. A single service is mounted at / (its own base URL); several are mounted under /api, /identity, /events and /notifications.',
   }),
   dataDir: Type.String({ minLength: 1, default: './data', description: 'Directory for the embedded database and other local state.' }),
+  webVaultDir: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'Folder holding a built Bitwarden web vault (its index.html at the top), served at / when the services run together under /api, /identity, ... Defaults to DATA_DIR/web-vault when that folder exists. Without one, / shows how to add it.',
+    }),
+  ),
   databaseUrl: Type.Optional(
     Type.String({
       pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
@@ -195,7 +203,7 @@ export type TlsMode = 'off' | 'files' | 'self-signed';
 export interface Config
   extends Omit<
     RawConfig,
-    'services' | 'databaseUrl' | 'healthEnabled' | 'apiDocsEnabled' | 'publicUrl' | 'identityUrl' | 'tlsMode' | 'tlsHostnames'
+    'services' | 'databaseUrl' | 'healthEnabled' | 'apiDocsEnabled' | 'publicUrl' | 'identityUrl' | 'tlsMode' | 'tlsHostnames' | 'webVaultDir'
   > {
   /** How HTTPS is served; `off` is plain HTTP. */
   tlsMode: TlsMode;
@@ -210,6 +218,8 @@ export interface Config
   apiDocsEnabled: boolean;
   publicUrl: string;
   selfHosted: boolean;
+  /** Absolute path of the web vault folder, or null when none is configured or found. */
+  webVaultDir: string | null;
 }
 
 export class ConfigError extends Error {
@@ -300,6 +310,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       problems.push(`LICENSE_ISSUER_PUBLIC_KEYS: ${(error as Error).message}`);
     }
   }
+  const webVaultDir = resolveWebVaultDir(parsed.webVaultDir, parsed.dataDir, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   const cloud = parsed.deployment === 'cloud';
@@ -323,7 +334,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     identityUrl: (parsed.identityUrl ?? (identityAlone ? publicUrl : `${publicUrl}/identity`)).replace(/\/+$/, ''),
     installationId: parsed.installationId?.toLowerCase(),
     selfHosted: !cloud,
+    webVaultDir,
   };
+}
+
+/**
+ * The web vault folder: the one named, or DATA_DIR/web-vault when it exists. A folder without
+ * index.html at its top is reported, since an archive unpacked one level too deep is the usual
+ * mistake and would otherwise serve nothing but 404s.
+ */
+function resolveWebVaultDir(configured: string | undefined, dataDir: string, problems: string[]): string | null {
+  const dir = resolve(configured ?? join(dataDir, 'web-vault'));
+  if (configured === undefined && !existsSync(dir)) return null;
+  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
+    problems.push(`WEB_VAULT_DIR: ${dir} is not a folder`);
+    return null;
+  }
+  if (!existsSync(join(dir, 'index.html'))) {
+    problems.push(`WEB_VAULT_DIR: ${dir} has no index.html (unpack the web vault so that index.html is at its top)`);
+    return null;
+  }
+  return dir;
 }
 
 /** TLS_MODE, or what the certificate settings imply; contradictions are problems. */

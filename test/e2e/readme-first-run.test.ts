@@ -56,7 +56,7 @@ afterAll(() => {
 
 describe('the README first screen', () => {
   it('takes a new user from npm start to a logged-in official bw over HTTPS', async () => {
-    const [start, client] = readmeBlocks('First run');
+    const [start = [], client = []] = readmeBlocks('First run');
     expect(start, 'the first block starts the server').toEqual(['npm ci', 'TLS_MODE=self-signed npm start']);
     expect(client, 'the second block creates the account and logs bw in').toHaveLength(5);
 

@@ -64,6 +64,11 @@ export const SendVerificationEmailBody = Type.Object({
   receiveMarketingEmails: Type.Optional(Type.Boolean()),
 });
 
+export const VerificationEmailClickedBody = Type.Object({
+  email: Email,
+  emailVerificationToken: Type.String({ minLength: 1, maxLength: 4000 }),
+});
+
 export const RegisterResponse = Type.Object({ object: Type.Literal('registerFinish'), captchaBypassToken: Type.Null() });
 
 export const PreloginBody = Type.Object({ email: Type.String({ maxLength: 256 }) });

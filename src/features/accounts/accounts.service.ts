@@ -2,11 +2,12 @@ import { randomInt, randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/dialect.js';
-import { BadRequest, NotFound } from '../../http/errors.js';
+import { BadRequest, GatewayError, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
+import type { MailLog, Mailer } from '../mail/mailer.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
 import { deleteRefreshTokensOfUser } from '../identity/tokens.repository.js';
 import {
@@ -48,6 +49,35 @@ function requireEnc(value: string | null | undefined, field: string): string {
   return value;
 }
 
+/** The web vault's page that finishes a registration started by mail (its finish-signup route). */
+export function finishSignupLink(publicUrl: string, token: string, email: string): string {
+  const params = new URLSearchParams({ token, email, fromEmail: 'true' });
+  return `${publicUrl}/#/finish-signup?${params.toString()}`;
+}
+
+/**
+ * Mails the link that finishes registration. An address that already has an account gets no
+ * mail and the same answer, so the form cannot be used to find out who has an account.
+ */
+async function mailRegistrationLink(mailer: Mailer, publicUrl: string, email: string, token: string, log: MailLog): Promise<void> {
+  const link = finishSignupLink(publicUrl, token, email);
+  try {
+    await mailer.send(
+      {
+        to: email,
+        subject: 'Verify your email address',
+        text: ['Open this link to finish creating your account (it expires in 24 hours):', link, '', 'If you did not ask for an account, ignore this message.'].join('\n'),
+      },
+      log,
+    );
+  } catch (error) {
+    log.info({ err: error, to: email }, 'registration mail failed');
+    throw new GatewayError('The mail server did not accept the verification message. Try again later.');
+  }
+}
+
+const EXPIRED_LINK = 'Expired link. Please restart registration or try logging in. You may already have an account';
+
 function sameKdf(a: KdfSettings, b: KdfSettings): boolean {
   return a.kdf === b.kdf && a.iterations === b.iterations && (a.memory ?? null) === (b.memory ?? null) && (a.parallelism ?? null) === (b.parallelism ?? null);
 }
@@ -60,6 +90,8 @@ export function createAccountService(deps: {
   keys: SigningKeys;
   registrationEnabled: boolean;
   isInvited: InvitationCheck;
+  mailer: Mailer;
+  publicUrl: string;
 }) {
   const { db, clock, hasher } = deps;
 
@@ -74,6 +106,15 @@ export function createAccountService(deps: {
     if (!masterPasswordHash || !(await hasher.verify(masterPasswordHash, user.master_password_hash))) {
       throw BadRequest.field('masterPasswordHash', 'Invalid password.');
     }
+  }
+
+  /** The signed token that finishes a registration (it carries the name). */
+  async function verificationToken(email: string, name: string | null): Promise<string> {
+    const normalized = normalizeEmail(email);
+    if (!deps.registrationEnabled && !(await deps.isInvited(db, normalized))) {
+      throw new BadRequest('Open registration has been disabled by the system administrator.');
+    }
+    return deps.keys.sign({ sub: normalized, ...(name ? { name } : {}) }, { typ: VERIFICATION_TYP, expiresInSeconds: 86_400 });
   }
 
   async function register(input: Registration): Promise<UserRow> {
@@ -197,16 +238,25 @@ export function createAccountService(deps: {
       });
     },
 
+    verificationToken,
+
     /**
-     * Starts registration. No mail is sent: the answer is the token that finishes it, as the
-     * official server answers when email verification is off.
+     * Starts registration as the official server does: with SMTP the link is mailed and nothing
+     * is answered (the caller answers 204); without SMTP the token itself is the answer.
      */
-    async verificationToken(email: string, name: string | null): Promise<string> {
+    async startRegistration(email: string, name: string | null, log: MailLog): Promise<{ token: string } | { mailed: true }> {
+      const token = await verificationToken(email, name);
+      if (!deps.mailer.enabled) return { token };
       const normalized = normalizeEmail(email);
-      if (!deps.registrationEnabled && !(await deps.isInvited(db, normalized))) {
-        throw new BadRequest('Open registration has been disabled by the system administrator.');
-      }
-      return deps.keys.sign({ sub: normalized, ...(name ? { name } : {}) }, { typ: VERIFICATION_TYP, expiresInSeconds: 86_400 });
+      if (!(await findUserByEmail(db, normalized))) await mailRegistrationLink(deps.mailer, deps.publicUrl, normalized, token, log);
+      return { mailed: true };
+    },
+
+    /** The web vault reports a followed link before showing the finish form; a spent or bad link is refused there. */
+    async verificationLinkOpened(email: string, token: string): Promise<void> {
+      const normalized = normalizeEmail(email);
+      const claims = await deps.keys.verify(token, { typ: VERIFICATION_TYP });
+      if (!claims || claims.sub !== normalized || (await findUserByEmail(db, normalized))) throw new BadRequest(EXPIRED_LINK);
     },
 
     /** KDF settings for an email; an unknown email gets the defaults, so accounts cannot be enumerated. */
@@ -293,6 +343,11 @@ export function createAccountService(deps: {
       const now = clock.now().toISOString();
       await updateUser(db, userId, { api_key: apiKey, revision_date: now });
       return { apiKey, revisionDate: now };
+    },
+
+    /** Dialogs that ask for the master password again (the web vault's export) check it here first. */
+    async verifyPassword(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
+      await verifySecret(await userOrThrow(userId), masterPasswordHash);
     },
 
     async deleteAccount(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import type { RouteDoc } from '../../http/route-docs.js';
+import { emptyOk, EmptyResponse } from '../../http/schemas.js';
 import {
   PreloginBody,
   PreloginResponse,
@@ -10,6 +11,7 @@ import {
   RegisterFinishBody,
   RegisterResponse,
   SendVerificationEmailBody,
+  VerificationEmailClickedBody,
 } from './accounts.schemas.js';
 import type { AccountService } from './accounts.service.js';
 
@@ -26,7 +28,11 @@ const docs = {
   },
   sendVerificationEmail: {
     summary: 'Start a registration',
-    description: `Answers, as a JSON string, the signed token (valid 24 hours, carrying the name) that finishes the registration at \`/accounts/register/finish\`; no mail is sent, as the official server answers when email verification is off. ${CLOSED} Access: anonymous.`,
+    description: `With SMTP configured, mails the link that finishes the registration (PUBLIC_URL/#/finish-signup?token=…&email=…&fromEmail=true) and answers 204; an address that already has an account gets no mail and the same answer. Without SMTP, answers the signed token itself (valid 24 hours, carrying the name) as a JSON string, as the official server does when email verification is off. ${CLOSED} Access: anonymous.`,
+  },
+  verificationEmailClicked: {
+    summary: 'Check an opened registration link',
+    description: 'The web vault posts this when it opens the mailed link: 200 while the token is valid for that email and the address has no account yet, otherwise 400 with the official expired-link text. Access: anonymous.',
   },
   registerFinish: {
     summary: 'Finish a registration',
@@ -51,11 +57,38 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountSe
 
   app.post(
     '/accounts/register/send-verification-email',
-    { ...anonymous, schema: { tags, ...docs.sendVerificationEmail, body: SendVerificationEmailBody, response: { 200: Type.String() } } },
+    {
+      ...anonymous,
+      schema: {
+        tags,
+        ...docs.sendVerificationEmail,
+        body: SendVerificationEmailBody,
+        response: { 200: Type.String({ description: 'The email verification token' }), 204: EmptyResponse },
+      },
+    },
     async (request, reply) => {
       const body = request.body;
-      const token = await accounts.verificationToken(body.email, body.name ?? null);
-      return reply.type('application/json; charset=utf-8').send(JSON.stringify(token));
+      const started = await accounts.startRegistration(body.email, body.name ?? null, request.log);
+      if ('mailed' in started) return reply.code(204).send(null);
+      return reply.type('application/json; charset=utf-8').send(JSON.stringify(started.token));
+    },
+  );
+
+  // The web vault posts this when it opens the mailed link, before it shows the finish form.
+  app.post(
+    '/accounts/register/verification-email-clicked',
+    {
+      ...anonymous,
+      schema: {
+        tags,
+        ...docs.verificationEmailClicked,
+        body: VerificationEmailClickedBody,
+        response: { 200: EmptyResponse },
+      },
+    },
+    async (request, reply) => {
+      await accounts.verificationLinkOpened(request.body.email, request.body.emailVerificationToken);
+      return emptyOk(reply);
     },
   );
 

@@ -1,3 +1,4 @@
+import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../../config/config.js';
 import { access, currentUser, type AccessRule } from '../../http/access.js';
@@ -5,13 +6,21 @@ import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, ListOf, list } from '../../http/schemas.js';
 import { requireVariant } from '../../http/variant.js';
+import { LICENSE_MAX_BYTES, multipartLicenseBody } from './license-upload.js';
 import { LicenseDocument } from './licenses.js';
+import {
+  OrganizationKeysResponse,
+  OrganizationPublicKeyResponse,
+  SelfHostBillingMetadataResponse,
+  type OrganizationKeysService,
+} from './organization-keys.js';
 import { membershipOf, type OrgAccess } from './org-access.js';
 import type { LicenseService } from './organization-licenses.js';
 import {
   ApiKeyBody,
   ApiKeyResponse,
   ApplyLicenseBody,
+  OrganizationKeys,
   AutoEnrollStatusResponse,
   CreateOrganizationBody,
   IdentifierParams,
@@ -44,7 +53,7 @@ const docs = {
   },
   applyLicense: {
     summary: 'Apply an organization license',
-    description: `Founds the organization described by a license signed by this server's key or a configured issuer key, with the caller as its confirmed owner (each license once); licenses are this server's own signed JSON documents and the web vault's multipart upload is not accepted. Self-hosted only: on cloud every caller gets 400 "Only allowed when self hosted.", before any other rule. ${USER}`,
+    description: `Founds the organization described by a license signed by this server's key or a configured issuer key, with the caller as its confirmed owner (each license once); licenses are this server's own signed JSON documents, sent as JSON or as the web vault uploads them (multipart/form-data: the file in \`license\`, \`key\`, \`collectionName\`; at most 100,000 bytes). Self-hosted only: on cloud every caller gets 400 "Only allowed when self hosted.", before any other rule. ${USER}`,
   },
   get: {
     summary: 'Read an organization',
@@ -93,8 +102,11 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
   organizations: OrganizationService;
   licenses: LicenseService;
   orgAccess: OrgAccess;
+  keys: OrganizationKeysService;
   config: Pick<Config, 'selfHosted'>;
-}> = async (app, { organizations, licenses, orgAccess, config }) => {
+}> = async (app, { organizations, licenses, orgAccess, keys, config }) => {
+  // Only the license upload reads multipart bodies (multipartLicenseBody); its limits are set there.
+  await app.register(multipart, { limits: { fileSize: LICENSE_MAX_BYTES } });
   /**
    * A variant-only operation answers the variant refusal to every signed-in caller, before
    * any organization rule, as the official [SelfHosted] filter does.
@@ -122,8 +134,81 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
 
   app.post(
     '/organizations/license',
-    { config: { access: onlyOn('selfhosted', access.user) }, schema: { tags, ...docs.applyLicense, body: ApplyLicenseBody, response: { 200: OrganizationResponse } } },
+    {
+      config: { access: onlyOn('selfhosted', access.user) },
+      schema: {
+        tags,
+        ...docs.applyLicense,
+        body: ApplyLicenseBody,
+        response: { 200: OrganizationResponse },
+      },
+      preValidation: multipartLicenseBody,
+    },
     async (request) => toOrganizationResponse(await licenses.apply(currentUser(request).userId, request.body), { billing: true }),
+  );
+
+  app.get(
+    '/organizations/:id/keys',
+    {
+      ...member,
+      schema: {
+        summary: "The organization's key pair",
+        description: "Its public key and its private key encrypted with the organization key, to every confirmed member.",
+        tags,
+        params: IdParams,
+        response: { 200: OrganizationKeysResponse },
+      },
+    },
+    async (request) => keys.get(membershipOf(request).organizationId),
+  );
+
+  app.get(
+    '/organizations/:id/public-key',
+    {
+      ...member,
+      schema: {
+        summary: "The organization's public key",
+        description: 'To every confirmed member; null while the organization has no key pair.',
+        tags,
+        params: IdParams,
+        response: { 200: OrganizationPublicKeyResponse },
+      },
+    },
+    async (request) => keys.publicKey(membershipOf(request).organizationId),
+  );
+
+  // A self-hosted web vault reads this before it opens the member dialogs of the Admin Console.
+  app.get(
+    '/organizations/:id/billing/vnext/self-host/metadata',
+    {
+      ...member,
+      schema: {
+        summary: 'Seat usage (self-hosted web vault)',
+        description:
+          'To every confirmed member: the seats in use (every membership but revoked ones). There is no Secrets Manager standalone plan. Served on both variants: the answer holds on either.',
+        tags,
+        params: IdParams,
+        response: { 200: SelfHostBillingMetadataResponse },
+      },
+    },
+    async (request) => keys.selfHostBillingMetadata(membershipOf(request).organizationId),
+  );
+
+  app.post(
+    '/organizations/:id/keys',
+    {
+      config: { access: orgAccess.right('manageResetPassword', 'id') },
+      schema: {
+        summary: "Set the organization's key pair",
+        description:
+          'Sets the key pair of an organization that has none (the web vault does so right after creating one from a license); 400 "Organization Keys already exist" otherwise. Owners, admins and custom members with manageResetPassword.',
+        tags,
+        params: IdParams,
+        body: OrganizationKeys,
+        response: { 200: OrganizationKeysResponse },
+      },
+    },
+    async (request) => keys.set(membershipOf(request).organizationId, request.body),
   );
 
   app.get('/organizations/:id', { ...member, schema: { tags, ...docs.get, params: IdParams, response: { 200: OrganizationResponse } } }, async (request) => {

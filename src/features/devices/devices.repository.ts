@@ -1,0 +1,18 @@
+import type { Executor } from '../events/audit-log.js';
+import type { DeviceRow } from '../accounts/accounts.repository.js';
+
+export async function findDevicesOfUser(db: Executor, userId: string): Promise<DeviceRow[]> {
+  return db.selectFrom('devices').selectAll().where('user_id', '=', userId).orderBy('creation_date', 'asc').execute();
+}
+
+/** Whether the account with this (normalized) email has logged in from this device identifier. */
+export async function isKnownDevice(db: Executor, email: string, identifier: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('devices')
+    .innerJoin('users', 'users.id', 'devices.user_id')
+    .select('devices.id')
+    .where('users.email', '=', email)
+    .where('devices.identifier', '=', identifier)
+    .executeTakeFirst();
+  return row !== undefined;
+}

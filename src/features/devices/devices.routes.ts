@@ -1,0 +1,59 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { access, currentUser } from '../../http/access.js';
+import { ListOf, list } from '../../http/schemas.js';
+import { DeviceResponse, IdentifierParams, KnownDeviceHeaders, toDeviceResponse } from './devices.schemas.js';
+import type { DeviceService } from './devices.service.js';
+
+const tags = ['Devices'];
+
+/** The device routes of the API service ({base_url}/devices/...). */
+export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService }> = async (app, { devices }) => {
+  const user = { config: { access: access.user } };
+
+  // The login page asks before the password is sent, to decide whether a new-device notice applies.
+  app.get(
+    '/devices/knowndevice',
+    {
+      config: { access: access.anonymous },
+      schema: {
+        summary: 'Is this a known device?',
+        description:
+          'true when the account named by X-Request-Email (base64url) has logged in from the device X-Device-Identifier; false otherwise, also for an unknown account.',
+        tags,
+        headers: KnownDeviceHeaders,
+        response: { 200: Type.Boolean() },
+      },
+    },
+    async (request) => devices.known(request.headers['x-request-email'], request.headers['x-device-identifier']),
+  );
+
+  app.get(
+    '/devices',
+    {
+      ...user,
+      schema: {
+        summary: "The caller's devices",
+        description: 'Every device the account has logged in from, oldest first. None is trusted: trusted-device encryption is not offered.',
+        tags,
+        response: { 200: ListOf(DeviceResponse) },
+      },
+    },
+    async (request) => list((await devices.list(currentUser(request).userId)).map(toDeviceResponse)),
+  );
+
+  app.get(
+    '/devices/identifier/:identifier',
+    {
+      ...user,
+      schema: {
+        summary: 'One of the caller’s devices by its identifier',
+        description: "The device with this client-made identifier; 404 when the account has not logged in from it.",
+        tags,
+        params: IdentifierParams,
+        response: { 200: DeviceResponse },
+      },
+    },
+    async (request) => toDeviceResponse(await devices.byIdentifier(currentUser(request).userId, request.params.identifier)),
+  );
+};

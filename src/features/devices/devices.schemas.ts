@@ -1,0 +1,46 @@
+import { Type, type Static } from 'typebox';
+import { Nullable } from '../../http/schemas.js';
+import type { DeviceRow } from '../accounts/accounts.repository.js';
+
+/** The official DeviceResponseModel with the trust fields of trusted-device encryption, which is not offered here. */
+export const DeviceResponse = Type.Object({
+  object: Type.Literal('device'),
+  id: Type.String(),
+  userId: Type.String(),
+  name: Type.String(),
+  type: Type.Integer(),
+  identifier: Type.String(),
+  creationDate: Type.String(),
+  revisionDate: Type.String(),
+  isTrusted: Type.Boolean(),
+  encryptedUserKey: Type.Null(),
+  encryptedPublicKey: Type.Null(),
+  devicePendingAuthRequest: Type.Null(),
+  lastActivityDate: Nullable(Type.String()),
+});
+
+export const KnownDeviceHeaders = Type.Object({
+  'x-request-email': Type.String({ minLength: 1, maxLength: 2000, description: 'The account email, base64url-encoded' }),
+  'x-device-identifier': Type.String({ minLength: 1, maxLength: 100 }),
+});
+
+export const IdentifierParams = Type.Object({ identifier: Type.String({ minLength: 1, maxLength: 100 }) });
+
+export function toDeviceResponse(row: DeviceRow): Static<typeof DeviceResponse> {
+  return {
+    object: 'device',
+    id: row.id,
+    userId: row.user_id,
+    name: row.name,
+    type: row.type,
+    identifier: row.identifier,
+    creationDate: row.creation_date,
+    revisionDate: row.revision_date,
+    isTrusted: false,
+    encryptedUserKey: null,
+    encryptedPublicKey: null,
+    devicePendingAuthRequest: null,
+    // Each login updates the device row, so its revision date is when it was last used to log in.
+    lastActivityDate: row.revision_date,
+  };
+}

@@ -1,0 +1,41 @@
+import type { Db } from '../../db/database.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import { findDevice } from '../accounts/accounts.repository.js';
+import { normalizeEmail } from '../accounts/kdf.js';
+import { findDevicesOfUser, isKnownDevice } from './devices.repository.js';
+
+/**
+ * The web vault sends the email base64url-encoded; the iOS app sends standard base64 and then
+ * percent-encodes it. Both decode here.
+ */
+function decodeRequestEmail(header: string): string {
+  let text = header;
+  try {
+    text = decodeURIComponent(header);
+  } catch {
+    // Not percent-encoded: read it as it is.
+  }
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) throw BadRequest.field('X-Request-Email', 'The X-Request-Email header must be the base64url-encoded email.');
+  const email = Buffer.from(text, 'base64').toString('utf8');
+  if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw BadRequest.field('X-Request-Email', 'The X-Request-Email header must be the base64url-encoded email.');
+  return normalizeEmail(email);
+}
+
+/** The devices an account has logged in from (recorded by the identity service at each login). */
+export function createDeviceService(deps: { db: Db }) {
+  const { db } = deps;
+  return {
+    list: (userId: string) => findDevicesOfUser(db, userId),
+
+    async byIdentifier(userId: string, identifier: string) {
+      const device = await findDevice(db, userId, identifier);
+      if (!device) throw new NotFound();
+      return device;
+    },
+
+    /** Answers false for an unknown account as for an unknown device, so accounts cannot be told apart. */
+    known: (encodedEmail: string, identifier: string) => isKnownDevice(db, decodeRequestEmail(encodedEmail), identifier),
+  };
+}
+
+export type DeviceService = ReturnType<typeof createDeviceService>;

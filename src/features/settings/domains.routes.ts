@@ -1,0 +1,43 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { access, currentUser } from '../../http/access.js';
+import { DomainsQuery, DomainsResponse, toDomainsResponse, UpdateDomainsBody } from './domains.schemas.js';
+import type { DomainSettings } from './domains.service.js';
+
+const tags = ['Settings'];
+
+/** {base_url}/settings/domains: the web vault's Domain rules page. */
+export const domainSettingsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainSettings }> = async (app, { domains }) => {
+  const user = { config: { access: access.user } };
+
+  app.get(
+    '/settings/domains',
+    {
+      ...user,
+      schema: {
+        summary: 'Equivalent domains',
+        description: "The caller's equivalent-domain groups. Bitwarden's global groups are not served yet (an empty list).",
+        tags,
+        querystring: DomainsQuery,
+        response: { 200: DomainsResponse },
+      },
+    },
+    async (request) => toDomainsResponse(await domains.get(currentUser(request).userId)),
+  );
+
+  // POST is the official deprecated alias of PUT.
+  for (const method of ['PUT', 'POST'] as const) {
+    app.route({
+      method,
+      url: '/settings/domains',
+      ...user,
+      schema: {
+        summary: 'Replace the equivalent domains',
+        description: 'Replaces the groups (lower-cased, duplicates and groups of fewer than two domains dropped) and the excluded global groups.',
+        tags,
+        body: UpdateDomainsBody,
+        response: { 200: DomainsResponse },
+      },
+      handler: async (request) => toDomainsResponse(await domains.update(currentUser(request).userId, request.body)),
+    });
+  }
+};

@@ -1,0 +1,38 @@
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { NotFound } from '../../http/errors.js';
+import { findUserById, updateUser, type UserRow } from '../accounts/accounts.repository.js';
+import type { UpdateDomainsBody } from './domains.schemas.js';
+
+/** The user's equivalent domains (Settings > Domain rules), which autofill treats as one site. */
+export function createDomainSettings(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
+  async function userOrThrow(userId: string): Promise<UserRow> {
+    const user = await findUserById(db, userId);
+    if (!user) throw new NotFound();
+    return user;
+  }
+
+  return {
+    get: userOrThrow,
+
+    async update(userId: string, body: UpdateDomainsBody): Promise<UserRow> {
+      // Blank entries and groups of fewer than two domains match nothing; they are not kept.
+      const groups = (body.equivalentDomains ?? [])
+        .map((group) => [...new Set(group.map((d) => d.trim().toLowerCase()).filter(Boolean))])
+        .filter((group) => group.length > 1);
+      const excluded = [...new Set(body.excludedGlobalEquivalentDomains ?? [])];
+      const now = clock.now().toISOString();
+      await updateUser(db, userId, {
+        equivalent_domains: groups.length > 0 ? JSON.stringify(groups) : null,
+        excluded_global_equivalent_domains: excluded.length > 0 ? JSON.stringify(excluded) : null,
+        revision_date: now,
+        // Other clients pick the rules up at their next sync.
+        account_revision_date: now,
+      });
+      return userOrThrow(userId);
+    },
+  };
+}
+
+export type DomainSettings = ReturnType<typeof createDomainSettings>;
