@@ -16,6 +16,7 @@ import { createTokenService } from './features/identity/tokens.js';
 import { createMailer } from './features/mail/mailer.js';
 import { createMemberService } from './features/members/members.service.js';
 import { hasPendingInvitation } from './features/organizations/invitations.js';
+import { isSoleOwner } from './features/organizations/sole-owner.js';
 import { organizationApiKeyGrant, organizationPrincipalResolver } from './features/organizations/org-api-key.js';
 import { createOrgAccess } from './features/organizations/org-access.js';
 import { organizationClaims } from './features/organizations/org-claims.js';
@@ -70,6 +71,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     keys,
     registrationEnabled: config.registrationEnabled,
     isInvited: hasPendingInvitation,
+    isSoleOwner,
   });
   const identity = createIdentityService({
     db,
