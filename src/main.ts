@@ -4,11 +4,13 @@ import { ConfigError, loadConfig, type Config } from './config/config.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
+import { runUsersCommand } from './features/accounts/users-command.js';
 import { systemClock } from './clock.js';
 
 /**
  * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date;
- * `strongroom license issue|issuer-key` signs organization licenses with this instance's key.
+ * `strongroom license issue|issuer-key` signs organization licenses with this instance's key;
+ * `strongroom users …` manages accounts (docs/command-line.md).
  */
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
@@ -48,11 +50,13 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'users':
+      return runUsersCommand(argv.slice(1), { config, io: process });
     case 'serve':
       await serve(config);
       return -1;
     default:
-      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license.`);
+      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license, users.`);
       return 2;
   }
 }
