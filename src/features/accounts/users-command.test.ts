@@ -94,8 +94,13 @@ describe('strongroom users create', () => {
     expect(differ.code).toBe(2);
     expect(differ.stderr).toContain('The two passwords differ; nothing was created.');
 
-    // Both answers in one chunk, as a paste delivers them.
-    const res = await users(s, ['create', '--email', 'tty@example.com', '--iterations', '700000'], { tty: true, input: `${PASSWORD}\r${PASSWORD}\r` });
+    const cancelled = await users(s, ['create', '--email', 'tty@example.com'], { tty: true, input: 'half typed\u0003' });
+    expect(cancelled.code).toBe(1);
+    expect(cancelled.stderr).toBe('Master password: \nCancelled.\n');
+    expect(cancelled.rawModes).toEqual([true, false]);
+
+    // Both answers in one chunk, as a paste delivers them; a typo taken back with backspace.
+    const res = await users(s, ['create', '--email', 'tty@example.com', '--iterations', '700000'], { tty: true, input: `${PASSWORD}x\u007f\r${PASSWORD}\r` });
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toBe('Master password: \nMaster password again: \n');
     expect(res.stdout).not.toContain(PASSWORD);

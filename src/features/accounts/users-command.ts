@@ -15,7 +15,7 @@ import { DEFAULT_KDF, KdfType, normalizeEmail, validateKdf, type KdfSettings } f
 /** Exit codes of `strongroom users …` (docs/command-line.md). */
 export const ExitCode = {
   Ok: 0,
-  /** The operation's own rule said no: the email is taken, no such user, sole owner, not confirmed. */
+  /** The operation's own rule said no (the email is taken, no such user, sole owner), or the operator did not confirm. */
   Refused: 1,
   /** A bad command line, bad input or bad configuration: nothing was attempted. */
   Usage: 2,
@@ -51,7 +51,7 @@ export const USERS_USAGE = `Usage:
       is required when standard input is not a terminal. Refused while the account is the only
       owner of an organization.
 
-Exit codes: 0 done, 1 refused (email taken, no such user, sole owner, not confirmed),
+Exit codes: 0 done, 1 refused (email taken, no such user, sole owner, not confirmed, cancelled),
   2 usage error or bad input or configuration, 3 database unavailable,
   4 invitation made but not mailed (the link is printed), 70 internal error.`;
 
