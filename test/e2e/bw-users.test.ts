@@ -8,7 +8,7 @@ import { createTestTls } from '../support/tls.js';
 /**
  * Accounts made by the operator command are real client accounts: the official `bw` logs into
  * one (600,000 PBKDF2 iterations, derived by the command) and unlocks its vault; once disabled,
- * its session ends and `bw login` is refused.
+ * its session ends and `bw login` is refused. An Argon2id account logs in too.
  */
 let server: TestServer;
 let bw: BwCli;
@@ -65,5 +65,15 @@ describe('official bw client: accounts made by strongroom users', { timeout: 300
     const refused = await bw.login(EMAIL, PASSWORD);
     expect(refused.code).toBe(1);
     expect(refused.stderr + refused.stdout).toContain('This account has been disabled. Contact your administrator.');
+  });
+
+  // Runs after the refused login above, with the CLI logged out.
+  it('logs into an Argon2id account the command created, deriving the same master key', async () => {
+    const email = 'argon-made@example.com';
+    const created = await users(['create', '--email', email, '--kdf', 'argon2id', '--memory', '32', '--parallelism', '2'], `${PASSWORD}\n`);
+    expect(created.code, created.stderr).toBe(0);
+    const login = await bw.login(email, PASSWORD);
+    expect(login.code, login.stderr).toBe(0);
+    expect(await bw.status()).toMatchObject({ status: 'unlocked', userEmail: email });
   });
 });

@@ -7,7 +7,7 @@ import {
   stretchMasterKey as testStretchMasterKey,
   symmetricKeyFrom,
 } from '../../../test/support/bw-crypto.js';
-import { createClientAccountKeys, deriveMasterKey, UnsupportedKdf } from './client-keys.js';
+import { createClientAccountKeys, deriveMasterKey } from './client-keys.js';
 import { KdfType } from './kdf.js';
 
 /**
@@ -47,9 +47,14 @@ describe('client keys for operator-created accounts', () => {
     expect(a.masterKeyWrappedUserKey).not.toBe(b.masterKeyWrappedUserKey);
   });
 
-  it('refuses Argon2id rather than deriving something else', async () => {
-    await expect(deriveMasterKey('password', 'a@example.com', { kdf: KdfType.Argon2id, iterations: 3, memory: 64, parallelism: 4 })).rejects.toThrow(
-      UnsupportedKdf,
-    );
+  // Known answers from the official SDK's own tests (bitwarden-crypto, master key derivation).
+  it('derives the master key the official SDK derives, with PBKDF2 and with Argon2id', async () => {
+    expect([...(await deriveMasterKey('67t9b5g67$%Dh89n', 'test_key', pbkdf2(10_000)))]).toEqual([
+      31, 79, 104, 226, 150, 71, 177, 90, 194, 80, 172, 209, 17, 129, 132, 81, 138, 167, 69, 167, 254, 149, 2, 27, 39, 197, 64, 42, 22, 195, 86, 75,
+    ]);
+    const argon2 = { kdf: KdfType.Argon2id, iterations: 4, memory: 32, parallelism: 2 };
+    expect([...(await deriveMasterKey('67t9b5g67$%Dh89n', 'test_key', argon2))]).toEqual([
+      207, 240, 225, 177, 162, 19, 163, 76, 98, 106, 179, 175, 224, 9, 17, 240, 20, 147, 237, 47, 246, 150, 141, 184, 62, 225, 131, 242, 51, 53, 225, 242,
+    ]);
   });
 });

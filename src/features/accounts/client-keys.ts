@@ -1,5 +1,6 @@
-import { createCipheriv, createHmac, generateKeyPair, pbkdf2, randomBytes } from 'node:crypto';
+import { createCipheriv, createHash, createHmac, generateKeyPair, pbkdf2, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
+import { argon2id } from 'hash-wasm';
 import { KdfType, normalizeEmail, type KdfSettings } from './kdf.js';
 
 /**
@@ -21,15 +22,25 @@ export interface ClientAccountKeys {
 const pbkdf2Async = promisify(pbkdf2);
 const generateKeyPairAsync = promisify(generateKeyPair);
 
-export class UnsupportedKdf extends Error {}
-
-/** The master key: PBKDF2-SHA256 over the password, salted with the normalised email. */
+/**
+ * The master key: PBKDF2-SHA256 over the password, salted with the normalised email; or
+ * Argon2id (version 0x13) salted with the SHA-256 of the normalised email, memory in MiB.
+ * Node has no Argon2, so it comes from hash-wasm.
+ */
 export async function deriveMasterKey(password: string, email: string, kdf: KdfSettings): Promise<Buffer> {
-  if (kdf.kdf !== KdfType.PBKDF2_SHA256) {
-    // Node has no Argon2, and a hand-rolled one is not worth the risk for a one-off command.
-    throw new UnsupportedKdf('Argon2id is not supported here; create the account with PBKDF2-SHA256.');
-  }
-  return pbkdf2Async(Buffer.from(password, 'utf8'), Buffer.from(normalizeEmail(email), 'utf8'), kdf.iterations, 32, 'sha256');
+  const salt = Buffer.from(normalizeEmail(email), 'utf8');
+  if (kdf.kdf === KdfType.PBKDF2_SHA256) return pbkdf2Async(Buffer.from(password, 'utf8'), salt, kdf.iterations, 32, 'sha256');
+  if (kdf.memory === null || kdf.parallelism === null) throw new Error('Argon2id needs memory and parallelism.');
+  const key = await argon2id({
+    password,
+    salt: createHash('sha256').update(salt).digest(),
+    iterations: kdf.iterations,
+    memorySize: kdf.memory * 1024,
+    parallelism: kdf.parallelism,
+    hashLength: 32,
+    outputType: 'binary',
+  });
+  return Buffer.from(key);
 }
 
 export async function masterPasswordHash(masterKey: Buffer, password: string): Promise<string> {

@@ -109,6 +109,21 @@ describe('strongroom users create', () => {
     expect(row.kdf_iterations).toBe(700_000);
   });
 
+  it('derives an Argon2id account with the official defaults, or the settings given', async () => {
+    server = await startTestServer();
+    const s = server;
+    expect((await users(s, ['create', '--email', 'argon@example.com', '--kdf', 'argon2id'], { input: PASSWORD })).code).toBe(0);
+    const res = await users(s, ['create', '--email', 'argon2@example.com', '--kdf', 'argon2id', '--iterations', '2', '--memory', '16', '--parallelism', '1'], { input: PASSWORD });
+    expect(res.code, res.stderr).toBe(0);
+    const rows = await s.database.db.selectFrom('users').select(['email', 'kdf', 'kdf_iterations', 'kdf_memory', 'kdf_parallelism']).orderBy('email').execute();
+    expect(rows).toEqual([
+      { email: 'argon2@example.com', kdf: 1, kdf_iterations: 2, kdf_memory: 16, kdf_parallelism: 1 },
+      { email: 'argon@example.com', kdf: 1, kdf_iterations: 3, kdf_memory: 64, kdf_parallelism: 4 },
+    ]);
+    const prelogin = await s.request('POST', '/identity/accounts/prelogin', { json: { email: 'argon@example.com' } });
+    expect(prelogin.body).toMatchObject({ kdf: 1, kdfIterations: 3, kdfMemory: 64, kdfParallelism: 4 });
+  });
+
   it('refuses an email that is taken, in any letter case, with exit code 1', async () => {
     server = await startTestServer();
     await registerAccount(server, { email: 'taken@example.com' });
@@ -137,7 +152,9 @@ describe('strongroom users create', () => {
       [[...email, '--iterations', '100000'], PASSWORD, '--iterations: KDF iterations must be between 600000 and 2000000.'],
       [[...email, '--iterations', '2000001'], PASSWORD, 'KDF iterations must be between 600000 and 2000000.'],
       [[...email, '--iterations', 'many'], PASSWORD, '--iterations: expected a whole number, got "many".'],
-      [[...email, '--kdf', 'argon2id', '--memory', '64', '--parallelism', '4'], PASSWORD, '--kdf argon2id is not supported by this command'],
+      [[...email, '--kdf', 'argon2id', '--iterations', '1'], PASSWORD, '--iterations: Argon2 iterations must be between 2 and 10.'],
+      [[...email, '--kdf', 'argon2id', '--memory', '8'], PASSWORD, '--memory: Argon2 memory must be between 15mb and 1024mb.'],
+      [[...email, '--kdf', 'argon2id', '--parallelism', '17'], PASSWORD, '--parallelism: Argon2 parallelism must be between 1 and 16.'],
       [[...email, '--kdf', 'scrypt'], PASSWORD, '--kdf: expected pbkdf2 or argon2id, got "scrypt".'],
       [[...email, '--memory', '64'], PASSWORD, '--memory and --parallelism apply to Argon2id only.'],
       [[...email, '--name', 'n'.repeat(51)], PASSWORD, '--name: at most 50 characters.'],

@@ -29,13 +29,14 @@ export const ExitCode = {
 
 export const USERS_USAGE = `Usage:
   strongroom users create --email <email> [--name <name>] [--hint <hint>]
-                          [--kdf pbkdf2] [--iterations <n>]
+                          [--kdf pbkdf2|argon2id] [--iterations <n>]
+                          [--memory <MiB>] [--parallelism <n>]
       Creates an account as an official client would: the master password is derived into its
       hash and keys here, and the server only stores those. The password is asked twice at a
       terminal, or read from the first line of standard input when that is not a terminal; it
       is never taken from the command line. PBKDF2-SHA256 with 600000 iterations by default
-      (600000-2000000 accepted). Argon2id (--kdf argon2id) is refused: this command cannot
-      derive it.
+      (600000-2000000 accepted); Argon2id defaults to 3 iterations (2-10), 64 MiB (15-1024)
+      and 4 threads (1-16).
   strongroom users list [--json]
       Lists every account: id, email, name, creation date, enabled or disabled, email
       verified, organization count.
@@ -128,25 +129,37 @@ function integerOption(values: Values, name: string): number | undefined {
   return Number(value);
 }
 
+/** The official clients' Argon2id defaults: 3 iterations, 64 MiB, 4 threads. */
+const ARGON2_DEFAULTS = { iterations: 3, memory: 64, parallelism: 4 };
+
 function kdfOption(values: Values): KdfSettings {
   const kdf = text(values, 'kdf') ?? 'pbkdf2';
   const iterations = integerOption(values, 'iterations');
   const memory = integerOption(values, 'memory');
   const parallelism = integerOption(values, 'parallelism');
+  let settings: KdfSettings;
   if (kdf === 'argon2id') {
-    throw new CommandFailure(
-      '--kdf argon2id is not supported by this command (Node has no Argon2): create the account with PBKDF2-SHA256, the default.',
-      ExitCode.Usage,
-    );
-  }
-  if (kdf !== 'pbkdf2') throw new CommandFailure(`--kdf: expected pbkdf2 or argon2id, got "${kdf}".`, ExitCode.Usage);
-  if (memory !== undefined || parallelism !== undefined) {
-    throw new CommandFailure('--memory and --parallelism apply to Argon2id only.', ExitCode.Usage);
+    settings = {
+      kdf: KdfType.Argon2id,
+      iterations: iterations ?? ARGON2_DEFAULTS.iterations,
+      memory: memory ?? ARGON2_DEFAULTS.memory,
+      parallelism: parallelism ?? ARGON2_DEFAULTS.parallelism,
+    };
+  } else if (kdf === 'pbkdf2') {
+    if (memory !== undefined || parallelism !== undefined) {
+      throw new CommandFailure('--memory and --parallelism apply to Argon2id only.', ExitCode.Usage);
+    }
+    settings = { kdf: KdfType.PBKDF2_SHA256, iterations: iterations ?? DEFAULT_KDF.iterations, memory: null, parallelism: null };
+  } else {
+    throw new CommandFailure(`--kdf: expected pbkdf2 or argon2id, got "${kdf}".`, ExitCode.Usage);
   }
   try {
-    return validateKdf({ kdf: KdfType.PBKDF2_SHA256, iterations: iterations ?? DEFAULT_KDF.iterations, memory: null, parallelism: null });
+    return validateKdf(settings);
   } catch (error) {
-    throw new CommandFailure(`--iterations: ${messageOf(error)}`, ExitCode.Usage);
+    // validateKdf names the field as the API does (kdfMemory); say which option that is.
+    const field = error instanceof HttpError ? Object.keys(error.validationErrors ?? {})[0] : undefined;
+    const option = field === 'kdfMemory' ? '--memory' : field === 'kdfParallelism' ? '--parallelism' : '--iterations';
+    throw new CommandFailure(`${option}: ${messageOf(error)}`, ExitCode.Usage);
   }
 }
 
