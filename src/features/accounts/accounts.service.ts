@@ -14,6 +14,7 @@ import {
   findUserByEmail,
   findUserById,
   insertUser,
+  listUsers,
   updateUser,
   type UserRow,
 } from './accounts.repository.js';
@@ -372,6 +373,10 @@ export function createAccountService(deps: {
     removeAccount,
     setDisabled,
     operatorInvitationToken,
+    /** For the operator's `users` command: every account, and one by email or id. */
+    listUsers: () => listUsers(db),
+    findUser: async (by: { email: string } | { id: string }) =>
+      'id' in by ? findUserById(db, by.id.toLowerCase()) : findUserByEmail(db, normalizeEmail(by.email)),
 
     async setUserKeyId(userId: string, userKeyId: string): Promise<void> {
       await updateUser(db, userId, { user_key_id: userKeyId.toLowerCase() });

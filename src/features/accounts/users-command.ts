@@ -8,7 +8,7 @@ import { migrateToLatest } from '../../db/migrate.js';
 import { BadRequest, HttpError, NotFound } from '../../http/errors.js';
 import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } from '../../shared/terminal-input.js';
 import { createFeatures, type Features } from '../../wiring.js';
-import { findUserByEmail, findUserById, listUsers, type UserRow } from './accounts.repository.js';
+import type { UserRow } from './accounts.repository.js';
 import { createClientAccountKeys } from './client-keys.js';
 import { DEFAULT_KDF, KdfType, normalizeEmail, validateKdf, type KdfSettings } from './kdf.js';
 
@@ -253,9 +253,9 @@ function targetOption(values: Values): Target {
   return { id: id.toLowerCase() };
 }
 
-async function targetUser(database: Database, target: unknown): Promise<UserRow> {
+async function targetUser(features: Features, target: unknown): Promise<UserRow> {
   const t = target as Target;
-  const user = 'id' in t ? await findUserById(database.db, t.id) : await findUserByEmail(database.db, t.email);
+  const user = await features.accounts.findUser(t);
   if (!user) throw new CommandFailure(`There is no user with ${'id' in t ? `id ${t.id}` : `email ${t.email}`}.`, ExitCode.Refused);
   return user;
 }
@@ -269,7 +269,7 @@ interface Subcommand {
   options: Record<string, { type: 'string' | 'boolean' }>;
   /** Runs before the database is opened: checks the input, reads what it needs from the operator. */
   prepare?(values: Values, io: CommandIo): Promise<unknown>;
-  run(context: { values: Values; prepared: unknown; features: Features; database: Database; config: Config; io: CommandIo }): Promise<number>;
+  run(context: { values: Values; prepared: unknown; features: Features; config: Config; io: CommandIo }): Promise<number>;
 }
 
 const SUBCOMMANDS: Record<string, Subcommand> = {
@@ -325,8 +325,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
 
   list: {
     options: { json: { type: 'boolean' } },
-    async run({ values, database, io }) {
-      const users = (await listUsers(database.db)).map((u) => ({
+    async run({ values, features, io }) {
+      const users = (await features.accounts.listUsers()).map((u) => ({
         id: u.id,
         email: u.email,
         name: u.name,
@@ -394,8 +394,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   disable: {
     options: USER_TARGET,
     prepare: async (values) => targetOption(values),
-    async run({ prepared, features, database, io }) {
-      const user = await targetUser(database, prepared);
+    async run({ prepared, features, io }) {
+      const user = await targetUser(features, prepared);
       const changed = await features.accounts.setDisabled(user.id, true);
       io.stdout.write(changed ? `Disabled ${user.email}; its sessions have ended.\n` : `${user.email} was already disabled.\n`);
       return ExitCode.Ok;
@@ -405,8 +405,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
   enable: {
     options: USER_TARGET,
     prepare: async (values) => targetOption(values),
-    async run({ prepared, features, database, io }) {
-      const user = await targetUser(database, prepared);
+    async run({ prepared, features, io }) {
+      const user = await targetUser(features, prepared);
       const changed = await features.accounts.setDisabled(user.id, false);
       io.stdout.write(changed ? `Enabled ${user.email}.\n` : `${user.email} was already enabled.\n`);
       return ExitCode.Ok;
@@ -422,8 +422,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       }
       return target;
     },
-    async run({ values, prepared, features, database, io }) {
-      const user = await targetUser(database, prepared);
+    async run({ values, prepared, features, io }) {
+      const user = await targetUser(features, prepared);
       if (!values.yes) {
         const answer = await readLine(io.stdin, io.stderr, `Delete ${user.email} (${user.id}) and everything in its vault? This cannot be undone. [y/N] `);
         if (!/^y(es)?$/i.test(answer.trim())) throw new CommandFailure('Not deleted.', ExitCode.Refused);
@@ -469,7 +469,7 @@ export async function runUsersCommand(argv: string[], deps: UsersCommandDeps): P
       database = opened = await openExisting(config);
     }
     features = createFeatures({ config, database, clock: deps.clock ?? systemClock });
-    return await subcommand.run({ values, prepared, features, database, config, io });
+    return await subcommand.run({ values, prepared, features, config, io });
   } catch (error) {
     const [message, code] =
       error instanceof CommandFailure
