@@ -124,12 +124,13 @@ describe('strongroom users create', () => {
     expect(prelogin.body).toMatchObject({ kdf: 1, kdfIterations: 3, kdfMemory: 64, kdfParallelism: 4 });
   });
 
-  it('refuses an email that is taken, in any letter case, with exit code 1', async () => {
+  it('refuses an email that is taken, in any letter case, with exit code 1 and before asking for the password', async () => {
     server = await startTestServer();
     await registerAccount(server, { email: 'taken@example.com' });
-    const res = await users(server, ['create', '--email', 'TAKEN@example.com'], { input: PASSWORD });
+    const res = await users(server, ['create', '--email', 'TAKEN@example.com'], { tty: true });
     expect(res.code).toBe(1);
     expectOneLine(res.stderr, "Email 'taken@example.com' is already taken.");
+    expect(res.rawModes).toEqual([]);
   });
 
   it('never takes the password from the command line', async () => {

@@ -283,24 +283,23 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       memory: { type: 'string' },
       parallelism: { type: 'string' },
     },
-    async prepare(values, io) {
+    async prepare(values) {
       const email = emailOption(values);
       const name = text(values, 'name')?.trim() || null;
       if (name !== null && name.length > 50) throw new CommandFailure('--name: at most 50 characters.', ExitCode.Usage);
       const hint = text(values, 'hint') || null;
       if (hint !== null && hint.length > 50) throw new CommandFailure('--hint: at most 50 characters.', ExitCode.Usage);
-      const kdf = kdfOption(values);
+      return { email, name, hint, kdf: kdfOption(values) };
+    },
+    async run({ prepared, features, io }) {
+      const { email, name, hint, kdf } = prepared as { email: string; name: string | null; hint: string | null; kdf: KdfSettings };
+      // The operator's invitation token lets the account in while open registration is off;
+      // asking for it first refuses a taken email before the password is typed.
+      const token = await features.accounts.operatorInvitationToken(email);
       const password = await readNewPassword(io);
       if (hint !== null && hint.trim() === password.trim()) {
         throw new CommandFailure('The hint must not be the master password.', ExitCode.Usage);
       }
-      return { email, name, hint, kdf, password };
-    },
-    async run({ prepared, features, io }) {
-      const { email, name, hint, kdf, password } = prepared as { email: string; name: string | null; hint: string | null; kdf: KdfSettings; password: string };
-      // The operator's invitation token lets the account in while open registration is off;
-      // asking for it first also refuses a taken email before the slow key derivation.
-      const token = await features.accounts.operatorInvitationToken(email);
       const keys = await createClientAccountKeys(email, password, kdf);
       const kdfObject = { kdfType: kdf.kdf, iterations: kdf.iterations, memory: kdf.memory, parallelism: kdf.parallelism };
       const user = await features.accounts.registerFinish({
