@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import formbody from '@fastify/formbody';
-import swagger from '@fastify/swagger';
+import swagger, { type SwaggerTransformObject } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
@@ -30,11 +30,52 @@ export interface AppOptions {
 
 const SERVICES = { api: apiService, identity: identityService, events: eventsService, notifications: notificationsService };
 
+/**
+ * The feature areas of the OpenAPI document, in the order Swagger UI at /docs shows them. Every
+ * route's schema carries exactly one of these tags (src/app.openapi.test.ts checks it).
+ */
+export const API_DOC_TAGS = [
+  { name: 'Health', description: 'Liveness (`/alive`, `/now`) on every service, and the `/healthz` health records when enabled.' },
+  { name: 'Configuration', description: 'The server configuration the official clients read before and after login.' },
+  { name: 'Identity', description: 'Logging in (identity service): prelogin KDF settings, the OAuth 2.0 token endpoint and OpenID discovery.' },
+  { name: 'Accounts', description: 'Registration and the signed-in user\'s own account: profile, keys, master password, API key, deletion.' },
+  { name: 'Sync', description: 'The whole vault in one answer, as the clients cache it.' },
+  { name: 'Folders', description: 'A user\'s own folders; names are encrypted by the client.' },
+  {
+    name: 'Items',
+    description: 'Vault items (ciphers): personal items, their lifecycle (archive, trash, restore, delete), import, and organization items in collections.',
+  },
+  {
+    name: 'Organizations',
+    description: 'Organizations: creation, licenses, settings, leaving, deletion, API keys and storage.',
+  },
+  { name: 'Members', description: 'Organization membership: invitations, confirmation, roles and access, revocation, removal, account recovery details.' },
+  { name: 'Groups', description: 'Groups of organization members, with the collections they reach.' },
+  { name: 'Collections', description: 'Organization collections and who may reach them (members and groups).' },
+  { name: 'Policies', description: 'Organization policies (master password, single organization, account recovery, ...).' },
+  { name: 'Events', description: 'The organization\'s audit log.' },
+] as const satisfies readonly { name: string; description: string }[];
+
+export type ApiDocTag = (typeof API_DOC_TAGS)[number]['name'];
+
 export const SERVICE_TITLES: Record<ServiceName, string> = {
   api: 'API service',
   identity: 'Identity service',
   events: 'Events service',
   notifications: 'Notifications hub',
+};
+
+function operationTags(operation: unknown): string[] {
+  const tags = typeof operation === 'object' && operation !== null ? (operation as { tags?: unknown }).tags : undefined;
+  return Array.isArray(tags) ? tags.filter((tag): tag is string => typeof tag === 'string') : [];
+}
+
+/** A service started alone serves only some feature areas: Swagger UI would show the others as empty groups. */
+const onlyUsedTags: SwaggerTransformObject = (document) => {
+  if (!('openapiObject' in document)) return document.swaggerObject;
+  const { openapiObject } = document;
+  const used = new Set(Object.values(openapiObject.paths ?? {}).flatMap((item) => Object.values(item ?? {}).flatMap(operationTags)));
+  return { ...openapiObject, tags: openapiObject.tags?.filter((tag) => used.has(tag.name)) };
 };
 
 /** Assembles the server: the configured services, each under its prefix or alone at `/`. */
@@ -76,7 +117,9 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
       openapi: {
         info: { title: 'Strongroom', version: '1.0.0', description: 'Bitwarden-compatible vault, organization and secrets server.' },
         components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+        tags: API_DOC_TAGS.map((tag) => ({ ...tag })),
       },
+      transformObject: onlyUsedTags,
     });
   }
 

@@ -46,3 +46,25 @@ export function loggerOptions(level: string): LoggerOptions {
     },
   };
 }
+
+/** How much log output may wait in memory for a slow reader before new lines are dropped. */
+const LOG_BUFFER_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The server's log destination: standard output, written without ever blocking the event loop.
+ * pino's default destination writes synchronously, so a reader that stops reading (a full pipe)
+ * froze every request and the shutdown timer with it, and a reader that went away (EPIPE) could
+ * crash the process. Here a full pipe buffers up to a limit and then drops lines, and a vanished
+ * reader drops them all; the server goes on serving and stops on time.
+ */
+export function stdoutLogStream(out: NodeJS.WritableStream & { writableLength: number; destroyed: boolean } = process.stdout): {
+  write(line: string): void;
+} {
+  out.on('error', () => undefined);
+  return {
+    write(line: string) {
+      if (out.destroyed || out.writableLength > LOG_BUFFER_LIMIT_BYTES) return;
+      out.write(line);
+    },
+  };
+}

@@ -1,24 +1,68 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type Server } from 'node:net';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { request as httpRequest, Agent } from 'node:http';
+import { connect, createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl } from '../test/support/test-server.js';
 
 const root = new URL('../', import.meta.url).pathname;
+const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
 let child: ChildProcess | undefined;
 let blackhole: Server | undefined;
+const sockets: Socket[] = [];
 afterEach(() => {
   child?.kill('SIGKILL');
   blackhole?.close();
+  for (const socket of sockets.splice(0)) socket.destroy();
 });
 
-function start(env: Record<string, string>) {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env: { PATH: process.env.PATH, ...env } });
+function start(env: Record<string, string>, options: { cwd?: string; args?: string[]; readStdout?: boolean } = {}) {
+  const proc = spawn(process.execPath, ['--import', tsx, join(root, 'src/main.ts'), ...(options.args ?? [])], {
+    cwd: options.cwd ?? root,
+    env: { PATH: process.env.PATH, ...env },
+  });
   child = proc;
   let output = '';
-  proc.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  if (options.readStdout !== false) proc.stdout.on('data', (d: Buffer) => (output += d.toString()));
   proc.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => proc.on('close', resolve));
   return { proc, exited, output: () => output };
+}
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const address = probe.address();
+  await new Promise((resolve) => probe.close(resolve));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+/** GET over a kept-alive agent; the status, or 0 when no answer came within the time. */
+function get(url: string, agent?: Agent, timeoutMs = 5_000): Promise<number> {
+  return new Promise((resolve) => {
+    const req = httpRequest(url, { agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.setTimeout(timeoutMs, () => {
+      req.destroy();
+      resolve(0);
+    });
+    req.on('error', () => resolve(0));
+    req.end();
+  });
+}
+
+async function waitForServer(url: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while ((await get(`${url}/api/alive`, undefined, 1_000)) !== 200) {
+    if (Date.now() > deadline) throw new Error(`${url} did not come up`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 async function waitFor(predicate: () => boolean, ms = 20_000): Promise<void> {
@@ -67,4 +111,101 @@ describe('the server program', () => {
     await expect(fetch(`${url}/api/alive`)).rejects.toThrow();
     await fresh.drop();
   }, 40_000);
+
+  it('closes a connection that never sent a request at once on SIGTERM, and exits 0', async () => {
+    const port = await freePort();
+    const run = start({ DATABASE_URL: 'sqlite::memory:', PORT: String(port), SHUTDOWN_TIMEOUT_SECONDS: '20' });
+    await waitForServer(`http://127.0.0.1:${port}`);
+    // One kept-alive connection that served a request, and one that never carried any.
+    const agent = new Agent({ keepAlive: true });
+    expect(await get(`http://127.0.0.1:${port}/api/alive`, agent)).toBe(200);
+    const silent = connect(port, '127.0.0.1');
+    sockets.push(silent);
+    silent.on('error', () => undefined);
+    await new Promise((resolve) => silent.once('connect', resolve));
+
+    const stopping = Date.now();
+    run.proc.kill('SIGTERM');
+    expect(await run.exited).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(5_000);
+    agent.destroy();
+  }, 40_000);
+
+  it.each([
+    ['blocked: its reader stops reading', 'blocked'],
+    ['gone: its reader closed the pipe', 'gone'],
+  ])('keeps serving and stops on time when its log output is %s', async (_title, mode) => {
+    const port = await freePort();
+    const run = start(
+      { DATABASE_URL: 'sqlite::memory:', PORT: String(port), LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_SECONDS: '3' },
+      { readStdout: false },
+    );
+    run.proc.stdout.pause();
+    await waitForServer(`http://127.0.0.1:${port}`);
+    if (mode === 'gone') run.proc.stdout.destroy();
+    // Each request logs two lines of about 300 bytes: far more than a pipe's 64 KiB buffer.
+    const agent = new Agent({ keepAlive: true });
+    for (let i = 0; i < 600; i++) {
+      expect(await get(`http://127.0.0.1:${port}/api/alive`, agent, 3_000)).toBe(200);
+    }
+    agent.destroy();
+    const stopping = Date.now();
+    run.proc.kill('SIGTERM');
+    const code = await Promise.race([run.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 8_000))]);
+    expect(code).toBe(0);
+    expect(Date.now() - stopping).toBeLessThan(4_000);
+  }, 60_000);
+
+  describe('refuses to start with one line naming the setting and the cause, exit code 2', () => {
+    const scratch = mkdtempSync(join(tmpdir(), 'strongroom-start-'));
+    const aFile = join(scratch, 'a-file');
+    writeFileSync(aFile, 'not a directory\n');
+
+    it.each([
+      ['a database directory that cannot be made', { DATABASE_URL: `sqlite:${aFile}/db.sqlite` }, `DATABASE_URL: cannot open the SQLite database ${aFile}/db.sqlite: a file of that name is in the way`],
+      ['a data directory that cannot be made', { DATA_DIR: `${aFile}/data` }, `DATA_DIR: cannot open the SQLite database ${aFile}/data/strongroom.sqlite`],
+      ['an unreachable PostgreSQL, without its password', { DATABASE_URL: 'postgres://strongroom:s3cret@127.0.0.1:1/vault' }, 'DATABASE_URL: cannot connect to PostgreSQL at 127.0.0.1:1/vault: connection refused'],
+      ['a missing certificate', { DATABASE_URL: 'sqlite::memory:', TLS_CERT_FILE: join(scratch, 'none.pem'), TLS_KEY_FILE: aFile }, `TLS_CERT_FILE: cannot read ${join(scratch, 'none.pem')}: no such file or directory`],
+      ['a certificate that is not PEM', { DATABASE_URL: 'sqlite::memory:', TLS_CERT_FILE: aFile, TLS_KEY_FILE: aFile }, `TLS_CERT_FILE: ${aFile} and TLS_KEY_FILE ${aFile} are not a usable PEM certificate and key`],
+      ['an address of another machine', { DATABASE_URL: 'sqlite::memory:', HOST: '192.0.2.1', PORT: '0' }, 'HOST: cannot listen on 192.0.2.1: not an address of this machine'],
+    ])('%s', async (_title, env, message) => {
+      const run = start(env);
+      expect(await run.exited).toBe(2);
+      const lines = run.output().trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain(`Strongroom cannot start: ${message}`);
+      expect(run.output()).not.toContain('s3cret');
+      expect(run.output()).not.toMatch(/\n\s+at /);
+    }, 30_000);
+
+    it('a port in use', async () => {
+      blackhole = createServer();
+      await new Promise<void>((resolve) => blackhole!.listen(0, '127.0.0.1', resolve));
+      const address = blackhole.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      const run = start({ DATABASE_URL: 'sqlite::memory:', PORT: String(port) });
+      expect(await run.exited).toBe(2);
+      expect(run.output().trim()).toBe(`Strongroom cannot start: PORT: 127.0.0.1:${port} is already in use by another program`);
+    }, 30_000);
+
+    it('invalid choices, listing the allowed values and services', async () => {
+      const run = start({ DEPLOYMENT: 'moon', SERVICES: 'api,billing' });
+      expect(await run.exited).toBe(2);
+      expect(run.output()).toContain('DEPLOYMENT: must be one of selfhosted, cloud (got "moon")');
+      expect(run.output()).toContain('SERVICES: unknown service "billing"; use "all" or a comma list of api, identity, events, notifications');
+      expect(run.output()).not.toContain('pattern');
+    }, 30_000);
+  });
+
+  it('reads a .env file in its working directory, with the environment winning', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strongroom-dotenv-'));
+    writeFileSync(join(dir, '.env'), `# settings for this test\nDATABASE_URL="sqlite:${dir}/from-dotenv.sqlite"\nLOG_LEVEL=warn\n`);
+    const fromFile = start({}, { cwd: dir, args: ['migrate'] });
+    expect(await fromFile.exited).toBe(0);
+    expect(existsSync(join(dir, 'from-dotenv.sqlite'))).toBe(true);
+
+    const fromEnv = start({ DATABASE_URL: `sqlite:${dir}/from-env.sqlite` }, { cwd: dir, args: ['migrate'] });
+    expect(await fromEnv.exited).toBe(0);
+    expect(existsSync(join(dir, 'from-env.sqlite'))).toBe(true);
+  }, 30_000);
 });

@@ -1,45 +1,37 @@
 #!/usr/bin/env node
+import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config/config.js';
-import { openDatabase } from './db/database.js';
+import { ConfigError, loadProcessConfig, type Config } from './config/config.js';
+import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
 import { runUsersCommand } from './features/accounts/users-command.js';
 import { systemClock } from './clock.js';
+import { stdoutLogStream } from './logging.js';
+import { stopOnSignals } from './shutdown.js';
+import { causeOf, StartupError } from './startup-error.js';
 
 /**
  * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date;
  * `strongroom license issue|issuer-key` signs organization licenses with this instance's key;
- * `strongroom users …` manages accounts (docs/command-line.md).
+ * `strongroom users …` manages accounts, with exit codes of its own (docs/command-line.md).
+ * Exit codes: 0 done, 1 an unexpected error, 2 a problem the operator can fix (settings, usage,
+ * a file, the database or the port), printed as one line per problem.
  */
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
-  let config: Config;
-  try {
-    config = loadConfig();
-  } catch (error) {
-    if (error instanceof ConfigError) {
-      console.error(error.message);
-      return 2;
-    }
-    throw error;
-  }
+  const config = loadProcessConfig();
 
   switch (command) {
     case 'migrate': {
-      const database = openDatabase(config.databaseUrl, { poolSize: 2 });
-      try {
-        const { applied } = await migrateToLatest(database);
-        process.stdout.write(applied.length ? `Applied: ${applied.join(', ')}\n` : 'The schema is up to date.\n');
-      } finally {
-        await database.close();
-      }
+      const database = await openMigratedDatabase(config, 2);
+      await database.close();
+      process.stdout.write('The schema is up to date.\n');
       return 0;
     }
     case 'license': {
-      const database = openDatabase(config.databaseUrl, { poolSize: 2 });
+      const database = await openMigratedDatabase(config, 2);
       try {
-        await migrateToLatest(database);
         process.stdout.write(await runLicenseCommand(argv.slice(1), { db: database.db, clock: systemClock }));
       } catch (error) {
         if (!(error instanceof UsageError)) throw error;
@@ -62,36 +54,97 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(config: Config): Promise<void> {
-  const database = openDatabase(config.databaseUrl, { poolSize: config.databasePoolSize });
-  await migrateToLatest(database);
-  const app = await buildApp({ config, database });
-  await app.listen({ host: config.host, port: config.port });
+  const database = await openMigratedDatabase(config, config.databasePoolSize);
+  let app: FastifyInstance;
+  try {
+    app = await buildApp({ config, database, logStream: stdoutLogStream() });
+  } catch (error) {
+    await database.close();
+    throw tlsProblem(config, error) ?? error;
+  }
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await app.close();
+    await database.close();
+    throw listenProblem(config, error) ?? error;
+  }
   app.log.info({ services: config.services, deployment: config.deployment, engine: database.engine }, 'Strongroom is ready');
+  stopOnSignals(app, () => database.close(), config.shutdownTimeoutSeconds);
+}
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'shutting down: no new connections; draining in-flight requests');
-    const force = setTimeout(() => {
-      app.log.error('in-flight requests did not finish in time; exiting');
-      process.exit(1);
-    }, config.shutdownTimeoutSeconds * 1000);
-    force.unref();
-    app
-      .close()
-      .then(() => database.close())
-      .then(() => {
-        app.log.info('stopped');
-        process.exit(0);
-      })
-      .catch((error: unknown) => {
-        app.log.error({ err: error }, 'error while shutting down');
-        process.exit(1);
-      });
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+/** How long the database may take to answer its first query before the start is given up. */
+const DATABASE_CONNECT_TIMEOUT_MS = 15_000;
+
+/** Opens the database, checks that it answers and brings its schema up to date. */
+async function openMigratedDatabase(config: Config, poolSize: number): Promise<Database> {
+  const setting = config.databaseUrl === `sqlite:${config.dataDir.replace(/\/+$/, '')}/strongroom.sqlite` ? 'DATA_DIR' : 'DATABASE_URL';
+  const target = describeDatabase(config.databaseUrl);
+  let database: Database;
+  try {
+    database = openDatabase(config.databaseUrl, { poolSize });
+  } catch (error) {
+    throw new StartupError(setting, `cannot open ${target}: ${causeOf(error)}`);
+  }
+  try {
+    await withTimeout(database.ping(), DATABASE_CONNECT_TIMEOUT_MS);
+  } catch (error) {
+    await database.close().catch(() => undefined);
+    throw new StartupError(setting, `cannot connect to ${target}: ${causeOf(error)}`);
+  }
+  try {
+    await migrateToLatest(database);
+  } catch (error) {
+    await database.close().catch(() => undefined);
+    throw new StartupError(setting, `cannot bring the schema of ${target} up to date: ${causeOf(error)}`);
+  }
+  return database;
+}
+
+/** The database in words, without its password. */
+function describeDatabase(url: string): string {
+  if (!url.startsWith('postgres')) return `the SQLite database ${url.slice('sqlite:'.length)}`;
+  try {
+    const parsed = new URL(url);
+    return `PostgreSQL at ${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
+  } catch {
+    return 'PostgreSQL';
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** A certificate or key that cannot be read or used, named by its setting. */
+function tlsProblem(config: Config, error: unknown): StartupError | undefined {
+  const { path, code } = error as NodeJS.ErrnoException;
+  if (path && path === config.tlsKeyFile) return new StartupError('TLS_KEY_FILE', `cannot read ${path}: ${causeOf(error)}`);
+  if (path && path === config.tlsCertFile) return new StartupError('TLS_CERT_FILE', `cannot read ${path}: ${causeOf(error)}`);
+  if (code?.startsWith('ERR_OSSL') && config.tlsCertFile) {
+    return new StartupError('TLS_CERT_FILE', `${config.tlsCertFile} and TLS_KEY_FILE ${config.tlsKeyFile} are not a usable PEM certificate and key: ${causeOf(error)}`);
+  }
+  return undefined;
+}
+
+function listenProblem(config: Config, error: unknown): StartupError | undefined {
+  const where = `${config.host}:${config.port}`;
+  switch ((error as NodeJS.ErrnoException).code) {
+    case 'EADDRINUSE':
+      return new StartupError('PORT', `${where} is already in use by another program`);
+    case 'EACCES':
+      return new StartupError('PORT', `not allowed to listen on ${where} (ports below 1024 need root or CAP_NET_BIND_SERVICE)`);
+    case 'EADDRNOTAVAIL':
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new StartupError('HOST', `cannot listen on ${config.host}: ${causeOf(error)}`);
+    default:
+      return undefined;
+  }
 }
 
 main(process.argv.slice(2)).then(
@@ -99,6 +152,14 @@ main(process.argv.slice(2)).then(
     if (code >= 0) process.exit(code);
   },
   (error: unknown) => {
+    if (error instanceof ConfigError) {
+      console.error(error.message);
+      process.exit(2);
+    }
+    if (error instanceof StartupError) {
+      console.error(`Strongroom cannot start: ${error.message}`);
+      process.exit(2);
+    }
     console.error(error);
     process.exit(1);
   },

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parseEnv } from 'node:util';
 import { Type, type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { parsePublicKeyList } from '../shared/public-keys.js';
@@ -28,6 +29,7 @@ export const ConfigSchema = Type.Object({
   publicUrl: Type.Optional(
     Type.String({
       pattern: '^https?://[^\\s/]+(/[^\\s]*)?$',
+      expected: 'an http:// or https:// URL such as https://vault.example.com',
       description:
         'Public base URL that clients use (https://vault.example.com). Defaults to the listen address and scheme.',
     }),
@@ -35,12 +37,13 @@ export const ConfigSchema = Type.Object({
   identityUrl: Type.Optional(
     Type.String({
       pattern: '^https?://[^\\s/]+(/[^\\s]*)?$',
+      expected: 'an http:// or https:// URL such as https://vault.example.com/identity',
       description:
         'Public URL of the identity service, the issuer of access tokens. Defaults to PUBLIC_URL/identity (PUBLIC_URL when the identity service runs alone). Set it when the services run in separate processes.',
     }),
   ),
+  // Checked by parseServices, which names the allowed services rather than a pattern.
   services: Type.String({
-    pattern: '^\\s*(all|(api|identity|events|notifications)(\\s*,\\s*(api|identity|events|notifications))*)\\s*$',
     default: 'all',
     description:
       'Services this process runs: "all", or a comma list of api, identity, events, notifications. A single service is mounted at / (its own base URL); several are mounted under /api, /identity, /events and /notifications.',
@@ -49,6 +52,7 @@ export const ConfigSchema = Type.Object({
   databaseUrl: Type.Optional(
     Type.String({
       pattern: '^(sqlite:.+|postgres(ql)?://.+)$',
+      expected: 'sqlite:<path> or postgres://user:pass@host:port/db',
       description:
         'Database: sqlite:<path> (sqlite::memory: for a throw-away database) or postgres://user:pass@host:port/db. Defaults to sqlite:<DATA_DIR>/strongroom.sqlite.',
     }),
@@ -126,10 +130,10 @@ export const ConfigSchema = Type.Object({
     description: 'Trust X-Forwarded-For/-Proto from a reverse proxy (for client IPs in audit events and rate limits).',
   }),
   redisUrl: Type.Optional(
-    Type.String({ pattern: '^rediss?://.+', description: 'Redis for shared rate limits and notification fan-out across instances.' }),
+    Type.String({ pattern: '^rediss?://.+', expected: 'a redis:// or rediss:// URL', description: 'Redis for shared rate limits and notification fan-out across instances.' }),
   ),
   amqpUrl: Type.Optional(
-    Type.String({ pattern: '^amqps?://.+', description: 'AMQP broker (RabbitMQ) for forwarding events to integrations.' }),
+    Type.String({ pattern: '^amqps?://.+', expected: 'an amqp:// or amqps:// URL', description: 'AMQP broker (RabbitMQ) for forwarding events to integrations.' }),
   ),
   smtpHost: Type.Optional(
     Type.String({
@@ -151,6 +155,7 @@ export const ConfigSchema = Type.Object({
   installationId: Type.Optional(
     Type.String({
       pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
+      expected: 'a GUID such as 6f1c0a52-6f5d-4c43-9d1e-2b1f2a6e4c11',
       description: 'Self-hosted: this installation\'s id (a GUID). When set, a license bound to another installation is refused.',
     }),
   ),
@@ -252,13 +257,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const error of Value.Errors(ConfigSchema, raw)) {
     const key = error.instancePath.replace(/^\//, '').split('/')[0] ?? '';
     if (!key) continue;
-    const given = raw[key];
-    problems.push(`${envName(key)}: ${error.message} (got ${JSON.stringify(given)})`);
+    problems.push(`${envName(key)}: ${problemText(error, properties[key])} (got ${JSON.stringify(raw[key])})`);
   }
-  if (problems.length > 0) throw new ConfigError(dedupe(problems));
+  const services = typeof raw.services === 'string' ? parseServices(raw.services) : [];
+  if (typeof raw.services === 'string' && typeof services === 'string') {
+    problems.push(`SERVICES: ${services} (got ${JSON.stringify(raw.services)})`);
+  }
+  if (problems.length > 0 || typeof services === 'string') throw new ConfigError(dedupe(problems));
 
   const parsed = raw as RawConfig;
-  const services = parseServices(parsed.services);
   if ((parsed.tlsCertFile === undefined) !== (parsed.tlsKeyFile === undefined)) {
     problems.push('TLS_CERT_FILE and TLS_KEY_FILE: set both or neither');
   }
@@ -293,10 +300,46 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-function parseServices(text: string): ServiceName[] {
-  const names = text.split(',').map((s) => s.trim());
-  if (names.includes('all')) return [...ALL_SERVICES];
+/** The services named, in their mounting order; or the problem with the list. */
+function parseServices(text: string): ServiceName[] | string {
+  const names = text.split(',').map((s) => s.trim().toLowerCase());
+  const allowed = `use "all" or a comma list of ${ALL_SERVICES.join(', ')}`;
+  const unknown = names.filter((name) => name !== 'all' && !(ALL_SERVICES as readonly string[]).includes(name));
+  if (unknown.length > 0) {
+    const what = unknown.map((name) => (name === '' ? 'an empty name' : `"${name}"`)).join(', ');
+    return `unknown service ${what}; ${allowed}`;
+  }
+  if (names.includes('all')) return names.length === 1 ? [...ALL_SERVICES] : `"all" cannot be combined with other services; ${allowed}`;
   return ALL_SERVICES.filter((name) => names.includes(name));
+}
+
+/** One setting's problem in words: the allowed values of an enum, the expected form of a pattern. */
+function problemText(error: { keyword: string; message: string; params: Record<string, unknown> }, schema: TSchema | undefined): string {
+  const allowed = error.params.allowedValues;
+  if (error.keyword === 'enum' && Array.isArray(allowed)) return `must be one of ${allowed.join(', ')}`;
+  const expected = schema ? (schema as Record<string, unknown>).expected : undefined;
+  if (error.keyword === 'pattern' && typeof expected === 'string') return `must be ${expected}`;
+  return error.message;
+}
+
+/** The program's settings: the environment, over a `.env` file in the working directory. */
+export function loadProcessConfig(): Config {
+  return loadConfig({ ...readEnvFile('.env'), ...process.env });
+}
+
+/**
+ * The settings of a `.env` file (KEY=value lines, as `.env.example` shows), or none when there
+ * is no such file. The caller lays the real environment over them, so the environment wins.
+ */
+export function readEnvFile(path: string): Record<string, string | undefined> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw new ConfigError([`.env: cannot read ${path}: ${(error as Error).message}`]);
+  }
+  return parseEnv(text);
 }
 
 function dedupe(items: string[]): string[] {

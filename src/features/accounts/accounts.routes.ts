@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { access, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
+import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, normalizeGuid } from '../../http/schemas.js';
 import {
   accountKeysOf,
@@ -21,7 +22,64 @@ import {
 import type { UserRow } from './accounts.repository.js';
 import type { AccountService } from './accounts.service.js';
 
-const tags = ['accounts'];
+const tags = ['Accounts'];
+
+const USER = 'Access: any signed-in user (`user`).';
+const docs = {
+  register: {
+    summary: 'Register an account',
+    description:
+      "The interface spec's registration path on the API service: creates an account from the older registration body (master password hash, key, key pair, KDF settings defaulting to PBKDF2 600,000); current clients call the identity service's `/accounts/register/finish`. Refused when open registration is disabled, unless the email has a pending organization invitation. Access: anonymous.",
+  },
+  profile: {
+    summary: 'Read the profile',
+    description: `Answers the caller's profile: name, email, culture, keys, security stamp, avatar colour and their confirmed organizations. ${USER}`,
+  },
+  updateProfile: {
+    summary: 'Update the profile',
+    description: `Changes the caller's name, culture, master password hint or avatar colour (fields left out stay) and answers the profile. ${USER}`,
+  },
+  revisionDate: {
+    summary: 'Read the account revision date',
+    description: `Answers, as a bare JSON number of milliseconds, when the caller's account or vault last changed; clients sync when it moves. ${USER}`,
+  },
+  keys: {
+    summary: 'Read the account keys',
+    description: `Answers the caller's master-key-wrapped user key and key pair. ${USER}`,
+  },
+  setKeys: {
+    summary: 'Set the account key pair',
+    description: `Stores the caller's public key and encrypted private key once: sending the same pair again is no change, a different one is refused (400) because everything shared with the old one would become unreadable. ${USER}`,
+  },
+  password: {
+    summary: 'Change the master password',
+    description: `Checks the current master password hash, then stores the new hash and re-wrapped user key, rotates the security stamp (ending every access and refresh token) and records the User_ChangedPassword event (1001). Refused with 400 when the master password hash is wrong. ${USER}`,
+  },
+  securityStamp: {
+    summary: 'Log out of all sessions',
+    description: `Rotates the caller's security stamp after checking the master password hash, so that every access and refresh token issued so far stops working. Refused with 400 when the master password hash is wrong. ${USER}`,
+  },
+  apiKey: {
+    summary: 'Read the personal API key',
+    description: `Answers the caller's personal API key (the client secret of \`bw login --apikey\` with client id \`user.<id>\`) after checking the master password hash. Refused with 400 when the master password hash is wrong. ${USER}`,
+  },
+  rotateApiKey: {
+    summary: 'Rotate the personal API key',
+    description: `Replaces the caller's personal API key with a new random one after checking the master password hash and answers it; the old key stops working for new logins. Refused with 400 when the master password hash is wrong. ${USER}`,
+  },
+  delete: {
+    summary: 'Delete the account',
+    description: `Deletes the caller's account with their folders, personal items and memberships after checking the master password hash; their tokens stop working. Refused with 400 when the master password hash is wrong. ${USER}`,
+  },
+  userKeyId: {
+    summary: 'Record the user key id',
+    description: `Stores the id of the caller's user key, which the token response then reports. The 2026 CLI posts it after login and fails the login when this route is missing. ${USER}`,
+  },
+  publicKey: {
+    summary: "Read a user's public key",
+    description: `Answers the public key of any account by user id (404 for an unknown one), which admins encrypt the organization key to when confirming a member. ${USER}`,
+  },
+} satisfies Record<string, RouteDoc>;
 
 function keysResponse(user: UserRow) {
   return { object: 'keys' as const, key: user.key, publicKey: user.public_key, privateKey: user.private_key, accountKeys: accountKeysOf(user) };
@@ -40,14 +98,14 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
   // The spec's registration path; current clients use /identity/accounts/register/finish.
   app.post(
     '/accounts/register',
-    { config: { access: access.anonymous }, schema: { tags, body: RegisterBody, response: { 200: RegisterResponse } } },
+    { config: { access: access.anonymous }, schema: { tags, ...docs.register, body: RegisterBody, response: { 200: RegisterResponse } } },
     async (request) => {
       await accounts.registerLegacy(request.body);
       return { object: 'registerFinish' as const, captchaBypassToken: null };
     },
   );
 
-  app.get('/accounts/profile', { ...user, schema: { tags, response: { 200: ProfileResponse } } }, async (request) => {
+  app.get('/accounts/profile', { ...user, schema: { tags, ...docs.profile, response: { 200: ProfileResponse } } }, async (request) => {
     const { userId } = currentUser(request);
     return toProfileResponse(await accounts.getUser(userId), await organizations(userId));
   });
@@ -57,7 +115,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
       method,
       url: '/accounts/profile',
       ...user,
-      schema: { tags, body: ProfileBody, response: { 200: ProfileResponse } },
+      schema: { tags, ...(method === 'PUT' ? docs.updateProfile : olderForm(docs.updateProfile, 'PUT /accounts/profile')), body: ProfileBody, response: { 200: ProfileResponse } },
       handler: async (request) => {
         const { userId } = currentUser(request);
         return toProfileResponse(await accounts.updateProfile(userId, request.body), await organizations(userId));
@@ -66,26 +124,26 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
   }
 
   // A bare JSON number (milliseconds); a negative one would make the CLI log out.
-  app.get('/accounts/revision-date', { ...user, schema: { tags, response: { 200: Type.Number() } } }, async (request) => {
+  app.get('/accounts/revision-date', { ...user, schema: { tags, ...docs.revisionDate, response: { 200: Type.Number() } } }, async (request) => {
     const row = await accounts.getUser(currentUser(request).userId);
     return new Date(row.account_revision_date).getTime();
   });
 
-  app.get('/accounts/keys', { ...user, schema: { tags, response: { 200: KeysResponse } } }, async (request) =>
+  app.get('/accounts/keys', { ...user, schema: { tags, ...docs.keys, response: { 200: KeysResponse } } }, async (request) =>
     keysResponse(await accounts.getUser(currentUser(request).userId)),
   );
 
-  app.post('/accounts/keys', { ...user, schema: { tags, body: KeysBody, response: { 200: KeysResponse } } }, async (request) => {
+  app.post('/accounts/keys', { ...user, schema: { tags, ...docs.setKeys, body: KeysBody, response: { 200: KeysResponse } } }, async (request) => {
     const body = request.body;
     return keysResponse(await accounts.setKeys(currentUser(request).userId, body.publicKey, body.encryptedPrivateKey));
   });
 
-  app.post('/accounts/password', { ...user, schema: { tags, body: PasswordChangeBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.post('/accounts/password', { ...user, schema: { tags, ...docs.password, body: PasswordChangeBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await accounts.changePassword(currentUser(request).userId, request.body, clientContext(request));
     return emptyOk(reply);
   });
 
-  app.post('/accounts/security-stamp', { ...user, schema: { tags, body: SecretVerificationBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.post('/accounts/security-stamp', { ...user, schema: { tags, ...docs.securityStamp, body: SecretVerificationBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await accounts.rotateSecurityStamp(currentUser(request).userId, request.body.masterPasswordHash);
     return emptyOk(reply);
   });
@@ -94,7 +152,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
     ['/accounts/api-key', false],
     ['/accounts/rotate-api-key', true],
   ] as const) {
-    app.post(url, { ...user, schema: { tags, body: SecretVerificationBody, response: { 200: ApiKeyResponse } } }, async (request) => {
+    app.post(url, { ...user, schema: { tags, ...(rotate ? docs.rotateApiKey : docs.apiKey), body: SecretVerificationBody, response: { 200: ApiKeyResponse } } }, async (request) => {
       const body = request.body;
       const key = await accounts.apiKey(currentUser(request).userId, body.masterPasswordHash, rotate);
       return { object: 'apiKey' as const, ...key };
@@ -109,7 +167,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
       method,
       url,
       ...user,
-      schema: { tags, body: SecretVerificationBody, response: { 200: EmptyResponse } },
+      schema: { tags, ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /accounts')), body: SecretVerificationBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await accounts.deleteAccount(currentUser(request).userId, request.body.masterPasswordHash);
         return emptyOk(reply);
@@ -120,14 +178,14 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
   // The 2026 CLI posts its user key id after login and fails the login when this is missing.
   app.post(
     '/accounts/key-management/user-key-id',
-    { ...user, schema: { tags, body: UserKeyIdBody, response: { 200: EmptyResponse } } },
+    { ...user, schema: { tags, ...docs.userKeyId, body: UserKeyIdBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
       await accounts.setUserKeyId(currentUser(request).userId, request.body.userKeyId);
       return emptyOk(reply);
     },
   );
 
-  app.get('/users/:id/public-key', { ...user, schema: { tags, params: IdParams, response: { 200: UserPublicKeyResponse } } }, async (request) => {
+  app.get('/users/:id/public-key', { ...user, schema: { tags, ...docs.publicKey, params: IdParams, response: { 200: UserPublicKeyResponse } } }, async (request) => {
     const { id } = request.params;
     return { object: 'userKey' as const, ...(await accounts.publicKey(normalizeGuid(id))) };
   });

@@ -8,7 +8,16 @@ import type { HealthService } from './health.service.js';
 export const healthRoutes: FastifyPluginAsync<{ health: HealthService }> = async (app, { health }) => {
   app.get(
     '/healthz',
-    { config: { access: access.anonymous }, schema: { tags: ['health'], response: { 200: BasicHealth, 503: BasicHealth } } },
+    {
+      config: { access: access.anonymous },
+      schema: {
+        tags: ['Health'],
+        summary: 'Check the server health',
+        description:
+          'Probes the database and, when configured, Redis and the message broker, and answers the basic health record: `Healthy`, `Degraded` (an optional dependency is down) or `Unhealthy` with status 503 (the database is down). Served only when `HEALTH_ENABLED` is on (the default on cloud). Access: anonymous.',
+        response: { 200: BasicHealth, 503: BasicHealth },
+      },
+    },
     async (_request, reply) => {
       const report = await health.report();
       return reply.status(report.status === 'Unhealthy' ? 503 : 200).send({ status: report.status });
@@ -16,7 +25,16 @@ export const healthRoutes: FastifyPluginAsync<{ health: HealthService }> = async
   );
   app.get(
     '/healthz/extended',
-    { config: { access: access.anonymous }, schema: { tags: ['health'], response: { 200: ExtendedHealth, 503: ExtendedHealth } } },
+    {
+      config: { access: access.anonymous },
+      schema: {
+        tags: ['Health'],
+        summary: 'Check the server health, per dependency',
+        description:
+          'Like `/healthz`, with one entry per probed dependency (database, Redis, broker): its status, the error when it failed, and how long the probe took; 503 when the database is down. Served only when `HEALTH_ENABLED` is on. Access: anonymous.',
+        response: { 200: ExtendedHealth, 503: ExtendedHealth },
+      },
+    },
     async (_request, reply) => {
       const report = await health.report();
       return reply.status(report.status === 'Unhealthy' ? 503 : 200).send(report);
@@ -29,7 +47,15 @@ export const aliveRoutes: FastifyPluginAsync<{ clock: Clock }> = async (app, { c
   for (const path of ['/alive', '/now']) {
     app.get(
       path,
-      { config: { access: access.anonymous }, schema: { tags: ['health'], response: { 200: Alive } } },
+      {
+        config: { access: access.anonymous },
+        schema: {
+          tags: ['Health'],
+          summary: path === '/alive' ? 'Check that the service is alive' : 'Read the server time',
+          description: `Answers the current UTC time as a JSON string, as the official server does on each of its services${path === '/now' ? ' (the same answer as `/alive`)' : ''}. Access: anonymous.`,
+          response: { 200: Alive },
+        },
+      },
       // The official server answers a JSON string, not text.
       async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify(clock.now().toISOString())),
     );

@@ -5,7 +5,7 @@ import { clientContext } from '../../http/request-context.js';
 import type { IdentityService } from './identity.service.js';
 import type { SigningKeys } from './signing-keys.js';
 
-const tags = ['identity'];
+const tags = ['Identity'];
 
 const TokenResponse = Type.Object(
   {
@@ -28,7 +28,17 @@ export const identityRoutes: FastifyPluginAsync<{ identity: IdentityService; key
 
   app.post(
     '/connect/token',
-    { config: { access: access.anonymous }, schema: { tags, consumes: ['application/x-www-form-urlencoded'], response: { 200: TokenResponse } } },
+    {
+      config: { access: access.anonymous },
+      schema: {
+        tags,
+        summary: 'Issue an access token',
+        description:
+          'The OAuth 2.0 token endpoint (form-encoded): `password` for the official clients (`web`, `browser`, `desktop`, `cli`, `mobile`, `connector`, with device fields), `refresh_token` (rotating), and `client_credentials` with `user.<id>` and the personal API key (`bw login --apikey`) or `organization.<id>` and the organization API key. Answers the token with the account fields the official clients read (Key, Kdf, UserDecryptionOptions, ...); failed password logins are throttled per account and per IP (429). Access: anonymous.',
+        consumes: ['application/x-www-form-urlencoded'],
+        response: { 200: TokenResponse },
+      },
+    },
     async (request, reply) => {
       void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       return identity.token(request.body, clientContext(request));
@@ -37,7 +47,16 @@ export const identityRoutes: FastifyPluginAsync<{ identity: IdentityService; key
 
   app.get(
     '/.well-known/openid-configuration',
-    { config: { access: access.anonymous }, schema: { tags, response: { 200: OpenIdConfiguration } } },
+    {
+      config: { access: access.anonymous },
+      schema: {
+        tags,
+        summary: 'Read the OpenID configuration',
+        description:
+          'OpenID Connect discovery: the issuer, the token and JWKS endpoints, and the supported scopes, claims and grant types. Access: anonymous.',
+        response: { 200: OpenIdConfiguration },
+      },
+    },
     async () => ({
       issuer: base,
       jwks_uri: `${base}/.well-known/openid-configuration/jwks`,
@@ -54,7 +73,15 @@ export const identityRoutes: FastifyPluginAsync<{ identity: IdentityService; key
 
   app.get(
     '/.well-known/openid-configuration/jwks',
-    { config: { access: access.anonymous }, schema: { tags, response: { 200: Jwks } } },
+    {
+      config: { access: access.anonymous },
+      schema: {
+        tags,
+        summary: 'Read the token signing keys',
+        description: 'The public key (JWKS) that verifies the RS256 access tokens this server signs. Access: anonymous.',
+        response: { 200: Jwks },
+      },
+    },
     async () => keys.jwks(),
   );
 };

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { access, currentUser } from '../../http/access.js';
 import { NotFound } from '../../http/errors.js';
 import { clientContext } from '../../http/request-context.js';
+import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, ListOf, list } from '../../http/schemas.js';
 import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
 import {
@@ -26,8 +27,97 @@ import {
 } from './members.schemas.js';
 import type { Actor, MemberService } from './members.service.js';
 
-const tags = ['organization users'];
+const tags = ['Members'];
 const BASE = '/organizations/:orgId/users';
+
+const MANAGE_USERS =
+  'Access: a confirmed member holding manageUsers (`orgPermission(manageUsers)`: owners, admins, custom members with it); non-members get 404, other members 403.';
+const RECOVERY =
+  'Access: a confirmed member holding manageResetPassword (`orgPermission(manageResetPassword)`: owners, admins, custom members with it); non-members get 404, other members 403.';
+const ROLES = 'Only owners act on owners, and custom members do not act on admins.';
+const BULK = 'Answers one result per id, with the reason each refused one was skipped; the others change together.';
+const docs = {
+  list: {
+    summary: "List an organization's members",
+    description:
+      "Answers the organization's members with their account details, with their groups (`includeGroups`) and collection access (`includeCollections`) on request; members who hold manageResetPassword without manageUsers see only those enrolled in account recovery. Access: a confirmed member holding manageUsers or manageResetPassword (`orgPermission(manageUsers|manageResetPassword)`); non-members get 404, other members 403.",
+  },
+  miniDetails: {
+    summary: "List an organization's members in brief",
+    description:
+      "Answers every member's membership id, user id, role, status, name and email. Access: a confirmed member of the organization (`orgMember`; anyone else gets 404).",
+  },
+  get: {
+    summary: 'Read a member',
+    description: `Answers one member with their role, permissions and collection access, and their group ids with \`includeGroups\`. ${MANAGE_USERS}`,
+  },
+  groups: { summary: "List a member's groups", description: `Answers the ids of the groups the member is in. ${MANAGE_USERS}` },
+  setGroups: {
+    summary: "Set a member's groups",
+    description: `Replaces the member's groups with groups of this organization (which must be able to use groups; nobody adds themselves to a group without access to all collections) and records OrganizationUser_UpdatedGroups (1504). ${ROLES} ${MANAGE_USERS}`,
+  },
+  invite: {
+    summary: 'Invite members',
+    description: `Creates invited memberships for the emails not yet in the organization, with the role, permissions, collections and groups given and within the seat limit, records OrganizationUser_Invited (1500) and mails each a link to the web vault's accept page, valid 5 days (502 when the mail server refuses, after the invitations are saved). ${ROLES} ${MANAGE_USERS}`,
+  },
+  reinviteMany: {
+    summary: 'Resend invitations',
+    description: `Mails a fresh invitation link to each of the given members who is still invited. ${BULK} ${MANAGE_USERS}`,
+  },
+  reinvite: {
+    summary: 'Resend an invitation',
+    description: `Mails a fresh invitation link to a member who is still invited (400 otherwise). ${MANAGE_USERS}`,
+  },
+  accept: {
+    summary: 'Accept an invitation',
+    description:
+      "The invited account takes up its invitation with the token from the invitation mail: the token must be this server's for this membership and the caller's email the invited one, and the organization's policies must let them join; with an account recovery policy that enrols automatically, `resetPasswordKey` is required. Access: any signed-in user (`user`): the invitee is not a member yet.",
+  },
+  confirm: {
+    summary: 'Confirm a member',
+    description: `Gives an accepted member the organization key encrypted to their public key, which grants them access, and records OrganizationUser_Confirmed (1501); refused (400) for a member not accepted, already confirmed or revoked, or whom the organization's policies keep out. ${MANAGE_USERS}`,
+  },
+  confirmMany: {
+    summary: 'Confirm members',
+    description: `Confirms several accepted members, each with the organization key encrypted to their public key, and records OrganizationUser_Confirmed (1501) for each. ${BULK} ${MANAGE_USERS}`,
+  },
+  update: {
+    summary: 'Update a member',
+    description: `Changes a member's role, custom permissions, access to all collections, Secrets Manager access, collection access and (when given) groups, and records OrganizationUser_Updated (1502); the last confirmed owner keeps the Owner role, and custom members grant only permissions they hold. ${ROLES} ${MANAGE_USERS}`,
+  },
+  revoke: {
+    summary: "Revoke a member's access",
+    description: `Revokes a confirmed member (not the caller, nor the last confirmed owner), who keeps the membership without access, and records OrganizationUser_Revoked (1511). ${ROLES} ${MANAGE_USERS}`,
+  },
+  revokeMany: {
+    summary: "Revoke members' access",
+    description: `Revokes several confirmed members (not the caller, nor the last confirmed owners) and records OrganizationUser_Revoked (1511) for each. ${ROLES} ${BULK} ${MANAGE_USERS}`,
+  },
+  restore: {
+    summary: "Restore a member's access",
+    description: `Gives a revoked member (not the caller) their access back, when a seat is free and the organization's policies allow, and records OrganizationUser_Restored (1512). ${ROLES} ${MANAGE_USERS}`,
+  },
+  restoreMany: {
+    summary: "Restore members' access",
+    description: `Gives several revoked members their access back, within the seat limit and the organization's policies, and records OrganizationUser_Restored (1512) for each. ${ROLES} ${BULK} ${MANAGE_USERS}`,
+  },
+  remove: {
+    summary: 'Remove a member',
+    description: `Deletes a membership (not the caller's, nor the last confirmed owner's) and records OrganizationUser_Removed (1503). ${ROLES} ${MANAGE_USERS}`,
+  },
+  removeMany: {
+    summary: 'Remove members',
+    description: `Deletes several memberships (not the caller's, nor the last confirmed owners') and records OrganizationUser_Removed (1503) for each. ${ROLES} ${BULK} ${MANAGE_USERS}`,
+  },
+  resetPasswordDetails: {
+    summary: "Read a member's account recovery details",
+    description: `Answers what an account recovery admin needs to reset the member's master password: their KDF settings and salt, their user key escrowed to the organization (\`resetPasswordKey\`, null when not enrolled), and the organization's encrypted private key; 404 for an unknown member or one without an account yet. ${RECOVERY}`,
+  },
+  accountRecoveryDetails: {
+    summary: "Read members' account recovery details",
+    description: `Answers the account recovery details (see \`GET …/users/{id}/reset-password-details\`) of the given members; unknown ids and members without an account yet are left out. ${RECOVERY}`,
+  },
+} satisfies Record<string, RouteDoc>;
 
 function actorOf(request: FastifyRequest): Actor {
   return { membership: membershipOf(request), client: clientContext(request), log: request.log };
@@ -46,7 +136,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
     BASE,
     {
       config: { access: orgAccess.anyRight(['manageUsers', 'manageResetPassword']) },
-      schema: { tags, params: OrgParams, querystring: ListQuery, response: { 200: ListOf(MemberUserDetailsResponse) } },
+      schema: { tags, ...docs.list, params: OrgParams, querystring: ListQuery, response: { 200: ListOf(MemberUserDetailsResponse) } },
     },
     async (request) => {
       const { includeGroups = false, includeCollections = false } = request.query;
@@ -57,15 +147,15 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
 
   app.get(
     `${BASE}/mini-details`,
-    { config: { access: orgAccess.member() }, schema: { tags, params: OrgParams, response: { 200: ListOf(MiniDetailsResponse) } } },
+    { config: { access: orgAccess.member() }, schema: { tags, ...docs.miniDetails, params: OrgParams, response: { 200: ListOf(MiniDetailsResponse) } } },
     async (request) => list(await members.miniDetails(lower(request.params.orgId))),
   );
 
-  app.get(`${BASE}/:id`, { ...manageUsers, schema: { tags, params: OrgIdParams, querystring: GetQuery, response: { 200: MemberDetailsResponse } } }, async (request) =>
+  app.get(`${BASE}/:id`, { ...manageUsers, schema: { tags, ...docs.get, params: OrgIdParams, querystring: GetQuery, response: { 200: MemberDetailsResponse } } }, async (request) =>
     members.get(lower(request.params.orgId), lower(request.params.id), request.query.includeGroups ?? false),
   );
 
-  app.get(`${BASE}/:id/groups`, { ...manageUsers, schema: { tags, params: OrgIdParams, response: { 200: Type.Array(Type.String()) } } }, async (request) =>
+  app.get(`${BASE}/:id/groups`, { ...manageUsers, schema: { tags, ...docs.groups, params: OrgIdParams, response: { 200: Type.Array(Type.String()) } } }, async (request) =>
     members.groupIds(lower(request.params.orgId), lower(request.params.id)),
   );
 
@@ -74,7 +164,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       method,
       url: `${BASE}/:id/groups`,
       ...manageUsers,
-      schema: { tags, params: OrgIdParams, body: GroupIdsBody, response: { 200: EmptyResponse } },
+      schema: { tags, ...(method === 'PUT' ? docs.setGroups : olderForm(docs.setGroups, 'PUT /organizations/{orgId}/users/{id}/groups')), params: OrgIdParams, body: GroupIdsBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await members.updateGroups(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body.groupIds);
         return emptyOk(reply);
@@ -82,16 +172,16 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
     });
   }
 
-  app.post(`${BASE}/invite`, { ...manageUsers, schema: { tags, params: OrgParams, body: InviteBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.post(`${BASE}/invite`, { ...manageUsers, schema: { tags, ...docs.invite, params: OrgParams, body: InviteBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await members.invite(actorOf(request), lower(request.params.orgId), request.body);
     return emptyOk(reply);
   });
 
-  app.post(`${BASE}/reinvite`, { ...manageUsers, schema: { tags, params: OrgParams, body: IdsBody, response: { 200: BulkResults } } }, async (request) =>
+  app.post(`${BASE}/reinvite`, { ...manageUsers, schema: { tags, ...docs.reinviteMany, params: OrgParams, body: IdsBody, response: { 200: BulkResults } } }, async (request) =>
     list(await members.reinviteMany(actorOf(request), lower(request.params.orgId), request.body.ids)),
   );
 
-  app.post(`${BASE}/:id/reinvite`, { ...manageUsers, schema: { tags, params: OrgIdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.post(`${BASE}/:id/reinvite`, { ...manageUsers, schema: { tags, ...docs.reinvite, params: OrgIdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await members.reinvite(actorOf(request), lower(request.params.orgId), lower(request.params.id));
     return emptyOk(reply);
   });
@@ -99,19 +189,19 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
   // The invitee is not a member yet, so any signed-in user may try; the token and email decide.
   app.post(
     `${BASE}/:id/accept`,
-    { config: { access: access.user }, schema: { tags, params: OrgIdParams, body: AcceptBody, response: { 200: EmptyResponse } } },
+    { config: { access: access.user }, schema: { tags, ...docs.accept, params: OrgIdParams, body: AcceptBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
       await members.accept(currentUser(request), clientContext(request), lower(request.params.orgId), lower(request.params.id), request.body);
       return emptyOk(reply);
     },
   );
 
-  app.post(`${BASE}/:id/confirm`, { ...manageUsers, schema: { tags, params: OrgIdParams, body: ConfirmBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.post(`${BASE}/:id/confirm`, { ...manageUsers, schema: { tags, ...docs.confirm, params: OrgIdParams, body: ConfirmBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await members.confirm(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body.key);
     return emptyOk(reply);
   });
 
-  app.post(`${BASE}/confirm`, { ...manageUsers, schema: { tags, params: OrgParams, body: BulkConfirmBody, response: { 200: BulkResults } } }, async (request) =>
+  app.post(`${BASE}/confirm`, { ...manageUsers, schema: { tags, ...docs.confirmMany, params: OrgParams, body: BulkConfirmBody, response: { 200: BulkResults } } }, async (request) =>
     list(await members.confirmMany(actorOf(request), lower(request.params.orgId), request.body.keys)),
   );
 
@@ -120,7 +210,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       method,
       url: `${BASE}/:id`,
       ...manageUsers,
-      schema: { tags, params: OrgIdParams, body: UpdateBody, response: { 200: EmptyResponse } },
+      schema: { tags, ...(method === 'PUT' ? docs.update : olderForm(docs.update, 'PUT /organizations/{orgId}/users/{id}')), params: OrgIdParams, body: UpdateBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await members.update(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body);
         return emptyOk(reply);
@@ -132,11 +222,11 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
     ['revoke', members.revoke, members.revokeMany],
     ['restore', members.restore, members.restoreMany],
   ] as const) {
-    app.put(`${BASE}/:id/${verb}`, { ...manageUsers, schema: { tags, params: OrgIdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    app.put(`${BASE}/:id/${verb}`, { ...manageUsers, schema: { tags, ...docs[verb], params: OrgIdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
       await one(actorOf(request), lower(request.params.orgId), lower(request.params.id));
       return emptyOk(reply);
     });
-    app.put(`${BASE}/${verb}`, { ...manageUsers, schema: { tags, params: OrgParams, body: IdsBody, response: { 200: BulkResults } } }, async (request) =>
+    app.put(`${BASE}/${verb}`, { ...manageUsers, schema: { tags, ...docs[`${verb}Many`], params: OrgParams, body: IdsBody, response: { 200: BulkResults } } }, async (request) =>
       list(await many(actorOf(request), lower(request.params.orgId), request.body.ids)),
     );
   }
@@ -150,7 +240,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       method,
       url,
       ...manageUsers,
-      schema: { tags, params: OrgIdParams, response: { 200: EmptyResponse } },
+      schema: { tags, ...(method === 'DELETE' ? docs.remove : olderForm(docs.remove, 'DELETE /organizations/{orgId}/users/{id}')), params: OrgIdParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await members.remove(actorOf(request), lower(request.params.orgId), lower(request.params.id));
         return emptyOk(reply);
@@ -165,14 +255,14 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       method,
       url,
       ...manageUsers,
-      schema: { tags, params: OrgParams, body: IdsBody, response: { 200: BulkResults } },
+      schema: { tags, ...(method === 'DELETE' ? docs.removeMany : olderForm(docs.removeMany, 'DELETE /organizations/{orgId}/users')), params: OrgParams, body: IdsBody, response: { 200: BulkResults } },
       handler: async (request) => list(await members.removeMany(actorOf(request), lower(request.params.orgId), request.body.ids)),
     });
   }
 
   app.get(
     `${BASE}/:id/reset-password-details`,
-    { ...resetPassword, schema: { tags, params: OrgIdParams, response: { 200: ResetPasswordDetailsResponse } } },
+    { ...resetPassword, schema: { tags, ...docs.resetPasswordDetails, params: OrgIdParams, response: { 200: ResetPasswordDetailsResponse } } },
     async (request) => {
       const [details] = await members.recoveryDetails(lower(request.params.orgId), [lower(request.params.id)]);
       if (!details) throw new NotFound();
@@ -182,7 +272,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
 
   app.post(
     `${BASE}/account-recovery-details`,
-    { ...resetPassword, schema: { tags, params: OrgParams, body: IdsBody, response: { 200: ListOf(ResetPasswordDetailsResponse) } } },
+    { ...resetPassword, schema: { tags, ...docs.accountRecoveryDetails, params: OrgParams, body: IdsBody, response: { 200: ListOf(ResetPasswordDetailsResponse) } } },
     async (request) => list(await members.recoveryDetails(lower(request.params.orgId), request.body.ids)),
   );
 };

@@ -2,6 +2,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { AccessRule } from '../../http/access.js';
 import { clientContext, type ClientContext } from '../../http/request-context.js';
+import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { BulkIdsBody, emptyOk, EmptyResponse, OrgIdParams, OrgParams } from '../../http/schemas.js';
 import { membershipOf, type Membership } from './org-access.js';
 
@@ -10,7 +11,8 @@ type TypeBoxApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression,
 /**
  * The delete routes an organization's groups and collections share: one (`DELETE {base}/{id}`)
  * and many (`DELETE {base}` with `{ids}`), each also in the `POST …/delete` form older clients
- * send. Every form answers 200 with an empty body.
+ * send. Every form answers 200 with an empty body. `docs` documents the DELETE forms; the POST
+ * forms are documented as their older forms.
  */
 export function registerOrgDeleteRoutes(
   app: TypeBoxApp,
@@ -18,10 +20,12 @@ export function registerOrgDeleteRoutes(
     base: string;
     access: AccessRule;
     tags: string[];
+    docs: { one: RouteDoc; many: RouteDoc };
     remove: (membership: Membership, ids: string[], client: ClientContext) => Promise<void>;
   },
 ): void {
-  const { base, access, tags, remove } = opts;
+  const { base, access, tags, docs, remove } = opts;
+  const path = base.replace(':orgId', '{orgId}');
   for (const [method, url] of [
     ['DELETE', `${base}/:id`],
     ['POST', `${base}/:id/delete`],
@@ -30,7 +34,7 @@ export function registerOrgDeleteRoutes(
       method,
       url,
       config: { access },
-      schema: { tags, params: OrgIdParams, response: { 200: EmptyResponse } },
+      schema: { tags, ...(method === 'DELETE' ? docs.one : olderForm(docs.one, `DELETE ${path}/{id}`)), params: OrgIdParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await remove(membershipOf(request), [request.params.id], clientContext(request));
         return emptyOk(reply);
@@ -45,7 +49,7 @@ export function registerOrgDeleteRoutes(
       method,
       url,
       config: { access },
-      schema: { tags, params: OrgParams, body: BulkIdsBody, response: { 200: EmptyResponse } },
+      schema: { tags, ...(method === 'DELETE' ? docs.many : olderForm(docs.many, `DELETE ${path}`)), params: OrgParams, body: BulkIdsBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await remove(membershipOf(request), request.body.ids, clientContext(request));
         return emptyOk(reply);

@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../../config/config.js';
 import { access, currentUser, type AccessRule } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
+import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, ListOf, list } from '../../http/schemas.js';
 import { requireVariant } from '../../http/variant.js';
 import { LicenseDocument } from './licenses.js';
@@ -26,7 +27,66 @@ import {
 } from './organizations.schemas.js';
 import type { OrganizationService } from './organizations.service.js';
 
-const tags = ['organizations'];
+const tags = ['Organizations'];
+
+const USER = 'Access: any signed-in user (`user`).';
+const MEMBER = 'Access: a confirmed member of the organization (`orgMember`; anyone else gets 404).';
+const right = (name: string, who: string) => `Access: a confirmed member holding ${name} (\`orgPermission(${name})\`: ${who}); non-members get 404, other members 403.`;
+const CLOUD = 'Cloud only: on self-hosted every caller gets 400 "Only allowed when not self hosted.", before any organization rule.';
+const docs = {
+  list: {
+    summary: "List the caller's organizations",
+    description: `Answers the organizations the caller is a confirmed member of, as the profile shows them: their role, permissions and organization key, and each organization's plan features. ${USER}`,
+  },
+  create: {
+    summary: 'Create an organization',
+    description: `Creates an organization on the plan given (seats and storage beyond it where the plan allows; no payment is taken) with its keys, the caller as its confirmed owner and, when named, a first collection. ${CLOUD} ${USER}`,
+  },
+  applyLicense: {
+    summary: 'Apply an organization license',
+    description: `Founds the organization described by a license signed by this server's key or a configured issuer key, with the caller as its confirmed owner (each license once); licenses are this server's own signed JSON documents and the web vault's multipart upload is not accepted. Self-hosted only: on cloud every caller gets 400 "Only allowed when self hosted.", before any other rule. ${USER}`,
+  },
+  get: {
+    summary: 'Read an organization',
+    description: `Answers the organization's settings, plan and features to any confirmed member (the official server answers owners only), leaving out \`billingEmail\` and \`businessName\` for members without manageOrganization. ${MEMBER}`,
+  },
+  update: {
+    summary: 'Update an organization',
+    description: `Changes the organization's name, business name, SSO identifier, billing email (only owners change it) and, once, its key pair, and records Organization_Updated (1600). ${right('manageOrganization', 'owners and admins')}`,
+  },
+  leave: {
+    summary: 'Leave an organization',
+    description: `Deletes the caller's own membership and records OrganizationUser_Left (1516); refused (400) for the only confirmed owner. ${MEMBER}`,
+  },
+  delete: {
+    summary: 'Delete an organization',
+    description: `Deletes the organization with its members, collections, groups, policies and items after checking the caller's master password hash (\`secret\` or \`masterPasswordHash\`); members' clients drop it at their next sync. ${right('deleteOrganization', 'owners')}`,
+  },
+  apiKey: {
+    summary: 'Read an organization API key',
+    description: `Answers the organization API key of the type asked, creating it when missing, after checking the master password hash: the SCIM key needs manageScim, the others (the default public API key, billing sync) manageApiKey, which only owners hold; billing-sync and SCIM keys exist on Teams and Enterprise plans only (404 otherwise). Access: a confirmed member holding manageApiKey or manageScim (\`orgPermission(manageApiKey|manageScim)\`); non-members get 404, other members 403.`,
+  },
+  rotateApiKey: {
+    summary: 'Rotate an organization API key',
+    description: `Replaces the organization API key of the type asked with a new random one after checking the master password hash, under the rules of \`POST /organizations/{id}/api-key\`; tokens issued under the old public API key stop working. Access: a confirmed member holding manageApiKey or manageScim (\`orgPermission(manageApiKey|manageScim)\`); non-members get 404, other members 403.`,
+  },
+  autoEnrollStatus: {
+    summary: 'Read the account recovery auto-enrolment status',
+    description: `Answers the id of the organization named by SSO identifier or id, and whether its account recovery policy enrols joining members automatically, to a user with a membership there (404 otherwise). ${USER}`,
+  },
+  unlinkSso: {
+    summary: 'Unlink single sign-on from an organization',
+    description: `Records OrganizationUser_UnlinkedSso (1505) for the caller's membership in the organization (404 without one); this server stores no SSO links yet, so nothing else changes. ${USER}`,
+  },
+  storage: {
+    summary: "Adjust an organization's storage",
+    description: `Adds or removes GB of storage on top of the plan's (at most 99 more, never below the plan's nor below what is used; no payment is taken) and records Organization_Updated (1600). ${CLOUD} ${right('editSubscription', 'owners')}`,
+  },
+  downloadLicense: {
+    summary: 'Download an organization license',
+    description: `Answers a license for the organization signed by this server, bound to the \`installationId\` of the self-hosted server that will apply it and valid until the organization expires, or a year. ${CLOUD} ${right('editSubscription', 'owners')}`,
+  },
+} satisfies Record<string, RouteDoc>;
 
 /** The organization routes of the API service ({base_url}/organizations/...). */
 export const organizationRoutes: FastifyPluginAsyncTypebox<{
@@ -50,23 +110,23 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
   const member = { config: { access: orgAccess.member('id') } };
   const user = { config: { access: access.user } };
 
-  app.get('/organizations', { ...user, schema: { tags, response: { 200: ListOf(ProfileOrganizationResponse) } } }, async (request) =>
+  app.get('/organizations', { ...user, schema: { tags, ...docs.list, response: { 200: ListOf(ProfileOrganizationResponse) } } }, async (request) =>
     list(await organizations.list(currentUser(request).userId)),
   );
 
   app.post(
     '/organizations',
-    { config: { access: onlyOn('cloud', access.user) }, schema: { tags, body: CreateOrganizationBody, response: { 200: OrganizationResponse } } },
+    { config: { access: onlyOn('cloud', access.user) }, schema: { tags, ...docs.create, body: CreateOrganizationBody, response: { 200: OrganizationResponse } } },
     async (request) => toOrganizationResponse(await organizations.create(currentUser(request).userId, request.body), { billing: true }),
   );
 
   app.post(
     '/organizations/license',
-    { config: { access: onlyOn('selfhosted', access.user) }, schema: { tags, body: ApplyLicenseBody, response: { 200: OrganizationResponse } } },
+    { config: { access: onlyOn('selfhosted', access.user) }, schema: { tags, ...docs.applyLicense, body: ApplyLicenseBody, response: { 200: OrganizationResponse } } },
     async (request) => toOrganizationResponse(await licenses.apply(currentUser(request).userId, request.body), { billing: true }),
   );
 
-  app.get('/organizations/:id', { ...member, schema: { tags, params: IdParams, response: { 200: OrganizationResponse } } }, async (request) => {
+  app.get('/organizations/:id', { ...member, schema: { tags, ...docs.get, params: IdParams, response: { 200: OrganizationResponse } } }, async (request) => {
     const { org, billing } = await organizations.get(membershipOf(request));
     return toOrganizationResponse(org, { billing });
   });
@@ -77,13 +137,13 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
       method,
       url: '/organizations/:id',
       config: { access: orgAccess.right('manageOrganization', 'id') },
-      schema: { tags, params: IdParams, body: UpdateOrganizationBody, response: { 200: OrganizationResponse } },
+      schema: { tags, ...(method === 'PUT' ? docs.update : olderForm(docs.update, 'PUT /organizations/{id}')), params: IdParams, body: UpdateOrganizationBody, response: { 200: OrganizationResponse } },
       handler: async (request) =>
         toOrganizationResponse(await organizations.update(membershipOf(request), request.body, clientContext(request)), { billing: true }),
     });
   }
 
-  app.post('/organizations/:id/leave', { ...member, schema: { tags, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.post('/organizations/:id/leave', { ...member, schema: { tags, ...docs.leave, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await organizations.leave(membershipOf(request), clientContext(request));
     return emptyOk(reply);
   });
@@ -96,7 +156,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
       method,
       url,
       config: { access: orgAccess.right('deleteOrganization', 'id') },
-      schema: { tags, params: IdParams, body: SecretBody, response: { 200: EmptyResponse } },
+      schema: { tags, ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /organizations/{id}')), params: IdParams, body: SecretBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await organizations.delete(membershipOf(request), request.body);
         return emptyOk(reply);
@@ -109,7 +169,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
     ['/organizations/:id/rotate-api-key', true],
   ] as const) {
     // Owners for the default key, manageScim for the SCIM key: the service checks the one the body names.
-    app.post(url, { config: { access: orgAccess.anyRight(['manageApiKey', 'manageScim'], 'id') }, schema: { tags, params: IdParams, body: ApiKeyBody, response: { 200: ApiKeyResponse } } }, async (request) => ({
+    app.post(url, { config: { access: orgAccess.anyRight(['manageApiKey', 'manageScim'], 'id') }, schema: { tags, ...(rotate ? docs.rotateApiKey : docs.apiKey), params: IdParams, body: ApiKeyBody, response: { 200: ApiKeyResponse } } }, async (request) => ({
       object: 'apiKey' as const,
       ...(await organizations.apiKey(membershipOf(request), request.body, rotate)),
     }));
@@ -117,7 +177,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
 
   app.get(
     '/organizations/:id/auto-enroll-status',
-    { ...user, schema: { tags, params: IdentifierParams, response: { 200: AutoEnrollStatusResponse } } },
+    { ...user, schema: { tags, ...docs.autoEnrollStatus, params: IdentifierParams, response: { 200: AutoEnrollStatusResponse } } },
     async (request) => ({
       object: 'organizationAutoEnrollStatus' as const,
       ...(await organizations.autoEnrollStatus(currentUser(request).userId, request.params.id)),
@@ -126,7 +186,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
 
   app.delete(
     '/accounts/sso/:organizationId',
-    { ...user, schema: { tags, params: SsoParams, response: { 200: EmptyResponse } } },
+    { ...user, schema: { tags, ...docs.unlinkSso, params: SsoParams, response: { 200: EmptyResponse } } },
     async (request, reply) => {
       await organizations.unlinkSso(currentUser(request).userId, request.params.organizationId, clientContext(request));
       return emptyOk(reply);
@@ -137,7 +197,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
     '/organizations/:id/storage',
     {
       config: { access: onlyOn('cloud', orgAccess.right('editSubscription', 'id')) },
-      schema: { tags, params: IdParams, body: StorageBody, response: { 200: PaymentResponse } },
+      schema: { tags, ...docs.storage, params: IdParams, body: StorageBody, response: { 200: PaymentResponse } },
     },
     async (request) => {
       await organizations.adjustStorage(membershipOf(request), request.body.storageGbAdjustment, clientContext(request));
@@ -149,7 +209,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
     '/organizations/:id/license',
     {
       config: { access: onlyOn('cloud', orgAccess.right('editSubscription', 'id')) },
-      schema: { tags, params: IdParams, querystring: LicenseQuery, response: { 200: LicenseDocument } },
+      schema: { tags, ...docs.downloadLicense, params: IdParams, querystring: LicenseQuery, response: { 200: LicenseDocument } },
     },
     async (request) => licenses.download(membershipOf(request).organizationId, request.query.installationId),
   );

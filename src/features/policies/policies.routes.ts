@@ -1,32 +1,52 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { access, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
+import type { RouteDoc } from '../../http/route-docs.js';
 import { list, ListOf, normalizeGuid } from '../../http/schemas.js';
 import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
 import { OrgParams, PolicyBody, PolicyResponse, PolicyTypeParams } from './policies.schemas.js';
 import type { PolicyService } from './policies.service.js';
 
-const tags = ['policies'];
+const tags = ['Policies'];
+
+const MANAGE =
+  'Access: a confirmed member holding managePolicies (`orgPermission(managePolicies)`: owners, admins, custom members with it); non-members get 404, other members 403.';
+const docs = {
+  list: { summary: "List an organization's policies", description: `Answers the policies saved for the organization, enabled or not. ${MANAGE}` },
+  masterPassword: {
+    summary: "Read an organization's master password policy",
+    description:
+      "Answers the organization's enabled master password policy to a user whose account holds a membership there in any status (an invitation counts once accepted, when it is linked to the account); clients read it while joining; 404 when there is none, or the organization cannot use policies. Access: any signed-in user (`user`).",
+  },
+  get: {
+    summary: 'Read a policy',
+    description: `Answers the organization's policy of the type in the path (an integer PolicyType), or a disabled default when none is saved. ${MANAGE}`,
+  },
+  save: {
+    summary: 'Save a policy',
+    description: `Turns the policy of the type in the path on or off with its data (checked per type) and records Policy_Updated (1700); refused when the organization cannot use policies, when a policy that needs Single organization is turned on without it (or Single organization is turned off under one), and when Single organization is turned on while members other than owners and admins also belong to other organizations (the official server revokes them instead). ${MANAGE}`,
+  },
+} satisfies Record<string, RouteDoc>;
 
 /** Organization policies ({base_url}/organizations/{orgId}/policies/...). */
 export const policyRoutes: FastifyPluginAsyncTypebox<{ policies: PolicyService; orgAccess: OrgAccess }> = async (app, { policies, orgAccess }) => {
   const manage = { access: orgAccess.right('managePolicies') };
   const base = '/organizations/:orgId/policies';
 
-  app.get(base, { config: manage, schema: { tags, params: OrgParams, response: { 200: ListOf(PolicyResponse) } } }, async (request) =>
+  app.get(base, { config: manage, schema: { tags, ...docs.list, params: OrgParams, response: { 200: ListOf(PolicyResponse) } } }, async (request) =>
     list(await policies.list(membershipOf(request))),
   );
 
   // Static before the typed route: clients read it while accepting an invitation, before they are confirmed.
-  app.get(`${base}/master-password`, { config: { access: access.user }, schema: { tags, params: OrgParams, response: { 200: PolicyResponse } } }, async (request) =>
+  app.get(`${base}/master-password`, { config: { access: access.user }, schema: { tags, ...docs.masterPassword, params: OrgParams, response: { 200: PolicyResponse } } }, async (request) =>
     policies.masterPasswordPolicyOf(currentUser(request).userId, normalizeGuid(request.params.orgId)),
   );
 
-  app.get(`${base}/:type`, { config: manage, schema: { tags, params: PolicyTypeParams, response: { 200: PolicyResponse } } }, async (request) =>
+  app.get(`${base}/:type`, { config: manage, schema: { tags, ...docs.get, params: PolicyTypeParams, response: { 200: PolicyResponse } } }, async (request) =>
     policies.get(membershipOf(request), request.params.type),
   );
 
-  app.put(`${base}/:type`, { config: manage, schema: { tags, params: PolicyTypeParams, body: PolicyBody, response: { 200: PolicyResponse } } }, async (request) =>
+  app.put(`${base}/:type`, { config: manage, schema: { tags, ...docs.save, params: PolicyTypeParams, body: PolicyBody, response: { 200: PolicyResponse } } }, async (request) =>
     policies.save(membershipOf(request), request.params.type, request.body, clientContext(request)),
   );
 };

@@ -2,6 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { Config } from '../../config/config.js';
 import { access } from '../../http/access.js';
+import type { RouteDoc } from '../../http/route-docs.js';
 
 /** Clients compare this with their minimum server versions before using newer features. */
 export const SERVER_VERSION = '2026.8.0';
@@ -25,10 +26,16 @@ const ConfigResponse = Type.Object({
   communication: Type.Null(),
 });
 
+const configDoc: RouteDoc = {
+  summary: 'Read the server configuration',
+  description:
+    'Answers the server version, the URLs of the vault, API, identity and notifications services, and whether registration is open; no feature flags are set. The official clients read it before and after login and compare the version with their minimum server versions. Access: anonymous.',
+};
+
 /** GET {base_url}/config: what the clients read before and after login. */
 export const serverConfigRoutes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) => {
   const url = config.publicUrl;
-  app.get('/config', { config: { access: access.anonymous }, schema: { tags: ['config'], response: { 200: ConfigResponse } } }, async () => ({
+  app.get('/config', { config: { access: access.anonymous }, schema: { tags: ['Configuration'], ...configDoc, response: { 200: ConfigResponse } } }, async () => ({
     object: 'config' as const,
     version: SERVER_VERSION,
     gitHash: 'strongrm',

@@ -1,28 +1,41 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { access, currentUser } from '../../http/access.js';
+import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, IdParams, ListOf, list } from '../../http/schemas.js';
 import type { FolderService } from './folders.service.js';
 import { FolderRequest, FolderResponse, toFolderResponse } from './folders.schemas.js';
 
-const tags = ['folders'];
+const tags = ['Folders'];
+
+const USER = 'Access: any signed-in user (`user`), on their own folders only.';
+const docs = {
+  list: { summary: 'List folders', description: `Answers the caller's folders; names are encrypted by the client and kept as given. ${USER}` },
+  get: { summary: 'Read a folder', description: `Answers one of the caller's folders; another user's folder answers 404, exactly like a missing one. ${USER}` },
+  create: { summary: 'Create a folder', description: `Creates a folder with the encrypted name given and moves the caller's vault revision. ${USER}` },
+  rename: { summary: 'Rename a folder', description: `Replaces the encrypted name of one of the caller's folders (404 for any other). ${USER}` },
+  delete: {
+    summary: 'Delete a folder',
+    description: `Deletes one of the caller's folders (404 for any other); the items it held move to no folder and count as changed. ${USER}`,
+  },
+} satisfies Record<string, RouteDoc>;
 
 /** `/folders`: a user's folders. Names are encrypted; the server keeps them as given. */
 export const folderRoutes: FastifyPluginAsync<{ folders: FolderService }> = async (app, { folders }) => {
   const user = { access: access.user };
 
-  app.get('/folders', { config: user, schema: { tags, response: { 200: ListOf(FolderResponse) } } }, async (request) =>
+  app.get('/folders', { config: user, schema: { tags, ...docs.list, response: { 200: ListOf(FolderResponse) } } }, async (request) =>
     list((await folders.list(currentUser(request).userId)).map(toFolderResponse)),
   );
 
   app.get<{ Params: { id: string } }>(
     '/folders/:id',
-    { config: user, schema: { tags, params: IdParams, response: { 200: FolderResponse } } },
+    { config: user, schema: { tags, ...docs.get, params: IdParams, response: { 200: FolderResponse } } },
     async (request) => toFolderResponse(await folders.get(currentUser(request).userId, request.params.id)),
   );
 
   app.post<{ Body: { name: string } }>(
     '/folders',
-    { config: user, schema: { tags, body: FolderRequest, response: { 200: FolderResponse } } },
+    { config: user, schema: { tags, ...docs.create, body: FolderRequest, response: { 200: FolderResponse } } },
     async (request) => toFolderResponse(await folders.create(currentUser(request).userId, request.body.name)),
   );
 
@@ -32,7 +45,7 @@ export const folderRoutes: FastifyPluginAsync<{ folders: FolderService }> = asyn
       method,
       url: '/folders/:id',
       config: user,
-      schema: { tags, params: IdParams, body: FolderRequest, response: { 200: FolderResponse } },
+      schema: { tags, ...(method === 'PUT' ? docs.rename : olderForm(docs.rename, 'PUT /folders/{id}')), params: IdParams, body: FolderRequest, response: { 200: FolderResponse } },
       handler: async (request) => toFolderResponse(await folders.rename(currentUser(request).userId, request.params.id, request.body.name)),
     });
   }
@@ -46,7 +59,7 @@ export const folderRoutes: FastifyPluginAsync<{ folders: FolderService }> = asyn
       method,
       url,
       config: user,
-      schema: { tags, params: IdParams, response: { 200: EmptyResponse } },
+      schema: { tags, ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /folders/{id}')), params: IdParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await folders.delete(currentUser(request).userId, request.params.id);
         return reply.send();

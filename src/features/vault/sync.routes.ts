@@ -9,7 +9,17 @@ import { SyncQuery, SyncResponse, supportsSshKeys, syncBody } from './sync.schem
 export const syncRoutes: FastifyPluginAsync<{ sync: SyncService }> = async (app, { sync }) => {
   app.get<{ Querystring: { excludeDomains: boolean } }>(
     '/sync',
-    { config: { access: access.user }, schema: { tags: ['sync'], querystring: SyncQuery, response: { 200: SyncResponse } } },
+    {
+      config: { access: access.user },
+      schema: {
+        tags: ['Sync'],
+        summary: 'Sync the vault',
+        description:
+          "Answers everything a client caches in one document: the caller's profile with their confirmed organizations, folders, the collections they reach, their items and the organization items in those collections, policies and equivalent domains (left out with `excludeDomains=true`); clients call it when the account revision date moved. SSH key items are left out for clients older than 2024.12 or that send no `Bitwarden-Client-Version`, as the official server does. Access: any signed-in user (`user`).",
+        querystring: SyncQuery,
+        response: { 200: SyncResponse },
+      },
+    },
     async (request, reply) => {
       const data = await sync.load(currentUser(request).userId, { withSshKeys: supportsSshKeys(clientContext(request).clientVersion) });
       const pieces = syncBody(data, { excludeDomains: request.query.excludeDomains });
