@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
@@ -36,6 +37,7 @@ interface RunOptions {
   config?: Partial<Config>;
   /** Let the command open config.databaseUrl itself instead of using the server's database. */
   ownDatabase?: boolean;
+  connectTimeoutMs?: number;
 }
 
 async function users(s: TestServer, argv: string[], options: RunOptions = {}) {
@@ -54,6 +56,7 @@ async function users(s: TestServer, argv: string[], options: RunOptions = {}) {
     config: { ...s.config, ...options.config },
     io: { stdin, stdout, stderr },
     ...(options.ownDatabase ? {} : { database: s.database }),
+    ...(options.connectTimeoutMs ? { connectTimeoutMs: options.connectTimeoutMs } : {}),
   });
   return { code, stdout: stdout.text, stderr: stderr.text, rawModes };
 }
@@ -381,5 +384,21 @@ describe('strongroom users: usage and database errors', () => {
     expect(unreachable.code).toBe(3);
     expectOneLine(unreachable.stderr, 'The database is unavailable: connect ECONNREFUSED 127.0.0.1:9');
     expect(unreachable.stderr).not.toContain('secret-pw');
+
+    // A server that accepts connections and never answers.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (silent.address() as AddressInfo).port;
+      const started = Date.now();
+      const stalled = await users(s, ['list'], { ownDatabase: true, connectTimeoutMs: 300, config: { databaseUrl: `postgres://strongroom@127.0.0.1:${port}/strongroom` } });
+      expect(stalled.code).toBe(3);
+      expectOneLine(stalled.stderr, 'The database is unavailable: no answer within 0.3 s');
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });

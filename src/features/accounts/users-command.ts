@@ -68,6 +68,8 @@ export interface UsersCommandDeps {
   /** A database to work on and leave open (one the caller already opened); by default the command opens DATABASE_URL. */
   database?: Database;
   clock?: Clock;
+  /** How long the database may take to answer its first query (15 s by default). */
+  connectTimeoutMs?: number;
 }
 
 /** Ends the command with a one-line message and an exit code. */
@@ -200,7 +202,7 @@ function isDatabaseUnavailable(error: unknown): boolean {
  * refused rather than created: an operator command run with the wrong DATA_DIR or from another
  * directory would otherwise create the account in a new, empty database the server never reads.
  */
-async function openExisting(config: Config): Promise<Database> {
+async function openExisting(config: Config, connectTimeoutMs: number): Promise<Database> {
   const url = config.databaseUrl;
   if (engineOf(url) === 'sqlite') {
     const path = url.slice('sqlite:'.length);
@@ -214,12 +216,26 @@ async function openExisting(config: Config): Promise<Database> {
   let database: Database | undefined;
   try {
     database = openDatabase(url, { poolSize: 2 });
+    await answersWithin(database.ping(), connectTimeoutMs);
     await migrateToLatest(database);
     return database;
   } catch (error) {
-    await database?.close().catch(() => undefined);
+    // Not awaited: closing a pool waits for a connection attempt that may never end.
+    void database?.close().catch(() => undefined);
     throw new CommandFailure(`The database is unavailable: ${messageOf(error)}`, ExitCode.DatabaseUnavailable);
   }
+}
+
+/**
+ * A host that drops packets, or a server that accepts and never answers, would otherwise hold
+ * the command for minutes (the pool has no connection timeout of its own).
+ */
+function answersWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 async function readNewPassword(io: CommandIo): Promise<string> {
@@ -465,7 +481,7 @@ export async function runUsersCommand(argv: string[], deps: UsersCommandDeps): P
         throw new CommandFailure(`The database is unavailable: ${messageOf(error)}`, ExitCode.DatabaseUnavailable);
       }
     } else {
-      database = opened = await openExisting(config);
+      database = opened = await openExisting(config, deps.connectTimeoutMs ?? 15_000);
     }
     features = createFeatures({ config, database, clock: deps.clock ?? systemClock });
     return await subcommand.run({ values, prepared, features, config, io });
