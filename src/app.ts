@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import formbody from '@fastify/formbody';
 import swagger, { type SwaggerTransformObject } from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -26,6 +25,8 @@ export interface AppOptions {
   clock?: Clock;
   /** Where logs go (stdout by default). */
   logStream?: DestinationStream;
+  /** Serve HTTPS with this certificate (chain) and key, PEM; plain HTTP without (see src/tls). */
+  https?: { cert: string | Buffer; key: string | Buffer };
 }
 
 const SERVICES = { api: apiService, identity: identityService, events: eventsService, notifications: notificationsService };
@@ -79,16 +80,14 @@ const onlyUsedTags: SwaggerTransformObject = (document) => {
 };
 
 /** Assembles the server: the configured services, each under its prefix or alone at `/`. */
-export async function buildApp({ config, database, clock = systemClock, logStream }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, clock = systemClock, logStream, https }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logStream ? { ...loggerOptions(config.logLevel), stream: logStream } : loggerOptions(config.logLevel),
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: false },
-    ...(config.tlsCertFile && config.tlsKeyFile
-      ? { https: { cert: readFileSync(config.tlsCertFile), key: readFileSync(config.tlsKeyFile) } }
-      : {}),
+    ...(https ? { https: { cert: https.cert, key: https.key } } : {}),
   });
   app.decorateRequest('principal', null);
   app.decorateRequest('membership', null);

@@ -166,7 +166,7 @@ describe('the server program', () => {
       ['a data directory that cannot be made', { DATA_DIR: `${aFile}/data` }, `DATA_DIR: cannot open the SQLite database ${aFile}/data/strongroom.sqlite`],
       ['an unreachable PostgreSQL, without its password', { DATABASE_URL: 'postgres://strongroom:s3cret@127.0.0.1:1/vault' }, 'DATABASE_URL: cannot connect to PostgreSQL at 127.0.0.1:1/vault: connection refused'],
       ['a missing certificate', { DATABASE_URL: 'sqlite::memory:', TLS_CERT_FILE: join(scratch, 'none.pem'), TLS_KEY_FILE: aFile }, `TLS_CERT_FILE: cannot read ${join(scratch, 'none.pem')}: no such file or directory`],
-      ['a certificate that is not PEM', { DATABASE_URL: 'sqlite::memory:', TLS_CERT_FILE: aFile, TLS_KEY_FILE: aFile }, `TLS_CERT_FILE: ${aFile} and TLS_KEY_FILE ${aFile} are not a usable PEM certificate and key`],
+      ['a certificate that is not PEM', { DATABASE_URL: 'sqlite::memory:', TLS_CERT_FILE: aFile, TLS_KEY_FILE: aFile }, `TLS_CERT_FILE: cannot serve ${aFile} with ${aFile}: error:0480006C:PEM routines::no start line`],
       ['an address of another machine', { DATABASE_URL: 'sqlite::memory:', HOST: '192.0.2.1', PORT: '0' }, 'HOST: cannot listen on 192.0.2.1: not an address of this machine'],
     ])('%s', async (_title, env, message) => {
       const run = start(env);

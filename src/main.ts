@@ -10,6 +10,7 @@ import { systemClock } from './clock.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
 import { causeOf, StartupError } from './startup-error.js';
+import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructions } from './tls/https-options.js';
 
 /**
  * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date;
@@ -54,13 +55,14 @@ async function main(argv: string[]): Promise<number> {
 }
 
 async function serve(config: Config): Promise<void> {
+  const https = await prepareHttps(config);
   const database = await openMigratedDatabase(config, config.databasePoolSize);
   let app: FastifyInstance;
   try {
-    app = await buildApp({ config, database, logStream: stdoutLogStream() });
+    app = await buildApp({ config, database, logStream: stdoutLogStream(), ...(https ? { https } : {}) });
   } catch (error) {
     await database.close();
-    throw tlsProblem(config, error) ?? error;
+    throw error;
   }
   try {
     await app.listen({ host: config.host, port: config.port });
@@ -69,8 +71,21 @@ async function serve(config: Config): Promise<void> {
     await database.close();
     throw listenProblem(config, error) ?? error;
   }
+  let stopRenewal: (() => void) | undefined;
+  if (https?.selfSigned) {
+    app.log.info(selfSignedLogFields(https.selfSigned), 'serving HTTPS with the local certificate authority in DATA_DIR/tls');
+    process.stderr.write(trustInstructions(https.selfSigned));
+    stopRenewal = keepSelfSignedFresh(app.server, config, app.log, https.cert);
+  }
   app.log.info({ services: config.services, deployment: config.deployment, engine: database.engine }, 'Strongroom is ready');
-  stopOnSignals(app, () => database.close(), config.shutdownTimeoutSeconds);
+  stopOnSignals(
+    app,
+    async () => {
+      stopRenewal?.();
+      await database.close();
+    },
+    config.shutdownTimeoutSeconds,
+  );
 }
 
 /** How long the database may take to answer its first query before the start is given up. */
@@ -118,17 +133,6 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
     timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
   });
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** A certificate or key that cannot be read or used, named by its setting. */
-function tlsProblem(config: Config, error: unknown): StartupError | undefined {
-  const { path, code } = error as NodeJS.ErrnoException;
-  if (path && path === config.tlsKeyFile) return new StartupError('TLS_KEY_FILE', `cannot read ${path}: ${causeOf(error)}`);
-  if (path && path === config.tlsCertFile) return new StartupError('TLS_CERT_FILE', `cannot read ${path}: ${causeOf(error)}`);
-  if (code?.startsWith('ERR_OSSL') && config.tlsCertFile) {
-    return new StartupError('TLS_CERT_FILE', `${config.tlsCertFile} and TLS_KEY_FILE ${config.tlsKeyFile} are not a usable PEM certificate and key: ${causeOf(error)}`);
-  }
-  return undefined;
 }
 
 function listenProblem(config: Config, error: unknown): StartupError | undefined {

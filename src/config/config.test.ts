@@ -60,6 +60,60 @@ describe('configuration', () => {
     expect(problemsOf({ TLS_CERT_FILE: '/etc/cert.pem' }).join()).toContain('TLS_CERT_FILE and TLS_KEY_FILE');
   });
 
+  it('serves HTTPS from certificate files without TLS_MODE, as before TLS_MODE existed', () => {
+    const config = loadConfig({ TLS_CERT_FILE: '/etc/cert.pem', TLS_KEY_FILE: '/etc/key.pem' });
+    expect(config.tlsMode).toBe('files');
+    expect(config.publicUrl).toBe('https://127.0.0.1:8080');
+    expect(loadConfig({ TLS_MODE: 'files', TLS_CERT_FILE: '/etc/cert.pem', TLS_KEY_FILE: '/etc/key.pem' }).tlsMode).toBe('files');
+    expect(loadConfig({}).tlsMode).toBe('off');
+  });
+
+  it('defaults PUBLIC_URL to https in self-signed mode', () => {
+    const config = loadConfig({ TLS_MODE: 'self-signed', PORT: '8443' });
+    expect(config.tlsMode).toBe('self-signed');
+    expect(config.publicUrl).toBe('https://127.0.0.1:8443');
+    expect(config.identityUrl).toBe('https://127.0.0.1:8443/identity');
+  });
+
+  it('refuses contradictory TLS settings, saying what to change', () => {
+    const files = { TLS_CERT_FILE: '/etc/cert.pem', TLS_KEY_FILE: '/etc/key.pem' };
+    expect(problemsOf({ TLS_MODE: 'self-signed', ...files }).join()).toContain('TLS_MODE: "self-signed" makes its own certificate');
+    expect(problemsOf({ TLS_MODE: 'off', ...files }).join()).toContain('TLS_MODE: "off" contradicts TLS_CERT_FILE');
+    expect(problemsOf({ TLS_MODE: 'files' }).join()).toContain('TLS_MODE: "files" needs TLS_CERT_FILE and TLS_KEY_FILE');
+    expect(problemsOf({ TLS_HOSTNAMES: 'vault.lan' }).join()).toContain('TLS_HOSTNAMES: only used with TLS_MODE=self-signed');
+    expect(problemsOf({ TLS_MODE: 'plain' }).join()).toContain('TLS_MODE:');
+  });
+
+  it('makes the self-signed certificate for loopback, the PUBLIC_URL host and a specific HOST by default', () => {
+    expect(loadConfig({ TLS_MODE: 'self-signed' }).tlsHostnames).toEqual(['localhost', '127.0.0.1', '::1']);
+    expect(loadConfig({ TLS_MODE: 'self-signed', HOST: '192.168.1.20', PUBLIC_URL: 'https://Vault.Home.Arpa:8443' }).tlsHostnames).toEqual([
+      'localhost',
+      '127.0.0.1',
+      '::1',
+      'vault.home.arpa',
+      '192.168.1.20',
+    ]);
+    expect(loadConfig({ TLS_MODE: 'self-signed', HOST: '0.0.0.0' }).tlsHostnames).toEqual(['localhost', '127.0.0.1', '::1']);
+    expect(loadConfig({ TLS_MODE: 'self-signed', HOST: '::1' }).publicUrl).toBe('https://[::1]:8080');
+    expect(loadConfig({}).tlsHostnames).toEqual([]);
+  });
+
+  it('takes TLS_HOSTNAMES as the whole list, checking each name', () => {
+    expect(loadConfig({ TLS_MODE: 'self-signed', TLS_HOSTNAMES: ' vault.lan, 10.0.0.5 ,[fd00::5]' }).tlsHostnames).toEqual([
+      'vault.lan',
+      '10.0.0.5',
+      'fd00::5',
+    ]);
+    const problems = problemsOf({ TLS_MODE: 'self-signed', TLS_HOSTNAMES: 'vault.lan,*.lan,bad name' }).join('\n');
+    expect(problems).toContain('TLS_HOSTNAMES: "*.lan" is neither a host name nor an IP address');
+    expect(problems).toContain('"bad name"');
+    expect(problemsOf({ TLS_MODE: 'self-signed', TLS_HOSTNAMES: ' , ' }).join()).toContain('TLS_HOSTNAMES: lists no host name');
+    expect(problemsOf({ TLS_MODE: 'self-signed', PUBLIC_URL: 'https://[vault' }).join()).toContain('PUBLIC_URL: not a valid URL');
+    expect(problemsOf({ TLS_MODE: 'self-signed', TLS_HOSTNAMES: 'vault.lan', PUBLIC_URL: 'https://vault.example.com' }).join()).toContain(
+      'TLS_HOSTNAMES: does not include "vault.example.com", the host of PUBLIC_URL',
+    );
+  });
+
   it('mounts a single service at the root and several under their prefixes', () => {
     expect(loadConfig({ SERVICES: 'identity' })).toMatchObject({ services: ['identity'], servicePrefixes: false });
     expect(loadConfig({ SERVICES: 'events, api' })).toMatchObject({ services: ['api', 'events'], servicePrefixes: true });

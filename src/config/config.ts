@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { parseEnv } from 'node:util';
 import { Type, type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
@@ -18,14 +19,27 @@ export const ConfigSchema = Type.Object({
     description: 'Address to listen on. Use 0.0.0.0 to accept connections from other machines.',
   }),
   port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080, description: 'TCP port to listen on (0 picks a free port).' }),
+  tlsMode: Type.Optional(
+    Type.Enum(['off', 'files', 'self-signed'], {
+      description:
+        'HTTPS, which the official bw client requires: off (plain HTTP, e.g. behind a TLS-terminating reverse proxy), files (TLS_CERT_FILE and TLS_KEY_FILE) or self-signed (a local certificate authority and a server certificate made once under DATA_DIR/tls; see docs/tls.md). Defaults to files when TLS_CERT_FILE is set, otherwise off.',
+    }),
+  ),
   tlsCertFile: Type.Optional(
     Type.String({
       minLength: 1,
       description:
-        'Path to a PEM certificate (chain). With TLS_KEY_FILE the server speaks HTTPS, which the official bw client requires. Leave unset for plain HTTP behind a reverse proxy.',
+        'Path to a PEM certificate (chain). With TLS_KEY_FILE the server speaks HTTPS (TLS_MODE=files). Leave unset for plain HTTP behind a reverse proxy.',
     }),
   ),
   tlsKeyFile: Type.Optional(Type.String({ minLength: 1, description: 'Path to the PEM private key of TLS_CERT_FILE.' })),
+  tlsHostnames: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'TLS_MODE=self-signed: comma list of the host names and IP addresses the server certificate is for. Defaults to localhost, 127.0.0.1, ::1, the PUBLIC_URL host and HOST when it is a specific address.',
+    }),
+  ),
   publicUrl: Type.Optional(
     Type.String({
       pattern: '^https?://[^\\s/]+(/[^\\s]*)?$',
@@ -176,8 +190,17 @@ type RawConfig = Static<typeof ConfigSchema>;
 export type ServiceName = 'api' | 'identity' | 'events' | 'notifications';
 export const ALL_SERVICES: readonly ServiceName[] = ['api', 'identity', 'events', 'notifications'];
 
+export type TlsMode = 'off' | 'files' | 'self-signed';
+
 export interface Config
-  extends Omit<RawConfig, 'services' | 'databaseUrl' | 'healthEnabled' | 'apiDocsEnabled' | 'publicUrl' | 'identityUrl'> {
+  extends Omit<
+    RawConfig,
+    'services' | 'databaseUrl' | 'healthEnabled' | 'apiDocsEnabled' | 'publicUrl' | 'identityUrl' | 'tlsMode' | 'tlsHostnames'
+  > {
+  /** How HTTPS is served; `off` is plain HTTP. */
+  tlsMode: TlsMode;
+  /** TLS_MODE=self-signed: the names (DNS or IP) the generated server certificate must cover. */
+  tlsHostnames: string[];
   identityUrl: string;
   services: readonly ServiceName[];
   /** True when the services are mounted under their prefixes (/api, /identity, ...). */
@@ -266,9 +289,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length > 0 || typeof services === 'string') throw new ConfigError(dedupe(problems));
 
   const parsed = raw as RawConfig;
-  if ((parsed.tlsCertFile === undefined) !== (parsed.tlsKeyFile === undefined)) {
-    problems.push('TLS_CERT_FILE and TLS_KEY_FILE: set both or neither');
-  }
+  const tlsMode = resolveTlsMode(parsed, problems);
   if (parsed.smtpUsername !== undefined && parsed.smtpHost === undefined) {
     problems.push('SMTP_HOST: required when SMTP_USERNAME is set');
   }
@@ -282,12 +303,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (problems.length > 0) throw new ConfigError(problems);
 
   const cloud = parsed.deployment === 'cloud';
-  const scheme = parsed.tlsCertFile ? 'https' : 'http';
-  const listenHost = parsed.host === '0.0.0.0' || parsed.host === '::' ? 'localhost' : parsed.host;
-  const publicUrl = (parsed.publicUrl ?? `${scheme}://${listenHost}:${parsed.port}`).replace(/\/+$/, '');
+  const scheme = tlsMode === 'off' ? 'http' : 'https';
+  const listenHost = anyAddress(parsed.host) ? 'localhost' : parsed.host;
+  const urlHost = isIP(listenHost) === 6 ? `[${listenHost}]` : listenHost;
+  const publicUrl = (parsed.publicUrl ?? `${scheme}://${urlHost}:${parsed.port}`).replace(/\/+$/, '');
+  const tlsHostnames = resolveTlsHostnames(parsed, tlsMode, publicUrl, problems);
+  if (problems.length > 0) throw new ConfigError(problems);
   const identityAlone = services.length === 1 && services[0] === 'identity';
   return {
     ...parsed,
+    tlsMode,
+    tlsHostnames,
     services,
     servicePrefixes: services.length > 1,
     databaseUrl: parsed.databaseUrl ?? `sqlite:${parsed.dataDir.replace(/\/+$/, '')}/strongroom.sqlite`,
@@ -298,6 +324,71 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     installationId: parsed.installationId?.toLowerCase(),
     selfHosted: !cloud,
   };
+}
+
+/** TLS_MODE, or what the certificate settings imply; contradictions are problems. */
+function resolveTlsMode(parsed: RawConfig, problems: string[]): TlsMode {
+  const files = parsed.tlsCertFile !== undefined || parsed.tlsKeyFile !== undefined;
+  if ((parsed.tlsCertFile === undefined) !== (parsed.tlsKeyFile === undefined)) {
+    problems.push('TLS_CERT_FILE and TLS_KEY_FILE: set both or neither');
+  }
+  const mode = parsed.tlsMode ?? (files ? 'files' : 'off');
+  if (mode === 'off' && files) {
+    problems.push('TLS_MODE: "off" contradicts TLS_CERT_FILE/TLS_KEY_FILE; unset them for plain HTTP, or use TLS_MODE=files');
+  }
+  if (mode === 'self-signed' && files) {
+    problems.push(
+      'TLS_MODE: "self-signed" makes its own certificate under DATA_DIR/tls; unset TLS_CERT_FILE and TLS_KEY_FILE, or use TLS_MODE=files to serve them',
+    );
+  }
+  if (mode === 'files' && !files) problems.push('TLS_MODE: "files" needs TLS_CERT_FILE and TLS_KEY_FILE');
+  if (parsed.tlsHostnames !== undefined && mode !== 'self-signed') {
+    problems.push(`TLS_HOSTNAMES: only used with TLS_MODE=self-signed (TLS_MODE is "${mode}")`);
+  }
+  return mode;
+}
+
+const DNS_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+function anyAddress(host: string): boolean {
+  return host === '0.0.0.0' || host === '::';
+}
+
+/** `[::1]` -> `::1`, `Vault.Example.` -> `vault.example`. */
+function normalizeHostname(name: string): string {
+  return name.trim().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+}
+
+/**
+ * The names a self-signed server certificate covers (none in other modes): TLS_HOSTNAMES, or the
+ * loopback names plus the PUBLIC_URL host and a specific listen address. Every entry is a DNS
+ * name or an IP address.
+ */
+function resolveTlsHostnames(parsed: RawConfig, mode: TlsMode, publicUrl: string, problems: string[]): string[] {
+  if (mode !== 'self-signed') return [];
+  let publicHost: string;
+  try {
+    publicHost = normalizeHostname(new URL(publicUrl).hostname);
+  } catch {
+    problems.push(`PUBLIC_URL: not a valid URL (got ${JSON.stringify(publicUrl)})`);
+    return [];
+  }
+  if (parsed.tlsHostnames === undefined) {
+    const names = ['localhost', '127.0.0.1', '::1', publicHost];
+    if (!anyAddress(parsed.host)) names.push(normalizeHostname(parsed.host));
+    return dedupe(names.filter((name) => isIP(name) !== 0 || DNS_NAME.test(name)));
+  }
+  const names = dedupe(parsed.tlsHostnames.split(',').map(normalizeHostname).filter(Boolean));
+  for (const name of names) {
+    if (isIP(name) === 0 && !DNS_NAME.test(name)) {
+      problems.push(`TLS_HOSTNAMES: "${name}" is neither a host name nor an IP address (wildcards are not supported)`);
+    }
+  }
+  if (names.length === 0) problems.push('TLS_HOSTNAMES: lists no host name');
+  else if (parsed.publicUrl?.startsWith('https:') && !names.includes(publicHost)) {
+    problems.push(`TLS_HOSTNAMES: does not include "${publicHost}", the host of PUBLIC_URL, so clients would refuse the certificate`);
+  }
+  return names;
 }
 
 /** The services named, in their mounting order; or the problem with the list. */

@@ -9,6 +9,7 @@ import type { Clock } from '../../src/clock.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
+import { prepareHttps } from '../../src/tls/https-options.js';
 import type { ServerKeysTable } from '../../src/db/schema.js';
 
 /**
@@ -86,6 +87,8 @@ export interface StartOptions {
   databaseUrl?: string;
   /** Serve HTTPS with this certificate; the test's own requests trust its CA. */
   tls?: { certPath: string; keyPath: string; caPem: string };
+  /** Listen on this port (default: a free one). */
+  port?: number;
 }
 
 /**
@@ -100,16 +103,18 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   const fresh = options.databaseUrl ? { url: options.databaseUrl, drop: async () => undefined } : await freshDatabaseUrl();
   const tlsEnv: Record<string, string> = options.tls ? { TLS_CERT_FILE: options.tls.certPath, TLS_KEY_FILE: options.tls.keyPath } : {};
   const config = testConfig({ DATABASE_URL: fresh.url, PORT: '0', ...tlsEnv, ...options.env });
-  const dispatcher = options.tls ? new Agent({ connect: { ca: options.tls.caPem } }) : undefined;
+  const https = await prepareHttps(config);
+  const caPem = options.tls?.caPem ?? https?.selfSigned?.caPem;
+  const dispatcher = caPem ? new Agent({ connect: { ca: caPem } }) : undefined;
   const database = openDatabase(config.databaseUrl, { poolSize: 4 });
   await migrateToLatest(database);
   if (!options.databaseUrl && signingKey) await database.db.insertInto('server_keys').values(signingKey).execute();
   const logs = new LogCapture();
-  const app = await buildApp({ config, database, logStream: logs, ...(options.clock ? { clock: options.clock } : {}) });
-  await app.listen({ host: '127.0.0.1', port: 0 });
+  const app = await buildApp({ config, database, logStream: logs, ...(https ? { https } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+  await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
-  const baseUrl = `${config.tlsCertFile ? 'https' : 'http'}://127.0.0.1:${port}`;
+  const baseUrl = `${https ? 'https' : 'http'}://127.0.0.1:${port}`;
 
   return {
     app,

@@ -1,0 +1,104 @@
+/**
+ * The README's first screen, followed as a new user would: its commands, read from README.md
+ * itself, run in a fresh folder with a fresh data directory, up to the official `bw` logged in
+ * over HTTPS trusting only the CA the server made. Where the test must differ from a person at a
+ * terminal it says so: `npm ci` has already run (it is what runs this suite), `bw` is the
+ * project's own copy rather than a global install, the port is a free one rather than 8080, and
+ * passwords come from standard input and `--passwordenv` rather than from prompts.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '../..');
+const PASSWORD = 'a first-run master password';
+
+/** The shell blocks of the README section with this heading, each as its command lines. */
+function readmeBlocks(heading: string): string[][] {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const start = readme.indexOf(`\n## ${heading}\n`);
+  expect(start, `README.md has a "## ${heading}" section`).toBeGreaterThan(-1);
+  const end = readme.indexOf('\n## ', start + 1);
+  const section = readme.slice(start, end === -1 ? undefined : end);
+  return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) =>
+    match[1]!.split('\n').map((line) => line.trim()).filter((line) => line && !line.startsWith('#')),
+  );
+}
+
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
+  const address = probe.address();
+  await new Promise((done) => probe.close(done));
+  return typeof address === 'object' && address ? address.port : 0;
+}
+
+function run(command: string, options: { cwd: string; env: Record<string, string>; input?: string }) {
+  const child = spawn('bash', ['-c', command], { cwd: options.cwd, env: { ...process.env, ...options.env } });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  child.stdin.end(options.input ?? '');
+  const exited = new Promise<number | null>((done) => child.on('close', done));
+  return { child, exited, output: () => ({ stdout, stderr }) };
+}
+
+const folder = mkdtempSync(join(tmpdir(), 'strongroom-first-run-'));
+let server: ChildProcess | undefined;
+afterAll(() => {
+  server?.kill('SIGKILL');
+  rmSync(folder, { recursive: true, force: true });
+});
+
+describe('the README first screen', () => {
+  it('takes a new user from npm start to a logged-in official bw over HTTPS', async () => {
+    const [start, client] = readmeBlocks('First run');
+    expect(start, 'the first block starts the server').toEqual(['npm ci', 'TLS_MODE=self-signed npm start']);
+    expect(client, 'the second block creates the account and logs bw in').toHaveLength(5);
+
+    // A fresh folder that is the project (its files linked in) with no data directory yet.
+    for (const entry of ['package.json', 'package-lock.json', 'node_modules', 'dist', 'scripts', 'src', 'tsconfig.json', 'tsconfig.build.json']) {
+      symlinkSync(join(root, entry), join(folder, entry));
+    }
+    expect(existsSync(join(folder, 'data'))).toBe(false);
+    const port = await freePort();
+    const env = { PORT: String(port), LOG_LEVEL: 'info' };
+
+    const started = run(start[1]!, { cwd: folder, env });
+    server = started.child;
+    const deadline = Date.now() + 150_000;
+    while (!started.output().stdout.includes('Strongroom is ready')) {
+      if (Date.now() > deadline || started.child.exitCode !== null) {
+        throw new Error(`the server did not start:\n${started.output().stderr}\n${started.output().stdout}`);
+      }
+      await new Promise((done) => setTimeout(done, 200));
+    }
+    // The server says where its CA is, as the README promises.
+    expect(started.output().stderr).toContain('data/tls/ca.pem');
+
+    const script = client
+      .filter((line) => !line.startsWith('npm install --global @bitwarden/cli'))
+      .map((line) => line.replaceAll('localhost:8080', `localhost:${port}`))
+      .map((line) => (line.startsWith('bw login ') ? `${line} --passwordenv BW_PASSWORD` : line));
+    expect(script).toHaveLength(4);
+    const session = run(['set -euo pipefail', ...script].join('\n'), {
+      cwd: folder,
+      input: `${PASSWORD}\n`,
+      env: {
+        ...env,
+        PATH: `${join(root, 'node_modules/.bin')}:${process.env.PATH ?? ''}`,
+        BITWARDENCLI_APPDATA_DIR: join(folder, 'bw'),
+        BW_NOINTERACTION: 'true',
+        BW_PASSWORD: PASSWORD,
+      },
+    });
+    const code = await session.exited;
+    const { stdout, stderr } = session.output();
+    expect(code, `${stdout}\n${stderr}`).toBe(0);
+    expect(stdout).toContain('You are logged in!');
+  }, 240_000);
+});
