@@ -5,6 +5,7 @@ import { ConfigError, loadProcessConfig, type Config } from './config/config.js'
 import { openDatabase, type Database } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
+import { runUsersCommand } from './features/accounts/users-command.js';
 import { systemClock } from './clock.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
@@ -13,7 +14,8 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
 
 /**
  * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date;
- * `strongroom license issue|issuer-key` signs organization licenses with this instance's key.
+ * `strongroom license issue|issuer-key` signs organization licenses with this instance's key;
+ * `strongroom users …` manages accounts, with exit codes of its own (docs/command-line.md).
  * Exit codes: 0 done, 1 an unexpected error, 2 a problem the operator can fix (settings, usage,
  * a file, the database or the port), printed as one line per problem.
  */
@@ -41,11 +43,13 @@ async function main(argv: string[]): Promise<number> {
       }
       return 0;
     }
+    case 'users':
+      return runUsersCommand(argv.slice(1), { config, io: process });
     case 'serve':
       await serve(config);
       return -1;
     default:
-      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license.`);
+      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license, users.`);
       return 2;
   }
 }

@@ -18,6 +18,7 @@ import { createMailer } from './features/mail/mailer.js';
 import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
 import { hasPendingInvitation } from './features/organizations/invitations.js';
+import { isSoleOwner } from './features/organizations/sole-owner.js';
 import { organizationApiKeyGrant, organizationPrincipalResolver } from './features/organizations/org-api-key.js';
 import { createOrgAccess } from './features/organizations/org-access.js';
 import { organizationClaims } from './features/organizations/org-claims.js';
@@ -77,6 +78,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     isInvited: hasPendingInvitation,
     mailer,
     publicUrl: config.publicUrl,
+    isSoleOwner,
   });
   const identity = createIdentityService({
     db,

@@ -37,6 +37,8 @@ export interface UsersTable {
   revision_date: string;
   account_revision_date: string;
   last_password_change_date: string | null;
+  /** Set by an operator (`strongroom users disable`): the account cannot log in. */
+  disabled: Generated<Bool>;
 }
 
 export interface DevicesTable {

@@ -4,6 +4,7 @@ import { foundation } from './0001-foundation.js';
 import { identity } from './0002-identity.js';
 import { vault } from './0003-vault.js';
 import { organizations } from './0004-organizations.js';
+import { userDisabled } from './0005-user-disabled.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -12,5 +13,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0002-identity': identity(engine),
     '0003-vault': vault(engine),
     '0004-organizations': organizations(engine),
+    '0005-user-disabled': userDisabled(engine),
   };
 }

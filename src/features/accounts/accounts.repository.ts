@@ -42,3 +42,35 @@ export async function insertDevice(db: Executor, device: Insertable<DevicesTable
 export async function updateDevice(db: Executor, id: string, changes: Updateable<DevicesTable>): Promise<void> {
   await db.updateTable('devices').set(changes).where('id', '=', id).execute();
 }
+
+export interface UserListRow {
+  id: string;
+  email: string;
+  name: string | null;
+  email_verified: boolean | number;
+  disabled: boolean | number;
+  creation_date: string;
+  organizations: number | string | bigint;
+}
+
+/** Every account, oldest first, with how many organizations it belongs to (any membership status). */
+export async function listUsers(db: Executor): Promise<UserListRow[]> {
+  return db
+    .selectFrom('users')
+    .select((eb) => [
+      'users.id',
+      'users.email',
+      'users.name',
+      'users.email_verified',
+      'users.disabled',
+      'users.creation_date',
+      eb
+        .selectFrom('organization_users')
+        .select((inner) => inner.fn.countAll().as('n'))
+        .whereRef('organization_users.user_id', '=', 'users.id')
+        .as('organizations'),
+    ])
+    .orderBy('users.creation_date')
+    .orderBy('users.email')
+    .execute() as Promise<UserListRow[]>;
+}

@@ -15,6 +15,7 @@ import {
   findUserByEmail,
   findUserById,
   insertUser,
+  listUsers,
   updateUser,
   type UserRow,
 } from './accounts.repository.js';
@@ -25,6 +26,9 @@ import type { PasswordHasher } from './password-hasher.js';
 /** Says whether an email has a pending organization invitation (registration stays open to it). */
 export type InvitationCheck = (db: Executor, email: string) => Promise<boolean>;
 
+/** Says whether a user is the only confirmed owner of some organization. */
+export type SoleOwnerCheck = (db: Executor, userId: string) => Promise<boolean>;
+
 interface Registration {
   email: string;
   name: string | null;
@@ -34,10 +38,19 @@ interface Registration {
   publicKey: string | null;
   encryptedPrivateKey: string | null;
   kdf: KdfSettings;
+  /** Invited by the operator (`strongroom users invite`): registers even when registration is closed. */
+  invited?: boolean;
 }
 
 const API_KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const VERIFICATION_TYP = 'strongroom-email-verification';
+/**
+ * The claim that marks a verification token as an operator's invitation. Only
+ * `operatorInvitationToken` sets it; the public send-verification-email route signs the email
+ * and name alone, so its tokens never open closed registration.
+ */
+const OPERATOR_INVITATION_CLAIM = 'srv_inv';
+const OPERATOR_INVITATION_LIFETIME_SECONDS = 5 * 24 * 60 * 60;
 
 /** A 30-character random secret, as the official server makes API keys. */
 export function randomApiKey(): string {
@@ -92,6 +105,7 @@ export function createAccountService(deps: {
   isInvited: InvitationCheck;
   mailer: Mailer;
   publicUrl: string;
+  isSoleOwner: SoleOwnerCheck;
 }) {
   const { db, clock, hasher } = deps;
 
@@ -119,7 +133,7 @@ export function createAccountService(deps: {
 
   async function register(input: Registration): Promise<UserRow> {
     const email = normalizeEmail(input.email);
-    if (!deps.registrationEnabled && !(await deps.isInvited(db, email))) {
+    if (!deps.registrationEnabled && !input.invited && !(await deps.isInvited(db, email))) {
       throw new BadRequest('Open registration has been disabled by the system administrator.');
     }
     const kdf = validateKdf(input.kdf);
@@ -158,6 +172,7 @@ export function createAccountService(deps: {
       revision_date: now,
       account_revision_date: now,
       last_password_change_date: null,
+      disabled: false,
     };
     try {
       await insertUser(db, user);
@@ -166,6 +181,57 @@ export function createAccountService(deps: {
       throw error;
     }
     return user;
+  }
+
+  /**
+   * Deletes the account and, through the foreign keys, its devices, tokens, vault and
+   * memberships. Refused while it is the only confirmed owner of an organization, as the
+   * official server refuses it, so no organization is left without an owner.
+   */
+  async function removeAccount(userId: string): Promise<void> {
+    await userOrThrow(userId);
+    await db.transaction().execute(async (tx) => {
+      if (await deps.isSoleOwner(tx, userId)) {
+        throw new BadRequest(
+          'Cannot delete this user because it is the sole owner of at least one organization. Please delete these organizations or upgrade another user.',
+        );
+      }
+      await deleteUser(tx, userId);
+    });
+  }
+
+  /**
+   * Disables or enables an account (an operator's decision). Disabling also rotates the
+   * security stamp and drops the refresh tokens, so every session ends at once; the official
+   * EventType has no event for it, so none is recorded. Answers whether anything changed.
+   */
+  async function setDisabled(userId: string, disabled: boolean): Promise<boolean> {
+    const user = await userOrThrow(userId);
+    if (Boolean(user.disabled) === disabled) return false;
+    const now = clock.now().toISOString();
+    await db.transaction().execute(async (tx) => {
+      await updateUser(tx, userId, {
+        disabled,
+        ...(disabled ? { security_stamp: randomUUID() } : {}),
+        revision_date: now,
+        account_revision_date: now,
+      });
+      if (disabled) await deleteRefreshTokensOfUser(tx, userId);
+    });
+    return true;
+  }
+
+  /**
+   * A verification token, as send-verification-email answers it, that also lets this email
+   * register while open registration is off. Refused for an email that has an account.
+   */
+  async function operatorInvitationToken(email: string): Promise<string> {
+    const normalized = normalizeEmail(email);
+    if (await findUserByEmail(db, normalized)) throw BadRequest.field('email', `Email '${normalized}' is already taken.`);
+    return deps.keys.sign(
+      { sub: normalized, [OPERATOR_INVITATION_CLAIM]: true },
+      { typ: VERIFICATION_TYP, expiresInSeconds: OPERATOR_INVITATION_LIFETIME_SECONDS },
+    );
   }
 
   return {
@@ -203,10 +269,12 @@ export function createAccountService(deps: {
         throw BadRequest.field('masterPasswordHash', 'The two master password hashes differ.');
       }
       let name = body.name ?? null;
+      let invited = false;
       if (body.emailVerificationToken) {
         const claims = await deps.keys.verify(body.emailVerificationToken, { typ: VERIFICATION_TYP });
         if (!claims || claims.sub !== email) throw BadRequest.field('emailVerificationToken', 'The email verification token is invalid or expired.');
         name ??= typeof claims.name === 'string' ? claims.name : null;
+        invited = claims[OPERATOR_INVITATION_CLAIM] === true;
       }
       return register({
         email,
@@ -217,6 +285,7 @@ export function createAccountService(deps: {
         publicKey: body.userAsymmetricKeys?.publicKey ?? null,
         encryptedPrivateKey: body.userAsymmetricKeys?.encryptedPrivateKey ?? null,
         kdf,
+        invited,
       });
     },
 
@@ -353,8 +422,16 @@ export function createAccountService(deps: {
     async deleteAccount(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
       const user = await userOrThrow(userId);
       await verifySecret(user, masterPasswordHash);
-      await deleteUser(db, userId);
+      await removeAccount(userId);
     },
+
+    removeAccount,
+    setDisabled,
+    operatorInvitationToken,
+    /** For the operator's `users` command: every account, and one by email or id. */
+    listUsers: () => listUsers(db),
+    findUser: async (by: { email: string } | { id: string }) =>
+      'id' in by ? findUserById(db, by.id.toLowerCase()) : findUserByEmail(db, normalizeEmail(by.email)),
 
     async setUserKeyId(userId: string, userKeyId: string): Promise<void> {
       await updateUser(db, userId, { user_key_id: userKeyId.toLowerCase() });

@@ -25,6 +25,7 @@ import type { IssuedTokens, TokenService } from './tokens.js';
 export const STATIC_CLIENTS = new Set(['web', 'browser', 'desktop', 'cli', 'mobile', 'connector']);
 
 const INVALID_PASSWORD = 'Username or password is incorrect. Try again.';
+const DISABLED = 'This account has been disabled. Contact your administrator.';
 
 /** Form keys are matched case-insensitively, as the official server does. */
 export type TokenForm = Record<string, string>;
@@ -168,6 +169,11 @@ export function createIdentityService(deps: {
       if (user) await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
     }
+    // Checked after the password, so only the account's owner learns that it is disabled.
+    if (user.disabled) {
+      await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+      throw new OAuthError('invalid_grant', DISABLED);
+    }
     deps.throttle.recordSuccess(email);
     const deviceRow = await registerDevice(user, device);
     const tokens = await deps.tokens.issueUserTokens({
@@ -196,6 +202,10 @@ export function createIdentityService(deps: {
     const secret = required(form, 'client_secret');
     const user = /^[0-9a-f-]{36}$/.test(userId) ? await findUserById(db, userId) : undefined;
     if (!user || !safeEqual(secret, user.api_key)) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
+    if (user.disabled) {
+      await deps.audit.record(db, client, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+      throw new OAuthError('invalid_grant', DISABLED);
+    }
     const device = deviceOf(form);
     const deviceRow = await registerDevice(user, device);
     const tokens = await deps.tokens.issueUserTokens({ user, device: deviceRow, clientId, scopes, withRefreshToken: false });

@@ -1,0 +1,506 @@
+import { existsSync } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { parseArgs } from 'node:util';
+import { systemClock, type Clock } from '../../clock.js';
+import type { Config } from '../../config/config.js';
+import { engineOf, openDatabase, type Database } from '../../db/database.js';
+import { migrateToLatest } from '../../db/migrate.js';
+import { BadRequest, HttpError, NotFound } from '../../http/errors.js';
+import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } from '../../shared/terminal-input.js';
+import { createFeatures, type Features } from '../../wiring.js';
+import type { UserRow } from './accounts.repository.js';
+import { finishSignupLink } from './accounts.service.js';
+import { createClientAccountKeys } from './client-keys.js';
+import { DEFAULT_KDF, KdfType, normalizeEmail, validateKdf, type KdfSettings } from './kdf.js';
+
+/** Exit codes of `strongroom users …` (docs/command-line.md). */
+export const ExitCode = {
+  Ok: 0,
+  /** The operation's own rule said no (the email is taken, no such user, sole owner), or the operator did not confirm. */
+  Refused: 1,
+  /** A bad command line, bad input or bad configuration: nothing was attempted. */
+  Usage: 2,
+  /** The database could not be opened or reached. */
+  DatabaseUnavailable: 3,
+  /** The invitation was made but the mail server did not take it (the link is printed instead). */
+  MailFailed: 4,
+  /** Anything else: a bug. */
+  Internal: 70,
+} as const;
+
+export const USERS_USAGE = `Usage:
+  strongroom users create --email <email> [--name <name>] [--hint <hint>]
+                          [--kdf pbkdf2|argon2id] [--iterations <n>]
+                          [--memory <MiB>] [--parallelism <n>]
+      Creates an account as an official client would: the master password is derived into its
+      hash and keys here, and the server only stores those. The password is asked twice at a
+      terminal, or read from the first line of standard input when that is not a terminal; it
+      is never taken from the command line. PBKDF2-SHA256 with 600000 iterations by default
+      (600000-2000000 accepted); Argon2id defaults to 3 iterations (2-10), 64 MiB (15-1024)
+      and 4 threads (1-16).
+  strongroom users list [--json]
+      Lists every account: id, email, name, creation date, enabled or disabled, email
+      verified, organization count.
+  strongroom users invite --email <email>
+      Mails a sign-up link (PUBLIC_URL/#/finish-signup?token=...) that lets this email register
+      even when REGISTRATION_ENABLED is false; without SMTP the link is printed to pass on.
+      The link works for 5 days.
+  strongroom users disable (--email <email> | --id <id>)
+      The account keeps its data but cannot log in; its sessions end at once.
+  strongroom users enable (--email <email> | --id <id>)
+  strongroom users delete (--email <email> | --id <id>) [--yes]
+      Deletes the account and its vault. Asks for confirmation at a terminal; --yes skips it and
+      is required when standard input is not a terminal. Refused while the account is the only
+      owner of an organization.
+
+Exit codes: 0 done, 1 refused (email taken, no such user, sole owner, not confirmed, cancelled),
+  2 usage error or bad input or configuration, 3 database unavailable,
+  4 invitation made but not mailed (the link is printed), 70 internal error.`;
+
+export interface CommandIo {
+  stdin: CommandInput;
+  stdout: Writable;
+  stderr: Writable;
+}
+
+export interface UsersCommandDeps {
+  config: Config;
+  io: CommandIo;
+  /** A database to work on and leave open (one the caller already opened); by default the command opens DATABASE_URL. */
+  database?: Database;
+  clock?: Clock;
+  /** How long the database may take to answer its first query (15 s by default). */
+  connectTimeoutMs?: number;
+}
+
+/** Ends the command with a one-line message and an exit code. */
+export class CommandFailure extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number,
+  ) {
+    super(message);
+  }
+}
+
+const usage = (message: string) => new CommandFailure(`${message} See "strongroom users --help".`, ExitCode.Usage);
+
+/** The official clients' minimum master password length. */
+const MIN_PASSWORD_LENGTH = 12;
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const INVITATION_DAYS = 5;
+
+type Values = Record<string, string | boolean | undefined>;
+
+function parse(args: string[], options: Record<string, { type: 'string' | 'boolean' }>): Values {
+  // A password on the command line is readable by every local user (ps, /proc) and stays in
+  // shell history, so it is refused outright rather than reported as an unknown option.
+  if (args.some((a) => a === '--password' || a.startsWith('--password=') || a === '-p')) {
+    throw new CommandFailure(
+      'The password is not accepted on the command line, where other users (ps) and the shell history can read it: type it at the prompt or pipe it on standard input.',
+      ExitCode.Usage,
+    );
+  }
+  try {
+    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    // parseArgs sometimes adds a second line of advice; the first says what is wrong.
+    throw usage((error as Error).message.split('\n')[0] ?? '');
+  }
+}
+
+function text(values: Values, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+function emailOption(values: Values): string {
+  const email = text(values, 'email');
+  if (email === undefined) throw usage('--email is required.');
+  const normalized = normalizeEmail(email);
+  if (normalized.length < 3 || normalized.length > 256 || !EMAIL.test(normalized)) {
+    throw new CommandFailure(`--email: "${email}" is not an email address.`, ExitCode.Usage);
+  }
+  return normalized;
+}
+
+function integerOption(values: Values, name: string): number | undefined {
+  const value = text(values, name);
+  if (value === undefined) return undefined;
+  if (!/^\d{1,9}$/.test(value)) throw new CommandFailure(`--${name}: expected a whole number, got "${value}".`, ExitCode.Usage);
+  return Number(value);
+}
+
+/** The official clients' Argon2id defaults: 3 iterations, 64 MiB, 4 threads. */
+const ARGON2_DEFAULTS = { iterations: 3, memory: 64, parallelism: 4 };
+
+function kdfOption(values: Values): KdfSettings {
+  const kdf = text(values, 'kdf') ?? 'pbkdf2';
+  const iterations = integerOption(values, 'iterations');
+  const memory = integerOption(values, 'memory');
+  const parallelism = integerOption(values, 'parallelism');
+  let settings: KdfSettings;
+  if (kdf === 'argon2id') {
+    settings = {
+      kdf: KdfType.Argon2id,
+      iterations: iterations ?? ARGON2_DEFAULTS.iterations,
+      memory: memory ?? ARGON2_DEFAULTS.memory,
+      parallelism: parallelism ?? ARGON2_DEFAULTS.parallelism,
+    };
+  } else if (kdf === 'pbkdf2') {
+    if (memory !== undefined || parallelism !== undefined) {
+      throw new CommandFailure('--memory and --parallelism apply to Argon2id only.', ExitCode.Usage);
+    }
+    settings = { kdf: KdfType.PBKDF2_SHA256, iterations: iterations ?? DEFAULT_KDF.iterations, memory: null, parallelism: null };
+  } else {
+    throw new CommandFailure(`--kdf: expected pbkdf2 or argon2id, got "${kdf}".`, ExitCode.Usage);
+  }
+  try {
+    return validateKdf(settings);
+  } catch (error) {
+    // validateKdf names the field as the API does (kdfMemory); say which option that is.
+    const field = error instanceof HttpError ? Object.keys(error.validationErrors ?? {})[0] : undefined;
+    const option = field === 'kdfMemory' ? '--memory' : field === 'kdfParallelism' ? '--parallelism' : '--iterations';
+    throw new CommandFailure(`${option}: ${messageOf(error)}`, ExitCode.Usage);
+  }
+}
+
+/** The one line an error is reported as; a field's validation message rather than the envelope's. */
+function messageOf(error: unknown): string {
+  if (error instanceof HttpError && error.validationErrors) {
+    const first = Object.values(error.validationErrors)[0]?.[0];
+    if (first) return first;
+  }
+  if (error instanceof Error) {
+    if (error.message) return error.message;
+    // Node reports a refused connection to every address of a host as an AggregateError.
+    const inner = (error as Error & { errors?: unknown[] }).errors?.[0];
+    if (inner instanceof Error) return inner.message;
+    const code = (error as Error & { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+  }
+  return String(error);
+}
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+
+/** Errors that say the database cannot be reached or opened, rather than that a query is wrong. */
+function isDatabaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code === 'string') {
+    if (UNAVAILABLE_CODES.has(code)) return true;
+    // SQLite cannot open, lock or write the file; PostgreSQL: connection exceptions, shutdown, bad login or database.
+    if (/^SQLITE_(CANTOPEN|BUSY|LOCKED|READONLY|NOTADB|CORRUPT|IOERR|PERM)/.test(code)) return true;
+    if (/^(08|57P|28|3D)/.test(code)) return true;
+  }
+  if (error instanceof AggregateError) return error.errors.some(isDatabaseUnavailable);
+  return error instanceof Error && /Connection terminated|connect ECONNREFUSED|timeout exceeded when trying to connect/i.test(error.message);
+}
+
+/**
+ * Opens the configured database and brings its schema up to date. A missing SQLite file is
+ * refused rather than created: an operator command run with the wrong DATA_DIR or from another
+ * directory would otherwise create the account in a new, empty database the server never reads.
+ */
+async function openExisting(config: Config, connectTimeoutMs: number): Promise<Database> {
+  const url = config.databaseUrl;
+  if (engineOf(url) === 'sqlite') {
+    const path = url.slice('sqlite:'.length);
+    if (path !== ':memory:' && !existsSync(path)) {
+      throw new CommandFailure(
+        `There is no database at ${path}: check DATABASE_URL or DATA_DIR, or create it with "strongroom migrate".`,
+        ExitCode.DatabaseUnavailable,
+      );
+    }
+  }
+  let database: Database | undefined;
+  try {
+    database = openDatabase(url, { poolSize: 2 });
+    await answersWithin(database.ping(), connectTimeoutMs);
+    await migrateToLatest(database);
+    return database;
+  } catch (error) {
+    // Not awaited: closing a pool waits for a connection attempt that may never end.
+    void database?.close().catch(() => undefined);
+    throw new CommandFailure(`The database is unavailable: ${messageOf(error)}`, ExitCode.DatabaseUnavailable);
+  }
+}
+
+/**
+ * A host that drops packets, or a server that accepts and never answers, would otherwise hold
+ * the command for minutes (the pool has no connection timeout of its own).
+ */
+function answersWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+async function readNewPassword(io: CommandIo): Promise<string> {
+  let password: string;
+  if (io.stdin.isTTY) {
+    password = await readHiddenLine(io.stdin, io.stderr, 'Master password: ');
+    const again = await readHiddenLine(io.stdin, io.stderr, 'Master password again: ');
+    if (again !== password) throw new CommandFailure('The two passwords differ; nothing was created.', ExitCode.Usage);
+  } else {
+    const line = await firstLine(io.stdin);
+    if (line === null || line === '') throw new CommandFailure('No password on standard input (its first line is the password).', ExitCode.Usage);
+    password = line;
+  }
+  if ([...password].length < MIN_PASSWORD_LENGTH) {
+    throw new CommandFailure(`The master password must be at least ${MIN_PASSWORD_LENGTH} characters long.`, ExitCode.Usage);
+  }
+  return password;
+}
+
+const USER_TARGET = { email: { type: 'string' }, id: { type: 'string' } } as const;
+
+type Target = { email: string } | { id: string };
+
+/** The account an --email or --id names: exactly one of them. */
+function targetOption(values: Values): Target {
+  const email = text(values, 'email');
+  const id = text(values, 'id');
+  if ((email === undefined) === (id === undefined)) throw usage('Name the user with either --email or --id.');
+  if (id === undefined) return { email: emailOption(values) };
+  if (!GUID.test(id)) throw new CommandFailure(`--id: expected a GUID, got "${id}".`, ExitCode.Usage);
+  return { id: id.toLowerCase() };
+}
+
+async function targetUser(features: Features, target: unknown): Promise<UserRow> {
+  const t = target as Target;
+  const user = await features.accounts.findUser(t);
+  if (!user) throw new CommandFailure(`There is no user with ${'id' in t ? `id ${t.id}` : `email ${t.email}`}.`, ExitCode.Refused);
+  return user;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => r[i]?.length ?? 0))) ?? [];
+  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
+}
+
+interface Subcommand {
+  options: Record<string, { type: 'string' | 'boolean' }>;
+  /** Runs before the database is opened: checks the input, reads what it needs from the operator. */
+  prepare?(values: Values, io: CommandIo): Promise<unknown>;
+  run(context: { values: Values; prepared: unknown; features: Features; config: Config; io: CommandIo }): Promise<number>;
+}
+
+const SUBCOMMANDS: Record<string, Subcommand> = {
+  create: {
+    options: {
+      email: { type: 'string' },
+      name: { type: 'string' },
+      hint: { type: 'string' },
+      kdf: { type: 'string' },
+      iterations: { type: 'string' },
+      memory: { type: 'string' },
+      parallelism: { type: 'string' },
+    },
+    async prepare(values) {
+      const email = emailOption(values);
+      const name = text(values, 'name')?.trim() || null;
+      if (name !== null && name.length > 50) throw new CommandFailure('--name: at most 50 characters.', ExitCode.Usage);
+      const hint = text(values, 'hint') || null;
+      if (hint !== null && hint.length > 50) throw new CommandFailure('--hint: at most 50 characters.', ExitCode.Usage);
+      return { email, name, hint, kdf: kdfOption(values) };
+    },
+    async run({ prepared, features, io }) {
+      const { email, name, hint, kdf } = prepared as { email: string; name: string | null; hint: string | null; kdf: KdfSettings };
+      // The operator's invitation token lets the account in while open registration is off;
+      // asking for it first refuses a taken email before the password is typed.
+      const token = await features.accounts.operatorInvitationToken(email);
+      const password = await readNewPassword(io);
+      if (hint !== null && hint.trim() === password.trim()) {
+        throw new CommandFailure('The hint must not be the master password.', ExitCode.Usage);
+      }
+      const keys = await createClientAccountKeys(email, password, kdf);
+      const kdfObject = { kdfType: kdf.kdf, iterations: kdf.iterations, memory: kdf.memory, parallelism: kdf.parallelism };
+      const user = await features.accounts.registerFinish({
+        email,
+        name,
+        masterPasswordHash: keys.masterPasswordHash,
+        masterPasswordHint: hint,
+        userSymmetricKey: keys.masterKeyWrappedUserKey,
+        userAsymmetricKeys: { publicKey: keys.publicKey, encryptedPrivateKey: keys.encryptedPrivateKey },
+        kdf: kdf.kdf,
+        kdfIterations: kdf.iterations,
+        kdfMemory: kdf.memory,
+        kdfParallelism: kdf.parallelism,
+        masterPasswordAuthentication: { salt: email, kdf: kdfObject, masterPasswordAuthenticationHash: keys.masterPasswordHash },
+        masterPasswordUnlock: { salt: email, kdf: kdfObject, masterKeyWrappedUserKey: keys.masterKeyWrappedUserKey },
+        emailVerificationToken: token,
+      });
+      io.stdout.write(`Created user ${user.email} (${user.id}).\n`);
+      return ExitCode.Ok;
+    },
+  },
+
+  list: {
+    options: { json: { type: 'boolean' } },
+    async run({ values, features, io }) {
+      const users = (await features.accounts.listUsers()).map((u) => ({
+        id: u.id,
+        email: u.email,
+        name: u.name,
+        creationDate: u.creation_date,
+        disabled: Boolean(u.disabled),
+        emailVerified: Boolean(u.email_verified),
+        organizations: Number(u.organizations),
+      }));
+      if (values.json) {
+        io.stdout.write(`${JSON.stringify(users, null, 2)}\n`);
+      } else if (users.length === 0) {
+        io.stdout.write('No users.\n');
+      } else {
+        const rows = users.map((u) => [
+          u.id,
+          u.email,
+          u.name ?? '',
+          u.creationDate.slice(0, 19).replace('T', ' '),
+          u.disabled ? 'disabled' : 'enabled',
+          u.emailVerified ? 'yes' : 'no',
+          String(u.organizations),
+        ]);
+        io.stdout.write(`${table([['ID', 'EMAIL', 'NAME', 'CREATED (UTC)', 'STATUS', 'VERIFIED', 'ORGS'], ...rows])}\n`);
+      }
+      return ExitCode.Ok;
+    },
+  },
+
+  invite: {
+    options: { email: { type: 'string' } },
+    async prepare(values) {
+      return emailOption(values);
+    },
+    async run({ prepared, features, config, io }) {
+      const email = prepared as string;
+      const token = await features.accounts.operatorInvitationToken(email);
+      const link = finishSignupLink(config.publicUrl, token, email);
+      if (!features.mailer.enabled) {
+        io.stdout.write(`SMTP is not configured (SMTP_HOST), so no mail was sent. Pass this link on to ${email}; it works for ${INVITATION_DAYS} days:\n${link}\n`);
+        return ExitCode.Ok;
+      }
+      try {
+        await features.mailer.send(
+          {
+            to: email,
+            subject: 'Your invitation to Strongroom',
+            text: [
+              'You have been invited to create an account.',
+              '',
+              `Open this link to choose your master password (it works for ${INVITATION_DAYS} days):`,
+              link,
+            ].join('\n'),
+          },
+          { info: () => undefined },
+        );
+      } catch (error) {
+        io.stdout.write(`${link}\n`);
+        throw new CommandFailure(`The mail server did not take the invitation (${messageOf(error)}); pass on the link printed above.`, ExitCode.MailFailed);
+      }
+      io.stdout.write(`Sent an invitation to ${email}; the link works for ${INVITATION_DAYS} days.\n`);
+      return ExitCode.Ok;
+    },
+  },
+
+  disable: {
+    options: USER_TARGET,
+    prepare: async (values) => targetOption(values),
+    async run({ prepared, features, io }) {
+      const user = await targetUser(features, prepared);
+      const changed = await features.accounts.setDisabled(user.id, true);
+      io.stdout.write(changed ? `Disabled ${user.email}; its sessions have ended.\n` : `${user.email} was already disabled.\n`);
+      return ExitCode.Ok;
+    },
+  },
+
+  enable: {
+    options: USER_TARGET,
+    prepare: async (values) => targetOption(values),
+    async run({ prepared, features, io }) {
+      const user = await targetUser(features, prepared);
+      const changed = await features.accounts.setDisabled(user.id, false);
+      io.stdout.write(changed ? `Enabled ${user.email}.\n` : `${user.email} was already enabled.\n`);
+      return ExitCode.Ok;
+    },
+  },
+
+  delete: {
+    options: { ...USER_TARGET, yes: { type: 'boolean' } },
+    async prepare(values, io) {
+      const target = targetOption(values);
+      if (!values.yes && !io.stdin.isTTY) {
+        throw new CommandFailure('Standard input is not a terminal, so there is no one to confirm the deletion: pass --yes.', ExitCode.Usage);
+      }
+      return target;
+    },
+    async run({ values, prepared, features, io }) {
+      const user = await targetUser(features, prepared);
+      if (!values.yes) {
+        const answer = await readLine(io.stdin, io.stderr, `Delete ${user.email} (${user.id}) and everything in its vault? This cannot be undone. [y/N] `);
+        if (!/^y(es)?$/i.test(answer.trim())) throw new CommandFailure('Not deleted.', ExitCode.Refused);
+      }
+      await features.accounts.removeAccount(user.id);
+      io.stdout.write(`Deleted ${user.email}.\n`);
+      return ExitCode.Ok;
+    },
+  },
+};
+
+/**
+ * `strongroom users …`: returns the exit code. Every failure is reported as one line on
+ * standard error; nothing here ends the process.
+ */
+export async function runUsersCommand(argv: string[], deps: UsersCommandDeps): Promise<number> {
+  const { io, config } = deps;
+  let opened: Database | undefined;
+  let features: Features | undefined;
+  try {
+    const [name, ...args] = argv;
+    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+      (name === undefined ? io.stderr : io.stdout).write(`${USERS_USAGE}\n`);
+      return name === undefined ? ExitCode.Usage : ExitCode.Ok;
+    }
+    const subcommand = SUBCOMMANDS[name];
+    if (!subcommand) throw usage(`Unknown users command "${name}".`);
+    const values = parse(args, subcommand.options);
+    if (values.help) {
+      io.stdout.write(`${USERS_USAGE}\n`);
+      return ExitCode.Ok;
+    }
+    const prepared = await subcommand.prepare?.(values, io);
+
+    let database = deps.database;
+    if (database) {
+      try {
+        await migrateToLatest(database);
+      } catch (error) {
+        throw new CommandFailure(`The database is unavailable: ${messageOf(error)}`, ExitCode.DatabaseUnavailable);
+      }
+    } else {
+      database = opened = await openExisting(config, deps.connectTimeoutMs ?? 15_000);
+    }
+    features = createFeatures({ config, database, clock: deps.clock ?? systemClock });
+    return await subcommand.run({ values, prepared, features, config, io });
+  } catch (error) {
+    const [message, code] =
+      error instanceof CommandFailure
+        ? [error.message, error.exitCode]
+        : error instanceof InputAborted
+          ? [error.message, ExitCode.Refused]
+          : error instanceof BadRequest || error instanceof NotFound
+            ? [messageOf(error), ExitCode.Refused]
+            : isDatabaseUnavailable(error)
+              ? [`The database is unavailable: ${messageOf(error)}`, ExitCode.DatabaseUnavailable]
+              : [`Internal error: ${messageOf(error)}`, ExitCode.Internal];
+    io.stderr.write(`${message}\n`);
+    return code;
+  } finally {
+    await features?.close().catch(() => undefined);
+    await opened?.close().catch(() => undefined);
+  }
+}
