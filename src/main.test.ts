@@ -1,45 +1,19 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort, killPrograms, startProgram as start, waitFor } from '../test/support/program.js';
 import { freshDatabaseUrl } from '../test/support/test-server.js';
 
-const root = new URL('../', import.meta.url).pathname;
-const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href;
-let child: ChildProcess | undefined;
 let blackhole: Server | undefined;
 const sockets: Socket[] = [];
 afterEach(() => {
-  child?.kill('SIGKILL');
+  killPrograms();
   blackhole?.close();
   for (const socket of sockets.splice(0)) socket.destroy();
 });
-
-function start(env: Record<string, string>, options: { cwd?: string; args?: string[]; readStdout?: boolean } = {}) {
-  const proc = spawn(process.execPath, ['--import', tsx, join(root, 'src/main.ts'), ...(options.args ?? [])], {
-    cwd: options.cwd ?? root,
-    env: { PATH: process.env.PATH, ...env },
-  });
-  child = proc;
-  let output = '';
-  if (options.readStdout !== false) proc.stdout.on('data', (d: Buffer) => (output += d.toString()));
-  proc.stderr.on('data', (d: Buffer) => (output += d.toString()));
-  const exited = new Promise<number | null>((resolve) => proc.on('close', resolve));
-  return { proc, exited, output: () => output };
-}
-
-/** A port nothing listens on now. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  return typeof address === 'object' && address ? address.port : 0;
-}
 
 /** GET over a kept-alive agent; the status, or 0 when no answer came within the time. */
 function get(url: string, agent?: Agent, timeoutMs = 5_000): Promise<number> {
@@ -65,13 +39,6 @@ async function waitForServer(url: string): Promise<void> {
   }
 }
 
-async function waitFor(predicate: () => boolean, ms = 20_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 describe('the server program', () => {
   it('refuses to start on invalid settings, listing all of them', async () => {

@@ -8,10 +8,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { freePort } from '../support/program.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const PASSWORD = 'a first-run master password';
@@ -28,13 +28,6 @@ function readmeBlocks(heading: string): string[][] {
   );
 }
 
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((done) => probe.listen(0, '127.0.0.1', done));
-  const address = probe.address();
-  await new Promise((done) => probe.close(done));
-  return typeof address === 'object' && address ? address.port : 0;
-}
 
 function run(command: string, options: { cwd: string; env: Record<string, string>; input?: string }) {
   const child = spawn('bash', ['-c', command], { cwd: options.cwd, env: { ...process.env, ...options.env } });
