@@ -6,7 +6,9 @@ import { Type } from 'typebox';
 import type { Config } from '../../config/config.js';
 import { access, enforceAccessRules, type Authenticator } from '../../http/access.js';
 import { appIdDocument, FIDO_TRUSTED_APPS_TYPE } from './app-id.js';
+import { StartupError } from '../../startup-error.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landing-page.js';
+import { linksLeavingFolder } from './outside-links.js';
 import { cacheControlFor, COMMON_HEADERS, isConnectorPage, webVaultCsp } from './security-headers.js';
 
 const tags = ['Web vault'];
@@ -20,11 +22,14 @@ type WebVaultOptions = { config: Pick<Config, 'publicUrl' | 'dataDir' | 'webVaul
 
 /**
  * The web vault's files at `/`. Each file in the folder becomes one route when the server
- * starts (no catch-all route), so a path outside the folder, a `..` path or a path under a
- * service prefix can never be answered from it: they fall through to the ordinary 404s.
+ * starts (no catch-all route), so a path outside the folder, a `..` path, a symbolic link that
+ * leads out of the folder or a path under a service prefix can never be answered from it: they
+ * fall through to the ordinary 404s.
  */
 const webVaultFiles: FastifyPluginAsync<{ config: WebVaultOptions['config']; root: string }> = async (app, { config, root }) => {
   const csp = webVaultCsp(config.publicUrl);
+  const leaving = linksLeavingFolder(root);
+  if (leaving.includes('index.html')) throw new StartupError('WEB_VAULT_DIR', `${root}/index.html links outside the folder; unpack the web vault there as plain files`);
   await app.register(fastifyStatic, {
     root,
     wildcard: false,
@@ -32,7 +37,7 @@ const webVaultFiles: FastifyPluginAsync<{ config: WebVaultOptions['config']; roo
     index: false,
     serveDotFiles: false,
     // The generated app-id.json names this server; a copy shipped in the archive must not win.
-    globIgnore: [...RESERVED_PREFIXES.map((prefix) => `${prefix}/**`), 'app-id.json'],
+    globIgnore: [...RESERVED_PREFIXES.map((prefix) => `${prefix}/**`), 'app-id.json', ...leaving.flatMap((link) => [link, `${link}/**`])],
     cacheControl: false,
     setHeaders(res, path) {
       const file = relative(root, path).split(sep).join('/');

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'node:net';
@@ -28,6 +28,14 @@ function makeStandIn(root: string): string {
   writeFileSync(join(dir, 'notifications', 'hub'), 'shadow');
   writeFileSync(join(dir, 'docs', 'json'), 'shadow');
   writeFileSync(join(root, 'outside.txt'), 'outside the web vault');
+  mkdirSync(join(root, 'outside-dir'));
+  writeFileSync(join(root, 'outside-dir', 'db.sqlite'), 'outside the web vault');
+  // Links an archive could carry: out of the folder (to a file, a folder, nowhere) and within it.
+  symlinkSync('../outside.txt', join(dir, 'linked.txt'));
+  symlinkSync(join(root, 'outside-dir'), join(dir, 'linked-dir'));
+  symlinkSync('../../outside.txt', join(dir, 'app', 'deep-link.js'));
+  symlinkSync('missing.js', join(dir, 'broken.js'));
+  symlinkSync('app/main.1a2b3c4d.js', join(dir, 'main-alias.js'));
   return dir;
 }
 
@@ -137,6 +145,17 @@ describe('the web vault folder', () => {
       expect(answer, path).not.toContain('outside the web vault');
       expect(answer.split(' ')[1], path).toMatch(/^4\d\d$/);
     }
+  });
+
+  it('serves no symbolic link that leads out of the folder, and follows those within it', async () => {
+    for (const path of ['/linked.txt', '/linked-dir/db.sqlite', '/app/deep-link.js', '/broken.js']) {
+      const res = await server.request('GET', path);
+      expect(res.status, path).toBe(404);
+      expect(res.text, path).not.toContain('outside the web vault');
+    }
+    const alias = await server.request('GET', '/main-alias.js');
+    expect(alias.status).toBe(200);
+    expect(alias.text).toContain('stand-in');
   });
 
   it('does not shadow the services or the API documentation', async () => {
