@@ -17,7 +17,7 @@ import { createDeviceService } from './features/devices/devices.service.js';
 import { createMailer } from './features/mail/mailer.js';
 import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
-import { hasPendingInvitation } from './features/organizations/invitations.js';
+import { invitationCheck } from './features/organizations/invitations.js';
 import { isSoleOwner } from './features/organizations/sole-owner.js';
 import { organizationApiKeyGrant, organizationPrincipalResolver } from './features/organizations/org-api-key.js';
 import { createOrgAccess } from './features/organizations/org-access.js';
@@ -75,7 +75,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     audit,
     keys,
     registrationEnabled: config.registrationEnabled,
-    isInvited: hasPendingInvitation,
+    isInvited: invitationCheck(keys),
     mailer,
     publicUrl: config.publicUrl,
     isSoleOwner,

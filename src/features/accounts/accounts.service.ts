@@ -24,7 +24,13 @@ import { DEFAULT_KDF, normalizeEmail, validateKdf, type KdfSettings } from './kd
 import type { PasswordHasher } from './password-hasher.js';
 
 /** Says whether an email has a pending organization invitation (registration stays open to it). */
-export type InvitationCheck = (db: Executor, email: string) => Promise<boolean>;
+export type InvitationCheck = (db: Executor, email: string, proof: InvitationProof) => Promise<boolean>;
+
+/** What a registration carries from an organization invitation link. */
+export interface InvitationProof {
+  token?: string | null;
+  organizationUserId?: string | null;
+}
 
 /** Says whether a user is the only confirmed owner of some organization. */
 export type SoleOwnerCheck = (db: Executor, userId: string) => Promise<boolean>;
@@ -40,6 +46,8 @@ interface Registration {
   kdf: KdfSettings;
   /** Invited by the operator (`strongroom users invite`): registers even when registration is closed. */
   invited?: boolean;
+  /** The organization invitation the registration comes from, if any. */
+  invitation?: InvitationProof;
 }
 
 const API_KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -125,15 +133,15 @@ export function createAccountService(deps: {
   /** The signed token that finishes a registration (it carries the name). */
   async function verificationToken(email: string, name: string | null): Promise<string> {
     const normalized = normalizeEmail(email);
-    if (!deps.registrationEnabled && !(await deps.isInvited(db, normalized))) {
-      throw new BadRequest('Open registration has been disabled by the system administrator.');
-    }
+    // Closed registration starts from an invitation link instead, so no one is told whether an
+    // address has a pending invitation.
+    if (!deps.registrationEnabled) throw new BadRequest('Open registration has been disabled by the system administrator.');
     return deps.keys.sign({ sub: normalized, ...(name ? { name } : {}) }, { typ: VERIFICATION_TYP, expiresInSeconds: 86_400 });
   }
 
   async function register(input: Registration): Promise<UserRow> {
     const email = normalizeEmail(input.email);
-    if (!deps.registrationEnabled && !input.invited && !(await deps.isInvited(db, email))) {
+    if (!deps.registrationEnabled && !input.invited && !(await deps.isInvited(db, email, input.invitation ?? {}))) {
       throw new BadRequest('Open registration has been disabled by the system administrator.');
     }
     const kdf = validateKdf(input.kdf);
@@ -286,6 +294,7 @@ export function createAccountService(deps: {
         encryptedPrivateKey: body.userAsymmetricKeys?.encryptedPrivateKey ?? null,
         kdf,
         invited,
+        invitation: { token: body.orgInviteToken, organizationUserId: body.organizationUserId },
       });
     },
 
@@ -304,6 +313,7 @@ export function createAccountService(deps: {
           memory: body.kdfMemory ?? null,
           parallelism: body.kdfParallelism ?? null,
         },
+        invitation: { token: body.token, organizationUserId: body.organizationUserId },
       });
     },
 

@@ -161,7 +161,23 @@ describe('invitation by email', () => {
       const stranger = await s.request('POST', '/identity/accounts/register/finish', { json: registerFinishBody(testAccount('stranger@example.com')) });
       expect(stranger.status).toBe(400);
       expect(stranger.body.message).toBe('Open registration has been disabled by the system administrator.');
-      await registerAccount(s, { email: 'welcome@example.com' });
+      // The address alone does not open registration, nor does another membership's token: anyone
+      // could otherwise take an invitee's address first. send-verification-email tells no one
+      // whether an address is invited.
+      const squatter = await s.request('POST', '/identity/accounts/register/finish', { json: registerFinishBody(testAccount('welcome@example.com')) });
+      expect(squatter.status).toBe(400);
+      const wrongMembership = await s.request('POST', '/identity/accounts/register/finish', {
+        json: registerFinishBody(testAccount('welcome@example.com'), { orgInviteToken: invitation.token, organizationUserId: randomUUID() }),
+      });
+      expect(wrongMembership.status).toBe(400);
+      const verification = await s.request('POST', '/identity/accounts/register/send-verification-email', { json: { email: 'welcome@example.com' } });
+      expect(verification.status).toBe(400);
+      expect(verification.body.message).toBe('Open registration has been disabled by the system administrator.');
+
+      const registered = await s.request('POST', '/identity/accounts/register/finish', {
+        json: registerFinishBody(testAccount('welcome@example.com'), { orgInviteToken: invitation.token, organizationUserId: invitation.organizationUserId }),
+      });
+      expect(registered.status, registered.text).toBe(200);
       const invitee = await createUserLogin(s, 'welcome@example.com');
       expect((await s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/accept`, { token: invitee, json: { token: invitation.token } })).status).toBe(200);
     } finally {

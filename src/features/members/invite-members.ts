@@ -13,6 +13,7 @@ import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
+import { INVITE_TOKEN_TYP } from '../organizations/invitations.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
@@ -33,7 +34,6 @@ import {
 import { findOrganization, type OrganizationRow } from '../organizations/organizations.repository.js';
 import { bulkResult, type BulkResult, type InviteBody } from './members.schemas.js';
 
-const INVITE_TOKEN_TYP = 'strongroom-org-invite';
 const INVITE_LIFETIME_SECONDS = 5 * 24 * 60 * 60;
 
 export interface InviteDeps {
