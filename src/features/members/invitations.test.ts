@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 // Each test registers several accounts (slow key derivation); a busy CI machine needs the room.
 vi.setConfig({ testTimeout: 120_000 });
-import { createUser, loginAccount, registerAccount, testAccount } from '../../../test/support/accounts.js';
+import { createUser, loginAccount, testAccount } from '../../../test/support/accounts.js';
 import { registerFinishBody, rsaDecryptEncString, rsaEncryptToEncString } from '../../../test/support/bw-crypto.js';
 import { testClock } from '../../../test/support/clock.js';
 import { dataOf, memberEventTypes, memberOf, memberRow, orgWithOwner, seedPolicy } from '../../../test/support/members.js';
