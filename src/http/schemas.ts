@@ -7,6 +7,12 @@ export function Nullable<T extends TSchema>(schema: T) {
 }
 
 /** A GUID in any letter case; the server stores and answers lower case. */
+/**
+ * An email address as accounts, invitations and billing take it: one @, no spaces and no
+ * control characters (a NUL or an escape in an address would reach mail headers and logs).
+ */
+export const Email = Type.String({ minLength: 3, maxLength: 256, pattern: '^[^\\s@\\x00-\\x1f\\x7f]+@[^\\s@\\x00-\\x1f\\x7f]+$' });
+
 export const Guid = Type.String({
   pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
   description: 'GUID',

@@ -1,9 +1,8 @@
 import { Type, type Static } from 'typebox';
-import { Nullable } from '../../http/schemas.js';
+import { Email, Nullable } from '../../http/schemas.js';
 import type { UserRow } from './accounts.repository.js';
 import type { KdfType } from './kdf.js';
 
-const Email = Type.String({ minLength: 3, maxLength: 256, pattern: '^[^\\s@]+@[^\\s@]+$' });
 const Hash = Type.String({ minLength: 1, maxLength: 1000 });
 const Enc = Type.String({ minLength: 1, maxLength: 10_000 });
 const Hint = Nullable(Type.String({ maxLength: 50 }));

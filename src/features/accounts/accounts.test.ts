@@ -103,6 +103,18 @@ describe('registration', () => {
     expect(forged.status).toBe(400);
   });
 
+  it('refuses email addresses with control characters, writing nothing', async () => {
+    server = await startTestServer();
+    for (const email of ['a\u0000b@example.com', 'bell\u0007@example.com', 'esc@exam\u001bple.com']) {
+      const res = await finish(server, { ...registerFinishBody(testAccount('clean@example.com')), email });
+      expect(res.status, JSON.stringify(email)).toBe(400);
+      expect(res.body.validationErrors, JSON.stringify(email)).toHaveProperty('email');
+      const start = await server.request('POST', '/identity/accounts/register/send-verification-email', { json: { email } });
+      expect(start.status, JSON.stringify(email)).toBe(400);
+    }
+    expect(await server.database.db.selectFrom('users').select('id').execute()).toEqual([]);
+  });
+
   it('can be closed by a setting', async () => {
     server = await startTestServer({ env: { REGISTRATION_ENABLED: 'false' } });
     const res = await finish(server, registerFinishBody(testAccount('ivy@example.com')));

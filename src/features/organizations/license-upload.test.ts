@@ -77,6 +77,9 @@ describe('the web vault license upload (multipart)', () => {
 
     const pair = generateRsaKeyPair();
     const keys = { publicKey: pair.publicKeyB64, encryptedPrivateKey: encryptToEncString(pair.privateKeyDer, foundingKeys(owner).orgKey) };
+    const notAKey = await s.request('POST', `/api/organizations/${license.id}/keys`, { token: owner.accessToken, json: { ...keys, publicKey: '<script>' } });
+    expect(notAKey.status).toBe(400);
+    expect(notAKey.body.validationErrors).toHaveProperty('publicKey');
     const set = await s.request('POST', `/api/organizations/${license.id}/keys`, { token: owner.accessToken, json: keys });
     expect(set.status).toBe(200);
     expect(set.body).toEqual({ object: 'organizationKeys', publicKey: keys.publicKey, privateKey: keys.encryptedPrivateKey });

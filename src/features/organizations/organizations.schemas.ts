@@ -1,17 +1,17 @@
 import { Type, type Static } from 'typebox';
-import { Nullable } from '../../http/schemas.js';
+import { Email, Nullable } from '../../http/schemas.js';
 import { FEATURE_FLAGS, PlanType, tierOf, ProductTierType } from './plans.js';
 import type { OrganizationRow } from './organizations.repository.js';
 import { PERMISSION_FLAGS, type PermissionFlag } from './roles.js';
 
 
-const Email = Type.String({ minLength: 3, maxLength: 256, pattern: '^[^\\s@]+@[^\\s@]+$' });
 const Enc = Type.String({ minLength: 1, maxLength: 10_000 });
 const Name = Type.String({ minLength: 1, maxLength: 50 });
 const OptionalText = (maxLength: number) => Type.Optional(Nullable(Type.String({ maxLength })));
 
 export const OrganizationKeys = Type.Object({
-  publicKey: Type.String({ minLength: 1, maxLength: 10_000 }),
+  // Base64 of the key's SubjectPublicKeyInfo, which members encrypt to; nothing else is a key.
+  publicKey: Type.String({ minLength: 1, maxLength: 10_000, pattern: '^[A-Za-z0-9+/]+={0,2}$' }),
   encryptedPrivateKey: Enc,
 });
 
