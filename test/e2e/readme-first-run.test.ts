@@ -7,7 +7,7 @@
  * passwords come from standard input and `--passwordenv` rather than from prompts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -94,4 +94,16 @@ describe('the README first screen', () => {
     expect(code, `${stdout}\n${stderr}`).toBe(0);
     expect(stdout).toContain('You are logged in!');
   }, 240_000);
+
+  it('starts without compiling again when nothing changed since the last build', async () => {
+    // The first run builds if src/ changed (in CI, npm ci has already built); the second must not.
+    const first = run('node scripts/build-if-stale.mjs', { cwd: root, env: {} });
+    expect(await first.exited, first.output().stderr).toBe(0);
+    const stamp = join(root, 'dist', '.build-stamp');
+    const built = statSync(stamp).mtimeMs;
+    const second = run('node scripts/build-if-stale.mjs', { cwd: root, env: {} });
+    expect(await second.exited).toBe(0);
+    expect(second.output().stderr).not.toContain('Building');
+    expect(statSync(stamp).mtimeMs).toBe(built);
+  }, 120_000);
 });
