@@ -1,5 +1,5 @@
 import { lstatSync, readdirSync, realpathSync } from 'node:fs';
-import { join, relative, sep } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 
 /**
  * The symbolic links under `root` (as paths relative to it, with `/`) that lead outside it, or
@@ -26,4 +26,19 @@ export function linksLeavingFolder(root: string): string[] {
   };
   walk(root);
   return leaving;
+}
+
+/**
+ * Whether a path served from the folder really lies inside it, links resolved. Checked on every
+ * request, since a link inside the folder may lead to another that leaves it, and a link can be
+ * re-pointed while the server runs.
+ */
+export function staysInside(realRoot: string, root: string, path: string): boolean {
+  let target: string;
+  try {
+    target = realpathSync(resolve(root, `.${path.startsWith('/') ? '' : '/'}${path}`));
+  } catch {
+    return false;
+  }
+  return target.startsWith(realRoot + sep);
 }

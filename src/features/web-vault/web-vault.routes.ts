@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -8,7 +9,7 @@ import { access, enforceAccessRules, type Authenticator } from '../../http/acces
 import { appIdDocument, FIDO_TRUSTED_APPS_TYPE } from './app-id.js';
 import { StartupError } from '../../startup-error.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landing-page.js';
-import { linksLeavingFolder } from './outside-links.js';
+import { linksLeavingFolder, staysInside } from './outside-links.js';
 import { cacheControlFor, COMMON_HEADERS, isConnectorPage, webVaultCsp } from './security-headers.js';
 
 const tags = ['Web vault'];
@@ -29,6 +30,7 @@ type WebVaultOptions = { config: Pick<Config, 'publicUrl' | 'dataDir' | 'webVaul
 const webVaultFiles: FastifyPluginAsync<{ config: WebVaultOptions['config']; root: string }> = async (app, { config, root }) => {
   const csp = webVaultCsp(config.publicUrl);
   const leaving = linksLeavingFolder(root);
+  const realRoot = realpathSync(root);
   if (leaving.includes('index.html')) throw new StartupError('WEB_VAULT_DIR', `${root}/index.html links outside the folder; unpack the web vault there as plain files`);
   await app.register(fastifyStatic, {
     root,
@@ -39,6 +41,7 @@ const webVaultFiles: FastifyPluginAsync<{ config: WebVaultOptions['config']; roo
     // The generated app-id.json names this server; a copy shipped in the archive must not win.
     globIgnore: [...RESERVED_PREFIXES.map((prefix) => `${prefix}/**`), 'app-id.json', ...leaving.flatMap((link) => [link, `${link}/**`])],
     cacheControl: false,
+    allowedPath: (path) => staysInside(realRoot, root, path),
     setHeaders(res, path) {
       const file = relative(root, path).split(sep).join('/');
       for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);

@@ -36,6 +36,10 @@ function makeStandIn(root: string): string {
   symlinkSync('../../outside.txt', join(dir, 'app', 'deep-link.js'));
   symlinkSync('missing.js', join(dir, 'broken.js'));
   symlinkSync('app/main.1a2b3c4d.js', join(dir, 'main-alias.js'));
+  // A link that stays inside, to a folder holding a link that leaves.
+  mkdirSync(join(dir, 'inner'));
+  symlinkSync(join(root, 'outside-dir'), join(dir, 'inner', 'escape'));
+  symlinkSync('inner', join(dir, 'inner-alias'));
   return dir;
 }
 
@@ -148,7 +152,7 @@ describe('the web vault folder', () => {
   });
 
   it('serves no symbolic link that leads out of the folder, and follows those within it', async () => {
-    for (const path of ['/linked.txt', '/linked-dir/db.sqlite', '/app/deep-link.js', '/broken.js']) {
+    for (const path of ['/linked.txt', '/linked-dir/db.sqlite', '/app/deep-link.js', '/broken.js', '/inner/escape/db.sqlite', '/inner-alias/escape/db.sqlite']) {
       const res = await server.request('GET', path);
       expect(res.status, path).toBe(404);
       expect(res.text, path).not.toContain('outside the web vault');
