@@ -2,7 +2,7 @@
 // Builds dist/ from src/ only when a source file is newer than the last build, so `npm start`
 // does not spend ~15 s in tsc when nothing changed. Plain JavaScript: it runs before any build.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -30,9 +30,12 @@ if (!existsSync(tsc)) {
   process.exit(2);
 }
 if (!always) console.error('Building the server (src/ changed since the last build)…');
+// The stamp takes the time the build started: a file saved while tsc runs is newer, so it is built next time.
+const started = new Date();
 try {
   execFileSync(process.execPath, [tsc, '-p', join(root, 'tsconfig.build.json')], { stdio: 'inherit' });
 } catch {
   process.exit(1);
 }
-writeFileSync(stamp, `${new Date().toISOString()}\n`);
+writeFileSync(stamp, `${started.toISOString()}\n`);
+utimesSync(stamp, started, started);

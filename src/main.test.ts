@@ -79,6 +79,32 @@ describe('the server program', () => {
     await fresh.drop();
   }, 40_000);
 
+  it('stops at once, exiting 1, on a second signal while it drains', async () => {
+    // A broker that never answers holds /healthz/extended in flight for about two seconds.
+    blackhole = createServer(() => undefined);
+    await new Promise<void>((resolve) => blackhole!.listen(0, '127.0.0.1', resolve));
+    const address = blackhole.address();
+    const brokerPort = typeof address === 'object' && address ? address.port : 0;
+    const port = await freePort();
+    const run = start({
+      DATABASE_URL: 'sqlite::memory:',
+      PORT: String(port),
+      HEALTH_ENABLED: 'true',
+      AMQP_URL: `amqp://127.0.0.1:${brokerPort}`,
+      LOG_LEVEL: 'info',
+      SHUTDOWN_TIMEOUT_SECONDS: '60',
+    });
+    await waitForServer(`http://127.0.0.1:${port}`);
+    const inFlight = get(`http://127.0.0.1:${port}/api/healthz/extended`, undefined, 30_000);
+    await waitFor(() => run.output().includes('/api/healthz/extended'));
+    run.proc.kill('SIGINT');
+    await waitFor(() => run.output().includes('shutting down'));
+    run.proc.kill('SIGINT');
+    expect(await run.exited).toBe(1);
+    expect(run.output()).toContain('stopping at once');
+    expect(await inFlight).toBe(0);
+  }, 40_000);
+
   it('closes a connection that never sent a request at once on SIGTERM, and exits 0', async () => {
     const port = await freePort();
     const run = start({ DATABASE_URL: 'sqlite::memory:', PORT: String(port), SHUTDOWN_TIMEOUT_SECONDS: '20' });
@@ -91,10 +117,9 @@ describe('the server program', () => {
     silent.on('error', () => undefined);
     await new Promise((resolve) => silent.once('connect', resolve));
 
-    const stopping = Date.now();
+    // Without the fix the silent connection holds the drain until the timeout, which exits 1.
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
-    expect(Date.now() - stopping).toBeLessThan(5_000);
     agent.destroy();
   }, 40_000);
 
@@ -116,11 +141,10 @@ describe('the server program', () => {
       expect(await get(`http://127.0.0.1:${port}/api/alive`, agent, 3_000)).toBe(200);
     }
     agent.destroy();
-    const stopping = Date.now();
+    // Exit 0 means the drain finished before the 3 s timeout; a frozen process never exits at all.
     run.proc.kill('SIGTERM');
-    const code = await Promise.race([run.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 8_000))]);
+    const code = await Promise.race([run.exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
     expect(code).toBe(0);
-    expect(Date.now() - stopping).toBeLessThan(4_000);
   }, 60_000);
 
   describe('refuses to start with one line naming the setting and the cause, exit code 2', () => {

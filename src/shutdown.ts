@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 
 /**
  * Stops the server on SIGTERM or SIGINT: no new connections, in-flight requests finish, then the
- * database closes and the process exits 0; past `timeoutSeconds` it exits 1 anyway.
+ * database closes and the process exits 0; past `timeoutSeconds`, or on a second signal, it exits
+ * 1 anyway.
  *
  * Node's server.close() ends kept-alive connections once they are idle, but not one that was
  * opened and never carried a request (a browser's preconnect, a TLS handshake left waiting):
@@ -15,7 +16,11 @@ export function stopOnSignals(app: FastifyInstance, closeResources: () => Promis
   const connections = trackConnections(app.server);
   let stopping = false;
   const stop = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl-C means "now": the operator does not want to wait for the drain.
+      app.log.warn({ signal }, 'stopping at once: a second signal while draining');
+      process.exit(1);
+    }
     stopping = true;
     app.log.info({ signal }, 'shutting down: no new connections; draining in-flight requests');
     const force = setTimeout(() => {

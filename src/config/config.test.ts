@@ -56,6 +56,13 @@ describe('configuration', () => {
     expect(text).toContain('"eighty"');
   });
 
+  it('never repeats the password of a rejected URL', () => {
+    const text = problemsOf({ DATABASE_URL: 'postgress://strongroom:s3cret@db:5432/vault', REDIS_URL: 'http://:s3cret@cache' }).join('\n');
+    expect(text).toContain('DATABASE_URL: must be sqlite:<path> or postgres://user:pass@host:port/db (got "postgress://strongroom:(hidden)@db:5432/vault")');
+    expect(text).toContain('REDIS_URL:');
+    expect(text).not.toContain('s3cret');
+  });
+
   it('refuses a certificate without its key', () => {
     expect(problemsOf({ TLS_CERT_FILE: '/etc/cert.pem' }).join()).toContain('TLS_CERT_FILE and TLS_KEY_FILE');
   });

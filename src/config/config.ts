@@ -290,7 +290,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const error of Value.Errors(ConfigSchema, raw)) {
     const key = error.instancePath.replace(/^\//, '').split('/')[0] ?? '';
     if (!key) continue;
-    problems.push(`${envName(key)}: ${problemText(error, properties[key])} (got ${JSON.stringify(raw[key])})`);
+    problems.push(`${envName(key)}: ${problemText(error, properties[key])} (got ${shownValue(key, raw[key])})`);
   }
   const services = typeof raw.services === 'string' ? parseServices(raw.services) : [];
   if (typeof raw.services === 'string' && typeof services === 'string') {
@@ -433,6 +433,16 @@ function parseServices(text: string): ServiceName[] | string {
   }
   if (names.includes('all')) return names.length === 1 ? [...ALL_SERVICES] : `"all" cannot be combined with other services; ${allowed}`;
   return ALL_SERVICES.filter((name) => names.includes(name));
+}
+
+/**
+ * A rejected value as a problem message may show it: a secret setting not at all, and a URL
+ * without the password it may carry (a mistyped DATABASE_URL would otherwise put one in the log).
+ */
+function shownValue(key: string, value: unknown): string {
+  if (/password|secret/i.test(key)) return '(hidden)';
+  const text = JSON.stringify(value);
+  return typeof value === 'string' ? text.replace(/(\/\/[^/:@\s]*):[^@/\s]*@/, '$1:(hidden)@') : text;
 }
 
 /** One setting's problem in words: the allowed values of an enum, the expected form of a pattern. */

@@ -29,7 +29,7 @@ const docs = {
   register: {
     summary: 'Register an account',
     description:
-      "The interface spec's registration path on the API service: creates an account from the older registration body (master password hash, key, key pair, KDF settings defaulting to PBKDF2 600,000); current clients call the identity service's `/accounts/register/finish`. Refused when open registration is disabled, unless the email has a pending organization invitation. Access: anonymous.",
+      "The interface spec's registration path on the API service: creates an account from the older registration body (master password hash, key, key pair, KDF settings defaulting to PBKDF2 600,000); current clients call the identity service's `/accounts/register/finish`. While open registration is disabled, refused unless the body carries an organization invitation (`token` and `organizationUserId`). Access: anonymous.",
   },
   profile: {
     summary: 'Read the profile',

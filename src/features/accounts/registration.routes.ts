@@ -18,7 +18,8 @@ import type { AccountService } from './accounts.service.js';
 const tags = ['Accounts'];
 const anonymous = { config: { access: access.anonymous } };
 
-const CLOSED = 'Refused when open registration is disabled, unless the email has a pending organization invitation.';
+const CLOSED =
+  'While open registration is disabled, refused unless the body carries an organization invitation (its token and membership id, for a membership still invited under this email) or the email verification token of a `strongroom users invite` link.';
 
 const docs = {
   prelogin: {
@@ -28,7 +29,7 @@ const docs = {
   },
   sendVerificationEmail: {
     summary: 'Start a registration',
-    description: `With SMTP configured, mails the link that finishes the registration (PUBLIC_URL/#/finish-signup?token=…&email=…&fromEmail=true) and answers 204; an address that already has an account gets no mail and the same answer. Without SMTP, answers the signed token itself (valid 24 hours, carrying the name) as a JSON string, as the official server does when email verification is off. ${CLOSED} Access: anonymous.`,
+    description: `With SMTP configured, mails the link that finishes the registration (PUBLIC_URL/#/finish-signup?token=…&email=…&fromEmail=true) and answers 204; an address that already has an account gets no mail and the same answer. Without SMTP, answers the signed token itself (valid 24 hours, carrying the name) as a JSON string, as the official server does when email verification is off. Refused for every address while open registration is disabled, so it tells no one who is invited. Access: anonymous.`,
   },
   verificationEmailClicked: {
     summary: 'Check an opened registration link',

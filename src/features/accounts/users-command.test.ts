@@ -205,6 +205,15 @@ describe('strongroom users list', () => {
     expect(table[1]?.split(/\s{2,}/)).toEqual([ann?.id, 'ann@example.com', 'Ann', ann?.creation_date.slice(0, 19).replace('T', ' '), 'enabled', 'yes', '0']);
     expect(table[2]?.split(/\s{2,}/)).toEqual([bob?.id, 'bob@example.com', 'bob', bob?.creation_date.slice(0, 19).replace('T', ' '), 'disabled', 'no', '1']);
   });
+
+  it('shows control characters in names as escapes, never sending them to the terminal', async () => {
+    server = await startTestServer();
+    await registerAccount(server, { email: 'eve@example.com', name: 'Eve\u001b]52;c;ZXZpbA==\u0007' });
+    const out = (await users(server, ['list'])).stdout;
+    expect(out).toContain('Eve\\x1b]52;c;ZXZpbA==\\x07');
+    // eslint-disable-next-line no-control-regex -- the point of the test
+    expect(out).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f]/);
+  });
 });
 
 describe('strongroom users invite', () => {

@@ -1,11 +1,13 @@
 import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
+import Value from 'typebox/value';
 import { systemClock, type Clock } from '../../clock.js';
 import type { Config } from '../../config/config.js';
 import { engineOf, openDatabase, type Database } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrate.js';
 import { BadRequest, HttpError, NotFound } from '../../http/errors.js';
+import { Email } from '../../http/schemas.js';
 import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } from '../../shared/terminal-input.js';
 import { createFeatures, type Features } from '../../wiring.js';
 import type { UserRow } from './accounts.repository.js';
@@ -87,7 +89,6 @@ const usage = (message: string) => new CommandFailure(`${message} See "strongroo
 
 /** The official clients' minimum master password length. */
 const MIN_PASSWORD_LENGTH = 12;
-const EMAIL = /^[^\s@]+@[^\s@]+$/;
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INVITATION_DAYS = 5;
 
@@ -119,7 +120,7 @@ function emailOption(values: Values): string {
   const email = text(values, 'email');
   if (email === undefined) throw usage('--email is required.');
   const normalized = normalizeEmail(email);
-  if (normalized.length < 3 || normalized.length > 256 || !EMAIL.test(normalized)) {
+  if (!Value.Check(Email, normalized)) {
     throw new CommandFailure(`--email: "${email}" is not an email address.`, ExitCode.Usage);
   }
   return normalized;
@@ -277,7 +278,17 @@ async function targetUser(features: Features, target: unknown): Promise<UserRow>
   return user;
 }
 
+/**
+ * Text from accounts, shown on the operator's terminal: control characters (an escape sequence in
+ * a name someone registered) are shown as `\xNN`, never sent to the terminal.
+ */
+function printable(text: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
 function table(rows: string[][]): string {
+  rows = rows.map((row) => row.map(printable));
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => r[i]?.length ?? 0))) ?? [];
   return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
 }
