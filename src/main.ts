@@ -2,8 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, loadProcessConfig, type Config } from './config/config.js';
-import { openDatabase, type Database } from './db/database.js';
-import { migrateToLatest } from './db/migrate.js';
+import type { Database } from './db/database.js';
+import { DatabaseNotReady, openReadyDatabase } from './db/open.js';
 import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
 import { runUsersCommand } from './features/accounts/users-command.js';
 import { systemClock } from './clock.js';
@@ -88,51 +88,15 @@ async function serve(config: Config): Promise<void> {
   );
 }
 
-/** How long the database may take to answer its first query before the start is given up. */
-const DATABASE_CONNECT_TIMEOUT_MS = 15_000;
-
-/** Opens the database, checks that it answers and brings its schema up to date. */
+/** Opens the database for a command, naming the setting behind it when it cannot be made ready. */
 async function openMigratedDatabase(config: Config, poolSize: number): Promise<Database> {
-  const setting = config.databaseUrl === `sqlite:${config.dataDir.replace(/\/+$/, '')}/strongroom.sqlite` ? 'DATA_DIR' : 'DATABASE_URL';
-  const target = describeDatabase(config.databaseUrl);
-  let database: Database;
   try {
-    database = openDatabase(config.databaseUrl, { poolSize });
+    return await openReadyDatabase(config.databaseUrl, { poolSize });
   } catch (error) {
-    throw new StartupError(setting, `cannot open ${target}: ${causeOf(error)}`);
+    if (!(error instanceof DatabaseNotReady)) throw error;
+    const setting = config.databaseUrl === `sqlite:${config.dataDir.replace(/\/+$/, '')}/strongroom.sqlite` ? 'DATA_DIR' : 'DATABASE_URL';
+    throw new StartupError(setting, `${error.message}: ${causeOf(error.reason)}`);
   }
-  try {
-    await withTimeout(database.ping(), DATABASE_CONNECT_TIMEOUT_MS);
-  } catch (error) {
-    await database.close().catch(() => undefined);
-    throw new StartupError(setting, `cannot connect to ${target}: ${causeOf(error)}`);
-  }
-  try {
-    await migrateToLatest(database);
-  } catch (error) {
-    await database.close().catch(() => undefined);
-    throw new StartupError(setting, `cannot bring the schema of ${target} up to date: ${causeOf(error)}`);
-  }
-  return database;
-}
-
-/** The database in words, without its password. */
-function describeDatabase(url: string): string {
-  if (!url.startsWith('postgres')) return `the SQLite database ${url.slice('sqlite:'.length)}`;
-  try {
-    const parsed = new URL(url);
-    return `PostgreSQL at ${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
-  } catch {
-    return 'PostgreSQL';
-  }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 function listenProblem(config: Config, error: unknown): StartupError | undefined {

@@ -4,8 +4,8 @@ import { parseArgs } from 'node:util';
 import Value from 'typebox/value';
 import { systemClock, type Clock } from '../../clock.js';
 import type { Config } from '../../config/config.js';
-import { engineOf, openDatabase, type Database } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrate.js';
+import { engineOf, type Database } from '../../db/database.js';
+import { DATABASE_CONNECT_TIMEOUT_MS, DatabaseNotReady, openReadyDatabase } from '../../db/open.js';
 import { BadRequest, HttpError, NotFound } from '../../http/errors.js';
 import { Email } from '../../http/schemas.js';
 import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } from '../../shared/terminal-input.js';
@@ -68,7 +68,7 @@ export interface CommandIo {
 export interface UsersCommandDeps {
   config: Config;
   io: CommandIo;
-  /** A database to work on and leave open (one the caller already opened); by default the command opens DATABASE_URL. */
+  /** A database the caller opened and migrated, to work on and leave open; by default the command opens DATABASE_URL. */
   database?: Database;
   clock?: Clock;
   /** How long the database may take to answer its first query (15 s by default). */
@@ -215,29 +215,16 @@ async function openExisting(config: Config, connectTimeoutMs: number): Promise<D
       );
     }
   }
-  let database: Database | undefined;
   try {
-    database = openDatabase(url, { poolSize: 2 });
-    await answersWithin(database.ping(), connectTimeoutMs);
-    await migrateToLatest(database);
-    return database;
+    return await openReadyDatabase(url, { poolSize: 2, connectTimeoutMs });
   } catch (error) {
-    // Not awaited: closing a pool waits for a connection attempt that may never end.
-    void database?.close().catch(() => undefined);
-    throw new CommandFailure(`The database is unavailable: ${messageOf(error)}`, ExitCode.DatabaseUnavailable);
+    if (!(error instanceof DatabaseNotReady)) throw error;
+    // A migration that fails for another reason than the database going away will not mend
+    // itself by retrying later.
+    const unavailable = error.step !== 'migrate' || isDatabaseUnavailable(error.reason);
+    const code = unavailable ? ExitCode.DatabaseUnavailable : ExitCode.Internal;
+    throw new CommandFailure(`The database is unavailable: ${messageOf(error.reason)}`, code);
   }
-}
-
-/**
- * A host that drops packets, or a server that accepts and never answers, would otherwise hold
- * the command for minutes (the pool has no connection timeout of its own).
- */
-function answersWithin<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 async function readNewPassword(io: CommandIo): Promise<string> {
@@ -485,16 +472,7 @@ export async function runUsersCommand(argv: string[], deps: UsersCommandDeps): P
     }
     const prepared = await subcommand.prepare?.(values, io);
 
-    let database = deps.database;
-    if (database) {
-      try {
-        await migrateToLatest(database);
-      } catch (error) {
-        throw new CommandFailure(`The database is unavailable: ${messageOf(error)}`, ExitCode.DatabaseUnavailable);
-      }
-    } else {
-      database = opened = await openExisting(config, deps.connectTimeoutMs ?? 15_000);
-    }
+    const database = deps.database ?? (opened = await openExisting(config, deps.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS));
     features = createFeatures({ config, database, clock: deps.clock ?? systemClock });
     return await subcommand.run({ values, prepared, features, config, io });
   } catch (error) {

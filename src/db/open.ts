@@ -1,0 +1,74 @@
+import { openDatabase, type Database } from './database.js';
+import { migrateToLatest } from './migrate.js';
+
+/** How long the database may take to answer its first query: the pool itself never gives up. */
+export const DATABASE_CONNECT_TIMEOUT_MS = 15_000;
+
+const STEP_TEXT = {
+  open: (target: string) => `cannot open ${target}`,
+  connect: (target: string) => `cannot connect to ${target}`,
+  migrate: (target: string) => `cannot bring the schema of ${target} up to date`,
+};
+
+/**
+ * Why a database could not be made ready, and at which step: `open` and `connect` are the
+ * database's or its settings' fault (retry or fix the URL), `migrate` is a schema that cannot be
+ * brought up to date.
+ */
+export class DatabaseNotReady extends Error {
+  constructor(
+    readonly step: 'open' | 'connect' | 'migrate',
+    readonly target: string,
+    readonly reason: unknown,
+  ) {
+    super(STEP_TEXT[step](target));
+    this.name = 'DatabaseNotReady';
+  }
+}
+
+/**
+ * Opens the database, checks that it answers within `connectTimeoutMs` and brings its schema up
+ * to date: what the server and every operator command need before their first query.
+ */
+export async function openReadyDatabase(
+  url: string,
+  options: { poolSize: number; connectTimeoutMs?: number },
+): Promise<Database> {
+  const target = describeDatabase(url);
+  let database: Database;
+  try {
+    database = openDatabase(url, { poolSize: options.poolSize });
+  } catch (error) {
+    throw new DatabaseNotReady('open', target, error);
+  }
+  let step: 'connect' | 'migrate' = 'connect';
+  try {
+    await withTimeout(database.ping(), options.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS);
+    step = 'migrate';
+    await migrateToLatest(database);
+    return database;
+  } catch (error) {
+    // Not awaited: closing a pool waits for a connection attempt that may never end.
+    void database.close().catch(() => undefined);
+    throw new DatabaseNotReady(step, target, error);
+  }
+}
+
+/** The database in words, without its password. */
+export function describeDatabase(url: string): string {
+  if (!url.startsWith('postgres')) return `the SQLite database ${url.slice('sqlite:'.length)}`;
+  try {
+    const parsed = new URL(url);
+    return `PostgreSQL at ${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;
+  } catch {
+    return 'PostgreSQL';
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms / 1000} s`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
