@@ -13,7 +13,7 @@ const BACKSPACE = new Set(['\u007f', '\b']);
 /**
  * Reads one line from a terminal without echoing it (a password prompt). The prompt goes to
  * `prompt` (standard error), so standard output stays clean for what the command prints.
- * Ctrl-C, or Ctrl-D on an empty line, aborts.
+ * Ctrl-C, Ctrl-D on an empty line, or the end of the input aborts.
  */
 export function readHiddenLine(input: CommandInput, prompt: Writable, question: string): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -21,6 +21,8 @@ export function readHiddenLine(input: CommandInput, prompt: Writable, question: 
     let line = '';
     const finish = (error: Error | null, rest: string) => {
       input.off('data', onData);
+      input.off('end', onEnd);
+      input.off('error', onError);
       input.setRawMode?.(false);
       input.pause();
       // A paste can bring the next answer in the same chunk; leave it for the next read.
@@ -42,8 +44,14 @@ export function readHiddenLine(input: CommandInput, prompt: Writable, question: 
         else if (char >= ' ') line += char;
       }
     };
+    // A terminal that goes away mid-answer would otherwise leave the promise pending, and the
+    // process would end with nothing done and nothing said.
+    const onEnd = () => finish(new InputAborted('Standard input closed before an answer.'), '');
+    const onError = (error: Error) => finish(new InputAborted(`Cannot read standard input: ${error.message}`), '');
     prompt.write(question);
     input.setRawMode?.(true);
+    input.once('end', onEnd);
+    input.once('error', onError);
     input.on('data', onData);
     input.resume();
   });

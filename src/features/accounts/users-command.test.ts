@@ -37,6 +37,8 @@ interface RunOptions {
   config?: Partial<Config>;
   /** Let the command open config.databaseUrl itself instead of using the server's database. */
   ownDatabase?: boolean;
+  /** With `tty`: the terminal goes away after the input. */
+  closeTerminal?: boolean;
   connectTimeoutMs?: number;
 }
 
@@ -45,8 +47,9 @@ async function users(s: TestServer, argv: string[], options: RunOptions = {}) {
   const rawModes: boolean[] = [];
   if (options.tty) {
     Object.assign(stdin, { isTTY: true, setRawMode: (mode: boolean) => rawModes.push(mode) });
-    // A terminal stays open after the operator's answer.
+    // A terminal stays open after the operator's answer, unless the test closes it.
     if (options.input !== undefined) stdin.write(options.input);
+    if (options.closeTerminal) stdin.end();
   } else {
     stdin.end(options.input ?? '');
   }
@@ -101,6 +104,11 @@ describe('strongroom users create', () => {
     expect(cancelled.code).toBe(1);
     expect(cancelled.stderr).toBe('Master password: \nCancelled.\n');
     expect(cancelled.rawModes).toEqual([true, false]);
+
+    const gone = await users(s, ['create', '--email', 'tty@example.com'], { tty: true, input: 'half typed', closeTerminal: true });
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toBe('Master password: \nStandard input closed before an answer.\n');
+    expect(gone.rawModes).toEqual([true, false]);
 
     // Both answers in one chunk, as a paste delivers them; a typo taken back with backspace.
     const res = await users(s, ['create', '--email', 'tty@example.com', '--iterations', '700000'], { tty: true, input: `${PASSWORD}x\u007f\r${PASSWORD}\r` });
