@@ -99,7 +99,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const orgCiphers = createOrgCipherService(vault);
   const folders = createFolderService(vault);
   const devices = createDeviceService({ db });
-  const domainSettings = createDomainSettings({ db, clock });
+  const domainSettings = createDomainSettings({ db, clock, getUser: accounts.getUser });
   const sync = createSyncService({ db, cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });

@@ -1,5 +1,7 @@
 import type { Db } from '../../db/database.js';
+import Value from 'typebox/value';
 import { BadRequest, NotFound } from '../../http/errors.js';
+import { Email } from '../../http/schemas.js';
 import { findDevice } from '../accounts/accounts.repository.js';
 import { normalizeEmail } from '../accounts/kdf.js';
 import { findDevicesOfUser, isKnownDevice } from './devices.repository.js';
@@ -17,7 +19,7 @@ function decodeRequestEmail(header: string): string {
   }
   if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) throw BadRequest.field('X-Request-Email', 'The X-Request-Email header must be the base64url-encoded email.');
   const email = Buffer.from(text, 'base64').toString('utf8');
-  if (!/^[^\s@]+@[^\s@]+$/.test(email)) throw BadRequest.field('X-Request-Email', 'The X-Request-Email header must be the base64url-encoded email.');
+  if (!Value.Check(Email, email)) throw BadRequest.field('X-Request-Email', 'The X-Request-Email header must be the base64url-encoded email.');
   return normalizeEmail(email);
 }
 

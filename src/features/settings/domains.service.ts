@@ -1,18 +1,11 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { NotFound } from '../../http/errors.js';
-import { findUserById, updateUser, type UserRow } from '../accounts/accounts.repository.js';
+import { updateUser, type UserRow } from '../accounts/accounts.repository.js';
 import type { UpdateDomainsBody } from './domains.schemas.js';
 
 /** The user's equivalent domains (Settings > Domain rules), which autofill treats as one site. */
-export function createDomainSettings(deps: { db: Db; clock: Clock }) {
-  const { db, clock } = deps;
-  async function userOrThrow(userId: string): Promise<UserRow> {
-    const user = await findUserById(db, userId);
-    if (!user) throw new NotFound();
-    return user;
-  }
-
+export function createDomainSettings(deps: { db: Db; clock: Clock; getUser: (userId: string) => Promise<UserRow> }) {
+  const { db, clock, getUser: userOrThrow } = deps;
   return {
     get: userOrThrow,
 
