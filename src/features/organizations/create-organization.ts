@@ -41,9 +41,6 @@ export interface Founding {
 /** Checks the encrypted fields a founding request carries, naming the first bad one. */
 export function checkFoundingKeys(input: Pick<Founding, 'key' | 'keys' | 'collectionName'>): void {
   if (!isEncString(input.key)) throw BadRequest.field('key', 'The key field is not a valid encrypted string.');
-  if (input.keys && !isEncString(input.keys.encryptedPrivateKey)) {
-    throw BadRequest.field('keys.encryptedPrivateKey', 'The keys.encryptedPrivateKey field is not a valid encrypted string.');
-  }
   if (input.collectionName && !isEncString(input.collectionName)) {
     throw BadRequest.field('collectionName', 'The collectionName field is not a valid encrypted string.');
   }

@@ -2,7 +2,6 @@ import { Type, type Static } from 'typebox';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import { isEncString } from '../../http/enc-string.js';
 import { Nullable } from '../../http/schemas.js';
 import { countOccupiedSeats } from '../members/members.repository.js';
 import { findOrganization, memberUserIds, touchAccountRevisions, updateOrganization } from './organizations.repository.js';
@@ -54,9 +53,6 @@ export function createOrganizationKeys(deps: { db: Db; clock: Clock }) {
 
     /** Sets the pair once, as the official server does; replacing it would strand what members hold. */
     async set(organizationId: string, keys: Static<typeof OrganizationKeys>) {
-      if (!isEncString(keys.encryptedPrivateKey)) {
-        throw BadRequest.field('encryptedPrivateKey', 'The encryptedPrivateKey field is not a valid encrypted string.');
-      }
       return db.transaction().execute(async (tx) => {
         const org = await findOrganization(tx, organizationId);
         if (!org) throw new NotFound();

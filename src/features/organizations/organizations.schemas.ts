@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Email, Nullable } from '../../http/schemas.js';
+import { Email, EncString, Nullable } from '../../http/schemas.js';
 import { FEATURE_FLAGS, PlanType, tierOf, ProductTierType } from './plans.js';
 import type { OrganizationRow } from './organizations.repository.js';
 import { PERMISSION_FLAGS, type PermissionFlag } from './roles.js';
@@ -12,7 +12,7 @@ const OptionalText = (maxLength: number) => Type.Optional(Nullable(Type.String({
 export const OrganizationKeys = Type.Object({
   // Base64 of the key's SubjectPublicKeyInfo, which members encrypt to; nothing else is a key.
   publicKey: Type.String({ minLength: 1, maxLength: 10_000, pattern: '^[A-Za-z0-9+/]+={0,2}$' }),
-  encryptedPrivateKey: Enc,
+  encryptedPrivateKey: EncString(10_000),
 });
 
 /** POST /organizations: the spec's fields plus those the official web vault sends with them. */
