@@ -58,6 +58,11 @@ export const API_DOC_TAGS = [
   { name: 'Events', description: 'The organization\'s audit log.' },
   { name: 'Devices', description: 'The devices a user has logged in from, and the known-device check the login page makes.' },
   { name: 'Settings', description: 'A user\'s equivalent domains, which autofill treats as one site.' },
+  { name: 'Secrets', description: 'Secrets Manager secrets: values encrypted by the client, their version history and the trash.' },
+  { name: 'Projects', description: 'Secrets Manager projects, which group secrets and carry access to them.' },
+  { name: 'Machine accounts', description: 'Secrets Manager machine accounts (the official "service accounts") and their access tokens.' },
+  { name: 'Access policies', description: 'Who reaches Secrets Manager projects, secrets and machine accounts: people, groups and machine accounts.' },
+  { name: 'Secrets Manager', description: 'Secrets Manager counts, import and export, and the events of secrets, projects and machine accounts.' },
   {
     name: 'Not yet offered',
     description:

@@ -35,6 +35,7 @@ import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
 import { createOrganizationService } from './features/organizations/organizations.service.js';
 import { createOrganizationKeys } from './features/organizations/organization-keys.js';
+import { createSecretsManager } from './features/secrets-manager/secrets-manager.js';
 
 export interface WiringDeps {
   config: Config;
@@ -109,6 +110,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const organizations = createOrganizationService({ db, clock, hasher, audit });
   const organizationKeys = createOrganizationKeys({ db, clock });
   const { licenseIssuerPublicKeys, installationId } = config;
+  const secretsManager = createSecretsManager({ db, clock, audit, config });
   const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId });
 
   return {
@@ -139,6 +141,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     organizations,
     licenses,
     organizationKeys,
+    secretsManager,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();

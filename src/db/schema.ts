@@ -66,6 +66,8 @@ export interface EventsTable {
   secret_id: string | null;
   project_id: string | null;
   service_account_id: string | null;
+  /** The machine account an event is about (service_account_id is the acting one). */
+  granted_service_account_id: Generated<string | null>;
   device_type: number | null;
   ip_address: string | null;
   system_user: number | null;
@@ -258,6 +260,74 @@ export interface CollectionCiphersTable {
   cipher_id: string;
 }
 
+export interface ProjectsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  creation_date: string;
+  revision_date: string;
+}
+
+export interface SecretsTable {
+  id: string;
+  organization_id: string;
+  /** A secret is in at most one project. */
+  project_id: string | null;
+  key: string;
+  value: string;
+  note: string;
+  creation_date: string;
+  revision_date: string;
+  /** Set when the secret is in the trash. */
+  deleted_date: string | null;
+}
+
+export interface ServiceAccountsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  creation_date: string;
+  revision_date: string;
+}
+
+export interface AccessTokensTable {
+  id: string;
+  service_account_id: string;
+  name: string;
+  client_secret_hash: string;
+  /** JSON array of scopes, `["api.secrets"]`. */
+  scope: string;
+  encrypted_payload: string;
+  key: string;
+  expire_at: string | null;
+  creation_date: string;
+  revision_date: string;
+}
+
+/** One grantee column and one granted column are set per row. */
+export interface AccessPoliciesTable {
+  id: string;
+  organization_user_id: string | null;
+  group_id: string | null;
+  service_account_id: string | null;
+  granted_project_id: string | null;
+  granted_service_account_id: string | null;
+  granted_secret_id: string | null;
+  read: Bool;
+  write: Bool;
+  creation_date: string;
+  revision_date: string;
+}
+
+export interface SecretVersionsTable {
+  id: string;
+  secret_id: string;
+  value: string;
+  version_date: string;
+  editor_service_account_id: string | null;
+  editor_organization_user_id: string | null;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -278,4 +348,10 @@ export interface DB {
   cipher_user_settings: CipherUserSettingsTable;
   collection_ciphers: CollectionCiphersTable;
   vault_revisions: VaultRevisionsTable;
+  projects: ProjectsTable;
+  secrets: SecretsTable;
+  service_accounts: ServiceAccountsTable;
+  access_tokens: AccessTokensTable;
+  access_policies: AccessPoliciesTable;
+  secret_versions: SecretVersionsTable;
 }

@@ -5,6 +5,7 @@ import { identity } from './0002-identity.js';
 import { vault } from './0003-vault.js';
 import { organizations } from './0004-organizations.js';
 import { userDisabled } from './0005-user-disabled.js';
+import { secretsManager } from './0006-secrets-manager.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -14,5 +15,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0003-vault': vault(engine),
     '0004-organizations': organizations(engine),
     '0005-user-disabled': userDisabled(engine),
+    '0006-secrets-manager': secretsManager(engine),
   };
 }

@@ -20,7 +20,10 @@ export interface AuditEvent {
   actingUserId?: string | null;
   secretId?: string | null;
   projectId?: string | null;
+  /** The acting machine account. */
   serviceAccountId?: string | null;
+  /** The machine account the event is about. */
+  grantedServiceAccountId?: string | null;
   systemUser?: number | null;
   /** When the client says the event happened (client events); defaults to now. */
   date?: string;
@@ -58,6 +61,7 @@ export function createAuditLog({ clock }: { clock: Clock }): AuditLog {
         secret_id: e.secretId ?? null,
         project_id: e.projectId ?? null,
         service_account_id: e.serviceAccountId ?? null,
+        granted_service_account_id: e.grantedServiceAccountId ?? null,
         device_type: client?.deviceType ?? null,
         ip_address: client?.ipAddress ? client.ipAddress.slice(0, IP_ADDRESS_MAX) : null,
         system_user: e.systemUser ?? null,

@@ -35,7 +35,7 @@ export async function organizationEvents(db: Executor, filter: OrganizationEvent
   if (itemId) {
     query = query.where((eb) =>
       eb.or(
-        (['cipher_id', 'collection_id', 'group_id', 'policy_id', 'organization_user_id', 'secret_id', 'project_id', 'service_account_id'] as const).map((column) =>
+        (['cipher_id', 'collection_id', 'group_id', 'policy_id', 'organization_user_id', 'secret_id', 'project_id', 'service_account_id', 'granted_service_account_id'] as const).map((column) =>
           eb(column, '=', itemId),
         ),
       ),

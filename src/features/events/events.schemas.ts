@@ -40,7 +40,7 @@ export const EventResponse = Type.Object({
   secretId: NullableGuid,
   projectId: NullableGuid,
   serviceAccountId: NullableGuid,
-  grantedServiceAccountId: Type.Null(),
+  grantedServiceAccountId: NullableGuid,
   sendId: Type.Null(),
 });
 
@@ -68,7 +68,7 @@ export function toEventResponse(row: EventRow) {
     secretId: row.secret_id,
     projectId: row.project_id,
     serviceAccountId: row.service_account_id,
-    grantedServiceAccountId: null,
+    grantedServiceAccountId: row.granted_service_account_id ?? null,
     sendId: null,
   };
 }

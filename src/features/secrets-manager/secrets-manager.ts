@@ -1,0 +1,19 @@
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config/config.js';
+import type { Db } from '../../db/database.js';
+import type { AuditLog } from '../events/audit-log.js';
+
+export interface SecretsManagerDeps {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  config: Config;
+}
+
+/** Every Secrets Manager service, built once per app (one line per part). */
+export function createSecretsManager(deps: SecretsManagerDeps) {
+  void deps;
+  return {};
+}
+
+export type SecretsManager = ReturnType<typeof createSecretsManager>;

@@ -1,0 +1,164 @@
+import type { FastifyRequest } from 'fastify';
+import type { AccessRule, Principal } from '../../http/access.js';
+import { NotFound, Unauthorized } from '../../http/errors.js';
+import type { Executor } from '../events/audit-log.js';
+import { confirmedMembership } from '../organizations/org-access.js';
+import { OrganizationUserType } from '../organizations/roles.js';
+
+/**
+ * Who is acting in an organization's Secrets Manager, as the official server's access-client
+ * types see it:
+ * - `admin`: an owner or admin with Secrets Manager access; sees and manages everything;
+ * - `member`: any other member with Secrets Manager access; reaches what access policies grant
+ *   their membership and their groups;
+ * - `serviceAccount`: a machine account of the organization; reaches what policies grant it.
+ */
+export type SmCaller =
+  | { kind: 'admin'; organizationId: string; userId: string; organizationUserId: string }
+  | { kind: 'member'; organizationId: string; userId: string; organizationUserId: string; groupIds: readonly string[] }
+  | { kind: 'serviceAccount'; organizationId: string; serviceAccountId: string };
+
+export interface Rights {
+  read: boolean;
+  write: boolean;
+}
+
+export const NO_RIGHTS: Rights = Object.freeze({ read: false, write: false });
+export const ALL_RIGHTS: Rights = Object.freeze({ read: true, write: true });
+
+/** Highest wins: a grant through a group adds to the membership's own. */
+function union(a: Rights | undefined, b: Rights): Rights {
+  return a ? { read: a.read || b.read, write: a.write || b.write } : b;
+}
+
+/**
+ * The Secrets Manager routes' rule: a user token (scope `api`) or a machine-account token
+ * (scope `api.secrets`), as the official "secrets" policy accepts either. Which organization and
+ * which resources the caller reaches is decided per request by `smCaller` and the grants below.
+ */
+export const smAccess: AccessRule = {
+  name: 'secretsManager',
+  principals: ['user', 'serviceAccount'],
+  authorize(_request: FastifyRequest, principal: Principal) {
+    const scope = principal.kind === 'user' ? 'api' : 'api.secrets';
+    if (!principal.scopes.includes(scope)) throw new Unauthorized();
+  },
+};
+
+/** The caller of a Secrets Manager route. */
+export function smPrincipal(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Unauthorized();
+  return request.principal;
+}
+
+/**
+ * The caller's standing in `organizationId`'s Secrets Manager, or null when they have none
+ * (not a confirmed member, no `accessSecretsManager`, an organization without Secrets Manager
+ * or disabled, another organization's machine account). Callers answer null with 404.
+ */
+export async function smCaller(db: Executor, principal: Principal, organizationId: string): Promise<SmCaller | null> {
+  if (principal.kind === 'serviceAccount') {
+    // The token's resolver already checked that the account, its token and the organization stand.
+    return principal.organizationId === organizationId ? { kind: 'serviceAccount', organizationId, serviceAccountId: principal.serviceAccountId } : null;
+  }
+  if (principal.kind !== 'user') return null;
+  const membership = await confirmedMembership(db, organizationId, principal.userId);
+  if (!membership || !membership.accessSecretsManager) return null;
+  const org = await db.selectFrom('organizations').select('use_secrets_manager').where('id', '=', organizationId).executeTakeFirst();
+  if (!org?.use_secrets_manager) return null;
+  const base = { organizationId, userId: principal.userId, organizationUserId: membership.id };
+  if (membership.type === OrganizationUserType.Owner || membership.type === OrganizationUserType.Admin) return { kind: 'admin', ...base };
+  const groups = await db.selectFrom('group_users').select('group_id').where('organization_user_id', '=', membership.id).execute();
+  return { kind: 'member', ...base, groupIds: groups.map((g) => g.group_id) };
+}
+
+/** `smCaller`, or 404 exactly as for a resource that does not exist. */
+export async function requireSmCaller(db: Executor, principal: Principal, organizationId: string): Promise<SmCaller> {
+  const caller = await smCaller(db, principal, organizationId);
+  if (!caller) throw new NotFound();
+  return caller;
+}
+
+/** What the access policies naming a caller grant it, per granted resource. */
+export interface Grants {
+  projects: ReadonlyMap<string, Rights>;
+  secrets: ReadonlyMap<string, Rights>;
+  serviceAccounts: ReadonlyMap<string, Rights>;
+}
+
+const EMPTY_GRANTS: Grants = { projects: new Map(), secrets: new Map(), serviceAccounts: new Map() };
+
+/**
+ * Every policy naming the caller (their membership and groups, or the machine account), in one
+ * query, whatever the number of resources. Admins need none: they reach everything.
+ */
+export async function grantsOf(db: Executor, caller: SmCaller): Promise<Grants> {
+  if (caller.kind === 'admin') return EMPTY_GRANTS;
+  const rows = await db
+    .selectFrom('access_policies')
+    .select(['granted_project_id', 'granted_secret_id', 'granted_service_account_id', 'read', 'write'])
+    .where((eb) =>
+      caller.kind === 'serviceAccount'
+        ? eb('service_account_id', '=', caller.serviceAccountId)
+        : eb.or([
+            eb('organization_user_id', '=', caller.organizationUserId),
+            ...(caller.groupIds.length > 0 ? [eb('group_id', 'in', caller.groupIds)] : []),
+          ]),
+    )
+    .execute();
+  const projects = new Map<string, Rights>();
+  const secrets = new Map<string, Rights>();
+  const serviceAccounts = new Map<string, Rights>();
+  for (const row of rows) {
+    const rights = { read: Boolean(row.read), write: Boolean(row.write) };
+    if (row.granted_project_id) projects.set(row.granted_project_id, union(projects.get(row.granted_project_id), rights));
+    else if (row.granted_secret_id) secrets.set(row.granted_secret_id, union(secrets.get(row.granted_secret_id), rights));
+    else if (row.granted_service_account_id) serviceAccounts.set(row.granted_service_account_id, union(serviceAccounts.get(row.granted_service_account_id), rights));
+  }
+  return { projects, secrets, serviceAccounts };
+}
+
+/** A caller with the grants that decide its access, read once per request. */
+export interface SmAccess {
+  caller: SmCaller;
+  grants: Grants;
+}
+
+export async function smAccessOf(db: Executor, caller: SmCaller): Promise<SmAccess> {
+  return { caller, grants: await grantsOf(db, caller) };
+}
+
+/** Access to a project: admins everything, others what a policy on it grants. */
+export function projectRights(access: SmAccess, projectId: string): Rights {
+  if (access.caller.kind === 'admin') return ALL_RIGHTS;
+  return access.grants.projects.get(projectId) ?? NO_RIGHTS;
+}
+
+/** Access to a secret: through its project's policies and the policies on the secret itself. */
+export function secretRights(access: SmAccess, secret: { id: string; project_id: string | null }): Rights {
+  if (access.caller.kind === 'admin') return ALL_RIGHTS;
+  const direct = access.grants.secrets.get(secret.id) ?? NO_RIGHTS;
+  return secret.project_id ? union(direct, projectRights(access, secret.project_id)) : direct;
+}
+
+/**
+ * Access to a machine account: admins everything, members what a people policy on it grants
+ * (always read and write), machine accounts nothing (they do not manage machine accounts).
+ */
+export function serviceAccountRights(access: SmAccess, serviceAccountId: string): Rights {
+  if (access.caller.kind === 'admin') return ALL_RIGHTS;
+  if (access.caller.kind === 'serviceAccount') return NO_RIGHTS;
+  return access.grants.serviceAccounts.get(serviceAccountId) ?? NO_RIGHTS;
+}
+
+/** Who acted, as an audit event records it: the user, or the machine account. */
+export function actorOf(caller: SmCaller): { actingUserId: string | null; serviceAccountId: string | null } {
+  return caller.kind === 'serviceAccount' ? { actingUserId: null, serviceAccountId: caller.serviceAccountId } : { actingUserId: caller.userId, serviceAccountId: null };
+}
+
+/** Who changed a value, as a secret version records it: the membership, or the machine account. */
+export function editorOf(caller: SmCaller): { editor_organization_user_id: string | null; editor_service_account_id: string | null } {
+  return caller.kind === 'serviceAccount'
+    ? { editor_organization_user_id: null, editor_service_account_id: caller.serviceAccountId }
+    : { editor_organization_user_id: caller.organizationUserId, editor_service_account_id: null };
+}

@@ -1,0 +1,41 @@
+import type { Executor } from '../events/audit-log.js';
+
+/**
+ * Moves the revision date of every machine account that reaches the given secrets or projects
+ * (by a policy on the secret or on its project), in the writing transaction. The machine-account
+ * sync answers `hasChanges` by comparing its last sync with this date, as the official server does.
+ */
+export async function touchServiceAccountsReaching(
+  db: Executor,
+  targets: { secretIds?: readonly string[]; projectIds?: readonly string[] },
+  now: string,
+): Promise<void> {
+  const secretIds = [...new Set(targets.secretIds ?? [])];
+  const projectIds = [...new Set(targets.projectIds ?? [])];
+  if (secretIds.length === 0 && projectIds.length === 0) return;
+  await db
+    .updateTable('service_accounts')
+    .set({ revision_date: now })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('access_policies')
+        .select('service_account_id')
+        .where('service_account_id', 'is not', null)
+        .where((w) =>
+          w.or([
+            ...(secretIds.length > 0 ? [w('granted_secret_id', 'in', secretIds)] : []),
+            ...(projectIds.length > 0 ? [w('granted_project_id', 'in', projectIds)] : []),
+            ...(secretIds.length > 0
+              ? [w('granted_project_id', 'in', w.selectFrom('secrets').select('project_id').where('id', 'in', secretIds).where('project_id', 'is not', null))]
+              : []),
+          ]),
+        ),
+    )
+    .execute();
+}
+
+/** Moves the revision date of the given machine accounts (their access changed). */
+export async function touchServiceAccounts(db: Executor, ids: readonly string[], now: string): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('service_accounts').set({ revision_date: now }).where('id', 'in', [...new Set(ids)]).execute();
+}

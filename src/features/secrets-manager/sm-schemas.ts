@@ -1,0 +1,25 @@
+import { Type } from 'typebox';
+import { Guid, list } from '../../http/schemas.js';
+
+/** The most ids one bulk Secrets Manager call takes. */
+export const MAX_BULK_IDS = 1000;
+
+/** A bare JSON array of ids, as the official clients send bulk deletes (`["<id>", …]`). */
+export const IdArrayBody = Type.Array(Guid, { minItems: 1, maxItems: MAX_BULK_IDS, description: `1 to ${MAX_BULK_IDS} ids` });
+
+/** `{ ids: [...] }`, as the get-by-ids and revoke calls send them. */
+export const IdsObjectBody = Type.Object({ ids: IdArrayBody });
+
+/** The per-id answer of bulk calls; `error` is null on success. */
+export const BulkDeleteResult = Type.Object({
+  object: Type.Literal('BulkDeleteResponseModel'),
+  id: Guid,
+  error: Type.Union([Type.String(), Type.Null()]),
+});
+
+/** The official server's text for an id the caller may not act on. */
+export const ACCESS_DENIED = 'access denied';
+
+export function bulkResults(results: readonly { id: string; error: string | null }[]) {
+  return list(results.map(({ id, error }) => ({ object: 'BulkDeleteResponseModel' as const, id, error })));
+}
