@@ -16,6 +16,7 @@ let outsider: Actor;
 let stranger: Actor;
 let machineId: string;
 let machine: string;
+let foreignMachine: string;
 
 async function createProject(token: string, organizationId = orgId, name = ENC) {
   return server.request('POST', `/api/organizations/${organizationId}/projects`, { token, json: { name } });
@@ -48,6 +49,8 @@ beforeAll(async () => {
   outsider = await smActor(server, orgId, { accessSecretsManager: false });
   const other = await smOrg(server);
   stranger = other.owner;
+  const foreignId = await createMachineAccount(server, other.owner.token, other.orgId);
+  foreignMachine = await machineLogin(server, (await createAccessToken(server, other.owner.token, foreignId, other.orgKey)).accessToken);
   machineId = await createMachineAccount(server, owner.token, orgId);
   machine = await machineLogin(server, (await createAccessToken(server, owner.token, machineId, orgKey)).accessToken);
 });
@@ -120,9 +123,12 @@ describe('reading projects', () => {
 
   it('answers 404 to a member without access, another organization, a machine account without a grant, and an unknown id', async () => {
     const id = (await createProject(owner.token)).body.id as string;
-    for (const token of [outsider.token, stranger.token, machine]) {
+    for (const token of [outsider.token, stranger.token, machine, foreignMachine]) {
       expect((await server.request('GET', `/api/projects/${id}`, { token })).status).toBe(404);
+      expect((await server.request('PUT', `/api/projects/${id}`, { token, json: { name: ENC } })).status).toBe(404);
     }
+    expect((await server.request('GET', `/api/organizations/${orgId}/projects`, { token: foreignMachine })).status).toBe(404);
+    expect((await createProject(foreignMachine)).status).toBe(404);
     expect((await server.request('GET', `/api/projects/${randomUUID()}`, { token: owner.token })).status).toBe(404);
     expect((await server.request('GET', `/api/organizations/${orgId}/projects`, { token: outsider.token })).status).toBe(404);
     expect((await server.request('GET', `/api/organizations/${orgId}/projects`, { token: stranger.token })).status).toBe(404);
