@@ -36,6 +36,7 @@ import { createLicenseService } from './features/organizations/organization-lice
 import { createOrganizationService } from './features/organizations/organizations.service.js';
 import { createOrganizationKeys } from './features/organizations/organization-keys.js';
 import { createSecretsManager } from './features/secrets-manager/secrets-manager.js';
+import { API_KEY_PREFIX, secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
 
 export interface WiringDeps {
   config: Config;
@@ -60,7 +61,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     accessTokenLifetimeSeconds: config.accessTokenLifetimeSeconds,
     refreshTokenLifetimeDays: config.refreshTokenLifetimeDays,
     claimsProviders: [organizationClaims],
-    principalResolvers: { Organization: organizationPrincipalResolver(db) },
+    principalResolvers: { Organization: organizationPrincipalResolver(db), [SERVICE_ACCOUNT_CLAIM_TYPE]: serviceAccountPrincipalResolver(db, clock) },
   });
   const throttle = createLoginThrottle({
     clock,
@@ -81,6 +82,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     publicUrl: config.publicUrl,
     isSoleOwner,
   });
+  const machineGrant = secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager });
   const identity = createIdentityService({
     db,
     clock,
@@ -90,7 +92,9 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     throttle,
     clientCredentialGrants: {
       'organization.': organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }),
+      [API_KEY_PREFIX]: machineGrant,
     },
+    bareClientIdGrant: machineGrant,
   });
   const orgAccess = createOrgAccess(db);
   const vault = { db, audit, clock };

@@ -15,6 +15,7 @@ import {
   registerFinishBody,
   rsaDecryptEncString,
   rsaEncryptToEncString,
+  smAccessTokenKey,
   stretchMasterKey,
   symmetricKeyFrom,
   type KdfSettings,
@@ -220,5 +221,27 @@ describe('registerFinishBody', () => {
     expect(body.masterPasswordHint).toBe('hint');
     expect(body.emailVerificationToken).toBe('tok');
     expect(body.userSymmetricKey).toBe(account.encryptedUserKey);
+  });
+});
+
+describe('smAccessTokenKey', () => {
+  it('equals HKDF-SHA256 with salt "bitwarden-accesstoken" (Extract is that HMAC) and info "sm-access-token", split enc then mac', () => {
+    const secret = Buffer.from('000102030405060708090a0b0c0d0e0f', 'hex');
+    const expected = Buffer.from(hkdfSync('sha256', secret, 'bitwarden-accesstoken', 'sm-access-token', 64));
+    const key = smAccessTokenKey(secret);
+    expect(key.raw).toEqual(expected);
+    expect(key.encKey).toEqual(expected.subarray(0, 32));
+    expect(key.macKey).toEqual(expected.subarray(32));
+  });
+
+  it('uses the HMAC of the secret keyed by the label as the pseudo-random key', () => {
+    const secret = randomBytes(16);
+    const prk = createHmac('sha256', 'bitwarden-accesstoken').update(secret).digest();
+    const first = createHmac('sha256', prk).update('sm-access-token').update(Buffer.from([1])).digest();
+    expect(smAccessTokenKey(secret).encKey).toEqual(first);
+  });
+
+  it('refuses a secret that is not 16 bytes', () => {
+    expect(() => smAccessTokenKey(randomBytes(15))).toThrow(/16 bytes/);
   });
 });

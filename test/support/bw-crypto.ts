@@ -116,6 +116,18 @@ export function stretchMasterKey(masterKey: Buffer): SymmetricKey {
   return symmetricKeyFrom(Buffer.concat([encKey, macKey]));
 }
 
+/**
+ * The key a Secrets Manager access token carries after its `:`: Bitwarden's shareable-key
+ * derivation of the 16-byte secret, HMAC-SHA256 keyed "bitwarden-accesstoken" as the PRK, then
+ * HKDF-Expand with info "sm-access-token" to 64 bytes (encryption half, then MAC half), as the
+ * web app and the SDK derive it (official-clients.md §8.3).
+ */
+export function smAccessTokenKey(secret16: Buffer): SymmetricKey {
+  if (secret16.length !== 16) throw new Error(`access token secret must be 16 bytes, got ${secret16.length}`);
+  const prk = createHmac('sha256', 'bitwarden-accesstoken').update(secret16).digest();
+  return symmetricKeyFrom(hkdfExpandSha256(prk, 'sm-access-token', SYMMETRIC_KEY_BYTES));
+}
+
 function computeMac(key: SymmetricKey, iv: Buffer, ciphertext: Buffer): Buffer {
   return createHmac('sha256', key.macKey).update(iv).update(ciphertext).digest();
 }

@@ -64,6 +64,11 @@ export function createIdentityService(deps: {
   tokens: TokenService;
   throttle: LoginThrottle;
   clientCredentialGrants?: Record<string, ClientCredentialsGrant>;
+  /**
+   * A `client_id` without a dot that is not a first-party client: the bare access-token id the
+   * Secrets Manager SDK sends, as the official server routes it.
+   */
+  bareClientIdGrant?: ClientCredentialsGrant;
 }) {
   const { db, clock } = deps;
 
@@ -225,7 +230,8 @@ export function createIdentityService(deps: {
         case 'client_credentials': {
           const clientId = required(form, 'client_id');
           if (clientId.startsWith('user.')) return userApiKeyGrant(form, clientId, client);
-          const grant = Object.entries(deps.clientCredentialGrants ?? {}).find(([prefix]) => clientId.startsWith(prefix))?.[1];
+          const bare = !clientId.includes('.') && !STATIC_CLIENTS.has(clientId);
+          const grant = bare ? deps.bareClientIdGrant : Object.entries(deps.clientCredentialGrants ?? {}).find(([prefix]) => clientId.startsWith(prefix))?.[1];
           if (!grant) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
           return grant(form, client);
         }

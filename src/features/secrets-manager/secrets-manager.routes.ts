@@ -1,5 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { projectRoutes } from './projects.routes.js';
 import type { SecretsManager } from './secrets-manager.js';
+import { serviceAccountRoutes } from './service-accounts.routes.js';
+import { smCountsRoutes } from './sm-counts.routes.js';
 
 /**
  * The Secrets Manager routes (secrets, versions, trash, projects, machine accounts and their
@@ -7,6 +10,7 @@ import type { SecretsManager } from './secrets-manager.js';
  * `SECRETS_MANAGER` edition setting is on; otherwise every one of them answers 404.
  */
 export const secretsManagerRoutes: FastifyPluginAsync<{ sm: SecretsManager }> = async (app, { sm }) => {
-  void app;
-  void sm;
+  await app.register(projectRoutes, { projects: sm.projects });
+  await app.register(serviceAccountRoutes, { serviceAccounts: sm.serviceAccounts });
+  await app.register(smCountsRoutes, { counts: sm.counts });
 };

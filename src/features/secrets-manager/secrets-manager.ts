@@ -2,6 +2,9 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { AuditLog } from '../events/audit-log.js';
+import { createProjectService } from './projects.service.js';
+import { createServiceAccountService } from './service-accounts.service.js';
+import { createCountsService } from './sm-counts.service.js';
 
 export interface SecretsManagerDeps {
   db: Db;
@@ -12,8 +15,10 @@ export interface SecretsManagerDeps {
 
 /** Every Secrets Manager service, built once per app (one line per part). */
 export function createSecretsManager(deps: SecretsManagerDeps) {
-  void deps;
-  return {};
+  const projects = createProjectService(deps);
+  const serviceAccounts = createServiceAccountService(deps);
+  const counts = createCountsService({ db: deps.db, projects, serviceAccounts });
+  return { projects, serviceAccounts, counts };
 }
 
 export type SecretsManager = ReturnType<typeof createSecretsManager>;

@@ -1,0 +1,59 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { clientContext } from '../../http/request-context.js';
+import type { RouteDoc } from '../../http/route-docs.js';
+import { list, ListOf, normalizeGuid } from '../../http/schemas.js';
+import { OrganizationParams, ProjectBody, ProjectIdParams, ProjectResponse } from './projects.schemas.js';
+import type { ProjectService } from './projects.service.js';
+import { smAccess, smPrincipal } from './sm-access.js';
+import { BulkDeleteResult, bulkResults, IdArrayBody } from './sm-schemas.js';
+
+const tags = ['Projects'];
+
+const ACCESS =
+  "Access: a user token (scope api) of a confirmed member with Secrets Manager access in an organization that has it, or a machine account token (scope api.secrets) of the organization (`secretsManager`); anyone else gets 404, as for a missing id.";
+
+const docs = {
+  list: {
+    summary: "List an organization's projects",
+    description: `Answers the projects the caller can read, each with the caller's read and write: owners and admins all of them, members and machine accounts those their access policies (their own or their groups') grant. ${ACCESS}`,
+  },
+  create: {
+    summary: 'Create a project',
+    description: `Creates a project with an encrypted name (at most 1000 characters) and records Project_Created (2201). Owners, admins, members and machine accounts may create one; a creator who is not an admin receives read and write on it. ${ACCESS}`,
+  },
+  get: { summary: 'Read a project', description: `Answers one project with the caller's read and write; 404 when the caller cannot read it. ${ACCESS}` },
+  update: {
+    summary: 'Rename a project',
+    description: `Changes a project's encrypted name and records Project_Edited (2202); needs write access to it (404 otherwise). ${ACCESS}`,
+  },
+  delete: {
+    summary: 'Delete projects',
+    description: `Deletes the projects among 1 to 1000 ids that the caller may write and answers one {id, error} per id: error null when deleted, "access denied" otherwise. Their secrets stay, without project. Records Project_Deleted (2203) for each. An unknown id or ids of several organizations answer 404 and delete nothing. ${ACCESS}`,
+  },
+} satisfies Record<string, RouteDoc>;
+
+/** Secrets Manager projects. */
+export const projectRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectService }> = async (app, { projects }) => {
+  const config = { access: smAccess };
+  const base = '/organizations/:organizationId/projects';
+
+  app.get(base, { config, schema: { tags, ...docs.list, params: OrganizationParams, response: { 200: ListOf(ProjectResponse) } } }, async (request) =>
+    list(await projects.list(smPrincipal(request), normalizeGuid(request.params.organizationId))),
+  );
+
+  app.post(base, { config, schema: { tags, ...docs.create, params: OrganizationParams, body: ProjectBody, response: { 200: ProjectResponse } } }, async (request) =>
+    projects.create(smPrincipal(request), normalizeGuid(request.params.organizationId), request.body, clientContext(request)),
+  );
+
+  app.get('/projects/:id', { config, schema: { tags, ...docs.get, params: ProjectIdParams, response: { 200: ProjectResponse } } }, async (request) =>
+    projects.get(smPrincipal(request), normalizeGuid(request.params.id)),
+  );
+
+  app.put('/projects/:id', { config, schema: { tags, ...docs.update, params: ProjectIdParams, body: ProjectBody, response: { 200: ProjectResponse } } }, async (request) =>
+    projects.update(smPrincipal(request), normalizeGuid(request.params.id), request.body, clientContext(request)),
+  );
+
+  app.post('/projects/delete', { config, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
+    bulkResults(await projects.delete(smPrincipal(request), request.body.map(normalizeGuid), clientContext(request))),
+  );
+};

@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import type { Principal } from '../../http/access.js';
+import { NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import type { AuditEvent, AuditLog } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projectsByIds, projectsOfOrganization, renameProject } from './projects.repository.js';
+import { toProjectResponse, type ProjectBody, type ProjectRow } from './projects.schemas.js';
+import { ACCESS_DENIED } from './sm-schemas.js';
+import { actorOf, ALL_RIGHTS, projectRights, requireSmCaller, smAccessOf, type SmAccess, type SmCaller } from './sm-access.js';
+import { touchServiceAccounts, touchServiceAccountsReaching } from './sm-revisions.js';
+
+function projectEvent(caller: SmCaller, type: EventType, project: ProjectRow): AuditEvent {
+  return { type, organizationId: project.organization_id, projectId: project.id, ...actorOf(caller) };
+}
+
+export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
+  const { db, clock, audit } = deps;
+
+  /** The project with the caller's access to it; 404 when it is missing or they cannot read it. */
+  async function readable(principal: Principal, id: string): Promise<{ project: ProjectRow; access: SmAccess }> {
+    const project = await findProject(db, id);
+    if (!project) throw new NotFound();
+    const access = await smAccessOf(db, await requireSmCaller(db, principal, project.organization_id));
+    if (!projectRights(access, project.id).read) throw new NotFound();
+    return { project, access };
+  }
+
+  return {
+    readable,
+
+    async list(principal: Principal, organizationId: string) {
+      const access = await smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+      const projects = await projectsOfOrganization(db, organizationId);
+      return projects.flatMap((p) => {
+        const rights = projectRights(access, p.id);
+        return rights.read ? [toProjectResponse(p, rights)] : [];
+      });
+    },
+
+    async get(principal: Principal, id: string) {
+      const { project, access } = await readable(principal, id);
+      return toProjectResponse(project, projectRights(access, project.id));
+    },
+
+    /**
+     * Admins, members and machine accounts may create projects. A creator who is not an admin
+     * receives read and write on it, as the official server grants, or could not see it.
+     */
+    async create(principal: Principal, organizationId: string, body: ProjectBody, client: ClientContext) {
+      const caller = await requireSmCaller(db, principal, organizationId);
+      const now = clock.now().toISOString();
+      const row: ProjectRow = { id: randomUUID(), organization_id: organizationId, name: body.name, creation_date: now, revision_date: now };
+      await db.transaction().execute(async (tx) => {
+        await insertProject(tx, row);
+        if (caller.kind !== 'admin') {
+          await insertCreatorPolicy(tx, {
+            id: randomUUID(),
+            organization_user_id: caller.kind === 'member' ? caller.organizationUserId : null,
+            service_account_id: caller.kind === 'serviceAccount' ? caller.serviceAccountId : null,
+            group_id: null,
+            granted_project_id: row.id,
+            granted_service_account_id: null,
+            granted_secret_id: null,
+            read: true,
+            write: true,
+            creation_date: now,
+            revision_date: now,
+          });
+        }
+        if (caller.kind === 'serviceAccount') await touchServiceAccounts(tx, [caller.serviceAccountId], now);
+        await audit.record(tx, client, projectEvent(caller, EventType.Project_Created, row));
+      });
+      return toProjectResponse(row, ALL_RIGHTS);
+    },
+
+    async update(principal: Principal, id: string, body: ProjectBody, client: ClientContext) {
+      const { project, access } = await readable(principal, id);
+      if (!projectRights(access, project.id).write) throw new NotFound();
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await renameProject(tx, project.id, body.name, now);
+        // Machine accounts see the project's name with its secrets.
+        await touchServiceAccountsReaching(tx, { projectIds: [project.id] }, now);
+        await audit.record(tx, client, projectEvent(access.caller, EventType.Project_Edited, project));
+      });
+      return toProjectResponse({ ...project, name: body.name, revision_date: now }, ALL_RIGHTS);
+    },
+
+    /**
+     * Deletes the projects the caller may write and answers one result per id; the others get
+     * "access denied". As the official server does, an unknown id or ids of several
+     * organizations answer 404 and nothing is deleted.
+     */
+    async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
+      const wanted = [...new Set(ids)];
+      const projects = await projectsByIds(db, wanted);
+      const organizationId = projects[0]?.organization_id;
+      if (!organizationId || projects.length !== wanted.length || projects.some((p) => p.organization_id !== organizationId)) throw new NotFound();
+      const access = await smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+      const byId = new Map(projects.map((p) => [p.id, p]));
+      const deletable = wanted.filter((id) => projectRights(access, id).write);
+      const now = clock.now().toISOString();
+      if (deletable.length > 0) {
+        await db.transaction().execute(async (tx) => {
+          // Before the delete: its policies, which say who reached it, go with it.
+          await touchServiceAccountsReaching(tx, { projectIds: deletable }, now);
+          await deleteProjects(tx, deletable, now);
+          await audit.record(tx, client, deletable.map((id) => projectEvent(access.caller, EventType.Project_Deleted, byId.get(id) as ProjectRow)));
+        });
+      }
+      const allowed = new Set(deletable);
+      return wanted.map((id) => ({ id, error: allowed.has(id) ? null : ACCESS_DENIED }));
+    },
+  };
+}
+
+export type ProjectService = ReturnType<typeof createProjectService>;

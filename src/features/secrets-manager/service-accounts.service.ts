@@ -1,0 +1,199 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import type { Principal } from '../../http/access.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import type { AuditEvent, AuditLog } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { insertCreatorPolicy } from './projects.repository.js';
+import {
+  accessTokensOf,
+  deleteServiceAccounts,
+  findServiceAccount,
+  insertAccessToken,
+  insertServiceAccount,
+  renameServiceAccount,
+  revokeAccessTokens,
+  secretsReachedBy,
+  serviceAccountsByIds,
+  serviceAccountsOfOrganization,
+} from './service-accounts.repository.js';
+import {
+  toAccessTokenCreation,
+  toAccessTokenResponse,
+  toServiceAccountDetails,
+  toServiceAccountResponse,
+  type AccessTokenCreateBody,
+  type AccessTokenRow,
+  type ServiceAccountBody,
+  type ServiceAccountRow,
+} from './service-accounts.schemas.js';
+import { requireSmCaller, serviceAccountRights, smAccessOf, type SmAccess, type SmCaller } from './sm-access.js';
+import { hashClientSecret, SECRETS_SCOPE } from './sm-identity.js';
+import { ACCESS_DENIED } from './sm-schemas.js';
+
+const SECRET_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+const CLIENT_SECRET_LENGTH = 30;
+/** The largest multiple of the alphabet's size a byte can hold; bytes above it are redrawn. */
+const UNBIASED_LIMIT = 256 - (256 % SECRET_ALPHABET.length);
+
+/** 30 letters and digits, each drawn uniformly from a cryptographic source (no modulo bias). */
+export function generateClientSecret(): string {
+  let secret = '';
+  while (secret.length < CLIENT_SECRET_LENGTH) {
+    for (const byte of randomBytes(CLIENT_SECRET_LENGTH)) {
+      if (byte < UNBIASED_LIMIT && secret.length < CLIENT_SECRET_LENGTH) secret += SECRET_ALPHABET[byte % SECRET_ALPHABET.length];
+    }
+  }
+  return secret;
+}
+
+export const PAST_EXPIRATION = 'Please select an expiration date that is in the future.';
+
+function accountEvent(caller: SmCaller & { kind: 'admin' | 'member' }, type: EventType, account: ServiceAccountRow): AuditEvent {
+  return { type, organizationId: account.organization_id, grantedServiceAccountId: account.id, actingUserId: caller.userId };
+}
+
+export function createServiceAccountService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
+  const { db, clock, audit } = deps;
+
+  /** The machine account with the caller's access; 404 when missing or not readable. */
+  async function readable(principal: Principal, id: string): Promise<{ account: ServiceAccountRow; access: SmAccess }> {
+    const account = await findServiceAccount(db, id);
+    if (!account) throw new NotFound();
+    const access = await smAccessOf(db, await requireSmCaller(db, principal, account.organization_id));
+    if (!serviceAccountRights(access, account.id).read) throw new NotFound();
+    return { account, access };
+  }
+
+  async function writable(principal: Principal, id: string): Promise<{ account: ServiceAccountRow; access: SmAccess }> {
+    const found = await readable(principal, id);
+    if (!serviceAccountRights(found.access, id).write) throw new NotFound();
+    return found;
+  }
+
+  return {
+    readable,
+
+    async list(principal: Principal, organizationId: string, includeAccessToSecrets: boolean) {
+      const access = await smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+      const accounts = (await serviceAccountsOfOrganization(db, organizationId)).filter((a) => serviceAccountRights(access, a.id).read);
+      const reached = includeAccessToSecrets ? await secretsReachedBy(db, organizationId, accounts.map((a) => a.id)) : new Map<string, number>();
+      return accounts.map((a) => toServiceAccountDetails(a, reached.get(a.id) ?? 0));
+    },
+
+    async get(principal: Principal, id: string) {
+      return toServiceAccountResponse((await readable(principal, id)).account);
+    },
+
+    /**
+     * Users create machine accounts, machine accounts do not. A member who is not an admin
+     * receives the read+write people policy on it, or could not manage what they made.
+     */
+    async create(principal: Principal, organizationId: string, body: ServiceAccountBody, client: ClientContext) {
+      const caller = await requireSmCaller(db, principal, organizationId);
+      if (caller.kind === 'serviceAccount') throw new NotFound();
+      const now = clock.now().toISOString();
+      const row: ServiceAccountRow = { id: randomUUID(), organization_id: organizationId, name: body.name, creation_date: now, revision_date: now };
+      await db.transaction().execute(async (tx) => {
+        await insertServiceAccount(tx, row);
+        const events = [accountEvent(caller, EventType.ServiceAccount_Created, row)];
+        if (caller.kind === 'member') {
+          await insertCreatorPolicy(tx, {
+            id: randomUUID(),
+            organization_user_id: caller.organizationUserId,
+            service_account_id: null,
+            group_id: null,
+            granted_project_id: null,
+            granted_service_account_id: row.id,
+            granted_secret_id: null,
+            read: true,
+            write: true,
+            creation_date: now,
+            revision_date: now,
+          });
+          events.push({ ...accountEvent(caller, EventType.ServiceAccount_UserAdded, row), organizationUserId: caller.organizationUserId });
+        }
+        await audit.record(tx, client, events);
+      });
+      return toServiceAccountResponse(row);
+    },
+
+    /** Renames; the official server records no event for it. */
+    async update(principal: Principal, id: string, body: ServiceAccountBody) {
+      const { account } = await writable(principal, id);
+      const now = clock.now().toISOString();
+      await renameServiceAccount(db, account.id, body.name, now);
+      return toServiceAccountResponse({ ...account, name: body.name, revision_date: now });
+    },
+
+    /**
+     * Deletes the machine accounts the caller may write (with their tokens, which stop working
+     * at once) and answers one result per id. An unknown id, ids of several organizations, or
+     * a machine account as caller answer 404, as the official server does.
+     */
+    async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
+      const wanted = [...new Set(ids)];
+      const accounts = await serviceAccountsByIds(db, wanted);
+      const organizationId = accounts[0]?.organization_id;
+      if (!organizationId || accounts.length !== wanted.length || accounts.some((a) => a.organization_id !== organizationId)) throw new NotFound();
+      const access = await smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+      const caller = access.caller;
+      if (caller.kind === 'serviceAccount') throw new NotFound();
+      const byId = new Map(accounts.map((a) => [a.id, a]));
+      const deletable = wanted.filter((id) => serviceAccountRights(access, id).write);
+      if (deletable.length > 0) {
+        await db.transaction().execute(async (tx) => {
+          await deleteServiceAccounts(tx, deletable);
+          await audit.record(tx, client, deletable.map((id) => accountEvent(caller, EventType.ServiceAccount_Deleted, byId.get(id) as ServiceAccountRow)));
+        });
+      }
+      const allowed = new Set(deletable);
+      return wanted.map((id) => ({ id, error: allowed.has(id) ? null : ACCESS_DENIED }));
+    },
+
+    async listTokens(principal: Principal, id: string) {
+      const { account } = await readable(principal, id);
+      return (await accessTokensOf(db, account.id)).map(toAccessTokenResponse);
+    },
+
+    /**
+     * Makes a token with a server-generated client secret, answered once and stored only as
+     * its SHA-256 hash. The name, payload and key are the client's ciphertext.
+     */
+    async createToken(principal: Principal, id: string, body: AccessTokenCreateBody) {
+      const { account } = await writable(principal, id);
+      const now = clock.now();
+      let expireAt: string | null = null;
+      if (body.expireAt) {
+        const at = new Date(body.expireAt);
+        if (at.getTime() <= now.getTime()) throw BadRequest.field('expireAt', PAST_EXPIRATION);
+        expireAt = at.toISOString();
+      }
+      const clientSecret = generateClientSecret();
+      const row: AccessTokenRow = {
+        id: randomUUID(),
+        service_account_id: account.id,
+        name: body.name,
+        client_secret_hash: hashClientSecret(clientSecret),
+        scope: JSON.stringify([SECRETS_SCOPE]),
+        encrypted_payload: body.encryptedPayload,
+        key: body.key,
+        expire_at: expireAt,
+        creation_date: now.toISOString(),
+        revision_date: now.toISOString(),
+      };
+      await insertAccessToken(db, row);
+      return toAccessTokenCreation(row, clientSecret);
+    },
+
+    /** Deletes the listed tokens of this machine account; ids of other tokens are ignored. */
+    async revokeTokens(principal: Principal, id: string, ids: readonly string[]) {
+      const { account } = await writable(principal, id);
+      await revokeAccessTokens(db, account.id, ids);
+    },
+  };
+}
+
+export type ServiceAccountService = ReturnType<typeof createServiceAccountService>;

@@ -1,0 +1,116 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { JWTPayload } from 'jose';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import type { Principal } from '../../http/access.js';
+import { OAuthError } from '../../http/error-handler.js';
+import type { Executor } from '../events/audit-log.js';
+import type { ClientCredentialsGrant } from '../identity/identity.service.js';
+import type { SigningKeys } from '../identity/signing-keys.js';
+import { ACCESS_TOKEN_TYP, type PrincipalResolver } from '../identity/tokens.js';
+
+/** The scope of a machine account's token, and the only one its access tokens grant. */
+export const SECRETS_SCOPE = 'api.secrets';
+
+/** The `type` claim of a machine account's token; the SDK and our resolver key on it. */
+export const SERVICE_ACCOUNT_CLAIM_TYPE = 'ServiceAccount';
+
+/** The official lifetime of a machine account's access token. */
+export const MACHINE_TOKEN_LIFETIME_SECONDS = 3600;
+
+/** The `client_id` form the official server also accepts besides the bare token id. */
+export const API_KEY_PREFIX = 'apikey.';
+
+const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** How a client secret is kept: base64(SHA-256(UTF-8 secret)), as the official server hashes it. */
+export function hashClientSecret(secret: string): string {
+  return createHash('sha256').update(secret, 'utf8').digest('base64');
+}
+
+/**
+ * An access token that may be used now: it exists, has not expired, and its machine account's
+ * organization is enabled and has Secrets Manager. One query, made at login and on every request.
+ */
+export async function standingAccessToken(db: Executor, tokenId: string, now: string) {
+  const row = await db
+    .selectFrom('access_tokens')
+    .innerJoin('service_accounts', 'service_accounts.id', 'access_tokens.service_account_id')
+    .innerJoin('organizations', 'organizations.id', 'service_accounts.organization_id')
+    .select([
+      'access_tokens.id',
+      'access_tokens.client_secret_hash',
+      'access_tokens.encrypted_payload',
+      'access_tokens.expire_at',
+      'service_accounts.id as service_account_id',
+      'service_accounts.organization_id',
+      'organizations.enabled',
+      'organizations.use_secrets_manager',
+    ])
+    .where('access_tokens.id', '=', tokenId)
+    .executeTakeFirst();
+  if (!row || !row.enabled || !row.use_secrets_manager) return null;
+  // Compared as instants: PostgreSQL and SQLite may render the stored timestamp differently.
+  if (row.expire_at !== null && new Date(row.expire_at).getTime() <= new Date(now).getTime()) return null;
+  return row;
+}
+
+const INVALID_CLIENT = new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
+
+/** The token id a `client_id` names: the bare id the SDK sends, or `apikey.<id>`. */
+function tokenIdOf(clientId: string): string | null {
+  const id = (clientId.startsWith(API_KEY_PREFIX) ? clientId.slice(API_KEY_PREFIX.length) : clientId).toLowerCase();
+  return GUID.test(id) ? id : null;
+}
+
+/**
+ * `client_credentials` for a machine account's access token, scope `api.secrets`. Without the
+ * Secrets Manager edition the scope itself is refused, so a client learns why rather than
+ * being told its credentials are wrong.
+ */
+export function secretsManagerGrant(deps: { db: Db; clock: Clock; keys: SigningKeys; enabled: boolean }): ClientCredentialsGrant {
+  return async (form) => {
+    const scope = form.scope ?? SECRETS_SCOPE;
+    if (!deps.enabled) throw new OAuthError('invalid_scope', 'Secrets Manager is not offered by this server, so the api.secrets scope cannot be granted.');
+    if (scope !== SECRETS_SCOPE) throw new OAuthError('invalid_scope', 'A machine account access token grants the api.secrets scope only.');
+    const tokenId = tokenIdOf(form.client_id ?? '');
+    const presented = Buffer.from(hashClientSecret(form.client_secret ?? ''));
+    const row = tokenId ? await standingAccessToken(deps.db, tokenId, deps.clock.now().toISOString()) : null;
+    const stored = Buffer.from(row?.client_secret_hash ?? '');
+    // Both sides are base64 of 32 bytes when the token exists; the length test only fails for a missing one.
+    if (!row || stored.length !== presented.length || !timingSafeEqual(stored, presented)) throw INVALID_CLIENT;
+    const accessToken = await deps.keys.sign(
+      { sub: row.service_account_id, type: SERVICE_ACCOUNT_CLAIM_TYPE, organization: row.organization_id, client_id: row.id, scope: [SECRETS_SCOPE] },
+      { typ: ACCESS_TOKEN_TYP, expiresInSeconds: MACHINE_TOKEN_LIFETIME_SECONDS },
+    );
+    return {
+      access_token: accessToken,
+      expires_in: MACHINE_TOKEN_LIFETIME_SECONDS,
+      token_type: 'Bearer',
+      scope: SECRETS_SCOPE,
+      encrypted_payload: row.encrypted_payload,
+    };
+  };
+}
+
+/**
+ * A machine account's bearer token -> its principal, re-reading the access token on every
+ * request: a revoked or expired token, a deleted machine account, or an organization that lost
+ * Secrets Manager stops working at once, with no cache to wait out.
+ */
+export function serviceAccountPrincipalResolver(db: Db, clock: Clock): PrincipalResolver {
+  return async (payload: JWTPayload): Promise<Principal | null> => {
+    const tokenId = typeof payload.client_id === 'string' ? payload.client_id : '';
+    if (!GUID.test(tokenId)) return null;
+    const row = await standingAccessToken(db, tokenId, clock.now().toISOString());
+    if (!row || row.service_account_id !== payload.sub || row.organization_id !== payload.organization) return null;
+    return {
+      kind: 'serviceAccount',
+      serviceAccountId: row.service_account_id,
+      organizationId: row.organization_id,
+      accessTokenId: row.id,
+      clientId: row.id,
+      scopes: [SECRETS_SCOPE],
+    };
+  };
+}
