@@ -1,5 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { SecretsManager } from './secrets-manager.js';
+import { secretVersionRoutes } from './secret-versions.routes.js';
+import { secretRoutes } from './secrets.routes.js';
 
 /**
  * The Secrets Manager routes (secrets, versions, trash, projects, machine accounts and their
@@ -7,6 +9,6 @@ import type { SecretsManager } from './secrets-manager.js';
  * `SECRETS_MANAGER` edition setting is on; otherwise every one of them answers 404.
  */
 export const secretsManagerRoutes: FastifyPluginAsync<{ sm: SecretsManager }> = async (app, { sm }) => {
-  void app;
-  void sm;
+  await app.register(secretRoutes, { secrets: sm.secrets });
+  await app.register(secretVersionRoutes, { versions: sm.secretVersions });
 };
