@@ -15,6 +15,8 @@ import { createSecretService } from './secrets.service.js';
 /** A well-formed encrypted string whose data part carries `text`, so values can be told apart. */
 export const enc = (text: string) => `2.AAAAAAAAAAAAAAAAAAAAAA==|${Buffer.from(text).toString('base64')}|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
 const secretBody = (name: string, projectIds?: string[]) => ({ key: enc(`${name}-key`), value: enc(`${name}-value`), note: enc(`${name}-note`), ...(projectIds ? { projectIds } : {}) });
+/** An answer's array, typed for the fields the tests read. */
+const rows = (value: unknown) => value as Record<string, unknown>[];
 const LONG_AGO = '2000-01-01T00:00:00.000Z';
 const CLIENT: ClientContext = { ipAddress: '127.0.0.1', deviceType: null, deviceIdentifier: null, clientVersion: null };
 
@@ -111,11 +113,11 @@ describe('secrets over HTTP', () => {
     p2 = await seedProject(server, org);
     p3 = await seedProject(server, org);
     otherProject = await seedProject(server, otherOrg);
-    await grant(server, { member: who.reader!.memberId }, { project: p1 }, true, false);
-    await grant(server, { member: who.writer!.memberId }, { project: p1 }, true, true);
-    await grant(server, { member: who.writer!.memberId }, { project: p3 }, true, true);
-    await grant(server, { member: who.writer!.memberId }, { project: p2 }, true, false);
-    const group = await seedGroupOf(server, org, [who.grouped!.memberId]);
+    await grant(server, { member: who.reader.memberId }, { project: p1 }, true, false);
+    await grant(server, { member: who.writer.memberId }, { project: p1 }, true, true);
+    await grant(server, { member: who.writer.memberId }, { project: p3 }, true, true);
+    await grant(server, { member: who.writer.memberId }, { project: p2 }, true, false);
+    const group = await seedGroupOf(server, org, [who.grouped.memberId]);
     await grant(server, { group }, { project: p1 }, true, true);
   });
   afterAll(async () => server.close());
@@ -151,14 +153,14 @@ describe('secrets over HTTP', () => {
         [inP2, onP2],
         [loose, onLoose],
       ] as const) {
-        const item = res.body.secrets.find((s: { id: string }) => s.id === id);
+        const item = rows(res.body.secrets).find((s) => s.id === id);
         if (!expected) {
           expect(item).toBeUndefined();
           expect((await call(caller, 'GET', `/secrets/${id}`)).status).toBe(404);
           continue;
         }
         expect(item).toMatchObject({ read: expected[0], write: expected[1] });
-        expect(item.value).toBeUndefined();
+        expect(item?.value).toBeUndefined();
         const one = await call(caller, 'GET', `/secrets/${id}`);
         expect(one.status).toBe(200);
         expect(one.body).toMatchObject({ object: 'secret', id, value: enc('v'), read: expected[0], write: expected[1] });
@@ -168,10 +170,10 @@ describe('secrets over HTTP', () => {
 
     it('lists the projects of the listed secrets once each', async () => {
       const res = await call('owner', 'GET', `/organizations/${org}/secrets`);
-      const ids = res.body.projects.map((p: { id: string }) => p.id);
+      const ids = rows(res.body.projects).map((p) => p.id);
       expect(new Set(ids).size).toBe(ids.length);
       expect(ids).toEqual(expect.arrayContaining([p1, p2]));
-      expect(res.body.secrets.find((s: { id: string }) => s.id === inP1).projects).toEqual([{ id: p1, name: enc('project') }]);
+      expect(rows(res.body.secrets).find((s) => s.id === inP1)?.projects).toEqual([{ id: p1, name: enc('project') }]);
     });
 
     it.each(['noSm', 'stranger', 'noSmOrgOwner'])('answers 404 to %s on every secret route', async (caller) => {
@@ -193,8 +195,8 @@ describe('secrets over HTTP', () => {
     it("lists a project's readable secrets, and 404 to a caller who cannot read the project", async () => {
       const res = await call('reader', 'GET', `/projects/${p1}/secrets`);
       expect(res.status).toBe(200);
-      expect(res.body.secrets.map((s: { id: string }) => s.id)).toContain(inP1);
-      expect(res.body.secrets.every((s: { projects: { id: string }[] }) => s.projects[0]?.id === p1)).toBe(true);
+      expect(rows(res.body.secrets).map((s) => s.id)).toContain(inP1);
+      expect(rows(res.body.secrets).every((s) => (s.projects as { id: string }[])[0]?.id === p1)).toBe(true);
       expect((await call('direct', 'GET', `/projects/${p2}/secrets`)).status).toBe(404);
       expect((await call('owner', 'GET', `/projects/${otherProject}/secrets`)).status).toBe(404);
       expect((await call('owner', 'GET', `/projects/${randomUUID()}/secrets`)).status).toBe(404);
@@ -312,8 +314,8 @@ describe('secrets over HTTP', () => {
       const id = await seedSecret(server, org, from);
       const res = await call('owner', 'PUT', `/secrets/${id}`, secretBody('mv', [to]));
       expect(res.status).toBe(200);
-      const rows = await server.database.db.selectFrom('service_accounts').select(['id', 'revision_date']).where('id', 'in', [saOld, saNew]).execute();
-      for (const row of rows) expect(row.revision_date > LONG_AGO).toBe(true);
+      const accounts = await server.database.db.selectFrom('service_accounts').select(['id', 'revision_date']).where('id', 'in', [saOld, saNew]).execute();
+      for (const row of accounts) expect(row.revision_date > LONG_AGO).toBe(true);
       expect((await eventsOf(server, EventType.Secret_Edited)).at(-1)).toMatchObject({ secret_id: id, acting_user_id: who.owner!.userId });
     });
 
@@ -346,21 +348,21 @@ describe('secrets over HTTP', () => {
           { object: 'BulkDeleteResponseModel', id: missing, error: 'access denied' },
         ],
       });
-      const rows = await server.database.db.selectFrom('secrets').select(['id', 'deleted_date']).where('id', 'in', [writable, readOnly, hidden, foreign]).execute();
-      const deleted = new Map(rows.map((r) => [r.id, r.deleted_date]));
+      const stored = await server.database.db.selectFrom('secrets').select(['id', 'deleted_date']).where('id', 'in', [writable, readOnly, hidden, foreign]).execute();
+      const deleted = new Map(stored.map((r) => [r.id, r.deleted_date]));
       expect(deleted.get(writable)).not.toBeNull();
       for (const id of [readOnly, hidden, foreign]) expect(deleted.get(id)).toBeNull();
       const events = await eventsOf(server, EventType.Secret_Deleted);
       expect(events.length).toBe(before + 1);
       expect(events.at(-1)).toMatchObject({ secret_id: writable });
       const list = await call('owner', 'GET', `/organizations/${org}/secrets`);
-      expect(list.body.secrets.map((s: { id: string }) => s.id)).not.toContain(writable);
+      expect(rows(list.body.secrets).map((s) => s.id)).not.toContain(writable);
     });
 
     it('lets an admin trash any secret of the organization', async () => {
       const ids = [await seedSecret(server, org, p1), await seedSecret(server, org, null)];
       const res = await call('admin', 'POST', '/secrets/delete', ids);
-      expect(res.body.data.map((r: { error: string | null }) => r.error)).toEqual([null, null]);
+      expect(rows(res.body.data).map((r) => r.error)).toEqual([null, null]);
     });
 
     it('refuses 0 ids, 1,001 ids and invalid ids', async () => {
@@ -379,7 +381,7 @@ describe('secrets over HTTP', () => {
       const res = await call('reader', 'POST', '/secrets/get-by-ids', { ids: [b, a.toUpperCase()] });
       expect(res.status).toBe(200);
       expect(res.body.object).toBe('list');
-      expect(res.body.data.map((s: { id: string; value: string; object: string }) => [s.object, s.id, s.value])).toEqual([
+      expect(rows(res.body.data).map((s) => [s.object, s.id, s.value])).toEqual([
         ['baseSecret', b, enc('b')],
         ['baseSecret', a, enc('a')],
       ]);
@@ -429,7 +431,7 @@ describe('secrets over HTTP', () => {
       const trash = await call('admin', 'GET', `/secrets/${org}/trash`);
       expect(trash.status).toBe(200);
       expect(trash.body.object).toBe('SecretsWithProjectsList');
-      const ids = trash.body.secrets.map((s: { id: string }) => s.id);
+      const ids = rows(trash.body.secrets).map((s) => s.id);
       expect(ids).toEqual(expect.arrayContaining([a, b]));
       expect(ids).not.toContain(live);
 
