@@ -85,6 +85,11 @@ export const ConfigSchema = Type.Object({
     description: 'Deployment variant. Decides the variant-only operations, health and API documentation defaults.',
   }),
   secretsManager: Type.Boolean({ default: true, description: 'Serve the Secrets Manager endpoints (the commercial edition).' }),
+  secretVersionsKept: Type.Integer({
+    minimum: 1,
+    default: 10,
+    description: 'Secrets Manager: how many earlier values of each secret its history keeps; keeping one more drops the oldest (10, as the official server keeps).',
+  }),
   environment: Type.Enum(['production', 'development'], {
     default: 'production',
     description: 'development turns on the API documentation and more detailed logs.',

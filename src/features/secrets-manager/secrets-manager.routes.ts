@@ -1,6 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { projectRoutes } from './projects.routes.js';
 import type { SecretsManager } from './secrets-manager.js';
+import { secretVersionRoutes } from './secret-versions.routes.js';
+import { secretRoutes } from './secrets.routes.js';
 import { serviceAccountRoutes } from './service-accounts.routes.js';
 import { smCountsRoutes } from './sm-counts.routes.js';
 
@@ -10,6 +12,8 @@ import { smCountsRoutes } from './sm-counts.routes.js';
  * `SECRETS_MANAGER` edition setting is on; otherwise every one of them answers 404.
  */
 export const secretsManagerRoutes: FastifyPluginAsync<{ sm: SecretsManager }> = async (app, { sm }) => {
+  await app.register(secretRoutes, { secrets: sm.secrets });
+  await app.register(secretVersionRoutes, { versions: sm.secretVersions });
   await app.register(projectRoutes, { projects: sm.projects });
   await app.register(serviceAccountRoutes, { serviceAccounts: sm.serviceAccounts });
   await app.register(smCountsRoutes, { counts: sm.counts });

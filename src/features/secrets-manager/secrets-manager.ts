@@ -3,6 +3,8 @@ import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { AuditLog } from '../events/audit-log.js';
 import { createProjectService } from './projects.service.js';
+import { createSecretVersionService } from './secret-versions.service.js';
+import { createSecretService } from './secrets.service.js';
 import { createServiceAccountService } from './service-accounts.service.js';
 import { createCountsService } from './sm-counts.service.js';
 
@@ -17,8 +19,13 @@ export interface SecretsManagerDeps {
 export function createSecretsManager(deps: SecretsManagerDeps) {
   const projects = createProjectService(deps);
   const serviceAccounts = createServiceAccountService(deps);
-  const counts = createCountsService({ db: deps.db, projects, serviceAccounts });
-  return { projects, serviceAccounts, counts };
+  return {
+    secrets: createSecretService(deps),
+    secretVersions: createSecretVersionService(deps),
+    projects,
+    serviceAccounts,
+    counts: createCountsService({ db: deps.db, projects, serviceAccounts }),
+  };
 }
 
 export type SecretsManager = ReturnType<typeof createSecretsManager>;

@@ -1,0 +1,88 @@
+import type { Principal } from '../../http/access.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { list } from '../../http/schemas.js';
+import { EventType } from '../events/event-type.js';
+import { deleteVersions, findSecret, findVersions, updateSecret, versionsOfSecret, type VersionWithSecretRow } from './secrets.repository.js';
+import { toSecretResponse, toSecretVersion } from './secrets.schemas.js';
+import { keepEarlierValue, secretEvents, smAccessIn, type SecretServiceDeps } from './secrets.service.js';
+import { ALL_RIGHTS, secretRights, type SmAccess } from './sm-access.js';
+import { touchServiceAccountsReaching } from './sm-revisions.js';
+
+const NO_IDS = 'No version IDs provided.';
+
+/**
+ * A secret's value history: its earlier values (see keepEarlierValue). Callers who can read the
+ * secret see them; callers who can write it restore or delete them. Versions of a secret in the
+ * trash are out of reach until it is restored, like the secret itself.
+ */
+export function createSecretVersionService(deps: SecretServiceDeps) {
+  const { db, clock, audit, config } = deps;
+
+  /**
+   * Versions among `ids`, all of secrets of one organization the caller reaches with `need`;
+   * 404 when any id is missing, unreachable or of another organization.
+   */
+  async function versionsWith(principal: Principal, rawIds: readonly string[], need: 'read' | 'write'): Promise<{ versions: VersionWithSecretRow[]; access: SmAccess }> {
+    if (rawIds.length === 0) throw new BadRequest(NO_IDS);
+    const ids = [...new Set(rawIds.map((id) => id.toLowerCase()))];
+    const versions = await findVersions(db, ids);
+    const organizationId = versions[0]?.organization_id;
+    if (!organizationId || versions.length !== ids.length || versions.some((v) => v.organization_id !== organizationId)) throw new NotFound();
+    const access = await smAccessIn(db, principal, organizationId);
+    if (versions.some((v) => !secretRights(access, { id: v.secret_id, project_id: v.project_id })[need])) throw new NotFound();
+    return { versions, access };
+  }
+
+  return {
+    /** The secret's earlier values, newest first. */
+    async listOfSecret(principal: Principal, secretId: string) {
+      const secret = await findSecret(db, secretId);
+      if (!secret) throw new NotFound();
+      const access = await smAccessIn(db, principal, secret.organization_id);
+      if (!secretRights(access, secret).read) throw new NotFound();
+      return list((await versionsOfSecret(db, secretId)).map(toSecretVersion));
+    },
+
+    async get(principal: Principal, id: string) {
+      const { versions } = await versionsWith(principal, [id], 'read');
+      const [version] = versions;
+      if (!version) throw new NotFound();
+      return toSecretVersion(version);
+    },
+
+    async getByIds(principal: Principal, ids: readonly string[]) {
+      const { versions } = await versionsWith(principal, ids, 'read');
+      return list(versions.map(toSecretVersion));
+    },
+
+    /**
+     * Makes an earlier value the current one. The value it replaces is kept as a version first
+     * (unless it is the same value), so a restore can itself be undone.
+     */
+    async restore(principal: Principal, secretId: string, versionId: string, client: ClientContext) {
+      const secret = await findSecret(db, secretId);
+      if (!secret) throw new NotFound();
+      const access = await smAccessIn(db, principal, secret.organization_id);
+      if (!secretRights(access, secret).write) throw new NotFound();
+      const [version] = await findVersions(db, [versionId]);
+      if (!version || version.secret_id !== secret.id) throw new NotFound();
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        if (secret.value !== version.value) await keepEarlierValue(tx, access.caller, secret.id, secret.value, now, config.secretVersionsKept);
+        await updateSecret(tx, secret.id, { value: version.value, revision_date: now });
+        await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds: secret.project_id ? [secret.project_id] : [] }, now);
+        await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Edited, [secret]));
+      });
+      return toSecretResponse({ ...secret, value: version.value, revision_date: now }, ALL_RIGHTS);
+    },
+
+    /** Deletes versions, all or nothing: the caller must write every secret they belong to. */
+    async delete(principal: Principal, ids: readonly string[]) {
+      const { versions } = await versionsWith(principal, ids, 'write');
+      await db.transaction().execute((tx) => deleteVersions(tx, versions.map((v) => v.id)));
+    },
+  };
+}
+
+export type SecretVersionService = ReturnType<typeof createSecretVersionService>;

@@ -1,0 +1,322 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Config } from '../../config/config.js';
+import type { Db } from '../../db/database.js';
+import type { Principal } from '../../http/access.js';
+import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
+import { distinctIds } from '../../http/ids.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { list } from '../../http/schemas.js';
+import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import {
+  deleteSecrets,
+  findProject,
+  findProjectOf,
+  findSecret,
+  findSecrets,
+  insertSecret,
+  insertVersion,
+  listSecrets,
+  listSecretSummaries,
+  pruneVersions,
+  serviceAccountRevision,
+  setDeletedDate,
+  trashedSecretIds,
+  updateSecret,
+  type SecretRow,
+} from './secrets.repository.js';
+import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, type UpdateSecretBody } from './secrets.schemas.js';
+import {
+  actorOf,
+  ALL_RIGHTS,
+  editorOf,
+  projectRights,
+  requireSmCaller,
+  secretRights,
+  smAccessOf,
+  smCaller,
+  type SmAccess,
+  type SmCaller,
+} from './sm-access.js';
+import { touchServiceAccountsReaching } from './sm-revisions.js';
+import { ACCESS_DENIED } from './sm-schemas.js';
+
+export interface SecretServiceDeps {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  config: Pick<Config, 'secretVersionsKept'>;
+}
+
+export function secretEvents(caller: SmCaller, type: EventType, secrets: readonly { id: string }[]): AuditEvent[] {
+  const actor = actorOf(caller);
+  return secrets.map((s) => ({ type, secretId: s.id, organizationId: caller.organizationId, ...actor }));
+}
+
+/**
+ * Keeps a value the secret is leaving as one of its versions, stamped with who replaced it and
+ * when, and drops the versions beyond the newest `keep`. A version is an EARLIER value, as the
+ * official server keeps them: the secret's own value is the current one, and its versions
+ * (newest first) are the values it had before, so the history is the secret plus its versions,
+ * and restoring one of them puts it back as the current value.
+ */
+export async function keepEarlierValue(executor: Executor, caller: SmCaller, secretId: string, value: string, now: string, keep: number): Promise<void> {
+  await insertVersion(executor, { id: randomUUID(), secret_id: secretId, value, version_date: now, ...editorOf(caller) });
+  await pruneVersions(executor, secretId, keep);
+}
+
+/** The caller's standing and grants in an organization's Secrets Manager (404 without). */
+export async function smAccessIn(db: Executor, principal: Principal, organizationId: string): Promise<SmAccess> {
+  return smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+}
+
+function parseSyncDate(text: string | undefined, now: Date): Date | null {
+  if (text === undefined || text === '') return null;
+  const time = Date.parse(text);
+  if (Number.isNaN(time)) throw BadRequest.field('lastSyncedDate', 'The lastSyncedDate field must be a date.');
+  if (time > now.getTime()) throw new BadRequest('Last synced date must be in the past.');
+  return new Date(time);
+}
+
+export function createSecretService(deps: SecretServiceDeps) {
+  const { db, clock, audit, config } = deps;
+
+  /** A secret in use that the caller can read, with its rights; 404 otherwise. */
+  async function readable(principal: Principal, id: string): Promise<{ secret: SecretRow; access: SmAccess }> {
+    const secret = await findSecret(db, id);
+    if (!secret) throw new NotFound();
+    const access = await smAccessIn(db, principal, secret.organization_id);
+    if (!secretRights(access, secret).read) throw new NotFound();
+    return { secret, access };
+  }
+
+  /** The one project a create or update names (null for none), of the organization; 404 otherwise. */
+  async function projectOf(organizationId: string, projectIds: readonly string[] | null | undefined) {
+    if (projectIds && projectIds.length > 1) throw BadRequest.field('projectIds', 'Only one project assignment is supported.');
+    const id = projectIds?.[0]?.toLowerCase();
+    if (!id) return null;
+    const project = await findProjectOf(db, organizationId, id);
+    if (!project) throw new NotFound();
+    return project;
+  }
+
+  /** Records reads: Secret_Retrieved per secret, the batches in one transaction. */
+  async function recordReads(caller: SmCaller, secrets: readonly { id: string }[], client: ClientContext | null): Promise<void> {
+    if (secrets.length === 0) return;
+    await db.transaction().execute((tx) => audit.record(tx, client, secretEvents(caller, EventType.Secret_Retrieved, secrets)));
+  }
+
+  return {
+    /** The organization's secrets in use the caller can read, without values. */
+    async list(principal: Principal, organizationId: string) {
+      const access = await smAccessIn(db, principal, organizationId);
+      const rows = await listSecretSummaries(db, organizationId);
+      if (access.caller.kind === 'admin') return toSecretList(rows.map((row) => ({ ...row, rights: ALL_RIGHTS })));
+      const visible = [];
+      for (const row of rows) {
+        const rights = secretRights(access, row);
+        if (rights.read) visible.push({ ...row, rights });
+      }
+      return toSecretList(visible);
+    },
+
+    /** A project's secrets the caller can read; 404 unless the caller can read the project. */
+    async listOfProject(principal: Principal, projectId: string) {
+      const project = await findProject(db, projectId);
+      if (!project) throw new NotFound();
+      const access = await smAccessIn(db, principal, project.organization_id);
+      if (!projectRights(access, project.id).read) throw new NotFound();
+      const rows = await listSecretSummaries(db, project.organization_id, { projectId: project.id });
+      return toSecretList(rows.map((row) => ({ ...row, rights: secretRights(access, row) })).filter((row) => row.rights.read));
+    },
+
+    async get(principal: Principal, id: string, client: ClientContext) {
+      const { secret, access } = await readable(principal, id);
+      await recordReads(access.caller, [secret], client);
+      return toSecretResponse(secret, secretRights(access, secret));
+    },
+
+    /**
+     * Admins create anywhere in the organization; members and machine accounts only into a
+     * project they can write (a secret outside any project is admins' alone), as the official
+     * SecretAuthorizationHandler decides.
+     */
+    async create(principal: Principal, organizationId: string, body: CreateSecretBody, client: ClientContext) {
+      const access = await smAccessIn(db, principal, organizationId);
+      const project = await projectOf(organizationId, body.projectIds);
+      if (access.caller.kind !== 'admin' && (!project || !projectRights(access, project.id).write)) throw new NotFound();
+      const now = clock.now().toISOString();
+      const secret: SecretRow = {
+        id: randomUUID(),
+        organization_id: organizationId,
+        project_id: project?.id ?? null,
+        key: body.key,
+        value: body.value,
+        note: body.note,
+        creation_date: now,
+        revision_date: now,
+        deleted_date: null,
+        project_name: project?.name ?? null,
+      };
+      await db.transaction().execute(async (tx) => {
+        const { project_name: _name, ...row } = secret;
+        await insertSecret(tx, row);
+        await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds: project ? [project.id] : [] }, now);
+        await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Created, [secret]));
+      });
+      return toSecretResponse(secret, ALL_RIGHTS);
+    },
+
+    /**
+     * Changes a secret the caller can write. `projectIds` absent, null or naming the current
+     * project leaves the project as it is; `[]` takes the secret out of its project and another
+     * id moves it, which non-admins may do only into a project they can write and never out of
+     * every project. A value change keeps the replaced value as a version (see keepEarlierValue):
+     * `valueChanged` decides when the client sends it, otherwise a different ciphertext does.
+     */
+    async update(principal: Principal, id: string, body: UpdateSecretBody, client: ClientContext) {
+      const secret = await findSecret(db, id);
+      if (!secret) throw new NotFound();
+      const access = await smAccessIn(db, principal, secret.organization_id);
+      if (body.projectIds && body.projectIds.length > 1) throw BadRequest.field('projectIds', 'Only one project assignment is supported.');
+      const requested = body.projectIds?.[0]?.toLowerCase() ?? null;
+      const moves = body.projectIds != null && requested !== secret.project_id;
+      const target = moves && requested ? await projectOf(secret.organization_id, [requested]) : null;
+      if (access.caller.kind !== 'admin') {
+        if (!secretRights(access, secret).write) throw new NotFound();
+        if (moves && (!target || !projectRights(access, target.id).write)) throw new NotFound();
+      }
+      const valueChanged = body.valueChanged ?? body.value !== secret.value;
+      const now = clock.now().toISOString();
+      const projectId = moves ? (target?.id ?? null) : secret.project_id;
+      await db.transaction().execute(async (tx) => {
+        if (valueChanged) await keepEarlierValue(tx, access.caller, secret.id, secret.value, now, config.secretVersionsKept);
+        await updateSecret(tx, secret.id, { key: body.key, value: body.value, note: body.note, project_id: projectId, revision_date: now });
+        const projectIds = [secret.project_id, projectId].filter((p): p is string => p !== null);
+        await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds }, now);
+        await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Edited, [secret]));
+      });
+      const updated: SecretRow = {
+        ...secret,
+        key: body.key,
+        value: body.value,
+        note: body.note,
+        project_id: projectId,
+        project_name: moves ? (target?.name ?? null) : secret.project_name,
+        revision_date: now,
+      };
+      return toSecretResponse(updated, ALL_RIGHTS);
+    },
+
+    /**
+     * Moves secrets to the trash, answering per id. One call acts in one organization, the
+     * official server's rule: that of the first id found (a machine account's own). An id the
+     * caller cannot write, cannot see, that does not exist, is already in the trash or is of
+     * another organization answers "access denied" alike, so the answer never tells which ids
+     * exist; the other ids are still moved (spec Errors rule 3).
+     */
+    async delete(principal: Principal, rawIds: readonly string[], client: ClientContext) {
+      const ids = [...new Set(rawIds.map((id) => id.toLowerCase()))];
+      const found = await findSecrets(db, ids);
+      const organizationId = principal.kind === 'serviceAccount' ? principal.organizationId : found[0]?.organization_id;
+      const caller = organizationId ? await smCaller(db, principal, organizationId) : null;
+      const access = caller ? await smAccessOf(db, caller) : null;
+      const byId = new Map(found.map((s) => [s.id, s]));
+      const deletable = new Set<string>();
+      for (const secret of found) {
+        if (access && secret.organization_id === organizationId && secretRights(access, secret).write) deletable.add(secret.id);
+      }
+      const doomed = found.filter((s) => deletable.has(s.id));
+      if (access && doomed.length > 0) {
+        const now = clock.now().toISOString();
+        await db.transaction().execute(async (tx) => {
+          const projectIds = doomed.map((s) => s.project_id).filter((p): p is string => p !== null);
+          await touchServiceAccountsReaching(tx, { secretIds: doomed.map((s) => s.id), projectIds }, now);
+          await setDeletedDate(tx, doomed.map((s) => s.id), now, now);
+          await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Deleted, doomed));
+        });
+      }
+      return ids.map((id) => ({ id, error: byId.has(id) && deletable.has(id) ? null : ACCESS_DENIED }));
+    },
+
+    /** Secrets with values; 404 when any id is missing, in the trash, unreadable or of another organization. */
+    async getByIds(principal: Principal, rawIds: readonly string[], client: ClientContext) {
+      const ids = distinctIds(rawIds, 'ids');
+      const secrets = await findSecrets(db, ids);
+      const organizationId = secrets[0]?.organization_id;
+      if (!organizationId || secrets.length !== ids.length || secrets.some((s) => s.organization_id !== organizationId)) throw new NotFound();
+      const access = await smAccessIn(db, principal, organizationId);
+      if (secrets.some((s) => !secretRights(access, s).read)) throw new NotFound();
+      await recordReads(access.caller, secrets, client);
+      const order = new Map(ids.map((id, i) => [id, i]));
+      secrets.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+      return list(secrets.map(toBaseSecret));
+    },
+
+    /**
+     * The machine-account sync: every secret the account can read when nothing was synced yet or
+     * something it reaches changed since (its revision date moved past `lastSyncedDate`).
+     */
+    async sync(principal: Principal, organizationId: string, lastSyncedDate: string | undefined, client: ClientContext) {
+      const since = parseSyncDate(lastSyncedDate, clock.now());
+      const access = await smAccessIn(db, principal, organizationId);
+      if (access.caller.kind !== 'serviceAccount') throw new BadRequest('Only service accounts can sync secrets.');
+      if (since) {
+        const revision = await serviceAccountRevision(db, access.caller.serviceAccountId);
+        if (!revision || Date.parse(revision) < since.getTime()) return { object: 'secretsSync' as const, hasChanges: false, secrets: null };
+      }
+      const secrets = (await listSecrets(db, organizationId)).filter((s) => secretRights(access, s).read);
+      await recordReads(access.caller, secrets, client);
+      return { object: 'secretsSync' as const, hasChanges: true, secrets: list(secrets.map(toBaseSecret)) };
+    },
+
+    /** The organization's trash: admins only (401 for other callers, as the official server). */
+    async listTrash(principal: Principal, organizationId: string) {
+      await requireAdmin(principal, organizationId);
+      const rows = await listSecretSummaries(db, organizationId, { place: 'trash' });
+      return toSecretList(rows.map((row) => ({ ...row, rights: ALL_RIGHTS })));
+    },
+
+    /** Deletes trashed secrets for good; 404 (nothing deleted) when an id is not in the trash. */
+    async emptyTrash(principal: Principal, organizationId: string, rawIds: readonly string[], client: ClientContext) {
+      const caller = await requireAdmin(principal, organizationId);
+      const trashed = await trashedOrThrow(organizationId, rawIds);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        // Before the delete: the policies naming these secrets go with them.
+        await touchServiceAccountsReaching(tx, { secretIds: trashed.map((s) => s.id) }, now);
+        await deleteSecrets(tx, trashed.map((s) => s.id));
+        await audit.record(tx, client, secretEvents(caller, EventType.Secret_Permanently_Deleted, trashed));
+      });
+    },
+
+    /** Puts trashed secrets back in use; 404 (nothing restored) when an id is not in the trash. */
+    async restoreTrash(principal: Principal, organizationId: string, rawIds: readonly string[], client: ClientContext) {
+      const caller = await requireAdmin(principal, organizationId);
+      const trashed = await trashedOrThrow(organizationId, rawIds);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await setDeletedDate(tx, trashed.map((s) => s.id), null, now);
+        const projectIds = trashed.map((s) => s.project_id).filter((p): p is string => p !== null);
+        await touchServiceAccountsReaching(tx, { secretIds: trashed.map((s) => s.id), projectIds }, now);
+        await audit.record(tx, client, secretEvents(caller, EventType.Secret_Restored, trashed));
+      });
+    },
+  };
+
+  async function requireAdmin(principal: Principal, organizationId: string): Promise<SmCaller> {
+    const caller = await requireSmCaller(db, principal, organizationId);
+    if (caller.kind !== 'admin') throw new Unauthorized();
+    return caller;
+  }
+
+  async function trashedOrThrow(organizationId: string, rawIds: readonly string[]) {
+    const ids = [...new Set(rawIds.map((id) => id.toLowerCase()))];
+    const trashed = await trashedSecretIds(db, organizationId, ids);
+    if (trashed.length !== ids.length) throw new NotFound();
+    return trashed;
+  }
+}
+
+export type SecretService = ReturnType<typeof createSecretService>;

@@ -1,0 +1,611 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actor, eventsOf, type Actor } from '../../../test/support/admin.js';
+import { seedOrganization } from '../../../test/support/orgs.js';
+import { counting } from '../../../test/support/query-count.js';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { systemClock } from '../../clock.js';
+import type { ServiceAccountPrincipal } from '../../http/access.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { createAuditLog } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { OrganizationUserType } from '../organizations/roles.js';
+import { createSecretService } from './secrets.service.js';
+
+/** A well-formed encrypted string whose data part carries `text`, so values can be told apart. */
+export const enc = (text: string) => `2.AAAAAAAAAAAAAAAAAAAAAA==|${Buffer.from(text).toString('base64')}|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=`;
+const secretBody = (name: string, projectIds?: string[]) => ({ key: enc(`${name}-key`), value: enc(`${name}-value`), note: enc(`${name}-note`), ...(projectIds ? { projectIds } : {}) });
+/** An answer's array, typed for the fields the tests read. */
+const rows = (value: unknown) => value as Record<string, unknown>[];
+const LONG_AGO = '2000-01-01T00:00:00.000Z';
+const CLIENT: ClientContext = { ipAddress: '127.0.0.1', deviceType: null, deviceIdentifier: null, clientVersion: null };
+
+async function smMember(server: TestServer, org: string, email: string, type = OrganizationUserType.User, accessSecretsManager = true): Promise<Actor> {
+  const a = await actor(server, org, email, { type });
+  await server.database.db.updateTable('organization_users').set({ access_secrets_manager: accessSecretsManager }).where('id', '=', a.memberId).execute();
+  return a;
+}
+
+async function seedProject(server: TestServer, org: string): Promise<string> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  await server.database.db.insertInto('projects').values({ id, organization_id: org, name: enc('project'), creation_date: now, revision_date: now }).execute();
+  return id;
+}
+
+async function seedSecret(server: TestServer, org: string, projectId: string | null, opts: { deleted?: boolean; value?: string } = {}): Promise<string> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  await server.database.db
+    .insertInto('secrets')
+    .values({ id, organization_id: org, project_id: projectId, key: enc('k'), value: opts.value ?? enc('v'), note: enc('n'), creation_date: now, revision_date: now, deleted_date: opts.deleted ? now : null })
+    .execute();
+  return id;
+}
+
+async function seedServiceAccount(server: TestServer, org: string): Promise<string> {
+  const id = randomUUID();
+  await server.database.db.insertInto('service_accounts').values({ id, organization_id: org, name: enc('machine'), creation_date: LONG_AGO, revision_date: LONG_AGO }).execute();
+  return id;
+}
+
+type Grantee = { member: string } | { group: string } | { serviceAccount: string };
+type Granted = { project: string } | { secret: string };
+
+async function grant(server: TestServer, grantee: Grantee, granted: Granted, read: boolean, write: boolean): Promise<void> {
+  const now = new Date().toISOString();
+  await server.database.db
+    .insertInto('access_policies')
+    .values({
+      id: randomUUID(),
+      organization_user_id: 'member' in grantee ? grantee.member : null,
+      group_id: 'group' in grantee ? grantee.group : null,
+      service_account_id: 'serviceAccount' in grantee ? grantee.serviceAccount : null,
+      granted_project_id: 'project' in granted ? granted.project : null,
+      granted_secret_id: 'secret' in granted ? granted.secret : null,
+      granted_service_account_id: null,
+      read,
+      write,
+      creation_date: now,
+      revision_date: now,
+    })
+    .execute();
+}
+
+async function seedGroupOf(server: TestServer, org: string, members: string[]): Promise<string> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  await server.database.db.insertInto('groups').values({ id, organization_id: org, name: 'g', access_all: false, external_id: null, creation_date: now, revision_date: now }).execute();
+  for (const member of members) await server.database.db.insertInto('group_users').values({ group_id: id, organization_user_id: member }).execute();
+  return id;
+}
+
+function machine(serviceAccountId: string, organizationId: string): ServiceAccountPrincipal {
+  return { kind: 'serviceAccount', serviceAccountId, organizationId, accessTokenId: randomUUID(), clientId: randomUUID(), scopes: ['api.secrets'] };
+}
+
+describe('secrets over HTTP', () => {
+  let server: TestServer;
+  let org: string;
+  let otherOrg: string;
+  let noSmOrg: string;
+  let p1: string;
+  let p2: string;
+  let p3: string;
+  let otherProject: string;
+  const who: Record<string, Actor> = {};
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    org = await seedOrganization(server);
+    otherOrg = await seedOrganization(server, { name: 'Other' });
+    noSmOrg = await seedOrganization(server, { name: 'No SM', overrides: { use_secrets_manager: false } });
+    who.owner = await smMember(server, org, 'owner@example.com', OrganizationUserType.Owner);
+    who.admin = await smMember(server, org, 'admin@example.com', OrganizationUserType.Admin);
+    who.reader = await smMember(server, org, 'reader@example.com');
+    who.writer = await smMember(server, org, 'writer@example.com');
+    who.grouped = await smMember(server, org, 'grouped@example.com');
+    who.direct = await smMember(server, org, 'direct@example.com');
+    who.noSm = await smMember(server, org, 'nosm@example.com', OrganizationUserType.Admin, false);
+    who.stranger = await smMember(server, otherOrg, 'stranger@example.com', OrganizationUserType.Owner);
+    who.noSmOrgOwner = await smMember(server, noSmOrg, 'nosmorg@example.com', OrganizationUserType.Owner);
+    p1 = await seedProject(server, org);
+    p2 = await seedProject(server, org);
+    p3 = await seedProject(server, org);
+    otherProject = await seedProject(server, otherOrg);
+    await grant(server, { member: who.reader.memberId }, { project: p1 }, true, false);
+    await grant(server, { member: who.writer.memberId }, { project: p1 }, true, true);
+    await grant(server, { member: who.writer.memberId }, { project: p3 }, true, true);
+    await grant(server, { member: who.writer.memberId }, { project: p2 }, true, false);
+    const group = await seedGroupOf(server, org, [who.grouped.memberId]);
+    await grant(server, { group }, { project: p1 }, true, true);
+  });
+  afterAll(async () => server.close());
+
+  const call = (caller: string, method: string, path: string, json?: unknown) =>
+    server.request(method, `/api${path}`, { token: who[caller]?.token ?? '', ...(json !== undefined ? { json } : {}) });
+
+  describe('who reaches what', () => {
+    let inP1: string;
+    let inP2: string;
+    let loose: string;
+    beforeAll(async () => {
+      inP1 = await seedSecret(server, org, p1);
+      inP2 = await seedSecret(server, org, p2);
+      loose = await seedSecret(server, org, null);
+      await grant(server, { member: who.direct!.memberId }, { secret: inP2 }, true, false);
+    });
+
+    it.each([
+      // caller, sees P1 secret (read, write), sees P2 secret, sees the loose one
+      ['owner', [true, true], [true, true], [true, true]],
+      ['admin', [true, true], [true, true], [true, true]],
+      ['reader', [true, false], null, null],
+      ['writer', [true, true], [true, false], null],
+      ['grouped', [true, true], null, null],
+      ['direct', null, [true, false], null],
+    ] as const)('%s lists and reads exactly the secrets its grants reach, with its rights', async (caller, onP1, onP2, onLoose) => {
+      const res = await call(caller, 'GET', `/organizations/${org}/secrets`);
+      expect(res.status).toBe(200);
+      expect(res.body.object).toBe('SecretsWithProjectsList');
+      for (const [id, expected] of [
+        [inP1, onP1],
+        [inP2, onP2],
+        [loose, onLoose],
+      ] as const) {
+        const item = rows(res.body.secrets).find((s) => s.id === id);
+        if (!expected) {
+          expect(item).toBeUndefined();
+          expect((await call(caller, 'GET', `/secrets/${id}`)).status).toBe(404);
+          continue;
+        }
+        expect(item).toMatchObject({ read: expected[0], write: expected[1] });
+        expect(item?.value).toBeUndefined();
+        const one = await call(caller, 'GET', `/secrets/${id}`);
+        expect(one.status).toBe(200);
+        expect(one.body).toMatchObject({ object: 'secret', id, value: enc('v'), read: expected[0], write: expected[1] });
+      }
+      for (const project of res.body.projects) expect(Object.keys(project).sort()).toEqual(['id', 'name']);
+    });
+
+    it('lists the projects of the listed secrets once each', async () => {
+      const res = await call('owner', 'GET', `/organizations/${org}/secrets`);
+      const ids = rows(res.body.projects).map((p) => p.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids).toEqual(expect.arrayContaining([p1, p2]));
+      expect(rows(res.body.secrets).find((s) => s.id === inP1)?.projects).toEqual([{ id: p1, name: enc('project') }]);
+    });
+
+    it.each(['noSm', 'stranger', 'noSmOrgOwner'])('answers 404 to %s on every secret route', async (caller) => {
+      expect((await call(caller, 'GET', `/organizations/${org}/secrets`)).status).toBe(404);
+      expect((await call(caller, 'POST', `/organizations/${org}/secrets`, secretBody('x', [p1]))).status).toBe(404);
+      expect((await call(caller, 'GET', `/secrets/${inP1}`)).status).toBe(404);
+      expect((await call(caller, 'PUT', `/secrets/${inP1}`, secretBody('x'))).status).toBe(404);
+      expect((await call(caller, 'GET', `/projects/${p1}/secrets`)).status).toBe(404);
+      expect((await call(caller, 'POST', '/secrets/get-by-ids', { ids: [inP1] })).status).toBe(404);
+      expect((await call(caller, 'GET', `/secrets/${org}/trash`)).status).toBe(404);
+      const deleted = await call(caller, 'POST', '/secrets/delete', [inP1]);
+      expect(deleted.body.data).toEqual([{ object: 'BulkDeleteResponseModel', id: inP1, error: 'access denied' }]);
+    });
+
+    it("answers 404 on the organization of a member whose organization has no Secrets Manager", async () => {
+      expect((await call('noSmOrgOwner', 'GET', `/organizations/${noSmOrg}/secrets`)).status).toBe(404);
+    });
+
+    it("lists a project's readable secrets, and 404 to a caller who cannot read the project", async () => {
+      const res = await call('reader', 'GET', `/projects/${p1}/secrets`);
+      expect(res.status).toBe(200);
+      expect(rows(res.body.secrets).map((s) => s.id)).toContain(inP1);
+      expect(rows(res.body.secrets).every((s) => (s.projects as { id: string }[])[0]?.id === p1)).toBe(true);
+      expect((await call('direct', 'GET', `/projects/${p2}/secrets`)).status).toBe(404);
+      expect((await call('owner', 'GET', `/projects/${otherProject}/secrets`)).status).toBe(404);
+      expect((await call('owner', 'GET', `/projects/${randomUUID()}/secrets`)).status).toBe(404);
+    });
+
+    it('records Secret_Retrieved for a read, naming the acting user', async () => {
+      const before = (await eventsOf(server, EventType.Secret_Retrieved)).length;
+      await call('reader', 'GET', `/secrets/${inP1}`);
+      const events = await eventsOf(server, EventType.Secret_Retrieved);
+      expect(events.length).toBe(before + 1);
+      expect(events.at(-1)).toMatchObject({ secret_id: inP1, organization_id: org, acting_user_id: who.reader!.userId });
+    });
+  });
+
+  describe('create', () => {
+    it.each([
+      ['owner', null, 200],
+      ['admin', 'p1', 200],
+      ['writer', 'p1', 200],
+      ['grouped', 'p1', 200],
+      ['writer', null, 404],
+      ['writer', 'p2', 404],
+      ['reader', 'p1', 404],
+      ['direct', null, 404],
+    ] as const)('%s creating into %s answers %i', async (caller, project, status) => {
+      const projectId = project === 'p1' ? p1 : project === 'p2' ? p2 : undefined;
+      const res = await call(caller, 'POST', `/organizations/${org}/secrets`, secretBody('new', projectId ? [projectId] : undefined));
+      expect(res.status).toBe(status);
+      if (status !== 200) return;
+      expect(res.body).toMatchObject({ object: 'secret', organizationId: org, key: enc('new-key'), value: enc('new-value'), note: enc('new-note'), read: true, write: true });
+      expect(res.body.projects).toEqual(projectId ? [{ id: projectId, name: enc('project') }] : []);
+      const row = await server.database.db.selectFrom('secrets').selectAll().where('id', '=', res.body.id).executeTakeFirstOrThrow();
+      expect(row).toMatchObject({ value: enc('new-value'), project_id: projectId ?? null, deleted_date: null });
+    });
+
+    it('records Secret_Created and moves the revision of machine accounts reaching the project', async () => {
+      const sa = await seedServiceAccount(server, org);
+      await grant(server, { serviceAccount: sa }, { project: p3 }, true, false);
+      const res = await call('owner', 'POST', `/organizations/${org}/secrets`, secretBody('evt', [p3]));
+      const events = await eventsOf(server, EventType.Secret_Created);
+      expect(events.at(-1)).toMatchObject({ secret_id: res.body.id, acting_user_id: who.owner!.userId, organization_id: org });
+      const row = await server.database.db.selectFrom('service_accounts').select('revision_date').where('id', '=', sa).executeTakeFirstOrThrow();
+      expect(row.revision_date > LONG_AGO).toBe(true);
+    });
+
+    it('refuses bad input with a 400 naming the field, and writes nothing', async () => {
+      const count = async () => Number((await server.database.db.selectFrom('secrets').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n);
+      const before = await count();
+      const cases: [unknown, string][] = [
+        [{ value: enc('v'), note: enc('n') }, 'key'],
+        [{ key: enc('k'), note: enc('n') }, 'value'],
+        [{ ...secretBody('x'), value: 'plaintext password' }, 'value'],
+        [{ ...secretBody('x'), key: `2.AAAAAAAAAAAAAAAAAAAAAA==|${'A'.repeat(1000)}|AAAA` }, 'key'],
+        [{ ...secretBody('x'), value: `2.AAAAAAAAAAAAAAAAAAAAAA==|${'A'.repeat(35_000)}|AAAA` }, 'value'],
+        [{ ...secretBody('x'), note: `2.AAAAAAAAAAAAAAAAAAAAAA==|${'A'.repeat(10_000)}|AAAA` }, 'note'],
+        [{ ...secretBody('x'), projectIds: ['not-a-guid'] }, 'projectIds[0]'],
+      ];
+      for (const [body, field] of cases) {
+        const res = await call('owner', 'POST', `/organizations/${org}/secrets`, body);
+        expect(res.status, field).toBe(400);
+        expect(Object.keys(res.body.validationErrors ?? {}), field).toContain(field);
+      }
+      const two = await call('owner', 'POST', `/organizations/${org}/secrets`, secretBody('x', [p1, p2]));
+      expect(two.status).toBe(400);
+      expect(two.body.validationErrors).toEqual({ projectIds: ['Only one project assignment is supported.'] });
+      expect((await call('owner', 'POST', `/organizations/${org}/secrets`, secretBody('x', [otherProject]))).status).toBe(404);
+      expect((await call('owner', 'POST', `/organizations/not-a-guid/secrets`, secretBody('x'))).status).toBe(400);
+      expect(await count()).toBe(before);
+    });
+  });
+
+  describe('update', () => {
+    it.each([
+      ['owner', 200],
+      ['writer', 200],
+      ['grouped', 200],
+      ['reader', 404],
+      ['direct', 404],
+    ] as const)('%s updating a secret of project 1 answers %i', async (caller, status) => {
+      const id = await seedSecret(server, org, p1);
+      const res = await call(caller, 'PUT', `/secrets/${id}`, secretBody('upd'));
+      expect(res.status).toBe(status);
+      const row = await server.database.db.selectFrom('secrets').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+      if (status === 200) {
+        expect(res.body).toMatchObject({ object: 'secret', id, key: enc('upd-key'), value: enc('upd-value'), read: true, write: true, projects: [{ id: p1 }] });
+        expect(row).toMatchObject({ key: enc('upd-key'), value: enc('upd-value'), project_id: p1 });
+      } else {
+        expect(row.key).toBe(enc('k'));
+      }
+    });
+
+    it('lets non-admins move a secret only into a project they can write, and never out of every project', async () => {
+      const id = await seedSecret(server, org, p1);
+      expect((await call('writer', 'PUT', `/secrets/${id}`, { ...secretBody('m'), projectIds: [] })).status).toBe(404);
+      expect((await call('writer', 'PUT', `/secrets/${id}`, secretBody('m', [p2]))).status).toBe(404);
+      expect((await call('writer', 'PUT', `/secrets/${id}`, secretBody('m', [otherProject]))).status).toBe(404);
+      expect((await call('writer', 'PUT', `/secrets/${id}`, secretBody('m', [p1]))).status).toBe(200);
+      const moved = await call('writer', 'PUT', `/secrets/${id}`, secretBody('m', [p3]));
+      expect(moved.status).toBe(200);
+      expect(moved.body.projects).toEqual([{ id: p3, name: enc('project') }]);
+      const freed = await call('admin', 'PUT', `/secrets/${id}`, { ...secretBody('m'), projectIds: [] });
+      expect(freed.status).toBe(200);
+      expect(freed.body.projects).toEqual([]);
+      expect((await call('admin', 'PUT', `/secrets/${id}`, secretBody('m', [otherProject]))).status).toBe(404);
+      expect((await call('admin', 'PUT', `/secrets/${id}`, secretBody('m', [p1, p2]))).status).toBe(400);
+    });
+
+    it('records Secret_Edited and moves the revision of machine accounts of the old and the new project', async () => {
+      const saOld = await seedServiceAccount(server, org);
+      const saNew = await seedServiceAccount(server, org);
+      const from = await seedProject(server, org);
+      const to = await seedProject(server, org);
+      await grant(server, { serviceAccount: saOld }, { project: from }, true, false);
+      await grant(server, { serviceAccount: saNew }, { project: to }, true, false);
+      const id = await seedSecret(server, org, from);
+      const res = await call('owner', 'PUT', `/secrets/${id}`, secretBody('mv', [to]));
+      expect(res.status).toBe(200);
+      const accounts = await server.database.db.selectFrom('service_accounts').select(['id', 'revision_date']).where('id', 'in', [saOld, saNew]).execute();
+      for (const row of accounts) expect(row.revision_date > LONG_AGO).toBe(true);
+      expect((await eventsOf(server, EventType.Secret_Edited)).at(-1)).toMatchObject({ secret_id: id, acting_user_id: who.owner!.userId });
+    });
+
+    it('answers 404 for a secret in the trash or unknown', async () => {
+      const trashed = await seedSecret(server, org, p1, { deleted: true });
+      expect((await call('owner', 'PUT', `/secrets/${trashed}`, secretBody('x'))).status).toBe(404);
+      expect((await call('owner', 'GET', `/secrets/${trashed}`)).status).toBe(404);
+      expect((await call('owner', 'PUT', `/secrets/${randomUUID()}`, secretBody('x'))).status).toBe(404);
+    });
+  });
+
+  describe('bulk delete', () => {
+    it('answers per id: moved, or access denied for ids the caller cannot write, see or find, and moves the rest', async () => {
+      const writable = await seedSecret(server, org, p1);
+      const readOnly = await seedSecret(server, org, p2);
+      const hidden = await seedSecret(server, org, null);
+      const foreign = await seedSecret(server, otherOrg, otherProject);
+      const missing = randomUUID();
+      const before = (await eventsOf(server, EventType.Secret_Deleted)).length;
+      const res = await call('writer', 'POST', '/secrets/delete', [writable.toUpperCase(), readOnly, hidden, foreign, missing]);
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        object: 'list',
+        continuationToken: null,
+        data: [
+          { object: 'BulkDeleteResponseModel', id: writable, error: null },
+          { object: 'BulkDeleteResponseModel', id: readOnly, error: 'access denied' },
+          { object: 'BulkDeleteResponseModel', id: hidden, error: 'access denied' },
+          { object: 'BulkDeleteResponseModel', id: foreign, error: 'access denied' },
+          { object: 'BulkDeleteResponseModel', id: missing, error: 'access denied' },
+        ],
+      });
+      const stored = await server.database.db.selectFrom('secrets').select(['id', 'deleted_date']).where('id', 'in', [writable, readOnly, hidden, foreign]).execute();
+      const deleted = new Map(stored.map((r) => [r.id, r.deleted_date]));
+      expect(deleted.get(writable)).not.toBeNull();
+      for (const id of [readOnly, hidden, foreign]) expect(deleted.get(id)).toBeNull();
+      const events = await eventsOf(server, EventType.Secret_Deleted);
+      expect(events.length).toBe(before + 1);
+      expect(events.at(-1)).toMatchObject({ secret_id: writable });
+      const list = await call('owner', 'GET', `/organizations/${org}/secrets`);
+      expect(rows(list.body.secrets).map((s) => s.id)).not.toContain(writable);
+    });
+
+    it('lets an admin trash any secret of the organization', async () => {
+      const ids = [await seedSecret(server, org, p1), await seedSecret(server, org, null)];
+      const res = await call('admin', 'POST', '/secrets/delete', ids);
+      expect(rows(res.body.data).map((r) => r.error)).toEqual([null, null]);
+    });
+
+    it('refuses 0 ids, 1,001 ids and invalid ids', async () => {
+      expect((await call('owner', 'POST', '/secrets/delete', [])).status).toBe(400);
+      expect((await call('owner', 'POST', '/secrets/delete', Array.from({ length: 1001 }, () => randomUUID()))).status).toBe(400);
+      expect((await call('owner', 'POST', '/secrets/delete', ['nope'])).status).toBe(400);
+      expect((await call('owner', 'POST', '/secrets/delete', { ids: [randomUUID()] })).status).toBe(400);
+    });
+  });
+
+  describe('get-by-ids', () => {
+    it('answers readable secrets with values and records Secret_Retrieved for each', async () => {
+      const a = await seedSecret(server, org, p1, { value: enc('a') });
+      const b = await seedSecret(server, org, p1, { value: enc('b') });
+      const before = (await eventsOf(server, EventType.Secret_Retrieved)).length;
+      const res = await call('reader', 'POST', '/secrets/get-by-ids', { ids: [b, a.toUpperCase()] });
+      expect(res.status).toBe(200);
+      expect(res.body.object).toBe('list');
+      expect(rows(res.body.data).map((s) => [s.object, s.id, s.value])).toEqual([
+        ['baseSecret', b, enc('b')],
+        ['baseSecret', a, enc('a')],
+      ]);
+      expect(res.body.data[0].read).toBeUndefined();
+      expect((await eventsOf(server, EventType.Secret_Retrieved)).length).toBe(before + 2);
+    });
+
+    it('answers 404 when any id is missing, trashed, unreadable or of another organization', async () => {
+      const ok = await seedSecret(server, org, p1);
+      for (const other of [randomUUID(), await seedSecret(server, org, p1, { deleted: true }), await seedSecret(server, org, p2), await seedSecret(server, otherOrg, null)]) {
+        expect((await call('reader', 'POST', '/secrets/get-by-ids', { ids: [ok, other] })).status).toBe(404);
+      }
+    });
+
+    it('refuses duplicate, missing, invalid and too many ids with 400', async () => {
+      const id = await seedSecret(server, org, p1);
+      const dup = await call('owner', 'POST', '/secrets/get-by-ids', { ids: [id, id.toUpperCase()] });
+      expect(dup.status).toBe(400);
+      expect(Object.keys(dup.body.validationErrors)).toEqual(['ids']);
+      expect((await call('owner', 'POST', '/secrets/get-by-ids', { ids: [] })).status).toBe(400);
+      expect((await call('owner', 'POST', '/secrets/get-by-ids', {})).status).toBe(400);
+      expect((await call('owner', 'POST', '/secrets/get-by-ids', { ids: ['x'] })).status).toBe(400);
+      expect((await call('owner', 'POST', '/secrets/get-by-ids', { ids: Array.from({ length: 1001 }, () => randomUUID()) })).status).toBe(400);
+    });
+  });
+
+  describe('sync', () => {
+    it('refuses users with 400, and a future date before anything else', async () => {
+      const user = await call('owner', 'GET', `/organizations/${org}/secrets/sync`);
+      expect(user.status).toBe(400);
+      expect(user.body.message).toBe('Only service accounts can sync secrets.');
+      const future = await call('owner', 'GET', `/organizations/${org}/secrets/sync?lastSyncedDate=${new Date(Date.now() + 3_600_000).toISOString()}`);
+      expect(future.status).toBe(400);
+      expect(future.body.message).toBe('Last synced date must be in the past.');
+      const bad = await call('owner', 'GET', `/organizations/${org}/secrets/sync?lastSyncedDate=yesterday`);
+      expect(bad.status).toBe(400);
+      expect(Object.keys(bad.body.validationErrors)).toEqual(['lastSyncedDate']);
+      expect((await call('noSm', 'GET', `/organizations/${org}/secrets/sync`)).status).toBe(404);
+    });
+  });
+
+  describe('trash', () => {
+    it('lets admins list, restore and empty the trash, recording events', async () => {
+      const a = await seedSecret(server, org, p1, { deleted: true });
+      const b = await seedSecret(server, org, null, { deleted: true });
+      const live = await seedSecret(server, org, p1);
+      const trash = await call('admin', 'GET', `/secrets/${org}/trash`);
+      expect(trash.status).toBe(200);
+      expect(trash.body.object).toBe('SecretsWithProjectsList');
+      const ids = rows(trash.body.secrets).map((s) => s.id);
+      expect(ids).toEqual(expect.arrayContaining([a, b]));
+      expect(ids).not.toContain(live);
+
+      expect((await call('admin', 'POST', `/secrets/${org}/trash/restore`, [a, live])).status).toBe(404);
+      expect((await call('admin', 'POST', `/secrets/${otherOrg}/trash/restore`, [a])).status).toBe(404);
+      const restored = await call('owner', 'POST', `/secrets/${org}/trash/restore`, [a]);
+      expect(restored.status).toBe(200);
+      expect(restored.text).toBe('');
+      expect((await call('reader', 'GET', `/secrets/${a}`)).status).toBe(200);
+      expect((await eventsOf(server, EventType.Secret_Restored)).at(-1)).toMatchObject({ secret_id: a, acting_user_id: who.owner!.userId });
+
+      expect((await call('owner', 'POST', `/secrets/${org}/trash/empty`, [b, live])).status).toBe(404);
+      const emptied = await call('owner', 'POST', `/secrets/${org}/trash/empty`, [b]);
+      expect(emptied.status).toBe(200);
+      expect(await server.database.db.selectFrom('secrets').select('id').where('id', '=', b).executeTakeFirst()).toBeUndefined();
+      expect((await eventsOf(server, EventType.Secret_Permanently_Deleted)).at(-1)).toMatchObject({ secret_id: b });
+    });
+
+    it.each([
+      ['writer', 401],
+      ['reader', 401],
+      ['noSm', 404],
+      ['stranger', 404],
+    ] as const)('answers %s with %i on every trash route', async (caller, status) => {
+      const id = await seedSecret(server, org, p1, { deleted: true });
+      const res = await call(caller, 'GET', `/secrets/${org}/trash`);
+      expect(res.status).toBe(status);
+      if (status === 401) expect(res.body.message).toBe('Unauthorized.');
+      expect((await call(caller, 'POST', `/secrets/${org}/trash/restore`, [id])).status).toBe(status);
+      expect((await call(caller, 'POST', `/secrets/${org}/trash/empty`, [id])).status).toBe(status);
+      expect((await server.database.db.selectFrom('secrets').select('deleted_date').where('id', '=', id).executeTakeFirstOrThrow()).deleted_date).not.toBeNull();
+    });
+  });
+
+  describe('machine accounts (service layer: the identity grant comes with the machine-account part)', () => {
+    const service = () => createSecretService({ db: server.database.db, clock: systemClock, audit: createAuditLog({ clock: systemClock }), config: { secretVersionsKept: 10 } });
+    let project: string;
+    let reader: string;
+    let writer: string;
+    let granted: string;
+    let notGranted: string;
+
+    beforeAll(async () => {
+      project = await seedProject(server, org);
+      reader = await seedServiceAccount(server, org);
+      writer = await seedServiceAccount(server, org);
+      await grant(server, { serviceAccount: reader }, { project }, true, false);
+      await grant(server, { serviceAccount: writer }, { project }, true, true);
+      granted = await seedSecret(server, org, project, { value: enc('granted') });
+      notGranted = await seedSecret(server, org, p2);
+    });
+
+    it('syncs every secret the account reads, then only when something it reaches changed', async () => {
+      const sm = service();
+      const sa = machine(reader, org);
+      const first = await sm.sync(sa, org, undefined, CLIENT);
+      expect(first.hasChanges).toBe(true);
+      expect(first.secrets?.data.map((s) => s.id)).toEqual([granted]);
+      expect(first.secrets).toMatchObject({ object: 'list', continuationToken: null, data: [{ object: 'baseSecret', value: enc('granted'), projects: [{ id: project }] }] });
+      await server.database.db.updateTable('service_accounts').set({ revision_date: LONG_AGO }).where('id', '=', reader).execute();
+      const since = new Date(Date.now() - 1000).toISOString();
+      expect(await sm.sync(sa, org, since, CLIENT)).toEqual({ object: 'secretsSync', hasChanges: false, secrets: null });
+      expect((await sm.sync(sa, org, LONG_AGO, CLIENT)).hasChanges).toBe(true);
+      await call('owner', 'PUT', `/secrets/${granted}`, { ...secretBody('changed', [project]), value: enc('granted') });
+      expect((await sm.sync(sa, org, since, CLIENT)).hasChanges).toBe(true);
+      const events = await eventsOf(server, EventType.Secret_Retrieved);
+      expect(events.at(-1)).toMatchObject({ secret_id: granted, service_account_id: reader, acting_user_id: null });
+    });
+
+    it('reads granted secrets (recording Secret_Retrieved with the account) and nothing else', async () => {
+      const sm = service();
+      const sa = machine(reader, org);
+      expect(await sm.get(sa, granted, CLIENT)).toMatchObject({ id: granted, read: true, write: false });
+      expect((await eventsOf(server, EventType.Secret_Retrieved)).at(-1)).toMatchObject({ secret_id: granted, service_account_id: reader });
+      await expect(sm.get(sa, notGranted, CLIENT)).rejects.toMatchObject({ statusCode: 404 });
+      await expect(sm.getByIds(sa, [granted, notGranted], CLIENT)).rejects.toMatchObject({ statusCode: 404 });
+      expect((await sm.getByIds(sa, [granted], CLIENT)).data).toHaveLength(1);
+      expect((await sm.list(sa, org)).secrets.map((s) => s.id)).toEqual([granted]);
+      await expect(sm.listTrash(sa, org)).rejects.toMatchObject({ statusCode: 401 });
+    });
+
+    it('writes only with a write grant, and only into its projects', async () => {
+      const sm = service();
+      await expect(sm.create(machine(reader, org), org, secretBody('sa', [project]), CLIENT)).rejects.toMatchObject({ statusCode: 404 });
+      await expect(sm.create(machine(writer, org), org, secretBody('sa'), CLIENT)).rejects.toMatchObject({ statusCode: 404 });
+      const created = await sm.create(machine(writer, org), org, secretBody('sa', [project]), CLIENT);
+      expect((await eventsOf(server, EventType.Secret_Created)).at(-1)).toMatchObject({ secret_id: created.id, service_account_id: writer, acting_user_id: null });
+      await expect(sm.update(machine(reader, org), created.id, secretBody('x'), CLIENT)).rejects.toMatchObject({ statusCode: 404 });
+      expect((await sm.update(machine(writer, org), created.id, secretBody('y'), CLIENT)).value).toBe(enc('y-value'));
+      expect(await sm.delete(machine(reader, org), [created.id, notGranted], CLIENT)).toEqual([
+        { id: created.id, error: 'access denied' },
+        { id: notGranted, error: 'access denied' },
+      ]);
+      expect(await sm.delete(machine(writer, org), [created.id], CLIENT)).toEqual([{ id: created.id, error: null }]);
+    });
+
+    it("refuses another organization's machine account", async () => {
+      const foreign = await seedServiceAccount(server, otherOrg);
+      const sm = service();
+      await expect(sm.get(machine(foreign, otherOrg), granted, CLIENT)).rejects.toMatchObject({ statusCode: 404 });
+      await expect(sm.list(machine(foreign, otherOrg), org)).rejects.toMatchObject({ statusCode: 404 });
+      await expect(sm.sync(machine(foreign, otherOrg), org, undefined, CLIENT)).rejects.toMatchObject({ statusCode: 404 });
+      expect(await sm.delete(machine(foreign, otherOrg), [granted], CLIENT)).toEqual([{ id: granted, error: 'access denied' }]);
+    });
+  });
+
+  it('lists, fetches by id and syncs in a constant number of queries whatever the number of secrets', async () => {
+    const bench = await seedSeparateOrg(server);
+    const run = async () => {
+      const { db, count } = counting(server.database.db);
+      const sm = createSecretService({ db, clock: systemClock, audit: createAuditLog({ clock: systemClock }), config: { secretVersionsKept: 10 } });
+      await sm.list(bench.member, bench.org);
+      const listed = count();
+      await sm.sync(machine(bench.sa, bench.org), bench.org, LONG_AGO, CLIENT);
+      return { listed, synced: count() - listed };
+    };
+    await bench.add(3);
+    const small = await run();
+    await bench.add(60);
+    const large = await run();
+    expect(large.listed).toBe(small.listed);
+    // The reads are constant; the audit log writes Secret_Retrieved rows in batches of 50.
+    expect(large.synced - small.synced).toBeLessThanOrEqual(2);
+  });
+});
+
+/** An organization with a project a member and a machine account read, to count queries against. */
+async function seedSeparateOrg(server: TestServer) {
+  const org = await seedOrganization(server, { name: 'Counted' });
+  const a = await smMember(server, org, 'counted@example.com');
+  const project = await seedProject(server, org);
+  const sa = await seedServiceAccount(server, org);
+  await grant(server, { member: a.memberId }, { project }, true, false);
+  await grant(server, { serviceAccount: sa }, { project }, true, false);
+  const member = { kind: 'user' as const, userId: a.userId, email: 'counted@example.com', securityStamp: '', deviceIdentifier: null, clientId: 'web', scopes: ['api'], amr: [] };
+  return {
+    org,
+    member,
+    sa,
+    add: async (n: number) => {
+      for (let i = 0; i < n; i++) await seedSecret(server, org, i % 2 ? project : null);
+    },
+  };
+}
+
+describe('secrets with the Secrets Manager edition off', () => {
+  let server: TestServer;
+  let org: string;
+  let owner: Actor;
+  beforeAll(async () => {
+    server = await startTestServer({ env: { SECRETS_MANAGER: 'false' } });
+    org = await seedOrganization(server);
+    owner = await smMember(server, org, 'owner@example.com', OrganizationUserType.Owner);
+  });
+  afterAll(async () => server.close());
+
+  it('answers 404 on every secret route', async () => {
+    const id = await seedSecret(server, org, null);
+    const routes: [string, string, unknown?][] = [
+      ['GET', `/organizations/${org}/secrets`],
+      ['POST', `/organizations/${org}/secrets`, secretBody('x')],
+      ['GET', `/organizations/${org}/secrets/sync`],
+      ['GET', `/secrets/${id}`],
+      ['PUT', `/secrets/${id}`, secretBody('x')],
+      ['GET', `/projects/${randomUUID()}/secrets`],
+      ['POST', '/secrets/delete', [id]],
+      ['POST', '/secrets/get-by-ids', { ids: [id] }],
+      ['GET', `/secrets/${org}/trash`],
+      ['POST', `/secrets/${org}/trash/empty`, [id]],
+      ['POST', `/secrets/${org}/trash/restore`, [id]],
+    ];
+    for (const [method, path, json] of routes) {
+      const res = await server.request(method, `/api${path}`, { token: owner.token, ...(json !== undefined ? { json } : {}) });
+      expect(res.status, `${method} ${path}`).toBe(404);
+    }
+  });
+});
