@@ -1,5 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { accessPolicyRoutes } from './access-policies.routes.js';
 import type { SecretsManager } from './secrets-manager.js';
+import { smEventRoutes } from './sm-events.routes.js';
+import { smPortingRoutes } from './sm-porting.routes.js';
 
 /**
  * The Secrets Manager routes (secrets, versions, trash, projects, machine accounts and their
@@ -7,6 +10,7 @@ import type { SecretsManager } from './secrets-manager.js';
  * `SECRETS_MANAGER` edition setting is on; otherwise every one of them answers 404.
  */
 export const secretsManagerRoutes: FastifyPluginAsync<{ sm: SecretsManager }> = async (app, { sm }) => {
-  void app;
-  void sm;
+  await app.register(accessPolicyRoutes, { policies: sm.policies });
+  await app.register(smPortingRoutes, { porting: sm.porting });
+  await app.register(smEventRoutes, { smEvents: sm.smEvents });
 };

@@ -2,6 +2,9 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { AuditLog } from '../events/audit-log.js';
+import { createAccessPolicyService } from './access-policies.service.js';
+import { createSmEventService } from './sm-events.service.js';
+import { createSmPortingService } from './sm-porting.service.js';
 
 export interface SecretsManagerDeps {
   db: Db;
@@ -12,8 +15,11 @@ export interface SecretsManagerDeps {
 
 /** Every Secrets Manager service, built once per app (one line per part). */
 export function createSecretsManager(deps: SecretsManagerDeps) {
-  void deps;
-  return {};
+  return {
+    policies: createAccessPolicyService(deps),
+    porting: createSmPortingService(deps),
+    smEvents: createSmEventService(deps),
+  };
 }
 
 export type SecretsManager = ReturnType<typeof createSecretsManager>;
