@@ -82,8 +82,8 @@ async function smMember(organizationId: string, email: string, type = Organizati
 }
 
 async function policyRows(granted: Granted) {
-  const [column, id] = Object.entries(granted)[0] as [keyof Granted, string];
-  return server.database.db.selectFrom('access_policies').selectAll().where(column as 'granted_project_id', '=', id).execute();
+  const [column, id] = Object.entries(granted)[0] as ['granted_project_id', string];
+  return server.database.db.selectFrom('access_policies').selectAll().where(column, '=', id).execute();
 }
 
 const put = (path: string, token: string, json: unknown) => server.request('PUT', `/api${path}`, { token, json });
@@ -413,10 +413,11 @@ describe('potential grantees', () => {
       expect.objectContaining({ id: account, type: 'serviceAccount', name: ENC }),
     ]);
     const projects = await get(`/organizations/${org}/access-policies/projects/potential-grantees`, reader.token);
-    expect(projects.body.data.map((g: { id: string }) => g.id)).not.toContain(project);
+    const ids = (res: { body: { data: { id: string }[] } }) => res.body.data.map((g) => g.id);
+    expect(ids(projects)).not.toContain(project);
     const asOwner = await get(`/organizations/${org}/access-policies/projects/potential-grantees`, owner.token);
-    expect(asOwner.body.data.map((g: { id: string }) => g.id)).toContain(project);
-    expect(asOwner.body.data.map((g: { id: string }) => g.id)).not.toContain(otherOrgProject);
+    expect(ids(asOwner)).toContain(project);
+    expect(ids(asOwner)).not.toContain(otherOrgProject);
   });
 
   it('answers 404 to members without Secrets Manager and to other organizations', async () => {
