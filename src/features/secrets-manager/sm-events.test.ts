@@ -47,7 +47,6 @@ async function grant(grantee: { organization_user_id: string }, granted: { grant
     .insertInto('access_policies')
     .values({
       id: randomUUID(),
-      organization_user_id: null,
       group_id: null,
       service_account_id: null,
       granted_project_id: null,
