@@ -439,3 +439,63 @@ describe('potential grantees', () => {
     expect(count() - few).toBe(few);
   });
 });
+
+describe('who reaches the policy routes', () => {
+  it('lets a member granted write through a group manage the project, and not a group granted read', async () => {
+    const member = await smMember(org, 'ap-grouped@example.com');
+    const writers = await seedGroup(server, org, [member.memberId]);
+    const p = await seedProject(org);
+    await grant({ group_id: writers }, { granted_project_id: p }, true, false);
+    expect((await get(`/projects/${p}/access-policies/people`, member.token)).status).toBe(404);
+    await server.database.db.updateTable('access_policies').set({ write: true }).where('group_id', '=', writers).where('granted_project_id', '=', p).execute();
+    const res = await get(`/projects/${p}/access-policies/people`, member.token);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.groupAccessPolicies).toEqual([expect.objectContaining({ groupId: writers, currentUserInGroup: true, write: true })]);
+  });
+
+  it('refuses machine accounts on every policy operation', async () => {
+    const { createAccessPolicyService } = await import('./access-policies.service.js');
+    const service = createAccessPolicyService({ db: server.database.db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
+    const principal = { kind: 'serviceAccount', serviceAccountId: account, organizationId: org, scopes: ['api.secrets'] } as never;
+    await grant({ service_account_id: account }, { granted_project_id: project });
+    await expect(service.projectPeople(principal, project)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.projectServiceAccounts(principal, project)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.serviceAccountGrantedPolicies(principal, account)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.replaceProjectPeople(principal, project, {})).rejects.toMatchObject({ statusCode: 404 });
+    const access = await smAccessOf(server.database.db, await requireSmCaller(server.database.db, principal, org));
+    const secret = await seedSecret(org, project);
+    const none = { userAccessPolicyRequests: [], groupAccessPolicyRequests: [], serviceAccountAccessPolicyRequests: [] };
+    await expect(server.database.db.transaction().execute(async (tx) => saveSecretAccessPolicies(tx, access, { id: secret, organizationId: org }, none, T0))).rejects.toMatchObject({
+      statusCode: 404,
+    });
+    await expect(service.secretAccessPolicies(principal, secret)).rejects.toMatchObject({ statusCode: 404 });
+    expect(await service.serviceAccountPotentialGrantees(principal, org)).toEqual([]);
+  });
+
+  it('answers 404 for the policies of a secret in the trash', async () => {
+    const secret = await seedSecret(org, null);
+    await server.database.db.updateTable('secrets').set({ deleted_date: T0 }).where('id', '=', secret).execute();
+    expect((await get(`/secrets/${secret}/access-policies`, owner.token)).status).toBe(404);
+  });
+});
+
+describe('query counts', () => {
+  it('replaces policies in the same number of queries for 2 grantees as for 30', async () => {
+    const groups = [];
+    for (let i = 0; i < 30; i++) groups.push(await seedGroup(server, org));
+    const { createAccessPolicyService } = await import('./access-policies.service.js');
+    const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
+    const counts = [];
+    for (const n of [2, 30]) {
+      const p = await seedProject(org);
+      // Something to remove and something to change, besides the additions.
+      await grant({ organization_user_id: reader.memberId }, { granted_project_id: p });
+      await grant({ group_id: groups[0] as string }, { granted_project_id: p }, true, true);
+      const { db, count } = counting(server.database.db);
+      const service = createAccessPolicyService({ db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
+      await service.replaceProjectPeople(principal, p, { groupAccessPolicyRequests: groups.slice(0, n).map((id) => ({ granteeId: id, read: true, write: false })) });
+      counts.push(count());
+    }
+    expect(counts[1]).toBe(counts[0]);
+  });
+});
