@@ -18,9 +18,13 @@ export interface OrganizationEventFilter {
   actingUserId?: string;
   /** Matches any resource the event is about. */
   itemId?: string;
+  /** Only the events naming `id` in one of `columns` (a secret's, a project's, a machine account's). */
+  about?: { columns: readonly EventIdColumn[]; id: string };
   after?: EventCursor;
   limit: number;
 }
+
+export type EventIdColumn = 'secret_id' | 'project_id' | 'service_account_id' | 'granted_service_account_id';
 
 /** One page of an organization's events, newest first (date, then write order). */
 export async function organizationEvents(db: Executor, filter: OrganizationEventFilter): Promise<EventRow[]> {
@@ -41,6 +45,8 @@ export async function organizationEvents(db: Executor, filter: OrganizationEvent
       ),
     );
   }
+  const about = filter.about;
+  if (about) query = query.where((eb) => eb.or(about.columns.map((column) => eb(column, '=', about.id))));
   const after = filter.after;
   if (after) {
     query = query.where((eb) => eb.or([eb('date', '<', after.date), eb.and([eb('date', '=', after.date), eb('seq', '<', after.seq)])]));

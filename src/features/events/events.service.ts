@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.js';
 import { BadRequest } from '../../http/errors.js';
 import type { Membership } from '../organizations/org-access.js';
 import type { Executor } from './audit-log.js';
-import { organizationEvents, type EventCursor, type EventRow } from './events.repository.js';
+import { organizationEvents, type EventCursor, type EventIdColumn, type EventRow } from './events.repository.js';
 
 /** Events per page, as the official server pages them. */
 export const EVENT_PAGE_SIZE = 50;
@@ -60,6 +60,12 @@ function decodeCursor(token: string): EventCursor {
   return { date, seq: n };
 }
 
+function page(rows: EventRow[]): EventPage {
+  const data = rows.slice(0, EVENT_PAGE_SIZE);
+  const last = data[data.length - 1];
+  return { data, continuationToken: rows.length > EVENT_PAGE_SIZE && last ? encodeCursor(last) : null };
+}
+
 /** Reading the audit log: `GET /organizations/{orgId}/events`. */
 export function createEventQueryService({ db, clock }: { db: Executor; clock: Clock }) {
   return {
@@ -73,9 +79,20 @@ export function createEventQueryService({ db, clock }: { db: Executor; clock: Cl
         ...(query.continuationToken ? { after: decodeCursor(query.continuationToken) } : {}),
         limit: EVENT_PAGE_SIZE + 1,
       });
-      const data = rows.slice(0, EVENT_PAGE_SIZE);
-      const last = data[data.length - 1];
-      return { data, continuationToken: rows.length > EVENT_PAGE_SIZE && last ? encodeCursor(last) : null };
+      return page(rows);
+    },
+
+    /** One page of the organization's events about one resource (the Secrets Manager event routes). */
+    async eventsAbout(organizationId: string, about: { columns: readonly EventIdColumn[]; id: string }, query: Omit<EventQueryInput, 'actingUserId' | 'itemId'>): Promise<EventPage> {
+      const window = eventWindow(clock.now(), query.start, query.end);
+      const rows = await organizationEvents(db, {
+        organizationId,
+        ...window,
+        about,
+        ...(query.continuationToken ? { after: decodeCursor(query.continuationToken) } : {}),
+        limit: EVENT_PAGE_SIZE + 1,
+      });
+      return page(rows);
     },
   };
 }

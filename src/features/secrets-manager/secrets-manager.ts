@@ -2,11 +2,14 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { AuditLog } from '../events/audit-log.js';
+import { createAccessPolicyService } from './access-policies.service.js';
 import { createProjectService } from './projects.service.js';
 import { createSecretVersionService } from './secret-versions.service.js';
 import { createSecretService } from './secrets.service.js';
 import { createServiceAccountService } from './service-accounts.service.js';
 import { createCountsService } from './sm-counts.service.js';
+import { createSmEventService } from './sm-events.service.js';
+import { createSmPortingService } from './sm-porting.service.js';
 
 export interface SecretsManagerDeps {
   db: Db;
@@ -25,6 +28,9 @@ export function createSecretsManager(deps: SecretsManagerDeps) {
     projects,
     serviceAccounts,
     counts: createCountsService({ db: deps.db, projects, serviceAccounts }),
+    policies: createAccessPolicyService(deps),
+    porting: createSmPortingService(deps),
+    smEvents: createSmEventService(deps),
   };
 }
 

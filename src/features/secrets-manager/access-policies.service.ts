@@ -1,0 +1,376 @@
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import type { Principal } from '../../http/access.js';
+import { NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { normalizeGuid } from '../../http/schemas.js';
+import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { applyChanges, checkRequests, diff, GRANTEES, granteeRequests, requireInOrganization, requireUser, serviceAccountsIn, wantedPeople } from './access-policy-changes.js';
+import {
+  grantedProjectsOf,
+  groupGrantees,
+  liveSecretById,
+  memberGrantees,
+  namedRowsOf,
+  peoplePoliciesOn,
+  policiesOn,
+  projectById,
+  projectGrantsOf,
+  serviceAccountById,
+  serviceAccountPoliciesOn,
+  type GrantedColumn,
+} from './access-policies.repository.js';
+import type {
+  PeopleAccessPoliciesBody,
+  PotentialGrantee,
+  ProjectServiceAccountsBody,
+  SecretAccessPoliciesRequests,
+  ServiceAccountGrantedPoliciesBody,
+} from './access-policies.schemas.js';
+import { actorOf, projectRights, requireSmCaller, secretRights, serviceAccountRights, smAccessOf, type SmAccess } from './sm-access.js';
+import { touchServiceAccounts } from './sm-revisions.js';
+
+/** The user and group policies on a resource, as the web app lists them. */
+async function peopleOn(db: Executor, granted: GrantedColumn, grantedId: string, currentUserId: string | null) {
+  const rows = await peoplePoliciesOn(db, granted, grantedId, currentUserId);
+  const userAccessPolicies = [];
+  const groupAccessPolicies = [];
+  for (const row of rows) {
+    const rights = { read: Boolean(row.read), write: Boolean(row.write) };
+    if (row.organization_user_id) {
+      userAccessPolicies.push({
+        object: 'userAccessPolicy' as const,
+        ...rights,
+        organizationUserId: row.organization_user_id,
+        organizationUserName: row.user_name?.trim() ? row.user_name : (row.user_email ?? row.member_email),
+        currentUser: currentUserId !== null && row.member_user_id === currentUserId,
+      });
+    } else if (row.group_id) {
+      groupAccessPolicies.push({ object: 'groupAccessPolicy' as const, ...rights, groupId: row.group_id, groupName: row.group_name, currentUserInGroup: Boolean(row.current_user_in_group) });
+    }
+  }
+  return { userAccessPolicies, groupAccessPolicies };
+}
+
+async function serviceAccountsOn(db: Executor, granted: 'granted_project_id' | 'granted_secret_id', grantedId: string) {
+  const rows = await serviceAccountPoliciesOn(db, granted, grantedId);
+  return rows.map((row) => ({
+    object: 'serviceAccountProjectAccessPolicy' as const,
+    read: Boolean(row.read),
+    write: Boolean(row.write),
+    serviceAccountId: row.id as string,
+    serviceAccountName: row.name,
+  }));
+}
+
+/**
+ * Replaces a secret's own policies (members, groups, machine accounts) inside the secrets
+ * service's transaction, when a secret is created or updated with `accessPoliciesRequests`.
+ * The secrets service has already decided that the caller may write the secret. Validation is
+ * the other policy routes': unique grantees, read required, grantees of the secret's
+ * organization (else 404), and a machine account newly granted must be one the caller can write.
+ */
+export async function saveSecretAccessPolicies(
+  tx: Executor,
+  access: SmAccess,
+  secret: { id: string; organizationId: string },
+  requests: SecretAccessPoliciesRequests,
+  now: string,
+): Promise<void> {
+  requireUser(access);
+  const users = granteeRequests(requests.userAccessPolicyRequests);
+  const groups = granteeRequests(requests.groupAccessPolicyRequests);
+  const accounts = granteeRequests(requests.serviceAccountAccessPolicyRequests);
+  checkRequests('accessPoliciesRequests.userAccessPolicyRequests', users, 'read');
+  checkRequests('accessPoliciesRequests.groupAccessPolicyRequests', groups, 'read');
+  checkRequests('accessPoliciesRequests.serviceAccountAccessPolicyRequests', accounts, 'read');
+  await requireInOrganization(
+    tx,
+    'organization_users',
+    secret.organizationId,
+    users.map((u) => u.id),
+  );
+  await requireInOrganization(
+    tx,
+    'groups',
+    secret.organizationId,
+    groups.map((g) => g.id),
+  );
+  await requireInOrganization(
+    tx,
+    'service_accounts',
+    secret.organizationId,
+    accounts.map((a) => a.id),
+  );
+  const wanted = [
+    ...wantedPeople(users, groups, 'granted_secret_id', secret.id),
+    ...accounts.map((a) => ({ grantee: 'service_account_id' as const, granteeId: a.id, granted: 'granted_secret_id' as const, grantedId: secret.id, read: a.read, write: a.write })),
+  ];
+  const changes = diff(await policiesOn(tx, 'granted_secret_id', secret.id, GRANTEES), wanted);
+  if (changes.added.some((w) => w.grantee === 'service_account_id' && !serviceAccountRights(access, w.granteeId).write)) throw new NotFound();
+  await applyChanges(tx, changes, now);
+  await touchServiceAccounts(tx, serviceAccountsIn(changes), now);
+}
+
+export interface AccessPolicyServiceDeps {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+}
+
+/** Access policies of projects, machine accounts and secrets, and who can be granted what. */
+export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServiceDeps) {
+  async function accessIn(principal: Principal, organizationId: string): Promise<SmAccess> {
+    return smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+  }
+
+  /** The project and a caller who may write it (people only), or 404. */
+  async function writableProject(principal: Principal, rawId: string) {
+    const project = await projectById(db, normalizeGuid(rawId));
+    if (!project) throw new NotFound();
+    const access = await accessIn(principal, project.organization_id);
+    const { userId } = requireUser(access);
+    return { project, access, userId };
+  }
+
+  async function writableServiceAccount(principal: Principal, rawId: string) {
+    const serviceAccount = await serviceAccountById(db, normalizeGuid(rawId));
+    if (!serviceAccount) throw new NotFound();
+    const access = await accessIn(principal, serviceAccount.organization_id);
+    const { userId } = requireUser(access);
+    return { serviceAccount, access, userId };
+  }
+
+  function requireProjectWrite(access: SmAccess, projectId: string): void {
+    if (!projectRights(access, projectId).write) throw new NotFound();
+  }
+
+  function requireServiceAccountWrite(access: SmAccess, serviceAccountId: string): void {
+    if (!serviceAccountRights(access, serviceAccountId).write) throw new NotFound();
+  }
+
+  async function grantedPolicies(access: SmAccess, serviceAccountId: string) {
+    const rows = await grantedProjectsOf(db, serviceAccountId);
+    return {
+      object: 'ServiceAccountGrantedPoliciesPermissionDetails' as const,
+      grantedProjectPolicies: rows.map((row) => ({
+        object: 'grantedProjectAccessPolicyPermissionDetails' as const,
+        accessPolicy: { object: 'grantedProjectAccessPolicy' as const, read: Boolean(row.read), write: Boolean(row.write), grantedProjectId: row.id, grantedProjectName: row.name },
+        // Whether the caller could change this grant: write on the project and the account.
+        hasPermission: projectRights(access, row.id).write && serviceAccountRights(access, serviceAccountId).write,
+      })),
+    };
+  }
+
+  return {
+    async projectPeople(principal: Principal, projectId: string) {
+      const { project, access, userId } = await writableProject(principal, projectId);
+      requireProjectWrite(access, project.id);
+      return { object: 'projectPeopleAccessPolicies' as const, ...(await peopleOn(db, 'granted_project_id', project.id, userId)) };
+    },
+
+    async replaceProjectPeople(principal: Principal, projectId: string, body: PeopleAccessPoliciesBody) {
+      const { project, access, userId } = await writableProject(principal, projectId);
+      const users = granteeRequests(body.userAccessPolicyRequests);
+      const groups = granteeRequests(body.groupAccessPolicyRequests);
+      checkRequests('userAccessPolicyRequests', users, 'read');
+      checkRequests('groupAccessPolicyRequests', groups, 'read');
+      requireProjectWrite(access, project.id);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await requireInOrganization(
+          tx,
+          'organization_users',
+          project.organization_id,
+          users.map((u) => u.id),
+        );
+        await requireInOrganization(
+          tx,
+          'groups',
+          project.organization_id,
+          groups.map((g) => g.id),
+        );
+        const current = await policiesOn(tx, 'granted_project_id', project.id, ['organization_user_id', 'group_id']);
+        await applyChanges(tx, diff(current, wantedPeople(users, groups, 'granted_project_id', project.id)), now);
+      });
+      return { object: 'projectPeopleAccessPolicies' as const, ...(await peopleOn(db, 'granted_project_id', project.id, userId)) };
+    },
+
+    async projectServiceAccounts(principal: Principal, projectId: string) {
+      const { project, access } = await writableProject(principal, projectId);
+      requireProjectWrite(access, project.id);
+      return { object: 'ProjectServiceAccountsAccessPolicies' as const, serviceAccountAccessPolicies: await serviceAccountsOn(db, 'granted_project_id', project.id) };
+    },
+
+    async replaceProjectServiceAccounts(principal: Principal, projectId: string, body: ProjectServiceAccountsBody) {
+      const { project, access } = await writableProject(principal, projectId);
+      const accounts = granteeRequests(body.serviceAccountAccessPolicyRequests);
+      checkRequests('serviceAccountAccessPolicyRequests', accounts, 'read');
+      requireProjectWrite(access, project.id);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await requireInOrganization(
+          tx,
+          'service_accounts',
+          project.organization_id,
+          accounts.map((a) => a.id),
+        );
+        const current = await policiesOn(tx, 'granted_project_id', project.id, ['service_account_id']);
+        const wanted = accounts.map((a) => ({ grantee: 'service_account_id' as const, granteeId: a.id, granted: 'granted_project_id' as const, grantedId: project.id, read: a.read, write: a.write }));
+        const changes = diff(current, wanted);
+        // Granting needs write on the machine account; any write on the project may change or remove a grant.
+        if (changes.added.some((w) => !serviceAccountRights(access, w.granteeId).write)) throw new NotFound();
+        await applyChanges(tx, changes, now);
+        await touchServiceAccounts(tx, serviceAccountsIn(changes), now);
+      });
+      return { object: 'ProjectServiceAccountsAccessPolicies' as const, serviceAccountAccessPolicies: await serviceAccountsOn(db, 'granted_project_id', project.id) };
+    },
+
+    async serviceAccountPeople(principal: Principal, serviceAccountId: string) {
+      const { serviceAccount, access, userId } = await writableServiceAccount(principal, serviceAccountId);
+      requireServiceAccountWrite(access, serviceAccount.id);
+      return { object: 'serviceAccountAccessPolicies' as const, ...(await peopleOn(db, 'granted_service_account_id', serviceAccount.id, userId)) };
+    },
+
+    async replaceServiceAccountPeople(principal: Principal, client: ClientContext, serviceAccountId: string, body: PeopleAccessPoliciesBody) {
+      const { serviceAccount, access, userId } = await writableServiceAccount(principal, serviceAccountId);
+      const users = granteeRequests(body.userAccessPolicyRequests);
+      const groups = granteeRequests(body.groupAccessPolicyRequests);
+      checkRequests('userAccessPolicyRequests', users, 'readWrite');
+      checkRequests('groupAccessPolicyRequests', groups, 'readWrite');
+      requireServiceAccountWrite(access, serviceAccount.id);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        const organizationId = serviceAccount.organization_id;
+        await requireInOrganization(
+          tx,
+          'organization_users',
+          organizationId,
+          users.map((u) => u.id),
+        );
+        await requireInOrganization(
+          tx,
+          'groups',
+          organizationId,
+          groups.map((g) => g.id),
+        );
+        const current = await policiesOn(tx, 'granted_service_account_id', serviceAccount.id, ['organization_user_id', 'group_id']);
+        const changes = diff(current, wantedPeople(users, groups, 'granted_service_account_id', serviceAccount.id));
+        await applyChanges(tx, changes, now);
+        const actor = actorOf(access.caller);
+        const about = { organizationId, grantedServiceAccountId: serviceAccount.id, actingUserId: actor.actingUserId, serviceAccountId: actor.serviceAccountId };
+        const events: AuditEvent[] = [
+          ...changes.removed.map((row) =>
+            row.group_id
+              ? { ...about, type: EventType.ServiceAccount_GroupRemoved, groupId: row.group_id }
+              : { ...about, type: EventType.ServiceAccount_UserRemoved, organizationUserId: row.organization_user_id },
+          ),
+          ...changes.added.map((w) =>
+            w.grantee === 'group_id'
+              ? { ...about, type: EventType.ServiceAccount_GroupAdded, groupId: w.granteeId }
+              : { ...about, type: EventType.ServiceAccount_UserAdded, organizationUserId: w.granteeId },
+          ),
+        ];
+        await audit.record(tx, client, events);
+      });
+      return { object: 'serviceAccountAccessPolicies' as const, ...(await peopleOn(db, 'granted_service_account_id', serviceAccount.id, userId)) };
+    },
+
+    async serviceAccountGrantedPolicies(principal: Principal, serviceAccountId: string) {
+      const { serviceAccount, access } = await writableServiceAccount(principal, serviceAccountId);
+      requireServiceAccountWrite(access, serviceAccount.id);
+      return grantedPolicies(access, serviceAccount.id);
+    },
+
+    async replaceServiceAccountGrantedPolicies(principal: Principal, serviceAccountId: string, body: ServiceAccountGrantedPoliciesBody) {
+      const { serviceAccount, access } = await writableServiceAccount(principal, serviceAccountId);
+      const projects = body.projectGrantedPolicyRequests.map((r) => ({ id: normalizeGuid(r.grantedId), read: r.read, write: r.write }));
+      checkRequests('projectGrantedPolicyRequests', projects, 'read');
+      requireServiceAccountWrite(access, serviceAccount.id);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await requireInOrganization(
+          tx,
+          'projects',
+          serviceAccount.organization_id,
+          projects.map((p) => p.id),
+        );
+        const wanted = projects.map((p) => ({
+          grantee: 'service_account_id' as const,
+          granteeId: serviceAccount.id,
+          granted: 'granted_project_id' as const,
+          grantedId: p.id,
+          read: p.read,
+          write: p.write,
+        }));
+        const changes = diff(await projectGrantsOf(tx, serviceAccount.id), wanted);
+        // Every project whose grant is created, changed or removed needs the caller's write.
+        const touched = [...changes.added.map((w) => w.grantedId), ...[...changes.removed, ...changes.changed].map((r) => r.granted_project_id ?? '')];
+        if (touched.some((projectId) => !projectRights(access, projectId).write)) throw new NotFound();
+        await applyChanges(tx, changes, now);
+        await touchServiceAccounts(tx, [serviceAccount.id], now);
+      });
+      return grantedPolicies(access, serviceAccount.id);
+    },
+
+    async secretAccessPolicies(principal: Principal, secretId: string) {
+      const secret = await liveSecretById(db, normalizeGuid(secretId));
+      if (!secret) throw new NotFound();
+      const access = await accessIn(principal, secret.organization_id);
+      const { userId } = requireUser(access);
+      if (!secretRights(access, secret).write) throw new NotFound();
+      return {
+        object: 'secretAccessPolicies' as const,
+        ...(await peopleOn(db, 'granted_secret_id', secret.id, userId)),
+        serviceAccountAccessPolicies: await serviceAccountsOn(db, 'granted_secret_id', secret.id),
+      };
+    },
+
+    /** Members with Secrets Manager access and the organization's groups. */
+    async peoplePotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
+      const access = await accessIn(principal, normalizeGuid(organizationId));
+      const currentUserId = access.caller.kind === 'serviceAccount' ? null : access.caller.userId;
+      const members = await memberGrantees(db, access.caller.organizationId);
+      const groups = await groupGrantees(db, access.caller.organizationId, currentUserId);
+      return [
+        ...members.map((m) => ({
+          object: 'potentialGrantee' as const,
+          id: m.id,
+          name: m.name,
+          type: 'user' as const,
+          email: m.email,
+          currentUserInGroup: false,
+          currentUser: currentUserId !== null && m.user_id === currentUserId,
+        })),
+        ...groups.map((g) => ({
+          object: 'potentialGrantee' as const,
+          id: g.id,
+          name: g.name,
+          type: 'group' as const,
+          email: null,
+          currentUserInGroup: Boolean(g.current_user_in_group),
+          currentUser: false,
+        })),
+      ];
+    },
+
+    /** The machine accounts the caller can write (and so grant access to). */
+    async serviceAccountPotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
+      const access = await accessIn(principal, normalizeGuid(organizationId));
+      const ids = access.caller.kind === 'admin' ? 'all' : [...access.grants.serviceAccounts].filter(([id]) => serviceAccountRights(access, id).write).map(([id]) => id);
+      const rows = await namedRowsOf(db, 'service_accounts', access.caller.organizationId, ids);
+      return rows.map((r) => ({ object: 'potentialGrantee' as const, id: r.id, name: r.name, type: 'serviceAccount' as const, email: null, currentUserInGroup: false, currentUser: false }));
+    },
+
+    /** The projects the caller can write. */
+    async projectPotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
+      const access = await accessIn(principal, normalizeGuid(organizationId));
+      const ids = access.caller.kind === 'admin' ? 'all' : [...access.grants.projects].filter(([, rights]) => rights.write).map(([id]) => id);
+      const rows = await namedRowsOf(db, 'projects', access.caller.organizationId, ids);
+      return rows.map((r) => ({ object: 'potentialGrantee' as const, id: r.id, name: r.name, type: 'project' as const, email: null, currentUserInGroup: false, currentUser: false }));
+    },
+  };
+}
+
+export type AccessPolicyService = ReturnType<typeof createAccessPolicyService>;

@@ -1,0 +1,168 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actor, ENC, type Actor } from '../../../test/support/admin.js';
+import { seedOrganization } from '../../../test/support/orgs.js';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+
+let server: TestServer;
+let org: string;
+let owner: Actor;
+let admin: Actor;
+let member: Actor;
+let noSm: Actor;
+let stranger: Actor;
+
+const T0 = '2026-01-01T00:00:00.000Z';
+const ENC2 = ENC.replace('2.A', '2.B');
+
+async function smMember(organizationId: string, email: string, type: OrganizationUserType, accessSecretsManager = true): Promise<Actor> {
+  const a = await actor(server, organizationId, email, { type });
+  await server.database.db.updateTable('organization_users').set({ access_secrets_manager: accessSecretsManager }).where('id', '=', a.memberId).execute();
+  return a;
+}
+
+/** A fresh organization with the shared owner in it, so counts start from nothing. */
+async function emptyOrg(): Promise<string> {
+  const id = await seedOrganization(server);
+  await server.database.db
+    .insertInto('organization_users')
+    .values({
+      id: randomUUID(),
+      organization_id: id,
+      user_id: owner.userId,
+      email: null,
+      key: null,
+      reset_password_key: null,
+      status: OrganizationUserStatusType.Confirmed,
+      type: OrganizationUserType.Owner,
+      access_all: false,
+      external_id: null,
+      permissions: null,
+      access_secrets_manager: true,
+      creation_date: T0,
+      revision_date: T0,
+    })
+    .execute();
+  return id;
+}
+
+async function contents(organizationId: string) {
+  const projects = await server.database.db.selectFrom('projects').selectAll().where('organization_id', '=', organizationId).execute();
+  const secrets = await server.database.db.selectFrom('secrets').selectAll().where('organization_id', '=', organizationId).execute();
+  return { projects, secrets };
+}
+
+const importTo = (organizationId: string, token: string, json: unknown) => server.request('POST', `/api/sm/${organizationId}/import`, { token, json });
+
+beforeAll(async () => {
+  server = await startTestServer();
+  org = await seedOrganization(server);
+  owner = await smMember(org, 'port-owner@example.com', OrganizationUserType.Owner);
+  admin = await smMember(org, 'port-admin@example.com', OrganizationUserType.Admin);
+  member = await smMember(org, 'port-member@example.com', OrganizationUserType.User);
+  noSm = await smMember(org, 'port-nosm@example.com', OrganizationUserType.Admin, false);
+  stranger = await smMember(await seedOrganization(server), 'port-stranger@example.com', OrganizationUserType.Owner);
+}, 120_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('POST /sm/{organizationId}/import and GET /sm/{organizationId}/export', () => {
+  it('imports projects and secrets under new ids, keeping which secret is in which project, and exports them back', async () => {
+    const target = await emptyOrg();
+    const p1 = randomUUID();
+    const p2 = randomUUID();
+    const body = {
+      projects: [
+        { id: p1, name: ENC },
+        { id: p2.toUpperCase(), name: ENC2 },
+      ],
+      secrets: [
+        { id: randomUUID(), key: ENC, value: ENC2, note: ENC, projectIds: [p2] },
+        { id: randomUUID(), key: ENC2, value: ENC, note: ENC2, projectIds: [] },
+      ],
+    };
+    const res = await importTo(target, owner.token, body);
+    expect(res.status, res.text).toBe(200);
+    expect(res.text).toBe('');
+    const stored = await contents(target);
+    expect(stored.projects).toHaveLength(2);
+    expect(stored.projects.map((p) => p.id)).not.toContain(p1);
+    const second = stored.projects.find((p) => p.name === ENC2);
+    expect(stored.secrets.find((s) => s.key === ENC)?.project_id).toBe(second?.id);
+    expect(stored.secrets.find((s) => s.key === ENC2)?.project_id).toBeNull();
+
+    const exported = await server.request('GET', `/api/sm/${target}/export`, { token: owner.token });
+    expect(exported.status, exported.text).toBe(200);
+    expect(exported.body.object).toBe('SecretsManagerExportResponseModel');
+    expect(exported.body.projects).toEqual(expect.arrayContaining(stored.projects.map((p) => ({ id: p.id, name: p.name }))));
+    expect(exported.body.secrets).toEqual(
+      expect.arrayContaining([{ id: stored.secrets.find((s) => s.key === ENC)?.id, key: ENC, value: ENC2, note: ENC, projectIds: [second?.id] }]),
+    );
+    // An export imports again as is.
+    expect((await importTo(target, owner.token, exported.body)).status).toBe(200);
+    expect((await contents(target)).secrets).toHaveLength(4);
+  });
+
+  it('leaves trashed secrets out of the export', async () => {
+    const target = await emptyOrg();
+    await server.database.db
+      .insertInto('secrets')
+      .values({ id: randomUUID(), organization_id: target, project_id: null, key: ENC, value: ENC, note: ENC, creation_date: T0, revision_date: T0, deleted_date: T0 })
+      .execute();
+    const exported = await server.request('GET', `/api/sm/${target}/export`, { token: owner.token });
+    expect(exported.body).toEqual({ object: 'SecretsManagerExportResponseModel', projects: [], secrets: [] });
+  });
+
+  it('refuses bad imports with a 400 and writes nothing', async () => {
+    const target = await emptyOrg();
+    const p = randomUUID();
+    const secret = (over: object = {}) => ({ id: randomUUID(), key: ENC, value: ENC, note: ENC, projectIds: [], ...over });
+    const cases: [unknown, string, string][] = [
+      [{ projects: [{ id: p, name: ENC }, { id: randomUUID(), name: ENC }], secrets: [secret({ projectIds: [p, randomUUID()] })] }, 'secrets[0].projectIds', 'A secret can only be in one project at a time.'],
+      [{ projects: [], secrets: [secret({ projectIds: [randomUUID()] })] }, 'secrets[0].projectIds', 'The project is not part of this import.'],
+      [{ projects: [{ id: p, name: ENC }, { id: p, name: ENC }] }, 'projects[1].id', 'A project id appears twice in the import.'],
+      [{ projects: Array.from({ length: 1001 }, () => ({ id: randomUUID(), name: ENC })) }, 'projects', 'You cannot import this much data at once, the limit is 1000 projects and 6000 secrets.'],
+      [{ secrets: Array.from({ length: 6001 }, () => secret()) }, 'secrets', 'You cannot import this much data at once, the limit is 1000 projects and 6000 secrets.'],
+    ];
+    for (const [body, field, message] of cases) {
+      const res = await importTo(target, owner.token, body);
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.validationErrors).toEqual({ [field]: [message] });
+    }
+    for (const [body, field] of [
+      [{ projects: [{ id: p, name: 'plain text' }] }, 'name'],
+      [{ secrets: [secret({ value: 'plain text' })] }, 'value'],
+      [{ secrets: [secret({ note: 'x' })] }, 'note'],
+      [{ secrets: [secret({ key: `2.${'A'.repeat(1000)}|AAAA|AAAA` })] }, 'key'],
+      [{ projects: [{ id: 'not-a-guid', name: ENC }] }, 'id'],
+    ] as const) {
+      const res = await importTo(target, owner.token, body);
+      expect(res.status, res.text).toBe(400);
+      expect(JSON.stringify(res.body.validationErrors)).toContain(field);
+    }
+    expect(await contents(target)).toEqual({ projects: [], secrets: [] });
+  });
+
+  it('imports the most the limits allow in one transaction', async () => {
+    const target = await emptyOrg();
+    const projects = Array.from({ length: 120 }, () => ({ id: randomUUID(), name: ENC }));
+    const secrets = Array.from({ length: 700 }, (_, i) => ({ id: randomUUID(), key: ENC, value: ENC, note: ENC, projectIds: [projects[i % 120]?.id] }));
+    const res = await importTo(target, owner.token, { projects, secrets });
+    expect(res.status, res.text).toBe(200);
+    const stored = await contents(target);
+    expect([stored.projects.length, stored.secrets.length]).toEqual([120, 700]);
+    expect(stored.secrets.every((s) => s.project_id !== null)).toBe(true);
+  });
+
+  it('answers 404 to members who are not admins, admins without Secrets Manager and other organizations', async () => {
+    expect((await server.request('GET', `/api/sm/${org}/export`, { token: admin.token })).status).toBe(200);
+    for (const token of [member.token, noSm.token, stranger.token]) {
+      expect((await server.request('GET', `/api/sm/${org}/export`, { token })).status).toBe(404);
+      expect((await importTo(org, token, { projects: [{ id: randomUUID(), name: ENC }] })).status).toBe(404);
+    }
+    expect((await contents(org)).projects).toEqual([]);
+  });
+});
