@@ -9,7 +9,7 @@ import { EventType } from '../events/event-type.js';
 import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projectsByIds, projectsOfOrganization, renameProject } from './projects.repository.js';
 import { toProjectResponse, type ProjectBody, type ProjectRow } from './projects.schemas.js';
 import { ACCESS_DENIED } from './sm-schemas.js';
-import { actorOf, ALL_RIGHTS, projectRights, requireSmCaller, smAccessOf, type SmAccess, type SmCaller } from './sm-access.js';
+import { actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, smAccessOf, type SmAccess, type SmCaller } from './sm-access.js';
 import { touchServiceAccounts, touchServiceAccountsReaching } from './sm-revisions.js';
 
 function projectEvent(caller: SmCaller, type: EventType, project: ProjectRow): AuditEvent {
@@ -89,26 +89,21 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
       return toProjectResponse({ ...project, name: body.name, revision_date: now }, ALL_RIGHTS);
     },
 
-    /**
-     * Deletes the projects the caller may write and answers one result per id; the others get
-     * "access denied". As the official server does, an unknown id or ids of several
-     * organizations answer 404 and nothing is deleted.
-     */
+    /** Deletes the projects the caller may write; one result per id, as `bulkAccess` describes. */
     async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
       const wanted = [...new Set(ids)];
       const projects = await projectsByIds(db, wanted);
-      const organizationId = projects[0]?.organization_id;
-      if (!organizationId || projects.length !== wanted.length || projects.some((p) => p.organization_id !== organizationId)) throw new NotFound();
-      const access = await smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+      const access = await bulkAccess(db, principal, wanted, projects);
       const byId = new Map(projects.map((p) => [p.id, p]));
-      const deletable = wanted.filter((id) => projectRights(access, id).write);
+      const deletable = access ? projects.filter((p) => p.organization_id === access.caller.organizationId && projectRights(access, p.id).write).map((p) => p.id) : [];
       const now = clock.now().toISOString();
-      if (deletable.length > 0) {
+      if (access && deletable.length > 0) {
+        const { caller } = access;
         await db.transaction().execute(async (tx) => {
           // Before the delete: its policies, which say who reached it, go with it.
           await touchServiceAccountsReaching(tx, { projectIds: deletable }, now);
           await deleteProjects(tx, deletable, now);
-          await audit.record(tx, client, deletable.map((id) => projectEvent(access.caller, EventType.Project_Deleted, byId.get(id) as ProjectRow)));
+          await audit.record(tx, client, deletable.map((id) => projectEvent(caller, EventType.Project_Deleted, byId.get(id) as ProjectRow)));
         });
       }
       const allowed = new Set(deletable);

@@ -199,14 +199,17 @@ describe('deleting projects', () => {
     expect(account.revision_date > '2000-01-01T00:00:00.000Z').toBe(true);
   });
 
-  it('answers 404 for an unknown id or ids of several organizations, and deletes nothing', async () => {
+  it('denies, id by id, an unknown id, a project of another organization and any id of a caller without standing, and deletes only what the caller may write', async () => {
     const id = (await createProject(owner.token)).body.id as string;
     const elsewhere = (await createProject(stranger.token, (await server.database.db.selectFrom('organization_users').select('organization_id').where('id', '=', stranger.memberId).executeTakeFirstOrThrow()).organization_id)).body.id as string;
-    expect((await server.request('POST', '/api/projects/delete', { token: owner.token, json: [id, randomUUID()] })).status).toBe(404);
-    expect((await server.request('POST', '/api/projects/delete', { token: owner.token, json: [id, elsewhere] })).status).toBe(404);
-    expect((await server.request('POST', '/api/projects/delete', { token: stranger.token, json: [id] })).status).toBe(404);
-    expect((await server.request('POST', '/api/projects/delete', { token: outsider.token, json: [id] })).status).toBe(404);
+    const unknown = randomUUID();
+    const results = (json: string[], token: string) => server.request('POST', '/api/projects/delete', { token, json }).then((r) => Object.fromEntries((r.body.data as { id: string; error: string | null }[]).map((d) => [d.id, d.error])));
+    expect(await results([unknown, elsewhere], owner.token)).toEqual({ [unknown]: 'access denied', [elsewhere]: 'access denied' });
+    expect(await results([id], stranger.token)).toEqual({ [id]: 'access denied' });
+    expect(await results([id], outsider.token)).toEqual({ [id]: 'access denied' });
     expect(await server.database.db.selectFrom('projects').select('id').where('id', 'in', [id, elsewhere]).execute()).toHaveLength(2);
+    expect(await results([id, unknown, elsewhere], owner.token)).toEqual({ [id]: null, [unknown]: 'access denied', [elsewhere]: 'access denied' });
+    expect(await server.database.db.selectFrom('projects').select('id').where('id', 'in', [id, elsewhere]).execute()).toEqual([{ id: elsewhere }]);
   });
 
   it('refuses 0 ids, 1,001 ids and invalid guids', async () => {

@@ -30,12 +30,12 @@ import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, ty
 import {
   actorOf,
   ALL_RIGHTS,
+  bulkAccess,
   editorOf,
   projectRights,
   requireSmCaller,
   secretRights,
   smAccessOf,
-  smCaller,
   type SmAccess,
   type SmCaller,
 } from './sm-access.js';
@@ -219,13 +219,11 @@ export function createSecretService(deps: SecretServiceDeps) {
     async delete(principal: Principal, rawIds: readonly string[], client: ClientContext) {
       const ids = [...new Set(rawIds.map((id) => id.toLowerCase()))];
       const found = await findSecrets(db, ids);
-      const organizationId = principal.kind === 'serviceAccount' ? principal.organizationId : found[0]?.organization_id;
-      const caller = organizationId ? await smCaller(db, principal, organizationId) : null;
-      const access = caller ? await smAccessOf(db, caller) : null;
+      const access = await bulkAccess(db, principal, ids, found);
       const byId = new Map(found.map((s) => [s.id, s]));
       const deletable = new Set<string>();
       for (const secret of found) {
-        if (access && secret.organization_id === organizationId && secretRights(access, secret).write) deletable.add(secret.id);
+        if (access && secret.organization_id === access.caller.organizationId && secretRights(access, secret).write) deletable.add(secret.id);
       }
       const doomed = found.filter((s) => deletable.has(s.id));
       if (access && doomed.length > 0) {

@@ -29,7 +29,7 @@ import {
   type ServiceAccountBody,
   type ServiceAccountRow,
 } from './service-accounts.schemas.js';
-import { requireSmCaller, serviceAccountRights, smAccessOf, type SmAccess, type SmCaller } from './sm-access.js';
+import { bulkAccess, requireSmCaller, serviceAccountRights, smAccessOf, type SmAccess, type SmCaller } from './sm-access.js';
 import { hashClientSecret, SECRETS_SCOPE } from './sm-identity.js';
 import { ACCESS_DENIED } from './sm-schemas.js';
 
@@ -130,20 +130,19 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
 
     /**
      * Deletes the machine accounts the caller may write (with their tokens, which stop working
-     * at once) and answers one result per id. An unknown id, ids of several organizations, or
-     * a machine account as caller answer 404, as the official server does.
+     * at once); one result per id, as `bulkAccess` describes. Machine accounts manage none.
      */
     async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
       const wanted = [...new Set(ids)];
       const accounts = await serviceAccountsByIds(db, wanted);
-      const organizationId = accounts[0]?.organization_id;
-      if (!organizationId || accounts.length !== wanted.length || accounts.some((a) => a.organization_id !== organizationId)) throw new NotFound();
-      const access = await smAccessOf(db, await requireSmCaller(db, principal, organizationId));
-      const caller = access.caller;
-      if (caller.kind === 'serviceAccount') throw new NotFound();
+      const access = await bulkAccess(db, principal, wanted, accounts);
       const byId = new Map(accounts.map((a) => [a.id, a]));
-      const deletable = wanted.filter((id) => serviceAccountRights(access, id).write);
-      if (deletable.length > 0) {
+      const caller = access?.caller;
+      const deletable =
+        access && caller && caller.kind !== 'serviceAccount'
+          ? accounts.filter((a) => a.organization_id === caller.organizationId && serviceAccountRights(access, a.id).write).map((a) => a.id)
+          : [];
+      if (caller && caller.kind !== 'serviceAccount' && deletable.length > 0) {
         await db.transaction().execute(async (tx) => {
           await deleteServiceAccounts(tx, deletable);
           await audit.record(tx, client, deletable.map((id) => accountEvent(caller, EventType.ServiceAccount_Deleted, byId.get(id) as ServiceAccountRow)));

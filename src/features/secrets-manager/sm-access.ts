@@ -162,3 +162,23 @@ export function editorOf(caller: SmCaller): { editor_organization_user_id: strin
     ? { editor_organization_user_id: null, editor_service_account_id: caller.serviceAccountId }
     : { editor_organization_user_id: caller.organizationUserId, editor_service_account_id: null };
 }
+
+/**
+ * The standing a bulk delete acts with. One call acts in one organization: a machine account's
+ * own, otherwise that of the first requested id that exists. Each id that does not exist, is of
+ * another organization, or that the caller may not write is answered "access denied" on its own
+ * and the others are still processed (spec Errors rule 3); the whole call never fails for one id,
+ * so the answers do not tell an outsider which ids exist. Null: the caller acts nowhere.
+ */
+export async function bulkAccess(
+  db: Executor,
+  principal: Principal,
+  requested: readonly string[],
+  found: readonly { id: string; organization_id: string }[],
+): Promise<SmAccess | null> {
+  const orgOf = new Map(found.map((row) => [row.id, row.organization_id]));
+  const first = requested.find((id) => orgOf.has(id));
+  const organizationId = principal.kind === 'serviceAccount' ? principal.organizationId : first && orgOf.get(first);
+  const caller = organizationId ? await smCaller(db, principal, organizationId) : null;
+  return caller ? smAccessOf(db, caller) : null;
+}
