@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { EncString, Guid, ListOf, Nullable } from '../../http/schemas.js';
+import { SecretAccessPoliciesRequests } from './access-policies.schemas.js';
 import type { Rights } from './sm-access.js';
 import type { SecretRow, SecretVersionRow } from './secrets.repository.js';
 
@@ -10,6 +11,8 @@ const SecretFields = {
   note: EncString(10000),
   // More than one answers the official message (the service checks it), not a schema text.
   projectIds: Type.Optional(Nullable(Type.Array(Guid, { maxItems: 1000 }))),
+  /** The web app's grants on the secret itself; when present they replace the secret's own policies. */
+  accessPoliciesRequests: Type.Optional(Nullable(SecretAccessPoliciesRequests)),
 };
 
 export const CreateSecretBody = Type.Object(SecretFields);

@@ -9,6 +9,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
 import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
+import { saveSecretAccessPolicies } from './access-policies.service.js';
 import {
   deleteSecrets,
   findProject,
@@ -162,6 +163,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       await db.transaction().execute(async (tx) => {
         const { project_name: _name, ...row } = secret;
         await insertSecret(tx, row);
+        if (body.accessPoliciesRequests) await saveSecretAccessPolicies(tx, access, { id: secret.id, organizationId }, body.accessPoliciesRequests, now);
         await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds: project ? [project.id] : [] }, now);
         await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Created, [secret]));
       });
@@ -193,6 +195,9 @@ export function createSecretService(deps: SecretServiceDeps) {
       await db.transaction().execute(async (tx) => {
         if (valueChanged) await keepEarlierValue(tx, access.caller, secret.id, secret.value, now, config.secretVersionsKept);
         await updateSecret(tx, secret.id, { key: body.key, value: body.value, note: body.note, project_id: projectId, revision_date: now });
+        if (body.accessPoliciesRequests) {
+          await saveSecretAccessPolicies(tx, access, { id: secret.id, organizationId: secret.organization_id }, body.accessPoliciesRequests, now);
+        }
         const projectIds = [secret.project_id, projectId].filter((p): p is string => p !== null);
         await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds }, now);
         await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Edited, [secret]));
@@ -210,8 +215,8 @@ export function createSecretService(deps: SecretServiceDeps) {
     },
 
     /**
-     * Moves secrets to the trash, answering per id. One call acts in one organization, the
-     * official server's rule: that of the first id found (a machine account's own). An id the
+     * Moves secrets to the trash, answering per id. One call acts in one organization (see
+     * `bulkAccess`: a machine account's own, else that of the first requested id). An id the
      * caller cannot write, cannot see, that does not exist, is already in the trash or is of
      * another organization answers "access denied" alike, so the answer never tells which ids
      * exist; the other ids are still moved (spec Errors rule 3).

@@ -466,6 +466,43 @@ describe('secrets over HTTP', () => {
     });
   });
 
+  describe('access policies sent with a secret (the web app\'s accessPoliciesRequests)', () => {
+    const policiesOf = (secretId: string) =>
+      server.database.db.selectFrom('access_policies').select(['organization_user_id', 'group_id', 'service_account_id', 'read', 'write']).where('granted_secret_id', '=', secretId).execute();
+    const requests = (users: { granteeId: string; read: boolean; write: boolean }[]) => ({ userAccessPolicyRequests: users, groupAccessPolicyRequests: [], serviceAccountAccessPolicyRequests: [] });
+
+    it('grants the secret itself on create, so a member without its project reaches it', async () => {
+      const res = await call('owner', 'POST', `/organizations/${org}/secrets`, { ...secretBody('granted'), accessPoliciesRequests: requests([{ granteeId: who.direct!.memberId, read: true, write: false }]) });
+      expect(res.status).toBe(200);
+      expect((await policiesOf(res.body.id as string)).map((p) => [p.organization_user_id, Boolean(p.read), Boolean(p.write)])).toEqual([[who.direct!.memberId, true, false]]);
+      expect((await call('direct', 'GET', `/secrets/${res.body.id as string}`)).status).toBe(200);
+      expect((await call('direct', 'PUT', `/secrets/${res.body.id as string}`, secretBody('granted'))).status).toBe(404);
+    });
+
+    it('replaces the secret\'s own policies on update', async () => {
+      const id = (await call('owner', 'POST', `/organizations/${org}/secrets`, { ...secretBody('swap'), accessPoliciesRequests: requests([{ granteeId: who.direct!.memberId, read: true, write: true }]) })).body.id as string;
+      const res = await call('owner', 'PUT', `/secrets/${id}`, { ...secretBody('swap'), accessPoliciesRequests: requests([{ granteeId: who.reader!.memberId, read: true, write: false }]) });
+      expect(res.status).toBe(200);
+      expect((await policiesOf(id)).map((p) => p.organization_user_id)).toEqual([who.reader!.memberId]);
+    });
+
+    it('refuses duplicate or unreadable grants and grantees of another organization, and writes nothing', async () => {
+      const before = await server.database.db.selectFrom('secrets').select('id').where('organization_id', '=', org).execute();
+      const twice = requests([
+        { granteeId: who.direct!.memberId, read: true, write: false },
+        { granteeId: who.direct!.memberId, read: true, write: true },
+      ]);
+      const duplicate = await call('owner', 'POST', `/organizations/${org}/secrets`, { ...secretBody('dup'), accessPoliciesRequests: twice });
+      expect(duplicate.status).toBe(400);
+      expect(JSON.stringify(duplicate.body)).toContain('userAccessPolicyRequests');
+      const unreadable = await call('owner', 'POST', `/organizations/${org}/secrets`, { ...secretBody('dup'), accessPoliciesRequests: requests([{ granteeId: who.direct!.memberId, read: false, write: true }]) });
+      expect(unreadable.status).toBe(400);
+      const foreign = await call('owner', 'POST', `/organizations/${org}/secrets`, { ...secretBody('dup'), accessPoliciesRequests: requests([{ granteeId: who.stranger!.memberId, read: true, write: false }]) });
+      expect(foreign.status).toBe(404);
+      expect(await server.database.db.selectFrom('secrets').select('id').where('organization_id', '=', org).execute()).toHaveLength(before.length);
+    });
+  });
+
   describe('machine accounts (service layer: the identity grant comes with the machine-account part)', () => {
     const service = () => createSecretService({ db: server.database.db, clock: systemClock, audit: createAuditLog({ clock: systemClock }), config: { secretVersionsKept: 10 } });
     let project: string;
