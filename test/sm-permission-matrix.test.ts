@@ -306,6 +306,33 @@ const ROWS: Row[] = [
     expect: expected(MACHINE_MANAGERS, 200, 404),
     run: async (c) => status(await call(c, 'PUT', `/service-accounts/${await seedMachineAccount()}/granted-policies`, { projectGrantedPolicyRequests: [{ grantedId: P, read: true, write: false }] })),
   },
+  {
+    name: "replace a project's machine accounts",
+    expect: expected(USER_WRITERS, 200, 404),
+    run: async (c) => status(await call(c, 'PUT', `/projects/${await seedProject()}/access-policies/service-accounts`, { serviceAccountAccessPolicyRequests: [] })),
+  },
+  ...(['people', 'service-accounts', 'projects'] as const).map(
+    (kind): Row => ({
+      name: `list the potential grantees (${kind})`,
+      expect: expected(IN_ORG, 200, 404),
+      run: async (c) => status(await call(c, 'GET', `/organizations/${org}/access-policies/${kind}/potential-grantees`)),
+    }),
+  ),
+  // Import, export and events
+  { name: 'export the organization', expect: expected(ADMINS, 200, 404), run: async (c) => status(await call(c, 'GET', `/sm/${org}/export`)) },
+  {
+    name: 'import into the organization',
+    expect: expected(ADMINS, 200, 404),
+    run: async (c) => {
+      const project = randomUUID();
+      const body = { projects: [{ id: project, name: ENC }], secrets: [{ id: randomUUID(), key: ENC, value: ENC, note: ENC, projectIds: [project] }] };
+      return status(await call(c, 'POST', `/sm/${org}/import`, body));
+    },
+  },
+  { name: "read a secret's events", expect: expected(ADMINS, 200, 404), run: async (c) => status(await call(c, 'GET', `/organization/${org}/secrets/${S}/events`)) },
+  { name: "read a project's events", expect: expected(ADMINS, 200, 404), run: async (c) => status(await call(c, 'GET', `/organization/${org}/projects/${P}/events`)) },
+  { name: "read a machine account's events (event log)", expect: expected(ADMINS, 200, 404), run: async (c) => status(await call(c, 'GET', `/organization/${org}/service-account/${T}/events`)) },
+  { name: "read a machine account's events (Secrets Manager)", expect: expected(MACHINE_MANAGERS, 200, 404), run: async (c) => status(await call(c, 'GET', `/sm/events/service-accounts/${T}`)) },
   // Machine accounts
   {
     name: 'list machine accounts',
