@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, ENC, seedGroup, type Actor } from './support/admin.js';
 import { seedOrganization } from './support/orgs.js';
-import { createAccessToken, machineLogin } from './support/sm.js';
+import { allowSecretsManager, createAccessToken, machineLogin, policyRow, READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, seedSecretVersion } from './support/sm.js';
 import { generateSymmetricKey } from './support/bw-crypto.js';
 import { startTestServer, type TestResponse, type TestServer } from './support/test-server.js';
 import { OrganizationUserType as Role } from '../src/features/organizations/roles.js';
@@ -57,71 +57,34 @@ let T: string;
 let V: string;
 
 const db = () => server.database.db;
-const now = () => new Date().toISOString();
 
-async function seedProject(organizationId = org): Promise<string> {
-  const id = randomUUID();
-  await db().insertInto('projects').values({ id, organization_id: organizationId, name: ENC, creation_date: now(), revision_date: now() }).execute();
-  if (organizationId !== org) return id;
-  const grant = (who: { organization_user_id?: string; group_id?: string; service_account_id?: string }, write: boolean) => ({
-    id: randomUUID(),
-    organization_user_id: who.organization_user_id ?? null,
-    group_id: who.group_id ?? null,
-    service_account_id: who.service_account_id ?? null,
-    granted_project_id: id,
-    granted_service_account_id: null,
-    granted_secret_id: null,
-    read: true,
-    write,
-    creation_date: now(),
-    revision_date: now(),
-  });
+/** A project of `org` with the grants the header lists (reader, writer, the group, smWriter). */
+async function grantedProject(): Promise<string> {
+  const id = await seedProject(server, org);
+  const project = { project: id };
   await db()
     .insertInto('access_policies')
     .values([
-      grant({ organization_user_id: members.reader!.memberId }, false),
-      grant({ organization_user_id: members.writer!.memberId }, true),
-      grant({ group_id: group }, true),
-      grant({ service_account_id: machines.smWriter }, true),
+      policyRow({ member: members.reader!.memberId }, project, READ),
+      policyRow({ member: members.writer!.memberId }, project, READ_WRITE),
+      policyRow({ group }, project, READ_WRITE),
+      policyRow({ machineAccount: machines.smWriter }, project, READ_WRITE),
     ])
     .execute();
   return id;
 }
 
-async function seedSecret(projectId: string, opts: { trashed?: boolean } = {}): Promise<string> {
-  const id = randomUUID();
+const secretIn = (projectId: string, opts: { trashed?: boolean } = {}) => seedSecret(server, org, projectId, opts);
+const versionOf = (secretId: string) => seedSecretVersion(server, secretId, { value: OTHER });
+
+/** A machine account of `org` the writer and the group manage (read+write people policies). */
+async function managedMachineAccount(): Promise<string> {
+  const id = await seedMachineAccount(server, org);
+  const account = { machineAccount: id };
   await db()
-    .insertInto('secrets')
-    .values({ id, organization_id: org, project_id: projectId, key: ENC, value: ENC, note: ENC, creation_date: now(), revision_date: now(), deleted_date: opts.trashed ? now() : null })
+    .insertInto('access_policies')
+    .values([policyRow({ member: members.writer!.memberId }, account, READ_WRITE), policyRow({ group }, account, READ_WRITE)])
     .execute();
-  return id;
-}
-
-async function seedVersion(secretId: string): Promise<string> {
-  const id = randomUUID();
-  await db().insertInto('secret_versions').values({ id, secret_id: secretId, value: OTHER, version_date: now(), editor_organization_user_id: null, editor_service_account_id: null }).execute();
-  return id;
-}
-
-async function seedMachineAccount(organizationId = org, people = true): Promise<string> {
-  const id = randomUUID();
-  await db().insertInto('service_accounts').values({ id, organization_id: organizationId, name: ENC, creation_date: now(), revision_date: now() }).execute();
-  if (people) {
-    const policy = (who: { organization_user_id?: string; group_id?: string }) => ({
-      id: randomUUID(),
-      organization_user_id: who.organization_user_id ?? null,
-      group_id: who.group_id ?? null,
-      service_account_id: null,
-      granted_project_id: null,
-      granted_service_account_id: id,
-      granted_secret_id: null,
-      read: true,
-      write: true,
-      creation_date: now(),
-      revision_date: now(),
-    });
-    await db().insertInto('access_policies').values([policy({ organization_user_id: members.writer!.memberId }), policy({ group_id: group })]).execute();
-  }
   return id;
 }
 
@@ -140,33 +103,29 @@ beforeAll(async () => {
   };
   for (const [name, type] of Object.entries(roles)) members[name as Caller] = await actor(server, org, `sm-${name}@example.com`, { type });
   members.stranger = await actor(server, otherOrg, 'sm-stranger@example.com', { type: Role.Owner });
-  await db()
-    .updateTable('organization_users')
-    .set({ access_secrets_manager: true })
-    .where('id', 'in', USERS.filter((u) => u !== 'noSm').map((u) => members[u]!.memberId))
-    .execute();
+  await allowSecretsManager(
+    server,
+    USERS.filter((u) => u !== 'noSm').map((u) => members[u]!.memberId),
+  );
   for (const user of USERS) tokens[user] = members[user]!.token;
   group = await seedGroup(server, org, [members.groupWriter!.memberId]);
 
   const orgKey = generateSymmetricKey();
-  machines.smWriter = await seedMachineAccount(org, false);
-  machines.smNone = await seedMachineAccount(org, false);
-  machines.smOther = await seedMachineAccount(otherOrg, false);
+  machines.smWriter = await seedMachineAccount(server, org);
+  machines.smNone = await seedMachineAccount(server, org);
+  machines.smOther = await seedMachineAccount(server, otherOrg);
   for (const name of MACHINES) {
     const owner = name === 'smOther' ? members.stranger : members.owner!;
     const made = await createAccessToken(server, owner.token, machines[name], orgKey);
     tokens[name] = await machineLogin(server, made.accessToken);
   }
-  const foreignProject = await seedProject(otherOrg);
-  await db()
-    .insertInto('access_policies')
-    .values({ id: randomUUID(), organization_user_id: null, group_id: null, service_account_id: machines.smOther, granted_project_id: foreignProject, granted_service_account_id: null, granted_secret_id: null, read: true, write: true, creation_date: now(), revision_date: now() })
-    .execute();
+  const foreignProject = await seedProject(server, otherOrg);
+  await seedPolicy(server, { machineAccount: machines.smOther }, { project: foreignProject });
 
-  P = await seedProject();
-  S = await seedSecret(P);
-  V = await seedVersion(S);
-  T = await seedMachineAccount();
+  P = await grantedProject();
+  S = await secretIn(P);
+  V = await versionOf(S);
+  T = await managedMachineAccount();
 }, SETUP_TIMEOUT);
 
 afterAll(async () => {
@@ -218,7 +177,7 @@ const ROWS: Row[] = [
     name: 'update a secret',
     expect: expected(PROJECT_WRITERS, 200, 404),
     run: async (c) => {
-      const id = await seedSecret(P);
+      const id = await secretIn(P);
       const r = await call(c, 'PUT', `/secrets/${id}`, secretBody(P));
       const row = await db().selectFrom('secrets').select('value').where('id', '=', id).executeTakeFirstOrThrow();
       // A refusal must leave the value as it was, and an allowed update must have written it.
@@ -230,7 +189,7 @@ const ROWS: Row[] = [
     name: 'delete secrets',
     expect: expected(PROJECT_WRITERS, 'deleted', 'denied', CALLERS),
     run: async (c) => {
-      const id = await seedSecret(P);
+      const id = await secretIn(P);
       return bulkOutcome(await call(c, 'POST', '/secrets/delete', [id]), id);
     },
   },
@@ -251,18 +210,18 @@ const ROWS: Row[] = [
     name: 'restore a version',
     expect: expected(PROJECT_WRITERS, 200, 404),
     run: async (c) => {
-      const id = await seedSecret(P);
-      return status(await call(c, 'PUT', `/secrets/${id}/versions/restore`, { versionId: await seedVersion(id) }));
+      const id = await secretIn(P);
+      return status(await call(c, 'PUT', `/secrets/${id}/versions/restore`, { versionId: await versionOf(id) }));
     },
   },
   {
     name: 'delete versions',
     expect: expected(PROJECT_WRITERS, 200, 404),
-    run: async (c) => status(await call(c, 'POST', '/secret-versions/delete', [await seedVersion(await seedSecret(P))])),
+    run: async (c) => status(await call(c, 'POST', '/secret-versions/delete', [await versionOf(await secretIn(P))])),
   },
   { name: 'list the trash', expect: expected(ADMINS, 200, 401), run: async (c) => status(await call(c, 'GET', `/secrets/${org}/trash`)) },
-  { name: 'restore from the trash', expect: expected(ADMINS, 200, 401), run: async (c) => status(await call(c, 'POST', `/secrets/${org}/trash/restore`, [await seedSecret(P, { trashed: true })])) },
-  { name: 'empty the trash', expect: expected(ADMINS, 200, 401), run: async (c) => status(await call(c, 'POST', `/secrets/${org}/trash/empty`, [await seedSecret(P, { trashed: true })])) },
+  { name: 'restore from the trash', expect: expected(ADMINS, 200, 401), run: async (c) => status(await call(c, 'POST', `/secrets/${org}/trash/restore`, [await secretIn(P, { trashed: true })])) },
+  { name: 'empty the trash', expect: expected(ADMINS, 200, 401), run: async (c) => status(await call(c, 'POST', `/secrets/${org}/trash/empty`, [await secretIn(P, { trashed: true })])) },
   // Projects
   {
     name: 'list projects',
@@ -274,12 +233,12 @@ const ROWS: Row[] = [
   },
   { name: 'read a project', expect: expected(PROJECT_READERS, 200, 404), run: async (c) => status(await call(c, 'GET', `/projects/${P}`)) },
   { name: 'create a project', expect: expected(IN_ORG, 200, 404), run: async (c) => status(await call(c, 'POST', `/organizations/${org}/projects`, { name: ENC })) },
-  { name: 'rename a project', expect: expected(PROJECT_WRITERS, 200, 404), run: async (c) => status(await call(c, 'PUT', `/projects/${await seedProject()}`, { name: OTHER })) },
+  { name: 'rename a project', expect: expected(PROJECT_WRITERS, 200, 404), run: async (c) => status(await call(c, 'PUT', `/projects/${await grantedProject()}`, { name: OTHER })) },
   {
     name: 'delete projects',
     expect: expected(PROJECT_WRITERS, 'deleted', 'denied', CALLERS),
     run: async (c) => {
-      const id = await seedProject();
+      const id = await grantedProject();
       return bulkOutcome(await call(c, 'POST', '/projects/delete', [id]), id);
     },
   },
@@ -289,7 +248,7 @@ const ROWS: Row[] = [
     name: "replace a project's people",
     expect: expected(USER_WRITERS, 200, 404),
     run: async (c) =>
-      status(await call(c, 'PUT', `/projects/${await seedProject()}/access-policies/people`, { userAccessPolicyRequests: [{ granteeId: members.writer!.memberId, read: true, write: true }], groupAccessPolicyRequests: [] })),
+      status(await call(c, 'PUT', `/projects/${await grantedProject()}/access-policies/people`, { userAccessPolicyRequests: [{ granteeId: members.writer!.memberId, read: true, write: true }], groupAccessPolicyRequests: [] })),
   },
   { name: "read a project's machine accounts", expect: expected(USER_WRITERS, 200, 404), run: async (c) => status(await call(c, 'GET', `/projects/${P}/access-policies/service-accounts`)) },
   { name: "read a secret's access policies", expect: expected(USER_WRITERS, 200, 404), run: async (c) => status(await call(c, 'GET', `/secrets/${S}/access-policies`)) },
@@ -298,18 +257,18 @@ const ROWS: Row[] = [
     name: "replace a machine account's people",
     expect: expected(MACHINE_MANAGERS, 200, 404),
     run: async (c) =>
-      status(await call(c, 'PUT', `/service-accounts/${await seedMachineAccount()}/access-policies/people`, { userAccessPolicyRequests: [{ granteeId: members.writer!.memberId, read: true, write: true }], groupAccessPolicyRequests: [] })),
+      status(await call(c, 'PUT', `/service-accounts/${await managedMachineAccount()}/access-policies/people`, { userAccessPolicyRequests: [{ granteeId: members.writer!.memberId, read: true, write: true }], groupAccessPolicyRequests: [] })),
   },
   { name: "read a machine account's projects", expect: expected(MACHINE_MANAGERS, 200, 404), run: async (c) => status(await call(c, 'GET', `/service-accounts/${T}/granted-policies`)) },
   {
     name: 'grant a machine account a project',
     expect: expected(MACHINE_MANAGERS, 200, 404),
-    run: async (c) => status(await call(c, 'PUT', `/service-accounts/${await seedMachineAccount()}/granted-policies`, { projectGrantedPolicyRequests: [{ grantedId: P, read: true, write: false }] })),
+    run: async (c) => status(await call(c, 'PUT', `/service-accounts/${await managedMachineAccount()}/granted-policies`, { projectGrantedPolicyRequests: [{ grantedId: P, read: true, write: false }] })),
   },
   {
     name: "replace a project's machine accounts",
     expect: expected(USER_WRITERS, 200, 404),
-    run: async (c) => status(await call(c, 'PUT', `/projects/${await seedProject()}/access-policies/service-accounts`, { serviceAccountAccessPolicyRequests: [] })),
+    run: async (c) => status(await call(c, 'PUT', `/projects/${await grantedProject()}/access-policies/service-accounts`, { serviceAccountAccessPolicyRequests: [] })),
   },
   ...(['people', 'service-accounts', 'projects'] as const).map(
     (kind): Row => ({
@@ -344,12 +303,12 @@ const ROWS: Row[] = [
   },
   { name: 'read a machine account', expect: expected(MACHINE_MANAGERS, 200, 404), run: async (c) => status(await call(c, 'GET', `/service-accounts/${T}`)) },
   { name: 'create a machine account', expect: expected(USERS_WITH_SM, 200, 404), run: async (c) => status(await call(c, 'POST', `/organizations/${org}/service-accounts`, { name: ENC })) },
-  { name: 'rename a machine account', expect: expected(MACHINE_MANAGERS, 200, 404), run: async (c) => status(await call(c, 'PUT', `/service-accounts/${await seedMachineAccount()}`, { name: OTHER })) },
+  { name: 'rename a machine account', expect: expected(MACHINE_MANAGERS, 200, 404), run: async (c) => status(await call(c, 'PUT', `/service-accounts/${await managedMachineAccount()}`, { name: OTHER })) },
   {
     name: 'delete machine accounts',
     expect: expected(MACHINE_MANAGERS, 'deleted', 'denied', CALLERS),
     run: async (c) => {
-      const id = await seedMachineAccount();
+      const id = await managedMachineAccount();
       return bulkOutcome(await call(c, 'POST', '/service-accounts/delete', [id]), id);
     },
   },
@@ -357,12 +316,12 @@ const ROWS: Row[] = [
   {
     name: 'create an access token',
     expect: expected(MACHINE_MANAGERS, 200, 404),
-    run: async (c) => status(await call(c, 'POST', `/service-accounts/${await seedMachineAccount()}/access-tokens`, { name: ENC, encryptedPayload: ENC, key: ENC })),
+    run: async (c) => status(await call(c, 'POST', `/service-accounts/${await managedMachineAccount()}/access-tokens`, { name: ENC, encryptedPayload: ENC, key: ENC })),
   },
   {
     name: 'revoke access tokens',
     expect: expected(MACHINE_MANAGERS, 200, 404),
-    run: async (c) => status(await call(c, 'POST', `/service-accounts/${await seedMachineAccount()}/access-tokens/revoke`, { ids: [randomUUID()] })),
+    run: async (c) => status(await call(c, 'POST', `/service-accounts/${await managedMachineAccount()}/access-tokens/revoke`, { ids: [randomUUID()] })),
   },
   // Counts
   { name: 'count the organization', expect: expected(USERS_WITH_SM, 200, 404), run: async (c) => status(await call(c, 'GET', `/organizations/${org}/sm-counts`)) },

@@ -38,8 +38,51 @@ export async function actor(
 let targets = 0;
 
 /**
+ * A user account inserted directly, with no keys and no password: for a membership that nobody
+ * logs in as, so no key derivation is spent on it. Answers the user id.
+ */
+export async function seedUser(server: TestServer, email = `target${++targets}-${randomUUID().slice(0, 8)}@example.com`): Promise<string> {
+  const userId = randomUUID();
+  const now = new Date().toISOString();
+  await server.database.db
+    .insertInto('users')
+    .values({
+      id: userId,
+      email,
+      name: null,
+      email_verified: true,
+      master_password_hash: null,
+      master_password_hint: null,
+      master_password_salt: null,
+      key: null,
+      public_key: null,
+      private_key: null,
+      kdf: 0,
+      kdf_iterations: 600_000,
+      kdf_memory: null,
+      kdf_parallelism: null,
+      security_stamp: randomUUID(),
+      api_key: randomUUID().replaceAll('-', '').slice(0, 30),
+      user_key_id: null,
+      premium: false,
+      culture: 'en-US',
+      avatar_color: null,
+      equivalent_domains: null,
+      excluded_global_equivalent_domains: null,
+      force_password_reset: false,
+      verify_devices: false,
+      creation_date: now,
+      revision_date: now,
+      account_revision_date: now,
+      last_password_change_date: null,
+    })
+    .execute();
+  return userId;
+}
+
+/**
  * A member for an administrative call to act on. Unless invited, the member has an account,
- * inserted directly: nobody logs in as a target, so no key derivation is spent on it.
+ * inserted directly (`seedUser`).
  */
 export async function seedTarget(
   server: TestServer,
@@ -48,44 +91,7 @@ export async function seedTarget(
 ): Promise<string> {
   const email = `target${++targets}-${randomUUID().slice(0, 8)}@example.com`;
   const status = opts.status ?? OrganizationUserStatusType.Confirmed;
-  let userId: string | null = null;
-  if (status !== OrganizationUserStatusType.Invited) {
-    userId = randomUUID();
-    const now = new Date().toISOString();
-    await server.database.db
-      .insertInto('users')
-      .values({
-        id: userId,
-        email,
-        name: null,
-        email_verified: true,
-        master_password_hash: null,
-        master_password_hint: null,
-        master_password_salt: null,
-        key: null,
-        public_key: null,
-        private_key: null,
-        kdf: 0,
-        kdf_iterations: 600_000,
-        kdf_memory: null,
-        kdf_parallelism: null,
-        security_stamp: randomUUID(),
-        api_key: randomUUID().replaceAll('-', '').slice(0, 30),
-        user_key_id: null,
-        premium: false,
-        culture: 'en-US',
-        avatar_color: null,
-        equivalent_domains: null,
-        excluded_global_equivalent_domains: null,
-        force_password_reset: false,
-        verify_devices: false,
-        creation_date: now,
-        revision_date: now,
-        account_revision_date: now,
-        last_password_change_date: null,
-      })
-      .execute();
-  }
+  const userId = status !== OrganizationUserStatusType.Invited ? await seedUser(server, email) : null;
   return seedMembership(server, {
     organizationId,
     userId,

@@ -2,9 +2,17 @@
  * Secrets Manager seeding for route tests: an organization with Secrets Manager and an owner
  * who reaches it, machine accounts and access tokens made through the real routes (with the
  * encrypted payload the official web app builds), and the machine login the SDK performs.
+ *
+ * The `seed*` helpers below insert rows straight into the database instead: projects, secrets,
+ * secret versions, machine accounts and access policies, with no events and no key derivation,
+ * for tests that only need the rows to exist. Names and values default to `ENC`; dates default
+ * to now, and take `date` where a test compares revision dates against a fixed one. Groups are
+ * admin.ts's `seedGroup`.
  */
-import { randomBytes } from 'node:crypto';
-import { OrganizationUserType } from '../../src/features/organizations/roles.js';
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Insertable } from 'kysely';
+import type { AccessPoliciesTable } from '../../src/db/schema.js';
+import { OrganizationUserType, type Permissions } from '../../src/features/organizations/roles.js';
 import { actor, ENC, type Actor } from './admin.js';
 import { encryptText, encryptToEncString, rsaEncryptToEncString, smAccessTokenKey, type SymmetricKey, generateSymmetricKey } from './bw-crypto.js';
 import { seedOrganization } from './orgs.js';
@@ -20,16 +28,22 @@ let seeded = 0;
 export async function smActor(
   server: TestServer,
   organizationId: string,
-  opts: { type?: OrganizationUserType; accessSecretsManager?: boolean; orgKey?: SymmetricKey; email?: string } = {},
+  opts: { type?: OrganizationUserType; permissions?: Partial<Permissions>; accessSecretsManager?: boolean; orgKey?: SymmetricKey; email?: string } = {},
 ): Promise<Actor> {
   const email = opts.email ?? `sm${++seeded}-${randomBytes(4).toString('hex')}@example.com`;
-  const who = await actor(server, organizationId, email, { type: opts.type ?? OrganizationUserType.User });
+  const who = await actor(server, organizationId, email, { type: opts.type ?? OrganizationUserType.User, ...(opts.permissions ? { permissions: opts.permissions } : {}) });
   await server.database.db
     .updateTable('organization_users')
     .set({ access_secrets_manager: opts.accessSecretsManager ?? true, ...(opts.orgKey ? { key: rsaEncryptToEncString(opts.orgKey.raw, who.account.publicKeyB64) } : {}) })
     .where('id', '=', who.memberId)
     .execute();
   return who;
+}
+
+/** Sets the Secrets Manager flag of memberships inserted without it (`seedMembership`, `actor`). */
+export async function allowSecretsManager(server: TestServer, memberIds: readonly string[], allowed = true): Promise<void> {
+  if (memberIds.length === 0) return;
+  await server.database.db.updateTable('organization_users').set({ access_secrets_manager: allowed }).where('id', 'in', memberIds).execute();
 }
 
 /** An organization with Secrets Manager, its owner (with Secrets Manager access) and its 64-byte key. */
@@ -92,4 +106,87 @@ export async function machineLogin(server: TestServer, accessToken: string): Pro
   const res = await server.request('POST', '/identity/connect/token', { form: machineLoginForm(accessToken) });
   if (res.status !== 200) throw new Error(`machine login failed: ${res.status} ${res.text}`);
   return String(res.body.access_token);
+}
+
+/** Creation and revision date of a seeded row: `date`, or now. */
+interface Dated {
+  date?: string;
+}
+
+const dateOf = (opts: Dated) => opts.date ?? new Date().toISOString();
+
+/** Inserts a project (no policies: an admin reaches it, a member only once granted); answers its id. */
+export async function seedProject(server: TestServer, organizationId: string, opts: Dated & { name?: string } = {}): Promise<string> {
+  const id = randomUUID();
+  const date = dateOf(opts);
+  await server.database.db.insertInto('projects').values({ id, organization_id: organizationId, name: opts.name ?? ENC, creation_date: date, revision_date: date }).execute();
+  return id;
+}
+
+/** Inserts a machine account (no people policies, no access tokens); answers its id. */
+export async function seedMachineAccount(server: TestServer, organizationId: string, opts: Dated & { name?: string } = {}): Promise<string> {
+  const id = randomUUID();
+  const date = dateOf(opts);
+  await server.database.db.insertInto('service_accounts').values({ id, organization_id: organizationId, name: opts.name ?? ENC, creation_date: date, revision_date: date }).execute();
+  return id;
+}
+
+/** Inserts a secret in `projectId` (or in none), in the trash with `trashed` (deleted at its date); answers its id. */
+export async function seedSecret(
+  server: TestServer,
+  organizationId: string,
+  projectId: string | null,
+  opts: Dated & { key?: string; value?: string; note?: string; trashed?: boolean } = {},
+): Promise<string> {
+  const id = randomUUID();
+  const date = dateOf(opts);
+  await server.database.db
+    .insertInto('secrets')
+    .values({ id, organization_id: organizationId, project_id: projectId, key: opts.key ?? ENC, value: opts.value ?? ENC, note: opts.note ?? ENC, creation_date: date, revision_date: date, deleted_date: opts.trashed ? date : null })
+    .execute();
+  return id;
+}
+
+/** Inserts a stored earlier value of a secret, edited by nobody recorded; answers its id. */
+export async function seedSecretVersion(server: TestServer, secretId: string, opts: Dated & { value?: string } = {}): Promise<string> {
+  const id = randomUUID();
+  await server.database.db
+    .insertInto('secret_versions')
+    .values({ id, secret_id: secretId, value: opts.value ?? ENC, version_date: dateOf(opts), editor_organization_user_id: null, editor_service_account_id: null })
+    .execute();
+  return id;
+}
+
+/** Who an access policy grants: a membership, a group, or a machine account (by id). */
+export type PolicyGrantee = { member: string } | { group: string } | { machineAccount: string };
+/** What an access policy grants on: a project, a secret, or a machine account (a people policy). */
+export type PolicyGranted = { project: string } | { secret: string } | { machineAccount: string };
+export interface Rights {
+  read: boolean;
+  write: boolean;
+}
+export const READ: Rights = { read: true, write: false };
+export const READ_WRITE: Rights = { read: true, write: true };
+
+/** The `access_policies` row of one grantee on one granted thing, for a test inserting several at once. */
+export function policyRow(grantee: PolicyGrantee, granted: PolicyGranted, rights: Rights, opts: Dated = {}): Insertable<AccessPoliciesTable> {
+  const date = dateOf(opts);
+  return {
+    id: randomUUID(),
+    organization_user_id: 'member' in grantee ? grantee.member : null,
+    group_id: 'group' in grantee ? grantee.group : null,
+    service_account_id: 'machineAccount' in grantee ? grantee.machineAccount : null,
+    granted_project_id: 'project' in granted ? granted.project : null,
+    granted_secret_id: 'secret' in granted ? granted.secret : null,
+    granted_service_account_id: 'machineAccount' in granted ? granted.machineAccount : null,
+    read: rights.read,
+    write: rights.write,
+    creation_date: date,
+    revision_date: date,
+  };
+}
+
+/** Inserts one access policy (read+write unless told): `grantee` gets `rights` on `granted`. */
+export async function seedPolicy(server: TestServer, grantee: PolicyGrantee, granted: PolicyGranted, rights: Rights = READ_WRITE, opts: Dated = {}): Promise<void> {
+  await server.database.db.insertInto('access_policies').values(policyRow(grantee, granted, rights, opts)).execute();
 }

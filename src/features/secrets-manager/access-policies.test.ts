@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actor, ENC, seedGroup, type Actor } from '../../../test/support/admin.js';
+import { ENC, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { counting } from '../../../test/support/query-count.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
+import { READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
 import { OrganizationUserType } from '../organizations/roles.js';
@@ -30,56 +31,12 @@ let otherOrgAccount: string;
 
 const T0 = '2026-01-01T00:00:00.000Z';
 
-async function seedProject(organizationId: string, name = ENC): Promise<string> {
-  const id = randomUUID();
-  await server.database.db.insertInto('projects').values({ id, organization_id: organizationId, name, creation_date: T0, revision_date: T0 }).execute();
-  return id;
-}
+/** Seeded rows are dated T0, so a test sees a revision date move. */
+const at = { date: T0 };
 
-async function seedAccount(organizationId: string, name = ENC): Promise<string> {
-  const id = randomUUID();
-  await server.database.db.insertInto('service_accounts').values({ id, organization_id: organizationId, name, creation_date: T0, revision_date: T0 }).execute();
-  return id;
-}
-
-async function seedSecret(organizationId: string, projectId: string | null): Promise<string> {
-  const id = randomUUID();
-  await server.database.db
-    .insertInto('secrets')
-    .values({ id, organization_id: organizationId, project_id: projectId, key: ENC, value: ENC, note: ENC, creation_date: T0, revision_date: T0, deleted_date: null })
-    .execute();
-  return id;
-}
-
-type Grantee = { organization_user_id: string } | { group_id: string } | { service_account_id: string };
 type Granted = { granted_project_id: string } | { granted_service_account_id: string } | { granted_secret_id: string };
 
-async function grant(grantee: Grantee, granted: Granted, read = true, write = true): Promise<void> {
-  await server.database.db
-    .insertInto('access_policies')
-    .values({
-      id: randomUUID(),
-      organization_user_id: null,
-      group_id: null,
-      service_account_id: null,
-      granted_project_id: null,
-      granted_service_account_id: null,
-      granted_secret_id: null,
-      ...grantee,
-      ...granted,
-      read,
-      write,
-      creation_date: T0,
-      revision_date: T0,
-    })
-    .execute();
-}
-
-async function smMember(organizationId: string, email: string, type = OrganizationUserType.User, accessSecretsManager = true): Promise<Actor> {
-  const a = await actor(server, organizationId, email, { type });
-  await server.database.db.updateTable('organization_users').set({ access_secrets_manager: accessSecretsManager }).where('id', '=', a.memberId).execute();
-  return a;
-}
+const smMember = (organizationId: string, email: string, type = OrganizationUserType.User, accessSecretsManager = true) => smActor(server, organizationId, { email, type, accessSecretsManager });
 
 async function policyRows(granted: Granted) {
   const [column, id] = Object.entries(granted)[0] as ['granted_project_id', string];
@@ -102,14 +59,14 @@ beforeAll(async () => {
   // Without a name, a member is shown by email.
   await server.database.db.updateTable('users').set({ name: null }).where('id', '=', reader.userId).execute();
   group = await seedGroup(server, org, [reader.memberId]);
-  project = await seedProject(org);
-  account = await seedAccount(org);
-  otherAccount = await seedAccount(org);
-  otherOrgProject = await seedProject(otherOrg);
-  otherOrgAccount = await seedAccount(otherOrg);
-  await grant({ organization_user_id: writer.memberId }, { granted_project_id: project });
-  await grant({ organization_user_id: reader.memberId }, { granted_project_id: project }, true, false);
-  await grant({ organization_user_id: writer.memberId }, { granted_service_account_id: account });
+  project = await seedProject(server, org, at);
+  account = await seedMachineAccount(server, org, at);
+  otherAccount = await seedMachineAccount(server, org, at);
+  otherOrgProject = await seedProject(server, otherOrg, at);
+  otherOrgAccount = await seedMachineAccount(server, otherOrg, at);
+  await seedPolicy(server, { member: writer.memberId }, { project }, READ_WRITE, at);
+  await seedPolicy(server, { member: reader.memberId }, { project }, READ, at);
+  await seedPolicy(server, { member: writer.memberId }, { machineAccount: account }, READ_WRITE, at);
 }, 120_000);
 
 afterAll(async () => {
@@ -132,8 +89,8 @@ describe('project people policies', () => {
   });
 
   it('replaces them with the lists given, keeping rights per grantee', async () => {
-    const p = await seedProject(org);
-    await grant({ organization_user_id: reader.memberId }, { granted_project_id: p });
+    const p = await seedProject(server, org, at);
+    await seedPolicy(server, { member: reader.memberId }, { project: p }, READ_WRITE, at);
     const res = await put(`/projects/${p}/access-policies/people`, owner.token, {
       userAccessPolicyRequests: [{ granteeId: writer.memberId.toUpperCase(), read: true, write: false }],
       groupAccessPolicyRequests: [{ granteeId: group, read: true, write: true }],
@@ -193,8 +150,8 @@ describe('project people policies', () => {
 
 describe('project machine-account policies', () => {
   it('grants machine accounts the caller can write, moves their revision date, and lists them', async () => {
-    const p = await seedProject(org);
-    await grant({ organization_user_id: writer.memberId }, { granted_project_id: p });
+    const p = await seedProject(server, org, at);
+    await seedPolicy(server, { member: writer.memberId }, { project: p }, READ_WRITE, at);
     const res = await put(`/projects/${p}/access-policies/service-accounts`, writer.token, { serviceAccountAccessPolicyRequests: [{ granteeId: account, read: true, write: false }] });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({
@@ -208,17 +165,17 @@ describe('project machine-account policies', () => {
   });
 
   it('refuses to grant a machine account the caller cannot write, and one of another organization', async () => {
-    const p = await seedProject(org);
-    await grant({ organization_user_id: writer.memberId }, { granted_project_id: p });
+    const p = await seedProject(server, org, at);
+    await seedPolicy(server, { member: writer.memberId }, { project: p }, READ_WRITE, at);
     expect((await put(`/projects/${p}/access-policies/service-accounts`, writer.token, { serviceAccountAccessPolicyRequests: [{ granteeId: otherAccount, read: true, write: true }] })).status).toBe(404);
     expect((await put(`/projects/${p}/access-policies/service-accounts`, owner.token, { serviceAccountAccessPolicyRequests: [{ granteeId: otherOrgAccount, read: true, write: true }] })).status).toBe(404);
     expect(await policyRows({ granted_project_id: p })).toHaveLength(1);
   });
 
   it('lets a project writer remove a grant of a machine account they cannot write', async () => {
-    const p = await seedProject(org);
-    await grant({ organization_user_id: writer.memberId }, { granted_project_id: p });
-    await grant({ service_account_id: otherAccount }, { granted_project_id: p });
+    const p = await seedProject(server, org, at);
+    await seedPolicy(server, { member: writer.memberId }, { project: p }, READ_WRITE, at);
+    await seedPolicy(server, { machineAccount: otherAccount }, { project: p }, READ_WRITE, at);
     const res = await put(`/projects/${p}/access-policies/service-accounts`, writer.token, { serviceAccountAccessPolicyRequests: [] });
     expect(res.status, res.text).toBe(200);
     expect(res.body.serviceAccountAccessPolicies).toEqual([]);
@@ -239,7 +196,7 @@ describe('project machine-account policies', () => {
 
 describe('machine-account people policies', () => {
   it('replaces who manages a machine account and records who was added and removed', async () => {
-    const sa = await seedAccount(org);
+    const sa = await seedMachineAccount(server, org, at);
     const first = await put(`/service-accounts/${sa}/access-policies/people`, owner.token, {
       userAccessPolicyRequests: [{ granteeId: writer.memberId, read: true, write: true }],
       groupAccessPolicyRequests: [{ granteeId: group, read: true, write: true }],
@@ -276,11 +233,11 @@ describe('machine-account people policies', () => {
 
 describe('machine-account granted projects', () => {
   it('grants projects, moves the revision date, and tells per project whether the caller could change it', async () => {
-    const sa = await seedAccount(org);
-    await grant({ organization_user_id: writer.memberId }, { granted_service_account_id: sa });
-    const readOnly = await seedProject(org);
-    await grant({ organization_user_id: writer.memberId }, { granted_project_id: readOnly }, true, false);
-    await grant({ service_account_id: sa }, { granted_project_id: readOnly });
+    const sa = await seedMachineAccount(server, org, at);
+    await seedPolicy(server, { member: writer.memberId }, { machineAccount: sa }, READ_WRITE, at);
+    const readOnly = await seedProject(server, org, at);
+    await seedPolicy(server, { member: writer.memberId }, { project: readOnly }, READ, at);
+    await seedPolicy(server, { machineAccount: sa }, { project: readOnly }, READ_WRITE, at);
     const res = await put(`/service-accounts/${sa}/granted-policies`, writer.token, {
       projectGrantedPolicyRequests: [
         { grantedId: project, read: true, write: false },
@@ -303,11 +260,11 @@ describe('machine-account granted projects', () => {
   });
 
   it('refuses to change or remove the grant of a project the caller cannot write', async () => {
-    const sa = await seedAccount(org);
-    await grant({ organization_user_id: writer.memberId }, { granted_service_account_id: sa });
-    const readOnly = await seedProject(org);
-    await grant({ organization_user_id: writer.memberId }, { granted_project_id: readOnly }, true, false);
-    await grant({ service_account_id: sa }, { granted_project_id: readOnly }, true, false);
+    const sa = await seedMachineAccount(server, org, at);
+    await seedPolicy(server, { member: writer.memberId }, { machineAccount: sa }, READ_WRITE, at);
+    const readOnly = await seedProject(server, org, at);
+    await seedPolicy(server, { member: writer.memberId }, { project: readOnly }, READ, at);
+    await seedPolicy(server, { machineAccount: sa }, { project: readOnly }, READ, at);
     expect((await put(`/service-accounts/${sa}/granted-policies`, writer.token, { projectGrantedPolicyRequests: [] })).status).toBe(404);
     expect((await put(`/service-accounts/${sa}/granted-policies`, writer.token, { projectGrantedPolicyRequests: [{ grantedId: readOnly, read: true, write: true }] })).status).toBe(404);
     expect((await put(`/service-accounts/${sa}/granted-policies`, owner.token, { projectGrantedPolicyRequests: [{ grantedId: otherOrgProject, read: true, write: true }] })).status).toBe(404);
@@ -324,9 +281,9 @@ describe('machine-account granted projects', () => {
 
 describe('secret access policies', () => {
   it('lists the secret’s own policies to writers only', async () => {
-    const secret = await seedSecret(org, project);
-    await grant({ group_id: group }, { granted_secret_id: secret }, true, false);
-    await grant({ service_account_id: account }, { granted_secret_id: secret });
+    const secret = await seedSecret(server, org, project, at);
+    await seedPolicy(server, { group }, { secret }, READ, at);
+    await seedPolicy(server, { machineAccount: account }, { secret }, READ_WRITE, at);
     const res = await get(`/secrets/${secret}/access-policies`, writer.token);
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({
@@ -339,8 +296,8 @@ describe('secret access policies', () => {
   });
 
   it('saves the policies of a secret being written, in the caller’s transaction', async () => {
-    const secret = await seedSecret(org, null);
-    await grant({ organization_user_id: reader.memberId }, { granted_secret_id: secret });
+    const secret = await seedSecret(server, org, null, at);
+    await seedPolicy(server, { member: reader.memberId }, { secret }, READ_WRITE, at);
     const access = await smAccessOf(server.database.db, await requireSmCaller(server.database.db, { kind: 'user', userId: writer.userId, scopes: ['api'] } as never, org));
     const now = '2026-06-01T00:00:00.000Z';
     await server.database.db.transaction().execute(async (tx) =>
@@ -369,7 +326,7 @@ describe('secret access policies', () => {
   });
 
   it('refuses bad secret policies without writing: duplicates, no read, other organizations, accounts the caller cannot write', async () => {
-    const secret = await seedSecret(org, null);
+    const secret = await seedSecret(server, org, null, at);
     const access = await smAccessOf(server.database.db, await requireSmCaller(server.database.db, { kind: 'user', userId: writer.userId, scopes: ['api'] } as never, org));
     const none = { userAccessPolicyRequests: [], groupAccessPolicyRequests: [], serviceAccountAccessPolicyRequests: [] };
     const attempts: [object, number][] = [
@@ -428,13 +385,13 @@ describe('potential grantees', () => {
   });
 
   it('reads policies in a constant number of queries whatever their count', async () => {
-    const p = await seedProject(org);
+    const p = await seedProject(server, org, at);
     const { db, count } = counting(server.database.db);
     const service = (await import('./access-policies.service.js')).createAccessPolicyService({ db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
     const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
     await service.projectPeople(principal, p);
     const few = count();
-    for (let i = 0; i < 20; i++) await grant({ group_id: await seedGroup(server, org) }, { granted_project_id: p });
+    for (let i = 0; i < 20; i++) await seedPolicy(server, { group: await seedGroup(server, org) }, { project: p }, READ_WRITE, at);
     await service.projectPeople(principal, p);
     expect(count() - few).toBe(few);
   });
@@ -444,8 +401,8 @@ describe('who reaches the policy routes', () => {
   it('lets a member granted write through a group manage the project, and not a group granted read', async () => {
     const member = await smMember(org, 'ap-grouped@example.com');
     const writers = await seedGroup(server, org, [member.memberId]);
-    const p = await seedProject(org);
-    await grant({ group_id: writers }, { granted_project_id: p }, true, false);
+    const p = await seedProject(server, org, at);
+    await seedPolicy(server, { group: writers }, { project: p }, READ, at);
     expect((await get(`/projects/${p}/access-policies/people`, member.token)).status).toBe(404);
     await server.database.db.updateTable('access_policies').set({ write: true }).where('group_id', '=', writers).where('granted_project_id', '=', p).execute();
     const res = await get(`/projects/${p}/access-policies/people`, member.token);
@@ -457,13 +414,13 @@ describe('who reaches the policy routes', () => {
     const { createAccessPolicyService } = await import('./access-policies.service.js');
     const service = createAccessPolicyService({ db: server.database.db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
     const principal = { kind: 'serviceAccount', serviceAccountId: account, organizationId: org, scopes: ['api.secrets'] } as never;
-    await grant({ service_account_id: account }, { granted_project_id: project });
+    await seedPolicy(server, { machineAccount: account }, { project }, READ_WRITE, at);
     await expect(service.projectPeople(principal, project)).rejects.toMatchObject({ statusCode: 404 });
     await expect(service.projectServiceAccounts(principal, project)).rejects.toMatchObject({ statusCode: 404 });
     await expect(service.serviceAccountGrantedPolicies(principal, account)).rejects.toMatchObject({ statusCode: 404 });
     await expect(service.replaceProjectPeople(principal, project, {})).rejects.toMatchObject({ statusCode: 404 });
     const access = await smAccessOf(server.database.db, await requireSmCaller(server.database.db, principal, org));
-    const secret = await seedSecret(org, project);
+    const secret = await seedSecret(server, org, project, at);
     const none = { userAccessPolicyRequests: [], groupAccessPolicyRequests: [], serviceAccountAccessPolicyRequests: [] };
     await expect(server.database.db.transaction().execute(async (tx) => saveSecretAccessPolicies(tx, access, { id: secret, organizationId: org }, none, T0))).rejects.toMatchObject({
       statusCode: 404,
@@ -473,7 +430,7 @@ describe('who reaches the policy routes', () => {
   });
 
   it('answers 404 for the policies of a secret in the trash', async () => {
-    const secret = await seedSecret(org, null);
+    const secret = await seedSecret(server, org, null, at);
     await server.database.db.updateTable('secrets').set({ deleted_date: T0 }).where('id', '=', secret).execute();
     expect((await get(`/secrets/${secret}/access-policies`, owner.token)).status).toBe(404);
   });
@@ -487,10 +444,10 @@ describe('query counts', () => {
     const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
     const counts = [];
     for (const n of [2, 30]) {
-      const p = await seedProject(org);
+      const p = await seedProject(server, org, at);
       // Something to remove and something to change, besides the additions.
-      await grant({ organization_user_id: reader.memberId }, { granted_project_id: p });
-      await grant({ group_id: groups[0] as string }, { granted_project_id: p }, true, true);
+      await seedPolicy(server, { member: reader.memberId }, { project: p }, READ_WRITE, at);
+      await seedPolicy(server, { group: groups[0] as string }, { project: p }, READ_WRITE, at);
       const { db, count } = counting(server.database.db);
       const service = createAccessPolicyService({ db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
       await service.replaceProjectPeople(principal, p, { groupAccessPolicyRequests: groups.slice(0, n).map((id) => ({ granteeId: id, read: true, write: false })) });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OrganizationUserType } from '../organizations/roles.js';
 import { ENC, eventsOf, type Actor } from '../../../test/support/admin.js';
 import { encryptText, type SymmetricKey } from '../../../test/support/bw-crypto.js';
-import { createAccessToken, createMachineAccount, machineLogin, smActor, smOrg } from '../../../test/support/sm.js';
+import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy, seedSecret, smActor, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
 
@@ -20,26 +20,6 @@ let foreignMachine: string;
 
 async function createProject(token: string, organizationId = orgId, name = ENC) {
   return server.request('POST', `/api/organizations/${organizationId}/projects`, { token, json: { name } });
-}
-
-async function grantProject(projectId: string, grantee: { organization_user_id?: string; service_account_id?: string }, write = true) {
-  const now = new Date().toISOString();
-  await server.database.db
-    .insertInto('access_policies')
-    .values({
-      id: randomUUID(),
-      organization_user_id: grantee.organization_user_id ?? null,
-      group_id: null,
-      service_account_id: grantee.service_account_id ?? null,
-      granted_project_id: projectId,
-      granted_service_account_id: null,
-      granted_secret_id: null,
-      read: true,
-      write,
-      creation_date: now,
-      revision_date: now,
-    })
-    .execute();
 }
 
 beforeAll(async () => {
@@ -105,8 +85,8 @@ describe('reading projects', () => {
     const granted = (await createProject(owner.token)).body.id as string;
     const readOnly = (await createProject(owner.token)).body.id as string;
     const hidden = (await createProject(owner.token)).body.id as string;
-    await grantProject(granted, { organization_user_id: member.memberId });
-    await grantProject(readOnly, { organization_user_id: member.memberId }, false);
+    await seedPolicy(server, { member: member.memberId }, { project: granted });
+    await seedPolicy(server, { member: member.memberId }, { project: readOnly }, READ);
 
     const all = await server.request('GET', `/api/organizations/${orgId}/projects`, { token: owner.token });
     expect(all.status).toBe(200);
@@ -137,7 +117,7 @@ describe('reading projects', () => {
 
   it('lets a machine account read a project it is granted', async () => {
     const id = (await createProject(owner.token)).body.id as string;
-    await grantProject(id, { service_account_id: machineId }, false);
+    await seedPolicy(server, { machineAccount: machineId }, { project: id }, READ);
     const res = await server.request('GET', `/api/projects/${id}`, { token: machine });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id, read: true, write: false });
@@ -147,7 +127,7 @@ describe('reading projects', () => {
 describe('renaming projects', () => {
   it('renames for a writer, records Project_Edited and moves the revision of machine accounts reaching it', async () => {
     const id = (await createProject(owner.token)).body.id as string;
-    await grantProject(id, { service_account_id: machineId }, false);
+    await seedPolicy(server, { machineAccount: machineId }, { project: id }, READ);
     await server.database.db.updateTable('service_accounts').set({ revision_date: '2000-01-01T00:00:00.000Z' }).where('id', '=', machineId).execute();
     const name = encryptText('renamed', orgKey);
     const res = await server.request('PUT', `/api/projects/${id}`, { token: owner.token, json: { name } });
@@ -160,7 +140,7 @@ describe('renaming projects', () => {
 
   it('answers 404 to a reader who may not write, and 400 to a plaintext name', async () => {
     const id = (await createProject(owner.token)).body.id as string;
-    await grantProject(id, { organization_user_id: member.memberId }, false);
+    await seedPolicy(server, { member: member.memberId }, { project: id }, READ);
     expect((await server.request('PUT', `/api/projects/${id}`, { token: member.token, json: { name: ENC } })).status).toBe(404);
     const bad = await server.request('PUT', `/api/projects/${id}`, { token: owner.token, json: { name: 'clear' } });
     expect(bad.status).toBe(400);
@@ -172,10 +152,8 @@ describe('deleting projects', () => {
   it('deletes what the caller may write, answers access denied for the rest, and leaves secrets without project', async () => {
     const mine = (await createProject(member.token)).body.id as string;
     const notMine = (await createProject(owner.token)).body.id as string;
-    await grantProject(notMine, { organization_user_id: member.memberId }, false);
-    const now = new Date().toISOString();
-    const secretId = randomUUID();
-    await server.database.db.insertInto('secrets').values({ id: secretId, organization_id: orgId, project_id: mine, key: ENC, value: ENC, note: ENC, creation_date: now, revision_date: now, deleted_date: null }).execute();
+    await seedPolicy(server, { member: member.memberId }, { project: notMine }, READ);
+    const secretId = await seedSecret(server, orgId, mine);
 
     const res = await server.request('POST', '/api/projects/delete', { token: member.token, json: [mine, notMine.toUpperCase()] });
     expect(res.status).toBe(200);
@@ -192,7 +170,7 @@ describe('deleting projects', () => {
 
   it('moves the revision of machine accounts that reached a deleted project', async () => {
     const id = (await createProject(owner.token)).body.id as string;
-    await grantProject(id, { service_account_id: machineId });
+    await seedPolicy(server, { machineAccount: machineId }, { project: id });
     await server.database.db.updateTable('service_accounts').set({ revision_date: '2000-01-01T00:00:00.000Z' }).where('id', '=', machineId).execute();
     expect((await server.request('POST', '/api/projects/delete', { token: owner.token, json: [id] })).status).toBe(200);
     const account = await server.database.db.selectFrom('service_accounts').select('revision_date').where('id', '=', machineId).executeTakeFirstOrThrow();

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { actor, eventsOf, type Actor } from '../../../test/support/admin.js';
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
+import { seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor, type PolicyGrantee } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import type { ServiceAccountPrincipal } from '../../http/access.js';
 import { createAuditLog } from '../events/audit-log.js';
@@ -27,45 +28,10 @@ describe('secret versions', () => {
   let readOnlyProject: string;
   const who: Record<string, Actor> = {};
 
-  async function smMember(email: string, type = OrganizationUserType.User, access = true): Promise<Actor> {
-    const a = await actor(server, org, email, { type });
-    await server.database.db.updateTable('organization_users').set({ access_secrets_manager: access }).where('id', '=', a.memberId).execute();
-    return a;
-  }
-
-  async function seedProject(organizationId: string): Promise<string> {
-    const id = randomUUID();
-    await server.database.db.insertInto('projects').values({ id, organization_id: organizationId, name: enc('p'), creation_date: LONG_AGO, revision_date: LONG_AGO }).execute();
-    return id;
-  }
-
-  async function grant(grantee: { member?: string; serviceAccount?: string }, projectId: string, write: boolean) {
-    await server.database.db
-      .insertInto('access_policies')
-      .values({
-        id: randomUUID(),
-        organization_user_id: grantee.member ?? null,
-        group_id: null,
-        service_account_id: grantee.serviceAccount ?? null,
-        granted_project_id: projectId,
-        granted_secret_id: null,
-        granted_service_account_id: null,
-        read: true,
-        write,
-        creation_date: LONG_AGO,
-        revision_date: LONG_AGO,
-      })
-      .execute();
-  }
-
-  async function seedSecret(projectId: string | null, value: string, organizationId = org): Promise<string> {
-    const id = randomUUID();
-    await server.database.db
-      .insertInto('secrets')
-      .values({ id, organization_id: organizationId, project_id: projectId, key: enc('key'), value: enc(value), note: enc('note'), creation_date: LONG_AGO, revision_date: LONG_AGO, deleted_date: null })
-      .execute();
-    return id;
-  }
+  const smMember = (email: string, type = OrganizationUserType.User, accessSecretsManager = true) => smActor(server, org, { email, type, accessSecretsManager });
+  /** A secret whose value carries `value`, dated long ago like every seeded row. */
+  const secretWith = (projectId: string | null, value: string) => seedSecret(server, org, projectId, { key: enc('key'), value: enc(value), note: enc('note'), date: LONG_AGO });
+  const grant = (grantee: PolicyGrantee, projectId: string, write: boolean) => seedPolicy(server, grantee, { project: projectId }, { read: true, write }, { date: LONG_AGO });
 
   const versionRows = (secretId: string) =>
     server.database.db.selectFrom('secret_versions').selectAll().where('secret_id', '=', secretId).orderBy('version_date', 'desc').execute();
@@ -78,10 +44,9 @@ describe('secret versions', () => {
     who.writer = await smMember('writer@example.com');
     who.reader = await smMember('reader@example.com');
     who.noSm = await smMember('nosm@example.com', OrganizationUserType.Admin, false);
-    who.stranger = await actor(server, otherOrg, 'stranger@example.com', { type: OrganizationUserType.Owner });
-    await server.database.db.updateTable('organization_users').set({ access_secrets_manager: true }).where('id', '=', who.stranger.memberId).execute();
-    project = await seedProject(org);
-    readOnlyProject = await seedProject(org);
+    who.stranger = await smActor(server, otherOrg, { email: 'stranger@example.com', type: OrganizationUserType.Owner });
+    project = await seedProject(server, org, { name: enc('p'), date: LONG_AGO });
+    readOnlyProject = await seedProject(server, org, { name: enc('p'), date: LONG_AGO });
     await grant({ member: who.writer.memberId }, project, true);
     await grant({ member: who.reader.memberId }, project, false);
     await grant({ member: who.writer.memberId }, readOnlyProject, false);
@@ -96,7 +61,7 @@ describe('secret versions', () => {
   };
 
   it('keeps the replaced value, who replaced it and when, on a value change', async () => {
-    const id = await seedSecret(project, 'v1');
+    const id = await secretWith(project, 'v1');
     const res = await call('writer', 'PUT', `/secrets/${id}`, body('v2'));
     expect(res.status).toBe(200);
     const versions = await call('reader', 'GET', `/secrets/${id}/versions`);
@@ -116,7 +81,7 @@ describe('secret versions', () => {
   });
 
   it('honours valueChanged, and without it counts a different encrypted value as a change', async () => {
-    const id = await seedSecret(project, 'a');
+    const id = await secretWith(project, 'a');
     await call('writer', 'PUT', `/secrets/${id}`, body('a-reencrypted', { valueChanged: false }));
     expect(await versionRows(id)).toHaveLength(0);
     await call('writer', 'PUT', `/secrets/${id}`, body('a-reencrypted'));
@@ -127,13 +92,13 @@ describe('secret versions', () => {
   });
 
   it(`keeps at most SECRET_VERSIONS_KEPT (${KEPT}) versions, dropping the oldest`, async () => {
-    const id = await seedSecret(project, 'v0');
+    const id = await secretWith(project, 'v0');
     for (let i = 1; i <= 5; i++) expect((await call('owner', 'PUT', `/secrets/${id}`, body(`v${i}`))).status).toBe(200);
     expect((await versionRows(id)).map((v) => v.value)).toEqual([enc('v4'), enc('v3'), enc('v2')]);
   });
 
   it('restores a version for writers, keeping the replaced value first, and records Secret_Edited', async () => {
-    const id = await seedSecret(project, 'old');
+    const id = await secretWith(project, 'old');
     await call('writer', 'PUT', `/secrets/${id}`, body('new'));
     const [old] = await versionRows(id);
     expect((await call('reader', 'PUT', `/secrets/${id}/versions/restore`, { versionId: old!.id })).status).toBe(404);
@@ -149,8 +114,8 @@ describe('secret versions', () => {
   });
 
   it('refuses a restore of another secret\'s version, an unknown version and a malformed body', async () => {
-    const a = await seedSecret(project, 'a');
-    const b = await seedSecret(project, 'b');
+    const a = await secretWith(project, 'a');
+    const b = await secretWith(project, 'b');
     await call('owner', 'PUT', `/secrets/${b}`, body('b2'));
     const [ofB] = await versionRows(b);
     expect((await call('owner', 'PUT', `/secrets/${a}/versions/restore`, { versionId: ofB!.id })).status).toBe(404);
@@ -161,7 +126,7 @@ describe('secret versions', () => {
   });
 
   it('shows versions only to callers who can read the secret', async () => {
-    const id = await seedSecret(project, 'x');
+    const id = await secretWith(project, 'x');
     await call('owner', 'PUT', `/secrets/${id}`, body('y'));
     const [version] = await versionRows(id);
     for (const [caller, status] of [
@@ -177,7 +142,7 @@ describe('secret versions', () => {
     }
     const one = await call('reader', 'GET', `/secret-versions/${version!.id}`);
     expect(one.body).toMatchObject({ object: 'secretVersion', id: version!.id, secretId: id, value: enc('x') });
-    const hidden = await seedSecret(null, 'h');
+    const hidden = await secretWith(null, 'h');
     await call('owner', 'PUT', `/secrets/${hidden}`, body('h2'));
     const [hiddenVersion] = await versionRows(hidden);
     expect((await call('reader', 'GET', `/secrets/${hidden}/versions`)).status).toBe(404);
@@ -198,8 +163,8 @@ describe('secret versions', () => {
   });
 
   it('deletes versions, all or nothing, for writers of every parent secret', async () => {
-    const writable = await seedSecret(project, 'w');
-    const readable = await seedSecret(readOnlyProject, 'r');
+    const writable = await secretWith(project, 'w');
+    const readable = await secretWith(readOnlyProject, 'r');
     await call('owner', 'PUT', `/secrets/${writable}`, body('w2'));
     await call('owner', 'PUT', `/secrets/${readable}`, body('r2'));
     const [w] = await versionRows(writable);
@@ -215,7 +180,7 @@ describe('secret versions', () => {
   });
 
   it('hides the versions of a secret in the trash', async () => {
-    const id = await seedSecret(project, 't');
+    const id = await secretWith(project, 't');
     await call('owner', 'PUT', `/secrets/${id}`, body('t2'));
     const [version] = await versionRows(id);
     await call('owner', 'POST', '/secrets/delete', [id]);
@@ -225,14 +190,13 @@ describe('secret versions', () => {
   });
 
   it('records a machine account as the editor of the values it replaces, and bumps the sync revision on restore', async () => {
-    const sa = randomUUID();
-    await server.database.db.insertInto('service_accounts').values({ id: sa, organization_id: org, name: enc('m'), creation_date: LONG_AGO, revision_date: LONG_AGO }).execute();
-    await grant({ serviceAccount: sa }, project, true);
+    const sa = await seedMachineAccount(server, org, { name: enc('m'), date: LONG_AGO });
+    await grant({ machineAccount: sa }, project, true);
     const principal: ServiceAccountPrincipal = { kind: 'serviceAccount', serviceAccountId: sa, organizationId: org, accessTokenId: randomUUID(), clientId: randomUUID(), scopes: ['api.secrets'] };
     const deps = { db: server.database.db, clock, audit: createAuditLog({ clock }), config: { secretVersionsKept: KEPT } };
     const secrets = createSecretService(deps);
     const versions = createSecretVersionService(deps);
-    const id = await seedSecret(project, 'm1');
+    const id = await secretWith(project, 'm1');
     await secrets.update(principal, id, body('m2'), CLIENT);
     const [kept] = await versionRows(id);
     expect(kept).toMatchObject({ value: enc('m1'), editor_service_account_id: sa, editor_organization_user_id: null });

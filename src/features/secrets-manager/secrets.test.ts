@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actor, eventsOf, type Actor } from '../../../test/support/admin.js';
+import { eventsOf, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { counting } from '../../../test/support/query-count.js';
+import { READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { systemClock } from '../../clock.js';
 import type { ServiceAccountPrincipal } from '../../http/access.js';
@@ -20,65 +21,12 @@ const rows = (value: unknown) => value as Record<string, unknown>[];
 const LONG_AGO = '2000-01-01T00:00:00.000Z';
 const CLIENT: ClientContext = { ipAddress: '127.0.0.1', deviceType: null, deviceIdentifier: null, clientVersion: null };
 
-async function smMember(server: TestServer, org: string, email: string, type = OrganizationUserType.User, accessSecretsManager = true): Promise<Actor> {
-  const a = await actor(server, org, email, { type });
-  await server.database.db.updateTable('organization_users').set({ access_secrets_manager: accessSecretsManager }).where('id', '=', a.memberId).execute();
-  return a;
-}
-
-async function seedProject(server: TestServer, org: string): Promise<string> {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  await server.database.db.insertInto('projects').values({ id, organization_id: org, name: enc('project'), creation_date: now, revision_date: now }).execute();
-  return id;
-}
-
-async function seedSecret(server: TestServer, org: string, projectId: string | null, opts: { deleted?: boolean; value?: string } = {}): Promise<string> {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  await server.database.db
-    .insertInto('secrets')
-    .values({ id, organization_id: org, project_id: projectId, key: enc('k'), value: opts.value ?? enc('v'), note: enc('n'), creation_date: now, revision_date: now, deleted_date: opts.deleted ? now : null })
-    .execute();
-  return id;
-}
-
-async function seedServiceAccount(server: TestServer, org: string): Promise<string> {
-  const id = randomUUID();
-  await server.database.db.insertInto('service_accounts').values({ id, organization_id: org, name: enc('machine'), creation_date: LONG_AGO, revision_date: LONG_AGO }).execute();
-  return id;
-}
-
-type Grantee = { member: string } | { group: string } | { serviceAccount: string };
-type Granted = { project: string } | { secret: string };
-
-async function grant(server: TestServer, grantee: Grantee, granted: Granted, read: boolean, write: boolean): Promise<void> {
-  const now = new Date().toISOString();
-  await server.database.db
-    .insertInto('access_policies')
-    .values({
-      id: randomUUID(),
-      organization_user_id: 'member' in grantee ? grantee.member : null,
-      group_id: 'group' in grantee ? grantee.group : null,
-      service_account_id: 'serviceAccount' in grantee ? grantee.serviceAccount : null,
-      granted_project_id: 'project' in granted ? granted.project : null,
-      granted_secret_id: 'secret' in granted ? granted.secret : null,
-      granted_service_account_id: null,
-      read,
-      write,
-      creation_date: now,
-      revision_date: now,
-    })
-    .execute();
-}
-
-async function seedGroupOf(server: TestServer, org: string, members: string[]): Promise<string> {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  await server.database.db.insertInto('groups').values({ id, organization_id: org, name: 'g', access_all: false, external_id: null, creation_date: now, revision_date: now }).execute();
-  for (const member of members) await server.database.db.insertInto('group_users').values({ group_id: id, organization_user_id: member }).execute();
-  return id;
-}
+/** Seeded secrets hold `enc('k')`, `enc('v')` and `enc('n')` unless a test says otherwise; projects are named `enc('project')`. */
+const secretIn = (server: TestServer, org: string, projectId: string | null, opts: { trashed?: boolean; value?: string } = {}) =>
+  seedSecret(server, org, projectId, { key: enc('k'), value: enc('v'), note: enc('n'), ...opts });
+const projectIn = (server: TestServer, org: string) => seedProject(server, org, { name: enc('project') });
+const machineAccountIn = (server: TestServer, org: string) => seedMachineAccount(server, org, { name: enc('machine'), date: LONG_AGO });
+const smMember = (server: TestServer, org: string, email: string, type = OrganizationUserType.User, accessSecretsManager = true) => smActor(server, org, { email, type, accessSecretsManager });
 
 function machine(serviceAccountId: string, organizationId: string): ServiceAccountPrincipal {
   return { kind: 'serviceAccount', serviceAccountId, organizationId, accessTokenId: randomUUID(), clientId: randomUUID(), scopes: ['api.secrets'] };
@@ -109,16 +57,16 @@ describe('secrets over HTTP', () => {
     who.noSm = await smMember(server, org, 'nosm@example.com', OrganizationUserType.Admin, false);
     who.stranger = await smMember(server, otherOrg, 'stranger@example.com', OrganizationUserType.Owner);
     who.noSmOrgOwner = await smMember(server, noSmOrg, 'nosmorg@example.com', OrganizationUserType.Owner);
-    p1 = await seedProject(server, org);
-    p2 = await seedProject(server, org);
-    p3 = await seedProject(server, org);
-    otherProject = await seedProject(server, otherOrg);
-    await grant(server, { member: who.reader.memberId }, { project: p1 }, true, false);
-    await grant(server, { member: who.writer.memberId }, { project: p1 }, true, true);
-    await grant(server, { member: who.writer.memberId }, { project: p3 }, true, true);
-    await grant(server, { member: who.writer.memberId }, { project: p2 }, true, false);
-    const group = await seedGroupOf(server, org, [who.grouped.memberId]);
-    await grant(server, { group }, { project: p1 }, true, true);
+    p1 = await projectIn(server, org);
+    p2 = await projectIn(server, org);
+    p3 = await projectIn(server, org);
+    otherProject = await projectIn(server, otherOrg);
+    await seedPolicy(server, { member: who.reader.memberId }, { project: p1 }, READ);
+    await seedPolicy(server, { member: who.writer.memberId }, { project: p1 }, READ_WRITE);
+    await seedPolicy(server, { member: who.writer.memberId }, { project: p3 }, READ_WRITE);
+    await seedPolicy(server, { member: who.writer.memberId }, { project: p2 }, READ);
+    const group = await seedGroup(server, org, [who.grouped.memberId]);
+    await seedPolicy(server, { group }, { project: p1 }, READ_WRITE);
   });
   afterAll(async () => server.close());
 
@@ -130,10 +78,10 @@ describe('secrets over HTTP', () => {
     let inP2: string;
     let loose: string;
     beforeAll(async () => {
-      inP1 = await seedSecret(server, org, p1);
-      inP2 = await seedSecret(server, org, p2);
-      loose = await seedSecret(server, org, null);
-      await grant(server, { member: who.direct!.memberId }, { secret: inP2 }, true, false);
+      inP1 = await secretIn(server, org, p1);
+      inP2 = await secretIn(server, org, p2);
+      loose = await secretIn(server, org, null);
+      await seedPolicy(server, { member: who.direct!.memberId }, { secret: inP2 }, READ);
     });
 
     it.each([
@@ -233,8 +181,8 @@ describe('secrets over HTTP', () => {
     });
 
     it('records Secret_Created and moves the revision of machine accounts reaching the project', async () => {
-      const sa = await seedServiceAccount(server, org);
-      await grant(server, { serviceAccount: sa }, { project: p3 }, true, false);
+      const sa = await machineAccountIn(server, org);
+      await seedPolicy(server, { machineAccount: sa }, { project: p3 }, READ);
       const res = await call('owner', 'POST', `/organizations/${org}/secrets`, secretBody('evt', [p3]));
       const events = await eventsOf(server, EventType.Secret_Created);
       expect(events.at(-1)).toMatchObject({ secret_id: res.body.id, acting_user_id: who.owner!.userId, organization_id: org });
@@ -276,7 +224,7 @@ describe('secrets over HTTP', () => {
       ['reader', 404],
       ['direct', 404],
     ] as const)('%s updating a secret of project 1 answers %i', async (caller, status) => {
-      const id = await seedSecret(server, org, p1);
+      const id = await secretIn(server, org, p1);
       const res = await call(caller, 'PUT', `/secrets/${id}`, secretBody('upd'));
       expect(res.status).toBe(status);
       const row = await server.database.db.selectFrom('secrets').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
@@ -289,7 +237,7 @@ describe('secrets over HTTP', () => {
     });
 
     it('lets non-admins move a secret only into a project they can write, and never out of every project', async () => {
-      const id = await seedSecret(server, org, p1);
+      const id = await secretIn(server, org, p1);
       expect((await call('writer', 'PUT', `/secrets/${id}`, { ...secretBody('m'), projectIds: [] })).status).toBe(404);
       expect((await call('writer', 'PUT', `/secrets/${id}`, secretBody('m', [p2]))).status).toBe(404);
       expect((await call('writer', 'PUT', `/secrets/${id}`, secretBody('m', [otherProject]))).status).toBe(404);
@@ -305,13 +253,13 @@ describe('secrets over HTTP', () => {
     });
 
     it('records Secret_Edited and moves the revision of machine accounts of the old and the new project', async () => {
-      const saOld = await seedServiceAccount(server, org);
-      const saNew = await seedServiceAccount(server, org);
-      const from = await seedProject(server, org);
-      const to = await seedProject(server, org);
-      await grant(server, { serviceAccount: saOld }, { project: from }, true, false);
-      await grant(server, { serviceAccount: saNew }, { project: to }, true, false);
-      const id = await seedSecret(server, org, from);
+      const saOld = await machineAccountIn(server, org);
+      const saNew = await machineAccountIn(server, org);
+      const from = await projectIn(server, org);
+      const to = await projectIn(server, org);
+      await seedPolicy(server, { machineAccount: saOld }, { project: from }, READ);
+      await seedPolicy(server, { machineAccount: saNew }, { project: to }, READ);
+      const id = await secretIn(server, org, from);
       const res = await call('owner', 'PUT', `/secrets/${id}`, secretBody('mv', [to]));
       expect(res.status).toBe(200);
       const accounts = await server.database.db.selectFrom('service_accounts').select(['id', 'revision_date']).where('id', 'in', [saOld, saNew]).execute();
@@ -320,7 +268,7 @@ describe('secrets over HTTP', () => {
     });
 
     it('answers 404 for a secret in the trash or unknown', async () => {
-      const trashed = await seedSecret(server, org, p1, { deleted: true });
+      const trashed = await secretIn(server, org, p1, { trashed: true });
       expect((await call('owner', 'PUT', `/secrets/${trashed}`, secretBody('x'))).status).toBe(404);
       expect((await call('owner', 'GET', `/secrets/${trashed}`)).status).toBe(404);
       expect((await call('owner', 'PUT', `/secrets/${randomUUID()}`, secretBody('x'))).status).toBe(404);
@@ -329,10 +277,10 @@ describe('secrets over HTTP', () => {
 
   describe('bulk delete', () => {
     it('answers per id: moved, or access denied for ids the caller cannot write, see or find, and moves the rest', async () => {
-      const writable = await seedSecret(server, org, p1);
-      const readOnly = await seedSecret(server, org, p2);
-      const hidden = await seedSecret(server, org, null);
-      const foreign = await seedSecret(server, otherOrg, otherProject);
+      const writable = await secretIn(server, org, p1);
+      const readOnly = await secretIn(server, org, p2);
+      const hidden = await secretIn(server, org, null);
+      const foreign = await secretIn(server, otherOrg, otherProject);
       const missing = randomUUID();
       const before = (await eventsOf(server, EventType.Secret_Deleted)).length;
       const res = await call('writer', 'POST', '/secrets/delete', [writable.toUpperCase(), readOnly, hidden, foreign, missing]);
@@ -360,7 +308,7 @@ describe('secrets over HTTP', () => {
     });
 
     it('lets an admin trash any secret of the organization', async () => {
-      const ids = [await seedSecret(server, org, p1), await seedSecret(server, org, null)];
+      const ids = [await secretIn(server, org, p1), await secretIn(server, org, null)];
       const res = await call('admin', 'POST', '/secrets/delete', ids);
       expect(rows(res.body.data).map((r) => r.error)).toEqual([null, null]);
     });
@@ -375,8 +323,8 @@ describe('secrets over HTTP', () => {
 
   describe('get-by-ids', () => {
     it('answers readable secrets with values and records Secret_Retrieved for each', async () => {
-      const a = await seedSecret(server, org, p1, { value: enc('a') });
-      const b = await seedSecret(server, org, p1, { value: enc('b') });
+      const a = await secretIn(server, org, p1, { value: enc('a') });
+      const b = await secretIn(server, org, p1, { value: enc('b') });
       const before = (await eventsOf(server, EventType.Secret_Retrieved)).length;
       const res = await call('reader', 'POST', '/secrets/get-by-ids', { ids: [b, a.toUpperCase()] });
       expect(res.status).toBe(200);
@@ -390,14 +338,14 @@ describe('secrets over HTTP', () => {
     });
 
     it('answers 404 when any id is missing, trashed, unreadable or of another organization', async () => {
-      const ok = await seedSecret(server, org, p1);
-      for (const other of [randomUUID(), await seedSecret(server, org, p1, { deleted: true }), await seedSecret(server, org, p2), await seedSecret(server, otherOrg, null)]) {
+      const ok = await secretIn(server, org, p1);
+      for (const other of [randomUUID(), await secretIn(server, org, p1, { trashed: true }), await secretIn(server, org, p2), await secretIn(server, otherOrg, null)]) {
         expect((await call('reader', 'POST', '/secrets/get-by-ids', { ids: [ok, other] })).status).toBe(404);
       }
     });
 
     it('refuses duplicate, missing, invalid and too many ids with 400', async () => {
-      const id = await seedSecret(server, org, p1);
+      const id = await secretIn(server, org, p1);
       const dup = await call('owner', 'POST', '/secrets/get-by-ids', { ids: [id, id.toUpperCase()] });
       expect(dup.status).toBe(400);
       expect(Object.keys(dup.body.validationErrors)).toEqual(['ids']);
@@ -425,9 +373,9 @@ describe('secrets over HTTP', () => {
 
   describe('trash', () => {
     it('lets admins list, restore and empty the trash, recording events', async () => {
-      const a = await seedSecret(server, org, p1, { deleted: true });
-      const b = await seedSecret(server, org, null, { deleted: true });
-      const live = await seedSecret(server, org, p1);
+      const a = await secretIn(server, org, p1, { trashed: true });
+      const b = await secretIn(server, org, null, { trashed: true });
+      const live = await secretIn(server, org, p1);
       const trash = await call('admin', 'GET', `/secrets/${org}/trash`);
       expect(trash.status).toBe(200);
       expect(trash.body.object).toBe('SecretsWithProjectsList');
@@ -456,7 +404,7 @@ describe('secrets over HTTP', () => {
       ['noSm', 404],
       ['stranger', 404],
     ] as const)('answers %s with %i on every trash route', async (caller, status) => {
-      const id = await seedSecret(server, org, p1, { deleted: true });
+      const id = await secretIn(server, org, p1, { trashed: true });
       const res = await call(caller, 'GET', `/secrets/${org}/trash`);
       expect(res.status).toBe(status);
       if (status === 401) expect(res.body.message).toBe('Unauthorized.');
@@ -512,13 +460,13 @@ describe('secrets over HTTP', () => {
     let notGranted: string;
 
     beforeAll(async () => {
-      project = await seedProject(server, org);
-      reader = await seedServiceAccount(server, org);
-      writer = await seedServiceAccount(server, org);
-      await grant(server, { serviceAccount: reader }, { project }, true, false);
-      await grant(server, { serviceAccount: writer }, { project }, true, true);
-      granted = await seedSecret(server, org, project, { value: enc('granted') });
-      notGranted = await seedSecret(server, org, p2);
+      project = await projectIn(server, org);
+      reader = await machineAccountIn(server, org);
+      writer = await machineAccountIn(server, org);
+      await seedPolicy(server, { machineAccount: reader }, { project }, READ);
+      await seedPolicy(server, { machineAccount: writer }, { project }, READ_WRITE);
+      granted = await secretIn(server, org, project, { value: enc('granted') });
+      notGranted = await secretIn(server, org, p2);
     });
 
     it('syncs every secret the account reads, then only when something it reaches changed', async () => {
@@ -566,7 +514,7 @@ describe('secrets over HTTP', () => {
     });
 
     it("refuses another organization's machine account", async () => {
-      const foreign = await seedServiceAccount(server, otherOrg);
+      const foreign = await machineAccountIn(server, otherOrg);
       const sm = service();
       await expect(sm.get(machine(foreign, otherOrg), granted, CLIENT)).rejects.toMatchObject({ statusCode: 404 });
       await expect(sm.list(machine(foreign, otherOrg), org)).rejects.toMatchObject({ statusCode: 404 });
@@ -599,17 +547,17 @@ describe('secrets over HTTP', () => {
 async function seedSeparateOrg(server: TestServer) {
   const org = await seedOrganization(server, { name: 'Counted' });
   const a = await smMember(server, org, 'counted@example.com');
-  const project = await seedProject(server, org);
-  const sa = await seedServiceAccount(server, org);
-  await grant(server, { member: a.memberId }, { project }, true, false);
-  await grant(server, { serviceAccount: sa }, { project }, true, false);
+  const project = await projectIn(server, org);
+  const sa = await machineAccountIn(server, org);
+  await seedPolicy(server, { member: a.memberId }, { project }, READ);
+  await seedPolicy(server, { machineAccount: sa }, { project }, READ);
   const member = { kind: 'user' as const, userId: a.userId, email: 'counted@example.com', securityStamp: '', deviceIdentifier: null, clientId: 'web', scopes: ['api'], amr: [] };
   return {
     org,
     member,
     sa,
     add: async (n: number) => {
-      for (let i = 0; i < n; i++) await seedSecret(server, org, i % 2 ? project : null);
+      for (let i = 0; i < n; i++) await secretIn(server, org, i % 2 ? project : null);
     },
   };
 }
@@ -626,7 +574,7 @@ describe('secrets with the Secrets Manager edition off', () => {
   afterAll(async () => server.close());
 
   it('answers 404 on every secret route', async () => {
-    const id = await seedSecret(server, org, null);
+    const id = await secretIn(server, org, null);
     const routes: [string, string, unknown?][] = [
       ['GET', `/organizations/${org}/secrets`],
       ['POST', `/organizations/${org}/secrets`, secretBody('x')],

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OrganizationUserType } from '../organizations/roles.js';
 import { ENC, eventsOf, type Actor } from '../../../test/support/admin.js';
 import { encryptText, type SymmetricKey } from '../../../test/support/bw-crypto.js';
-import { createAccessToken, createMachineAccount, machineLogin, smActor, smOrg } from '../../../test/support/sm.js';
+import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy, seedSecret, smActor, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
 import { generateClientSecret } from './service-accounts.service.js';
@@ -17,33 +17,6 @@ let outsider: Actor;
 let stranger: Actor;
 
 const at = (minutes: number) => new Date(Date.now() + minutes * 60_000).toISOString();
-
-async function policy(values: { organization_user_id?: string; service_account_id?: string; granted_project_id?: string; granted_service_account_id?: string; granted_secret_id?: string }, read = true, write = true) {
-  const now = new Date().toISOString();
-  await server.database.db
-    .insertInto('access_policies')
-    .values({
-      id: randomUUID(),
-      organization_user_id: values.organization_user_id ?? null,
-      group_id: null,
-      service_account_id: values.service_account_id ?? null,
-      granted_project_id: values.granted_project_id ?? null,
-      granted_service_account_id: values.granted_service_account_id ?? null,
-      granted_secret_id: values.granted_secret_id ?? null,
-      read,
-      write,
-      creation_date: now,
-      revision_date: now,
-    })
-    .execute();
-}
-
-async function seedSecret(projectId: string | null, deleted = false): Promise<string> {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  await server.database.db.insertInto('secrets').values({ id, organization_id: orgId, project_id: projectId, key: ENC, value: ENC, note: ENC, creation_date: now, revision_date: now, deleted_date: deleted ? now : null }).execute();
-  return id;
-}
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -103,7 +76,7 @@ describe('reading and renaming machine accounts', () => {
   it('lists every account to an admin, granted ones to a member, none to a machine account', async () => {
     const granted = await createMachineAccount(server, owner.token, orgId);
     const hidden = await createMachineAccount(server, owner.token, orgId);
-    await policy({ organization_user_id: member.memberId, granted_service_account_id: granted });
+    await seedPolicy(server, { member: member.memberId }, { machineAccount: granted });
     const all = (await server.request('GET', `/api/organizations/${orgId}/service-accounts`, { token: owner.token })).body.data as { id: string; accessToSecrets: number }[];
     expect(all.map((a) => a.id)).toEqual(expect.arrayContaining([granted, hidden]));
     expect(all.every((a) => a.accessToSecrets === 0)).toBe(true);
@@ -120,14 +93,14 @@ describe('reading and renaming machine accounts', () => {
   it('counts the secrets each account reaches with includeAccessToSecrets, outside the trash, once each', async () => {
     const id = await createMachineAccount(server, owner.token, orgId);
     const project = (await server.request('POST', `/api/organizations/${orgId}/projects`, { token: owner.token, json: { name: ENC } })).body.id as string;
-    const inProject = await seedSecret(project);
-    await seedSecret(project);
-    await seedSecret(project, true);
-    const direct = await seedSecret(null);
-    await seedSecret(null);
-    await policy({ service_account_id: id, granted_project_id: project }, true, false);
-    await policy({ service_account_id: id, granted_secret_id: direct }, true, false);
-    await policy({ service_account_id: id, granted_secret_id: inProject }, true, false);
+    const inProject = await seedSecret(server, orgId, project);
+    await seedSecret(server, orgId, project);
+    await seedSecret(server, orgId, project, { trashed: true });
+    const direct = await seedSecret(server, orgId, null);
+    await seedSecret(server, orgId, null);
+    await seedPolicy(server, { machineAccount: id }, { project }, READ);
+    await seedPolicy(server, { machineAccount: id }, { secret: direct }, READ);
+    await seedPolicy(server, { machineAccount: id }, { secret: inProject }, READ);
     const listed = async (query: string) =>
       ((await server.request('GET', `/api/organizations/${orgId}/service-accounts${query}`, { token: owner.token })).body.data as { id: string; accessToSecrets: number }[]).find((a) => a.id === id);
     expect((await listed('?includeAccessToSecrets=true'))?.accessToSecrets).toBe(3);

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedGroup } from '../../../test/support/admin.js';
+import { seedGroup, seedUser } from '../../../test/support/admin.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
+import { allowSecretsManager, policyRow, READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import type { Principal } from '../../http/access.js';
 import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../organizations/roles.js';
@@ -10,69 +11,13 @@ import { projectRights, secretRights, serviceAccountRights, smAccessOf, smCaller
 let server: TestServer;
 let org: string;
 const db = () => server.database.db;
-const now = new Date().toISOString();
-
-async function user(): Promise<string> {
-  const id = randomUUID();
-  await db()
-    .insertInto('users')
-    .values({
-      id,
-      email: `${id}@example.com`,
-      name: null,
-      email_verified: true,
-      master_password_hash: null,
-      master_password_hint: null,
-      master_password_salt: null,
-      key: null,
-      public_key: null,
-      private_key: null,
-      kdf: 0,
-      kdf_iterations: 600_000,
-      kdf_memory: null,
-      kdf_parallelism: null,
-      security_stamp: 'stamp',
-      api_key: 'key',
-      user_key_id: null,
-      premium: true,
-      culture: 'en-US',
-      avatar_color: null,
-      equivalent_domains: null,
-      excluded_global_equivalent_domains: null,
-      force_password_reset: false,
-      verify_devices: false,
-      creation_date: now,
-      revision_date: now,
-      account_revision_date: now,
-      last_password_change_date: null,
-    })
-    .execute();
-  return id;
-}
-
 const asUser = (userId: string): Principal => ({ kind: 'user', userId, email: '', securityStamp: 'stamp', deviceIdentifier: null, clientId: 'web', scopes: ['api'], amr: ['Application'] });
 
 async function member(type: Role, opts: { sm?: boolean; status?: Status; organizationId?: string } = {}) {
-  const userId = await user();
+  const userId = await seedUser(server);
   const memberId = await seedMembership(server, { organizationId: opts.organizationId ?? org, userId, type, ...(opts.status !== undefined ? { status: opts.status } : {}) });
-  if (opts.sm ?? true) await db().updateTable('organization_users').set({ access_secrets_manager: true }).where('id', '=', memberId).execute();
+  if (opts.sm ?? true) await allowSecretsManager(server, [memberId]);
   return { userId, memberId, principal: asUser(userId) };
-}
-
-function policy(grantee: { organization_user_id?: string; group_id?: string; service_account_id?: string }, granted: { granted_project_id?: string; granted_secret_id?: string; granted_service_account_id?: string }, read: boolean, write: boolean) {
-  return {
-    id: randomUUID(),
-    organization_user_id: grantee.organization_user_id ?? null,
-    group_id: grantee.group_id ?? null,
-    service_account_id: grantee.service_account_id ?? null,
-    granted_project_id: granted.granted_project_id ?? null,
-    granted_secret_id: granted.granted_secret_id ?? null,
-    granted_service_account_id: granted.granted_service_account_id ?? null,
-    read,
-    write,
-    creation_date: now,
-    revision_date: now,
-  };
 }
 
 beforeAll(async () => {
@@ -116,22 +61,17 @@ describe('what access policies grant', () => {
   it('adds up grants to the membership and its groups, the highest winning, and reaches a secret through its project or its own policy', async () => {
     const someone = await member(Role.User);
     const group = await seedGroup(server, org, [someone.memberId]);
-    const [p1, p2, p3] = [randomUUID(), randomUUID(), randomUUID()];
-    for (const id of [p1, p2, p3]) await db().insertInto('projects').values({ id, organization_id: org, name: '2.x', creation_date: now, revision_date: now }).execute();
-    const [inP1, direct, loose] = [randomUUID(), randomUUID(), randomUUID()];
-    for (const [id, project] of [[inP1, p1], [direct, null], [loose, null]] as const) {
-      await db().insertInto('secrets').values({ id, organization_id: org, project_id: project, key: '2.x', value: '2.x', note: '2.x', creation_date: now, revision_date: now, deleted_date: null }).execute();
-    }
-    const machine = randomUUID();
-    await db().insertInto('service_accounts').values({ id: machine, organization_id: org, name: '2.x', creation_date: now, revision_date: now }).execute();
+    const [p1, p2, p3] = [await seedProject(server, org), await seedProject(server, org), await seedProject(server, org)];
+    const [inP1, direct, loose] = [await seedSecret(server, org, p1), await seedSecret(server, org, null), await seedSecret(server, org, null)];
+    const machine = await seedMachineAccount(server, org);
     await db()
       .insertInto('access_policies')
       .values([
-        policy({ organization_user_id: someone.memberId }, { granted_project_id: p1 }, true, false),
-        policy({ group_id: group }, { granted_project_id: p1 }, true, true),
-        policy({ group_id: group }, { granted_project_id: p2 }, true, false),
-        policy({ organization_user_id: someone.memberId }, { granted_secret_id: direct }, true, false),
-        policy({ group_id: group }, { granted_service_account_id: machine }, true, true),
+        policyRow({ member: someone.memberId }, { project: p1 }, READ),
+        policyRow({ group }, { project: p1 }, READ_WRITE),
+        policyRow({ group }, { project: p2 }, READ),
+        policyRow({ member: someone.memberId }, { secret: direct }, READ),
+        policyRow({ group }, { machineAccount: machine }, READ_WRITE),
       ])
       .execute();
     const caller = await smCaller(db(), someone.principal, org);
@@ -149,11 +89,9 @@ describe('what access policies grant', () => {
   });
 
   it('grants a machine account what policies name it for, and never other machine accounts', async () => {
-    const machine = randomUUID();
-    await db().insertInto('service_accounts').values({ id: machine, organization_id: org, name: '2.x', creation_date: now, revision_date: now }).execute();
-    const project = randomUUID();
-    await db().insertInto('projects').values({ id: project, organization_id: org, name: '2.x', creation_date: now, revision_date: now }).execute();
-    await db().insertInto('access_policies').values(policy({ service_account_id: machine }, { granted_project_id: project }, true, false)).execute();
+    const machine = await seedMachineAccount(server, org);
+    const project = await seedProject(server, org);
+    await seedPolicy(server, { machineAccount: machine }, { project }, READ);
     const principal: Principal = { kind: 'serviceAccount', serviceAccountId: machine, organizationId: org, accessTokenId: randomUUID(), clientId: 'x', scopes: ['api.secrets'] };
     const access = await smAccessOf(db(), (await smCaller(db(), principal, org))!);
     expect(projectRights(access, project)).toEqual({ read: true, write: false });

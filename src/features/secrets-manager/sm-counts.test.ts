@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENC, type Actor } from '../../../test/support/admin.js';
 import type { SymmetricKey } from '../../../test/support/bw-crypto.js';
 import { counting } from '../../../test/support/query-count.js';
-import { createAccessToken, createMachineAccount, machineLogin, smActor, smOrg } from '../../../test/support/sm.js';
+import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy, seedSecret, smActor, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import type { UserPrincipal } from '../../http/access.js';
 import { createAuditLog } from '../events/audit-log.js';
@@ -20,33 +20,6 @@ let machine: string;
 const p = {} as Record<'written' | 'read' | 'hidden', string>;
 let account: string;
 
-async function policy(values: { organization_user_id?: string; service_account_id?: string; granted_project_id?: string; granted_service_account_id?: string; granted_secret_id?: string }, write = true) {
-  const now = new Date().toISOString();
-  await server.database.db
-    .insertInto('access_policies')
-    .values({
-      id: randomUUID(),
-      organization_user_id: values.organization_user_id ?? null,
-      group_id: null,
-      service_account_id: values.service_account_id ?? null,
-      granted_project_id: values.granted_project_id ?? null,
-      granted_service_account_id: values.granted_service_account_id ?? null,
-      granted_secret_id: values.granted_secret_id ?? null,
-      read: true,
-      write,
-      creation_date: now,
-      revision_date: now,
-    })
-    .execute();
-}
-
-async function seedSecret(projectId: string | null, deleted = false): Promise<string> {
-  const id = randomUUID();
-  const now = new Date().toISOString();
-  await server.database.db.insertInto('secrets').values({ id, organization_id: orgId, project_id: projectId, key: ENC, value: ENC, note: ENC, creation_date: now, revision_date: now, deleted_date: deleted ? now : null }).execute();
-  return id;
-}
-
 const get = (path: string, token: string) => server.request('GET', `/api${path}`, { token });
 
 beforeAll(async () => {
@@ -58,22 +31,22 @@ beforeAll(async () => {
   for (const k of ['written', 'read', 'hidden'] as const) {
     p[k] = (await server.request('POST', `/api/organizations/${orgId}/projects`, { token: owner.token, json: { name: ENC } })).body.id as string;
   }
-  await policy({ organization_user_id: member.memberId, granted_project_id: p.written });
-  await policy({ organization_user_id: member.memberId, granted_project_id: p.read }, false);
-  await seedSecret(p.written);
-  await seedSecret(p.written);
-  await seedSecret(p.written, true);
-  await seedSecret(p.read);
-  await seedSecret(p.hidden);
-  const direct = await seedSecret(null);
-  await seedSecret(null);
-  await policy({ organization_user_id: member.memberId, granted_secret_id: direct }, false);
+  await seedPolicy(server, { member: member.memberId }, { project: p.written });
+  await seedPolicy(server, { member: member.memberId }, { project: p.read }, READ);
+  await seedSecret(server, orgId, p.written);
+  await seedSecret(server, orgId, p.written);
+  await seedSecret(server, orgId, p.written, { trashed: true });
+  await seedSecret(server, orgId, p.read);
+  await seedSecret(server, orgId, p.hidden);
+  const direct = await seedSecret(server, orgId, null);
+  await seedSecret(server, orgId, null);
+  await seedPolicy(server, { member: member.memberId }, { secret: direct }, READ);
 
   account = await createMachineAccount(server, owner.token, orgId);
   await createMachineAccount(server, owner.token, orgId);
-  await policy({ organization_user_id: member.memberId, granted_service_account_id: account });
-  await policy({ service_account_id: account, granted_project_id: p.written }, false);
-  await policy({ service_account_id: account, granted_project_id: p.read }, false);
+  await seedPolicy(server, { member: member.memberId }, { machineAccount: account });
+  await seedPolicy(server, { machineAccount: account }, { project: p.written }, READ);
+  await seedPolicy(server, { machineAccount: account }, { project: p.read }, READ);
   await createAccessToken(server, owner.token, account, orgKey);
   machine = await machineLogin(server, (await createAccessToken(server, owner.token, account, orgKey)).accessToken);
 });
@@ -143,9 +116,9 @@ describe('query counts', () => {
     const few = await measure();
     for (let i = 0; i < 30; i++) {
       const id = await createMachineAccount(server, owner.token, orgId);
-      await policy({ organization_user_id: member.memberId, granted_service_account_id: id });
-      await policy({ service_account_id: id, granted_project_id: p.written }, false);
-      await seedSecret(p.written);
+      await seedPolicy(server, { member: member.memberId }, { machineAccount: id });
+      await seedPolicy(server, { machineAccount: id }, { project: p.written }, READ);
+      await seedSecret(server, orgId, p.written);
     }
     expect(await measure()).toBe(few);
   });

@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actor, custom, ENC, type Actor } from '../../../test/support/admin.js';
+import { custom, type Actor } from '../../../test/support/admin.js';
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
+import { READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType, type Permissions } from '../organizations/roles.js';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const clock = testClock(NOW);
@@ -27,40 +28,8 @@ let otherOrgAccount: string;
 
 const T0 = '2026-01-01T00:00:00.000Z';
 
-async function seedRow(table: 'projects' | 'service_accounts', organizationId: string): Promise<string> {
-  const id = randomUUID();
-  await server.database.db.insertInto(table).values({ id, organization_id: organizationId, name: ENC, creation_date: T0, revision_date: T0 }).execute();
-  return id;
-}
-
-async function seedSecret(organizationId: string, projectId: string | null): Promise<string> {
-  const id = randomUUID();
-  await server.database.db
-    .insertInto('secrets')
-    .values({ id, organization_id: organizationId, project_id: projectId, key: ENC, value: ENC, note: ENC, creation_date: T0, revision_date: T0, deleted_date: null })
-    .execute();
-  return id;
-}
-
-async function grant(grantee: { organization_user_id: string }, granted: { granted_project_id: string } | { granted_service_account_id: string }, write: boolean): Promise<void> {
-  await server.database.db
-    .insertInto('access_policies')
-    .values({
-      id: randomUUID(),
-      group_id: null,
-      service_account_id: null,
-      granted_project_id: null,
-      granted_service_account_id: null,
-      granted_secret_id: null,
-      ...grantee,
-      ...granted,
-      read: true,
-      write,
-      creation_date: T0,
-      revision_date: T0,
-    })
-    .execute();
-}
+/** Seeded rows are dated T0. */
+const at = { date: T0 };
 
 async function seedEvent(values: { type: EventType; organization_id: string; date?: string; secret_id?: string; project_id?: string; service_account_id?: string; granted_service_account_id?: string }) {
   const id = randomUUID();
@@ -71,11 +40,7 @@ async function seedEvent(values: { type: EventType; organization_id: string; dat
   return id;
 }
 
-async function smMember(organizationId: string, email: string, opts: Parameters<typeof actor>[3]): Promise<Actor> {
-  const a = await actor(server, organizationId, email, opts);
-  await server.database.db.updateTable('organization_users').set({ access_secrets_manager: true }).where('id', '=', a.memberId).execute();
-  return a;
-}
+const smMember = (organizationId: string, email: string, opts: { type?: OrganizationUserType; permissions?: Partial<Permissions> }) => smActor(server, organizationId, { email, ...opts });
 
 const get = (path: string, token: string) => server.request('GET', `/api${path}`, { token });
 const types = (res: { body: { data: { type: number }[] } }) => res.body.data.map((e) => e.type);
@@ -88,13 +53,13 @@ beforeAll(async () => {
   auditor = await smMember(org, 'ev-auditor@example.com', custom('accessEventLogs'));
   manager = await smMember(org, 'ev-manager@example.com', { type: OrganizationUserType.User });
   stranger = await smMember(otherOrg, 'ev-stranger@example.com', { type: OrganizationUserType.Owner });
-  project = await seedRow('projects', org);
-  account = await seedRow('service_accounts', org);
-  otherOrgAccount = await seedRow('service_accounts', otherOrg);
-  secret = await seedSecret(org, project);
-  hiddenSecret = await seedSecret(org, null);
-  await grant({ organization_user_id: auditor.memberId }, { granted_project_id: project }, false);
-  await grant({ organization_user_id: manager.memberId }, { granted_service_account_id: account }, true);
+  project = await seedProject(server, org, at);
+  account = await seedMachineAccount(server, org, at);
+  otherOrgAccount = await seedMachineAccount(server, otherOrg, at);
+  secret = await seedSecret(server, org, project, at);
+  hiddenSecret = await seedSecret(server, org, null, at);
+  await seedPolicy(server, { member: auditor.memberId }, { project }, READ, at);
+  await seedPolicy(server, { member: manager.memberId }, { machineAccount: account }, READ_WRITE, at);
   await seedEvent({ type: EventType.Secret_Created, organization_id: org, secret_id: secret, date: '2026-11-22T10:00:00.000Z' });
   await seedEvent({ type: EventType.Secret_Retrieved, organization_id: org, secret_id: secret, service_account_id: account, date: '2026-11-22T11:00:00.000Z' });
   await seedEvent({ type: EventType.Secret_Created, organization_id: org, secret_id: hiddenSecret });
@@ -148,7 +113,7 @@ describe('GET /organization/{orgId}/projects/{id}/events and …/service-account
   });
 
   it('page with a continuation token and keep to the window', async () => {
-    const p = await seedRow('projects', org);
+    const p = await seedProject(server, org, at);
     for (let i = 0; i < 55; i++) await seedEvent({ type: EventType.Project_Edited, organization_id: org, project_id: p });
     await seedEvent({ type: EventType.Project_Created, organization_id: org, project_id: p, date: '2025-01-01T00:00:00.000Z' });
     const first = await get(`/organization/${org}/projects/${p}/events`, owner.token);
@@ -178,7 +143,7 @@ describe('GET /sm/events/service-accounts/{serviceAccountId}', () => {
 
 describe('events written by policy changes', () => {
   it('are readable through the machine account’s event route', async () => {
-    const sa = await seedRow('service_accounts', org);
+    const sa = await seedMachineAccount(server, org, at);
     const res = await server.request('PUT', `/api/service-accounts/${sa}/access-policies/people`, {
       token: owner.token,
       json: { userAccessPolicyRequests: [{ granteeId: manager.memberId, read: true, write: true }] },

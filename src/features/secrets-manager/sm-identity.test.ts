@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENC, type Actor } from '../../../test/support/admin.js';
 import { decryptText, smAccessTokenKey, type SymmetricKey } from '../../../test/support/bw-crypto.js';
 import { testClock } from '../../../test/support/clock.js';
-import { createAccessToken, createMachineAccount, machineLogin, machineLoginForm, smOrg } from '../../../test/support/sm.js';
+import { createAccessToken, createMachineAccount, machineLogin, machineLoginForm, READ, seedPolicy, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 
 let server: TestServer;
@@ -29,11 +29,7 @@ async function login(form: Record<string, string>) {
 /** A machine account of the organization, granted read on the test project, with a token. */
 async function grantedMachine(opts: { expireAt?: string } = {}) {
   const id = await createMachineAccount(server, owner.token, orgId);
-  const now = clock.now().toISOString();
-  await server.database.db
-    .insertInto('access_policies')
-    .values({ id: randomUUID(), organization_user_id: null, group_id: null, service_account_id: id, granted_project_id: projectId, granted_service_account_id: null, granted_secret_id: null, read: true, write: false, creation_date: now, revision_date: now })
-    .execute();
+  await seedPolicy(server, { machineAccount: id }, { project: projectId }, READ, { date: clock.now().toISOString() });
   const token = await createAccessToken(server, owner.token, id, orgKey, opts);
   const bearer = await machineLogin(server, token.accessToken);
   return { id, token, bearer };

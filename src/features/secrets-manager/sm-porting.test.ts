@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actor, ENC, type Actor } from '../../../test/support/admin.js';
-import { seedOrganization } from '../../../test/support/orgs.js';
+import { ENC, type Actor } from '../../../test/support/admin.js';
+import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
+import { allowSecretsManager, seedSecret, smActor } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../organizations/roles.js';
 
 let server: TestServer;
 let org: string;
@@ -16,34 +17,12 @@ let stranger: Actor;
 const T0 = '2026-01-01T00:00:00.000Z';
 const ENC2 = ENC.replace('2.A', '2.B');
 
-async function smMember(organizationId: string, email: string, type: OrganizationUserType, accessSecretsManager = true): Promise<Actor> {
-  const a = await actor(server, organizationId, email, { type });
-  await server.database.db.updateTable('organization_users').set({ access_secrets_manager: accessSecretsManager }).where('id', '=', a.memberId).execute();
-  return a;
-}
+const smMember = (organizationId: string, email: string, type: OrganizationUserType, accessSecretsManager = true) => smActor(server, organizationId, { email, type, accessSecretsManager });
 
 /** A fresh organization with the shared owner in it, so counts start from nothing. */
 async function emptyOrg(): Promise<string> {
   const id = await seedOrganization(server);
-  await server.database.db
-    .insertInto('organization_users')
-    .values({
-      id: randomUUID(),
-      organization_id: id,
-      user_id: owner.userId,
-      email: null,
-      key: null,
-      reset_password_key: null,
-      status: OrganizationUserStatusType.Confirmed,
-      type: OrganizationUserType.Owner,
-      access_all: false,
-      external_id: null,
-      permissions: null,
-      access_secrets_manager: true,
-      creation_date: T0,
-      revision_date: T0,
-    })
-    .execute();
+  await allowSecretsManager(server, [await seedMembership(server, { organizationId: id, userId: owner.userId, type: OrganizationUserType.Owner })]);
   return id;
 }
 
@@ -108,10 +87,7 @@ describe('POST /sm/{organizationId}/import and GET /sm/{organizationId}/export',
 
   it('leaves trashed secrets out of the export', async () => {
     const target = await emptyOrg();
-    await server.database.db
-      .insertInto('secrets')
-      .values({ id: randomUUID(), organization_id: target, project_id: null, key: ENC, value: ENC, note: ENC, creation_date: T0, revision_date: T0, deleted_date: T0 })
-      .execute();
+    await seedSecret(server, target, null, { trashed: true, date: T0 });
     const exported = await server.request('GET', `/api/sm/${target}/export`, { token: owner.token });
     expect(exported.body).toEqual({ object: 'SecretsManagerExportResponseModel', projects: [], secrets: [] });
   });
