@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Selectable } from 'kysely';
-import pg from 'pg';
+import { createSchema } from './pg-schema.js';
 import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { buildApp } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
@@ -24,15 +24,10 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
   if (TEST_ENGINE === 'sqlite') return { url: 'sqlite::memory:', drop: async () => undefined };
   // The run's name (test/global-setup.ts) lets its teardown drop exactly its own schemas.
   const schema = `t_${process.env.STRONGROOM_TEST_RUN ?? 'norun'}_${randomBytes(6).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-  await admin.connect();
-  await admin.query(`create schema ${schema}`);
-  await admin.end();
-  const url = new URL(TEST_DATABASE_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
+  const url = await createSchema(TEST_DATABASE_URL, schema);
   // Schemas are dropped once, after the whole run (test/global-setup.ts): dropping one while
   // another worker's migrator introspects the catalog fails that worker's query.
-  return { url: url.toString(), drop: async () => undefined };
+  return { url, drop: async () => undefined };
 }
 
 /** Config as the server would load it from these environment variables. */

@@ -1,0 +1,189 @@
+/**
+ * What the benchmarks share: the server in its own process, the bare-http ceiling, calls
+ * through the real routes, a fresh database per engine, autocannon runs and the results table.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { passwordGrantForm } from '../test/support/accounts.js';
+import { createSchema } from '../test/support/pg-schema.js';
+import { makeTestAccount, registerFinishBody, type TestAccount } from '../test/support/bw-crypto.js';
+
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const PG_URL = process.env.BENCH_POSTGRES_URL;
+export const ENGINES = (process.env.BENCH_ENGINES ?? (PG_URL ? 'sqlite,postgres' : 'sqlite')).split(',');
+export const CLIENT_HEADERS = { 'bitwarden-client-version': '2026.9.0', 'device-type': '25' };
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    const onData = (chunk: Buffer) => {
+      seen += chunk.toString();
+      const match = pattern.exec(seen);
+      if (match) {
+        child.stdout?.off('data', onData);
+        resolve(match[1] ?? match[0]);
+      }
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', (chunk: Buffer) => process.stderr.write(chunk));
+    child.on('exit', (code) => reject(new Error(`process exited with ${code}: ${seen}`)));
+  });
+}
+
+export interface Running {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** `src/main.ts` in its own process on a free port; `nodeOptions` go before the script (e.g. `--cpu-prof`). */
+export async function startServer(databaseUrl: string, env: Record<string, string> = {}, nodeOptions: string[] = []): Promise<Running> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'info', PASSWORD_ITERATIONS: '100000', PUBLIC_URL: 'http://vault.bench.test', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  await waitForLine(child, /Strongroom is ready/);
+  return { url: `http://127.0.0.1:${port}`, stop: () => stop(child) };
+}
+
+/** `bench/ceiling-server.ts` answering every request with the bytes of `file`. */
+export async function startCeiling(file: string): Promise<Running> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const port = await waitForLine(child, /^(\d+)\n/m);
+  return { url: `http://127.0.0.1:${port}`, stop: () => stop(child) };
+}
+
+/** Writes `body` to a temporary file and starts a ceiling server sending it. */
+export function ceilingFor(name: string, body: string): Promise<Running> {
+  const file = join(tmpdir(), `sr-bench-${name}.json`);
+  writeFileSync(file, body);
+  return startCeiling(file);
+}
+
+function stop(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    child.removeAllListeners('exit');
+    child.on('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+/** One request through the real routes; answers the body text, throws on a non-2xx status. */
+export async function call(base: string, method: string, path: string, init: { token?: string; json?: unknown; form?: Record<string, string> } = {}) {
+  const headers: Record<string, string> = { ...CLIENT_HEADERS };
+  let body: string | undefined;
+  if (init.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(init.json);
+  }
+  if (init.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(init.form).toString();
+  }
+  if (init.token) headers.authorization = `Bearer ${init.token}`;
+  const res = await fetch(base + path, { method, headers, ...(body ? { body } : {}) });
+  const text = await res.text();
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 300)}`);
+  return text;
+}
+
+/** Registers an account and logs it in with the password grant, as the clients do; answers its access token. */
+export async function registerAndLogin(base: string, email: string): Promise<{ token: string; account: TestAccount }> {
+  const account = makeTestAccount({ email });
+  await call(base, 'POST', '/identity/accounts/register/finish', { json: registerFinishBody(account) });
+  const login = JSON.parse(
+    await call(base, 'POST', '/identity/connect/token', {
+      form: passwordGrantForm(account, { deviceType: '25', deviceIdentifier: 'b0b0b0b0-0000-4000-8000-000000000001', deviceName: 'bench' }),
+    }),
+  ) as { access_token: string };
+  return { token: login.access_token, account };
+}
+
+export interface Figures {
+  mean: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  rps: number;
+  bytes: number;
+  errors: number;
+}
+
+export async function measure(options: autocannon.Options): Promise<Figures> {
+  const result = await autocannon({ duration: SECONDS, ...options });
+  return {
+    mean: result.latency.average,
+    p50: result.latency.p50,
+    p90: result.latency.p90,
+    p99: result.latency.p99,
+    max: result.latency.max,
+    rps: result.requests.average,
+    bytes: result.requests.total ? Math.round(result.throughput.total / result.requests.total) : 0,
+    errors: result.errors + result.non2xx,
+  };
+}
+
+/** A fresh SQLite file, or a fresh schema of BENCH_POSTGRES_URL; `drop` removes it. */
+export async function databaseFor(engine: string): Promise<{ url: string; drop(): Promise<void> }> {
+  if (engine === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'sr-bench-'));
+    return { url: `sqlite:${join(dir, 'bench.sqlite')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  if (!PG_URL) throw new Error('BENCH_POSTGRES_URL is not set');
+  const schema = `bench_${Date.now()}`;
+  return {
+    url: await createSchema(PG_URL, schema),
+    async drop() {
+      const client = new pg.Client({ connectionString: PG_URL });
+      await client.connect();
+      await client.query(`drop schema ${schema} cascade`);
+      await client.end();
+    },
+  };
+}
+
+/** The rows of the markdown results table and the Strongroom / ceiling ratios, printed at the end. */
+export class Results {
+  private readonly rows: string[] = [];
+  private readonly ratios: string[] = [];
+
+  row(engine: string, what: string, connections: number, f: Figures): void {
+    this.rows.push(
+      `| ${engine} | ${what} | ${connections} | ${f.mean.toFixed(1)} | ${f.p50} | ${f.p90} | ${f.p99} | ${f.max} | ${f.rps.toFixed(1)} | ${f.bytes.toLocaleString('en-US')} | ${f.errors} |`,
+    );
+  }
+
+  ratio(label: string, ours: Figures, bare: Figures): void {
+    this.ratios.push(
+      `${label}: mean ${(ours.mean / bare.mean).toFixed(2)}x, p50 ${(ours.p50 / Math.max(bare.p50, 1)).toFixed(2)}x, p99 ${(ours.p99 / bare.p99).toFixed(2)}x, throughput ${(bare.rps / ours.rps).toFixed(2)}x`,
+    );
+  }
+
+  print(heading: string, ratioHeading: string): void {
+    console.log(`${heading}, ${SECONDS} s per run, Node ${process.version}\n`);
+    console.log('| engine | what | connections | mean ms | p50 ms | p90 ms | p99 ms | max ms | req/s | bytes/response | errors |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const line of this.rows) console.log(line);
+    console.log(`\n${ratioHeading}`);
+    for (const line of this.ratios) console.log(`- ${line}`);
+  }
+}

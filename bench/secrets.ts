@@ -1,0 +1,177 @@
+/**
+ * Secrets Manager benchmark: an organization with 10,000 secrets listed by its owner, the
+ * machine-account sync of the 5,000 its machine account reads, get-by-ids of 1,000 and
+ * machine-account token logins, on SQLite and PostgreSQL with the server in its own process;
+ * each listing set against a bare Node http server sending the same bytes. Not a test.
+ *
+ *   npx tsx bench/secrets.ts                    # SQLite, and PostgreSQL when BENCH_POSTGRES_URL is set
+ *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:55433/strongroom_test npx tsx bench/secrets.ts
+ *
+ * Options (environment): BENCH_SECRETS (10000), BENCH_SECONDS (10), BENCH_ENGINES (sqlite,postgres),
+ * BENCH_CPU_PROF (a folder: the server runs with --cpu-prof writing there).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type autocannon from 'autocannon';
+import { decryptText, encryptText, encryptToEncString, generateRsaKeyPair, generateSymmetricKey, rsaEncryptToEncString, smAccessTokenKey, type SymmetricKey } from '../test/support/bw-crypto.js';
+import { call, ceilingFor, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, Results, startServer, type Running } from './harness.js';
+
+const SECRETS = Number(process.env.BENCH_SECRETS ?? 10_000);
+const PER_PROJECT = 1000;
+/** The official import limit is 6,000 secrets; five projects of 1,000 a batch. */
+const PROJECTS_PER_IMPORT = 5;
+const BY_IDS = 1000;
+const CPU_PROF = process.env.BENCH_CPU_PROF;
+const SERVER_ENV = { DEPLOYMENT: 'cloud' };
+
+interface Seeded {
+  orgId: string;
+  ownerToken: string;
+  machineToken: string;
+  loginForm: Record<string, string>;
+  grantedSecrets: number;
+}
+
+/** An owner founds an Enterprise organization with Secrets Manager through `POST /api/organizations` (cloud). */
+async function foundOrganization(base: string): Promise<{ orgId: string; ownerToken: string; orgKey: SymmetricKey }> {
+  const { token, account } = await registerAndLogin(base, 'sm-bench@example.com');
+  const orgKey = generateSymmetricKey();
+  const pair = generateRsaKeyPair();
+  const org = JSON.parse(
+    await call(base, 'POST', '/api/organizations', {
+      token,
+      json: {
+        name: 'Bench',
+        billingEmail: 'billing@bench.test',
+        planType: 20,
+        useSecretsManager: true,
+        key: rsaEncryptToEncString(orgKey.raw, account.publicKeyB64),
+        keys: { publicKey: pair.publicKeyB64, encryptedPrivateKey: encryptToEncString(pair.privateKeyDer, orgKey) },
+        collectionName: encryptText('Default collection', orgKey),
+      },
+    }),
+  ) as { id: string };
+  return { orgId: org.id, ownerToken: token, orgKey };
+}
+
+/** Projects of 1,000 secrets each, imported five projects at a time; answers the ids of the projects holding the first half. */
+async function importSecrets(base: string, token: string, orgId: string, orgKey: SymmetricKey): Promise<{ granted: string[]; grantedSecrets: number }> {
+  const projects = Math.ceil(SECRETS / PER_PROJECT);
+  const sizeOf = (p: number) => Math.min(PER_PROJECT, SECRETS - p * PER_PROJECT);
+  for (let first = 0; first < projects; first += PROJECTS_PER_IMPORT) {
+    const batch = Array.from({ length: Math.min(PROJECTS_PER_IMPORT, projects - first) }, (_, i) => ({ id: randomUUID(), index: first + i }));
+    const secrets = batch.flatMap((project) =>
+      Array.from({ length: sizeOf(project.index) }, (_, i) => {
+        const n = project.index * PER_PROJECT + i;
+        return {
+          id: randomUUID(),
+          key: encryptText(`SECRET_${n}`, orgKey),
+          value: encryptText(`value-${n}-${randomBytes(12).toString('base64')}`, orgKey),
+          note: encryptText(n % 5 === 0 ? `Rotated quarterly; owner team ${n % 7}` : '', orgKey),
+          projectIds: [project.id],
+        };
+      }),
+    );
+    const json = { projects: batch.map((p) => ({ id: p.id, name: encryptText(`project-${p.index}`, orgKey) })), secrets };
+    await call(base, 'POST', `/api/sm/${orgId}/import`, { token, json });
+  }
+  const listed = JSON.parse(await call(base, 'GET', `/api/organizations/${orgId}/projects`, { token })) as { data: { id: string; name: string }[] };
+  const granted: string[] = [];
+  let grantedSecrets = 0;
+  for (const project of listed.data) {
+    const index = Number(decryptText(project.name, orgKey).slice('project-'.length));
+    if ((index + 1) * PER_PROJECT <= Math.max(PER_PROJECT, SECRETS / 2)) {
+      granted.push(project.id);
+      grantedSecrets += sizeOf(index);
+    }
+  }
+  return { granted, grantedSecrets };
+}
+
+/** A machine account reading `projects`, an access token made as the web app makes it, and its login. */
+async function machineAccount(base: string, token: string, orgId: string, orgKey: SymmetricKey, projects: string[]) {
+  const account = JSON.parse(await call(base, 'POST', `/api/organizations/${orgId}/service-accounts`, { token, json: { name: encryptText('deploy', orgKey) } })) as { id: string };
+  await call(base, 'PUT', `/api/service-accounts/${account.id}/granted-policies`, {
+    token,
+    json: { projectGrantedPolicyRequests: projects.map((grantedId) => ({ grantedId, read: true, write: false })) },
+  });
+  const tokenKey = smAccessTokenKey(randomBytes(16));
+  const created = JSON.parse(
+    await call(base, 'POST', `/api/service-accounts/${account.id}/access-tokens`, {
+      token,
+      json: {
+        name: encryptText('bench token', orgKey),
+        encryptedPayload: encryptText(JSON.stringify({ encryptionKey: orgKey.raw.toString('base64') }), tokenKey),
+        key: encryptToEncString(tokenKey.raw.toString('base64'), orgKey),
+      },
+    }),
+  ) as { id: string; clientSecret: string };
+  const loginForm = { grant_type: 'client_credentials', scope: 'api.secrets', client_id: created.id, client_secret: created.clientSecret };
+  const login = JSON.parse(await call(base, 'POST', '/identity/connect/token', { form: loginForm })) as { access_token: string };
+  return { machineToken: login.access_token, loginForm };
+}
+
+async function seed(base: string): Promise<Seeded> {
+  const { orgId, ownerToken, orgKey } = await foundOrganization(base);
+  const { granted, grantedSecrets } = await importSecrets(base, ownerToken, orgId, orgKey);
+  return { orgId, ownerToken, grantedSecrets, ...(await machineAccount(base, ownerToken, orgId, orgKey, granted)) };
+}
+
+const results = new Results();
+
+/** One route at 1 and 4 connections, each run followed by the ceiling sending the same bytes with the same settings. */
+async function againstCeiling(engine: string, what: string, server: Running, request: { path: string; token: string; method?: 'GET' | 'POST'; json?: unknown }) {
+  const method = request.method ?? 'GET';
+  const body = request.json === undefined ? undefined : JSON.stringify(request.json);
+  const bytes = await call(server.url, method, request.path, { token: request.token, ...(request.json === undefined ? {} : { json: request.json }) });
+  console.error(`${engine}: ${what}, body ${bytes.length.toLocaleString('en-US')} bytes`);
+  const ceiling = await ceilingFor(`${what.replace(/\W+/g, '-')}-${engine}`, bytes);
+  const settings: Partial<autocannon.Options> = { method, ...(body ? { body } : {}) };
+  const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${request.token}`, ...(body ? { 'content-type': 'application/json' } : {}) };
+  try {
+    for (const connections of [1, 4]) {
+      const ours = await measure({ url: server.url + request.path, headers, connections, ...settings });
+      const bare = await measure({ url: ceiling.url + request.path, headers, connections, ...settings });
+      results.row(engine, what, connections, ours);
+      results.row(engine, `${what}, bare http ceiling`, connections, bare);
+      results.ratio(`${engine}, ${what}, ${connections} connection(s)`, ours, bare);
+    }
+  } finally {
+    await ceiling.stop();
+  }
+}
+
+async function benchEngine(engine: string) {
+  const database = await databaseFor(engine);
+  const server = await startServer(database.url, SERVER_ENV, CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF}`] : []);
+  try {
+    const seeded = await seed(server.url);
+    const synced = JSON.parse(await call(server.url, 'GET', `/api/organizations/${seeded.orgId}/secrets/sync`, { token: seeded.machineToken })) as {
+      secrets: { data: { id: string }[] } | null;
+    };
+    const readable = synced.secrets?.data.map((s) => s.id) ?? [];
+    if (readable.length !== seeded.grantedSecrets) throw new Error(`the machine account syncs ${readable.length} secrets, expected ${seeded.grantedSecrets}`);
+
+    await againstCeiling(engine, `list ${SECRETS} secrets (owner)`, server, { path: `/api/organizations/${seeded.orgId}/secrets`, token: seeded.ownerToken });
+    await againstCeiling(engine, `sync ${readable.length} secrets (machine)`, server, { path: `/api/organizations/${seeded.orgId}/secrets/sync`, token: seeded.machineToken });
+    const ids = readable.slice(0, BY_IDS);
+    await againstCeiling(engine, `get-by-ids ${ids.length} (machine)`, server, { path: '/api/secrets/get-by-ids', token: seeded.machineToken, method: 'POST', json: { ids } });
+
+    const form = new URLSearchParams(seeded.loginForm).toString();
+    for (const connections of [1, 4]) {
+      const login = await measure({
+        url: `${server.url}/identity/connect/token`,
+        method: 'POST',
+        headers: { ...CLIENT_HEADERS, 'content-type': 'application/x-www-form-urlencoded' },
+        body: form,
+        connections,
+      });
+      results.row(engine, 'machine token login', connections, login);
+    }
+  } finally {
+    await server.stop();
+    await database.drop();
+  }
+}
+
+for (const engine of ENGINES) await benchEngine(engine);
+results.print(`${SECRETS} secrets`, 'Latency relative to the ceiling (Strongroom / bare http):');
