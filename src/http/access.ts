@@ -55,7 +55,18 @@ export const access = {
   application: { name: 'application', principals: ['user'], scope: 'api', amr: ['Application', 'external'] },
   organizationApiKey: { name: 'organizationApiKey', principals: ['organization'], scope: 'api.organization' },
   serviceAccount: { name: 'serviceAccount', principals: ['serviceAccount'], scope: 'api.secrets' },
-  userOrServiceAccount: { name: 'userOrServiceAccount', principals: ['user', 'serviceAccount'] },
+  /**
+   * Bitwarden's "secrets" policy (the Secrets Manager routes): a user token with scope `api`, or
+   * a machine account's with `api.secrets`. Which organization and resources the caller reaches
+   * is decided per request (src/features/secrets-manager/sm-access.ts).
+   */
+  userOrServiceAccount: {
+    name: 'userOrServiceAccount',
+    principals: ['user', 'serviceAccount'],
+    authorize(_request, principal) {
+      if (!principal.scopes.includes(principal.kind === 'user' ? 'api' : 'api.secrets')) throw new Unauthorized();
+    },
+  },
 } as const satisfies Record<string, AccessRule>;
 
 declare module 'fastify' {

@@ -1,3 +1,4 @@
+import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
@@ -16,7 +17,7 @@ import {
   ServiceAccountPeopleResponse,
 } from './access-policies.schemas.js';
 import type { AccessPolicyService } from './access-policies.service.js';
-import { smAccess, smPrincipal } from './sm-access.js';
+import { smPrincipal } from './sm-access.js';
 
 const tags = ['Access policies'];
 
@@ -71,7 +72,7 @@ const docs = {
 
 /** Secrets Manager access policies and potential grantees. */
 export const accessPolicyRoutes: FastifyPluginAsyncTypebox<{ policies: AccessPolicyService }> = async (app, { policies }) => {
-  const config = { access: smAccess };
+  const config = { access: access.userOrServiceAccount };
 
   app.get(
     '/organizations/:id/access-policies/people/potential-grantees',

@@ -28,7 +28,7 @@ import type {
   SecretAccessPoliciesRequests,
   ServiceAccountGrantedPoliciesBody,
 } from './access-policies.schemas.js';
-import { actorOf, projectRights, requireSmCaller, secretRights, serviceAccountRights, smAccessOf, type SmAccess } from './sm-access.js';
+import { actorOf, projectRights, secretRights, serviceAccountRights, type SmAccess, smAccessIn } from './sm-access.js';
 import { touchServiceAccounts } from './sm-revisions.js';
 
 /** The user and group policies on a resource, as the web app lists them. */
@@ -122,7 +122,7 @@ export interface AccessPolicyServiceDeps {
 /** Access policies of projects, machine accounts and secrets, and who can be granted what. */
 export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServiceDeps) {
   async function accessIn(principal: Principal, organizationId: string): Promise<SmAccess> {
-    return smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+    return smAccessIn(db, principal, organizationId);
   }
 
   /** The project and a caller who may write it (people only), or 404. */

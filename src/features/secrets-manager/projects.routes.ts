@@ -1,10 +1,11 @@
+import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { list, ListOf, normalizeGuid } from '../../http/schemas.js';
 import { OrganizationParams, ProjectBody, ProjectIdParams, ProjectResponse } from './projects.schemas.js';
 import type { ProjectService } from './projects.service.js';
-import { smAccess, smPrincipal } from './sm-access.js';
+import { smPrincipal } from './sm-access.js';
 import { BulkDeleteResult, bulkResults, IdArrayBody } from './sm-schemas.js';
 
 const tags = ['Projects'];
@@ -34,7 +35,7 @@ const docs = {
 
 /** Secrets Manager projects. */
 export const projectRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectService }> = async (app, { projects }) => {
-  const config = { access: smAccess };
+  const config = { access: access.userOrServiceAccount };
   const base = '/organizations/:organizationId/projects';
 
   app.get(base, { config, schema: { tags, ...docs.list, params: OrganizationParams, response: { 200: ListOf(ProjectResponse) } } }, async (request) =>

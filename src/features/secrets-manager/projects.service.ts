@@ -9,7 +9,7 @@ import { EventType } from '../events/event-type.js';
 import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projectsByIds, projectsOfOrganization, renameProject } from './projects.repository.js';
 import { toProjectResponse, type ProjectBody, type ProjectRow } from './projects.schemas.js';
 import { ACCESS_DENIED } from './sm-schemas.js';
-import { actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, smAccessOf, type SmAccess, type SmCaller } from './sm-access.js';
+import { actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { touchServiceAccounts, touchServiceAccountsReaching } from './sm-revisions.js';
 
 function projectEvent(caller: SmCaller, type: EventType, project: ProjectRow): AuditEvent {
@@ -23,7 +23,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
   async function readable(principal: Principal, id: string): Promise<{ project: ProjectRow; access: SmAccess }> {
     const project = await findProject(db, id);
     if (!project) throw new NotFound();
-    const access = await smAccessOf(db, await requireSmCaller(db, principal, project.organization_id));
+    const access = await smAccessIn(db, principal, project.organization_id);
     if (!projectRights(access, project.id).read) throw new NotFound();
     return { project, access };
   }
@@ -32,7 +32,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
     readable,
 
     async list(principal: Principal, organizationId: string) {
-      const access = await smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+      const access = await smAccessIn(db, principal, organizationId);
       const projects = await projectsOfOrganization(db, organizationId);
       return projects.flatMap((p) => {
         const rights = projectRights(access, p.id);

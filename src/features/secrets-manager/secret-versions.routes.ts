@@ -1,10 +1,11 @@
+import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, ListOf, normalizeGuid } from '../../http/schemas.js';
 import { RestoreVersionBody, SecretIdParams, SecretResponse, SecretVersionResponse, VersionIdsBody } from './secrets.schemas.js';
 import type { SecretVersionService } from './secret-versions.service.js';
-import { smAccess, smPrincipal } from './sm-access.js';
+import { smPrincipal } from './sm-access.js';
 
 const tags = ['Secrets'];
 
@@ -31,7 +32,7 @@ const docs = {
 
 /** A secret's value history. */
 export const secretVersionRoutes: FastifyPluginAsyncTypebox<{ versions: SecretVersionService }> = async (app, { versions }) => {
-  const config = { access: smAccess };
+  const config = { access: access.userOrServiceAccount };
 
   app.get(
     '/secrets/:secretId/versions',

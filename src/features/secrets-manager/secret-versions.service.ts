@@ -5,8 +5,8 @@ import { list } from '../../http/schemas.js';
 import { EventType } from '../events/event-type.js';
 import { deleteVersions, findSecret, findVersions, updateSecret, versionsOfSecret, type VersionWithSecretRow } from './secrets.repository.js';
 import { toSecretResponse, toSecretVersion } from './secrets.schemas.js';
-import { keepEarlierValue, secretEvents, smAccessIn, type SecretServiceDeps } from './secrets.service.js';
-import { ALL_RIGHTS, secretRights, type SmAccess } from './sm-access.js';
+import { keepEarlierValue, secretEvents, type SecretServiceDeps } from './secrets.service.js';
+import { ALL_RIGHTS, secretRights, type SmAccess, smAccessIn } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
 
 const NO_IDS = 'No version IDs provided.';

@@ -1,3 +1,4 @@
+import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
@@ -14,7 +15,7 @@ import {
   UpdateSecretBody,
 } from './secrets.schemas.js';
 import type { SecretService } from './secrets.service.js';
-import { smAccess, smPrincipal } from './sm-access.js';
+import { smPrincipal } from './sm-access.js';
 import { BulkDeleteResult, bulkResults, IdArrayBody, IdsObjectBody } from './sm-schemas.js';
 
 const tags = ['Secrets'];
@@ -70,7 +71,7 @@ const docs = {
 
 /** Secrets, their bulk calls, the machine-account sync and the trash. */
 export const secretRoutes: FastifyPluginAsyncTypebox<{ secrets: SecretService }> = async (app, { secrets }) => {
-  const config = { access: smAccess };
+  const config = { access: access.userOrServiceAccount };
 
   app.get(
     '/organizations/:organizationId/secrets',

@@ -28,18 +28,7 @@ import {
   type SecretRow,
 } from './secrets.repository.js';
 import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, type UpdateSecretBody } from './secrets.schemas.js';
-import {
-  actorOf,
-  ALL_RIGHTS,
-  bulkAccess,
-  editorOf,
-  projectRights,
-  requireSmCaller,
-  secretRights,
-  smAccessOf,
-  type SmAccess,
-  type SmCaller,
-} from './sm-access.js';
+import { actorOf, ALL_RIGHTS, bulkAccess, editorOf, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
 import { ACCESS_DENIED } from './sm-schemas.js';
 
@@ -65,11 +54,6 @@ export function secretEvents(caller: SmCaller, type: EventType, secrets: readonl
 export async function keepEarlierValue(executor: Executor, caller: SmCaller, secretId: string, value: string, now: string, keep: number): Promise<void> {
   await insertVersion(executor, { id: randomUUID(), secret_id: secretId, value, version_date: now, ...editorOf(caller) });
   await pruneVersions(executor, secretId, keep);
-}
-
-/** The caller's standing and grants in an organization's Secrets Manager (404 without). */
-export async function smAccessIn(db: Executor, principal: Principal, organizationId: string): Promise<SmAccess> {
-  return smAccessOf(db, await requireSmCaller(db, principal, organizationId));
 }
 
 function parseSyncDate(text: string | undefined, now: Date): Date | null {

@@ -1,3 +1,4 @@
+import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
@@ -14,7 +15,7 @@ import {
   ServiceAccountResponse,
 } from './service-accounts.schemas.js';
 import type { ServiceAccountService } from './service-accounts.service.js';
-import { smAccess, smPrincipal } from './sm-access.js';
+import { smPrincipal } from './sm-access.js';
 import { BulkDeleteResult, bulkResults, IdArrayBody, IdsObjectBody } from './sm-schemas.js';
 
 const tags = ['Machine accounts'];
@@ -54,7 +55,7 @@ const docs = {
 
 /** Secrets Manager machine accounts (the official "service accounts") and their access tokens. */
 export const serviceAccountRoutes: FastifyPluginAsyncTypebox<{ serviceAccounts: ServiceAccountService }> = async (app, { serviceAccounts }) => {
-  const config = { access: smAccess };
+  const config = { access: access.userOrServiceAccount };
   const base = '/organizations/:organizationId/service-accounts';
 
   app.get(

@@ -29,7 +29,7 @@ import {
   type ServiceAccountBody,
   type ServiceAccountRow,
 } from './service-accounts.schemas.js';
-import { bulkAccess, requireSmCaller, serviceAccountRights, smAccessOf, type SmAccess, type SmCaller } from './sm-access.js';
+import { bulkAccess, requireSmCaller, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { hashClientSecret, SECRETS_SCOPE } from './sm-identity.js';
 import { ACCESS_DENIED } from './sm-schemas.js';
 
@@ -62,7 +62,7 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
   async function readable(principal: Principal, id: string): Promise<{ account: ServiceAccountRow; access: SmAccess }> {
     const account = await findServiceAccount(db, id);
     if (!account) throw new NotFound();
-    const access = await smAccessOf(db, await requireSmCaller(db, principal, account.organization_id));
+    const access = await smAccessIn(db, principal, account.organization_id);
     if (!serviceAccountRights(access, account.id).read) throw new NotFound();
     return { account, access };
   }
@@ -77,7 +77,7 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
     readable,
 
     async list(principal: Principal, organizationId: string, includeAccessToSecrets: boolean) {
-      const access = await smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+      const access = await smAccessIn(db, principal, organizationId);
       const accounts = (await serviceAccountsOfOrganization(db, organizationId)).filter((a) => serviceAccountRights(access, a.id).read);
       const reached = includeAccessToSecrets ? await secretsReachedBy(db, organizationId, accounts.map((a) => a.id)) : new Map<string, number>();
       return accounts.map((a) => toServiceAccountDetails(a, reached.get(a.id) ?? 0));

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import type { AccessRule, Principal } from '../../http/access.js';
+import type { Principal } from '../../http/access.js';
 import { NotFound, Unauthorized } from '../../http/errors.js';
 import type { Executor } from '../events/audit-log.js';
 import { confirmedMembership } from '../organizations/org-access.js';
@@ -30,20 +30,6 @@ export const ALL_RIGHTS: Rights = Object.freeze({ read: true, write: true });
 function union(a: Rights | undefined, b: Rights): Rights {
   return a ? { read: a.read || b.read, write: a.write || b.write } : b;
 }
-
-/**
- * The Secrets Manager routes' rule: a user token (scope `api`) or a machine-account token
- * (scope `api.secrets`), as the official "secrets" policy accepts either. Which organization and
- * which resources the caller reaches is decided per request by `smCaller` and the grants below.
- */
-export const smAccess: AccessRule = {
-  name: 'secretsManager',
-  principals: ['user', 'serviceAccount'],
-  authorize(_request: FastifyRequest, principal: Principal) {
-    const scope = principal.kind === 'user' ? 'api' : 'api.secrets';
-    if (!principal.scopes.includes(scope)) throw new Unauthorized();
-  },
-};
 
 /** The caller of a Secrets Manager route. */
 export function smPrincipal(request: FastifyRequest): Principal {
@@ -126,6 +112,11 @@ export interface SmAccess {
 
 export async function smAccessOf(db: Executor, caller: SmCaller): Promise<SmAccess> {
   return { caller, grants: await grantsOf(db, caller) };
+}
+
+/** The caller's standing and grants in an organization's Secrets Manager (404 without). */
+export async function smAccessIn(db: Executor, principal: Principal, organizationId: string): Promise<SmAccess> {
+  return smAccessOf(db, await requireSmCaller(db, principal, organizationId));
 }
 
 /** Access to a project: admins everything, others what a policy on it grants. */

@@ -1,9 +1,10 @@
+import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { Guid, normalizeGuid } from '../../http/schemas.js';
 import type { CountsService } from './sm-counts.service.js';
-import { smAccess, smPrincipal } from './sm-access.js';
+import { smPrincipal } from './sm-access.js';
 
 const tags = ['Secrets Manager'];
 
@@ -32,7 +33,7 @@ const ServiceAccountCounts = Type.Object({ object: Type.Literal('serviceAccountC
 
 /** Secrets Manager counts, as the web app shows them on its overview and tabs. */
 export const smCountsRoutes: FastifyPluginAsyncTypebox<{ counts: CountsService }> = async (app, { counts }) => {
-  const config = { access: smAccess };
+  const config = { access: access.userOrServiceAccount };
 
   app.get(
     '/organizations/:organizationId/sm-counts',

@@ -3,7 +3,7 @@ import type { Principal } from '../../http/access.js';
 import { NotFound } from '../../http/errors.js';
 import type { ProjectService } from './projects.service.js';
 import type { ServiceAccountService } from './service-accounts.service.js';
-import { projectRights, requireSmCaller, secretRights, serviceAccountRights, smAccessOf, type SmAccess } from './sm-access.js';
+import { projectRights, secretRights, serviceAccountRights, type SmAccess, smAccessIn } from './sm-access.js';
 
 /** Counts are for people managing Secrets Manager; machine accounts get 404, as officially. */
 function refuseMachines(access: SmAccess): void {
@@ -16,7 +16,7 @@ export function createCountsService(deps: { db: Db; projects: ProjectService; se
   return {
     /** What the caller can see: projects and machine accounts they read, secrets (not in the trash) they read. */
     async organization(principal: Principal, organizationId: string) {
-      const access = await smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+      const access = await smAccessIn(db, principal, organizationId);
       refuseMachines(access);
       const [projects, accounts, secrets] = await Promise.all([
         db.selectFrom('projects').select('id').where('organization_id', '=', organizationId).execute(),

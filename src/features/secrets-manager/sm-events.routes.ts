@@ -1,9 +1,10 @@
+import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { Guid, list, ListOf } from '../../http/schemas.js';
 import { EventResponse, toEventResponse } from '../events/events.schemas.js';
-import { smAccess, smPrincipal } from './sm-access.js';
+import { smPrincipal } from './sm-access.js';
 import type { SmEventService } from './sm-events.service.js';
 
 const tags = ['Secrets Manager'];
@@ -38,7 +39,7 @@ const docs = {
 
 /** Secrets Manager event routes; note the singular `organization` of the official paths. */
 export const smEventRoutes: FastifyPluginAsyncTypebox<{ smEvents: SmEventService }> = async (app, { smEvents }) => {
-  const config = { access: smAccess };
+  const config = { access: access.userOrServiceAccount };
   const response = { 200: ListOf(EventResponse) };
   const asList = (page: Awaited<ReturnType<SmEventService['projectEvents']>>) => list(page.data.map(toEventResponse), page.continuationToken);
 

@@ -6,7 +6,7 @@ import { normalizeGuid } from '../../http/schemas.js';
 import type { EventIdColumn } from '../events/events.repository.js';
 import { createEventQueryService, type EventPage, type EventQueryInput } from '../events/events.service.js';
 import { confirmedMembership } from '../organizations/org-access.js';
-import { requireSmCaller, secretRights, serviceAccountRights, smAccessOf } from './sm-access.js';
+import { requireSmCaller, secretRights, serviceAccountRights, smAccessIn, smAccessOf } from './sm-access.js';
 
 type PageQuery = Omit<EventQueryInput, 'actingUserId' | 'itemId'>;
 
@@ -72,7 +72,7 @@ export function createSmEventService({ db, clock }: { db: Db; clock: Clock }) {
       const id = normalizeGuid(rawId);
       const account = await db.selectFrom('service_accounts').select(['id', 'organization_id']).where('id', '=', id).executeTakeFirst();
       if (!account) throw new NotFound();
-      const access = await smAccessOf(db, await requireSmCaller(db, principal, account.organization_id));
+      const access = await smAccessIn(db, principal, account.organization_id);
       if (!serviceAccountRights(access, account.id).read) throw new NotFound();
       return events.eventsAbout(account.organization_id, { columns: SERVICE_ACCOUNT_COLUMNS, id }, query);
     },

@@ -1,7 +1,8 @@
+import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse } from '../../http/schemas.js';
-import { smAccess, smPrincipal } from './sm-access.js';
+import { smPrincipal } from './sm-access.js';
 import { ExportResponse, ImportBody, PortingParams } from './sm-porting.schemas.js';
 import type { SmPortingService } from './sm-porting.service.js';
 
@@ -23,7 +24,7 @@ const docs = {
 
 /** Secrets Manager export and import (`/sm/{organizationId}/…`). */
 export const smPortingRoutes: FastifyPluginAsyncTypebox<{ porting: SmPortingService }> = async (app, { porting }) => {
-  const config = { access: smAccess };
+  const config = { access: access.userOrServiceAccount };
   app.get('/sm/:organizationId/export', { config, schema: { tags, ...docs.export, params: PortingParams, response: { 200: ExportResponse } } }, async (request) =>
     porting.exportData(smPrincipal(request), request.params.organizationId),
   );
