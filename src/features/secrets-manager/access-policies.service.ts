@@ -125,29 +125,27 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
     return smAccessIn(db, principal, organizationId);
   }
 
-  /** The project and a caller who may write it (people only), or 404. */
+  /**
+   * The project and a caller who may write it (people only), or 404: checked before anything in
+   * the body is, so a caller who may not see the project learns nothing from a 400.
+   */
   async function writableProject(principal: Principal, rawId: string) {
     const project = await projectById(db, normalizeGuid(rawId));
     if (!project) throw new NotFound();
     const access = await accessIn(principal, project.organization_id);
     const { userId } = requireUser(access);
+    if (!projectRights(access, project.id).write) throw new NotFound();
     return { project, access, userId };
   }
 
+  /** The machine account and a caller who may write it (people only), or 404, as above. */
   async function writableServiceAccount(principal: Principal, rawId: string) {
     const serviceAccount = await serviceAccountById(db, normalizeGuid(rawId));
     if (!serviceAccount) throw new NotFound();
     const access = await accessIn(principal, serviceAccount.organization_id);
     const { userId } = requireUser(access);
+    if (!serviceAccountRights(access, serviceAccount.id).write) throw new NotFound();
     return { serviceAccount, access, userId };
-  }
-
-  function requireProjectWrite(access: SmAccess, projectId: string): void {
-    if (!projectRights(access, projectId).write) throw new NotFound();
-  }
-
-  function requireServiceAccountWrite(access: SmAccess, serviceAccountId: string): void {
-    if (!serviceAccountRights(access, serviceAccountId).write) throw new NotFound();
   }
 
   async function grantedPolicies(access: SmAccess, serviceAccountId: string) {
@@ -165,18 +163,16 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
 
   return {
     async projectPeople(principal: Principal, projectId: string) {
-      const { project, access, userId } = await writableProject(principal, projectId);
-      requireProjectWrite(access, project.id);
+      const { project, userId } = await writableProject(principal, projectId);
       return { object: 'projectPeopleAccessPolicies' as const, ...(await peopleOn(db, 'granted_project_id', project.id, userId)) };
     },
 
     async replaceProjectPeople(principal: Principal, projectId: string, body: PeopleAccessPoliciesBody) {
-      const { project, access, userId } = await writableProject(principal, projectId);
+      const { project, userId } = await writableProject(principal, projectId);
       const users = granteeRequests(body.userAccessPolicyRequests);
       const groups = granteeRequests(body.groupAccessPolicyRequests);
       checkRequests('userAccessPolicyRequests', users, 'read');
       checkRequests('groupAccessPolicyRequests', groups, 'read');
-      requireProjectWrite(access, project.id);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await requireInOrganization(
@@ -198,8 +194,7 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
     },
 
     async projectServiceAccounts(principal: Principal, projectId: string) {
-      const { project, access } = await writableProject(principal, projectId);
-      requireProjectWrite(access, project.id);
+      const { project } = await writableProject(principal, projectId);
       return { object: 'ProjectServiceAccountsAccessPolicies' as const, serviceAccountAccessPolicies: await serviceAccountsOn(db, 'granted_project_id', project.id) };
     },
 
@@ -207,7 +202,6 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
       const { project, access } = await writableProject(principal, projectId);
       const accounts = granteeRequests(body.serviceAccountAccessPolicyRequests);
       checkRequests('serviceAccountAccessPolicyRequests', accounts, 'read');
-      requireProjectWrite(access, project.id);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await requireInOrganization(
@@ -228,8 +222,7 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
     },
 
     async serviceAccountPeople(principal: Principal, serviceAccountId: string) {
-      const { serviceAccount, access, userId } = await writableServiceAccount(principal, serviceAccountId);
-      requireServiceAccountWrite(access, serviceAccount.id);
+      const { serviceAccount, userId } = await writableServiceAccount(principal, serviceAccountId);
       return { object: 'serviceAccountAccessPolicies' as const, ...(await peopleOn(db, 'granted_service_account_id', serviceAccount.id, userId)) };
     },
 
@@ -239,7 +232,6 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
       const groups = granteeRequests(body.groupAccessPolicyRequests);
       checkRequests('userAccessPolicyRequests', users, 'readWrite');
       checkRequests('groupAccessPolicyRequests', groups, 'readWrite');
-      requireServiceAccountWrite(access, serviceAccount.id);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         const organizationId = serviceAccount.organization_id;
@@ -279,7 +271,6 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
 
     async serviceAccountGrantedPolicies(principal: Principal, serviceAccountId: string) {
       const { serviceAccount, access } = await writableServiceAccount(principal, serviceAccountId);
-      requireServiceAccountWrite(access, serviceAccount.id);
       return grantedPolicies(access, serviceAccount.id);
     },
 
@@ -287,7 +278,6 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
       const { serviceAccount, access } = await writableServiceAccount(principal, serviceAccountId);
       const projects = body.projectGrantedPolicyRequests.map((r) => ({ id: normalizeGuid(r.grantedId), read: r.read, write: r.write }));
       checkRequests('projectGrantedPolicyRequests', projects, 'read');
-      requireServiceAccountWrite(access, serviceAccount.id);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await requireInOrganization(
@@ -327,10 +317,11 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
       };
     },
 
-    /** Members with Secrets Manager access and the organization's groups. */
+    /** Members with Secrets Manager access and the organization's groups, to people only. */
     async peoplePotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
       const access = await accessIn(principal, normalizeGuid(organizationId));
-      const currentUserId = access.caller.kind === 'serviceAccount' ? null : access.caller.userId;
+      // A machine account manages no policies, so it may not enumerate the members and their emails.
+      const { userId: currentUserId } = requireUser(access);
       const members = await memberGrantees(db, access.caller.organizationId);
       const groups = await groupGrantees(db, access.caller.organizationId, currentUserId);
       return [
@@ -341,7 +332,7 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
           type: 'user' as const,
           email: m.email,
           currentUserInGroup: false,
-          currentUser: currentUserId !== null && m.user_id === currentUserId,
+          currentUser: m.user_id === currentUserId,
         })),
         ...groups.map((g) => ({
           object: 'potentialGrantee' as const,

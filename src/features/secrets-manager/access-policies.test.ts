@@ -134,6 +134,33 @@ describe('project people policies', () => {
     expect(await policyRows({ granted_project_id: project })).toEqual(before);
   });
 
+  it('answers 404, not 400, to a bad body from a caller who may not write the project or machine account', async () => {
+    const dupUsers = {
+      userAccessPolicyRequests: [
+        { granteeId: reader.memberId, read: true, write: true },
+        { granteeId: reader.memberId, read: true, write: true },
+      ],
+    };
+    const dupAccounts = {
+      serviceAccountAccessPolicyRequests: [
+        { granteeId: account, read: true, write: true },
+        { granteeId: account, read: true, write: true },
+      ],
+    };
+    const dupProjects = {
+      projectGrantedPolicyRequests: [
+        { grantedId: project, read: true, write: true },
+        { grantedId: project, read: true, write: true },
+      ],
+    };
+    for (const token of [reader.token, noSm.token, stranger.token]) {
+      expect((await put(`/projects/${project}/access-policies/people`, token, dupUsers)).status).toBe(404);
+      expect((await put(`/projects/${project}/access-policies/service-accounts`, token, dupAccounts)).status).toBe(404);
+      expect((await put(`/service-accounts/${account}/access-policies/people`, token, dupUsers)).status).toBe(404);
+      expect((await put(`/service-accounts/${account}/granted-policies`, token, dupProjects)).status).toBe(404);
+    }
+  });
+
   it('answers 404 for a grantee of another organization or none, writing nothing', async () => {
     const before = await policyRows({ granted_project_id: project });
     const otherGroup = await seedGroup(server, otherOrg);
@@ -375,6 +402,13 @@ describe('potential grantees', () => {
     const asOwner = await get(`/organizations/${org}/access-policies/projects/potential-grantees`, owner.token);
     expect(ids(asOwner)).toContain(project);
     expect(ids(asOwner)).not.toContain(otherOrgProject);
+  });
+
+  it('answers 404 to a machine account asking for the members, and lists it no machine accounts', async () => {
+    const machine = { kind: 'serviceAccount', serviceAccountId: account, organizationId: org, scopes: ['api.secrets'] } as never;
+    const service = (await import('./access-policies.service.js')).createAccessPolicyService({ db: server.database.db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
+    await expect(service.peoplePotentialGrantees(machine, org)).rejects.toMatchObject({ statusCode: 404 });
+    expect(await service.serviceAccountPotentialGrantees(machine, org)).toEqual([]);
   });
 
   it('answers 404 to members without Secrets Manager and to other organizations', async () => {
