@@ -157,6 +157,17 @@ function bulkOutcome(response: TestResponse, id: string): Outcome {
   const item = (response.body as { data: { id: string; error: string | null }[] }).data.find((r) => r.id === id);
   return item && !item.error ? 'deleted' : 'denied';
 }
+/** Whether a policy grants `grantedId` to `granteeId`. */
+async function hasPolicy(
+  grantee: 'organization_user_id' | 'group_id' | 'service_account_id',
+  granteeId: string,
+  granted: 'granted_project_id' | 'granted_service_account_id',
+  grantedId: string,
+): Promise<boolean> {
+  return (await db().selectFrom('access_policies').select('id').where(grantee, '=', granteeId).where(granted, '=', grantedId).executeTakeFirst()) !== undefined;
+}
+/** The status, unless a refusal wrote the change anyway or an allowed call did not write it. */
+const wrote = (r: TestResponse, written: boolean): Outcome => ((r.status === 200) !== written ? `${r.status}, ${written ? 'written' : 'not written'}` : r.status);
 const secretBody = (projectId: string) => ({ key: ENC, value: OTHER, note: ENC, projectIds: [projectId] });
 
 const ROWS: Row[] = [
@@ -247,8 +258,17 @@ const ROWS: Row[] = [
   {
     name: "replace a project's people",
     expect: expected(USER_WRITERS, 200, 404),
-    run: async (c) =>
-      status(await call(c, 'PUT', `/projects/${await grantedProject()}/access-policies/people`, { userAccessPolicyRequests: [{ granteeId: members.writer!.memberId, read: true, write: true }], groupAccessPolicyRequests: [] })),
+    run: async (c) => {
+      const id = await grantedProject();
+      const r = await call(c, 'PUT', `/projects/${id}/access-policies/people`, {
+        userAccessPolicyRequests: [
+          { granteeId: members.writer!.memberId, read: true, write: true },
+          { granteeId: members.plain!.memberId, read: true, write: false },
+        ],
+        groupAccessPolicyRequests: [],
+      });
+      return wrote(r, await hasPolicy('organization_user_id', members.plain!.memberId, 'granted_project_id', id));
+    },
   },
   { name: "read a project's machine accounts", expect: expected(USER_WRITERS, 200, 404), run: async (c) => status(await call(c, 'GET', `/projects/${P}/access-policies/service-accounts`)) },
   { name: "read a secret's access policies", expect: expected(USER_WRITERS, 200, 404), run: async (c) => status(await call(c, 'GET', `/secrets/${S}/access-policies`)) },
@@ -256,19 +276,37 @@ const ROWS: Row[] = [
   {
     name: "replace a machine account's people",
     expect: expected(MACHINE_MANAGERS, 200, 404),
-    run: async (c) =>
-      status(await call(c, 'PUT', `/service-accounts/${await managedMachineAccount()}/access-policies/people`, { userAccessPolicyRequests: [{ granteeId: members.writer!.memberId, read: true, write: true }], groupAccessPolicyRequests: [] })),
+    run: async (c) => {
+      const id = await managedMachineAccount();
+      // Leaves the group out: an allowed call removes its policy.
+      const r = await call(c, 'PUT', `/service-accounts/${id}/access-policies/people`, { userAccessPolicyRequests: [{ granteeId: members.writer!.memberId, read: true, write: true }], groupAccessPolicyRequests: [] });
+      return wrote(r, !(await hasPolicy('group_id', group, 'granted_service_account_id', id)));
+    },
   },
   { name: "read a machine account's projects", expect: expected(MACHINE_MANAGERS, 200, 404), run: async (c) => status(await call(c, 'GET', `/service-accounts/${T}/granted-policies`)) },
   {
     name: 'grant a machine account a project',
     expect: expected(MACHINE_MANAGERS, 200, 404),
-    run: async (c) => status(await call(c, 'PUT', `/service-accounts/${await managedMachineAccount()}/granted-policies`, { projectGrantedPolicyRequests: [{ grantedId: P, read: true, write: false }] })),
+    run: async (c) => {
+      const id = await managedMachineAccount();
+      const r = await call(c, 'PUT', `/service-accounts/${id}/granted-policies`, { projectGrantedPolicyRequests: [{ grantedId: P, read: true, write: false }] });
+      return wrote(r, await hasPolicy('service_account_id', id, 'granted_project_id', P));
+    },
   },
   {
     name: "replace a project's machine accounts",
-    expect: expected(USER_WRITERS, 200, 404),
-    run: async (c) => status(await call(c, 'PUT', `/projects/${await grantedProject()}/access-policies/service-accounts`, { serviceAccountAccessPolicyRequests: [] })),
+    // Granting needs write on the project and on the machine account granted, and only people manage policies.
+    expect: expected(
+      USER_WRITERS.filter((c) => MACHINE_MANAGERS.includes(c)),
+      200,
+      404,
+    ),
+    run: async (c) => {
+      const project = await grantedProject();
+      const account = await managedMachineAccount();
+      const r = await call(c, 'PUT', `/projects/${project}/access-policies/service-accounts`, { serviceAccountAccessPolicyRequests: [{ granteeId: account, read: true, write: false }] });
+      return wrote(r, await hasPolicy('service_account_id', account, 'granted_project_id', project));
+    },
   },
   ...(['people', 'service-accounts', 'projects'] as const).map(
     (kind): Row => ({

@@ -350,6 +350,17 @@ describe('secret access policies', () => {
     );
     const sa = await server.database.db.selectFrom('service_accounts').select('revision_date').where('id', '=', account).executeTakeFirstOrThrow();
     expect(sa.revision_date).toBe(now);
+
+    // Whatever it wrote goes when the caller's transaction fails after it.
+    const other = await seedSecret(server, org, null, at);
+    const failing = server.database.db.transaction().execute(async (tx) => {
+      await saveSecretAccessPolicies(tx, access, { id: other, organizationId: org }, { userAccessPolicyRequests: [{ granteeId: writer.memberId, read: true, write: true }], groupAccessPolicyRequests: [], serviceAccountAccessPolicyRequests: [{ granteeId: account, read: true, write: true }] }, '2026-07-01T00:00:00.000Z');
+      expect(await tx.selectFrom('access_policies').select('id').where('granted_secret_id', '=', other).execute()).toHaveLength(2);
+      throw new Error('the secret write failed');
+    });
+    await expect(failing).rejects.toThrow('the secret write failed');
+    expect(await policyRows({ granted_secret_id: other })).toEqual([]);
+    expect((await server.database.db.selectFrom('service_accounts').select('revision_date').where('id', '=', account).executeTakeFirstOrThrow()).revision_date).toBe(now);
   });
 
   it('refuses bad secret policies without writing: duplicates, no read, other organizations, accounts the caller cannot write', async () => {
@@ -417,18 +428,6 @@ describe('potential grantees', () => {
       expect((await get(`/organizations/${org}/access-policies/${kind}/potential-grantees`, stranger.token)).status).toBe(404);
     }
   });
-
-  it('reads policies in a constant number of queries whatever their count', async () => {
-    const p = await seedProject(server, org, at);
-    const { db, count } = counting(server.database.db);
-    const service = (await import('./access-policies.service.js')).createAccessPolicyService({ db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
-    const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
-    await service.projectPeople(principal, p);
-    const few = count();
-    for (let i = 0; i < 20; i++) await seedPolicy(server, { group: await seedGroup(server, org) }, { project: p }, READ_WRITE, at);
-    await service.projectPeople(principal, p);
-    expect(count() - few).toBe(few);
-  });
 });
 
 describe('who reaches the policy routes', () => {
@@ -460,6 +459,15 @@ describe('who reaches the policy routes', () => {
       statusCode: 404,
     });
     await expect(service.secretAccessPolicies(principal, secret)).rejects.toMatchObject({ statusCode: 404 });
+    // Not even its own policies, nor those of the project it writes: a machine account manages no policies.
+    const client = { ipAddress: null, deviceType: null, deviceIdentifier: null, clientVersion: null };
+    const before = await server.database.db.selectFrom('access_policies').selectAll().orderBy('id').execute();
+    await expect(service.replaceProjectServiceAccounts(principal, project, { serviceAccountAccessPolicyRequests: [] })).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.serviceAccountPeople(principal, account)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.replaceServiceAccountPeople(principal, client, account, {})).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.replaceServiceAccountGrantedPolicies(principal, account, { projectGrantedPolicyRequests: [] })).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.peoplePotentialGrantees(principal, org)).rejects.toMatchObject({ statusCode: 404 });
+    expect(await server.database.db.selectFrom('access_policies').selectAll().orderBy('id').execute()).toEqual(before);
     expect(await service.serviceAccountPotentialGrantees(principal, org)).toEqual([]);
   });
 
@@ -471,6 +479,17 @@ describe('who reaches the policy routes', () => {
 });
 
 describe('query counts', () => {
+  it('reads a project’s people in a constant number of queries whatever their count', async () => {
+    const p = await seedProject(server, org, at);
+    const { db, count } = counting(server.database.db);
+    const service = (await import('./access-policies.service.js')).createAccessPolicyService({ db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
+    const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
+    await service.projectPeople(principal, p);
+    const few = count();
+    for (let i = 0; i < 20; i++) await seedPolicy(server, { group: await seedGroup(server, org) }, { project: p }, READ_WRITE, at);
+    await service.projectPeople(principal, p);
+    expect(count() - few).toBe(few);
+  });
   it('replaces policies in the same number of queries for 2 grantees as for 30', async () => {
     const groups = [];
     for (let i = 0; i < 30; i++) groups.push(await seedGroup(server, org));

@@ -1,10 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { InsertQueryNode, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENC, type Actor } from '../../../test/support/admin.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { allowSecretsManager, seedSecret, smActor } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { OrganizationUserType } from '../organizations/roles.js';
+import { MAX_IMPORT_PROJECTS, MAX_IMPORT_SECRETS } from './sm-porting.schemas.js';
+import { createSmPortingService } from './sm-porting.service.js';
 
 let server: TestServer;
 let org: string;
@@ -29,6 +32,13 @@ async function emptyOrg(): Promise<string> {
 async function contents(organizationId: string) {
   const projects = await server.database.db.selectFrom('projects').selectAll().where('organization_id', '=', organizationId).execute();
   const secrets = await server.database.db.selectFrom('secrets').selectAll().where('organization_id', '=', organizationId).execute();
+  return { projects, secrets };
+}
+
+/** An import of exactly as many projects and secrets as the limits allow, every secret in a project. */
+function fullImport() {
+  const projects = Array.from({ length: MAX_IMPORT_PROJECTS }, () => ({ id: randomUUID(), name: ENC }));
+  const secrets = Array.from({ length: MAX_IMPORT_SECRETS }, (_, i) => ({ id: randomUUID(), key: ENC, value: ENC, note: ENC, projectIds: [projects[i % MAX_IMPORT_PROJECTS]!.id] }));
   return { projects, secrets };
 }
 
@@ -122,15 +132,31 @@ describe('POST /sm/{organizationId}/import and GET /sm/{organizationId}/export',
     expect(await contents(target)).toEqual({ projects: [], secrets: [] });
   });
 
-  it('imports the most the limits allow in one transaction', async () => {
+  it('imports the most the limits allow: 1000 projects and 6000 secrets', async () => {
     const target = await emptyOrg();
-    const projects = Array.from({ length: 120 }, () => ({ id: randomUUID(), name: ENC }));
-    const secrets = Array.from({ length: 700 }, (_, i) => ({ id: randomUUID(), key: ENC, value: ENC, note: ENC, projectIds: [projects[i % 120]?.id] }));
-    const res = await importTo(target, owner.token, { projects, secrets });
+    const res = await importTo(target, owner.token, fullImport());
     expect(res.status, res.text).toBe(200);
     const stored = await contents(target);
-    expect([stored.projects.length, stored.secrets.length]).toEqual([120, 700]);
+    expect([stored.projects.length, stored.secrets.length]).toEqual([MAX_IMPORT_PROJECTS, MAX_IMPORT_SECRETS]);
     expect(stored.secrets.every((s) => s.project_id !== null)).toBe(true);
+  });
+
+  it('writes nothing when an insert fails part-way, after projects and some secrets went in', async () => {
+    const target = await emptyOrg();
+    let secretInserts = 0;
+    // The third insert into secrets fails, after every project and two batches of secrets.
+    const failing: KyselyPlugin = {
+      transformQuery({ node }) {
+        if (InsertQueryNode.is(node) && node.into?.table.identifier.name === 'secrets' && ++secretInserts === 3) throw new Error('disk full');
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const service = createSmPortingService({ db: server.database.db.withPlugin(failing), clock: { now: () => new Date() } });
+    const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
+    await expect(service.importData(principal, target, fullImport())).rejects.toThrow('disk full');
+    expect(secretInserts).toBe(3);
+    expect(await contents(target)).toEqual({ projects: [], secrets: [] });
   });
 
   it('answers 404 to members who are not admins, admins without Secrets Manager and other organizations', async () => {
