@@ -114,7 +114,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const organizations = createOrganizationService({ db, clock, hasher, audit });
   const organizationKeys = createOrganizationKeys({ db, clock });
   const { licenseIssuerPublicKeys, installationId } = config;
-  const secretsManager = createSecretsManager({ db, clock, audit, config });
+  const secretsManager = createSecretsManager({ db, clock, audit, config, events });
   const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId });
 
   return {

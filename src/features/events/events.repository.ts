@@ -10,21 +10,27 @@ export interface EventCursor {
   seq: number;
 }
 
+/** Every resource column of an event: an event is about an item when one of them names it. */
+export const ITEM_COLUMNS = ['cipher_id', 'collection_id', 'group_id', 'policy_id', 'organization_user_id', 'secret_id', 'project_id', 'service_account_id', 'granted_service_account_id'] as const;
+
+export type EventIdColumn = (typeof ITEM_COLUMNS)[number];
+
+/** The events naming `id` in one of `columns`. */
+export interface EventsAbout {
+  columns: readonly EventIdColumn[];
+  id: string;
+}
+
 export interface OrganizationEventFilter {
   organizationId: string;
   /** Inclusive ISO bounds. */
   start: string;
   end: string;
   actingUserId?: string;
-  /** Matches any resource the event is about. */
-  itemId?: string;
-  /** Only the events naming `id` in one of `columns` (a secret's, a project's, a machine account's). */
-  about?: { columns: readonly EventIdColumn[]; id: string };
+  about?: EventsAbout;
   after?: EventCursor;
   limit: number;
 }
-
-export type EventIdColumn = 'secret_id' | 'project_id' | 'service_account_id' | 'granted_service_account_id';
 
 /** One page of an organization's events, newest first (date, then write order). */
 export async function organizationEvents(db: Executor, filter: OrganizationEventFilter): Promise<EventRow[]> {
@@ -35,16 +41,6 @@ export async function organizationEvents(db: Executor, filter: OrganizationEvent
     .where('date', '>=', filter.start)
     .where('date', '<=', filter.end);
   if (filter.actingUserId) query = query.where('acting_user_id', '=', filter.actingUserId);
-  const itemId = filter.itemId;
-  if (itemId) {
-    query = query.where((eb) =>
-      eb.or(
-        (['cipher_id', 'collection_id', 'group_id', 'policy_id', 'organization_user_id', 'secret_id', 'project_id', 'service_account_id', 'granted_service_account_id'] as const).map((column) =>
-          eb(column, '=', itemId),
-        ),
-      ),
-    );
-  }
   const about = filter.about;
   if (about) query = query.where((eb) => eb.or(about.columns.map((column) => eb(column, '=', about.id))));
   const after = filter.after;

@@ -23,7 +23,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventQueryService;
       },
     },
     async (request) => {
-      const page = await events.organizationEvents(membershipOf(request), request.query);
+      const page = await events.organizationEvents(membershipOf(request).organizationId, request.query);
       return list(page.data.map(toEventResponse), page.continuationToken);
     },
   );

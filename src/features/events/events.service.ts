@@ -1,8 +1,7 @@
 import type { Clock } from '../../clock.js';
 import { BadRequest } from '../../http/errors.js';
-import type { Membership } from '../organizations/org-access.js';
 import type { Executor } from './audit-log.js';
-import { organizationEvents, type EventCursor, type EventIdColumn, type EventRow } from './events.repository.js';
+import { ITEM_COLUMNS, organizationEvents, type EventCursor, type EventRow, type EventsAbout } from './events.repository.js';
 
 /** Events per page, as the official server pages them. */
 export const EVENT_PAGE_SIZE = 50;
@@ -66,29 +65,21 @@ function page(rows: EventRow[]): EventPage {
   return { data, continuationToken: rows.length > EVENT_PAGE_SIZE && last ? encodeCursor(last) : null };
 }
 
-/** Reading the audit log: `GET /organizations/{orgId}/events`. */
+/** Reading the audit log: `GET /organizations/{orgId}/events`, and the Secrets Manager event routes. */
 export function createEventQueryService({ db, clock }: { db: Executor; clock: Clock }) {
   return {
-    async organizationEvents(membership: Membership, query: EventQueryInput): Promise<EventPage> {
+    /**
+     * One page of the organization's events. `about` keeps those naming one resource in the
+     * given columns (the Secrets Manager routes); otherwise `itemId` keeps those naming it in any.
+     */
+    async organizationEvents(organizationId: string, query: EventQueryInput, about?: EventsAbout): Promise<EventPage> {
       const window = eventWindow(clock.now(), query.start, query.end);
-      const rows = await organizationEvents(db, {
-        organizationId: membership.organizationId,
-        ...window,
-        ...(query.actingUserId ? { actingUserId: query.actingUserId.toLowerCase() } : {}),
-        ...(query.itemId ? { itemId: query.itemId.toLowerCase() } : {}),
-        ...(query.continuationToken ? { after: decodeCursor(query.continuationToken) } : {}),
-        limit: EVENT_PAGE_SIZE + 1,
-      });
-      return page(rows);
-    },
-
-    /** One page of the organization's events about one resource (the Secrets Manager event routes). */
-    async eventsAbout(organizationId: string, about: { columns: readonly EventIdColumn[]; id: string }, query: Omit<EventQueryInput, 'actingUserId' | 'itemId'>): Promise<EventPage> {
-      const window = eventWindow(clock.now(), query.start, query.end);
+      const subject = about ?? (query.itemId ? { columns: ITEM_COLUMNS, id: query.itemId } : undefined);
       const rows = await organizationEvents(db, {
         organizationId,
         ...window,
-        about,
+        ...(query.actingUserId ? { actingUserId: query.actingUserId.toLowerCase() } : {}),
+        ...(subject ? { about: { columns: subject.columns, id: subject.id.toLowerCase() } } : {}),
         ...(query.continuationToken ? { after: decodeCursor(query.continuationToken) } : {}),
         limit: EVENT_PAGE_SIZE + 1,
       });

@@ -2,20 +2,15 @@ import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
-import { Guid, list, ListOf } from '../../http/schemas.js';
-import { EventResponse, toEventResponse } from '../events/events.schemas.js';
+import { Guid, list, ListOf, OrgIdParams } from '../../http/schemas.js';
+import { EventQuery, EventResponse, toEventResponse } from '../events/events.schemas.js';
 import { smPrincipal } from './sm-access.js';
 import type { SmEventService } from './sm-events.service.js';
 
 const tags = ['Secrets Manager'];
 
 /** `?start&end&continuationToken`, as the organization's event log pages. */
-const PageQuery = Type.Object({
-  start: Type.Optional(Type.String({ minLength: 1, description: 'ISO 8601; with end, the window to read (default: the last 30 days)' })),
-  end: Type.Optional(Type.String({ minLength: 1, description: 'ISO 8601' })),
-  continuationToken: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-});
-const OrgItemParams = Type.Object({ orgId: Guid, id: Guid });
+const PageQuery = Type.Omit(EventQuery, ['actingUserId', 'itemId']);
 
 const PAGING = 'Newest first, 50 a page with a continuation token; without both `start` and `end` the window is the last 30 days, and more than 367 days is a 400.';
 const LOG_READER =
@@ -41,16 +36,16 @@ const docs = {
 export const smEventRoutes: FastifyPluginAsyncTypebox<{ smEvents: SmEventService }> = async (app, { smEvents }) => {
   const config = { access: access.userOrServiceAccount };
   const response = { 200: ListOf(EventResponse) };
-  const asList = (page: Awaited<ReturnType<SmEventService['projectEvents']>>) => list(page.data.map(toEventResponse), page.continuationToken);
+  const asList = (page: Awaited<ReturnType<SmEventService['itemEvents']>>) => list(page.data.map(toEventResponse), page.continuationToken);
 
-  app.get('/organization/:orgId/secrets/:id/events', { config, schema: { tags, ...docs.secret, params: OrgItemParams, querystring: PageQuery, response } }, async (request) =>
+  app.get('/organization/:orgId/secrets/:id/events', { config, schema: { tags, ...docs.secret, params: OrgIdParams, querystring: PageQuery, response } }, async (request) =>
     asList(await smEvents.secretEvents(smPrincipal(request), request.params.orgId, request.params.id, request.query)),
   );
-  app.get('/organization/:orgId/projects/:id/events', { config, schema: { tags, ...docs.project, params: OrgItemParams, querystring: PageQuery, response } }, async (request) =>
-    asList(await smEvents.projectEvents(smPrincipal(request), request.params.orgId, request.params.id, request.query)),
+  app.get('/organization/:orgId/projects/:id/events', { config, schema: { tags, ...docs.project, params: OrgIdParams, querystring: PageQuery, response } }, async (request) =>
+    asList(await smEvents.itemEvents(smPrincipal(request), 'project', request.params.orgId, request.params.id, request.query)),
   );
-  app.get('/organization/:orgId/service-account/:id/events', { config, schema: { tags, ...docs.account, params: OrgItemParams, querystring: PageQuery, response } }, async (request) =>
-    asList(await smEvents.serviceAccountEvents(smPrincipal(request), request.params.orgId, request.params.id, request.query)),
+  app.get('/organization/:orgId/service-account/:id/events', { config, schema: { tags, ...docs.account, params: OrgIdParams, querystring: PageQuery, response } }, async (request) =>
+    asList(await smEvents.itemEvents(smPrincipal(request), 'serviceAccount', request.params.orgId, request.params.id, request.query)),
   );
   app.get(
     '/sm/events/service-accounts/:serviceAccountId',

@@ -1,26 +1,32 @@
-import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { NotFound } from '../../http/errors.js';
 import { normalizeGuid } from '../../http/schemas.js';
-import type { EventIdColumn } from '../events/events.repository.js';
-import { createEventQueryService, type EventPage, type EventQueryInput } from '../events/events.service.js';
+import type { EventsAbout } from '../events/events.repository.js';
+import type { EventPage, EventQueryInput, EventQueryService } from '../events/events.service.js';
 import { confirmedMembership } from '../organizations/org-access.js';
+import { findProject } from './projects.repository.js';
+import { findSecret, trashedSecretIds } from './secrets.repository.js';
+import { findServiceAccount } from './service-accounts.repository.js';
 import { requireSmCaller, secretRights, serviceAccountRights, smAccessIn, smAccessOf } from './sm-access.js';
 
 type PageQuery = Omit<EventQueryInput, 'actingUserId' | 'itemId'>;
 
-/** Events of a machine account: those it performed and those about it. */
-const SERVICE_ACCOUNT_COLUMNS: readonly EventIdColumn[] = ['service_account_id', 'granted_service_account_id'];
+/** The resources of the event-log routes: how to find one, and the event columns naming it. */
+const ITEMS = {
+  project: { find: findProject, columns: ['project_id'] },
+  // A machine account's events: those it performed and those about it.
+  serviceAccount: { find: findServiceAccount, columns: ['service_account_id', 'granted_service_account_id'] },
+} as const satisfies Record<string, { find: (db: Db, id: string) => Promise<{ organization_id: string } | undefined>; columns: EventsAbout['columns'] }>;
+
+export type EventItem = keyof typeof ITEMS;
 
 /**
  * The per-secret, per-project and per-machine-account event routes. The three under
  * `/organization/{orgId}/…` are the event log's (a member who may read it), as the official
  * server decides them; the secret's also needs read access to the secret.
  */
-export function createSmEventService({ db, clock }: { db: Db; clock: Clock }) {
-  const events = createEventQueryService({ db, clock });
-
+export function createSmEventService({ db, events }: { db: Db; events: EventQueryService }) {
   /** A member of `organizationId` who may read its event log, or 404. */
   async function requireEventReader(principal: Principal, organizationId: string): Promise<void> {
     if (principal.kind !== 'user') throw new NotFound();
@@ -28,10 +34,12 @@ export function createSmEventService({ db, clock }: { db: Db; clock: Clock }) {
     if (!membership?.rights.has('accessEventLogs')) throw new NotFound();
   }
 
-  /** 404 when `id` is a row of another organization; a missing row may have been deleted, its events remain. */
-  async function requireNotElsewhere(table: 'projects' | 'service_accounts', id: string, organizationId: string): Promise<void> {
-    const row = await db.selectFrom(table).select('organization_id').where('id', '=', id).executeTakeFirst();
-    if (row && row.organization_id !== organizationId) throw new NotFound();
+  /** The secret, in use or in the trash, or undefined when it is gone for good. */
+  async function secretOf(organizationId: string, id: string): Promise<{ id: string; organization_id: string; project_id: string | null } | undefined> {
+    const secret = await findSecret(db, id);
+    if (secret) return secret;
+    const [trashed] = await trashedSecretIds(db, organizationId, [id]);
+    return trashed && { ...trashed, organization_id: organizationId };
   }
 
   return {
@@ -40,7 +48,7 @@ export function createSmEventService({ db, clock }: { db: Db; clock: Clock }) {
       const id = normalizeGuid(rawId);
       await requireEventReader(principal, organizationId);
       const caller = await requireSmCaller(db, principal, organizationId);
-      const secret = await db.selectFrom('secrets').select(['id', 'organization_id', 'project_id']).where('id', '=', id).executeTakeFirst();
+      const secret = await secretOf(organizationId, id);
       if (secret) {
         if (secret.organization_id !== organizationId) throw new NotFound();
         if (!secretRights(await smAccessOf(db, caller), secret).read) throw new NotFound();
@@ -48,33 +56,28 @@ export function createSmEventService({ db, clock }: { db: Db; clock: Clock }) {
         // A permanently deleted secret's events: only those who saw every secret may read them.
         throw new NotFound();
       }
-      return events.eventsAbout(organizationId, { columns: ['secret_id'], id }, query);
+      return events.organizationEvents(organizationId, query, { columns: ['secret_id'], id });
     },
 
-    async projectEvents(principal: Principal, rawOrgId: string, rawId: string, query: PageQuery): Promise<EventPage> {
+    /** The events about a project or a machine account, for the event log's readers. */
+    async itemEvents(principal: Principal, item: EventItem, rawOrgId: string, rawId: string, query: PageQuery): Promise<EventPage> {
       const organizationId = normalizeGuid(rawOrgId);
       const id = normalizeGuid(rawId);
       await requireEventReader(principal, organizationId);
-      await requireNotElsewhere('projects', id, organizationId);
-      return events.eventsAbout(organizationId, { columns: ['project_id'], id }, query);
-    },
-
-    async serviceAccountEvents(principal: Principal, rawOrgId: string, rawId: string, query: PageQuery): Promise<EventPage> {
-      const organizationId = normalizeGuid(rawOrgId);
-      const id = normalizeGuid(rawId);
-      await requireEventReader(principal, organizationId);
-      await requireNotElsewhere('service_accounts', id, organizationId);
-      return events.eventsAbout(organizationId, { columns: SERVICE_ACCOUNT_COLUMNS, id }, query);
+      // 404 for a row of another organization; a missing row may have been deleted, its events remain.
+      const row = await ITEMS[item].find(db, id);
+      if (row && row.organization_id !== organizationId) throw new NotFound();
+      return events.organizationEvents(organizationId, query, { columns: ITEMS[item].columns, id });
     },
 
     /** The machine-account page's own event route: whoever can read the machine account. */
     async machineAccountEvents(principal: Principal, rawId: string, query: PageQuery): Promise<EventPage> {
       const id = normalizeGuid(rawId);
-      const account = await db.selectFrom('service_accounts').select(['id', 'organization_id']).where('id', '=', id).executeTakeFirst();
+      const account = await findServiceAccount(db, id);
       if (!account) throw new NotFound();
       const access = await smAccessIn(db, principal, account.organization_id);
       if (!serviceAccountRights(access, account.id).read) throw new NotFound();
-      return events.eventsAbout(account.organization_id, { columns: SERVICE_ACCOUNT_COLUMNS, id }, query);
+      return events.organizationEvents(account.organization_id, query, { columns: ITEMS.serviceAccount.columns, id });
     },
   };
 }
