@@ -1,4 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
+import { chunks } from '../../db/chunks.js';
 import type { AccessPoliciesTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
@@ -9,19 +10,6 @@ export type GrantedColumn = 'granted_project_id' | 'granted_service_account_id' 
 
 /** Rows per insert statement: 11 columns each keeps SQLite's bound-parameter count low. */
 const INSERT_BATCH = 50;
-
-export async function projectById(db: Executor, id: string) {
-  return db.selectFrom('projects').select(['id', 'organization_id', 'name']).where('id', '=', id).executeTakeFirst();
-}
-
-export async function serviceAccountById(db: Executor, id: string) {
-  return db.selectFrom('service_accounts').select(['id', 'organization_id']).where('id', '=', id).executeTakeFirst();
-}
-
-/** A secret outside the trash. */
-export async function liveSecretById(db: Executor, id: string) {
-  return db.selectFrom('secrets').select(['id', 'organization_id', 'project_id']).where('id', '=', id).where('deleted_date', 'is', null).executeTakeFirst();
-}
 
 /** Every policy granting the resource, with grantees of the given kinds. */
 export async function policiesOn(db: Executor, granted: GrantedColumn, grantedId: string, grantees: readonly GranteeColumn[]): Promise<PolicyRow[]> {
@@ -171,7 +159,5 @@ export async function setPolicyRights(db: Executor, ids: readonly string[], righ
 }
 
 export async function insertPolicies(db: Executor, rows: readonly Insertable<AccessPoliciesTable>[]): Promise<void> {
-  for (let i = 0; i < rows.length; i += INSERT_BATCH) {
-    await db.insertInto('access_policies').values(rows.slice(i, i + INSERT_BATCH)).execute();
-  }
+  for (const part of chunks(rows, INSERT_BATCH)) await db.insertInto('access_policies').values(part).execute();
 }

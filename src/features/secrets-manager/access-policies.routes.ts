@@ -5,7 +5,6 @@ import type { RouteDoc } from '../../http/route-docs.js';
 import { IdParams, list, ListOf } from '../../http/schemas.js';
 import {
   GrantedPoliciesResponse,
-  OrganizationIdParams,
   PeopleAccessPoliciesBody,
   PotentialGranteeResponse,
   ProjectPeopleResponse,
@@ -76,17 +75,17 @@ export const accessPolicyRoutes: FastifyPluginAsyncTypebox<{ policies: AccessPol
 
   app.get(
     '/organizations/:id/access-policies/people/potential-grantees',
-    { config, schema: { tags, ...docs.peopleGrantees, params: OrganizationIdParams, response: { 200: ListOf(PotentialGranteeResponse) } } },
+    { config, schema: { tags, ...docs.peopleGrantees, params: IdParams, response: { 200: ListOf(PotentialGranteeResponse) } } },
     async (request) => list(await policies.peoplePotentialGrantees(smPrincipal(request), request.params.id)),
   );
   app.get(
     '/organizations/:id/access-policies/service-accounts/potential-grantees',
-    { config, schema: { tags, ...docs.accountGrantees, params: OrganizationIdParams, response: { 200: ListOf(PotentialGranteeResponse) } } },
+    { config, schema: { tags, ...docs.accountGrantees, params: IdParams, response: { 200: ListOf(PotentialGranteeResponse) } } },
     async (request) => list(await policies.serviceAccountPotentialGrantees(smPrincipal(request), request.params.id)),
   );
   app.get(
     '/organizations/:id/access-policies/projects/potential-grantees',
-    { config, schema: { tags, ...docs.projectGrantees, params: OrganizationIdParams, response: { 200: ListOf(PotentialGranteeResponse) } } },
+    { config, schema: { tags, ...docs.projectGrantees, params: IdParams, response: { 200: ListOf(PotentialGranteeResponse) } } },
     async (request) => list(await policies.projectPotentialGrantees(smPrincipal(request), request.params.id)),
   );
 

@@ -119,5 +119,4 @@ export const PotentialGranteeResponse = Type.Object({
 });
 export type PotentialGrantee = Static<typeof PotentialGranteeResponse>;
 
-export const OrganizationIdParams = Type.Object({ id: Guid });
 export const SecretIdParams = Type.Object({ secretId: Guid });

@@ -10,14 +10,11 @@ import { applyChanges, checkRequests, diff, GRANTEES, granteeRequests, requireIn
 import {
   grantedProjectsOf,
   groupGrantees,
-  liveSecretById,
   memberGrantees,
   namedRowsOf,
   peoplePoliciesOn,
   policiesOn,
-  projectById,
   projectGrantsOf,
-  serviceAccountById,
   serviceAccountPoliciesOn,
   type GrantedColumn,
 } from './access-policies.repository.js';
@@ -28,6 +25,9 @@ import type {
   SecretAccessPoliciesRequests,
   ServiceAccountGrantedPoliciesBody,
 } from './access-policies.schemas.js';
+import { findProject } from './projects.repository.js';
+import { findSecret } from './secrets.repository.js';
+import { findServiceAccount } from './service-accounts.repository.js';
 import { actorOf, projectRights, secretRights, serviceAccountRights, type SmAccess, smAccessIn } from './sm-access.js';
 import { touchServiceAccounts } from './sm-revisions.js';
 
@@ -121,18 +121,14 @@ export interface AccessPolicyServiceDeps {
 
 /** Access policies of projects, machine accounts and secrets, and who can be granted what. */
 export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServiceDeps) {
-  async function accessIn(principal: Principal, organizationId: string): Promise<SmAccess> {
-    return smAccessIn(db, principal, organizationId);
-  }
-
   /**
    * The project and a caller who may write it (people only), or 404: checked before anything in
    * the body is, so a caller who may not see the project learns nothing from a 400.
    */
   async function writableProject(principal: Principal, rawId: string) {
-    const project = await projectById(db, normalizeGuid(rawId));
+    const project = await findProject(db, normalizeGuid(rawId));
     if (!project) throw new NotFound();
-    const access = await accessIn(principal, project.organization_id);
+    const access = await smAccessIn(db, principal, project.organization_id);
     const { userId } = requireUser(access);
     if (!projectRights(access, project.id).write) throw new NotFound();
     return { project, access, userId };
@@ -140,9 +136,9 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
 
   /** The machine account and a caller who may write it (people only), or 404, as above. */
   async function writableServiceAccount(principal: Principal, rawId: string) {
-    const serviceAccount = await serviceAccountById(db, normalizeGuid(rawId));
+    const serviceAccount = await findServiceAccount(db, normalizeGuid(rawId));
     if (!serviceAccount) throw new NotFound();
-    const access = await accessIn(principal, serviceAccount.organization_id);
+    const access = await smAccessIn(db, principal, serviceAccount.organization_id);
     const { userId } = requireUser(access);
     if (!serviceAccountRights(access, serviceAccount.id).write) throw new NotFound();
     return { serviceAccount, access, userId };
@@ -305,9 +301,9 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
     },
 
     async secretAccessPolicies(principal: Principal, secretId: string) {
-      const secret = await liveSecretById(db, normalizeGuid(secretId));
+      const secret = await findSecret(db, normalizeGuid(secretId));
       if (!secret) throw new NotFound();
-      const access = await accessIn(principal, secret.organization_id);
+      const access = await smAccessIn(db, principal, secret.organization_id);
       const { userId } = requireUser(access);
       if (!secretRights(access, secret).write) throw new NotFound();
       return {
@@ -319,7 +315,7 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
 
     /** Members with Secrets Manager access and the organization's groups, to people only. */
     async peoplePotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
-      const access = await accessIn(principal, normalizeGuid(organizationId));
+      const access = await smAccessIn(db, principal, normalizeGuid(organizationId));
       // A machine account manages no policies, so it may not enumerate the members and their emails.
       const { userId: currentUserId } = requireUser(access);
       const members = await memberGrantees(db, access.caller.organizationId);
@@ -348,7 +344,7 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
 
     /** The machine accounts the caller can write (and so grant access to). */
     async serviceAccountPotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
-      const access = await accessIn(principal, normalizeGuid(organizationId));
+      const access = await smAccessIn(db, principal, normalizeGuid(organizationId));
       const ids = access.caller.kind === 'admin' ? 'all' : [...access.grants.serviceAccounts].filter(([id]) => serviceAccountRights(access, id).write).map(([id]) => id);
       const rows = await namedRowsOf(db, 'service_accounts', access.caller.organizationId, ids);
       return rows.map((r) => ({ object: 'potentialGrantee' as const, id: r.id, name: r.name, type: 'serviceAccount' as const, email: null, currentUserInGroup: false, currentUser: false }));
@@ -356,7 +352,7 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
 
     /** The projects the caller can write. */
     async projectPotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
-      const access = await accessIn(principal, normalizeGuid(organizationId));
+      const access = await smAccessIn(db, principal, normalizeGuid(organizationId));
       const ids = access.caller.kind === 'admin' ? 'all' : [...access.grants.projects].filter(([, rights]) => rights.write).map(([id]) => id);
       const rows = await namedRowsOf(db, 'projects', access.caller.organizationId, ids);
       return rows.map((r) => ({ object: 'potentialGrantee' as const, id: r.id, name: r.name, type: 'project' as const, email: null, currentUserInGroup: false, currentUser: false }));

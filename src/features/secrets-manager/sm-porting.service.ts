@@ -1,9 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
+import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { normalizeGuid } from '../../http/schemas.js';
+import { projectsOfOrganization } from './projects.repository.js';
+import { listSecrets } from './secrets.repository.js';
 import { requireSmCaller } from './sm-access.js';
 import { MAX_IMPORT_PROJECTS, MAX_IMPORT_SECRETS, type ImportBody } from './sm-porting.schemas.js';
 
@@ -24,18 +27,11 @@ export function createSmPortingService({ db, clock }: { db: Db; clock: Clock }) 
     async exportData(principal: Principal, rawOrganizationId: string) {
       const organizationId = normalizeGuid(rawOrganizationId);
       await requireAdmin(principal, organizationId);
-      const projects = await db.selectFrom('projects').select(['id', 'name']).where('organization_id', '=', organizationId).orderBy('creation_date').orderBy('id').execute();
-      const secrets = await db
-        .selectFrom('secrets')
-        .select(['id', 'key', 'value', 'note', 'project_id'])
-        .where('organization_id', '=', organizationId)
-        .where('deleted_date', 'is', null)
-        .orderBy('creation_date')
-        .orderBy('id')
-        .execute();
+      const projects = await projectsOfOrganization(db, organizationId);
+      const secrets = await listSecrets(db, organizationId);
       return {
         object: 'SecretsManagerExportResponseModel' as const,
-        projects,
+        projects: projects.map((p) => ({ id: p.id, name: p.name })),
         secrets: secrets.map((s) => ({ id: s.id, key: s.key, value: s.value, note: s.note, projectIds: s.project_id ? [s.project_id] : [] })),
       };
     },
@@ -77,8 +73,8 @@ export function createSmPortingService({ db, clock }: { db: Db; clock: Clock }) 
         revision_date: now,
       }));
       await db.transaction().execute(async (tx) => {
-        for (let i = 0; i < projectRows.length; i += INSERT_BATCH) await tx.insertInto('projects').values(projectRows.slice(i, i + INSERT_BATCH)).execute();
-        for (let i = 0; i < secretRows.length; i += INSERT_BATCH) await tx.insertInto('secrets').values(secretRows.slice(i, i + INSERT_BATCH)).execute();
+        for (const part of chunks(projectRows, INSERT_BATCH)) await tx.insertInto('projects').values(part).execute();
+        for (const part of chunks(secretRows, INSERT_BATCH)) await tx.insertInto('secrets').values(part).execute();
       });
     },
   };

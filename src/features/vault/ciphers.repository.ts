@@ -1,4 +1,5 @@
 import type { Insertable, Selectable } from 'kysely';
+import { chunks } from '../../db/chunks.js';
 import type { CiphersTable, CipherUserSettingsTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
 
@@ -23,15 +24,6 @@ export interface ItemAccess {
   delete: boolean;
   restore: boolean;
   organizationUseTotp: boolean;
-}
-
-/** Rows per multi-row statement: keeps bound parameters well under both engines' limits. */
-const CHUNK = 500;
-
-function chunks<T>(items: readonly T[], size = CHUNK): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
 }
 
 export function viewOf(executor: Executor, userId: string) {
