@@ -13,7 +13,7 @@ export interface EventCursor {
 /** Every resource column of an event: an event is about an item when one of them names it. */
 export const ITEM_COLUMNS = ['cipher_id', 'collection_id', 'group_id', 'policy_id', 'organization_user_id', 'secret_id', 'project_id', 'service_account_id', 'granted_service_account_id'] as const;
 
-export type EventIdColumn = (typeof ITEM_COLUMNS)[number];
+type EventIdColumn = (typeof ITEM_COLUMNS)[number];
 
 /** The events naming `id` in one of `columns`. */
 export interface EventsAbout {
@@ -21,7 +21,7 @@ export interface EventsAbout {
   id: string;
 }
 
-export interface OrganizationEventFilter {
+interface OrganizationEventFilter {
   organizationId: string;
   /** Inclusive ISO bounds. */
   start: string;

@@ -4,7 +4,7 @@ import type { Executor } from './audit-log.js';
 import { ITEM_COLUMNS, organizationEvents, type EventCursor, type EventRow, type EventsAbout } from './events.repository.js';
 
 /** Events per page, as the official server pages them. */
-export const EVENT_PAGE_SIZE = 50;
+const EVENT_PAGE_SIZE = 50;
 const DAY_MS = 24 * 60 * 60 * 1000;
 const MAX_RANGE_DAYS = 367;
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,7})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;

@@ -1,6 +1,6 @@
-import type { Insertable, Selectable } from 'kysely';
+import { expressionBuilder, type Expression, type ExpressionWrapper, type Insertable, type Selectable, type SqlBool } from 'kysely';
 import { chunks } from '../../db/chunks.js';
-import type { AccessPoliciesTable } from '../../db/schema.js';
+import type { AccessPoliciesTable, DB } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
 
@@ -10,6 +10,20 @@ export type GrantedColumn = 'granted_project_id' | 'granted_service_account_id' 
 
 /** Rows per insert statement: 11 columns each keeps SQLite's bound-parameter count low. */
 const INSERT_BATCH = 50;
+
+/** Whether the current user is a member of the group `groupId` names; false when there is none. */
+function currentUserInGroup(groupId: Expression<string | null>, currentUserId: string | null): ExpressionWrapper<DB, never, SqlBool> {
+  const eb = expressionBuilder<DB, never>();
+  if (currentUserId === null) return eb.lit(false);
+  return eb.exists(
+    eb
+      .selectFrom('group_users as gu')
+      .innerJoin('organization_users as gou', 'gou.id', 'gu.organization_user_id')
+      .select('gu.group_id')
+      .where('gu.group_id', '=', groupId)
+      .where('gou.user_id', '=', currentUserId),
+  );
+}
 
 /** Every policy granting the resource, with grantees of the given kinds. */
 export async function policiesOn(db: Executor, granted: GrantedColumn, grantedId: string, grantees: readonly GranteeColumn[]): Promise<PolicyRow[]> {
@@ -46,16 +60,7 @@ export async function peoplePoliciesOn(db: Executor, granted: GrantedColumn, gra
       'u.name as user_name',
       'u.email as user_email',
       'g.name as group_name',
-      eb
-        .exists(
-          eb
-            .selectFrom('group_users as gu')
-            .innerJoin('organization_users as gou', 'gou.id', 'gu.organization_user_id')
-            .select('gu.group_id')
-            .whereRef('gu.group_id', '=', 'ap.group_id')
-            .where('gou.user_id', '=', currentUserId ?? ''),
-        )
-        .as('current_user_in_group'),
+      currentUserInGroup(eb.ref('ap.group_id'), currentUserId).as('current_user_in_group'),
     ])
     .where(`ap.${granted}`, '=', grantedId)
     .where((eb) => eb.or([eb('ap.organization_user_id', 'is not', null), eb('ap.group_id', 'is not', null)]))
@@ -123,16 +128,7 @@ export async function groupGrantees(db: Executor, organizationId: string, curren
     .select((eb) => [
       'g.id',
       'g.name',
-      eb
-        .exists(
-          eb
-            .selectFrom('group_users as gu')
-            .innerJoin('organization_users as gou', 'gou.id', 'gu.organization_user_id')
-            .select('gu.group_id')
-            .whereRef('gu.group_id', '=', 'g.id')
-            .where('gou.user_id', '=', currentUserId ?? ''),
-        )
-        .as('current_user_in_group'),
+      currentUserInGroup(eb.ref('g.id'), currentUserId).as('current_user_in_group'),
     ])
     .where('g.organization_id', '=', organizationId)
     .orderBy('g.creation_date')

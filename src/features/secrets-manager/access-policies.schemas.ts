@@ -26,7 +26,7 @@ export type PeopleAccessPoliciesBody = Static<typeof PeopleAccessPoliciesBody>;
 export const ProjectServiceAccountsBody = Type.Object({ serviceAccountAccessPolicyRequests: PolicyRequests });
 export type ProjectServiceAccountsBody = Static<typeof ProjectServiceAccountsBody>;
 
-export const GrantedPolicyRequest = Type.Object({ grantedId: Guid, read: Type.Boolean(), write: Type.Boolean() });
+const GrantedPolicyRequest = Type.Object({ grantedId: Guid, read: Type.Boolean(), write: Type.Boolean() });
 export const ServiceAccountGrantedPoliciesBody = Type.Object({ projectGrantedPolicyRequests: Type.Array(GrantedPolicyRequest, { maxItems: MAX_POLICY_REQUESTS }) });
 export type ServiceAccountGrantedPoliciesBody = Static<typeof ServiceAccountGrantedPoliciesBody>;
 
@@ -41,7 +41,7 @@ export const SecretAccessPoliciesRequests = Type.Object({
 });
 export type SecretAccessPoliciesRequests = Static<typeof SecretAccessPoliciesRequests>;
 
-export const UserAccessPolicyResponse = Type.Object({
+const UserAccessPolicyResponse = Type.Object({
   object: Type.Literal('userAccessPolicy'),
   read: Type.Boolean(),
   write: Type.Boolean(),
@@ -50,7 +50,7 @@ export const UserAccessPolicyResponse = Type.Object({
   currentUser: Type.Boolean(),
 });
 
-export const GroupAccessPolicyResponse = Type.Object({
+const GroupAccessPolicyResponse = Type.Object({
   object: Type.Literal('groupAccessPolicy'),
   read: Type.Boolean(),
   write: Type.Boolean(),
@@ -59,7 +59,7 @@ export const GroupAccessPolicyResponse = Type.Object({
   currentUserInGroup: Type.Boolean(),
 });
 
-export const ServiceAccountAccessPolicyResponse = Type.Object({
+const ServiceAccountAccessPolicyResponse = Type.Object({
   object: Type.Literal('serviceAccountProjectAccessPolicy'),
   read: Type.Boolean(),
   write: Type.Boolean(),
@@ -67,17 +67,16 @@ export const ServiceAccountAccessPolicyResponse = Type.Object({
   serviceAccountName: Nullable(Type.String()),
 });
 
-export const ProjectPeopleResponse = Type.Object({
-  object: Type.Literal('projectPeopleAccessPolicies'),
-  userAccessPolicies: Type.Array(UserAccessPolicyResponse),
-  groupAccessPolicies: Type.Array(GroupAccessPolicyResponse),
-});
+/** The member and group policies on a resource, under the web app's name for that resource's list. */
+const PeopleResponse = <O extends string>(object: O) =>
+  Type.Object({
+    object: Type.Literal(object),
+    userAccessPolicies: Type.Array(UserAccessPolicyResponse),
+    groupAccessPolicies: Type.Array(GroupAccessPolicyResponse),
+  });
 
-export const ServiceAccountPeopleResponse = Type.Object({
-  object: Type.Literal('serviceAccountAccessPolicies'),
-  userAccessPolicies: Type.Array(UserAccessPolicyResponse),
-  groupAccessPolicies: Type.Array(GroupAccessPolicyResponse),
-});
+export const ProjectPeopleResponse = PeopleResponse('projectPeopleAccessPolicies');
+export const ServiceAccountPeopleResponse = PeopleResponse('serviceAccountAccessPolicies');
 
 export const ProjectServiceAccountsResponse = Type.Object({
   object: Type.Literal('ProjectServiceAccountsAccessPolicies'),
@@ -91,7 +90,7 @@ export const SecretAccessPoliciesResponse = Type.Object({
   serviceAccountAccessPolicies: Type.Array(ServiceAccountAccessPolicyResponse),
 });
 
-export const GrantedProjectPolicyDetails = Type.Object({
+const GrantedProjectPolicyDetails = Type.Object({
   object: Type.Literal('grantedProjectAccessPolicyPermissionDetails'),
   accessPolicy: Type.Object({
     object: Type.Literal('grantedProjectAccessPolicy'),

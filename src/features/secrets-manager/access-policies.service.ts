@@ -6,14 +6,13 @@ import type { ClientContext } from '../../http/request-context.js';
 import { normalizeGuid } from '../../http/schemas.js';
 import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { applyChanges, checkRequests, diff, GRANTEES, granteeRequests, requireInOrganization, requireUser, serviceAccountsIn, wantedPeople } from './access-policy-changes.js';
+import { applyChanges, checkRequests, diff, type GranteeList, replaceGrants, requireInOrganization, requireUser, serviceAccountsIn } from './access-policy-changes.js';
 import {
   grantedProjectsOf,
   groupGrantees,
   memberGrantees,
   namedRowsOf,
   peoplePoliciesOn,
-  policiesOn,
   projectGrantsOf,
   serviceAccountPoliciesOn,
   type GrantedColumn,
@@ -79,41 +78,28 @@ export async function saveSecretAccessPolicies(
   now: string,
 ): Promise<void> {
   requireUser(access);
-  const users = granteeRequests(requests.userAccessPolicyRequests);
-  const groups = granteeRequests(requests.groupAccessPolicyRequests);
-  const accounts = granteeRequests(requests.serviceAccountAccessPolicyRequests);
-  checkRequests('accessPoliciesRequests.userAccessPolicyRequests', users, 'read');
-  checkRequests('accessPoliciesRequests.groupAccessPolicyRequests', groups, 'read');
-  checkRequests('accessPoliciesRequests.serviceAccountAccessPolicyRequests', accounts, 'read');
-  await requireInOrganization(
+  const changes = await replaceGrants(
     tx,
-    'organization_users',
-    secret.organizationId,
-    users.map((u) => u.id),
+    { organizationId: secret.organizationId, granted: 'granted_secret_id', grantedId: secret.id },
+    [
+      { field: 'accessPoliciesRequests.userAccessPolicyRequests', grantee: 'organization_user_id', requests: requests.userAccessPolicyRequests },
+      { field: 'accessPoliciesRequests.groupAccessPolicyRequests', grantee: 'group_id', requests: requests.groupAccessPolicyRequests },
+      { field: 'accessPoliciesRequests.serviceAccountAccessPolicyRequests', grantee: 'service_account_id', requests: requests.serviceAccountAccessPolicyRequests },
+    ],
+    { rule: 'read', now, mayGrant: (w) => w.grantee !== 'service_account_id' || serviceAccountRights(access, w.granteeId).write },
   );
-  await requireInOrganization(
-    tx,
-    'groups',
-    secret.organizationId,
-    groups.map((g) => g.id),
-  );
-  await requireInOrganization(
-    tx,
-    'service_accounts',
-    secret.organizationId,
-    accounts.map((a) => a.id),
-  );
-  const wanted = [
-    ...wantedPeople(users, groups, 'granted_secret_id', secret.id),
-    ...accounts.map((a) => ({ grantee: 'service_account_id' as const, granteeId: a.id, granted: 'granted_secret_id' as const, grantedId: secret.id, read: a.read, write: a.write })),
-  ];
-  const changes = diff(await policiesOn(tx, 'granted_secret_id', secret.id, GRANTEES), wanted);
-  if (changes.added.some((w) => w.grantee === 'service_account_id' && !serviceAccountRights(access, w.granteeId).write)) throw new NotFound();
-  await applyChanges(tx, changes, now);
   await touchServiceAccounts(tx, serviceAccountsIn(changes), now);
 }
 
-export interface AccessPolicyServiceDeps {
+/** The member and group lists of a people-policy request. */
+function peopleLists(body: PeopleAccessPoliciesBody): GranteeList[] {
+  return [
+    { field: 'userAccessPolicyRequests', grantee: 'organization_user_id', requests: body.userAccessPolicyRequests },
+    { field: 'groupAccessPolicyRequests', grantee: 'group_id', requests: body.groupAccessPolicyRequests },
+  ];
+}
+
+interface AccessPolicyServiceDeps {
   db: Db;
   clock: Clock;
   audit: AuditLog;
@@ -165,27 +151,8 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
 
     async replaceProjectPeople(principal: Principal, projectId: string, body: PeopleAccessPoliciesBody) {
       const { project, userId } = await writableProject(principal, projectId);
-      const users = granteeRequests(body.userAccessPolicyRequests);
-      const groups = granteeRequests(body.groupAccessPolicyRequests);
-      checkRequests('userAccessPolicyRequests', users, 'read');
-      checkRequests('groupAccessPolicyRequests', groups, 'read');
       const now = clock.now().toISOString();
-      await db.transaction().execute(async (tx) => {
-        await requireInOrganization(
-          tx,
-          'organization_users',
-          project.organization_id,
-          users.map((u) => u.id),
-        );
-        await requireInOrganization(
-          tx,
-          'groups',
-          project.organization_id,
-          groups.map((g) => g.id),
-        );
-        const current = await policiesOn(tx, 'granted_project_id', project.id, ['organization_user_id', 'group_id']);
-        await applyChanges(tx, diff(current, wantedPeople(users, groups, 'granted_project_id', project.id)), now);
-      });
+      await db.transaction().execute((tx) => replaceGrants(tx, { organizationId: project.organization_id, granted: 'granted_project_id', grantedId: project.id }, peopleLists(body), { rule: 'read', now }));
       return { object: 'projectPeopleAccessPolicies' as const, ...(await peopleOn(db, 'granted_project_id', project.id, userId)) };
     },
 
@@ -196,22 +163,15 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
 
     async replaceProjectServiceAccounts(principal: Principal, projectId: string, body: ProjectServiceAccountsBody) {
       const { project, access } = await writableProject(principal, projectId);
-      const accounts = granteeRequests(body.serviceAccountAccessPolicyRequests);
-      checkRequests('serviceAccountAccessPolicyRequests', accounts, 'read');
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
-        await requireInOrganization(
+        const changes = await replaceGrants(
           tx,
-          'service_accounts',
-          project.organization_id,
-          accounts.map((a) => a.id),
+          { organizationId: project.organization_id, granted: 'granted_project_id', grantedId: project.id },
+          [{ field: 'serviceAccountAccessPolicyRequests', grantee: 'service_account_id', requests: body.serviceAccountAccessPolicyRequests }],
+          // Granting needs write on the machine account; any write on the project may change or remove a grant.
+          { rule: 'read', now, mayGrant: (w) => serviceAccountRights(access, w.granteeId).write },
         );
-        const current = await policiesOn(tx, 'granted_project_id', project.id, ['service_account_id']);
-        const wanted = accounts.map((a) => ({ grantee: 'service_account_id' as const, granteeId: a.id, granted: 'granted_project_id' as const, grantedId: project.id, read: a.read, write: a.write }));
-        const changes = diff(current, wanted);
-        // Granting needs write on the machine account; any write on the project may change or remove a grant.
-        if (changes.added.some((w) => !serviceAccountRights(access, w.granteeId).write)) throw new NotFound();
-        await applyChanges(tx, changes, now);
         await touchServiceAccounts(tx, serviceAccountsIn(changes), now);
       });
       return { object: 'ProjectServiceAccountsAccessPolicies' as const, serviceAccountAccessPolicies: await serviceAccountsOn(db, 'granted_project_id', project.id) };
@@ -224,28 +184,10 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
 
     async replaceServiceAccountPeople(principal: Principal, client: ClientContext, serviceAccountId: string, body: PeopleAccessPoliciesBody) {
       const { serviceAccount, access, userId } = await writableServiceAccount(principal, serviceAccountId);
-      const users = granteeRequests(body.userAccessPolicyRequests);
-      const groups = granteeRequests(body.groupAccessPolicyRequests);
-      checkRequests('userAccessPolicyRequests', users, 'readWrite');
-      checkRequests('groupAccessPolicyRequests', groups, 'readWrite');
       const now = clock.now().toISOString();
+      const organizationId = serviceAccount.organization_id;
       await db.transaction().execute(async (tx) => {
-        const organizationId = serviceAccount.organization_id;
-        await requireInOrganization(
-          tx,
-          'organization_users',
-          organizationId,
-          users.map((u) => u.id),
-        );
-        await requireInOrganization(
-          tx,
-          'groups',
-          organizationId,
-          groups.map((g) => g.id),
-        );
-        const current = await policiesOn(tx, 'granted_service_account_id', serviceAccount.id, ['organization_user_id', 'group_id']);
-        const changes = diff(current, wantedPeople(users, groups, 'granted_service_account_id', serviceAccount.id));
-        await applyChanges(tx, changes, now);
+        const changes = await replaceGrants(tx, { organizationId, granted: 'granted_service_account_id', grantedId: serviceAccount.id }, peopleLists(body), { rule: 'readWrite', now });
         const actor = actorOf(access.caller);
         const about = { organizationId, grantedServiceAccountId: serviceAccount.id, actingUserId: actor.actingUserId, serviceAccountId: actor.serviceAccountId };
         const events: AuditEvent[] = [
@@ -292,10 +234,11 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
         }));
         const changes = diff(await projectGrantsOf(tx, serviceAccount.id), wanted);
         // Every project whose grant is created, changed or removed needs the caller's write.
-        const touched = [...changes.added.map((w) => w.grantedId), ...[...changes.removed, ...changes.changed].map((r) => r.granted_project_id ?? '')];
-        if (touched.some((projectId) => !projectRights(access, projectId).write)) throw new NotFound();
+        const touched = [...changes.added.map((w) => w.grantedId), ...changes.changed.map((c) => c.want.grantedId), ...changes.removed.map((r) => r.granted_project_id)];
+        if (touched.some((projectId) => projectId === null || !projectRights(access, projectId).write)) throw new NotFound();
         await applyChanges(tx, changes, now);
-        await touchServiceAccounts(tx, [serviceAccount.id], now);
+        // Its revision moves only when its grants do.
+        if (touched.length > 0) await touchServiceAccounts(tx, [serviceAccount.id], now);
       });
       return grantedPolicies(access, serviceAccount.id);
     },

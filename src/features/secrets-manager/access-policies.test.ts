@@ -286,6 +286,18 @@ describe('machine-account granted projects', () => {
     expect((asOwner.body.grantedProjectPolicies as { hasPermission: boolean }[]).every((p) => p.hasPermission)).toBe(true);
   });
 
+  it('moves the machine account’s revision date only when its grants change', async () => {
+    const sa = await seedMachineAccount(server, org, at);
+    await seedPolicy(server, { machineAccount: sa }, { project }, READ, at);
+    const revision = async () => (await server.database.db.selectFrom('service_accounts').select('revision_date').where('id', '=', sa).executeTakeFirstOrThrow()).revision_date;
+    const same = await put(`/service-accounts/${sa}/granted-policies`, owner.token, { projectGrantedPolicyRequests: [{ grantedId: project, read: true, write: false }] });
+    expect(same.status, same.text).toBe(200);
+    expect(await revision()).toBe(T0);
+    const more = await put(`/service-accounts/${sa}/granted-policies`, owner.token, { projectGrantedPolicyRequests: [{ grantedId: project, read: true, write: true }] });
+    expect(more.status, more.text).toBe(200);
+    expect((await revision()) > T0).toBe(true);
+  });
+
   it('refuses to change or remove the grant of a project the caller cannot write', async () => {
     const sa = await seedMachineAccount(server, org, at);
     await seedPolicy(server, { member: writer.memberId }, { machineAccount: sa }, READ_WRITE, at);

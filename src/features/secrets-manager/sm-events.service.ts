@@ -19,7 +19,7 @@ const ITEMS = {
   serviceAccount: { find: findServiceAccount, columns: ['service_account_id', 'granted_service_account_id'] },
 } as const satisfies Record<string, { find: (db: Db, id: string) => Promise<{ organization_id: string } | undefined>; columns: EventsAbout['columns'] }>;
 
-export type EventItem = keyof typeof ITEMS;
+type EventItem = keyof typeof ITEMS;
 
 /**
  * The per-secret, per-project and per-machine-account event routes. The three under
