@@ -53,8 +53,11 @@ function safeEqual(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-/** Handles a `client_credentials` client id prefix other than `user.` (organizations, service accounts). */
-export type ClientCredentialsGrant = (form: TokenForm, client: ClientContext) => Promise<Record<string, unknown>>;
+/** A `client_credentials` grant for the client ids it accepts (personal and organization API keys, machine accounts). */
+export interface ClientCredentialsGrant {
+  accepts(clientId: string): boolean;
+  grant(form: TokenForm, client: ClientContext): Promise<Record<string, unknown>>;
+}
 
 export function createIdentityService(deps: {
   db: Db;
@@ -63,12 +66,7 @@ export function createIdentityService(deps: {
   audit: AuditLog;
   tokens: TokenService;
   throttle: LoginThrottle;
-  clientCredentialGrants?: Record<string, ClientCredentialsGrant>;
-  /**
-   * A `client_id` without a dot that is not a first-party client: the bare access-token id the
-   * Secrets Manager SDK sends, as the official server routes it.
-   */
-  bareClientIdGrant?: ClientCredentialsGrant;
+  clientCredentialGrants?: readonly ClientCredentialsGrant[];
 }) {
   const { db, clock } = deps;
 
@@ -200,7 +198,8 @@ export function createIdentityService(deps: {
   }
 
   /** `bw login --apikey`: client id `user.<id>`, the personal API key as secret. */
-  async function userApiKeyGrant(form: TokenForm, clientId: string, client: ClientContext): Promise<Record<string, unknown>> {
+  async function userApiKeyGrant(form: TokenForm, client: ClientContext): Promise<Record<string, unknown>> {
+    const clientId = required(form, 'client_id');
     const scopes = (form.scope ?? '').split(' ').filter(Boolean);
     if (scopes.length !== 1 || scopes[0] !== 'api') throw new OAuthError('invalid_scope', 'The user API key grants the api scope only.');
     const userId = clientId.slice('user.'.length).toLowerCase();
@@ -218,6 +217,11 @@ export function createIdentityService(deps: {
     return userTokenResponse(user, tokens, 'api');
   }
 
+  const clientCredentialGrants: readonly ClientCredentialsGrant[] = [
+    { accepts: (clientId) => clientId.startsWith('user.'), grant: userApiKeyGrant },
+    ...(deps.clientCredentialGrants ?? []),
+  ];
+
   return {
     async token(body: unknown, client: ClientContext): Promise<Record<string, unknown>> {
       const form = normalizeForm(body);
@@ -229,11 +233,9 @@ export function createIdentityService(deps: {
           return refreshGrant(form);
         case 'client_credentials': {
           const clientId = required(form, 'client_id');
-          if (clientId.startsWith('user.')) return userApiKeyGrant(form, clientId, client);
-          const bare = !clientId.includes('.') && !STATIC_CLIENTS.has(clientId);
-          const grant = bare ? deps.bareClientIdGrant : Object.entries(deps.clientCredentialGrants ?? {}).find(([prefix]) => clientId.startsWith(prefix))?.[1];
-          if (!grant) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
-          return grant(form, client);
+          const handler = clientCredentialGrants.find((candidate) => candidate.accepts(clientId));
+          if (!handler) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
+          return handler.grant(form, client);
         }
         default:
           throw new OAuthError('unsupported_grant_type', `The grant type "${grantType}" is not supported.`);

@@ -28,21 +28,31 @@ async function apiKeyOf(db: Db, organizationId: string): Promise<string | null> 
 
 const INVALID_CLIENT = new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
 
+const CLIENT_ID_PREFIX = 'organization.';
+
+/** The organization id a `client_id` of the form `organization.<id>` names, or null. */
+function organizationIdOf(clientId: string): string | null {
+  if (!clientId.startsWith(CLIENT_ID_PREFIX)) return null;
+  const id = clientId.slice(CLIENT_ID_PREFIX.length).toLowerCase();
+  return /^[0-9a-f-]{36}$/.test(id) ? id : null;
+}
+
 /** `client_credentials` with `organization.<id>` and the organization API key, scope api.organization. */
 export function organizationApiKeyGrant(deps: { db: Db; keys: SigningKeys; lifetimeSeconds: number }): ClientCredentialsGrant {
-  return async (form) => {
+  const grant: ClientCredentialsGrant['grant'] = async (form) => {
     const clientId = form.client_id ?? '';
-    const organizationId = clientId.slice('organization.'.length).toLowerCase();
+    const organizationId = organizationIdOf(clientId);
     if ((form.scope ?? '') !== 'api.organization') throw new OAuthError('invalid_scope', 'The organization API key grants the api.organization scope only.');
     const secret = form.client_secret ?? '';
-    const apiKey = /^[0-9a-f-]{36}$/.test(organizationId) ? await apiKeyOf(deps.db, organizationId) : null;
-    if (!apiKey || secret.length !== apiKey.length || !timingSafeEqual(Buffer.from(secret), Buffer.from(apiKey))) throw INVALID_CLIENT;
+    const apiKey = organizationId ? await apiKeyOf(deps.db, organizationId) : null;
+    if (!organizationId || !apiKey || secret.length !== apiKey.length || !timingSafeEqual(Buffer.from(secret), Buffer.from(apiKey))) throw INVALID_CLIENT;
     const accessToken = await deps.keys.sign(
       { sub: organizationId, client_id: clientId, scope: ['api.organization'], type: 'Organization', akstamp: keyStamp(apiKey) },
       { typ: ACCESS_TOKEN_TYP, expiresInSeconds: deps.lifetimeSeconds },
     );
     return { access_token: accessToken, expires_in: deps.lifetimeSeconds, token_type: 'Bearer', scope: 'api.organization' };
   };
+  return { accepts: (clientId) => organizationIdOf(clientId) !== null, grant };
 }
 
 export function organizationPrincipalResolver(db: Db): PrincipalResolver {

@@ -75,7 +75,15 @@ describe('machine account login', () => {
   it('refuses a wrong secret, an unknown id and an id that is not a guid with invalid_client', async () => {
     const token = await createAccessToken(server, owner.token, machineId, orgKey);
     const form = machineLoginForm(token.accessToken);
-    const cases: Record<string, string>[] = [{ client_secret: `${form.client_secret}x` }, { client_secret: '' }, { client_id: randomUUID() }, { client_id: 'not-a-guid' }, { client_id: 'apikey.zzz' }];
+    const cases: Record<string, string>[] = [
+      { client_secret: `${form.client_secret}x` },
+      { client_secret: '' },
+      { client_id: randomUUID() },
+      { client_id: 'not-a-guid' },
+      { client_id: 'foo' },
+      { client_id: 'apikey.zzz' },
+      { client_id: 'web' },
+    ];
     for (const bad of cases) {
       const res = await login({ ...form, ...bad });
       expect(res.status, JSON.stringify(bad)).toBe(400);
@@ -150,6 +158,11 @@ describe('without the Secrets Manager edition', () => {
       expect(res.body.error).toBe('invalid_scope');
       expect(String(res.body.error_description)).toMatch(/Secrets Manager/);
       expect((await off.request('GET', `/api/projects/${randomUUID()}`)).status).toBe(404);
+      // A client id that is no access token's is a wrong client, not a refused edition.
+      for (const clientId of ['foo', 'apikey.foo', 'organization.foo']) {
+        const unknown = await off.request('POST', '/identity/connect/token', { form: { grant_type: 'client_credentials', scope: 'api.secrets', client_id: clientId, client_secret: 'x' } });
+        expect(unknown.body.error, clientId).toBe('invalid_client');
+      }
     } finally {
       await off.close();
     }

@@ -19,7 +19,7 @@ export const SERVICE_ACCOUNT_CLAIM_TYPE = 'ServiceAccount';
 export const MACHINE_TOKEN_LIFETIME_SECONDS = 3600;
 
 /** The `client_id` form the official server also accepts besides the bare token id. */
-export const API_KEY_PREFIX = 'apikey.';
+const API_KEY_PREFIX = 'apikey.';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
@@ -69,7 +69,7 @@ function tokenIdOf(clientId: string): string | null {
  * being told its credentials are wrong.
  */
 export function secretsManagerGrant(deps: { db: Db; clock: Clock; keys: SigningKeys; enabled: boolean }): ClientCredentialsGrant {
-  return async (form) => {
+  const grant: ClientCredentialsGrant['grant'] = async (form) => {
     const scope = form.scope ?? SECRETS_SCOPE;
     if (!deps.enabled) throw new OAuthError('invalid_scope', 'Secrets Manager is not offered by this server, so the api.secrets scope cannot be granted.');
     if (scope !== SECRETS_SCOPE) throw new OAuthError('invalid_scope', 'A machine account access token grants the api.secrets scope only.');
@@ -91,6 +91,7 @@ export function secretsManagerGrant(deps: { db: Db; clock: Clock; keys: SigningK
       encrypted_payload: row.encrypted_payload,
     };
   };
+  return { accepts: (clientId) => tokenIdOf(clientId) !== null, grant };
 }
 
 /**
