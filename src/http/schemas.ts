@@ -13,10 +13,9 @@ export function Nullable<T extends TSchema>(schema: T) {
  */
 export const Email = Type.String({ minLength: 3, maxLength: 256, pattern: '^[^\\s@\\x00-\\x1f\\x7f]+@[^\\s@\\x00-\\x1f\\x7f]+$' });
 
-export const Guid = Type.String({
-  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
-  description: 'GUID',
-});
+export const GUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+export const Guid = Type.String({ pattern: GUID_PATTERN, description: 'GUID' });
 
 export const IdParams = Type.Object({ id: Guid });
 

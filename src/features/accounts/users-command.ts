@@ -7,6 +7,7 @@ import type { Config } from '../../config/config.js';
 import { engineOf, type Database } from '../../db/database.js';
 import { DATABASE_CONNECT_TIMEOUT_MS, DatabaseNotReady, openReadyDatabase } from '../../db/open.js';
 import { BadRequest, HttpError, NotFound } from '../../http/errors.js';
+import { isGuid } from '../../http/ids.js';
 import { Email } from '../../http/schemas.js';
 import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } from '../../shared/terminal-input.js';
 import { createFeatures, type Features } from '../../wiring.js';
@@ -89,7 +90,6 @@ const usage = (message: string) => new CommandFailure(`${message} See "strongroo
 
 /** The official clients' minimum master password length. */
 const MIN_PASSWORD_LENGTH = 12;
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INVITATION_DAYS = 5;
 
 type Values = Record<string, string | boolean | undefined>;
@@ -254,7 +254,7 @@ function targetOption(values: Values): Target {
   const id = text(values, 'id');
   if ((email === undefined) === (id === undefined)) throw usage('Name the user with either --email or --id.');
   if (id === undefined) return { email: emailOption(values) };
-  if (!GUID.test(id)) throw new CommandFailure(`--id: expected a GUID, got "${id}".`, ExitCode.Usage);
+  if (!isGuid(id)) throw new CommandFailure(`--id: expected a GUID, got "${id}".`, ExitCode.Usage);
   return { id: id.toLowerCase() };
 }
 

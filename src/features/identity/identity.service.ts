@@ -1,8 +1,10 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { OAuthError } from '../../http/error-handler.js';
+import { isGuid } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
+import { safeEqual } from '../../shared/constant-time.js';
 import {
   findDevice,
   findUserByEmail,
@@ -45,12 +47,6 @@ function required(form: TokenForm, name: string): string {
   const value = form[name.toLowerCase()];
   if (!value) throw new OAuthError('invalid_request', `${name} is required.`);
   return value;
-}
-
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
 }
 
 /** A `client_credentials` grant for the client ids it accepts (personal and organization API keys, machine accounts). */
@@ -204,7 +200,7 @@ export function createIdentityService(deps: {
     if (scopes.length !== 1 || scopes[0] !== 'api') throw new OAuthError('invalid_scope', 'The user API key grants the api scope only.');
     const userId = clientId.slice('user.'.length).toLowerCase();
     const secret = required(form, 'client_secret');
-    const user = /^[0-9a-f-]{36}$/.test(userId) ? await findUserById(db, userId) : undefined;
+    const user = isGuid(userId) ? await findUserById(db, userId) : undefined;
     if (!user || !safeEqual(secret, user.api_key)) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
     if (user.disabled) {
       await deps.audit.record(db, client, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });

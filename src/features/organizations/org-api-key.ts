@@ -1,8 +1,10 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { OAuthError } from '../../http/error-handler.js';
+import { isGuid } from '../../http/ids.js';
+import { safeEqual } from '../../shared/constant-time.js';
 import type { ClientCredentialsGrant } from '../identity/identity.service.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
 import { ACCESS_TOKEN_TYP, type PrincipalResolver } from '../identity/tokens.js';
@@ -34,7 +36,7 @@ const CLIENT_ID_PREFIX = 'organization.';
 function organizationIdOf(clientId: string): string | null {
   if (!clientId.startsWith(CLIENT_ID_PREFIX)) return null;
   const id = clientId.slice(CLIENT_ID_PREFIX.length).toLowerCase();
-  return /^[0-9a-f-]{36}$/.test(id) ? id : null;
+  return isGuid(id) ? id : null;
 }
 
 /** `client_credentials` with `organization.<id>` and the organization API key, scope api.organization. */
@@ -45,7 +47,7 @@ export function organizationApiKeyGrant(deps: { db: Db; keys: SigningKeys; lifet
     if ((form.scope ?? '') !== 'api.organization') throw new OAuthError('invalid_scope', 'The organization API key grants the api.organization scope only.');
     const secret = form.client_secret ?? '';
     const apiKey = organizationId ? await apiKeyOf(deps.db, organizationId) : null;
-    if (!organizationId || !apiKey || secret.length !== apiKey.length || !timingSafeEqual(Buffer.from(secret), Buffer.from(apiKey))) throw INVALID_CLIENT;
+    if (!organizationId || !apiKey || !safeEqual(secret, apiKey)) throw INVALID_CLIENT;
     const accessToken = await deps.keys.sign(
       { sub: organizationId, client_id: clientId, scope: ['api.organization'], type: 'Organization', akstamp: keyStamp(apiKey) },
       { typ: ACCESS_TOKEN_TYP, expiresInSeconds: deps.lifetimeSeconds },

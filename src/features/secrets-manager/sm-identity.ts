@@ -1,9 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { OAuthError } from '../../http/error-handler.js';
+import { isGuid } from '../../http/ids.js';
+import { safeEqual } from '../../shared/constant-time.js';
 import type { Executor } from '../events/audit-log.js';
 import type { ClientCredentialsGrant } from '../identity/identity.service.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
@@ -20,8 +22,6 @@ export const MACHINE_TOKEN_LIFETIME_SECONDS = 3600;
 
 /** The `client_id` form the official server also accepts besides the bare token id. */
 const API_KEY_PREFIX = 'apikey.';
-
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** How a client secret is kept: base64(SHA-256(UTF-8 secret)), as the official server hashes it. */
 export function hashClientSecret(secret: string): string {
@@ -60,7 +60,7 @@ const INVALID_CLIENT = new OAuthError('invalid_client', 'invalid_client', 'clien
 /** The token id a `client_id` names: the bare id the SDK sends, or `apikey.<id>`. */
 function tokenIdOf(clientId: string): string | null {
   const id = (clientId.startsWith(API_KEY_PREFIX) ? clientId.slice(API_KEY_PREFIX.length) : clientId).toLowerCase();
-  return GUID.test(id) ? id : null;
+  return isGuid(id) ? id : null;
 }
 
 /**
@@ -74,11 +74,9 @@ export function secretsManagerGrant(deps: { db: Db; clock: Clock; keys: SigningK
     if (!deps.enabled) throw new OAuthError('invalid_scope', 'Secrets Manager is not offered by this server, so the api.secrets scope cannot be granted.');
     if (scope !== SECRETS_SCOPE) throw new OAuthError('invalid_scope', 'A machine account access token grants the api.secrets scope only.');
     const tokenId = tokenIdOf(form.client_id ?? '');
-    const presented = Buffer.from(hashClientSecret(form.client_secret ?? ''));
     const row = tokenId ? await standingAccessToken(deps.db, tokenId, deps.clock.now().toISOString()) : null;
-    const stored = Buffer.from(row?.client_secret_hash ?? '');
-    // Both sides are base64 of 32 bytes when the token exists; the length test only fails for a missing one.
-    if (!row || stored.length !== presented.length || !timingSafeEqual(stored, presented)) throw INVALID_CLIENT;
+    // Both sides are base64 of 32 bytes when the token exists; the lengths only differ for a missing one.
+    if (!row || !safeEqual(row.client_secret_hash, hashClientSecret(form.client_secret ?? ''))) throw INVALID_CLIENT;
     const accessToken = await deps.keys.sign(
       { sub: row.service_account_id, type: SERVICE_ACCOUNT_CLAIM_TYPE, organization: row.organization_id, client_id: row.id, scope: [SECRETS_SCOPE] },
       { typ: ACCESS_TOKEN_TYP, expiresInSeconds: MACHINE_TOKEN_LIFETIME_SECONDS },
@@ -102,7 +100,7 @@ export function secretsManagerGrant(deps: { db: Db; clock: Clock; keys: SigningK
 export function serviceAccountPrincipalResolver(db: Db, clock: Clock): PrincipalResolver {
   return async (payload: JWTPayload): Promise<Principal | null> => {
     const tokenId = typeof payload.client_id === 'string' ? payload.client_id : '';
-    if (!GUID.test(tokenId)) return null;
+    if (!isGuid(tokenId)) return null;
     const row = await standingAccessToken(db, tokenId, clock.now().toISOString());
     if (!row || row.service_account_id !== payload.sub || row.organization_id !== payload.organization) return null;
     return {
