@@ -5,6 +5,7 @@ import { decryptText, smAccessTokenKey, type SymmetricKey } from '../../../test/
 import { testClock } from '../../../test/support/clock.js';
 import { createAccessToken, createMachineAccount, machineLogin, machineLoginForm, READ, seedPolicy, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { standingAccessToken } from './sm-identity.js';
 
 let server: TestServer;
 const clock = testClock();
@@ -146,6 +147,16 @@ describe('refusing tokens that no longer stand, at login and at once on API rout
       await server.database.db.updateTable('organizations').set({ enabled: true, use_secrets_manager: true }).where('id', '=', orgId).execute();
       expect((await readProject(bearer)).status).toBe(200);
     }
+  });
+});
+
+describe('the per-request token check', () => {
+  it('reads neither the secret hash nor the encrypted payload, which only a login needs', async () => {
+    const token = await createAccessToken(server, owner.token, machineId, orgKey);
+    const row = await standingAccessToken(server.database.db, token.id, clock.now().toISOString());
+    expect(row).not.toBeNull();
+    expect(Object.keys(row ?? {})).not.toContain('client_secret_hash');
+    expect(Object.keys(row ?? {})).not.toContain('encrypted_payload');
   });
 });
 

@@ -28,31 +28,43 @@ export function hashClientSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('base64');
 }
 
-/**
- * An access token that may be used now: it exists, has not expired, and its machine account's
- * organization is enabled and has Secrets Manager. One query, made at login and on every request.
- */
-export async function standingAccessToken(db: Executor, tokenId: string, now: string) {
-  const row = await db
+/** An access token with its machine account and organization, for deciding whether it may be used now. */
+function accessTokenQuery(db: Executor, tokenId: string) {
+  return db
     .selectFrom('access_tokens')
     .innerJoin('service_accounts', 'service_accounts.id', 'access_tokens.service_account_id')
     .innerJoin('organizations', 'organizations.id', 'service_accounts.organization_id')
     .select([
       'access_tokens.id',
-      'access_tokens.client_secret_hash',
-      'access_tokens.encrypted_payload',
       'access_tokens.expire_at',
       'service_accounts.id as service_account_id',
       'service_accounts.organization_id',
       'organizations.enabled',
       'organizations.use_secrets_manager',
     ])
-    .where('access_tokens.id', '=', tokenId)
-    .executeTakeFirst();
-  if (!row || !row.enabled || !row.use_secrets_manager) return null;
+    .where('access_tokens.id', '=', tokenId);
+}
+
+/**
+ * Whether a token may be used now: it has not expired, and its machine account's organization is
+ * enabled and has Secrets Manager.
+ */
+function stands(row: { expire_at: string | null; enabled: boolean | number; use_secrets_manager: boolean | number }, now: string): boolean {
+  if (!row.enabled || !row.use_secrets_manager) return false;
   // Compared as instants: PostgreSQL and SQLite may render the stored timestamp differently.
-  if (row.expire_at !== null && new Date(row.expire_at).getTime() <= new Date(now).getTime()) return null;
-  return row;
+  return row.expire_at === null || new Date(row.expire_at).getTime() > new Date(now).getTime();
+}
+
+/** An access token that may be used now, or null. One query, made on every machine-account request. */
+export async function standingAccessToken(db: Executor, tokenId: string, now: string) {
+  const row = await accessTokenQuery(db, tokenId).executeTakeFirst();
+  return row && stands(row, now) ? row : null;
+}
+
+/** As `standingAccessToken`, with the secret's hash and the encrypted payload that only a login needs. */
+async function standingAccessTokenForLogin(db: Executor, tokenId: string, now: string) {
+  const row = await accessTokenQuery(db, tokenId).select(['access_tokens.client_secret_hash', 'access_tokens.encrypted_payload']).executeTakeFirst();
+  return row && stands(row, now) ? row : null;
 }
 
 const INVALID_CLIENT = new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
@@ -74,7 +86,7 @@ export function secretsManagerGrant(deps: { db: Db; clock: Clock; keys: SigningK
     if (!deps.enabled) throw new OAuthError('invalid_scope', 'Secrets Manager is not offered by this server, so the api.secrets scope cannot be granted.');
     if (scope !== SECRETS_SCOPE) throw new OAuthError('invalid_scope', 'A machine account access token grants the api.secrets scope only.');
     const tokenId = tokenIdOf(form.client_id ?? '');
-    const row = tokenId ? await standingAccessToken(deps.db, tokenId, deps.clock.now().toISOString()) : null;
+    const row = tokenId ? await standingAccessTokenForLogin(deps.db, tokenId, deps.clock.now().toISOString()) : null;
     // Both sides are base64 of 32 bytes when the token exists; the lengths only differ for a missing one.
     if (!row || !safeEqual(row.client_secret_hash, hashClientSecret(form.client_secret ?? ''))) throw INVALID_CLIENT;
     const accessToken = await deps.keys.sign(
