@@ -110,7 +110,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const events = createEventQueryService({ db, clock });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
   const organizations = createOrganizationService({ db, clock, hasher, audit });
-  const organizationKeys = createOrganizationKeys({ db, clock });
+  const organizationKeys = createOrganizationKeys({ db });
   const { licenseIssuerPublicKeys, installationId } = config;
   const secretsManager = createSecretsManager({ db, clock, audit, config });
   const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId });
