@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import Value from 'typebox/value';
 import { systemClock, type Clock } from '../../clock.js';
 import type { Config } from '../../config/config.js';
-import { engineOf, type Database } from '../../db/database.js';
+import { sqlitePathOf, type Database } from '../../db/database.js';
 import { DATABASE_CONNECT_TIMEOUT_MS, DatabaseNotReady, openReadyDatabase } from '../../db/open.js';
 import { BadRequest, HttpError, NotFound } from '../../http/errors.js';
 import { isGuid } from '../../http/ids.js';
@@ -201,8 +201,8 @@ function isDatabaseUnavailable(error: unknown): boolean {
  */
 async function openExisting(config: Config, connectTimeoutMs: number): Promise<Database> {
   const url = config.databaseUrl;
-  if (engineOf(url) === 'sqlite') {
-    const path = url.slice('sqlite:'.length);
+  const path = sqlitePathOf(url);
+  if (path !== null) {
     if (path !== ':memory:' && !existsSync(path)) {
       throw new CommandFailure(
         `There is no database at ${path}: check DATABASE_URL or DATA_DIR, or create it with "strongroom migrate".`,
