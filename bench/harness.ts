@@ -9,9 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import pg from 'pg';
 import { passwordGrantForm } from '../test/support/accounts.js';
-import { createSchema } from '../test/support/pg-schema.js';
+import { createSchema, dropSchema } from '../test/support/pg-schema.js';
 import { makeTestAccount, registerFinishBody, type TestAccount } from '../test/support/bw-crypto.js';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -152,12 +151,7 @@ export async function databaseFor(engine: string): Promise<{ url: string; drop()
   const schema = `bench_${Date.now()}`;
   return {
     url: await createSchema(PG_URL, schema),
-    async drop() {
-      const client = new pg.Client({ connectionString: PG_URL });
-      await client.connect();
-      await client.query(`drop schema ${schema} cascade`);
-      await client.end();
-    },
+    drop: () => dropSchema(PG_URL, schema),
   };
 }
 

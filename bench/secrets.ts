@@ -12,7 +12,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type autocannon from 'autocannon';
-import { decryptText, encryptText, encryptToEncString, generateRsaKeyPair, generateSymmetricKey, rsaEncryptToEncString, smAccessTokenKey, type SymmetricKey } from '../test/support/bw-crypto.js';
+import { decryptText, encryptText, encryptToEncString, generateRsaKeyPair, generateSymmetricKey, rsaEncryptToEncString, type SymmetricKey } from '../test/support/bw-crypto.js';
+import { accessTokenBody, machineLoginForm } from '../test/support/sm.js';
 import { call, ceilingFor, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, Results, startServer, type Running } from './harness.js';
 
 const SECRETS = Number(process.env.BENCH_SECRETS ?? 10_000);
@@ -94,18 +95,11 @@ async function machineAccount(base: string, token: string, orgId: string, orgKey
     token,
     json: { projectGrantedPolicyRequests: projects.map((grantedId) => ({ grantedId, read: true, write: false })) },
   });
-  const tokenKey = smAccessTokenKey(randomBytes(16));
+  const secret = randomBytes(16);
   const created = JSON.parse(
-    await call(base, 'POST', `/api/service-accounts/${account.id}/access-tokens`, {
-      token,
-      json: {
-        name: encryptText('bench token', orgKey),
-        encryptedPayload: encryptText(JSON.stringify({ encryptionKey: orgKey.raw.toString('base64') }), tokenKey),
-        key: encryptToEncString(tokenKey.raw.toString('base64'), orgKey),
-      },
-    }),
+    await call(base, 'POST', `/api/service-accounts/${account.id}/access-tokens`, { token, json: accessTokenBody(orgKey, secret, 'bench token') }),
   ) as { id: string; clientSecret: string };
-  const loginForm = { grant_type: 'client_credentials', scope: 'api.secrets', client_id: created.id, client_secret: created.clientSecret };
+  const loginForm = machineLoginForm(`0.${created.id}.${created.clientSecret}:${secret.toString('base64')}`);
   const login = JSON.parse(await call(base, 'POST', '/identity/connect/token', { form: loginForm })) as { access_token: string };
   return { machineToken: login.access_token, loginForm };
 }

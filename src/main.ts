@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ConfigError, loadProcessConfig, type Config } from './config/config.js';
+import { ConfigError, defaultDatabaseUrl, loadProcessConfig, type Config } from './config/config.js';
 import type { Database } from './db/database.js';
 import { DatabaseNotReady, openReadyDatabase } from './db/open.js';
 import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
@@ -94,7 +94,7 @@ async function openMigratedDatabase(config: Config, poolSize: number): Promise<D
     return await openReadyDatabase(config.databaseUrl, { poolSize });
   } catch (error) {
     if (!(error instanceof DatabaseNotReady)) throw error;
-    const setting = config.databaseUrl === `sqlite:${config.dataDir.replace(/\/+$/, '')}/strongroom.sqlite` ? 'DATA_DIR' : 'DATABASE_URL';
+    const setting = config.databaseUrl === defaultDatabaseUrl(config.dataDir) ? 'DATA_DIR' : 'DATABASE_URL';
     throw new StartupError(setting, `${error.message}: ${causeOf(error.reason)}`);
   }
 }

@@ -18,7 +18,8 @@ export function causeOf(error: unknown): string {
   const code = (first as NodeJS.ErrnoException).code;
   const described = code ? SYSTEM_ERRORS[code] : undefined;
   if (described) return described;
-  return first instanceof Error ? first.message : String(first);
+  if (first instanceof Error) return first.message || code || first.name;
+  return String(first);
 }
 
 const SYSTEM_ERRORS: Record<string, string> = {

@@ -36,7 +36,7 @@ import { createLicenseService } from './features/organizations/organization-lice
 import { createOrganizationService } from './features/organizations/organizations.service.js';
 import { createOrganizationKeys } from './features/organizations/organization-keys.js';
 import { createSecretsManager } from './features/secrets-manager/secrets-manager.js';
-import { API_KEY_PREFIX, secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
+import { secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
 
 export interface WiringDeps {
   config: Config;
@@ -82,7 +82,6 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     publicUrl: config.publicUrl,
     isSoleOwner,
   });
-  const machineGrant = secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager });
   const identity = createIdentityService({
     db,
     clock,
@@ -90,11 +89,10 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     audit,
     tokens,
     throttle,
-    clientCredentialGrants: {
-      'organization.': organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }),
-      [API_KEY_PREFIX]: machineGrant,
-    },
-    bareClientIdGrant: machineGrant,
+    clientCredentialGrants: [
+      organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }),
+      secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager }),
+    ],
   });
   const orgAccess = createOrgAccess(db);
   const vault = { db, audit, clock };
@@ -112,7 +110,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const events = createEventQueryService({ db, clock });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
   const organizations = createOrganizationService({ db, clock, hasher, audit });
-  const organizationKeys = createOrganizationKeys({ db, clock });
+  const organizationKeys = createOrganizationKeys({ db });
   const { licenseIssuerPublicKeys, installationId } = config;
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
   const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId });

@@ -275,6 +275,11 @@ function readConfigFile(path: string, problems: string[]): Record<string, unknow
  * Reads settings from the environment (and CONFIG_FILE), applies defaults and reports every
  * invalid setting at once.
  */
+/** The database when DATABASE_URL is not set: a SQLite file in the data directory. */
+export function defaultDatabaseUrl(dataDir: string): string {
+  return `sqlite:${dataDir.replace(/\/+$/, '')}/strongroom.sqlite`;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   const properties = ConfigSchema.properties as Record<string, TSchema>;
@@ -332,7 +337,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsHostnames,
     services,
     servicePrefixes: services.length > 1,
-    databaseUrl: parsed.databaseUrl ?? `sqlite:${parsed.dataDir.replace(/\/+$/, '')}/strongroom.sqlite`,
+    databaseUrl: parsed.databaseUrl ?? defaultDatabaseUrl(parsed.dataDir),
     healthEnabled: parsed.healthEnabled ?? cloud,
     apiDocsEnabled: parsed.apiDocsEnabled ?? (!cloud || parsed.environment === 'development'),
     publicUrl,

@@ -20,9 +20,15 @@ export function engineOf(url: string): Engine {
   return url.startsWith('postgres') ? 'postgres' : 'sqlite';
 }
 
+/** The file a `sqlite:<path>` URL names (`:memory:` for a throw-away database), or null for PostgreSQL. */
+export function sqlitePathOf(url: string): string | null {
+  return engineOf(url) === 'sqlite' ? url.slice('sqlite:'.length) : null;
+}
+
 export function openDatabase(url: string, options: { poolSize?: number } = {}): Database {
   const engine = engineOf(url);
-  const db = engine === 'postgres' ? openPostgres(url, options.poolSize ?? 10) : openSqlite(url.slice('sqlite:'.length));
+  const path = sqlitePathOf(url);
+  const db = path === null ? openPostgres(url, options.poolSize ?? 10) : openSqlite(path);
   let closed = false;
   return {
     db,

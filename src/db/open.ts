@@ -1,4 +1,4 @@
-import { openDatabase, type Database } from './database.js';
+import { openDatabase, sqlitePathOf, type Database } from './database.js';
 import { migrateToLatest } from './migrate.js';
 
 /** How long the database may take to answer its first query: the pool itself never gives up. */
@@ -56,7 +56,8 @@ export async function openReadyDatabase(
 
 /** The database in words, without its password. */
 export function describeDatabase(url: string): string {
-  if (!url.startsWith('postgres')) return `the SQLite database ${url.slice('sqlite:'.length)}`;
+  const path = sqlitePathOf(url);
+  if (path !== null) return `the SQLite database ${path}`;
   try {
     const parsed = new URL(url);
     return `PostgreSQL at ${parsed.hostname}:${parsed.port || 5432}${parsed.pathname}`;

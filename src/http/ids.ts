@@ -1,4 +1,12 @@
 import { BadRequest } from './errors.js';
+import { GUID_PATTERN } from './schemas.js';
+
+const GUID = new RegExp(GUID_PATTERN);
+
+/** Whether `text` is a GUID in any letter case: the `Guid` schema's rule, for ids read outside a route schema. */
+export function isGuid(text: string): boolean {
+  return GUID.test(text);
+}
 
 /** The ids lower-cased, in their order; one listed twice is a 400 naming the field. */
 export function distinctIds(ids: readonly string[], field: string): string[] {

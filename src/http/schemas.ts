@@ -6,17 +6,19 @@ export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);
 }
 
-/** A GUID in any letter case; the server stores and answers lower case. */
+/** The address part of `Email`'s pattern, unanchored, for schemas that allow more around it. */
+export const EMAIL_ADDRESS_PATTERN = '[^\\s@\\x00-\\x1f\\x7f]+@[^\\s@\\x00-\\x1f\\x7f]+';
+
 /**
  * An email address as accounts, invitations and billing take it: one @, no spaces and no
  * control characters (a NUL or an escape in an address would reach mail headers and logs).
  */
-export const Email = Type.String({ minLength: 3, maxLength: 256, pattern: '^[^\\s@\\x00-\\x1f\\x7f]+@[^\\s@\\x00-\\x1f\\x7f]+$' });
+export const Email = Type.String({ minLength: 3, maxLength: 256, pattern: `^${EMAIL_ADDRESS_PATTERN}$` });
 
-export const Guid = Type.String({
-  pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
-  description: 'GUID',
-});
+export const GUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
+
+/** A GUID in any letter case; the server stores and answers lower case. */
+export const Guid = Type.String({ pattern: GUID_PATTERN, description: 'GUID' });
 
 export const IdParams = Type.Object({ id: Guid });
 

@@ -10,3 +10,14 @@ export async function createSchema(connectionString: string, schema: string): Pr
   url.searchParams.set('options', `-c search_path=${schema}`);
   return url.toString();
 }
+
+/** Drops `schema` and everything in it from the PostgreSQL database of `connectionString`. */
+export async function dropSchema(connectionString: string, schema: string): Promise<void> {
+  const admin = new pg.Client({ connectionString });
+  await admin.connect();
+  try {
+    await admin.query(`drop schema if exists ${schema} cascade`);
+  } finally {
+    await admin.end();
+  }
+}

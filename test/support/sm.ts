@@ -72,6 +72,19 @@ export interface MachineToken {
  * Creates an access token as the web app does: a random 16-byte secret derives the token key;
  * `encryptedPayload` carries the organization key under it, `key` is it under the organization key.
  */
+/**
+ * The body the web app posts to create an access token: the name, the organization key in a
+ * payload only the token's secret opens, and the token key under the organization key.
+ */
+export function accessTokenBody(orgKey: SymmetricKey, secret16: Buffer, name = 'test token') {
+  const tokenKey = smAccessTokenKey(secret16);
+  return {
+    name: encryptText(name, orgKey),
+    encryptedPayload: encryptText(JSON.stringify({ encryptionKey: orgKey.raw.toString('base64') }), tokenKey),
+    key: encryptToEncString(tokenKey.raw.toString('base64'), orgKey),
+  };
+}
+
 export async function createAccessToken(
   server: TestServer,
   token: string,
@@ -80,13 +93,7 @@ export async function createAccessToken(
   opts: { expireAt?: string | null } = {},
 ): Promise<MachineToken> {
   const secret = randomBytes(16);
-  const tokenKey = smAccessTokenKey(secret);
-  const body = {
-    name: encryptText('test token', orgKey),
-    encryptedPayload: encryptText(JSON.stringify({ encryptionKey: orgKey.raw.toString('base64') }), tokenKey),
-    key: encryptToEncString(tokenKey.raw.toString('base64'), orgKey),
-    ...(opts.expireAt !== undefined ? { expireAt: opts.expireAt } : {}),
-  };
+  const body = { ...accessTokenBody(orgKey, secret), ...(opts.expireAt !== undefined ? { expireAt: opts.expireAt } : {}) };
   const res = await server.request('POST', `/api/service-accounts/${serviceAccountId}/access-tokens`, { token, json: body });
   if (res.status !== 200) throw new Error(`access token creation failed: ${res.status} ${res.text}`);
   const id = String(res.body.id);

@@ -194,10 +194,11 @@ export function createAccountService(deps: {
   /**
    * Deletes the account and, through the foreign keys, its devices, tokens, vault and
    * memberships. Refused while it is the only confirmed owner of an organization, as the
-   * official server refuses it, so no organization is left without an owner.
+   * official server refuses it, so no organization is left without an owner. Takes the id, or
+   * the row a caller has just read.
    */
-  async function removeAccount(userId: string): Promise<void> {
-    await userOrThrow(userId);
+  async function removeAccount(target: UserRow | string): Promise<void> {
+    const userId = (typeof target === 'string' ? await userOrThrow(target) : target).id;
     await db.transaction().execute(async (tx) => {
       if (await deps.isSoleOwner(tx, userId)) {
         throw new BadRequest(
@@ -211,10 +212,12 @@ export function createAccountService(deps: {
   /**
    * Disables or enables an account (an operator's decision). Disabling also rotates the
    * security stamp and drops the refresh tokens, so every session ends at once; the official
-   * EventType has no event for it, so none is recorded. Answers whether anything changed.
+   * EventType has no event for it, so none is recorded. Answers whether anything changed. Takes
+   * the id, or the row a caller has just read.
    */
-  async function setDisabled(userId: string, disabled: boolean): Promise<boolean> {
-    const user = await userOrThrow(userId);
+  async function setDisabled(target: UserRow | string, disabled: boolean): Promise<boolean> {
+    const user = typeof target === 'string' ? await userOrThrow(target) : target;
+    const userId = user.id;
     if (Boolean(user.disabled) === disabled) return false;
     const now = clock.now().toISOString();
     await db.transaction().execute(async (tx) => {
@@ -432,7 +435,7 @@ export function createAccountService(deps: {
     async deleteAccount(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
       const user = await userOrThrow(userId);
       await verifySecret(user, masterPasswordHash);
-      await removeAccount(userId);
+      await removeAccount(user);
     },
 
     removeAccount,

@@ -4,11 +4,13 @@ import { parseArgs } from 'node:util';
 import Value from 'typebox/value';
 import { systemClock, type Clock } from '../../clock.js';
 import type { Config } from '../../config/config.js';
-import { engineOf, type Database } from '../../db/database.js';
+import { sqlitePathOf, type Database } from '../../db/database.js';
 import { DATABASE_CONNECT_TIMEOUT_MS, DatabaseNotReady, openReadyDatabase } from '../../db/open.js';
 import { BadRequest, HttpError, NotFound } from '../../http/errors.js';
+import { isGuid } from '../../http/ids.js';
 import { Email } from '../../http/schemas.js';
 import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } from '../../shared/terminal-input.js';
+import { causeOf } from '../../startup-error.js';
 import { createFeatures, type Features } from '../../wiring.js';
 import type { UserRow } from './accounts.repository.js';
 import { finishSignupLink } from './accounts.service.js';
@@ -89,7 +91,6 @@ const usage = (message: string) => new CommandFailure(`${message} See "strongroo
 
 /** The official clients' minimum master password length. */
 const MIN_PASSWORD_LENGTH = 12;
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INVITATION_DAYS = 5;
 
 type Values = Record<string, string | boolean | undefined>;
@@ -173,15 +174,9 @@ function messageOf(error: unknown): string {
     const first = Object.values(error.validationErrors)[0]?.[0];
     if (first) return first;
   }
-  if (error instanceof Error) {
-    if (error.message) return error.message;
-    // Node reports a refused connection to every address of a host as an AggregateError.
-    const inner = (error as Error & { errors?: unknown[] }).errors?.[0];
-    if (inner instanceof Error) return inner.message;
-    const code = (error as Error & { code?: unknown }).code;
-    if (typeof code === 'string') return code;
-  }
-  return String(error);
+  // The driver's own message names the address it tried; causeOf covers the errors without one.
+  if (error instanceof Error && error.message) return error.message;
+  return causeOf(error);
 }
 
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
@@ -206,8 +201,8 @@ function isDatabaseUnavailable(error: unknown): boolean {
  */
 async function openExisting(config: Config, connectTimeoutMs: number): Promise<Database> {
   const url = config.databaseUrl;
-  if (engineOf(url) === 'sqlite') {
-    const path = url.slice('sqlite:'.length);
+  const path = sqlitePathOf(url);
+  if (path !== null) {
     if (path !== ':memory:' && !existsSync(path)) {
       throw new CommandFailure(
         `There is no database at ${path}: check DATABASE_URL or DATA_DIR, or create it with "strongroom migrate".`,
@@ -254,7 +249,7 @@ function targetOption(values: Values): Target {
   const id = text(values, 'id');
   if ((email === undefined) === (id === undefined)) throw usage('Name the user with either --email or --id.');
   if (id === undefined) return { email: emailOption(values) };
-  if (!GUID.test(id)) throw new CommandFailure(`--id: expected a GUID, got "${id}".`, ExitCode.Usage);
+  if (!isGuid(id)) throw new CommandFailure(`--id: expected a GUID, got "${id}".`, ExitCode.Usage);
   return { id: id.toLowerCase() };
 }
 
@@ -285,6 +280,20 @@ interface Subcommand {
   /** Runs before the database is opened: checks the input, reads what it needs from the operator. */
   prepare?(values: Values, io: CommandIo): Promise<unknown>;
   run(context: { values: Values; prepared: unknown; features: Features; config: Config; io: CommandIo }): Promise<number>;
+}
+
+/** `disable` and `enable`: the same command but for the state it sets and what it says. */
+function setDisabledCommand(disabled: boolean, changed: (email: string) => string, unchanged: (email: string) => string): Subcommand {
+  return {
+    options: USER_TARGET,
+    prepare: async (values) => targetOption(values),
+    async run({ prepared, features, io }) {
+      const user = await targetUser(features, prepared);
+      const done = await features.accounts.setDisabled(user, disabled);
+      io.stdout.write(`${done ? changed(user.email) : unchanged(user.email)}\n`);
+      return ExitCode.Ok;
+    },
+  };
 }
 
 const SUBCOMMANDS: Record<string, Subcommand> = {
@@ -405,27 +414,8 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     },
   },
 
-  disable: {
-    options: USER_TARGET,
-    prepare: async (values) => targetOption(values),
-    async run({ prepared, features, io }) {
-      const user = await targetUser(features, prepared);
-      const changed = await features.accounts.setDisabled(user.id, true);
-      io.stdout.write(changed ? `Disabled ${user.email}; its sessions have ended.\n` : `${user.email} was already disabled.\n`);
-      return ExitCode.Ok;
-    },
-  },
-
-  enable: {
-    options: USER_TARGET,
-    prepare: async (values) => targetOption(values),
-    async run({ prepared, features, io }) {
-      const user = await targetUser(features, prepared);
-      const changed = await features.accounts.setDisabled(user.id, false);
-      io.stdout.write(changed ? `Enabled ${user.email}.\n` : `${user.email} was already enabled.\n`);
-      return ExitCode.Ok;
-    },
-  },
+  disable: setDisabledCommand(true, (email) => `Disabled ${email}; its sessions have ended.`, (email) => `${email} was already disabled.`),
+  enable: setDisabledCommand(false, (email) => `Enabled ${email}.`, (email) => `${email} was already enabled.`),
 
   delete: {
     options: { ...USER_TARGET, yes: { type: 'boolean' } },
@@ -442,7 +432,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
         const answer = await readLine(io.stdin, io.stderr, `Delete ${user.email} (${user.id}) and everything in its vault? This cannot be undone. [y/N] `);
         if (!/^y(es)?$/i.test(answer.trim())) throw new CommandFailure('Not deleted.', ExitCode.Refused);
       }
-      await features.accounts.removeAccount(user.id);
+      await features.accounts.removeAccount(user);
       io.stdout.write(`Deleted ${user.email}.\n`);
       return ExitCode.Ok;
     },

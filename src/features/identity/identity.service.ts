@@ -1,8 +1,10 @@
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { OAuthError } from '../../http/error-handler.js';
+import { isGuid } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
+import { safeEqual } from '../../shared/constant-time.js';
 import {
   findDevice,
   findUserByEmail,
@@ -47,14 +49,11 @@ function required(form: TokenForm, name: string): string {
   return value;
 }
 
-function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
+/** A `client_credentials` grant for the client ids it accepts (personal and organization API keys, machine accounts). */
+export interface ClientCredentialsGrant {
+  accepts(clientId: string): boolean;
+  grant(form: TokenForm, client: ClientContext): Promise<Record<string, unknown>>;
 }
-
-/** Handles a `client_credentials` client id prefix other than `user.` (organizations, service accounts). */
-export type ClientCredentialsGrant = (form: TokenForm, client: ClientContext) => Promise<Record<string, unknown>>;
 
 export function createIdentityService(deps: {
   db: Db;
@@ -63,12 +62,7 @@ export function createIdentityService(deps: {
   audit: AuditLog;
   tokens: TokenService;
   throttle: LoginThrottle;
-  clientCredentialGrants?: Record<string, ClientCredentialsGrant>;
-  /**
-   * A `client_id` without a dot that is not a first-party client: the bare access-token id the
-   * Secrets Manager SDK sends, as the official server routes it.
-   */
-  bareClientIdGrant?: ClientCredentialsGrant;
+  clientCredentialGrants?: readonly ClientCredentialsGrant[];
 }) {
   const { db, clock } = deps;
 
@@ -200,12 +194,13 @@ export function createIdentityService(deps: {
   }
 
   /** `bw login --apikey`: client id `user.<id>`, the personal API key as secret. */
-  async function userApiKeyGrant(form: TokenForm, clientId: string, client: ClientContext): Promise<Record<string, unknown>> {
+  async function userApiKeyGrant(form: TokenForm, client: ClientContext): Promise<Record<string, unknown>> {
+    const clientId = required(form, 'client_id');
     const scopes = (form.scope ?? '').split(' ').filter(Boolean);
     if (scopes.length !== 1 || scopes[0] !== 'api') throw new OAuthError('invalid_scope', 'The user API key grants the api scope only.');
     const userId = clientId.slice('user.'.length).toLowerCase();
     const secret = required(form, 'client_secret');
-    const user = /^[0-9a-f-]{36}$/.test(userId) ? await findUserById(db, userId) : undefined;
+    const user = isGuid(userId) ? await findUserById(db, userId) : undefined;
     if (!user || !safeEqual(secret, user.api_key)) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
     if (user.disabled) {
       await deps.audit.record(db, client, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
@@ -218,6 +213,11 @@ export function createIdentityService(deps: {
     return userTokenResponse(user, tokens, 'api');
   }
 
+  const clientCredentialGrants: readonly ClientCredentialsGrant[] = [
+    { accepts: (clientId) => clientId.startsWith('user.'), grant: userApiKeyGrant },
+    ...(deps.clientCredentialGrants ?? []),
+  ];
+
   return {
     async token(body: unknown, client: ClientContext): Promise<Record<string, unknown>> {
       const form = normalizeForm(body);
@@ -229,11 +229,9 @@ export function createIdentityService(deps: {
           return refreshGrant(form);
         case 'client_credentials': {
           const clientId = required(form, 'client_id');
-          if (clientId.startsWith('user.')) return userApiKeyGrant(form, clientId, client);
-          const bare = !clientId.includes('.') && !STATIC_CLIENTS.has(clientId);
-          const grant = bare ? deps.bareClientIdGrant : Object.entries(deps.clientCredentialGrants ?? {}).find(([prefix]) => clientId.startsWith(prefix))?.[1];
-          if (!grant) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
-          return grant(form, client);
+          const handler = clientCredentialGrants.find((candidate) => candidate.accepts(clientId));
+          if (!handler) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
+          return handler.grant(form, client);
         }
         default:
           throw new OAuthError('unsupported_grant_type', `The grant type "${grantType}" is not supported.`);

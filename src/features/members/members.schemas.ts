@@ -1,9 +1,9 @@
 import { Type, type Static } from 'typebox';
-import { Guid, Nullable, NullableEncString } from '../../http/schemas.js';
+import { EMAIL_ADDRESS_PATTERN, Guid, Nullable, NullableEncString } from '../../http/schemas.js';
 import { parsePermissions, PERMISSION_FLAGS } from '../organizations/roles.js';
 
 // Invitations trim the addresses they are sent, so spaces around one are allowed; control characters never are.
-const Email = Type.String({ minLength: 3, maxLength: 256, pattern: '^\\s*[^\\s@\\x00-\\x1f\\x7f]+@[^\\s@\\x00-\\x1f\\x7f]+\\s*$' });
+const Email = Type.String({ minLength: 3, maxLength: 256, pattern: `^\\s*${EMAIL_ADDRESS_PATTERN}\\s*$` });
 const Role = Type.Integer({ minimum: 0, maximum: 4, description: 'Owner 0, Admin 1, User 2, Manager 3, Custom 4' });
 
 export const CollectionAccessBody = Type.Object({

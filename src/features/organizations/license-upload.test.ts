@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fetch, FormData } from 'undici';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { eventsOf } from '../../../test/support/admin.js';
 import { generateRsaKeyPair, encryptToEncString } from '../../../test/support/bw-crypto.js';
 import { foundingKeys } from '../../../test/support/org-founding.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { systemClock } from '../../clock.js';
+import { EventType } from '../events/event-type.js';
 import { createLicenseIssuer, licenseTerms } from './licenses.js';
 import { PlanType } from './plans.js';
 
@@ -92,8 +94,38 @@ describe('the web vault license upload (multipart)', () => {
     const again = await s.request('POST', `/api/organizations/${license.id}/keys`, { token: owner.accessToken, json: keys });
     expect(again.status).toBe(400);
     expect(again.body.message).toBe('Organization Keys already exist');
+    const events = await eventsOf(s, EventType.Organization_Updated);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ organization_id: license.id, acting_user_id: owner.userId });
     const badKey = await s.request('POST', `/api/organizations/${license.id}/keys`, { token: owner.accessToken, json: { ...keys, encryptedPrivateKey: 'plain' } });
     expect(badKey.status).toBe(400);
+  });
+
+  it('sets the key pair only while the organization has neither key, through POST keys or the update alike', async () => {
+    const s = await start();
+    const owner = await createUser(s);
+    const license = await issueLicense(s);
+    expect((await upload(s, owner.accessToken, webVaultForm(owner, license.text).form)).status).toBe(200);
+    const pair = generateRsaKeyPair();
+    const keys = { publicKey: pair.publicKeyB64, encryptedPrivateKey: encryptToEncString(pair.privateKeyDer, foundingKeys(owner).orgKey) };
+    const stored = () => s.database.db.selectFrom('organizations').select(['public_key', 'private_key']).where('id', '=', license.id).executeTakeFirstOrThrow();
+
+    // Half a pair is a pair already set: neither route replaces it.
+    await s.database.db.updateTable('organizations').set({ public_key: 'AAAA' }).where('id', '=', license.id).execute();
+    const refused = await s.request('POST', `/api/organizations/${license.id}/keys`, { token: owner.accessToken, json: keys });
+    expect(refused.status).toBe(400);
+    expect(await eventsOf(s, EventType.Organization_Updated)).toEqual([]);
+    await s.request('PUT', `/api/organizations/${license.id}`, { token: owner.accessToken, json: { name: 'Renamed', billingEmail: 'billing@example.com', keys } });
+    expect(await stored()).toEqual({ public_key: 'AAAA', private_key: null });
+
+    // With neither key, the update stores the pair and members' clients learn of it at their next sync.
+    await s.database.db.updateTable('organizations').set({ public_key: null }).where('id', '=', license.id).execute();
+    await s.database.db.updateTable('users').set({ account_revision_date: '2000-01-01T00:00:00.000Z' }).where('id', '=', owner.userId).execute();
+    const updated = await s.request('PUT', `/api/organizations/${license.id}`, { token: owner.accessToken, json: { name: 'Renamed', billingEmail: 'billing@example.com', keys } });
+    expect(updated.status).toBe(200);
+    expect(await stored()).toEqual({ public_key: keys.publicKey, private_key: keys.encryptedPrivateKey });
+    const user = await s.database.db.selectFrom('users').select('account_revision_date').where('id', '=', owner.userId).executeTakeFirstOrThrow();
+    expect(user.account_revision_date).not.toBe('2000-01-01T00:00:00.000Z');
   });
 
   it('refuses a missing, oversize, non-text or malformed file with a 400 naming license, writing nothing', async () => {

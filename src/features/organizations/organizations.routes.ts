@@ -9,6 +9,7 @@ import { requireVariant } from '../../http/variant.js';
 import { LICENSE_MAX_BYTES, multipartLicenseBody } from './license-upload.js';
 import { LicenseDocument } from './licenses.js';
 import {
+  organizationKeysResponse,
   OrganizationKeysResponse,
   OrganizationPublicKeyResponse,
   SelfHostBillingMetadataResponse,
@@ -208,7 +209,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: OrganizationKeysResponse },
       },
     },
-    async (request) => keys.set(membershipOf(request).organizationId, request.body),
+    async (request) => organizationKeysResponse(await organizations.setKeysOnce(membershipOf(request), request.body, clientContext(request))),
   );
 
   app.get('/organizations/:id', { ...member, schema: { tags, ...docs.get, params: IdParams, response: { 200: OrganizationResponse } } }, async (request) => {

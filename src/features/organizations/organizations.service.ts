@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { Static } from 'typebox';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
@@ -6,7 +7,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import { findUserById, type UserRow } from '../accounts/accounts.repository.js';
 import { randomApiKey } from '../accounts/accounts.service.js';
 import type { PasswordHasher } from '../accounts/password-hasher.js';
-import type { AuditLog } from '../events/audit-log.js';
+import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
@@ -29,7 +30,7 @@ import {
   updateOrganization,
   type OrganizationRow,
 } from './organizations.repository.js';
-import type { ApiKeyBody, CreateOrganizationBody, SecretBody, UpdateOrganizationBody } from './organizations.schemas.js';
+import type { ApiKeyBody, CreateOrganizationBody, OrganizationKeys, SecretBody, UpdateOrganizationBody } from './organizations.schemas.js';
 import { planFeatures, ProductTierType } from './plans.js';
 import { profileOrganizations } from './profile-organizations.js';
 import { OrganizationUserType } from './roles.js';
@@ -56,6 +57,20 @@ function usesKeyConnectorSso(_org: OrganizationRow, _user: UserRow): boolean {
 /** Whether the organization claims the account (verified domains); none do here yet. */
 function claimedByOrganization(_org: OrganizationRow, _user: UserRow): boolean {
   return false;
+}
+
+/**
+ * Stores the organization's key pair when it has neither key, in the caller's transaction, and
+ * answers whether it did: the pair is set once, as replacing it would strand what members hold.
+ * Members' clients learn of it (hasPublicAndPrivateKeys) at their next sync.
+ */
+async function storeKeysOnce(tx: Executor, organizationId: string, keys: Static<typeof OrganizationKeys>, now: string): Promise<boolean> {
+  const org = await findOrganization(tx, organizationId);
+  if (!org) throw new NotFound();
+  if (org.public_key || org.private_key) return false;
+  await updateOrganization(tx, organizationId, { public_key: keys.publicKey, private_key: keys.encryptedPrivateKey, revision_date: now });
+  await touchAccountRevisions(tx, await memberUserIds(tx, organizationId), now);
+  return true;
 }
 
 export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: PasswordHasher; audit: AuditLog }) {
@@ -134,13 +149,22 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
           ...(body.businessName !== undefined ? { business_name: body.businessName?.trim() || null } : {}),
           ...(billingEmail ? { billing_email: billingEmail } : {}),
           identifier,
-          // The key pair is set once; replacing it would orphan what members shared with it.
-          ...(body.keys && !org.public_key && !org.private_key ? { public_key: body.keys.publicKey, private_key: body.keys.encryptedPrivateKey } : {}),
           revision_date: now,
         });
+        if (body.keys) await storeKeysOnce(tx, org.id, body.keys, now);
         await audit.record(tx, client, { type: EventType.Organization_Updated, organizationId: org.id, actingUserId: membership.userId });
       });
       return organizationOf(org.id);
+    },
+
+    /** `POST /organizations/:id/keys`: the pair of an organization that has none; 400 otherwise. */
+    async setKeysOnce(membership: Membership, keys: Static<typeof OrganizationKeys>, client: ClientContext): Promise<OrganizationRow> {
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        if (!(await storeKeysOnce(tx, membership.organizationId, keys, now))) throw new BadRequest('Organization Keys already exist');
+        await audit.record(tx, client, { type: EventType.Organization_Updated, organizationId: membership.organizationId, actingUserId: membership.userId });
+      });
+      return organizationOf(membership.organizationId);
     },
 
     async leave(membership: Membership, client: ClientContext): Promise<void> {

@@ -5,6 +5,7 @@ import { decryptText, smAccessTokenKey, type SymmetricKey } from '../../../test/
 import { testClock } from '../../../test/support/clock.js';
 import { createAccessToken, createMachineAccount, machineLogin, machineLoginForm, READ, seedPolicy, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { standingAccessToken } from './sm-identity.js';
 
 let server: TestServer;
 const clock = testClock();
@@ -75,7 +76,15 @@ describe('machine account login', () => {
   it('refuses a wrong secret, an unknown id and an id that is not a guid with invalid_client', async () => {
     const token = await createAccessToken(server, owner.token, machineId, orgKey);
     const form = machineLoginForm(token.accessToken);
-    const cases: Record<string, string>[] = [{ client_secret: `${form.client_secret}x` }, { client_secret: '' }, { client_id: randomUUID() }, { client_id: 'not-a-guid' }, { client_id: 'apikey.zzz' }];
+    const cases: Record<string, string>[] = [
+      { client_secret: `${form.client_secret}x` },
+      { client_secret: '' },
+      { client_id: randomUUID() },
+      { client_id: 'not-a-guid' },
+      { client_id: 'foo' },
+      { client_id: 'apikey.zzz' },
+      { client_id: 'web' },
+    ];
     for (const bad of cases) {
       const res = await login({ ...form, ...bad });
       expect(res.status, JSON.stringify(bad)).toBe(400);
@@ -141,6 +150,16 @@ describe('refusing tokens that no longer stand, at login and at once on API rout
   });
 });
 
+describe('the per-request token check', () => {
+  it('reads neither the secret hash nor the encrypted payload, which only a login needs', async () => {
+    const token = await createAccessToken(server, owner.token, machineId, orgKey);
+    const row = await standingAccessToken(server.database.db, token.id, clock.now().toISOString());
+    expect(row).not.toBeNull();
+    expect(Object.keys(row ?? {})).not.toContain('client_secret_hash');
+    expect(Object.keys(row ?? {})).not.toContain('encrypted_payload');
+  });
+});
+
 describe('without the Secrets Manager edition', () => {
   it('refuses scope api.secrets with invalid_scope and answers 404 on the routes', async () => {
     const off = await startTestServer({ env: { SECRETS_MANAGER: 'false' } });
@@ -150,6 +169,11 @@ describe('without the Secrets Manager edition', () => {
       expect(res.body.error).toBe('invalid_scope');
       expect(String(res.body.error_description)).toMatch(/Secrets Manager/);
       expect((await off.request('GET', `/api/projects/${randomUUID()}`)).status).toBe(404);
+      // A client id that is no access token's is a wrong client, not a refused edition.
+      for (const clientId of ['foo', 'apikey.foo', 'organization.foo']) {
+        const unknown = await off.request('POST', '/identity/connect/token', { form: { grant_type: 'client_credentials', scope: 'api.secrets', client_id: clientId, client_secret: 'x' } });
+        expect(unknown.body.error, clientId).toBe('invalid_client');
+      }
     } finally {
       await off.close();
     }

@@ -1,9 +1,11 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { OAuthError } from '../../http/error-handler.js';
+import { isGuid } from '../../http/ids.js';
+import { safeEqual } from '../../shared/constant-time.js';
 import type { Executor } from '../events/audit-log.js';
 import type { ClientCredentialsGrant } from '../identity/identity.service.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
@@ -19,40 +21,50 @@ export const SERVICE_ACCOUNT_CLAIM_TYPE = 'ServiceAccount';
 export const MACHINE_TOKEN_LIFETIME_SECONDS = 3600;
 
 /** The `client_id` form the official server also accepts besides the bare token id. */
-export const API_KEY_PREFIX = 'apikey.';
-
-const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const API_KEY_PREFIX = 'apikey.';
 
 /** How a client secret is kept: base64(SHA-256(UTF-8 secret)), as the official server hashes it. */
 export function hashClientSecret(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('base64');
 }
 
-/**
- * An access token that may be used now: it exists, has not expired, and its machine account's
- * organization is enabled and has Secrets Manager. One query, made at login and on every request.
- */
-export async function standingAccessToken(db: Executor, tokenId: string, now: string) {
-  const row = await db
+/** An access token with its machine account and organization, for deciding whether it may be used now. */
+function accessTokenQuery(db: Executor, tokenId: string) {
+  return db
     .selectFrom('access_tokens')
     .innerJoin('service_accounts', 'service_accounts.id', 'access_tokens.service_account_id')
     .innerJoin('organizations', 'organizations.id', 'service_accounts.organization_id')
     .select([
       'access_tokens.id',
-      'access_tokens.client_secret_hash',
-      'access_tokens.encrypted_payload',
       'access_tokens.expire_at',
       'service_accounts.id as service_account_id',
       'service_accounts.organization_id',
       'organizations.enabled',
       'organizations.use_secrets_manager',
     ])
-    .where('access_tokens.id', '=', tokenId)
-    .executeTakeFirst();
-  if (!row || !row.enabled || !row.use_secrets_manager) return null;
+    .where('access_tokens.id', '=', tokenId);
+}
+
+/**
+ * Whether a token may be used now: it has not expired, and its machine account's organization is
+ * enabled and has Secrets Manager.
+ */
+function stands(row: { expire_at: string | null; enabled: boolean | number; use_secrets_manager: boolean | number }, now: string): boolean {
+  if (!row.enabled || !row.use_secrets_manager) return false;
   // Compared as instants: PostgreSQL and SQLite may render the stored timestamp differently.
-  if (row.expire_at !== null && new Date(row.expire_at).getTime() <= new Date(now).getTime()) return null;
-  return row;
+  return row.expire_at === null || new Date(row.expire_at).getTime() > new Date(now).getTime();
+}
+
+/** An access token that may be used now, or null. One query, made on every machine-account request. */
+export async function standingAccessToken(db: Executor, tokenId: string, now: string) {
+  const row = await accessTokenQuery(db, tokenId).executeTakeFirst();
+  return row && stands(row, now) ? row : null;
+}
+
+/** As `standingAccessToken`, with the secret's hash and the encrypted payload that only a login needs. */
+async function standingAccessTokenForLogin(db: Executor, tokenId: string, now: string) {
+  const row = await accessTokenQuery(db, tokenId).select(['access_tokens.client_secret_hash', 'access_tokens.encrypted_payload']).executeTakeFirst();
+  return row && stands(row, now) ? row : null;
 }
 
 const INVALID_CLIENT = new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
@@ -60,7 +72,7 @@ const INVALID_CLIENT = new OAuthError('invalid_client', 'invalid_client', 'clien
 /** The token id a `client_id` names: the bare id the SDK sends, or `apikey.<id>`. */
 function tokenIdOf(clientId: string): string | null {
   const id = (clientId.startsWith(API_KEY_PREFIX) ? clientId.slice(API_KEY_PREFIX.length) : clientId).toLowerCase();
-  return GUID.test(id) ? id : null;
+  return isGuid(id) ? id : null;
 }
 
 /**
@@ -69,16 +81,14 @@ function tokenIdOf(clientId: string): string | null {
  * being told its credentials are wrong.
  */
 export function secretsManagerGrant(deps: { db: Db; clock: Clock; keys: SigningKeys; enabled: boolean }): ClientCredentialsGrant {
-  return async (form) => {
+  const grant: ClientCredentialsGrant['grant'] = async (form) => {
     const scope = form.scope ?? SECRETS_SCOPE;
     if (!deps.enabled) throw new OAuthError('invalid_scope', 'Secrets Manager is not offered by this server, so the api.secrets scope cannot be granted.');
     if (scope !== SECRETS_SCOPE) throw new OAuthError('invalid_scope', 'A machine account access token grants the api.secrets scope only.');
     const tokenId = tokenIdOf(form.client_id ?? '');
-    const presented = Buffer.from(hashClientSecret(form.client_secret ?? ''));
-    const row = tokenId ? await standingAccessToken(deps.db, tokenId, deps.clock.now().toISOString()) : null;
-    const stored = Buffer.from(row?.client_secret_hash ?? '');
-    // Both sides are base64 of 32 bytes when the token exists; the length test only fails for a missing one.
-    if (!row || stored.length !== presented.length || !timingSafeEqual(stored, presented)) throw INVALID_CLIENT;
+    const row = tokenId ? await standingAccessTokenForLogin(deps.db, tokenId, deps.clock.now().toISOString()) : null;
+    // Both sides are base64 of 32 bytes when the token exists; the lengths only differ for a missing one.
+    if (!row || !safeEqual(row.client_secret_hash, hashClientSecret(form.client_secret ?? ''))) throw INVALID_CLIENT;
     const accessToken = await deps.keys.sign(
       { sub: row.service_account_id, type: SERVICE_ACCOUNT_CLAIM_TYPE, organization: row.organization_id, client_id: row.id, scope: [SECRETS_SCOPE] },
       { typ: ACCESS_TOKEN_TYP, expiresInSeconds: MACHINE_TOKEN_LIFETIME_SECONDS },
@@ -91,6 +101,7 @@ export function secretsManagerGrant(deps: { db: Db; clock: Clock; keys: SigningK
       encrypted_payload: row.encrypted_payload,
     };
   };
+  return { accepts: (clientId) => tokenIdOf(clientId) !== null, grant };
 }
 
 /**
@@ -101,7 +112,7 @@ export function secretsManagerGrant(deps: { db: Db; clock: Clock; keys: SigningK
 export function serviceAccountPrincipalResolver(db: Db, clock: Clock): PrincipalResolver {
   return async (payload: JWTPayload): Promise<Principal | null> => {
     const tokenId = typeof payload.client_id === 'string' ? payload.client_id : '';
-    if (!GUID.test(tokenId)) return null;
+    if (!isGuid(tokenId)) return null;
     const row = await standingAccessToken(db, tokenId, clock.now().toISOString());
     if (!row || row.service_account_id !== payload.sub || row.organization_id !== payload.organization) return null;
     return {

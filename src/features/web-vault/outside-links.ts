@@ -1,5 +1,5 @@
-import { lstatSync, readdirSync, realpathSync } from 'node:fs';
-import { join, relative, resolve, sep } from 'node:path';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { join, relative, sep } from 'node:path';
 
 /**
  * The symbolic links under `root` (as paths relative to it, with `/`) that lead outside it, or
@@ -10,35 +10,31 @@ import { join, relative, resolve, sep } from 'node:path';
 export function linksLeavingFolder(root: string): string[] {
   const realRoot = realpathSync(root);
   const leaving: string[] = [];
-  const walk = (dir: string) => {
+  // `ancestors`: the real folders on the way down, so that a link back up is not walked again.
+  const walk = (dir: string, realDir: string, ancestors: ReadonlySet<string>) => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
       const path = join(dir, entry.name);
-      if (entry.isDirectory()) walk(path);
-      if (!lstatSync(path).isSymbolicLink()) continue;
+      if (entry.isDirectory()) {
+        const real = join(realDir, entry.name);
+        walk(path, real, new Set([...ancestors, real]));
+        continue;
+      }
+      if (!entry.isSymbolicLink()) continue;
       let target: string;
       try {
         target = realpathSync(path);
       } catch {
         target = ''; // a broken link serves nothing either way
       }
-      if (target !== realRoot && !target.startsWith(realRoot + sep)) leaving.push(relative(root, path).split(sep).join('/'));
+      if (target !== realRoot && !target.startsWith(realRoot + sep)) {
+        leaving.push(relative(root, path).split(sep).join('/'));
+        continue;
+      }
+      // Files are also served through a link to a folder inside, so a link leaving from that
+      // folder must be refused under this path too (`inner-alias/escape` as `inner/escape`).
+      if (!ancestors.has(target) && statSync(target).isDirectory()) walk(path, target, new Set([...ancestors, target]));
     }
   };
-  walk(root);
+  walk(root, realRoot, new Set([realRoot]));
   return leaving;
-}
-
-/**
- * Whether a path served from the folder really lies inside it, links resolved. Checked on every
- * request, since a link inside the folder may lead to another that leaves it, and a link can be
- * re-pointed while the server runs.
- */
-export function staysInside(realRoot: string, root: string, path: string): boolean {
-  let target: string;
-  try {
-    target = realpathSync(resolve(root, `.${path.startsWith('/') ? '' : '/'}${path}`));
-  } catch {
-    return false;
-  }
-  return target.startsWith(realRoot + sep);
 }

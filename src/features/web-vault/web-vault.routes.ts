@@ -1,4 +1,3 @@
-import { realpathSync } from 'node:fs';
 import { relative, resolve, sep } from 'node:path';
 import fastifyStatic from '@fastify/static';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -9,7 +8,7 @@ import { access, enforceAccessRules, type Authenticator } from '../../http/acces
 import { appIdDocument, FIDO_TRUSTED_APPS_TYPE } from './app-id.js';
 import { StartupError } from '../../startup-error.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landing-page.js';
-import { linksLeavingFolder, staysInside } from './outside-links.js';
+import { linksLeavingFolder } from './outside-links.js';
 import { cacheControlFor, COMMON_HEADERS, isConnectorPage, webVaultCsp } from './security-headers.js';
 
 const tags = ['Web vault'];
@@ -30,7 +29,6 @@ type WebVaultOptions = { config: Pick<Config, 'publicUrl' | 'dataDir' | 'webVaul
 const webVaultFiles: FastifyPluginAsync<{ config: WebVaultOptions['config']; root: string }> = async (app, { config, root }) => {
   const csp = webVaultCsp(config.publicUrl);
   const leaving = linksLeavingFolder(root);
-  const realRoot = realpathSync(root);
   if (leaving.includes('index.html')) throw new StartupError('WEB_VAULT_DIR', `${root}/index.html links outside the folder; unpack the web vault there as plain files`);
   await app.register(fastifyStatic, {
     root,
@@ -41,15 +39,10 @@ const webVaultFiles: FastifyPluginAsync<{ config: WebVaultOptions['config']; roo
     // The generated app-id.json names this server; a copy shipped in the archive must not win.
     globIgnore: [...RESERVED_PREFIXES.map((prefix) => `${prefix}/**`), 'app-id.json', ...leaving.flatMap((link) => [link, `${link}/**`])],
     cacheControl: false,
-    allowedPath: (path) => staysInside(realRoot, root, path),
     setHeaders(res, path) {
       const file = relative(root, path).split(sep).join('/');
-      for (const [name, value] of Object.entries(COMMON_HEADERS)) res.setHeader(name, value);
       res.setHeader('cache-control', cacheControlFor(file));
-      if (!isConnectorPage(file)) {
-        res.setHeader('content-security-policy', csp);
-        res.setHeader('x-frame-options', 'SAMEORIGIN');
-      }
+      if (!isConnectorPage(file)) res.setHeader('content-security-policy', csp);
     },
   });
 
@@ -72,8 +65,6 @@ const webVaultFiles: FastifyPluginAsync<{ config: WebVaultOptions['config']; roo
 const rootPages: FastifyPluginAsyncTypebox<WebVaultOptions> = async (app, { config, authenticate }) => {
   enforceAccessRules(app, authenticate);
   app.addHook('onSend', async (_request, reply) => {
-    for (const [name, value] of Object.entries(COMMON_HEADERS)) void reply.header(name, value);
-    void reply.header('x-frame-options', 'SAMEORIGIN');
     if (!reply.hasHeader('cache-control')) void reply.header('cache-control', 'no-cache');
   });
 
@@ -125,6 +116,11 @@ const rootPages: FastifyPluginAsyncTypebox<WebVaultOptions> = async (app, { conf
  * installed (WEB_VAULT_DIR), otherwise a landing page.
  */
 export const webVaultRoutes: FastifyPluginAsync<WebVaultOptions> = async (app, options) => {
+  // Connector pages are framed by the apps (see isConnectorPage); everything else refuses frames.
+  app.addHook('onSend', async (request, reply) => {
+    for (const [name, value] of Object.entries(COMMON_HEADERS)) void reply.header(name, value);
+    if (!isConnectorPage(request.url.split('?')[0] ?? '')) void reply.header('x-frame-options', 'SAMEORIGIN');
+  });
   if (options.config.webVaultDir) await app.register(webVaultFiles, { config: options.config, root: options.config.webVaultDir });
   await app.register(rootPages, options);
 };
