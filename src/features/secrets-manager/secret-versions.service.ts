@@ -71,7 +71,7 @@ export function createSecretVersionService(deps: SecretServiceDeps) {
       await db.transaction().execute(async (tx) => {
         if (secret.value !== version.value) await keepEarlierValue(tx, access.caller, secret.id, secret.value, now, config.secretVersionsKept);
         await updateSecret(tx, secret.id, { value: version.value, revision_date: now });
-        await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds: secret.project_id ? [secret.project_id] : [] }, now);
+        await touchServiceAccountsReaching(tx, { secretIds: [secret.id] }, now);
         await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Edited, [secret]));
       });
       return toSecretResponse({ ...secret, value: version.value, revision_date: now }, ALL_RIGHTS);

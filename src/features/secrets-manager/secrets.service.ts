@@ -148,7 +148,7 @@ export function createSecretService(deps: SecretServiceDeps) {
         const { project_name: _name, ...row } = secret;
         await insertSecret(tx, row);
         if (body.accessPoliciesRequests) await saveSecretAccessPolicies(tx, access, { id: secret.id, organizationId }, body.accessPoliciesRequests, now);
-        await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds: project ? [project.id] : [] }, now);
+        await touchServiceAccountsReaching(tx, { secretIds: [secret.id] }, now);
         await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Created, [secret]));
       });
       return toSecretResponse(secret, ALL_RIGHTS);
@@ -182,8 +182,8 @@ export function createSecretService(deps: SecretServiceDeps) {
         if (body.accessPoliciesRequests) {
           await saveSecretAccessPolicies(tx, access, { id: secret.id, organizationId: secret.organization_id }, body.accessPoliciesRequests, now);
         }
-        const projectIds = [secret.project_id, projectId].filter((p): p is string => p !== null);
-        await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds }, now);
+        // The secret's new project is found from the secret; the project it leaves is named.
+        await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds: moves && secret.project_id ? [secret.project_id] : [] }, now);
         await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Edited, [secret]));
       });
       const updated: SecretRow = {
@@ -218,8 +218,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       if (access && doomed.length > 0) {
         const now = clock.now().toISOString();
         await db.transaction().execute(async (tx) => {
-          const projectIds = doomed.map((s) => s.project_id).filter((p): p is string => p !== null);
-          await touchServiceAccountsReaching(tx, { secretIds: doomed.map((s) => s.id), projectIds }, now);
+          await touchServiceAccountsReaching(tx, { secretIds: doomed.map((s) => s.id) }, now);
           await setDeletedDate(tx, doomed.map((s) => s.id), now, now);
           await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Deleted, doomed));
         });
@@ -285,8 +284,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await setDeletedDate(tx, trashed.map((s) => s.id), null, now);
-        const projectIds = trashed.map((s) => s.project_id).filter((p): p is string => p !== null);
-        await touchServiceAccountsReaching(tx, { secretIds: trashed.map((s) => s.id), projectIds }, now);
+        await touchServiceAccountsReaching(tx, { secretIds: trashed.map((s) => s.id) }, now);
         await audit.record(tx, client, secretEvents(caller, EventType.Secret_Restored, trashed));
       });
     },
