@@ -29,7 +29,7 @@ const docs = {
   },
   delete: {
     summary: 'Delete projects',
-    description: `Deletes the projects among 1 to 1000 ids that the caller may write and answers one {id, error} per id: error null when deleted, "access denied" otherwise. Their secrets stay, without project. Records Project_Deleted (2203) for each. An unknown id or ids of several organizations answer 404 and delete nothing. ${ACCESS}`,
+    description: `Deletes the projects among 1 to 1000 ids that the caller may write and answers one {id, error} per id: error null when deleted, "access denied" otherwise. Their secrets stay, without project. Records Project_Deleted (2203) for each. An id that does not exist, is of another organization or that the caller may not write answers "access denied" on its own and the others are still deleted (one call acts in one organization: a machine account's own, otherwise that of the first id found). ${ACCESS}`,
   },
 } satisfies Record<string, RouteDoc>;
 

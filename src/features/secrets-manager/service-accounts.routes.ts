@@ -37,7 +37,7 @@ const docs = {
   update: { summary: 'Rename a machine account', description: `Changes a machine account's encrypted name; needs write access to it (404 otherwise). ${READERS} ${ACCESS}` },
   delete: {
     summary: 'Delete machine accounts',
-    description: `Deletes the machine accounts among 1 to 1000 ids that the caller may write, with their access tokens (which stop working at once), and answers one {id, error} per id: error null when deleted, "access denied" otherwise. Records ServiceAccount_Deleted (2305) for each. An unknown id or ids of several organizations answer 404 and delete nothing. ${READERS} ${ACCESS}`,
+    description: `Deletes the machine accounts among 1 to 1000 ids that the caller may write, with their access tokens (which stop working at once), and answers one {id, error} per id: error null when deleted, "access denied" otherwise. Records ServiceAccount_Deleted (2305) for each. An id that does not exist, is of another organization or that the caller may not write answers "access denied" on its own and the others are still deleted (one call acts in one organization: a machine account's own, otherwise that of the first id found). ${READERS} ${ACCESS}`,
   },
   listTokens: {
     summary: "List a machine account's access tokens",
