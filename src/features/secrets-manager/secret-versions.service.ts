@@ -6,7 +6,7 @@ import { EventType } from '../events/event-type.js';
 import { deleteVersions, findSecret, findVersions, updateSecret, versionsOfSecret, type VersionWithSecretRow } from './secrets.repository.js';
 import { toSecretResponse, toSecretVersion } from './secrets.schemas.js';
 import { keepEarlierValue, secretEvents, type SecretServiceDeps } from './secrets.service.js';
-import { ALL_RIGHTS, secretRights, type SmAccess, smAccessIn } from './sm-access.js';
+import { accessTo, ALL_RIGHTS, secretRights, type SmAccess, smAccessIn } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
 
 const NO_IDS = 'No version IDs provided.';
@@ -37,10 +37,7 @@ export function createSecretVersionService(deps: SecretServiceDeps) {
   return {
     /** The secret's earlier values, newest first. */
     async listOfSecret(principal: Principal, secretId: string) {
-      const secret = await findSecret(db, secretId);
-      if (!secret) throw new NotFound();
-      const access = await smAccessIn(db, principal, secret.organization_id);
-      if (!secretRights(access, secret).read) throw new NotFound();
+      await accessTo(db, principal, await findSecret(db, secretId), secretRights, 'read');
       return list((await versionsOfSecret(db, secretId)).map(toSecretVersion));
     },
 
@@ -61,10 +58,7 @@ export function createSecretVersionService(deps: SecretServiceDeps) {
      * (unless it is the same value), so a restore can itself be undone.
      */
     async restore(principal: Principal, secretId: string, versionId: string, client: ClientContext) {
-      const secret = await findSecret(db, secretId);
-      if (!secret) throw new NotFound();
-      const access = await smAccessIn(db, principal, secret.organization_id);
-      if (!secretRights(access, secret).write) throw new NotFound();
+      const { row: secret, access } = await accessTo(db, principal, await findSecret(db, secretId), secretRights, 'write');
       const [version] = await findVersions(db, [versionId]);
       if (!version || version.secret_id !== secret.id) throw new NotFound();
       const now = clock.now().toISOString();

@@ -28,7 +28,7 @@ import {
   type SecretRow,
 } from './secrets.repository.js';
 import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, type UpdateSecretBody } from './secrets.schemas.js';
-import { actorOf, ALL_RIGHTS, bulkAccess, editorOf, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
+import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, editorOf, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
 import { ACCESS_DENIED } from './sm-schemas.js';
 
@@ -67,22 +67,18 @@ function parseSyncDate(text: string | undefined, now: Date): Date | null {
 export function createSecretService(deps: SecretServiceDeps) {
   const { db, clock, audit, config } = deps;
 
-  /** A secret in use that the caller can read, with its rights; 404 otherwise. */
-  async function readable(principal: Principal, id: string): Promise<{ secret: SecretRow; access: SmAccess }> {
-    const secret = await findSecret(db, id);
-    if (!secret) throw new NotFound();
-    const access = await smAccessIn(db, principal, secret.organization_id);
-    if (!secretRights(access, secret).read) throw new NotFound();
-    return { secret, access };
-  }
-
-  /** The one project a create or update names (null for none), of the organization; 404 otherwise. */
-  async function projectOf(organizationId: string, projectIds: readonly string[] | null | undefined) {
-    if (projectIds && projectIds.length > 1) throw BadRequest.field('projectIds', 'Only one project assignment is supported.');
-    const id = projectIds?.[0]?.toLowerCase();
-    if (!id) return null;
-    const project = await findProjectOf(db, organizationId, id);
-    if (!project) throw new NotFound();
+  /**
+   * The one project `projectIds` names (null for none), where the caller may put a secret: 400
+   * for more than one; 404 for a project missing, of another organization or that the caller
+   * cannot write, and for no project unless the caller is an admin (a secret outside any
+   * project is admins' alone, as the official SecretAuthorizationHandler decides).
+   */
+  async function placeIn(access: SmAccess, projectIds: readonly string[]) {
+    if (projectIds.length > 1) throw BadRequest.field('projectIds', 'Only one project assignment is supported.');
+    const id = projectIds[0]?.toLowerCase();
+    const project = id ? ((await findProjectOf(db, access.caller.organizationId, id)) ?? null) : null;
+    if (id && !project) throw new NotFound();
+    if (project ? !projectRights(access, project.id).write : access.caller.kind !== 'admin') throw new NotFound();
     return project;
   }
 
@@ -108,18 +104,15 @@ export function createSecretService(deps: SecretServiceDeps) {
 
     /** A project's secrets the caller can read; 404 unless the caller can read the project. */
     async listOfProject(principal: Principal, projectId: string) {
-      const project = await findProject(db, projectId);
-      if (!project) throw new NotFound();
-      const access = await smAccessIn(db, principal, project.organization_id);
-      if (!projectRights(access, project.id).read) throw new NotFound();
+      const { row: project, access } = await accessTo(db, principal, await findProject(db, projectId), (a, p) => projectRights(a, p.id), 'read');
       const rows = await listSecretSummaries(db, project.organization_id, { projectId: project.id });
       return toSecretList(rows.map((row) => ({ ...row, rights: secretRights(access, row) })).filter((row) => row.rights.read));
     },
 
     async get(principal: Principal, id: string, client: ClientContext) {
-      const { secret, access } = await readable(principal, id);
+      const { row: secret, access, rights } = await accessTo(db, principal, await findSecret(db, id), secretRights, 'read');
       await recordReads(access.caller, [secret], client);
-      return toSecretResponse(secret, secretRights(access, secret));
+      return toSecretResponse(secret, rights);
     },
 
     /**
@@ -129,8 +122,7 @@ export function createSecretService(deps: SecretServiceDeps) {
      */
     async create(principal: Principal, organizationId: string, body: CreateSecretBody, client: ClientContext) {
       const access = await smAccessIn(db, principal, organizationId);
-      const project = await projectOf(organizationId, body.projectIds);
-      if (access.caller.kind !== 'admin' && (!project || !projectRights(access, project.id).write)) throw new NotFound();
+      const project = await placeIn(access, body.projectIds ?? []);
       const now = clock.now().toISOString();
       const secret: SecretRow = {
         id: randomUUID(),
@@ -162,17 +154,11 @@ export function createSecretService(deps: SecretServiceDeps) {
      * `valueChanged` decides when the client sends it, otherwise a different ciphertext does.
      */
     async update(principal: Principal, id: string, body: UpdateSecretBody, client: ClientContext) {
-      const secret = await findSecret(db, id);
-      if (!secret) throw new NotFound();
-      const access = await smAccessIn(db, principal, secret.organization_id);
-      if (body.projectIds && body.projectIds.length > 1) throw BadRequest.field('projectIds', 'Only one project assignment is supported.');
-      const requested = body.projectIds?.[0]?.toLowerCase() ?? null;
-      const moves = body.projectIds != null && requested !== secret.project_id;
-      const target = moves && requested ? await projectOf(secret.organization_id, [requested]) : null;
-      if (access.caller.kind !== 'admin') {
-        if (!secretRights(access, secret).write) throw new NotFound();
-        if (moves && (!target || !projectRights(access, target.id).write)) throw new NotFound();
-      }
+      // Access first: what the body asks must not tell a caller who cannot write it that it exists.
+      const { row: secret, access } = await accessTo(db, principal, await findSecret(db, id), secretRights, 'write');
+      const requested = body.projectIds;
+      const moves = requested != null && (requested.length > 1 || (requested[0]?.toLowerCase() ?? null) !== secret.project_id);
+      const target = moves ? await placeIn(access, requested) : null;
       const valueChanged = body.valueChanged ?? body.value !== secret.value;
       const now = clock.now().toISOString();
       const projectId = moves ? (target?.id ?? null) : secret.project_id;

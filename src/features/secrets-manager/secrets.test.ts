@@ -252,6 +252,15 @@ describe('secrets over HTTP', () => {
       expect((await call('admin', 'PUT', `/secrets/${id}`, secretBody('m', [p1, p2]))).status).toBe(400);
     });
 
+    it('answers 404, not the 400 of several projects, to a caller who cannot write the secret, as for an unknown id', async () => {
+      const id = await secretIn(server, org, p1);
+      for (const caller of ['reader', 'direct', 'stranger']) {
+        expect((await call(caller, 'PUT', `/secrets/${id}`, secretBody('x', [p1, p2]))).status, caller).toBe(404);
+      }
+      expect((await call('owner', 'PUT', `/secrets/${randomUUID()}`, secretBody('x', [p1, p2]))).status).toBe(404);
+      expect((await call('writer', 'PUT', `/secrets/${id}`, secretBody('x', [p1, p2]))).status).toBe(400);
+    });
+
     it('records Secret_Edited and moves the revision of machine accounts of the old and the new project', async () => {
       const saOld = await machineAccountIn(server, org);
       const saNew = await machineAccountIn(server, org);

@@ -29,7 +29,7 @@ import {
   type ServiceAccountBody,
   type ServiceAccountRow,
 } from './service-accounts.schemas.js';
-import { bulkAccess, requireSmCaller, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
+import { accessTo, bulkAccess, requireSmCaller, type Rights, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { hashClientSecret, SECRETS_SCOPE } from './sm-identity.js';
 import { ACCESS_DENIED } from './sm-schemas.js';
 
@@ -58,20 +58,14 @@ function accountEvent(caller: SmCaller & { kind: 'admin' | 'member' }, type: Eve
 export function createServiceAccountService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
 
-  /** The machine account with the caller's access; 404 when missing or not readable. */
-  async function readable(principal: Principal, id: string): Promise<{ account: ServiceAccountRow; access: SmAccess }> {
-    const account = await findServiceAccount(db, id);
-    if (!account) throw new NotFound();
-    const access = await smAccessIn(db, principal, account.organization_id);
-    if (!serviceAccountRights(access, account.id).read) throw new NotFound();
+  /** The machine account with the caller's access to it; 404 when missing or the caller lacks `need`. */
+  async function accountWith(principal: Principal, id: string, need: keyof Rights): Promise<{ account: ServiceAccountRow; access: SmAccess }> {
+    const { row: account, access } = await accessTo(db, principal, await findServiceAccount(db, id), (a, sa) => serviceAccountRights(a, sa.id), need);
     return { account, access };
   }
 
-  async function writable(principal: Principal, id: string): Promise<{ account: ServiceAccountRow; access: SmAccess }> {
-    const found = await readable(principal, id);
-    if (!serviceAccountRights(found.access, id).write) throw new NotFound();
-    return found;
-  }
+  const readable = (principal: Principal, id: string) => accountWith(principal, id, 'read');
+  const writable = (principal: Principal, id: string) => accountWith(principal, id, 'write');
 
   return {
     readable,

@@ -119,6 +119,26 @@ export async function smAccessIn(db: Executor, principal: Principal, organizatio
   return smAccessOf(db, await requireSmCaller(db, principal, organizationId));
 }
 
+/**
+ * The caller's access to one row addressed by id, which must give `need`: 404, exactly as for a
+ * missing id, when there is no row, the caller has no standing in its organization or lacks the
+ * right. Call it before any check of the request body that could answer 400, so that answer
+ * cannot tell an outsider the id exists.
+ */
+export async function accessTo<T extends { organization_id: string }>(
+  db: Executor,
+  principal: Principal,
+  row: T | undefined,
+  rightsOf: (access: SmAccess, row: T) => Rights,
+  need: keyof Rights,
+): Promise<{ row: T; access: SmAccess; rights: Rights }> {
+  if (!row) throw new NotFound();
+  const access = await smAccessIn(db, principal, row.organization_id);
+  const rights = rightsOf(access, row);
+  if (!rights[need]) throw new NotFound();
+  return { row, access, rights };
+}
+
 /** Access to a project: admins everything, others what a policy on it grants. */
 export function projectRights(access: SmAccess, projectId: string): Rights {
   if (access.caller.kind === 'admin') return ALL_RIGHTS;
