@@ -49,9 +49,7 @@ export async function smCaller(db: Executor, principal: Principal, organizationI
   }
   if (principal.kind !== 'user') return null;
   const membership = await confirmedMembership(db, organizationId, principal.userId);
-  if (!membership || !membership.accessSecretsManager) return null;
-  const org = await db.selectFrom('organizations').select('use_secrets_manager').where('id', '=', organizationId).executeTakeFirst();
-  if (!org?.use_secrets_manager) return null;
+  if (!membership?.accessSecretsManager || !membership.organizationUsesSecretsManager) return null;
   const base = { organizationId, userId: principal.userId, organizationUserId: membership.id };
   if (membership.type === OrganizationUserType.Owner || membership.type === OrganizationUserType.Admin) return { kind: 'admin', ...base };
   const groups = await db.selectFrom('group_users').select('group_id').where('organization_user_id', '=', membership.id).execute();
