@@ -28,7 +28,7 @@ import {
   type SecretRow,
 } from './secrets.repository.js';
 import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, type UpdateSecretBody } from './secrets.schemas.js';
-import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, editorOf, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
+import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, editorOf, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, smAccessOf, type SmCaller } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
 import { ACCESS_DENIED } from './sm-schemas.js';
 
@@ -232,14 +232,16 @@ export function createSecretService(deps: SecretServiceDeps) {
      */
     async sync(principal: Principal, organizationId: string, lastSyncedDate: string | undefined, client: ClientContext) {
       const since = parseSyncDate(lastSyncedDate, clock.now());
-      const access = await smAccessIn(db, principal, organizationId);
-      if (access.caller.kind !== 'serviceAccount') throw new BadRequest('Only service accounts can sync secrets.');
+      const caller = await requireSmCaller(db, principal, organizationId);
+      if (caller.kind !== 'serviceAccount') throw new BadRequest('Only service accounts can sync secrets.');
+      // The usual poll finds nothing new: it costs this one query, not the account's grants.
       if (since) {
-        const revision = await serviceAccountRevision(db, access.caller.serviceAccountId);
+        const revision = await serviceAccountRevision(db, caller.serviceAccountId);
         if (!revision || Date.parse(revision) < since.getTime()) return { object: 'secretsSync' as const, hasChanges: false, secrets: null };
       }
+      const access = await smAccessOf(db, caller);
       const secrets = (await listSecrets(db, organizationId)).filter((s) => secretRights(access, s).read);
-      await recordReads(access.caller, secrets, client);
+      await recordReads(caller, secrets, client);
       return { object: 'secretsSync' as const, hasChanges: true, secrets: list(secrets.map(toBaseSecret)) };
     },
 

@@ -495,6 +495,14 @@ describe('secrets over HTTP', () => {
       expect(events.at(-1)).toMatchObject({ secret_id: granted, service_account_id: reader, acting_user_id: null });
     });
 
+    it('answers a sync with nothing new in one query, before reading the grants', async () => {
+      const { db, count } = counting(server.database.db);
+      const sm = createSecretService({ db, clock: systemClock, audit: createAuditLog({ clock: systemClock }), config: { secretVersionsKept: 10 } });
+      await server.database.db.updateTable('service_accounts').set({ revision_date: LONG_AGO }).where('id', '=', reader).execute();
+      expect(await sm.sync(machine(reader, org), org, new Date(Date.now() - 1000).toISOString(), CLIENT)).toMatchObject({ hasChanges: false });
+      expect(count()).toBe(1);
+    });
+
     it('reads granted secrets (recording Secret_Retrieved with the account) and nothing else', async () => {
       const sm = service();
       const sa = machine(reader, org);
