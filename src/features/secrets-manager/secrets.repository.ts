@@ -83,14 +83,6 @@ export async function trashedSecretIds(db: Executor, organizationId: string, ids
     .execute();
 }
 
-export async function findProjectOf(db: Executor, organizationId: string, projectId: string) {
-  return db.selectFrom('projects').select(['id', 'name', 'organization_id']).where('id', '=', projectId).where('organization_id', '=', organizationId).executeTakeFirst();
-}
-
-export async function findProject(db: Executor, projectId: string) {
-  return db.selectFrom('projects').select(['id', 'name', 'organization_id']).where('id', '=', projectId).executeTakeFirst();
-}
-
 export async function insertSecret(db: Executor, row: Selectable<SecretsTable>): Promise<void> {
   await db.insertInto('secrets').values(row).execute();
 }

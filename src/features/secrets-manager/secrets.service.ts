@@ -12,8 +12,6 @@ import { EventType } from '../events/event-type.js';
 import { saveSecretAccessPolicies } from './access-policies.service.js';
 import {
   deleteSecrets,
-  findProject,
-  findProjectOf,
   findSecret,
   findSecrets,
   insertSecret,
@@ -27,6 +25,7 @@ import {
   updateSecret,
   type SecretRow,
 } from './secrets.repository.js';
+import { findProject } from './projects.repository.js';
 import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, type UpdateSecretBody } from './secrets.schemas.js';
 import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, editorOf, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, smAccessOf, type SmCaller } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
@@ -76,10 +75,10 @@ export function createSecretService(deps: SecretServiceDeps) {
   async function placeIn(access: SmAccess, projectIds: readonly string[]) {
     if (projectIds.length > 1) throw BadRequest.field('projectIds', 'Only one project assignment is supported.');
     const id = projectIds[0]?.toLowerCase();
-    const project = id ? ((await findProjectOf(db, access.caller.organizationId, id)) ?? null) : null;
-    if (id && !project) throw new NotFound();
+    const project = id ? await findProject(db, id) : undefined;
+    if (id && project?.organization_id !== access.caller.organizationId) throw new NotFound();
     if (project ? !projectRights(access, project.id).write : access.caller.kind !== 'admin') throw new NotFound();
-    return project;
+    return project ?? null;
   }
 
   /** Records reads: Secret_Retrieved per secret, the batches in one transaction. */
