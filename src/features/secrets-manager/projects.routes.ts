@@ -55,6 +55,6 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectService
   );
 
   app.post('/projects/delete', { config, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
-    bulkResults(await projects.delete(smPrincipal(request), request.body.map(normalizeGuid), clientContext(request))),
+    bulkResults(await projects.delete(smPrincipal(request), request.body, clientContext(request))),
   );
 };

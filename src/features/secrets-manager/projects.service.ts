@@ -7,7 +7,7 @@ import type { AuditEvent, AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projectsByIds, projectsOfOrganization, renameProject } from './projects.repository.js';
 import { toProjectResponse, type ProjectBody, type ProjectRow } from './projects.schemas.js';
-import { ACCESS_DENIED } from './sm-schemas.js';
+import { ACCESS_DENIED, mergedIds } from './sm-schemas.js';
 import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, type Rights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { touchServiceAccounts, touchServiceAccountsReaching } from './sm-revisions.js';
 
@@ -89,7 +89,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
 
     /** Deletes the projects the caller may write; one result per id, as `bulkAccess` describes. */
     async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
-      const wanted = [...new Set(ids)];
+      const wanted = mergedIds(ids);
       const projects = await projectsByIds(db, wanted);
       const access = await bulkAccess(db, principal, wanted, projects);
       const byId = new Map(projects.map((p) => [p.id, p]));

@@ -1,5 +1,6 @@
 import type { Principal } from '../../http/access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
+import { distinctIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
 import { EventType } from '../events/event-type.js';
@@ -8,6 +9,7 @@ import { toSecretResponse, toSecretVersion } from './secrets.schemas.js';
 import { keepEarlierValue, secretEvents, type SecretServiceDeps } from './secrets.service.js';
 import { accessTo, ALL_RIGHTS, secretRights, type SmAccess, smAccessIn } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
+import { mergedIds } from './sm-schemas.js';
 
 const NO_IDS = 'No version IDs provided.';
 
@@ -20,12 +22,11 @@ export function createSecretVersionService(deps: SecretServiceDeps) {
   const { db, clock, audit, config } = deps;
 
   /**
-   * Versions among `ids`, all of secrets of one organization the caller reaches with `need`;
+   * Versions among `ids` (lower-cased, each once), all of secrets of one organization the caller reaches with `need`;
    * 404 when any id is missing, unreachable or of another organization.
    */
-  async function versionsWith(principal: Principal, rawIds: readonly string[], need: 'read' | 'write'): Promise<{ versions: VersionWithSecretRow[]; access: SmAccess }> {
-    if (rawIds.length === 0) throw new BadRequest(NO_IDS);
-    const ids = [...new Set(rawIds.map((id) => id.toLowerCase()))];
+  async function versionsWith(principal: Principal, ids: readonly string[], need: 'read' | 'write'): Promise<{ versions: VersionWithSecretRow[]; access: SmAccess }> {
+    if (ids.length === 0) throw new BadRequest(NO_IDS);
     const versions = await findVersions(db, ids);
     const organizationId = versions[0]?.organization_id;
     if (!organizationId || versions.length !== ids.length || versions.some((v) => v.organization_id !== organizationId)) throw new NotFound();
@@ -49,7 +50,7 @@ export function createSecretVersionService(deps: SecretServiceDeps) {
     },
 
     async getByIds(principal: Principal, ids: readonly string[]) {
-      const { versions } = await versionsWith(principal, ids, 'read');
+      const { versions } = await versionsWith(principal, distinctIds(ids, 'ids'), 'read');
       return list(versions.map(toSecretVersion));
     },
 
@@ -73,7 +74,7 @@ export function createSecretVersionService(deps: SecretServiceDeps) {
 
     /** Deletes versions, all or nothing: the caller must write every secret they belong to. */
     async delete(principal: Principal, ids: readonly string[]) {
-      const { versions } = await versionsWith(principal, ids, 'write');
+      const { versions } = await versionsWith(principal, mergedIds(ids), 'write');
       await db.transaction().execute((tx) => deleteVersions(tx, versions.map((v) => v.id)));
     },
   };

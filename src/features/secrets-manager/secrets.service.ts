@@ -29,7 +29,7 @@ import { findProject } from './projects.repository.js';
 import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, type UpdateSecretBody } from './secrets.schemas.js';
 import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, editorOf, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, smAccessOf, type SmCaller } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
-import { ACCESS_DENIED } from './sm-schemas.js';
+import { ACCESS_DENIED, mergedIds } from './sm-schemas.js';
 
 export interface SecretServiceDeps {
   db: Db;
@@ -191,7 +191,7 @@ export function createSecretService(deps: SecretServiceDeps) {
      * exist; the other ids are still moved (spec Errors rule 3).
      */
     async delete(principal: Principal, rawIds: readonly string[], client: ClientContext) {
-      const ids = [...new Set(rawIds.map((id) => id.toLowerCase()))];
+      const ids = mergedIds(rawIds);
       const found = await findSecrets(db, ids);
       const access = await bulkAccess(db, principal, ids, found);
       const byId = new Map(found.map((s) => [s.id, s]));
@@ -284,7 +284,7 @@ export function createSecretService(deps: SecretServiceDeps) {
   }
 
   async function trashedOrThrow(organizationId: string, rawIds: readonly string[]) {
-    const ids = [...new Set(rawIds.map((id) => id.toLowerCase()))];
+    const ids = mergedIds(rawIds);
     const trashed = await trashedSecretIds(db, organizationId, ids);
     if (trashed.length !== ids.length) throw new NotFound();
     return trashed;

@@ -77,7 +77,7 @@ export const serviceAccountRoutes: FastifyPluginAsyncTypebox<{ serviceAccounts: 
   );
 
   app.post('/service-accounts/delete', { config, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
-    bulkResults(await serviceAccounts.delete(smPrincipal(request), request.body.map(normalizeGuid), clientContext(request))),
+    bulkResults(await serviceAccounts.delete(smPrincipal(request), request.body, clientContext(request))),
   );
 
   app.get('/service-accounts/:id/access-tokens', { config, schema: { tags, ...docs.listTokens, params: ServiceAccountIdParams, response: { 200: ListOf(AccessTokenResponse) } } }, async (request) =>
@@ -94,7 +94,7 @@ export const serviceAccountRoutes: FastifyPluginAsyncTypebox<{ serviceAccounts: 
     '/service-accounts/:id/access-tokens/revoke',
     { config, schema: { tags, ...docs.revokeTokens, params: ServiceAccountIdParams, body: IdsObjectBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await serviceAccounts.revokeTokens(smPrincipal(request), normalizeGuid(request.params.id), request.body.ids.map(normalizeGuid));
+      await serviceAccounts.revokeTokens(smPrincipal(request), normalizeGuid(request.params.id), request.body.ids);
       return emptyOk(reply);
     },
   );

@@ -31,7 +31,7 @@ import {
 } from './service-accounts.schemas.js';
 import { accessTo, bulkAccess, requireSmCaller, type Rights, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { hashClientSecret, SECRETS_SCOPE } from './sm-identity.js';
-import { ACCESS_DENIED } from './sm-schemas.js';
+import { ACCESS_DENIED, mergedIds } from './sm-schemas.js';
 
 const SECRET_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const CLIENT_SECRET_LENGTH = 30;
@@ -127,7 +127,7 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
      * at once); one result per id, as `bulkAccess` describes. Machine accounts manage none.
      */
     async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
-      const wanted = [...new Set(ids)];
+      const wanted = mergedIds(ids);
       const accounts = await serviceAccountsByIds(db, wanted);
       const access = await bulkAccess(db, principal, wanted, accounts);
       const byId = new Map(accounts.map((a) => [a.id, a]));
@@ -184,7 +184,7 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
     /** Deletes the listed tokens of this machine account; ids of other tokens are ignored. */
     async revokeTokens(principal: Principal, id: string, ids: readonly string[]) {
       const { account } = await writable(principal, id);
-      await revokeAccessTokens(db, account.id, ids);
+      await revokeAccessTokens(db, account.id, mergedIds(ids));
     },
   };
 }
