@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { RestoreVersionBody, SecretIdParams, SecretResponse, SecretVersionResponse, VersionIdsBody } from './secrets.schemas.js';
+import { RestoreVersionBody, SecretResponse, SecretVersionResponse, VersionIdsBody } from './secrets.schemas.js';
+import { SecretIdParams } from './sm-schemas.js';
 import type { SecretVersionService } from './secret-versions.service.js';
 import { smPrincipal } from './sm-access.js';
 

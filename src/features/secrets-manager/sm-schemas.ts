@@ -1,6 +1,12 @@
 import { Type } from 'typebox';
 import { Guid, list, normalizeGuid } from '../../http/schemas.js';
 
+/** Path parameters of the Secrets Manager routes; a bare `{id}` is `IdParams` (src/http/schemas.ts). */
+export const OrganizationIdParams = Type.Object({ organizationId: Guid });
+export const ProjectIdParams = Type.Object({ projectId: Guid });
+export const SecretIdParams = Type.Object({ secretId: Guid });
+export const ServiceAccountIdParams = Type.Object({ serviceAccountId: Guid });
+
 /** The most ids one bulk Secrets Manager call takes. */
 export const MAX_BULK_IDS = 1000;
 
