@@ -5,9 +5,9 @@ import type { Principal } from '../../http/access.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { AuditEvent, AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projectsByIds, projectsOfOrganization, renameProject } from './projects.repository.js';
+import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projectsByIds, projectsOfOrganization, renameProject, touchSecretsOfProjects } from './projects.repository.js';
 import { toProjectResponse, type ProjectBody, type ProjectRow } from './projects.schemas.js';
-import { ACCESS_DENIED, mergedIds } from './sm-schemas.js';
+import { mergedIds, resultsPerId } from './sm-schemas.js';
 import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, type Rights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { touchServiceAccounts, touchServiceAccountsReaching } from './sm-revisions.js';
 
@@ -91,21 +91,22 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
     async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
       const wanted = mergedIds(ids);
       const projects = await projectsByIds(db, wanted);
-      const access = await bulkAccess(db, principal, wanted, projects);
-      const byId = new Map(projects.map((p) => [p.id, p]));
-      const deletable = access ? projects.filter((p) => p.organization_id === access.caller.organizationId && projectRights(access, p.id).write).map((p) => p.id) : [];
-      const now = clock.now().toISOString();
-      if (access && deletable.length > 0) {
-        const { caller } = access;
+      const bulk = await bulkAccess(db, principal, wanted, projects, (access, p) => projectRights(access, p.id));
+      const doomed = bulk?.writable ?? [];
+      if (bulk && doomed.length > 0) {
+        const { caller } = bulk.access;
+        const ids = doomed.map((p) => p.id);
+        const now = clock.now().toISOString();
         await db.transaction().execute(async (tx) => {
           // Before the delete: its policies, which say who reached it, go with it.
-          await touchServiceAccountsReaching(tx, { projectIds: deletable }, now);
-          await deleteProjects(tx, deletable, now);
-          await audit.record(tx, client, deletable.map((id) => projectEvent(caller, EventType.Project_Deleted, byId.get(id) as ProjectRow)));
+          await touchServiceAccountsReaching(tx, { projectIds: ids }, now);
+          // Its secrets lose their project: clients comparing revision dates must see them change.
+          await touchSecretsOfProjects(tx, ids, now);
+          await deleteProjects(tx, ids);
+          await audit.record(tx, client, doomed.map((p) => projectEvent(caller, EventType.Project_Deleted, p)));
         });
       }
-      const allowed = new Set(deletable);
-      return wanted.map((id) => ({ id, error: allowed.has(id) ? null : ACCESS_DENIED }));
+      return resultsPerId(wanted, doomed);
     },
   };
 }

@@ -197,6 +197,15 @@ describe('deleting projects', () => {
     expect(account.revision_date > '2000-01-01T00:00:00.000Z').toBe(true);
   });
 
+  it("moves the revision date of a deleted project's secrets, which lose their project", async () => {
+    const id = (await createProject(owner.token)).body.id as string;
+    const secretId = await seedSecret(server, orgId, id, { date: LONG_AGO });
+    expect((await server.request('POST', '/api/projects/delete', { token: owner.token, json: [id] })).status).toBe(200);
+    const secret = await server.database.db.selectFrom('secrets').select(['project_id', 'revision_date']).where('id', '=', secretId).executeTakeFirstOrThrow();
+    expect(secret.project_id).toBeNull();
+    expect(secret.revision_date > LONG_AGO).toBe(true);
+  });
+
   it('moves the revision of machine accounts granted only a secret in a deleted project (the secret loses its project)', async () => {
     const id = (await createProject(owner.token)).body.id as string;
     const account = await accountGrantedSecretOnly(await seedSecret(server, orgId, id));

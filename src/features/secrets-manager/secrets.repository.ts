@@ -125,6 +125,11 @@ export async function versionsOfSecret(db: Executor, secretId: string): Promise<
   return db.selectFrom('secret_versions').selectAll().where('secret_id', '=', secretId).orderBy('version_date', 'desc').orderBy('id', 'desc').execute();
 }
 
+/** One version of one secret (the caller has checked the secret). */
+export async function findVersionOf(db: Executor, secretId: string, versionId: string): Promise<SecretVersionRow | undefined> {
+  return db.selectFrom('secret_versions').selectAll().where('id', '=', versionId).where('secret_id', '=', secretId).executeTakeFirst();
+}
+
 /** Versions among `ids` whose secret is in use, with that secret's organization and project. */
 export async function findVersions(db: Executor, ids: readonly string[]): Promise<VersionWithSecretRow[]> {
   if (ids.length === 0) return [];

@@ -41,7 +41,7 @@ const baseFields = {
 export const BaseSecretResponse = Type.Object({ object: Type.Literal('baseSecret'), ...baseFields });
 export const SecretResponse = Type.Object({ object: Type.Literal('secret'), ...baseFields, read: Type.Boolean(), write: Type.Boolean() });
 
-export const SecretListItem = Type.Object({
+const SecretListItem = Type.Object({
   id: Type.String(),
   organizationId: Type.String(),
   key: Type.String(),

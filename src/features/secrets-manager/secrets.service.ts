@@ -29,7 +29,7 @@ import { findProject } from './projects.repository.js';
 import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, type UpdateSecretBody } from './secrets.schemas.js';
 import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, editorOf, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, smAccessOf, type SmCaller } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
-import { ACCESS_DENIED, mergedIds } from './sm-schemas.js';
+import { mergedIds, resultsPerId } from './sm-schemas.js';
 
 export interface SecretServiceDeps {
   db: Db;
@@ -92,13 +92,7 @@ export function createSecretService(deps: SecretServiceDeps) {
     async list(principal: Principal, organizationId: string) {
       const access = await smAccessIn(db, principal, organizationId);
       const rows = await listSecretSummaries(db, organizationId);
-      if (access.caller.kind === 'admin') return toSecretList(rows.map((row) => ({ ...row, rights: ALL_RIGHTS })));
-      const visible = [];
-      for (const row of rows) {
-        const rights = secretRights(access, row);
-        if (rights.read) visible.push({ ...row, rights });
-      }
-      return toSecretList(visible);
+      return toSecretList(rows.map((row) => ({ ...row, rights: secretRights(access, row) })).filter((row) => row.rights.read));
     },
 
     /** A project's secrets the caller can read; 404 unless the caller can read the project. */
@@ -193,22 +187,17 @@ export function createSecretService(deps: SecretServiceDeps) {
     async delete(principal: Principal, rawIds: readonly string[], client: ClientContext) {
       const ids = mergedIds(rawIds);
       const found = await findSecrets(db, ids);
-      const access = await bulkAccess(db, principal, ids, found);
-      const byId = new Map(found.map((s) => [s.id, s]));
-      const deletable = new Set<string>();
-      for (const secret of found) {
-        if (access && secret.organization_id === access.caller.organizationId && secretRights(access, secret).write) deletable.add(secret.id);
-      }
-      const doomed = found.filter((s) => deletable.has(s.id));
-      if (access && doomed.length > 0) {
+      const bulk = await bulkAccess(db, principal, ids, found, secretRights);
+      const doomed = bulk?.writable ?? [];
+      if (bulk && doomed.length > 0) {
         const now = clock.now().toISOString();
         await db.transaction().execute(async (tx) => {
           await touchServiceAccountsReaching(tx, { secretIds: doomed.map((s) => s.id) }, now);
           await setDeletedDate(tx, doomed.map((s) => s.id), now, now);
-          await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Deleted, doomed));
+          await audit.record(tx, client, secretEvents(bulk.access.caller, EventType.Secret_Deleted, doomed));
         });
       }
-      return ids.map((id) => ({ id, error: byId.has(id) && deletable.has(id) ? null : ACCESS_DENIED }));
+      return resultsPerId(ids, doomed);
     },
 
     /** Secrets with values; 404 when any id is missing, in the trash, unreadable or of another organization. */

@@ -29,9 +29,9 @@ import {
   type ServiceAccountBody,
   type ServiceAccountRow,
 } from './service-accounts.schemas.js';
-import { accessTo, bulkAccess, requireSmCaller, type Rights, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
+import { accessTo, actorOf, bulkAccess, requireSmCaller, type Rights, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { hashClientSecret, SECRETS_SCOPE } from './sm-identity.js';
-import { ACCESS_DENIED, mergedIds } from './sm-schemas.js';
+import { mergedIds, resultsPerId } from './sm-schemas.js';
 
 const SECRET_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const CLIENT_SECRET_LENGTH = 30;
@@ -49,10 +49,10 @@ export function generateClientSecret(): string {
   return secret;
 }
 
-export const PAST_EXPIRATION = 'Please select an expiration date that is in the future.';
+const PAST_EXPIRATION = 'Please select an expiration date that is in the future.';
 
-function accountEvent(caller: SmCaller & { kind: 'admin' | 'member' }, type: EventType, account: ServiceAccountRow): AuditEvent {
-  return { type, organizationId: account.organization_id, grantedServiceAccountId: account.id, actingUserId: caller.userId };
+function accountEvent(caller: SmCaller, type: EventType, account: ServiceAccountRow): AuditEvent {
+  return { type, organizationId: account.organization_id, grantedServiceAccountId: account.id, ...actorOf(caller) };
 }
 
 export function createServiceAccountService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
@@ -129,21 +129,17 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
     async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
       const wanted = mergedIds(ids);
       const accounts = await serviceAccountsByIds(db, wanted);
-      const access = await bulkAccess(db, principal, wanted, accounts);
-      const byId = new Map(accounts.map((a) => [a.id, a]));
-      const caller = access?.caller;
-      const deletable =
-        access && caller && caller.kind !== 'serviceAccount'
-          ? accounts.filter((a) => a.organization_id === caller.organizationId && serviceAccountRights(access, a.id).write).map((a) => a.id)
-          : [];
-      if (caller && caller.kind !== 'serviceAccount' && deletable.length > 0) {
+      // A machine account writes none (serviceAccountRights), so it deletes nothing.
+      const bulk = await bulkAccess(db, principal, wanted, accounts, (access, a) => serviceAccountRights(access, a.id));
+      const doomed = bulk?.writable ?? [];
+      if (bulk && doomed.length > 0) {
+        const { caller } = bulk.access;
         await db.transaction().execute(async (tx) => {
-          await deleteServiceAccounts(tx, deletable);
-          await audit.record(tx, client, deletable.map((id) => accountEvent(caller, EventType.ServiceAccount_Deleted, byId.get(id) as ServiceAccountRow)));
+          await deleteServiceAccounts(tx, doomed.map((a) => a.id));
+          await audit.record(tx, client, doomed.map((a) => accountEvent(caller, EventType.ServiceAccount_Deleted, a)));
         });
       }
-      const allowed = new Set(deletable);
-      return wanted.map((id) => ({ id, error: allowed.has(id) ? null : ACCESS_DENIED }));
+      return resultsPerId(wanted, doomed);
     },
 
     async listTokens(principal: Principal, id: string) {

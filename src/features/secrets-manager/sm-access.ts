@@ -23,7 +23,7 @@ export interface Rights {
   write: boolean;
 }
 
-export const NO_RIGHTS: Rights = Object.freeze({ read: false, write: false });
+const NO_RIGHTS: Rights = Object.freeze({ read: false, write: false });
 export const ALL_RIGHTS: Rights = Object.freeze({ read: true, write: true });
 
 /** Highest wins: a grant through a group adds to the membership's own. */
@@ -76,7 +76,7 @@ const EMPTY_GRANTS: Grants = { projects: new Map(), secrets: new Map(), serviceA
  * Every policy naming the caller (their membership and groups, or the machine account), in one
  * query, whatever the number of resources. Admins need none: they reach everything.
  */
-export async function grantsOf(db: Executor, caller: SmCaller): Promise<Grants> {
+async function grantsOf(db: Executor, caller: SmCaller): Promise<Grants> {
   if (caller.kind === 'admin') return EMPTY_GRANTS;
   const rows = await db
     .selectFrom('access_policies')
@@ -173,21 +173,25 @@ export function editorOf(caller: SmCaller): { editor_organization_user_id: strin
 }
 
 /**
- * The standing a bulk delete acts with. One call acts in one organization: a machine account's
- * own, otherwise that of the first requested id that exists. Each id that does not exist, is of
- * another organization, or that the caller may not write is answered "access denied" on its own
- * and the others are still processed (spec Errors rule 3); the whole call never fails for one id,
- * so the answers do not tell an outsider which ids exist. Null: the caller acts nowhere.
+ * The standing a bulk delete acts with, and the rows among `found` it may write. One call acts in
+ * one organization: a machine account's own, otherwise that of the first requested id that
+ * exists. Each id that does not exist, is of another organization, or that the caller may not
+ * write is answered "access denied" on its own and the others are still processed (spec Errors
+ * rule 3); the whole call never fails for one id, so the answers do not tell an outsider which
+ * ids exist. Null: the caller acts nowhere.
  */
-export async function bulkAccess(
+export async function bulkAccess<T extends { id: string; organization_id: string }>(
   db: Executor,
   principal: Principal,
   requested: readonly string[],
-  found: readonly { id: string; organization_id: string }[],
-): Promise<SmAccess | null> {
+  found: readonly T[],
+  rightsOf: (access: SmAccess, row: T) => Rights,
+): Promise<{ access: SmAccess; writable: T[] } | null> {
   const orgOf = new Map(found.map((row) => [row.id, row.organization_id]));
   const first = requested.find((id) => orgOf.has(id));
   const organizationId = principal.kind === 'serviceAccount' ? principal.organizationId : first && orgOf.get(first);
   const caller = organizationId ? await smCaller(db, principal, organizationId) : null;
-  return caller ? smAccessOf(db, caller) : null;
+  if (!caller) return null;
+  const access = await smAccessOf(db, caller);
+  return { access, writable: found.filter((row) => row.organization_id === caller.organizationId && rightsOf(access, row).write) };
 }

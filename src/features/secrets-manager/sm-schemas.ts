@@ -8,7 +8,7 @@ export const SecretIdParams = Type.Object({ secretId: Guid });
 export const ServiceAccountIdParams = Type.Object({ serviceAccountId: Guid });
 
 /** The most ids one bulk Secrets Manager call takes. */
-export const MAX_BULK_IDS = 1000;
+const MAX_BULK_IDS = 1000;
 
 /** A bare JSON array of ids, as the official clients send bulk deletes (`["<id>", …]`). */
 export const IdArrayBody = Type.Array(Guid, { minItems: 1, maxItems: MAX_BULK_IDS, description: `1 to ${MAX_BULK_IDS} ids` });
@@ -33,6 +33,12 @@ export const BulkDeleteResult = Type.Object({
 
 /** The official server's text for an id the caller may not act on. */
 export const ACCESS_DENIED = 'access denied';
+
+/** One answer per requested id: done, or "access denied" alike for every other reason. */
+export function resultsPerId(requested: readonly string[], done: readonly { id: string }[]): { id: string; error: string | null }[] {
+  const ids = new Set(done.map((row) => row.id));
+  return requested.map((id) => ({ id, error: ids.has(id) ? null : ACCESS_DENIED }));
+}
 
 export function bulkResults(results: readonly { id: string; error: string | null }[]) {
   return list(results.map(({ id, error }) => ({ object: 'BulkDeleteResponseModel' as const, id, error })));
