@@ -7,7 +7,7 @@ import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
 import { distinctIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
-import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
+import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { saveSecretAccessPolicies } from './access-policies.service.js';
 import {
@@ -15,10 +15,8 @@ import {
   findSecret,
   findSecrets,
   insertSecret,
-  insertVersion,
   listSecrets,
   listSecretSummaries,
-  pruneVersions,
   serviceAccountRevision,
   setDeletedDate,
   trashedSecretIds,
@@ -26,8 +24,9 @@ import {
   type SecretRow,
 } from './secrets.repository.js';
 import { findProject } from './projects.repository.js';
+import { keepEarlierValue, secretEvents } from './secret-changes.js';
 import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, type UpdateSecretBody } from './secrets.schemas.js';
-import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, editorOf, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, smAccessOf, type SmCaller } from './sm-access.js';
+import { accessTo, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, smAccessOf, type SmCaller } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
 import { mergedIds, resultsPerId } from './sm-schemas.js';
 
@@ -38,22 +37,8 @@ export interface SecretServiceDeps {
   config: Pick<Config, 'secretVersionsKept'>;
 }
 
-export function secretEvents(caller: SmCaller, type: EventType, secrets: readonly { id: string }[]): AuditEvent[] {
-  const actor = actorOf(caller);
-  return secrets.map((s) => ({ type, secretId: s.id, organizationId: caller.organizationId, ...actor }));
-}
-
-/**
- * Keeps a value the secret is leaving as one of its versions, stamped with who replaced it and
- * when, and drops the versions beyond the newest `keep`. A version is an EARLIER value, as the
- * official server keeps them: the secret's own value is the current one, and its versions
- * (newest first) are the values it had before, so the history is the secret plus its versions,
- * and restoring one of them puts it back as the current value.
- */
-export async function keepEarlierValue(executor: Executor, caller: SmCaller, secretId: string, value: string, now: string, keep: number): Promise<void> {
-  await insertVersion(executor, { id: randomUUID(), secret_id: secretId, value, version_date: now, ...editorOf(caller) });
-  await pruneVersions(executor, secretId, keep);
-}
+// Kept importable from here, where other services first found it.
+export { secretEvents } from './secret-changes.js';
 
 function parseSyncDate(text: string | undefined, now: Date): Date | null {
   if (text === undefined || text === '') return null;
