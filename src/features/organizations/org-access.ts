@@ -14,6 +14,8 @@ export interface Membership {
   permissions: Permissions | null;
   accessAll: boolean;
   accessSecretsManager: boolean;
+  /** The organization's plan includes Secrets Manager (read with the membership, for `smCaller`). */
+  organizationUsesSecretsManager: boolean;
   rights: ReadonlySet<Right>;
 }
 
@@ -37,6 +39,7 @@ export async function confirmedMembership(db: Executor, organizationId: string, 
       'organization_users.access_all',
       'organization_users.access_secrets_manager',
       'organizations.enabled',
+      'organizations.use_secrets_manager',
     ])
     .where('organization_users.organization_id', '=', organizationId)
     .where('organization_users.user_id', '=', userId)
@@ -52,6 +55,7 @@ export async function confirmedMembership(db: Executor, organizationId: string, 
     permissions,
     accessAll: Boolean(row.access_all),
     accessSecretsManager: Boolean(row.access_secrets_manager),
+    organizationUsesSecretsManager: Boolean(row.use_secrets_manager),
     rights: rightsOf(row.type, permissions),
   };
 }

@@ -24,11 +24,15 @@ export async function renameProject(db: Executor, id: string, name: string, now:
   await db.updateTable('projects').set({ name, revision_date: now }).where('id', '=', id).execute();
 }
 
-/** Removes projects; their secrets stay, without project (the foreign key clears the link). */
-export async function deleteProjects(db: Executor, ids: readonly string[], now: string): Promise<void> {
+/** Moves the revision date of the secrets in the given projects. */
+export async function touchSecretsOfProjects(db: Executor, ids: readonly string[], now: string): Promise<void> {
   if (ids.length === 0) return;
-  // Their secrets change (they lose their project): clients comparing revision dates see it.
   await db.updateTable('secrets').set({ revision_date: now }).where('project_id', 'in', [...ids]).execute();
+}
+
+/** Removes projects; their secrets stay, without project (the foreign key clears the link). */
+export async function deleteProjects(db: Executor, ids: readonly string[]): Promise<void> {
+  if (ids.length === 0) return;
   await db.deleteFrom('projects').where('id', 'in', [...ids]).execute();
 }
 

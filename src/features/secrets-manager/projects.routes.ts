@@ -2,11 +2,11 @@ import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
-import { list, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { OrganizationParams, ProjectBody, ProjectIdParams, ProjectResponse } from './projects.schemas.js';
+import { IdParams, list, ListOf, normalizeGuid } from '../../http/schemas.js';
+import { ProjectBody, ProjectResponse } from './projects.schemas.js';
 import type { ProjectService } from './projects.service.js';
 import { smPrincipal } from './sm-access.js';
-import { BulkDeleteResult, bulkResults, IdArrayBody } from './sm-schemas.js';
+import { BulkDeleteResult, bulkResults, IdArrayBody, OrganizationIdParams } from './sm-schemas.js';
 
 const tags = ['Projects'];
 
@@ -29,7 +29,7 @@ const docs = {
   },
   delete: {
     summary: 'Delete projects',
-    description: `Deletes the projects among 1 to 1000 ids that the caller may write and answers one {id, error} per id: error null when deleted, "access denied" otherwise. Their secrets stay, without project. Records Project_Deleted (2203) for each. An unknown id or ids of several organizations answer 404 and delete nothing. ${ACCESS}`,
+    description: `Deletes the projects among 1 to 1000 ids that the caller may write and answers one {id, error} per id: error null when deleted, "access denied" otherwise. Their secrets stay, without project. Records Project_Deleted (2203) for each. An id that does not exist, is of another organization or that the caller may not write answers "access denied" on its own and the others are still deleted (one call acts in one organization: a machine account's own, otherwise that of the first id found). ${ACCESS}`,
   },
 } satisfies Record<string, RouteDoc>;
 
@@ -38,23 +38,23 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectService
   const config = { access: access.userOrServiceAccount };
   const base = '/organizations/:organizationId/projects';
 
-  app.get(base, { config, schema: { tags, ...docs.list, params: OrganizationParams, response: { 200: ListOf(ProjectResponse) } } }, async (request) =>
+  app.get(base, { config, schema: { tags, ...docs.list, params: OrganizationIdParams, response: { 200: ListOf(ProjectResponse) } } }, async (request) =>
     list(await projects.list(smPrincipal(request), normalizeGuid(request.params.organizationId))),
   );
 
-  app.post(base, { config, schema: { tags, ...docs.create, params: OrganizationParams, body: ProjectBody, response: { 200: ProjectResponse } } }, async (request) =>
+  app.post(base, { config, schema: { tags, ...docs.create, params: OrganizationIdParams, body: ProjectBody, response: { 200: ProjectResponse } } }, async (request) =>
     projects.create(smPrincipal(request), normalizeGuid(request.params.organizationId), request.body, clientContext(request)),
   );
 
-  app.get('/projects/:id', { config, schema: { tags, ...docs.get, params: ProjectIdParams, response: { 200: ProjectResponse } } }, async (request) =>
+  app.get('/projects/:id', { config, schema: { tags, ...docs.get, params: IdParams, response: { 200: ProjectResponse } } }, async (request) =>
     projects.get(smPrincipal(request), normalizeGuid(request.params.id)),
   );
 
-  app.put('/projects/:id', { config, schema: { tags, ...docs.update, params: ProjectIdParams, body: ProjectBody, response: { 200: ProjectResponse } } }, async (request) =>
+  app.put('/projects/:id', { config, schema: { tags, ...docs.update, params: IdParams, body: ProjectBody, response: { 200: ProjectResponse } } }, async (request) =>
     projects.update(smPrincipal(request), normalizeGuid(request.params.id), request.body, clientContext(request)),
   );
 
   app.post('/projects/delete', { config, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
-    bulkResults(await projects.delete(smPrincipal(request), request.body.map(normalizeGuid), clientContext(request))),
+    bulkResults(await projects.delete(smPrincipal(request), request.body, clientContext(request))),
   );
 };

@@ -6,9 +6,6 @@ import type { Rights } from './sm-access.js';
 
 export type ProjectRow = Selectable<ProjectsTable>;
 
-export const OrganizationParams = Type.Object({ organizationId: Guid });
-export const ProjectIdParams = Type.Object({ id: Guid });
-
 /** Create and update send the same body: the name, encrypted with the organization key. */
 export const ProjectBody = Type.Object({ name: EncString(1000) });
 export type ProjectBody = Static<typeof ProjectBody>;

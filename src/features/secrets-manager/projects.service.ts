@@ -2,14 +2,13 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
-import { NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { AuditEvent, AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projectsByIds, projectsOfOrganization, renameProject } from './projects.repository.js';
+import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projectsByIds, projectsOfOrganization, renameProject, touchSecretsOfProjects } from './projects.repository.js';
 import { toProjectResponse, type ProjectBody, type ProjectRow } from './projects.schemas.js';
-import { ACCESS_DENIED } from './sm-schemas.js';
-import { actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
+import { mergedIds, resultsPerId } from './sm-schemas.js';
+import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, type Rights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { touchServiceAccounts, touchServiceAccountsReaching } from './sm-revisions.js';
 
 function projectEvent(caller: SmCaller, type: EventType, project: ProjectRow): AuditEvent {
@@ -19,14 +18,14 @@ function projectEvent(caller: SmCaller, type: EventType, project: ProjectRow): A
 export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
 
-  /** The project with the caller's access to it; 404 when it is missing or they cannot read it. */
-  async function readable(principal: Principal, id: string): Promise<{ project: ProjectRow; access: SmAccess }> {
-    const project = await findProject(db, id);
-    if (!project) throw new NotFound();
-    const access = await smAccessIn(db, principal, project.organization_id);
-    if (!projectRights(access, project.id).read) throw new NotFound();
-    return { project, access };
+  /** The project with the caller's access to it; 404 when it is missing or they lack `need`. */
+  async function projectWith(principal: Principal, id: string, need: keyof Rights): Promise<{ project: ProjectRow; access: SmAccess; rights: Rights }> {
+    const { row: project, access, rights } = await accessTo(db, principal, await findProject(db, id), (a, p) => projectRights(a, p.id), need);
+    return { project, access, rights };
   }
+
+  /** The project with the caller's access to it; 404 when it is missing or they cannot read it. */
+  const readable = (principal: Principal, id: string) => projectWith(principal, id, 'read');
 
   return {
     readable,
@@ -41,8 +40,8 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
     },
 
     async get(principal: Principal, id: string) {
-      const { project, access } = await readable(principal, id);
-      return toProjectResponse(project, projectRights(access, project.id));
+      const { project, rights } = await readable(principal, id);
+      return toProjectResponse(project, rights);
     },
 
     /**
@@ -77,8 +76,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
     },
 
     async update(principal: Principal, id: string, body: ProjectBody, client: ClientContext) {
-      const { project, access } = await readable(principal, id);
-      if (!projectRights(access, project.id).write) throw new NotFound();
+      const { project, access } = await projectWith(principal, id, 'write');
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await renameProject(tx, project.id, body.name, now);
@@ -91,23 +89,24 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
 
     /** Deletes the projects the caller may write; one result per id, as `bulkAccess` describes. */
     async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
-      const wanted = [...new Set(ids)];
+      const wanted = mergedIds(ids);
       const projects = await projectsByIds(db, wanted);
-      const access = await bulkAccess(db, principal, wanted, projects);
-      const byId = new Map(projects.map((p) => [p.id, p]));
-      const deletable = access ? projects.filter((p) => p.organization_id === access.caller.organizationId && projectRights(access, p.id).write).map((p) => p.id) : [];
-      const now = clock.now().toISOString();
-      if (access && deletable.length > 0) {
-        const { caller } = access;
+      const bulk = await bulkAccess(db, principal, wanted, projects, (access, p) => projectRights(access, p.id));
+      const doomed = bulk?.writable ?? [];
+      if (bulk && doomed.length > 0) {
+        const { caller } = bulk.access;
+        const ids = doomed.map((p) => p.id);
+        const now = clock.now().toISOString();
         await db.transaction().execute(async (tx) => {
           // Before the delete: its policies, which say who reached it, go with it.
-          await touchServiceAccountsReaching(tx, { projectIds: deletable }, now);
-          await deleteProjects(tx, deletable, now);
-          await audit.record(tx, client, deletable.map((id) => projectEvent(caller, EventType.Project_Deleted, byId.get(id) as ProjectRow)));
+          await touchServiceAccountsReaching(tx, { projectIds: ids }, now);
+          // Its secrets lose their project: clients comparing revision dates must see them change.
+          await touchSecretsOfProjects(tx, ids, now);
+          await deleteProjects(tx, ids);
+          await audit.record(tx, client, doomed.map((p) => projectEvent(caller, EventType.Project_Deleted, p)));
         });
       }
-      const allowed = new Set(deletable);
-      return wanted.map((id) => ({ id, error: allowed.has(id) ? null : ACCESS_DENIED }));
+      return resultsPerId(wanted, doomed);
     },
   };
 }

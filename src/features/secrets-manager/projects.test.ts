@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OrganizationUserType } from '../organizations/roles.js';
 import { ENC, eventsOf, type Actor } from '../../../test/support/admin.js';
 import { encryptText, type SymmetricKey } from '../../../test/support/bw-crypto.js';
-import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy, seedSecret, smActor, smOrg } from '../../../test/support/sm.js';
+import { createAccessToken, createMachineAccount, machineLogin, READ, seedMachineAccount, seedPolicy, seedSecret, smActor, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
 
@@ -17,6 +17,19 @@ let stranger: Actor;
 let machineId: string;
 let machine: string;
 let foreignMachine: string;
+
+const LONG_AGO = '2000-01-01T00:00:00.000Z';
+
+/** A machine account granted only one secret, itself and not through its project; answers its id. */
+async function accountGrantedSecretOnly(secretId: string): Promise<string> {
+  const id = await seedMachineAccount(server, orgId, { date: LONG_AGO });
+  await seedPolicy(server, { machineAccount: id }, { secret: secretId }, READ);
+  return id;
+}
+
+async function revisionOf(serviceAccountId: string): Promise<string> {
+  return (await server.database.db.selectFrom('service_accounts').select('revision_date').where('id', '=', serviceAccountId).executeTakeFirstOrThrow()).revision_date;
+}
 
 async function createProject(token: string, organizationId = orgId, name = ENC) {
   return server.request('POST', `/api/organizations/${organizationId}/projects`, { token, json: { name } });
@@ -138,6 +151,13 @@ describe('renaming projects', () => {
     expect(account.revision_date > '2000-01-01T00:00:00.000Z').toBe(true);
   });
 
+  it('moves the revision of machine accounts granted only a secret in it (they see the project name with the secret)', async () => {
+    const id = (await createProject(owner.token)).body.id as string;
+    const account = await accountGrantedSecretOnly(await seedSecret(server, orgId, id));
+    expect((await server.request('PUT', `/api/projects/${id}`, { token: owner.token, json: { name: encryptText('renamed', orgKey) } })).status).toBe(200);
+    expect((await revisionOf(account)) > LONG_AGO).toBe(true);
+  });
+
   it('answers 404 to a reader who may not write, and 400 to a plaintext name', async () => {
     const id = (await createProject(owner.token)).body.id as string;
     await seedPolicy(server, { member: member.memberId }, { project: id }, READ);
@@ -175,6 +195,22 @@ describe('deleting projects', () => {
     expect((await server.request('POST', '/api/projects/delete', { token: owner.token, json: [id] })).status).toBe(200);
     const account = await server.database.db.selectFrom('service_accounts').select('revision_date').where('id', '=', machineId).executeTakeFirstOrThrow();
     expect(account.revision_date > '2000-01-01T00:00:00.000Z').toBe(true);
+  });
+
+  it("moves the revision date of a deleted project's secrets, which lose their project", async () => {
+    const id = (await createProject(owner.token)).body.id as string;
+    const secretId = await seedSecret(server, orgId, id, { date: LONG_AGO });
+    expect((await server.request('POST', '/api/projects/delete', { token: owner.token, json: [id] })).status).toBe(200);
+    const secret = await server.database.db.selectFrom('secrets').select(['project_id', 'revision_date']).where('id', '=', secretId).executeTakeFirstOrThrow();
+    expect(secret.project_id).toBeNull();
+    expect(secret.revision_date > LONG_AGO).toBe(true);
+  });
+
+  it('moves the revision of machine accounts granted only a secret in a deleted project (the secret loses its project)', async () => {
+    const id = (await createProject(owner.token)).body.id as string;
+    const account = await accountGrantedSecretOnly(await seedSecret(server, orgId, id));
+    expect((await server.request('POST', '/api/projects/delete', { token: owner.token, json: [id] })).status).toBe(200);
+    expect((await revisionOf(account)) > LONG_AGO).toBe(true);
   });
 
   it('denies, id by id, an unknown id, a project of another organization and any id of a caller without standing, and deletes only what the caller may write', async () => {

@@ -3,7 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { RestoreVersionBody, SecretIdParams, SecretResponse, SecretVersionResponse, VersionIdsBody } from './secrets.schemas.js';
+import { RestoreVersionBody, SecretResponse, SecretVersionResponse, VersionIdsBody } from './secrets.schemas.js';
+import { SecretIdParams } from './sm-schemas.js';
 import type { SecretVersionService } from './secret-versions.service.js';
 import { smPrincipal } from './sm-access.js';
 
@@ -18,7 +19,7 @@ const docs = {
   get: { summary: 'Read a secret version', description: `Answers one version (404 without read access to its secret). ${HISTORY} ${WHO}` },
   getByIds: {
     summary: 'Read secret versions by id',
-    description: `Answers the versions (400 "No version IDs provided." for an empty list; 404 when any id is missing, of a secret the caller cannot read, or of another organization). ${WHO}`,
+    description: `Answers the versions (400 "No version IDs provided." for an empty list, 400 for an id listed twice; 404 when any id is missing, of a secret the caller cannot read, or of another organization). ${WHO}`,
   },
   restore: {
     summary: 'Restore a secret version',
@@ -26,7 +27,7 @@ const docs = {
   },
   delete: {
     summary: 'Delete secret versions',
-    description: `Deletes versions, all or nothing: 400 "No version IDs provided." for an empty list, 404 when any id is missing or of a secret the caller cannot write. ${WHO}`,
+    description: `Deletes versions, all or nothing (an id listed twice counts once): 400 "No version IDs provided." for an empty list, 404 when any id is missing or of a secret the caller cannot write. ${WHO}`,
   },
 } satisfies Record<string, RouteDoc>;
 

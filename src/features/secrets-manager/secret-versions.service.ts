@@ -1,15 +1,23 @@
 import type { Principal } from '../../http/access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
+import { distinctIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
 import { EventType } from '../events/event-type.js';
-import { deleteVersions, findSecret, findVersions, updateSecret, versionsOfSecret, type VersionWithSecretRow } from './secrets.repository.js';
+import { deleteVersions, findSecret, findVersionOf, findVersions, updateSecret, versionsOfSecret, type VersionWithSecretRow } from './secrets.repository.js';
 import { toSecretResponse, toSecretVersion } from './secrets.schemas.js';
-import { keepEarlierValue, secretEvents, type SecretServiceDeps } from './secrets.service.js';
-import { ALL_RIGHTS, secretRights, type SmAccess, smAccessIn } from './sm-access.js';
+import { keepEarlierValue, secretEvents } from './secret-changes.js';
+import type { SecretServiceDeps } from './secrets.service.js';
+import { accessTo, ALL_RIGHTS, type Rights, secretRights, type SmAccess, smAccessIn } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
+import { mergedIds } from './sm-schemas.js';
 
 const NO_IDS = 'No version IDs provided.';
+
+/** A version is reached as the secret it belongs to is. */
+function versionRights(access: SmAccess, version: VersionWithSecretRow): Rights {
+  return secretRights(access, { id: version.secret_id, project_id: version.project_id });
+}
 
 /**
  * A secret's value history: its earlier values (see keepEarlierValue). Callers who can read the
@@ -20,40 +28,33 @@ export function createSecretVersionService(deps: SecretServiceDeps) {
   const { db, clock, audit, config } = deps;
 
   /**
-   * Versions among `ids`, all of secrets of one organization the caller reaches with `need`;
-   * 404 when any id is missing, unreachable or of another organization.
+   * Versions among `ids` (lower-cased, each once), all of secrets of one organization the
+   * caller reaches with `need`; 404 when any id is missing, unreachable or of another organization.
    */
-  async function versionsWith(principal: Principal, rawIds: readonly string[], need: 'read' | 'write'): Promise<{ versions: VersionWithSecretRow[]; access: SmAccess }> {
-    if (rawIds.length === 0) throw new BadRequest(NO_IDS);
-    const ids = [...new Set(rawIds.map((id) => id.toLowerCase()))];
+  async function versionsWith(principal: Principal, ids: readonly string[], need: keyof Rights): Promise<VersionWithSecretRow[]> {
+    if (ids.length === 0) throw new BadRequest(NO_IDS);
     const versions = await findVersions(db, ids);
     const organizationId = versions[0]?.organization_id;
     if (!organizationId || versions.length !== ids.length || versions.some((v) => v.organization_id !== organizationId)) throw new NotFound();
     const access = await smAccessIn(db, principal, organizationId);
-    if (versions.some((v) => !secretRights(access, { id: v.secret_id, project_id: v.project_id })[need])) throw new NotFound();
-    return { versions, access };
+    if (versions.some((v) => !versionRights(access, v)[need])) throw new NotFound();
+    return versions;
   }
 
   return {
     /** The secret's earlier values, newest first. */
     async listOfSecret(principal: Principal, secretId: string) {
-      const secret = await findSecret(db, secretId);
-      if (!secret) throw new NotFound();
-      const access = await smAccessIn(db, principal, secret.organization_id);
-      if (!secretRights(access, secret).read) throw new NotFound();
+      await accessTo(db, principal, await findSecret(db, secretId), secretRights, 'read');
       return list((await versionsOfSecret(db, secretId)).map(toSecretVersion));
     },
 
     async get(principal: Principal, id: string) {
-      const { versions } = await versionsWith(principal, [id], 'read');
-      const [version] = versions;
-      if (!version) throw new NotFound();
-      return toSecretVersion(version);
+      const [found] = await findVersions(db, [id]);
+      return toSecretVersion((await accessTo(db, principal, found, versionRights, 'read')).row);
     },
 
     async getByIds(principal: Principal, ids: readonly string[]) {
-      const { versions } = await versionsWith(principal, ids, 'read');
-      return list(versions.map(toSecretVersion));
+      return list((await versionsWith(principal, distinctIds(ids, 'ids'), 'read')).map(toSecretVersion));
     },
 
     /**
@@ -61,17 +62,14 @@ export function createSecretVersionService(deps: SecretServiceDeps) {
      * (unless it is the same value), so a restore can itself be undone.
      */
     async restore(principal: Principal, secretId: string, versionId: string, client: ClientContext) {
-      const secret = await findSecret(db, secretId);
-      if (!secret) throw new NotFound();
-      const access = await smAccessIn(db, principal, secret.organization_id);
-      if (!secretRights(access, secret).write) throw new NotFound();
-      const [version] = await findVersions(db, [versionId]);
-      if (!version || version.secret_id !== secret.id) throw new NotFound();
+      const { row: secret, access } = await accessTo(db, principal, await findSecret(db, secretId), secretRights, 'write');
+      const version = await findVersionOf(db, secret.id, versionId);
+      if (!version) throw new NotFound();
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         if (secret.value !== version.value) await keepEarlierValue(tx, access.caller, secret.id, secret.value, now, config.secretVersionsKept);
         await updateSecret(tx, secret.id, { value: version.value, revision_date: now });
-        await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds: secret.project_id ? [secret.project_id] : [] }, now);
+        await touchServiceAccountsReaching(tx, { secretIds: [secret.id] }, now);
         await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Edited, [secret]));
       });
       return toSecretResponse({ ...secret, value: version.value, revision_date: now }, ALL_RIGHTS);
@@ -79,8 +77,8 @@ export function createSecretVersionService(deps: SecretServiceDeps) {
 
     /** Deletes versions, all or nothing: the caller must write every secret they belong to. */
     async delete(principal: Principal, ids: readonly string[]) {
-      const { versions } = await versionsWith(principal, ids, 'write');
-      await db.transaction().execute((tx) => deleteVersions(tx, versions.map((v) => v.id)));
+      const versions = await versionsWith(principal, mergedIds(ids), 'write');
+      await deleteVersions(db, versions.map((v) => v.id));
     },
   };
 }

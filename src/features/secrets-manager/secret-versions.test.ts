@@ -162,6 +162,17 @@ describe('secret versions', () => {
     }
   });
 
+  it('refuses an id listed twice in get-by-ids with 400, as secrets get-by-ids does, and deletes it once', async () => {
+    const id = await secretWith(project, 'd');
+    await call('owner', 'PUT', `/secrets/${id}`, body('d2'));
+    const [version] = await versionRows(id);
+    const dup = await call('owner', 'POST', '/secret-versions/get-by-ids', [version!.id, version!.id.toUpperCase()]);
+    expect(dup.status).toBe(400);
+    expect(Object.keys(dup.body.validationErrors)).toEqual(['ids']);
+    expect((await call('owner', 'POST', '/secret-versions/delete', [version!.id, version!.id.toUpperCase()])).status).toBe(200);
+    expect(await versionRows(id)).toHaveLength(0);
+  });
+
   it('deletes versions, all or nothing, for writers of every parent secret', async () => {
     const writable = await secretWith(project, 'w');
     const readable = await secretWith(readOnlyProject, 'r');

@@ -83,14 +83,6 @@ export async function trashedSecretIds(db: Executor, organizationId: string, ids
     .execute();
 }
 
-export async function findProjectOf(db: Executor, organizationId: string, projectId: string) {
-  return db.selectFrom('projects').select(['id', 'name', 'organization_id']).where('id', '=', projectId).where('organization_id', '=', organizationId).executeTakeFirst();
-}
-
-export async function findProject(db: Executor, projectId: string) {
-  return db.selectFrom('projects').select(['id', 'name', 'organization_id']).where('id', '=', projectId).executeTakeFirst();
-}
-
 export async function insertSecret(db: Executor, row: Selectable<SecretsTable>): Promise<void> {
   await db.insertInto('secrets').values(row).execute();
 }
@@ -131,6 +123,11 @@ export async function pruneVersions(db: Executor, secretId: string, keep: number
 
 export async function versionsOfSecret(db: Executor, secretId: string): Promise<SecretVersionRow[]> {
   return db.selectFrom('secret_versions').selectAll().where('secret_id', '=', secretId).orderBy('version_date', 'desc').orderBy('id', 'desc').execute();
+}
+
+/** One version of one secret (the caller has checked the secret). */
+export async function findVersionOf(db: Executor, secretId: string, versionId: string): Promise<SecretVersionRow | undefined> {
+  return db.selectFrom('secret_versions').selectAll().where('id', '=', versionId).where('secret_id', '=', secretId).executeTakeFirst();
 }
 
 /** Versions among `ids` whose secret is in use, with that secret's organization and project. */

@@ -6,8 +6,6 @@ import { emptyOk, EmptyResponse, IdParams, ListOf, normalizeGuid } from '../../h
 import {
   BaseSecretResponse,
   CreateSecretBody,
-  OrganizationIdParams,
-  ProjectIdParams,
   SecretListResponse,
   SecretResponse,
   SecretsSyncResponse,
@@ -16,7 +14,7 @@ import {
 } from './secrets.schemas.js';
 import type { SecretService } from './secrets.service.js';
 import { smPrincipal } from './sm-access.js';
-import { BulkDeleteResult, bulkResults, IdArrayBody, IdsObjectBody } from './sm-schemas.js';
+import { BulkDeleteResult, bulkResults, IdArrayBody, IdsObjectBody, OrganizationIdParams, ProjectIdParams } from './sm-schemas.js';
 
 const tags = ['Secrets'];
 

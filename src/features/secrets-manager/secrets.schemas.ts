@@ -22,10 +22,6 @@ export type CreateSecretBody = Static<typeof CreateSecretBody>;
 export const UpdateSecretBody = Type.Object({ ...SecretFields, valueChanged: Type.Optional(Nullable(Type.Boolean())) });
 export type UpdateSecretBody = Static<typeof UpdateSecretBody>;
 
-export const OrganizationIdParams = Type.Object({ organizationId: Guid });
-export const ProjectIdParams = Type.Object({ projectId: Guid });
-export const SecretIdParams = Type.Object({ secretId: Guid });
-
 /** Sent as the official clients send it (an ISO date); checked by the service to name the field. */
 export const SyncQuery = Type.Object({ lastSyncedDate: Type.Optional(Type.String({ maxLength: 100 })) });
 
@@ -45,7 +41,7 @@ const baseFields = {
 export const BaseSecretResponse = Type.Object({ object: Type.Literal('baseSecret'), ...baseFields });
 export const SecretResponse = Type.Object({ object: Type.Literal('secret'), ...baseFields, read: Type.Boolean(), write: Type.Boolean() });
 
-export const SecretListItem = Type.Object({
+const SecretListItem = Type.Object({
   id: Type.String(),
   organizationId: Type.String(),
   key: Type.String(),

@@ -7,30 +7,28 @@ import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
 import { distinctIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
-import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
+import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { saveSecretAccessPolicies } from './access-policies.service.js';
 import {
   deleteSecrets,
-  findProject,
-  findProjectOf,
   findSecret,
   findSecrets,
   insertSecret,
-  insertVersion,
   listSecrets,
   listSecretSummaries,
-  pruneVersions,
   serviceAccountRevision,
   setDeletedDate,
   trashedSecretIds,
   updateSecret,
   type SecretRow,
 } from './secrets.repository.js';
+import { findProject } from './projects.repository.js';
+import { keepEarlierValue, secretEvents } from './secret-changes.js';
 import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, type UpdateSecretBody } from './secrets.schemas.js';
-import { actorOf, ALL_RIGHTS, bulkAccess, editorOf, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
+import { accessTo, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, smAccessOf, type SmCaller } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
-import { ACCESS_DENIED } from './sm-schemas.js';
+import { mergedIds, resultsPerId } from './sm-schemas.js';
 
 export interface SecretServiceDeps {
   db: Db;
@@ -39,22 +37,8 @@ export interface SecretServiceDeps {
   config: Pick<Config, 'secretVersionsKept'>;
 }
 
-export function secretEvents(caller: SmCaller, type: EventType, secrets: readonly { id: string }[]): AuditEvent[] {
-  const actor = actorOf(caller);
-  return secrets.map((s) => ({ type, secretId: s.id, organizationId: caller.organizationId, ...actor }));
-}
-
-/**
- * Keeps a value the secret is leaving as one of its versions, stamped with who replaced it and
- * when, and drops the versions beyond the newest `keep`. A version is an EARLIER value, as the
- * official server keeps them: the secret's own value is the current one, and its versions
- * (newest first) are the values it had before, so the history is the secret plus its versions,
- * and restoring one of them puts it back as the current value.
- */
-export async function keepEarlierValue(executor: Executor, caller: SmCaller, secretId: string, value: string, now: string, keep: number): Promise<void> {
-  await insertVersion(executor, { id: randomUUID(), secret_id: secretId, value, version_date: now, ...editorOf(caller) });
-  await pruneVersions(executor, secretId, keep);
-}
+// Kept importable from here, where other services first found it.
+export { secretEvents } from './secret-changes.js';
 
 function parseSyncDate(text: string | undefined, now: Date): Date | null {
   if (text === undefined || text === '') return null;
@@ -67,23 +51,19 @@ function parseSyncDate(text: string | undefined, now: Date): Date | null {
 export function createSecretService(deps: SecretServiceDeps) {
   const { db, clock, audit, config } = deps;
 
-  /** A secret in use that the caller can read, with its rights; 404 otherwise. */
-  async function readable(principal: Principal, id: string): Promise<{ secret: SecretRow; access: SmAccess }> {
-    const secret = await findSecret(db, id);
-    if (!secret) throw new NotFound();
-    const access = await smAccessIn(db, principal, secret.organization_id);
-    if (!secretRights(access, secret).read) throw new NotFound();
-    return { secret, access };
-  }
-
-  /** The one project a create or update names (null for none), of the organization; 404 otherwise. */
-  async function projectOf(organizationId: string, projectIds: readonly string[] | null | undefined) {
-    if (projectIds && projectIds.length > 1) throw BadRequest.field('projectIds', 'Only one project assignment is supported.');
-    const id = projectIds?.[0]?.toLowerCase();
-    if (!id) return null;
-    const project = await findProjectOf(db, organizationId, id);
-    if (!project) throw new NotFound();
-    return project;
+  /**
+   * The one project `projectIds` names (null for none), where the caller may put a secret: 400
+   * for more than one; 404 for a project missing, of another organization or that the caller
+   * cannot write, and for no project unless the caller is an admin (a secret outside any
+   * project is admins' alone, as the official SecretAuthorizationHandler decides).
+   */
+  async function placeIn(access: SmAccess, projectIds: readonly string[]) {
+    if (projectIds.length > 1) throw BadRequest.field('projectIds', 'Only one project assignment is supported.');
+    const id = projectIds[0]?.toLowerCase();
+    const project = id ? await findProject(db, id) : undefined;
+    if (id && project?.organization_id !== access.caller.organizationId) throw new NotFound();
+    if (project ? !projectRights(access, project.id).write : access.caller.kind !== 'admin') throw new NotFound();
+    return project ?? null;
   }
 
   /** Records reads: Secret_Retrieved per secret, the batches in one transaction. */
@@ -97,29 +77,20 @@ export function createSecretService(deps: SecretServiceDeps) {
     async list(principal: Principal, organizationId: string) {
       const access = await smAccessIn(db, principal, organizationId);
       const rows = await listSecretSummaries(db, organizationId);
-      if (access.caller.kind === 'admin') return toSecretList(rows.map((row) => ({ ...row, rights: ALL_RIGHTS })));
-      const visible = [];
-      for (const row of rows) {
-        const rights = secretRights(access, row);
-        if (rights.read) visible.push({ ...row, rights });
-      }
-      return toSecretList(visible);
+      return toSecretList(rows.map((row) => ({ ...row, rights: secretRights(access, row) })).filter((row) => row.rights.read));
     },
 
     /** A project's secrets the caller can read; 404 unless the caller can read the project. */
     async listOfProject(principal: Principal, projectId: string) {
-      const project = await findProject(db, projectId);
-      if (!project) throw new NotFound();
-      const access = await smAccessIn(db, principal, project.organization_id);
-      if (!projectRights(access, project.id).read) throw new NotFound();
+      const { row: project, access } = await accessTo(db, principal, await findProject(db, projectId), (a, p) => projectRights(a, p.id), 'read');
       const rows = await listSecretSummaries(db, project.organization_id, { projectId: project.id });
       return toSecretList(rows.map((row) => ({ ...row, rights: secretRights(access, row) })).filter((row) => row.rights.read));
     },
 
     async get(principal: Principal, id: string, client: ClientContext) {
-      const { secret, access } = await readable(principal, id);
+      const { row: secret, access, rights } = await accessTo(db, principal, await findSecret(db, id), secretRights, 'read');
       await recordReads(access.caller, [secret], client);
-      return toSecretResponse(secret, secretRights(access, secret));
+      return toSecretResponse(secret, rights);
     },
 
     /**
@@ -129,8 +100,7 @@ export function createSecretService(deps: SecretServiceDeps) {
      */
     async create(principal: Principal, organizationId: string, body: CreateSecretBody, client: ClientContext) {
       const access = await smAccessIn(db, principal, organizationId);
-      const project = await projectOf(organizationId, body.projectIds);
-      if (access.caller.kind !== 'admin' && (!project || !projectRights(access, project.id).write)) throw new NotFound();
+      const project = await placeIn(access, body.projectIds ?? []);
       const now = clock.now().toISOString();
       const secret: SecretRow = {
         id: randomUUID(),
@@ -148,7 +118,7 @@ export function createSecretService(deps: SecretServiceDeps) {
         const { project_name: _name, ...row } = secret;
         await insertSecret(tx, row);
         if (body.accessPoliciesRequests) await saveSecretAccessPolicies(tx, access, { id: secret.id, organizationId }, body.accessPoliciesRequests, now);
-        await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds: project ? [project.id] : [] }, now);
+        await touchServiceAccountsReaching(tx, { secretIds: [secret.id] }, now);
         await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Created, [secret]));
       });
       return toSecretResponse(secret, ALL_RIGHTS);
@@ -162,17 +132,11 @@ export function createSecretService(deps: SecretServiceDeps) {
      * `valueChanged` decides when the client sends it, otherwise a different ciphertext does.
      */
     async update(principal: Principal, id: string, body: UpdateSecretBody, client: ClientContext) {
-      const secret = await findSecret(db, id);
-      if (!secret) throw new NotFound();
-      const access = await smAccessIn(db, principal, secret.organization_id);
-      if (body.projectIds && body.projectIds.length > 1) throw BadRequest.field('projectIds', 'Only one project assignment is supported.');
-      const requested = body.projectIds?.[0]?.toLowerCase() ?? null;
-      const moves = body.projectIds != null && requested !== secret.project_id;
-      const target = moves && requested ? await projectOf(secret.organization_id, [requested]) : null;
-      if (access.caller.kind !== 'admin') {
-        if (!secretRights(access, secret).write) throw new NotFound();
-        if (moves && (!target || !projectRights(access, target.id).write)) throw new NotFound();
-      }
+      // Access first: what the body asks must not tell a caller who cannot write it that it exists.
+      const { row: secret, access } = await accessTo(db, principal, await findSecret(db, id), secretRights, 'write');
+      const requested = body.projectIds;
+      const moves = requested != null && (requested.length > 1 || (requested[0]?.toLowerCase() ?? null) !== secret.project_id);
+      const target = moves ? await placeIn(access, requested) : null;
       const valueChanged = body.valueChanged ?? body.value !== secret.value;
       const now = clock.now().toISOString();
       const projectId = moves ? (target?.id ?? null) : secret.project_id;
@@ -182,8 +146,8 @@ export function createSecretService(deps: SecretServiceDeps) {
         if (body.accessPoliciesRequests) {
           await saveSecretAccessPolicies(tx, access, { id: secret.id, organizationId: secret.organization_id }, body.accessPoliciesRequests, now);
         }
-        const projectIds = [secret.project_id, projectId].filter((p): p is string => p !== null);
-        await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds }, now);
+        // The secret's new project is found from the secret; the project it leaves is named.
+        await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds: moves && secret.project_id ? [secret.project_id] : [] }, now);
         await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Edited, [secret]));
       });
       const updated: SecretRow = {
@@ -206,25 +170,19 @@ export function createSecretService(deps: SecretServiceDeps) {
      * exist; the other ids are still moved (spec Errors rule 3).
      */
     async delete(principal: Principal, rawIds: readonly string[], client: ClientContext) {
-      const ids = [...new Set(rawIds.map((id) => id.toLowerCase()))];
+      const ids = mergedIds(rawIds);
       const found = await findSecrets(db, ids);
-      const access = await bulkAccess(db, principal, ids, found);
-      const byId = new Map(found.map((s) => [s.id, s]));
-      const deletable = new Set<string>();
-      for (const secret of found) {
-        if (access && secret.organization_id === access.caller.organizationId && secretRights(access, secret).write) deletable.add(secret.id);
-      }
-      const doomed = found.filter((s) => deletable.has(s.id));
-      if (access && doomed.length > 0) {
+      const bulk = await bulkAccess(db, principal, ids, found, secretRights);
+      const doomed = bulk?.writable ?? [];
+      if (bulk && doomed.length > 0) {
         const now = clock.now().toISOString();
         await db.transaction().execute(async (tx) => {
-          const projectIds = doomed.map((s) => s.project_id).filter((p): p is string => p !== null);
-          await touchServiceAccountsReaching(tx, { secretIds: doomed.map((s) => s.id), projectIds }, now);
+          await touchServiceAccountsReaching(tx, { secretIds: doomed.map((s) => s.id) }, now);
           await setDeletedDate(tx, doomed.map((s) => s.id), now, now);
-          await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Deleted, doomed));
+          await audit.record(tx, client, secretEvents(bulk.access.caller, EventType.Secret_Deleted, doomed));
         });
       }
-      return ids.map((id) => ({ id, error: byId.has(id) && deletable.has(id) ? null : ACCESS_DENIED }));
+      return resultsPerId(ids, doomed);
     },
 
     /** Secrets with values; 404 when any id is missing, in the trash, unreadable or of another organization. */
@@ -247,14 +205,16 @@ export function createSecretService(deps: SecretServiceDeps) {
      */
     async sync(principal: Principal, organizationId: string, lastSyncedDate: string | undefined, client: ClientContext) {
       const since = parseSyncDate(lastSyncedDate, clock.now());
-      const access = await smAccessIn(db, principal, organizationId);
-      if (access.caller.kind !== 'serviceAccount') throw new BadRequest('Only service accounts can sync secrets.');
+      const caller = await requireSmCaller(db, principal, organizationId);
+      if (caller.kind !== 'serviceAccount') throw new BadRequest('Only service accounts can sync secrets.');
+      // The usual poll finds nothing new: it costs this one query, not the account's grants.
       if (since) {
-        const revision = await serviceAccountRevision(db, access.caller.serviceAccountId);
+        const revision = await serviceAccountRevision(db, caller.serviceAccountId);
         if (!revision || Date.parse(revision) < since.getTime()) return { object: 'secretsSync' as const, hasChanges: false, secrets: null };
       }
+      const access = await smAccessOf(db, caller);
       const secrets = (await listSecrets(db, organizationId)).filter((s) => secretRights(access, s).read);
-      await recordReads(access.caller, secrets, client);
+      await recordReads(caller, secrets, client);
       return { object: 'secretsSync' as const, hasChanges: true, secrets: list(secrets.map(toBaseSecret)) };
     },
 
@@ -285,8 +245,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await setDeletedDate(tx, trashed.map((s) => s.id), null, now);
-        const projectIds = trashed.map((s) => s.project_id).filter((p): p is string => p !== null);
-        await touchServiceAccountsReaching(tx, { secretIds: trashed.map((s) => s.id), projectIds }, now);
+        await touchServiceAccountsReaching(tx, { secretIds: trashed.map((s) => s.id) }, now);
         await audit.record(tx, client, secretEvents(caller, EventType.Secret_Restored, trashed));
       });
     },
@@ -299,7 +258,7 @@ export function createSecretService(deps: SecretServiceDeps) {
   }
 
   async function trashedOrThrow(organizationId: string, rawIds: readonly string[]) {
-    const ids = [...new Set(rawIds.map((id) => id.toLowerCase()))];
+    const ids = mergedIds(rawIds);
     const trashed = await trashedSecretIds(db, organizationId, ids);
     if (trashed.length !== ids.length) throw new NotFound();
     return trashed;

@@ -252,6 +252,15 @@ describe('secrets over HTTP', () => {
       expect((await call('admin', 'PUT', `/secrets/${id}`, secretBody('m', [p1, p2]))).status).toBe(400);
     });
 
+    it('answers 404, not the 400 of several projects, to a caller who cannot write the secret, as for an unknown id', async () => {
+      const id = await secretIn(server, org, p1);
+      for (const caller of ['reader', 'direct', 'stranger']) {
+        expect((await call(caller, 'PUT', `/secrets/${id}`, secretBody('x', [p1, p2]))).status, caller).toBe(404);
+      }
+      expect((await call('owner', 'PUT', `/secrets/${randomUUID()}`, secretBody('x', [p1, p2]))).status).toBe(404);
+      expect((await call('writer', 'PUT', `/secrets/${id}`, secretBody('x', [p1, p2]))).status).toBe(400);
+    });
+
     it('records Secret_Edited and moves the revision of machine accounts of the old and the new project', async () => {
       const saOld = await machineAccountIn(server, org);
       const saNew = await machineAccountIn(server, org);
@@ -484,6 +493,14 @@ describe('secrets over HTTP', () => {
       expect((await sm.sync(sa, org, since, CLIENT)).hasChanges).toBe(true);
       const events = await eventsOf(server, EventType.Secret_Retrieved);
       expect(events.at(-1)).toMatchObject({ secret_id: granted, service_account_id: reader, acting_user_id: null });
+    });
+
+    it('answers a sync with nothing new in one query, before reading the grants', async () => {
+      const { db, count } = counting(server.database.db);
+      const sm = createSecretService({ db, clock: systemClock, audit: createAuditLog({ clock: systemClock }), config: { secretVersionsKept: 10 } });
+      await server.database.db.updateTable('service_accounts').set({ revision_date: LONG_AGO }).where('id', '=', reader).execute();
+      expect(await sm.sync(machine(reader, org), org, new Date(Date.now() - 1000).toISOString(), CLIENT)).toMatchObject({ hasChanges: false });
+      expect(count()).toBe(1);
     });
 
     it('reads granted secrets (recording Secret_Retrieved with the account) and nothing else', async () => {

@@ -2,21 +2,19 @@ import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
-import { emptyOk, EmptyResponse, list, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { OrganizationParams } from './projects.schemas.js';
+import { emptyOk, EmptyResponse, IdParams, list, ListOf, normalizeGuid } from '../../http/schemas.js';
 import {
   AccessTokenCreateBody,
   AccessTokenCreationResponse,
   AccessTokenResponse,
   ServiceAccountBody,
   ServiceAccountDetailsResponse,
-  ServiceAccountIdParams,
   ServiceAccountListQuery,
   ServiceAccountResponse,
 } from './service-accounts.schemas.js';
 import type { ServiceAccountService } from './service-accounts.service.js';
 import { smPrincipal } from './sm-access.js';
-import { BulkDeleteResult, bulkResults, IdArrayBody, IdsObjectBody } from './sm-schemas.js';
+import { BulkDeleteResult, bulkResults, IdArrayBody, IdsObjectBody, OrganizationIdParams } from './sm-schemas.js';
 
 const tags = ['Machine accounts'];
 
@@ -37,7 +35,7 @@ const docs = {
   update: { summary: 'Rename a machine account', description: `Changes a machine account's encrypted name; needs write access to it (404 otherwise). ${READERS} ${ACCESS}` },
   delete: {
     summary: 'Delete machine accounts',
-    description: `Deletes the machine accounts among 1 to 1000 ids that the caller may write, with their access tokens (which stop working at once), and answers one {id, error} per id: error null when deleted, "access denied" otherwise. Records ServiceAccount_Deleted (2305) for each. An unknown id or ids of several organizations answer 404 and delete nothing. ${READERS} ${ACCESS}`,
+    description: `Deletes the machine accounts among 1 to 1000 ids that the caller may write, with their access tokens (which stop working at once), and answers one {id, error} per id: error null when deleted, "access denied" otherwise. Records ServiceAccount_Deleted (2305) for each. An id that does not exist, is of another organization or that the caller may not write answers "access denied" on its own and the others are still deleted (one call acts in one organization: a machine account's own, otherwise that of the first id found). ${READERS} ${ACCESS}`,
   },
   listTokens: {
     summary: "List a machine account's access tokens",
@@ -60,41 +58,41 @@ export const serviceAccountRoutes: FastifyPluginAsyncTypebox<{ serviceAccounts: 
 
   app.get(
     base,
-    { config, schema: { tags, ...docs.list, params: OrganizationParams, querystring: ServiceAccountListQuery, response: { 200: ListOf(ServiceAccountDetailsResponse) } } },
+    { config, schema: { tags, ...docs.list, params: OrganizationIdParams, querystring: ServiceAccountListQuery, response: { 200: ListOf(ServiceAccountDetailsResponse) } } },
     async (request) => list(await serviceAccounts.list(smPrincipal(request), normalizeGuid(request.params.organizationId), request.query.includeAccessToSecrets ?? false)),
   );
 
-  app.post(base, { config, schema: { tags, ...docs.create, params: OrganizationParams, body: ServiceAccountBody, response: { 200: ServiceAccountResponse } } }, async (request) =>
+  app.post(base, { config, schema: { tags, ...docs.create, params: OrganizationIdParams, body: ServiceAccountBody, response: { 200: ServiceAccountResponse } } }, async (request) =>
     serviceAccounts.create(smPrincipal(request), normalizeGuid(request.params.organizationId), request.body, clientContext(request)),
   );
 
-  app.get('/service-accounts/:id', { config, schema: { tags, ...docs.get, params: ServiceAccountIdParams, response: { 200: ServiceAccountResponse } } }, async (request) =>
+  app.get('/service-accounts/:id', { config, schema: { tags, ...docs.get, params: IdParams, response: { 200: ServiceAccountResponse } } }, async (request) =>
     serviceAccounts.get(smPrincipal(request), normalizeGuid(request.params.id)),
   );
 
-  app.put('/service-accounts/:id', { config, schema: { tags, ...docs.update, params: ServiceAccountIdParams, body: ServiceAccountBody, response: { 200: ServiceAccountResponse } } }, async (request) =>
+  app.put('/service-accounts/:id', { config, schema: { tags, ...docs.update, params: IdParams, body: ServiceAccountBody, response: { 200: ServiceAccountResponse } } }, async (request) =>
     serviceAccounts.update(smPrincipal(request), normalizeGuid(request.params.id), request.body),
   );
 
   app.post('/service-accounts/delete', { config, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
-    bulkResults(await serviceAccounts.delete(smPrincipal(request), request.body.map(normalizeGuid), clientContext(request))),
+    bulkResults(await serviceAccounts.delete(smPrincipal(request), request.body, clientContext(request))),
   );
 
-  app.get('/service-accounts/:id/access-tokens', { config, schema: { tags, ...docs.listTokens, params: ServiceAccountIdParams, response: { 200: ListOf(AccessTokenResponse) } } }, async (request) =>
+  app.get('/service-accounts/:id/access-tokens', { config, schema: { tags, ...docs.listTokens, params: IdParams, response: { 200: ListOf(AccessTokenResponse) } } }, async (request) =>
     list(await serviceAccounts.listTokens(smPrincipal(request), normalizeGuid(request.params.id))),
   );
 
   app.post(
     '/service-accounts/:id/access-tokens',
-    { config, schema: { tags, ...docs.createToken, params: ServiceAccountIdParams, body: AccessTokenCreateBody, response: { 200: AccessTokenCreationResponse } } },
+    { config, schema: { tags, ...docs.createToken, params: IdParams, body: AccessTokenCreateBody, response: { 200: AccessTokenCreationResponse } } },
     async (request) => serviceAccounts.createToken(smPrincipal(request), normalizeGuid(request.params.id), request.body),
   );
 
   app.post(
     '/service-accounts/:id/access-tokens/revoke',
-    { config, schema: { tags, ...docs.revokeTokens, params: ServiceAccountIdParams, body: IdsObjectBody, response: { 200: EmptyResponse } } },
+    { config, schema: { tags, ...docs.revokeTokens, params: IdParams, body: IdsObjectBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await serviceAccounts.revokeTokens(smPrincipal(request), normalizeGuid(request.params.id), request.body.ids.map(normalizeGuid));
+      await serviceAccounts.revokeTokens(smPrincipal(request), normalizeGuid(request.params.id), request.body.ids);
       return emptyOk(reply);
     },
   );

@@ -6,8 +6,6 @@ import { EncString, Guid, Nullable } from '../../http/schemas.js';
 export type ServiceAccountRow = Selectable<ServiceAccountsTable>;
 export type AccessTokenRow = Selectable<AccessTokensTable>;
 
-export const ServiceAccountIdParams = Type.Object({ id: Guid });
-
 export const ServiceAccountListQuery = Type.Object({ includeAccessToSecrets: Type.Optional(Type.Boolean({ default: false })) });
 
 /** Create and update send the same body: the name, encrypted with the organization key. */

@@ -29,9 +29,9 @@ import {
   type ServiceAccountBody,
   type ServiceAccountRow,
 } from './service-accounts.schemas.js';
-import { bulkAccess, requireSmCaller, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
+import { accessTo, actorOf, bulkAccess, requireSmCaller, type Rights, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { hashClientSecret, SECRETS_SCOPE } from './sm-identity.js';
-import { ACCESS_DENIED } from './sm-schemas.js';
+import { mergedIds, resultsPerId } from './sm-schemas.js';
 
 const SECRET_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const CLIENT_SECRET_LENGTH = 30;
@@ -49,29 +49,23 @@ export function generateClientSecret(): string {
   return secret;
 }
 
-export const PAST_EXPIRATION = 'Please select an expiration date that is in the future.';
+const PAST_EXPIRATION = 'Please select an expiration date that is in the future.';
 
-function accountEvent(caller: SmCaller & { kind: 'admin' | 'member' }, type: EventType, account: ServiceAccountRow): AuditEvent {
-  return { type, organizationId: account.organization_id, grantedServiceAccountId: account.id, actingUserId: caller.userId };
+function accountEvent(caller: SmCaller, type: EventType, account: ServiceAccountRow): AuditEvent {
+  return { type, organizationId: account.organization_id, grantedServiceAccountId: account.id, ...actorOf(caller) };
 }
 
 export function createServiceAccountService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
   const { db, clock, audit } = deps;
 
-  /** The machine account with the caller's access; 404 when missing or not readable. */
-  async function readable(principal: Principal, id: string): Promise<{ account: ServiceAccountRow; access: SmAccess }> {
-    const account = await findServiceAccount(db, id);
-    if (!account) throw new NotFound();
-    const access = await smAccessIn(db, principal, account.organization_id);
-    if (!serviceAccountRights(access, account.id).read) throw new NotFound();
+  /** The machine account with the caller's access to it; 404 when missing or the caller lacks `need`. */
+  async function accountWith(principal: Principal, id: string, need: keyof Rights): Promise<{ account: ServiceAccountRow; access: SmAccess }> {
+    const { row: account, access } = await accessTo(db, principal, await findServiceAccount(db, id), (a, sa) => serviceAccountRights(a, sa.id), need);
     return { account, access };
   }
 
-  async function writable(principal: Principal, id: string): Promise<{ account: ServiceAccountRow; access: SmAccess }> {
-    const found = await readable(principal, id);
-    if (!serviceAccountRights(found.access, id).write) throw new NotFound();
-    return found;
-  }
+  const readable = (principal: Principal, id: string) => accountWith(principal, id, 'read');
+  const writable = (principal: Principal, id: string) => accountWith(principal, id, 'write');
 
   return {
     readable,
@@ -133,23 +127,19 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
      * at once); one result per id, as `bulkAccess` describes. Machine accounts manage none.
      */
     async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
-      const wanted = [...new Set(ids)];
+      const wanted = mergedIds(ids);
       const accounts = await serviceAccountsByIds(db, wanted);
-      const access = await bulkAccess(db, principal, wanted, accounts);
-      const byId = new Map(accounts.map((a) => [a.id, a]));
-      const caller = access?.caller;
-      const deletable =
-        access && caller && caller.kind !== 'serviceAccount'
-          ? accounts.filter((a) => a.organization_id === caller.organizationId && serviceAccountRights(access, a.id).write).map((a) => a.id)
-          : [];
-      if (caller && caller.kind !== 'serviceAccount' && deletable.length > 0) {
+      // A machine account writes none (serviceAccountRights), so it deletes nothing.
+      const bulk = await bulkAccess(db, principal, wanted, accounts, (access, a) => serviceAccountRights(access, a.id));
+      const doomed = bulk?.writable ?? [];
+      if (bulk && doomed.length > 0) {
+        const { caller } = bulk.access;
         await db.transaction().execute(async (tx) => {
-          await deleteServiceAccounts(tx, deletable);
-          await audit.record(tx, client, deletable.map((id) => accountEvent(caller, EventType.ServiceAccount_Deleted, byId.get(id) as ServiceAccountRow)));
+          await deleteServiceAccounts(tx, doomed.map((a) => a.id));
+          await audit.record(tx, client, doomed.map((a) => accountEvent(caller, EventType.ServiceAccount_Deleted, a)));
         });
       }
-      const allowed = new Set(deletable);
-      return wanted.map((id) => ({ id, error: allowed.has(id) ? null : ACCESS_DENIED }));
+      return resultsPerId(wanted, doomed);
     },
 
     async listTokens(principal: Principal, id: string) {
@@ -190,7 +180,7 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
     /** Deletes the listed tokens of this machine account; ids of other tokens are ignored. */
     async revokeTokens(principal: Principal, id: string, ids: readonly string[]) {
       const { account } = await writable(principal, id);
-      await revokeAccessTokens(db, account.id, ids);
+      await revokeAccessTokens(db, account.id, mergedIds(ids));
     },
   };
 }

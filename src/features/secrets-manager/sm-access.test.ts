@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedGroup, seedUser } from '../../../test/support/admin.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
+import { counting } from '../../../test/support/query-count.js';
 import { allowSecretsManager, policyRow, READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import type { Principal } from '../../http/access.js';
@@ -48,6 +49,16 @@ describe('who acts in Secrets Manager', () => {
     expect(await smCaller(db(), flagless.principal, org)).toBeNull();
     expect(await smCaller(db(), revoked.principal, org)).toBeNull();
     expect(await smCaller(db(), there.principal, noSmOrg)).toBeNull();
+  });
+
+  it('decides an admin in one query and a member in two (the membership with its organization, then its groups)', async () => {
+    const admin = await member(Role.Admin);
+    const user = await member(Role.User);
+    for (const [who, queries] of [[admin, 1], [user, 2]] as const) {
+      const counted = counting(db());
+      expect(await smCaller(counted.db, who.principal, org)).not.toBeNull();
+      expect(counted.count()).toBe(queries);
+    }
   });
 
   it("gives a machine account standing in its own organization only", async () => {

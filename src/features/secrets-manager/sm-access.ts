@@ -23,7 +23,7 @@ export interface Rights {
   write: boolean;
 }
 
-export const NO_RIGHTS: Rights = Object.freeze({ read: false, write: false });
+const NO_RIGHTS: Rights = Object.freeze({ read: false, write: false });
 export const ALL_RIGHTS: Rights = Object.freeze({ read: true, write: true });
 
 /** Highest wins: a grant through a group adds to the membership's own. */
@@ -49,9 +49,7 @@ export async function smCaller(db: Executor, principal: Principal, organizationI
   }
   if (principal.kind !== 'user') return null;
   const membership = await confirmedMembership(db, organizationId, principal.userId);
-  if (!membership || !membership.accessSecretsManager) return null;
-  const org = await db.selectFrom('organizations').select('use_secrets_manager').where('id', '=', organizationId).executeTakeFirst();
-  if (!org?.use_secrets_manager) return null;
+  if (!membership?.accessSecretsManager || !membership.organizationUsesSecretsManager) return null;
   const base = { organizationId, userId: principal.userId, organizationUserId: membership.id };
   if (membership.type === OrganizationUserType.Owner || membership.type === OrganizationUserType.Admin) return { kind: 'admin', ...base };
   const groups = await db.selectFrom('group_users').select('group_id').where('organization_user_id', '=', membership.id).execute();
@@ -78,7 +76,7 @@ const EMPTY_GRANTS: Grants = { projects: new Map(), secrets: new Map(), serviceA
  * Every policy naming the caller (their membership and groups, or the machine account), in one
  * query, whatever the number of resources. Admins need none: they reach everything.
  */
-export async function grantsOf(db: Executor, caller: SmCaller): Promise<Grants> {
+async function grantsOf(db: Executor, caller: SmCaller): Promise<Grants> {
   if (caller.kind === 'admin') return EMPTY_GRANTS;
   const rows = await db
     .selectFrom('access_policies')
@@ -119,6 +117,26 @@ export async function smAccessIn(db: Executor, principal: Principal, organizatio
   return smAccessOf(db, await requireSmCaller(db, principal, organizationId));
 }
 
+/**
+ * The caller's access to one row addressed by id, which must give `need`: 404, exactly as for a
+ * missing id, when there is no row, the caller has no standing in its organization or lacks the
+ * right. Call it before any check of the request body that could answer 400, so that answer
+ * cannot tell an outsider the id exists.
+ */
+export async function accessTo<T extends { organization_id: string }>(
+  db: Executor,
+  principal: Principal,
+  row: T | undefined,
+  rightsOf: (access: SmAccess, row: T) => Rights,
+  need: keyof Rights,
+): Promise<{ row: T; access: SmAccess; rights: Rights }> {
+  if (!row) throw new NotFound();
+  const access = await smAccessIn(db, principal, row.organization_id);
+  const rights = rightsOf(access, row);
+  if (!rights[need]) throw new NotFound();
+  return { row, access, rights };
+}
+
 /** Access to a project: admins everything, others what a policy on it grants. */
 export function projectRights(access: SmAccess, projectId: string): Rights {
   if (access.caller.kind === 'admin') return ALL_RIGHTS;
@@ -155,21 +173,25 @@ export function editorOf(caller: SmCaller): { editor_organization_user_id: strin
 }
 
 /**
- * The standing a bulk delete acts with. One call acts in one organization: a machine account's
- * own, otherwise that of the first requested id that exists. Each id that does not exist, is of
- * another organization, or that the caller may not write is answered "access denied" on its own
- * and the others are still processed (spec Errors rule 3); the whole call never fails for one id,
- * so the answers do not tell an outsider which ids exist. Null: the caller acts nowhere.
+ * The standing a bulk delete acts with, and the rows among `found` it may write. One call acts in
+ * one organization: a machine account's own, otherwise that of the first requested id that
+ * exists. Each id that does not exist, is of another organization, or that the caller may not
+ * write is answered "access denied" on its own and the others are still processed (spec Errors
+ * rule 3); the whole call never fails for one id, so the answers do not tell an outsider which
+ * ids exist. Null: the caller acts nowhere.
  */
-export async function bulkAccess(
+export async function bulkAccess<T extends { id: string; organization_id: string }>(
   db: Executor,
   principal: Principal,
   requested: readonly string[],
-  found: readonly { id: string; organization_id: string }[],
-): Promise<SmAccess | null> {
+  found: readonly T[],
+  rightsOf: (access: SmAccess, row: T) => Rights,
+): Promise<{ access: SmAccess; writable: T[] } | null> {
   const orgOf = new Map(found.map((row) => [row.id, row.organization_id]));
   const first = requested.find((id) => orgOf.has(id));
   const organizationId = principal.kind === 'serviceAccount' ? principal.organizationId : first && orgOf.get(first);
   const caller = organizationId ? await smCaller(db, principal, organizationId) : null;
-  return caller ? smAccessOf(db, caller) : null;
+  if (!caller) return null;
+  const access = await smAccessOf(db, caller);
+  return { access, writable: found.filter((row) => row.organization_id === caller.organizationId && rightsOf(access, row).write) };
 }

@@ -2,9 +2,10 @@ import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
-import { Guid, normalizeGuid } from '../../http/schemas.js';
+import { normalizeGuid } from '../../http/schemas.js';
 import type { CountsService } from './sm-counts.service.js';
 import { smPrincipal } from './sm-access.js';
+import { OrganizationIdParams, ProjectIdParams, ServiceAccountIdParams } from './sm-schemas.js';
 
 const tags = ['Secrets Manager'];
 
@@ -37,17 +38,17 @@ export const smCountsRoutes: FastifyPluginAsyncTypebox<{ counts: CountsService }
 
   app.get(
     '/organizations/:organizationId/sm-counts',
-    { config, schema: { tags, ...docs.organization, params: Type.Object({ organizationId: Guid }), response: { 200: OrganizationCounts } } },
+    { config, schema: { tags, ...docs.organization, params: OrganizationIdParams, response: { 200: OrganizationCounts } } },
     async (request) => counts.organization(smPrincipal(request), normalizeGuid(request.params.organizationId)),
   );
 
-  app.get('/projects/:projectId/sm-counts', { config, schema: { tags, ...docs.project, params: Type.Object({ projectId: Guid }), response: { 200: ProjectCounts } } }, async (request) =>
+  app.get('/projects/:projectId/sm-counts', { config, schema: { tags, ...docs.project, params: ProjectIdParams, response: { 200: ProjectCounts } } }, async (request) =>
     counts.project(smPrincipal(request), normalizeGuid(request.params.projectId)),
   );
 
   app.get(
     '/service-accounts/:serviceAccountId/sm-counts',
-    { config, schema: { tags, ...docs.serviceAccount, params: Type.Object({ serviceAccountId: Guid }), response: { 200: ServiceAccountCounts } } },
+    { config, schema: { tags, ...docs.serviceAccount, params: ServiceAccountIdParams, response: { 200: ServiceAccountCounts } } },
     async (request) => counts.serviceAccount(smPrincipal(request), normalizeGuid(request.params.serviceAccountId)),
   );
 };

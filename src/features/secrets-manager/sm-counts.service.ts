@@ -4,6 +4,7 @@ import { NotFound } from '../../http/errors.js';
 import type { ProjectService } from './projects.service.js';
 import type { ServiceAccountService } from './service-accounts.service.js';
 import { projectRights, secretRights, serviceAccountRights, type SmAccess, smAccessIn } from './sm-access.js';
+import { organizationItems, projectItems, serviceAccountCounts } from './sm-counts.repository.js';
 
 /** Counts are for people managing Secrets Manager; machine accounts get 404, as officially. */
 function refuseMachines(access: SmAccess): void {
@@ -18,31 +19,24 @@ export function createCountsService(deps: { db: Db; projects: ProjectService; se
     async organization(principal: Principal, organizationId: string) {
       const access = await smAccessIn(db, principal, organizationId);
       refuseMachines(access);
-      const [projects, accounts, secrets] = await Promise.all([
-        db.selectFrom('projects').select('id').where('organization_id', '=', organizationId).execute(),
-        db.selectFrom('service_accounts').select('id').where('organization_id', '=', organizationId).execute(),
-        db.selectFrom('secrets').select(['id', 'project_id']).where('organization_id', '=', organizationId).where('deleted_date', 'is', null).execute(),
-      ]);
+      const { projects, serviceAccounts, secrets } = await organizationItems(db, organizationId);
       return {
         object: 'organizationCounts' as const,
         projects: projects.filter((p) => projectRights(access, p.id).read).length,
         secrets: secrets.filter((s) => secretRights(access, s).read).length,
-        serviceAccounts: accounts.filter((a) => serviceAccountRights(access, a.id).read).length,
+        serviceAccounts: serviceAccounts.filter((a) => serviceAccountRights(access, a.id).read).length,
       };
     },
 
     /** Secrets in the project for readers; people and machine accounts with access only for writers (0 otherwise), as officially. */
     async project(principal: Principal, projectId: string) {
-      const { project, access } = await deps.projects.readable(principal, projectId);
+      const { project, access, rights } = await deps.projects.readable(principal, projectId);
       refuseMachines(access);
-      const [secrets, policies] = await Promise.all([
-        db.selectFrom('secrets').select((eb) => eb.fn.countAll<number | string>().as('n')).where('project_id', '=', project.id).where('deleted_date', 'is', null).executeTakeFirstOrThrow(),
-        db.selectFrom('access_policies').select(['organization_user_id', 'group_id', 'service_account_id']).where('granted_project_id', '=', project.id).execute(),
-      ]);
-      const write = projectRights(access, project.id).write;
+      const { secrets, policies } = await projectItems(db, project.id);
+      const { write } = rights;
       return {
         object: 'projectCounts' as const,
-        secrets: Number(secrets.n),
+        secrets,
         people: write ? policies.filter((p) => p.organization_user_id || p.group_id).length : 0,
         serviceAccounts: write ? policies.filter((p) => p.service_account_id).length : 0,
       };
@@ -50,12 +44,7 @@ export function createCountsService(deps: { db: Db; projects: ProjectService; se
 
     async serviceAccount(principal: Principal, serviceAccountId: string) {
       const { account } = await deps.serviceAccounts.readable(principal, serviceAccountId);
-      const [projects, people, tokens] = await Promise.all([
-        db.selectFrom('access_policies').select((eb) => eb.fn.countAll<number | string>().as('n')).where('service_account_id', '=', account.id).where('granted_project_id', 'is not', null).executeTakeFirstOrThrow(),
-        db.selectFrom('access_policies').select((eb) => eb.fn.countAll<number | string>().as('n')).where('granted_service_account_id', '=', account.id).executeTakeFirstOrThrow(),
-        db.selectFrom('access_tokens').select((eb) => eb.fn.countAll<number | string>().as('n')).where('service_account_id', '=', account.id).executeTakeFirstOrThrow(),
-      ]);
-      return { object: 'serviceAccountCounts' as const, projects: Number(projects.n), people: Number(people.n), accessTokens: Number(tokens.n) };
+      return { object: 'serviceAccountCounts' as const, ...(await serviceAccountCounts(db, account.id)) };
     },
   };
 }

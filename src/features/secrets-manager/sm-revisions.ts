@@ -1,9 +1,17 @@
 import type { Executor } from '../events/audit-log.js';
 
 /**
- * Moves the revision date of every machine account that reaches the given secrets or projects
- * (by a policy on the secret or on its project), in the writing transaction. The machine-account
- * sync answers `hasChanges` by comparing its last sync with this date, as the official server does.
+ * Moves the revision date of every machine account that reaches the given secrets or projects,
+ * in the writing transaction. The machine-account sync answers `hasChanges` by comparing its last
+ * sync with this date, as the official server does.
+ *
+ * - `secretIds`: accounts with a policy on the secret or on its current project;
+ * - `projectIds`: accounts with a policy on the project or on a secret in it (they see the
+ *   project's name with the secret, and the secret loses it when the project goes).
+ *
+ * A caller whose secret leaves a project (a move, a delete of the project) names that project:
+ * the subquery only finds the secret's current one. Call before a delete, while the policies
+ * and the secrets' projects that say who reached what are still there.
  */
 export async function touchServiceAccountsReaching(
   db: Executor,
@@ -23,10 +31,14 @@ export async function touchServiceAccountsReaching(
         .where('service_account_id', 'is not', null)
         .where((w) =>
           w.or([
-            ...(secretIds.length > 0 ? [w('granted_secret_id', 'in', secretIds)] : []),
-            ...(projectIds.length > 0 ? [w('granted_project_id', 'in', projectIds)] : []),
             ...(secretIds.length > 0
-              ? [w('granted_project_id', 'in', w.selectFrom('secrets').select('project_id').where('id', 'in', secretIds).where('project_id', 'is not', null))]
+              ? [
+                  w('granted_secret_id', 'in', secretIds),
+                  w('granted_project_id', 'in', w.selectFrom('secrets').select('project_id').where('id', 'in', secretIds).where('project_id', 'is not', null)),
+                ]
+              : []),
+            ...(projectIds.length > 0
+              ? [w('granted_project_id', 'in', projectIds), w('granted_secret_id', 'in', w.selectFrom('secrets').select('id').where('project_id', 'in', projectIds))]
               : []),
           ]),
         ),

@@ -1,11 +1,25 @@
 import { Type } from 'typebox';
-import { Guid, list } from '../../http/schemas.js';
+import { Guid, list, normalizeGuid } from '../../http/schemas.js';
+
+/** Path parameters of the Secrets Manager routes; a bare `{id}` is `IdParams` (src/http/schemas.ts). */
+export const OrganizationIdParams = Type.Object({ organizationId: Guid });
+export const ProjectIdParams = Type.Object({ projectId: Guid });
+export const SecretIdParams = Type.Object({ secretId: Guid });
+export const ServiceAccountIdParams = Type.Object({ serviceAccountId: Guid });
 
 /** The most ids one bulk Secrets Manager call takes. */
-export const MAX_BULK_IDS = 1000;
+const MAX_BULK_IDS = 1000;
 
 /** A bare JSON array of ids, as the official clients send bulk deletes (`["<id>", …]`). */
 export const IdArrayBody = Type.Array(Guid, { minItems: 1, maxItems: MAX_BULK_IDS, description: `1 to ${MAX_BULK_IDS} ids` });
+
+/**
+ * The ids of a bulk delete or revoke, lower-cased, an id listed twice acted on (and answered)
+ * once. Get-by-ids calls refuse a repeated id instead (`distinctIds`, src/http/ids.ts).
+ */
+export function mergedIds(ids: readonly string[]): string[] {
+  return [...new Set(ids.map(normalizeGuid))];
+}
 
 /** `{ ids: [...] }`, as the get-by-ids and revoke calls send them. */
 export const IdsObjectBody = Type.Object({ ids: IdArrayBody });
@@ -19,6 +33,12 @@ export const BulkDeleteResult = Type.Object({
 
 /** The official server's text for an id the caller may not act on. */
 export const ACCESS_DENIED = 'access denied';
+
+/** One answer per requested id: done, or "access denied" alike for every other reason. */
+export function resultsPerId(requested: readonly string[], done: readonly { id: string }[]): { id: string; error: string | null }[] {
+  const ids = new Set(done.map((row) => row.id));
+  return requested.map((id) => ({ id, error: ids.has(id) ? null : ACCESS_DENIED }));
+}
 
 export function bulkResults(results: readonly { id: string; error: string | null }[]) {
   return list(results.map(({ id, error }) => ({ object: 'BulkDeleteResponseModel' as const, id, error })));
