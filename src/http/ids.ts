@@ -18,3 +18,11 @@ export function distinctIds(ids: readonly string[], field: string): string[] {
     return id;
   });
 }
+
+/**
+ * The ids of a bulk delete or revoke, lower-cased, an id listed twice acted on (and answered)
+ * once. Get-by-ids calls refuse a repeated id instead (`distinctIds`).
+ */
+export function mergedIds(ids: readonly string[]): string[] {
+  return [...new Set(ids.map((id) => id.toLowerCase()))];
+}

@@ -1,6 +1,6 @@
 import type { Principal } from '../../http/access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import { distinctIds } from '../../http/ids.js';
+import { distinctIds, mergedIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
 import { EventType } from '../events/event-type.js';
@@ -10,7 +10,6 @@ import { keepEarlierValue, secretEvents } from './secret-changes.js';
 import type { SecretServiceDeps } from './secrets.service.js';
 import { accessTo, ALL_RIGHTS, type Rights, secretRights, type SmAccess, smAccessIn } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
-import { mergedIds } from './sm-schemas.js';
 
 const NO_IDS = 'No version IDs provided.';
 

@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.js';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { AuditLog } from '../events/audit-log.js';
-import { createEventQueryService, type EventQueryService } from '../events/events.service.js';
+import type { EventQueryService } from '../events/events.service.js';
 import { createAccessPolicyService } from './access-policies.service.js';
 import { createProjectService } from './projects.service.js';
 import { createSecretVersionService } from './secret-versions.service.js';
@@ -18,7 +18,7 @@ export interface SecretsManagerDeps {
   audit: AuditLog;
   config: Config;
   /** The app's event-log reader; built here only when a caller (a test) passes none. */
-  events?: EventQueryService;
+  events: EventQueryService;
 }
 
 /** Every Secrets Manager service, built once per app (one line per part). */
@@ -33,7 +33,7 @@ export function createSecretsManager(deps: SecretsManagerDeps) {
     counts: createCountsService({ db: deps.db, projects, serviceAccounts }),
     policies: createAccessPolicyService(deps),
     porting: createSmPortingService(deps),
-    smEvents: createSmEventService({ db: deps.db, events: deps.events ?? createEventQueryService(deps) }),
+    smEvents: createSmEventService({ db: deps.db, events: deps.events }),
   };
 }
 

@@ -4,7 +4,7 @@ import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
-import { distinctIds } from '../../http/ids.js';
+import { distinctIds, mergedIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
 import type { AuditLog } from '../events/audit-log.js';
@@ -28,7 +28,7 @@ import { keepEarlierValue, secretEvents } from './secret-changes.js';
 import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, type UpdateSecretBody } from './secrets.schemas.js';
 import { accessTo, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, smAccessOf, type SmCaller } from './sm-access.js';
 import { touchServiceAccountsReaching } from './sm-revisions.js';
-import { mergedIds, resultsPerId } from './sm-schemas.js';
+import { resultsPerId } from './sm-schemas.js';
 
 export interface SecretServiceDeps {
   db: Db;
@@ -38,7 +38,6 @@ export interface SecretServiceDeps {
 }
 
 // Kept importable from here, where other services first found it.
-export { secretEvents } from './secret-changes.js';
 
 function parseSyncDate(text: string | undefined, now: Date): Date | null {
   if (text === undefined || text === '') return null;

@@ -3,6 +3,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
+import { mergedIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { AuditEvent, AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
@@ -31,7 +32,7 @@ import {
 } from './service-accounts.schemas.js';
 import { accessTo, actorOf, bulkAccess, requireSmCaller, type Rights, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { hashClientSecret, SECRETS_SCOPE } from './sm-identity.js';
-import { mergedIds, resultsPerId } from './sm-schemas.js';
+import { resultsPerId } from './sm-schemas.js';
 
 const SECRET_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const CLIENT_SECRET_LENGTH = 30;

@@ -2,7 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../../http/access.js';
 import { NotFound, Unauthorized } from '../../http/errors.js';
 import type { Executor } from '../events/audit-log.js';
-import { confirmedMembership } from '../organizations/org-access.js';
+import { confirmedMembership, type Membership } from '../organizations/org-access.js';
 import { OrganizationUserType } from '../organizations/roles.js';
 
 /**
@@ -49,8 +49,13 @@ export async function smCaller(db: Executor, principal: Principal, organizationI
   }
   if (principal.kind !== 'user') return null;
   const membership = await confirmedMembership(db, organizationId, principal.userId);
-  if (!membership?.accessSecretsManager || !membership.organizationUsesSecretsManager) return null;
-  const base = { organizationId, userId: principal.userId, organizationUserId: membership.id };
+  return membership ? memberCaller(db, membership) : null;
+}
+
+/** The Secrets Manager standing of a membership a route has already read (see `smCaller`). */
+export async function memberCaller(db: Executor, membership: Membership): Promise<SmCaller | null> {
+  if (!membership.accessSecretsManager || !membership.organizationUsesSecretsManager) return null;
+  const base = { organizationId: membership.organizationId, userId: membership.userId, organizationUserId: membership.id };
   if (membership.type === OrganizationUserType.Owner || membership.type === OrganizationUserType.Admin) return { kind: 'admin', ...base };
   const groups = await db.selectFrom('group_users').select('group_id').where('organization_user_id', '=', membership.id).execute();
   return { kind: 'member', ...base, groupIds: groups.map((g) => g.group_id) };

@@ -7,6 +7,7 @@ import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import type { UserPrincipal } from '../../http/access.js';
 import { createAuditLog } from '../events/audit-log.js';
+import { createEventQueryService } from '../events/events.service.js';
 import { createSecretsManager } from './secrets-manager.js';
 
 let server: TestServer;
@@ -104,7 +105,7 @@ describe('machine account counts', () => {
 describe('query counts', () => {
   it('lists machine accounts with their reach in the same number of queries for 1 or 30 accounts', async () => {
     const view = counting(server.database.db);
-    const sm = createSecretsManager({ db: view.db, clock: { now: () => new Date() }, audit: createAuditLog({ clock: { now: () => new Date() } }), config: server.config });
+    const sm = createSecretsManager({ db: view.db, clock: { now: () => new Date() }, audit: createAuditLog({ clock: { now: () => new Date() } }), config: server.config, events: createEventQueryService({ db: view.db, clock: { now: () => new Date() } }) });
     const principal: UserPrincipal = { kind: 'user', userId: member.userId, email: '', securityStamp: '', deviceIdentifier: null, clientId: 'web', scopes: ['api'], amr: [] };
     const measure = async () => {
       const before = view.count();

@@ -4,11 +4,11 @@ import { NotFound } from '../../http/errors.js';
 import { normalizeGuid } from '../../http/schemas.js';
 import type { EventsAbout } from '../events/events.repository.js';
 import type { EventPage, EventQueryInput, EventQueryService } from '../events/events.service.js';
-import { confirmedMembership } from '../organizations/org-access.js';
+import { confirmedMembership, type Membership } from '../organizations/org-access.js';
 import { findProject } from './projects.repository.js';
 import { findSecret, trashedSecretIds } from './secrets.repository.js';
 import { findServiceAccount } from './service-accounts.repository.js';
-import { requireSmCaller, secretRights, serviceAccountRights, smAccessIn, smAccessOf } from './sm-access.js';
+import { memberCaller, secretRights, serviceAccountRights, smAccessIn, smAccessOf } from './sm-access.js';
 
 type PageQuery = Omit<EventQueryInput, 'actingUserId' | 'itemId'>;
 
@@ -27,11 +27,12 @@ type EventItem = keyof typeof ITEMS;
  * server decides them; the secret's also needs read access to the secret.
  */
 export function createSmEventService({ db, events }: { db: Db; events: EventQueryService }) {
-  /** A member of `organizationId` who may read its event log, or 404. */
-  async function requireEventReader(principal: Principal, organizationId: string): Promise<void> {
+  /** The membership of a member of `organizationId` who may read its event log, or 404. */
+  async function requireEventReader(principal: Principal, organizationId: string): Promise<Membership> {
     if (principal.kind !== 'user') throw new NotFound();
     const membership = await confirmedMembership(db, organizationId, principal.userId);
     if (!membership?.rights.has('accessEventLogs')) throw new NotFound();
+    return membership;
   }
 
   /** The secret, in use or in the trash, or undefined when it is gone for good. */
@@ -46,8 +47,8 @@ export function createSmEventService({ db, events }: { db: Db; events: EventQuer
     async secretEvents(principal: Principal, rawOrgId: string, rawId: string, query: PageQuery): Promise<EventPage> {
       const organizationId = normalizeGuid(rawOrgId);
       const id = normalizeGuid(rawId);
-      await requireEventReader(principal, organizationId);
-      const caller = await requireSmCaller(db, principal, organizationId);
+      const caller = await memberCaller(db, await requireEventReader(principal, organizationId));
+      if (!caller) throw new NotFound();
       const secret = await secretOf(organizationId, id);
       if (secret) {
         if (secret.organization_id !== organizationId) throw new NotFound();

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { Guid, list, normalizeGuid } from '../../http/schemas.js';
+import { Guid, list } from '../../http/schemas.js';
 
 /** Path parameters of the Secrets Manager routes; a bare `{id}` is `IdParams` (src/http/schemas.ts). */
 export const OrganizationIdParams = Type.Object({ organizationId: Guid });
@@ -12,14 +12,6 @@ const MAX_BULK_IDS = 1000;
 
 /** A bare JSON array of ids, as the official clients send bulk deletes (`["<id>", …]`). */
 export const IdArrayBody = Type.Array(Guid, { minItems: 1, maxItems: MAX_BULK_IDS, description: `1 to ${MAX_BULK_IDS} ids` });
-
-/**
- * The ids of a bulk delete or revoke, lower-cased, an id listed twice acted on (and answered)
- * once. Get-by-ids calls refuse a repeated id instead (`distinctIds`, src/http/ids.ts).
- */
-export function mergedIds(ids: readonly string[]): string[] {
-  return [...new Set(ids.map(normalizeGuid))];
-}
 
 /** `{ ids: [...] }`, as the get-by-ids and revoke calls send them. */
 export const IdsObjectBody = Type.Object({ ids: IdArrayBody });
