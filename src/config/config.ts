@@ -152,6 +152,13 @@ export const ConfigSchema = Type.Object({
     description:
       'Memory for the items part of sync answers, reused while a vault is unchanged (0 turns it off). A 10,000-item vault takes about 17 MB.',
   }),
+  secretsCacheMegabytes: Type.Integer({
+    minimum: 0,
+    maximum: 65536,
+    default: 64,
+    description:
+      "Memory for encoded Secrets Manager answers (listings, machine syncs, get-by-ids), reused while an organization's secrets and projects are unchanged (0 turns it off). 10,000 secrets listed take about 5 MB.",
+  }),
   trustProxy: Type.Boolean({
     default: false,
     description: 'Trust X-Forwarded-For/-Proto from a reverse proxy (for client IPs in audit events and rate limits).',

@@ -74,6 +74,8 @@ export interface EventsTable {
   date: string;
   /** Outbox sequence: the relay forwards committed events in this order. */
   seq: Generated<number>;
+  /** A read of several secrets: the event stands for one Secret_Retrieved per secret of this set (see events/read-sets.ts). */
+  read_set_id: Generated<string | null>;
 }
 
 export interface ServerKeysTable {
@@ -328,6 +330,25 @@ export interface SecretVersionsTable {
   editor_organization_user_id: string | null;
 }
 
+/** Counts the changes to an organization's secrets and projects; see secrets-manager/sm-revisions.ts. */
+export interface SmRevisionsTable {
+  organization_id: string;
+  revision: number | string;
+}
+
+/** A list of secrets read together, named by its digest; see events/read-sets.ts. */
+export interface SecretReadSetsTable {
+  id: string;
+  size: number;
+  creation_date: string;
+}
+
+export interface SecretReadSetMembersTable {
+  read_set_id: string;
+  position: number;
+  secret_id: string;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -354,4 +375,7 @@ export interface DB {
   access_tokens: AccessTokensTable;
   access_policies: AccessPoliciesTable;
   secret_versions: SecretVersionsTable;
+  sm_revisions: SmRevisionsTable;
+  secret_read_sets: SecretReadSetsTable;
+  secret_read_set_members: SecretReadSetMembersTable;
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../../clock.js';
 import type { DB } from '../../db/schema.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { EventType } from './event-type.js';
+import { saveReadSet, type ReadSet } from './read-sets.js';
 
 export type Executor = Kysely<DB> | Transaction<DB>;
 
@@ -25,6 +26,8 @@ export interface AuditEvent {
   /** The machine account the event is about. */
   grantedServiceAccountId?: string | null;
   systemUser?: number | null;
+  /** The read set the event stands for (one event per secret of it); see read-sets.ts. */
+  readSetId?: string | null;
   /** When the client says the event happened (client events); defaults to now. */
   date?: string;
 }
@@ -35,14 +38,19 @@ export interface AuditLog {
    * an event exists exactly when the change it records was committed.
    */
   record(executor: Executor, client: ClientContext | null, events: AuditEvent | readonly AuditEvent[]): Promise<void>;
+  /**
+   * `event` for each secret of `set`, in the same way: a row naming the secret for a read of
+   * one, one row naming the read set for a read of several (see read-sets.ts).
+   */
+  recordReads(executor: Executor, client: ClientContext | null, event: Omit<AuditEvent, 'secretId' | 'readSetId'>, set: ReadSet): Promise<void>;
 }
 
 export const IP_ADDRESS_MAX = 50;
-/** Rows per insert statement: 19 columns a row keeps 1,000 rows under SQLite's 32,766 bound parameters and PostgreSQL's 65,535 (a machine-account sync records one read per secret). */
+/** Rows per insert statement: 20 columns a row keeps 1,000 rows under SQLite's 32,766 bound parameters and PostgreSQL's 65,535. */
 const BATCH = 1000;
 
 export function createAuditLog({ clock }: { clock: Clock }): AuditLog {
-  return {
+  const log: AuditLog = {
     async record(executor, client, input) {
       const events = Array.isArray(input) ? (input as readonly AuditEvent[]) : [input as AuditEvent];
       if (events.length === 0) return;
@@ -65,11 +73,21 @@ export function createAuditLog({ clock }: { clock: Clock }): AuditLog {
         device_type: client?.deviceType ?? null,
         ip_address: client?.ipAddress ? client.ipAddress.slice(0, IP_ADDRESS_MAX) : null,
         system_user: e.systemUser ?? null,
+        read_set_id: e.readSetId ?? null,
         date: e.date ?? now,
       }));
       for (let i = 0; i < rows.length; i += BATCH) {
         await executor.insertInto('events').values(rows.slice(i, i + BATCH)).execute();
       }
     },
+
+    async recordReads(executor, client, event, set) {
+      const [only] = set.secretIds;
+      if (only === undefined) return;
+      if (set.secretIds.length === 1) return log.record(executor, client, { ...event, secretId: only });
+      await saveReadSet(executor, set, clock.now().toISOString());
+      await log.record(executor, client, { ...event, readSetId: set.id });
+    },
   };
+  return log;
 }

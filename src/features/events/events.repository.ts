@@ -4,10 +4,14 @@ import type { Executor } from './audit-log.js';
 
 export type EventRow = Selectable<EventsTable>;
 
-/** Where a page starts: just after (older than) this event. */
+/**
+ * Where a page starts: just after (older than) this event; for an event standing for a read
+ * set (see read-sets.ts), just after the set's secret at `position`, the rest of the set first.
+ */
 export interface EventCursor {
   date: string;
   seq: number;
+  position?: number;
 }
 
 /** Every resource column of an event: an event is about an item when one of them names it. */
@@ -42,10 +46,22 @@ export async function organizationEvents(db: Executor, filter: OrganizationEvent
     .where('date', '<=', filter.end);
   if (filter.actingUserId) query = query.where('acting_user_id', '=', filter.actingUserId);
   const about = filter.about;
-  if (about) query = query.where((eb) => eb.or(about.columns.map((column) => eb(column, '=', about.id))));
+  if (about) {
+    query = query.where((eb) =>
+      eb.or([
+        ...about.columns.map((column) => eb(column, '=', about.id)),
+        // Reads of several secrets name them through their read set.
+        ...(about.columns.includes('secret_id')
+          ? [eb('read_set_id', 'in', eb.selectFrom('secret_read_set_members').select('read_set_id').where('secret_id', '=', about.id))]
+          : []),
+      ]),
+    );
+  }
   const after = filter.after;
   if (after) {
-    query = query.where((eb) => eb.or([eb('date', '<', after.date), eb.and([eb('date', '=', after.date), eb('seq', '<', after.seq)])]));
+    // A cursor inside a read set starts at that event again: the rest of its set comes first.
+    const seq = after.position === undefined ? '<' : '<=';
+    query = query.where((eb) => eb.or([eb('date', '<', after.date), eb.and([eb('date', '=', after.date), eb('seq', seq, after.seq)])]));
   }
   return query.orderBy('date', 'desc').orderBy('seq', 'desc').limit(filter.limit).execute();
 }

@@ -2,6 +2,7 @@ import type { Clock } from '../../clock.js';
 import { BadRequest } from '../../http/errors.js';
 import type { Executor } from './audit-log.js';
 import { ITEM_COLUMNS, organizationEvents, type EventCursor, type EventRow, type EventsAbout } from './events.repository.js';
+import { readSetMembers } from './read-sets.js';
 
 /** Events per page, as the official server pages them. */
 const EVENT_PAGE_SIZE = 50;
@@ -46,44 +47,86 @@ export function eventWindow(now: Date, start?: string, end?: string): { start: s
   return { start: from.toISOString(), end: to.toISOString() };
 }
 
-function encodeCursor(row: EventRow): string {
-  return Buffer.from(`${row.date}|${row.seq}`).toString('base64url');
+/** An event as the log shows it; `position` places a read set's secret within its set. */
+interface ShownEvent {
+  row: EventRow;
+  position?: number;
+}
+
+function encodeCursor({ row, position }: ShownEvent): string {
+  return Buffer.from(position === undefined ? `${row.date}|${row.seq}` : `${row.date}|${row.seq}|${position}`).toString('base64url');
 }
 
 function decodeCursor(token: string): EventCursor {
-  const [date, seq, extra] = Buffer.from(token, 'base64url').toString('utf8').split('|');
+  const [date, seq, position, extra] = Buffer.from(token, 'base64url').toString('utf8').split('|');
   const n = Number(seq);
-  if (extra !== undefined || !date || Number.isNaN(Date.parse(date)) || !Number.isSafeInteger(n) || n < 0) {
+  const p = position === undefined ? undefined : Number(position);
+  if (
+    extra !== undefined ||
+    !date ||
+    Number.isNaN(Date.parse(date)) ||
+    !Number.isSafeInteger(n) ||
+    n < 0 ||
+    (p !== undefined && (!Number.isSafeInteger(p) || p < 0))
+  ) {
     throw BadRequest.field('continuationToken', 'The continuation token is not one this server gave out.');
   }
-  return { date, seq: n };
+  return p === undefined ? { date, seq: n } : { date, seq: n, position: p };
 }
 
-function page(rows: EventRow[]): EventPage {
-  const data = rows.slice(0, EVENT_PAGE_SIZE);
-  const last = data[data.length - 1];
-  return { data, continuationToken: rows.length > EVENT_PAGE_SIZE && last ? encodeCursor(last) : null };
+/**
+ * The events as the log shows them, up to `limit`: an event standing for a read set (see
+ * read-sets.ts) becomes one Secret_Retrieved per secret of the set, or only the secret the
+ * query is about when it matched through the set. A page cut inside a set resumes there.
+ */
+async function shownEvents(db: Executor, rows: readonly EventRow[], limit: number, about: EventsAbout | undefined, after: EventCursor | undefined): Promise<ShownEvent[]> {
+  const shown: ShownEvent[] = [];
+  for (const row of rows) {
+    if (shown.length >= limit) break;
+    const setId = row.read_set_id;
+    if (!setId) {
+      shown.push({ row });
+      continue;
+    }
+    const matchedOwnColumn = about && about.columns.some((column) => column !== 'secret_id' && row[column] === about.id);
+    if (about?.columns.includes('secret_id') && !matchedOwnColumn) {
+      shown.push({ row: { ...row, secret_id: about.id, read_set_id: null } });
+      continue;
+    }
+    // PostgreSQL answers bigserial as text.
+    const from = after?.position !== undefined && Number(row.seq) === after.seq && row.date === after.date ? after.position + 1 : 0;
+    for (const member of await readSetMembers(db, setId, from, limit - shown.length)) {
+      shown.push({ row: { ...row, secret_id: member.secret_id, read_set_id: null }, position: member.position });
+    }
+  }
+  return shown;
 }
 
 /** Reading the audit log: `GET /organizations/{orgId}/events`, and the Secrets Manager event routes. */
 export function createEventQueryService({ db, clock }: { db: Executor; clock: Clock }) {
   return {
     /**
-     * One page of the organization's events. `about` keeps those naming one resource in the
+     * One page of the organization's events. `only` keeps those naming one resource in the
      * given columns (the Secrets Manager routes); otherwise `itemId` keeps those naming it in any.
      */
-    async organizationEvents(organizationId: string, query: EventQueryInput, about?: EventsAbout): Promise<EventPage> {
+    async organizationEvents(organizationId: string, query: EventQueryInput, only?: EventsAbout): Promise<EventPage> {
       const window = eventWindow(clock.now(), query.start, query.end);
-      const subject = about ?? (query.itemId ? { columns: ITEM_COLUMNS, id: query.itemId } : undefined);
+      const subject = only ?? (query.itemId ? { columns: ITEM_COLUMNS, id: query.itemId } : undefined);
+      const about = subject ? { columns: subject.columns, id: subject.id.toLowerCase() } : undefined;
+      const after = query.continuationToken ? decodeCursor(query.continuationToken) : undefined;
       const rows = await organizationEvents(db, {
         organizationId,
         ...window,
         ...(query.actingUserId ? { actingUserId: query.actingUserId.toLowerCase() } : {}),
-        ...(subject ? { about: { columns: subject.columns, id: subject.id.toLowerCase() } } : {}),
-        ...(query.continuationToken ? { after: decodeCursor(query.continuationToken) } : {}),
+        ...(about ? { about } : {}),
+        ...(after ? { after } : {}),
         limit: EVENT_PAGE_SIZE + 1,
       });
-      return page(rows);
+      // One more than a page tells whether another follows.
+      const shown = await shownEvents(db, rows, EVENT_PAGE_SIZE + 1, about, after);
+      const data = shown.slice(0, EVENT_PAGE_SIZE);
+      const last = data[data.length - 1];
+      return { data: data.map((event) => event.row), continuationToken: shown.length > EVENT_PAGE_SIZE && last ? encodeCursor(last) : null };
     },
   };
 }

@@ -429,7 +429,7 @@ describe('potential grantees', () => {
 
   it('answers 404 to a machine account asking for the members, and lists it no machine accounts', async () => {
     const machine = { kind: 'serviceAccount', serviceAccountId: account, organizationId: org, scopes: ['api.secrets'] } as never;
-    const service = (await import('./access-policies.service.js')).createAccessPolicyService({ db: server.database.db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
+    const service = (await import('./access-policies.service.js')).createAccessPolicyService({ db: server.database.db, clock: { now: () => new Date() }, audit: { record: async () => undefined, recordReads: async () => undefined } });
     await expect(service.peoplePotentialGrantees(machine, org)).rejects.toMatchObject({ statusCode: 404 });
     expect(await service.serviceAccountPotentialGrantees(machine, org)).toEqual([]);
   });
@@ -457,7 +457,7 @@ describe('who reaches the policy routes', () => {
 
   it('refuses machine accounts on every policy operation', async () => {
     const { createAccessPolicyService } = await import('./access-policies.service.js');
-    const service = createAccessPolicyService({ db: server.database.db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
+    const service = createAccessPolicyService({ db: server.database.db, clock: { now: () => new Date() }, audit: { record: async () => undefined, recordReads: async () => undefined } });
     const principal = { kind: 'serviceAccount', serviceAccountId: account, organizationId: org, scopes: ['api.secrets'] } as never;
     await seedPolicy(server, { machineAccount: account }, { project }, READ_WRITE, at);
     await expect(service.projectPeople(principal, project)).rejects.toMatchObject({ statusCode: 404 });
@@ -494,7 +494,7 @@ describe('query counts', () => {
   it('reads a project’s people in a constant number of queries whatever their count', async () => {
     const p = await seedProject(server, org, at);
     const { db, count } = counting(server.database.db);
-    const service = (await import('./access-policies.service.js')).createAccessPolicyService({ db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
+    const service = (await import('./access-policies.service.js')).createAccessPolicyService({ db, clock: { now: () => new Date() }, audit: { record: async () => undefined, recordReads: async () => undefined } });
     const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
     await service.projectPeople(principal, p);
     const few = count();
@@ -514,7 +514,7 @@ describe('query counts', () => {
       await seedPolicy(server, { member: reader.memberId }, { project: p }, READ_WRITE, at);
       await seedPolicy(server, { group: groups[0] as string }, { project: p }, READ_WRITE, at);
       const { db, count } = counting(server.database.db);
-      const service = createAccessPolicyService({ db, clock: { now: () => new Date() }, audit: { record: async () => undefined } });
+      const service = createAccessPolicyService({ db, clock: { now: () => new Date() }, audit: { record: async () => undefined, recordReads: async () => undefined } });
       await service.replaceProjectPeople(principal, p, { groupAccessPolicyRequests: groups.slice(0, n).map((id) => ({ granteeId: id, read: true, write: false })) });
       counts.push(count());
     }

@@ -10,7 +10,7 @@ import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projec
 import { toProjectResponse, type ProjectBody, type ProjectRow } from './projects.schemas.js';
 import { resultsPerId } from './sm-schemas.js';
 import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, type Rights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
-import { touchServiceAccounts, touchServiceAccountsReaching } from './sm-revisions.js';
+import { touchSecretsManager, touchServiceAccounts, touchServiceAccountsReaching } from './sm-revisions.js';
 
 function projectEvent(caller: SmCaller, type: EventType, project: ProjectRow): AuditEvent {
   return { type, organizationId: project.organization_id, projectId: project.id, ...actorOf(caller) };
@@ -55,6 +55,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
       const row: ProjectRow = { id: randomUUID(), organization_id: organizationId, name: body.name, creation_date: now, revision_date: now };
       await db.transaction().execute(async (tx) => {
         await insertProject(tx, row);
+        await touchSecretsManager(tx, organizationId);
         if (caller.kind !== 'admin') {
           await insertCreatorPolicy(tx, {
             id: randomUUID(),
@@ -81,6 +82,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await renameProject(tx, project.id, body.name, now);
+        await touchSecretsManager(tx, project.organization_id);
         // Machine accounts see the project's name with its secrets.
         await touchServiceAccountsReaching(tx, { projectIds: [project.id] }, now);
         await audit.record(tx, client, projectEvent(access.caller, EventType.Project_Edited, project));
@@ -104,6 +106,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
           // Its secrets lose their project: clients comparing revision dates must see them change.
           await touchSecretsOfProjects(tx, ids, now);
           await deleteProjects(tx, ids);
+          await touchSecretsManager(tx, caller.organizationId);
           await audit.record(tx, client, doomed.map((p) => projectEvent(caller, EventType.Project_Deleted, p)));
         });
       }

@@ -9,7 +9,7 @@ import { toSecretResponse, toSecretVersion } from './secrets.schemas.js';
 import { keepEarlierValue, secretEvents } from './secret-changes.js';
 import type { SecretServiceDeps } from './secrets.service.js';
 import { accessTo, ALL_RIGHTS, type Rights, secretRights, type SmAccess, smAccessIn } from './sm-access.js';
-import { touchServiceAccountsReaching } from './sm-revisions.js';
+import { touchSecretsManager, touchServiceAccountsReaching } from './sm-revisions.js';
 
 const NO_IDS = 'No version IDs provided.';
 
@@ -23,7 +23,7 @@ function versionRights(access: SmAccess, version: VersionWithSecretRow): Rights 
  * secret see them; callers who can write it restore or delete them. Versions of a secret in the
  * trash are out of reach until it is restored, like the secret itself.
  */
-export function createSecretVersionService(deps: SecretServiceDeps) {
+export function createSecretVersionService(deps: Omit<SecretServiceDeps, 'answers'>) {
   const { db, clock, audit, config } = deps;
 
   /**
@@ -68,6 +68,7 @@ export function createSecretVersionService(deps: SecretServiceDeps) {
       await db.transaction().execute(async (tx) => {
         if (secret.value !== version.value) await keepEarlierValue(tx, access.caller, secret.id, secret.value, now, config.secretVersionsKept);
         await updateSecret(tx, secret.id, { value: version.value, revision_date: now });
+        await touchSecretsManager(tx, secret.organization_id);
         await touchServiceAccountsReaching(tx, { secretIds: [secret.id] }, now);
         await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Edited, [secret]));
       });

@@ -10,6 +10,7 @@ import { createAuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { OrganizationUserType } from '../organizations/roles.js';
 import { createSecretVersionService } from './secret-versions.service.js';
+import { createSmAnswers } from './sm-answers.js';
 import { createSecretService } from './secrets.service.js';
 
 const KEPT = 3;
@@ -204,7 +205,7 @@ describe('secret versions', () => {
     const sa = await seedMachineAccount(server, org, { name: enc('m'), date: LONG_AGO });
     await grant({ machineAccount: sa }, project, true);
     const principal: ServiceAccountPrincipal = { kind: 'serviceAccount', serviceAccountId: sa, organizationId: org, accessTokenId: randomUUID(), clientId: randomUUID(), scopes: ['api.secrets'] };
-    const deps = { db: server.database.db, clock, audit: createAuditLog({ clock }), config: { secretVersionsKept: KEPT } };
+    const deps = { db: server.database.db, clock, audit: createAuditLog({ clock }), config: { secretVersionsKept: KEPT }, answers: createSmAnswers(1 << 20) };
     const secrets = createSecretService(deps);
     const versions = createSecretVersionService(deps);
     const id = await secretWith(project, 'm1');

@@ -10,6 +10,7 @@ import { createSecretService } from './secrets.service.js';
 import { createServiceAccountService } from './service-accounts.service.js';
 import { createCountsService } from './sm-counts.service.js';
 import { createSmEventService } from './sm-events.service.js';
+import { createSmAnswers } from './sm-answers.js';
 import { createSmPortingService } from './sm-porting.service.js';
 
 export interface SecretsManagerDeps {
@@ -23,10 +24,11 @@ export interface SecretsManagerDeps {
 
 /** Every Secrets Manager service, built once per app (one line per part). */
 export function createSecretsManager(deps: SecretsManagerDeps) {
+  const answers = createSmAnswers(deps.config.secretsCacheMegabytes * 1024 * 1024);
   const projects = createProjectService(deps);
   const serviceAccounts = createServiceAccountService(deps);
   return {
-    secrets: createSecretService(deps),
+    secrets: createSecretService({ ...deps, answers }),
     secretVersions: createSecretVersionService(deps),
     projects,
     serviceAccounts,

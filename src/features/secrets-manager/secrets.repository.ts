@@ -45,6 +45,12 @@ export async function findSecret(db: Executor, id: string): Promise<SecretRow | 
   return secretsWithProject(db).select(FULL).where('secrets.id', '=', id).where('secrets.deleted_date', 'is', null).executeTakeFirst();
 }
 
+/** The organization of a secret in use, if there is one. */
+export async function organizationOfSecret(db: Executor, id: string): Promise<string | undefined> {
+  const row = await db.selectFrom('secrets').select('organization_id').where('id', '=', id).where('deleted_date', 'is', null).executeTakeFirst();
+  return row?.organization_id;
+}
+
 /** Secrets in use among `ids`, whatever their organization. */
 export async function findSecrets(db: Executor, ids: readonly string[]): Promise<SecretRow[]> {
   if (ids.length === 0) return [];

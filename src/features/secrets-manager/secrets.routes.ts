@@ -1,10 +1,11 @@
 import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { clientContext } from '../../http/request-context.js';
+import { sendEncoded } from '../../http/serialization.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, ListOf, normalizeGuid } from '../../http/schemas.js';
 import {
-  BaseSecretResponse,
+  BaseSecretList,
   CreateSecretBody,
   SecretListResponse,
   SecretResponse,
@@ -74,7 +75,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox<{ secrets: SecretService }>
   app.get(
     '/organizations/:organizationId/secrets',
     { config, schema: { tags, ...docs.list, params: OrganizationIdParams, response: { 200: SecretListResponse } } },
-    async (request) => secrets.list(smPrincipal(request), normalizeGuid(request.params.organizationId)),
+    async (request, reply) => sendEncoded(reply, await secrets.list(smPrincipal(request), normalizeGuid(request.params.organizationId))),
   );
 
   app.post(
@@ -86,7 +87,8 @@ export const secretRoutes: FastifyPluginAsyncTypebox<{ secrets: SecretService }>
   app.get(
     '/organizations/:organizationId/secrets/sync',
     { config, schema: { tags, ...docs.sync, params: OrganizationIdParams, querystring: SyncQuery, response: { 200: SecretsSyncResponse } } },
-    async (request) => secrets.sync(smPrincipal(request), normalizeGuid(request.params.organizationId), request.query.lastSyncedDate, clientContext(request)),
+    async (request, reply) =>
+      sendEncoded(reply, await secrets.sync(smPrincipal(request), normalizeGuid(request.params.organizationId), request.query.lastSyncedDate, clientContext(request))),
   );
 
   app.get('/secrets/:id', { config, schema: { tags, ...docs.get, params: IdParams, response: { 200: SecretResponse } } }, async (request) =>
@@ -100,15 +102,15 @@ export const secretRoutes: FastifyPluginAsyncTypebox<{ secrets: SecretService }>
   app.get(
     '/projects/:projectId/secrets',
     { config, schema: { tags, ...docs.listOfProject, params: ProjectIdParams, response: { 200: SecretListResponse } } },
-    async (request) => secrets.listOfProject(smPrincipal(request), normalizeGuid(request.params.projectId)),
+    async (request, reply) => sendEncoded(reply, await secrets.listOfProject(smPrincipal(request), normalizeGuid(request.params.projectId))),
   );
 
   app.post('/secrets/delete', { config, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
     bulkResults(await secrets.delete(smPrincipal(request), request.body, clientContext(request))),
   );
 
-  app.post('/secrets/get-by-ids', { config, schema: { tags, ...docs.getByIds, body: IdsObjectBody, response: { 200: ListOf(BaseSecretResponse) } } }, async (request) =>
-    secrets.getByIds(smPrincipal(request), request.body.ids, clientContext(request)),
+  app.post('/secrets/get-by-ids', { config, schema: { tags, ...docs.getByIds, body: IdsObjectBody, response: { 200: BaseSecretList } } }, async (request, reply) =>
+    sendEncoded(reply, await secrets.getByIds(smPrincipal(request), request.body.ids, clientContext(request))),
   );
 
   app.get(

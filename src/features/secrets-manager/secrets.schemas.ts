@@ -58,6 +58,9 @@ export const SecretListResponse = Type.Object({
   projects: Type.Array(ProjectRef),
 });
 
+/** The answer of get-by-ids. */
+export const BaseSecretList = ListOf(BaseSecretResponse);
+
 export const SecretsSyncResponse = Type.Object({
   object: Type.Literal('secretsSync'),
   hasChanges: Type.Boolean(),

@@ -9,6 +9,8 @@ import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
 import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
+import { readSetOf, type ReadSet } from '../events/read-sets.js';
+import { encodeJson } from '../../http/serialization.js';
 import { saveSecretAccessPolicies } from './access-policies.service.js';
 import {
   deleteSecrets,
@@ -17,6 +19,7 @@ import {
   insertSecret,
   listSecrets,
   listSecretSummaries,
+  organizationOfSecret,
   serviceAccountRevision,
   setDeletedDate,
   trashedSecretIds,
@@ -25,9 +28,32 @@ import {
 } from './secrets.repository.js';
 import { findProject } from './projects.repository.js';
 import { keepEarlierValue, secretEvents } from './secret-changes.js';
-import { toBaseSecret, toSecretList, toSecretResponse, type CreateSecretBody, type UpdateSecretBody } from './secrets.schemas.js';
-import { accessTo, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, secretRights, type SmAccess, smAccessIn, smAccessOf, type SmCaller } from './sm-access.js';
-import { touchServiceAccountsReaching } from './sm-revisions.js';
+import {
+  BaseSecretList,
+  SecretListResponse,
+  SecretsSyncResponse,
+  toBaseSecret,
+  toSecretList,
+  toSecretResponse,
+  type CreateSecretBody,
+  type UpdateSecretBody,
+} from './secrets.schemas.js';
+import {
+  accessTo,
+  actorOf,
+  ALL_RIGHTS,
+  bulkAccess,
+  projectRights,
+  requireSmCaller,
+  secretAccessKey,
+  secretRights,
+  type SmAccess,
+  smAccessIn,
+  smAccessOf,
+  type SmCaller,
+} from './sm-access.js';
+import { digestOf, type SmAnswers } from './sm-answers.js';
+import { touchSecretsManager, touchServiceAccountsReaching } from './sm-revisions.js';
 import { resultsPerId } from './sm-schemas.js';
 
 export interface SecretServiceDeps {
@@ -35,9 +61,11 @@ export interface SecretServiceDeps {
   clock: Clock;
   audit: AuditLog;
   config: Pick<Config, 'secretVersionsKept'>;
+  answers: SmAnswers;
 }
 
-// Kept importable from here, where other services first found it.
+/** The answer to a machine sync that finds nothing new. */
+const NO_CHANGES = { object: 'secretsSync' as const, hasChanges: false, secrets: null };
 
 function parseSyncDate(text: string | undefined, now: Date): Date | null {
   if (text === undefined || text === '') return null;
@@ -48,7 +76,7 @@ function parseSyncDate(text: string | undefined, now: Date): Date | null {
 }
 
 export function createSecretService(deps: SecretServiceDeps) {
-  const { db, clock, audit, config } = deps;
+  const { db, clock, audit, config, answers } = deps;
 
   /**
    * The one project `projectIds` names (null for none), where the caller may put a secret: 400
@@ -65,30 +93,39 @@ export function createSecretService(deps: SecretServiceDeps) {
     return project ?? null;
   }
 
-  /** Records reads: Secret_Retrieved per secret, the batches in one transaction. */
-  async function recordReads(caller: SmCaller, secrets: readonly { id: string }[], client: ClientContext | null): Promise<void> {
-    if (secrets.length === 0) return;
-    await db.transaction().execute((tx) => audit.record(tx, client, secretEvents(caller, EventType.Secret_Retrieved, secrets)));
+  /** Records Secret_Retrieved for each secret read, in one transaction (one row for several, see read-sets.ts). */
+  async function recordReads(caller: SmCaller, reads: ReadSet, client: ClientContext | null): Promise<void> {
+    if (reads.secretIds.length === 0) return;
+    const event = { type: EventType.Secret_Retrieved, organizationId: caller.organizationId, ...actorOf(caller) };
+    await db.transaction().execute((tx) => audit.recordReads(tx, client, event, reads));
+  }
+
+  /** The secrets in use the caller can read, without values, encoded (see sm-answers.ts). */
+  async function summaries(access: SmAccess, organizationId: string, projectId?: string): Promise<Buffer> {
+    const key = `list|${projectId ?? ''}|${digestOf(secretAccessKey(access))}`;
+    const { body } = await answers.answer(db, organizationId, key, async () => {
+      const rows = await listSecretSummaries(db, organizationId, projectId ? { projectId } : {});
+      const readable = rows.map((row) => ({ ...row, rights: secretRights(access, row) })).filter((row) => row.rights.read);
+      return { body: encodeJson(SecretListResponse, toSecretList(readable)) };
+    });
+    return body;
   }
 
   return {
-    /** The organization's secrets in use the caller can read, without values. */
-    async list(principal: Principal, organizationId: string) {
-      const access = await smAccessIn(db, principal, organizationId);
-      const rows = await listSecretSummaries(db, organizationId);
-      return toSecretList(rows.map((row) => ({ ...row, rights: secretRights(access, row) })).filter((row) => row.rights.read));
+    /** The organization's secrets in use the caller can read, without values (encoded). */
+    async list(principal: Principal, organizationId: string): Promise<Buffer> {
+      return summaries(await smAccessIn(db, principal, organizationId), organizationId);
     },
 
-    /** A project's secrets the caller can read; 404 unless the caller can read the project. */
-    async listOfProject(principal: Principal, projectId: string) {
+    /** A project's secrets the caller can read (encoded); 404 unless the caller can read the project. */
+    async listOfProject(principal: Principal, projectId: string): Promise<Buffer> {
       const { row: project, access } = await accessTo(db, principal, await findProject(db, projectId), (a, p) => projectRights(a, p.id), 'read');
-      const rows = await listSecretSummaries(db, project.organization_id, { projectId: project.id });
-      return toSecretList(rows.map((row) => ({ ...row, rights: secretRights(access, row) })).filter((row) => row.rights.read));
+      return summaries(access, project.organization_id, project.id);
     },
 
     async get(principal: Principal, id: string, client: ClientContext) {
       const { row: secret, access, rights } = await accessTo(db, principal, await findSecret(db, id), secretRights, 'read');
-      await recordReads(access.caller, [secret], client);
+      await recordReads(access.caller, readSetOf([secret.id]), client);
       return toSecretResponse(secret, rights);
     },
 
@@ -116,6 +153,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       await db.transaction().execute(async (tx) => {
         const { project_name: _name, ...row } = secret;
         await insertSecret(tx, row);
+        await touchSecretsManager(tx, organizationId);
         if (body.accessPoliciesRequests) await saveSecretAccessPolicies(tx, access, { id: secret.id, organizationId }, body.accessPoliciesRequests, now);
         await touchServiceAccountsReaching(tx, { secretIds: [secret.id] }, now);
         await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Created, [secret]));
@@ -142,6 +180,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       await db.transaction().execute(async (tx) => {
         if (valueChanged) await keepEarlierValue(tx, access.caller, secret.id, secret.value, now, config.secretVersionsKept);
         await updateSecret(tx, secret.id, { key: body.key, value: body.value, note: body.note, project_id: projectId, revision_date: now });
+        await touchSecretsManager(tx, secret.organization_id);
         if (body.accessPoliciesRequests) {
           await saveSecretAccessPolicies(tx, access, { id: secret.id, organizationId: secret.organization_id }, body.accessPoliciesRequests, now);
         }
@@ -178,24 +217,33 @@ export function createSecretService(deps: SecretServiceDeps) {
         await db.transaction().execute(async (tx) => {
           await touchServiceAccountsReaching(tx, { secretIds: doomed.map((s) => s.id) }, now);
           await setDeletedDate(tx, doomed.map((s) => s.id), now, now);
+          await touchSecretsManager(tx, bulk.access.caller.organizationId);
           await audit.record(tx, client, secretEvents(bulk.access.caller, EventType.Secret_Deleted, doomed));
         });
       }
       return resultsPerId(ids, doomed);
     },
 
-    /** Secrets with values; 404 when any id is missing, in the trash, unreadable or of another organization. */
-    async getByIds(principal: Principal, rawIds: readonly string[], client: ClientContext) {
+    /**
+     * Secrets with values, in the order asked, encoded; 404 when any id is missing, in the trash,
+     * unreadable or of another organization (a machine account's own organization is the one
+     * asked, a user's that of the first id).
+     */
+    async getByIds(principal: Principal, rawIds: readonly string[], client: ClientContext): Promise<Buffer> {
       const ids = distinctIds(rawIds, 'ids');
-      const secrets = await findSecrets(db, ids);
-      const organizationId = secrets[0]?.organization_id;
-      if (!organizationId || secrets.length !== ids.length || secrets.some((s) => s.organization_id !== organizationId)) throw new NotFound();
+      const organizationId = principal.kind === 'serviceAccount' ? principal.organizationId : await organizationOfSecret(db, ids[0] ?? '');
+      if (!organizationId) throw new NotFound();
       const access = await smAccessIn(db, principal, organizationId);
-      if (secrets.some((s) => !secretRights(access, s).read)) throw new NotFound();
-      await recordReads(access.caller, secrets, client);
-      const order = new Map(ids.map((id, i) => [id, i]));
-      secrets.sort((a, b) => (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
-      return list(secrets.map(toBaseSecret));
+      const key = `ids|${digestOf(secretAccessKey(access))}|${digestOf(ids.join(','))}`;
+      const answer = await answers.answer(db, organizationId, key, async () => {
+        const secrets = await findSecrets(db, ids);
+        if (secrets.length !== ids.length || secrets.some((s) => s.organization_id !== organizationId || !secretRights(access, s).read)) throw new NotFound();
+        const byId = new Map(secrets.map((s) => [s.id, s]));
+        const ordered = ids.map((id) => byId.get(id)).filter((s) => s !== undefined);
+        return { body: encodeJson(BaseSecretList, list(ordered.map(toBaseSecret))), reads: readSetOf(ids) };
+      });
+      await recordReads(access.caller, answer.reads ?? readSetOf(ids), client);
+      return answer.body;
     },
 
     /**
@@ -209,12 +257,16 @@ export function createSecretService(deps: SecretServiceDeps) {
       // The usual poll finds nothing new: it costs this one query, not the account's grants.
       if (since) {
         const revision = await serviceAccountRevision(db, caller.serviceAccountId);
-        if (!revision || Date.parse(revision) < since.getTime()) return { object: 'secretsSync' as const, hasChanges: false, secrets: null };
+        if (!revision || Date.parse(revision) < since.getTime()) return encodeJson(SecretsSyncResponse, NO_CHANGES);
       }
       const access = await smAccessOf(db, caller);
-      const secrets = (await listSecrets(db, organizationId)).filter((s) => secretRights(access, s).read);
-      await recordReads(caller, secrets, client);
-      return { object: 'secretsSync' as const, hasChanges: true, secrets: list(secrets.map(toBaseSecret)) };
+      const answer = await answers.answer(db, organizationId, `sync|${digestOf(secretAccessKey(access))}`, async () => {
+        const secrets = (await listSecrets(db, organizationId)).filter((s) => secretRights(access, s).read);
+        const body = encodeJson(SecretsSyncResponse, { object: 'secretsSync', hasChanges: true, secrets: list(secrets.map(toBaseSecret)) });
+        return { body, reads: readSetOf(secrets.map((s) => s.id)) };
+      });
+      if (answer.reads) await recordReads(caller, answer.reads, client);
+      return answer.body;
     },
 
     /** The organization's trash: admins only (401 for other callers, as the official server). */
@@ -233,6 +285,7 @@ export function createSecretService(deps: SecretServiceDeps) {
         // Before the delete: the policies naming these secrets go with them.
         await touchServiceAccountsReaching(tx, { secretIds: trashed.map((s) => s.id) }, now);
         await deleteSecrets(tx, trashed.map((s) => s.id));
+        await touchSecretsManager(tx, organizationId);
         await audit.record(tx, client, secretEvents(caller, EventType.Secret_Permanently_Deleted, trashed));
       });
     },
@@ -244,6 +297,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await setDeletedDate(tx, trashed.map((s) => s.id), null, now);
+        await touchSecretsManager(tx, organizationId);
         await touchServiceAccountsReaching(tx, { secretIds: trashed.map((s) => s.id) }, now);
         await audit.record(tx, client, secretEvents(caller, EventType.Secret_Restored, trashed));
       });

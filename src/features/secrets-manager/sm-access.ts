@@ -156,6 +156,21 @@ export function secretRights(access: SmAccess, secret: { id: string; project_id:
 }
 
 /**
+ * What decides `secretRights` for every secret, as text: two callers with equal keys have equal
+ * rights on every secret. Keys the cached answers (sm-answers.ts), so that a grant or a group
+ * membership that changes moves the key, not the organization's revision.
+ */
+export function secretAccessKey(access: SmAccess): string {
+  if (access.caller.kind === 'admin') return 'admin';
+  const part = (grants: ReadonlyMap<string, Rights>) =>
+    [...grants]
+      .map(([id, rights]) => `${id}:${rights.read ? 'r' : ''}${rights.write ? 'w' : ''}`)
+      .sort()
+      .join(',');
+  return `projects=${part(access.grants.projects)};secrets=${part(access.grants.secrets)}`;
+}
+
+/**
  * Access to a machine account: admins everything, members what a people policy on it grants
  * (always read and write), machine accounts nothing (they do not manage machine accounts).
  */

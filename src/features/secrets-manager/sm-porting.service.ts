@@ -9,6 +9,7 @@ import { projectsOfOrganization } from './projects.repository.js';
 import { listSecrets } from './secrets.repository.js';
 import { requireSmCaller } from './sm-access.js';
 import { MAX_IMPORT_PROJECTS, MAX_IMPORT_SECRETS, type ImportBody } from './sm-porting.schemas.js';
+import { touchSecretsManager } from './sm-revisions.js';
 
 /** Rows per insert statement, well under SQLite's bound-parameter limit. */
 const INSERT_BATCH = 50;
@@ -75,6 +76,7 @@ export function createSmPortingService({ db, clock }: { db: Db; clock: Clock }) 
       await db.transaction().execute(async (tx) => {
         for (const part of chunks(projectRows, INSERT_BATCH)) await tx.insertInto('projects').values(part).execute();
         for (const part of chunks(secretRows, INSERT_BATCH)) await tx.insertInto('secrets').values(part).execute();
+        await touchSecretsManager(tx, organizationId);
       });
     },
   };

@@ -1,4 +1,24 @@
+import { sql } from 'kysely';
 import type { Executor } from '../events/audit-log.js';
+
+/**
+ * Counts a change to an organization's secrets or projects, in the change's transaction: every
+ * transaction that writes either table calls it. Cached answers (sm-answers.ts) are reused only
+ * while the count is unchanged. Access policies and group memberships are not counted: the
+ * caller's grants are part of each answer's key.
+ */
+export async function touchSecretsManager(db: Executor, organizationId: string): Promise<void> {
+  await db
+    .insertInto('sm_revisions')
+    .values({ organization_id: organizationId, revision: 1 })
+    .onConflict((oc) => oc.column('organization_id').doUpdateSet({ revision: sql`sm_revisions.revision + 1` }))
+    .execute();
+}
+
+export async function secretsManagerRevision(db: Executor, organizationId: string): Promise<number> {
+  const row = await db.selectFrom('sm_revisions').select('revision').where('organization_id', '=', organizationId).executeTakeFirst();
+  return row ? Number(row.revision) : 0;
+}
 
 /**
  * Moves the revision date of every machine account that reaches the given secrets or projects,

@@ -1,3 +1,5 @@
+import { createByteLru } from '../../shared/byte-lru.js';
+
 /**
  * The vault part of sync answers (folders and items as encoded JSON), kept per user while
  * their vault revision (see revisions.ts) is unchanged. Clients sync on login, on unlock and
@@ -20,41 +22,17 @@ export interface SyncCache {
 }
 
 export function createSyncCache(maxBytes: number): SyncCache {
-  const entries = new Map<string, VaultSection>();
-  let bytes = 0;
-  const size = (s: VaultSection) => s.ciphers.length + s.folders.length;
-  const remove = (key: string) => {
-    const old = entries.get(key);
-    if (old) {
-      bytes -= size(old);
-      entries.delete(key);
-    }
-  };
-
+  const entries = createByteLru<VaultSection>(maxBytes, (s) => s.ciphers.length + s.folders.length);
+  const keyOf = (userId: string, withSshKeys: boolean) => `${userId}:${withSshKeys ? 1 : 0}`;
   return {
     get(userId, revision, withSshKeys) {
-      const key = `${userId}:${withSshKeys ? 1 : 0}`;
+      const key = keyOf(userId, withSshKeys);
       const entry = entries.get(key);
-      if (!entry) return undefined;
-      if (entry.revision !== revision) {
-        remove(key);
-        return undefined;
-      }
-      // Map order is insertion order: re-inserting marks the entry as most recently used.
-      entries.delete(key);
-      entries.set(key, entry);
-      return entry;
+      if (entry && entry.revision !== revision) entries.delete(key);
+      return entry?.revision === revision ? entry : undefined;
     },
     set(userId, section) {
-      if (size(section) > maxBytes) return;
-      const key = `${userId}:${section.withSshKeys ? 1 : 0}`;
-      remove(key);
-      entries.set(key, section);
-      bytes += size(section);
-      for (const oldest of entries.keys()) {
-        if (bytes <= maxBytes) break;
-        remove(oldest);
-      }
+      entries.set(keyOf(userId, section.withSshKeys), section);
     },
   };
 }

@@ -1,0 +1,51 @@
+import { createHash } from 'node:crypto';
+import type { Executor } from '../events/audit-log.js';
+import type { ReadSet } from '../events/read-sets.js';
+import { createByteLru } from '../../shared/byte-lru.js';
+import { secretsManagerRevision } from './sm-revisions.js';
+
+/**
+ * Encoded answers of the large Secrets Manager reads (the listings, the machine sync,
+ * get-by-ids), reused while the organization's Secrets Manager revision (sm-revisions.ts) is
+ * unchanged. Automation polls the same answer over and over; building it reads, filters and
+ * serialises thousands of secrets, sending it only copies bytes.
+ *
+ * The revision is read from the database before the answer is built, on every request, so an
+ * answer is never served after a change made by any instance: a change committed while an
+ * answer is built moves the revision past the one it is stored under. The key holds everything
+ * else an answer depends on, the caller's grants among them (`secretAccessKey`).
+ */
+export interface SmAnswer {
+  body: Buffer;
+  /** The secrets the answer hands out, for the read's audit event. */
+  reads?: ReadSet;
+}
+
+interface Entry extends SmAnswer {
+  revision: number;
+}
+
+export interface SmAnswers {
+  /** The answer stored under `key` for the organization's current revision, else `build`'s, stored. */
+  answer(db: Executor, organizationId: string, key: string, build: () => Promise<SmAnswer>): Promise<SmAnswer>;
+}
+
+export function createSmAnswers(maxBytes: number): SmAnswers {
+  const entries = createByteLru<Entry>(maxBytes, (entry) => entry.body.length + (entry.reads ? entry.reads.secretIds.length * 40 : 0));
+  return {
+    async answer(db, organizationId, key, build) {
+      const revision = await secretsManagerRevision(db, organizationId);
+      const fullKey = `${organizationId}|${key}`;
+      const cached = entries.get(fullKey);
+      if (cached?.revision === revision) return cached;
+      const built = await build();
+      entries.set(fullKey, { ...built, revision });
+      return built;
+    },
+  };
+}
+
+/** A short fixed-length name for a long key part (a list of ids, a caller's grants). */
+export function digestOf(text: string): string {
+  return createHash('sha256').update(text).digest('base64url');
+}
