@@ -9,6 +9,7 @@ import { systemClock, type Clock } from './clock.js';
 import type { Database } from './db/database.js';
 import { apiErrorHandler } from './http/error-handler.js';
 import { NotFound } from './http/errors.js';
+import { limitConnectionsPerAddress } from './http/connection-limits.js';
 import { validatorCompiler } from './http/validation.js';
 import { serializerCompiler } from './http/serialization.js';
 import { loggerOptions } from './logging.js';
@@ -93,16 +94,29 @@ const onlyUsedTags: SwaggerTransformObject = (document) => {
   return { ...openapiObject, tags: openapiObject.tags?.filter((tag) => used.has(tag.name)) };
 };
 
+/**
+ * How long a client may take to send its headers and its whole request (Node's own checks,
+ * run every second rather than every 30 s, so a slow client is cut off on time).
+ */
+function serverTimeouts(config: Config) {
+  const requestTimeout = config.requestTimeoutSeconds * 1000;
+  return { requestTimeout, headersTimeout: Math.min(config.headersTimeoutSeconds * 1000, requestTimeout), connectionsCheckingInterval: 1000 };
+}
+
 /** Assembles the server: the configured services, each under its prefix or alone at `/`. */
 export async function buildApp({ config, database, clock = systemClock, logStream, https }: AppOptions): Promise<FastifyInstance> {
+  const timeouts = serverTimeouts(config);
   const app = Fastify({
     logger: logStream ? { ...loggerOptions(config.logLevel), stream: logStream } : loggerOptions(config.logLevel),
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: false },
-    ...(https ? { https: { cert: https.cert, key: https.key } } : {}),
+    requestTimeout: timeouts.requestTimeout,
+    keepAliveTimeout: config.keepAliveTimeoutSeconds * 1000,
+    ...(https ? { https: { cert: https.cert, key: https.key, ...timeouts } } : { http: timeouts }),
   });
+  if (!config.trustProxy) limitConnectionsPerAddress(app.server, config.maxConnectionsPerIp);
   app.decorateRequest('principal', null);
   app.decorateRequest('membership', null);
   app.setValidatorCompiler(validatorCompiler);

@@ -6,6 +6,7 @@ import type { Database } from './db/database.js';
 import { DatabaseNotReady, openReadyDatabase } from './db/open.js';
 import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
 import { runUsersCommand } from './features/accounts/users-command.js';
+import { runSigningKeyCommand } from './features/identity/signing-key-command.js';
 import { systemClock } from './clock.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
@@ -15,7 +16,8 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
 /**
  * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date;
  * `strongroom license issue|issuer-key` signs organization licenses with this instance's key;
- * `strongroom users …` manages accounts, with exit codes of its own (docs/command-line.md).
+ * `strongroom users …` manages accounts, with exit codes of its own (docs/command-line.md);
+ * `strongroom signing-key rotate|list` rotates the token signing key.
  * Exit codes: 0 done, 1 an unexpected error, 2 a problem the operator can fix (settings, usage,
  * a file, the database or the port), printed as one line per problem.
  */
@@ -45,11 +47,24 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'users':
       return runUsersCommand(argv.slice(1), { config, io: process });
+    case 'signing-key': {
+      const database = await openMigratedDatabase(config, 2);
+      try {
+        process.stdout.write(await runSigningKeyCommand(argv.slice(1), { db: database.db, clock: systemClock, issuer: config.identityUrl }));
+      } catch (error) {
+        if (!(error instanceof UsageError)) throw error;
+        console.error(error.message);
+        return 2;
+      } finally {
+        await database.close();
+      }
+      return 0;
+    }
     case 'serve':
       await serve(config);
       return -1;
     default:
-      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license, users.`);
+      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license, users, signing-key.`);
       return 2;
   }
 }
@@ -91,7 +106,7 @@ async function serve(config: Config): Promise<void> {
 /** Opens the database for a command, naming the setting behind it when it cannot be made ready. */
 async function openMigratedDatabase(config: Config, poolSize: number): Promise<Database> {
   try {
-    return await openReadyDatabase(config.databaseUrl, { poolSize });
+    return await openReadyDatabase(config.databaseUrl, { poolSize, sqliteSynchronous: config.sqliteSynchronous });
   } catch (error) {
     if (!(error instanceof DatabaseNotReady)) throw error;
     const setting = config.databaseUrl === defaultDatabaseUrl(config.dataDir) ? 'DATA_DIR' : 'DATABASE_URL';

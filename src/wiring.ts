@@ -52,7 +52,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
 
   const audit = createAuditLog({ clock });
   const health = createHealthService({ checks });
-  const hasher = createPasswordHasher({ iterations: config.passwordIterations });
+  const hasher = createPasswordHasher({ iterations: config.passwordIterations, concurrency: config.passwordHashingConcurrency, queueLimit: config.passwordHashingQueue });
   const keys = createSigningKeys({ db, clock, issuer: config.identityUrl });
   const tokens = createTokenService({
     db,

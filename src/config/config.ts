@@ -112,6 +112,19 @@ export const ConfigSchema = Type.Object({
     default: 600000,
     description: 'PBKDF2-SHA256 iterations for the server-side re-hash of master password hashes.',
   }),
+  passwordHashingConcurrency: Type.Integer({
+    minimum: 1,
+    maximum: 64,
+    default: 2,
+    description:
+      "Password hashes (PBKDF2, on registration, login and password checks) computed at once. They run on Node's thread pool (UV_THREADPOOL_SIZE, 4 by default), which token checks and file access share: keep this below it.",
+  }),
+  passwordHashingQueue: Type.Integer({
+    minimum: 0,
+    maximum: 100000,
+    default: 64,
+    description: 'Password hashes waiting their turn; past this a request that needs one is refused with 429 and Retry-After, so hashing can never starve requests that need none.',
+  }),
   accessTokenLifetimeSeconds: Type.Integer({
     minimum: 60,
     maximum: 86400,
@@ -144,6 +157,36 @@ export const ConfigSchema = Type.Object({
     maximum: 1073741824,
     default: 16777216,
     description: 'Largest accepted request body, in bytes (vault imports are the largest bodies).',
+  }),
+  headersTimeoutSeconds: Type.Integer({
+    minimum: 1,
+    maximum: 600,
+    default: 20,
+    description: "Time a client has to send a request's headers; a slower connection is closed.",
+  }),
+  requestTimeoutSeconds: Type.Integer({
+    minimum: 1,
+    maximum: 3600,
+    default: 60,
+    description: 'Time a client has to send a whole request, body included (408 after it). Raise it for large imports over slow links.',
+  }),
+  keepAliveTimeoutSeconds: Type.Integer({
+    minimum: 1,
+    maximum: 600,
+    default: 10,
+    description: 'Time an idle kept-alive connection stays open between requests.',
+  }),
+  maxConnectionsPerIp: Type.Integer({
+    minimum: 0,
+    maximum: 1000000,
+    default: 100,
+    description:
+      'Open connections allowed from one client address; more are closed at once (0: no limit). Not applied with TRUST_PROXY, where every connection comes from the proxy: limit at the proxy.',
+  }),
+  sqliteSynchronous: Type.Union([Type.Literal('normal'), Type.Literal('full')], {
+    default: 'normal',
+    description:
+      "SQLite only. 'normal': a commit survives a crash of the server process (kill -9 included) but the last commits before a power loss or operating-system crash may be lost; about 0.1 ms a commit. 'full': every commit is synced to disk and survives a power loss too, at the disk's sync cost (about 7 ms a commit on our test machines), which caps writes at a few hundred a second.",
   }),
   syncCacheMegabytes: Type.Integer({
     minimum: 0,

@@ -25,10 +25,16 @@ export function sqlitePathOf(url: string): string | null {
   return engineOf(url) === 'sqlite' ? url.slice('sqlite:'.length) : null;
 }
 
-export function openDatabase(url: string, options: { poolSize?: number } = {}): Database {
+export interface OpenOptions {
+  poolSize?: number;
+  /** SQLite's `synchronous` pragma (see the SQLITE_SYNCHRONOUS setting); `normal` unless given. */
+  sqliteSynchronous?: 'normal' | 'full';
+}
+
+export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const engine = engineOf(url);
   const path = sqlitePathOf(url);
-  const db = path === null ? openPostgres(url, options.poolSize ?? 10) : openSqlite(path);
+  const db = path === null ? openPostgres(url, options.poolSize ?? 10) : openSqlite(path, options.sqliteSynchronous ?? 'normal');
   let closed = false;
   return {
     db,
@@ -44,12 +50,13 @@ export function openDatabase(url: string, options: { poolSize?: number } = {}): 
   };
 }
 
-function openSqlite(path: string): Db {
+function openSqlite(path: string, synchronous: 'normal' | 'full'): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SqliteDatabase(path);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
-  database.pragma('synchronous = NORMAL');
+  // WAL with NORMAL survives a crash of the process; FULL also a power loss (SQLITE_SYNCHRONOUS).
+  database.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   // Another instance migrating or writing holds the lock briefly; wait rather than fail.
   database.pragma('busy_timeout = 5000');
   return new Kysely<DB>({ dialect: new LockingSqliteDialect({ database }), plugins: [new SqliteBooleanPlugin()] });

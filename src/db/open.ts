@@ -32,12 +32,12 @@ export class DatabaseNotReady extends Error {
  */
 export async function openReadyDatabase(
   url: string,
-  options: { poolSize: number; connectTimeoutMs?: number },
+  options: { poolSize: number; connectTimeoutMs?: number; sqliteSynchronous?: 'normal' | 'full' },
 ): Promise<Database> {
   const target = describeDatabase(url);
   let database: Database;
   try {
-    database = openDatabase(url, { poolSize: options.poolSize });
+    database = openDatabase(url, { poolSize: options.poolSize, ...(options.sqliteSynchronous ? { sqliteSynchronous: options.sqliteSynchronous } : {}) });
   } catch (error) {
     throw new DatabaseNotReady('open', target, error);
   }
