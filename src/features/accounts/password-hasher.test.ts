@@ -20,7 +20,7 @@ describe('boundedRunner', () => {
     const results = await Promise.allSettled(Array.from({ length: 8 }, task));
     expect(most).toBe(2);
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(5);
-    const refused = results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as { statusCode: number; retryAfterSeconds: number });
+    const refused = results.filter((r) => r.status === 'rejected').map((r) => (r).reason as { statusCode: number; retryAfterSeconds: number });
     expect(refused).toHaveLength(3);
     for (const error of refused) {
       expect(error.statusCode).toBe(429);
