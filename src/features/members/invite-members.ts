@@ -1,3 +1,4 @@
+import { actingOf } from '../organizations/org-access.js';
 import { randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import type { Clock } from '../../clock.js';
@@ -156,7 +157,7 @@ export function createInviteMembers(deps: InviteDeps) {
               type: EventType.OrganizationUser_Invited,
               organizationId: org.id,
               organizationUserId: row.id,
-              actingUserId: actor.membership.userId,
+              ...actingOf(actor.membership),
             })),
           );
           return rows as MemberRow[];

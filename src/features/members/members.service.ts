@@ -1,3 +1,4 @@
+import { actingOf } from '../organizations/org-access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { groupBy } from '../../shared/group-by.js';
 import { findUserById, touchAccountRevision } from '../accounts/accounts.repository.js';
@@ -90,7 +91,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         await apply(tx, member, now);
         if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
       }
-      const events: AuditEvent[] = accepted.map((member) => ({ type: event, organizationId, organizationUserId: member.id, actingUserId: actor.membership.userId }));
+      const events: AuditEvent[] = accepted.map((member) => ({ type: event, organizationId, organizationUserId: member.id, ...actingOf(actor.membership) }));
       await audit.record(tx, actor.client, events);
       return results;
     });
@@ -248,7 +249,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         if (assignment.collections) await replaceMemberCollections(tx, id, assignment.collections);
         if (assignment.groups && groupsChanged) await replaceMemberGroups(tx, id, assignment.groups);
         if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
-        const event = { organizationId, organizationUserId: id, actingUserId: actor.membership.userId };
+        const event = { organizationId, organizationUserId: id, ...actingOf(actor.membership) };
         await audit.record(tx, actor.client, [
           { type: EventType.OrganizationUser_Updated, ...event },
           ...(groupsChanged ? [{ type: EventType.OrganizationUser_UpdatedGroups, ...event }] : []),
@@ -271,7 +272,7 @@ export function createMemberService(deps: MemberServiceDeps) {
           type: EventType.OrganizationUser_UpdatedGroups,
           organizationId,
           organizationUserId: id,
-          actingUserId: actor.membership.userId,
+          ...actingOf(actor.membership),
         });
       });
     },
