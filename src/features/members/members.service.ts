@@ -225,7 +225,8 @@ export function createMemberService(deps: MemberServiceDeps) {
       return details;
     },
 
-    async update(actor: Actor, organizationId: string, id: string, body: UpdateBody): Promise<void> {
+    /** Updates a member; `externalId`, when present (the public API's), replaces the stored one. */
+    async update(actor: Actor, organizationId: string, id: string, body: UpdateBody & { externalId?: string | null }): Promise<void> {
       const org = await organizationOrThrow(organizationId);
       const member = await memberOrThrow(organizationId, id);
       assertCanManage(actor.membership, member.type, 'configure');
@@ -244,6 +245,7 @@ export function createMemberService(deps: MemberServiceDeps) {
           permissions: assignment.permissions,
           ...(assignment.accessAll !== undefined ? { access_all: assignment.accessAll } : {}),
           ...(assignment.accessSecretsManager !== undefined ? { access_secrets_manager: assignment.accessSecretsManager } : {}),
+          ...(body.externalId !== undefined ? { external_id: body.externalId } : {}),
           revision_date: now,
         });
         if (assignment.collections) await replaceMemberCollections(tx, id, assignment.collections);
