@@ -119,8 +119,9 @@ export function createDirectoryImport(deps: { db: Db; clock: Clock; audit: Audit
         }
         await deleteMemberships(tx, [...removed]);
 
-        // Enabled members: known by external id, linked by email, or invited.
-        const memberIdOf = new Map<string, string>();
+        // Enabled members: known by external id, linked by email, or invited. Groups name members by
+        // external id, whether or not this import lists them (an owner the directory drops stays).
+        const memberIdOf = new Map([...byExternalId].filter(([, m]) => !removed.has(m.id)).map(([ext, m]) => [ext, m.id]));
         const fresh: Insertable<OrganizationUsersTable>[] = [];
         for (const m of imported.filter((i) => !i.deleted)) {
           const known = byExternalId.get(m.externalId);

@@ -107,8 +107,9 @@ describe('members', () => {
     });
     expect(res.body.email).toMatch(/@example\.com$/);
     const listed = await call('GET', '/members');
-    expect(listed.body.data.map((m: { id: string }) => m.id)).toEqual(expect.arrayContaining([owner.memberId, target]));
-    expect(listed.body.data.every((m: { object: string }) => m.object === 'member')).toBe(true);
+    const data = listed.body.data as { id: string; object: string }[];
+    expect(data.map((m) => m.id)).toEqual(expect.arrayContaining([owner.memberId, target]));
+    expect(data.every((m) => m.object === 'member')).toBe(true);
   });
 
   it("answers 404 for another organization's member on every member route", async () => {
@@ -366,7 +367,7 @@ describe('collections', () => {
     const myItems = await seedCollection(server, org);
     await server.database.db.updateTable('collections').set({ type: 1 }).where('id', '=', myItems).execute();
     expect((await call('GET', `/collections/${myItems}`)).status).toBe(404);
-    expect((await call('GET', '/collections')).body.data.map((c: { id: string }) => c.id)).not.toContain(myItems);
+    expect(((await call('GET', '/collections')).body.data as { id: string }[]).map((c) => c.id)).not.toContain(myItems);
     const refused = await call('DELETE', `/collections/${myItems}`);
     expect(refused.status).toBe(400);
     expect(refused.body.message).toBe('You cannot delete a collection with the type as DefaultUserCollection.');
@@ -438,7 +439,7 @@ describe('events', () => {
     const second = await call('GET', `/events?continuationToken=${encodeURIComponent(first.body.continuationToken)}`, undefined, eventToken);
     expect(second.body.data).toHaveLength(6);
     expect(second.body.continuationToken).toBeNull();
-    expect(second.body.data.at(-1).type).toBe(EventType.Group_Created);
+    expect((second.body.data as { type: number }[]).at(-1)?.type).toBe(EventType.Group_Created);
 
     expect((await call('GET', `/events?itemId=${randomUUID()}`, undefined, eventToken)).body.data).toEqual([]);
     expect((await call('GET', `/events?actingUserId=${owner.userId}`, undefined, eventToken)).body.data).toEqual([]);
