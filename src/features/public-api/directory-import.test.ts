@@ -156,20 +156,29 @@ describe('directory import', () => {
   });
 
   it('runs in one transaction: past the seat limit nothing is written', async () => {
-    const { org, call } = await freshOrg({ overrides: { seats: 2 } });
+    const { org, call } = await freshOrg({ overrides: { seats: 3 } });
     await seedTarget(server, org, { type: Role.Owner });
+    const linkMe = await seedMembership(server, { organizationId: org, email: 'link-me@example.com', status: Status.Invited });
+    const leaving = await seedTarget(server, org);
+    await db().updateTable('organization_users').set({ external_id: 'u-leaving' }).where('id', '=', leaving).execute();
+    const before = await membersOf(org);
+    // The link and the removal are written before the seat check refuses the new members.
     const res = await call({
       overwriteExisting: false,
       members: [
+        { email: 'link-me@example.com', externalId: 'u-link' },
+        { externalId: 'u-leaving', deleted: true },
         { email: 'one@example.com', externalId: 'u1' },
         { email: 'two@example.com', externalId: 'u2' },
       ],
       groups: [{ name: 'G', externalId: 'g', memberExternalIds: ['u1'] }],
     });
     expect(res.status).toBe(400);
-    expect(res.body.message).toBe('You have reached the maximum number of users (2) for this organization.');
-    expect((await membersOf(org)).map((m) => m.external_id)).toEqual([null]);
+    expect(res.body.message).toBe('You have reached the maximum number of users (3) for this organization.');
+    expect(await membersOf(org)).toEqual(before);
+    expect(before.find((m) => m.id === linkMe)?.external_id).toBeNull();
     expect(await groupsOf(org)).toEqual([]);
+    expect((await db().selectFrom('events').select('id').where('organization_id', '=', org).execute())).toEqual([]);
   });
 
   it('refuses groups on a plan without them', async () => {
