@@ -57,6 +57,11 @@ export const API_DOC_TAGS = [
   { name: 'Collections', description: 'Organization collections and who may reach them (members and groups).' },
   { name: 'Policies', description: 'Organization policies (master password, single organization, account recovery, ...).' },
   { name: 'Events', description: 'The organization\'s audit log.' },
+  {
+    name: 'Public API',
+    description:
+      "The organization public API under `/public`, for directory sync, scripts and SIEM pulls: members, groups, collections, policies, events, directory import and the subscription, with the organization's API key token.",
+  },
   { name: 'Devices', description: 'The devices a user has logged in from, and the known-device check the login page makes.' },
   { name: 'Settings', description: 'A user\'s equivalent domains, which autofill treats as one site.' },
   { name: 'Secrets', description: 'Secrets Manager secrets: values encrypted by the client, their version history and the trash.' },

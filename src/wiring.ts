@@ -35,6 +35,7 @@ import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
 import { createOrganizationService } from './features/organizations/organizations.service.js';
 import { createOrganizationKeys } from './features/organizations/organization-keys.js';
+import { createPublicApiService } from './features/public-api/public-api.service.js';
 import { createSecretsManager } from './features/secrets-manager/secrets-manager.js';
 import { secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
 
@@ -113,6 +114,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const organizationKeys = createOrganizationKeys({ db });
   const { licenseIssuerPublicKeys, installationId } = config;
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
+  const publicApi = createPublicApiService({ db, clock, audit, config, members, groups, collections, policies, events, organizations });
   const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId });
 
   return {
@@ -144,6 +146,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     licenses,
     organizationKeys,
     secretsManager,
+    publicApi,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();

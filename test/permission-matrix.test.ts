@@ -16,6 +16,7 @@ import { actor, custom, ENC, seedCollection, seedGroup, seedTarget, type Actor }
 import { generateSymmetricKey } from './support/bw-crypto.js';
 import { seedOrgItem, seedPersonalItem } from './support/org-items.js';
 import { seedMembership, seedOrganization } from './support/orgs.js';
+import { machineAccountToken, orgApiToken } from './support/public-api.js';
 import { startTestServer, type TestResponse, type TestServer } from './support/test-server.js';
 import { cipherBody } from './support/vault.js';
 import { OrganizationUserStatusType as Status, OrganizationUserType as Role, PERMISSION_FLAGS, type PermissionFlag } from '../src/features/organizations/roles.js';
@@ -1074,5 +1075,221 @@ describe('what each collection access level allows with an item and its collecti
       await around?.after();
     }
     expect(got).toEqual(want);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// The organization public API (/public): who may call it at all
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Callers of the public API: the organization's own API key token, another organization's, a
+ * user token of this organization's owner, a machine account of this organization, and no token.
+ */
+const PUBLIC_CALLERS = ['orgKey', 'otherOrgKey', 'ownerUser', 'machineAccount', 'anonymous'] as const;
+type PublicCaller = (typeof PUBLIC_CALLERS)[number];
+const publicTokens = {} as Record<PublicCaller, string | undefined>;
+
+/** One public route: a fresh target per call; `written` tells whether the call changed it. */
+type PublicRow = [name: string, call: () => Promise<Call>, expectation: { orgKey?: Outcome; otherOrgKey: Outcome }];
+
+/** This organization's key reaches it (200 unless told); another organization's sees a stranger's id as missing; users, machines and nobody get 401. */
+function expectedPublic(e: PublicRow[2], who: PublicCaller): Outcome {
+  if (who === 'orgKey') return e.orgKey ?? 200;
+  if (who === 'otherOrgKey') return e.otherOrgKey;
+  return 401;
+}
+
+const listed = (id: () => string) => (res: TestResponse): Outcome =>
+  res.status === 200 ? ((res.body.data as { id: string }[]).some((item) => item.id === id()) ? 'listed' : 'not listed') : res.status;
+const externalIdOf = async (table: 'collections' | 'organization_users', id: string) => (await db().selectFrom(table).select('external_id').where('id', '=', id).executeTakeFirst())?.external_id;
+
+/** Where a create landed: this organization, the caller's own, or nowhere (the status). */
+const createdIn = (organizationOf: () => Promise<string | undefined>) => async (res: TestResponse): Promise<Outcome> => {
+  const where = await organizationOf();
+  if (res.status !== 200) return where ? `${res.status} (made although refused)` : res.status;
+  return where === org ? 'made here' : where === otherOrg ? 'made in its own' : 'made nowhere';
+};
+
+let lastTarget = '';
+const PUBLIC_ROWS: PublicRow[] = [
+  ['GET /public/members (lists this organization\'s member)', async () => ({ method: 'GET', path: '/public/members', outcome: listed(() => bystander) }), { orgKey: 'listed', otherOrgKey: 'not listed' }],
+  ['GET /public/members/{id}', async () => ({ method: 'GET', path: `/public/members/${bystander}` }), { otherOrgKey: 404 }],
+  [
+    'POST /public/members',
+    async () => {
+      const email = `${unique('public-invite')}@example.com`;
+      return { method: 'POST', path: '/public/members', json: { email, type: Role.User }, outcome: createdIn(async () => (await db().selectFrom('organization_users').select('organization_id').where('email', '=', email).executeTakeFirst())?.organization_id) };
+    },
+    { orgKey: 'made here', otherOrgKey: 'made in its own' },
+  ],
+  [
+    'PUT /public/members/{id}',
+    async () => {
+      const target = await seedTarget(server, org);
+      return { method: 'PUT', path: `/public/members/${target}`, json: { type: Role.User, externalId: 'set' }, written: async () => (await externalIdOf('organization_users', target)) === 'set' };
+    },
+    { otherOrgKey: 404 },
+  ],
+  [
+    'DELETE /public/members/{id}',
+    async () => {
+      const target = await seedTarget(server, org);
+      return { method: 'DELETE', path: `/public/members/${target}`, written: async () => !(await exists('organization_users', target)) };
+    },
+    { otherOrgKey: 404 },
+  ],
+  ['GET /public/members/{id}/group-ids', async () => ({ method: 'GET', path: `/public/members/${bystander}/group-ids` }), { otherOrgKey: 404 }],
+  [
+    'PUT /public/members/{id}/group-ids',
+    async () => {
+      const target = await seedTarget(server, org);
+      const group = await seedGroup(server, org);
+      return {
+        method: 'PUT',
+        path: `/public/members/${target}/group-ids`,
+        json: { groupIds: [group] },
+        written: async () => Boolean(await db().selectFrom('group_users').select('group_id').where('organization_user_id', '=', target).executeTakeFirst()),
+      };
+    },
+    { otherOrgKey: 404 },
+  ],
+  [
+    'POST /public/members/{id}/revoke',
+    async () => {
+      const target = await seedTarget(server, org);
+      return { method: 'POST', path: `/public/members/${target}/revoke`, written: async () => (await memberStatus(target)) === Status.Revoked };
+    },
+    { otherOrgKey: 404 },
+  ],
+  [
+    'POST /public/members/{id}/restore',
+    async () => {
+      const target = await seedTarget(server, org, { status: Status.Revoked });
+      return { method: 'POST', path: `/public/members/${target}/restore`, written: async () => (await memberStatus(target)) === Status.Confirmed };
+    },
+    { otherOrgKey: 404 },
+  ],
+  [
+    'POST /public/members/{id}/reinvite',
+    async () => ({ method: 'POST', path: `/public/members/${await seedTarget(server, org, { status: Status.Invited })}/reinvite` }),
+    { otherOrgKey: 404 },
+  ],
+  ['GET /public/groups (lists this organization\'s group)', async () => {
+    lastTarget = await seedGroup(server, org);
+    return { method: 'GET', path: '/public/groups', outcome: listed(() => lastTarget) };
+  }, { orgKey: 'listed', otherOrgKey: 'not listed' }],
+  ['GET /public/groups/{id}', async () => ({ method: 'GET', path: `/public/groups/${await seedGroup(server, org)}` }), { otherOrgKey: 404 }],
+  [
+    'POST /public/groups',
+    async () => {
+      const name = unique('public-group');
+      return { method: 'POST', path: '/public/groups', json: { name }, outcome: createdIn(async () => (await db().selectFrom('groups').select('organization_id').where('name', '=', name).executeTakeFirst())?.organization_id) };
+    },
+    { orgKey: 'made here', otherOrgKey: 'made in its own' },
+  ],
+  [
+    'PUT /public/groups/{id}',
+    async () => {
+      const group = await seedGroup(server, org);
+      return { method: 'PUT', path: `/public/groups/${group}`, json: { name: 'Renamed' }, written: async () => (await groupName(group)) === 'Renamed' };
+    },
+    { otherOrgKey: 404 },
+  ],
+  [
+    'DELETE /public/groups/{id}',
+    async () => {
+      const group = await seedGroup(server, org);
+      return { method: 'DELETE', path: `/public/groups/${group}`, written: async () => !(await exists('groups', group)) };
+    },
+    { otherOrgKey: 404 },
+  ],
+  ['GET /public/groups/{id}/member-ids', async () => ({ method: 'GET', path: `/public/groups/${await seedGroup(server, org)}/member-ids` }), { otherOrgKey: 404 }],
+  [
+    'PUT /public/groups/{id}/member-ids',
+    async () => {
+      const group = await seedGroup(server, org);
+      return {
+        method: 'PUT',
+        path: `/public/groups/${group}/member-ids`,
+        json: { memberIds: [bystander] },
+        written: async () => Boolean(await db().selectFrom('group_users').select('group_id').where('group_id', '=', group).executeTakeFirst()),
+      };
+    },
+    { otherOrgKey: 404 },
+  ],
+  ['GET /public/collections (lists this organization\'s collection)', async () => ({ method: 'GET', path: '/public/collections', outcome: listed(() => spareCollection) }), { orgKey: 'listed', otherOrgKey: 'not listed' }],
+  ['GET /public/collections/{id}', async () => ({ method: 'GET', path: `/public/collections/${spareCollection}` }), { otherOrgKey: 404 }],
+  [
+    'PUT /public/collections/{id}',
+    async () => {
+      const collection = await seedCollection(server, org);
+      return { method: 'PUT', path: `/public/collections/${collection}`, json: { externalId: 'set' }, written: async () => (await externalIdOf('collections', collection)) === 'set' };
+    },
+    { otherOrgKey: 404 },
+  ],
+  [
+    'DELETE /public/collections/{id}',
+    async () => {
+      const collection = await seedCollection(server, org);
+      return { method: 'DELETE', path: `/public/collections/${collection}`, written: async () => !(await exists('collections', collection)) };
+    },
+    { otherOrgKey: 404 },
+  ],
+  ['GET /public/policies', async () => ({ method: 'GET', path: '/public/policies' }), { otherOrgKey: 200 }],
+  // A policy only this organization saved: another organization's key finds none.
+  ['GET /public/policies/{type}', async () => ({ method: 'GET', path: '/public/policies/2' }), { otherOrgKey: 404 }],
+  ['PUT /public/policies/{type}', async () => ({ method: 'PUT', path: '/public/policies/2', json: { enabled: true } }), { otherOrgKey: 200 }],
+  ['GET /public/events (this organization\'s log only)', async () => ({
+    method: 'GET',
+    path: `/public/events?itemId=${bystander}`,
+    outcome: (res) => (res.status === 200 ? ((res.body.data as unknown[]).length > 0 ? 'events' : 'no events') : res.status),
+  }), { orgKey: 'events', otherOrgKey: 'no events' }],
+  ['POST /public/organization/import', async () => ({ method: 'POST', path: '/public/organization/import', json: { overwriteExisting: false } }), { otherOrgKey: 200 }],
+  ['GET /public/organization/subscription (cloud)', async () => ({ method: 'GET', path: '/public/organization/subscription' }), { otherOrgKey: 200 }],
+];
+
+describe('who may call the organization public API', () => {
+  beforeAll(async () => {
+    publicTokens.orgKey = (await orgApiToken(server, org)).token;
+    publicTokens.otherOrgKey = (await orgApiToken(server, otherOrg)).token;
+    publicTokens.ownerUser = actors.owner.token;
+    publicTokens.machineAccount = await machineAccountToken(server, org);
+    publicTokens.anonymous = undefined;
+    // The policy row the policy reads look for, and an event about the bystander.
+    await server.request('PUT', '/api/public/policies/2', { token: publicTokens.orgKey, json: { enabled: false } });
+    await server.request('PUT', `/api/public/members/${bystander}/group-ids`, { token: publicTokens.orgKey, json: { groupIds: [] } });
+  }, SETUP_TIMEOUT);
+
+  it.each(PUBLIC_ROWS)('%s', async (_name, call, expectation) => {
+    const want: Record<string, Outcome> = {};
+    const got: Record<string, Outcome> = {};
+    for (const who of PUBLIC_CALLERS) {
+      want[who] = expectedPublic(expectation, who);
+      const made = await call();
+      const bearer = publicTokens[who];
+      const res = await server.request(made.method, `/api${made.path}`, { ...(bearer ? { token: bearer } : {}), ...(made.json === undefined ? {} : { json: made.json }) });
+      let outcome: Outcome = res.status >= 500 ? `${res.status} ${res.text}` : made.outcome ? await made.outcome(res) : res.status;
+      if (made.written) {
+        const written = await made.written();
+        const succeeded = res.status >= 200 && res.status < 300;
+        if (written !== succeeded) outcome = `${outcome} (${written ? 'changed although refused' : 'changed nothing'})`;
+      }
+      got[who] = outcome;
+    }
+    expect(got).toEqual(want);
+  });
+
+  it('refuses the organization token on the organization routes of the web API (401)', async () => {
+    const token = publicTokens.orgKey;
+    for (const [method, path] of [
+      ['GET', `/api/organizations/${org}/users`],
+      ['GET', `/api/organizations/${org}/groups`],
+      ['GET', `/api/organizations/${org}/policies`],
+      ['GET', `/api/organizations/${org}/events`],
+      ['GET', `/api/organizations/${org}`],
+    ] as const) {
+      expect((await server.request(method, path, { ...(token ? { token } : {}) })).status, `${method} ${path}`).toBe(401);
+    }
   });
 });

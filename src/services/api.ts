@@ -13,6 +13,7 @@ import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { memberRoutes } from '../features/members/members.routes.js';
 import { deviceRoutes } from '../features/devices/devices.routes.js';
 import { notOfferedRoutes } from '../features/not-offered/not-offered.routes.js';
+import { publicApiRoutes } from '../features/public-api/public-api.routes.js';
 import { secretsManagerRoutes } from '../features/secrets-manager/secrets-manager.routes.js';
 import { domainSettingsRoutes } from '../features/settings/domains.routes.js';
 import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
@@ -50,5 +51,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(eventRoutes, { events: features.events, orgAccess: features.orgAccess });
   await app.register(memberRoutes, { members: features.members, orgAccess: features.orgAccess });
   if (config.secretsManager) await app.register(secretsManagerRoutes, { sm: features.secretsManager });
+  // The organization public API: its own error envelope and not-found answer under /public.
+  await app.register(publicApiRoutes, { prefix: '/public', publicApi: features.publicApi });
   await app.register(organizationRoutes, { organizations: features.organizations, licenses: features.licenses, orgAccess: features.orgAccess, keys: features.organizationKeys, config });
 };

@@ -8,7 +8,7 @@ import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
-import { collectionGrants, type Membership } from '../organizations/org-access.js';
+import { actingOf, collectionGrants, type Membership } from '../organizations/org-access.js';
 import {
   canCreate,
   canDelete,
@@ -138,7 +138,7 @@ export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: 
     await audit.record(
       executor,
       client,
-      ids.map((collectionId) => ({ type, collectionId, organizationId: membership.organizationId, actingUserId: membership.userId })),
+      ids.map((collectionId) => ({ type, collectionId, organizationId: membership.organizationId, ...actingOf(membership) })),
     );
     await touchOrganizationMembers(executor, [membership.organizationId], now);
   }

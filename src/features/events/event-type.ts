@@ -95,3 +95,13 @@ export enum EventType {
   ServiceAccount_Created = 2304,
   ServiceAccount_Deleted = 2305,
 }
+
+/** Bitwarden's EventSystemUser: who acted when no user did (recorded in an event's `systemUser`). */
+export enum EventSystemUser {
+  Unknown = 0,
+  SCIM = 1,
+  DomainVerification = 2,
+  PublicApi = 3,
+  TwoFactorDisabled = 4,
+  BitwardenPortal = 5,
+}

@@ -17,7 +17,7 @@ import {
 import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
-import { collectionGrants, type Membership } from '../organizations/org-access.js';
+import { actingOf, collectionGrants, type Membership } from '../organizations/org-access.js';
 import {
   addGroupMembers,
   collectionsOfGroups,
@@ -128,12 +128,12 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
       type: EventType.OrganizationUser_UpdatedGroups,
       organizationUserId,
       organizationId: membership.organizationId,
-      actingUserId: membership.userId,
+      ...actingOf(membership),
     }));
   }
 
   function groupEvent(membership: Membership, type: EventType, groupId: string): AuditEvent {
-    return { type, groupId, organizationId: membership.organizationId, actingUserId: membership.userId };
+    return { type, groupId, organizationId: membership.organizationId, ...actingOf(membership) };
   }
 
   /** Sets the group's members to `users`; returns the members added or removed. */

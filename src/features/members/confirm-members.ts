@@ -1,3 +1,4 @@
+import { actingOf } from '../organizations/org-access.js';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
@@ -67,7 +68,7 @@ export function createConfirmMembers({ db, clock, audit }: { db: Db; clock: Cloc
           type: EventType.OrganizationUser_Confirmed,
           organizationId,
           organizationUserId: member.id,
-          actingUserId: actor.membership.userId,
+          ...actingOf(actor.membership),
         })),
       );
       return results;

@@ -1,3 +1,4 @@
+import { actingOf } from '../organizations/org-access.js';
 import { randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import type { Clock } from '../../clock.js';
@@ -113,8 +114,12 @@ export function createInviteMembers(deps: InviteDeps) {
   }
 
   return {
-    /** Invites each new email (addresses already in the organization are skipped) and mails the invitations after commit. */
-    async invite(actor: Actor, organizationId: string, body: InviteBody): Promise<void> {
+    /**
+     * Invites each new email (addresses already in the organization are skipped) and mails the
+     * invitations after commit; answers the new memberships' ids. `externalId` (the public API's)
+     * is set on each new membership.
+     */
+    async invite(actor: Actor, organizationId: string, body: InviteBody & { externalId?: string | null }): Promise<string[]> {
       const org = await organizationOrThrow(db, organizationId);
       assertCanManage(actor.membership, body.type, 'configure');
       const assignment = await validateAssignment(db, org, actor.membership, body);
@@ -138,7 +143,7 @@ export function createInviteMembers(deps: InviteDeps) {
             status: OrganizationUserStatusType.Invited,
             type: assignment.type,
             access_all: assignment.accessAll ?? false,
-            external_id: null,
+            external_id: body.externalId ?? null,
             permissions: assignment.permissions,
             access_secrets_manager: assignment.accessSecretsManager ?? false,
             creation_date: now,
@@ -156,7 +161,7 @@ export function createInviteMembers(deps: InviteDeps) {
               type: EventType.OrganizationUser_Invited,
               organizationId: org.id,
               organizationUserId: row.id,
-              actingUserId: actor.membership.userId,
+              ...actingOf(actor.membership),
             })),
           );
           return rows as MemberRow[];
@@ -167,7 +172,10 @@ export function createInviteMembers(deps: InviteDeps) {
         throw error;
       }
       await sendInvitations(org, created, actor.log);
+      return created.map((row) => row.id);
     },
+
+    sendInvitations,
 
     async reinvite(actor: Actor, organizationId: string, id: string): Promise<void> {
       const member = await findMember(db, organizationId, id);

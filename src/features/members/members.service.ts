@@ -1,3 +1,4 @@
+import { actingOf } from '../organizations/org-access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { groupBy } from '../../shared/group-by.js';
 import { findUserById, touchAccountRevision } from '../accounts/accounts.repository.js';
@@ -90,7 +91,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         await apply(tx, member, now);
         if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
       }
-      const events: AuditEvent[] = accepted.map((member) => ({ type: event, organizationId, organizationUserId: member.id, actingUserId: actor.membership.userId }));
+      const events: AuditEvent[] = accepted.map((member) => ({ type: event, organizationId, organizationUserId: member.id, ...actingOf(actor.membership) }));
       await audit.record(tx, actor.client, events);
       return results;
     });
@@ -224,7 +225,8 @@ export function createMemberService(deps: MemberServiceDeps) {
       return details;
     },
 
-    async update(actor: Actor, organizationId: string, id: string, body: UpdateBody): Promise<void> {
+    /** Updates a member; `externalId`, when present (the public API's), replaces the stored one. */
+    async update(actor: Actor, organizationId: string, id: string, body: UpdateBody & { externalId?: string | null }): Promise<void> {
       const org = await organizationOrThrow(organizationId);
       const member = await memberOrThrow(organizationId, id);
       assertCanManage(actor.membership, member.type, 'configure');
@@ -243,12 +245,13 @@ export function createMemberService(deps: MemberServiceDeps) {
           permissions: assignment.permissions,
           ...(assignment.accessAll !== undefined ? { access_all: assignment.accessAll } : {}),
           ...(assignment.accessSecretsManager !== undefined ? { access_secrets_manager: assignment.accessSecretsManager } : {}),
+          ...(body.externalId !== undefined ? { external_id: body.externalId } : {}),
           revision_date: now,
         });
         if (assignment.collections) await replaceMemberCollections(tx, id, assignment.collections);
         if (assignment.groups && groupsChanged) await replaceMemberGroups(tx, id, assignment.groups);
         if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
-        const event = { organizationId, organizationUserId: id, actingUserId: actor.membership.userId };
+        const event = { organizationId, organizationUserId: id, ...actingOf(actor.membership) };
         await audit.record(tx, actor.client, [
           { type: EventType.OrganizationUser_Updated, ...event },
           ...(groupsChanged ? [{ type: EventType.OrganizationUser_UpdatedGroups, ...event }] : []),
@@ -271,7 +274,7 @@ export function createMemberService(deps: MemberServiceDeps) {
           type: EventType.OrganizationUser_UpdatedGroups,
           organizationId,
           organizationUserId: id,
-          actingUserId: actor.membership.userId,
+          ...actingOf(actor.membership),
         });
       });
     },

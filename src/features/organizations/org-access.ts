@@ -3,12 +3,19 @@ import type { Db } from '../../db/database.js';
 import type { AccessRule } from '../../http/access.js';
 import { Forbidden, NotFound } from '../../http/errors.js';
 import type { Executor } from '../events/audit-log.js';
+import type { EventSystemUser } from '../events/event-type.js';
 import { OrganizationUserStatusType, OrganizationUserType, parsePermissions, rightsOf, type Permissions, type Right } from './roles.js';
 
-/** The caller's confirmed membership in the organization a route concerns. */
+/**
+ * Who acts in an organization: the caller's confirmed membership, or (with `systemUser` set) the
+ * organization itself through its API key, which acts as an owner with no membership and no
+ * account of its own (see `organizationActor`).
+ */
 export interface Membership {
+  /** The membership id; the empty string for the organization itself, which matches no member. */
   id: string;
   organizationId: string;
+  /** The member's user id; the empty string for the organization itself, which matches no account. */
   userId: string;
   type: OrganizationUserType;
   permissions: Permissions | null;
@@ -17,6 +24,34 @@ export interface Membership {
   /** The organization's plan includes Secrets Manager (read with the membership, for `smCaller`). */
   organizationUsesSecretsManager: boolean;
   rights: ReadonlySet<Right>;
+  /** Set when the organization itself acts (the public API): its events name this system user and no acting user. */
+  systemUser: EventSystemUser | null;
+}
+
+/**
+ * The organization acting through its API key (the public API): the rights of an owner, access
+ * to every collection, and no membership or account, so the rules about the caller's own
+ * membership (removing or revoking oneself, joining a group) never match anyone. The official
+ * server likewise treats the organization's token as an owner of it.
+ */
+export function organizationActor(organizationId: string, systemUser: EventSystemUser, usesSecretsManager: boolean): Membership {
+  return {
+    id: '',
+    organizationId,
+    userId: '',
+    type: OrganizationUserType.Owner,
+    permissions: null,
+    accessAll: true,
+    accessSecretsManager: false,
+    organizationUsesSecretsManager: usesSecretsManager,
+    rights: rightsOf(OrganizationUserType.Owner, null),
+    systemUser,
+  };
+}
+
+/** How an audit event names who acted: the member's user id, or the system user with no acting user. */
+export function actingOf(membership: Membership): { actingUserId: string | null; systemUser: EventSystemUser | null } {
+  return membership.systemUser === null ? { actingUserId: membership.userId, systemUser: null } : { actingUserId: null, systemUser: membership.systemUser };
 }
 
 declare module 'fastify' {
@@ -57,6 +92,7 @@ export async function confirmedMembership(db: Executor, organizationId: string, 
     accessSecretsManager: Boolean(row.access_secrets_manager),
     organizationUsesSecretsManager: Boolean(row.use_secrets_manager),
     rights: rightsOf(row.type, permissions),
+    systemUser: null,
   };
 }
 

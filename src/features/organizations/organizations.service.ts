@@ -13,7 +13,7 @@ import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
-import type { Membership } from './org-access.js';
+import { actingOf, type Membership } from './org-access.js';
 import {
   confirmedOwnerIds,
   deleteMembership,
@@ -268,7 +268,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
       }
       await db.transaction().execute(async (tx) => {
         await updateOrganization(tx, org.id, { max_storage_gb: next, revision_date: clock.now().toISOString() });
-        await audit.record(tx, client, { type: EventType.Organization_Updated, organizationId: org.id, actingUserId: membership.userId });
+        await audit.record(tx, client, { type: EventType.Organization_Updated, organizationId: org.id, ...actingOf(membership) });
       });
     },
   };

@@ -6,7 +6,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import type { Membership } from '../organizations/org-access.js';
+import { actingOf, type Membership } from '../organizations/org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 import { validatePolicyData } from './policy-data.js';
 import { listPolicies, findPolicy, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
@@ -170,7 +170,7 @@ export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Cloc
           row = { id: randomUUID(), organization_id: membership.organizationId, type, creation_date: now, ...values };
           await insertPolicy(tx, row);
         }
-        await audit.record(tx, client, { type: EventType.Policy_Updated, policyId: row.id, organizationId: membership.organizationId, actingUserId: membership.userId });
+        await audit.record(tx, client, { type: EventType.Policy_Updated, policyId: row.id, organizationId: membership.organizationId, ...actingOf(membership) });
         await touchOrganizationMembers(tx, [membership.organizationId], now);
         return toPolicyResponse(row);
       });
