@@ -18,6 +18,7 @@ import { identityService } from './services/identity.js';
 import { notificationsService } from './services/notifications.js';
 import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
+import type { Pushes } from './features/notifications/pushes.js';
 import { createFeatures } from './wiring.js';
 
 export interface AppOptions {
@@ -28,6 +29,8 @@ export interface AppOptions {
   logStream?: DestinationStream;
   /** Serve HTTPS with this certificate (chain) and key, PEM; plain HTTP without (see src/tls). */
   https?: { cert: string | Buffer; key: string | Buffer };
+  /** Send pushes here instead of to the app's own hub (tests record them). */
+  pushes?: Pushes;
 }
 
 const SERVICES = { api: apiService, identity: identityService, events: eventsService, notifications: notificationsService };
@@ -94,7 +97,7 @@ const onlyUsedTags: SwaggerTransformObject = (document) => {
 };
 
 /** Assembles the server: the configured services, each under its prefix or alone at `/`. */
-export async function buildApp({ config, database, clock = systemClock, logStream, https }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, clock = systemClock, logStream, https, pushes }: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
     logger: logStream ? { ...loggerOptions(config.logLevel), stream: logStream } : loggerOptions(config.logLevel),
     genReqId: () => randomUUID(),
@@ -136,7 +139,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     });
   }
 
-  const features = createFeatures({ config, database, clock });
+  const features = createFeatures({ config, database, clock, ...(pushes ? { pushes } : {}) });
   app.addHook('onClose', async () => features.close());
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };
   for (const name of config.services) {

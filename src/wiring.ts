@@ -15,6 +15,7 @@ import { createSigningKeys } from './features/identity/signing-keys.js';
 import { createTokenService } from './features/identity/tokens.js';
 import { createDeviceService } from './features/devices/devices.service.js';
 import { createMailer } from './features/mail/mailer.js';
+import { noPushes, type Pushes } from './features/notifications/pushes.js';
 import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
 import { invitationCheck } from './features/organizations/invitations.js';
@@ -42,11 +43,16 @@ export interface WiringDeps {
   config: Config;
   database: Database;
   clock: Clock;
+  /** Where pushes go instead of the app's own (tests record them here). */
+  pushes?: Pushes;
 }
 
 /** Builds every feature's service once per app, one line per feature. */
-export function createFeatures({ config, database, clock }: WiringDeps) {
+export function createFeatures({ config, database, clock, pushes: injectedPushes }: WiringDeps) {
   const db = database.db;
+  // What features tell the notifications hub after each commit (push-messages.ts lists what
+  // pushes what). The hub replaces noPushes with its delivery (in-process, or through Redis).
+  const pushes: Pushes = injectedPushes ?? noPushes;
   const redis = config.redisUrl ? redisCheck(config.redisUrl) : undefined;
   const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
 
@@ -81,6 +87,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     mailer,
     publicUrl: config.publicUrl,
     isSoleOwner,
+    pushes,
   });
   const identity = createIdentityService({
     db,
@@ -95,21 +102,21 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     ],
   });
   const orgAccess = createOrgAccess(db);
-  const vault = { db, audit, clock };
+  const vault = { db, audit, clock, pushes };
   const ciphers = createCipherService(vault);
   const cipherLifecycle = createCipherLifecycle(vault);
   const cipherImport = createCipherImport(vault);
   const orgCiphers = createOrgCipherService(vault);
   const folders = createFolderService(vault);
   const devices = createDeviceService({ db });
-  const domainSettings = createDomainSettings({ db, clock, getUser: accounts.getUser });
+  const domainSettings = createDomainSettings({ db, clock, getUser: accounts.getUser, pushes });
   const sync = createSyncService({ db, cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
-  const policies = createPolicyService({ db, audit, clock });
+  const policies = createPolicyService({ db, audit, clock, pushes });
   const events = createEventQueryService({ db, clock });
-  const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
-  const organizations = createOrganizationService({ db, clock, hasher, audit });
+  const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes });
+  const organizations = createOrganizationService({ db, clock, hasher, audit, pushes });
   const organizationKeys = createOrganizationKeys({ db });
   const { licenseIssuerPublicKeys, installationId } = config;
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
