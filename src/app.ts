@@ -59,6 +59,10 @@ export const API_DOC_TAGS = [
   { name: 'Collections', description: 'Organization collections and who may reach them (members and groups).' },
   { name: 'Policies', description: 'Organization policies (master password, single organization, account recovery, ...).' },
   { name: 'Events', description: 'The organization\'s audit log.' },
+  {
+    name: 'Auth requests',
+    description: 'Log in with a device: a new device asks, one of the user\'s logged-in devices approves it with the encrypted user key, and the new device logs in once with its access code.',
+  },
   { name: 'Devices', description: 'The devices a user has logged in from, and the known-device check the login page makes.' },
   { name: 'Settings', description: 'A user\'s equivalent domains, which autofill treats as one site.' },
   { name: 'Secrets', description: 'Secrets Manager secrets: values encrypted by the client, their version history and the trash.' },
@@ -69,7 +73,7 @@ export const API_DOC_TAGS = [
   {
     name: 'Not yet offered',
     description:
-      'Features Strongroom does not offer yet (emergency access, two-step login, login with a device): their lists answer empty, truthfully, so the web vault\'s pages load.',
+      'Features Strongroom does not offer yet (emergency access, two-step login): their lists answer empty, truthfully, so the web vault\'s pages load.',
   },
   { name: 'Web vault', description: 'The official web vault when a build of it is installed, or a page saying how to add one.' },
 ] as const satisfies readonly { name: string; description: string }[];

@@ -2,6 +2,7 @@ import type { Config } from './config/config.js';
 import type { Clock } from './clock.js';
 import type { Database } from './db/database.js';
 import { createAccountService } from './features/accounts/accounts.service.js';
+import { createAuthRequestService } from './features/auth-requests/auth-requests.service.js';
 import { createPasswordHasher } from './features/accounts/password-hasher.js';
 import { createCollectionService } from './features/collections/collections.service.js';
 import { createAuditLog } from './features/events/audit-log.js';
@@ -89,6 +90,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     isSoleOwner,
     pushes,
   });
+  const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly });
   const identity = createIdentityService({
     db,
     clock,
@@ -96,6 +98,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     audit,
     tokens,
     throttle,
+    authRequests,
     clientCredentialGrants: [
       organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }),
       secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager }),
@@ -129,6 +132,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     tokens,
     accounts,
     identity,
+    authRequests,
     orgAccess,
     ciphers,
     cipherLifecycle,

@@ -6,6 +6,7 @@ import { vault } from './0003-vault.js';
 import { organizations } from './0004-organizations.js';
 import { userDisabled } from './0005-user-disabled.js';
 import { secretsManager } from './0006-secrets-manager.js';
+import { authRequests } from './0009-auth-requests.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -16,5 +17,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0004-organizations': organizations(engine),
     '0005-user-disabled': userDisabled(engine),
     '0006-secrets-manager': secretsManager(engine),
+    '0009-auth-requests': authRequests(engine),
   };
 }
