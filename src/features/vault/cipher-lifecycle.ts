@@ -107,7 +107,7 @@ export function createCipherLifecycle({ db, audit, clock, pushes }: VaultDeps) {
     });
     if (done.changed) {
       const { row, collections, now } = done.changed;
-      if (item && row) await sendBuilt(pushes, () => cipherPushes(db, item, row, announcement.device, collections));
+      if (item !== undefined && row) await sendBuilt(pushes, () => cipherPushes(db, item, row, announcement.device, collections));
       else pushes.send(userPush(PushType.SyncCiphers, userId, new Date(now), announcement.device));
     }
     return done.result;
