@@ -1,5 +1,3 @@
-import { userPush } from '../notifications/push-messages.js';
-import { PushType } from '../notifications/pushes.js';
 import { randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import type { CiphersTable, CipherUserSettingsTable, FoldersTable } from '../../db/schema.js';
@@ -13,6 +11,8 @@ import type { ImportCiphersRequest } from './ciphers.schemas.js';
 import { insertCiphers, upsertUserSettings } from './ciphers.repository.js';
 import type { VaultDeps } from './ciphers.service.js';
 import { insertFolders, listFolders } from './folders.repository.js';
+import { userPush } from '../notifications/push-messages.js';
+import { PushType } from '../notifications/pushes.js';
 
 /** Bitwarden's per-request import limits. */
 export const IMPORT_LIMITS = { ciphers: 7000, folderRelationships: 7000, folders: 2000 };
