@@ -19,6 +19,7 @@ import { identityService } from './services/identity.js';
 import { notificationsService } from './services/notifications.js';
 import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
+import type { Pushes } from './features/notifications/pushes.js';
 import { createFeatures } from './wiring.js';
 
 export interface AppOptions {
@@ -29,6 +30,8 @@ export interface AppOptions {
   logStream?: DestinationStream;
   /** Serve HTTPS with this certificate (chain) and key, PEM; plain HTTP without (see src/tls). */
   https?: { cert: string | Buffer; key: string | Buffer };
+  /** Send pushes here instead of to the app's own hub (tests record them). */
+  pushes?: Pushes;
 }
 
 const SERVICES = { api: apiService, identity: identityService, events: eventsService, notifications: notificationsService };
@@ -62,6 +65,10 @@ export const API_DOC_TAGS = [
     description:
       "The organization public API under `/public`, for directory sync, scripts and SIEM pulls: members, groups, collections, policies, events, directory import and the subscription, with the organization's API key token.",
   },
+  {
+    name: 'Auth requests',
+    description: 'Log in with a device: a new device asks, one of the user\'s logged-in devices approves it with the encrypted user key, and the new device logs in once with its access code.',
+  },
   { name: 'Devices', description: 'The devices a user has logged in from, and the known-device check the login page makes.' },
   { name: 'Settings', description: 'A user\'s equivalent domains, which autofill treats as one site.' },
   { name: 'Secrets', description: 'Secrets Manager secrets: values encrypted by the client, their version history and the trash.' },
@@ -72,7 +79,7 @@ export const API_DOC_TAGS = [
   {
     name: 'Not yet offered',
     description:
-      'Features Strongroom does not offer yet (emergency access, two-step login, login with a device): their lists answer empty, truthfully, so the web vault\'s pages load.',
+      'Features Strongroom does not offer yet (emergency access, two-step login): their lists answer empty, truthfully, so the web vault\'s pages load.',
   },
   { name: 'Web vault', description: 'The official web vault when a build of it is installed, or a page saying how to add one.' },
 ] as const satisfies readonly { name: string; description: string }[];
@@ -109,7 +116,7 @@ function serverTimeouts(config: Config) {
 }
 
 /** Assembles the server: the configured services, each under its prefix or alone at `/`. */
-export async function buildApp({ config, database, clock = systemClock, logStream, https }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, clock = systemClock, logStream, https, pushes }: AppOptions): Promise<FastifyInstance> {
   const timeouts = serverTimeouts(config);
   const app = Fastify({
     logger: logStream ? { ...loggerOptions(config.logLevel), stream: logStream } : loggerOptions(config.logLevel),
@@ -155,7 +162,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     });
   }
 
-  const features = createFeatures({ config, database, clock });
+  const features = createFeatures({ config, database, clock, ...(pushes ? { pushes } : {}) });
   app.addHook('onClose', async () => features.close());
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };
   for (const name of config.services) {

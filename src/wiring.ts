@@ -2,6 +2,7 @@ import type { Config } from './config/config.js';
 import type { Clock } from './clock.js';
 import type { Database } from './db/database.js';
 import { createAccountService } from './features/accounts/accounts.service.js';
+import { createAuthRequestService } from './features/auth-requests/auth-requests.service.js';
 import { createPasswordHasher } from './features/accounts/password-hasher.js';
 import { createCollectionService } from './features/collections/collections.service.js';
 import { createAuditLog } from './features/events/audit-log.js';
@@ -15,6 +16,7 @@ import { createSigningKeys } from './features/identity/signing-keys.js';
 import { createTokenService } from './features/identity/tokens.js';
 import { createDeviceService } from './features/devices/devices.service.js';
 import { createMailer } from './features/mail/mailer.js';
+import { noPushes, type Pushes } from './features/notifications/pushes.js';
 import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
 import { invitationCheck } from './features/organizations/invitations.js';
@@ -43,11 +45,16 @@ export interface WiringDeps {
   config: Config;
   database: Database;
   clock: Clock;
+  /** Where pushes go instead of the app's own (tests record them here). */
+  pushes?: Pushes;
 }
 
 /** Builds every feature's service once per app, one line per feature. */
-export function createFeatures({ config, database, clock }: WiringDeps) {
+export function createFeatures({ config, database, clock, pushes: injectedPushes }: WiringDeps) {
   const db = database.db;
+  // What features tell the notifications hub after each commit (push-messages.ts lists what
+  // pushes what). The hub replaces noPushes with its delivery (in-process, or through Redis).
+  const pushes: Pushes = injectedPushes ?? noPushes;
   const redis = config.redisUrl ? redisCheck(config.redisUrl) : undefined;
   const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
 
@@ -82,7 +89,9 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     mailer,
     publicUrl: config.publicUrl,
     isSoleOwner,
+    pushes,
   });
+  const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly });
   const identity = createIdentityService({
     db,
     clock,
@@ -90,32 +99,33 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     audit,
     tokens,
     throttle,
+    authRequests,
     clientCredentialGrants: [
       organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }),
       secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager }),
     ],
   });
   const orgAccess = createOrgAccess(db);
-  const vault = { db, audit, clock };
+  const vault = { db, audit, clock, pushes };
   const ciphers = createCipherService(vault);
   const cipherLifecycle = createCipherLifecycle(vault);
   const cipherImport = createCipherImport(vault);
   const orgCiphers = createOrgCipherService(vault);
   const folders = createFolderService(vault);
   const devices = createDeviceService({ db });
-  const domainSettings = createDomainSettings({ db, clock, getUser: accounts.getUser });
+  const domainSettings = createDomainSettings({ db, clock, getUser: accounts.getUser, pushes });
   const sync = createSyncService({ db, cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
-  const policies = createPolicyService({ db, audit, clock });
+  const policies = createPolicyService({ db, audit, clock, pushes });
   const events = createEventQueryService({ db, clock });
-  const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
-  const organizations = createOrganizationService({ db, clock, hasher, audit });
+  const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes });
+  const organizations = createOrganizationService({ db, clock, hasher, audit, pushes });
   const organizationKeys = createOrganizationKeys({ db });
   const { licenseIssuerPublicKeys, installationId } = config;
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
   const publicApi = createPublicApiService({ db, clock, audit, config, members, groups, collections, policies, events, organizations });
-  const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId });
+  const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId, pushes });
 
   return {
     audit,
@@ -124,6 +134,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     tokens,
     accounts,
     identity,
+    authRequests,
     orgAccess,
     ciphers,
     cipherLifecycle,

@@ -106,6 +106,11 @@ export const ConfigSchema = Type.Object({
     default: true,
     description: 'Allow anyone to create an account. When off, only invited emails may register.',
   }),
+  authRequestsKnownDevicesOnly: Type.Boolean({
+    default: true,
+    description:
+      'Log in with a device: accept requests only from devices the account has logged in from before (the official default). Off: any device may ask; the user still approves each request.',
+  }),
   passwordIterations: Type.Integer({
     minimum: 100000,
     maximum: 10000000,

@@ -349,6 +349,27 @@ export interface SecretReadSetMembersTable {
   secret_id: string;
 }
 
+export interface AuthRequestsTable {
+  id: string;
+  user_id: string;
+  /** 0 AuthenticateAndUnlock, 1 Unlock (2 AdminApproval is not offered). */
+  type: number;
+  request_device_identifier: string;
+  request_device_type: number;
+  request_ip_address: string | null;
+  response_device_id: string | null;
+  access_code: string;
+  public_key: string;
+  key: string | null;
+  master_password_hash: string | null;
+  /** null while pending. */
+  approved: Bool | null;
+  creation_date: string;
+  response_date: string | null;
+  /** Set when a login used it; a request is good for one login. */
+  authentication_date: string | null;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -378,4 +399,5 @@ export interface DB {
   sm_revisions: SmRevisionsTable;
   secret_read_sets: SecretReadSetsTable;
   secret_read_set_members: SecretReadSetMembersTable;
+  auth_requests: AuthRequestsTable;
 }

@@ -8,6 +8,11 @@ export interface ClientContext {
   clientVersion: string | null;
 }
 
+/**
+ * The caller's client. The device identifier is the token's `device` claim when a user token
+ * carries one, else the `Device-Identifier` header, as the official CurrentContext reads it;
+ * pushes carry it as their ContextId so the acting device skips its own change.
+ */
 export function clientContext(request: FastifyRequest): ClientContext {
   const deviceType = Number.parseInt(String(request.headers['device-type'] ?? ''), 10);
   const header = (name: string) => {
@@ -17,7 +22,7 @@ export function clientContext(request: FastifyRequest): ClientContext {
   return {
     ipAddress: request.ip ?? null,
     deviceType: Number.isInteger(deviceType) && deviceType >= 0 && deviceType < 256 ? deviceType : null,
-    deviceIdentifier: header('device-identifier'),
+    deviceIdentifier: (request.principal?.kind === 'user' ? request.principal.deviceIdentifier : null) ?? header('device-identifier'),
     clientVersion: header('bitwarden-client-version'),
   };
 }

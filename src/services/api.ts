@@ -11,6 +11,7 @@ import { policyRoutes } from '../features/policies/policies.routes.js';
 import { organizationRoutes } from '../features/organizations/organizations.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { memberRoutes } from '../features/members/members.routes.js';
+import { authRequestRoutes } from '../features/auth-requests/auth-requests.routes.js';
 import { deviceRoutes } from '../features/devices/devices.routes.js';
 import { notOfferedRoutes } from '../features/not-offered/not-offered.routes.js';
 import { publicApiRoutes } from '../features/public-api/public-api.routes.js';
@@ -43,6 +44,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(folderRoutes, { folders: features.folders });
   await app.register(syncRoutes, { sync: features.sync });
   await app.register(deviceRoutes, { devices: features.devices });
+  await app.register(authRequestRoutes, { authRequests: features.authRequests, origin: new URL(config.publicUrl).host });
   await app.register(domainSettingsRoutes, { domains: features.domainSettings });
   await app.register(notOfferedRoutes);
   await app.register(collectionRoutes, { collections: features.collections, orgAccess: features.orgAccess });

@@ -11,6 +11,7 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { prepareHttps } from '../../src/tls/https-options.js';
 import type { ServerKeysTable } from '../../src/db/schema.js';
+import type { Pushes } from '../../src/features/notifications/pushes.js';
 
 /**
  * The engine under test: `DATABASE_URL=postgres://… npm test` runs the suite on PostgreSQL,
@@ -85,6 +86,8 @@ export interface StartOptions {
   tls?: { certPath: string; keyPath: string; caPem: string };
   /** Listen on this port (default: a free one). */
   port?: number;
+  /** Where the server's pushes go (see test/support/pushes.ts); the app's own by default. */
+  pushes?: Pushes;
 }
 
 /**
@@ -106,7 +109,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   await migrateToLatest(database);
   if (!options.databaseUrl && signingKey) await database.db.insertInto('server_keys').values(signingKey).execute();
   const logs = new LogCapture();
-  const app = await buildApp({ config, database, logStream: logs, ...(https ? { https } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+  const app = await buildApp({ config, database, logStream: logs, ...(https ? { https } : {}), ...(options.clock ? { clock: options.clock } : {}), ...(options.pushes ? { pushes: options.pushes } : {}) });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

@@ -7,6 +7,7 @@ import { emptyOk, EmptyResponse, IdParams, normalizeGuid } from '../../http/sche
 import {
   accountKeysOf,
   ApiKeyResponse,
+  AvatarBody,
   KeysBody,
   KeysResponse,
   PasswordChangeBody,
@@ -38,6 +39,10 @@ const docs = {
   updateProfile: {
     summary: 'Update the profile',
     description: `Changes the caller's name, culture, master password hint or avatar colour (fields left out stay) and answers the profile. ${USER}`,
+  },
+  avatar: {
+    summary: 'Change the avatar colour',
+    description: `Sets the caller's avatar colour (\`#rrggbb\`, or null for the default), answers the profile and tells the caller's other apps to sync their settings (SyncSettings push). ${USER}`,
   },
   revisionDate: {
     summary: 'Read the account revision date',
@@ -119,6 +124,19 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
       handler: async (request) => {
         const { userId } = currentUser(request);
         return toProfileResponse(await accounts.updateProfile(userId, request.body), await organizations(userId));
+      },
+    });
+  }
+
+  for (const method of ['PUT', 'POST'] as const) {
+    app.route({
+      method,
+      url: '/accounts/avatar',
+      ...user,
+      schema: { tags, ...(method === 'PUT' ? docs.avatar : olderForm(docs.avatar, 'PUT /accounts/avatar')), body: AvatarBody, response: { 200: ProfileResponse } },
+      handler: async (request) => {
+        const { userId } = currentUser(request);
+        return toProfileResponse(await accounts.updateAvatar(userId, request.body.avatarColor), await organizations(userId));
       },
     });
   }

@@ -132,6 +132,11 @@ export const ProfileBody = Type.Object({
   avatarColor: Type.Optional(Nullable(Type.String({ maxLength: 7 }))),
 });
 
+/** The official UpdateAvatarRequestModel: a `#rrggbb` colour, or null for the default. */
+export const AvatarBody = Type.Object({
+  avatarColor: Nullable(Type.String({ maxLength: 7 })),
+});
+
 export const SecretVerificationBody = Type.Object({
   masterPasswordHash: Type.Optional(Nullable(Hash)),
   otp: Type.Optional(Nullable(Type.String())),

@@ -22,6 +22,8 @@ import {
 import type { RegisterBody, RegisterFinishBody } from './accounts.schemas.js';
 import { DEFAULT_KDF, normalizeEmail, validateKdf, type KdfSettings } from './kdf.js';
 import type { PasswordHasher } from './password-hasher.js';
+import { logOutPush, userPush } from '../notifications/push-messages.js';
+import { PushType, type Pushes } from '../notifications/pushes.js';
 
 /** Says whether an email has a pending organization invitation (registration stays open to it). */
 export type InvitationCheck = (db: Executor, email: string, proof: InvitationProof) => Promise<boolean>;
@@ -114,6 +116,7 @@ export function createAccountService(deps: {
   mailer: Mailer;
   publicUrl: string;
   isSoleOwner: SoleOwnerCheck;
+  pushes: Pushes;
 }) {
   const { db, clock, hasher } = deps;
 
@@ -207,6 +210,7 @@ export function createAccountService(deps: {
       }
       await deleteUser(tx, userId);
     });
+    deps.pushes.send(logOutPush(userId));
   }
 
   /**
@@ -367,6 +371,14 @@ export function createAccountService(deps: {
       return userOrThrow(userId);
     },
 
+    /** `PUT /accounts/avatar`: the avatar colour (null: the default); the user's other apps sync settings. */
+    async updateAvatar(userId: string, avatarColor: string | null): Promise<UserRow> {
+      const now = clock.now().toISOString();
+      await updateUser(db, userId, { avatar_color: avatarColor, revision_date: now, account_revision_date: now });
+      deps.pushes.send(userPush(PushType.SyncSettings, userId, new Date(now)));
+      return userOrThrow(userId);
+    },
+
     /** Sets the account's key pair once; replacing it would make everything shared with it unreadable. */
     async setKeys(userId: string, publicKey: string, encryptedPrivateKey: string): Promise<UserRow> {
       const user = await userOrThrow(userId);
@@ -404,6 +416,8 @@ export function createAccountService(deps: {
         await deleteRefreshTokensOfUser(tx, userId);
         await deps.audit.record(tx, client, { type: EventType.User_ChangedPassword, userId, actingUserId: userId });
       });
+      // Every other device logs out; the one that changed the password keeps its new tokens' session.
+      deps.pushes.send(logOutPush(userId, client.deviceIdentifier));
     },
 
     /** "Log out of all sessions": every token issued so far stops working. */
@@ -415,6 +429,7 @@ export function createAccountService(deps: {
         await updateUser(tx, userId, { security_stamp: randomUUID(), revision_date: now, account_revision_date: now });
         await deleteRefreshTokensOfUser(tx, userId);
       });
+      deps.pushes.send(logOutPush(userId));
     },
 
     async apiKey(userId: string, masterPasswordHash: string | null | undefined, rotate: boolean): Promise<{ apiKey: string; revisionDate: string }> {

@@ -20,6 +20,7 @@ import type { PasswordHasher } from '../accounts/password-hasher.js';
 import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { masterPasswordPolicyFor } from '../policies/policies.service.js';
+import type { AuthRequestService } from '../auth-requests/auth-requests.service.js';
 import type { LoginThrottle } from './login-throttle.js';
 import type { IssuedTokens, TokenService } from './tokens.js';
 
@@ -62,6 +63,8 @@ export function createIdentityService(deps: {
   audit: AuditLog;
   tokens: TokenService;
   throttle: LoginThrottle;
+  /** Log in with a device: the password grant with `AuthRequest` (the request id) and the access code as password. */
+  authRequests: Pick<AuthRequestService, 'validForLogin' | 'markUsed'>;
   clientCredentialGrants?: readonly ClientCredentialsGrant[];
 }) {
   const { db, clock } = deps;
@@ -163,7 +166,12 @@ export function createIdentityService(deps: {
       throw new OAuthError('invalid_grant', message, message, 429, {}, wait);
     }
     const user = await findUserByEmail(db, email);
-    if (!(await deps.hasher.verify(password, user?.master_password_hash ?? null)) || !user) {
+    // Logging in with an approved device request: its access code stands for the password.
+    const authRequestId = form.authrequest;
+    const valid = authRequestId
+      ? Boolean(user) && (await deps.authRequests.validForLogin(user?.id ?? '', authRequestId, password))
+      : await deps.hasher.verify(password, user?.master_password_hash ?? null);
+    if (!valid || !user) {
       deps.throttle.recordFailure(email, client.ipAddress);
       if (user) await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
@@ -172,6 +180,10 @@ export function createIdentityService(deps: {
     if (user.disabled) {
       await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', DISABLED);
+    }
+    // A request logs in once: a second login racing this one with the same request loses.
+    if (authRequestId && !(await deps.authRequests.markUsed(authRequestId))) {
+      throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
     }
     deps.throttle.recordSuccess(email);
     const deviceRow = await registerDevice(user, device);

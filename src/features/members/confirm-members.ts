@@ -5,6 +5,8 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
+import { userPush } from '../notifications/push-messages.js';
+import { PushType, type Pushes } from '../notifications/pushes.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
 import { joinPolicyError, lockOrganization, type Actor } from './member-rules.js';
 import { findMembers, updateMember, type MemberRow } from './members.repository.js';
@@ -28,13 +30,13 @@ function statusError(member: MemberRow): string | null {
 }
 
 /** Confirming hands an accepted member the organization key (encrypted to their public key) and with it access. */
-export function createConfirmMembers({ db, clock, audit }: { db: Db; clock: Clock; audit: AuditLog }) {
+export function createConfirmMembers({ db, clock, audit, pushes }: { db: Db; clock: Clock; audit: AuditLog; pushes: Pushes }) {
   /**
    * Checks and writes in one transaction under the organization lock the other member commands
    * take, so two confirmations of one member (or a confirmation racing a revoke) cannot both pass.
    */
   async function confirmMany(actor: Actor, organizationId: string, keys: readonly { id: string; key: string }[]): Promise<BulkResult[]> {
-    return db.transaction().execute(async (tx) => {
+    const { results, changed } = await db.transaction().execute(async (tx) => {
       await lockOrganization(tx, organizationId);
       const org = await findOrganization(tx, organizationId);
       if (!org) throw new NotFound();
@@ -55,7 +57,7 @@ export function createConfirmMembers({ db, clock, audit }: { db: Db; clock: Cloc
         }
         results.push(bulkResult(id, error ?? ''));
       }
-      if (confirmed.length === 0) return results;
+      if (confirmed.length === 0) return { results, changed: null };
       const now = clock.now().toISOString();
       for (const { member, key } of confirmed) {
         await updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, key, email: null, revision_date: now });
@@ -71,8 +73,11 @@ export function createConfirmMembers({ db, clock, audit }: { db: Db; clock: Cloc
           ...actingOf(actor.membership),
         })),
       );
-      return results;
+      return { results, changed: { users: confirmed.flatMap(({ member }) => (member.user_id ? [member.user_id] : [])), now } };
     });
+    // The confirmed members' apps fetch the organization key and reconnect with the new membership.
+    if (changed) pushes.send(changed.users.map((userId) => userPush(PushType.SyncOrgKeys, userId, new Date(changed.now))));
+    return results;
   }
 
   return {

@@ -6,6 +6,8 @@ import { saltOf } from '../accounts/accounts.schemas.js';
 import type { AuditEvent, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { userPush } from '../notifications/push-messages.js';
+import { PushType, type Pushes } from '../notifications/pushes.js';
 import { createConfirmMembers } from './confirm-members.js';
 import { createInviteMembers, type InviteDeps } from './invite-members.js';
 import { assertCanManage, joinPolicyError, lockOrganization, manageError, ownGroupsError, seatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
@@ -38,7 +40,8 @@ import {
 
 export type { Actor } from './member-rules.js';
 
-export type MemberServiceDeps = InviteDeps;
+/** `pushes`: SyncOrgKeys to each member whose access a confirm, revoke, restore or removal changed. */
+export type MemberServiceDeps = InviteDeps & { pushes: Pushes };
 
 const LAST_OWNER = 'Organization must have at least one confirmed owner.';
 const NOT_FOUND = 'User not found.';
@@ -74,7 +77,7 @@ export function createMemberService(deps: MemberServiceDeps) {
    */
   async function bulk(actor: Actor, organizationId: string, ids: readonly string[], event: EventType, check: Check, apply: Apply): Promise<BulkResult[]> {
     const normalized = [...new Set(ids.map((id) => id.toLowerCase()))];
-    return db.transaction().execute(async (tx) => {
+    const { results, changed } = await db.transaction().execute(async (tx) => {
       await lockOrganization(tx, organizationId);
       const found = new Map((await findMembers(tx, organizationId, normalized)).map((m) => [m.id, m]));
       const results: BulkResult[] = [];
@@ -85,7 +88,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         if (!error && member) accepted.push(member);
         results.push(bulkResult(id, error ?? ''));
       }
-      if (accepted.length === 0) return results;
+      if (accepted.length === 0) return { results, changed: null };
       const now = clock.now().toISOString();
       for (const member of accepted) {
         await apply(tx, member, now);
@@ -93,8 +96,10 @@ export function createMemberService(deps: MemberServiceDeps) {
       }
       const events: AuditEvent[] = accepted.map((member) => ({ type: event, organizationId, organizationUserId: member.id, ...actingOf(actor.membership) }));
       await audit.record(tx, actor.client, events);
-      return results;
+      return { results, changed: { users: accepted.flatMap((m) => (m.user_id ? [m.user_id] : [])), now } };
     });
+    if (changed) deps.pushes.send(changed.users.map((userId) => userPush(PushType.SyncOrgKeys, userId, new Date(changed.now))));
+    return results;
   }
 
   /** One id through a bulk command: an unknown id is a 404, any other refusal a 400. */

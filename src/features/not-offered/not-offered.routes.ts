@@ -24,16 +24,6 @@ const EMPTY_LISTS = [
     summary: "The caller's two-step login providers",
     description: 'Two-step login is not offered yet: always an empty list (no provider is enabled).',
   },
-  {
-    url: '/auth-requests',
-    summary: "The caller's login requests",
-    description: 'Log in with device is not offered yet: always an empty list.',
-  },
-  {
-    url: '/auth-requests/pending',
-    summary: "The caller's pending login requests",
-    description: 'Log in with device is not offered yet: always an empty list.',
-  },
 ] as const;
 
 export const notOfferedRoutes: FastifyPluginAsync = async (app) => {

@@ -203,3 +203,52 @@ export async function collectionGrants(db: Executor, membership: Pick<Membership
   if (full.toAssigned) for (const id of grants.keys()) grants.set(id, FULL_ACCESS);
   return grants;
 }
+
+/**
+ * The users who see items in any of `collectionIds` of an organization, in one query: its
+ * confirmed members (of an enabled organization) with access to all collections, from the
+ * membership or one of its groups, or with a direct or group grant on one of them, as
+ * collectionsForUser reaches them. Organization item pushes go to these users.
+ */
+export async function usersReachingCollections(db: Executor, organizationId: string, collectionIds: readonly string[]): Promise<string[]> {
+  const ids = [...new Set(collectionIds)];
+  const rows = await db
+    .selectFrom('organization_users as ou')
+    .innerJoin('organizations as o', 'o.id', 'ou.organization_id')
+    .select('ou.user_id')
+    .distinct()
+    .where('ou.organization_id', '=', organizationId)
+    .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
+    .where('ou.user_id', 'is not', null)
+    .where('o.enabled', '=', true)
+    .where((eb) => {
+      const terms = [
+        eb('ou.access_all', '=', true),
+        eb.exists(
+          eb
+            .selectFrom('group_users as gu')
+            .innerJoin('groups as g', 'g.id', 'gu.group_id')
+            .select('gu.group_id')
+            .whereRef('gu.organization_user_id', '=', 'ou.id')
+            .where('g.access_all', '=', true),
+        ),
+      ];
+      if (ids.length > 0) {
+        terms.push(
+          eb.exists(eb.selectFrom('collection_users as cu').select('cu.collection_id').whereRef('cu.organization_user_id', '=', 'ou.id').where('cu.collection_id', 'in', ids)),
+          eb.exists(
+            eb
+              .selectFrom('group_users as gu2')
+              .innerJoin('collection_groups as cg', 'cg.group_id', 'gu2.group_id')
+              .select('cg.collection_id')
+              .whereRef('gu2.organization_user_id', '=', 'ou.id')
+              .where('cg.collection_id', 'in', ids),
+          ),
+        );
+      }
+      return eb.or(terms);
+    })
+    .orderBy('ou.user_id')
+    .execute();
+  return rows.flatMap((r) => (r.user_id ? [r.user_id] : []));
+}

@@ -4,6 +4,8 @@ import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { parsePublicKeyList } from '../../shared/public-keys.js';
 import { randomApiKey } from '../accounts/accounts.service.js';
+import { userPush } from '../notifications/push-messages.js';
+import { PushType, type Pushes } from '../notifications/pushes.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
 import { licenseTerms, verifyLicense, type LicenseDocument, type LicenseIssuer } from './licenses.js';
 import { findOrganization, findOrganizationByLicenseKey, updateOrganization, type OrganizationRow } from './organizations.repository.js';
@@ -23,6 +25,7 @@ export function createLicenseService(deps: {
   issuer: LicenseIssuer;
   licenseIssuerPublicKeys?: string | undefined;
   installationId?: string | undefined;
+  pushes: Pushes;
 }) {
   const { db, clock, issuer } = deps;
   const configured: KeyObject[] = parsePublicKeyList(deps.licenseIssuerPublicKeys ?? '');
@@ -52,7 +55,7 @@ export function createLicenseService(deps: {
         throw BadRequest.field('license', 'This license has already been applied to an organization.');
       }
       const now = clock.now().toISOString();
-      return db.transaction().execute((tx) =>
+      const org = await db.transaction().execute((tx) =>
         foundOrganization(tx, {
           id: license.id,
           name: license.name,
@@ -75,6 +78,9 @@ export function createLicenseService(deps: {
           now,
         }),
       );
+      // The founder's apps fetch the new organization's key and reconnect as its owner.
+      deps.pushes.send(userPush(PushType.SyncOrgKeys, userId, new Date(now)));
+      return org;
     },
   };
 }

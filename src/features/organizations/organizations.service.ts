@@ -34,6 +34,8 @@ import type { ApiKeyBody, CreateOrganizationBody, OrganizationKeys, SecretBody, 
 import { planFeatures, ProductTierType } from './plans.js';
 import { profileOrganizations } from './profile-organizations.js';
 import { OrganizationUserType } from './roles.js';
+import { userPush } from '../notifications/push-messages.js';
+import { PushType, type Pushes } from '../notifications/pushes.js';
 
 /** OrganizationApiKeyType. */
 export enum OrganizationApiKeyType {
@@ -73,7 +75,7 @@ async function storeKeysOnce(tx: Executor, organizationId: string, keys: Static<
   return true;
 }
 
-export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: PasswordHasher; audit: AuditLog }) {
+export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: PasswordHasher; audit: AuditLog; pushes: Pushes }) {
   const { db, clock, audit } = deps;
 
   async function organizationOf(id: string): Promise<OrganizationRow> {
@@ -102,7 +104,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
       if (additionalStorage > 0 && plan.maxStorageGb === null) throw BadRequest.field('additionalStorageGb', 'Plan does not allow additional storage.');
       const useSecretsManager = plan.useSecretsManager && body.useSecretsManager !== false;
       const now = clock.now().toISOString();
-      return db.transaction().execute((tx) =>
+      const org = await db.transaction().execute((tx) =>
         foundOrganization(tx, {
           name: body.name,
           businessName: body.businessName ?? null,
@@ -124,6 +126,9 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
           now,
         }),
       );
+      // The founder's apps fetch the new organization's key and reconnect as its owner.
+      deps.pushes.send(userPush(PushType.SyncOrgKeys, userId, new Date(now)));
+      return org;
     },
 
     async get(membership: Membership): Promise<{ org: OrganizationRow; billing: boolean }> {
@@ -191,6 +196,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
           actingUserId: membership.userId,
         });
       });
+      deps.pushes.send(userPush(PushType.SyncOrgKeys, membership.userId, new Date(now)));
     },
 
     async delete(membership: Membership, body: SecretBody): Promise<void> {

@@ -12,6 +12,8 @@ import { validatePolicyData } from './policy-data.js';
 import { listPolicies, findPolicy, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
 import { defaultPolicyResponse, parseData, toPolicyResponse, type PolicyBody, type PolicyResponse } from './policies.schemas.js';
 import { PolicyType } from './policy-type.js';
+import { policyPush } from '../notifications/push-messages.js';
+import type { Pushes } from '../notifications/pushes.js';
 
 /** The names the official server uses in its policy messages. */
 const POLICY_NAMES: Partial<Record<PolicyType, string>> = {
@@ -81,7 +83,7 @@ export async function policiesForUser(db: Executor, userId: string): Promise<Pol
   return rows.map(toPolicyResponse);
 }
 
-export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Clock }) {
+export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Clock; pushes: Pushes }) {
   const { db, audit, clock } = deps;
 
   async function checkDependencies(executor: Executor, organizationId: string, type: PolicyType, enabling: boolean, current: PolicyRow | undefined): Promise<void> {
@@ -152,7 +154,7 @@ export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Cloc
     async save(membership: Membership, type: PolicyType, body: PolicyBody, client: ClientContext): Promise<PolicyResponse> {
       if (body.type !== undefined && body.type !== (type as number)) throw BadRequest.field('type', 'The type field must match the policy type in the path.');
       const data = validatePolicyData(type, body.data);
-      return db.transaction().execute(async (tx) => {
+      const saved = await db.transaction().execute(async (tx) => {
         const org = await tx.selectFrom('organizations').select(['use_policies']).where('id', '=', membership.organizationId).executeTakeFirst();
         if (!org) throw new NotFound();
         if (!org.use_policies) throw new BadRequest('This organization cannot use policies.');
@@ -172,8 +174,10 @@ export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Cloc
         }
         await audit.record(tx, client, { type: EventType.Policy_Updated, policyId: row.id, organizationId: membership.organizationId, ...actingOf(membership) });
         await touchOrganizationMembers(tx, [membership.organizationId], now);
-        return toPolicyResponse(row);
+        return row;
       });
+      deps.pushes.send(policyPush(saved));
+      return toPolicyResponse(saved);
     },
   };
 }

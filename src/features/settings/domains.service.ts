@@ -1,10 +1,12 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { updateUser, type UserRow } from '../accounts/accounts.repository.js';
+import { userPush } from '../notifications/push-messages.js';
+import { PushType, type Pushes } from '../notifications/pushes.js';
 import type { UpdateDomainsBody } from './domains.schemas.js';
 
 /** The user's equivalent domains (Settings > Domain rules), which autofill treats as one site. */
-export function createDomainSettings(deps: { db: Db; clock: Clock; getUser: (userId: string) => Promise<UserRow> }) {
+export function createDomainSettings(deps: { db: Db; clock: Clock; getUser: (userId: string) => Promise<UserRow>; pushes: Pushes }) {
   const { db, clock, getUser: userOrThrow } = deps;
   return {
     get: userOrThrow,
@@ -20,9 +22,10 @@ export function createDomainSettings(deps: { db: Db; clock: Clock; getUser: (use
         equivalent_domains: groups.length > 0 ? JSON.stringify(groups) : null,
         excluded_global_equivalent_domains: excluded.length > 0 ? JSON.stringify(excluded) : null,
         revision_date: now,
-        // Other clients pick the rules up at their next sync.
         account_revision_date: now,
       });
+      // The user's other apps sync their settings now.
+      deps.pushes.send(userPush(PushType.SyncSettings, userId, new Date(now)));
       return userOrThrow(userId);
     },
   };

@@ -11,6 +11,8 @@ import type { ImportCiphersRequest } from './ciphers.schemas.js';
 import { insertCiphers, upsertUserSettings } from './ciphers.repository.js';
 import type { VaultDeps } from './ciphers.service.js';
 import { insertFolders, listFolders } from './folders.repository.js';
+import { userPush } from '../notifications/push-messages.js';
+import { PushType } from '../notifications/pushes.js';
 
 /** Bitwarden's per-request import limits. */
 export const IMPORT_LIMITS = { ciphers: 7000, folderRelationships: 7000, folders: 2000 };
@@ -34,7 +36,7 @@ function within<T>(prefix: string, build: () => T): T {
  * all lands in one transaction or not at all. A folder sent with the id of one of the user's
  * folders is reused (re-importing an export into the same account), any other id is ignored.
  */
-export function createCipherImport({ db, audit, clock }: VaultDeps) {
+export function createCipherImport({ db, audit, clock, pushes }: VaultDeps) {
   return {
     async import(userId: string, client: ClientContext, request: ImportCiphersRequest): Promise<void> {
       if (
@@ -57,7 +59,7 @@ export function createCipherImport({ db, audit, clock }: VaultDeps) {
         folderOf.set(rel.key, rel.value);
       });
 
-      await db.transaction().execute(async (tx) => {
+      const imported = await db.transaction().execute(async (tx) => {
         const now = clock.now().toISOString();
         const existing = new Set((await listFolders(tx, userId)).map((f) => f.id));
         const newFolders: Insertable<FoldersTable>[] = [];
@@ -99,7 +101,9 @@ export function createCipherImport({ db, audit, clock }: VaultDeps) {
         await upsertUserSettings(tx, settings, []);
         await touchVault(tx, userId, now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_Created, userId, ciphers));
+        return now;
       });
+      pushes.send(userPush(PushType.SyncVault, userId, new Date(imported)));
     },
   };
 }

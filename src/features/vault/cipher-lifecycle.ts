@@ -5,6 +5,8 @@ import { EventType } from '../events/event-type.js';
 import { accessibleCipher, accessibleCiphers, cipherEvents, personalRevision, touchPersonalSettings, touchRevisions, type CipherRight } from './cipher-access.js';
 import { deleteCiphers, setDeletedDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
 import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
+import { cipherPushes, collectionIdsOf, sendBuilt, userPush, type CipherPushType } from '../notifications/push-messages.js';
+import { PushType } from '../notifications/pushes.js';
 
 /**
  * Moves of items between states. The states are two independent marks: in the trash
@@ -65,9 +67,19 @@ async function select(executor: Executor, userId: string, selection: Selection, 
   return accessibleCiphers(executor, userId, ids, right);
 }
 
+/**
+ * What a change pushes after its commit (push-messages.ts): a single call on one item sends
+ * `item` for it when given; every other call sends one SyncCiphers to the caller. `device`:
+ * the acting device's identifier as ContextId where the official server excludes it, else null.
+ */
+interface Announcement {
+  item?: CipherPushType;
+  device: string | null;
+}
 
-export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
-  /** Runs a state change on the selected rows that `accepts`, in one transaction. */
+
+export function createCipherLifecycle({ db, audit, clock, pushes }: VaultDeps) {
+  /** Runs a state change on the selected rows that `accepts`, in one transaction, and announces it once committed. */
   async function change(
     userId: string,
     selection: Selection,
@@ -75,24 +87,34 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
     limitMessage: string,
     accepts: (row: CipherRow) => boolean,
     apply: (tx: Executor, rows: CipherRow[], now: string) => Promise<CipherRow[]>,
+    announcement: Announcement,
     /** `personal`: only the caller's own settings of the items change (see touchPersonalSettings). */
     scope: 'item' | 'personal' = 'item',
   ): Promise<CipherRow[]> {
     checkLimit(selection, limitMessage);
-    return db.transaction().execute(async (tx) => {
+    const item = selection.single ? announcement.item : undefined;
+    const done = await db.transaction().execute(async (tx) => {
       const rows = await select(tx, userId, selection, right);
       const targets = rows.filter(accepts);
-      if (targets.length === 0) return selection.single ? rows : [];
+      if (targets.length === 0) return { result: selection.single ? rows : [], changed: null };
       const now = clock.now().toISOString();
+      // A permanent delete takes the item's collections with it: read them for the push first.
+      const collections = item === PushType.SyncLoginDelete && targets[0] ? await collectionIdsOf(tx, targets[0].id) : undefined;
       const changed = await apply(tx, targets, now);
       if (scope === 'personal') await touchPersonalSettings(tx, userId, targets, now);
       else await touchRevisions(tx, userId, targets, now);
-      return changed;
+      return { result: changed, changed: { row: changed[0] ?? targets[0], collections, now } };
     });
+    if (done.changed) {
+      const { row, collections, now } = done.changed;
+      if (item !== undefined && row) await sendBuilt(pushes, () => cipherPushes(db, item, row, announcement.device, collections));
+      else pushes.send(userPush(PushType.SyncCiphers, userId, new Date(now), announcement.device));
+    }
+    return done.result;
   }
 
   return {
-    async archive(userId: string, selection: Selection): Promise<CipherRow[]> {
+    async archive(userId: string, client: ClientContext, selection: Selection): Promise<CipherRow[]> {
       return change(
         userId,
         selection,
@@ -106,11 +128,12 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
           await writeArchivedDate(tx, userId, rows, now);
           return rows.map((r) => ({ ...r, archived_date: now, revision_date: personalRevision(r, now) }));
         },
+        { device: client.deviceIdentifier },
         'personal',
       );
     },
 
-    async unarchive(userId: string, selection: Selection): Promise<CipherRow[]> {
+    async unarchive(userId: string, client: ClientContext, selection: Selection): Promise<CipherRow[]> {
       return change(
         userId,
         selection,
@@ -121,6 +144,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
           await writeArchivedDate(tx, userId, rows, null);
           return rows.map((r) => ({ ...r, archived_date: null, revision_date: personalRevision(r, now) }));
         },
+        { device: client.deviceIdentifier },
         'personal',
       );
     },
@@ -137,6 +161,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
           await audit.record(tx, client, cipherEvents(EventType.Cipher_SoftDeleted, userId, rows));
           return rows.map((r) => ({ ...r, deleted_date: now, revision_date: now }));
         },
+        bulkOrItem(selection, PushType.SyncCipherUpdate, client),
       );
     },
 
@@ -152,6 +177,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
           await audit.record(tx, client, cipherEvents(EventType.Cipher_Restored, userId, rows));
           return rows.map((r) => ({ ...r, deleted_date: null, revision_date: now }));
         },
+        bulkOrItem(selection, PushType.SyncCipherUpdate, client),
       );
     },
 
@@ -168,6 +194,7 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
           await audit.record(tx, client, cipherEvents(EventType.Cipher_Deleted, userId, rows));
           return [];
         },
+        bulkOrItem(selection, PushType.SyncLoginDelete, client),
       );
     },
 
@@ -189,10 +216,16 @@ export function createCipherLifecycle({ db, audit, clock }: VaultDeps) {
           );
           return [];
         },
+        { device: null },
         'personal',
       );
     },
   };
+}
+
+/** One item: its own push with the acting device as ContextId; many: one SyncCiphers with none. */
+function bulkOrItem(selection: Selection, item: CipherPushType, client: ClientContext): Announcement {
+  return selection.single ? { item, device: client.deviceIdentifier } : { device: null };
 }
 
 function ids(rows: readonly CipherRow[]): string[] {

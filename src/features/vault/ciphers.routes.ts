@@ -180,12 +180,12 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
     app.put<Id>(
       `/ciphers/:id/${action}`,
       { config, schema: { tags, ...docs[action], params: IdParams, response: { 200: CipherResponse } } },
-      async (request, reply) => one(reply, (await lifecycle[action](currentUser(request).userId, single(request)))[0] as CipherRow),
+      async (request, reply) => one(reply, (await lifecycle[action](currentUser(request).userId, clientContext(request), single(request)))[0] as CipherRow),
     );
     app.put<Ids>(
       `/ciphers/${action}`,
       { config, schema: { tags, ...docs[`${action}Many`], body: CipherIdsRequest, response: { 200: CipherResponseList } } },
-      async (request, reply) => many(reply, await lifecycle[action](currentUser(request).userId, bulk(request))),
+      async (request, reply) => many(reply, await lifecycle[action](currentUser(request).userId, clientContext(request), bulk(request))),
     );
   }
 

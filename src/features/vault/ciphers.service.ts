@@ -18,11 +18,15 @@ import {
   type CipherRow,
 } from './ciphers.repository.js';
 import { findFolder } from './folders.repository.js';
+import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
+import { PushType, type Pushes } from '../notifications/pushes.js';
 
 export interface VaultDeps {
   db: Db;
   audit: AuditLog;
   clock: Clock;
+  /** Told after each commit what changed (push-messages.ts). */
+  pushes: Pushes;
 }
 
 /** Bitwarden's text for a stale lastKnownRevisionDate; the clients show it as it is. */
@@ -53,7 +57,7 @@ function assertPersonal(request: { organizationId?: string | null }) {
 }
 
 /** Creating, reading and replacing items; lifecycle moves are in cipher-lifecycle.ts. */
-export function createCipherService({ db, audit, clock }: VaultDeps) {
+export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
   return {
     /** The caller's items and the organization items they reach through collections, as in sync. */
     async list(userId: string): Promise<CipherRow[]> {
@@ -70,7 +74,7 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
       assertPersonal(request);
       const data = serializeCipherData(toCipherData(request));
       const folderId = request.folderId?.toLowerCase() ?? null;
-      return db.transaction().execute(async (tx) => {
+      const created = await db.transaction().execute(async (tx) => {
         await assertOwnFolder(tx, userId, folderId);
         const now = clock.now().toISOString();
         const row: CipherRow = {
@@ -96,13 +100,15 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
         await audit.record(tx, client, cipherEvents(EventType.Cipher_Created, userId, [row]));
         return row;
       });
+      await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherCreate, created, client.deviceIdentifier, []));
+      return created;
     },
 
     /** PUT replaces the whole item; a stale client copy is refused and nothing is written. */
     async update(userId: string, client: ClientContext, id: string, request: CipherRequest): Promise<CipherRow> {
       const data = serializeCipherData(toCipherData(request));
       const folderId = request.folderId?.toLowerCase() ?? null;
-      return db.transaction().execute(async (tx) => {
+      const updated = await db.transaction().execute(async (tx) => {
         const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
         if ((request.organizationId?.toLowerCase() ?? null) !== existing.organization_id) {
           throw BadRequest.field(
@@ -127,6 +133,8 @@ export function createCipherService({ db, audit, clock }: VaultDeps) {
         await audit.record(tx, client, cipherEvents(EventType.Cipher_Updated, userId, [existing]));
         return { ...existing, ...content, folder_id: folderId, favorite };
       });
+      await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, updated, client.deviceIdentifier));
+      return updated;
     },
 
     /** The caller's own folder and favorite of an item, in any state (trash and archive too). */

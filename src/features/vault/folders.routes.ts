@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { access, currentUser } from '../../http/access.js';
+import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, IdParams, ListOf, list } from '../../http/schemas.js';
 import type { FolderService } from './folders.service.js';
@@ -36,7 +37,7 @@ export const folderRoutes: FastifyPluginAsync<{ folders: FolderService }> = asyn
   app.post<{ Body: { name: string } }>(
     '/folders',
     { config: user, schema: { tags, ...docs.create, body: FolderRequest, response: { 200: FolderResponse } } },
-    async (request) => toFolderResponse(await folders.create(currentUser(request).userId, request.body.name)),
+    async (request) => toFolderResponse(await folders.create(currentUser(request).userId, clientContext(request), request.body.name)),
   );
 
   // Older clients rename with POST.
@@ -46,7 +47,7 @@ export const folderRoutes: FastifyPluginAsync<{ folders: FolderService }> = asyn
       url: '/folders/:id',
       config: user,
       schema: { tags, ...(method === 'PUT' ? docs.rename : olderForm(docs.rename, 'PUT /folders/{id}')), params: IdParams, body: FolderRequest, response: { 200: FolderResponse } },
-      handler: async (request) => toFolderResponse(await folders.rename(currentUser(request).userId, request.params.id, request.body.name)),
+      handler: async (request) => toFolderResponse(await folders.rename(currentUser(request).userId, clientContext(request), request.params.id, request.body.name)),
     });
   }
 
@@ -61,7 +62,7 @@ export const folderRoutes: FastifyPluginAsync<{ folders: FolderService }> = asyn
       config: user,
       schema: { tags, ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /folders/{id}')), params: IdParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await folders.delete(currentUser(request).userId, request.params.id);
+        await folders.delete(currentUser(request).userId, clientContext(request), request.params.id);
         return reply.send();
       },
     });

@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { folderPush } from '../notifications/push-messages.js';
+import { PushType } from '../notifications/pushes.js';
 import { touchVault } from './revisions.js';
 import { cipherIdsInFolder, setRevisionDate } from './ciphers.repository.js';
 import type { VaultDeps } from './ciphers.service.js';
 import { deleteFolder, findFolder, insertFolders, listFolders, renameFolder, type FolderRow } from './folders.repository.js';
 
 /** A user's folders. Another user's folder answers exactly like a missing one (404). */
-export function createFolderService({ db, clock }: Omit<VaultDeps, 'audit'>) {
+export function createFolderService({ db, clock, pushes }: Omit<VaultDeps, 'audit'>) {
   async function own(userId: string, id: string): Promise<FolderRow> {
     const folder = await findFolder(db, userId, id.toLowerCase());
     if (!folder) throw new NotFound();
@@ -17,18 +20,19 @@ export function createFolderService({ db, clock }: Omit<VaultDeps, 'audit'>) {
     list: (userId: string) => listFolders(db, userId),
     get: own,
 
-    async create(userId: string, name: string): Promise<FolderRow> {
+    async create(userId: string, client: ClientContext, name: string): Promise<FolderRow> {
       const now = clock.now().toISOString();
       const folder: FolderRow = { id: randomUUID(), user_id: userId, name, creation_date: now, revision_date: now };
       await db.transaction().execute(async (tx) => {
         await insertFolders(tx, [folder]);
         await touchVault(tx, userId, now);
       });
+      pushes.send(folderPush(PushType.SyncFolderCreate, folder, client.deviceIdentifier));
       return folder;
     },
 
-    async rename(userId: string, id: string, name: string): Promise<FolderRow> {
-      return db.transaction().execute(async (tx) => {
+    async rename(userId: string, client: ClientContext, id: string, name: string): Promise<FolderRow> {
+      const renamed = await db.transaction().execute(async (tx) => {
         const folder = await findFolder(tx, userId, id.toLowerCase());
         if (!folder) throw new NotFound();
         const now = clock.now().toISOString();
@@ -36,18 +40,22 @@ export function createFolderService({ db, clock }: Omit<VaultDeps, 'audit'>) {
         await touchVault(tx, userId, now);
         return { ...folder, name, revision_date: now };
       });
+      pushes.send(folderPush(PushType.SyncFolderUpdate, renamed, client.deviceIdentifier));
+      return renamed;
     },
 
     /** The folder's items move to no folder (the foreign key clears them); they count as changed. */
-    async delete(userId: string, id: string): Promise<void> {
-      await db.transaction().execute(async (tx) => {
+    async delete(userId: string, client: ClientContext, id: string): Promise<void> {
+      const deleted = await db.transaction().execute(async (tx) => {
         const folder = await findFolder(tx, userId, id.toLowerCase());
         if (!folder) throw new NotFound();
         const now = clock.now().toISOString();
         await setRevisionDate(tx, await cipherIdsInFolder(tx, userId, folder.id), now);
         await deleteFolder(tx, folder.id);
         await touchVault(tx, userId, now);
+        return folder;
       });
+      pushes.send(folderPush(PushType.SyncFolderDelete, deleted, client.deviceIdentifier));
     },
   };
 }

@@ -13,6 +13,8 @@ import { assertCurrent, assertOwnFolder, type VaultDeps } from './ciphers.servic
 import type { CipherRequest } from './ciphers.schemas.js';
 import { insertCiphers, setRevisionDate, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
+import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
+import { PushType } from '../notifications/pushes.js';
 
 
 /** Rights that open the admin view of any one item of the organization. */
@@ -62,7 +64,7 @@ async function collectionIdsOf(tx: Executor, cipherId: string): Promise<string[]
 }
 
 /** Organization items: creation in collections, sharing, collection changes and admin views. */
-export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
+export function createOrgCipherService({ db, audit, clock, pushes }: VaultDeps) {
   /** The item as the caller now sees it (with access), or undefined when they no longer can. */
   async function seenAs(tx: Executor, userId: string, id: string): Promise<CipherRow | undefined> {
     return (await visibleCiphers(tx, userId, [id]))[0];
@@ -89,7 +91,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
       const data = serializeCipherData(toCipherData(request));
       const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', true);
       const folderId = request.folderId?.toLowerCase() ?? null;
-      return db.transaction().execute(async (tx) => {
+      const created = await db.transaction().execute(async (tx) => {
         const membership = await memberOf(tx, request.organizationId, userId, 'cipher.organizationId');
         const reached = await collectionsIn(tx, userId, membership.organizationId, collectionIds, 'collectionIds');
         assertWritable(reached, collectionIds, 'collectionIds');
@@ -109,6 +111,8 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
         if (!row) throw new NotFound();
         return row;
       });
+      await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherCreate, created, client.deviceIdentifier, collectionIds));
+      return created;
     },
 
     /** `PUT /ciphers/{id}/share`: a personal item, re-encrypted with the organization key, moves into the organization. */
@@ -116,7 +120,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
       const request = body.cipher;
       const data = serializeCipherData(toCipherData(request));
       const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', true);
-      return db.transaction().execute(async (tx) => {
+      const shared = await db.transaction().execute(async (tx) => {
         const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
         if (existing.organization_id) throw new BadRequest('One or more ciphers do not belong to you.');
         const membership = await memberOf(tx, request.organizationId, userId, 'cipher.organizationId');
@@ -136,6 +140,8 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
         if (!row) throw new NotFound();
         return row;
       });
+      await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, shared, client.deviceIdentifier, collectionIds));
+      return shared;
     },
 
     /**
@@ -146,7 +152,7 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
      */
     async updateCollections(userId: string, client: ClientContext, id: string, ids: string[]): Promise<CipherRow | undefined> {
       const collectionIds = normalizeIds(ids, 'collectionIds', false);
-      return db.transaction().execute(async (tx) => {
+      const { existing, now, seen } = await db.transaction().execute(async (tx) => {
         const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'assign');
         if (!existing.organization_id) throw new BadRequest('Cipher must belong to an organization.');
         const reached = await collectionsIn(tx, userId, existing.organization_id, collectionIds, 'collectionIds');
@@ -155,8 +161,12 @@ export function createOrgCipherService({ db, audit, clock }: VaultDeps) {
         await setRevisionDate(tx, [existing.id], now);
         await touchRevisions(tx, userId, [existing], now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_UpdatedCollections, userId, [existing]));
-        return seenAs(tx, userId, existing.id);
+        return { existing, now, seen: await seenAs(tx, userId, existing.id) };
       });
+      // To everyone who sees the item now, in its collections as they now are (the official
+      // server names the requested ones); members it left learn of it at their next sync.
+      await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, { ...existing, revision_date: now }, client.deviceIdentifier));
+      return seen;
     },
 
     /** `POST /ciphers/bulk-collections`: adds or removes collections on many items the caller may edit. */

@@ -1,0 +1,50 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { AuthRequestsTable } from '../../db/schema.js';
+import type { Executor } from '../events/audit-log.js';
+
+export type AuthRequestRow = Selectable<AuthRequestsTable>;
+
+export async function insertAuthRequest(db: Executor, row: Insertable<AuthRequestsTable>): Promise<void> {
+  await db.insertInto('auth_requests').values(row).execute();
+}
+
+export async function findAuthRequest(db: Executor, id: string): Promise<AuthRequestRow | undefined> {
+  return db.selectFrom('auth_requests').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** A user's requests, newest first. */
+export async function listAuthRequests(db: Executor, userId: string): Promise<AuthRequestRow[]> {
+  return db.selectFrom('auth_requests').selectAll().where('user_id', '=', userId).orderBy('creation_date', 'desc').orderBy('id').execute();
+}
+
+/**
+ * The official pending list: per asking device, its newest request made since `since`, when
+ * that one is still unanswered; with the id of the user's device of that identifier, if any.
+ */
+export async function pendingAuthRequests(db: Executor, userId: string, since: string): Promise<(AuthRequestRow & { request_device_id: string | null })[]> {
+  const rows = await db
+    .selectFrom('auth_requests as ar')
+    .leftJoin('devices as d', (join) => join.onRef('d.identifier', '=', 'ar.request_device_identifier').onRef('d.user_id', '=', 'ar.user_id'))
+    .selectAll('ar')
+    .select('d.id as request_device_id')
+    .where('ar.user_id', '=', userId)
+    .where('ar.creation_date', '>=', since)
+    .orderBy('ar.creation_date', 'desc')
+    .orderBy('ar.id', 'desc')
+    .execute();
+  const newest = new Map<string, (typeof rows)[number]>();
+  for (const row of rows) if (!newest.has(row.request_device_identifier)) newest.set(row.request_device_identifier, row);
+  return [...newest.values()].filter((row) => row.approved === null);
+}
+
+/** Writes an answer only while the request is unanswered; false when another answer came first. */
+export async function answerAuthRequest(db: Executor, id: string, answer: Updateable<AuthRequestsTable>): Promise<boolean> {
+  const result = await db.updateTable('auth_requests').set(answer).where('id', '=', id).where('approved', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Marks an approved request as used by a login, once: false when a login already used it. */
+export async function markAuthRequestUsed(db: Executor, id: string, date: string): Promise<boolean> {
+  const result = await db.updateTable('auth_requests').set({ authentication_date: date }).where('id', '=', id).where('authentication_date', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
