@@ -32,34 +32,12 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write('The schema is up to date.\n');
       return 0;
     }
-    case 'license': {
-      const database = await openMigratedDatabase(config, 2);
-      try {
-        process.stdout.write(await runLicenseCommand(argv.slice(1), { db: database.db, clock: systemClock }));
-      } catch (error) {
-        if (!(error instanceof UsageError)) throw error;
-        console.error(error.message);
-        return 2;
-      } finally {
-        await database.close();
-      }
-      return 0;
-    }
+    case 'license':
+      return printCommand(config, (db) => runLicenseCommand(argv.slice(1), { db, clock: systemClock }));
     case 'users':
       return runUsersCommand(argv.slice(1), { config, io: process });
-    case 'signing-key': {
-      const database = await openMigratedDatabase(config, 2);
-      try {
-        process.stdout.write(await runSigningKeyCommand(argv.slice(1), { db: database.db, clock: systemClock, issuer: config.identityUrl }));
-      } catch (error) {
-        if (!(error instanceof UsageError)) throw error;
-        console.error(error.message);
-        return 2;
-      } finally {
-        await database.close();
-      }
-      return 0;
-    }
+    case 'signing-key':
+      return printCommand(config, (db) => runSigningKeyCommand(argv.slice(1), { db, clock: systemClock, issuer: config.identityUrl }));
     case 'serve':
       await serve(config);
       return -1;
@@ -111,6 +89,21 @@ async function openMigratedDatabase(config: Config, poolSize: number): Promise<D
     if (!(error instanceof DatabaseNotReady)) throw error;
     const setting = config.databaseUrl === defaultDatabaseUrl(config.dataDir) ? 'DATA_DIR' : 'DATABASE_URL';
     throw new StartupError(setting, `${error.message}: ${causeOf(error.reason)}`);
+  }
+}
+
+/** A command that prints what `run` answers on the migrated database; a usage error is exit code 2. */
+async function printCommand(config: Config, run: (db: Database['db']) => Promise<string>): Promise<number> {
+  const database = await openMigratedDatabase(config, 2);
+  try {
+    process.stdout.write(await run(database.db));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(error.message);
+    return 2;
+  } finally {
+    await database.close();
   }
 }
 
