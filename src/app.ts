@@ -19,6 +19,7 @@ import { notificationsService } from './services/notifications.js';
 import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
 import { createFeatures } from './wiring.js';
+import { installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
 
 export interface AppOptions {
   config: Config;
@@ -136,8 +137,11 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     });
   }
 
-  const features = createFeatures({ config, database, clock });
+  const features = createFeatures({ config, database, clock, log: app.log });
   app.addHook('onClose', async () => features.close());
+  // Before the services, so that both see every route and request registered after them.
+  installIpRules(app, features.rateLimits);
+  if (config.services.includes('api')) installPublicApiLimit(app, features.rateLimits, `${config.servicePrefixes ? '/api' : ''}/public`);
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };
   for (const name of config.services) {
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });

@@ -11,6 +11,7 @@ import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
 import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/identity/login-throttle.js';
+import { createRateLimits, type RateLimitLog } from './features/rate-limits/rate-limits.js';
 import { createSigningKeys } from './features/identity/signing-keys.js';
 import { createTokenService } from './features/identity/tokens.js';
 import { createDeviceService } from './features/devices/devices.service.js';
@@ -42,10 +43,12 @@ export interface WiringDeps {
   config: Config;
   database: Database;
   clock: Clock;
+  /** Where the features report trouble that no request sees (Redis out of reach). */
+  log?: RateLimitLog;
 }
 
 /** Builds every feature's service once per app, one line per feature. */
-export function createFeatures({ config, database, clock }: WiringDeps) {
+export function createFeatures({ config, database, clock, log }: WiringDeps) {
   const db = database.db;
   const redis = config.redisUrl ? redisCheck(config.redisUrl) : undefined;
   const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
@@ -63,9 +66,12 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     claimsProviders: [organizationClaims],
     principalResolvers: { Organization: organizationPrincipalResolver(db), [SERVICE_ACCOUNT_CLAIM_TYPE]: serviceAccountPrincipalResolver(db, clock) },
   });
+  const rateLimits = createRateLimits({ config, clock, ...(log ? { log } : {}) });
   const throttle = createLoginThrottle({
     clock,
-    perAccount: config.loginAttemptsPerAccount,
+    store: rateLimits.store,
+    perAccountAndIp: config.loginAttemptsPerAccount,
+    perAccount: config.loginAttemptsPerAccountTotal,
     perIp: config.loginAttemptsPerIp,
     windowSeconds: config.loginAttemptWindowSeconds,
   });
@@ -144,9 +150,11 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     licenses,
     organizationKeys,
     secretsManager,
+    rateLimits,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();
+      await rateLimits.close();
     },
   };
 }
