@@ -412,10 +412,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   const webVaultDir = resolveWebVaultDir(parsed.webVaultDir, parsed.dataDir, problems);
-  const ipRules = parsed.ipRateLimitRules === undefined ? CLOUD_IP_RULES : parseIpRules(parsed.ipRateLimitRules);
-  if (ipRules.some((rule) => typeof rule === 'string')) {
-    for (const problem of ipRules) problems.push(`IP_RATE_LIMIT_RULES: ${String(problem)}`);
-  }
+  const ipRules = parsed.ipRateLimitRules === undefined ? { rules: CLOUD_IP_RULES, problems: [] } : parseIpRules(parsed.ipRateLimitRules);
+  for (const problem of ipRules.problems) problems.push(`IP_RATE_LIMIT_RULES: ${problem}`);
   const whitelist = parseIpList(parsed.ipRateLimitWhitelist ?? '');
   for (const problem of whitelist.problems) problems.push(`IP_RATE_LIMIT_WHITELIST: ${problem}`);
   if (problems.length > 0) throw new ConfigError(problems);
@@ -443,7 +441,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     selfHosted: !cloud,
     webVaultDir,
     ipRateLimiting: parsed.ipRateLimiting ?? (cloud || parsed.ipRateLimitRules !== undefined),
-    ipRateLimitRules: ipRules as IpRule[],
+    ipRateLimitRules: ipRules.rules,
     ipRateLimitWhitelist: whitelist.entries,
   };
 }

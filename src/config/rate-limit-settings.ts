@@ -66,15 +66,15 @@ export const CLOUD_IP_RULES: readonly IpRule[] = [
   { Endpoint: 'post:/accounts/register*', Period: '1h', Limit: 20, Service: 'identity' },
 ];
 
-/** The rules of IP_RATE_LIMIT_RULES (a JSON array), or the problems with them. */
-export function parseIpRules(text: string): IpRule[] | string[] {
+/** The rules of IP_RATE_LIMIT_RULES (a JSON array), and the problems with them. */
+export function parseIpRules(text: string): { rules: readonly IpRule[]; problems: string[] } {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    return [`not valid JSON: ${(error as Error).message}`];
+    return { rules: [], problems: [`not valid JSON: ${(error as Error).message}`] };
   }
-  if (!Array.isArray(parsed)) return ['must be a JSON array of {"Endpoint", "Period", "Limit"} rules'];
+  if (!Array.isArray(parsed)) return { rules: [], problems: ['must be a JSON array of {"Endpoint", "Period", "Limit"} rules'] };
   const problems: string[] = [];
   const rules: IpRule[] = [];
   parsed.forEach((item: unknown, i) => {
@@ -101,7 +101,7 @@ export function parseIpRules(text: string): IpRule[] | string[] {
     }
     rules.push(rule as unknown as IpRule);
   });
-  return problems.length > 0 ? problems : rules;
+  return { rules, problems };
 }
 
 /** The addresses and CIDR ranges of IP_RATE_LIMIT_WHITELIST (comma list), or the problems with them. */

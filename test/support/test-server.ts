@@ -85,6 +85,8 @@ export interface StartOptions {
   tls?: { certPath: string; keyPath: string; caPem: string };
   /** Listen on this port (default: a free one). */
   port?: number;
+  /** Runs on the built app before it listens, e.g. to add a route a test needs. */
+  beforeListen?: (app: FastifyInstance, context: { config: Config; database: Database; clock?: Clock }) => Promise<void>;
 }
 
 /**
@@ -107,6 +109,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   if (!options.databaseUrl && signingKey) await database.db.insertInto('server_keys').values(signingKey).execute();
   const logs = new LogCapture();
   const app = await buildApp({ config, database, logStream: logs, ...(https ? { https } : {}), ...(options.clock ? { clock: options.clock } : {}) });
+  await options.beforeListen?.(app, { config, database, ...(options.clock ? { clock: options.clock } : {}) });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

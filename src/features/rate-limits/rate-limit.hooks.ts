@@ -5,6 +5,7 @@ import type { Decision } from './limit-store.js';
 import type { RateLimits } from './rate-limits.js';
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
+const inWords = (n: number) => `${n} ${n === 1 ? 'second' : 'seconds'}`;
 
 async function orUnavailable<T>(work: Promise<T>): Promise<T> {
   try {
@@ -45,7 +46,7 @@ export function installPublicApiLimit(app: FastifyInstance, limits: RateLimits, 
     limitHeaders(reply, limiter.burst, decision);
     if (!decision.allowed) {
       const wait = seconds(decision.retryAfterMs);
-      throw new TooManyRequests(`Too many requests for this organization. Try again in ${wait} seconds.`, wait);
+      throw new TooManyRequests(`Too many requests for this organization. Try again in ${inWords(wait)}.`, wait);
     }
   };
   app.addHook('onRoute', (route) => {
@@ -67,7 +68,7 @@ export function installIpRules(app: FastifyInstance, limits: RateLimits): void {
     const result = await orUnavailable(rules.take(request.method, request.url, request.ip));
     if (result && !result.decision.allowed) {
       const wait = seconds(result.decision.retryAfterMs);
-      throw new TooManyRequests(`Too many requests from this address. Try again in ${wait} seconds.`, wait);
+      throw new TooManyRequests(`Too many requests from this address. Try again in ${inWords(wait)}.`, wait);
     }
   });
 }
