@@ -1,0 +1,155 @@
+/**
+ * Rate-limit benchmark: the cost of the per-organization limit on a public-API list
+ * (`GET /api/public/members` with an organization API-key token) against the same route with the
+ * limit off, with the counters in the process and in Redis; then the two-instance exactness
+ * figure: 200 concurrent requests for one organization spread over two servers sharing one
+ * Redis and one database, and how many pass. SQLite only (the limit does not touch the
+ * database). Not a test.
+ *
+ *   BENCH_REDIS_URL=redis://127.0.0.1:56391 npx tsx bench/rate-limit.ts
+ *
+ * Options (environment): BENCH_SECONDS (10), BENCH_REDIS_URL (the Redis parts are skipped
+ * without it), BENCH_PUBLIC_PATH (/api/public/members), BENCH_ROUNDS (5, exactness rounds).
+ * The server is bench/public-list-server.ts: the real app, plus a stand-in list route while the
+ * public API's own is not on the branch.
+ */
+import { Redis } from 'ioredis';
+import { generateRsaKeyPair, encryptText, encryptToEncString, generateSymmetricKey, rsaEncryptToEncString } from '../test/support/bw-crypto.js';
+import { call, CLIENT_HEADERS, databaseFor, measure, registerAndLogin, Results, SECONDS, startServer, type Figures, type Running } from './harness.js';
+
+const REDIS_URL = process.env.BENCH_REDIS_URL;
+const PATH = process.env.BENCH_PUBLIC_PATH ?? '/api/public/members';
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const SERVER = 'bench/public-list-server.ts';
+/** High enough that no request of a run is refused: the cost of the check, not of refusals. */
+const NEVER_REFUSED = { PUBLIC_API_RATE_LIMIT: '100000', PUBLIC_API_BURST: '100000' };
+
+const start = (url: string, env: Record<string, string>) => startServer(url, { DEPLOYMENT: 'cloud', ...env }, [], SERVER);
+
+/** An owner founds an organization with its 20 invited members and fetches its API key; answers an organization token. */
+async function seed(base: string): Promise<{ orgId: string; clientSecret: string }> {
+  const { token, account } = await registerAndLogin(base, 'limit-bench@example.com');
+  const orgKey = generateSymmetricKey();
+  const pair = generateRsaKeyPair();
+  const org = JSON.parse(
+    await call(base, 'POST', '/api/organizations', {
+      token,
+      json: {
+        name: 'Bench',
+        billingEmail: 'billing@bench.test',
+        planType: 20,
+        key: rsaEncryptToEncString(orgKey.raw, account.publicKeyB64),
+        keys: { publicKey: pair.publicKeyB64, encryptedPrivateKey: encryptToEncString(pair.privateKeyDer, orgKey) },
+        collectionName: encryptText('Default collection', orgKey),
+      },
+    }),
+  ) as { id: string };
+  const emails = Array.from({ length: 20 }, (_, i) => `member${i}@bench.test`);
+  await call(base, 'POST', `/api/organizations/${org.id}/users/invite`, { token, json: { emails, type: 2, accessAll: false, collections: [] } });
+  const key = JSON.parse(await call(base, 'POST', `/api/organizations/${org.id}/api-key`, { token, json: { masterPasswordHash: account.masterPasswordHash } })) as {
+    apiKey: string;
+  };
+  return { orgId: org.id, clientSecret: key.apiKey };
+}
+
+async function organizationToken(base: string, orgId: string, clientSecret: string): Promise<string> {
+  const form = { grant_type: 'client_credentials', scope: 'api.organization', client_id: `organization.${orgId}`, client_secret: clientSecret };
+  return (JSON.parse(await call(base, 'POST', '/identity/connect/token', { form })) as { access_token: string }).access_token;
+}
+
+const results = new Results();
+const overhead: string[] = [];
+
+async function run(what: string, server: Running, token: string, connections: number): Promise<Figures> {
+  const figures = await measure({ url: server.url + PATH, connections, headers: { ...CLIENT_HEADERS, authorization: `Bearer ${token}` } });
+  results.row('sqlite', what, connections, figures);
+  return figures;
+}
+
+/** 200 requests at once, alternating between the two servers; answers how many passed and how long the burst took. */
+async function burst(servers: Running[], token: string): Promise<{ passed: number; refused: number; other: number; ms: number }> {
+  const started = performance.now();
+  const statuses = await Promise.all(
+    Array.from({ length: 200 }, async (_, i) => {
+      const res = await fetch((servers[i % servers.length] as Running).url + PATH, { headers: { ...CLIENT_HEADERS, authorization: `Bearer ${token}` } });
+      await res.arrayBuffer();
+      return res.status;
+    }),
+  );
+  return {
+    passed: statuses.filter((s) => s === 200).length,
+    refused: statuses.filter((s) => s === 429).length,
+    other: statuses.filter((s) => s !== 200 && s !== 429).length,
+    ms: performance.now() - started,
+  };
+}
+
+async function main(): Promise<void> {
+  const database = await databaseFor('sqlite');
+  const setup = await start(database.url, {});
+  const { orgId, clientSecret } = await seed(setup.url);
+  const token = await organizationToken(setup.url, orgId, clientSecret);
+  const body = await call(setup.url, 'GET', PATH, { token });
+  console.error(`${PATH}: ${body.length.toLocaleString('en-US')} bytes`);
+  await setup.stop();
+
+  const modes: [string, Record<string, string>][] = [
+    ['limit off', { PUBLIC_API_RATE_LIMIT: '0' }],
+    ['limit on, in process', NEVER_REFUSED],
+    ...(REDIS_URL ? ([['limit on, in Redis', { ...NEVER_REFUSED, REDIS_URL }]] as [string, Record<string, string>][]) : []),
+  ];
+  const redis = REDIS_URL ? new Redis(REDIS_URL) : undefined;
+  for (const connections of [1, 10]) {
+    const figures: Record<string, Figures> = {};
+    for (const [what, env] of modes) {
+      await redis?.del(`strongroom:limit:org:${orgId}`);
+      const server = await start(database.url, env);
+      await measure({ url: server.url + PATH, connections, duration: 2, headers: { ...CLIENT_HEADERS, authorization: `Bearer ${token}` } });
+      figures[what] = await run(what, server, token, connections);
+      await server.stop();
+    }
+    const off = figures['limit off'];
+    for (const [what] of modes.slice(1)) {
+      const on = figures[what];
+      if (!off || !on) continue;
+      overhead.push(
+        `${connections} connection(s), ${what}: mean latency ${(((on.mean - off.mean) / off.mean) * 100).toFixed(1)} %, throughput ${(((off.rps - on.rps) / off.rps) * 100).toFixed(1)} % lower`,
+      );
+    }
+  }
+
+  const exactness: string[] = [];
+  if (REDIS_URL && redis) {
+    for (const [label, env, expected] of [
+      ['defaults (100 a minute, burst 20)', { REDIS_URL }, (ms: number) => `at most ${20 + Math.floor(ms / 600)}`],
+      ['1 a minute, burst 20 (no refill during the burst)', { REDIS_URL, PUBLIC_API_RATE_LIMIT: '1' }, () => 'exactly 20'],
+      ['1 a minute, burst 20, without Redis (each instance alone)', { PUBLIC_API_RATE_LIMIT: '1' }, () => '20 per instance'],
+    ] as [string, Record<string, string>, (ms: number) => string][]) {
+      const servers = [await start(database.url, env), await start(database.url, env)];
+      for (let round = 0; round < ROUNDS; round++) {
+        await redis.del(`strongroom:limit:org:${orgId}`);
+        // Without Redis the buckets live in the two processes, so only one round is meaningful.
+        const result = await burst(servers, token);
+        exactness.push(
+          `| ${label} | ${round + 1} | ${result.passed} | ${result.refused} | ${result.other} | ${result.ms.toFixed(0)} | ${expected(result.ms)} |`,
+        );
+        if (!env.REDIS_URL) break;
+      }
+      for (const server of servers) await server.stop();
+    }
+  }
+  redis?.disconnect();
+  await database.drop();
+
+  results.print(`Rate limit on ${PATH} (organization token), SQLite`, 'Cost of the limit against the same route with it off:');
+  for (const line of overhead) console.log(`- ${line}`);
+  if (exactness.length > 0) {
+    console.log(`\nTwo instances sharing one Redis and one database, 200 concurrent requests for one organization:\n`);
+    console.log('| settings | round | passed | 429 | other | ms | the bucket allows |');
+    console.log('|---|---|---|---|---|---|---|');
+    for (const line of exactness) console.log(line);
+  }
+  console.log(`\n${SECONDS} s per run, Node ${process.version}`);
+}
+
+await main();
