@@ -67,6 +67,8 @@ export function createRateLimits(deps: { config: Config; clock: Clock; log?: Rat
       // A lost connection fails the waiting checks at once; the breaker decides what happens next.
       maxRetriesPerRequest: 0,
       connectTimeout: Math.max(1000, config.rateLimitRedisTimeoutMs),
+      // Checks arriving in the same tick share one round trip.
+      enableAutoPipelining: true,
     });
     // Failures are counted per call by the breaker; without a listener ioredis reports each reconnect as unhandled.
     redis.on('error', () => undefined);
