@@ -48,6 +48,8 @@ function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
 
 export interface Running {
   url: string;
+  /** The server's process id (for reading its CPU time). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -73,7 +75,7 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await waitForLine(child, /Strongroom is ready/);
-  return { url: `http://127.0.0.1:${port}`, stop: () => stop(child) };
+  return { url: `http://127.0.0.1:${port}`, ...(child.pid ? { pid: child.pid } : {}), stop: () => stop(child) };
 }
 
 /** `bench/ceiling-server.ts` answering every request with the bytes of `file`. */

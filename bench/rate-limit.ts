@@ -14,6 +14,7 @@
  * The server is bench/public-list-server.ts: the real app, plus a stand-in list route while the
  * public API's own is not on the branch.
  */
+import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { generateRsaKeyPair, encryptText, encryptToEncString, generateSymmetricKey, rsaEncryptToEncString } from '../test/support/bw-crypto.js';
 import { call, CLIENT_HEADERS, databaseFor, measure, registerAndLogin, Results, SECONDS, startServer, type Figures, type Running } from './harness.js';
@@ -60,8 +61,23 @@ async function organizationToken(base: string, orgId: string, clientSecret: stri
   return (JSON.parse(await call(base, 'POST', '/identity/connect/token', { form })) as { access_token: string }).access_token;
 }
 
+/** CPU seconds (user + system) a process has used, from /proc (Linux). */
+function processCpuSeconds(pid: number | undefined): number {
+  if (!pid) return 0;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+async function redisCpuSeconds(redis: Redis | undefined): Promise<number> {
+  if (!redis) return 0;
+  const info = await redis.info('cpu');
+  const value = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0);
+  return value('used_cpu_sys') + value('used_cpu_user');
+}
+
 const results = new Results();
 const overhead: string[] = [];
+const cpuRows: string[] = [];
 
 /** 200 requests at once, alternating between the two servers; answers how many passed and how long the burst took. */
 async function burst(servers: Running[], token: string): Promise<{ passed: number; refused: number; other: number; ms: number }> {
@@ -99,6 +115,7 @@ async function main(): Promise<void> {
   // The machine is shared: each mode runs REPEATS times, interleaved with the others, and the
   // run with the median throughput stands for it.
   const runs = new Map<string, Figures[]>();
+  const cpu = new Map<string, number[]>();
   for (let repeat = 0; repeat < REPEATS; repeat++) {
     for (const [what, env] of modes) {
       await redis?.del(`strongroom:limit:org:${orgId}`);
@@ -106,8 +123,14 @@ async function main(): Promise<void> {
       const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${token}` };
       await measure({ url: server.url + PATH, connections: 10, duration: 2, headers });
       for (const connections of CONNECTIONS) {
+        // CPU per request (the server's, plus Redis's when it holds the counters) does not depend
+        // on what else the machine is running, unlike latency and throughput.
+        const withRedis = Boolean(env.REDIS_URL);
+        const before = processCpuSeconds(server.pid) + (withRedis ? await redisCpuSeconds(redis) : 0);
         const figures = await measure({ url: server.url + PATH, connections, headers });
+        const after = processCpuSeconds(server.pid) + (withRedis ? await redisCpuSeconds(redis) : 0);
         runs.set(`${what}|${connections}`, [...(runs.get(`${what}|${connections}`) ?? []), figures]);
+        cpu.set(`${what}|${connections}`, [...(cpu.get(`${what}|${connections}`) ?? []), ((after - before) / (figures.rps * SECONDS)) * 1e6]);
       }
       await server.stop();
     }
@@ -116,8 +139,17 @@ async function main(): Promise<void> {
     const sorted = [...(runs.get(`${what}|${connections}`) ?? [])].sort((a, b) => a.rps - b.rps);
     return sorted[Math.floor(sorted.length / 2)] as Figures;
   };
+  const medianCpu = (what: string, connections: number): number => {
+    const sorted = [...(cpu.get(`${what}|${connections}`) ?? [])].sort((a, b) => a - b);
+    return sorted[Math.floor(sorted.length / 2)] ?? 0;
+  };
   for (const connections of CONNECTIONS) {
-    for (const [what] of modes) results.row('sqlite', what, connections, median(what, connections));
+    const offCpu = medianCpu('limit off', connections);
+    for (const [what] of modes) {
+      results.row('sqlite', what, connections, median(what, connections));
+      const own = medianCpu(what, connections);
+      cpuRows.push(`| ${what} | ${connections} | ${own.toFixed(0)} | ${what === 'limit off' ? '' : `${(((own - offCpu) / offCpu) * 100).toFixed(1)} %`} |`);
+    }
     const off = median('limit off', connections);
     for (const [what] of modes.slice(1)) {
       const on = median(what, connections);
@@ -152,6 +184,10 @@ async function main(): Promise<void> {
 
   results.print(`Rate limit on ${PATH} (organization token), SQLite, median of ${REPEATS} interleaved runs`, 'Cost of the limit against the same route with it off:');
   for (const line of overhead) console.log(`- ${line}`);
+  console.log(`\nCPU per request (median of ${REPEATS}): the server process, plus the Redis server for "in Redis":\n`);
+  console.log('| what | connections | CPU µs per request | against limit off |');
+  console.log('|---|---|---|---|');
+  for (const line of cpuRows) console.log(line);
   if (exactness.length > 0) {
     console.log(`\nTwo instances sharing one Redis and one database, 200 concurrent requests for one organization:\n`);
     console.log('| settings | round | passed | 429 | other | ms | the bucket allows |');

@@ -207,7 +207,7 @@ export const ConfigSchema = Type.Object({
     maximum: 100000000,
     default: 100000,
     description:
-      'Counters kept in the process (without Redis, or in local failure mode), whatever callers send; past it the one unused longest is dropped. About 150 bytes each.',
+      'Counters kept in the process (without Redis, or in local failure mode), whatever callers send; past it the one unused longest is dropped. About 250 bytes each (25 MB for the default).',
   }),
   bodyLimitBytes: Type.Integer({
     minimum: 1024,
