@@ -105,7 +105,8 @@ describe('the login throttle', () => {
 describe.skipIf(!REDIS_URL)('the login throttle shared through Redis', () => {
   it('counts the failures of two instances as one: 31 concurrent guesses, 10 checked', async () => {
     // Redis outlives the test: a fresh account and address keep earlier runs' counters out of it.
-    const env = { REDIS_URL: REDIS_URL ?? '', LOGIN_ATTEMPTS_PER_ACCOUNT: '10', TRUST_PROXY: 'true' };
+    // Closed, with a patient timeout: a slow Redis must fail the test, never pass it through the local fallback.
+    const env = { REDIS_URL: REDIS_URL ?? '', LOGIN_ATTEMPTS_PER_ACCOUNT: '10', TRUST_PROXY: 'true', RATE_LIMIT_REDIS_FAILURE: 'closed', RATE_LIMIT_REDIS_TIMEOUT_MS: '10000' };
     const from = `10.${randomInt(256)}.${randomInt(256)}.${randomInt(1, 255)}`;
     let shared: string | undefined;
     if (TEST_ENGINE === 'sqlite') {

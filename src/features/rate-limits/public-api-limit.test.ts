@@ -167,7 +167,8 @@ describe('the public API limit per organization', () => {
 describe.skipIf(!REDIS_URL)('the public API limit shared through Redis', () => {
   it('lets exactly the burst through from 200 concurrent requests to two instances', async () => {
     const clock = testClock();
-    const env = { REDIS_URL: REDIS_URL ?? '' };
+    // Closed, with a patient timeout: on a loaded machine a slow answer must show as a failure (503), never as the local fallback's extra passes.
+    const env = { REDIS_URL: REDIS_URL ?? '', RATE_LIMIT_REDIS_FAILURE: 'closed', RATE_LIMIT_REDIS_TIMEOUT_MS: '10000' };
     let shared: string | undefined;
     if (TEST_ENGINE === 'sqlite') {
       // One SQLite file for both instances (in-memory databases are private to each).
