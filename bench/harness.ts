@@ -48,19 +48,34 @@ function waitForLine(child: ChildProcess, pattern: RegExp): Promise<string> {
 
 export interface Running {
   url: string;
+  /** The server's process id (for reading its CPU time). */
+  pid?: number;
   stop(): Promise<void>;
 }
 
-/** `src/main.ts` in its own process on a free port; `nodeOptions` go before the script (e.g. `--cpu-prof`). */
-export async function startServer(databaseUrl: string, env: Record<string, string> = {}, nodeOptions: string[] = []): Promise<Running> {
+/**
+ * `src/main.ts` (or `script`) in its own process on a free port; `nodeOptions` go before the script
+ * (e.g. `--cpu-prof`). The IP rules are off unless `env` turns them on: every benchmark client
+ * is one address, which the cloud variant's defaults would soon refuse.
+ */
+export async function startServer(databaseUrl: string, env: Record<string, string> = {}, nodeOptions: string[] = [], script = 'src/main.ts'): Promise<Running> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', script], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: 'info', PASSWORD_ITERATIONS: '100000', PUBLIC_URL: 'http://vault.bench.test', ...env },
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: databaseUrl,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      PASSWORD_ITERATIONS: '100000',
+      PUBLIC_URL: 'http://vault.bench.test',
+      IP_RATE_LIMITING: 'false',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   await waitForLine(child, /Strongroom is ready/);
-  return { url: `http://127.0.0.1:${port}`, stop: () => stop(child) };
+  return { url: `http://127.0.0.1:${port}`, ...(child.pid ? { pid: child.pid } : {}), stop: () => stop(child) };
 }
 
 /** `bench/ceiling-server.ts` answering every request with the bytes of `file`. */

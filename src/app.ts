@@ -21,6 +21,7 @@ import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
 import type { Pushes } from './features/notifications/pushes.js';
 import { createFeatures } from './wiring.js';
+import { installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
 
 export interface AppOptions {
   config: Config;
@@ -162,8 +163,11 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     });
   }
 
-  const features = createFeatures({ config, database, clock, ...(pushes ? { pushes } : {}) });
+  const features = createFeatures({ config, database, clock, log: app.log, ...(pushes ? { pushes } : {}) });
   app.addHook('onClose', async () => features.close());
+  // Before the services, so that both see every route and request registered after them.
+  installIpRules(app, features.rateLimits);
+  if (config.services.includes('api')) installPublicApiLimit(app, features.rateLimits, `${config.servicePrefixes ? '/api' : ''}/public`);
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };
   for (const name of config.services) {
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });

@@ -12,6 +12,7 @@ import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
 import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/identity/login-throttle.js';
+import { createRateLimits, type RateLimitLog } from './features/rate-limits/rate-limits.js';
 import { createSigningKeys } from './features/identity/signing-keys.js';
 import { createTokenService } from './features/identity/tokens.js';
 import { createDeviceService } from './features/devices/devices.service.js';
@@ -47,10 +48,12 @@ export interface WiringDeps {
   clock: Clock;
   /** Where pushes go instead of the app's own (tests record them here). */
   pushes?: Pushes;
+  /** Where the features report trouble that no request sees (Redis out of reach). */
+  log?: RateLimitLog;
 }
 
 /** Builds every feature's service once per app, one line per feature. */
-export function createFeatures({ config, database, clock, pushes: injectedPushes }: WiringDeps) {
+export function createFeatures({ config, database, clock, pushes: injectedPushes, log }: WiringDeps) {
   const db = database.db;
   // What features tell the notifications hub after each commit (push-messages.ts lists what
   // pushes what). The hub replaces noPushes with its delivery (in-process, or through Redis).
@@ -71,9 +74,12 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     claimsProviders: [organizationClaims],
     principalResolvers: { Organization: organizationPrincipalResolver(db), [SERVICE_ACCOUNT_CLAIM_TYPE]: serviceAccountPrincipalResolver(db, clock) },
   });
+  const rateLimits = createRateLimits({ config, clock, ...(log ? { log } : {}) });
   const throttle = createLoginThrottle({
     clock,
-    perAccount: config.loginAttemptsPerAccount,
+    store: rateLimits.store,
+    perAccountAndIp: config.loginAttemptsPerAccount,
+    perAccount: config.loginAttemptsPerAccountTotal,
     perIp: config.loginAttemptsPerIp,
     windowSeconds: config.loginAttemptWindowSeconds,
   });
@@ -158,9 +164,11 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     organizationKeys,
     secretsManager,
     publicApi,
+    rateLimits,
     authenticate: tokens.authenticate,
     async close() {
       await redis?.close();
+      await rateLimits.close();
     },
   };
 }

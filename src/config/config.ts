@@ -5,6 +5,7 @@ import { parseEnv } from 'node:util';
 import { Type, type Static, type TSchema } from 'typebox';
 import Value from 'typebox/value';
 import { parsePublicKeyList } from '../shared/public-keys.js';
+import { CLOUD_IP_RULES, parseIpList, parseIpRules, type IpRule } from './rate-limit-settings.js';
 
 /**
  * The one typed configuration schema. Every setting has a description and a safe default
@@ -145,17 +146,86 @@ export const ConfigSchema = Type.Object({
   loginAttemptsPerAccount: Type.Integer({
     minimum: 1,
     default: 10,
-    description: 'Failed password logins allowed per account within LOGIN_ATTEMPT_WINDOW_SECONDS before logins are throttled.',
+    description:
+      'Failed password logins allowed for one account from one client address within LOGIN_ATTEMPT_WINDOW_SECONDS; past it that address must wait (one more attempt comes back every window / this count).',
+  }),
+  loginAttemptsPerAccountTotal: Type.Integer({
+    minimum: 1,
+    default: 100,
+    description:
+      'Failed password logins allowed for one account from all addresses together within LOGIN_ATTEMPT_WINDOW_SECONDS: the much higher ceiling against guessing from many addresses, set high so that a stranger cannot lock the owner out.',
   }),
   loginAttemptsPerIp: Type.Integer({
     minimum: 1,
     default: 50,
-    description: 'Failed password logins allowed per client IP within LOGIN_ATTEMPT_WINDOW_SECONDS before logins are throttled.',
+    description: 'Failed password logins allowed per client address, across accounts, within LOGIN_ATTEMPT_WINDOW_SECONDS.',
   }),
   loginAttemptWindowSeconds: Type.Integer({
     minimum: 1,
     default: 900,
-    description: 'Window over which failed logins are counted.',
+    description: 'Window over which failed logins are counted (see docs/rate-limits.md).',
+  }),
+  publicApiRateLimit: Type.Integer({
+    minimum: 0,
+    maximum: 100000,
+    default: 100,
+    description:
+      'Requests per minute each organization may make on the public API (/api/public, organization API key), as a token bucket refilling at this rate; 0 turns the limit off.',
+  }),
+  publicApiBurst: Type.Integer({
+    minimum: 1,
+    maximum: 100000,
+    default: 20,
+    description: 'Requests an organization may make at once on the public API (the size of its token bucket).',
+  }),
+  ipRateLimiting: Type.Optional(
+    Type.Boolean({
+      description:
+        'Per-endpoint limits per client address (IP_RATE_LIMIT_RULES). Defaults to on for cloud, and on self-hosted only when IP_RATE_LIMIT_RULES is set.',
+    }),
+  ),
+  ipRateLimitRules: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'The IP rules as a JSON array of {"Endpoint": "verb:path" ("*" matches anything), "Period": "1s|1m|10m|1h|1d", "Limit": n, "Service": "api|identity|events|notifications" (optional)}, e.g. [{"Endpoint":"post:/connect/token","Period":"1m","Limit":10,"Service":"identity"}]. Replaces the cloud defaults listed in docs/rate-limits.md.',
+    }),
+  ),
+  ipRateLimitWhitelist: Type.Optional(
+    Type.String({
+      description: 'Comma list of client addresses and CIDR ranges (10.0.0.0/8, 2001:db8::/32) the IP rules never limit, such as load balancer health probes.',
+    }),
+  ),
+  rateLimitRedisFailure: Type.Enum(['local', 'open', 'closed'], {
+    default: 'local',
+    description:
+      'With REDIS_URL: what the limits and the login throttle do while Redis does not answer. local counts in each process (each instance enforces the limits alone), open lets requests through unlimited, closed refuses limited requests with 503.',
+  }),
+  rateLimitRedisTimeoutMs: Type.Integer({
+    minimum: 10,
+    maximum: 60000,
+    default: 500,
+    description: 'With REDIS_URL: how long one limit check waits for Redis before it counts as a timeout.',
+  }),
+  maxRedisTimeoutsThreshold: Type.Integer({
+    minimum: 1,
+    maximum: 100000,
+    default: 10,
+    description:
+      'With REDIS_URL: Redis timeouts or connection failures within SLIDING_WINDOW_SECONDS after the first one that make the limits stop calling Redis until that window ends (RATE_LIMIT_REDIS_FAILURE applies meanwhile).',
+  }),
+  slidingWindowSeconds: Type.Integer({
+    minimum: 1,
+    maximum: 86400,
+    default: 120,
+    description: 'With REDIS_URL: the window, from the first Redis failure, over which failures are counted and Redis is then left alone.',
+  }),
+  rateLimitMemoryKeys: Type.Integer({
+    minimum: 100,
+    maximum: 100000000,
+    default: 100000,
+    description:
+      'Counters kept in the process (without Redis, or in local failure mode), whatever callers send; past it the one unused longest is dropped. About 250 bytes each (25 MB for the default).',
   }),
   bodyLimitBytes: Type.Integer({
     minimum: 1024,
@@ -212,7 +282,11 @@ export const ConfigSchema = Type.Object({
     description: 'Trust X-Forwarded-For/-Proto from a reverse proxy (for client IPs in audit events and rate limits).',
   }),
   redisUrl: Type.Optional(
-    Type.String({ pattern: '^rediss?://.+', expected: 'a redis:// or rediss:// URL', description: 'Redis for shared rate limits and notification fan-out across instances.' }),
+    Type.String({
+      pattern: '^rediss?://.+',
+      expected: 'a redis:// or rediss:// URL',
+      description: 'Redis for shared rate limits (every limit and the login throttle) and notification fan-out across instances.',
+    }),
   ),
   amqpUrl: Type.Optional(
     Type.String({ pattern: '^amqps?://.+', expected: 'an amqp:// or amqps:// URL', description: 'AMQP broker (RabbitMQ) for forwarding events to integrations.' }),
@@ -263,8 +337,25 @@ export type TlsMode = 'off' | 'files' | 'self-signed';
 export interface Config
   extends Omit<
     RawConfig,
-    'services' | 'databaseUrl' | 'healthEnabled' | 'apiDocsEnabled' | 'publicUrl' | 'identityUrl' | 'tlsMode' | 'tlsHostnames' | 'webVaultDir'
+    | 'services'
+    | 'databaseUrl'
+    | 'healthEnabled'
+    | 'apiDocsEnabled'
+    | 'publicUrl'
+    | 'identityUrl'
+    | 'tlsMode'
+    | 'tlsHostnames'
+    | 'webVaultDir'
+    | 'ipRateLimiting'
+    | 'ipRateLimitRules'
+    | 'ipRateLimitWhitelist'
   > {
+  /** Whether the IP rules apply (cloud default, or rules configured). */
+  ipRateLimiting: boolean;
+  /** The IP rules in force: IP_RATE_LIMIT_RULES, or the cloud defaults. */
+  ipRateLimitRules: readonly IpRule[];
+  /** Addresses and CIDR ranges the IP rules never limit. */
+  ipRateLimitWhitelist: string[];
   /** How HTTPS is served; `off` is plain HTTP. */
   tlsMode: TlsMode;
   /** TLS_MODE=self-signed: the names (DNS or IP) the generated server certificate must cover. */
@@ -376,6 +467,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
   }
   const webVaultDir = resolveWebVaultDir(parsed.webVaultDir, parsed.dataDir, problems);
+  const ipRules = parsed.ipRateLimitRules === undefined ? { rules: CLOUD_IP_RULES, problems: [] } : parseIpRules(parsed.ipRateLimitRules);
+  for (const problem of ipRules.problems) problems.push(`IP_RATE_LIMIT_RULES: ${problem}`);
+  const whitelist = parseIpList(parsed.ipRateLimitWhitelist ?? '');
+  for (const problem of whitelist.problems) problems.push(`IP_RATE_LIMIT_WHITELIST: ${problem}`);
   if (problems.length > 0) throw new ConfigError(problems);
 
   const cloud = parsed.deployment === 'cloud';
@@ -400,6 +495,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     installationId: parsed.installationId?.toLowerCase(),
     selfHosted: !cloud,
     webVaultDir,
+    ipRateLimiting: parsed.ipRateLimiting ?? (cloud || parsed.ipRateLimitRules !== undefined),
+    ipRateLimitRules: ipRules.rules,
+    ipRateLimitWhitelist: whitelist.entries,
   };
 }
 

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ENC_STRING_FORMAT } from './enc-string.js';
-import { HttpError, MODEL_STATE_INVALID, TooManyRequests, type ValidationErrors } from './errors.js';
+import { HttpError, MODEL_STATE_INVALID, ServiceUnavailable, TooManyRequests, type ValidationErrors } from './errors.js';
 
 /**
  * One error handler per envelope. Known errors keep their status; request-shape errors from
@@ -112,7 +112,9 @@ export function normalizeError(error: unknown, request: FastifyRequest): Normali
       statusCode: error.statusCode,
       message: error.message,
       validationErrors: error.validationErrors ?? null,
-      ...(error instanceof TooManyRequests && error.retryAfterSeconds ? { retryAfterSeconds: error.retryAfterSeconds } : {}),
+      ...((error instanceof TooManyRequests || error instanceof ServiceUnavailable) && error.retryAfterSeconds
+        ? { retryAfterSeconds: error.retryAfterSeconds }
+        : {}),
     };
   }
   const known = error && typeof error === 'object' ? fromFastify(error as FastifyError) : null;

@@ -54,6 +54,17 @@ export class TooManyRequests extends HttpError {
   }
 }
 
+/** A dependency the request needs is out of use for now (e.g. the shared rate-limit store in closed mode). */
+export class ServiceUnavailable extends HttpError {
+  readonly statusCode = 503;
+  constructor(
+    message = 'The service is temporarily unavailable. Try again later.',
+    readonly retryAfterSeconds?: number,
+  ) {
+    super(message);
+  }
+}
+
 /** An upstream dependency (broker, mail server) failed. */
 export class GatewayError extends HttpError {
   readonly statusCode = 502;

@@ -33,8 +33,9 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
 
 /** Config as the server would load it from these environment variables. */
 export function testConfig(env: Record<string, string> = {}): Config {
-  // Many tests open hundreds of connections from 127.0.0.1; the cap has its own tests.
-  return loadConfig({ LOG_LEVEL: 'warn', PASSWORD_ITERATIONS: '100000', MAX_CONNECTIONS_PER_IP: '0', ...env });
+  // Tests send many requests from 127.0.0.1, some on hundreds of connections at once, and many to
+  // one organization's public API: the limits' and the connection cap's own tests turn them on.
+  return loadConfig({ LOG_LEVEL: 'warn', PASSWORD_ITERATIONS: '100000', IP_RATE_LIMITING: 'false', MAX_CONNECTIONS_PER_IP: '0', PUBLIC_API_RATE_LIMIT: '0', ...env });
 }
 
 /** Collects log lines so tests can check what was (and was not) logged. */
@@ -88,6 +89,8 @@ export interface StartOptions {
   port?: number;
   /** Where the server's pushes go (see test/support/pushes.ts); the app's own by default. */
   pushes?: Pushes;
+  /** Runs on the built app before it listens, e.g. to add a route a test needs. */
+  beforeListen?: (app: FastifyInstance, context: { config: Config; database: Database; clock?: Clock }) => Promise<void>;
 }
 
 /**
@@ -110,6 +113,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   if (!options.databaseUrl && signingKey) await database.db.insertInto('server_keys').values(signingKey).execute();
   const logs = new LogCapture();
   const app = await buildApp({ config, database, logStream: logs, ...(https ? { https } : {}), ...(options.clock ? { clock: options.clock } : {}), ...(options.pushes ? { pushes: options.pushes } : {}) });
+  await options.beforeListen?.(app, { config, database, ...(options.clock ? { clock: options.clock } : {}) });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

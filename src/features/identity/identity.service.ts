@@ -21,7 +21,8 @@ import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { masterPasswordPolicyFor } from '../policies/policies.service.js';
 import type { AuthRequestService } from '../auth-requests/auth-requests.service.js';
-import type { LoginThrottle } from './login-throttle.js';
+import { LimitsUnavailable } from '../rate-limits/failover-store.js';
+import type { LoginAttempt, LoginThrottle } from './login-throttle.js';
 import type { IssuedTokens, TokenService } from './tokens.js';
 
 /** The official first-party clients; none has a secret. */
@@ -148,6 +149,16 @@ export function createIdentityService(deps: {
     };
   }
 
+  /** The throttle's verdict; in closed mode, while the shared store is out of use, a 503 the clients retry. */
+  async function takeLoginAttempt(email: string, ip: string | null): Promise<LoginAttempt> {
+    try {
+      return await deps.throttle.attempt(email, ip);
+    } catch (error) {
+      if (!(error instanceof LimitsUnavailable)) throw error;
+      throw new OAuthError('temporarily_unavailable', error.message, error.message, 503, {}, error.retryAfterSeconds);
+    }
+  }
+
   async function passwordGrant(form: TokenForm, client: ClientContext): Promise<Record<string, unknown>> {
     const clientId = required(form, 'client_id');
     if (!STATIC_CLIENTS.has(clientId)) throw new OAuthError('invalid_client', 'Unknown client.');
@@ -160,11 +171,13 @@ export function createIdentityService(deps: {
     const device = deviceOf(form);
     const context = { ...client, deviceType: device.type };
 
-    const wait = deps.throttle.blockedFor(email, client.ipAddress);
-    if (wait !== null) {
+    const attempt = await takeLoginAttempt(email, client.ipAddress);
+    if (!attempt.allowed) {
+      const wait = attempt.retryAfterSeconds;
       const message = `Too many failed login attempts. Try again in ${wait} seconds.`;
       throw new OAuthError('invalid_grant', message, message, 429, {}, wait);
     }
+    // The attempt stays taken (a failure) unless the password turns out right.
     const user = await findUserByEmail(db, email);
     // Logging in with an approved device request: its access code stands for the password.
     const authRequestId = form.authrequest;
@@ -172,10 +185,10 @@ export function createIdentityService(deps: {
       ? Boolean(user) && (await deps.authRequests.validForLogin(user?.id ?? '', authRequestId, password))
       : await deps.hasher.verify(password, user?.master_password_hash ?? null);
     if (!valid || !user) {
-      deps.throttle.recordFailure(email, client.ipAddress);
       if (user) await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
     }
+    await attempt.succeeded();
     // Checked after the password, so only the account's owner learns that it is disabled.
     if (user.disabled) {
       await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
@@ -185,7 +198,6 @@ export function createIdentityService(deps: {
     if (authRequestId && !(await deps.authRequests.markUsed(authRequestId))) {
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
     }
-    deps.throttle.recordSuccess(email);
     const deviceRow = await registerDevice(user, device);
     const tokens = await deps.tokens.issueUserTokens({
       user,

@@ -1,45 +1,62 @@
 import type { Clock } from '../../clock.js';
+import type { Bucket, LimitStore } from '../rate-limits/limit-store.js';
+import { keyDigest } from '../rate-limits/rate-limits.js';
+
+export type LoginAttempt =
+  | { allowed: false; retryAfterSeconds: number }
+  | {
+      allowed: true;
+      /** The password was right: the attempt does not count, and this address's failures for the account are forgiven. */
+      succeeded(): Promise<void>;
+    };
 
 /**
- * Counts failed password logins per account and per client IP in a sliding window. When either
- * count reaches its limit, further attempts are refused before the password is even checked,
- * until the oldest failure leaves the window. A successful login clears the account's count.
- * The counters live in this process; with several instances each enforces its own limits.
+ * Throttles password logins with three token buckets taken together (src/features/rate-limits):
+ * the account from one client address (`perAccountAndIp`), the account from all addresses
+ * (`perAccount`, a much higher ceiling, so a stranger guessing from elsewhere cannot lock the
+ * owner out), and the address across accounts (`perIp`). Each allows its count at once and gives
+ * one attempt back every `windowSeconds / count`.
+ *
+ * An attempt is taken before the password is checked and given back when it was right, so
+ * concurrent guesses are counted exactly: no more than the limit are ever in flight. Accounts
+ * are keyed by a digest of the normalized username, so a flood of long names costs no more than
+ * short ones; the store bounds the number of keys (in process) or expires them (Redis).
  */
-export function createLoginThrottle(deps: { clock: Clock; perAccount: number; perIp: number; windowSeconds: number }) {
-  const failures = new Map<string, number[]>();
+export function createLoginThrottle(deps: {
+  clock: Clock;
+  store: LimitStore;
+  perAccountAndIp: number;
+  perAccount: number;
+  perIp: number;
+  windowSeconds: number;
+}) {
   const windowMs = deps.windowSeconds * 1000;
+  const bucket = (key: string, count: number): Bucket => ({ key, intervalMs: windowMs / count, burst: count });
 
-  function recent(key: string): number[] {
-    const now = deps.clock.now().getTime();
-    const kept = (failures.get(key) ?? []).filter((t) => now - t < windowMs);
-    if (kept.length > 0) failures.set(key, kept);
-    else failures.delete(key);
-    return kept;
-  }
-
-  function retryAfter(times: number[], limit: number): number | null {
-    if (times.length < limit) return null;
-    const oldest = times[times.length - limit] ?? deps.clock.now().getTime();
-    return Math.max(1, Math.ceil((oldest + windowMs - deps.clock.now().getTime()) / 1000));
+  function bucketsOf(account: string, ip: string | null): Bucket[] {
+    const who = keyDigest(account);
+    const address = ip ?? 'unknown';
+    return [
+      bucket(`login:ai:${who}:${address}`, deps.perAccountAndIp),
+      bucket(`login:a:${who}`, deps.perAccount),
+      ...(ip ? [bucket(`login:i:${address}`, deps.perIp)] : []),
+    ];
   }
 
   return {
-    /** Seconds to wait before trying again, or null when an attempt is allowed now. */
-    blockedFor(account: string, ip: string | null): number | null {
-      const byAccount = retryAfter(recent(`a:${account}`), deps.perAccount);
-      const byIp = ip ? retryAfter(recent(`i:${ip}`), deps.perIp) : null;
-      if (byAccount === null && byIp === null) return null;
-      return Math.max(byAccount ?? 0, byIp ?? 0);
-    },
-    recordFailure(account: string, ip: string | null): void {
-      const now = deps.clock.now().getTime();
-      for (const key of [`a:${account}`, ...(ip ? [`i:${ip}`] : [])]) {
-        failures.set(key, [...recent(key), now]);
-      }
-    },
-    recordSuccess(account: string): void {
-      failures.delete(`a:${account}`);
+    /** Takes one attempt for this account from this address, or says how long to wait. */
+    async attempt(account: string, ip: string | null): Promise<LoginAttempt> {
+      const buckets = bucketsOf(account, ip);
+      const decision = await deps.store.consume(buckets, deps.clock.now().getTime());
+      if (!decision.allowed) return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil(decision.retryAfterMs / 1000)) };
+      return {
+        allowed: true,
+        async succeeded() {
+          const [pair, ...shared] = buckets;
+          await deps.store.refund(shared, deps.clock.now().getTime());
+          if (pair) await deps.store.reset([pair.key]);
+        },
+      };
     },
   };
 }
