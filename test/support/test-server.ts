@@ -89,8 +89,6 @@ export interface StartOptions {
   port?: number;
   /** Where the server's pushes go (see test/support/pushes.ts); the app's own by default. */
   pushes?: Pushes;
-  /** Runs on the built app before it listens, e.g. to add a route a test needs. */
-  beforeListen?: (app: FastifyInstance, context: { config: Config; database: Database; clock?: Clock }) => Promise<void>;
 }
 
 /**
@@ -113,7 +111,6 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   if (!options.databaseUrl && signingKey) await database.db.insertInto('server_keys').values(signingKey).execute();
   const logs = new LogCapture();
   const app = await buildApp({ config, database, logStream: logs, ...(https ? { https } : {}), ...(options.clock ? { clock: options.clock } : {}), ...(options.pushes ? { pushes: options.pushes } : {}) });
-  await options.beforeListen?.(app, { config, database, ...(options.clock ? { clock: options.clock } : {}) });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
