@@ -18,7 +18,14 @@ import { identityService } from './services/identity.js';
 import { notificationsService } from './services/notifications.js';
 import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
-import { createFeatures } from './wiring.js';
+import { createFeatures, type Features } from './wiring.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's wired features (tests reach `features.pushes` through it). */
+    features: Features;
+  }
+}
 
 export interface AppOptions {
   config: Config;
@@ -57,6 +64,11 @@ export const API_DOC_TAGS = [
   { name: 'Policies', description: 'Organization policies (master password, single organization, account recovery, ...).' },
   { name: 'Events', description: 'The organization\'s audit log.' },
   { name: 'Devices', description: 'The devices a user has logged in from, and the known-device check the login page makes.' },
+  {
+    name: 'Notifications',
+    description:
+      'The live notifications hub (SignalR over WebSocket at `/hub` and `/anonymous-hub`) the official apps keep open to hear about changes at once; the negotiate step for other SignalR clients.',
+  },
   { name: 'Settings', description: 'A user\'s equivalent domains, which autofill treats as one site.' },
   { name: 'Secrets', description: 'Secrets Manager secrets: values encrypted by the client, their version history and the trash.' },
   { name: 'Projects', description: 'Secrets Manager projects, which group secrets and carry access to them.' },
@@ -136,7 +148,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     });
   }
 
-  const features = createFeatures({ config, database, clock });
+  const features = createFeatures({ config, database, clock, log: app.log });
+  app.decorate('features', features);
   app.addHook('onClose', async () => features.close());
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };
   for (const name of config.services) {

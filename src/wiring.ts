@@ -1,6 +1,8 @@
+import { pino } from 'pino';
 import type { Config } from './config/config.js';
 import type { Clock } from './clock.js';
 import type { Database } from './db/database.js';
+import type { HubLog } from './features/notifications/hub.js';
 import { createAccountService } from './features/accounts/accounts.service.js';
 import { createPasswordHasher } from './features/accounts/password-hasher.js';
 import { createCollectionService } from './features/collections/collections.service.js';
@@ -15,6 +17,7 @@ import { createSigningKeys } from './features/identity/signing-keys.js';
 import { createTokenService } from './features/identity/tokens.js';
 import { createDeviceService } from './features/devices/devices.service.js';
 import { createMailer } from './features/mail/mailer.js';
+import { createNotifications } from './features/notifications/notifications.js';
 import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
 import { invitationCheck } from './features/organizations/invitations.js';
@@ -42,16 +45,17 @@ export interface WiringDeps {
   config: Config;
   database: Database;
   clock: Clock;
+  /** Where the features log (the app's logger; stderr when run from a command). */
+  log?: HubLog;
 }
 
 /** Builds every feature's service once per app, one line per feature. */
-export function createFeatures({ config, database, clock }: WiringDeps) {
+export function createFeatures({ config, database, clock, log }: WiringDeps) {
   const db = database.db;
   const redis = config.redisUrl ? redisCheck(config.redisUrl) : undefined;
   const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
 
   const audit = createAuditLog({ clock });
-  const health = createHealthService({ checks });
   const hasher = createPasswordHasher({ iterations: config.passwordIterations });
   const keys = createSigningKeys({ db, clock, issuer: config.identityUrl });
   const tokens = createTokenService({
@@ -63,6 +67,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     claimsProviders: [organizationClaims],
     principalResolvers: { Organization: organizationPrincipalResolver(db), [SERVICE_ACCOUNT_CLAIM_TYPE]: serviceAccountPrincipalResolver(db, clock) },
   });
+  const notifications = createNotifications({ config, db, authenticate: tokens.authenticate, log: log ?? pino({ level: config.logLevel }, pino.destination(2)) });
+  const health = createHealthService({ checks: [...checks, notifications.health] });
   const throttle = createLoginThrottle({
     clock,
     perAccount: config.loginAttemptsPerAccount,
@@ -145,7 +151,11 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     organizationKeys,
     secretsManager,
     authenticate: tokens.authenticate,
+    /** Live notifications: features send pushes after commit; the notifications service serves the hub. */
+    pushes: notifications.pushes,
+    notifications,
     async close() {
+      await notifications.close();
       await redis?.close();
     },
   };
