@@ -83,7 +83,7 @@ async function redisProxy(target: string): Promise<RedisProxy> {
 
 async function hubHealth(server: TestServer): Promise<{ status: string; description: string | null }> {
   const res = await server.request('GET', '/api/healthz/extended');
-  return res.body.results.notifications;
+  return res.body.results.notifications as { status: string; description: string | null };
 }
 
 async function waitForHealth(server: TestServer, status: string): Promise<void> {

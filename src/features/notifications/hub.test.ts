@@ -118,7 +118,7 @@ describe('notifications hub: connecting', () => {
         const ws = new WebSocket(hubUrl(server).replace(/^http/, 'ws'), { headers: { authorization: `Bearer ${user.accessToken}` } });
         let reply = '';
         ws.on('open', () => ws.send(`${request}\u001e`));
-        ws.on('message', (data) => (reply += String(data)));
+        ws.on('message', (data) => (reply += Buffer.from(data as Buffer).toString('utf8')));
         ws.on('close', (code) => resolve({ reply, code }));
         ws.on('error', reject);
       });
