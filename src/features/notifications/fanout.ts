@@ -79,24 +79,24 @@ export function redisFanout(deps: { url: string; deliver: (push: Push) => void; 
   let down: string | null = null;
   let lastError = '';
 
-  const update = () => {
+  /** Logs an outage once when it starts (an error or a lost connection) and once when both connections are back. */
+  const update = (lost: boolean) => {
     const ready = publisher.status === 'ready' && subscriber.status === 'ready';
     if (ready && down !== null) {
       down = null;
       deps.log().info('notifications: Redis fan-out is back; pushes reach every instance again');
-    } else if (!ready && down === null && !closed) {
-      down = lastError || 'not connected';
+    } else if (!ready && lost && down === null && !closed) {
+      down = lastError || 'connection lost';
       deps.log().warn({ reason: down }, 'notifications: Redis is unreachable; pushes reach only this instance\'s connections until it is back');
     }
   };
   for (const client of [publisher, subscriber]) {
     client.on('error', (error: Error) => {
       lastError = error.message;
-      update();
+      update(true);
     });
-    client.on('ready', update);
-    client.on('close', update);
-    client.on('end', update);
+    client.on('ready', () => update(false));
+    client.on('close', () => update(true));
   }
   subscriber.subscribe(channel).catch((error: unknown) => {
     if (!closed) deps.log().warn({ err: error }, 'notifications: could not subscribe to the Redis channel; retrying on reconnect');
