@@ -41,6 +41,7 @@ export const MAX_INBOUND_FRAME_BYTES = 4096;
 /** As ASP.NET Core: the handshake must come within 15 s, and a client silent for 30 s is gone. */
 const HANDSHAKE_TIMEOUT_MS = 15_000;
 const CLIENT_TIMEOUT_MS = 30_000;
+const HEARTBEAT_SLICE = 500;
 
 /** The official method names (notifications.md §1.2, pitfall P7; the misspelling is the official one). */
 export const HUB_METHODS = { receive: 'ReceiveMessage', heartbeat: 'Heartbeat', authRequestResponse: 'AuthRequestResponseRecieved' } as const;
@@ -57,6 +58,8 @@ interface Connection {
   protocol: ProtocolName | null;
   handshake: Buffer | null;
   readonly openedAt: number;
+  /** Up to a third of the keep-alive interval: how much earlier than the others this connection's ping is due. */
+  readonly pingLead: number;
   lastSent: number;
   lastReceived: number;
 }
@@ -249,9 +252,10 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
     }
   }
 
-  function open(ws: WebSocket, init: Omit<Connection, 'ws' | 'protocol' | 'handshake' | 'openedAt' | 'lastSent' | 'lastReceived'>): void {
+  function open(ws: WebSocket, init: Omit<Connection, 'ws' | 'protocol' | 'handshake' | 'openedAt' | 'pingLead' | 'lastSent' | 'lastReceived'>): void {
     const now = Date.now();
-    const connection: Connection = { ws, ...init, protocol: null, handshake: null, openedAt: now, lastSent: now, lastReceived: now };
+    const pingLead = Math.floor((Math.random() * keepAliveMs) / 3);
+    const connection: Connection = { ws, ...init, protocol: null, handshake: null, openedAt: now, pingLead, lastSent: now, lastReceived: now };
     connections.add(connection);
     if (connection.kind === 'hub') add(byUser, connection.owner, connection);
     perIp.set(connection.ip, (perIp.get(connection.ip) ?? 0) + 1);
@@ -343,9 +347,18 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
     }
   }
 
+  const keepAliveMs = settings.keepAliveSeconds * 1000;
+  /** How often the sweep runs: often enough that pings due at different moments go out at different moments. */
+  const sweepMs = Math.min(1000, keepAliveMs / 3);
+
+  /**
+   * Pings the connections that have been quiet for nearly the keep-alive interval, and closes
+   * those that timed out. Each connection's ping is due a little earlier by its own random
+   * `pingLead`, so thousands of connections opened together (after a restart) do not all get
+   * their pings in the same tick and hold up the pushes behind them.
+   */
   function sweep(): void {
     const now = Date.now();
-    const quiet = (settings.keepAliveSeconds * 1000 * 2) / 3;
     for (const connection of connections) {
       if (!connection.protocol) {
         if (now - connection.openedAt > HANDSHAKE_TIMEOUT_MS) connection.ws.terminate();
@@ -355,14 +368,20 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
         close(connection, closeMessage('Server timeout elapsed without receiving a message from the client.'));
         continue;
       }
-      if (now - connection.lastSent >= quiet) sendMessage(connection, PING, now);
+      if (now - connection.lastSent >= keepAliveMs - sweepMs - connection.pingLead) sendMessage(connection, PING, now);
     }
   }
 
   const HEARTBEAT = invocation(HUB_METHODS.heartbeat, []);
+  /** `Heartbeat` to every /hub connection, a slice per turn of the event loop so that pushes are not queued behind all of them. */
   function heartbeat(): void {
-    const now = Date.now();
-    for (const connection of connections) if (connection.kind === 'hub') sendMessage(connection, HEARTBEAT, now);
+    const targets = [...connections].filter((connection) => connection.kind === 'hub');
+    const slice = (from: number) => {
+      const now = Date.now();
+      for (const connection of targets.slice(from, from + HEARTBEAT_SLICE)) sendMessage(connection, HEARTBEAT, now);
+      if (from + HEARTBEAT_SLICE < targets.length) setImmediate(() => slice(from + HEARTBEAT_SLICE));
+    };
+    slice(0);
   }
 
   return {
@@ -370,8 +389,7 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
     attach(server: Server, paths: { hub: string; anonymousHub: string }): void {
       const normal = { hub: normalPath(paths.hub), anonymousHub: normalPath(paths.anonymousHub) };
       server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => onUpgrade(normal, request, socket, head));
-      // Every third of the keep-alive interval, a Ping to those quiet for two thirds of it: never more than one interval of silence.
-      timers = [setInterval(sweep, (settings.keepAliveSeconds * 1000) / 3), setInterval(heartbeat, settings.heartbeatSeconds * 1000)];
+      timers = [setInterval(sweep, sweepMs), setInterval(heartbeat, settings.heartbeatSeconds * 1000)];
       for (const timer of timers) timer.unref();
     },
 
