@@ -125,6 +125,8 @@ describe('notifications hub: connecting', () => {
     expect(await handshake('{"protocol":"xml","version":1}')).toEqual({ reply: '{"error":"Requested protocol \'xml\' is not available."}\u001e', code: 1000 });
     expect((await handshake('{"protocol":"messagepack","version":3}')).reply).toContain("does not support version 3 of the 'messagepack' protocol");
     expect((await handshake('not json')).reply).toContain('"error"');
+    // Inbound frames are bounded: a frame over 4 KB closes the connection (1009, message too big).
+    expect((await handshake(`{"protocol":"messagepack","version":1,"pad":"${'x'.repeat(5000)}"}`)).code).toBe(1009);
   });
 });
 
