@@ -261,6 +261,23 @@ describe('notifications hub: limits', () => {
     await connect(server, other);
   });
 
+  it('holds the per-user cap for upgrades that arrive together', async () => {
+    const server = await start({ NOTIFICATIONS_MAX_CONNECTIONS_PER_USER: '2' });
+    const user = await createUser(server);
+    const sockets: WebSocket[] = [];
+    const attempt = () =>
+      new Promise<number>((resolve, reject) => {
+        const ws = new WebSocket(hubUrl(server).replace(/^http/, 'ws'), { headers: { authorization: `Bearer ${user.accessToken}` } });
+        sockets.push(ws);
+        ws.on('open', () => resolve(101));
+        ws.on('unexpected-response', (_request, response) => resolve(response.statusCode ?? 0));
+        ws.on('error', reject);
+      });
+    const statuses = await Promise.all(Array.from({ length: 6 }, attempt));
+    for (const ws of sockets) ws.terminate();
+    expect(statuses.sort()).toEqual([101, 101, 429, 429, 429, 429]);
+  });
+
   it('drops a connection that stops reading, and keeps delivering to the others', async () => {
     const server = await start({ NOTIFICATIONS_MAX_BUFFERED_KILOBYTES: '16' });
     const user = await createUser(server);

@@ -267,7 +267,13 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
     });
   }
 
-  async function admit(request: IncomingMessage, kind: HubKind, url: URL, ip: string): Promise<{ owner: string; organizations: string[] }> {
+  async function admit(
+    request: IncomingMessage,
+    kind: HubKind,
+    url: URL,
+    ip: string,
+    reserve: (userId: string) => void,
+  ): Promise<{ owner: string; organizations: string[] }> {
     if (closing) throw new Refusal(503, 'shutting down');
     // This upgrade is already counted in perIp (see onUpgrade).
     if ((perIp.get(ip) ?? 0) > settings.maxConnectionsPerIp) throw new Refusal(429, 'too many connections from this address');
@@ -289,6 +295,8 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
     }
     const open = (byUser.get(principal.userId)?.size ?? 0) + (pendingPerUser.get(principal.userId) ?? 0);
     if (open >= settings.maxConnectionsPerUser) throw new Refusal(429, 'too many connections for this user');
+    // Counted from here until the socket opens, so upgrades in flight together cannot pass the cap.
+    reserve(principal.userId);
     return { owner: principal.userId, organizations: await deps.memberships(principal.userId) };
   }
 
@@ -311,12 +319,12 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
     // Counted while the token is checked, so a burst of upgrades cannot pass the per-IP cap.
     perIp.set(ip, (perIp.get(ip) ?? 0) + 1);
     let reservedUser: string | null = null;
-    admit(request, kind, url, ip)
+    const reserve = (userId: string) => {
+      reservedUser = userId;
+      pendingPerUser.set(userId, (pendingPerUser.get(userId) ?? 0) + 1);
+    };
+    admit(request, kind, url, ip, reserve)
       .then(({ owner, organizations }) => {
-        if (kind === 'hub') {
-          reservedUser = owner;
-          pendingPerUser.set(owner, (pendingPerUser.get(owner) ?? 0) + 1);
-        }
         release();
         if (closing) throw new Refusal(503, 'shutting down');
         wss.handleUpgrade(request, socket, head, (ws) => open(ws, { kind, ip, owner, organizations }));
