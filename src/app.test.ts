@@ -26,9 +26,10 @@ describe('one program, several services', () => {
     expect((await server.request('GET', '/api/alive')).status).toBe(404);
   });
 
-  it('reserves /notifications for the hub', async () => {
+  it('serves the notifications hub under /notifications, a plain GET of the hub being a 404 (it takes WebSocket upgrades only)', async () => {
     server = await startTestServer();
-    const res = await server.request('GET', '/notifications/alive');
+    expect((await server.request('GET', '/notifications/alive')).status).toBe(200);
+    const res = await server.request('GET', '/notifications/hub');
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ object: 'error' });
   });

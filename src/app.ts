@@ -20,8 +20,15 @@ import { notificationsService } from './services/notifications.js';
 import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
 import type { Pushes } from './features/notifications/pushes.js';
-import { createFeatures } from './wiring.js';
+import { createFeatures, type Features } from './wiring.js';
 import { installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The app's wired features (tests reach `features.pushes` through it). */
+    features: Features;
+  }
+}
 
 export interface AppOptions {
   config: Config;
@@ -71,6 +78,11 @@ export const API_DOC_TAGS = [
     description: 'Log in with a device: a new device asks, one of the user\'s logged-in devices approves it with the encrypted user key, and the new device logs in once with its access code.',
   },
   { name: 'Devices', description: 'The devices a user has logged in from, and the known-device check the login page makes.' },
+  {
+    name: 'Notifications',
+    description:
+      'The live notifications hub (SignalR over WebSocket at `/hub` and `/anonymous-hub`) the official apps keep open to hear about changes at once; the negotiate step for other SignalR clients.',
+  },
   { name: 'Settings', description: 'A user\'s equivalent domains, which autofill treats as one site.' },
   { name: 'Secrets', description: 'Secrets Manager secrets: values encrypted by the client, their version history and the trash.' },
   { name: 'Projects', description: 'Secrets Manager projects, which group secrets and carry access to them.' },
@@ -164,6 +176,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   }
 
   const features = createFeatures({ config, database, clock, log: app.log, ...(pushes ? { pushes } : {}) });
+  app.decorate('features', features);
   app.addHook('onClose', async () => features.close());
   // Before the services, so that both see every route and request registered after them.
   installIpRules(app, features.rateLimits);

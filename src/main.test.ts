@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { request as httpRequest, Agent } from 'node:http';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import { freePort, killPrograms, startProgram as start, waitFor } from '../test/support/program.js';
 import { freshDatabaseUrl } from '../test/support/test-server.js';
 
@@ -121,6 +123,24 @@ describe('the server program', () => {
     run.proc.kill('SIGTERM');
     expect(await run.exited).toBe(0);
     agent.destroy();
+  }, 40_000);
+
+  it('closes hub WebSockets on SIGTERM with a SignalR Close message that allows reconnecting, and exits 0', async () => {
+    const port = await freePort();
+    const run = start({ DATABASE_URL: 'sqlite::memory:', PORT: String(port), SHUTDOWN_TIMEOUT_SECONDS: '20' });
+    await waitForServer(`http://127.0.0.1:${port}`);
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/notifications/anonymous-hub?Token=${randomUUID()}`);
+    const frames: Buffer[] = [];
+    ws.on('message', (data) => frames.push(Buffer.from(data as Buffer)));
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    await new Promise((resolve) => ws.once('open', resolve));
+    ws.send('{"protocol":"messagepack","version":1}\u001e');
+    await waitFor(() => frames.length === 1);
+    run.proc.kill('SIGTERM');
+    expect(await closed).toBe(1000);
+    // [7, nil, true]: Close, no error, allowReconnect (the process must not cut the socket before it).
+    expect(frames.slice(1).map((frame) => frame.toString('hex'))).toContain('0493' + '07c0c3');
+    expect(await run.exited).toBe(0);
   }, 40_000);
 
   it.each([

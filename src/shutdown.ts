@@ -10,7 +10,8 @@ import type { FastifyInstance } from 'fastify';
  * Node's server.close() ends kept-alive connections once they are idle, but not one that was
  * opened and never carried a request (a browser's preconnect, a TLS handshake left waiting):
  * that one held the drain until the timeout. So the connections are tracked here, and once no
- * request is in progress every remaining one is closed.
+ * request is in progress every remaining one is closed. WebSockets are left to the hub, which
+ * closes them on app.close() with a SignalR Close message (src/features/notifications/hub.ts).
  */
 export function stopOnSignals(app: FastifyInstance, closeResources: () => Promise<void>, timeoutSeconds: number): void {
   const connections = trackConnections(app.server);
@@ -62,6 +63,9 @@ function trackConnections(server: Server): { closeWhenIdle(): void } {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
+  // An upgraded socket is the notifications hub's WebSocket: the hub closes it on app.close()
+  // (preClose) with a Close message that lets the apps reconnect; ending it here would cut it first.
+  server.on('upgrade', (_request, socket: Socket) => sockets.delete(socket));
   server.on('request', (_request, response) => {
     inFlight += 1;
     response.once('close', () => {

@@ -1,6 +1,8 @@
+import { pino } from 'pino';
 import type { Config } from './config/config.js';
 import type { Clock } from './clock.js';
 import type { Database } from './db/database.js';
+import type { HubLog } from './features/notifications/hub.js';
 import { createAccountService } from './features/accounts/accounts.service.js';
 import { createAuthRequestService } from './features/auth-requests/auth-requests.service.js';
 import { createPasswordHasher } from './features/accounts/password-hasher.js';
@@ -12,12 +14,13 @@ import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
 import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/identity/login-throttle.js';
-import { createRateLimits, type RateLimitLog } from './features/rate-limits/rate-limits.js';
+import { createRateLimits } from './features/rate-limits/rate-limits.js';
 import { createSigningKeys } from './features/identity/signing-keys.js';
 import { createTokenService } from './features/identity/tokens.js';
 import { createDeviceService } from './features/devices/devices.service.js';
 import { createMailer } from './features/mail/mailer.js';
-import { noPushes, type Pushes } from './features/notifications/pushes.js';
+import type { Pushes } from './features/notifications/pushes.js';
+import { createNotifications } from './features/notifications/notifications.js';
 import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
 import { invitationCheck } from './features/organizations/invitations.js';
@@ -46,23 +49,19 @@ export interface WiringDeps {
   config: Config;
   database: Database;
   clock: Clock;
-  /** Where pushes go instead of the app's own (tests record them here). */
+  /** Where pushes go instead of the hub (tests record them here). */
   pushes?: Pushes;
-  /** Where the features report trouble that no request sees (Redis out of reach). */
-  log?: RateLimitLog;
+  /** Where the features log (the app's logger; stderr when run from a command). */
+  log?: HubLog;
 }
 
 /** Builds every feature's service once per app, one line per feature. */
 export function createFeatures({ config, database, clock, pushes: injectedPushes, log }: WiringDeps) {
   const db = database.db;
-  // What features tell the notifications hub after each commit (push-messages.ts lists what
-  // pushes what). The hub replaces noPushes with its delivery (in-process, or through Redis).
-  const pushes: Pushes = injectedPushes ?? noPushes;
   const redis = config.redisUrl ? redisCheck(config.redisUrl) : undefined;
   const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
 
   const audit = createAuditLog({ clock });
-  const health = createHealthService({ checks });
   const hasher = createPasswordHasher({ iterations: config.passwordIterations, concurrency: config.passwordHashingConcurrency, queueLimit: config.passwordHashingQueue });
   const keys = createSigningKeys({ db, clock, issuer: config.identityUrl });
   const tokens = createTokenService({
@@ -75,6 +74,11 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     principalResolvers: { Organization: organizationPrincipalResolver(db), [SERVICE_ACCOUNT_CLAIM_TYPE]: serviceAccountPrincipalResolver(db, clock) },
   });
   const rateLimits = createRateLimits({ config, clock, ...(log ? { log } : {}) });
+  const notifications = createNotifications({ config, db, authenticate: tokens.authenticate, log: log ?? pino({ level: config.logLevel }, pino.destination(2)) });
+  const health = createHealthService({ checks: [...checks, notifications.health] });
+  // What features tell the hub after each commit (push-messages.ts lists what pushes what): its
+  // delivery, in-process or through Redis.
+  const pushes: Pushes = injectedPushes ?? notifications.pushes;
   const throttle = createLoginThrottle({
     clock,
     store: rateLimits.store,
@@ -166,7 +170,11 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     publicApi,
     rateLimits,
     authenticate: tokens.authenticate,
+    /** Live notifications: features send pushes after commit; the notifications service serves the hub. */
+    pushes: notifications.pushes,
+    notifications,
     async close() {
+      await notifications.close();
       await redis?.close();
       await rateLimits.close();
     },

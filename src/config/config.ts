@@ -288,6 +288,36 @@ export const ConfigSchema = Type.Object({
       description: 'Redis for shared rate limits (every limit and the login throttle) and notification fan-out across instances.',
     }),
   ),
+  notificationsKeepAliveSeconds: Type.Integer({
+    minimum: 1,
+    maximum: 15,
+    default: 15,
+    description:
+      'Notifications hub: a SignalR ping goes out on a connection that carried nothing else for this long. The apps drop a connection silent for 30 s, so at most 15.',
+  }),
+  notificationsHeartbeatSeconds: Type.Integer({
+    minimum: 1,
+    maximum: 86400,
+    default: 120,
+    description: 'Notifications hub: how often every /hub connection gets the `Heartbeat` invocation, as the official server sends it (not sent on the anonymous hub).',
+  }),
+  notificationsMaxConnectionsPerUser: Type.Integer({
+    minimum: 1,
+    default: 50,
+    description: 'Notifications hub: open connections one user may hold on this instance (each app, browser tab and device holds one); more are refused with 429.',
+  }),
+  notificationsMaxConnectionsPerIp: Type.Integer({
+    minimum: 1,
+    default: 1000,
+    description: 'Notifications hub: open connections from one client IP on this instance (behind a proxy, set TRUST_PROXY); more are refused with 429.',
+  }),
+  notificationsMaxBufferedKilobytes: Type.Integer({
+    minimum: 16,
+    maximum: 65536,
+    default: 256,
+    description:
+      'Notifications hub: unsent data a connection may hold before it is dropped, so that a client that stops reading never holds up pushes to the others.',
+  }),
   amqpUrl: Type.Optional(
     Type.String({ pattern: '^amqps?://.+', expected: 'an amqp:// or amqps:// URL', description: 'AMQP broker (RabbitMQ) for forwarding events to integrations.' }),
   ),

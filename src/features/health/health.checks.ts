@@ -17,7 +17,11 @@ export function redisCheck(url: string): HealthCheck & { close(): Promise<void> 
     name: 'redis',
     critical: false,
     async probe() {
-      client ??= new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, enableOfflineQueue: false });
+      if (!client) {
+        client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, enableOfflineQueue: false });
+        // The probe's own rejection reports the outage; without a listener ioredis prints every retry as unhandled.
+        client.on('error', () => undefined);
+      }
       if (client.status === 'wait' || client.status === 'end') await client.connect();
       await client.ping();
     },

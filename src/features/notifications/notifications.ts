@@ -1,0 +1,74 @@
+import type { Config } from '../../config/config.js';
+import type { Db } from '../../db/database.js';
+import type { Authenticator } from '../../http/access.js';
+import type { HealthCheck } from '../health/health.service.js';
+import { organizationClaims } from '../organizations/org-claims.js';
+import { inProcessFanout, redisFanout, type Fanout } from './fanout.js';
+import { createHub, type HubLog } from './hub.js';
+import type { Push, Pushes } from './pushes.js';
+
+/** The role claims whose organizations a connection joins (the official hub's list, and Strongroom's `orgmanager`). */
+const ORGANIZATION_CLAIMS = ['orgowner', 'orgadmin', 'orguser', 'orgmanager', 'orgcustom'];
+
+/**
+ * The notifications feature as the rest of the server sees it: `pushes` for the features that
+ * change things, `hub` for the notifications service to serve, `health` for /healthz/extended.
+ */
+export function createNotifications(deps: { config: Config; db: Db; authenticate: Authenticator; log: HubLog }) {
+  const { config, db } = deps;
+  const { log } = deps;
+  const hub = createHub({
+    settings: {
+      keepAliveSeconds: config.notificationsKeepAliveSeconds,
+      heartbeatSeconds: config.notificationsHeartbeatSeconds,
+      maxConnectionsPerUser: config.notificationsMaxConnectionsPerUser,
+      maxConnectionsPerIp: config.notificationsMaxConnectionsPerIp,
+      maxBufferedBytes: config.notificationsMaxBufferedKilobytes * 1024,
+      trustProxy: config.trustProxy,
+    },
+    authenticate: deps.authenticate,
+    // Looked up when the connection opens, so a membership change counts from the next one (the apps reconnect after SyncOrgKeys).
+    memberships: async (userId) => {
+      const claims = await organizationClaims(db, userId);
+      return [...new Set(ORGANIZATION_CLAIMS.flatMap((claim) => (claims[claim] as string[] | undefined) ?? []))];
+    },
+    log: () => log,
+  });
+  const deliver = (push: Push) => hub.deliver(push);
+  const fanout: Fanout = config.redisUrl ? redisFanout({ url: config.redisUrl, deliver, log: () => log }) : inProcessFanout(deliver);
+
+  const pushes: Pushes = {
+    send(sent: Push | readonly Push[]) {
+      const list: readonly Push[] = Array.isArray(sent) ? sent : [sent as Push];
+      for (const push of list) {
+        try {
+          fanout.publish(push);
+        } catch (error) {
+          log.error({ err: error, pushType: push.type }, 'notifications: a push was dropped');
+        }
+      }
+    },
+  };
+
+  const health: HealthCheck = {
+    name: 'notifications',
+    critical: false,
+    async probe() {
+      const reason = fanout.degraded();
+      if (reason) throw new Error(reason);
+      return { fanout: fanout.kind, connections: hub.connectionCount() };
+    },
+  };
+
+  return {
+    pushes,
+    hub,
+    health,
+    async close() {
+      await hub.shutdown();
+      await fanout.close();
+    },
+  };
+}
+
+export type Notifications = ReturnType<typeof createNotifications>;
