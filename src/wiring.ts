@@ -6,6 +6,7 @@ import { createPasswordHasher } from './features/accounts/password-hasher.js';
 import { createCollectionService } from './features/collections/collections.service.js';
 import { createAuditLog } from './features/events/audit-log.js';
 import { createEventQueryService } from './features/events/events.service.js';
+import { createEventCollector } from './features/events/collect.js';
 import { brokerCheck, databaseCheck, redisCheck } from './features/health/health.checks.js';
 import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
@@ -108,6 +109,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock });
   const events = createEventQueryService({ db, clock });
+  const eventCollector = createEventCollector({ db, clock, audit });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
   const organizations = createOrganizationService({ db, clock, hasher, audit });
   const organizationKeys = createOrganizationKeys({ db });
@@ -138,6 +140,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     groups,
     policies,
     events,
+    eventCollector,
     mailer,
     members,
     organizations,

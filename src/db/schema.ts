@@ -349,6 +349,24 @@ export interface SecretReadSetMembersTable {
   secret_id: string;
 }
 
+/** A named, expiring lease: who holds it until when (see events/retention.ts). */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  expires_at: string;
+}
+
+/** The official SecurityTask: an administrator asks the members who can edit an item to update its at-risk password. */
+export interface SecurityTasksTable {
+  id: string;
+  organization_id: string;
+  cipher_id: string | null;
+  type: number;
+  status: number;
+  creation_date: string;
+  revision_date: string;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -378,4 +396,6 @@ export interface DB {
   sm_revisions: SmRevisionsTable;
   secret_read_sets: SecretReadSetsTable;
   secret_read_set_members: SecretReadSetMembersTable;
+  leases: LeasesTable;
+  security_tasks: SecurityTasksTable;
 }
