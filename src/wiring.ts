@@ -7,6 +7,7 @@ import { createCollectionService } from './features/collections/collections.serv
 import { createAuditLog } from './features/events/audit-log.js';
 import { createEventQueryService } from './features/events/events.service.js';
 import { createEventCollector } from './features/events/collect.js';
+import { createSecurityTasks } from './features/security-tasks/security-tasks.service.js';
 import { brokerCheck, databaseCheck, redisCheck } from './features/health/health.checks.js';
 import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
@@ -110,6 +111,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const policies = createPolicyService({ db, audit, clock });
   const events = createEventQueryService({ db, clock });
   const eventCollector = createEventCollector({ db, clock, audit });
+  // Pushes default to none until the notifications hub is wired in (`pushes`).
+  const securityTasks = createSecurityTasks({ db, clock });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
   const organizations = createOrganizationService({ db, clock, hasher, audit });
   const organizationKeys = createOrganizationKeys({ db });
@@ -141,6 +144,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     policies,
     events,
     eventCollector,
+    securityTasks,
     mailer,
     members,
     organizations,

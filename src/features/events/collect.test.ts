@@ -109,9 +109,9 @@ describe('POST /events/collect', () => {
     ]);
     expect(res.status, res.text).toBe(200);
     const mine = await stored({ actingUserId: member.userId });
-    expect(mine.find((e) => e.type === EventType.User_ClientExportedVault)).toMatchObject({ user_id: member.userId, organization_id: null, date: NOW.toISOString() });
-    expect(mine.find((e) => e.type === EventType.Organization_ClientExportedVault)).toMatchObject({ organization_id: org });
-    expect(mine.find((e) => e.type === EventType.Organization_ItemOrganization_Accepted)).toMatchObject({ organization_id: org, organization_user_id: member.memberId });
+    expect(mine.find((e) => e.type === Number(EventType.User_ClientExportedVault))).toMatchObject({ user_id: member.userId, organization_id: null, date: NOW.toISOString() });
+    expect(mine.find((e) => e.type === Number(EventType.Organization_ClientExportedVault))).toMatchObject({ organization_id: org });
+    expect(mine.find((e) => e.type === Number(EventType.Organization_ItemOrganization_Accepted))).toMatchObject({ organization_id: org, organization_user_id: member.memberId });
   });
 
   it('writes a large batch in statements of 50 inside one transaction', async () => {

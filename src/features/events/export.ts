@@ -25,7 +25,7 @@ const COLUMNS: readonly (keyof Shown)[] = [
 ];
 
 /** RFC 4180 quoting; a leading = + - @ is prefixed with ' so spreadsheets do not run it as a formula. */
-function cell(value: unknown): string {
+function cell(value: string | number | null | undefined): string {
   if (value === null || value === undefined) return '';
   let text = String(value);
   if (/^[=+\-@\t\r]/.test(text)) text = `'${text}`;
