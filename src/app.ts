@@ -139,6 +139,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
 
   const features = createFeatures({ config, database, clock });
   app.addHook('onClose', async () => features.close());
+  features.eventRetention.start((error) => app.log.error({ err: error }, 'event retention failed; it runs again at the next interval'));
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };
   for (const name of config.services) {
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });

@@ -7,6 +7,7 @@ import { createCollectionService } from './features/collections/collections.serv
 import { createAuditLog } from './features/events/audit-log.js';
 import { createEventQueryService } from './features/events/events.service.js';
 import { createEventCollector } from './features/events/collect.js';
+import { createEventRetention } from './features/events/retention.js';
 import { createSecurityTasks } from './features/security-tasks/security-tasks.service.js';
 import { brokerCheck, databaseCheck, redisCheck } from './features/health/health.checks.js';
 import { createHealthService } from './features/health/health.service.js';
@@ -111,6 +112,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
   const policies = createPolicyService({ db, audit, clock });
   const events = createEventQueryService({ db, clock });
   const eventCollector = createEventCollector({ db, clock, audit });
+  const eventRetention = createEventRetention({ db, clock, days: config.eventRetentionDays });
   // Pushes default to none until the notifications hub is wired in (`pushes`).
   const securityTasks = createSecurityTasks({ db, clock });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl });
@@ -144,6 +146,8 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     policies,
     events,
     eventCollector,
+    /** Started by the app (buildApp), stopped by close(). */
+    eventRetention,
     securityTasks,
     mailer,
     members,
@@ -153,6 +157,7 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     secretsManager,
     authenticate: tokens.authenticate,
     async close() {
+      await eventRetention.stop();
       await redis?.close();
     },
   };
