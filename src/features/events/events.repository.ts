@@ -78,5 +78,9 @@ export async function organizationEvents(db: Executor, filter: EventFilter): Pro
     const op = after.position === undefined ? '<' : '<=';
     query = query.where((eb) => eb(eb.refTuple('date', 'seq'), op, eb.tuple(after.date, after.seq)));
   }
+  // PostgreSQL does not count `organization_id IS NULL` as fixing that column for ordering: name
+  // the index's leading columns in the order so the caller's own page is a backward scan of
+  // events_acting_user_page, not a sort of all their events.
+  if (filter.organizationId === null && filter.actingUserId) query = query.orderBy('acting_user_id', 'desc').orderBy('organization_id', 'desc');
   return query.orderBy('date', 'desc').orderBy('seq', 'desc').limit(filter.limit).execute();
 }
