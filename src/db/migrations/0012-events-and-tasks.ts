@@ -9,8 +9,10 @@ import { columnTypes, type Engine } from '../dialect.js';
  *   organization_id, date, seq: `organization_id IS NULL` for the user's own log), and an
  *   item's (cipher_id, date, seq). `seq` breaks ties between events of the same date and is
  *   the continuation token's second half. They replace the (column, date) indexes of
- *   0001-foundation. `events_date` serves retention; `events_read_set` finds whether a read
- *   set is still named by an event.
+ *   0001-foundation. There is deliberately no index on `date` alone: PostgreSQL would pick it
+ *   for a page and then sort every event sharing a date (a batch of client events can share
+ *   one) by `seq`; retention walks `seq` instead. `events_read_set` finds whether a read set
+ *   is still named by an event.
  * - `leases` holds named, expiring leases: one instance of a fleet prunes old events at a
  *   time (see events/retention.ts).
  * - `security_tasks`: the official SecurityTask (type 0 UpdateAtRiskCredential, status 0
@@ -26,7 +28,6 @@ export function eventsAndTasks(engine: Engine) {
       await db.schema.createIndex('events_organization_page').on('events').columns(['organization_id', 'date', 'seq']).execute();
       await db.schema.createIndex('events_acting_user_page').on('events').columns(['acting_user_id', 'organization_id', 'date', 'seq']).execute();
       await db.schema.createIndex('events_cipher_page').on('events').columns(['cipher_id', 'date', 'seq']).execute();
-      await db.schema.createIndex('events_date').on('events').column('date').execute();
       await db.schema
         .createIndex('events_read_set')
         .on('events')

@@ -72,7 +72,8 @@ export function createEventRetention({
   async function pruneEvents(cutoff: string): Promise<number> {
     let total = 0;
     for (;;) {
-      const batch = db.selectFrom('events').select('seq').where('date', '<', cutoff).orderBy('date').limit(PRUNE_BATCH);
+      // Old events are mostly the first written: walk the primary key from the start (there is no date index, see 0012).
+      const batch = db.selectFrom('events').select('seq').where('date', '<', cutoff).orderBy('seq').limit(PRUNE_BATCH);
       const deleted = await db.deleteFrom('events').where('seq', 'in', batch).executeTakeFirst();
       const n = Number(deleted.numDeletedRows);
       total += n;
