@@ -67,7 +67,8 @@ export const API_DOC_TAGS = [
   { name: 'Groups', description: 'Groups of organization members, with the collections they reach.' },
   { name: 'Collections', description: 'Organization collections and who may reach them (members and groups).' },
   { name: 'Policies', description: 'Organization policies (master password, single organization, account recovery, ...).' },
-  { name: 'Events', description: 'The organization\'s audit log.' },
+  { name: 'Events', description: 'The audit log: client events, the organization\'s, a member\'s, an item\'s and your own events, and exports.' },
+  { name: 'Security tasks', description: 'Tasks administrators give members to update at-risk passwords of organization items, and their metrics.' },
   {
     name: 'Public API',
     description:
@@ -181,6 +182,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   // Before the services, so that both see every route and request registered after them.
   installIpRules(app, features.rateLimits);
   if (config.services.includes('api')) installPublicApiLimit(app, features.rateLimits, `${config.servicePrefixes ? '/api' : ''}/public`);
+  features.eventRetention.start((error) => app.log.error({ err: error }, 'event retention failed; it runs again at the next interval'));
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };
   for (const name of config.services) {
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });

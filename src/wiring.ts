@@ -9,6 +9,9 @@ import { createPasswordHasher } from './features/accounts/password-hasher.js';
 import { createCollectionService } from './features/collections/collections.service.js';
 import { createAuditLog } from './features/events/audit-log.js';
 import { createEventQueryService } from './features/events/events.service.js';
+import { createEventCollector } from './features/events/collect.js';
+import { createEventRetention } from './features/events/retention.js';
+import { createSecurityTasks } from './features/security-tasks/security-tasks.service.js';
 import { brokerCheck, databaseCheck, redisCheck } from './features/health/health.checks.js';
 import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
@@ -129,6 +132,9 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock, pushes });
   const events = createEventQueryService({ db, clock });
+  const eventCollector = createEventCollector({ db, clock, audit });
+  const eventRetention = createEventRetention({ db, clock, days: config.eventRetentionDays });
+  const securityTasks = createSecurityTasks({ db, clock, pushes });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes });
   const organizations = createOrganizationService({ db, clock, hasher, audit, pushes });
   const organizationKeys = createOrganizationKeys({ db });
@@ -161,6 +167,10 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     groups,
     policies,
     events,
+    eventCollector,
+    /** Started by the app (buildApp), stopped by close(). */
+    eventRetention,
+    securityTasks,
     mailer,
     members,
     organizations,
@@ -175,6 +185,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     notifications,
     async close() {
       await notifications.close();
+      await eventRetention.stop();
       await redis?.close();
       await rateLimits.close();
     },

@@ -721,6 +721,33 @@ const CIPHER_ADMIN_ROWS: Row[] = [
   ['GET /ciphers/organization-details/assigned', async () => ({ method: 'GET', path: `/ciphers/organization-details/assigned?organizationId=${org}` }), { allow: 'members' }],
 ];
 
+const EVENT_LOG = [...ADMINS, 'accessEventLogs'] as const;
+/** Security tasks for the whole organization: the official admins and custom members with accessReports. */
+const REPORTERS = [...ADMINS, 'accessReports'] as const;
+
+const EVENT_AND_TASK_ROWS: Row[] = [
+  ['GET /organizations/{org}/users/{id}/events', async () => ({ method: 'GET', path: `${users()}/${await seedTarget(server, org)}/events` }), { allow: EVENT_LOG }],
+  ['GET /organizations/{org}/events/export', async () => ({ method: 'GET', path: `${base()}/events/export?format=json` }), { allow: EVENT_LOG }],
+  [
+    'GET /ciphers/{id}/events (an organization item)',
+    async () => ({ method: 'GET', path: `/ciphers/${await seedOrgItem(server, org)}/events` }),
+    // Like the official server: 404 to everyone who may not read the log.
+    { allow: EVENT_LOG, hidden: 'rest' },
+  ],
+  ['GET /tasks/organization', async () => ({ method: 'GET', path: `/tasks/organization?organizationId=${org}` }), { allow: REPORTERS }],
+  ['GET /tasks/{org}/metrics', async () => ({ method: 'GET', path: `/tasks/${org}/metrics` }), { allow: REPORTERS }],
+  ['GET /organizations/{org}/security-tasks/metrics', async () => ({ method: 'GET', path: `${base()}/security-tasks/metrics` }), { allow: REPORTERS }],
+  [
+    'POST /tasks/{org}/bulk-create',
+    async () => {
+      const item = await seedOrgItem(server, org);
+      const created = async () => Boolean(await db().selectFrom('security_tasks').select('id').where('cipher_id', '=', item).executeTakeFirst());
+      return { method: 'POST', path: `/tasks/${org}/bulk-create`, json: { tasks: [{ type: 0, cipherId: item }] }, written: created };
+    },
+    { allow: REPORTERS },
+  ],
+];
+
 async function org_() {
   return db().selectFrom('organizations').selectAll().where('id', '=', org).executeTakeFirstOrThrow();
 }
@@ -735,6 +762,7 @@ describe.each([
   ['collections', COLLECTION_ROWS],
   ['policies', POLICY_ROWS],
   ['organization items (admin views)', CIPHER_ADMIN_ROWS],
+  ['events and security tasks', EVENT_AND_TASK_ROWS],
 ] as const)('who may administer %s', (_area, rows) => {
   it.each(rows)('%s', async (_name, call, expectation, around) => {
     const want: Record<string, Outcome> = {};

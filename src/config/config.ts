@@ -277,6 +277,13 @@ export const ConfigSchema = Type.Object({
     description:
       "Memory for encoded Secrets Manager answers (listings, machine syncs, get-by-ids), reused while an organization's secrets and projects are unchanged (0 turns it off). 10,000 secrets listed take about 5 MB.",
   }),
+  eventRetentionDays: Type.Integer({
+    minimum: 0,
+    maximum: 36500,
+    default: 0,
+    description:
+      'Days audit events are kept; older ones are deleted in the background, hourly, by one instance of the fleet at a time. 0 keeps them forever.',
+  }),
   trustProxy: Type.Boolean({
     default: false,
     description: 'Trust X-Forwarded-For/-Proto from a reverse proxy (for client IPs in audit events and rate limits).',

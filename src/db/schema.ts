@@ -370,6 +370,24 @@ export interface AuthRequestsTable {
   authentication_date: string | null;
 }
 
+/** A named, expiring lease: who holds it until when (see events/retention.ts). */
+export interface LeasesTable {
+  name: string;
+  holder: string;
+  expires_at: string;
+}
+
+/** The official SecurityTask: an administrator asks the members who can edit an item to update its at-risk password. */
+export interface SecurityTasksTable {
+  id: string;
+  organization_id: string;
+  cipher_id: string | null;
+  type: number;
+  status: number;
+  creation_date: string;
+  revision_date: string;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -400,4 +418,6 @@ export interface DB {
   secret_read_sets: SecretReadSetsTable;
   secret_read_set_members: SecretReadSetMembersTable;
   auth_requests: AuthRequestsTable;
+  leases: LeasesTable;
+  security_tasks: SecurityTasksTable;
 }

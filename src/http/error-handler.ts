@@ -41,7 +41,7 @@ function describeIssue(issue: AjvIssue, field: string): string {
     case 'required':
       return `${subject} is required.`;
     case 'type':
-      if (!field) return 'The request body is empty or not a JSON object.';
+      if (!field) return p.type === 'array' ? 'The request body is empty or not a JSON array.' : 'The request body is empty or not a JSON object.';
       return `${subject} must be of type ${String(p.type)}.`;
     case 'format':
       if (p.format === 'uuid') return `${subject} must be a GUID.`;

@@ -8,6 +8,7 @@ import { userDisabled } from './0005-user-disabled.js';
 import { secretsManager } from './0006-secrets-manager.js';
 import { secretReads } from './0007-secret-reads.js';
 import { authRequests } from './0009-auth-requests.js';
+import { eventsAndTasks } from './0012-events-and-tasks.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -20,5 +21,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0006-secrets-manager': secretsManager(engine),
     '0007-secret-reads': secretReads(engine),
     '0009-auth-requests': authRequests(engine),
+    '0012-events-and-tasks': eventsAndTasks(engine),
   };
 }

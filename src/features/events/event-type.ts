@@ -32,6 +32,20 @@ export enum EventType {
   Cipher_Restored = 1116,
   Cipher_ClientToggledCardNumberVisible = 1117,
   Cipher_ClientToggledTOTPSeedVisible = 1118,
+  Cipher_ClientCopiedBankAccountNumber = 1119,
+  Cipher_ClientCopiedBankAccountPin = 1120,
+  Cipher_ClientToggledBankAccountNumberVisible = 1121,
+  Cipher_ClientToggledBankAccountPinVisible = 1122,
+  Cipher_ClientCopiedLicenseNumber = 1123,
+  Cipher_ClientToggledLicenseNumberVisible = 1124,
+  Cipher_ClientCopiedPassportNumber = 1125,
+  Cipher_ClientToggledPassportNumberVisible = 1126,
+  Cipher_ClientCopiedSwiftCode = 1127,
+  Cipher_ClientToggledSwiftCodeVisible = 1128,
+  Cipher_ClientCopiedIban = 1129,
+  Cipher_ClientToggledIbanVisible = 1130,
+  Cipher_ClientCopiedNationalIdentificationNumber = 1131,
+  Cipher_ClientToggledNationalIdentificationNumberVisible = 1132,
 
   Collection_Created = 1300,
   Collection_Updated = 1301,
@@ -58,6 +72,7 @@ export enum EventType {
   OrganizationUser_RejectedAuthRequest = 1514,
   OrganizationUser_Deleted = 1515,
   OrganizationUser_Left = 1516,
+  OrganizationUser_NotificationBannerActionClicked = 1522,
 
   Organization_Updated = 1600,
   Organization_PurgedVault = 1601,
@@ -73,6 +88,7 @@ export enum EventType {
   Organization_ItemOrganization_Declined = 1619,
   Organization_AutoConfirmEnabled_Admin = 1620,
   Organization_AutoConfirmDisabled_Admin = 1621,
+  Organization_InviteLinkClientCopied = 1627,
 
   Policy_Updated = 1700,
 
@@ -94,6 +110,10 @@ export enum EventType {
   ServiceAccount_GroupRemoved = 2303,
   ServiceAccount_Created = 2304,
   ServiceAccount_Deleted = 2305,
+
+  PhishingBlocker_SiteAccessed = 2400,
+  PhishingBlocker_SiteExited = 2401,
+  PhishingBlocker_Bypassed = 2402,
 }
 
 /** Bitwarden's EventSystemUser: who acted when no user did (recorded in an event's `systemUser`). */

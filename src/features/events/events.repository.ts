@@ -25,8 +25,18 @@ export interface EventsAbout {
   id: string;
 }
 
-interface OrganizationEventFilter {
-  organizationId: string;
+/**
+ * Which events a page reads. Each reading route sets the columns its index leads with:
+ * the organization's log `organizationId`; a member's events `organizationId` and
+ * `actingUserId`; the caller's own `actingUserId` with `organizationId: null` (events outside
+ * any organization); an item's `cipherId` with its owner (`organizationId`, or `userId` with
+ * `organizationId: null`).
+ */
+export interface EventFilter {
+  /** null: only events of no organization. */
+  organizationId?: string | null;
+  userId?: string;
+  cipherId?: string;
   /** Inclusive ISO bounds. */
   start: string;
   end: string;
@@ -36,14 +46,19 @@ interface OrganizationEventFilter {
   limit: number;
 }
 
-/** One page of an organization's events, newest first (date, then write order). */
-export async function organizationEvents(db: Executor, filter: OrganizationEventFilter): Promise<EventRow[]> {
-  let query = db
-    .selectFrom('events')
-    .selectAll()
-    .where('organization_id', '=', filter.organizationId)
-    .where('date', '>=', filter.start)
-    .where('date', '<=', filter.end);
+/** The filter of the organization's log (kept for the Secrets Manager routes). */
+export type OrganizationEventFilter = EventFilter & { organizationId: string };
+
+/**
+ * One page of events, newest first (date, then write order). The page is a backward range
+ * scan of one index of 0012-events-and-tasks: (date, seq) compared as a row value.
+ */
+export async function organizationEvents(db: Executor, filter: EventFilter): Promise<EventRow[]> {
+  let query = db.selectFrom('events').selectAll().where('date', '>=', filter.start).where('date', '<=', filter.end);
+  if (filter.organizationId === null) query = query.where('organization_id', 'is', null);
+  else if (filter.organizationId !== undefined) query = query.where('organization_id', '=', filter.organizationId);
+  if (filter.userId) query = query.where('user_id', '=', filter.userId);
+  if (filter.cipherId) query = query.where('cipher_id', '=', filter.cipherId);
   if (filter.actingUserId) query = query.where('acting_user_id', '=', filter.actingUserId);
   const about = filter.about;
   if (about) {
@@ -60,8 +75,12 @@ export async function organizationEvents(db: Executor, filter: OrganizationEvent
   const after = filter.after;
   if (after) {
     // A cursor inside a read set starts at that event again: the rest of its set comes first.
-    const seq = after.position === undefined ? '<' : '<=';
-    query = query.where((eb) => eb.or([eb('date', '<', after.date), eb.and([eb('date', '=', after.date), eb('seq', seq, after.seq)])]));
+    const op = after.position === undefined ? '<' : '<=';
+    query = query.where((eb) => eb(eb.refTuple('date', 'seq'), op, eb.tuple(after.date, after.seq)));
   }
+  // PostgreSQL does not count `organization_id IS NULL` as fixing that column for ordering: name
+  // the index's leading columns in the order so the caller's own page is a backward scan of
+  // events_acting_user_page, not a sort of all their events.
+  if (filter.organizationId === null && filter.actingUserId) query = query.orderBy('acting_user_id', 'desc').orderBy('organization_id', 'desc');
   return query.orderBy('date', 'desc').orderBy('seq', 'desc').limit(filter.limit).execute();
 }

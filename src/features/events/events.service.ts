@@ -1,8 +1,9 @@
 import type { Clock } from '../../clock.js';
 import { BadRequest } from '../../http/errors.js';
 import type { Executor } from './audit-log.js';
-import { ITEM_COLUMNS, organizationEvents, type EventCursor, type EventRow, type EventsAbout } from './events.repository.js';
+import { ITEM_COLUMNS, organizationEvents, type EventCursor, type EventFilter, type EventRow, type EventsAbout } from './events.repository.js';
 import { readSetMembers } from './read-sets.js';
+import { confirmedMembership } from '../organizations/org-access.js';
 
 /** Events per page, as the official server pages them. */
 const EVENT_PAGE_SIZE = 50;
@@ -23,7 +24,7 @@ export interface EventPage {
   continuationToken: string | null;
 }
 
-function parseDate(field: string, value: string): Date {
+export function parseDate(field: string, value: string): Date {
   const hasZone = /(Z|[+-]\d{2}:?\d{2})$/i.test(value);
   // A time without a zone is UTC, as stored event dates are.
   const date = ISO_DATE.test(value) ? new Date(value.includes('T') && !hasZone ? `${value}Z` : value) : new Date(NaN);
@@ -102,31 +103,101 @@ async function shownEvents(db: Executor, rows: readonly EventRow[], limit: numbe
   return shown;
 }
 
-/** Reading the audit log: `GET /organizations/{orgId}/events`, and the Secrets Manager event routes. */
+/** What a route reads: the filter's leading columns (see EventFilter), without window, cursor and limit. */
+type EventScope = Omit<EventFilter, 'start' | 'end' | 'after' | 'limit' | 'about'>;
+
+/** Events per statement of an export. */
+const EXPORT_PAGE_SIZE = 1000;
+
+/**
+ * Reading the audit log: the organization's log, a member's, the caller's own and an item's,
+ * the Secrets Manager event routes, and exports. Every one is a page of `organizationEvents`
+ * with read sets shown as one event per secret.
+ */
 export function createEventQueryService({ db, clock }: { db: Executor; clock: Clock }) {
+  async function page(scope: EventScope, query: EventQueryInput, subject: EventsAbout | undefined, size = EVENT_PAGE_SIZE): Promise<EventPage> {
+    const window = eventWindow(clock.now(), query.start, query.end);
+    const about = subject ? { columns: subject.columns, id: subject.id.toLowerCase() } : undefined;
+    const after = query.continuationToken ? decodeCursor(query.continuationToken) : undefined;
+    const rows = await organizationEvents(db, {
+      ...scope,
+      ...window,
+      ...(about ? { about } : {}),
+      ...(after ? { after } : {}),
+      limit: size + 1,
+    });
+    // One more than a page tells whether another follows.
+    const shown = await shownEvents(db, rows, size + 1, about, after);
+    const data = shown.slice(0, size);
+    const last = data[data.length - 1];
+    return { data: data.map((event) => event.row), continuationToken: shown.length > size && last ? encodeCursor(last) : null };
+  }
+
+  /** The organization's plan includes event logs (the official `useEvents`). */
+  async function usesEvents(organizationId: string): Promise<boolean> {
+    const row = await db.selectFrom('organizations').select('use_events').where('id', '=', organizationId).executeTakeFirst();
+    return Boolean(row?.use_events);
+  }
+
   return {
+    usesEvents,
+
+    /** The user of a member of the organization, or null (no such member, or not linked to a user yet). */
+    async memberUser(organizationId: string, memberId: string): Promise<string | null> {
+      const row = await db.selectFrom('organization_users').select('user_id').where('id', '=', memberId.toLowerCase()).where('organization_id', '=', organizationId).executeTakeFirst();
+      return row?.user_id ?? null;
+    },
+
+    /**
+     * The item whose events the user may read, or null: an organization item for a confirmed
+     * member holding accessEventLogs on a plan with useEvents, a personal item for its owner.
+     */
+    async readableCipher(userId: string, cipherId: string): Promise<{ id: string; organization_id: string | null; user_id: string | null } | null> {
+      const cipher = await db.selectFrom('ciphers').select(['id', 'organization_id', 'user_id']).where('id', '=', cipherId.toLowerCase()).executeTakeFirst();
+      if (!cipher) return null;
+      if (!cipher.organization_id) return cipher.user_id === userId ? cipher : null;
+      const membership = await confirmedMembership(db, cipher.organization_id, userId);
+      return membership?.rights.has('accessEventLogs') && (await usesEvents(cipher.organization_id)) ? cipher : null;
+    },
+
     /**
      * One page of the organization's events. `only` keeps those naming one resource in the
      * given columns (the Secrets Manager routes); otherwise `itemId` keeps those naming it in any.
      */
     async organizationEvents(organizationId: string, query: EventQueryInput, only?: EventsAbout): Promise<EventPage> {
-      const window = eventWindow(clock.now(), query.start, query.end);
       const subject = only ?? (query.itemId ? { columns: ITEM_COLUMNS, id: query.itemId } : undefined);
-      const about = subject ? { columns: subject.columns, id: subject.id.toLowerCase() } : undefined;
-      const after = query.continuationToken ? decodeCursor(query.continuationToken) : undefined;
-      const rows = await organizationEvents(db, {
-        organizationId,
-        ...window,
-        ...(query.actingUserId ? { actingUserId: query.actingUserId.toLowerCase() } : {}),
-        ...(about ? { about } : {}),
-        ...(after ? { after } : {}),
-        limit: EVENT_PAGE_SIZE + 1,
-      });
-      // One more than a page tells whether another follows.
-      const shown = await shownEvents(db, rows, EVENT_PAGE_SIZE + 1, about, after);
-      const data = shown.slice(0, EVENT_PAGE_SIZE);
-      const last = data[data.length - 1];
-      return { data: data.map((event) => event.row), continuationToken: shown.length > EVENT_PAGE_SIZE && last ? encodeCursor(last) : null };
+      return page({ organizationId, ...(query.actingUserId ? { actingUserId: query.actingUserId.toLowerCase() } : {}) }, query, subject);
+    },
+
+    /** The caller's own events outside any organization (the official GET /events). */
+    async userEvents(userId: string, query: EventQueryInput): Promise<EventPage> {
+      return page({ organizationId: null, actingUserId: userId }, query, undefined);
+    },
+
+    /** What one member did in the organization (the official GET /organizations/{orgId}/users/{id}/events). */
+    async memberEvents(organizationId: string, memberUserId: string, query: EventQueryInput): Promise<EventPage> {
+      return page({ organizationId, actingUserId: memberUserId }, query, undefined);
+    },
+
+    /** An item's events: an organization item's within its organization, a personal item's within its owner's. */
+    async cipherEvents(cipher: { id: string; organization_id: string | null; user_id: string | null }, query: EventQueryInput): Promise<EventPage> {
+      const scope: EventScope = cipher.organization_id
+        ? { organizationId: cipher.organization_id, cipherId: cipher.id }
+        : { organizationId: null, cipherId: cipher.id, ...(cipher.user_id ? { userId: cipher.user_id } : {}) };
+      return page(scope, query, undefined);
+    },
+
+    /**
+     * Every event of the organization's window, newest first, as the log shows them (read sets
+     * expanded), read 1,000 at a time: for exports.
+     */
+    async *exportOrganizationEvents(organizationId: string, query: Pick<EventQueryInput, 'start' | 'end'>): AsyncGenerator<EventRow> {
+      let continuationToken: string | null = null;
+      do {
+        const next: EventPage = await page({ organizationId }, { ...query, ...(continuationToken ? { continuationToken } : {}) }, undefined, EXPORT_PAGE_SIZE);
+        yield* next.data;
+        continuationToken = next.continuationToken;
+      } while (continuationToken);
     },
   };
 }

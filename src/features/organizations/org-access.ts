@@ -114,7 +114,8 @@ export function createOrgAccess(db: Db) {
       scope: 'api',
       async authorize(request, principal) {
         if (principal.kind !== 'user') throw new NotFound();
-        const value = (request.params as Record<string, unknown>)[param];
+        // `?name` reads the organization from the query string (the official GET /tasks/organization).
+        const value = param.startsWith('?') ? (request.query as Record<string, unknown> | undefined)?.[param.slice(1)] : (request.params as Record<string, unknown>)[param];
         const organizationId = typeof value === 'string' ? value.toLowerCase() : '';
         const membership = organizationId ? await confirmedMembership(db, organizationId, principal.userId) : null;
         if (!membership) throw new NotFound();
@@ -124,7 +125,7 @@ export function createOrgAccess(db: Db) {
     };
   }
   return {
-    /** Any confirmed member of the organization named by the `param` path parameter. */
+    /** Any confirmed member of the organization named by the `param` path parameter (`?name`: query parameter). */
     member: (param = 'orgId') => rule('orgMember', [], param),
     /** A confirmed member holding `right`. */
     right: (right: Right, param = 'orgId') => rule(`orgPermission(${right})`, [right], param),

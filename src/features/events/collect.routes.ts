@@ -1,0 +1,37 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { access, currentUser } from '../../http/access.js';
+import { clientContext } from '../../http/request-context.js';
+import { emptyOk, EmptyResponse, Guid, Nullable } from '../../http/schemas.js';
+import { COLLECT_MAX_EVENTS, type EventCollector } from './collect.js';
+
+/** The official EventModel; other properties are ignored. */
+const CollectedEventBody = Type.Object({
+  type: Type.Integer({ description: 'EventType number' }),
+  cipherId: Type.Optional(Nullable(Guid)),
+  organizationId: Type.Optional(Nullable(Guid)),
+  date: Type.Optional(Nullable(Type.String({ maxLength: 64, description: 'ISO 8601; missing means now' }))),
+});
+
+const CollectBody = Type.Array(CollectedEventBody, { minItems: 1, maxItems: COLLECT_MAX_EVENTS });
+
+/** `POST {events_url}/collect`: what clients report (items viewed, copied, autofilled, exports). */
+export const collectRoutes: FastifyPluginAsyncTypebox<{ collector: EventCollector }> = async (app, { collector }) => {
+  app.post(
+    '/collect',
+    {
+      config: { access: access.application },
+      schema: {
+        tags: ['Events'],
+        summary: 'Report client events',
+        description: `Takes a JSON array of 1 to ${COLLECT_MAX_EVENTS.toLocaleString('en')} events \`{type, cipherId?, organizationId?, date?}\` and answers 200 with an empty body. Logged: User_ClientExportedVault for the caller; the client cipher events (1107–1114, 1117, 1119–1132) for items the caller can see, or items of \`organizationId\` when the caller is a confirmed member of it; Organization_ClientExportedVault, AutoConfirmEnabled/Disabled_Admin and InviteLinkClientCopied, and ItemOrganization_Accepted/Declined and NotificationBannerActionClicked, for confirmed members of \`organizationId\`. Anything else is skipped silently, as the official server does. Dates later than now are stored as now; a date that is not ISO 8601 or older than 367 days is a 400 and nothing is written. A missing body, a non-array or an empty array is a 400. Access: a user token with scope \`api\` from a client login (\`amr\` Application or external); machine-account and organization tokens get 401.`,
+        body: CollectBody,
+        response: { 200: EmptyResponse },
+      },
+    },
+    async (request, reply) => {
+      await collector.collect(currentUser(request).userId, request.body, clientContext(request));
+      return emptyOk(reply);
+    },
+  );
+};

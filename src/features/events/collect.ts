@@ -1,0 +1,151 @@
+import { chunks } from '../../db/chunks.js';
+import type { Db } from '../../db/database.js';
+import type { Clock } from '../../clock.js';
+import { BadRequest } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { OrganizationUserStatusType } from '../organizations/roles.js';
+import { visibleCiphers } from '../vault/cipher-access.js';
+import type { AuditEvent, AuditLog } from './audit-log.js';
+import { EventType } from './event-type.js';
+import { parseDate } from './events.service.js';
+
+/** One element of a `POST /collect` body (the official EventModel). */
+export interface CollectedEvent {
+  type: number;
+  cipherId?: string | null | undefined;
+  organizationId?: string | null | undefined;
+  date?: string | null | undefined;
+}
+
+/** Most events one request may carry; clients upload their queue every minute, far fewer. */
+export const COLLECT_MAX_EVENTS = 10_000;
+/** Cipher events are written this many to a statement, as the official server does. */
+export const COLLECT_BATCH = 50;
+/** Dates older than this are refused: the read window's longest span. */
+export const COLLECT_MAX_AGE_DAYS = 367;
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Logged for the caller alone, no check. */
+const USER_TYPES = new Set<number>([EventType.User_ClientExportedVault]);
+/** Logged as an organization-user event: the caller must be a confirmed member of organizationId. */
+const MEMBER_TYPES = new Set<number>([
+  EventType.Organization_ItemOrganization_Accepted,
+  EventType.Organization_ItemOrganization_Declined,
+  EventType.OrganizationUser_NotificationBannerActionClicked,
+]);
+/** Logged as an organization event: the caller must be a confirmed member of organizationId. */
+const ORGANIZATION_TYPES = new Set<number>([
+  EventType.Organization_ClientExportedVault,
+  EventType.Organization_AutoConfirmEnabled_Admin,
+  EventType.Organization_AutoConfirmDisabled_Admin,
+  EventType.Organization_InviteLinkClientCopied,
+]);
+/**
+ * Client cipher events: 1107–1114, 1117 and 1119–1132 (not 1118, ToggledTOTPSeedVisible, as the
+ * official server). Logged only for an item the caller sees, or an item of organizationId when
+ * the caller is a confirmed member of it (admins acting on items outside their collections).
+ */
+export const CIPHER_CLIENT_TYPES = new Set<number>([
+  ...[1107, 1108, 1109, 1110, 1111, 1112, 1113, 1114, 1117],
+  ...Array.from({ length: 14 }, (_, i) => 1119 + i),
+]);
+
+/** The types `POST /collect` logs; any other type is skipped, as the official server does. */
+export function acceptedType(type: number): boolean {
+  return USER_TYPES.has(type) || MEMBER_TYPES.has(type) || ORGANIZATION_TYPES.has(type) || CIPHER_CLIENT_TYPES.has(type);
+}
+
+const lower = (id: string | null | undefined) => (id ? id.toLowerCase() : null);
+
+/** Client-reported events (`POST {events_url}/collect`). */
+export function createEventCollector({ db, clock, audit }: { db: Db; clock: Clock; audit: AuditLog }) {
+  /**
+   * The date each event is stored with: the client's, no later than now (a client clock ahead
+   * of the server's is clamped to the time of receipt); none means now. A date that is not ISO
+   * 8601, or older than 367 days, is refused with 400 for the whole request (nothing is written).
+   */
+  function datesOf(events: readonly CollectedEvent[]): string[] {
+    const now = clock.now();
+    const oldest = now.getTime() - COLLECT_MAX_AGE_DAYS * DAY_MS;
+    return events.map((event, index) => {
+      if (event.date === undefined || event.date === null) return now.toISOString();
+      const field = `[${index}].date`;
+      const date = parseDate(field, event.date);
+      if (date.getTime() < oldest) throw BadRequest.field(field, `The event's date is more than ${COLLECT_MAX_AGE_DAYS} days old.`);
+      return (date > now ? now : date).toISOString();
+    });
+  }
+
+  return {
+    /**
+     * Logs the events the caller may log and skips the others (unknown types, items the caller
+     * cannot see, organizations they are not a member of), in one transaction. Reads are per
+     * request, not per event: one visibility read for every item named, one membership read.
+     * Answers how many events were written.
+     */
+    async collect(userId: string, events: readonly CollectedEvent[], client: ClientContext): Promise<number> {
+      const dates = datesOf(events);
+      const accepted = events.map((event, index) => ({ event, date: dates[index] as string })).filter(({ event }) => acceptedType(event.type));
+      if (accepted.length === 0) return 0;
+
+      const cipherIds = [...new Set(accepted.filter(({ event }) => CIPHER_CLIENT_TYPES.has(event.type) && event.cipherId).map(({ event }) => lower(event.cipherId) as string))];
+      const organizationIds = [...new Set(accepted.map(({ event }) => lower(event.organizationId)).filter((id): id is string => id !== null))];
+
+      return db.transaction().execute(async (tx) => {
+        const visible = new Map((await visibleCiphers(tx, userId, cipherIds)).map((row) => [row.id, row.organization_id]));
+        const memberships = new Map<string, { id: string }>();
+        for (const part of chunks(organizationIds)) {
+          const rows = await tx
+            .selectFrom('organization_users as ou')
+            .innerJoin('organizations as o', 'o.id', 'ou.organization_id')
+            .select(['ou.id', 'ou.organization_id'])
+            .where('ou.user_id', '=', userId)
+            .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
+            .where('o.enabled', '=', true)
+            .where('ou.organization_id', 'in', part)
+            .execute();
+          for (const row of rows) memberships.set(row.organization_id, { id: row.id });
+        }
+        // Items not visible to the caller but belonging to an organization they are a member of.
+        const unseen = cipherIds.filter((id) => !visible.has(id));
+        const inTheirOrganizations = new Map<string, string>();
+        if (unseen.length > 0 && memberships.size > 0) {
+          for (const part of chunks(unseen)) {
+            const rows = await tx.selectFrom('ciphers').select(['id', 'organization_id']).where('id', 'in', part).where('organization_id', 'in', [...memberships.keys()]).execute();
+            for (const row of rows) if (row.organization_id) inTheirOrganizations.set(row.id, row.organization_id);
+          }
+        }
+
+        const rows: AuditEvent[] = [];
+        for (const { event, date } of accepted) {
+          const organizationId = lower(event.organizationId);
+          if (USER_TYPES.has(event.type)) {
+            rows.push({ type: event.type, userId, actingUserId: userId, date });
+          } else if (MEMBER_TYPES.has(event.type) || ORGANIZATION_TYPES.has(event.type)) {
+            const membership = organizationId ? memberships.get(organizationId) : undefined;
+            if (!organizationId || !membership) continue;
+            rows.push(
+              MEMBER_TYPES.has(event.type)
+                ? { type: event.type, organizationId, organizationUserId: membership.id, userId, actingUserId: userId, date }
+                : { type: event.type, organizationId, actingUserId: userId, date },
+            );
+          } else {
+            const cipherId = lower(event.cipherId);
+            if (!cipherId) continue;
+            let owner: string | null | undefined = visible.get(cipherId);
+            if (owner === undefined) {
+              const viaOrganization = inTheirOrganizations.get(cipherId);
+              if (!viaOrganization || viaOrganization !== organizationId) continue;
+              owner = viaOrganization;
+            }
+            rows.push({ type: event.type, userId, organizationId: owner, cipherId, actingUserId: userId, date });
+          }
+        }
+        for (const batch of chunks(rows, COLLECT_BATCH)) await audit.record(tx, client, batch);
+        return rows.length;
+      });
+    },
+  };
+}
+
+export type EventCollector = ReturnType<typeof createEventCollector>;

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** Rows deleted per statement: short transactions, so writers of new events never wait long. */
+const PRUNE_BATCH = 5000;
+const LEASE = 'event-retention';
+
+export interface Lease {
+  /** Takes the lease, or keeps it, until `ttlMs` from now; false when another holder has it. */
+  acquire(ttlMs: number): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+/**
+ * A named lease in the `leases` table, the same on both engines: one row per name, taken by
+ * an update that succeeds only for its holder or once the lease has expired. Of several
+ * instances sharing a database, one holds it at a time; one that dies loses it at expiry.
+ */
+export function createLease(db: Db, clock: Clock, name: string, holder: string = randomUUID()): Lease {
+  return {
+    async acquire(ttlMs) {
+      const now = clock.now();
+      const expires = new Date(now.getTime() + ttlMs).toISOString();
+      await db
+        .insertInto('leases')
+        .values({ name, holder, expires_at: expires })
+        .onConflict((oc) => oc.column('name').doNothing())
+        .execute();
+      const taken = await db
+        .updateTable('leases')
+        .set({ holder, expires_at: expires })
+        .where('name', '=', name)
+        .where((eb) => eb.or([eb('holder', '=', holder), eb('expires_at', '<', now.toISOString())]))
+        .executeTakeFirst();
+      return Number(taken.numUpdatedRows) === 1;
+    },
+    async release() {
+      await db.updateTable('leases').set({ expires_at: new Date(0).toISOString() }).where('name', '=', name).where('holder', '=', holder).execute();
+    },
+  };
+}
+
+export interface PruneResult {
+  events: number;
+  readSets: number;
+}
+
+/**
+ * Event retention: with `days` > 0, events older than that many days are deleted, and the read
+ * sets (see read-sets.ts) no remaining event names. Runs every `intervalMs` on each instance;
+ * the `event-retention` lease lets one instance of a fleet prune at a time. Stored events are
+ * never changed, and no route deletes them: this is the only way they go.
+ */
+export function createEventRetention({
+  db,
+  clock,
+  days,
+  intervalMs = 60 * 60 * 1000,
+  lease = createLease(db, clock, LEASE),
+}: {
+  db: Db;
+  clock: Clock;
+  days: number;
+  intervalMs?: number;
+  lease?: Lease;
+}) {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+
+  async function pruneEvents(cutoff: string): Promise<number> {
+    let total = 0;
+    for (;;) {
+      // Old events are mostly the first written: walk the primary key from the start (there is no date index, see 0012).
+      const batch = db.selectFrom('events').select('seq').where('date', '<', cutoff).orderBy('seq').limit(PRUNE_BATCH);
+      const deleted = await db.deleteFrom('events').where('seq', 'in', batch).executeTakeFirst();
+      const n = Number(deleted.numDeletedRows);
+      total += n;
+      if (n < PRUNE_BATCH) return total;
+    }
+  }
+
+  async function pruneReadSets(cutoff: string): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const orphans = (
+        await db
+          .selectFrom('secret_read_sets as s')
+          .select('s.id')
+          .where('s.creation_date', '<', cutoff)
+          .where((eb) => eb.not(eb.exists(eb.selectFrom('events as e').select('e.seq').whereRef('e.read_set_id', '=', 's.id'))))
+          .limit(PRUNE_BATCH)
+          .execute()
+      ).map((row) => row.id);
+      if (orphans.length === 0) return total;
+      await db.transaction().execute(async (tx) => {
+        await tx.deleteFrom('secret_read_set_members').where('read_set_id', 'in', orphans).execute();
+        await tx.deleteFrom('secret_read_sets').where('id', 'in', orphans).execute();
+      });
+      total += orphans.length;
+      if (orphans.length < PRUNE_BATCH) return total;
+    }
+  }
+
+  const retention = {
+    /** Prunes once if this instance holds the lease; null when another instance does, or retention is off. */
+    async pruneOnce(): Promise<PruneResult | null> {
+      if (days <= 0) return null;
+      if (!(await lease.acquire(Math.max(intervalMs, 10 * 60 * 1000)))) return null;
+      const cutoff = new Date(clock.now().getTime() - days * DAY_MS).toISOString();
+      const events = await pruneEvents(cutoff);
+      const readSets = await pruneReadSets(cutoff);
+      return { events, readSets };
+    },
+
+    /** Prunes now and then every interval, in the background, until `stop`; failures go to `onError` and the next run tries again. */
+    start(onError: (error: unknown) => void): void {
+      if (days <= 0 || timer) return;
+      const tick = () => {
+        running ??= retention
+          .pruneOnce()
+          .catch(onError)
+          .finally(() => {
+            running = undefined;
+          });
+      };
+      timer = setInterval(tick, intervalMs);
+      timer.unref();
+      tick();
+    },
+
+    async stop(): Promise<void> {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await running;
+    },
+  };
+  return retention;
+}
+
+export type EventRetention = ReturnType<typeof createEventRetention>;
