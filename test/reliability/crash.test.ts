@@ -14,6 +14,7 @@ import { Agent } from 'undici';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
 import { createUser } from '../support/accounts.js';
+import { assertCleanLog } from '../support/log-audit.js';
 import { createSchema } from '../support/pg-schema.js';
 import { freePort, killPrograms, startProgram, waitFor, type Program } from '../support/program.js';
 import { httpRequest, TEST_DATABASE_URL, TEST_ENGINE, type TestServer } from '../support/test-server.js';
@@ -93,6 +94,7 @@ describe(`a kill -9 under concurrent writes (${TEST_ENGINE})`, () => {
       running.program.proc.kill('SIGKILL');
       await running.program.exited;
       kill();
+      assertCleanLog(running.program.stdout().split('\n'), `the server program of round ${round}`);
       const { acknowledged, failed } = await loading;
       all.push(...acknowledged);
 
