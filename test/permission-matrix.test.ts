@@ -690,6 +690,7 @@ const COLLECTION_ROWS: Row[] = [
 ];
 
 const DISABLE_SEND = 6;
+const MASTER_PASSWORD = 1;
 const POLICY_ROWS: Row[] = [
   ['GET /organizations/{org}/policies', async () => ({ method: 'GET', path: `${base()}/policies` }), { allow: POLICY_ADMINS }],
   ['GET /organizations/{org}/policies/{type}', async () => ({ method: 'GET', path: `${base()}/policies/${DISABLE_SEND}` }), { allow: POLICY_ADMINS }],
@@ -702,6 +703,19 @@ const POLICY_ROWS: Row[] = [
       return { method: 'PUT', path: `${base()}/policies/${DISABLE_SEND}`, json: { enabled: true }, written: enabled };
     },
     { allow: POLICY_ADMINS },
+  ],
+  [
+    'GET /organizations/{org}/policies/master-password (enabled)',
+    async () => ({ method: 'GET', path: `${base()}/policies/master-password` }),
+    // Read while joining: any membership of the caller's account answers, whatever its status.
+    { allow: 'members', outsiders: { invited: 200, accepted: 200, revoked: 200 } },
+    {
+      before: async () => {
+        const now = new Date().toISOString();
+        await db().insertInto('policies').values({ id: randomUUID(), organization_id: org, type: MASTER_PASSWORD, enabled: true, data: JSON.stringify({ minLength: 12 }), creation_date: now, revision_date: now }).execute();
+      },
+      after: async () => void (await db().deleteFrom('policies').where('organization_id', '=', org).where('type', '=', MASTER_PASSWORD).execute()),
+    },
   ],
 ];
 
@@ -919,6 +933,16 @@ const ITEM_ROWS: ItemRow[] = [
     },
     (profile) => rightsExpected(ITEM_RIGHTS[profile]),
   ],
+  ...(['details', 'full-details'] as const).map(
+    (form): ItemRow => [
+      `GET /ciphers/{id}/${form}: the same rights`,
+      async (profile) => {
+        const { item } = await place(profile);
+        return { method: 'GET', path: `/ciphers/${item}/${form}`, outcome: (res) => (res.status === 200 ? rightsOutcome(res.body) : res.status) };
+      },
+      (profile) => rightsExpected(ITEM_RIGHTS[profile]),
+    ],
+  ),
   [
     'GET /collections: the access the holding collection shows',
     async (profile) => {
@@ -991,6 +1015,27 @@ const ITEM_ROWS: ItemRow[] = [
     },
     table({ allow: ASSIGNS, refuse: 400 }),
   ],
+  [
+    'PUT /ciphers/{id}/collections (take it out of the collections the caller may write to)',
+    async (profile) => {
+      const { item } = await place(profile);
+      const before = JSON.stringify(await placesOf(item));
+      return { method: 'PUT', path: `/ciphers/${item}/collections`, json: { collectionIds: [] }, written: async () => JSON.stringify(await placesOf(item)) !== before };
+    },
+    table({ allow: ASSIGNS, refuse: 400 }),
+  ],
+  ...(['archive', 'unarchive'] as const).map(
+    (verb): ItemRow => [
+      `PUT /ciphers/{id}/${verb} (for the caller)`,
+      async (profile) => {
+        const { item } = await place(profile);
+        if (verb === 'unarchive') await server.request('PUT', `/api/ciphers/${item}/archive`, { token: actors[profile].token, headers: CLIENT });
+        return { method: 'PUT', path: `/ciphers/${item}/${verb}` };
+      },
+      // Archive is per user, but an organization item needs edit rights through a collection.
+      table({ allow: EDITS, refuse: 400 }),
+    ],
+  ),
   [
     'POST /ciphers/create (a new item in the collection)',
     async (profile) => {

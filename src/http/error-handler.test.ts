@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import { Type } from 'typebox';
 import { describe, expect, it } from 'vitest';
 import { BadRequest, NotFound } from './errors.js';
-import { apiErrorHandler, identityErrorHandler, OAuthError, publicErrorHandler } from './error-handler.js';
+import { apiErrorHandler, frameworkErrorHandler, identityErrorHandler, OAuthError, publicErrorHandler } from './error-handler.js';
 import { Guid } from './schemas.js';
 import { validatorCompiler } from './validation.js';
 
@@ -120,5 +120,15 @@ describe('identity error envelope', () => {
       error_description: 'invalid_username_or_password',
       ErrorModel: { Message: 'Username or password is incorrect. Try again.', Object: 'error' },
     });
+  });
+});
+
+describe('frameworkErrorHandler (the frameworkErrors server option)', () => {
+  it('answers a path that is not valid UTF-8 with the API envelope, naming the problem', async () => {
+    const a = Fastify({ frameworkErrors: frameworkErrorHandler });
+    a.get('/items/:id', async () => ({ ok: true }));
+    const res = await a.inject({ method: 'GET', url: '/items/%ED%A0%80' });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toMatchObject({ object: 'error', message: 'The request path is not a valid URL.', validationErrors: { '': [expect.stringContaining('UTF-8')] }, exceptionMessage: null });
   });
 });

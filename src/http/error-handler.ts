@@ -184,3 +184,16 @@ export async function identityErrorHandler(error: unknown, request: FastifyReque
   }
   return apiErrorHandler(error, request, reply);
 }
+
+/**
+ * Fastify's `frameworkErrors` option: errors its router raises before any hook or route runs
+ * (a path that is not valid percent-encoded UTF-8, FST_ERR_BAD_URL) answered with the API
+ * envelope instead of Fastify's own body. A malformed path is bad input like any other.
+ */
+export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const normalized: NormalizedError =
+    error.code === 'FST_ERR_BAD_URL'
+      ? { statusCode: 400, message: 'The request path is not a valid URL.', validationErrors: { '': ['The request path is not valid percent-encoded UTF-8.'] } }
+      : normalizeError(error, request);
+  void send(reply, normalized, apiErrorBody(normalized));
+}

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import type { Selectable } from 'kysely';
+import { assertCleanLog, remember } from './log-audit.js';
 import { createSchema } from './pg-schema.js';
 import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { buildApp } from '../../src/app.js';
@@ -102,7 +103,8 @@ const SIGNING_KEY = 'jwt-signing';
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
   const fresh = options.databaseUrl ? { url: options.databaseUrl, drop: async () => undefined } : await freshDatabaseUrl();
   const tlsEnv: Record<string, string> = options.tls ? { TLS_CERT_FILE: options.tls.certPath, TLS_KEY_FILE: options.tls.keyPath } : {};
-  const config = testConfig({ DATABASE_URL: fresh.url, PORT: '0', ...tlsEnv, ...options.env });
+  // Every request line is logged, so the log audit sees what production would write.
+  const config = testConfig({ DATABASE_URL: fresh.url, PORT: '0', LOG_LEVEL: 'info', ...tlsEnv, ...options.env });
   const https = await prepareHttps(config);
   const caPem = options.tls?.caPem ?? https?.selfSigned?.caPem;
   const dispatcher = caPem ? new Agent({ connect: { ca: caPem } }) : undefined;
@@ -131,6 +133,8 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
       await dispatcher?.close();
       await database.close();
       await fresh.drop();
+      // The log audit: a server that logged a secret fails the test that owned it.
+      assertCleanLog(logs.lines, `the test server at ${baseUrl}`);
     },
   };
 }
@@ -152,6 +156,9 @@ export async function httpRequest(
     body = new URLSearchParams(options.form).toString();
   }
   if (options.token) headers.authorization = `Bearer ${options.token}`;
+  remember(options.json);
+  remember(options.form);
+  remember({ token: options.token });
   const response = await undiciFetch(new URL(path, baseUrl), {
     method,
     headers,
@@ -165,5 +172,6 @@ export async function httpRequest(
   } catch {
     parsed = undefined;
   }
+  remember(parsed);
   return { status: response.status, headers: response.headers, text, body: parsed };
 }
