@@ -7,7 +7,7 @@ import type { DestinationStream } from 'pino';
 import type { Config, ServiceName } from './config/config.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Database } from './db/database.js';
-import { apiErrorHandler } from './http/error-handler.js';
+import { apiErrorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { NotFound } from './http/errors.js';
 import { limitConnectionsPerAddress } from './http/connection-limits.js';
 import { validatorCompiler } from './http/validation.js';
@@ -140,6 +140,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: false },
     requestTimeout: timeouts.requestTimeout,
     keepAliveTimeout: config.keepAliveTimeoutSeconds * 1000,
+    // What the router refuses before any hook runs (a path that is not UTF-8) gets our envelope too.
+    frameworkErrors: frameworkErrorHandler,
     ...(https ? { https: { cert: https.cert, key: https.key, ...timeouts } } : { http: timeouts }),
   });
   if (!config.trustProxy) limitConnectionsPerAddress(app.server, config.maxConnectionsPerIp);

@@ -106,13 +106,6 @@ afterAll(async () => {
   await server?.close();
 });
 
-/**
- * A path that is not valid percent-encoded UTF-8 is refused by Fastify's router before any hook
- * or error handler runs, with Fastify's own body. `frameworkErrorHandler` (error-handler.ts)
- * answers it with the API envelope once `buildApp` passes it as the `frameworkErrors` server
- * option (the lead's part of src/app.ts); then set this to false.
- */
-const FRAMEWORK_ERRORS_PENDING = true;
 
 const WRITES = new Set(['POST', 'PUT', 'DELETE', 'PATCH']);
 
@@ -167,7 +160,7 @@ async function check(operation: Operation, request: BadRequest): Promise<void> {
     throw new Error(`Object.prototype polluted: ${what}`);
   }
   if (res.status >= 400) {
-    const problem = FRAMEWORK_ERRORS_PENDING && res.body?.code === 'FST_ERR_BAD_URL' ? null : envelopeProblem(request.path, res);
+    const problem = envelopeProblem(request.path, res);
     if (problem) throw new Error(`${problem}: ${what}`);
     if (before) {
       const after = (counts = await rowCounts());
