@@ -56,6 +56,10 @@ export const API_DOC_TAGS = [
   { name: 'Collections', description: 'Organization collections and who may reach them (members and groups).' },
   { name: 'Policies', description: 'Organization policies (master password, single organization, account recovery, ...).' },
   { name: 'Events', description: 'The organization\'s audit log.' },
+  {
+    name: 'Integrations',
+    description: "Forwarding an organization's events to the tools it runs (webhooks, Slack, Microsoft Teams, Splunk HEC, Datadog), and the deliveries that failed.",
+  },
   { name: 'Devices', description: 'The devices a user has logged in from, and the known-device check the login page makes.' },
   { name: 'Settings', description: 'A user\'s equivalent domains, which autofill treats as one site.' },
   { name: 'Secrets', description: 'Secrets Manager secrets: values encrypted by the client, their version history and the trash.' },
@@ -136,7 +140,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     });
   }
 
-  const features = createFeatures({ config, database, clock });
+  const features = createFeatures({ config, database, clock, log: app.log });
   app.addHook('onClose', async () => features.close());
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };
   for (const name of config.services) {

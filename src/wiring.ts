@@ -9,6 +9,7 @@ import { createEventQueryService } from './features/events/events.service.js';
 import { brokerCheck, databaseCheck, redisCheck } from './features/health/health.checks.js';
 import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
+import { createIntegrations, type IntegrationsLog } from './features/integrations/integrations.js';
 import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/identity/login-throttle.js';
 import { createSigningKeys } from './features/identity/signing-keys.js';
@@ -42,13 +43,16 @@ export interface WiringDeps {
   config: Config;
   database: Database;
   clock: Clock;
+  /** Where background work (the event relay) logs. */
+  log?: IntegrationsLog;
 }
 
 /** Builds every feature's service once per app, one line per feature. */
-export function createFeatures({ config, database, clock }: WiringDeps) {
+export function createFeatures({ config, database, clock, log }: WiringDeps) {
   const db = database.db;
   const redis = config.redisUrl ? redisCheck(config.redisUrl) : undefined;
-  const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
+  const integrations = createIntegrations({ config, database, ...(log ? { log } : {}) });
+  const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : []), integrations.check];
 
   const audit = createAuditLog({ clock });
   const health = createHealthService({ checks });
@@ -144,8 +148,10 @@ export function createFeatures({ config, database, clock }: WiringDeps) {
     licenses,
     organizationKeys,
     secretsManager,
+    integrations,
     authenticate: tokens.authenticate,
     async close() {
+      await integrations.close();
       await redis?.close();
     },
   };

@@ -7,6 +7,7 @@ import { organizations } from './0004-organizations.js';
 import { userDisabled } from './0005-user-disabled.js';
 import { secretsManager } from './0006-secrets-manager.js';
 import { secretReads } from './0007-secret-reads.js';
+import { integrations } from './0013-integrations.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -18,5 +19,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0005-user-disabled': userDisabled(engine),
     '0006-secrets-manager': secretsManager(engine),
     '0007-secret-reads': secretReads(engine),
+    '0013-integrations': integrations(engine),
   };
 }
