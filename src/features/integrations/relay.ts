@@ -134,7 +134,13 @@ export function createRelay({
     if (rows.length === 0) return false;
     const events = await forwardable(rows);
     // Throws while the transport cannot take them (a broker away): the same batch is tried again.
-    await transport.publishEvents(events);
+    // In process, a batch waits for its retries: the lease is renewed meanwhile.
+    const renew = setInterval(() => void holdLease().catch(() => undefined), leaseMs / 3);
+    try {
+      await transport.publishEvents(events);
+    } finally {
+      clearInterval(renew);
+    }
     const last = rows[rows.length - 1]!;
     const next = { seq: Number(last.seq), tx: engine === 'postgres' ? (last.tx_text ?? null) : null };
     if (!(await saveCursor(next))) {
