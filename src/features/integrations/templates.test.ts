@@ -80,7 +80,7 @@ describe('templates, as the official IntegrationTemplateProcessor renders them',
 });
 
 describe('filters (IntegrationFilterGroup)', () => {
-  const rule = (Property: string, Operation: FilterOperation, Value: unknown) => ({ Property, Operation, Value });
+  const rule = (Property: string, Operation: number, Value: unknown) => ({ Property, Operation, Value });
 
   it('passes events by Equals, NotEquals, In and NotIn, with and/or groups', () => {
     const actor = EVENT.actingUserId!;

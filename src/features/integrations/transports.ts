@@ -283,7 +283,18 @@ export function amqpTransport({
     const channel = publisher;
     if (!channel) throw new Error('RabbitMQ is not connected');
     send(channel);
-    await channel.waitForConfirms();
+    // A broker that goes away mid-publish must not hold the relay: no confirm in time is a failure.
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      await Promise.race([
+        channel.waitForConfirms(),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('RabbitMQ did not confirm the publish in time')), 15_000);
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   return {
