@@ -243,6 +243,11 @@ export function amqpTransport({
         await consumeEvents(t, conn);
         await consumeDeliveries(t, conn);
       }
+      if (stop.signal.aborted) {
+        // Closed while connecting: leave nothing open behind.
+        await conn.close().catch(() => undefined);
+        return;
+      }
       connection = conn;
       publisher = pub;
       connected = true;
