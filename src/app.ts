@@ -142,6 +142,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
 
   const features = createFeatures({ config, database, clock, log: app.log });
   app.addHook('onClose', async () => features.close());
+  // Forwarding to integrations runs in the background of a serving instance.
+  features.integrations.start();
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };
   for (const name of config.services) {
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });

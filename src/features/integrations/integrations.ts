@@ -29,12 +29,19 @@ export function createIntegrations({ config, database, log = silent }: { config:
   const deliverer = createDeliverer({ db, outbound, policy: { maxRetries: config.integrationsMaxRetries, baseMs: config.integrationsRetryBaseMs, capMs: HOUR_MS } });
   let transport: Transport | undefined;
   let relay: Relay | undefined;
-  if (runRelay || config.amqpUrl) {
+
+  /**
+   * Background work, for a serving instance only (buildApp starts it; the operator commands,
+   * which build the features too, do not): the transport (connecting to RabbitMQ and consuming)
+   * and, where this instance may relay, the relay.
+   */
+  function start(): void {
+    if (transport || !(runRelay || config.amqpUrl)) return;
     transport = config.amqpUrl ? amqpTransport({ url: config.amqpUrl, prefix: config.amqpPrefix, db, deliverer, log }) : inProcessTransport({ db, deliverer });
-  }
-  if (runRelay && transport) {
-    relay = createRelay({ db, engine: database.engine, transport, pollMs: config.integrationsPollMs, log });
-    relay.start();
+    if (runRelay) {
+      relay = createRelay({ db, engine: database.engine, transport, pollMs: config.integrationsPollMs, log });
+      relay.start();
+    }
   }
   const service = createIntegrationService({ db, transport: () => transport });
 
@@ -52,6 +59,7 @@ export function createIntegrations({ config, database, log = silent }: { config:
   };
 
   return {
+    start,
     service,
     /** The access rule of the integration routes. */
     owner: orgOwner(db),
