@@ -78,6 +78,10 @@ export const API_DOC_TAGS = [
     name: 'Auth requests',
     description: 'Log in with a device: a new device asks, one of the user\'s logged-in devices approves it with the encrypted user key, and the new device logs in once with its access code.',
   },
+  {
+    name: 'Integrations',
+    description: "Forwarding an organization's events to the tools it runs (webhooks, Slack, Microsoft Teams, Splunk HEC, Datadog), and the deliveries that failed.",
+  },
   { name: 'Devices', description: 'The devices a user has logged in from, and the known-device check the login page makes.' },
   {
     name: 'Notifications',
@@ -185,6 +189,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   installIpRules(app, features.rateLimits);
   if (config.services.includes('api')) installPublicApiLimit(app, features.rateLimits, `${config.servicePrefixes ? '/api' : ''}/public`);
   features.eventRetention.start((error) => app.log.error({ err: error }, 'event retention failed; it runs again at the next interval'));
+  // Forwarding to integrations runs in the background of a serving instance.
+  features.integrations.start();
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };
   for (const name of config.services) {
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });

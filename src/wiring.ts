@@ -15,6 +15,7 @@ import { createSecurityTasks } from './features/security-tasks/security-tasks.se
 import { brokerCheck, databaseCheck, redisCheck } from './features/health/health.checks.js';
 import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
+import { createIntegrations } from './features/integrations/integrations.js';
 import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/identity/login-throttle.js';
 import { createRateLimits } from './features/rate-limits/rate-limits.js';
@@ -62,7 +63,8 @@ export interface WiringDeps {
 export function createFeatures({ config, database, clock, pushes: injectedPushes, log }: WiringDeps) {
   const db = database.db;
   const redis = config.redisUrl ? redisCheck(config.redisUrl) : undefined;
-  const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
+  const integrations = createIntegrations({ config, database, ...(log ? { log } : {}) });
+  const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : []), integrations.check];
 
   const audit = createAuditLog({ clock });
   const hasher = createPasswordHasher({ iterations: config.passwordIterations, concurrency: config.passwordHashingConcurrency, queueLimit: config.passwordHashingQueue });
@@ -179,6 +181,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     secretsManager,
     publicApi,
     rateLimits,
+    integrations,
     authenticate: tokens.authenticate,
     /** Live notifications: features send pushes after commit; the notifications service serves the hub. */
     pushes: notifications.pushes,
@@ -186,6 +189,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     async close() {
       await notifications.close();
       await eventRetention.stop();
+      await integrations.close();
       await redis?.close();
       await rateLimits.close();
     },

@@ -184,6 +184,19 @@ const exists = async (table: 'collections' | 'groups' | 'organizations' | 'organ
   Boolean(await db().selectFrom(table).select('id').where('id', '=', id).executeTakeFirst());
 const memberStatus = async (id: string) => (await db().selectFrom('organization_users').select('status').where('id', '=', id).executeTakeFirst())?.status;
 
+const integrationOf = async (type: number) =>
+  db().selectFrom('organization_integrations').select(['id', 'configuration']).where('organization_id', '=', org).where('type', '=', type).executeTakeFirst();
+
+/** The organization's integration of this type, made afresh (Slack: an incoming webhook; HEC and Datadog: full settings). */
+async function freshIntegration(type: number): Promise<string> {
+  await db().deleteFrom('organization_integrations').where('organization_id', '=', org).where('type', '=', type).execute();
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  const configuration = JSON.stringify({ Uri: 'https://receiver.example.com/in', Scheme: 'Splunk', Token: 't', ApiKey: 'k' });
+  await db().insertInto('organization_integrations').values({ id, organization_id: org, type, configuration, signing_secret: 's', creation_date: now, revision_date: now }).execute();
+  return id;
+}
+
 /** A fresh organization where the caller holds a copy of their membership (none for the stranger), and a second owner. */
 async function throwawayOrg(who: Caller): Promise<string> {
   const id = await seedOrganization(server, { name: 'Throwaway' });
@@ -300,6 +313,43 @@ const ORGANIZATION_ROWS: Row[] = [
     },
     { allow: OWNER },
   ],
+  // Integrations: owners only; everyone else is shown no organization (404), as on the official server.
+  ['GET /organizations/{id}/integrations', async () => ({ method: 'GET', path: `${base()}/integrations` }), { allow: OWNER, hidden: 'rest' }],
+  [
+    'POST /organizations/{id}/integrations',
+    async () => {
+      await db().deleteFrom('organization_integrations').where('organization_id', '=', org).where('type', '=', 4).execute();
+      return { method: 'POST', path: `${base()}/integrations`, json: { type: 4, configuration: null }, written: async () => (await integrationOf(4)) !== undefined };
+    },
+    { allow: OWNER, hidden: 'rest' },
+  ],
+  [
+    'PUT /organizations/{id}/integrations/{integrationId}',
+    async (who) => {
+      const id = await freshIntegration(5);
+      const configuration = JSON.stringify({ Uri: `https://${unique(who).toLowerCase()}.example.com`, Scheme: 'Splunk', Token: 't' });
+      return { method: 'PUT', path: `${base()}/integrations/${id}`, json: { type: 5, configuration }, written: async () => (await integrationOf(5))?.configuration === configuration };
+    },
+    { allow: OWNER, hidden: 'rest' },
+  ],
+  [
+    'DELETE /organizations/{id}/integrations/{integrationId}',
+    async () => {
+      const id = await freshIntegration(6);
+      return { method: 'DELETE', path: `${base()}/integrations/${id}`, outcome: (res) => (res.status === 204 ? 200 : res.status), written: async () => (await integrationOf(6)) === undefined };
+    },
+    { allow: OWNER, hidden: 'rest' },
+  ],
+  [
+    'POST /organizations/{id}/integrations/{integrationId}/configurations',
+    async () => {
+      const id = await freshIntegration(3);
+      const count = async () => (await db().selectFrom('organization_integration_configurations').select('id').where('organization_integration_id', '=', id).execute()).length;
+      return { method: 'POST', path: `${base()}/integrations/${id}/configurations`, json: { configuration: null, template: '#Type#' }, written: async () => (await count()) === 1 };
+    },
+    { allow: OWNER, hidden: 'rest' },
+  ],
+  ['GET /organizations/{id}/integrations/dead-letters', async () => ({ method: 'GET', path: `${base()}/integrations/dead-letters` }), { allow: OWNER, hidden: 'rest' }],
   [
     'POST /organizations/{id}/api-key (SCIM key)',
     async (who) => ({ method: 'POST', path: `${base()}/api-key`, json: { type: 2, masterPasswordHash: secret(who) } }),

@@ -328,6 +328,31 @@ export const ConfigSchema = Type.Object({
   amqpUrl: Type.Optional(
     Type.String({ pattern: '^amqps?://.+', expected: 'an amqp:// or amqps:// URL', description: 'AMQP broker (RabbitMQ) for forwarding events to integrations.' }),
   ),
+  amqpPrefix: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    pattern: '^[A-Za-z0-9._-]+$',
+    default: 'strongroom',
+    description: 'Prefix of the exchange and queue names this deployment declares on the broker; deployments sharing a broker (virtual host) need different ones.',
+  }),
+  integrationsAllowPrivateAddresses: Type.Boolean({
+    default: false,
+    description:
+      'Let integrations (webhooks, Slack, Teams, HEC, Datadog) reach loopback, private and link-local addresses. Off: such addresses are refused, whatever name resolves to them.',
+  }),
+  integrationsTimeoutMs: Type.Integer({ minimum: 100, maximum: 120000, default: 10000, description: 'Time limit of one delivery to an integration, connection to last byte, in milliseconds.' }),
+  integrationsMaxRetries: Type.Integer({
+    minimum: 0,
+    maximum: 20,
+    default: 6,
+    description: 'Retries of a failed delivery (exponential backoff with jitter) before it is parked in the dead-letter queue.',
+  }),
+  integrationsRetryBaseMs: Type.Integer({ minimum: 10, maximum: 600000, default: 1000, description: 'First retry delay of a failed delivery; each later one doubles (up to an hour), with jitter.' }),
+  integrationsPollMs: Type.Integer({ minimum: 10, maximum: 60000, default: 1000, description: 'How often the event relay looks for new events to forward when it has found none.' }),
+  integrationsRelay: Type.Boolean({
+    default: true,
+    description: 'Run the event relay (forwarding to integrations) in this instance. One instance of a fleet relays at a time, whatever this says.',
+  }),
   smtpHost: Type.Optional(
     Type.String({
       minLength: 1,

@@ -10,6 +10,7 @@ import { groupRoutes } from '../features/groups/groups.routes.js';
 import { policyRoutes } from '../features/policies/policies.routes.js';
 import { organizationRoutes } from '../features/organizations/organizations.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
+import { integrationRoutes } from '../features/integrations/integrations.routes.js';
 import { memberRoutes } from '../features/members/members.routes.js';
 import { authRequestRoutes } from '../features/auth-requests/auth-requests.routes.js';
 import { deviceRoutes } from '../features/devices/devices.routes.js';
@@ -53,6 +54,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(policyRoutes, { policies: features.policies, orgAccess: features.orgAccess });
   await app.register(eventRoutes, { events: features.events, orgAccess: features.orgAccess });
   await app.register(securityTaskRoutes, { tasks: features.securityTasks, orgAccess: features.orgAccess });
+  await app.register(integrationRoutes, { integrations: features.integrations.service, owner: features.integrations.owner });
   await app.register(memberRoutes, { members: features.members, orgAccess: features.orgAccess });
   if (config.secretsManager) await app.register(secretsManagerRoutes, { sm: features.secretsManager });
   // The organization public API: its own error envelope and not-found answer under /public.

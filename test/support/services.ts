@@ -9,6 +9,8 @@
 const VARIABLES = {
   redis: 'STRONGROOM_TEST_REDIS_URL',
   amqp: 'STRONGROOM_TEST_AMQP_URL',
+  /** The RabbitMQ node behind STRONGROOM_TEST_AMQP_URL (`rabbitmqctl -n`), for tests that restart it. */
+  amqpNode: 'STRONGROOM_TEST_AMQP_NODE',
   chromium: 'STRONGROOM_TEST_CHROMIUM',
 } as const;
 

@@ -9,6 +9,7 @@ import { secretsManager } from './0006-secrets-manager.js';
 import { secretReads } from './0007-secret-reads.js';
 import { authRequests } from './0009-auth-requests.js';
 import { eventsAndTasks } from './0012-events-and-tasks.js';
+import { integrations } from './0013-integrations.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -22,5 +23,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0007-secret-reads': secretReads(engine),
     '0009-auth-requests': authRequests(engine),
     '0012-events-and-tasks': eventsAndTasks(engine),
+    '0013-integrations': integrations(engine),
   };
 }
