@@ -197,6 +197,29 @@ async function freshIntegration(type: number): Promise<string> {
   return id;
 }
 
+/** A Slack integration of the organization with one configuration, made afresh. */
+async function freshConfiguration(): Promise<{ integration: string; configuration: string }> {
+  const integration = await freshIntegration(3);
+  const configuration = randomUUID();
+  const now = new Date().toISOString();
+  await db()
+    .insertInto('organization_integration_configurations')
+    .values({ id: configuration, organization_integration_id: integration, event_type: null, configuration: null, filters: null, template: '#Type#', creation_date: now, revision_date: now })
+    .execute();
+  return { integration, configuration };
+}
+
+/** A delivery of that configuration that failed every retry. */
+async function freshDeadLetter(): Promise<string> {
+  const { integration, configuration } = await freshConfiguration();
+  const id = randomUUID();
+  await db()
+    .insertInto('integration_dead_letters')
+    .values({ id, organization_id: org, integration_id: integration, configuration_id: configuration, integration_type: 3, message_id: randomUUID(), event_type: 1000, body: '{}', attempts: 3, last_error: 'refused', creation_date: new Date().toISOString() })
+    .execute();
+  return id;
+}
+
 /** A fresh organization where the caller holds a copy of their membership (none for the stranger), and a second owner. */
 async function throwawayOrg(who: Caller): Promise<string> {
   const id = await seedOrganization(server, { name: 'Throwaway' });
@@ -350,6 +373,43 @@ const ORGANIZATION_ROWS: Row[] = [
     { allow: OWNER, hidden: 'rest' },
   ],
   ['GET /organizations/{id}/integrations/dead-letters', async () => ({ method: 'GET', path: `${base()}/integrations/dead-letters` }), { allow: OWNER, hidden: 'rest' }],
+  [
+    'GET /organizations/{id}/integrations/{integrationId}/configurations',
+    async () => ({ method: 'GET', path: `${base()}/integrations/${await freshIntegration(7)}/configurations` }),
+    { allow: OWNER, hidden: 'rest' },
+  ],
+  [
+    'PUT /organizations/{id}/integrations/{integrationId}/configurations/{configurationId}',
+    async () => {
+      const { integration, configuration } = await freshConfiguration();
+      const template = async () => (await db().selectFrom('organization_integration_configurations').select('template').where('id', '=', configuration).executeTakeFirst())?.template;
+      return { method: 'PUT', path: `${base()}/integrations/${integration}/configurations/${configuration}`, json: { configuration: null, template: '#Date#' }, written: async () => (await template()) === '#Date#' };
+    },
+    { allow: OWNER, hidden: 'rest' },
+  ],
+  [
+    'DELETE /organizations/{id}/integrations/{integrationId}/configurations/{configurationId}',
+    async () => {
+      const { integration, configuration } = await freshConfiguration();
+      const gone = async () => !(await db().selectFrom('organization_integration_configurations').select('id').where('id', '=', configuration).executeTakeFirst());
+      return { method: 'DELETE', path: `${base()}/integrations/${integration}/configurations/${configuration}`, outcome: (res) => (res.status === 204 ? 200 : res.status), written: gone };
+    },
+    { allow: OWNER, hidden: 'rest' },
+  ],
+  [
+    'POST /organizations/{id}/integrations/dead-letters/{deadLetterId}/replay',
+    async () => {
+      const letter = await freshDeadLetter();
+      // An owner reaches the replay itself: 200, or 400 when this server runs no forwarding; others get 404.
+      return { method: 'POST', path: `${base()}/integrations/dead-letters/${letter}/replay`, outcome: (res) => (res.status === 400 ? 200 : res.status) };
+    },
+    { allow: OWNER, hidden: 'rest' },
+  ],
+  [
+    'POST /organizations/{id}/integrations/dead-letters/replay',
+    async () => ({ method: 'POST', path: `${base()}/integrations/dead-letters/replay`, outcome: (res) => (res.status === 400 ? 200 : res.status) }),
+    { allow: OWNER, hidden: 'rest' },
+  ],
   [
     'POST /organizations/{id}/api-key (SCIM key)',
     async (who) => ({ method: 'POST', path: `${base()}/api-key`, json: { type: 2, masterPasswordHash: secret(who) } }),
