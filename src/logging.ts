@@ -22,8 +22,9 @@ const SECRET_FIELDS = [
   'authorization',
 ];
 
+/** Query parameters that carry secrets (tokens, client secrets, an auth request's access `code`) are masked. */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:access_token|token|client_secret|refresh_token)=)[^&]*/gi, '$1[REDACTED]');
+  return url.replace(/([?&](?:access_token|token|client_secret|refresh_token|code)=)[^&]*/gi, '$1[REDACTED]');
 }
 
 export function loggerOptions(level: string): LoggerOptions {

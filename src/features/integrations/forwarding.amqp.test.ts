@@ -24,6 +24,20 @@ async function rabbitmqctl(...args: string[]): Promise<void> {
   await run('rabbitmqctl', ['-n', NODE!, ...args], { timeout: 60_000 });
 }
 
+/** Starts the broker's application again, retrying while its port is still being released. */
+async function startBroker(): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    try {
+      await rabbitmqctl('start_app');
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+  }
+}
+
 const unique = (ids: string[]) => [...new Set(ids)].sort();
 
 describe.skipIf(!AMQP_URL || !NODE)('forwarding through RabbitMQ', () => {
@@ -78,7 +92,7 @@ describe.skipIf(!AMQP_URL || !NODE)('forwarding through RabbitMQ', () => {
         const health = await server.request('GET', '/api/healthz/extended');
         return health.body.results.integrations.status === 'Degraded';
       }, 30_000, 'the broker to be seen as down');
-      await rabbitmqctl('start_app');
+      await startBroker();
 
       const after = await emitEvents(server, hook.org, 60);
       const secrets = Array.from({ length: 5 }, (_, i) => `00000000-0000-4000-8000-00000000000${i}`);
