@@ -13,8 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.js';
-import { encryptText, encryptToEncString, generateRsaKeyPair, generateSymmetricKey, rsaEncryptToEncString } from '../test/support/bw-crypto.js';
-import { call, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, SECONDS, startServer, type Figures } from './harness.js';
+import { call, foundOrganization, CLIENT_HEADERS, databaseFor, ENGINES, measure, SECONDS, startServer, type Figures } from './harness.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const ITEMS = 1000;
@@ -30,26 +29,6 @@ interface Row {
 }
 const rows: Row[] = [];
 
-/** An owner founds an Enterprise organization through `POST /api/organizations` (cloud), with its default collection. */
-async function foundOrganization(base: string) {
-  const { token, account } = await registerAndLogin(base, 'events-bench@example.com');
-  const orgKey = generateSymmetricKey();
-  const pair = generateRsaKeyPair();
-  const org = JSON.parse(
-    await call(base, 'POST', '/api/organizations', {
-      token,
-      json: {
-        name: 'Bench',
-        billingEmail: 'billing@bench.test',
-        planType: 20,
-        key: rsaEncryptToEncString(orgKey.raw, account.publicKeyB64),
-        keys: { publicKey: pair.publicKeyB64, encryptedPrivateKey: encryptToEncString(pair.privateKeyDer, orgKey) },
-        collectionName: encryptText('Default collection', orgKey),
-      },
-    }),
-  ) as { id: string };
-  return { orgId: org.id, token };
-}
 
 /** ITEMS organization items in the organization's default collection, inserted directly. */
 async function seedItems(url: string, orgId: string): Promise<{ items: string[]; ownerUserId: string; ownerMemberId: string }> {
@@ -120,7 +99,7 @@ async function benchEngine(engine: string): Promise<void> {
   const database = await databaseFor(engine);
   let server = await startServer(database.url, SERVER_ENV);
   try {
-    const { orgId, token } = await foundOrganization(server.url);
+    const { orgId, token } = await foundOrganization(server.url, 'events-bench@example.com');
     const { items, ownerUserId, ownerMemberId } = await seedItems(database.url, orgId);
     const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 

@@ -11,7 +11,17 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { passwordGrantForm } from '../test/support/accounts.js';
 import { createSchema, dropSchema } from '../test/support/pg-schema.js';
-import { makeTestAccount, registerFinishBody, type TestAccount } from '../test/support/bw-crypto.js';
+import {
+  encryptText,
+  encryptToEncString,
+  generateRsaKeyPair,
+  generateSymmetricKey,
+  makeTestAccount,
+  registerFinishBody,
+  rsaEncryptToEncString,
+  type SymmetricKey,
+  type TestAccount,
+} from '../test/support/bw-crypto.js';
 
 export const ROOT = fileURLToPath(new URL('../', import.meta.url));
 export const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -129,6 +139,36 @@ export async function registerAndLogin(base: string, email: string): Promise<{ t
     }),
   ) as { access_token: string };
   return { token: login.access_token, account };
+}
+
+/**
+ * An owner registers and founds an Enterprise organization (plan 20) through
+ * `POST /api/organizations`, as the web app does on a cloud deployment, with its default
+ * collection and, when asked, Secrets Manager.
+ */
+export async function foundOrganization(
+  base: string,
+  email: string,
+  opts: { secretsManager?: boolean } = {},
+): Promise<{ orgId: string; token: string; account: TestAccount; orgKey: SymmetricKey }> {
+  const { token, account } = await registerAndLogin(base, email);
+  const orgKey = generateSymmetricKey();
+  const pair = generateRsaKeyPair();
+  const org = JSON.parse(
+    await call(base, 'POST', '/api/organizations', {
+      token,
+      json: {
+        name: 'Bench',
+        billingEmail: 'billing@bench.test',
+        planType: 20,
+        ...(opts.secretsManager ? { useSecretsManager: true } : {}),
+        key: rsaEncryptToEncString(orgKey.raw, account.publicKeyB64),
+        keys: { publicKey: pair.publicKeyB64, encryptedPrivateKey: encryptToEncString(pair.privateKeyDer, orgKey) },
+        collectionName: encryptText('Default collection', orgKey),
+      },
+    }),
+  ) as { id: string };
+  return { orgId: org.id, token, account, orgKey };
 }
 
 export interface Figures {

@@ -16,8 +16,7 @@
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { createMemoryStore, createRedisStore, REDIS_KEY_PREFIX } from '../src/features/rate-limits/limit-store.js';
-import { generateRsaKeyPair, encryptText, encryptToEncString, generateSymmetricKey, rsaEncryptToEncString } from '../test/support/bw-crypto.js';
-import { call, CLIENT_HEADERS, databaseFor, measure, registerAndLogin, Results, SECONDS, startServer, type Figures, type Running } from './harness.js';
+import { call, foundOrganization, CLIENT_HEADERS, databaseFor, measure, Results, SECONDS, startServer, type Figures, type Running } from './harness.js';
 
 const REDIS_URL = process.env.BENCH_REDIS_URL;
 const PATH = process.env.BENCH_PUBLIC_PATH ?? '/api/public/members';
@@ -33,28 +32,13 @@ const start = (url: string, env: Record<string, string>) => startServer(url, { D
 
 /** An owner founds an organization with its 20 invited members and fetches its API key; answers an organization token. */
 async function seed(base: string): Promise<{ orgId: string; clientSecret: string }> {
-  const { token, account } = await registerAndLogin(base, 'limit-bench@example.com');
-  const orgKey = generateSymmetricKey();
-  const pair = generateRsaKeyPair();
-  const org = JSON.parse(
-    await call(base, 'POST', '/api/organizations', {
-      token,
-      json: {
-        name: 'Bench',
-        billingEmail: 'billing@bench.test',
-        planType: 20,
-        key: rsaEncryptToEncString(orgKey.raw, account.publicKeyB64),
-        keys: { publicKey: pair.publicKeyB64, encryptedPrivateKey: encryptToEncString(pair.privateKeyDer, orgKey) },
-        collectionName: encryptText('Default collection', orgKey),
-      },
-    }),
-  ) as { id: string };
+  const { orgId, token, account } = await foundOrganization(base, 'limit-bench@example.com');
   const emails = Array.from({ length: 20 }, (_, i) => `member${i}@bench.test`);
-  await call(base, 'POST', `/api/organizations/${org.id}/users/invite`, { token, json: { emails, type: 2, accessAll: false, collections: [] } });
-  const key = JSON.parse(await call(base, 'POST', `/api/organizations/${org.id}/api-key`, { token, json: { masterPasswordHash: account.masterPasswordHash } })) as {
+  await call(base, 'POST', `/api/organizations/${orgId}/users/invite`, { token, json: { emails, type: 2, accessAll: false, collections: [] } });
+  const key = JSON.parse(await call(base, 'POST', `/api/organizations/${orgId}/api-key`, { token, json: { masterPasswordHash: account.masterPasswordHash } })) as {
     apiKey: string;
   };
-  return { orgId: org.id, clientSecret: key.apiKey };
+  return { orgId, clientSecret: key.apiKey };
 }
 
 async function organizationToken(base: string, orgId: string, clientSecret: string): Promise<string> {

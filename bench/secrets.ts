@@ -12,9 +12,9 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type autocannon from 'autocannon';
-import { decryptText, encryptText, encryptToEncString, generateRsaKeyPair, generateSymmetricKey, rsaEncryptToEncString, type SymmetricKey } from '../test/support/bw-crypto.js';
+import { decryptText, encryptText, type SymmetricKey } from '../test/support/bw-crypto.js';
 import { accessTokenBody, machineLoginForm } from '../test/support/sm.js';
-import { call, ceilingFor, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, Results, startServer, type Running } from './harness.js';
+import { call, foundOrganization, ceilingFor, CLIENT_HEADERS, databaseFor, ENGINES, measure, Results, startServer, type Running } from './harness.js';
 
 const SECRETS = Number(process.env.BENCH_SECRETS ?? 10_000);
 const PER_PROJECT = 1000;
@@ -32,27 +32,6 @@ interface Seeded {
   grantedSecrets: number;
 }
 
-/** An owner founds an Enterprise organization with Secrets Manager through `POST /api/organizations` (cloud). */
-async function foundOrganization(base: string): Promise<{ orgId: string; ownerToken: string; orgKey: SymmetricKey }> {
-  const { token, account } = await registerAndLogin(base, 'sm-bench@example.com');
-  const orgKey = generateSymmetricKey();
-  const pair = generateRsaKeyPair();
-  const org = JSON.parse(
-    await call(base, 'POST', '/api/organizations', {
-      token,
-      json: {
-        name: 'Bench',
-        billingEmail: 'billing@bench.test',
-        planType: 20,
-        useSecretsManager: true,
-        key: rsaEncryptToEncString(orgKey.raw, account.publicKeyB64),
-        keys: { publicKey: pair.publicKeyB64, encryptedPrivateKey: encryptToEncString(pair.privateKeyDer, orgKey) },
-        collectionName: encryptText('Default collection', orgKey),
-      },
-    }),
-  ) as { id: string };
-  return { orgId: org.id, ownerToken: token, orgKey };
-}
 
 /** Projects of 1,000 secrets each, imported five projects at a time; answers the ids of the projects holding the first half. */
 async function importSecrets(base: string, token: string, orgId: string, orgKey: SymmetricKey): Promise<{ granted: string[]; grantedSecrets: number }> {
@@ -105,7 +84,7 @@ async function machineAccount(base: string, token: string, orgId: string, orgKey
 }
 
 async function seed(base: string): Promise<Seeded> {
-  const { orgId, ownerToken, orgKey } = await foundOrganization(base);
+  const { orgId, token: ownerToken, orgKey } = await foundOrganization(base, 'sm-bench@example.com', { secretsManager: true });
   const { granted, grantedSecrets } = await importSecrets(base, ownerToken, orgId, orgKey);
   return { orgId, ownerToken, grantedSecrets, ...(await machineAccount(base, ownerToken, orgId, orgKey, granted)) };
 }

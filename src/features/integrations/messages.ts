@@ -3,6 +3,7 @@ import type { Executor } from '../events/audit-log.js';
 import type { EventRow } from '../events/events.repository.js';
 import { readSetMembers } from '../events/read-sets.js';
 import { integrationStatus, IntegrationStatus, parseFilters, passes, targetOf, type FilterGroup, type IntegrationType, type Target } from './rules.js';
+import { toEventResponse } from '../events/events.schemas.js';
 import { needsActingUser, needsGroup, needsOrganization, needsUser, renderTemplate, type ForwardedEvent, type TemplateLookups } from './templates.js';
 
 /** One delivery to one integration configuration, as it travels through the queues. */
@@ -30,33 +31,10 @@ export function stableId(text: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
+/** The event as the event log shows it (`toEventResponse`), with the id receivers can deduplicate by. */
 function forwarded(row: EventRow, secretId: string | null, idempotencyId: string): ForwardedEvent {
-  return {
-    date: row.date,
-    type: row.type,
-    userId: row.user_id,
-    organizationId: row.organization_id,
-    installationId: null,
-    providerId: null,
-    cipherId: row.cipher_id,
-    collectionId: row.collection_id,
-    groupId: row.group_id,
-    policyId: row.policy_id,
-    organizationUserId: row.organization_user_id,
-    providerUserId: null,
-    providerOrganizationId: null,
-    actingUserId: row.acting_user_id,
-    deviceType: row.device_type,
-    ipAddress: row.ip_address,
-    idempotencyId,
-    systemUser: row.system_user,
-    domainName: null,
-    secretId,
-    projectId: row.project_id,
-    serviceAccountId: row.service_account_id,
-    grantedServiceAccountId: row.granted_service_account_id ?? null,
-    sendId: null,
-  };
+  const { object: _object, ...event } = toEventResponse({ ...row, secret_id: secretId });
+  return { ...event, idempotencyId };
 }
 
 /**
