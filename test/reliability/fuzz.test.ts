@@ -97,7 +97,11 @@ beforeAll(async () => {
   otherOrg = await seedOrganization(server, { name: 'Foreign', overrides: { use_secrets_manager: true } });
   foreign.push(otherOrg);
   await seedTargets();
-  tables = (await db().introspection.getTables()).map((t) => t.name).filter((name) => !name.startsWith('kysely_'));
+  // On PostgreSQL the database holds every test server's schema: count this server's own tables.
+  const schema = (await sql<{ name: string | null }>`select current_schema() as name`.execute(db()).catch(() => ({ rows: [] }))).rows[0]?.name ?? undefined;
+  tables = (await db().introspection.getTables())
+    .filter((t) => !t.name.startsWith('kysely_') && (schema === undefined || t.schema === undefined || t.schema === schema))
+    .map((t) => t.name);
 }, 240_000);
 
 afterAll(async () => {

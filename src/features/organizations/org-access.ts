@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.js';
 import type { AccessRule } from '../../http/access.js';
 import { Forbidden, NotFound } from '../../http/errors.js';
+import { isGuid } from '../../http/ids.js';
 import type { Executor } from '../events/audit-log.js';
 import type { EventSystemUser } from '../events/event-type.js';
 import { OrganizationUserStatusType, OrganizationUserType, parsePermissions, rightsOf, type Permissions, type Right } from './roles.js';
@@ -62,6 +63,9 @@ declare module 'fastify' {
 
 /** Only a Confirmed membership counts: invited, accepted and revoked members have no access. */
 export async function confirmedMembership(db: Executor, organizationId: string, userId: string): Promise<Membership | null> {
+  // Access rules call this before the route's schema has checked the id: a NUL byte, for one,
+  // would be a PostgreSQL error. Anything but a GUID names no organization.
+  if (!isGuid(organizationId)) return null;
   const row = await db
     .selectFrom('organization_users')
     .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
