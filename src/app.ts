@@ -10,6 +10,7 @@ import type { Database } from './db/database.js';
 import { apiErrorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { NotFound } from './http/errors.js';
 import { limitConnectionsPerAddress } from './http/connection-limits.js';
+import { refuseNulCharacters } from './http/nul-characters.js';
 import { validatorCompiler } from './http/validation.js';
 import { serializerCompiler } from './http/serialization.js';
 import { loggerOptions } from './logging.js';
@@ -152,6 +153,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   app.decorateRequest('principal', null);
   app.decorateRequest('membership', null);
   app.setValidatorCompiler(validatorCompiler);
+  refuseNulCharacters(app);
   app.setSerializerCompiler(serializerCompiler);
   app.addHook('onSend', async (request, reply) => {
     void reply.header('x-request-id', request.id);

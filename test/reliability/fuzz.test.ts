@@ -24,7 +24,12 @@ import { createAccessToken, createMachineAccount, machineLogin, seedMachineAccou
 import { startTestServer, type TestResponse, type TestServer } from '../support/test-server.js';
 import { badRequest, ENC, type BadRequest, type Caller, type IdPool } from './bad-input.js';
 
-const SEED = Number(process.env.FUZZ_SEED ?? randomBytes(4).readUInt32BE(0) >>> 1);
+/**
+ * A fixed seed unless FUZZ_SEED says otherwise (`FUZZ_SEED=random` draws one): CI runs the same
+ * requests on every commit, so a failure is the change's and not the draw's. Explore with random
+ * seeds locally and keep any failure they find as a fix plus, if it is worth it, a test.
+ */
+const SEED = process.env.FUZZ_SEED === 'random' ? randomBytes(4).readUInt32BE(0) >>> 1 : Number(process.env.FUZZ_SEED ?? 226584026);
 const TOTAL_RUNS = Number(process.env.FUZZ_RUNS ?? 5000);
 
 let server: TestServer;
