@@ -54,7 +54,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(policyRoutes, { policies: features.policies, orgAccess: features.orgAccess });
   await app.register(eventRoutes, { events: features.events, orgAccess: features.orgAccess });
   await app.register(securityTaskRoutes, { tasks: features.securityTasks, orgAccess: features.orgAccess });
-  await app.register(integrationRoutes, { integrations: features.integrations.service, owner: features.integrations.owner });
+  await app.register(integrationRoutes, { integrations: features.integrations.service, orgAccess: features.orgAccess });
   await app.register(memberRoutes, { members: features.members, orgAccess: features.orgAccess });
   if (config.secretsManager) await app.register(secretsManagerRoutes, { sm: features.secretsManager });
   // The organization public API: its own error envelope and not-found answer under /public.

@@ -1,11 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { Db } from '../../db/database.js';
-import type { AccessRule } from '../../http/access.js';
-import { NotFound } from '../../http/errors.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, list, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { confirmedMembership, membershipOf } from '../organizations/org-access.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
 import {
   ConfigurationBody,
   ConfigurationParams,
@@ -23,25 +19,6 @@ import {
 import type { IntegrationService } from './integrations.service.js';
 
 const tags = ['Integrations'];
-
-/**
- * Owners only, as the official server has it: anyone else, member or not, gets 404, as for an
- * organization that does not exist.
- */
-export function orgOwner(db: Db): AccessRule {
-  return {
-    name: 'orgOwner',
-    principals: ['user'],
-    scope: 'api',
-    async authorize(request, principal) {
-      if (principal.kind !== 'user') throw new NotFound();
-      const orgId = (request.params as { orgId?: unknown }).orgId;
-      const membership = typeof orgId === 'string' ? await confirmedMembership(db, orgId.toLowerCase(), principal.userId) : null;
-      if (!membership || membership.type !== OrganizationUserType.Owner) throw new NotFound();
-      request.membership = membership;
-    },
-  };
-}
 
 const OWNER = 'Access: a confirmed Owner of the organization (`orgOwner`); anyone else gets 404, as on the official server.';
 const docs = {
@@ -74,8 +51,8 @@ const docs = {
 } satisfies Record<string, RouteDoc>;
 
 /** Organization integrations ({base_url}/organizations/{orgId}/integrations/...). */
-export const integrationRoutes: FastifyPluginAsyncTypebox<{ integrations: IntegrationService; owner: AccessRule }> = async (app, { integrations, owner }) => {
-  const config = { access: owner };
+export const integrationRoutes: FastifyPluginAsyncTypebox<{ integrations: IntegrationService; orgAccess: OrgAccess }> = async (app, { integrations, orgAccess }) => {
+  const config = { access: orgAccess.owner() };
   const base = '/organizations/:orgId/integrations';
   const orgOf = (request: Parameters<typeof membershipOf>[0]) => membershipOf(request).organizationId;
 

@@ -2,7 +2,6 @@ import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
 import type { HealthCheck } from '../health/health.service.js';
 import { createDeliverer } from './delivery.js';
-import { orgOwner } from './integrations.routes.js';
 import { createIntegrationService } from './integrations.service.js';
 import { createOutbound } from './outbound.js';
 import { createRelay, type Relay } from './relay.js';
@@ -61,8 +60,6 @@ export function createIntegrations({ config, database, log = silent }: { config:
   return {
     start,
     service,
-    /** The access rule of the integration routes. */
-    owner: orgOwner(db),
     check,
     relay,
     deliverer,
