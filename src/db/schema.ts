@@ -370,7 +370,7 @@ export interface AuthRequestsTable {
   authentication_date: string | null;
 }
 
-/** A named, expiring lease: who holds it until when (see events/retention.ts). */
+/** A named, expiring lease: who holds it until when (see db/leases.ts: event retention, the integrations relay). */
 export interface LeasesTable {
   name: string;
   holder: string;

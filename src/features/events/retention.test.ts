@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testClock } from '../../../test/support/clock.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from './event-type.js';
-import { createEventRetention, createLease } from './retention.js';
+import { createLease } from '../../db/leases.js';
+import { createEventRetention } from './retention.js';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const clock = testClock(NOW);

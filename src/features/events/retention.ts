@@ -1,46 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
+import { createLease, type Lease } from '../../db/leases.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Rows deleted per statement: short transactions, so writers of new events never wait long. */
 const PRUNE_BATCH = 5000;
 const LEASE = 'event-retention';
-
-export interface Lease {
-  /** Takes the lease, or keeps it, until `ttlMs` from now; false when another holder has it. */
-  acquire(ttlMs: number): Promise<boolean>;
-  release(): Promise<void>;
-}
-
-/**
- * A named lease in the `leases` table, the same on both engines: one row per name, taken by
- * an update that succeeds only for its holder or once the lease has expired. Of several
- * instances sharing a database, one holds it at a time; one that dies loses it at expiry.
- */
-export function createLease(db: Db, clock: Clock, name: string, holder: string = randomUUID()): Lease {
-  return {
-    async acquire(ttlMs) {
-      const now = clock.now();
-      const expires = new Date(now.getTime() + ttlMs).toISOString();
-      await db
-        .insertInto('leases')
-        .values({ name, holder, expires_at: expires })
-        .onConflict((oc) => oc.column('name').doNothing())
-        .execute();
-      const taken = await db
-        .updateTable('leases')
-        .set({ holder, expires_at: expires })
-        .where('name', '=', name)
-        .where((eb) => eb.or([eb('holder', '=', holder), eb('expires_at', '<', now.toISOString())]))
-        .executeTakeFirst();
-      return Number(taken.numUpdatedRows) === 1;
-    },
-    async release() {
-      await db.updateTable('leases').set({ expires_at: new Date(0).toISOString() }).where('name', '=', name).where('holder', '=', holder).execute();
-    },
-  };
-}
 
 export interface PruneResult {
   events: number;
