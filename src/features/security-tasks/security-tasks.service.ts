@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { Selectable } from 'kysely';
 import type { Clock } from '../../clock.js';
 import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
+import type { SecurityTasksTable } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { Executor } from '../events/audit-log.js';
 import { noPushes, PushType, type Push, type Pushes } from '../notifications/pushes.js';
@@ -19,15 +21,7 @@ export enum SecurityTaskStatus {
   Completed = 1,
 }
 
-export interface SecurityTask {
-  id: string;
-  organization_id: string;
-  cipher_id: string | null;
-  type: number;
-  status: number;
-  creation_date: string;
-  revision_date: string;
-}
+export type SecurityTask = Selectable<SecurityTasksTable>;
 
 /** Most tasks one bulk-create may ask for. */
 export const MAX_TASKS_PER_REQUEST = 5000;
