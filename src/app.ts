@@ -70,6 +70,7 @@ export const API_DOC_TAGS = [
   { name: 'Policies', description: 'Organization policies (master password, single organization, account recovery, ...).' },
   { name: 'Events', description: 'The audit log: client events, the organization\'s, a member\'s, an item\'s and your own events, and exports.' },
   { name: 'Security tasks', description: 'Tasks administrators give members to update at-risk passwords of organization items, and their metrics.' },
+  { name: 'Reports', description: "Organization reports: the client's encrypted report of applications, members and passwords at risk, and its twelve metrics." },
   {
     name: 'Public API',
     description:

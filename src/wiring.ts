@@ -12,6 +12,7 @@ import { createEventQueryService } from './features/events/events.service.js';
 import { createEventCollector } from './features/events/collect.js';
 import { createEventRetention } from './features/events/retention.js';
 import { createSecurityTasks } from './features/security-tasks/security-tasks.service.js';
+import { createReports } from './features/reports/reports.service.js';
 import { brokerCheck, databaseCheck, redisCheck } from './features/health/health.checks.js';
 import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
@@ -137,6 +138,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
   const eventCollector = createEventCollector({ db, clock, audit });
   const eventRetention = createEventRetention({ db, clock, days: config.eventRetentionDays });
   const securityTasks = createSecurityTasks({ db, clock, pushes });
+  const reports = createReports({ db, clock });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes });
   const organizations = createOrganizationService({ db, clock, hasher, audit, pushes });
   const organizationKeys = createOrganizationKeys({ db });
@@ -173,6 +175,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     /** Started by the app (buildApp), stopped by close(). */
     eventRetention,
     securityTasks,
+    reports,
     mailer,
     members,
     organizations,

@@ -872,6 +872,68 @@ const EVENT_AND_TASK_ROWS: Row[] = [
   ],
 ];
 
+/** A report of the matrix organization, written straight to the database, with a distinct summary. */
+async function seedReport(): Promise<string> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  await db()
+    .insertInto('organization_reports')
+    .values({ id, organization_id: org, report_data: ENC, content_encryption_key: ENC, summary_data: ENC, application_data: ENC, creation_date: now, revision_date: now })
+    .execute();
+  return id;
+}
+const reportOf = (id: string) => db().selectFrom('organization_reports').selectAll().where('id', '=', id).executeTakeFirst();
+const reports = () => `/reports/organizations/${org}`;
+
+const REPORT_ROWS: Row[] = [
+  [
+    'POST /reports/organizations/{org}',
+    async () => {
+      const marker = OTHER_NAME;
+      const added = async () => Boolean(await db().selectFrom('organization_reports').select('id').where('organization_id', '=', org).where('report_data', '=', marker).executeTakeFirst());
+      await db().deleteFrom('organization_reports').where('report_data', '=', marker).execute();
+      return { method: 'POST', path: reports(), json: { reportData: marker, contentEncryptionKey: ENC, summaryData: ENC, applicationData: ENC }, written: added };
+    },
+    { allow: REPORTERS },
+  ],
+  [
+    'GET /reports/organizations/{org}/latest',
+    async () => {
+      await seedReport();
+      return { method: 'GET', path: `${reports()}/latest` };
+    },
+    { allow: REPORTERS },
+  ],
+  ['GET /reports/organizations/{org}/data/summary', async () => ({ method: 'GET', path: `${reports()}/data/summary?startDate=2020-01-01&endDate=2099-01-01` }), { allow: REPORTERS }],
+  ['GET /reports/organizations/{org}/data/summary/{id}', async () => ({ method: 'GET', path: `${reports()}/data/summary/${await seedReport()}` }), { allow: REPORTERS }],
+  [
+    'PATCH /reports/organizations/{org}/data/summary/{id}',
+    async () => {
+      const id = await seedReport();
+      return { method: 'PATCH', path: `${reports()}/data/summary/${id}`, json: { summaryData: OTHER_NAME }, written: async () => (await reportOf(id))?.summary_data === OTHER_NAME };
+    },
+    { allow: REPORTERS },
+  ],
+  ['GET /reports/organizations/{org}/data/application/{id}', async () => ({ method: 'GET', path: `${reports()}/data/application/${await seedReport()}` }), { allow: REPORTERS }],
+  [
+    'PATCH /reports/organizations/{org}/data/application/{id}',
+    async () => {
+      const id = await seedReport();
+      return { method: 'PATCH', path: `${reports()}/data/application/${id}`, json: { applicationData: OTHER_NAME }, written: async () => (await reportOf(id))?.application_data === OTHER_NAME };
+    },
+    { allow: REPORTERS },
+  ],
+  ['GET /reports/organizations/{org}/{id}', async () => ({ method: 'GET', path: `${reports()}/${await seedReport()}` }), { allow: REPORTERS }],
+  [
+    'DELETE /reports/organizations/{org}/{id}',
+    async () => {
+      const id = await seedReport();
+      return { method: 'DELETE', path: `${reports()}/${id}`, written: async () => !(await reportOf(id)) };
+    },
+    { allow: REPORTERS },
+  ],
+];
+
 async function org_() {
   return db().selectFrom('organizations').selectAll().where('id', '=', org).executeTakeFirstOrThrow();
 }
@@ -887,6 +949,7 @@ describe.each([
   ['policies', POLICY_ROWS],
   ['organization items (admin views)', CIPHER_ADMIN_ROWS],
   ['events and security tasks', EVENT_AND_TASK_ROWS],
+  ['organization reports', REPORT_ROWS],
 ] as const)('who may administer %s', (_area, rows) => {
   it.each(rows)('%s', async (_name, call, expectation, around) => {
     const want: Record<string, Outcome> = {};

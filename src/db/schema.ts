@@ -388,6 +388,30 @@ export interface SecurityTasksTable {
   revision_date: string;
 }
 
+/** An organization's report (the official OrganizationReport); see features/reports. */
+export interface OrganizationReportsTable {
+  id: string;
+  organization_id: string;
+  report_data: string;
+  content_encryption_key: string;
+  summary_data: string | null;
+  application_data: string | null;
+  creation_date: string;
+  revision_date: string;
+  application_count: number | null;
+  application_at_risk_count: number | null;
+  critical_application_count: number | null;
+  critical_application_at_risk_count: number | null;
+  member_count: number | null;
+  member_at_risk_count: number | null;
+  critical_member_count: number | null;
+  critical_member_at_risk_count: number | null;
+  password_count: number | null;
+  password_at_risk_count: number | null;
+  critical_password_count: number | null;
+  critical_password_at_risk_count: number | null;
+}
+
 /** An organization's integration (the official OrganizationIntegration); see features/integrations. */
 export interface OrganizationIntegrationsTable {
   id: string;
@@ -470,6 +494,7 @@ export interface DB {
   auth_requests: AuthRequestsTable;
   leases: LeasesTable;
   security_tasks: SecurityTasksTable;
+  organization_reports: OrganizationReportsTable;
   organization_integrations: OrganizationIntegrationsTable;
   organization_integration_configurations: OrganizationIntegrationConfigurationsTable;
   integration_relay: IntegrationRelayTable;

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Email, EncString, Nullable } from '../../http/schemas.js';
-import { FEATURE_FLAGS, PlanType, tierOf, ProductTierType } from './plans.js';
+import { FEATURE_FLAGS, PlanType, tierOf, ProductTierType, usesRiskInsights } from './plans.js';
 import type { OrganizationRow } from './organizations.repository.js';
 import { PERMISSION_FLAGS, type PermissionFlag } from './roles.js';
 
@@ -132,7 +132,6 @@ export function flagsOf(org: OrganizationRow): Record<FlagName, boolean> {
 
 /** Features this server has no notion of yet; clients read them as "off". */
 export const ABSENT_FEATURES = {
-  useRiskInsights: false,
   useOrganizationDomains: false,
   useAdminSponsoredFamilies: false,
   useAutomaticUserConfirmation: false,
@@ -199,6 +198,7 @@ export const OrganizationResponse = Type.Object({
   maxStorageGb: Nullable(Type.Integer()),
   ...Flags,
   ...AbsentFeatures,
+  useRiskInsights: Type.Boolean({ description: 'Organization reports (Enterprise plans)' }),
   useDisableSmAdsForUsers: Type.Boolean(),
   selfHost: Type.Boolean(),
   hasPublicAndPrivateKeys: Type.Boolean(),
@@ -278,6 +278,7 @@ export function toOrganizationResponse(org: OrganizationRow, { billing }: { bill
     maxStorageGb: org.max_storage_gb,
     ...flagsOf(org),
     ...ABSENT_FEATURES,
+    useRiskInsights: usesRiskInsights(org.plan_type),
     useDisableSmAdsForUsers: false,
     selfHost: bool(org.self_host),
     hasPublicAndPrivateKeys: Boolean(org.public_key && org.private_key),
@@ -306,6 +307,7 @@ export const ProfileOrganizationResponse = Type.Object({
   name: Type.String(),
   ...Flags,
   ...AbsentFeatures,
+  useRiskInsights: Type.Boolean({ description: 'Organization reports (Enterprise plans)' }),
   useActivateAutofillPolicy: Type.Boolean(),
   useDisableSMAdsForUsers: Type.Boolean(),
   selfHost: Type.Boolean(),

@@ -73,6 +73,14 @@ export function tierOf(plan: number): ProductTierType | null {
   return ProductTierType.Enterprise;
 }
 
+/**
+ * Organization reports (the official UseRiskInsights): an Enterprise feature, as on the official
+ * plans. Derived from the plan rather than stored, as it is not a license switch here.
+ */
+export function usesRiskInsights(plan: number): boolean {
+  return tierOf(plan) === ProductTierType.Enterprise;
+}
+
 const NONE = Object.fromEntries(FEATURE_FLAGS.map((flag) => [flag, false])) as Record<FeatureFlag, boolean>;
 
 /** The features and limits of a plan; null for a value that is not a plan. */

@@ -1,6 +1,6 @@
 import type { Executor } from '../events/audit-log.js';
 import { ABSENT_FEATURES, flagsOf, type ProfileOrganizationResponse } from './organizations.schemas.js';
-import { ProductTierType, tierOf } from './plans.js';
+import { ProductTierType, tierOf, usesRiskInsights } from './plans.js';
 import { OrganizationUserStatusType, parsePermissions } from './roles.js';
 
 async function profileOrganizationsWithStatus(
@@ -36,6 +36,7 @@ async function profileOrganizationsWithStatus(
       name: row.name,
       ...flagsOf(row),
       ...ABSENT_FEATURES,
+      useRiskInsights: usesRiskInsights(row.plan_type),
       useActivateAutofillPolicy: tier === ProductTierType.Enterprise,
       useDisableSMAdsForUsers: false,
       selfHost: Boolean(row.self_host),
