@@ -13,7 +13,8 @@ describe('the server program with TLS_MODE=self-signed', () => {
   it('serves HTTPS with its own CA and says how to trust it', async () => {
     const dataDir = join(dir, 'data');
     const run = startProgram({ TLS_MODE: 'self-signed', DATA_DIR: dataDir, DATABASE_URL: 'sqlite::memory:', PORT: '0', LOG_LEVEL: 'info' });
-    await waitFor(() => run.stdout().includes('Strongroom is ready'));
+    // Starting creates a CA and a certificate: allow for a busy machine.
+    await waitFor(() => run.stdout().includes('Strongroom is ready'), 45_000);
     const url = /Server listening at (https:\/\/127\.0\.0\.1:\d+)/.exec(run.stdout())?.[1];
     expect(url, run.stdout()).toBeDefined();
 
@@ -26,7 +27,7 @@ describe('the server program with TLS_MODE=self-signed', () => {
     const response = await fetch(`${url}/api/alive`, { dispatcher });
     expect(response.status).toBe(200);
     await dispatcher.close();
-  }, 40_000);
+  }, 60_000);
 
   it('exits with status 2 and one line naming DATA_DIR when it cannot write there', async () => {
     const file = join(dir, 'a-file');
