@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createUser } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
+import { orgApiToken } from '../../../test/support/public-api.js';
 import { testService } from '../../../test/support/services.js';
 import { startTestServer, TEST_ENGINE, type StartOptions, type TestServer } from '../../../test/support/test-server.js';
 
@@ -28,16 +29,7 @@ async function start(options: StartOptions = {}): Promise<TestServer> {
 /** An organization with an API key, and a token from the identity service's client_credentials grant. */
 async function organizationToken(server: TestServer): Promise<{ orgId: string; token: string }> {
   const orgId = await seedOrganization(server);
-  const apiKey = randomBytes(15).toString('hex');
-  await server.database.db
-    .insertInto('organization_api_keys')
-    .values({ id: randomUUID(), organization_id: orgId, type: 0, api_key: apiKey, revision_date: new Date().toISOString() })
-    .execute();
-  const res = await server.request('POST', '/identity/connect/token', {
-    form: { grant_type: 'client_credentials', scope: 'api.organization', client_id: `organization.${orgId}`, client_secret: apiKey },
-  });
-  expect(res.status).toBe(200);
-  return { orgId, token: res.body.access_token as string };
+  return { orgId, token: (await orgApiToken(server, orgId)).token };
 }
 
 const list = (server: TestServer, token: string) => server.request('GET', '/api/public/members', { token });
