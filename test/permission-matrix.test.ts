@@ -140,7 +140,8 @@ beforeAll(async () => {
   spareCollection = await seedCollection(server, org);
   bystander = await seedTarget(server, org);
 }, SETUP_TIMEOUT);
-afterAll(async () => server?.close());
+// Closing drops the test's database schema, which on a busy PostgreSQL can take a while.
+afterAll(async () => server?.close(), SETUP_TIMEOUT);
 
 // ---------------------------------------------------------------------------------------
 // Running one call
