@@ -47,6 +47,7 @@ import { createOrganizationService } from './features/organizations/organization
 import { createOrganizationKeys } from './features/organizations/organization-keys.js';
 import { createPublicApiService } from './features/public-api/public-api.service.js';
 import { createSecretsManager } from './features/secrets-manager/secrets-manager.js';
+import { createTwoFactorService } from './features/two-factor/two-factor.service.js';
 import { secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
 
 export interface WiringDeps {
@@ -106,6 +107,18 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     isSoleOwner,
     pushes,
   });
+  const twoFactor = createTwoFactorService({
+    db,
+    clock,
+    hasher,
+    audit,
+    keys,
+    mailer,
+    brand: { serverName: config.serverName, publicUrl: config.publicUrl },
+    limits: rateLimits.store,
+    pushes,
+    rememberDays: config.twoFactorRememberDays,
+  });
   const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly });
   const identity = createIdentityService({
     db,
@@ -115,6 +128,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     tokens,
     throttle,
     authRequests,
+    twoFactor,
     clientCredentialGrants: [
       organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }),
       secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager }),
@@ -153,6 +167,9 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     accounts,
     identity,
     authRequests,
+    twoFactor,
+    /** Anonymous routes that check a master password count toward the login throttle too. */
+    loginThrottle: throttle,
     orgAccess,
     ciphers,
     cipherLifecycle,

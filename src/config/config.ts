@@ -387,6 +387,18 @@ export const ConfigSchema = Type.Object({
     default: 25,
     description: 'On SIGTERM, how long in-flight requests may take before the process exits anyway.',
   }),
+  serverName: Type.String({
+    minLength: 1,
+    maxLength: 100,
+    default: 'Strongroom',
+    description: 'The name account mails (two-step login codes, verification, new-device notices) give this server.',
+  }),
+  twoFactorRememberDays: Type.Integer({
+    minimum: 1,
+    maximum: 365,
+    default: 30,
+    description: 'Two-step login: how long a "remember this device" token lets its device skip the second step (a security-stamp change ends them all).',
+  }),
 });
 
 type RawConfig = Static<typeof ConfigSchema>;

@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.js';
 import { OAuthError } from '../../http/error-handler.js';
 import { isGuid } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
+import type { MailLog } from '../mail/mailer.js';
 import { safeEqual } from '../../shared/constant-time.js';
 import {
   findDevice,
@@ -21,6 +22,7 @@ import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { masterPasswordPolicyFor } from '../policies/policies.service.js';
 import type { AuthRequestService } from '../auth-requests/auth-requests.service.js';
+import { TwoFactorProviderType, type TwoFactorService } from '../two-factor/two-factor.service.js';
 import { LimitsUnavailable } from '../rate-limits/failover-store.js';
 import type { LoginAttempt, LoginThrottle } from './login-throttle.js';
 import type { IssuedTokens, TokenService } from './tokens.js';
@@ -30,6 +32,9 @@ export const STATIC_CLIENTS = new Set(['web', 'browser', 'desktop', 'cli', 'mobi
 
 const INVALID_PASSWORD = 'Username or password is incorrect. Try again.';
 const DISABLED = 'This account has been disabled. Contact your administrator.';
+const TWO_FACTOR_REQUIRED = 'Two factor required.';
+const INVALID_TWO_FACTOR = 'Two-step token is invalid. Try again.';
+const QUIET_LOG: MailLog = { info: () => undefined };
 
 /** Form keys are matched case-insensitively, as the official server does. */
 export type TokenForm = Record<string, string>;
@@ -67,6 +72,8 @@ export function createIdentityService(deps: {
   /** Log in with a device: the password grant with `AuthRequest` (the request id) and the access code as password. */
   authRequests: Pick<AuthRequestService, 'validForLogin' | 'markUsed'>;
   clientCredentialGrants?: readonly ClientCredentialsGrant[];
+  /** Two-step login: the challenge and the second factor of password logins. */
+  twoFactor?: Pick<TwoFactorService, 'challenge' | 'verifyLogin' | 'issueRememberToken'>;
 }) {
   const { db, clock } = deps;
 
@@ -110,7 +117,7 @@ export function createIdentityService(deps: {
   }
 
   /** The token response with the account fields the official clients require. */
-  async function userTokenResponse(user: UserRow, tokens: IssuedTokens, scope: string): Promise<Record<string, unknown>> {
+  async function userTokenResponse(user: UserRow, tokens: IssuedTokens, scope: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     const kdf = kdfJson(user);
     const accountKeys = accountKeysOf(user);
     return {
@@ -146,6 +153,7 @@ export function createIdentityService(deps: {
         },
         Object: 'userDecryptionOptions',
       },
+      ...extra,
     };
   }
 
@@ -159,7 +167,35 @@ export function createIdentityService(deps: {
     }
   }
 
-  async function passwordGrant(form: TokenForm, client: ClientContext): Promise<Record<string, unknown>> {
+  /**
+   * The second step of a password login, when the user has a provider on: without
+   * TwoFactorToken/TwoFactorProvider (or with an expired remember token) the official challenge;
+   * a wrong code is a failed login (User_FailedLogIn2fa) that counts toward the throttle.
+   * Answers whether to issue a remember token.
+   */
+  async function secondStep(user: UserRow, form: TokenForm, device: { identifier: string }, context: ClientContext, attempt: LoginAttempt & { allowed: true }, log: MailLog): Promise<boolean> {
+    const twoFactor = deps.twoFactor;
+    const challenge = twoFactor ? await twoFactor.challenge(user) : null;
+    if (!twoFactor || !challenge) return false;
+    const challengeError = async () => {
+      await attempt.released();
+      return new OAuthError('invalid_grant', TWO_FACTOR_REQUIRED, TWO_FACTOR_REQUIRED, 400, { ...challenge, MasterPasswordPolicy: await masterPasswordPolicyFor(db, user.id) });
+    };
+    const token = form.twofactortoken?.trim();
+    const providerText = form.twofactorprovider;
+    if (!token || !providerText || !/^\d{1,3}$/.test(providerText)) throw await challengeError();
+    const provider = Number(providerText);
+    const known = await findDevice(db, user.id, device.identifier);
+    if (!(await twoFactor.verifyLogin(user, provider, token, known?.id ?? null, context, log))) {
+      // An expired or revoked remember token is not a failure: the client asks for a code.
+      if (provider === (TwoFactorProviderType.Remember as number)) throw await challengeError();
+      await deps.audit.record(db, context, { type: EventType.User_FailedLogIn2fa, userId: user.id, actingUserId: user.id });
+      throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_TWO_FACTOR);
+    }
+    return form.twofactorremember === '1' && provider !== (TwoFactorProviderType.Remember as number);
+  }
+
+  async function passwordGrant(form: TokenForm, client: ClientContext, log: MailLog): Promise<Record<string, unknown>> {
     const clientId = required(form, 'client_id');
     if (!STATIC_CLIENTS.has(clientId)) throw new OAuthError('invalid_client', 'Unknown client.');
     const scopes = (form.scope ?? 'api').split(' ').filter(Boolean);
@@ -188,12 +224,14 @@ export function createIdentityService(deps: {
       if (user) await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
     }
-    await attempt.succeeded();
     // Checked after the password, so only the account's owner learns that it is disabled.
     if (user.disabled) {
+      await attempt.succeeded();
       await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', DISABLED);
     }
+    const remember = await secondStep(user, form, device, context, attempt, log);
+    await attempt.succeeded();
     // A request logs in once: a second login racing this one with the same request loses.
     if (authRequestId && !(await deps.authRequests.markUsed(authRequestId))) {
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
@@ -207,7 +245,8 @@ export function createIdentityService(deps: {
       withRefreshToken: scopes.includes('offline_access'),
     });
     await deps.audit.record(db, context, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
-    return userTokenResponse(user, tokens, scopes.join(' '));
+    const rememberToken = remember && deps.twoFactor ? await deps.twoFactor.issueRememberToken(user, deviceRow.id) : null;
+    return userTokenResponse(user, tokens, scopes.join(' '), rememberToken ? { TwoFactorToken: rememberToken } : {});
   }
 
   async function refreshGrant(form: TokenForm): Promise<Record<string, unknown>> {
@@ -243,12 +282,12 @@ export function createIdentityService(deps: {
   ];
 
   return {
-    async token(body: unknown, client: ClientContext): Promise<Record<string, unknown>> {
+    async token(body: unknown, client: ClientContext, log: MailLog = QUIET_LOG): Promise<Record<string, unknown>> {
       const form = normalizeForm(body);
       const grantType = required(form, 'grant_type');
       switch (grantType) {
         case 'password':
-          return passwordGrant(form, client);
+          return passwordGrant(form, client, log);
         case 'refresh_token':
           return refreshGrant(form);
         case 'client_credentials': {
