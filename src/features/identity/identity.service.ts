@@ -23,6 +23,7 @@ import { EventType } from '../events/event-type.js';
 import { masterPasswordPolicyFor } from '../policies/policies.service.js';
 import type { AuthRequestService } from '../auth-requests/auth-requests.service.js';
 import { TwoFactorProviderType, type TwoFactorService } from '../two-factor/two-factor.service.js';
+import type { AccountEmails } from '../account-emails/account-emails.service.js';
 import { LimitsUnavailable } from '../rate-limits/failover-store.js';
 import type { LoginAttempt, LoginThrottle } from './login-throttle.js';
 import type { IssuedTokens, TokenService } from './tokens.js';
@@ -74,6 +75,8 @@ export function createIdentityService(deps: {
   clientCredentialGrants?: readonly ClientCredentialsGrant[];
   /** Two-step login: the challenge and the second factor of password logins. */
   twoFactor?: Pick<TwoFactorService, 'challenge' | 'verifyLogin' | 'issueRememberToken'>;
+  /** Account mail around password logins: verified-email and new-device checks, the new-device notice. */
+  loginChecks?: Pick<AccountEmails, 'beforeLogin' | 'afterLogin'>;
 }) {
   const { db, clock } = deps;
 
@@ -88,7 +91,8 @@ export function createIdentityService(deps: {
     return { type: Number(type), identifier: identifier.slice(0, 50), name: name.slice(0, 50) };
   }
 
-  async function registerDevice(user: UserRow, device: { type: number; identifier: string; name: string }): Promise<DeviceRow> {
+  /** The device row, made on its first login (`created`). */
+  async function registerDevice(user: UserRow, device: { type: number; identifier: string; name: string }): Promise<DeviceRow & { created?: boolean }> {
     const now = clock.now().toISOString();
     const existing = await findDevice(db, user.id, device.identifier);
     if (existing) {
@@ -107,7 +111,7 @@ export function createIdentityService(deps: {
     };
     try {
       await insertDevice(db, row);
-      return row;
+      return { ...row, created: true };
     } catch (error) {
       // Two logins from one new device at once: the other one registered it.
       const raced = await findDevice(db, user.id, device.identifier);
@@ -171,12 +175,19 @@ export function createIdentityService(deps: {
    * The second step of a password login, when the user has a provider on: without
    * TwoFactorToken/TwoFactorProvider (or with an expired remember token) the official challenge;
    * a wrong code is a failed login (User_FailedLogIn2fa) that counts toward the throttle.
-   * Answers whether to issue a remember token.
+   * Answers whether a second factor was asked for and whether to issue a remember token.
    */
-  async function secondStep(user: UserRow, form: TokenForm, device: { identifier: string }, context: ClientContext, attempt: LoginAttempt & { allowed: true }, log: MailLog): Promise<boolean> {
+  async function secondStep(
+    user: UserRow,
+    form: TokenForm,
+    device: { identifier: string },
+    context: ClientContext,
+    attempt: LoginAttempt & { allowed: true },
+    log: MailLog,
+  ): Promise<{ required: boolean; remember: boolean }> {
     const twoFactor = deps.twoFactor;
     const challenge = twoFactor ? await twoFactor.challenge(user) : null;
-    if (!twoFactor || !challenge) return false;
+    if (!twoFactor || !challenge) return { required: false, remember: false };
     const challengeError = async () => {
       await attempt.released();
       return new OAuthError('invalid_grant', TWO_FACTOR_REQUIRED, TWO_FACTOR_REQUIRED, 400, { ...challenge, MasterPasswordPolicy: await masterPasswordPolicyFor(db, user.id) });
@@ -192,7 +203,7 @@ export function createIdentityService(deps: {
       await deps.audit.record(db, context, { type: EventType.User_FailedLogIn2fa, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_TWO_FACTOR);
     }
-    return form.twofactorremember === '1' && provider !== (TwoFactorProviderType.Remember as number);
+    return { required: true, remember: form.twofactorremember === '1' && provider !== (TwoFactorProviderType.Remember as number) };
   }
 
   async function passwordGrant(form: TokenForm, client: ClientContext, log: MailLog): Promise<Record<string, unknown>> {
@@ -230,8 +241,9 @@ export function createIdentityService(deps: {
       await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', DISABLED);
     }
-    const remember = await secondStep(user, form, device, context, attempt, log);
+    const second = await secondStep(user, form, device, context, attempt, log);
     await attempt.succeeded();
+    await deps.loginChecks?.beforeLogin(user, form, device, second.required, log);
     // A request logs in once: a second login racing this one with the same request loses.
     if (authRequestId && !(await deps.authRequests.markUsed(authRequestId))) {
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
@@ -245,7 +257,8 @@ export function createIdentityService(deps: {
       withRefreshToken: scopes.includes('offline_access'),
     });
     await deps.audit.record(db, context, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
-    const rememberToken = remember && deps.twoFactor ? await deps.twoFactor.issueRememberToken(user, deviceRow.id) : null;
+    const rememberToken = second.remember && deps.twoFactor ? await deps.twoFactor.issueRememberToken(user, deviceRow.id) : null;
+    await deps.loginChecks?.afterLogin(user, device, Boolean(deviceRow.created), context, log);
     return userTokenResponse(user, tokens, scopes.join(' '), rememberToken ? { TwoFactorToken: rememberToken } : {});
   }
 

@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { BadRequest, GatewayError, Unauthorized } from '../../http/errors.js';
+import { BadRequest, Unauthorized } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { safeEqual } from '../../shared/constant-time.js';
 import { findUserByEmail, findUserById, type UserRow } from '../accounts/accounts.repository.js';
@@ -14,24 +14,18 @@ import type { MailLog, Mailer } from '../mail/mailer.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
 import { userPush } from '../notifications/push-messages.js';
 import { PushType, type Pushes } from '../notifications/pushes.js';
-import type { LimitStore } from '../rate-limits/limit-store.js';
-import { keyDigest } from '../rate-limits/rate-limits.js';
+import { CodePurpose, type MailedCodes } from './mailed-codes.js';
 import { revokeNonCompliant, type Revocation } from './two-factor-policy.js';
 import {
   claimTimeStep,
-  countWrongCode,
   deleteAllProviders,
-  deleteCode,
   deleteProvider,
   deleteRememberTokens,
-  findCode,
   findProvider,
   insertRememberToken,
   providersOf,
-  putCode,
   recoveryHashOf,
   setRecoveryHash,
-  takeCode,
   takeRecovery,
   upsertProvider,
   validRememberToken,
@@ -55,16 +49,6 @@ export enum TwoFactorProviderType {
 /** The providers this server offers; Duo and YubiKey need outside services and are not configured. */
 export const OFFERED_PROVIDERS: readonly TwoFactorProviderType[] = [TwoFactorProviderType.Authenticator, TwoFactorProviderType.Email];
 
-/** Emailed codes: their purposes, lifetime and how many wrong tries end one. */
-export const CodePurpose = {
-  TwoFactorLogin: 'two-factor-login',
-  TwoFactorSetup: 'two-factor-setup',
-} as const;
-const CODE_MINUTES = 10;
-const CODE_TRIES = 5;
-/** Emailed two-step codes one account may be sent in CODE_MINUTES, whatever the addresses asking. */
-const CODE_MAILS = 5;
-
 const VERIFICATION_TYP = 'strongroom-2fa-verification';
 const VERIFICATION_SECONDS = 30 * 60;
 
@@ -85,7 +69,6 @@ export interface Challenge {
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
-const codeHash = (userId: string, purpose: string, code: string) => sha256(`${userId}\n${purpose}\n${code}`);
 const recoveryHash = (userId: string, code: string) => sha256(`${userId}\nrecovery\n${code.replace(/[\s-]/g, '').toUpperCase()}`);
 
 /** "j***@example.com": the address a two-step email code goes to, as the login page shows it. */
@@ -118,13 +101,13 @@ export function createTwoFactorService(deps: {
   keys: SigningKeys;
   mailer: Mailer;
   brand: MailBrand;
-  /** Per-account limit on emailed codes (the shared rate-limit store). */
-  limits: LimitStore;
+  codes: MailedCodes;
   pushes: Pushes;
   rememberDays: number;
 }) {
   const { db, clock } = deps;
   const now = () => clock.now().toISOString();
+  const codes = deps.codes;
 
   async function userOrThrow(userId: string): Promise<UserRow> {
     const user = await findUserById(db, userId);
@@ -163,55 +146,6 @@ export function createTwoFactorService(deps: {
   function emailDetails(row: ProviderRow | undefined) {
     const email = metadataOf(row).Email;
     return { enabled: Boolean(row?.enabled), email: typeof email === 'string' ? email : null };
-  }
-
-  /** Sends a code by mail; the account may be sent CODE_MAILS of them in CODE_MINUTES. */
-  async function mailCode(user: UserRow, purpose: string, to: string, subject: string, intro: string, log: MailLog): Promise<void> {
-    const decision = await deps.limits.consume([{ key: `mailcode:${keyDigest(user.id)}`, intervalMs: (CODE_MINUTES * 60_000) / CODE_MAILS, burst: CODE_MAILS }], clock.now().getTime());
-    if (!decision.allowed) throw new BadRequest('Too many codes were sent to this account. Wait a few minutes and try again.');
-    const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-    const created = clock.now();
-    await putCode(db, {
-      user_id: user.id,
-      purpose,
-      code_hash: codeHash(user.id, purpose, code),
-      target: to,
-      expiration_date: new Date(created.getTime() + CODE_MINUTES * 60_000).toISOString(),
-      creation_date: created.toISOString(),
-    });
-    try {
-      await deps.mailer.send(
-        renderMail(to, deps.brand, {
-          subject,
-          paragraphs: [intro, `This code expires in ${CODE_MINUTES} minutes and works once.`],
-          code,
-          footnote: 'If you did not ask for this code, someone may know your master password: change it.',
-        }),
-        log,
-      );
-    } catch (error) {
-      log.info({ err: error, to }, 'two-step login mail failed');
-      throw new GatewayError('The mail server did not accept the message. Try again later.');
-    }
-  }
-
-  /**
-   * Uses an emailed code: right, unexpired, sent to `target` when given, and within its tries.
-   * A wrong code counts a try; the last try ends the code.
-   */
-  async function useCode(userId: string, purpose: string, code: string, target?: string): Promise<boolean> {
-    const row = await findCode(db, userId, purpose);
-    if (!row) return false;
-    if (row.expiration_date <= now() || row.attempts >= CODE_TRIES) {
-      await deleteCode(db, userId, purpose);
-      return false;
-    }
-    const hash = codeHash(userId, purpose, code.trim());
-    if (!safeEqual(hash, row.code_hash) || (target !== undefined && row.target !== target)) {
-      await countWrongCode(db, userId, purpose);
-      return false;
-    }
-    return takeCode(db, userId, purpose, hash);
   }
 
   /** After a change of providers: the profile and the vault page read `twoFactorEnabled`. */
@@ -332,14 +266,14 @@ export function createTwoFactorService(deps: {
       const user = await userOrThrow(userId);
       await verifyChange(user, body, TwoFactorProviderType.Email);
       const email = normalizeEmail(body.email);
-      await mailCode(user, CodePurpose.TwoFactorSetup, email, 'Set up two-step login by email', `Enter this code to receive your ${deps.brand.serverName} two-step login codes at this address:`, log);
+      await codes.send(user, CodePurpose.TwoFactorSetup, email, 'Set up two-step login by email', `Enter this code to receive your ${deps.brand.serverName} two-step login codes at this address:`, log);
     },
 
     async putEmail(userId: string, body: SecretVerification & { email: string; token: string }, client: ClientContext) {
       const user = await userOrThrow(userId);
       await verifyChange(user, body, TwoFactorProviderType.Email);
       const email = normalizeEmail(body.email);
-      if (!(await useCode(user.id, CodePurpose.TwoFactorSetup, body.token, email))) throw BadRequest.field('token', INVALID_TOKEN);
+      if (!(await codes.use(user.id, CodePurpose.TwoFactorSetup, body.token, email))) throw BadRequest.field('token', INVALID_TOKEN);
       await enable(user, TwoFactorProviderType.Email, { Email: email }, client);
       return { enabled: true, email };
     },
@@ -368,7 +302,7 @@ export function createTwoFactorService(deps: {
       const provider = await findProvider(db, user.id, TwoFactorProviderType.Email);
       const to = metadataOf(provider).Email;
       if (!provider?.enabled || typeof to !== 'string') return false;
-      await mailCode(user, CodePurpose.TwoFactorLogin, to, 'Your two-step login code', `Use this code to finish logging in to ${deps.brand.serverName}:`, log);
+      await codes.send(user, CodePurpose.TwoFactorLogin, to, 'Your two-step login code', `Use this code to finish logging in to ${deps.brand.serverName}:`, log);
       return true;
     },
 
@@ -398,8 +332,9 @@ export function createTwoFactorService(deps: {
       const providers2: Challenge['TwoFactorProviders2'] = {};
       let email: string | undefined;
       for (const row of rows) {
-        if (row.type === TwoFactorProviderType.Email) {
-          const to = String(metadataOf(row).Email ?? user.email);
+        if (row.type === (TwoFactorProviderType.Email as number)) {
+          const stored = metadataOf(row).Email;
+          const to = typeof stored === 'string' ? stored : user.email;
           providers2[String(row.type)] = { Email: redactEmail(to) };
           email = user.email;
         } else providers2[String(row.type)] = null;
@@ -423,7 +358,7 @@ export function createTwoFactorService(deps: {
         }
         case TwoFactorProviderType.Email: {
           const row = await findProvider(db, user.id, TwoFactorProviderType.Email);
-          return Boolean(row?.enabled) && (await useCode(user.id, CodePurpose.TwoFactorLogin, token));
+          return Boolean(row?.enabled) && (await codes.use(user.id, CodePurpose.TwoFactorLogin, token));
         }
         case TwoFactorProviderType.Remember:
           return deviceId !== null && (await validRememberToken(db, sha256(token), user.id, deviceId, user.security_stamp, now()));
