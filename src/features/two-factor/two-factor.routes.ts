@@ -216,7 +216,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
     ['yubikey', 'YubiKey OTP'],
   ] as const) {
     const method = path.startsWith('get-') ? 'post' : 'put';
-    app[method](`/two-factor/${path}`, { ...user, schema: { tags, ...docs.notOffered, body: Type.Unknown(), response: { 200: EmptyResponse } } }, async () => {
+    app[method](`/two-factor/${path}`, { ...user, schema: { tags, ...docs.notOffered, body: Type.Object({}, { additionalProperties: true }), response: { 200: EmptyResponse } } }, async () => {
       throw BadRequest.field('type', `${name} two-step login is not offered by this server.`);
     });
   }
