@@ -99,9 +99,13 @@ export const API_DOC_TAGS = [
   {
     name: 'Not yet offered',
     description:
-      'Features Strongroom does not offer yet (emergency access, two-step login): their lists answer empty, truthfully, so the web vault\'s pages load.',
+      'Features Strongroom does not offer yet (emergency access): their lists answer empty, truthfully, so the web vault\'s pages load.',
   },
   { name: 'Web vault', description: 'The official web vault when a build of it is installed, or a page saying how to add one.' },
+  {
+    name: 'Two-step login',
+    description: "A user's second factors (authenticator app, email codes), the recovery code, and the login page's request for an emailed code.",
+  },
 ] as const satisfies readonly { name: string; description: string }[];
 
 export type ApiDocTag = (typeof API_DOC_TAGS)[number]['name'];

@@ -48,6 +48,9 @@ import { createOrganizationService } from './features/organizations/organization
 import { createOrganizationKeys } from './features/organizations/organization-keys.js';
 import { createPublicApiService } from './features/public-api/public-api.service.js';
 import { createSecretsManager } from './features/secrets-manager/secrets-manager.js';
+import { createTwoFactorService } from './features/two-factor/two-factor.service.js';
+import { createMailedCodes } from './features/two-factor/mailed-codes.js';
+import { createAccountEmails } from './features/account-emails/account-emails.service.js';
 import { secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
 
 export interface WiringDeps {
@@ -107,6 +110,32 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     isSoleOwner,
     pushes,
   });
+  const brand = { serverName: config.serverName, publicUrl: config.publicUrl };
+  const codes = createMailedCodes({ db, clock, mailer, brand, limits: rateLimits.store });
+  const twoFactor = createTwoFactorService({
+    db,
+    clock,
+    hasher,
+    audit,
+    keys,
+    mailer,
+    brand,
+    codes,
+    pushes,
+    rememberDays: config.twoFactorRememberDays,
+  });
+  const accountEmails = createAccountEmails({
+    db,
+    clock,
+    hasher,
+    keys,
+    mailer,
+    brand,
+    codes,
+    limits: rateLimits.store,
+    pushes,
+    settings: { requireVerifiedEmail: config.requireVerifiedEmail, newDeviceLoginMail: config.newDeviceLoginMail, newDeviceVerification: config.newDeviceVerification },
+  });
   const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly });
   const identity = createIdentityService({
     db,
@@ -116,6 +145,8 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     tokens,
     throttle,
     authRequests,
+    twoFactor,
+    loginChecks: accountEmails,
     clientCredentialGrants: [
       organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }),
       secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager }),
@@ -155,6 +186,10 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     accounts,
     identity,
     authRequests,
+    twoFactor,
+    /** Anonymous routes that check a master password count toward the login throttle too. */
+    loginThrottle: throttle,
+    accountEmails,
     orgAccess,
     ciphers,
     cipherLifecycle,

@@ -462,6 +462,45 @@ export interface IntegrationDeadLettersTable {
   creation_date: string;
 }
 
+/** A user's two-step login provider (TwoFactorProviderType); `metadata` is its JSON settings. */
+export interface TwoFactorProvidersTable {
+  user_id: string;
+  type: number;
+  enabled: Bool;
+  metadata: string;
+  /** Authenticator: the last TOTP time step that logged in (each code works once). */
+  last_used_step: number | string | null;
+  creation_date: string;
+  revision_date: string;
+}
+
+export interface TwoFactorRecoveryTable {
+  user_id: string;
+  code_hash: string;
+  creation_date: string;
+}
+
+/** An emailed code, one per user and purpose, stored hashed. */
+export interface OneTimeCodesTable {
+  user_id: string;
+  purpose: string;
+  code_hash: string;
+  /** The address the code was sent to, where the purpose needs it (email setup, email change). */
+  target: string | null;
+  attempts: Generated<number>;
+  expiration_date: string;
+  creation_date: string;
+}
+
+export interface TwoFactorRememberTokensTable {
+  token_hash: string;
+  user_id: string;
+  device_id: string;
+  security_stamp: string;
+  expiration_date: string;
+  creation_date: string;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -499,4 +538,8 @@ export interface DB {
   organization_integration_configurations: OrganizationIntegrationConfigurationsTable;
   integration_relay: IntegrationRelayTable;
   integration_dead_letters: IntegrationDeadLettersTable;
+  two_factor_providers: TwoFactorProvidersTable;
+  two_factor_recovery: TwoFactorRecoveryTable;
+  one_time_codes: OneTimeCodesTable;
+  two_factor_remember_tokens: TwoFactorRememberTokensTable;
 }

@@ -14,6 +14,8 @@ import { integrationRoutes } from '../features/integrations/integrations.routes.
 import { memberRoutes } from '../features/members/members.routes.js';
 import { authRequestRoutes } from '../features/auth-requests/auth-requests.routes.js';
 import { deviceRoutes } from '../features/devices/devices.routes.js';
+import { twoFactorRoutes } from '../features/two-factor/two-factor.routes.js';
+import { accountEmailRoutes } from '../features/account-emails/account-emails.routes.js';
 import { notOfferedRoutes } from '../features/not-offered/not-offered.routes.js';
 import { publicApiRoutes } from '../features/public-api/public-api.routes.js';
 import { securityTaskRoutes } from '../features/security-tasks/security-tasks.routes.js';
@@ -39,7 +41,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(aliveRoutes, { clock });
   if (config.healthEnabled) await app.register(healthRoutes, { health: features.health });
   await app.register(serverConfigRoutes, { config });
-  await app.register(accountRoutes, { accounts: features.accounts, organizations: features.organizations.list });
+  await app.register(accountRoutes, { accounts: features.accounts, organizations: features.organizations.list, twoFactorEnabled: (userId) => features.twoFactor.isEnabled(userId) });
   await app.register(unassignedCipherRoutes, { hasUnassignedItems: features.hasUnassignedItems });
   await app.register(verifyPasswordRoutes, { accounts: features.accounts, masterPasswordPolicy: features.masterPasswordPolicy });
   await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });
@@ -49,6 +51,8 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(deviceRoutes, { devices: features.devices });
   await app.register(authRequestRoutes, { authRequests: features.authRequests, origin: new URL(config.publicUrl).host });
   await app.register(domainSettingsRoutes, { domains: features.domainSettings });
+  await app.register(accountEmailRoutes, { accountEmails: features.accountEmails });
+  await app.register(twoFactorRoutes, { twoFactor: features.twoFactor, throttle: features.loginThrottle, authRequestValid: (userId, id, code) => features.authRequests.validForLogin(userId, id, code) });
   await app.register(notOfferedRoutes);
   await app.register(collectionRoutes, { collections: features.collections, orgAccess: features.orgAccess });
   await app.register(groupRoutes, { groups: features.groups, orgAccess: features.orgAccess });

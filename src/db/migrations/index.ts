@@ -10,6 +10,7 @@ import { secretReads } from './0007-secret-reads.js';
 import { authRequests } from './0009-auth-requests.js';
 import { eventsAndTasks } from './0012-events-and-tasks.js';
 import { integrations } from './0013-integrations.js';
+import { twoStepLogin } from './0014-two-step-login.js';
 import { organizationReports } from './0018-organization-reports.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
@@ -25,6 +26,7 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0009-auth-requests': authRequests(engine),
     '0012-events-and-tasks': eventsAndTasks(engine),
     '0013-integrations': integrations(engine),
+    '0014-two-step-login': twoStepLogin(engine),
     '0018-organization-reports': organizationReports(engine),
   };
 }

@@ -94,10 +94,12 @@ function keysResponse(user: UserRow) {
 export type ProfileOrganizations = (userId: string) => Promise<unknown[]>;
 
 /** The account routes of the API service ({base_url}/accounts/...). */
-export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService; organizations: ProfileOrganizations }> = async (
-  app,
-  { accounts, organizations },
-) => {
+export const accountRoutes: FastifyPluginAsyncTypebox<{
+  accounts: AccountService;
+  organizations: ProfileOrganizations;
+  /** Whether the user has a two-step login provider on (the profile's `twoFactorEnabled`). */
+  twoFactorEnabled?: (userId: string) => Promise<boolean>;
+}> = async (app, { accounts, organizations, twoFactorEnabled = async () => false }) => {
   const user = { config: { access: access.user } };
 
   // The spec's registration path; current clients use /identity/accounts/register/finish.
@@ -112,7 +114,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
 
   app.get('/accounts/profile', { ...user, schema: { tags, ...docs.profile, response: { 200: ProfileResponse } } }, async (request) => {
     const { userId } = currentUser(request);
-    return toProfileResponse(await accounts.getUser(userId), await organizations(userId));
+    return toProfileResponse(await accounts.getUser(userId), await organizations(userId), await twoFactorEnabled(userId));
   });
 
   for (const method of ['PUT', 'POST'] as const) {
@@ -123,7 +125,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
       schema: { tags, ...(method === 'PUT' ? docs.updateProfile : olderForm(docs.updateProfile, 'PUT /accounts/profile')), body: ProfileBody, response: { 200: ProfileResponse } },
       handler: async (request) => {
         const { userId } = currentUser(request);
-        return toProfileResponse(await accounts.updateProfile(userId, request.body), await organizations(userId));
+        return toProfileResponse(await accounts.updateProfile(userId, request.body), await organizations(userId), await twoFactorEnabled(userId));
       },
     });
   }
@@ -136,7 +138,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
       schema: { tags, ...(method === 'PUT' ? docs.avatar : olderForm(docs.avatar, 'PUT /accounts/avatar')), body: AvatarBody, response: { 200: ProfileResponse } },
       handler: async (request) => {
         const { userId } = currentUser(request);
-        return toProfileResponse(await accounts.updateAvatar(userId, request.body.avatarColor), await organizations(userId));
+        return toProfileResponse(await accounts.updateAvatar(userId, request.body.avatarColor), await organizations(userId), await twoFactorEnabled(userId));
       },
     });
   }

@@ -211,7 +211,7 @@ export function kdfJson(user: UserRow): Static<typeof KdfJson> {
   return { kdfType: user.kdf, iterations: user.kdf_iterations, memory: user.kdf_memory, parallelism: user.kdf_parallelism };
 }
 
-export function toProfileResponse(user: UserRow, organizations: unknown[] = []): Static<typeof ProfileResponse> {
+export function toProfileResponse(user: UserRow, organizations: unknown[] = [], twoFactorEnabled = false): Static<typeof ProfileResponse> {
   return {
     object: 'profile',
     id: user.id,
@@ -221,7 +221,7 @@ export function toProfileResponse(user: UserRow, organizations: unknown[] = []):
     premium: bool(user.premium),
     premiumFromOrganization: false,
     culture: user.culture,
-    twoFactorEnabled: false,
+    twoFactorEnabled,
     key: user.key,
     privateKey: user.private_key,
     accountKeys: accountKeysOf(user),

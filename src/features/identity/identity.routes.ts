@@ -41,7 +41,7 @@ export const identityRoutes: FastifyPluginAsync<{ identity: IdentityService; key
     },
     async (request, reply) => {
       void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-      return identity.token(request.body, clientContext(request));
+      return identity.token(request.body, clientContext(request), request.log);
     },
   );
 

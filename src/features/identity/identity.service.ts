@@ -4,6 +4,7 @@ import type { Db } from '../../db/database.js';
 import { OAuthError } from '../../http/error-handler.js';
 import { isGuid } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
+import type { MailLog } from '../mail/mailer.js';
 import { safeEqual } from '../../shared/constant-time.js';
 import {
   findDevice,
@@ -21,6 +22,8 @@ import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { masterPasswordPolicyFor } from '../policies/policies.service.js';
 import type { AuthRequestService } from '../auth-requests/auth-requests.service.js';
+import { TwoFactorProviderType, type TwoFactorService } from '../two-factor/two-factor.service.js';
+import type { AccountEmails } from '../account-emails/account-emails.service.js';
 import { LimitsUnavailable } from '../rate-limits/failover-store.js';
 import type { LoginAttempt, LoginThrottle } from './login-throttle.js';
 import type { IssuedTokens, TokenService } from './tokens.js';
@@ -30,6 +33,9 @@ export const STATIC_CLIENTS = new Set(['web', 'browser', 'desktop', 'cli', 'mobi
 
 const INVALID_PASSWORD = 'Username or password is incorrect. Try again.';
 const DISABLED = 'This account has been disabled. Contact your administrator.';
+const TWO_FACTOR_REQUIRED = 'Two factor required.';
+const INVALID_TWO_FACTOR = 'Two-step token is invalid. Try again.';
+const QUIET_LOG: MailLog = { info: () => undefined };
 
 /** Form keys are matched case-insensitively, as the official server does. */
 export type TokenForm = Record<string, string>;
@@ -67,6 +73,10 @@ export function createIdentityService(deps: {
   /** Log in with a device: the password grant with `AuthRequest` (the request id) and the access code as password. */
   authRequests: Pick<AuthRequestService, 'validForLogin' | 'markUsed'>;
   clientCredentialGrants?: readonly ClientCredentialsGrant[];
+  /** Two-step login: the challenge and the second factor of password logins. */
+  twoFactor?: Pick<TwoFactorService, 'challenge' | 'verifyLogin' | 'issueRememberToken'>;
+  /** Account mail around password logins: verified-email and new-device checks, the new-device notice. */
+  loginChecks?: Pick<AccountEmails, 'beforeLogin' | 'afterLogin'>;
 }) {
   const { db, clock } = deps;
 
@@ -81,7 +91,8 @@ export function createIdentityService(deps: {
     return { type: Number(type), identifier: identifier.slice(0, 50), name: name.slice(0, 50) };
   }
 
-  async function registerDevice(user: UserRow, device: { type: number; identifier: string; name: string }): Promise<DeviceRow> {
+  /** The device row, made on its first login (`created`). */
+  async function registerDevice(user: UserRow, device: { type: number; identifier: string; name: string }): Promise<DeviceRow & { created?: boolean }> {
     const now = clock.now().toISOString();
     const existing = await findDevice(db, user.id, device.identifier);
     if (existing) {
@@ -100,7 +111,7 @@ export function createIdentityService(deps: {
     };
     try {
       await insertDevice(db, row);
-      return row;
+      return { ...row, created: true };
     } catch (error) {
       // Two logins from one new device at once: the other one registered it.
       const raced = await findDevice(db, user.id, device.identifier);
@@ -110,7 +121,7 @@ export function createIdentityService(deps: {
   }
 
   /** The token response with the account fields the official clients require. */
-  async function userTokenResponse(user: UserRow, tokens: IssuedTokens, scope: string): Promise<Record<string, unknown>> {
+  async function userTokenResponse(user: UserRow, tokens: IssuedTokens, scope: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
     const kdf = kdfJson(user);
     const accountKeys = accountKeysOf(user);
     return {
@@ -146,6 +157,7 @@ export function createIdentityService(deps: {
         },
         Object: 'userDecryptionOptions',
       },
+      ...extra,
     };
   }
 
@@ -159,7 +171,42 @@ export function createIdentityService(deps: {
     }
   }
 
-  async function passwordGrant(form: TokenForm, client: ClientContext): Promise<Record<string, unknown>> {
+  /**
+   * The second step of a password login, when the user has a provider on: without
+   * TwoFactorToken/TwoFactorProvider (or with an expired remember token) the official challenge;
+   * a wrong code is a failed login (User_FailedLogIn2fa) that counts toward the throttle.
+   * Answers whether a second factor was asked for and whether to issue a remember token.
+   */
+  async function secondStep(
+    user: UserRow,
+    form: TokenForm,
+    device: { identifier: string },
+    context: ClientContext,
+    attempt: LoginAttempt & { allowed: true },
+    log: MailLog,
+  ): Promise<{ required: boolean; remember: boolean }> {
+    const twoFactor = deps.twoFactor;
+    const challenge = twoFactor ? await twoFactor.challenge(user) : null;
+    if (!twoFactor || !challenge) return { required: false, remember: false };
+    const challengeError = async () => {
+      await attempt.released();
+      return new OAuthError('invalid_grant', TWO_FACTOR_REQUIRED, TWO_FACTOR_REQUIRED, 400, { ...challenge, MasterPasswordPolicy: await masterPasswordPolicyFor(db, user.id) });
+    };
+    const token = form.twofactortoken?.trim();
+    const providerText = form.twofactorprovider;
+    if (!token || !providerText || !/^\d{1,3}$/.test(providerText)) throw await challengeError();
+    const provider = Number(providerText);
+    const known = await findDevice(db, user.id, device.identifier);
+    if (!(await twoFactor.verifyLogin(user, provider, token, known?.id ?? null, context, log))) {
+      // An expired or revoked remember token is not a failure: the client asks for a code.
+      if (provider === (TwoFactorProviderType.Remember as number)) throw await challengeError();
+      await deps.audit.record(db, context, { type: EventType.User_FailedLogIn2fa, userId: user.id, actingUserId: user.id });
+      throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_TWO_FACTOR);
+    }
+    return { required: true, remember: form.twofactorremember === '1' && provider !== (TwoFactorProviderType.Remember as number) };
+  }
+
+  async function passwordGrant(form: TokenForm, client: ClientContext, log: MailLog): Promise<Record<string, unknown>> {
     const clientId = required(form, 'client_id');
     if (!STATIC_CLIENTS.has(clientId)) throw new OAuthError('invalid_client', 'Unknown client.');
     const scopes = (form.scope ?? 'api').split(' ').filter(Boolean);
@@ -188,12 +235,15 @@ export function createIdentityService(deps: {
       if (user) await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
     }
-    await attempt.succeeded();
     // Checked after the password, so only the account's owner learns that it is disabled.
     if (user.disabled) {
+      await attempt.succeeded();
       await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', DISABLED);
     }
+    const second = await secondStep(user, form, device, context, attempt, log);
+    await attempt.succeeded();
+    await deps.loginChecks?.beforeLogin(user, form, device, second.required, log);
     // A request logs in once: a second login racing this one with the same request loses.
     if (authRequestId && !(await deps.authRequests.markUsed(authRequestId))) {
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
@@ -207,7 +257,9 @@ export function createIdentityService(deps: {
       withRefreshToken: scopes.includes('offline_access'),
     });
     await deps.audit.record(db, context, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
-    return userTokenResponse(user, tokens, scopes.join(' '));
+    const rememberToken = second.remember && deps.twoFactor ? await deps.twoFactor.issueRememberToken(user, deviceRow.id) : null;
+    await deps.loginChecks?.afterLogin(user, device, Boolean(deviceRow.created), context, log);
+    return userTokenResponse(user, tokens, scopes.join(' '), rememberToken ? { TwoFactorToken: rememberToken } : {});
   }
 
   async function refreshGrant(form: TokenForm): Promise<Record<string, unknown>> {
@@ -243,12 +295,12 @@ export function createIdentityService(deps: {
   ];
 
   return {
-    async token(body: unknown, client: ClientContext): Promise<Record<string, unknown>> {
+    async token(body: unknown, client: ClientContext, log: MailLog = QUIET_LOG): Promise<Record<string, unknown>> {
       const form = normalizeForm(body);
       const grantType = required(form, 'grant_type');
       switch (grantType) {
         case 'password':
-          return passwordGrant(form, client);
+          return passwordGrant(form, client, log);
         case 'refresh_token':
           return refreshGrant(form);
         case 'client_credentials': {

@@ -8,6 +8,8 @@ export type LoginAttempt =
       allowed: true;
       /** The password was right: the attempt does not count, and this address's failures for the account are forgiven. */
       succeeded(): Promise<void>;
+      /** The attempt does not count (the password was right, a second step is asked for), but nothing is forgiven. */
+      released(): Promise<void>;
     };
 
 /**
@@ -55,6 +57,9 @@ export function createLoginThrottle(deps: {
           const [pair, ...shared] = buckets;
           await deps.store.refund(shared, deps.clock.now().getTime());
           if (pair) await deps.store.reset([pair.key]);
+        },
+        async released() {
+          await deps.store.refund(buckets, deps.clock.now().getTime());
         },
       };
     },

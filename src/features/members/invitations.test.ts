@@ -248,7 +248,7 @@ describe('policies at accept and confirm', () => {
     expect((await acceptOnce()).status).toBe(200);
   });
 
-  it('refuses members while two-step login is required, since this server has none yet; owners and admins are exempt', async () => {
+  it('refuses members without two-step login while it is required; owners and admins are exempt', async () => {
     server = await startTestServer({ env: sink.env });
     const s = server;
     const { orgId, owner } = await orgWithOwner(s);

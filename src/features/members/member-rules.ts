@@ -1,4 +1,5 @@
 import { BadRequest } from '../../http/errors.js';
+import { usersWithTwoFactor } from '../two-factor/two-factor.repository.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../events/audit-log.js';
 import type { MailLog } from '../mail/mailer.js';
@@ -154,8 +155,7 @@ const MESSAGES = {
 
 /**
  * The organization policies that decide whether an account may join (accept) or be given
- * access (confirm, restore). Owners and admins are exempt, as in the official server. This
- * server has no two-step login yet, so nobody satisfies the two-step login policy.
+ * access (confirm, restore). Owners and admins are exempt, as in the official server.
  */
 export async function joinPolicyError(
   db: Executor,
@@ -170,7 +170,7 @@ export async function joinPolicyError(
   }
   if (isExempt(member.type)) return null;
   const twoFactor = await findPolicy(db, org.id, PolicyType.TwoFactorAuthentication);
-  if (twoFactor && twoFactor.enabled) return text.twoFactor;
+  if (twoFactor && twoFactor.enabled && !(await usersWithTwoFactor(db, [userId])).has(userId)) return text.twoFactor;
 
   const memberships = (await membershipsOfUser(db, userId)).filter((m) => m.organization_id !== org.id);
   // Accepting counts every other membership; confirming ignores invitations the user has not taken up.

@@ -12,6 +12,7 @@ export interface MemberWithUser extends MemberRow {
   user_name: string | null;
   avatar_color: string | null;
   has_master_password: boolean;
+  two_factor_enabled: boolean;
 }
 
 export interface CollectionAccessRow {
@@ -47,11 +48,14 @@ export async function listMembersWithUsers(db: Executor, organizationId: string,
       'users.name as user_name',
       'users.avatar_color',
       eb('users.master_password_hash', 'is not', null).as('has_master_password'),
+      eb
+        .exists(eb.selectFrom('two_factor_providers').select('two_factor_providers.type').whereRef('two_factor_providers.user_id', '=', 'organization_users.user_id').where('two_factor_providers.enabled', '=', true))
+        .as('two_factor_enabled'),
     ])
     .where('organization_users.organization_id', '=', organizationId);
   if (ids) query = query.where('organization_users.id', 'in', ids);
   const rows = await query.orderBy('organization_users.creation_date').orderBy('organization_users.id').execute();
-  return rows.map((row) => ({ ...row, has_master_password: Boolean(row.has_master_password) }));
+  return rows.map((row) => ({ ...row, has_master_password: Boolean(row.has_master_password), two_factor_enabled: Boolean(row.two_factor_enabled) }));
 }
 
 /** Seats in use: every membership except revoked ones (a revoked member frees a seat). */

@@ -184,7 +184,7 @@ export function toCollectionAccess(row: { collection_id: string; read_only: bool
 }
 
 export function toMemberUserDetails(
-  row: MemberRowLike & { user_email: string | null; user_name: string | null; avatar_color: string | null; has_master_password: boolean },
+  row: MemberRowLike & { user_email: string | null; user_name: string | null; avatar_color: string | null; has_master_password: boolean; two_factor_enabled?: boolean },
   collections: CollectionAccessResponse[],
   groups: string[],
 ): MemberUserDetails {
@@ -194,8 +194,7 @@ export function toMemberUserDetails(
     name: row.user_name,
     email: row.user_email ?? row.email,
     avatarColor: row.avatar_color,
-    // This server has no two-step login yet.
-    twoFactorEnabled: false,
+    twoFactorEnabled: Boolean(row.two_factor_enabled),
     ssoBound: false,
     claimedByOrganization: false,
     collections,

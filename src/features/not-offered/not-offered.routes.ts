@@ -19,11 +19,6 @@ const EMPTY_LISTS = [
     summary: 'Accounts that trust the caller',
     description: 'Emergency access is not offered yet: always an empty list.',
   },
-  {
-    url: '/two-factor',
-    summary: "The caller's two-step login providers",
-    description: 'Two-step login is not offered yet: always an empty list (no provider is enabled).',
-  },
 ] as const;
 
 export const notOfferedRoutes: FastifyPluginAsync = async (app) => {

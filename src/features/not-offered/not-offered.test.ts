@@ -10,7 +10,7 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 
-const PATHS = ['/api/emergency-access/trusted', '/api/emergency-access/granted', '/api/two-factor'];
+const PATHS = ['/api/emergency-access/trusted', '/api/emergency-access/granted'];
 
 describe('features not offered yet', () => {
   it('answer the signed-in user an empty list, so the web vault pages open', async () => {

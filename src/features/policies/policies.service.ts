@@ -12,7 +12,9 @@ import { validatePolicyData } from './policy-data.js';
 import { listPolicies, findPolicy, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
 import { defaultPolicyResponse, parseData, toPolicyResponse, type PolicyBody, type PolicyResponse } from './policies.schemas.js';
 import { PolicyType } from './policy-type.js';
-import { policyPush } from '../notifications/push-messages.js';
+import { policyPush, userPush } from '../notifications/push-messages.js';
+import { PushType } from '../notifications/pushes.js';
+import { revokeNonCompliant, type Revocation } from '../two-factor/two-factor-policy.js';
 import type { Pushes } from '../notifications/pushes.js';
 
 /** The names the official server uses in its policy messages. */
@@ -154,6 +156,7 @@ export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Cloc
     async save(membership: Membership, type: PolicyType, body: PolicyBody, client: ClientContext): Promise<PolicyResponse> {
       if (body.type !== undefined && body.type !== (type as number)) throw BadRequest.field('type', 'The type field must match the policy type in the path.');
       const data = validatePolicyData(type, body.data);
+      let revoked: Revocation[] = [];
       const saved = await db.transaction().execute(async (tx) => {
         const org = await tx.selectFrom('organizations').select(['use_policies']).where('id', '=', membership.organizationId).executeTakeFirst();
         if (!org) throw new NotFound();
@@ -173,10 +176,14 @@ export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Cloc
           await insertPolicy(tx, row);
         }
         await audit.record(tx, client, { type: EventType.Policy_Updated, policyId: row.id, organizationId: membership.organizationId, ...actingOf(membership) });
+        // Turning Two-step login on revokes the members it binds who have no provider on, as officially.
+        if (type === PolicyType.TwoFactorAuthentication && body.enabled && !current?.enabled) {
+          revoked = await revokeNonCompliant(tx, audit, client, { organizationId: membership.organizationId, ...actingOf(membership) }, now);
+        }
         await touchOrganizationMembers(tx, [membership.organizationId], now);
         return row;
       });
-      deps.pushes.send(policyPush(saved));
+      deps.pushes.send([policyPush(saved), ...revoked.map((r) => userPush(PushType.SyncOrgKeys, r.userId, clock.now()))]);
       return toPolicyResponse(saved);
     },
   };

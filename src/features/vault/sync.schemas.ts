@@ -77,7 +77,7 @@ export function ciphersJson(rows: readonly CipherResponseRow[], withSshKeys: boo
  */
 export function syncBody(data: SyncData, options: { excludeDomains: boolean }): Buffer[] {
   const head =
-    `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations))},` +
+    `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations, Boolean(data.user.two_factor_enabled)))},` +
     `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`;
   const tail =
     `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":[],` +

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import { Unauthorized } from '../../http/errors.js';
-import { findUserById, type UserRow } from '../accounts/accounts.repository.js';
+import { type UserRow } from '../accounts/accounts.repository.js';
+import { findUserWithTwoFactor } from '../two-factor/two-factor.repository.js';
 import { collectionsForUser } from '../collections/collections.repository.js';
 import { toCollectionDetails, type CollectionDetailsResponse } from '../collections/collections.schemas.js';
 import type { ProfileOrganizationResponse } from '../organizations/organizations.schemas.js';
@@ -15,7 +16,7 @@ import type { SyncCache, VaultSection } from './sync-cache.js';
 import { ciphersJson, foldersJson } from './sync.schemas.js';
 
 export interface SyncData {
-  user: UserRow;
+  user: UserRow & { two_factor_enabled?: boolean };
   vault: VaultSection;
   organizations: ProfileOrganizationResponse[];
   collections: CollectionDetailsResponse[];
@@ -47,7 +48,7 @@ export function createSyncService({ db, cache }: { db: Db; cache: SyncCache }) {
       // The revision is read before the vault: a change landing in between makes the stored
       // entry newer than its revision, which costs one extra read later, never a stale answer.
       const [user, revision, organizations, policies, org] = await Promise.all([
-        findUserById(db, userId),
+        findUserWithTwoFactor(db, userId),
         vaultRevision(db, userId),
         profileOrganizations(db, userId),
         policiesForUser(db, userId),

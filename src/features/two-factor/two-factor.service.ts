@@ -1,0 +1,393 @@
+import { createHash, randomBytes, randomInt } from 'node:crypto';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { BadRequest, Unauthorized } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { safeEqual } from '../../shared/constant-time.js';
+import { findUserByEmail, findUserById, type UserRow } from '../accounts/accounts.repository.js';
+import { normalizeEmail } from '../accounts/kdf.js';
+import type { PasswordHasher } from '../accounts/password-hasher.js';
+import type { AuditLog, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import type { SigningKeys } from '../identity/signing-keys.js';
+import type { MailLog, Mailer } from '../mail/mailer.js';
+import { renderMail, type MailBrand } from '../mail/templates.js';
+import { userPush } from '../notifications/push-messages.js';
+import { PushType, type Pushes } from '../notifications/pushes.js';
+import { CodePurpose, type MailedCodes } from './mailed-codes.js';
+import { revokeNonCompliant, type Revocation } from './two-factor-policy.js';
+import {
+  claimTimeStep,
+  deleteAllProviders,
+  deleteProvider,
+  deleteRememberTokens,
+  findProvider,
+  insertRememberToken,
+  providersOf,
+  recoveryHashOf,
+  setRecoveryHash,
+  takeRecovery,
+  upsertProvider,
+  validRememberToken,
+  type ProviderRow,
+} from './two-factor.repository.js';
+import { isAuthenticatorKey, newAuthenticatorKey, totpStep } from './totp.js';
+
+/** TwoFactorProviderType, with Bitwarden's names and numbers. */
+export enum TwoFactorProviderType {
+  Authenticator = 0,
+  Email = 1,
+  Duo = 2,
+  YubiKey = 3,
+  U2f = 4,
+  Remember = 5,
+  OrganizationDuo = 6,
+  WebAuthn = 7,
+  RecoveryCode = 8,
+}
+
+/** The providers this server offers; Duo and YubiKey need outside services and are not configured. */
+export const OFFERED_PROVIDERS: readonly TwoFactorProviderType[] = [TwoFactorProviderType.Authenticator, TwoFactorProviderType.Email];
+
+const VERIFICATION_TYP = 'strongroom-2fa-verification';
+const VERIFICATION_SECONDS = 30 * 60;
+
+const USER_VERIFICATION_FAILED = 'User verification failed.';
+const INVALID_TOKEN = 'Invalid token.';
+
+export interface SecretVerification {
+  masterPasswordHash?: string | null;
+  otp?: string | null;
+  /** The token `get-authenticator` / `get-email` answered: proves the password was checked a moment ago. */
+  userVerificationToken?: string | null;
+}
+
+export interface Challenge {
+  TwoFactorProviders: string[];
+  TwoFactorProviders2: Record<string, Record<string, unknown> | null>;
+  Email?: string;
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text).digest('base64url');
+const recoveryHash = (userId: string, code: string) => sha256(`${userId}\nrecovery\n${code.replace(/[\s-]/g, '').toUpperCase()}`);
+
+/** "j***@example.com": the address a two-step email code goes to, as the login page shows it. */
+export function redactEmail(email: string): string {
+  const [local = '', domain = ''] = email.split('@');
+  const shown = local.length <= 2 ? local.slice(0, 1) : local.slice(0, 2);
+  return `${shown}${'*'.repeat(Math.max(1, local.length - shown.length))}@${domain}`;
+}
+
+function metadataOf(row: ProviderRow | undefined): Record<string, unknown> {
+  if (!row) return {};
+  try {
+    return JSON.parse(row.metadata) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+/** A 32-character recovery code in the official alphabet, in groups of four as the web vault prints it. */
+function newRecoveryCode(): string {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  return Array.from({ length: 32 }, () => alphabet[randomInt(alphabet.length)]).join('');
+}
+
+export function createTwoFactorService(deps: {
+  db: Db;
+  clock: Clock;
+  hasher: PasswordHasher;
+  audit: AuditLog;
+  keys: SigningKeys;
+  mailer: Mailer;
+  brand: MailBrand;
+  codes: MailedCodes;
+  pushes: Pushes;
+  rememberDays: number;
+}) {
+  const { db, clock } = deps;
+  const now = () => clock.now().toISOString();
+  const codes = deps.codes;
+
+  async function userOrThrow(userId: string): Promise<UserRow> {
+    const user = await findUserById(db, userId);
+    if (!user) throw new Unauthorized();
+    return user;
+  }
+
+  async function passwordMatches(user: UserRow, secret: SecretVerification): Promise<boolean> {
+    return Boolean(secret.masterPasswordHash) && (await deps.hasher.verify(secret.masterPasswordHash ?? '', user.master_password_hash));
+  }
+
+  /** The master password hash must be right (Key Connector OTPs are not offered here). */
+  async function verifySecret(user: UserRow, secret: SecretVerification): Promise<void> {
+    if (!(await passwordMatches(user, secret))) throw BadRequest.field('masterPasswordHash', USER_VERIFICATION_FAILED);
+  }
+
+  /** Binds a verification token to the user, their security stamp, the provider and (authenticator) the key. */
+  async function verificationToken(user: UserRow, type: TwoFactorProviderType, key?: string): Promise<string> {
+    return deps.keys.sign({ sub: user.id, sstamp: user.security_stamp, prov: type, ...(key ? { kh: sha256(key) } : {}) }, { typ: VERIFICATION_TYP, expiresInSeconds: VERIFICATION_SECONDS });
+  }
+
+  /**
+   * The caller proves who they are with the token `get-*` answered (current clients) or the
+   * master password hash (older clients send it with every change).
+   */
+  async function verifyChange(user: UserRow, secret: SecretVerification, type: TwoFactorProviderType, key?: string): Promise<void> {
+    if (secret.userVerificationToken) {
+      const payload = await deps.keys.verify(secret.userVerificationToken, { typ: VERIFICATION_TYP });
+      const ok = payload && payload.sub === user.id && payload.sstamp === user.security_stamp && payload.prov === type && (key === undefined || payload.kh === sha256(key));
+      if (!ok) throw BadRequest.field('userVerificationToken', USER_VERIFICATION_FAILED);
+      return;
+    }
+    await verifySecret(user, secret);
+  }
+
+  function emailDetails(row: ProviderRow | undefined) {
+    const email = metadataOf(row).Email;
+    return { enabled: Boolean(row?.enabled), email: typeof email === 'string' ? email : null };
+  }
+
+  /** After a change of providers: the profile and the vault page read `twoFactorEnabled`. */
+  function pushChange(userId: string, revocations: readonly Revocation[]) {
+    deps.pushes.send([
+      userPush(PushType.SyncSettings, userId, clock.now()),
+      ...revocations.map((r) => userPush(PushType.SyncOrgKeys, r.userId, clock.now())),
+    ]);
+  }
+
+  /** Removes providers in a transaction; the last one gone revokes memberships the policy binds. */
+  async function disable(user: UserRow, types: readonly TwoFactorProviderType[] | 'all', client: ClientContext, event: EventType): Promise<void> {
+    const revocations = await db.transaction().execute(async (tx) => {
+      if (types === 'all') await deleteAllProviders(tx, user.id);
+      else for (const type of types) await deleteProvider(tx, user.id, type);
+      const left = await providersOf(tx, user.id);
+      if (left.length === 0) await deleteRememberTokens(tx, user.id);
+      await deps.audit.record(tx, client, { type: event, userId: user.id, actingUserId: user.id });
+      return left.length === 0 ? revokeNonCompliant(tx, deps.audit, client, { userId: user.id }, now()) : [];
+    });
+    pushChange(user.id, revocations);
+  }
+
+  async function enable(user: UserRow, type: TwoFactorProviderType, metadata: object, client: ClientContext, lastUsedStep: number | null = null): Promise<void> {
+    await db.transaction().execute(async (tx) => {
+      await upsertProvider(tx, user.id, type, metadata, now(), lastUsedStep);
+      await deps.audit.record(tx, client, { type: EventType.User_Updated2fa, userId: user.id, actingUserId: user.id });
+    });
+    pushChange(user.id, []);
+  }
+
+  /** The recovery code matches: every provider is turned off and the code is spent. */
+  async function recover(user: UserRow, code: string, client: ClientContext, log: MailLog): Promise<boolean> {
+    const hash = recoveryHash(user.id, code);
+    const stored = await recoveryHashOf(db, user.id);
+    if (!stored || !safeEqual(stored, hash)) return false;
+    const revocations = await db.transaction().execute(async (tx) => {
+      if (!(await takeRecovery(tx, user.id, hash))) return null;
+      await deleteAllProviders(tx, user.id);
+      await deleteRememberTokens(tx, user.id);
+      await deps.audit.record(tx, client, { type: EventType.User_Recovered2fa, userId: user.id, actingUserId: user.id });
+      return revokeNonCompliant(tx, deps.audit, client, { userId: user.id }, now());
+    });
+    if (!revocations) return false;
+    pushChange(user.id, revocations);
+    await deps.mailer
+      .send(
+        renderMail(user.email, deps.brand, {
+          subject: 'Two-step login turned off',
+          paragraphs: [
+            `Your recovery code was used ${client.ipAddress ? `from ${client.ipAddress} ` : ''}at ${clock.now().toUTCString()}: two-step login is now off for your account.`,
+            'Turn it back on in your account settings.',
+          ],
+          footnote: 'If this was not you, change your master password now.',
+        }),
+        log,
+      )
+      .catch((error: unknown) => log.info({ err: error, to: user.email }, 'recovery notice mail failed'));
+    return true;
+  }
+
+  async function enabledProviders(userId: string): Promise<ProviderRow[]> {
+    return (await providersOf(db, userId)).filter((row) => Boolean(row.enabled) && OFFERED_PROVIDERS.includes(row.type));
+  }
+
+  return {
+    /** GET /two-factor: the caller's providers. */
+    async list(userId: string): Promise<{ type: number; enabled: boolean }[]> {
+      return (await providersOf(db, userId)).map((row) => ({ type: row.type, enabled: Boolean(row.enabled) }));
+    },
+
+    async isEnabled(userId: string): Promise<boolean> {
+      return (await enabledProviders(userId)).length > 0;
+    },
+
+    async getAuthenticator(userId: string, secret: SecretVerification) {
+      const user = await userOrThrow(userId);
+      await verifySecret(user, secret);
+      const row = await findProvider(db, user.id, TwoFactorProviderType.Authenticator);
+      const stored = metadataOf(row).Key;
+      const key = typeof stored === 'string' ? stored : newAuthenticatorKey();
+      return { enabled: Boolean(row?.enabled), key, userVerificationToken: await verificationToken(user, TwoFactorProviderType.Authenticator, key) };
+    },
+
+    async putAuthenticator(userId: string, body: SecretVerification & { key: string; token: string }, client: ClientContext) {
+      const user = await userOrThrow(userId);
+      await verifyChange(user, body, TwoFactorProviderType.Authenticator, body.key);
+      if (!isAuthenticatorKey(body.key)) throw BadRequest.field('key', 'The key is not a Base32 authenticator key.');
+      // The code proves the app holds the key; its step is recorded so it cannot log in afterwards.
+      const step = await totpStep(body.key, body.token, clock.now(), null);
+      if (step === null) throw BadRequest.field('token', INVALID_TOKEN);
+      await enable(user, TwoFactorProviderType.Authenticator, { Key: body.key }, client, step);
+      return { enabled: true, key: body.key };
+    },
+
+    async disableAuthenticator(userId: string, body: SecretVerification & { key?: string | null }, client: ClientContext): Promise<void> {
+      const user = await userOrThrow(userId);
+      await verifyChange(user, body, TwoFactorProviderType.Authenticator, body.userVerificationToken ? (body.key ?? '') : undefined);
+      await disable(user, [TwoFactorProviderType.Authenticator], client, EventType.User_Disabled2fa);
+    },
+
+    /** `PUT /two-factor/disable` (older clients): one provider, by type, with the master password. */
+    async disableType(userId: string, body: SecretVerification & { type: number }, client: ClientContext): Promise<void> {
+      const user = await userOrThrow(userId);
+      await verifySecret(user, body);
+      await disable(user, [body.type], client, EventType.User_Disabled2fa);
+    },
+
+    async getEmail(userId: string, secret: SecretVerification) {
+      const user = await userOrThrow(userId);
+      await verifySecret(user, secret);
+      const row = await findProvider(db, user.id, TwoFactorProviderType.Email);
+      return { email: emailDetails(row), userVerificationToken: await verificationToken(user, TwoFactorProviderType.Email) };
+    },
+
+    /** Sends the setup code to the address being set up (not yet saved). */
+    async sendEmailSetup(userId: string, body: SecretVerification & { email: string }, log: MailLog): Promise<void> {
+      const user = await userOrThrow(userId);
+      await verifyChange(user, body, TwoFactorProviderType.Email);
+      const email = normalizeEmail(body.email);
+      await codes.send(user, CodePurpose.TwoFactorSetup, email, 'Set up two-step login by email', `Enter this code to receive your ${deps.brand.serverName} two-step login codes at this address:`, log);
+    },
+
+    async putEmail(userId: string, body: SecretVerification & { email: string; token: string }, client: ClientContext) {
+      const user = await userOrThrow(userId);
+      await verifyChange(user, body, TwoFactorProviderType.Email);
+      const email = normalizeEmail(body.email);
+      if (!(await codes.use(user.id, CodePurpose.TwoFactorSetup, body.token, email))) throw BadRequest.field('token', INVALID_TOKEN);
+      await enable(user, TwoFactorProviderType.Email, { Email: email }, client);
+      return { enabled: true, email };
+    },
+
+    async disableEmail(userId: string, body: SecretVerification, client: ClientContext): Promise<void> {
+      const user = await userOrThrow(userId);
+      await verifyChange(user, body, TwoFactorProviderType.Email);
+      await disable(user, [TwoFactorProviderType.Email], client, EventType.User_Disabled2fa);
+    },
+
+    /**
+     * Anonymous, from the login page: mails a login code when the master password hash (or an
+     * approved device request's access code) is right and the email provider is on. Every
+     * failure gives the same answer.
+     */
+    async sendEmailLogin(
+      body: { email: string; masterPasswordHash?: string | null; authRequestId?: string | null; authRequestAccessCode?: string | null },
+      authRequestValid: (userId: string, id: string, code: string) => Promise<boolean>,
+      log: MailLog,
+    ): Promise<boolean> {
+      const user = await findUserByEmail(db, normalizeEmail(body.email));
+      const proven = body.authRequestAccessCode
+        ? Boolean(user) && Boolean(body.authRequestId) && (await authRequestValid(user?.id ?? '', body.authRequestId ?? '', body.authRequestAccessCode))
+        : await deps.hasher.verify(body.masterPasswordHash ?? '', user?.master_password_hash ?? null);
+      if (!user || !proven || user.disabled) return false;
+      const provider = await findProvider(db, user.id, TwoFactorProviderType.Email);
+      const to = metadataOf(provider).Email;
+      if (!provider?.enabled || typeof to !== 'string') return false;
+      await codes.send(user, CodePurpose.TwoFactorLogin, to, 'Your two-step login code', `Use this code to finish logging in to ${deps.brand.serverName}:`, log);
+      return true;
+    },
+
+    /** A new recovery code, shown this once: only its hash is kept, and the one before stops working. */
+    async getRecover(userId: string, secret: SecretVerification): Promise<{ code: string }> {
+      const user = await userOrThrow(userId);
+      await verifySecret(user, secret);
+      const code = newRecoveryCode();
+      await setRecoveryHash(db, user.id, recoveryHash(user.id, code), now());
+      return { code };
+    },
+
+    /** `POST /two-factor/recover` (older clients): email, master password hash and recovery code. */
+    async recoverByCode(body: { email: string; masterPasswordHash: string; recoveryCode: string }, client: ClientContext, log: MailLog): Promise<boolean> {
+      const user = await findUserByEmail(db, normalizeEmail(body.email));
+      const valid = await deps.hasher.verify(body.masterPasswordHash, user?.master_password_hash ?? null);
+      if (!user || !valid) return false;
+      return recover(user, body.recoveryCode, client, log);
+    },
+
+    // ---- Login (identity service) ----
+
+    /** The login challenge's providers, or null when the user has none on. */
+    async challenge(user: UserRow): Promise<Challenge | null> {
+      const rows = await enabledProviders(user.id);
+      if (rows.length === 0) return null;
+      const providers2: Challenge['TwoFactorProviders2'] = {};
+      let email: string | undefined;
+      for (const row of rows) {
+        if (row.type === (TwoFactorProviderType.Email as number)) {
+          const stored = metadataOf(row).Email;
+          const to = typeof stored === 'string' ? stored : user.email;
+          providers2[String(row.type)] = { Email: redactEmail(to) };
+          email = user.email;
+        } else providers2[String(row.type)] = null;
+      }
+      return { TwoFactorProviders: Object.keys(providers2), TwoFactorProviders2: providers2, ...(email ? { Email: email } : {}) };
+    },
+
+    /**
+     * Checks a second factor at login. Remember tokens (5) must be this device's, unexpired and
+     * issued under the current security stamp; a recovery code (8) turns two-step login off.
+     */
+    async verifyLogin(user: UserRow, type: number, token: string, deviceId: string | null, client: ClientContext, log: MailLog): Promise<boolean> {
+      switch (type as TwoFactorProviderType) {
+        case TwoFactorProviderType.Authenticator: {
+          const row = await findProvider(db, user.id, TwoFactorProviderType.Authenticator);
+          const key = metadataOf(row).Key;
+          if (!row?.enabled || typeof key !== 'string') return false;
+          const last = row.last_used_step === null ? null : Number(row.last_used_step);
+          const step = await totpStep(key, token, clock.now(), last);
+          return step !== null && (await claimTimeStep(db, user.id, step));
+        }
+        case TwoFactorProviderType.Email: {
+          const row = await findProvider(db, user.id, TwoFactorProviderType.Email);
+          return Boolean(row?.enabled) && (await codes.use(user.id, CodePurpose.TwoFactorLogin, token));
+        }
+        case TwoFactorProviderType.Remember:
+          return deviceId !== null && (await validRememberToken(db, sha256(token), user.id, deviceId, user.security_stamp, now()));
+        case TwoFactorProviderType.RecoveryCode:
+          return recover(user, token, client, log);
+        default:
+          return false;
+      }
+    },
+
+    /** A "remember this device" token for `TwoFactorToken` in the login response. */
+    async issueRememberToken(user: UserRow, deviceId: string): Promise<string> {
+      const token = randomBytes(32).toString('base64url');
+      const created = clock.now();
+      await insertRememberToken(db, {
+        token_hash: sha256(token),
+        user_id: user.id,
+        device_id: deviceId,
+        security_stamp: user.security_stamp,
+        expiration_date: new Date(created.getTime() + deps.rememberDays * 86_400_000).toISOString(),
+        creation_date: created.toISOString(),
+      });
+      return token;
+    },
+
+    /** For the policy: turning it on revokes the organization's members without two-step login. */
+    revokeNonCompliantMembers: (tx: Executor, client: ClientContext | null, organizationId: string, actingUserId: string | null) =>
+      revokeNonCompliant(tx, deps.audit, client, { organizationId, actingUserId }, now()),
+  };
+}
+
+export type TwoFactorService = ReturnType<typeof createTwoFactorService>;
