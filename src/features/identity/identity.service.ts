@@ -23,6 +23,7 @@ import { masterPasswordPolicyFor } from '../policies/policies.service.js';
 import type { AuthRequestService } from '../auth-requests/auth-requests.service.js';
 import { LimitsUnavailable } from '../rate-limits/failover-store.js';
 import type { LoginAttempt, LoginThrottle } from './login-throttle.js';
+import type { Instruments } from '../operations/metrics.js';
 import type { IssuedTokens, TokenService } from './tokens.js';
 
 /** The official first-party clients; none has a secret. */
@@ -67,6 +68,8 @@ export function createIdentityService(deps: {
   /** Log in with a device: the password grant with `AuthRequest` (the request id) and the access code as password. */
   authRequests: Pick<AuthRequestService, 'validForLogin' | 'markUsed'>;
   clientCredentialGrants?: readonly ClientCredentialsGrant[];
+  /** Counts refused logins (the metrics). */
+  instruments?: Pick<Instruments, 'loginFailed'>;
 }) {
   const { db, clock } = deps;
 
@@ -175,6 +178,7 @@ export function createIdentityService(deps: {
     if (!attempt.allowed) {
       const wait = attempt.retryAfterSeconds;
       const message = `Too many failed login attempts. Try again in ${wait} seconds.`;
+      deps.instruments?.loginFailed('throttled');
       throw new OAuthError('invalid_grant', message, message, 429, {}, wait);
     }
     // The attempt stays taken (a failure) unless the password turns out right.
@@ -186,12 +190,14 @@ export function createIdentityService(deps: {
       : await deps.hasher.verify(password, user?.master_password_hash ?? null);
     if (!valid || !user) {
       if (user) await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+      deps.instruments?.loginFailed('password');
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
     }
     await attempt.succeeded();
     // Checked after the password, so only the account's owner learns that it is disabled.
     if (user.disabled) {
       await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+      deps.instruments?.loginFailed('disabled');
       throw new OAuthError('invalid_grant', DISABLED);
     }
     // A request logs in once: a second login racing this one with the same request loses.
@@ -225,7 +231,10 @@ export function createIdentityService(deps: {
     const userId = clientId.slice('user.'.length).toLowerCase();
     const secret = required(form, 'client_secret');
     const user = isGuid(userId) ? await findUserById(db, userId) : undefined;
-    if (!user || !safeEqual(secret, user.api_key)) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
+    if (!user || !safeEqual(secret, user.api_key)) {
+      deps.instruments?.loginFailed('api-key');
+      throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
+    }
     if (user.disabled) {
       await deps.audit.record(db, client, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', DISABLED);
