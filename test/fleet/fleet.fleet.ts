@@ -1,0 +1,261 @@
+/**
+ * The fleet test (docs/operations.md): three instances on one PostgreSQL, Redis and RabbitMQ
+ * behind nginx (round-robin, no sticky sessions, WebSocket upgrade), driven through the balancer.
+ * Run with `npm run test:fleet` (its own CI step: `.ci/run`); needs DATABASE_URL (PostgreSQL),
+ * STRONGROOM_TEST_REDIS_URL, STRONGROOM_TEST_AMQP_URL and nginx. Prints the rolling-restart
+ * failures and the throughput / latency figures for 1, 2 and 3 instances.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import { Agent } from 'undici';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer, startFleet, type Fleet } from '../../fleet/fleet.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import type { Actor } from '../support/admin.js';
+import { createUser, passwordGrantForm, registerAccount } from '../support/accounts.js';
+import { createBwCli, type BwCli } from '../support/bw-cli.js';
+import { encryptText } from '../support/bw-crypto.js';
+import { acceptedIds, emitEvents, organizationWithHook } from '../support/forwarding.js';
+import { connectHub, waitFor } from '../support/hub-client.js';
+import { seedOrganization } from '../support/orgs.js';
+import { orgApiToken } from '../support/public-api.js';
+import { testService } from '../support/services.js';
+import { httpRequest, testConfig, type RequestOptions, type TestServer } from '../support/test-server.js';
+import { createTestTls, type TestTls } from '../support/tls.js';
+import { startReceiver } from '../support/webhook-receiver.js';
+
+const SLOW = 600_000;
+const databaseUrl = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : undefined;
+const redisUrl = testService('redis');
+const amqpUrl = testService('amqp');
+const ready = Boolean(databaseUrl && redisUrl && amqpUrl);
+if (!databaseUrl) console.warn('\n!!! SKIPPING the fleet test: it needs DATABASE_URL=postgres://… !!!\n');
+const LOAD_SECONDS = Number(process.env.FLEET_SECONDS ?? 10);
+
+let dir: string;
+let tls: TestTls;
+let fleet: Fleet;
+let database: Database;
+let dispatcher: Agent;
+let bw: BwCli | undefined;
+
+/** The balancer as the test helpers see a server: requests through nginx, the fleet's database. */
+function through(base: () => string): TestServer {
+  return {
+    request: (method: string, path: string, options?: RequestOptions) => httpRequest(base(), method, path, options, base().startsWith('https') ? dispatcher : undefined),
+    get database() {
+      return database;
+    },
+    // The instances' own settings, as far as the helpers read them (self-hosted).
+    config: testConfig(),
+  } as unknown as TestServer;
+}
+const lb = through(() => fleet.url);
+const instance = (i: number) => through(() => fleet.instances[i]?.url ?? '');
+
+/** A SignalR JSON-protocol client on a raw WebSocket through nginx (wss, trusting the test CA). */
+async function hubThroughBalancer(token: string): Promise<{ messages: unknown[]; close(): void }> {
+  const url = `${fleet.url.replace('https', 'wss')}/notifications/hub?access_token=${encodeURIComponent(token)}`;
+  const ws = new WebSocket(url, { ca: tls.caPem });
+  const messages: unknown[] = [];
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  ws.send('{"protocol":"json","version":1}\u001e');
+  ws.on('message', (data: Buffer) => {
+    for (const frame of data.toString().split('\u001e').filter(Boolean)) {
+      const message = JSON.parse(frame) as { type?: number; target?: string; arguments?: unknown[] };
+      if (message.type === 1 && message.target === 'ReceiveMessage') messages.push(message.arguments?.[0]);
+    }
+  });
+  return { messages, close: () => ws.close() };
+}
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+function figures(result: autocannon.Result): Figures {
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, requests: result.requests.total, non2xx: result.non2xx, errors: result.errors };
+}
+
+beforeAll(async () => {
+  if (!ready || !databaseUrl || !redisUrl || !amqpUrl) return;
+  buildServer();
+  dir = await mkdtemp(join(tmpdir(), 'strongroom-fleet-'));
+  tls = await createTestTls();
+  dispatcher = new Agent({ connect: { ca: tls.caPem } });
+  fleet = await startFleet({
+    databaseUrl,
+    redisUrl,
+    amqpUrl,
+    dir,
+    tls,
+    instances: 3,
+    env: { PUBLIC_API_RATE_LIMIT: '60', PUBLIC_API_BURST: '5' },
+  });
+  database = openDatabase(fleet.databaseUrl, { poolSize: 2 });
+}, SLOW);
+
+afterAll(async () => {
+  await bw?.dispose();
+  await database?.close();
+  await fleet?.close();
+  await dispatcher?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe.runIf(ready)('a fleet of three instances behind nginx', () => {
+  it('spreads requests over every instance, round-robin', async () => {
+    for (let i = 0; i < 6; i++) expect((await lb.request('GET', '/api/alive')).status).toBe(200);
+    for (const one of fleet.instances) {
+      const metrics = await fetch(`${one.url}/metrics`).then((r) => r.text());
+      expect(metrics, `instance ${one.index} served none`).toMatch(/strongroom_http_requests_total\{method="GET",route="\/api\/alive",status_code="200"\} [1-9]/);
+    }
+  });
+
+  it('serves the official bw client: login, an item edit and a sync', async () => {
+    const account = await registerAccount(lb, { email: 'fleet-bw@example.com', derivation: 'real' });
+    bw = await createBwCli({ serverUrl: fleet.url, caPath: tls.caPath });
+    await bw.configServer();
+    const login = await bw.login(account.email, account.password);
+    expect(login.code, login.stderr).toBe(0);
+    const template = { type: 2, name: 'fleet note', notes: 'first', favorite: false, secureNote: { type: 0 }, reprompt: 0 };
+    const created = await bw.json<{ id: string }>(['create', 'item', Buffer.from(JSON.stringify(template)).toString('base64')]);
+    const edited = await bw.json<{ notes: string }>(['edit', 'item', created.id, Buffer.from(JSON.stringify({ ...template, notes: 'edited' })).toString('base64')]);
+    expect(edited.notes).toBe('edited');
+    const sync = await bw.run(['sync', '-f']);
+    expect(sync.code, sync.stderr).toBe(0);
+    const items = await bw.json<{ name: string; notes: string }[]>(['list', 'items']);
+    expect(items.map((i) => [i.name, i.notes])).toEqual([['fleet note', 'edited']]);
+  }, SLOW);
+
+  it('delivers a push to a client connected to another instance, and through the balancer (WebSocket upgrade)', async () => {
+    const user = await createUser(lb);
+    // Connected to instance 0; the change is made on instance 1.
+    const direct = await connectHub(`${fleet.instances[0]?.url}/notifications/hub`, { token: user.accessToken });
+    const balanced = await hubThroughBalancer(user.accessToken);
+    const folder = await instance(1).request('POST', '/api/folders', { token: user.accessToken, json: { name: encryptText('pushed', user.account.userKey) } });
+    expect(folder.status).toBe(200);
+    await waitFor(() => direct.received().length >= 1, 10_000, 'the push on instance 0');
+    expect(direct.received()[0]).toMatchObject({ Type: 7 });
+    // Three changes through the balancer land on three instances; each reaches the balanced hub.
+    for (let i = 0; i < 3; i++) {
+      expect((await lb.request('POST', '/api/folders', { token: user.accessToken, json: { name: encryptText(`via lb ${i}`, user.account.userKey) } })).status).toBe(200);
+    }
+    await waitFor(() => balanced.messages.length >= 4, 10_000, 'four pushes through nginx');
+    expect(balanced.messages).toHaveLength(4);
+    await direct.stop();
+    balanced.close();
+  }, SLOW);
+
+  it('enforces the public API limit once across the fleet (Redis)', async () => {
+    const org = await seedOrganization(lb);
+    const { token } = await orgApiToken(lb, org);
+    const started = Date.now();
+    const statuses: number[] = [];
+    for (let i = 0; i < 18; i++) statuses.push((await lb.request('GET', '/api/public/members', { token })).status);
+    const seconds = (Date.now() - started) / 1000;
+    const allowed = statuses.filter((s) => s === 200).length;
+    // A burst of 5 and one more a second, for the fleet; three separate buckets would allow 15.
+    expect(allowed).toBeGreaterThanOrEqual(5);
+    expect(allowed).toBeLessThanOrEqual(5 + Math.ceil(seconds) + 1);
+    expect(statuses.filter((s) => s === 429).length).toBe(18 - allowed);
+  }, SLOW);
+
+  it('relays each event to an integration once per fleet, whichever instance holds the relay lease', async () => {
+    const receiver = await startReceiver();
+    try {
+      const owner = await createUser(lb);
+      const hook = await organizationWithHook(lb, { userId: owner.userId, token: owner.accessToken } as Actor, `${receiver.url}/hook`);
+      const ids = await emitEvents(lb, hook.org, 30);
+      await waitFor(() => acceptedIds(receiver.received).length >= 30, 60_000, '30 deliveries');
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(acceptedIds(receiver.received).sort()).toEqual([...ids].sort());
+      const leases = await database.db.selectFrom('integration_relay').select(['lease_owner']).execute();
+      expect(leases).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  }, SLOW);
+
+  it('restarts every instance in turn under a fixed-rate load, failing no request', async () => {
+    const user = await createUser(lb);
+    let finished: (result: autocannon.Result) => void = () => undefined;
+    const done = new Promise<autocannon.Result>((resolve) => (finished = resolve));
+    const load = autocannon(
+      {
+      url: fleet.url,
+      connections: 8,
+      overallRate: 40,
+      duration: 600,
+      requests: [
+        { method: 'GET', path: '/api/sync', headers: { authorization: `Bearer ${user.accessToken}` } },
+        { method: 'POST', path: '/api/folders', headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: encryptText('load', user.account.userKey) }) },
+      ],
+      },
+      (_error, result) => finished(result),
+    );
+    const statuses = new Map<number, number>();
+    load.on('response', (_client: unknown, status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1));
+    await new Promise((r) => setTimeout(r, 3000));
+    const restarted: number[] = [];
+    for (const one of fleet.instances) {
+      await fleet.restart(one.index);
+      restarted.push(one.index);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    load.stop();
+    const result = await done;
+    const f = figures(result);
+    console.log(`\nRolling restart of ${restarted.length} instances under ${40} requests/s: ${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors; statuses ${JSON.stringify(Object.fromEntries(statuses))}; p50 ${f.p50} ms, p99 ${f.p99} ms\n`);
+    expect(f.requests).toBeGreaterThan(100);
+    expect(f.errors).toBe(0);
+    expect(f.non2xx).toBe(0);
+  }, SLOW);
+
+  it('measures a mixed workload on 1, 2 and 3 instances', async () => {
+    // The measurement needs the public API unlimited: a rolling restart applies the setting.
+    fleet.setEnv({ PUBLIC_API_RATE_LIMIT: '0' });
+    for (const one of fleet.instances) await fleet.restart(one.index);
+    const user = await createUser(lb);
+    const item = await lb.request('POST', '/api/folders', { token: user.accessToken, json: { name: encryptText('bench', user.account.userKey) } });
+    expect(item.status).toBe(200);
+    const org = await seedOrganization(lb);
+    const { token: orgToken } = await orgApiToken(lb, org);
+    const login = new URLSearchParams(passwordGrantForm(user.account)).toString();
+    const auth = { authorization: `Bearer ${user.accessToken}` };
+    const requests: autocannon.Request[] = [
+      { method: 'GET', path: '/api/sync', headers: auth },
+      { method: 'POST', path: '/api/folders', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: encryptText('bench', user.account.userKey) }) },
+      { method: 'GET', path: '/api/public/members', headers: { authorization: `Bearer ${orgToken}` } },
+      { method: 'GET', path: '/api/sync', headers: auth },
+      { method: 'POST', path: '/identity/connect/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: login },
+      { method: 'GET', path: '/api/public/members', headers: { authorization: `Bearer ${orgToken}` } },
+    ];
+    const rows: string[] = [];
+    const measured: Figures[] = [];
+    for (const count of [1, 2, 3]) {
+      await fleet.route(fleet.instances.slice(0, count).map((i) => i.index));
+      const f = figures(await autocannon({ url: fleet.url, connections: 12, duration: LOAD_SECONDS, requests }));
+      measured.push(f);
+      rows.push(`| ${count} | ${f.rps.toFixed(1)} | ${f.p50} | ${f.p99} | ${f.requests} | ${f.non2xx + f.errors} |`);
+    }
+    await fleet.route(fleet.instances.map((i) => i.index));
+    console.log(
+      `\nFleet mixed workload (sync 2/6, folder create 1/6, public API 2/6, login 1/6), 12 connections, ${LOAD_SECONDS} s per run, Node ${process.version}\n\n` +
+        `| instances | req/s | p50 ms | p99 ms | requests | errors |\n|---|---|---|---|---|---|\n${rows.join('\n')}\n\n` +
+        `Scaling: 2 instances ${((measured[1]?.rps ?? 0) / (measured[0]?.rps ?? 1)).toFixed(2)}x, 3 instances ${((measured[2]?.rps ?? 0) / (measured[0]?.rps ?? 1)).toFixed(2)}x of one\n`,
+    );
+    for (const f of measured) expect(f.non2xx + f.errors).toBe(0);
+  }, SLOW);
+});
