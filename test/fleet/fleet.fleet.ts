@@ -5,9 +5,11 @@
  * STRONGROOM_TEST_REDIS_URL, STRONGROOM_TEST_AMQP_URL and nginx. Prints the rolling-restart
  * failures and the throughput / latency figures for 1, 2 and 3 instances.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BitwardenClient, DeviceType } from '@bitwarden/sdk-napi';
 import autocannon from 'autocannon';
 import { Agent } from 'undici';
 import WebSocket from 'ws';
@@ -21,6 +23,7 @@ import { encryptText } from '../support/bw-crypto.js';
 import { acceptedIds, emitEvents, organizationWithHook } from '../support/forwarding.js';
 import { connectHub, waitFor } from '../support/hub-client.js';
 import { seedOrganization } from '../support/orgs.js';
+import { createAccessToken, createMachineAccount, smOrg } from '../support/sm.js';
 import { orgApiToken } from '../support/public-api.js';
 import { testService } from '../support/services.js';
 import { httpRequest, testConfig, type RequestOptions, type TestServer } from '../support/test-server.js';
@@ -73,6 +76,17 @@ async function hubThroughBalancer(token: string): Promise<{ messages: unknown[];
     }
   });
   return { messages, close: () => ws.close() };
+}
+
+/** The instances whose relay holds the fleet's lease, from their /healthz/extended. */
+async function relayLeaders(): Promise<number[]> {
+  const leaders: number[] = [];
+  for (const one of fleet.instances) {
+    if (!one.proc) continue;
+    const report = (await fetch(`${one.url}/api/healthz/extended`).then((r) => r.json())) as { results: Record<string, { data: { relay?: { leader?: boolean } } }> };
+    if (report.results.integrations?.data.relay?.leader) leaders.push(one.index);
+  }
+  return leaders;
 }
 
 interface Figures {
@@ -158,6 +172,29 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     balanced.close();
   }, SLOW);
 
+  it('serves the Secrets Manager SDK: a machine account logs in, writes, lists and syncs secrets', async () => {
+    // The SDK's rustls reads the trusted roots from SSL_CERT_FILE when a client is made.
+    process.env.SSL_CERT_FILE = tls.caPath;
+    const { orgId, owner, orgKey } = await smOrg(lb);
+    const project = await lb.request('POST', `/api/organizations/${orgId}/projects`, { token: owner.token, json: { name: encryptText('fleet project', orgKey) } });
+    expect(project.status, project.text).toBe(200);
+    const machine = await createMachineAccount(lb, owner.token, orgId, encryptText('fleet deployer', orgKey));
+    const grant = await lb.request('PUT', `/api/service-accounts/${machine}/granted-policies`, {
+      token: owner.token,
+      json: { projectGrantedPolicyRequests: [{ grantedId: project.body.id, read: true, write: true }] },
+    });
+    expect(grant.status, grant.text).toBe(200);
+    const access = await createAccessToken(lb, owner.token, machine, orgKey);
+    const sdk = new BitwardenClient({ apiUrl: `${fleet.url}/api`, identityUrl: `${fleet.url}/identity`, userAgent: 'strongroom-fleet', deviceType: DeviceType.SDK }, 3);
+    await sdk.auth().loginAccessToken(access.accessToken);
+    const created = await sdk.secrets().create(orgId, 'FLEET_KEY', 'fleet value', '', [String(project.body.id)]);
+    // Each call goes to the next instance; all of them see the same secret.
+    for (let i = 0; i < 3; i++) expect((await sdk.secrets().get(created.id)).value).toBe('fleet value');
+    expect((await sdk.secrets().list(orgId)).data.map((s) => s.key)).toEqual(['FLEET_KEY']);
+    const synced = await sdk.secrets().sync(orgId);
+    expect(synced.secrets?.map((s) => s.id)).toEqual([created.id]);
+  }, SLOW);
+
   it('enforces the public API limit once across the fleet (Redis)', async () => {
     const org = await seedOrganization(lb);
     const { token } = await orgApiToken(lb, org);
@@ -172,7 +209,7 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     expect(statuses.filter((s) => s === 429).length).toBe(18 - allowed);
   }, SLOW);
 
-  it('relays each event to an integration once per fleet, whichever instance holds the relay lease', async () => {
+  it('relays each event to an integration once per fleet, and again after the relaying instance dies', async () => {
     const receiver = await startReceiver();
     try {
       const owner = await createUser(lb);
@@ -183,6 +220,19 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
       expect(acceptedIds(receiver.received).sort()).toEqual([...ids].sort());
       const leases = await database.db.selectFrom('integration_relay').select(['lease_owner']).execute();
       expect(leases).toHaveLength(1);
+
+      // The instance relaying dies (kill -9): another takes the lease over once it runs out.
+      const leaders = await relayLeaders();
+      expect(leaders).toHaveLength(1);
+      const leader = leaders[0] ?? 0;
+      await fleet.kill(leader, 'SIGKILL');
+      const later = await emitEvents(lb, hook.org, 10);
+      await waitFor(() => later.every((id) => acceptedIds(receiver.received).includes(id)), 90_000, 'the events written after the relay died');
+      const survivors = await relayLeaders();
+      expect(survivors).toHaveLength(1);
+      expect(survivors[0]).not.toBe(leader);
+      await fleet.start(leader);
+      expect(await relayLeaders()).toEqual(survivors);
     } finally {
       await receiver.close();
     }
@@ -221,6 +271,55 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     expect(f.requests).toBeGreaterThan(100);
     expect(f.errors).toBe(0);
     expect(f.non2xx).toBe(0);
+  }, SLOW);
+
+  it('keeps serving while Redis is down, shows it degraded, and recovers by itself', async () => {
+    const port = new URL(redisUrl ?? '').port;
+    const user = await createUser(lb);
+    let finished: (result: autocannon.Result) => void = () => undefined;
+    const done = new Promise<autocannon.Result>((resolve) => (finished = resolve));
+    const load = autocannon(
+      {
+        url: fleet.url,
+        connections: 4,
+        overallRate: 20,
+        duration: 600,
+        requests: [
+          { method: 'GET', path: '/api/sync', headers: { authorization: `Bearer ${user.accessToken}` } },
+          { method: 'POST', path: '/api/folders', headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: encryptText('redis down', user.account.userKey) }) },
+        ],
+      },
+      (_error, result) => finished(result),
+    );
+    await new Promise((r) => setTimeout(r, 2000));
+    execFileSync('redis-cli', ['-p', port, 'shutdown', 'nosave']);
+    try {
+      await new Promise((r) => setTimeout(r, 3000));
+      const degraded = (await fetch(`${fleet.instances[0]?.url}/api/healthz/extended`).then((r) => r.json())) as { status: string; results: Record<string, { status: string }> };
+      expect(degraded.status).toBe('Degraded');
+      expect(degraded.results.redis?.status).toBe('Degraded');
+    } finally {
+      execFileSync('redis-server', ['--port', port, '--bind', '127.0.0.1', '--daemonize', 'yes', '--save', '', '--appendonly', 'no']);
+    }
+    for (const one of fleet.instances) {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const report = (await fetch(`${one.url}/api/healthz/extended`).then((r) => r.json())) as { status: string };
+        if (report.status === 'Healthy') break;
+        if (Date.now() > deadline) throw new Error(`instance ${one.index} did not recover: ${JSON.stringify(report)}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    load.stop();
+    const f = figures(await done);
+    console.log(`\nRedis stopped and restarted under 20 requests/s: ${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors\n`);
+    expect(f.errors + f.non2xx).toBe(0);
+
+    // Pushes cross instances through Redis again.
+    const direct = await connectHub(`${fleet.instances[0]?.url}/notifications/hub`, { token: user.accessToken });
+    expect((await instance(2).request('POST', '/api/folders', { token: user.accessToken, json: { name: encryptText('after redis', user.account.userKey) } })).status).toBe(200);
+    await waitFor(() => direct.received().length >= 1, 20_000, 'a push after Redis came back');
+    await direct.stop();
   }, SLOW);
 
   it('measures a mixed workload on 1, 2 and 3 instances', async () => {
