@@ -34,6 +34,8 @@ const SLOW = 600_000;
 const databaseUrl = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : undefined;
 const redisUrl = testService('redis');
 const amqpUrl = testService('amqp');
+/** The RabbitMQ node behind it (`rabbitmqctl -n`), for the test that stops the broker. */
+const amqpNode = amqpUrl ? testService('amqpNode') : undefined;
 const ready = Boolean(databaseUrl && redisUrl && amqpUrl);
 if (!databaseUrl) console.warn('\n!!! SKIPPING the fleet test: it needs DATABASE_URL=postgres://… !!!\n');
 const LOAD_SECONDS = Number(process.env.FLEET_SECONDS ?? 10);
@@ -320,6 +322,47 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     expect((await instance(2).request('POST', '/api/folders', { token: user.accessToken, json: { name: encryptText('after redis', user.account.userKey) } })).status).toBe(200);
     await waitFor(() => direct.received().length >= 1, 20_000, 'a push after Redis came back');
     await direct.stop();
+  }, SLOW);
+
+  it.runIf(Boolean(amqpNode))('loses no event while RabbitMQ is down, shows it degraded, and keeps serving', async () => {
+    const rabbitmqctl = (command: string) => execFileSync('rabbitmqctl', ['-n', amqpNode ?? '', command], { timeout: 60_000, stdio: 'ignore' });
+    const receiver = await startReceiver();
+    const user = await createUser(lb);
+    let finished: (result: autocannon.Result) => void = () => undefined;
+    const done = new Promise<autocannon.Result>((resolve) => (finished = resolve));
+    const load = autocannon(
+      { url: fleet.url, connections: 4, overallRate: 20, duration: 600, requests: [{ method: 'GET', path: '/api/sync', headers: { authorization: `Bearer ${user.accessToken}` } }] },
+      (_error, result) => finished(result),
+    );
+    try {
+      const hook = await organizationWithHook(lb, { userId: user.userId, token: user.accessToken } as Actor, `${receiver.url}/hook`);
+      const before = await emitEvents(lb, hook.org, 20);
+      await waitFor(() => acceptedIds(receiver.received).length > 0, 60_000, 'the first deliveries');
+      rabbitmqctl('stop_app');
+      let during: string[] = [];
+      try {
+        during = await emitEvents(lb, hook.org, 20);
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const report = (await fetch(`${fleet.instances[1]?.url}/api/healthz/extended`).then((r) => r.json())) as { results: Record<string, { status: string }> };
+          if (report.results.integrations?.status === 'Degraded') break;
+          if (Date.now() > deadline) throw new Error('the broker was never seen as down');
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      } finally {
+        rabbitmqctl('start_app');
+      }
+      const after = await emitEvents(lb, hook.org, 20);
+      const all = [...before, ...during, ...after];
+      await waitFor(() => all.every((id) => acceptedIds(receiver.received).includes(id)), 120_000, 'every event delivered');
+      load.stop();
+      const f = figures(await done);
+      console.log(`\nRabbitMQ stopped and started under 20 requests/s: ${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors; ${all.length} events, all delivered\n`);
+      expect(f.errors + f.non2xx).toBe(0);
+    } finally {
+      load.stop();
+      await receiver.close();
+    }
   }, SLOW);
 
   it('measures a mixed workload on 1, 2 and 3 instances', async () => {
