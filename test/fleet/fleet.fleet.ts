@@ -275,6 +275,28 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     expect(f.non2xx).toBe(0);
   }, SLOW);
 
+  it('keeps serving when an instance is killed (kill -9) mid-load; idempotent requests are retried by nginx', async () => {
+    const user = await createUser(lb);
+    let finished: (result: autocannon.Result) => void = () => undefined;
+    const done = new Promise<autocannon.Result>((resolve) => (finished = resolve));
+    const load = autocannon(
+      { url: fleet.url, connections: 8, overallRate: 40, duration: 600, requests: [{ method: 'GET', path: '/api/sync', headers: { authorization: `Bearer ${user.accessToken}` } }] },
+      (_error, result) => finished(result),
+    );
+    await new Promise((r) => setTimeout(r, 2000));
+    await fleet.kill(1, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 4000));
+    const report = (await fetch(`${fleet.instances[0]?.url}/api/healthz/extended`).then((r) => r.json())) as { status: string };
+    expect(report.status).toBe('Healthy');
+    await fleet.start(1);
+    await new Promise((r) => setTimeout(r, 2000));
+    load.stop();
+    const f = figures(await done);
+    console.log(`\nInstance 1 killed and restarted under 40 syncs/s: ${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors\n`);
+    expect(f.requests).toBeGreaterThan(100);
+    expect(f.errors + f.non2xx).toBe(0);
+  }, SLOW);
+
   it('keeps serving while Redis is down, shows it degraded, and recovers by itself', async () => {
     const port = new URL(redisUrl ?? '').port;
     const user = await createUser(lb);
