@@ -43,7 +43,7 @@ const tagsOf = (document: { tags?: { name: string; description?: string }[] }) =
 describe('the OpenAPI document at /docs/json', () => {
   it('documents every operation with a summary, a description and exactly one declared feature tag, and uses every declared tag', async () => {
     // Every service and every optional route, so that the check covers them all.
-    server = await startTestServer({ env: { API_DOCS_ENABLED: 'true', HEALTH_ENABLED: 'true', SERVICES: 'all' } });
+    server = await startTestServer({ env: { API_DOCS_ENABLED: 'true', HEALTH_ENABLED: 'true', SERVICES: 'all', METRICS_ENABLED: 'true', METRICS_TOKEN: 'openapi-check-token-0123' } });
     const res = await server.request('GET', '/docs/json');
     expect(res.status).toBe(200);
     const all = operations(res.body);

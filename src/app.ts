@@ -23,6 +23,7 @@ import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
 import type { Pushes } from './features/notifications/pushes.js';
 import { createFeatures, type Features } from './wiring.js';
 import { installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
+import { metricsRoutes } from './features/operations/metrics.routes.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -50,7 +51,7 @@ const SERVICES = { api: apiService, identity: identityService, events: eventsSer
  * route's schema carries exactly one of these tags (src/app.openapi.test.ts checks it).
  */
 export const API_DOC_TAGS = [
-  { name: 'Health', description: 'Liveness (`/alive`, `/now`) on every service, and the `/healthz` health records when enabled.' },
+  { name: 'Health', description: 'Liveness (`/alive`, `/now`) on every service, and the `/healthz` health records and the Prometheus `/metrics` when enabled.' },
   { name: 'Configuration', description: 'The server configuration the official clients read before and after login.' },
   { name: 'Identity', description: 'Logging in (identity service): prelogin KDF settings, the OAuth 2.0 token endpoint and OpenID discovery.' },
   { name: 'Accounts', description: 'Registration and the signed-in user\'s own account: profile, keys, master password, API key, deletion.' },
@@ -192,6 +193,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   const features = createFeatures({ config, database, clock, log: app.log, ...(pushes ? { pushes } : {}) });
   app.decorate('features', features);
   app.addHook('onClose', async () => features.close());
+  // Before every route, so that the request counters see them all.
+  features.metrics?.install(app);
   // Before the services, so that both see every route and request registered after them.
   installIpRules(app, features.rateLimits);
   if (config.services.includes('api')) installPublicApiLimit(app, features.rateLimits, `${config.servicePrefixes ? '/api' : ''}/public`);
@@ -202,6 +205,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   for (const name of config.services) {
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });
   }
+
+  if (features.metrics) await app.register(metricsRoutes, { config, metrics: features.metrics, authenticate: features.authenticate });
 
   // The web vault needs /api and /identity on its own origin, so it is served only beside them;
   // a service running alone owns its root.

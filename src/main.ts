@@ -7,6 +7,7 @@ import { DatabaseNotReady, openReadyDatabase } from './db/open.js';
 import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
 import { runUsersCommand } from './features/accounts/users-command.js';
 import { runSigningKeyCommand } from './features/identity/signing-key-command.js';
+import { runBackup, runRestore } from './features/operations/backup.js';
 import { systemClock } from './clock.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
@@ -17,7 +18,8 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
  * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date;
  * `strongroom license issue|issuer-key` signs organization licenses with this instance's key;
  * `strongroom users …` manages accounts, with exit codes of its own (docs/command-line.md);
- * `strongroom signing-key rotate|list` rotates the token signing key.
+ * `strongroom signing-key rotate|list` rotates the token signing key;
+ * `strongroom backup <file>` / `strongroom restore <file>` copy the database and DATA_DIR (docs/operations.md).
  * Exit codes: 0 done, 1 an unexpected error, 2 a problem the operator can fix (settings, usage,
  * a file, the database or the port), printed as one line per problem.
  */
@@ -38,11 +40,15 @@ async function main(argv: string[]): Promise<number> {
       return runUsersCommand(argv.slice(1), { config, io: process });
     case 'signing-key':
       return printCommand(config, (db) => runSigningKeyCommand(argv.slice(1), { db, clock: systemClock, issuer: config.identityUrl }));
+    case 'backup':
+      return operatorCommand(() => runBackup(argv.slice(1), config));
+    case 'restore':
+      return operatorCommand(() => runRestore(argv.slice(1), config));
     case 'serve':
       await serve(config);
       return -1;
     default:
-      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license, users, signing-key.`);
+      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license, users, signing-key, backup, restore.`);
       return 2;
   }
 }
@@ -104,6 +110,18 @@ async function printCommand(config: Config, run: (db: Database['db']) => Promise
     return 2;
   } finally {
     await database.close();
+  }
+}
+
+/** A command that needs no database opened for it; a usage error is exit code 2. */
+async function operatorCommand(run: () => Promise<string>): Promise<number> {
+  try {
+    process.stdout.write(await run());
+    return 0;
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    console.error(error.message);
+    return 2;
   }
 }
 

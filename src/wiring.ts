@@ -51,6 +51,7 @@ import { createSecretsManager } from './features/secrets-manager/secrets-manager
 import { createTwoFactorService } from './features/two-factor/two-factor.service.js';
 import { createMailedCodes } from './features/two-factor/mailed-codes.js';
 import { createAccountEmails } from './features/account-emails/account-emails.service.js';
+import { createMetrics, noInstruments } from './features/operations/metrics.js';
 import { secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
 
 export interface WiringDeps {
@@ -70,6 +71,9 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
   const integrations = createIntegrations({ config, database, ...(log ? { log } : {}) });
   const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : []), integrations.check];
 
+  // Prometheus metrics, only where served (METRICS_ENABLED): features count into them.
+  const metrics = config.metricsEnabled ? createMetrics() : null;
+  const instruments = metrics?.instruments ?? noInstruments;
   const audit = createAuditLog({ clock });
   const hasher = createPasswordHasher({ iterations: config.passwordIterations, concurrency: config.passwordHashingConcurrency, queueLimit: config.passwordHashingQueue });
   const keys = createSigningKeys({ db, clock, issuer: config.identityUrl });
@@ -151,6 +155,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
       organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }),
       secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager }),
     ],
+    instruments,
   });
   const orgAccess = createOrgAccess(db);
   const vault = { db, audit, clock, pushes };
@@ -161,7 +166,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
   const folders = createFolderService(vault);
   const devices = createDeviceService({ db });
   const domainSettings = createDomainSettings({ db, clock, getUser: accounts.getUser, pushes });
-  const sync = createSyncService({ db, cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024) });
+  const sync = createSyncService({ db, cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit)) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock, pushes });
@@ -177,6 +182,8 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
   const publicApi = createPublicApiService({ db, clock, audit, config, members, groups, collections, policies, events, organizations });
   const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId, pushes });
+
+  metrics?.watch({ database, hubConnections: () => notifications.hub.connectionCount() });
 
   return {
     audit,
@@ -224,6 +231,8 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     /** Live notifications: features send pushes after commit; the notifications service serves the hub. */
     pushes: notifications.pushes,
     notifications,
+    /** The Prometheus registry and request hook, or null when METRICS_ENABLED is off. */
+    metrics,
     async close() {
       await notifications.close();
       await eventRetention.stop();

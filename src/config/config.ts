@@ -381,6 +381,24 @@ export const ConfigSchema = Type.Object({
     default: 'info',
     description: 'Log level.',
   }),
+  metricsEnabled: Type.Boolean({
+    default: false,
+    description:
+      'Serve GET /metrics in the Prometheus text format (requests, latencies, errors, database pool, caches, rate limits, hub, outbox, logins). Needs METRICS_TOKEN or METRICS_ALLOWED_ADDRESSES; see docs/operations.md.',
+  }),
+  metricsToken: Type.Optional(
+    Type.String({
+      minLength: 16,
+      description: 'With METRICS_ENABLED: the bearer token the scraper must send (Authorization: Bearer <token>), at least 16 characters.',
+    }),
+  ),
+  metricsAllowedAddresses: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        'With METRICS_ENABLED: comma list of addresses and CIDR ranges (10.0.0.0/8, ::1) that may read /metrics, checked against the connecting address (never X-Forwarded-For). With METRICS_TOKEN too, both must match.',
+    }),
+  ),
   shutdownTimeoutSeconds: Type.Integer({
     minimum: 1,
     maximum: 600,
@@ -436,7 +454,10 @@ export interface Config
     | 'ipRateLimiting'
     | 'ipRateLimitRules'
     | 'ipRateLimitWhitelist'
+    | 'metricsAllowedAddresses'
   > {
+  /** Addresses and CIDR ranges that may read /metrics (empty: any, when a token is set). */
+  metricsAllowedAddresses: string[];
   /** Whether the IP rules apply (cloud default, or rules configured). */
   ipRateLimiting: boolean;
   /** The IP rules in force: IP_RATE_LIMIT_RULES, or the cloud defaults. */
@@ -558,6 +579,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const problem of ipRules.problems) problems.push(`IP_RATE_LIMIT_RULES: ${problem}`);
   const whitelist = parseIpList(parsed.ipRateLimitWhitelist ?? '');
   for (const problem of whitelist.problems) problems.push(`IP_RATE_LIMIT_WHITELIST: ${problem}`);
+  const metricsAddresses = parseIpList(parsed.metricsAllowedAddresses ?? '');
+  for (const problem of metricsAddresses.problems) problems.push(`METRICS_ALLOWED_ADDRESSES: ${problem}`);
+  if (parsed.metricsEnabled && parsed.metricsToken === undefined && metricsAddresses.entries.length === 0) {
+    problems.push('METRICS_ENABLED: set METRICS_TOKEN (a bearer token the scraper sends) or METRICS_ALLOWED_ADDRESSES (who may scrape), or both');
+  }
   if (problems.length > 0) throw new ConfigError(problems);
 
   const cloud = parsed.deployment === 'cloud';
@@ -585,6 +611,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     ipRateLimiting: parsed.ipRateLimiting ?? (cloud || parsed.ipRateLimitRules !== undefined),
     ipRateLimitRules: ipRules.rules,
     ipRateLimitWhitelist: whitelist.entries,
+    metricsAllowedAddresses: metricsAddresses.entries,
   };
 }
 
@@ -690,7 +717,7 @@ function parseServices(text: string): ServiceName[] | string {
  * without the password it may carry (a mistyped DATABASE_URL would otherwise put one in the log).
  */
 function shownValue(key: string, value: unknown): string {
-  if (/password|secret/i.test(key)) return '(hidden)';
+  if (/password|secret|token/i.test(key)) return '(hidden)';
   const text = JSON.stringify(value);
   return typeof value === 'string' ? text.replace(/(\/\/[^/:@\s]*):[^@/\s]*@/, '$1:(hidden)@') : text;
 }

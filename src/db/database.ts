@@ -13,6 +13,8 @@ export interface Database {
   readonly engine: Engine;
   /** Answers when the database takes a trivial query; throws otherwise. */
   ping(): Promise<void>;
+  /** The connection pool's use now (PostgreSQL; SQLite has one connection, always open). */
+  poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -34,11 +36,13 @@ export interface OpenOptions {
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const engine = engineOf(url);
   const path = sqlitePathOf(url);
-  const db = path === null ? openPostgres(url, options.poolSize ?? 10) : openSqlite(path, options.sqliteSynchronous ?? 'normal');
+  const pool = path === null ? openPool(url, options.poolSize ?? 10) : null;
+  const db = pool !== null ? new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }) : openSqlite(path ?? ':memory:', options.sqliteSynchronous ?? 'normal');
   let closed = false;
   return {
     db,
     engine,
+    poolStats: () => (pool ? { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount } : { total: 1, idle: 0, waiting: 0 }),
     async ping() {
       await sql`select 1`.execute(db);
     },
@@ -62,9 +66,9 @@ function openSqlite(path: string, synchronous: 'normal' | 'full'): Db {
   return new Kysely<DB>({ dialect: new LockingSqliteDialect({ database }), plugins: [new SqliteBooleanPlugin()] });
 }
 
-function openPostgres(url: string, poolSize: number): Db {
+function openPool(url: string, poolSize: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
-  return new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return pool;
 }

@@ -46,6 +46,11 @@ export interface AccessRule {
   /** The token's amr must include one of these (the events service's "Application" policy). */
   readonly amr?: readonly string[];
   readonly authorize?: (request: FastifyRequest, principal: Principal) => Promise<void> | void;
+  /**
+   * For a rule with no principals: a check of the request itself (a shared token, the connecting
+   * address), throwing Unauthorized or Forbidden; the Prometheus scraper is such a caller.
+   */
+  readonly admit?: (request: FastifyRequest) => void;
 }
 
 export const access = {
@@ -94,7 +99,10 @@ export function currentUser(request: FastifyRequest): UserPrincipal {
 
 function guard(rule: AccessRule, authenticate: Authenticator): onRequestAsyncHookHandler {
   return async (request) => {
-    if (rule.principals.length === 0) return;
+    if (rule.principals.length === 0) {
+      rule.admit?.(request);
+      return;
+    }
     const token = bearerToken(request);
     const principal = token ? await authenticate(token) : null;
     if (!principal || !rule.principals.includes(principal.kind)) throw new Unauthorized();

@@ -26,6 +26,7 @@ import { TwoFactorProviderType, type TwoFactorService } from '../two-factor/two-
 import type { AccountEmails } from '../account-emails/account-emails.service.js';
 import { LimitsUnavailable } from '../rate-limits/failover-store.js';
 import type { LoginAttempt, LoginThrottle } from './login-throttle.js';
+import type { Instruments } from '../operations/metrics.js';
 import type { IssuedTokens, TokenService } from './tokens.js';
 
 /** The official first-party clients; none has a secret. */
@@ -77,6 +78,8 @@ export function createIdentityService(deps: {
   twoFactor?: Pick<TwoFactorService, 'challenge' | 'verifyLogin' | 'issueRememberToken'>;
   /** Account mail around password logins: verified-email and new-device checks, the new-device notice. */
   loginChecks?: Pick<AccountEmails, 'beforeLogin' | 'afterLogin'>;
+  /** Counts refused logins (the metrics). */
+  instruments?: Pick<Instruments, 'loginFailed'>;
 }) {
   const { db, clock } = deps;
 
@@ -222,6 +225,7 @@ export function createIdentityService(deps: {
     if (!attempt.allowed) {
       const wait = attempt.retryAfterSeconds;
       const message = `Too many failed login attempts. Try again in ${wait} seconds.`;
+      deps.instruments?.loginFailed('throttled');
       throw new OAuthError('invalid_grant', message, message, 429, {}, wait);
     }
     // The attempt stays taken (a failure) unless the password turns out right.
@@ -233,12 +237,14 @@ export function createIdentityService(deps: {
       : await deps.hasher.verify(password, user?.master_password_hash ?? null);
     if (!valid || !user) {
       if (user) await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+      deps.instruments?.loginFailed('password');
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
     }
     // Checked after the password, so only the account's owner learns that it is disabled.
     if (user.disabled) {
       await attempt.succeeded();
       await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+      deps.instruments?.loginFailed('disabled');
       throw new OAuthError('invalid_grant', DISABLED);
     }
     const second = await secondStep(user, form, device, context, attempt, log);
@@ -277,7 +283,10 @@ export function createIdentityService(deps: {
     const userId = clientId.slice('user.'.length).toLowerCase();
     const secret = required(form, 'client_secret');
     const user = isGuid(userId) ? await findUserById(db, userId) : undefined;
-    if (!user || !safeEqual(secret, user.api_key)) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
+    if (!user || !safeEqual(secret, user.api_key)) {
+      deps.instruments?.loginFailed('api-key');
+      throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
+    }
     if (user.disabled) {
       await deps.audit.record(db, client, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw new OAuthError('invalid_grant', DISABLED);

@@ -21,7 +21,8 @@ export interface SyncCache {
   set(userId: string, section: VaultSection): void;
 }
 
-export function createSyncCache(maxBytes: number): SyncCache {
+/** `onLookup` hears whether each lookup found the revision asked for (the metrics' hit rate). */
+export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => void = () => undefined): SyncCache {
   const entries = createByteLru<VaultSection>(maxBytes, (s) => s.ciphers.length + s.folders.length);
   const keyOf = (userId: string, withSshKeys: boolean) => `${userId}:${withSshKeys ? 1 : 0}`;
   return {
@@ -29,7 +30,9 @@ export function createSyncCache(maxBytes: number): SyncCache {
       const key = keyOf(userId, withSshKeys);
       const entry = entries.get(key);
       if (entry && entry.revision !== revision) entries.delete(key);
-      return entry?.revision === revision ? entry : undefined;
+      const hit = entry?.revision === revision;
+      onLookup(hit);
+      return hit ? entry : undefined;
     },
     set(userId, section) {
       entries.set(keyOf(userId, section.withSshKeys), section);

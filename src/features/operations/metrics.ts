@@ -1,0 +1,182 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Config } from '../../config/config.js';
+import { ipMatcher, plainAddress } from '../../config/rate-limit-settings.js';
+import type { Database } from '../../db/database.js';
+import type { AccessRule } from '../../http/access.js';
+import { bearerToken } from '../../http/access.js';
+import { Forbidden, Unauthorized } from '../../http/errors.js';
+
+/**
+ * The server's Prometheus metrics (GET /metrics, off unless METRICS_ENABLED; docs/operations.md).
+ * Each app has its own registry, so that several apps in one process (tests) count apart.
+ * Counters are moved where things happen (the request hook, the sync cache, the login); gauges
+ * of state (pool, hub, outbox) are read when Prometheus scrapes.
+ */
+
+export type LoginFailureReason = 'password' | 'throttled' | 'disabled' | 'api-key';
+
+/** What features report; a no-op until the app wires metrics in. */
+export interface Instruments {
+  loginFailed(reason: LoginFailureReason): void;
+  syncCacheLookup(hit: boolean): void;
+}
+
+export const noInstruments: Instruments = { loginFailed: () => undefined, syncCacheLookup: () => undefined };
+
+export interface MetricsSources {
+  database: Database;
+  /** Open notification hub connections on this instance. */
+  hubConnections(): number;
+}
+
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export function createMetrics() {
+  const registry = new Registry();
+  let sources: MetricsSources | undefined;
+
+  const requests = new Counter({
+    name: 'strongroom_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status code.',
+    labelNames: ['method', 'route', 'status_code'] as const,
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'strongroom_http_request_duration_seconds',
+    help: 'Time from receiving a request to the end of its answer, by method and route pattern.',
+    labelNames: ['method', 'route'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const errors = new Counter({
+    name: 'strongroom_http_errors_total',
+    help: 'HTTP answers with a status of 400 or more, by status code.',
+    labelNames: ['status_code'] as const,
+    registers: [registry],
+  });
+  const rateLimited = new Counter({
+    name: 'strongroom_rate_limit_rejections_total',
+    help: 'Requests refused with 429 (IP rules, the public API limit, the login throttle, the password-hashing queue, hub connection caps), by route pattern.',
+    labelNames: ['route'] as const,
+    registers: [registry],
+  });
+  const loginFailures = new Counter({
+    name: 'strongroom_login_failures_total',
+    help: 'Refused logins at the token endpoint: wrong password or unknown account, throttled, disabled account, wrong personal API key.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const syncCache = new Counter({
+    name: 'strongroom_sync_cache_lookups_total',
+    help: 'Sync answers looked up in the sync cache, by result (hit: the vault part was reused).',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'strongroom_db_pool_connections',
+    help: 'Database connections by state: total open, idle, and queries waiting for one (PostgreSQL; SQLite has one connection).',
+    labelNames: ['state'] as const,
+    registers: [registry],
+    collect() {
+      if (!sources) return;
+      const stats = sources.database.poolStats();
+      this.set({ state: 'total' }, stats.total);
+      this.set({ state: 'idle' }, stats.idle);
+      this.set({ state: 'waiting' }, stats.waiting);
+    },
+  });
+  new Gauge({
+    name: 'strongroom_hub_connections',
+    help: 'Open notification hub (WebSocket) connections on this instance.',
+    registers: [registry],
+    collect() {
+      if (sources) this.set(sources.hubConnections());
+    },
+  });
+  const outbox = new Gauge({
+    name: 'strongroom_integration_outbox_backlog',
+    help: 'Events written but not yet relayed to the integrations (the whole fleet shares one outbox).',
+    registers: [registry],
+    async collect() {
+      if (sources) this.set(await outboxBacklog(sources.database));
+    },
+  });
+  void outbox;
+  collectDefaultMetrics({ register: registry });
+
+  const instruments: Instruments = {
+    loginFailed: (reason) => loginFailures.inc({ reason }),
+    syncCacheLookup: (hit) => syncCache.inc({ result: hit ? 'hit' : 'miss' }),
+  };
+  // Every label set the tests and dashboards look for exists from the start, at 0.
+  for (const reason of ['password', 'throttled', 'disabled', 'api-key'] as const) loginFailures.inc({ reason }, 0);
+  for (const result of ['hit', 'miss']) syncCache.inc({ result }, 0);
+
+  return {
+    registry,
+    instruments,
+    /** Where the scrape-time gauges read from; set once the features exist. */
+    watch(next: MetricsSources): void {
+      sources = next;
+    },
+    /** Counts every answer of the app: requests, latency, errors, 429s. */
+    install(app: FastifyInstance): void {
+      app.addHook('onResponse', async (request, reply) => {
+        const route = request.routeOptions.url ?? '(unmatched)';
+        const status = reply.statusCode;
+        requests.inc({ method: request.method, route, status_code: String(status) });
+        latency.observe({ method: request.method, route }, reply.elapsedTime / 1000);
+        if (status >= 400) errors.inc({ status_code: String(status) });
+        if (status === 429) rateLimited.inc({ route });
+      });
+    },
+  };
+}
+
+export type Metrics = ReturnType<typeof createMetrics>;
+
+/**
+ * Events after the relay's cursor. No relay row yet (no instance relayed): nothing is waiting,
+ * since the relay starts from the newest event.
+ */
+async function outboxBacklog(database: Database): Promise<number> {
+  const row = await database.db
+    .selectFrom('events')
+    .select(sql<number | string>`count(*)`.as('n'))
+    .where('seq', '>', (eb) =>
+      eb
+        .selectFrom('integration_relay')
+        .select(sql<number>`coalesce(max(cursor_seq), (select coalesce(max(seq), 0) from events))`.as('cursor')),
+    )
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}
+
+/**
+ * The access rule of /metrics: the METRICS_TOKEN bearer token and/or a connecting address in
+ * METRICS_ALLOWED_ADDRESSES (the socket's own address: a forwarded header could be forged).
+ */
+export function metricsAccess(config: Pick<Config, 'metricsToken' | 'metricsAllowedAddresses'>): AccessRule {
+  const allowed = config.metricsAllowedAddresses.length > 0 ? ipMatcher(config.metricsAllowedAddresses) : null;
+  const expected = config.metricsToken === undefined ? null : digest(config.metricsToken);
+  return {
+    name: 'metricsScraper',
+    principals: [],
+    admit(request: FastifyRequest) {
+      if (allowed && !allowed.has(plainAddress(request.socket.remoteAddress ?? ''))) {
+        throw new Forbidden('This address may not read the metrics (METRICS_ALLOWED_ADDRESSES).');
+      }
+      if (expected) {
+        const token = bearerToken(request);
+        if (token === null || !timingSafeEqual(digest(token), expected)) throw new Unauthorized('The metrics need the bearer token set in METRICS_TOKEN.');
+      }
+    },
+  };
+}

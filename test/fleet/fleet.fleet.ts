@@ -1,0 +1,425 @@
+/**
+ * The fleet test (docs/operations.md): three instances on one PostgreSQL, Redis and RabbitMQ
+ * behind nginx (round-robin, no sticky sessions, WebSocket upgrade), driven through the balancer.
+ * Run with `npm run test:fleet` (its own CI step: `.ci/run`); needs DATABASE_URL (PostgreSQL),
+ * STRONGROOM_TEST_REDIS_URL, STRONGROOM_TEST_AMQP_URL and nginx. Prints the rolling-restart
+ * failures and the throughput / latency figures for 1, 2 and 3 instances.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BitwardenClient, DeviceType } from '@bitwarden/sdk-napi';
+import autocannon from 'autocannon';
+import { Agent } from 'undici';
+import WebSocket from 'ws';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildServer, startFleet, type Fleet } from '../../fleet/fleet.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import type { Actor } from '../support/admin.js';
+import { createUser, passwordGrantForm, registerAccount } from '../support/accounts.js';
+import { createBwCli, type BwCli } from '../support/bw-cli.js';
+import { encryptText } from '../support/bw-crypto.js';
+import { acceptedIds, emitEvents, organizationWithHook } from '../support/forwarding.js';
+import { connectHub, waitFor } from '../support/hub-client.js';
+import { seedOrganization } from '../support/orgs.js';
+import { createAccessToken, createMachineAccount, smOrg } from '../support/sm.js';
+import { orgApiToken } from '../support/public-api.js';
+import { testService } from '../support/services.js';
+import { httpRequest, testConfig, type RequestOptions, type TestServer } from '../support/test-server.js';
+import { createTestTls, type TestTls } from '../support/tls.js';
+import { startReceiver } from '../support/webhook-receiver.js';
+
+const SLOW = 600_000;
+const databaseUrl = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : undefined;
+const redisUrl = testService('redis');
+const amqpUrl = testService('amqp');
+/** The RabbitMQ node behind it (`rabbitmqctl -n`), for the test that stops the broker. */
+const amqpNode = amqpUrl ? testService('amqpNode') : undefined;
+const ready = Boolean(databaseUrl && redisUrl && amqpUrl);
+if (!databaseUrl) console.warn('\n!!! SKIPPING the fleet test: it needs DATABASE_URL=postgres://… !!!\n');
+const LOAD_SECONDS = Number(process.env.FLEET_SECONDS ?? 10);
+
+let dir: string;
+let tls: TestTls;
+let fleet: Fleet;
+let database: Database;
+let dispatcher: Agent;
+let bw: BwCli | undefined;
+
+/** The balancer as the test helpers see a server: requests through nginx, the fleet's database. */
+function through(base: () => string): TestServer {
+  return {
+    request: (method: string, path: string, options?: RequestOptions) => httpRequest(base(), method, path, options, base().startsWith('https') ? dispatcher : undefined),
+    get database() {
+      return database;
+    },
+    // The instances' own settings, as far as the helpers read them (self-hosted).
+    config: testConfig(),
+  } as unknown as TestServer;
+}
+const lb = through(() => fleet.url);
+const instance = (i: number) => through(() => fleet.instances[i]?.url ?? '');
+
+/** A SignalR JSON-protocol client on a raw WebSocket through nginx (wss, trusting the test CA). */
+async function hubThroughBalancer(token: string): Promise<{ messages: unknown[]; close(): void }> {
+  const url = `${fleet.url.replace('https', 'wss')}/notifications/hub?access_token=${encodeURIComponent(token)}`;
+  const ws = new WebSocket(url, { ca: tls.caPem });
+  const messages: unknown[] = [];
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+  });
+  ws.send('{"protocol":"json","version":1}\u001e');
+  ws.on('message', (data: Buffer) => {
+    for (const frame of data.toString().split('\u001e').filter(Boolean)) {
+      const message = JSON.parse(frame) as { type?: number; target?: string; arguments?: unknown[] };
+      if (message.type === 1 && message.target === 'ReceiveMessage') messages.push(message.arguments?.[0]);
+    }
+  });
+  return { messages, close: () => ws.close() };
+}
+
+/** The instances whose relay holds the fleet's lease, from their /healthz/extended. */
+async function relayLeaders(): Promise<number[]> {
+  const leaders: number[] = [];
+  for (const one of fleet.instances) {
+    if (!one.proc) continue;
+    const report = (await fetch(`${one.url}/api/healthz/extended`).then((r) => r.json())) as { results: Record<string, { data: { relay?: { leader?: boolean } } }> };
+    if (report.results.integrations?.data.relay?.leader) leaders.push(one.index);
+  }
+  return leaders;
+}
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+function figures(result: autocannon.Result): Figures {
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, requests: result.requests.total, non2xx: result.non2xx, errors: result.errors };
+}
+
+beforeAll(async () => {
+  if (!ready || !databaseUrl || !redisUrl || !amqpUrl) return;
+  buildServer();
+  dir = await mkdtemp(join(tmpdir(), 'strongroom-fleet-'));
+  tls = await createTestTls();
+  dispatcher = new Agent({ connect: { ca: tls.caPem } });
+  fleet = await startFleet({
+    databaseUrl,
+    redisUrl,
+    amqpUrl,
+    dir,
+    tls,
+    instances: 3,
+    env: { PUBLIC_API_RATE_LIMIT: '60', PUBLIC_API_BURST: '5' },
+  });
+  database = openDatabase(fleet.databaseUrl, { poolSize: 2 });
+}, SLOW);
+
+afterAll(async () => {
+  await bw?.dispose();
+  await database?.close();
+  await fleet?.close();
+  await dispatcher?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe.runIf(ready)('a fleet of three instances behind nginx', () => {
+  it('spreads requests over every instance, round-robin', async () => {
+    for (let i = 0; i < 6; i++) expect((await lb.request('GET', '/api/alive')).status).toBe(200);
+    for (const one of fleet.instances) {
+      const metrics = await fetch(`${one.url}/metrics`).then((r) => r.text());
+      expect(metrics, `instance ${one.index} served none`).toMatch(/strongroom_http_requests_total\{method="GET",route="\/api\/alive",status_code="200"\} [1-9]/);
+    }
+  });
+
+  it('serves the official bw client: login, an item edit and a sync', async () => {
+    const account = await registerAccount(lb, { email: 'fleet-bw@example.com', derivation: 'real' });
+    bw = await createBwCli({ serverUrl: fleet.url, caPath: tls.caPath });
+    await bw.configServer();
+    const login = await bw.login(account.email, account.password);
+    expect(login.code, login.stderr).toBe(0);
+    const template = { type: 2, name: 'fleet note', notes: 'first', favorite: false, secureNote: { type: 0 }, reprompt: 0 };
+    const created = await bw.json<{ id: string }>(['create', 'item', Buffer.from(JSON.stringify(template)).toString('base64')]);
+    const edited = await bw.json<{ notes: string }>(['edit', 'item', created.id, Buffer.from(JSON.stringify({ ...template, notes: 'edited' })).toString('base64')]);
+    expect(edited.notes).toBe('edited');
+    const sync = await bw.run(['sync', '-f']);
+    expect(sync.code, sync.stderr).toBe(0);
+    const items = await bw.json<{ name: string; notes: string }[]>(['list', 'items']);
+    expect(items.map((i) => [i.name, i.notes])).toEqual([['fleet note', 'edited']]);
+  }, SLOW);
+
+  it('delivers a push to a client connected to another instance, and through the balancer (WebSocket upgrade)', async () => {
+    const user = await createUser(lb);
+    // Connected to instance 0; the change is made on instance 1.
+    const direct = await connectHub(`${fleet.instances[0]?.url}/notifications/hub`, { token: user.accessToken });
+    const balanced = await hubThroughBalancer(user.accessToken);
+    const folder = await instance(1).request('POST', '/api/folders', { token: user.accessToken, json: { name: encryptText('pushed', user.account.userKey) } });
+    expect(folder.status).toBe(200);
+    await waitFor(() => direct.received().length >= 1, 10_000, 'the push on instance 0');
+    expect(direct.received()[0]).toMatchObject({ Type: 7 });
+    // Three changes through the balancer land on three instances; each reaches the balanced hub.
+    for (let i = 0; i < 3; i++) {
+      expect((await lb.request('POST', '/api/folders', { token: user.accessToken, json: { name: encryptText(`via lb ${i}`, user.account.userKey) } })).status).toBe(200);
+    }
+    await waitFor(() => balanced.messages.length >= 4, 10_000, 'four pushes through nginx');
+    expect(balanced.messages).toHaveLength(4);
+    await direct.stop();
+    balanced.close();
+  }, SLOW);
+
+  it('serves the Secrets Manager SDK: a machine account logs in, writes, lists and syncs secrets', async () => {
+    // The SDK's rustls reads the trusted roots from SSL_CERT_FILE when a client is made.
+    process.env.SSL_CERT_FILE = tls.caPath;
+    const { orgId, owner, orgKey } = await smOrg(lb);
+    const project = await lb.request('POST', `/api/organizations/${orgId}/projects`, { token: owner.token, json: { name: encryptText('fleet project', orgKey) } });
+    expect(project.status, project.text).toBe(200);
+    const machine = await createMachineAccount(lb, owner.token, orgId, encryptText('fleet deployer', orgKey));
+    const grant = await lb.request('PUT', `/api/service-accounts/${machine}/granted-policies`, {
+      token: owner.token,
+      json: { projectGrantedPolicyRequests: [{ grantedId: project.body.id, read: true, write: true }] },
+    });
+    expect(grant.status, grant.text).toBe(200);
+    const access = await createAccessToken(lb, owner.token, machine, orgKey);
+    const sdk = new BitwardenClient({ apiUrl: `${fleet.url}/api`, identityUrl: `${fleet.url}/identity`, userAgent: 'strongroom-fleet', deviceType: DeviceType.SDK }, 3);
+    await sdk.auth().loginAccessToken(access.accessToken);
+    const created = await sdk.secrets().create(orgId, 'FLEET_KEY', 'fleet value', '', [String(project.body.id)]);
+    // Each call goes to the next instance; all of them see the same secret.
+    for (let i = 0; i < 3; i++) expect((await sdk.secrets().get(created.id)).value).toBe('fleet value');
+    expect((await sdk.secrets().list(orgId)).data.map((s) => s.key)).toEqual(['FLEET_KEY']);
+    const synced = await sdk.secrets().sync(orgId);
+    expect(synced.secrets?.map((s) => s.id)).toEqual([created.id]);
+  }, SLOW);
+
+  it('enforces the public API limit once across the fleet (Redis)', async () => {
+    const org = await seedOrganization(lb);
+    const { token } = await orgApiToken(lb, org);
+    const started = Date.now();
+    const statuses: number[] = [];
+    for (let i = 0; i < 18; i++) statuses.push((await lb.request('GET', '/api/public/members', { token })).status);
+    const seconds = (Date.now() - started) / 1000;
+    const allowed = statuses.filter((s) => s === 200).length;
+    // A burst of 5 and one more a second, for the fleet; three separate buckets would allow 15.
+    expect(allowed).toBeGreaterThanOrEqual(5);
+    expect(allowed).toBeLessThanOrEqual(5 + Math.ceil(seconds) + 1);
+    expect(statuses.filter((s) => s === 429).length).toBe(18 - allowed);
+  }, SLOW);
+
+  it('relays each event to an integration once per fleet, and again after the relaying instance dies', async () => {
+    const receiver = await startReceiver();
+    try {
+      const owner = await createUser(lb);
+      const hook = await organizationWithHook(lb, { userId: owner.userId, token: owner.accessToken } as Actor, `${receiver.url}/hook`);
+      const ids = await emitEvents(lb, hook.org, 30);
+      await waitFor(() => acceptedIds(receiver.received).length >= 30, 60_000, '30 deliveries');
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(acceptedIds(receiver.received).sort()).toEqual([...ids].sort());
+      const leases = await database.db.selectFrom('integration_relay').select(['lease_owner']).execute();
+      expect(leases).toHaveLength(1);
+
+      // The instance relaying dies (kill -9): another takes the lease over once it runs out.
+      const leaders = await relayLeaders();
+      expect(leaders).toHaveLength(1);
+      const leader = leaders[0] ?? 0;
+      await fleet.kill(leader, 'SIGKILL');
+      const later = await emitEvents(lb, hook.org, 10);
+      await waitFor(() => later.every((id) => acceptedIds(receiver.received).includes(id)), 90_000, 'the events written after the relay died');
+      const survivors = await relayLeaders();
+      expect(survivors).toHaveLength(1);
+      expect(survivors[0]).not.toBe(leader);
+      await fleet.start(leader);
+      expect(await relayLeaders()).toEqual(survivors);
+    } finally {
+      await receiver.close();
+    }
+  }, SLOW);
+
+  it('restarts every instance in turn under a fixed-rate load, failing no request', async () => {
+    const user = await createUser(lb);
+    let finished: (result: autocannon.Result) => void = () => undefined;
+    const done = new Promise<autocannon.Result>((resolve) => (finished = resolve));
+    const load = autocannon(
+      {
+      url: fleet.url,
+      connections: 8,
+      overallRate: 40,
+      duration: 600,
+      requests: [
+        { method: 'GET', path: '/api/sync', headers: { authorization: `Bearer ${user.accessToken}` } },
+        { method: 'POST', path: '/api/folders', headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: encryptText('load', user.account.userKey) }) },
+      ],
+      },
+      (_error, result) => finished(result),
+    );
+    const statuses = new Map<number, number>();
+    load.on('response', (_client: unknown, status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1));
+    await new Promise((r) => setTimeout(r, 3000));
+    const restarted: number[] = [];
+    for (const one of fleet.instances) {
+      await fleet.restart(one.index);
+      restarted.push(one.index);
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+    load.stop();
+    const result = await done;
+    const f = figures(result);
+    console.log(`\nRolling restart of ${restarted.length} instances under ${40} requests/s: ${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors; statuses ${JSON.stringify(Object.fromEntries(statuses))}; p50 ${f.p50} ms, p99 ${f.p99} ms\n`);
+    expect(f.requests).toBeGreaterThan(100);
+    expect(f.errors).toBe(0);
+    expect(f.non2xx).toBe(0);
+  }, SLOW);
+
+  it('keeps serving when an instance is killed (kill -9) mid-load; idempotent requests are retried by nginx', async () => {
+    const user = await createUser(lb);
+    let finished: (result: autocannon.Result) => void = () => undefined;
+    const done = new Promise<autocannon.Result>((resolve) => (finished = resolve));
+    const load = autocannon(
+      { url: fleet.url, connections: 8, overallRate: 40, duration: 600, requests: [{ method: 'GET', path: '/api/sync', headers: { authorization: `Bearer ${user.accessToken}` } }] },
+      (_error, result) => finished(result),
+    );
+    await new Promise((r) => setTimeout(r, 2000));
+    await fleet.kill(1, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 4000));
+    const report = (await fetch(`${fleet.instances[0]?.url}/api/healthz/extended`).then((r) => r.json())) as { status: string };
+    expect(report.status).toBe('Healthy');
+    await fleet.start(1);
+    await new Promise((r) => setTimeout(r, 2000));
+    load.stop();
+    const f = figures(await done);
+    console.log(`\nInstance 1 killed and restarted under 40 syncs/s: ${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors\n`);
+    expect(f.requests).toBeGreaterThan(100);
+    expect(f.errors + f.non2xx).toBe(0);
+  }, SLOW);
+
+  it('keeps serving while Redis is down, shows it degraded, and recovers by itself', async () => {
+    const port = new URL(redisUrl ?? '').port;
+    const user = await createUser(lb);
+    let finished: (result: autocannon.Result) => void = () => undefined;
+    const done = new Promise<autocannon.Result>((resolve) => (finished = resolve));
+    const load = autocannon(
+      {
+        url: fleet.url,
+        connections: 4,
+        overallRate: 20,
+        duration: 600,
+        requests: [
+          { method: 'GET', path: '/api/sync', headers: { authorization: `Bearer ${user.accessToken}` } },
+          { method: 'POST', path: '/api/folders', headers: { authorization: `Bearer ${user.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: encryptText('redis down', user.account.userKey) }) },
+        ],
+      },
+      (_error, result) => finished(result),
+    );
+    await new Promise((r) => setTimeout(r, 2000));
+    execFileSync('redis-cli', ['-p', port, 'shutdown', 'nosave']);
+    try {
+      await new Promise((r) => setTimeout(r, 3000));
+      const degraded = (await fetch(`${fleet.instances[0]?.url}/api/healthz/extended`).then((r) => r.json())) as { status: string; results: Record<string, { status: string }> };
+      expect(degraded.status).toBe('Degraded');
+      expect(degraded.results.redis?.status).toBe('Degraded');
+    } finally {
+      execFileSync('redis-server', ['--port', port, '--bind', '127.0.0.1', '--daemonize', 'yes', '--save', '', '--appendonly', 'no']);
+    }
+    for (const one of fleet.instances) {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const report = (await fetch(`${one.url}/api/healthz/extended`).then((r) => r.json())) as { status: string };
+        if (report.status === 'Healthy') break;
+        if (Date.now() > deadline) throw new Error(`instance ${one.index} did not recover: ${JSON.stringify(report)}`);
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
+    load.stop();
+    const f = figures(await done);
+    console.log(`\nRedis stopped and restarted under 20 requests/s: ${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors\n`);
+    expect(f.errors + f.non2xx).toBe(0);
+
+    // Pushes cross instances through Redis again.
+    const direct = await connectHub(`${fleet.instances[0]?.url}/notifications/hub`, { token: user.accessToken });
+    expect((await instance(2).request('POST', '/api/folders', { token: user.accessToken, json: { name: encryptText('after redis', user.account.userKey) } })).status).toBe(200);
+    await waitFor(() => direct.received().length >= 1, 20_000, 'a push after Redis came back');
+    await direct.stop();
+  }, SLOW);
+
+  it.runIf(Boolean(amqpNode))('loses no event while RabbitMQ is down, shows it degraded, and keeps serving', async () => {
+    const rabbitmqctl = (command: string) => execFileSync('rabbitmqctl', ['-n', amqpNode ?? '', command], { timeout: 60_000, stdio: 'ignore' });
+    const receiver = await startReceiver();
+    const user = await createUser(lb);
+    let finished: (result: autocannon.Result) => void = () => undefined;
+    const done = new Promise<autocannon.Result>((resolve) => (finished = resolve));
+    const load = autocannon(
+      { url: fleet.url, connections: 4, overallRate: 20, duration: 600, requests: [{ method: 'GET', path: '/api/sync', headers: { authorization: `Bearer ${user.accessToken}` } }] },
+      (_error, result) => finished(result),
+    );
+    try {
+      const hook = await organizationWithHook(lb, { userId: user.userId, token: user.accessToken } as Actor, `${receiver.url}/hook`);
+      const before = await emitEvents(lb, hook.org, 20);
+      await waitFor(() => acceptedIds(receiver.received).length > 0, 60_000, 'the first deliveries');
+      rabbitmqctl('stop_app');
+      let during: string[] = [];
+      try {
+        during = await emitEvents(lb, hook.org, 20);
+        const deadline = Date.now() + 30_000;
+        for (;;) {
+          const report = (await fetch(`${fleet.instances[1]?.url}/api/healthz/extended`).then((r) => r.json())) as { results: Record<string, { status: string }> };
+          if (report.results.integrations?.status === 'Degraded') break;
+          if (Date.now() > deadline) throw new Error('the broker was never seen as down');
+          await new Promise((r) => setTimeout(r, 500));
+        }
+      } finally {
+        rabbitmqctl('start_app');
+      }
+      const after = await emitEvents(lb, hook.org, 20);
+      const all = [...before, ...during, ...after];
+      await waitFor(() => all.every((id) => acceptedIds(receiver.received).includes(id)), 120_000, 'every event delivered');
+      load.stop();
+      const f = figures(await done);
+      console.log(`\nRabbitMQ stopped and started under 20 requests/s: ${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors; ${all.length} events, all delivered\n`);
+      expect(f.errors + f.non2xx).toBe(0);
+    } finally {
+      load.stop();
+      await receiver.close();
+    }
+  }, SLOW);
+
+  it('measures a mixed workload on 1, 2 and 3 instances', async () => {
+    // The measurement needs the public API unlimited: a rolling restart applies the setting.
+    fleet.setEnv({ PUBLIC_API_RATE_LIMIT: '0' });
+    for (const one of fleet.instances) await fleet.restart(one.index);
+    const user = await createUser(lb);
+    const item = await lb.request('POST', '/api/folders', { token: user.accessToken, json: { name: encryptText('bench', user.account.userKey) } });
+    expect(item.status).toBe(200);
+    const org = await seedOrganization(lb);
+    const { token: orgToken } = await orgApiToken(lb, org);
+    const login = new URLSearchParams(passwordGrantForm(user.account)).toString();
+    const auth = { authorization: `Bearer ${user.accessToken}` };
+    const requests: autocannon.Request[] = [
+      { method: 'GET', path: '/api/sync', headers: auth },
+      { method: 'POST', path: '/api/folders', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ name: encryptText('bench', user.account.userKey) }) },
+      { method: 'GET', path: '/api/public/members', headers: { authorization: `Bearer ${orgToken}` } },
+      { method: 'GET', path: '/api/sync', headers: auth },
+      { method: 'POST', path: '/identity/connect/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: login },
+      { method: 'GET', path: '/api/public/members', headers: { authorization: `Bearer ${orgToken}` } },
+    ];
+    const rows: string[] = [];
+    const measured: Figures[] = [];
+    for (const count of [1, 2, 3]) {
+      await fleet.route(fleet.instances.slice(0, count).map((i) => i.index));
+      const f = figures(await autocannon({ url: fleet.url, connections: 12, duration: LOAD_SECONDS, requests }));
+      measured.push(f);
+      rows.push(`| ${count} | ${f.rps.toFixed(1)} | ${f.p50} | ${f.p99} | ${f.requests} | ${f.non2xx + f.errors} |`);
+    }
+    await fleet.route(fleet.instances.map((i) => i.index));
+    console.log(
+      `\nFleet mixed workload (sync 2/6, folder create 1/6, public API 2/6, login 1/6), 12 connections, ${LOAD_SECONDS} s per run, Node ${process.version}\n\n` +
+        `| instances | req/s | p50 ms | p99 ms | requests | errors |\n|---|---|---|---|---|---|\n${rows.join('\n')}\n\n` +
+        `Scaling: 2 instances ${((measured[1]?.rps ?? 0) / (measured[0]?.rps ?? 1)).toFixed(2)}x, 3 instances ${((measured[2]?.rps ?? 0) / (measured[0]?.rps ?? 1)).toFixed(2)}x of one\n`,
+    );
+    for (const f of measured) expect(f.non2xx + f.errors).toBe(0);
+  }, SLOW);
+});
