@@ -204,6 +204,7 @@ export function createIdentityService(deps: {
       // An expired or revoked remember token is not a failure: the client asks for a code.
       if (provider === (TwoFactorProviderType.Remember as number)) throw await challengeError();
       await deps.audit.record(db, context, { type: EventType.User_FailedLogIn2fa, userId: user.id, actingUserId: user.id });
+      deps.instruments?.loginFailed('two-factor');
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_TWO_FACTOR);
     }
     return { required: true, remember: form.twofactorremember === '1' && provider !== (TwoFactorProviderType.Remember as number) };

@@ -16,7 +16,7 @@ import { Forbidden, Unauthorized } from '../../http/errors.js';
  * of state (pool, hub, outbox) are read when Prometheus scrapes.
  */
 
-export type LoginFailureReason = 'password' | 'throttled' | 'disabled' | 'api-key';
+export type LoginFailureReason = 'password' | 'two-factor' | 'throttled' | 'disabled' | 'api-key';
 
 /** What features report; a no-op until the app wires metrics in. */
 export interface Instruments {
