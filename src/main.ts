@@ -7,6 +7,7 @@ import { DatabaseNotReady, openReadyDatabase } from './db/open.js';
 import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
 import { runUsersCommand } from './features/accounts/users-command.js';
 import { runSigningKeyCommand } from './features/identity/signing-key-command.js';
+import { AdminTokenUsageError, runAdminTokenCommand } from './features/admin/admin-token.js';
 import { systemClock } from './clock.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
@@ -17,12 +18,15 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
  * `strongroom [serve]` runs the server; `strongroom migrate` only brings the schema up to date;
  * `strongroom license issue|issuer-key` signs organization licenses with this instance's key;
  * `strongroom users …` manages accounts, with exit codes of its own (docs/command-line.md);
- * `strongroom signing-key rotate|list` rotates the token signing key.
+ * `strongroom signing-key rotate|list` rotates the token signing key;
+ * `strongroom admin-token` makes the admin console's token and its ADMIN_TOKEN hash.
  * Exit codes: 0 done, 1 an unexpected error, 2 a problem the operator can fix (settings, usage,
  * a file, the database or the port), printed as one line per problem.
  */
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
+  // Needs no settings: the operator runs it to make the setting.
+  if (command === 'admin-token') return adminTokenCommand(argv.slice(1));
   const config = loadProcessConfig();
 
   switch (command) {
@@ -42,7 +46,7 @@ async function main(argv: string[]): Promise<number> {
       await serve(config);
       return -1;
     default:
-      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license, users, signing-key.`);
+      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license, users, signing-key, admin-token.`);
       return 2;
   }
 }
@@ -104,6 +108,17 @@ async function printCommand(config: Config, run: (db: Database['db']) => Promise
     return 2;
   } finally {
     await database.close();
+  }
+}
+
+async function adminTokenCommand(argv: string[]): Promise<number> {
+  try {
+    process.stdout.write(await runAdminTokenCommand(argv));
+    return 0;
+  } catch (error) {
+    if (!(error instanceof AdminTokenUsageError)) throw error;
+    console.error(error.message);
+    return 2;
   }
 }
 

@@ -438,6 +438,25 @@ export interface IntegrationDeadLettersTable {
   creation_date: string;
 }
 
+export interface AdminSessionsTable {
+  /** SHA-256 (hex) of the session cookie's value. */
+  id: string;
+  csrf_token: string;
+  ip_address: string | null;
+  creation_date: string;
+  expiration_date: string;
+}
+
+export interface AdminEventsTable {
+  id: string;
+  date: string;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  detail: string | null;
+  ip_address: string | null;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -474,4 +493,6 @@ export interface DB {
   organization_integration_configurations: OrganizationIntegrationConfigurationsTable;
   integration_relay: IntegrationRelayTable;
   integration_dead_letters: IntegrationDeadLettersTable;
+  admin_sessions: AdminSessionsTable;
+  admin_events: AdminEventsTable;
 }
