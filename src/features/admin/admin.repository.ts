@@ -83,10 +83,11 @@ export interface AdminOrganizationRow {
   machine_accounts: number | string | bigint;
 }
 
-/** Organizations whose name or billing email contains `search`, by name, one page, with counts. */
-export async function listOrganizationsPage(db: Executor, search: string, page: Page): Promise<{ rows: AdminOrganizationRow[]; total: number }> {
+/** Organizations whose name or billing email contains `search` (or the one `onlyId`), by name, one page, with counts. */
+export async function listOrganizationsPage(db: Executor, search: string, page: Page, onlyId?: string): Promise<{ rows: AdminOrganizationRow[]; total: number }> {
   const pattern = search ? likePattern(search) : null;
   let base = db.selectFrom('organizations');
+  if (onlyId) base = base.where('organizations.id', '=', onlyId);
   if (pattern) {
     base = base.where((eb) =>
       eb.or([eb(sql`lower(organizations.name)`, 'like', sql`${pattern} escape '\\'`), eb(sql`lower(organizations.billing_email)`, 'like', sql`${pattern} escape '\\'`)]),

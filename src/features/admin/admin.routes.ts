@@ -21,6 +21,7 @@ import { createAdminService } from './admin.service.js';
 import { createAdminSessions } from './admin-sessions.js';
 import { verifyAdminToken } from './admin-token.js';
 import { Csrf, frameOf, Html, PAGE_SIZE, PageQuery, pager, sendPage } from './admin.pages.js';
+import { organizationPages } from './organizations.pages.js';
 import { userPages } from './users.pages.js';
 
 export interface AdminConsoleOptions {
@@ -186,4 +187,5 @@ export const adminConsoleRoutes: FastifyPluginAsyncTypebox<AdminConsoleOptions> 
   );
 
   await app.register(userPages, { service, tags });
+  await app.register(organizationPages, { service, tags, selfHosted: config.selfHosted });
 };

@@ -6,7 +6,11 @@ import type { Features } from '../../wiring.js';
 import type { MailLog } from '../mail/mailer.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 import type { AdminAudit } from './admin-audit.js';
-import { listUsersPage, membershipsOfUsers, type Page } from './admin.repository.js';
+import { randomUUID } from 'node:crypto';
+import { randomApiKey } from '../accounts/accounts.service.js';
+import { createLicenseIssuer, licenseTerms } from '../organizations/licenses.js';
+import { PlanType, planFeatures } from '../organizations/plans.js';
+import { listOrganizationsPage, listUsersPage, membersOfOrganization, membershipsOfUsers, type Page } from './admin.repository.js';
 
 /** Who did it: the console's operator, known by address. */
 export interface Operator {
@@ -27,6 +31,13 @@ export const STATUS_NAMES: Record<number, string> = {
   [OrganizationUserStatusType.Revoked]: 'revoked',
 };
 
+/** The plans a license may be issued for, by name (the official PlanType). */
+export const PLAN_NAMES: Record<number, string> = Object.fromEntries(
+  Object.entries(PlanType)
+    .filter(([, value]) => typeof value === 'number')
+    .map(([name, value]) => [value as number, name]),
+);
+
 const day = (iso: string | null | undefined) => (iso ? iso.slice(0, 16).replace('T', ' ') : null);
 const latest = (...dates: (string | null)[]) => dates.filter((d): d is string => Boolean(d)).sort().at(-1) ?? null;
 
@@ -43,6 +54,20 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
     const user = await accounts.findUser({ id: userId });
     if (!user) throw new NotFound('There is no such user.');
     return user;
+  }
+
+  async function organizationDetails(organizationId: string) {
+    const { rows } = await listOrganizationsPage(db, '', { offset: 0, limit: 1 }, organizationId);
+    const [org] = rows;
+    if (!org) throw new NotFound('There is no such organization.');
+    const members = (await membersOfOrganization(db, org.id)).map((m) => ({
+      email: m.email ?? m.invited_email ?? '',
+      name: m.name,
+      userId: m.user_id,
+      role: ROLE_NAMES[m.type] ?? String(m.type),
+      status: STATUS_NAMES[m.status] ?? String(m.status),
+    }));
+    return { org, members };
   }
 
   return {
@@ -90,6 +115,64 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
       await accounts.endSessions(user.id);
       await audit.record({ action: 'user-sessions-ended', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
       return user;
+    },
+
+    async organizations(search: string, page: Page, onlyId?: string) {
+      const { rows, total } = await listOrganizationsPage(db, search, page, onlyId);
+      const organizations = rows.map((row) => ({
+        id: row.id,
+        name: row.name,
+        billingEmail: row.billing_email,
+        plan: PLAN_NAMES[row.plan_type] ?? String(row.plan_type),
+        enabled: Boolean(row.enabled),
+        members: Number(row.members),
+        collections: Number(row.collections),
+        items: Number(row.items),
+        secretsManager: row.use_secrets_manager ? `${Number(row.secrets)} secrets, ${Number(row.machine_accounts)} machine accounts` : 'not used',
+        created: day(row.creation_date),
+      }));
+      return { organizations, total };
+    },
+
+    organization: organizationDetails,
+
+    async setOrganizationEnabled(organizationId: string, enabled: boolean, operator: Operator) {
+      const { org } = await organizationDetails(organizationId);
+      const changed = await features.organizations.setEnabled(org.id, enabled);
+      if (changed) await audit.record({ action: enabled ? 'organization-enabled' : 'organization-disabled', targetType: 'organization', targetId: org.id, detail: org.name, ipAddress: operator.ipAddress });
+      return changed;
+    },
+
+    async deleteOrganization(organizationId: string, confirm: string, operator: Operator) {
+      const { org } = await organizationDetails(organizationId);
+      if (confirm.trim() !== org.name) throw BadRequest.field('confirm', `Type the organization's name (${org.name}) to confirm the deletion.`);
+      await features.organizations.remove(org.id);
+      await audit.record({ action: 'organization-deleted', targetType: 'organization', targetId: org.id, detail: org.name, ipAddress: operator.ipAddress });
+    },
+
+    /**
+     * A license file for a new organization, signed with this instance's issuer key, as
+     * `strongroom license issue` makes it: the web vault's self-hosted "new organization"
+     * page uploads it.
+     */
+    async issueLicense(input: { name: string; planType: number; billingEmail: string; days: number; seats: number | null }, operator: Operator) {
+      if (!planFeatures(input.planType)) throw BadRequest.field('planType', 'Unknown plan.');
+      const issuer = createLicenseIssuer({ db, clock: deps.clock });
+      const expires = new Date(deps.clock.now().getTime() + input.days * 86_400_000).toISOString();
+      const license = await issuer.issue(
+        licenseTerms({
+          id: randomUUID(),
+          licenseKey: randomApiKey(),
+          name: input.name,
+          billingEmail: input.billingEmail,
+          installationId: deps.config.installationId ?? null,
+          planType: input.planType,
+          ...(input.seats !== null ? { seats: input.seats } : {}),
+          expires,
+        }),
+      );
+      await audit.record({ action: 'license-issued', targetType: 'organization', targetId: license.id, detail: input.name, ipAddress: operator.ipAddress });
+      return license;
     },
 
     async deleteUser(userId: string, confirm: string, operator: Operator) {
