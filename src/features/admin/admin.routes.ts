@@ -23,6 +23,7 @@ import { verifyAdminToken } from './admin-token.js';
 import { Csrf, frameOf, Html, PAGE_SIZE, PageQuery, pager, sendPage } from './admin.pages.js';
 import { organizationPages } from './organizations.pages.js';
 import { userPages } from './users.pages.js';
+import { eventPages } from './events.pages.js';
 
 export interface AdminConsoleOptions {
   config: Config;
@@ -188,4 +189,5 @@ export const adminConsoleRoutes: FastifyPluginAsyncTypebox<AdminConsoleOptions> 
 
   await app.register(userPages, { service, tags });
   await app.register(organizationPages, { service, tags, selfHosted: config.selfHosted });
+  await app.register(eventPages, { service, tags });
 };

@@ -175,6 +175,18 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
       return license;
     },
 
+    /** Names of the organizations and acting users a page of events mentions. */
+    async namesOf(rows: readonly { organization_id: string | null; acting_user_id: string | null }[]) {
+      const orgIds = [...new Set(rows.flatMap((r) => (r.organization_id ? [r.organization_id] : [])))];
+      const userIds = [...new Set(rows.flatMap((r) => (r.acting_user_id ? [r.acting_user_id] : [])))];
+      const orgs = orgIds.length > 0 ? await db.selectFrom('organizations').select(['id', 'name']).where('id', 'in', orgIds).execute() : [];
+      const users = userIds.length > 0 ? await db.selectFrom('users').select(['id', 'email']).where('id', 'in', userIds).execute() : [];
+      return { organizations: new Map(orgs.map((o) => [o.id, o.name])), users: new Map(users.map((u) => [u.id, u.email])) };
+    },
+
+    /** Every organization by name, for the events filter. */
+    organizationNames: () => db.selectFrom('organizations').select(['id', 'name']).orderBy('name').execute(),
+
     async deleteUser(userId: string, confirm: string, operator: Operator) {
       const user = await userOrThrow(userId);
       if (confirm.trim().toLowerCase() !== user.email) throw BadRequest.field('confirm', `Type the account's email (${user.email}) to confirm the deletion.`);
