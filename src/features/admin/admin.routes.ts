@@ -24,6 +24,7 @@ import { Csrf, frameOf, Html, PAGE_SIZE, PageQuery, pager, sendPage } from './ad
 import { organizationPages } from './organizations.pages.js';
 import { userPages } from './users.pages.js';
 import { eventPages } from './events.pages.js';
+import { diagnosticsPages } from './diagnostics.pages.js';
 
 export interface AdminConsoleOptions {
   config: Config;
@@ -190,4 +191,5 @@ export const adminConsoleRoutes: FastifyPluginAsyncTypebox<AdminConsoleOptions> 
   await app.register(userPages, { service, tags });
   await app.register(organizationPages, { service, tags, selfHosted: config.selfHosted });
   await app.register(eventPages, { service, tags });
+  await app.register(diagnosticsPages, { service, tags });
 };
