@@ -131,7 +131,7 @@ export const diagnosticsPages: FastifyPluginAsyncTypebox<{ service: AdminService
         ...Object.entries(health.results).map(([name, entry]) => ({
           name: LABELS[name] ?? name,
           status: entry.status,
-          details: entry.description ?? Object.entries(entry.data).map(([k, v]) => `${k}: ${typeof v === 'object' ? JSON.stringify(v) : String(v)}`).join(', '),
+          details: entry.description ?? Object.entries(entry.data).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', '),
         })),
         ...(config.redisUrl ? [] : [{ name: 'Redis', status: 'not configured', details: 'REDIS_URL is not set: limits and notifications stay in this process.' }]),
         ...(config.amqpUrl ? [] : [{ name: 'RabbitMQ', status: 'not configured', details: 'AMQP_URL is not set: events are forwarded in process.' }]),
