@@ -49,6 +49,8 @@ pre { background: #f3f4f6; padding: .75rem; overflow-x: auto; }
   table.stack tr { display: block; border-bottom: 2px solid #d0d0d0; padding: .5rem 0; }
   table.stack td { display: grid; grid-template-columns: 8rem 1fr; border: 0; padding: .15rem .25rem; }
   table.stack td::before { content: attr(data-label); font-weight: 600; }
+  table.stack td.actions { display: block; }
+  table.stack td.actions::before { display: block; margin-bottom: .25rem; }
   dl.facts { grid-template-columns: 1fr; }
 }
 `;
