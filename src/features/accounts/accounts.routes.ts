@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { access, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
-import { emptyOk, EmptyResponse, IdParams, normalizeGuid } from '../../http/schemas.js';
+import { emptyOk, EmptyResponse, Guid, IdParams, normalizeGuid } from '../../http/schemas.js';
 import {
   accountKeysOf,
   ApiKeyResponse,
@@ -26,7 +26,17 @@ import type { AccountService } from './accounts.service.js';
 const tags = ['Accounts'];
 
 const USER = 'Access: any signed-in user (`user`).';
+const VerifyEmailTokenBody = Type.Object({ userId: Guid, token: Type.String({ minLength: 1, maxLength: 4000 }) });
+
 const docs = {
+  verifyEmail: {
+    summary: 'Send an email verification link',
+    description: `Mails the caller the link that verifies their email address (the web vault's verify-email page); without SMTP the message is logged. Refused (400) when the email is already verified. ${USER}`,
+  },
+  verifyEmailToken: {
+    summary: 'Verify the email address',
+    description: 'The web vault posts the token of a verification link here: the account\'s email becomes verified. A token for another account, an older email or past its 24 hours is a 400. Access: anonymous.',
+  },
   register: {
     summary: 'Register an account',
     description:
@@ -160,6 +170,20 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
     await accounts.changePassword(currentUser(request).userId, request.body, clientContext(request));
     return emptyOk(reply);
   });
+
+  app.post('/accounts/verify-email', { ...user, schema: { tags, ...docs.verifyEmail, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    await accounts.sendEmailVerification(currentUser(request).userId, request.log);
+    return emptyOk(reply);
+  });
+
+  app.post(
+    '/accounts/verify-email-token',
+    { config: { access: access.anonymous }, schema: { tags, ...docs.verifyEmailToken, body: VerifyEmailTokenBody, response: { 200: EmptyResponse } } },
+    async (request, reply) => {
+      await accounts.verifyEmail(request.body.userId, request.body.token);
+      return emptyOk(reply);
+    },
+  );
 
   app.post('/accounts/security-stamp', { ...user, schema: { tags, ...docs.securityStamp, body: SecretVerificationBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await accounts.rotateSecurityStamp(currentUser(request).userId, request.body.masterPasswordHash);

@@ -54,6 +54,8 @@ interface Registration {
 
 const API_KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const VERIFICATION_TYP = 'strongroom-email-verification';
+/** Confirms the email of an existing account (not a registration). */
+const EMAIL_CONFIRMATION_TYP = 'strongroom-email-confirmation';
 /**
  * The claim that marks a verification token as an operator's invitation. Only
  * `operatorInvitationToken` sets it; the public send-verification-email route signs the email
@@ -284,6 +286,36 @@ export function createAccountService(deps: {
   }
 
   /**
+   * Mails a signed-in account the link that confirms its email (the web vault's verify-email
+   * page, which posts the token back to `/accounts/verify-email-token`): asked by the user
+   * (`POST /accounts/verify-email`) or resent by the operator (admin console). Without SMTP the
+   * message goes to the log and the caller gets the link to pass on.
+   */
+  async function sendEmailVerification(userId: string, log: MailLog): Promise<{ email: string; link: string; mailed: boolean }> {
+    const user = await userOrThrow(userId);
+    if (user.email_verified) throw new BadRequest('The email address is already verified.');
+    const token = await deps.keys.sign({ sub: user.id, email: user.email }, { typ: EMAIL_CONFIRMATION_TYP, expiresInSeconds: 86_400 });
+    const link = `${deps.publicUrl}/#/verify-email?${new URLSearchParams({ userId: user.id, token }).toString()}`;
+    try {
+      await deps.mailer.send({ to: user.email, subject: 'Verify your email address', text: ['Open this link to verify your email address (it expires in 24 hours):', link].join('\n') }, log);
+    } catch (error) {
+      log.info({ err: error, to: user.email }, 'verification mail failed');
+      throw new GatewayError('The mail server did not accept the verification message. Try again later.');
+    }
+    return { email: user.email, link, mailed: deps.mailer.enabled };
+  }
+
+  /** The link's token marks the account's email verified; a token for another account or an older email is refused. */
+  async function verifyEmail(userId: string, token: string): Promise<void> {
+    const user = await findUserById(db, userId.toLowerCase());
+    const claims = user ? await deps.keys.verify(token, { typ: EMAIL_CONFIRMATION_TYP }) : null;
+    if (!user || !claims || claims.sub !== user.id || claims.email !== user.email) throw BadRequest.field('token', 'Invalid token.');
+    if (user.email_verified) return;
+    const now = clock.now().toISOString();
+    await updateUser(db, user.id, { email_verified: true, revision_date: now, account_revision_date: now });
+  }
+
+  /**
    * A verification token, as send-verification-email answers it, that also lets this email
    * register while open registration is off. Refused for an email that has an account.
    */
@@ -502,6 +534,8 @@ export function createAccountService(deps: {
     setDisabled,
     operatorInvitationToken,
     inviteByOperator,
+    sendEmailVerification,
+    verifyEmail,
     /** For the operator's `users` command: every account, and one by email or id. */
     listUsers: () => listUsers(db),
     findUser: async (by: { email: string } | { id: string }) =>

@@ -110,6 +110,13 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
       return { user, changed };
     },
 
+    async resendVerification(userId: string, operator: Operator) {
+      const user = await userOrThrow(userId);
+      const result = await accounts.sendEmailVerification(user.id, operator.log);
+      await audit.record({ action: 'user-verification-sent', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
+      return result;
+    },
+
     async endSessions(userId: string, operator: Operator) {
       const user = await userOrThrow(userId);
       await accounts.endSessions(user.id);

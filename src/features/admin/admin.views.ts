@@ -89,6 +89,7 @@ ${CSRF}
 <td data-label="Status"><%= u.disabled ? 'disabled' : 'enabled' %></td>
 <td data-label="Actions" class="actions">
 <form class="inline" method="post" action="/admin/users/<%= u.id %>/<%= u.disabled ? 'enable' : 'disable' %>">${CSRF}<button type="submit" class="secondary" aria-label="<%= u.disabled ? 'Enable' : 'Disable' %> <%= u.email %>"><%= u.disabled ? 'Enable' : 'Disable' %></button></form>
+<% if (!u.emailVerified) { %><form class="inline" method="post" action="/admin/users/<%= u.id %>/resend-verification">${CSRF}<button type="submit" class="secondary" aria-label="Resend the verification mail to <%= u.email %>">Resend verification</button></form><% } %>
 <form class="inline" method="post" action="/admin/users/<%= u.id %>/deauthorize">${CSRF}<button type="submit" class="secondary" aria-label="End every session of <%= u.email %>">End sessions</button></form>
 <a class="button danger" href="/admin/users/<%= u.id %>/delete" aria-label="Delete <%= u.email %>">Delete…</a>
 </td>
@@ -115,6 +116,12 @@ const INVITED = `<h1>Invitation</h1>
 <pre><%= it.link %></pre><% } %>
 <p><a href="/admin/users">Back to users</a></p>`;
 
+const VERIFICATION = `<h1>Email verification</h1>
+<% if (it.mailed) { %><p class="notice" role="status">Sent the verification link to <%= it.email %>. It works for 24 hours.</p>
+<% } else { %><p class="notice" role="status">SMTP is not configured (SMTP_HOST), so no mail was sent. Pass this link on to <%= it.email %>; it works for 24 hours:</p>
+<pre><%= it.link %></pre><% } %>
+<p><a href="/admin/users">Back to users</a></p>`;
+
 const ERROR = `<h1><%= it.heading %></h1>
 <p class="problem" role="alert"><%= it.message %></p>
 <p><a href="<%= it.back %>">Back</a></p>`;
@@ -134,7 +141,7 @@ const LOG = `<h1>Admin log</h1>
 ${PAGER}`;
 
 const eta = new Eta({ autoEscape: true, autoTrim: false });
-const PAGES = { login: LOGIN, users: USERS, confirm: CONFIRM, invited: INVITED, error: ERROR, log: LOG } as const;
+const PAGES = { login: LOGIN, users: USERS, confirm: CONFIRM, invited: INVITED, verification: VERIFICATION, error: ERROR, log: LOG } as const;
 eta.loadTemplate('@layout', LAYOUT);
 for (const [name, template] of Object.entries(PAGES)) eta.loadTemplate(`@${name}`, template);
 

@@ -165,4 +165,39 @@ describe('the users page actions', () => {
     expect((await browser.post('/admin/users/6f1c0a52-6f5d-4c43-9d1e-2b1f2a6e4c11/disable')).statusCode).toBe(404);
     expect((await browser.post('/admin/users/nope/disable')).statusCode).toBe(400);
   });
+
+  it('resends the verification mail, whose link verifies the email; a verified email is refused', async () => {
+    smtp = await startSmtpSink();
+    const { server: s, browser } = await start(smtp.env);
+    const user = await createUser(s, { email: 'frank@example.com' });
+    expect((await browser.get('/admin/users')).body).toContain('aria-label="Resend the verification mail to frank@example.com"');
+    const res = await browser.post(`/admin/users/${user.userId}/resend-verification`);
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('Sent the verification link to frank@example.com');
+    const mail = await smtp.waitFor('frank@example.com');
+    const link = new URL((/https?:\/\/\S+#\/verify-email\?\S+/.exec(mail.text)?.[0] ?? '').replace('#/', ''));
+    expect(link.searchParams.get('userId')).toBe(user.userId);
+    const forged = await s.request('POST', '/api/accounts/verify-email-token', { json: { userId: user.userId, token: 'forged' } });
+    expect(forged.status).toBe(400);
+    const verified = await s.request('POST', '/api/accounts/verify-email-token', { json: { userId: user.userId, token: link.searchParams.get('token') } });
+    expect(verified.status).toBe(200);
+    expect((await s.request('GET', '/api/accounts/profile', { token: user.accessToken })).body.emailVerified).toBe(true);
+    const again = await browser.post(`/admin/users/${user.userId}/resend-verification`);
+    expect(again.statusCode).toBe(400);
+    expect(again.body).toContain('already verified');
+    expect((await adminLog(s)).map((e) => [e.action, e.detail])).toEqual([['user-verification-sent', 'frank@example.com']]);
+  });
+
+  it('lets a signed-in user ask for the verification mail themselves; the link is for their account only', async () => {
+    smtp = await startSmtpSink();
+    const { server: s } = await start(smtp.env);
+    const user = await createUser(s, { email: 'gina@example.com' });
+    const other = await createUser(s, { email: 'hank@example.com' });
+    expect((await s.request('POST', '/api/accounts/verify-email', { token: user.accessToken })).status).toBe(200);
+    const token = new URL((/https?:\/\/\S+#\/verify-email\?\S+/.exec((await smtp.waitFor('gina@example.com')).text)?.[0] ?? '').replace('#/', '')).searchParams.get('token');
+    expect((await s.request('POST', '/api/accounts/verify-email-token', { json: { userId: other.userId, token } })).status).toBe(400);
+    expect((await s.request('POST', '/api/accounts/verify-email-token', { json: { userId: 'not-a-guid', token } })).status).toBe(400);
+    expect((await s.request('POST', '/api/accounts/verify-email-token', { json: { userId: user.userId, token } })).status).toBe(200);
+    expect((await s.request('POST', '/api/accounts/verify-email', {})).status).toBe(401);
+  });
 });

@@ -25,6 +25,10 @@ const docs = {
   disable: { summary: 'Disable a user', description: 'The account keeps its data but cannot log in; its access and refresh tokens stop at once. Access: an admin session and its CSRF token.' },
   enable: { summary: 'Enable a user', description: 'A disabled account may log in again. Access: an admin session and its CSRF token.' },
   deauthorize: { summary: "End a user's sessions", description: "A new security stamp: every access and refresh token of the account stops, as the user's own \"log out of all sessions\". Access: an admin session and its CSRF token." },
+  resendVerification: {
+    summary: 'Resend the verification mail',
+    description: "Mails the account the link that verifies its email (as `POST /accounts/verify-email`); without SMTP the page shows the link. Refused (400) when the email is already verified. Access: an admin session and its CSRF token.",
+  },
   deletePage: { summary: 'Confirm deleting a user', description: 'Asks the operator to type the email of the account to delete. Access: an admin session.' },
   delete: {
     summary: 'Delete a user',
@@ -76,6 +80,15 @@ export const userPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags:
       },
     );
   }
+
+  app.post(
+    '/users/:id/resend-verification',
+    { config: session, schema: { tags, ...docs.resendVerification, params: IdParam, body: Action, response: { 200: Html } } },
+    async (request, reply) => {
+      const result = await service.resendVerification(request.params.id, operatorOf(request));
+      return sendPage(reply, 'verification', frameOf(request, 'Email verification', '/admin/users'), result);
+    },
+  );
 
   app.post(
     '/users/:id/deauthorize',
