@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { adminTokenHash } from '../test/support/admin-console.js';
 import { startTestServer, type TestServer } from '../test/support/test-server.js';
 import { API_DOC_TAGS } from './app.js';
 
@@ -43,7 +44,9 @@ const tagsOf = (document: { tags?: { name: string; description?: string }[] }) =
 describe('the OpenAPI document at /docs/json', () => {
   it('documents every operation with a summary, a description and exactly one declared feature tag, and uses every declared tag', async () => {
     // Every service and every optional route, so that the check covers them all.
-    server = await startTestServer({ env: { API_DOCS_ENABLED: 'true', HEALTH_ENABLED: 'true', SERVICES: 'all', METRICS_ENABLED: 'true', METRICS_TOKEN: 'openapi-check-token-0123' } });
+    server = await startTestServer({
+      env: { API_DOCS_ENABLED: 'true', HEALTH_ENABLED: 'true', SERVICES: 'all', METRICS_ENABLED: 'true', METRICS_TOKEN: 'openapi-check-token-0123', ADMIN_TOKEN: await adminTokenHash() },
+    });
     const res = await server.request('GET', '/docs/json');
     expect(res.status).toBe(200);
     const all = operations(res.body);

@@ -20,6 +20,7 @@ import { identityService } from './services/identity.js';
 import { notificationsService } from './services/notifications.js';
 import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
+import { adminConsoleRoutes } from './features/admin/admin.routes.js';
 import type { Pushes } from './features/notifications/pushes.js';
 import { createFeatures, type Features } from './wiring.js';
 import { installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
@@ -106,6 +107,11 @@ export const API_DOC_TAGS = [
   {
     name: 'Two-step login',
     description: "A user's second factors (authenticator app, email codes), the recovery code, and the login page's request for an emailed code.",
+  },
+  {
+    name: 'Admin console',
+    description:
+      "The operator's console at `/admin` (HTML pages and forms, not an API): sign-in with the admin token, users, organizations, events and diagnostics. Served only while ADMIN_TOKEN is set; see docs/admin-console.md.",
   },
 ] as const satisfies readonly { name: string; description: string }[];
 
@@ -211,6 +217,10 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   // The web vault needs /api and /identity on its own origin, so it is served only beside them;
   // a service running alone owns its root.
   if (config.servicePrefixes) await app.register(webVaultRoutes, { config, authenticate: features.authenticate });
+  // The operator's console: only while a token hash is configured and it is not turned off.
+  if (config.adminToken && config.adminEnabled) {
+    await app.register(adminConsoleRoutes, { prefix: '/admin', config, database, features, clock, authenticate: features.authenticate });
+  }
 
   app.setErrorHandler(apiErrorHandler);
   // A service alone at the root answers its own 404s; with prefixes, paths outside them land here.

@@ -8,6 +8,7 @@ import { runLicenseCommand, UsageError } from './features/organizations/license-
 import { runUsersCommand } from './features/accounts/users-command.js';
 import { runSigningKeyCommand } from './features/identity/signing-key-command.js';
 import { runBackup, runRestore } from './features/operations/backup.js';
+import { runAdminTokenCommand } from './features/admin/admin-token.js';
 import { systemClock } from './clock.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
@@ -20,11 +21,14 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
  * `strongroom users …` manages accounts, with exit codes of its own (docs/command-line.md);
  * `strongroom signing-key rotate|list` rotates the token signing key;
  * `strongroom backup <file>` / `strongroom restore <file>` copy the database and DATA_DIR (docs/operations.md).
+ * `strongroom admin-token` makes the admin console's token and its ADMIN_TOKEN hash.
  * Exit codes: 0 done, 1 an unexpected error, 2 a problem the operator can fix (settings, usage,
  * a file, the database or the port), printed as one line per problem.
  */
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
+  // Needs no settings: the operator runs it to make the setting.
+  if (command === 'admin-token') return operatorCommand(() => runAdminTokenCommand(argv.slice(1)));
   const config = loadProcessConfig();
 
   switch (command) {
@@ -48,7 +52,7 @@ async function main(argv: string[]): Promise<number> {
       await serve(config);
       return -1;
     default:
-      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license, users, signing-key, backup, restore.`);
+      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license, users, signing-key, backup, restore, admin-token.`);
       return 2;
   }
 }

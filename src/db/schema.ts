@@ -501,6 +501,25 @@ export interface TwoFactorRememberTokensTable {
   creation_date: string;
 }
 
+export interface AdminSessionsTable {
+  /** SHA-256 (hex) of the session cookie's value. */
+  id: string;
+  csrf_token: string;
+  ip_address: string | null;
+  creation_date: string;
+  expiration_date: string;
+}
+
+export interface AdminEventsTable {
+  id: string;
+  date: string;
+  action: string;
+  target_type: string | null;
+  target_id: string | null;
+  detail: string | null;
+  ip_address: string | null;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -542,4 +561,6 @@ export interface DB {
   two_factor_recovery: TwoFactorRecoveryTable;
   one_time_codes: OneTimeCodesTable;
   two_factor_remember_tokens: TwoFactorRememberTokensTable;
+  admin_sessions: AdminSessionsTable;
+  admin_events: AdminEventsTable;
 }

@@ -11,6 +11,7 @@ import { authRequests } from './0009-auth-requests.js';
 import { eventsAndTasks } from './0012-events-and-tasks.js';
 import { integrations } from './0013-integrations.js';
 import { twoStepLogin } from './0014-two-step-login.js';
+import { adminConsole } from './0016-admin-console.js';
 import { organizationReports } from './0018-organization-reports.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
@@ -27,6 +28,7 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0012-events-and-tasks': eventsAndTasks(engine),
     '0013-integrations': integrations(engine),
     '0014-two-step-login': twoStepLogin(engine),
+    '0016-admin-console': adminConsole(engine),
     '0018-organization-reports': organizationReports(engine),
   };
 }

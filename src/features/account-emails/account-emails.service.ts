@@ -97,20 +97,23 @@ export function createAccountEmails(deps: {
     }
   }
 
-  async function mailVerification(user: UserRow, log: MailLog, failure: 'throw' | 'log'): Promise<void> {
+  /** Mails the verification link and answers it (the admin console shows it when there is no SMTP). */
+  async function mailVerification(user: UserRow, log: MailLog, failure: 'throw' | 'log'): Promise<string> {
     const token = await deps.keys.sign({ sub: user.id, email: user.email }, { typ: VERIFY_TYP, expiresInSeconds: VERIFY_SECONDS });
     const params = new URLSearchParams({ userId: user.id, token });
+    const url = `${brand.publicUrl}/#/verify-email?${params.toString()}`;
     await send(
       user.email,
       {
         subject: 'Verify your email address',
         paragraphs: [`Confirm that ${user.email} is your address for ${brand.serverName}. The link works for 24 hours.`],
-        link: { label: 'Verify email address', url: `${brand.publicUrl}/#/verify-email?${params.toString()}` },
+        link: { label: 'Verify email address', url },
         footnote: 'If you did not create an account, ignore this message.',
       },
       log,
       failure,
     );
+    return url;
   }
 
   async function verifiedUserOf(userId: string): Promise<UserRow> {
@@ -120,12 +123,17 @@ export function createAccountEmails(deps: {
   }
 
   return {
-    /** POST /accounts/verify-email: mails the caller a verification link (400 when already verified). */
-    async sendVerification(userId: string, log: MailLog): Promise<void> {
+    /**
+     * POST /accounts/verify-email (and the admin console's resend): mails the account a
+     * verification link (400 when already verified); answers the link and whether it was mailed
+     * (without SMTP it went to the log).
+     */
+    async sendVerification(userId: string, log: MailLog): Promise<{ email: string; link: string; mailed: boolean }> {
       const user = await verifiedUserOf(userId);
       if (user.email_verified) throw new BadRequest('Email is already verified.');
       if (!(await allowed(`verify:${user.id}`, 5, HOUR))) throw new BadRequest('Too many verification mails were sent. Try again later.');
-      await mailVerification(user, log, 'throw');
+      const link = await mailVerification(user, log, 'throw');
+      return { email: user.email, link, mailed: deps.mailer.enabled };
     },
 
     /** POST /accounts/verify-email-token: the link's user id and token mark the address verified. */

@@ -26,6 +26,7 @@ import type { AccountService } from './accounts.service.js';
 const tags = ['Accounts'];
 
 const USER = 'Access: any signed-in user (`user`).';
+
 const docs = {
   register: {
     summary: 'Register an account',

@@ -54,13 +54,25 @@ interface Registration {
 
 const API_KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const VERIFICATION_TYP = 'strongroom-email-verification';
+/** Confirms the email of an existing account (not a registration). */
 /**
  * The claim that marks a verification token as an operator's invitation. Only
  * `operatorInvitationToken` sets it; the public send-verification-email route signs the email
  * and name alone, so its tokens never open closed registration.
  */
 const OPERATOR_INVITATION_CLAIM = 'srv_inv';
-const OPERATOR_INVITATION_LIFETIME_SECONDS = 5 * 24 * 60 * 60;
+export const OPERATOR_INVITATION_DAYS = 5;
+const OPERATOR_INVITATION_LIFETIME_SECONDS = OPERATOR_INVITATION_DAYS * 24 * 60 * 60;
+
+/** The mail server did not take an operator's invitation; the link can still be passed on. */
+export class InvitationNotMailed extends GatewayError {
+  constructor(
+    readonly link: string,
+    readonly reason: unknown,
+  ) {
+    super(`The mail server did not take the invitation (${reason instanceof Error ? reason.message : String(reason)}).`);
+  }
+}
 
 /** A 30-character random secret, as the official server makes API keys. */
 export function randomApiKey(): string {
@@ -234,6 +246,42 @@ export function createAccountService(deps: {
       if (disabled) await deleteRefreshTokensOfUser(tx, userId);
     });
     return true;
+  }
+
+  /** A new security stamp and no refresh tokens: every token issued so far stops working, on every instance. */
+  async function endSessions(userId: string): Promise<void> {
+    const now = clock.now().toISOString();
+    await db.transaction().execute(async (tx) => {
+      await updateUser(tx, userId, { security_stamp: randomUUID(), revision_date: now, account_revision_date: now });
+      await deleteRefreshTokensOfUser(tx, userId);
+    });
+    deps.pushes.send(logOutPush(userId));
+  }
+
+  /**
+   * An operator's invitation (`strongroom users invite`, the admin console): the finish-signup
+   * link, which works for OPERATOR_INVITATION_DAYS days even while registration is closed, and
+   * whether it was mailed. Without SMTP nothing is sent and the caller passes the link on; a
+   * mail server that refuses it is a GatewayError carrying the link.
+   */
+  async function inviteByOperator(email: string, log: MailLog): Promise<{ email: string; link: string; mailed: boolean }> {
+    const normalized = normalizeEmail(email);
+    const token = await operatorInvitationToken(normalized);
+    const link = finishSignupLink(deps.publicUrl, token, normalized);
+    if (!deps.mailer.enabled) return { email: normalized, link, mailed: false };
+    try {
+      await deps.mailer.send(
+        {
+          to: normalized,
+          subject: 'Your invitation to Strongroom',
+          text: ['You have been invited to create an account.', '', `Open this link to choose your master password (it works for ${OPERATOR_INVITATION_DAYS} days):`, link].join('\n'),
+        },
+        log,
+      );
+    } catch (error) {
+      throw new InvitationNotMailed(link, error);
+    }
+    return { email: normalized, link, mailed: true };
   }
 
   /**
@@ -424,13 +472,11 @@ export function createAccountService(deps: {
     async rotateSecurityStamp(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
       const user = await userOrThrow(userId);
       await verifySecret(user, masterPasswordHash);
-      const now = clock.now().toISOString();
-      await db.transaction().execute(async (tx) => {
-        await updateUser(tx, userId, { security_stamp: randomUUID(), revision_date: now, account_revision_date: now });
-        await deleteRefreshTokensOfUser(tx, userId);
-      });
-      deps.pushes.send(logOutPush(userId));
+      await endSessions(user.id);
     },
+
+    /** The operator's "deauthorize sessions" (admin console): the same as the user's own, without their password. */
+    endSessions: async (userId: string) => endSessions((await userOrThrow(userId)).id),
 
     async apiKey(userId: string, masterPasswordHash: string | null | undefined, rotate: boolean): Promise<{ apiKey: string; revisionDate: string }> {
       const user = await userOrThrow(userId);
@@ -456,6 +502,7 @@ export function createAccountService(deps: {
     removeAccount,
     setDisabled,
     operatorInvitationToken,
+    inviteByOperator,
     /** For the operator's `users` command: every account, and one by email or id. */
     listUsers: () => listUsers(db),
     findUser: async (by: { email: string } | { id: string }) =>

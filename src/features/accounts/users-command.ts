@@ -13,7 +13,7 @@ import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } 
 import { causeOf } from '../../startup-error.js';
 import { createFeatures, type Features } from '../../wiring.js';
 import type { UserRow } from './accounts.repository.js';
-import { finishSignupLink } from './accounts.service.js';
+import { InvitationNotMailed, OPERATOR_INVITATION_DAYS } from './accounts.service.js';
 import { createClientAccountKeys } from './client-keys.js';
 import { DEFAULT_KDF, KdfType, normalizeEmail, validateKdf, type KdfSettings } from './kdf.js';
 
@@ -91,7 +91,7 @@ const usage = (message: string) => new CommandFailure(`${message} See "strongroo
 
 /** The official clients' minimum master password length. */
 const MIN_PASSWORD_LENGTH = 12;
-const INVITATION_DAYS = 5;
+const INVITATION_DAYS = OPERATOR_INVITATION_DAYS;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -383,31 +383,19 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
     async prepare(values) {
       return emailOption(values);
     },
-    async run({ prepared, features, config, io }) {
+    async run({ prepared, features, io }) {
       const email = prepared as string;
-      const token = await features.accounts.operatorInvitationToken(email);
-      const link = finishSignupLink(config.publicUrl, token, email);
-      if (!features.mailer.enabled) {
-        io.stdout.write(`SMTP is not configured (SMTP_HOST), so no mail was sent. Pass this link on to ${email}; it works for ${INVITATION_DAYS} days:\n${link}\n`);
-        return ExitCode.Ok;
-      }
+      let invitation: { link: string; mailed: boolean };
       try {
-        await features.mailer.send(
-          {
-            to: email,
-            subject: 'Your invitation to Strongroom',
-            text: [
-              'You have been invited to create an account.',
-              '',
-              `Open this link to choose your master password (it works for ${INVITATION_DAYS} days):`,
-              link,
-            ].join('\n'),
-          },
-          { info: () => undefined },
-        );
+        invitation = await features.accounts.inviteByOperator(email, { info: () => undefined });
       } catch (error) {
-        io.stdout.write(`${link}\n`);
-        throw new CommandFailure(`The mail server did not take the invitation (${messageOf(error)}); pass on the link printed above.`, ExitCode.MailFailed);
+        if (!(error instanceof InvitationNotMailed)) throw error;
+        io.stdout.write(`${error.link}\n`);
+        throw new CommandFailure(`The mail server did not take the invitation (${messageOf(error.reason)}); pass on the link printed above.`, ExitCode.MailFailed);
+      }
+      if (!invitation.mailed) {
+        io.stdout.write(`SMTP is not configured (SMTP_HOST), so no mail was sent. Pass this link on to ${email}; it works for ${INVITATION_DAYS} days:\n${invitation.link}\n`);
+        return ExitCode.Ok;
       }
       io.stdout.write(`Sent an invitation to ${email}; the link works for ${INVITATION_DAYS} days.\n`);
       return ExitCode.Ok;

@@ -1,4 +1,4 @@
-import type { Selectable } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { EventsTable } from '../../db/schema.js';
 import type { Executor } from './audit-log.js';
 
@@ -41,6 +41,8 @@ export interface EventFilter {
   start: string;
   end: string;
   actingUserId?: string;
+  /** Event types from `from` up to and not including `to` (a category: 1100–1200 items...). */
+  types?: { from: number; to: number };
   about?: EventsAbout;
   after?: EventCursor;
   limit: number;
@@ -60,6 +62,7 @@ export async function organizationEvents(db: Executor, filter: EventFilter): Pro
   if (filter.userId) query = query.where('user_id', '=', filter.userId);
   if (filter.cipherId) query = query.where('cipher_id', '=', filter.cipherId);
   if (filter.actingUserId) query = query.where('acting_user_id', '=', filter.actingUserId);
+  if (filter.types) query = query.where('type', '>=', filter.types.from).where('type', '<', filter.types.to);
   const about = filter.about;
   if (about) {
     query = query.where((eb) =>
@@ -83,4 +86,18 @@ export async function organizationEvents(db: Executor, filter: EventFilter): Pro
   // events_acting_user_page, not a sort of all their events.
   if (filter.organizationId === null && filter.actingUserId) query = query.orderBy('acting_user_id', 'desc').orderBy('organization_id', 'desc');
   return query.orderBy('date', 'desc').orderBy('seq', 'desc').limit(filter.limit).execute();
+}
+
+/** Events of the window per UTC day and category (type / 100): the admin console's chart. */
+export async function eventsPerDay(db: Executor, filter: Pick<EventFilter, 'organizationId' | 'actingUserId' | 'types' | 'start' | 'end'>) {
+  let query = db
+    .selectFrom('events')
+    .select((eb) => [sql<string>`substr(date, 1, 10)`.as('day'), sql<number>`(type / 100)`.as('category'), eb.fn.countAll<number | string>().as('n')])
+    .where('date', '>=', filter.start)
+    .where('date', '<=', filter.end);
+  if (filter.organizationId) query = query.where('organization_id', '=', filter.organizationId);
+  if (filter.actingUserId) query = query.where('acting_user_id', '=', filter.actingUserId);
+  if (filter.types) query = query.where('type', '>=', filter.types.from).where('type', '<', filter.types.to);
+  const rows = await query.groupBy([sql`substr(date, 1, 10)`, sql`(type / 100)`]).execute();
+  return rows.map((row) => ({ day: row.day, category: Number(row.category), count: Number(row.n) }));
 }

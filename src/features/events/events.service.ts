@@ -1,7 +1,7 @@
 import type { Clock } from '../../clock.js';
 import { BadRequest } from '../../http/errors.js';
 import type { Executor } from './audit-log.js';
-import { ITEM_COLUMNS, organizationEvents, type EventCursor, type EventFilter, type EventRow, type EventsAbout } from './events.repository.js';
+import { eventsPerDay, ITEM_COLUMNS, organizationEvents, type EventCursor, type EventFilter, type EventRow, type EventsAbout } from './events.repository.js';
 import { readSetMembers } from './read-sets.js';
 import { confirmedMembership } from '../organizations/org-access.js';
 
@@ -106,6 +106,9 @@ async function shownEvents(db: Executor, rows: readonly EventRow[], limit: numbe
 /** What a route reads: the filter's leading columns (see EventFilter), without window, cursor and limit. */
 type EventScope = Omit<EventFilter, 'start' | 'end' | 'after' | 'limit' | 'about'>;
 
+/** What the admin console filters the instance's events by. */
+export type InstanceEventScope = Pick<EventFilter, 'organizationId' | 'actingUserId' | 'types'>;
+
 /** Events per statement of an export. */
 const EXPORT_PAGE_SIZE = 1000;
 
@@ -185,6 +188,29 @@ export function createEventQueryService({ db, clock }: { db: Executor; clock: Cl
         ? { organizationId: cipher.organization_id, cipherId: cipher.id }
         : { organizationId: null, cipherId: cipher.id, ...(cipher.user_id ? { userId: cipher.user_id } : {}) };
       return page(scope, query, undefined);
+    },
+
+    /**
+     * The instance's events across organizations (the admin console): filtered by
+     * organization, acting user and type range, paged like every other log.
+     */
+    async instanceEvents(scope: InstanceEventScope, query: EventQueryInput): Promise<EventPage> {
+      return page(scope, query, undefined);
+    },
+
+    /** Events per UTC day and category of the same filter and window, for the console's chart. */
+    async instanceEventsPerDay(scope: InstanceEventScope, query: Pick<EventQueryInput, 'start' | 'end'>) {
+      return eventsPerDay(db, { ...scope, ...eventWindow(clock.now(), query.start, query.end) });
+    },
+
+    /** Every event of the instance's filtered window, newest first, read sets expanded: the console's CSV export. */
+    async *exportInstanceEvents(scope: InstanceEventScope, query: Pick<EventQueryInput, 'start' | 'end'>): AsyncGenerator<EventRow> {
+      let continuationToken: string | null = null;
+      do {
+        const next: EventPage = await page(scope, { ...query, ...(continuationToken ? { continuationToken } : {}) }, undefined, EXPORT_PAGE_SIZE);
+        yield* next.data;
+        continuationToken = next.continuationToken;
+      } while (continuationToken);
     },
 
     /**

@@ -17,6 +17,8 @@ export interface Mailer {
   /** True when SMTP is configured and the message was handed to the server. */
   readonly enabled: boolean;
   send(message: MailMessage, log: MailLog): Promise<void>;
+  /** Connects to the SMTP server and logs in, sending nothing (the admin console's diagnostics); throws when that fails. */
+  check(): Promise<void>;
 }
 
 type SmtpConfig = Pick<Config, 'smtpHost' | 'smtpPort' | 'smtpSecure' | 'smtpUsername' | 'smtpPassword' | 'smtpFrom'>;
@@ -33,6 +35,9 @@ export function createMailer(config: SmtpConfig): Mailer {
       async send(message, log) {
         log.info({ mail: { to: message.to, subject: message.subject, text: message.text } }, 'SMTP_HOST is not set; mail not sent');
       },
+      async check() {
+        throw new Error('SMTP_HOST is not set');
+      },
     };
   }
   const transport = nodemailer.createTransport({
@@ -45,6 +50,9 @@ export function createMailer(config: SmtpConfig): Mailer {
     enabled: true,
     async send(message) {
       await transport.sendMail({ from: config.smtpFrom, to: message.to, subject: message.subject, text: message.text, ...(message.html ? { html: message.html } : {}) });
+    },
+    async check() {
+      await transport.verify();
     },
   };
 }

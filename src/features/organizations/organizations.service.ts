@@ -84,6 +84,16 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
     return org;
   }
 
+  async function remove(organizationId: string): Promise<void> {
+    const now = clock.now().toISOString();
+    await db.transaction().execute(async (tx) => {
+      const members = await memberUserIds(tx, organizationId);
+      await deleteOrganization(tx, organizationId);
+      // Members' clients drop the organization at their next sync.
+      await touchAccountRevisions(tx, members, now);
+    });
+  }
+
   /** The official SecretVerificationRequestModel: the master password hash (as `secret` or `masterPasswordHash`). */
   async function verifySecret(userId: string, body: SecretBody, field: string, message: string): Promise<void> {
     const user = await findUserById(db, userId);
@@ -201,13 +211,26 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
 
     async delete(membership: Membership, body: SecretBody): Promise<void> {
       await verifySecret(membership.userId, body, 'secret', 'User verification failed.');
+      await remove(membership.organizationId);
+    },
+
+    /** The operator's deletion (admin console): the owner's, without an owner's password. */
+    remove: async (organizationId: string) => remove((await organizationOf(organizationId)).id),
+
+    /**
+     * The operator disables or enables an organization (admin console). A disabled one grants
+     * its members nothing (org-access reads `enabled`) and its API key logs in no more; members'
+     * clients see it at their next sync. Answers whether anything changed.
+     */
+    async setEnabled(organizationId: string, enabled: boolean): Promise<boolean> {
+      const org = await organizationOf(organizationId);
+      if (Boolean(org.enabled) === enabled) return false;
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
-        const members = await memberUserIds(tx, membership.organizationId);
-        await deleteOrganization(tx, membership.organizationId);
-        // Members' clients drop the organization at their next sync.
-        await touchAccountRevisions(tx, members, now);
+        await updateOrganization(tx, org.id, { enabled, revision_date: now });
+        await touchAccountRevisions(tx, await memberUserIds(tx, org.id), now);
       });
+      return true;
     },
 
     /** Reads (creating it when missing) or rotates an organization API key. */

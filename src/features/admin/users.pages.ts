@@ -1,0 +1,122 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import type { RouteDoc } from '../../http/route-docs.js';
+import { Email } from '../../http/schemas.js';
+import { OPERATOR_INVITATION_DAYS } from '../accounts/accounts.service.js';
+import { adminAccess } from './admin-access.js';
+import { Csrf, frameOf, Html, IdParam, PAGE_SIZE, PageQuery, pager, sendPage } from './admin.pages.js';
+import type { AdminService, Operator } from './admin.service.js';
+
+const NOTICES = {
+  disabled: 'The account is disabled: it cannot log in and its sessions have ended.',
+  enabled: 'The account is enabled again.',
+  unchanged: 'Nothing to change: the account already was in that state.',
+  deauthorized: "Every session of the account has ended: its apps must log in again.",
+  deleted: 'The account and its vault are deleted.',
+} as const;
+
+const docs = {
+  list: { summary: 'Users page', description: 'Every account, searchable by email or name, 50 a page: created, last activity, email verified, items, organizations, status, and the actions. Access: an admin session.' },
+  invite: {
+    summary: 'Invite a user',
+    description: 'Mails the registration link (`strongroom users invite`); without SMTP the page shows the link to pass on. The link opens registration for that email for 5 days, even when REGISTRATION_ENABLED is off. Access: an admin session and its CSRF token.',
+  },
+  disable: { summary: 'Disable a user', description: 'The account keeps its data but cannot log in; its access and refresh tokens stop at once. Access: an admin session and its CSRF token.' },
+  enable: { summary: 'Enable a user', description: 'A disabled account may log in again. Access: an admin session and its CSRF token.' },
+  deauthorize: { summary: "End a user's sessions", description: "A new security stamp: every access and refresh token of the account stops, as the user's own \"log out of all sessions\". Access: an admin session and its CSRF token." },
+  resendVerification: {
+    summary: 'Resend the verification mail',
+    description: "Mails the account the link that verifies its email (as `POST /accounts/verify-email`); without SMTP the page shows the link. Refused (400) when the email is already verified. Access: an admin session and its CSRF token.",
+  },
+  deletePage: { summary: 'Confirm deleting a user', description: 'Asks the operator to type the email of the account to delete. Access: an admin session.' },
+  delete: {
+    summary: 'Delete a user',
+    description: "Deletes the account and its vault once `confirm` is its email; refused while it is an organization's only confirmed owner. Access: an admin session and its CSRF token.",
+  },
+} satisfies Record<string, RouteDoc>;
+
+const operatorOf = (request: FastifyRequest): Operator => ({ ipAddress: request.ip ?? null, log: request.log });
+
+export const userPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags: string[] }> = async (app, { service, tags }) => {
+  const session = { access: adminAccess.session };
+  const Action = Type.Object({ _csrf: Csrf });
+
+  app.get(
+    '/users',
+    {
+      config: session,
+      schema: { tags, ...docs.list, querystring: Type.Object({ ...PageQuery, notice: Type.Optional(Type.Enum(Object.keys(NOTICES) as (keyof typeof NOTICES)[])) }), response: { 200: Html } },
+    },
+    async (request, reply) => {
+      const q = (request.query.q ?? '').trim();
+      const number = request.query.page ?? 1;
+      const { users, total } = await service.users(q, { offset: (number - 1) * PAGE_SIZE, limit: PAGE_SIZE });
+      const notice = request.query.notice ? NOTICES[request.query.notice] : null;
+      return sendPage(reply, 'users', frameOf(request, 'Users', '/admin/users'), { users, q, notice, page: pager('/admin/users', { q }, number, total) });
+    },
+  );
+
+  app.post(
+    '/users/invite',
+    { config: session, schema: { tags, ...docs.invite, body: Type.Object({ _csrf: Csrf, email: Email }), response: { 200: Html } } },
+    async (request, reply) => {
+      const result = await service.invite(request.body.email, operatorOf(request));
+      const why = 'SMTP is not configured (SMTP_HOST), so no mail was sent.';
+      return sendPage(reply, 'invited', frameOf(request, 'Invitation', '/admin/users'), { ...result, why, days: OPERATOR_INVITATION_DAYS });
+    },
+  );
+
+  for (const [action, disabled] of [
+    ['disable', true],
+    ['enable', false],
+  ] as const) {
+    app.post(
+      `/users/:id/${action}`,
+      { config: session, schema: { tags, ...docs[action], params: IdParam, body: Action, response: { 200: Html } } },
+      async (request, reply) => {
+        const { changed } = await service.setDisabled(request.params.id, disabled, operatorOf(request));
+        return reply.redirect(`/admin/users?notice=${changed ? (disabled ? 'disabled' : 'enabled') : 'unchanged'}`, 303);
+      },
+    );
+  }
+
+  app.post(
+    '/users/:id/resend-verification',
+    { config: session, schema: { tags, ...docs.resendVerification, params: IdParam, body: Action, response: { 200: Html } } },
+    async (request, reply) => {
+      const result = await service.resendVerification(request.params.id, operatorOf(request));
+      return sendPage(reply, 'verification', frameOf(request, 'Email verification', '/admin/users'), result);
+    },
+  );
+
+  app.post(
+    '/users/:id/deauthorize',
+    { config: session, schema: { tags, ...docs.deauthorize, params: IdParam, body: Action, response: { 200: Html } } },
+    async (request, reply) => {
+      await service.endSessions(request.params.id, operatorOf(request));
+      return reply.redirect('/admin/users?notice=deauthorized', 303);
+    },
+  );
+
+  app.get('/users/:id/delete', { config: session, schema: { tags, ...docs.deletePage, params: IdParam, response: { 200: Html } } }, async (request, reply) => {
+    const user = await service.getUser(request.params.id);
+    return sendPage(reply, 'confirm', frameOf(request, 'Delete a user', '/admin/users'), {
+      heading: `Delete ${user.email}`,
+      explanation: 'The account, its vault and its memberships are deleted. This cannot be undone.',
+      expected: user.email,
+      action: `/admin/users/${user.id}/delete`,
+      button: 'Delete the account',
+      back: '/admin/users',
+    });
+  });
+
+  app.post(
+    '/users/:id/delete',
+    { config: session, schema: { tags, ...docs.delete, params: IdParam, body: Type.Object({ _csrf: Csrf, confirm: Type.String({ minLength: 1, maxLength: 256 }) }), response: { 200: Html } } },
+    async (request, reply) => {
+      await service.deleteUser(request.params.id, request.body.confirm, operatorOf(request));
+      return reply.redirect('/admin/users?notice=deleted', 303);
+    },
+  );
+};
