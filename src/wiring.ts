@@ -47,6 +47,10 @@ import { createOrganizationService } from './features/organizations/organization
 import { createOrganizationKeys } from './features/organizations/organization-keys.js';
 import { createPublicApiService } from './features/public-api/public-api.service.js';
 import { createSecretsManager } from './features/secrets-manager/secrets-manager.js';
+import { apiBaseUrl } from './features/files/attachment-data.js';
+import { createAttachmentService } from './features/files/attachments.service.js';
+import { localFileStore } from './features/files/file-store.js';
+import { join } from 'node:path';
 import { secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
 
 export interface WiringDeps {
@@ -121,15 +125,24 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     ],
   });
   const orgAccess = createOrgAccess(db);
-  const vault = { db, audit, clock, pushes };
+  const fileStore = localFileStore(config.filesDir ?? join(config.dataDir, 'files'));
+  const vault = { db, audit, clock, pushes, files: fileStore };
   const ciphers = createCipherService(vault);
   const cipherLifecycle = createCipherLifecycle(vault);
   const cipherImport = createCipherImport(vault);
   const orgCiphers = createOrgCipherService(vault);
   const folders = createFolderService(vault);
+  const attachments = createAttachmentService({
+    ...vault,
+    store: fileStore,
+    keys,
+    apiBase: apiBaseUrl(config),
+    userQuotaBytes: config.attachmentUserQuotaMb * 1024 * 1024,
+    maxFileBytes: config.fileMaxMb * 1024 * 1024,
+  });
   const devices = createDeviceService({ db });
   const domainSettings = createDomainSettings({ db, clock, getUser: accounts.getUser, pushes });
-  const sync = createSyncService({ db, cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024) });
+  const sync = createSyncService({ db, apiBase: apiBaseUrl(config), cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock, pushes });
@@ -159,6 +172,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     cipherImport,
     orgCiphers,
     folders,
+    attachments,
     sync,
     devices,
     domainSettings,

@@ -387,6 +387,24 @@ export const ConfigSchema = Type.Object({
     default: 25,
     description: 'On SIGTERM, how long in-flight requests may take before the process exits anyway.',
   }),
+  filesDir: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: 'Directory for attachment and Send files (the encrypted bytes the clients upload). Defaults to DATA_DIR/files.',
+    }),
+  ),
+  attachmentUserQuotaMb: Type.Integer({
+    minimum: 0,
+    maximum: 10_485_760,
+    default: 1024,
+    description: "Storage each user's personal item attachments may take, in MB (organizations have their plan's storage).",
+  }),
+  fileMaxMb: Type.Integer({
+    minimum: 1,
+    maximum: 500,
+    default: 500,
+    description: 'Largest attachment or Send file, in MB (500 as the official server).',
+  }),
 });
 
 type RawConfig = Static<typeof ConfigSchema>;

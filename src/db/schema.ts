@@ -39,6 +39,8 @@ export interface UsersTable {
   last_password_change_date: string | null;
   /** Set by an operator (`strongroom users disable`): the account cannot log in. */
   disabled: Generated<Bool>;
+  /** Bytes the user's personal attachments take (0015-files), counted against ATTACHMENT_USER_QUOTA_MB. */
+  storage_bytes: Generated<number>;
 }
 
 export interface DevicesTable {
@@ -438,6 +440,25 @@ export interface IntegrationDeadLettersTable {
   creation_date: string;
 }
 
+/** A text or file Send (0015-files): `data` holds the encrypted name, notes and text or file metadata. */
+export interface SendsTable {
+  id: string;
+  user_id: string;
+  type: number;
+  data: string;
+  key: string;
+  /** Server-side hash of the client-derived Send password hash (password-hasher.ts); null without a password. */
+  password_hash: string | null;
+  max_access_count: number | null;
+  access_count: Generated<number>;
+  disabled: Bool;
+  hide_email: Bool;
+  creation_date: string;
+  revision_date: string;
+  expiration_date: string | null;
+  deletion_date: string;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -474,4 +495,5 @@ export interface DB {
   organization_integration_configurations: OrganizationIntegrationConfigurationsTable;
   integration_relay: IntegrationRelayTable;
   integration_dead_letters: IntegrationDeadLettersTable;
+  sends: SendsTable;
 }

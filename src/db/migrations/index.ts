@@ -10,6 +10,7 @@ import { secretReads } from './0007-secret-reads.js';
 import { authRequests } from './0009-auth-requests.js';
 import { eventsAndTasks } from './0012-events-and-tasks.js';
 import { integrations } from './0013-integrations.js';
+import { files } from './0015-files.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -24,5 +25,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0009-auth-requests': authRequests(engine),
     '0012-events-and-tasks': eventsAndTasks(engine),
     '0013-integrations': integrations(engine),
+    '0015-files': files(engine),
   };
 }

@@ -60,12 +60,12 @@ export function foldersJson(folders: readonly FolderRow[]): string {
 }
 
 /** The `ciphers` array as JSON text, each item as cipherJson writes it. */
-export function ciphersJson(rows: readonly CipherResponseRow[], withSshKeys: boolean): string {
+export function ciphersJson(rows: readonly CipherResponseRow[], withSshKeys: boolean, apiBase: string): string {
   const items: string[] = [];
   for (const row of rows) {
     // Bitwarden hides SSH keys from clients older than 2024.12 (or that send no version).
     if (row.type === (CipherType.SSHKey as number) && !withSshKeys) continue;
-    items.push(cipherJson(row, 'cipherDetails'));
+    items.push(cipherJson(row, 'cipherDetails', apiBase));
   }
   return `[${items.join(',')}]`;
 }

@@ -34,7 +34,7 @@ export interface SyncData {
  * changes to organization items move no vault revision of this user, so such a vault is
  * always read afresh.
  */
-export function createSyncService({ db, cache }: { db: Db; cache: SyncCache }) {
+export function createSyncService({ db, cache, apiBase }: { db: Db; cache: SyncCache; /** Base of the attachment URLs in items (files/attachment-data.ts). */ apiBase: string }) {
   async function collectionsAndItems(userId: string) {
     const collections = await collectionsForUser(db, userId);
     const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant }));
@@ -66,7 +66,7 @@ export function createSyncService({ db, cache }: { db: Db; cache: SyncCache }) {
         withSshKeys: options.withSshKeys,
         folders: foldersJson(folders),
         // An item is either the user's own or an organization's (sharing moves it), never both.
-        ciphers: Buffer.from(ciphersJson([...personal, ...org.items], options.withSshKeys)),
+        ciphers: Buffer.from(ciphersJson([...personal, ...org.items], options.withSshKeys, apiBase)),
       };
       if (cacheable) cache.set(userId, vault);
       return { user, vault, ...shared };
