@@ -50,6 +50,9 @@ import { createSecretsManager } from './features/secrets-manager/secrets-manager
 import { apiBaseUrl } from './features/files/attachment-data.js';
 import { createAttachmentService } from './features/files/attachments.service.js';
 import { localFileStore } from './features/files/file-store.js';
+import { createSendAccess } from './features/sends/send-access.js';
+import { createSendPurge } from './features/sends/send-purge.js';
+import { createSendService } from './features/sends/sends.service.js';
 import { join } from 'node:path';
 import { secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
 
@@ -111,6 +114,19 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     pushes,
   });
   const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly });
+  const fileStore = localFileStore(config.filesDir ?? join(config.dataDir, 'files'));
+  const sendAccess = createSendAccess({
+    db,
+    audit,
+    clock,
+    pushes,
+    hasher,
+    store: fileStore,
+    keys,
+    apiBase: apiBaseUrl(config),
+    limits: rateLimits.store,
+    perMinute: config.sendAccessPerMinute,
+  });
   const identity = createIdentityService({
     db,
     clock,
@@ -123,9 +139,9 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
       organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }),
       secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager }),
     ],
+    extensionGrants: { send_access: (form, client) => sendAccess.grant(form, client) },
   });
   const orgAccess = createOrgAccess(db);
-  const fileStore = localFileStore(config.filesDir ?? join(config.dataDir, 'files'));
   const vault = { db, audit, clock, pushes, files: fileStore };
   const ciphers = createCipherService(vault);
   const cipherLifecycle = createCipherLifecycle(vault);
@@ -142,6 +158,17 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
   });
   const devices = createDeviceService({ db });
   const domainSettings = createDomainSettings({ db, clock, getUser: accounts.getUser, pushes });
+  const sends = createSendService({
+    db,
+    audit,
+    clock,
+    pushes,
+    hasher,
+    store: fileStore,
+    userQuotaBytes: config.attachmentUserQuotaMb * 1024 * 1024,
+    maxFileBytes: config.fileMaxMb * 1024 * 1024,
+  });
+  const sendPurge = createSendPurge({ db, clock, store: fileStore, pushes });
   const sync = createSyncService({ db, apiBase: apiBaseUrl(config), cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
@@ -173,6 +200,10 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     orgCiphers,
     folders,
     attachments,
+    sends,
+    sendAccess,
+    /** Started by the app (buildApp), stopped by close(). */
+    sendPurge,
     sync,
     devices,
     domainSettings,
@@ -203,6 +234,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     async close() {
       await notifications.close();
       await eventRetention.stop();
+      await sendPurge.stop();
       await integrations.close();
       await redis?.close();
       await rateLimits.close();

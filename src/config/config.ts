@@ -405,6 +405,12 @@ export const ConfigSchema = Type.Object({
     default: 500,
     description: 'Largest attachment or Send file, in MB (500 as the official server).',
   }),
+  sendAccessPerMinute: Type.Integer({
+    minimum: 0,
+    maximum: 100_000,
+    default: 60,
+    description: 'Send accesses (opening a Send, fetching its file, asking for its access token) one client address may make a minute; 0 turns the limit off.',
+  }),
 });
 
 type RawConfig = Static<typeof ConfigSchema>;

@@ -78,6 +78,8 @@ export interface EventsTable {
   seq: Generated<number>;
   /** A read of several secrets: the event stands for one Secret_Retrieved per secret of this set (see events/read-sets.ts). */
   read_set_id: Generated<string | null>;
+  /** The Send a Send_* event is about (0015-files). */
+  send_id: Generated<string | null>;
 }
 
 export interface ServerKeysTable {

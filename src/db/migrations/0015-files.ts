@@ -8,7 +8,7 @@ import { columnTypes, type Engine } from '../dialect.js';
  *   `users.storage_bytes` (organizations already have `storage_bytes`), kept in the same
  *   transaction as the attachment it counts, so a quota check is one conditional update.
  * - `sends` holds text and file Sends; the encrypted name, notes, text or file metadata are one
- *   JSON document in `data`, as for items.
+ *   JSON document in `data`, as for items. Send events name their Send in `events.send_id`.
  */
 export function files(engine: Engine) {
   const t = columnTypes(engine);
@@ -19,6 +19,8 @@ export function files(engine: Engine) {
         .alterTable('users')
         .addColumn('storage_bytes', t.bigint, (c) => c.notNull().defaultTo(0))
         .execute();
+
+      await db.schema.alterTable('events').addColumn('send_id', 'text').execute();
 
       await db.schema
         .createTable('sends')

@@ -4,6 +4,7 @@ import { ProfileResponse, UserDecryption, toProfileResponse, toUserDecryption } 
 import type { UserRow } from '../accounts/accounts.repository.js';
 import { CollectionDetailsResponse } from '../collections/collections.schemas.js';
 import { PolicyResponse } from '../policies/policies.schemas.js';
+import { SendResponse } from '../sends/sends.schemas.js';
 import { CipherDetailsResponse, CipherType, cipherJson, type CipherResponseRow } from './ciphers.schemas.js';
 import type { FolderRow } from './folders.repository.js';
 import { FolderResponse, toFolderResponse } from './folders.schemas.js';
@@ -28,7 +29,7 @@ export const SyncResponse = Type.Object(
     ciphers: Type.Array(CipherDetailsResponse),
     domains: Nullable(DomainsResponse),
     policies: Type.Array(PolicyResponse),
-    sends: Type.Array(Type.Unknown({ description: 'Sends are not served yet' })),
+    sends: Type.Array(SendResponse),
     userDecryption: UserDecryption,
   },
   { description: 'Everything a client caches (SyncResponseModel)' },
@@ -80,7 +81,7 @@ export function syncBody(data: SyncData, options: { excludeDomains: boolean }): 
     `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations))},` +
     `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`;
   const tail =
-    `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":[],` +
+    `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":${JSON.stringify(data.sends)},` +
     `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`;
   return [Buffer.from(head), data.vault.ciphers, Buffer.from(tail)];
 }

@@ -13,6 +13,8 @@ import { organizationItems } from './org-items.js';
 import { vaultRevision } from './revisions.js';
 import type { SyncCache, VaultSection } from './sync-cache.js';
 import { ciphersJson, foldersJson } from './sync.schemas.js';
+import { listSends } from '../sends/sends.repository.js';
+import { toSendResponse, type SendResponse } from '../sends/sends.schemas.js';
 
 export interface SyncData {
   user: UserRow;
@@ -20,6 +22,8 @@ export interface SyncData {
   organizations: ProfileOrganizationResponse[];
   collections: CollectionDetailsResponse[];
   policies: PolicyResponse[];
+  /** The user's Sends, read afresh (they are not part of the cached vault section). */
+  sends: SendResponse[];
 }
 
 /**
@@ -46,16 +50,17 @@ export function createSyncService({ db, cache, apiBase }: { db: Db; cache: SyncC
     async load(userId: string, options: { withSshKeys: boolean }): Promise<SyncData> {
       // The revision is read before the vault: a change landing in between makes the stored
       // entry newer than its revision, which costs one extra read later, never a stale answer.
-      const [user, revision, organizations, policies, org] = await Promise.all([
+      const [user, revision, organizations, policies, org, sends] = await Promise.all([
         findUserById(db, userId),
         vaultRevision(db, userId),
         profileOrganizations(db, userId),
         policiesForUser(db, userId),
         collectionsAndItems(userId),
+        listSends(db, userId),
       ]);
       // A valid token of an account deleted since it was issued.
       if (!user) throw new Unauthorized();
-      const shared = { organizations, collections: org.collections, policies };
+      const shared = { organizations, collections: org.collections, policies, sends: sends.map(toSendResponse) };
       const cacheable = org.collections.length === 0;
       const cached = cacheable ? cache.get(userId, revision, options.withSshKeys) : undefined;
       if (cached) return { user, vault: cached, ...shared };
