@@ -2,8 +2,9 @@
  * The attachments of an item, as kept in `ciphers.attachments`: one JSON document keyed by
  * attachment id (as Bitwarden keeps them). The file name and key are the client's encrypted
  * strings; the server never reads them. An attachment is `validated` once its bytes arrived;
- * until then it is a reservation made by `POST /ciphers/{id}/attachment/v2`, left out of item
- * responses and removed when its upload fails.
+ * until then it is a reservation made by `POST /ciphers/{id}/attachment/v2`, removed when its
+ * upload fails. Item responses list reservations too, as the official server does: the clients
+ * keep the item answered with the upload URL, and it must name the attachment they upload.
  */
 export interface AttachmentMeta {
   fileName: string;
@@ -89,11 +90,9 @@ export function toAttachmentResponse(id: string, meta: AttachmentMeta, url: stri
   return { object: 'attachment', id, url, fileName: meta.fileName, key: meta.key, size: String(meta.size), sizeName: readableBytes(meta.size) };
 }
 
-/** The `attachments` member of an item response as JSON text: null without any uploaded attachment. */
+/** The `attachments` member of an item response as JSON text: null without attachments. */
 export function attachmentsJson(apiBase: string, cipherId: string, text: string | null | undefined): string {
   if (!text) return 'null';
-  const list = Object.entries(parseAttachments(text))
-    .filter(([, meta]) => meta.validated)
-    .map(([id, meta]) => toAttachmentResponse(id, meta, attachmentUrl(apiBase, cipherId, id)));
+  const list = Object.entries(parseAttachments(text)).map(([id, meta]) => toAttachmentResponse(id, meta, attachmentUrl(apiBase, cipherId, id)));
   return list.length === 0 ? 'null' : JSON.stringify(list);
 }

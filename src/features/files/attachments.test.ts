@@ -99,8 +99,9 @@ describe('attachments of personal items', () => {
     expect(started.body).toMatchObject({ object: 'attachment-fileUpload', fileUploadType: 0, url: `${id}/attachment/${started.body.attachmentId}` });
     expect(started.body.attachmentId).toMatch(/^[a-z0-9]{32}$/);
     expect(started.body.cipherResponse.id).toBe(id);
-    // Reserved, not uploaded: not listed yet, but counted.
-    expect((await req(alice, 'GET', `/ciphers/${id}`)).body.attachments).toBeNull();
+    // Reserved, not uploaded: listed (the client keeps this item) and counted, not downloadable.
+    expect(started.body.cipherResponse.attachments).toEqual([expect.objectContaining({ id: started.body.attachmentId, size: String(bytes.length) })]);
+    expect((await req(alice, 'GET', `/ciphers/${id}/attachment/${started.body.attachmentId}`)).status).toBe(404);
     expect(await storageOf(alice.userId)).toBe(bytes.length);
 
     const done = await upload(alice, `/ciphers/${id}/attachment/${started.body.attachmentId}`, bytes);
