@@ -49,7 +49,7 @@ import { createPublicApiService } from './features/public-api/public-api.service
 import { createSecretsManager } from './features/secrets-manager/secrets-manager.js';
 import { apiBaseUrl } from './features/files/attachment-data.js';
 import { createAttachmentService } from './features/files/attachments.service.js';
-import { localFileStore } from './features/files/file-store.js';
+import { localFileStore, s3FileStore } from './features/files/file-store.js';
 import { createSendAccess } from './features/sends/send-access.js';
 import { createSendPurge } from './features/sends/send-purge.js';
 import { createSendService } from './features/sends/sends.service.js';
@@ -114,7 +114,18 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     pushes,
   });
   const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly });
-  const fileStore = localFileStore(config.filesDir ?? join(config.dataDir, 'files'));
+  const fileStore =
+    config.fileStorage === 's3' && config.s3Bucket
+      ? s3FileStore({
+          bucket: config.s3Bucket,
+          region: config.s3Region,
+          endpoint: config.s3Endpoint,
+          forcePathStyle: config.s3ForcePathStyle,
+          accessKeyId: config.s3AccessKeyId,
+          secretAccessKey: config.s3SecretAccessKey,
+          prefix: config.s3Prefix,
+        })
+      : localFileStore(config.filesDir ?? join(config.dataDir, 'files'));
   const sendAccess = createSendAccess({
     db,
     audit,

@@ -405,6 +405,23 @@ export const ConfigSchema = Type.Object({
     default: 500,
     description: 'Largest attachment or Send file, in MB (500 as the official server).',
   }),
+  fileStorage: Type.Enum(['local', 's3'], {
+    default: 'local',
+    description: 'Where attachment and Send files live: local (FILES_DIR) or s3 (an S3-compatible bucket, S3_BUCKET, for several instances).',
+  }),
+  s3Bucket: Type.Optional(Type.String({ minLength: 1, description: 'FILE_STORAGE=s3: the bucket.' })),
+  s3Region: Type.String({ minLength: 1, default: 'us-east-1', description: "FILE_STORAGE=s3: the bucket's region." }),
+  s3Endpoint: Type.Optional(
+    Type.String({
+      pattern: '^https?://[^\\s]+$',
+      expected: 'an http:// or https:// URL such as http://127.0.0.1:9000',
+      description: 'FILE_STORAGE=s3: the URL of an S3-compatible service (MinIO, Ceph, R2, …); AWS S3 when unset.',
+    }),
+  ),
+  s3ForcePathStyle: Type.Boolean({ default: false, description: 'FILE_STORAGE=s3: address the bucket in the path (most S3-compatible services want this).' }),
+  s3AccessKeyId: Type.Optional(Type.String({ minLength: 1, description: 'FILE_STORAGE=s3: access key id (else the AWS default credential chain).' })),
+  s3SecretAccessKey: Type.Optional(Type.String({ minLength: 1, description: 'FILE_STORAGE=s3: secret access key.' })),
+  s3Prefix: Type.String({ default: '', description: 'FILE_STORAGE=s3: put before every object key, e.g. strongroom/.' }),
   sendAccessPerMinute: Type.Integer({
     minimum: 0,
     maximum: 100_000,
@@ -542,6 +559,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   const parsed = raw as RawConfig;
   const tlsMode = resolveTlsMode(parsed, problems);
+  if (parsed.fileStorage === 's3' && parsed.s3Bucket === undefined) problems.push('S3_BUCKET: required when FILE_STORAGE is s3');
   if (parsed.smtpUsername !== undefined && parsed.smtpHost === undefined) {
     problems.push('SMTP_HOST: required when SMTP_USERNAME is set');
   }

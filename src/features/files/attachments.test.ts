@@ -10,6 +10,7 @@ import { createUser, loginAccount, type LoggedInUser } from '../../../test/suppo
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrgItem } from '../../../test/support/org-items.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
+import { startLocalS3 } from '../../../test/support/s3.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, schemaErrors } from '../../../test/support/vault.js';
 import { OrganizationUserType } from '../organizations/roles.js';
@@ -287,5 +288,32 @@ describe('attachments of organization items', () => {
     expect(await storageOf(sharer.userId)).toBe(0);
     expect(await orgStorage(org)).toBe(before + 777);
     expect((await download(sharer, id, attachmentId)).equals(bytes)).toBe(true);
+  });
+});
+
+describe('attachments in an S3-compatible bucket', () => {
+  it('uploads, downloads byte for byte and deletes through the bucket', async () => {
+    const s3 = await startLocalS3();
+    const other = await startTestServer({ env: { ...s3.env, FILES_DIR: filesDir } });
+    try {
+      const carol = await createUser(other, { email: 'carol@example.com' });
+      const item = await other.request('POST', '/api/ciphers', { token: carol.accessToken, json: cipherBody('login', carol.account.userKey) });
+      const id = item.body.id as string;
+      const bytes = randomBytes(200_000);
+      const started = await other.request('POST', `/api/ciphers/${id}/attachment/v2`, { token: carol.accessToken, json: { key: ENC, fileName: NAME, fileSize: bytes.length } });
+      const form = new FormData();
+      form.append('data', new Blob([bytes]), NAME);
+      const done = await undiciFetch(`${other.baseUrl}/api/ciphers/${started.body.url as string}`, { method: 'POST', body: form, headers: { authorization: `Bearer ${carol.accessToken}` } });
+      expect(done.status, await done.text()).toBe(200);
+      const data = await other.request('GET', `/api/ciphers/${id}/attachment/${started.body.attachmentId as string}`, { token: carol.accessToken });
+      const u = new URL(data.body.url as string);
+      const got = await undiciFetch(`${other.baseUrl}${u.pathname}${u.search}`);
+      expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
+      expect((await other.request('DELETE', `/api/ciphers/${id}/attachment/${started.body.attachmentId as string}`, { token: carol.accessToken })).status).toBe(200);
+      expect((await undiciFetch(`${other.baseUrl}${u.pathname}${u.search}`)).status).toBe(404);
+    } finally {
+      await other.close();
+      await s3.close();
+    }
   });
 });

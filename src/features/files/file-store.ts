@@ -4,6 +4,8 @@ import { mkdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
 
 /**
  * Where attachment and Send files live: the encrypted bytes the clients upload, stored as they
@@ -91,6 +93,72 @@ export function localFileStore(root: string): FileStore {
     },
     async deleteAll(prefix) {
       await rm(pathOf(prefix), { recursive: true, force: true });
+    },
+  };
+}
+
+export interface S3Options {
+  bucket: string;
+  region: string;
+  /** An S3-compatible service's URL (MinIO, Ceph, R2, …); AWS when unset. */
+  endpoint?: string | undefined;
+  forcePathStyle: boolean;
+  accessKeyId?: string | undefined;
+  secretAccessKey?: string | undefined;
+  /** Put before every key, e.g. `strongroom/`. */
+  prefix: string;
+}
+
+/**
+ * Files in an S3-compatible bucket, for several instances. Uploads stream through a multipart
+ * upload (5 MB parts, at most four in flight): the object appears only when the upload completes,
+ * and a failed or oversize upload is aborted, leaving nothing. Downloads stream the object's body.
+ */
+export function s3FileStore(options: S3Options): FileStore {
+  const client = new S3Client({
+    region: options.region,
+    forcePathStyle: options.forcePathStyle,
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.accessKeyId && options.secretAccessKey ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } } : {}),
+  });
+  const Bucket = options.bucket;
+  const keyOf = (key: string) => `${options.prefix}${checkKey(key)}`;
+  return {
+    async put(key, source, maxBytes) {
+      const counter = byteLimit(maxBytes);
+      source.on('error', (error) => counter.destroy(error));
+      const upload = new Upload({ client, params: { Bucket, Key: keyOf(key), Body: source.pipe(counter) }, queueSize: 4, partSize: 5 * 1024 * 1024, leavePartsOnError: false });
+      try {
+        await upload.done();
+      } catch (error) {
+        source.resume();
+        // A failure of the bytes (too many, a broken request) beats the upload's own error.
+        throw counter.errored ?? error;
+      }
+      return counter.bytes;
+    },
+    async get(key) {
+      try {
+        const object = await client.send(new GetObjectCommand({ Bucket, Key: keyOf(key) }));
+        if (!object.Body) return null;
+        return { stream: object.Body as Readable, size: Number(object.ContentLength ?? 0) };
+      } catch (error) {
+        if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+        throw error;
+      }
+    },
+    async delete(key) {
+      await client.send(new DeleteObjectCommand({ Bucket, Key: keyOf(key) }));
+    },
+    async deleteAll(prefix) {
+      const Prefix = `${keyOf(prefix)}/`;
+      for (;;) {
+        const listed = await client.send(new ListObjectsV2Command({ Bucket, Prefix, MaxKeys: 1000 }));
+        const keys = (listed.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
+        if (keys.length === 0) return;
+        await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys, Quiet: true } }));
+        if (!listed.IsTruncated) return;
+      }
     },
   };
 }
