@@ -80,7 +80,7 @@ export function localFileStore(root: string): FileStore {
       const path = pathOf(key);
       try {
         const info = await stat(path);
-        return { stream: createReadStream(path), size: info.size };
+        return { stream: createReadStream(path, { highWaterMark: 1024 * 1024 }), size: info.size };
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
         throw error;
