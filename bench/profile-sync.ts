@@ -31,8 +31,8 @@ for (let start = 0; start < items; start += 5000) {
   const ciphers = Array.from({ length: Math.min(5000, items - start) }, (_, i) => itemBody(account, start + i));
   await features.cipherImport.import(userId, client, { folders: [], ciphers: ciphers as never, folderRelationships: [] });
 }
-const cold = createSyncService({ db: database.db, cache: createSyncCache(0) });
-const warm = createSyncService({ db: database.db, cache: createSyncCache(256 * 1024 * 1024) });
+const cold = createSyncService({ db: database.db, apiBase: 'http://bench/api', cache: createSyncCache(0) });
+const warm = createSyncService({ db: database.db, apiBase: 'http://bench/api', cache: createSyncCache(256 * 1024 * 1024) });
 for (let round = 0; round < 8; round++) {
   let t = performance.now();
   const data = await cold.load(userId, { withSshKeys: true });

@@ -93,6 +93,10 @@ export const API_DOC_TAGS = [
       'The live notifications hub (SignalR over WebSocket at `/hub` and `/anonymous-hub`) the official apps keep open to hear about changes at once; the negotiate step for other SignalR clients.',
   },
   { name: 'Settings', description: 'A user\'s equivalent domains, which autofill treats as one site.' },
+  {
+    name: 'Send',
+    description: 'Sharing a text or a file through a link that expires (Send): the owner\'s routes, and anonymous access by recipients with the link.',
+  },
   { name: 'Secrets', description: 'Secrets Manager secrets: values encrypted by the client, their version history and the trash.' },
   { name: 'Projects', description: 'Secrets Manager projects, which group secrets and carry access to them.' },
   { name: 'Machine accounts', description: 'Secrets Manager machine accounts (the official "service accounts") and their access tokens.' },
@@ -205,6 +209,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   installIpRules(app, features.rateLimits);
   if (config.services.includes('api')) installPublicApiLimit(app, features.rateLimits, `${config.servicePrefixes ? '/api' : ''}/public`);
   features.eventRetention.start((error) => app.log.error({ err: error }, 'event retention failed; it runs again at the next interval'));
+  if (config.services.includes('api')) features.sendPurge.start((error) => app.log.error({ err: error }, 'Send purge failed; it runs again at the next interval'));
   // Forwarding to integrations runs in the background of a serving instance.
   features.integrations.start();
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };

@@ -52,6 +52,13 @@ import { createTwoFactorService } from './features/two-factor/two-factor.service
 import { createMailedCodes } from './features/two-factor/mailed-codes.js';
 import { createAccountEmails } from './features/account-emails/account-emails.service.js';
 import { createMetrics, noInstruments } from './features/operations/metrics.js';
+import { apiBaseUrl } from './features/files/attachment-data.js';
+import { createAttachmentService } from './features/files/attachments.service.js';
+import { localFileStore, s3FileStore } from './features/files/file-store.js';
+import { createSendAccess } from './features/sends/send-access.js';
+import { createSendPurge } from './features/sends/send-purge.js';
+import { createSendService } from './features/sends/sends.service.js';
+import { join } from 'node:path';
 import { secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
 
 export interface WiringDeps {
@@ -141,6 +148,30 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     settings: { requireVerifiedEmail: config.requireVerifiedEmail, newDeviceLoginMail: config.newDeviceLoginMail, newDeviceVerification: config.newDeviceVerification },
   });
   const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly });
+  const fileStore =
+    config.fileStorage === 's3' && config.s3Bucket
+      ? s3FileStore({
+          bucket: config.s3Bucket,
+          region: config.s3Region,
+          endpoint: config.s3Endpoint,
+          forcePathStyle: config.s3ForcePathStyle,
+          accessKeyId: config.s3AccessKeyId,
+          secretAccessKey: config.s3SecretAccessKey,
+          prefix: config.s3Prefix,
+        })
+      : localFileStore(config.filesDir ?? join(config.dataDir, 'files'));
+  const sendAccess = createSendAccess({
+    db,
+    audit,
+    clock,
+    pushes,
+    hasher,
+    store: fileStore,
+    keys,
+    apiBase: apiBaseUrl(config),
+    limits: rateLimits.store,
+    perMinute: config.sendAccessPerMinute,
+  });
   const identity = createIdentityService({
     db,
     clock,
@@ -156,17 +187,37 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
       secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager }),
     ],
     instruments,
+    extensionGrants: { send_access: (form, client) => sendAccess.grant(form, client) },
   });
   const orgAccess = createOrgAccess(db);
-  const vault = { db, audit, clock, pushes };
+  const vault = { db, audit, clock, pushes, files: fileStore };
   const ciphers = createCipherService(vault);
   const cipherLifecycle = createCipherLifecycle(vault);
   const cipherImport = createCipherImport(vault);
   const orgCiphers = createOrgCipherService(vault);
   const folders = createFolderService(vault);
+  const attachments = createAttachmentService({
+    ...vault,
+    store: fileStore,
+    keys,
+    apiBase: apiBaseUrl(config),
+    userQuotaBytes: config.attachmentUserQuotaMb * 1024 * 1024,
+    maxFileBytes: config.fileMaxMb * 1024 * 1024,
+  });
   const devices = createDeviceService({ db });
   const domainSettings = createDomainSettings({ db, clock, getUser: accounts.getUser, pushes });
-  const sync = createSyncService({ db, cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit)) });
+  const sends = createSendService({
+    db,
+    audit,
+    clock,
+    pushes,
+    hasher,
+    store: fileStore,
+    userQuotaBytes: config.attachmentUserQuotaMb * 1024 * 1024,
+    maxFileBytes: config.fileMaxMb * 1024 * 1024,
+  });
+  const sendPurge = createSendPurge({ db, clock, store: fileStore, pushes });
+  const sync = createSyncService({ db, apiBase: apiBaseUrl(config), cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit)) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock, pushes });
@@ -203,6 +254,11 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     cipherImport,
     orgCiphers,
     folders,
+    attachments,
+    sends,
+    sendAccess,
+    /** Started by the app (buildApp), stopped by close(). */
+    sendPurge,
     sync,
     devices,
     domainSettings,
@@ -236,6 +292,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     async close() {
       await notifications.close();
       await eventRetention.stop();
+      await sendPurge.stop();
       await integrations.close();
       await redis?.close();
       await rateLimits.close();

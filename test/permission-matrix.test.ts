@@ -1086,6 +1086,15 @@ const rightsExpected = (r: ItemRights | null): Outcome => (r ? JSON.stringify(r)
 const cipherRow = (id: string) => db().selectFrom('ciphers').select(['id', 'revision_date', 'deleted_date', 'data']).where('id', '=', id).executeTakeFirst();
 const placesOf = async (item: string) => (await db().selectFrom('collection_ciphers').select('collection_id').where('cipher_id', '=', item).execute()).map((r) => r.collection_id).sort();
 
+const attachmentsOf = async (item: string) => (await db().selectFrom('ciphers').select('attachments').where('id', '=', item).executeTakeFirst())?.attachments ?? null;
+/** An attachment written straight into the item's attachments document (uploaded or only reserved); answers its id. */
+async function seedAttachment(item: string, validated: boolean): Promise<string> {
+  const id = `a${randomUUID().replace(/-/g, '')}`.slice(0, 32);
+  const document = { [id]: { fileName: ENC, key: ENC, size: 10, validated, uploadStarted: new Date().toISOString() } };
+  await db().updateTable('ciphers').set({ attachments: JSON.stringify(document) }).where('id', '=', item).execute();
+  return id;
+}
+
 type ItemRow = [name: string, call: (profile: Profile) => Promise<Call>, expected: (profile: Profile) => Outcome, around?: { before(): Promise<void>; after(): Promise<void> }];
 const table = (e: ItemExpectation) => (profile: Profile) => expectedFor(e, profile);
 
@@ -1177,6 +1186,39 @@ const ITEM_ROWS: ItemRow[] = [
     async (profile) => {
       const { item } = await place(profile);
       return { method: 'DELETE', path: `/ciphers/${item}`, written: async () => !(await exists('ciphers', item)) };
+    },
+    table({ allow: EDITS, refuse: 400 }),
+  ],
+  [
+    'POST /ciphers/{id}/attachment/v2 (reserve an attachment)',
+    async (profile) => {
+      const { item } = await place(profile);
+      return { method: 'POST', path: `/ciphers/${item}/attachment/v2`, json: { key: ENC, fileName: ENC, fileSize: 10 }, written: async () => Boolean((await attachmentsOf(item))) };
+    },
+    table({ allow: EDITS, refuse: 400 }),
+  ],
+  [
+    'GET /ciphers/{id}/attachment/{attachmentId} (a download link)',
+    async (profile) => {
+      const { item } = await place(profile);
+      return { method: 'GET', path: `/ciphers/${item}/attachment/${await seedAttachment(item, true)}` };
+    },
+    table({ allow: SEES, refuse: 400 }),
+  ],
+  [
+    'GET /ciphers/{id}/attachment/{attachmentId}/renew (a new upload window)',
+    async (profile) => {
+      const { item } = await place(profile);
+      return { method: 'GET', path: `/ciphers/${item}/attachment/${await seedAttachment(item, false)}/renew` };
+    },
+    table({ allow: EDITS, refuse: 400 }),
+  ],
+  [
+    'DELETE /ciphers/{id}/attachment/{attachmentId}',
+    async (profile) => {
+      const { item } = await place(profile);
+      const id = await seedAttachment(item, true);
+      return { method: 'DELETE', path: `/ciphers/${item}/attachment/${id}`, written: async () => !(await attachmentsOf(item))?.includes(id) };
     },
     table({ allow: EDITS, refuse: 400 }),
   ],

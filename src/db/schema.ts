@@ -39,6 +39,8 @@ export interface UsersTable {
   last_password_change_date: string | null;
   /** Set by an operator (`strongroom users disable`): the account cannot log in. */
   disabled: Generated<Bool>;
+  /** Bytes the user's personal attachments take (0015-files), counted against ATTACHMENT_USER_QUOTA_MB. */
+  storage_bytes: Generated<number>;
 }
 
 export interface DevicesTable {
@@ -76,6 +78,8 @@ export interface EventsTable {
   seq: Generated<number>;
   /** A read of several secrets: the event stands for one Secret_Retrieved per secret of this set (see events/read-sets.ts). */
   read_set_id: Generated<string | null>;
+  /** The Send a Send_* event is about (0015-files). */
+  send_id: Generated<string | null>;
 }
 
 export interface ServerKeysTable {
@@ -520,6 +524,25 @@ export interface AdminEventsTable {
   ip_address: string | null;
 }
 
+/** A text or file Send (0015-files): `data` holds the encrypted name, notes and text or file metadata. */
+export interface SendsTable {
+  id: string;
+  user_id: string;
+  type: number;
+  data: string;
+  key: string;
+  /** Server-side hash of the client-derived Send password hash (password-hasher.ts); null without a password. */
+  password_hash: string | null;
+  max_access_count: number | null;
+  access_count: Generated<number>;
+  disabled: Bool;
+  hide_email: Bool;
+  creation_date: string;
+  revision_date: string;
+  expiration_date: string | null;
+  deletion_date: string;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -563,4 +586,5 @@ export interface DB {
   two_factor_remember_tokens: TwoFactorRememberTokensTable;
   admin_sessions: AdminSessionsTable;
   admin_events: AdminEventsTable;
+  sends: SendsTable;
 }

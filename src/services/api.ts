@@ -28,6 +28,9 @@ import { orgCipherRoutes } from '../features/vault/org-ciphers.routes.js';
 import { folderRoutes } from '../features/vault/folders.routes.js';
 import { syncRoutes } from '../features/vault/sync.routes.js';
 import { unassignedCipherRoutes } from '../features/vault/unassigned-ciphers.routes.js';
+import { apiBaseUrl } from '../features/files/attachment-data.js';
+import { attachmentRoutes } from '../features/files/attachments.routes.js';
+import { sendRoutes } from '../features/sends/sends.routes.js';
 import type { ServiceOptions } from './service-options.js';
 
 /** The API service ({base_url}): the route table, one register per feature. */
@@ -44,9 +47,11 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(accountRoutes, { accounts: features.accounts, organizations: features.organizations.list, twoFactorEnabled: (userId) => features.twoFactor.isEnabled(userId) });
   await app.register(unassignedCipherRoutes, { hasUnassignedItems: features.hasUnassignedItems });
   await app.register(verifyPasswordRoutes, { accounts: features.accounts, masterPasswordPolicy: features.masterPasswordPolicy });
-  await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });
-  await app.register(orgCipherRoutes, { orgCiphers: features.orgCiphers });
+  await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport, apiBase: apiBaseUrl(config) });
+  await app.register(orgCipherRoutes, { orgCiphers: features.orgCiphers, apiBase: apiBaseUrl(config) });
   await app.register(folderRoutes, { folders: features.folders });
+  await app.register(sendRoutes, { sends: features.sends, access: features.sendAccess, maxFileBytes: config.fileMaxMb * 1024 * 1024 });
+  await app.register(attachmentRoutes, { attachments: features.attachments, apiBase: apiBaseUrl(config), maxFileBytes: config.fileMaxMb * 1024 * 1024 });
   await app.register(syncRoutes, { sync: features.sync });
   await app.register(deviceRoutes, { devices: features.devices });
   await app.register(authRequestRoutes, { authRequests: features.authRequests, origin: new URL(config.publicUrl).host });

@@ -30,6 +30,10 @@ const ID_NAMES = /^(orgId|organizationId|collectionId|cipherId|groupId|policyId|
 const EXEMPT: Record<string, string> = {
   'POST /organizations/{orgId}/users/{id}/accept':
     'Joining: the caller is the invited user, not a member yet (no role applies); the invitation token decides, tested in src/features/members/invitations.test.ts.',
+  'POST /ciphers/{id}/attachment/{attachmentId}':
+    "A multipart upload the matrix's JSON calls cannot make; it takes the same edit right as POST /ciphers/{id}/attachment/v2 (a row here), tested by role in src/features/files/attachments.test.ts.",
+  'POST /ciphers/{id}/attachment':
+    "Older clients' multipart one-step upload the matrix's JSON calls cannot make; the same edit right as POST /ciphers/{id}/attachment/v2 (a row here), tested in src/features/files/attachments.test.ts.",
 };
 
 type Pair = { method: string; segments: string[] };

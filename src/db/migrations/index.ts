@@ -11,6 +11,7 @@ import { authRequests } from './0009-auth-requests.js';
 import { eventsAndTasks } from './0012-events-and-tasks.js';
 import { integrations } from './0013-integrations.js';
 import { twoStepLogin } from './0014-two-step-login.js';
+import { files } from './0015-files.js';
 import { adminConsole } from './0016-admin-console.js';
 import { organizationReports } from './0018-organization-reports.js';
 
@@ -28,6 +29,7 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0012-events-and-tasks': eventsAndTasks(engine),
     '0013-integrations': integrations(engine),
     '0014-two-step-login': twoStepLogin(engine),
+    '0015-files': files(engine),
     '0016-admin-console': adminConsole(engine),
     '0018-organization-reports': organizationReports(engine),
   };

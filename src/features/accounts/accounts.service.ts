@@ -196,6 +196,7 @@ export function createAccountService(deps: {
       account_revision_date: now,
       last_password_change_date: null,
       disabled: false,
+      storage_bytes: 0,
     };
     try {
       await insertUser(db, user);

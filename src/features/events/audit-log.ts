@@ -25,6 +25,8 @@ export interface AuditEvent {
   serviceAccountId?: string | null;
   /** The machine account the event is about. */
   grantedServiceAccountId?: string | null;
+  /** The Send an event is about (Send_* events, 0015-files). */
+  sendId?: string | null;
   systemUser?: number | null;
   /** The read set the event stands for (one event per secret of it); see read-sets.ts. */
   readSetId?: string | null;
@@ -74,6 +76,7 @@ export function createAuditLog({ clock }: { clock: Clock }): AuditLog {
         ip_address: client?.ipAddress ? client.ipAddress.slice(0, IP_ADDRESS_MAX) : null,
         system_user: e.systemUser ?? null,
         read_set_id: e.readSetId ?? null,
+        send_id: e.sendId ?? null,
         date: e.date ?? now,
       }));
       for (let i = 0; i < rows.length; i += BATCH) {

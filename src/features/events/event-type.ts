@@ -115,6 +115,19 @@ export enum EventType {
   PhishingBlocker_SiteAccessed = 2400,
   PhishingBlocker_SiteExited = 2401,
   PhishingBlocker_Bypassed = 2402,
+
+  Send_Created_Text = 2500,
+  Send_Created_Text_WithEmailVerification = 2501,
+  Send_Created_Text_WithPasswordProtection = 2502,
+  Send_Created_File = 2503,
+  Send_Created_File_WithEmailVerification = 2504,
+  Send_Created_File_WithPasswordProtection = 2505,
+  Send_Edited_Text = 2506,
+  Send_Edited_File = 2507,
+  Send_Deleted_Text = 2508,
+  Send_Deleted_File = 2509,
+  Send_Accessed_Text = 2510,
+  Send_Accessed_File = 2511,
 }
 
 /** Bitwarden's EventSystemUser: who acted when no user did (recorded in an event's `systemUser`). */

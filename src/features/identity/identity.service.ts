@@ -80,6 +80,8 @@ export function createIdentityService(deps: {
   loginChecks?: Pick<AccountEmails, 'beforeLogin' | 'afterLogin'>;
   /** Counts refused logins (the metrics). */
   instruments?: Pick<Instruments, 'loginFailed'>;
+  /** Grant types beyond the OAuth ones, by name (`send_access`: sends/send-access.ts). */
+  extensionGrants?: Record<string, (form: TokenForm, client: ClientContext) => Promise<Record<string, unknown>>>;
 }) {
   const { db, clock } = deps;
 
@@ -319,8 +321,11 @@ export function createIdentityService(deps: {
           if (!handler) throw new OAuthError('invalid_client', 'invalid_client', 'client_id or client_secret is incorrect.');
           return handler.grant(form, client);
         }
-        default:
+        default: {
+          const extension = deps.extensionGrants?.[grantType];
+          if (extension) return extension(form, client);
           throw new OAuthError('unsupported_grant_type', `The grant type "${grantType}" is not supported.`);
+        }
       }
     },
   };

@@ -7,6 +7,8 @@ import { deleteCiphers, setDeletedDate, upsertUserSettings, type CipherRow } fro
 import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 import { cipherPushes, collectionIdsOf, sendBuilt, userPush, type CipherPushType } from '../notifications/push-messages.js';
 import { PushType } from '../notifications/pushes.js';
+import { attachmentBytes } from '../files/attachment-data.js';
+import { releaseStorage } from '../files/attachments.repository.js';
 
 /**
  * Moves of items between states. The states are two independent marks: in the trash
@@ -78,7 +80,7 @@ interface Announcement {
 }
 
 
-export function createCipherLifecycle({ db, audit, clock, pushes }: VaultDeps) {
+export function createCipherLifecycle({ db, audit, clock, pushes, files }: VaultDeps) {
   /** Runs a state change on the selected rows that `accepts`, in one transaction, and announces it once committed. */
   async function change(
     userId: string,
@@ -183,6 +185,7 @@ export function createCipherLifecycle({ db, audit, clock, pushes }: VaultDeps) {
 
     /** Gone for good: from every read and every sync. */
     async deletePermanently(userId: string, client: ClientContext, selection: Selection): Promise<void> {
+      let withFiles: CipherRow[] = [];
       await change(
         userId,
         selection,
@@ -190,12 +193,16 @@ export function createCipherLifecycle({ db, audit, clock, pushes }: VaultDeps) {
         BULK_LIMIT_MESSAGES.delete,
         () => true,
         async (tx, rows) => {
+          withFiles = rows.filter((r) => r.attachments);
+          for (const row of withFiles) await releaseStorage(tx, row, attachmentBytes(row.attachments));
           await deleteCiphers(tx, ids(rows));
           await audit.record(tx, client, cipherEvents(EventType.Cipher_Deleted, userId, rows));
           return [];
         },
         bulkOrItem(selection, PushType.SyncLoginDelete, client),
       );
+      // After commit: a crash in between leaves files without an item, never an item without files.
+      for (const row of withFiles) await files.deleteAll(`attachments/${row.id}`);
     },
 
     async move(userId: string, selection: Selection, folderId: string | null): Promise<void> {

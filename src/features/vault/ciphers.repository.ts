@@ -67,7 +67,7 @@ export async function insertCiphers(executor: Executor, rows: readonly Insertabl
   for (const part of chunks(rows, 200)) await executor.insertInto('ciphers').values(part).execute();
 }
 
-export type CipherContent = Pick<CiphersTable, 'type' | 'data' | 'key' | 'reprompt' | 'revision_date'>;
+export type CipherContent = Pick<CiphersTable, 'type' | 'data' | 'key' | 'reprompt' | 'revision_date'> & Partial<Pick<CiphersTable, 'attachments'>>;
 
 export async function updateCipherContent(executor: Executor, id: string, content: CipherContent): Promise<void> {
   await executor.updateTable('ciphers').set(content).where('id', '=', id).execute();

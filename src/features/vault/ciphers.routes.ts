@@ -25,6 +25,8 @@ export interface CipherRouteDeps {
   ciphers: CipherService;
   lifecycle: CipherLifecycle;
   importer: CipherImport;
+  /** Base of the attachment URLs in items (files/attachment-data.ts). */
+  apiBase: string;
 }
 
 const tags = ['Items'];
@@ -114,20 +116,20 @@ const docs = {
 function sendJson(reply: FastifyReply, json: string) {
   return reply.type('application/json; charset=utf-8').send(json);
 }
-const one = (reply: FastifyReply, row: CipherRow) => sendJson(reply, cipherJson(row, 'cipher'));
-const many = (reply: FastifyReply, rows: readonly CipherRow[]) => sendJson(reply, listJson(rows.map((r) => cipherJson(r, 'cipher'))));
 
 type Id = { Params: { id: string } };
 type Ids = { Body: CipherIdsRequest };
 
 /** `/ciphers`: a user's own items (the personal part of the spec's Ciphers table). */
-export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { ciphers, lifecycle, importer }) => {
+export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { ciphers, lifecycle, importer, apiBase }) => {
+  const one = (reply: FastifyReply, row: CipherRow) => sendJson(reply, cipherJson(row, 'cipher', apiBase));
+  const many = (reply: FastifyReply, rows: readonly CipherRow[]) => sendJson(reply, listJson(rows.map((r) => cipherJson(r, 'cipher', apiBase))));
   const single = (request: { params: { id: string } }) => ({ ids: [request.params.id], single: true });
   const bulk = (request: { body: CipherIdsRequest }) => ({ ids: request.body.ids, single: false });
 
   app.get('/ciphers', { config, schema: { tags, ...docs.list, response: { 200: CipherListResponse } } }, async (request, reply) => {
     const rows = await ciphers.list(currentUser(request).userId);
-    return sendJson(reply, listJson(rows.map((r) => cipherJson(r, 'cipherDetails'))));
+    return sendJson(reply, listJson(rows.map((r) => cipherJson(r, 'cipherDetails', apiBase))));
   });
 
   app.get<Id>('/ciphers/:id', { config, schema: { tags, ...docs.get, params: IdParams, response: { 200: CipherResponse } } }, async (request, reply) =>
@@ -137,7 +139,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
   // The web vault asks for full-details; both carry the collections.
   for (const url of ['/ciphers/:id/details', '/ciphers/:id/full-details']) {
     app.get<Id>(url, { config, schema: { tags, ...docs.details, params: IdParams, response: { 200: CipherDetailsResponse } } }, async (request, reply) =>
-      sendJson(reply, cipherJson(await ciphers.get(currentUser(request).userId, request.params.id), 'cipherDetails')),
+      sendJson(reply, cipherJson(await ciphers.get(currentUser(request).userId, request.params.id), 'cipherDetails', apiBase)),
     );
   }
 

@@ -1,5 +1,7 @@
 import { Type, type Static, type TSchema } from 'typebox';
 import { EncString, Guid, NullableDateTime, NullableEncString } from '../../http/schemas.js';
+import { AttachmentResponseSchema } from '../files/attachments.schemas.js';
+import { attachmentsJson } from '../files/attachment-data.js';
 import type { ItemAccess } from './ciphers.repository.js';
 
 /** Bitwarden's CipherType; the newer BankAccount (6), DriversLicense (7), Passport (8) are not served. */
@@ -160,6 +162,12 @@ export const CipherRequest = Type.Object({
   fields: nullable(Type.Array(Field)),
   passwordHistory: nullable(Type.Array(PasswordHistory)),
   lastKnownRevisionDate: Type.Optional(NullableDateTime),
+  /** The attachments' file names and keys, re-encrypted by the client (on a share: for the organization). */
+  attachments2: nullable(
+    Type.Record(Type.String({ pattern: '^[a-z0-9]{1,64}$' }), Type.Object({ fileName: NullableEncString(1000), key: NullableEncString(1000) }), {
+      description: 'Attachment id to its re-encrypted file name and key',
+    }),
+  ),
 });
 export type CipherRequest = Static<typeof CipherRequest>;
 
@@ -209,7 +217,7 @@ function cipherResponse(object: 'cipher' | 'cipherDetails') {
       viewPassword: Type.Boolean(),
       permissions: Permissions,
       organizationUseTotp: Type.Boolean(),
-      attachments: Type.Null({ description: 'Attachments are not served yet' }),
+      attachments: Type.Union([Type.Array(AttachmentResponseSchema), Type.Null()], { description: 'The uploaded attachments, or null when there are none' }),
       ...(object === 'cipherDetails' ? { collectionIds: Type.Array(Guid) } : {}),
       creationDate: Type.String({ format: 'date-time' }),
       revisionDate: Type.String({ format: 'date-time' }),
@@ -247,6 +255,8 @@ export interface CipherResponseRow {
   folder_id: string | null;
   favorite: number | boolean | null;
   archived_date: string | null;
+  /** The attachments document (files/attachment-data.ts); absent or null without attachments. */
+  attachments?: string | null;
   access?: ItemAccess;
 }
 
@@ -259,7 +269,7 @@ const str = (value: string | null) => (value === null ? 'null' : JSON.stringify(
  * CipherDetailsResponse. Personal items: the owner may do everything with them; organization
  * items carry the caller's rights and visible collections in `access` (see org-items.ts).
  */
-export function cipherJson(row: CipherResponseRow, object: 'cipher' | 'cipherDetails'): string {
+export function cipherJson(row: CipherResponseRow, object: 'cipher' | 'cipherDetails', apiBase: string): string {
   const content = row.data.slice(1, -1);
   const a = row.access;
   const flag = (value: boolean | undefined) => (value === false ? 'false' : 'true');
@@ -268,7 +278,7 @@ export function cipherJson(row: CipherResponseRow, object: 'cipher' | 'cipherDet
     `"type":${row.type},${content},"key":${str(row.key)},"reprompt":${row.reprompt},"favorite":${row.favorite ? 'true' : 'false'},` +
     `"edit":${flag(a?.edit)},"viewPassword":${flag(a?.viewPassword)},` +
     `"permissions":{"delete":${flag(a?.delete)},"restore":${flag(a?.restore)}},"organizationUseTotp":${a?.organizationUseTotp ? 'true' : 'false'},` +
-    `"attachments":null,` +
+    `"attachments":${attachmentsJson(apiBase, row.id, row.attachments)},` +
     (object === 'cipherDetails' ? `"collectionIds":${JSON.stringify(a?.collectionIds ?? [])},` : '') +
     `"creationDate":${str(row.creation_date)},"revisionDate":${str(row.revision_date)},"deletedDate":${str(row.deleted_date)},` +
     `"archivedDate":${str(row.archived_date)}}`
@@ -284,12 +294,12 @@ export function listJson(items: readonly string[]): string {
  * An item in the organization's admin views (cipherMiniDetails): no folder, favorite or
  * per-user rights, with all the collections holding it.
  */
-export function cipherMiniDetailsJson(row: CipherResponseRow): string {
+export function cipherMiniDetailsJson(row: CipherResponseRow, apiBase: string): string {
   const content = row.data.slice(1, -1);
   return (
     `{"object":"cipherMiniDetails","id":${str(row.id)},"organizationId":${str(row.organization_id)},` +
     `"type":${row.type},${content},"key":${str(row.key)},"reprompt":${row.reprompt},` +
-    `"organizationUseTotp":${row.access?.organizationUseTotp ? 'true' : 'false'},"attachments":null,` +
+    `"organizationUseTotp":${row.access?.organizationUseTotp ? 'true' : 'false'},"attachments":${attachmentsJson(apiBase, row.id, row.attachments)},` +
     `"collectionIds":${JSON.stringify(row.access?.collectionIds ?? [])},` +
     `"creationDate":${str(row.creation_date)},"revisionDate":${str(row.revision_date)},"deletedDate":${str(row.deleted_date)},` +
     `"archivedDate":${str(row.archived_date)}}`

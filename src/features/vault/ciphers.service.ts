@@ -20,6 +20,8 @@ import {
 import { findFolder } from './folders.repository.js';
 import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
 import { PushType, type Pushes } from '../notifications/pushes.js';
+import type { FileStore } from '../files/file-store.js';
+import { withNewKeys } from '../files/attachment-data.js';
 
 export interface VaultDeps {
   db: Db;
@@ -27,6 +29,8 @@ export interface VaultDeps {
   clock: Clock;
   /** Told after each commit what changed (push-messages.ts). */
   pushes: Pushes;
+  /** Where attachment files live: a permanent delete removes them after commit. */
+  files: FileStore;
 }
 
 /** Bitwarden's text for a stale lastKnownRevisionDate; the clients show it as it is. */
@@ -122,7 +126,14 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
         assertCurrent(existing, request.lastKnownRevisionDate);
         await assertOwnFolder(tx, userId, folderId);
         const now = clock.now().toISOString();
-        const content = { type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, revision_date: now };
+        const content = {
+          type: request.type,
+          data,
+          key: request.key ?? null,
+          reprompt: request.reprompt ?? 0,
+          attachments: withNewKeys(existing.attachments, request.attachments2),
+          revision_date: now,
+        };
         await updateCipherContent(tx, existing.id, content);
         const favorite = request.favorite ?? false;
         await upsertUserSettings(tx, [{ user_id: userId, cipher_id: existing.id, folder_id: folderId, favorite, archived_date: null }], [

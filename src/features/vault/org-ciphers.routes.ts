@@ -73,14 +73,14 @@ type Id = { Params: { id: string } };
 const send = (reply: { type: (t: string) => { send: (s: string) => unknown } }, text: string) => reply.type('application/json; charset=utf-8').send(text);
 
 /** Organization items: creation in collections, sharing, collections, and the admin views. */
-export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService }> = async (app, { orgCiphers }) => {
+export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService; apiBase: string }> = async (app, { orgCiphers, apiBase }) => {
   app.post<{ Body: Static<typeof CipherWithCollections> }>(
     '/ciphers/create',
     { config, schema: { tags, ...docs.create, body: CipherWithCollections, response: { 200: CipherResponse } } },
     async (request, reply) => {
       const { cipher, collectionIds } = request.body;
       const row = await orgCiphers.create(currentUser(request).userId, clientContext(request), { cipher, collectionIds: collectionIds ?? [] });
-      return send(reply, cipherJson(row, 'cipher'));
+      return send(reply, cipherJson(row, 'cipher', apiBase));
     },
   );
 
@@ -93,7 +93,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService 
       handler: async (request, reply) => {
         const { cipher, collectionIds } = request.body;
         const row = await orgCiphers.share(currentUser(request).userId, clientContext(request), request.params.id, { cipher, collectionIds: collectionIds ?? [] });
-        return send(reply, cipherJson(row, 'cipher'));
+        return send(reply, cipherJson(row, 'cipher', apiBase));
       },
     });
     app.route<Id & { Body: Static<typeof CollectionIdsBody> }>({
@@ -104,7 +104,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService 
       handler: async (request, reply) => {
         const row = await orgCiphers.updateCollections(currentUser(request).userId, clientContext(request), request.params.id, request.body.collectionIds ?? []);
         if (!row) return reply.code(200).send();
-        return send(reply, cipherJson(row, 'cipherDetails'));
+        return send(reply, cipherJson(row, 'cipherDetails', apiBase));
       },
     });
     app.route<Id & { Body: Static<typeof CollectionIdsBody> }>({
@@ -114,7 +114,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService 
       schema: { tags, ...(method === 'PUT' ? docs.collectionsV2 : olderForm(docs.collectionsV2, 'PUT /ciphers/{id}/collections_v2')), params: IdParams, body: CollectionIdsBody, response: { 200: OptionalCipherDetailsResponse } },
       handler: async (request, reply) => {
         const row = await orgCiphers.updateCollections(currentUser(request).userId, clientContext(request), request.params.id, request.body.collectionIds ?? []);
-        return send(reply, `{"object":"optionalCipherDetails","unavailable":${row ? 'false' : 'true'},"cipher":${row ? cipherJson(row, 'cipherDetails') : 'null'}}`);
+        return send(reply, `{"object":"optionalCipherDetails","unavailable":${row ? 'false' : 'true'},"cipher":${row ? cipherJson(row, 'cipherDetails', apiBase) : 'null'}}`);
       },
     });
   }
@@ -129,7 +129,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService 
   );
 
   app.get<Id>('/ciphers/:id/admin', { config, schema: { tags, ...docs.admin, params: IdParams, response: { 200: CipherMiniDetailsResponse } } }, async (request, reply) =>
-    send(reply, cipherMiniDetailsJson(await orgCiphers.adminGet(currentUser(request).userId, request.params.id))),
+    send(reply, cipherMiniDetailsJson(await orgCiphers.adminGet(currentUser(request).userId, request.params.id), apiBase)),
   );
 
   app.get<{ Querystring: Static<typeof OrgQuery> }>(
@@ -140,7 +140,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService 
       const membership = await orgCiphers.membership(request.query.organizationId, userId);
       if (!membership) throw new NotFound();
       const rows = await orgCiphers.organizationItems(membership, userId);
-      return send(reply, listJson(rows.map(cipherMiniDetailsJson)));
+      return send(reply, listJson(rows.map((r) => cipherMiniDetailsJson(r, apiBase))));
     },
   );
 
@@ -152,7 +152,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService 
       const membership = await orgCiphers.membership(request.query.organizationId, userId);
       if (!membership) throw new NotFound();
       const rows = await orgCiphers.assignedItems(membership, userId);
-      return send(reply, listJson(rows.map((r) => cipherMiniDetailsJson(r))));
+      return send(reply, listJson(rows.map((r) => cipherMiniDetailsJson(r, apiBase))));
     },
   );
 };

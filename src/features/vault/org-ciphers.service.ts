@@ -11,6 +11,8 @@ import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import { assertCurrent, assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 import type { CipherRequest } from './ciphers.schemas.js';
+import { attachmentBytes, withNewKeys } from '../files/attachment-data.js';
+import { releaseStorage, reserveStorage } from '../files/attachments.repository.js';
 import { insertCiphers, setRevisionDate, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
 import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
@@ -128,9 +130,16 @@ export function createOrgCipherService({ db, audit, clock, pushes }: VaultDeps) 
         assertWritable(reached, collectionIds, 'collectionIds');
         assertCurrent(existing, request.lastKnownRevisionDate);
         const now = clock.now().toISOString();
+        // The attachments move with the item: their bytes now count against the organization's storage.
+        const bytes = attachmentBytes(existing.attachments);
+        if (bytes > 0) {
+          await releaseStorage(tx, existing, bytes);
+          await reserveStorage(tx, { user_id: null, organization_id: membership.organizationId }, bytes, 0);
+        }
+        const attachments = withNewKeys(existing.attachments, request.attachments2);
         await tx
           .updateTable('ciphers')
-          .set({ user_id: null, organization_id: membership.organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, revision_date: now })
+          .set({ user_id: null, organization_id: membership.organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, attachments, revision_date: now })
           .where('id', '=', existing.id)
           .execute();
         await tx.insertInto('collection_ciphers').values(collectionIds.map((c) => ({ collection_id: c, cipher_id: existing.id }))).execute();

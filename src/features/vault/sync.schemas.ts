@@ -4,6 +4,7 @@ import { ProfileResponse, UserDecryption, toProfileResponse, toUserDecryption } 
 import type { UserRow } from '../accounts/accounts.repository.js';
 import { CollectionDetailsResponse } from '../collections/collections.schemas.js';
 import { PolicyResponse } from '../policies/policies.schemas.js';
+import { SendResponse } from '../sends/sends.schemas.js';
 import { CipherDetailsResponse, CipherType, cipherJson, type CipherResponseRow } from './ciphers.schemas.js';
 import type { FolderRow } from './folders.repository.js';
 import { FolderResponse, toFolderResponse } from './folders.schemas.js';
@@ -28,7 +29,7 @@ export const SyncResponse = Type.Object(
     ciphers: Type.Array(CipherDetailsResponse),
     domains: Nullable(DomainsResponse),
     policies: Type.Array(PolicyResponse),
-    sends: Type.Array(Type.Unknown({ description: 'Sends are not served yet' })),
+    sends: Type.Array(SendResponse),
     userDecryption: UserDecryption,
   },
   { description: 'Everything a client caches (SyncResponseModel)' },
@@ -60,12 +61,12 @@ export function foldersJson(folders: readonly FolderRow[]): string {
 }
 
 /** The `ciphers` array as JSON text, each item as cipherJson writes it. */
-export function ciphersJson(rows: readonly CipherResponseRow[], withSshKeys: boolean): string {
+export function ciphersJson(rows: readonly CipherResponseRow[], withSshKeys: boolean, apiBase: string): string {
   const items: string[] = [];
   for (const row of rows) {
     // Bitwarden hides SSH keys from clients older than 2024.12 (or that send no version).
     if (row.type === (CipherType.SSHKey as number) && !withSshKeys) continue;
-    items.push(cipherJson(row, 'cipherDetails'));
+    items.push(cipherJson(row, 'cipherDetails', apiBase));
   }
   return `[${items.join(',')}]`;
 }
@@ -80,7 +81,7 @@ export function syncBody(data: SyncData, options: { excludeDomains: boolean }): 
     `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations, Boolean(data.user.two_factor_enabled)))},` +
     `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`;
   const tail =
-    `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":[],` +
+    `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":${JSON.stringify(data.sends)},` +
     `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`;
   return [Buffer.from(head), data.vault.ciphers, Buffer.from(tail)];
 }

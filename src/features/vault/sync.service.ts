@@ -14,6 +14,8 @@ import { organizationItems } from './org-items.js';
 import { vaultRevision } from './revisions.js';
 import type { SyncCache, VaultSection } from './sync-cache.js';
 import { ciphersJson, foldersJson } from './sync.schemas.js';
+import { listSends } from '../sends/sends.repository.js';
+import { toSendResponse, type SendResponse } from '../sends/sends.schemas.js';
 
 export interface SyncData {
   user: UserRow & { two_factor_enabled?: boolean };
@@ -21,6 +23,8 @@ export interface SyncData {
   organizations: ProfileOrganizationResponse[];
   collections: CollectionDetailsResponse[];
   policies: PolicyResponse[];
+  /** The user's Sends, read afresh (they are not part of the cached vault section). */
+  sends: SendResponse[];
 }
 
 /**
@@ -35,7 +39,7 @@ export interface SyncData {
  * changes to organization items move no vault revision of this user, so such a vault is
  * always read afresh.
  */
-export function createSyncService({ db, cache }: { db: Db; cache: SyncCache }) {
+export function createSyncService({ db, cache, apiBase }: { db: Db; cache: SyncCache; /** Base of the attachment URLs in items (files/attachment-data.ts). */ apiBase: string }) {
   async function collectionsAndItems(userId: string) {
     const collections = await collectionsForUser(db, userId);
     const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant }));
@@ -47,16 +51,17 @@ export function createSyncService({ db, cache }: { db: Db; cache: SyncCache }) {
     async load(userId: string, options: { withSshKeys: boolean }): Promise<SyncData> {
       // The revision is read before the vault: a change landing in between makes the stored
       // entry newer than its revision, which costs one extra read later, never a stale answer.
-      const [user, revision, organizations, policies, org] = await Promise.all([
+      const [user, revision, organizations, policies, org, sends] = await Promise.all([
         findUserWithTwoFactor(db, userId),
         vaultRevision(db, userId),
         profileOrganizations(db, userId),
         policiesForUser(db, userId),
         collectionsAndItems(userId),
+        listSends(db, userId),
       ]);
       // A valid token of an account deleted since it was issued.
       if (!user) throw new Unauthorized();
-      const shared = { organizations, collections: org.collections, policies };
+      const shared = { organizations, collections: org.collections, policies, sends: sends.map(toSendResponse) };
       const cacheable = org.collections.length === 0;
       const cached = cacheable ? cache.get(userId, revision, options.withSshKeys) : undefined;
       if (cached) return { user, vault: cached, ...shared };
@@ -67,7 +72,7 @@ export function createSyncService({ db, cache }: { db: Db; cache: SyncCache }) {
         withSshKeys: options.withSshKeys,
         folders: foldersJson(folders),
         // An item is either the user's own or an organization's (sharing moves it), never both.
-        ciphers: Buffer.from(ciphersJson([...personal, ...org.items], options.withSshKeys)),
+        ciphers: Buffer.from(ciphersJson([...personal, ...org.items], options.withSshKeys, apiBase)),
       };
       if (cacheable) cache.set(userId, vault);
       return { user, vault, ...shared };

@@ -90,9 +90,9 @@ describe('sync', () => {
     await importItems(small, 10);
     await importItems(large, 200);
     const a = counting(server.database.db);
-    const smallData = await createSyncService({ db: a.db, cache: createSyncCache(0) }).load(small.userId, { withSshKeys: true });
+    const smallData = await createSyncService({ db: a.db, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(small.userId, { withSshKeys: true });
     const b = counting(server.database.db);
-    const largeData = await createSyncService({ db: b.db, cache: createSyncCache(0) }).load(large.userId, { withSshKeys: true });
+    const largeData = await createSyncService({ db: b.db, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(large.userId, { withSshKeys: true });
     expect(ciphersOf({ ciphers: JSON.parse(smallData.vault.ciphers.toString()) })).toHaveLength(10);
     expect(ciphersOf({ ciphers: JSON.parse(largeData.vault.ciphers.toString()) })).toHaveLength(200);
     expect(b.count()).toBe(a.count());
@@ -105,7 +105,7 @@ describe('sync', () => {
     const user = await createUser(server);
     await importItems(user, 20);
     const c = counting(server.database.db);
-    const sync = createSyncService({ db: c.db, cache: createSyncCache(1024 * 1024) });
+    const sync = createSyncService({ db: c.db, apiBase: 'http://test/api', cache: createSyncCache(1024 * 1024) });
     const first = await sync.load(user.userId, { withSshKeys: true });
     const cold = c.count();
     const second = await sync.load(user.userId, { withSshKeys: true });

@@ -1,0 +1,98 @@
+/**
+ * The attachments of an item, as kept in `ciphers.attachments`: one JSON document keyed by
+ * attachment id (as Bitwarden keeps them). The file name and key are the client's encrypted
+ * strings; the server never reads them. An attachment is `validated` once its bytes arrived;
+ * until then it is a reservation made by `POST /ciphers/{id}/attachment/v2`, removed when its
+ * upload fails. Item responses list reservations too, as the official server does: the clients
+ * keep the item answered with the upload URL, and it must name the attachment they upload.
+ */
+export interface AttachmentMeta {
+  fileName: string;
+  key: string | null;
+  size: number;
+  validated: boolean;
+  /** When the upload URL was given (or renewed); the upload must come within UPLOAD_WINDOW_MS. */
+  uploadStarted: string;
+}
+
+export type Attachments = Record<string, AttachmentMeta>;
+
+export function parseAttachments(text: string | null | undefined): Attachments {
+  if (!text) return {};
+  const parsed = JSON.parse(text) as Attachments | null;
+  return parsed && typeof parsed === 'object' ? parsed : {};
+}
+
+/** The column value: null when the item has none, as the official server keeps it. */
+export function serializeAttachments(attachments: Attachments): string | null {
+  return Object.keys(attachments).length === 0 ? null : JSON.stringify(attachments);
+}
+
+/**
+ * The attachments after a client re-encrypted their file names and keys (`attachments2` of an
+ * item update or share); ids it does not name keep theirs, unknown ids are ignored.
+ */
+export function withNewKeys(text: string | null | undefined, updates: Record<string, { fileName?: string | null; key?: string | null }> | null | undefined): string | null {
+  const all = parseAttachments(text);
+  if (!updates) return serializeAttachments(all);
+  for (const [id, update] of Object.entries(updates)) {
+    const meta = all[id];
+    if (!meta) continue;
+    all[id] = { ...meta, fileName: update.fileName ?? meta.fileName, key: update.key ?? meta.key };
+  }
+  return serializeAttachments(all);
+}
+
+/** Bytes an item's attachments take (reservations included: the quota counts them from the start). */
+export function attachmentBytes(text: string | null | undefined): number {
+  return Object.values(parseAttachments(text)).reduce((sum, a) => sum + a.size, 0);
+}
+
+/** Bitwarden's CoreHelpers.ReadableBytesSize: "812 Bytes", "1.5 KB", "20 MB", "1.2 GB". */
+export function readableBytes(size: number): string {
+  const units = ['KB', 'MB', 'GB', 'TB'];
+  if (size < 1024) return `${size} Bytes`;
+  let value = size / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${Math.round(value * 10) / 10} ${units[unit]}`;
+}
+
+export interface AttachmentResponse {
+  object: 'attachment';
+  id: string;
+  url: string;
+  fileName: string;
+  key: string | null;
+  size: string;
+  sizeName: string;
+}
+
+/**
+ * Where item responses point an attachment: the authenticated route that answers a fresh
+ * short-lived download URL (the official `{Attachment.BaseUrl}/{cipherId}/{id}` is a static
+ * path that self-hosted servers no longer serve; clients ask that route first anyway).
+ */
+/** The API service's public base URL (PUBLIC_URL, plus /api when the services share a port). */
+export function apiBaseUrl(config: { publicUrl: string; servicePrefixes: boolean }): string {
+  return `${config.publicUrl}${config.servicePrefixes ? '/api' : ''}`;
+}
+
+export function attachmentUrl(apiBase: string, cipherId: string, id: string): string {
+  return `${apiBase}/ciphers/${cipherId}/attachment/${id}`;
+}
+
+export function toAttachmentResponse(id: string, meta: AttachmentMeta, url: string): AttachmentResponse {
+  // Size is a string in Bitwarden's answers (JSON numbers lose precision past 2^53 in clients).
+  return { object: 'attachment', id, url, fileName: meta.fileName, key: meta.key, size: String(meta.size), sizeName: readableBytes(meta.size) };
+}
+
+/** The `attachments` member of an item response as JSON text: null without attachments. */
+export function attachmentsJson(apiBase: string, cipherId: string, text: string | null | undefined): string {
+  if (!text) return 'null';
+  const list = Object.entries(parseAttachments(text)).map(([id, meta]) => toAttachmentResponse(id, meta, attachmentUrl(apiBase, cipherId, id)));
+  return list.length === 0 ? 'null' : JSON.stringify(list);
+}

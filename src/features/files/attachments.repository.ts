@@ -1,0 +1,73 @@
+import { sql } from 'kysely';
+import type { Executor } from '../events/audit-log.js';
+import { BadRequest } from '../../http/errors.js';
+
+const GB = 1024 * 1024 * 1024;
+
+/** Who an item's attachments count against: its owner, or its organization. */
+export interface StorageOwner {
+  user_id: string | null;
+  organization_id: string | null;
+}
+
+/**
+ * Counts `bytes` against the owner's storage, refusing (with Bitwarden's messages) when it would
+ * pass the quota: the user's ATTACHMENT_USER_QUOTA_MB, the organization's plan storage. The check
+ * and the count are one conditional update, so two uploads racing cannot both pass the limit.
+ */
+export async function reserveStorage(executor: Executor, owner: StorageOwner, bytes: number, userQuotaBytes: number): Promise<void> {
+  if (owner.organization_id) {
+    const org = await executor.selectFrom('organizations').select('max_storage_gb').where('id', '=', owner.organization_id).executeTakeFirst();
+    if (!org || org.max_storage_gb === null) throw new BadRequest('This organization cannot use attachments.');
+    const limit = Number(org.max_storage_gb) * GB;
+    const done = await executor
+      .updateTable('organizations')
+      .set({ storage_bytes: sql`storage_bytes + ${bytes}` })
+      .where('id', '=', owner.organization_id)
+      .where(sql<boolean>`storage_bytes + ${bytes} <= ${limit}`)
+      .executeTakeFirst();
+    if (Number(done.numUpdatedRows) !== 1) throw new BadRequest('Not enough storage available for this organization.');
+    return;
+  }
+  if (!owner.user_id) return;
+  const done = await executor
+    .updateTable('users')
+    .set({ storage_bytes: sql`storage_bytes + ${bytes}` })
+    .where('id', '=', owner.user_id)
+    .where(sql<boolean>`storage_bytes + ${bytes} <= ${userQuotaBytes}`)
+    .executeTakeFirst();
+  if (Number(done.numUpdatedRows) !== 1) throw new BadRequest('Not enough storage available.');
+}
+
+/** Gives `bytes` back to the owner's storage (never below zero). */
+export async function releaseStorage(executor: Executor, owner: StorageOwner, bytes: number): Promise<void> {
+  if (bytes <= 0) return;
+  const table = owner.organization_id ? 'organizations' : 'users';
+  const id = owner.organization_id ?? owner.user_id;
+  if (!id) return;
+  await executor
+    .updateTable(table)
+    .set({ storage_bytes: sql`case when storage_bytes > ${bytes} then storage_bytes - ${bytes} else 0 end` })
+    .where('id', '=', id)
+    .execute();
+}
+
+export async function setAttachments(executor: Executor, cipherId: string, attachments: string | null, revisionDate: string | null): Promise<void> {
+  await executor
+    .updateTable('ciphers')
+    .set(revisionDate ? { attachments, revision_date: revisionDate } : { attachments })
+    .where('id', '=', cipherId)
+    .execute();
+}
+
+export async function storedAttachments(executor: Executor, cipherId: string): Promise<{ id: string; attachments: string | null; user_id: string | null; organization_id: string | null } | undefined> {
+  return executor.selectFrom('ciphers').select(['id', 'attachments', 'user_id', 'organization_id']).where('id', '=', cipherId).executeTakeFirst();
+}
+
+/**
+ * Takes the item's row lock for the rest of the transaction (a no-op update), so that two
+ * changes to its attachments document cannot interleave their read and write.
+ */
+export async function lockCipher(executor: Executor, cipherId: string): Promise<void> {
+  await executor.updateTable('ciphers').set({ revision_date: sql`revision_date` }).where('id', '=', cipherId).execute();
+}

@@ -1,0 +1,156 @@
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { access, currentUser } from '../../http/access.js';
+import { BadRequest } from '../../http/errors.js';
+import { clientContext } from '../../http/request-context.js';
+import { olderForm, type RouteDoc } from '../../http/route-docs.js';
+import { EmptyResponse, emptyOk, IdParams } from '../../http/schemas.js';
+import { CipherResponse, cipherJson } from '../vault/ciphers.schemas.js';
+import type { AttachmentService, UploadedFile } from './attachments.service.js';
+import { AttachmentParams, AttachmentRequest, AttachmentResponseSchema, AttachmentUploadResponse, DeleteAttachmentResponse, DownloadQuery, FileUploadType } from './attachments.schemas.js';
+
+const tags = ['Items'];
+const config = { access: access.user };
+const EDIT = 'Access: any signed-in user (`user`) who owns the item or may edit it through a collection; an item they cannot see answers 404, one they may only read 400.';
+const docs = {
+  begin: {
+    summary: 'Start an attachment upload',
+    description: `Reserves an attachment of \`fileSize\` bytes on an item (counted against the owner's storage at once: the user's quota, or the organization's plan storage) and answers where to upload it (\`fileUploadType\` 0, Direct: \`POST /ciphers/{id}/attachment/{attachmentId}\`) with the item; records Cipher_AttachmentCreated (1103). Refused (400) past the file size limit, without storage left, or with a stale \`lastKnownRevisionDate\`. ${EDIT}`,
+  },
+  renew: {
+    summary: 'Renew an attachment upload URL',
+    description: `A new hour to upload a reserved attachment whose upload has not happened; an uploaded or unknown attachment answers 404. ${EDIT}`,
+  },
+  upload: {
+    summary: 'Upload a reserved attachment',
+    description: `The encrypted bytes of an attachment reserved by \`POST /ciphers/{id}/attachment/v2\`, as multipart/form-data in \`data\`, within an hour of the reservation. They must be exactly the declared size: otherwise the upload, its file and its reservation are dropped (400) and the client starts again. ${EDIT}`,
+  },
+  legacy: {
+    summary: 'Attach a file in one request',
+    description: `Older clients' one-step upload: multipart/form-data with the encrypted file in \`data\` (its part's file name is the encrypted file name) and the attachment key in \`key\` (sent before the file). The request's Content-Length is checked against the storage left before any byte is written. Answers the item; records Cipher_AttachmentCreated (1103). ${EDIT}`,
+  },
+  get: {
+    summary: 'Get an attachment download URL',
+    description:
+      'Answers the attachment with a `url` to download its encrypted bytes from, good for one minute. Access: any signed-in user (`user`) who owns the item or reaches it through a collection (read is enough); any other item or attachment answers 404.',
+  },
+  download: {
+    summary: 'Download an attachment',
+    description:
+      "The encrypted bytes of an attachment, streamed, for a `token` from `GET /ciphers/{id}/attachment/{attachmentId}`; an expired, altered or unknown token answers 404. Access: anyone holding a link (`anonymous`): the token is the proof, as with the official server's signed links.",
+  },
+  delete: {
+    summary: 'Delete an attachment',
+    description: `Deletes an attachment (uploaded or only reserved) and its file, gives its bytes back to the owner's storage, answers the item and records Cipher_AttachmentDeleted (1104). ${EDIT}`,
+  },
+} satisfies Record<string, RouteDoc>;
+
+type Params = { Params: { id: string; attachmentId: string } };
+const json = (reply: FastifyReply, text: string) => reply.type('application/json; charset=utf-8').send(text);
+
+/** The one file part of a multipart upload, in `data`; fields sent before it come along. */
+async function filePart(request: FastifyRequest, maxBytes: number): Promise<UploadedFile & { fields: Record<string, string> }> {
+  if (!request.isMultipart()) throw new BadRequest('Invalid content.');
+  const part = await request.file({ limits: { files: 1, fileSize: maxBytes, fields: 10, fieldSize: 20_000, parts: 11 } });
+  if (!part) throw BadRequest.field('data', 'The request has no file in data.');
+  if (part.fieldname !== 'data') {
+    part.file.resume();
+    throw BadRequest.field(part.fieldname, `Unexpected file in ${part.fieldname}; the file goes in data.`);
+  }
+  const fields: Record<string, string> = {};
+  for (const [name, value] of Object.entries(part.fields)) {
+    if (value && !Array.isArray(value) && value.type === 'field') fields[name] = String(value.value);
+  }
+  return { stream: part.file, fileName: part.filename || null, fields };
+}
+
+export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentService; apiBase: string; maxFileBytes: number }> = async (
+  app,
+  { attachments, apiBase, maxFileBytes },
+) => {
+  // Upload bodies are read as streams here; the envelope of a file may pass the file limit a little.
+  await app.register(multipart, { limits: { fileSize: maxFileBytes + 1 } });
+
+  app.post<{ Params: { id: string }; Body: AttachmentRequest }>(
+    '/ciphers/:id/attachment/v2',
+    { config, schema: { tags, ...docs.begin, params: IdParams, body: AttachmentRequest, response: { 200: AttachmentUploadResponse } } },
+    async (request, reply) => {
+      const { row, attachmentId, url } = await attachments.begin(currentUser(request).userId, clientContext(request), request.params.id, request.body);
+      return json(
+        reply,
+        `{"object":"attachment-fileUpload","attachmentId":${JSON.stringify(attachmentId)},"url":${JSON.stringify(url)},"fileUploadType":${FileUploadType.Direct},` +
+          `"cipherResponse":${cipherJson(row, 'cipher', apiBase)},"cipherMiniResponse":null}`,
+      );
+    },
+  );
+
+  app.get<Params>(
+    '/ciphers/:id/attachment/:attachmentId/renew',
+    { config, schema: { tags, ...docs.renew, params: AttachmentParams, response: { 200: AttachmentUploadResponse } } },
+    async (request) => {
+      const { url } = await attachments.renew(currentUser(request).userId, request.params.id, request.params.attachmentId);
+      return { object: 'attachment-fileUpload' as const, attachmentId: null, url, fileUploadType: FileUploadType.Direct, cipherResponse: null, cipherMiniResponse: null };
+    },
+  );
+
+  app.post<Params>(
+    '/ciphers/:id/attachment/:attachmentId',
+    { config, schema: { tags, ...docs.upload, params: AttachmentParams, response: { 200: EmptyResponse } } },
+    async (request, reply) => {
+      const file = await filePart(request, maxFileBytes);
+      await attachments.upload(currentUser(request).userId, clientContext(request), request.params.id, request.params.attachmentId, file);
+      return emptyOk(reply);
+    },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/ciphers/:id/attachment',
+    { config, schema: { tags, ...docs.legacy, params: IdParams, response: { 200: CipherResponse } } },
+    async (request, reply) => {
+      const length = Number(request.headers['content-length'] ?? 0);
+      if (!Number.isSafeInteger(length) || length < 1) throw new BadRequest('The upload needs a Content-Length.');
+      const file = await filePart(request, maxFileBytes);
+      const row = await attachments.uploadLegacy(currentUser(request).userId, clientContext(request), request.params.id, length, file.fields.key ?? null, file);
+      return json(reply, cipherJson(row, 'cipher', apiBase));
+    },
+  );
+
+  app.get<Params>(
+    '/ciphers/:id/attachment/:attachmentId',
+    { config, schema: { tags, ...docs.get, params: AttachmentParams, response: { 200: AttachmentResponseSchema } } },
+    async (request) => attachments.downloadData(currentUser(request).userId, request.params.id, request.params.attachmentId),
+  );
+
+  app.get<{ Querystring: { token: string } }>(
+    '/ciphers/attachment/download',
+    {
+      config: { access: access.anonymous },
+      schema: { tags, ...docs.download, querystring: DownloadQuery, response: { 200: { description: 'The encrypted file (application/octet-stream)' } } },
+    },
+    async (request, reply) => {
+      const file = await attachments.download(request.query.token);
+      return reply.type('application/octet-stream').header('content-length', file.size).header('cache-control', 'no-store').send(file.stream);
+    },
+  );
+
+  for (const [method, url] of [
+    ['DELETE', '/ciphers/:id/attachment/:attachmentId'],
+    ['POST', '/ciphers/:id/attachment/:attachmentId/delete'],
+  ] as const) {
+    app.route<Params>({
+      method,
+      url,
+      config,
+      schema: {
+        tags,
+        ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /ciphers/{id}/attachment/{attachmentId}')),
+        params: AttachmentParams,
+        response: { 200: DeleteAttachmentResponse },
+      },
+      handler: async (request, reply) => {
+        const row = await attachments.delete(currentUser(request).userId, clientContext(request), request.params.id, request.params.attachmentId);
+        return json(reply, `{"object":"deleteAttachment","cipher":${cipherJson(row, 'cipher', apiBase)}}`);
+      },
+    });
+  }
+};

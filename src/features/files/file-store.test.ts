@@ -1,0 +1,81 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLocalS3, type LocalS3 } from '../../../test/support/s3.js';
+import { FileTooLarge, localFileStore, s3FileStore, type FileStore } from './file-store.js';
+
+let dir: string;
+let s3: LocalS3;
+const stores: Record<string, () => FileStore> = {};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'strongroom-store-'));
+  s3 = await startLocalS3();
+  stores.local = () => localFileStore(dir);
+  stores.s3 = () =>
+    s3FileStore({ bucket: s3.bucket, region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', prefix: 'test/' });
+});
+afterAll(async () => {
+  await s3?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function bytesOf(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+}
+
+/** A source that yields `parts` and then fails, as a client whose upload breaks off. */
+function broken(parts: Buffer[]): Readable {
+  return Readable.from(
+    (async function* () {
+      for (const p of parts) yield p;
+      throw new Error('connection reset');
+    })(),
+  );
+}
+
+describe.each(['local', 's3'])('the %s file store', (kind) => {
+  const store = () => (stores[kind] as () => FileStore)();
+
+  it('stores streamed bytes and streams them back unchanged', async () => {
+    const bytes = randomBytes(6 * 1024 * 1024 + 123);
+    const chunks = Array.from({ length: Math.ceil(bytes.length / 65536) }, (_, i) => bytes.subarray(i * 65536, (i + 1) * 65536));
+    expect(await store().put('attachments/c1/a1', Readable.from(chunks), bytes.length)).toBe(bytes.length);
+    const got = await store().get('attachments/c1/a1');
+    expect(got?.size).toBe(bytes.length);
+    expect((await bytesOf(got?.stream as Readable)).equals(bytes)).toBe(true);
+  });
+
+  it('refuses more bytes than allowed and leaves nothing', async () => {
+    await expect(store().put('attachments/c2/a1', Readable.from([randomBytes(100)]), 99)).rejects.toBeInstanceOf(FileTooLarge);
+    expect(await store().get('attachments/c2/a1')).toBeNull();
+  });
+
+  it('leaves nothing when the upload breaks off', async () => {
+    await expect(store().put('attachments/c3/a1', broken([randomBytes(1000)]), 10_000)).rejects.toThrow();
+    expect(await store().get('attachments/c3/a1')).toBeNull();
+    if (kind === 'local') expect(await readdir(join(dir, 'attachments', 'c3'))).toEqual([]);
+  });
+
+  it('deletes one file, and every file under a prefix', async () => {
+    await store().put('sends/s1/f1', Readable.from([Buffer.from('one')]), 10);
+    await store().put('sends/s1/f2', Readable.from([Buffer.from('two')]), 10);
+    await store().put('sends/s2/f1', Readable.from([Buffer.from('other')]), 10);
+    await store().delete('sends/s1/f1');
+    expect(await store().get('sends/s1/f1')).toBeNull();
+    await store().deleteAll('sends/s1');
+    expect(await store().get('sends/s1/f2')).toBeNull();
+    expect(await text((await store().get('sends/s2/f1'))?.stream as Readable)).toBe('other');
+    await store().delete('sends/nothing/here');
+  });
+
+  it('refuses keys outside its layout', async () => {
+    await expect(store().put('../escape', Readable.from([Buffer.from('x')]), 10)).rejects.toThrow(/invalid file key/);
+  });
+});

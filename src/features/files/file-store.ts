@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { dirname, join, resolve, sep } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+
+/**
+ * Where attachment and Send files live: the encrypted bytes the clients upload, stored as they
+ * are and never parsed. Keys are `attachments/{cipherId}/{attachmentId}` and
+ * `sends/{sendId}/{fileId}`. Writes are streamed and all-or-nothing: a file is visible under its
+ * key only once every byte arrived; a failed write leaves nothing.
+ */
+export interface FileStore {
+  /** Streams `source` to `key`; rejects with FileTooLarge past `maxBytes`. Resolves with the bytes written. */
+  put(key: string, source: Readable, maxBytes: number): Promise<number>;
+  /** The stored bytes as a stream, or null when there is no such file. */
+  get(key: string): Promise<{ stream: Readable; size: number } | null>;
+  delete(key: string): Promise<void>;
+  /** Removes every file under `prefix/` (an item's or a Send's folder). */
+  deleteAll(prefix: string): Promise<void>;
+}
+
+export class FileTooLarge extends Error {
+  constructor(readonly maxBytes: number) {
+    super(`The file is larger than ${maxBytes} bytes.`);
+  }
+}
+
+/** Counts bytes passing through and fails the stream once more than `max` went by. */
+export function byteLimit(max: number): Transform & { bytes: number } {
+  const counter = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      counter.bytes += chunk.length;
+      if (counter.bytes > max) callback(new FileTooLarge(max));
+      else callback(null, chunk);
+    },
+  }) as Transform & { bytes: number };
+  counter.bytes = 0;
+  return counter;
+}
+
+const KEY = /^(attachments|sends)\/[0-9a-z-]{1,64}(\/[0-9a-z-]{1,64})?$/;
+
+function checkKey(key: string): string {
+  if (!KEY.test(key)) throw new Error(`invalid file key ${JSON.stringify(key)}`);
+  return key;
+}
+
+/**
+ * Files in a directory (FILES_DIR, by default DATA_DIR/files). A write goes to a temporary file
+ * beside its target and is renamed over it when complete, so readers never see part of a file.
+ */
+export function localFileStore(root: string): FileStore {
+  const base = resolve(root);
+  const pathOf = (key: string) => {
+    const path = resolve(base, checkKey(key));
+    if (!path.startsWith(base + sep)) throw new Error('file key outside the store');
+    return path;
+  };
+  return {
+    async put(key, source, maxBytes) {
+      const path = pathOf(key);
+      await mkdir(dirname(path), { recursive: true });
+      const temp = join(dirname(path), `.upload-${randomBytes(8).toString('hex')}.tmp`);
+      const counter = byteLimit(maxBytes);
+      try {
+        await pipeline(source, counter, createWriteStream(temp, { flags: 'wx' }));
+        await rename(temp, path);
+      } catch (error) {
+        await rm(temp, { force: true });
+        source.resume();
+        throw error;
+      }
+      return counter.bytes;
+    },
+    async get(key) {
+      const path = pathOf(key);
+      try {
+        const info = await stat(path);
+        return { stream: createReadStream(path, { highWaterMark: 1024 * 1024 }), size: info.size };
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw error;
+      }
+    },
+    async delete(key) {
+      await unlink(pathOf(key)).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== 'ENOENT') throw error;
+      });
+    },
+    async deleteAll(prefix) {
+      await rm(pathOf(prefix), { recursive: true, force: true });
+    },
+  };
+}
+
+export interface S3Options {
+  bucket: string;
+  region: string;
+  /** An S3-compatible service's URL (MinIO, Ceph, R2, …); AWS when unset. */
+  endpoint?: string | undefined;
+  forcePathStyle: boolean;
+  accessKeyId?: string | undefined;
+  secretAccessKey?: string | undefined;
+  /** Put before every key, e.g. `strongroom/`. */
+  prefix: string;
+}
+
+/**
+ * Files in an S3-compatible bucket, for several instances. Uploads stream through a multipart
+ * upload (5 MB parts, at most four in flight): the object appears only when the upload completes,
+ * and a failed or oversize upload is aborted, leaving nothing. Downloads stream the object's body.
+ */
+export function s3FileStore(options: S3Options): FileStore {
+  const client = new S3Client({
+    region: options.region,
+    forcePathStyle: options.forcePathStyle,
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.accessKeyId && options.secretAccessKey ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } } : {}),
+  });
+  const Bucket = options.bucket;
+  const keyOf = (key: string) => `${options.prefix}${checkKey(key)}`;
+  return {
+    async put(key, source, maxBytes) {
+      const counter = byteLimit(maxBytes);
+      source.on('error', (error) => counter.destroy(error));
+      const upload = new Upload({ client, params: { Bucket, Key: keyOf(key), Body: source.pipe(counter) }, queueSize: 4, partSize: 5 * 1024 * 1024, leavePartsOnError: false });
+      try {
+        await upload.done();
+      } catch (error) {
+        source.resume();
+        // A failure of the bytes (too many, a broken request) beats the upload's own error.
+        throw counter.errored ?? error;
+      }
+      return counter.bytes;
+    },
+    async get(key) {
+      try {
+        const object = await client.send(new GetObjectCommand({ Bucket, Key: keyOf(key) }));
+        if (!object.Body) return null;
+        return { stream: object.Body as Readable, size: Number(object.ContentLength ?? 0) };
+      } catch (error) {
+        if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+        throw error;
+      }
+    },
+    async delete(key) {
+      await client.send(new DeleteObjectCommand({ Bucket, Key: keyOf(key) }));
+    },
+    async deleteAll(prefix) {
+      const Prefix = `${keyOf(prefix)}/`;
+      for (;;) {
+        const listed = await client.send(new ListObjectsV2Command({ Bucket, Prefix, MaxKeys: 1000 }));
+        const keys = (listed.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
+        if (keys.length === 0) return;
+        await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys, Quiet: true } }));
+        if (!listed.IsTruncated) return;
+      }
+    },
+  };
+}

@@ -1,0 +1,189 @@
+import type { Readable } from 'node:stream';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { NotFound, TooManyRequests, Unauthorized, BadRequest } from '../../http/errors.js';
+import { OAuthError } from '../../http/error-handler.js';
+import type { ClientContext } from '../../http/request-context.js';
+import type { PasswordHasher } from '../accounts/password-hasher.js';
+import type { AuditLog } from '../events/audit-log.js';
+import type { FileStore } from '../files/file-store.js';
+import type { SigningKeys } from '../identity/signing-keys.js';
+import type { TokenForm } from '../identity/identity.service.js';
+import { PushType, type Pushes } from '../notifications/pushes.js';
+import type { LimitStore } from '../rate-limits/limit-store.js';
+import { keyDigest } from '../rate-limits/rate-limits.js';
+import { idOfAccessId } from './send-id.js';
+import { countAccess, findSend } from './sends.repository.js';
+import { parseSendData, SendType, toSendAccessResponse, type SendRow } from './sends.schemas.js';
+import { sendEventType, sendFileKey, sendPush } from './sends.service.js';
+
+export interface SendAccessDeps {
+  db: Db;
+  audit: AuditLog;
+  clock: Clock;
+  pushes: Pushes;
+  hasher: PasswordHasher;
+  store: FileStore;
+  keys: SigningKeys;
+  apiBase: string;
+  /** The rate-limit store (Redis or this process) and the accesses one address may make a minute. */
+  limits: LimitStore;
+  perMinute: number;
+}
+
+export const SEND_ACCESS_TOKEN_TYP = 'strongroom-send-access';
+export const SEND_DOWNLOAD_TOKEN_TYP = 'strongroom-send-download';
+const ACCESS_TOKEN_SECONDS = 5 * 60;
+const DOWNLOAD_URL_SECONDS = 60;
+
+/** The identity answer's `send_access_error_type` the official clients branch on. */
+function grantError(error: 'invalid_request' | 'invalid_grant', type: string, description: string): OAuthError {
+  return new OAuthError(error, description, description, 400, { send_access_error_type: type });
+}
+
+export function canBeAccessed(row: SendRow, now: Date): boolean {
+  const at = now.toISOString();
+  if (row.disabled) return false;
+  if (row.max_access_count !== null && Number(row.access_count) >= row.max_access_count) return false;
+  if (row.expiration_date && row.expiration_date <= at) return false;
+  return row.deletion_date > at;
+}
+
+/**
+ * Anonymous access to Sends: the older routes with the password hash in the body
+ * (`/sends/access/{accessId}`, `/sends/{accessId}/access/file/{fileId}`) and the current flow of
+ * the official clients (a `send_access` token from the identity service, then `/sends/access`
+ * and `/sends/access/file/{fileId}` with it). A Send that is missing, disabled, expired, past
+ * its deletion date or out of accesses answers 404 whatever else is wrong; a text Send counts
+ * an access when read, a file Send when its file is fetched. Every access is limited per
+ * client address.
+ */
+export function createSendAccess(deps: SendAccessDeps) {
+  const { db, audit, clock, pushes, hasher, store, keys, apiBase } = deps;
+
+  async function limit(client: ClientContext): Promise<void> {
+    if (deps.perMinute <= 0) return;
+    const address = client.ipAddress ?? 'unknown';
+    const bucket = { key: `send-access:${keyDigest(address)}`, intervalMs: 60_000 / deps.perMinute, burst: deps.perMinute };
+    const decision = await deps.limits.consume([bucket], clock.now().getTime());
+    if (!decision.allowed) throw new TooManyRequests(undefined, Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
+  }
+
+  async function accessible(id: string | null): Promise<SendRow> {
+    const row = id ? await findSend(db, id) : undefined;
+    if (!row || !canBeAccessed(row, clock.now())) throw new NotFound();
+    return row;
+  }
+
+  /** The older routes' password check: 401 without one, 400 for a wrong one. */
+  async function checkPassword(row: SendRow, password: string | null | undefined): Promise<void> {
+    if (!row.password_hash) return;
+    if (!password) throw new Unauthorized('Password is required.');
+    if (!(await hasher.verify(password, row.password_hash))) throw new BadRequest('Invalid password.');
+  }
+
+  /** Counts one access (refusing a Send that ran out meanwhile), records it and tells the owner's devices. */
+  async function counted(row: SendRow, client: ClientContext): Promise<void> {
+    const now = clock.now().toISOString();
+    await db.transaction().execute(async (tx) => {
+      if (!(await countAccess(tx, row.id, now))) throw new NotFound();
+      await audit.record(tx, client, { type: sendEventType('accessed', row), userId: row.user_id, sendId: row.id });
+    });
+    pushes.send(sendPush(PushType.SyncSendUpdate, { ...row, revision_date: now }, null));
+  }
+
+  async function view(row: SendRow, client: ClientContext) {
+    if (row.type === (SendType.Text as number)) await counted(row, client);
+    let creator: string | null = null;
+    if (!row.hide_email) {
+      const user = await db.selectFrom('users').select('email').where('id', '=', row.user_id).executeTakeFirst();
+      creator = user?.email ?? null;
+    }
+    return toSendAccessResponse(row, creator);
+  }
+
+  async function fileUrl(row: SendRow, fileId: string, client: ClientContext) {
+    const file = parseSendData(row.data).file;
+    if (!file || file.id !== fileId || !file.validated) throw new NotFound();
+    await counted(row, client);
+    const token = await keys.sign({ sid: row.id, fid: fileId }, { typ: SEND_DOWNLOAD_TOKEN_TYP, expiresInSeconds: DOWNLOAD_URL_SECONDS });
+    return { object: 'send-fileDownload' as const, id: fileId, url: `${apiBase}/sends/file/download?token=${encodeURIComponent(token)}` };
+  }
+
+  async function tokenSend(token: string | null): Promise<SendRow> {
+    const payload = token ? await keys.verify(token, { typ: SEND_ACCESS_TOKEN_TYP }) : null;
+    if (!payload || typeof payload.send_id !== 'string') throw new Unauthorized();
+    const row = await findSend(db, payload.send_id);
+    if (!row) throw new BadRequest('Could not locate send');
+    if (!canBeAccessed(row, clock.now())) throw new NotFound();
+    return row;
+  }
+
+  return {
+    /** `POST /sends/access/{accessId}` (older clients): the Send, with the password hash in the body when it has one. */
+    async accessLegacy(accessId: string, password: string | null | undefined, client: ClientContext) {
+      await limit(client);
+      const row = await accessible(idOfAccessId(accessId));
+      await checkPassword(row, password);
+      return view(row, client);
+    },
+
+    /** `POST /sends/{accessId}/access/file/{fileId}` (older clients): a download URL for the file. */
+    async fileLegacy(accessId: string, fileId: string, password: string | null | undefined, client: ClientContext) {
+      await limit(client);
+      const row = await accessible(idOfAccessId(accessId));
+      await checkPassword(row, password);
+      return fileUrl(row, fileId, client);
+    },
+
+    /**
+     * The identity service's `send_access` grant: a short-lived token for one Send, given at once
+     * without a password, or for the right `password_hash_b64`; the errors carry
+     * `send_access_error_type` as the official server's do.
+     */
+    async grant(form: TokenForm, client: ClientContext): Promise<Record<string, unknown>> {
+      try {
+        await limit(client);
+      } catch {
+        throw new OAuthError('slow_down', 'Too many requests. Try again later.', 'Too many requests. Try again later.', 429);
+      }
+      const accessId = form.send_id;
+      if (!accessId) throw grantError('invalid_request', 'send_id_required', 'send_id is required.');
+      const id = idOfAccessId(accessId);
+      const row = id ? await findSend(db, id) : undefined;
+      if (!row || !canBeAccessed(row, clock.now())) throw grantError('invalid_grant', 'send_id_invalid', 'send_id is invalid.');
+      if (row.password_hash) {
+        const given = form.password_hash_b64;
+        if (given === undefined) throw grantError('invalid_request', 'password_hash_b64_required', 'password_hash_b64 is required.');
+        if (!(await hasher.verify(given, row.password_hash))) throw grantError('invalid_grant', 'password_hash_b64_invalid', 'password_hash_b64 is invalid.');
+      }
+      const token = await keys.sign({ send_id: row.id, scope: ['api.send.access'] }, { typ: SEND_ACCESS_TOKEN_TYP, expiresInSeconds: ACCESS_TOKEN_SECONDS });
+      return { access_token: token, expires_in: ACCESS_TOKEN_SECONDS, token_type: 'Bearer', scope: 'api.send.access' };
+    },
+
+    /** `POST /sends/access` with a `send_access` token. */
+    async accessWithToken(token: string | null, client: ClientContext) {
+      await limit(client);
+      return view(await tokenSend(token), client);
+    },
+
+    /** `POST /sends/access/file/{fileId}` with a `send_access` token. */
+    async fileWithToken(token: string | null, fileId: string, client: ClientContext) {
+      await limit(client);
+      return fileUrl(await tokenSend(token), fileId, client);
+    },
+
+    /** `GET /sends/file/download?token=…`: the file's bytes for a download URL this server signed. */
+    async download(token: string): Promise<{ stream: Readable; size: number }> {
+      const payload = await keys.verify(token, { typ: SEND_DOWNLOAD_TOKEN_TYP });
+      if (!payload || typeof payload.sid !== 'string' || typeof payload.fid !== 'string') throw new NotFound('The download link is invalid or has expired.');
+      const row = await findSend(db, payload.sid);
+      if (!row || row.deletion_date <= clock.now().toISOString()) throw new NotFound();
+      const file = await store.get(sendFileKey(payload.sid, payload.fid));
+      if (!file) throw new NotFound();
+      return file;
+    },
+  };
+}
+
+export type SendAccess = ReturnType<typeof createSendAccess>;

@@ -1,0 +1,87 @@
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { createLease, type Lease } from '../../db/leases.js';
+import { releaseStorage } from '../files/attachments.repository.js';
+import type { FileStore } from '../files/file-store.js';
+import { PushType, type Pushes } from '../notifications/pushes.js';
+import { deleteSend, sendsToPurge } from './sends.repository.js';
+import { parseSendData } from './sends.schemas.js';
+import { sendPush, touchAccount } from './sends.service.js';
+
+const BATCH = 500;
+const LEASE = 'send-purge';
+
+/**
+ * Purges Sends past their deletion date, with their files, every `intervalMs`; the `send-purge`
+ * lease lets one instance of a fleet do it at a time. Each Send goes in its own short transaction
+ * (row and storage count), its file after commit: a crash in between leaves a file without a
+ * Send, which the next run cannot see but costs no one's quota.
+ */
+export function createSendPurge({
+  db,
+  clock,
+  store,
+  pushes,
+  intervalMs = 10 * 60 * 1000,
+  lease = createLease(db, clock, LEASE),
+}: {
+  db: Db;
+  clock: Clock;
+  store: FileStore;
+  pushes: Pushes;
+  intervalMs?: number;
+  lease?: Lease;
+}) {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+
+  const purge = {
+    /** Purges once if this instance holds the lease: the number of Sends purged, or null when another instance holds it. */
+    async purgeOnce(): Promise<number | null> {
+      if (!(await lease.acquire(Math.max(intervalMs, 5 * 60 * 1000)))) return null;
+      let total = 0;
+      for (;;) {
+        const now = clock.now().toISOString();
+        const rows = await sendsToPurge(db, now, BATCH);
+        for (const row of rows) {
+          await db.transaction().execute(async (tx) => {
+            await deleteSend(tx, row.id);
+            const file = parseSendData(row.data).file;
+            if (file) await releaseStorage(tx, { user_id: row.user_id, organization_id: null }, file.size);
+            await touchAccount(tx, row.user_id, now);
+          });
+          await store.deleteAll(`sends/${row.id}`);
+          pushes.send(sendPush(PushType.SyncSendDelete, { ...row, revision_date: now }, null));
+        }
+        total += rows.length;
+        if (rows.length < BATCH) return total;
+      }
+    },
+
+    /** Purges now and every interval in the background until `stop`; failures go to `onError` and the next run tries again. */
+    start(onError: (error: unknown) => void): void {
+      if (timer) return;
+      const tick = () => {
+        running ??= purge
+          .purgeOnce()
+          .catch(onError)
+          .finally(() => {
+            running = undefined;
+          });
+      };
+      tick();
+      timer = setInterval(tick, intervalMs);
+      timer.unref();
+    },
+
+    async stop(): Promise<void> {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await running;
+      await lease.release().catch(() => undefined);
+    },
+  };
+  return purge;
+}
+
+export type SendPurge = ReturnType<typeof createSendPurge>;

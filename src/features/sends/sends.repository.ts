@@ -1,0 +1,71 @@
+import { sql } from 'kysely';
+import type { Insertable } from 'kysely';
+import type { SendsTable } from '../../db/schema.js';
+import type { Executor } from '../events/audit-log.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import type { PolicyType } from '../policies/policy-type.js';
+import type { SendRow } from './sends.schemas.js';
+
+export async function listSends(executor: Executor, userId: string): Promise<SendRow[]> {
+  return executor.selectFrom('sends').selectAll().where('user_id', '=', userId).orderBy('creation_date').execute();
+}
+
+export async function findSend(executor: Executor, id: string): Promise<SendRow | undefined> {
+  return executor.selectFrom('sends').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertSend(executor: Executor, row: Insertable<SendsTable>): Promise<void> {
+  await executor.insertInto('sends').values(row).execute();
+}
+
+export async function updateSend(executor: Executor, id: string, values: Partial<Insertable<SendsTable>>): Promise<void> {
+  await executor.updateTable('sends').set(values).where('id', '=', id).execute();
+}
+
+export async function deleteSend(executor: Executor, id: string): Promise<void> {
+  await executor.deleteFrom('sends').where('id', '=', id).execute();
+}
+
+/**
+ * Counts one access if the Send may still be accessed at `now` (enabled, under its maximum, not
+ * expired, not past deletion): one conditional update, so concurrent recipients can never pass
+ * the maximum together. False when the Send could not be accessed.
+ */
+export async function countAccess(executor: Executor, id: string, now: string): Promise<boolean> {
+  const done = await executor
+    .updateTable('sends')
+    .set({ access_count: sql`access_count + 1`, revision_date: now })
+    .where('id', '=', id)
+    .where('disabled', '=', false)
+    .where((eb) => eb.or([eb('max_access_count', 'is', null), eb('access_count', '<', eb.ref('max_access_count'))]))
+    .where((eb) => eb.or([eb('expiration_date', 'is', null), eb('expiration_date', '>', now)]))
+    .where('deletion_date', '>', now)
+    .executeTakeFirst();
+  return Number(done.numUpdatedRows) === 1;
+}
+
+/**
+ * The enabled policies of a type that bind a user: those of enabled organizations with policies
+ * where the user is an accepted or confirmed member other than Owner or Admin (the official
+ * Send policies exempt those roles).
+ */
+export async function bindingPolicies(executor: Executor, userId: string, type: PolicyType): Promise<{ data: string | null }[]> {
+  return executor
+    .selectFrom('policies')
+    .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
+    .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
+    .select('policies.data')
+    .where('organization_users.user_id', '=', userId)
+    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
+    .where('organization_users.type', 'not in', [OrganizationUserType.Owner, OrganizationUserType.Admin])
+    .where('organizations.enabled', '=', true)
+    .where('organizations.use_policies', '=', true)
+    .where('policies.type', '=', type)
+    .where('policies.enabled', '=', true)
+    .execute();
+}
+
+/** Sends whose deletion date has passed, oldest first. */
+export async function sendsToPurge(executor: Executor, now: string, limit: number): Promise<SendRow[]> {
+  return executor.selectFrom('sends').selectAll().where('deletion_date', '<=', now).orderBy('deletion_date').limit(limit).execute();
+}

@@ -1,0 +1,301 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/database.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import type { PasswordHasher } from '../accounts/password-hasher.js';
+import { touchAccountRevision } from '../accounts/accounts.repository.js';
+import type { AuditLog, Executor } from '../events/audit-log.js';
+import { EventType } from '../events/event-type.js';
+import { releaseStorage, reserveStorage } from '../files/attachments.repository.js';
+import { FileTooLarge, type FileStore } from '../files/file-store.js';
+import { PushType, type Pushes } from '../notifications/pushes.js';
+import { PolicyType } from '../policies/policy-type.js';
+import { bindingPolicies, deleteSend, findSend, insertSend, listSends, updateSend } from './sends.repository.js';
+import { parseSendData, SendAuthType, SendType, type SendData, type SendRequest, type SendRow } from './sends.schemas.js';
+
+export interface SendDeps {
+  db: Db;
+  audit: AuditLog;
+  clock: Clock;
+  pushes: Pushes;
+  hasher: PasswordHasher;
+  store: FileStore;
+  userQuotaBytes: number;
+  maxFileBytes: number;
+}
+
+/** How long a file Send's upload URL stays good after the Send was made (or the URL renewed). */
+export const SEND_UPLOAD_WINDOW_MS = 60 * 60 * 1000;
+const MINUTE = 60 * 1000;
+const DAY = 24 * 60 * MINUTE;
+
+export const DISABLE_SEND = 'Due to an Enterprise Policy, you are only able to delete an existing Send.';
+export const HIDE_EMAIL_DISALLOWED =
+  'Due to an Enterprise Policy, you are not allowed to hide your email address from recipients when creating or editing a Send.';
+
+export const sendFileKey = (sendId: string, fileId: string) => `sends/${sendId}/${fileId}`;
+
+/** Bitwarden's Send file ids: 32 random lower-case letters and digits. */
+function newFileId(): string {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  return [...randomBytes(32)].map((b) => alphabet[b % alphabet.length]).join('');
+}
+
+/** Bitwarden's date rules for a Send (SendRequestModel.ValidateCreation / ValidateEdit). */
+function checkDates(request: SendRequest, now: Date, creating: boolean): void {
+  const soon = now.getTime() + MINUTE;
+  const expiration = request.expirationDate ? Date.parse(request.expirationDate) : null;
+  const deletion = Date.parse(request.deletionDate);
+  if (creating && expiration !== null && expiration <= soon) {
+    throw new BadRequest('You cannot create a Send that is already expired. Adjust the expiration date and try again.');
+  }
+  if (deletion <= soon) throw new BadRequest('You cannot have a Send with a deletion date in the past. Adjust the deletion date and try again.');
+  if (deletion > now.getTime() + 31 * DAY) {
+    throw new BadRequest(
+      'You cannot have a Send with a deletion date that far into the future. Adjust the Deletion Date to a value less than 31 days from now and try again.',
+    );
+  }
+  if (expiration !== null) {
+    if (expiration <= soon) throw new BadRequest('You cannot have a Send with an expiration date in the past. Adjust the expiration date and try again.');
+    if (expiration > deletion) throw new BadRequest('You cannot have a Send with an expiration date greater than the deletion date. Adjust the expiration date and try again.');
+  }
+}
+
+const iso = (text: string | null | undefined) => (text ? new Date(text).toISOString() : null);
+
+export function sendEventType(kind: 'created' | 'edited' | 'deleted' | 'accessed', row: Pick<SendRow, 'type' | 'password_hash'>): EventType {
+  const file = row.type === (SendType.File as number);
+  switch (kind) {
+    case 'created':
+      if (row.password_hash) return file ? EventType.Send_Created_File_WithPasswordProtection : EventType.Send_Created_Text_WithPasswordProtection;
+      return file ? EventType.Send_Created_File : EventType.Send_Created_Text;
+    case 'edited':
+      return file ? EventType.Send_Edited_File : EventType.Send_Edited_Text;
+    case 'deleted':
+      return file ? EventType.Send_Deleted_File : EventType.Send_Deleted_Text;
+    case 'accessed':
+      return file ? EventType.Send_Accessed_File : EventType.Send_Accessed_Text;
+  }
+}
+
+export function sendPush(type: PushType.SyncSendCreate | PushType.SyncSendUpdate | PushType.SyncSendDelete, row: Pick<SendRow, 'id' | 'user_id' | 'revision_date'>, contextId: string | null) {
+  return { type, payload: { Id: row.id, UserId: row.user_id, RevisionDate: new Date(row.revision_date) }, contextId, target: { user: row.user_id } };
+}
+
+/**
+ * A user's own Sends: create (text, or a file reserved then uploaded), edit, remove the
+ * password, delete, list. The Send policies of the user's organizations (Disable Send, Send
+ * options) are checked on every create and edit; events and pushes follow every change.
+ */
+export function createSendService(deps: SendDeps) {
+  const { db, audit, clock, pushes, hasher, store } = deps;
+  const maxReadable = `${Math.round(deps.maxFileBytes / (1024 * 1024))} MB`;
+
+  async function assertAllowed(executor: Executor, userId: string, hideEmail: boolean): Promise<void> {
+    if ((await bindingPolicies(executor, userId, PolicyType.DisableSend)).length > 0) throw new BadRequest(DISABLE_SEND);
+    if (hideEmail) {
+      for (const policy of await bindingPolicies(executor, userId, PolicyType.SendOptions)) {
+        const data = policy.data ? (JSON.parse(policy.data) as { disableHideEmail?: unknown }) : {};
+        if (data.disableHideEmail === true) throw new BadRequest(HIDE_EMAIL_DISALLOWED);
+      }
+    }
+  }
+
+  /** The stored password hash after a create or edit (SendRequestModel's rules for authType). */
+  async function passwordHashFor(request: SendRequest, existing: string | null): Promise<string | null> {
+    if (request.authType === SendAuthType.Email) {
+      throw BadRequest.field('authType', 'Email verification of Sends is not offered by this server; use a password.');
+    }
+    if (request.authType === SendAuthType.Password) {
+      if (existing) return existing;
+      if (!request.password) throw BadRequest.field('password', 'A password is required.');
+      return hasher.hash(request.password);
+    }
+    if (request.authType === SendAuthType.None) return null;
+    // Older clients send no authType: a password sets one, none keeps what there is.
+    return request.password ? hasher.hash(request.password) : existing;
+  }
+
+  async function owned(executor: Executor, userId: string, id: string): Promise<SendRow> {
+    const row = await findSend(executor, id.toLowerCase());
+    if (!row || row.user_id !== userId) throw new NotFound();
+    return row;
+  }
+
+  async function create(userId: string, client: ClientContext, request: SendRequest, file: SendData['file'] | null): Promise<SendRow> {
+    const now = clock.now();
+    checkDates(request, now, true);
+    const passwordHash = await passwordHashFor(request, null);
+    const stamp = now.toISOString();
+    const data: SendData = { name: request.name ?? '', notes: request.notes ?? null, ...(file ? { file } : { text: { text: request.text?.text ?? null, hidden: Boolean(request.text?.hidden) } }) };
+    const row: SendRow = {
+      id: randomUUID(),
+      user_id: userId,
+      type: request.type,
+      data: JSON.stringify(data),
+      key: request.key,
+      password_hash: passwordHash,
+      max_access_count: request.maxAccessCount ?? null,
+      access_count: 0,
+      disabled: request.disabled,
+      hide_email: Boolean(request.hideEmail),
+      creation_date: stamp,
+      revision_date: stamp,
+      expiration_date: iso(request.expirationDate),
+      deletion_date: new Date(request.deletionDate).toISOString(),
+    };
+    await db.transaction().execute(async (tx) => {
+      await assertAllowed(tx, userId, row.hide_email === true);
+      // A file Send's bytes count against its owner's storage from the start, as attachments do.
+      if (file) await reserveStorage(tx, { user_id: userId, organization_id: null }, file.size, deps.userQuotaBytes);
+      await insertSend(tx, row);
+      await touchAccount(tx, userId, stamp);
+      await audit.record(tx, client, { type: sendEventType('created', row), userId, actingUserId: userId, sendId: row.id });
+    });
+    pushes.send(sendPush(PushType.SyncSendCreate, row, client.deviceIdentifier));
+    return row;
+  }
+
+  /** Drops a file Send whose upload failed, with its storage (the client makes a new one). */
+  async function abandon(row: SendRow, size: number): Promise<void> {
+    await db.transaction().execute(async (tx) => {
+      await deleteSend(tx, row.id);
+      await releaseStorage(tx, { user_id: row.user_id, organization_id: null }, size);
+    });
+    await store.deleteAll(`sends/${row.id}`);
+  }
+
+  return {
+    owned: (userId: string, id: string) => owned(db, userId, id),
+    list: (userId: string) => listSends(db, userId),
+
+    async createText(userId: string, client: ClientContext, request: SendRequest): Promise<SendRow> {
+      if (request.type !== (SendType.Text as number)) throw BadRequest.field('type', 'File Sends are created with POST /sends/file/v2.');
+      if (!request.text) throw BadRequest.field('text', 'Text is required for text sends.');
+      return create(userId, client, request, null);
+    },
+
+    /** `POST /sends/file/v2`: the Send with its file reserved; the bytes come to the URL answered. */
+    async createFile(userId: string, client: ClientContext, request: SendRequest): Promise<{ row: SendRow; url: string }> {
+      if (request.type !== (SendType.File as number)) throw new BadRequest('Invalid content.');
+      if (request.fileLength === undefined || request.fileLength === null) throw new BadRequest('Invalid content. File size hint is required.');
+      if (request.fileLength > deps.maxFileBytes) throw new BadRequest(`Max file size is ${maxReadable}.`);
+      if (request.fileLength < 1) throw new BadRequest('No data to attach.');
+      if (!request.file?.fileName) throw new BadRequest('File metadata is required for file sends.');
+      const file = { id: newFileId(), fileName: request.file.fileName, size: request.fileLength, validated: false, uploadStarted: clock.now().toISOString() };
+      const row = await create(userId, client, request, file);
+      return { row, url: `/sends/${row.id}/file/${file.id}` };
+    },
+
+    async renewUpload(userId: string, id: string, fileId: string): Promise<{ row: SendRow; url: string }> {
+      const row = await owned(db, userId, id);
+      const data = parseSendData(row.data);
+      if (!data.file || data.file.id !== fileId || data.file.validated) throw new NotFound();
+      data.file = { ...data.file, uploadStarted: clock.now().toISOString() };
+      await updateSend(db, row.id, { data: JSON.stringify(data) });
+      return { row: { ...row, data: JSON.stringify(data) }, url: `/sends/${row.id}/file/${fileId}` };
+    },
+
+    /** `POST /sends/{id}/file/{fileId}`: exactly the declared bytes, within the upload window; otherwise the Send goes. */
+    async uploadFile(userId: string, client: ClientContext, id: string, fileId: string, stream: Readable): Promise<void> {
+      const row = await owned(db, userId, id);
+      const data = parseSendData(row.data);
+      if (!data.file || data.file.id !== fileId) throw new NotFound();
+      if (data.file.validated) throw new BadRequest('This file has already been uploaded.');
+      if (clock.now().getTime() - Date.parse(data.file.uploadStarted) > SEND_UPLOAD_WINDOW_MS) {
+        throw new BadRequest('The upload URL has expired. Ask for a new one (GET /sends/{id}/file/{fileId}).');
+      }
+      let size: number;
+      try {
+        size = await store.put(sendFileKey(row.id, fileId), stream, data.file.size);
+      } catch (error) {
+        await abandon(row, data.file.size);
+        if (error instanceof FileTooLarge) throw new BadRequest('File received does not match expected file length.');
+        throw error;
+      }
+      if (size !== data.file.size) {
+        await abandon(row, data.file.size);
+        throw new BadRequest('File received does not match expected file length.');
+      }
+      const now = clock.now().toISOString();
+      data.file = { ...data.file, validated: true };
+      await db.transaction().execute(async (tx) => {
+        await updateSend(tx, row.id, { data: JSON.stringify(data), revision_date: now });
+        await touchAccount(tx, userId, now);
+      });
+      pushes.send(sendPush(PushType.SyncSendUpdate, { ...row, revision_date: now }, client.deviceIdentifier));
+    },
+
+    async update(userId: string, client: ClientContext, id: string, request: SendRequest): Promise<SendRow> {
+      const now = clock.now();
+      checkDates(request, now, false);
+      const stamp = now.toISOString();
+      const updated = await db.transaction().execute(async (tx) => {
+        const row = await owned(tx, userId, id);
+        if (row.type !== request.type) throw new BadRequest("Cannot change a Send's type");
+        await assertAllowed(tx, userId, Boolean(request.hideEmail));
+        const data = parseSendData(row.data);
+        data.name = request.name ?? '';
+        data.notes = request.notes ?? null;
+        if (row.type === (SendType.Text as number)) {
+          if (!request.text) throw BadRequest.field('text', 'Text is required for text sends.');
+          data.text = { text: request.text.text ?? null, hidden: Boolean(request.text.hidden) };
+        }
+        const values = {
+          data: JSON.stringify(data),
+          key: request.key,
+          password_hash: await passwordHashFor(request, row.password_hash),
+          max_access_count: request.maxAccessCount ?? null,
+          disabled: request.disabled,
+          hide_email: Boolean(request.hideEmail),
+          expiration_date: iso(request.expirationDate),
+          deletion_date: new Date(request.deletionDate).toISOString(),
+          revision_date: stamp,
+        };
+        await updateSend(tx, row.id, values);
+        await touchAccount(tx, userId, stamp);
+        await audit.record(tx, client, { type: sendEventType('edited', row), userId, actingUserId: userId, sendId: row.id });
+        return { ...row, ...values };
+      });
+      pushes.send(sendPush(PushType.SyncSendUpdate, updated, client.deviceIdentifier));
+      return updated;
+    },
+
+    async removePassword(userId: string, client: ClientContext, id: string): Promise<SendRow> {
+      const stamp = clock.now().toISOString();
+      const updated = await db.transaction().execute(async (tx) => {
+        const row = await owned(tx, userId, id);
+        await updateSend(tx, row.id, { password_hash: null, revision_date: stamp });
+        await touchAccount(tx, userId, stamp);
+        await audit.record(tx, client, { type: sendEventType('edited', row), userId, actingUserId: userId, sendId: row.id });
+        return { ...row, password_hash: null, revision_date: stamp };
+      });
+      pushes.send(sendPush(PushType.SyncSendUpdate, updated, client.deviceIdentifier));
+      return updated;
+    },
+
+    async delete(userId: string, client: ClientContext, id: string): Promise<void> {
+      const stamp = clock.now().toISOString();
+      const row = await db.transaction().execute(async (tx) => {
+        const row = await owned(tx, userId, id);
+        await deleteSend(tx, row.id);
+        const file = parseSendData(row.data).file;
+        if (file) await releaseStorage(tx, { user_id: userId, organization_id: null }, file.size);
+        await touchAccount(tx, userId, stamp);
+        await audit.record(tx, client, { type: sendEventType('deleted', row), userId, actingUserId: userId, sendId: row.id });
+        return row;
+      });
+      await store.deleteAll(`sends/${row.id}`);
+      pushes.send(sendPush(PushType.SyncSendDelete, { ...row, revision_date: stamp }, client.deviceIdentifier));
+    },
+  };
+}
+
+/** Moves the account revision date so the owner's clients sync their Sends (sync reads Sends afresh). */
+export async function touchAccount(executor: Executor, userId: string, date: string): Promise<void> {
+  await touchAccountRevision(executor, userId, date);
+}
+
+export type SendService = ReturnType<typeof createSendService>;
