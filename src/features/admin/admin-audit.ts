@@ -13,6 +13,7 @@ export type AdminAction =
   | 'user-disabled'
   | 'user-enabled'
   | 'user-sessions-ended'
+  | 'user-two-step-login-removed'
   | 'user-deleted'
   | 'organization-disabled'
   | 'organization-enabled'

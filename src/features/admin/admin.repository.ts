@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../events/audit-log.js';
+import { twoFactorOn } from '../two-factor/two-factor.repository.js';
 
 /** The console's read-only listings: no rules here, only queries (every change goes through a feature's service). */
 
@@ -20,6 +21,7 @@ export interface AdminUserRow {
   creation_date: string;
   email_verified: boolean | number;
   disabled: boolean | number;
+  two_factor_enabled: boolean | number;
   items: number | string | bigint;
   last_token: string | null;
   last_device: string | null;
@@ -42,6 +44,8 @@ export async function listUsersPage(db: Executor, search: string, page: Page): P
       'users.creation_date',
       'users.email_verified',
       'users.disabled',
+      // The two-factor feature's own test of "on", read in this query rather than once per row.
+      twoFactorOn(eb).as('two_factor_enabled'),
       eb.selectFrom('ciphers').select((inner) => inner.fn.countAll().as('n')).whereRef('ciphers.user_id', '=', 'users.id').as('items'),
       // Refresh tokens rotate on every use, so the newest one is the last time a client came back.
       eb.selectFrom('refresh_tokens').select((inner) => inner.fn.max('refresh_tokens.creation_date').as('d')).whereRef('refresh_tokens.user_id', '=', 'users.id').as('last_token'),

@@ -89,6 +89,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
         lastActivity: day(latest(row.last_token, row.last_device)),
         emailVerified: Boolean(row.email_verified),
         disabled: Boolean(row.disabled),
+        twoStepLogin: Boolean(row.two_factor_enabled),
         items: Number(row.items),
         organizations: memberships.filter((m) => m.user_id === row.id).map((m) => m.name),
       }));
@@ -121,6 +122,22 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
       const user = await userOrThrow(userId);
       await accounts.endSessions(user.id);
       await audit.record({ action: 'user-sessions-ended', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
+      return user;
+    },
+
+    /** Whether the user has two-step login on, as the two-factor feature sees it (the confirmation page asks). */
+    async twoStepLoginOn(userId: string) {
+      const user = await userOrThrow(userId);
+      return { user, on: await features.twoFactor.isEnabled(user.id) };
+    },
+
+    /** Every provider off through the two-factor feature's service (it refuses with 400 when none is on). */
+    async removeTwoStepLogin(userId: string, confirm: string, operator: Operator) {
+      const user = await userOrThrow(userId);
+      if (confirm.trim().toLowerCase() !== user.email) throw BadRequest.field('confirm', `Type the account's email (${user.email}) to confirm.`);
+      const client = { ipAddress: operator.ipAddress, deviceType: null, deviceIdentifier: null, clientVersion: null };
+      await features.twoFactor.removeByOperator(user.id, client, operator.log);
+      await audit.record({ action: 'user-two-step-login-removed', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
       return user;
     },
 

@@ -75,7 +75,7 @@ ${CSRF}
 <h2>Accounts</h2>
 <div class="table-wrap" role="region" aria-label="Users" tabindex="0">
 <table class="stack">
-<thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Last activity</th><th scope="col">Email verified</th><th scope="col">Items</th><th scope="col">Organizations</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead>
+<thead><tr><th scope="col">Email</th><th scope="col">Name</th><th scope="col">Created</th><th scope="col">Last activity</th><th scope="col">Email verified</th><th scope="col">Two-step login</th><th scope="col">Items</th><th scope="col">Organizations</th><th scope="col">Status</th><th scope="col">Actions</th></tr></thead>
 <tbody>
 <% for (const u of it.users) { %>
 <tr>
@@ -84,6 +84,7 @@ ${CSRF}
 <td data-label="Created"><%= u.created %></td>
 <td data-label="Last activity"><%= u.lastActivity ?? 'never' %></td>
 <td data-label="Email verified"><%= u.emailVerified ? 'yes' : 'no' %></td>
+<td data-label="Two-step login"><%= u.twoStepLogin ? 'on' : 'off' %></td>
 <td data-label="Items"><%= u.items %></td>
 <td data-label="Organizations"><%= u.organizations.join(', ') || 'none' %></td>
 <td data-label="Status"><%= u.disabled ? 'disabled' : 'enabled' %></td>
@@ -91,11 +92,12 @@ ${CSRF}
 <form class="inline" method="post" action="/admin/users/<%= u.id %>/<%= u.disabled ? 'enable' : 'disable' %>">${CSRF}<button type="submit" class="secondary" aria-label="<%= u.disabled ? 'Enable' : 'Disable' %> <%= u.email %>"><%= u.disabled ? 'Enable' : 'Disable' %></button></form>
 <% if (!u.emailVerified) { %><form class="inline" method="post" action="/admin/users/<%= u.id %>/resend-verification">${CSRF}<button type="submit" class="secondary" aria-label="Resend the verification mail to <%= u.email %>">Resend verification</button></form><% } %>
 <form class="inline" method="post" action="/admin/users/<%= u.id %>/deauthorize">${CSRF}<button type="submit" class="secondary" aria-label="End every session of <%= u.email %>">End sessions</button></form>
+<% if (u.twoStepLogin) { %><a class="button danger" href="/admin/users/<%= u.id %>/remove-two-step-login" aria-label="Remove two-step login of <%= u.email %>">Remove two-step login…</a><% } %>
 <a class="button danger" href="/admin/users/<%= u.id %>/delete" aria-label="Delete <%= u.email %>">Delete…</a>
 </td>
 </tr>
 <% } %>
-<% if (it.users.length === 0) { %><tr><td colspan="9">No users<%= it.q ? ' match this search' : '' %>.</td></tr><% } %>
+<% if (it.users.length === 0) { %><tr><td colspan="10">No users<%= it.q ? ' match this search' : '' %>.</td></tr><% } %>
 </tbody>
 </table>
 </div>

@@ -1,12 +1,19 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminTokenHash, signIn } from '../../../test/support/admin-console.js';
-import { createUser, loginAccount, testAccount } from '../../../test/support/accounts.js';
+import { createUser, loginAccount, passwordGrantForm, TEST_DEVICE, testAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { registerFinishBody } from '../../../test/support/bw-crypto.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
-import { seedUser } from '../../../test/support/admin.js';
+import { eventsOf, seedUser } from '../../../test/support/admin.js';
+import { testClock } from '../../../test/support/clock.js';
+import { memberOf, memberRow, orgWithOwner } from '../../../test/support/members.js';
+import { counting } from '../../../test/support/query-count.js';
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { EventSystemUser, EventType } from '../events/event-type.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { PolicyType } from '../policies/policy-type.js';
+import { totpCode } from '../two-factor/totp.js';
+import { listUsersPage } from './admin.repository.js';
 
 let server: TestServer | undefined;
 let smtp: SmtpSink | undefined;
@@ -199,5 +206,128 @@ describe('the users page actions', () => {
     expect((await s.request('POST', '/api/accounts/verify-email-token', { json: { userId: 'not-a-guid', token } })).status).toBe(400);
     expect((await s.request('POST', '/api/accounts/verify-email-token', { json: { userId: user.userId, token } })).status).toBe(200);
     expect((await s.request('POST', '/api/accounts/verify-email', {})).status).toBe(401);
+  });
+});
+
+describe('removing two-step login', () => {
+  const clock = testClock(new Date('2026-11-24T10:00:10Z'));
+
+  async function startWithClock() {
+    server = await startTestServer({ clock, env: { ADMIN_TOKEN: await adminTokenHash() } });
+    return { server, browser: await signIn(server.app) };
+  }
+
+  /** Turns the authenticator on through the official routes; answers the key. */
+  async function enableAuthenticator(s: TestServer, user: LoggedInUser): Promise<string> {
+    const read = await s.request('POST', '/api/two-factor/get-authenticator', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } });
+    const key = String(read.body.authenticator.key);
+    const put = await s.request('PUT', '/api/two-factor/authenticator', { token: user.accessToken, json: { key, token: await totpCode(key, clock.now()), userVerificationToken: read.body.userVerificationToken } });
+    expect(put.status).toBe(200);
+    // The code that turned it on cannot log in: the next time step.
+    clock.advance(30_000);
+    return key;
+  }
+
+  const login = (s: TestServer, user: LoggedInUser, extra: Record<string, string> = {}) =>
+    s.request('POST', '/identity/connect/token', { form: { ...passwordGrantForm(user.account, TEST_DEVICE), ...extra } });
+
+  const rowOf = (html: string, email: string) => new RegExp(`<tr>\\s*<td data-label="Email">${email.replace(/[.]/g, '\\.')}</td>[\\s\\S]*?</tr>`).exec(html)?.[0] ?? '';
+
+  it('shows the column, and the action turns every provider off through the two-factor feature', async () => {
+    const { server: s, browser } = await startWithClock();
+    const { orgId, owner } = await orgWithOwner(s);
+    const member = await memberOf(s, orgId, { email: 'ivy@example.com' });
+    const plain = await createUser(s, { email: 'jack@example.com' });
+    const key = await enableAuthenticator(s, member);
+    expect((await s.request('PUT', `/api/organizations/${orgId}/policies/${PolicyType.TwoFactorAuthentication}`, { token: owner.accessToken, json: { enabled: true } })).status).toBe(200);
+    expect((await s.request('POST', '/api/two-factor/get-recover', { token: member.accessToken, json: { masterPasswordHash: member.account.masterPasswordHash } })).status).toBe(200);
+    const remembered = await login(s, member, { twoFactorToken: await totpCode(key, clock.now()), twoFactorProvider: '0', twoFactorRemember: '1' });
+    expect(remembered.status).toBe(200);
+    const rememberToken = String(remembered.body.TwoFactorToken);
+
+    const page = (await browser.get('/admin/users')).body;
+    expect(page).toContain('<th scope="col">Two-step login</th>');
+    expect(rowOf(page, 'ivy@example.com')).toContain('<td data-label="Two-step login">on</td>');
+    expect(rowOf(page, 'ivy@example.com')).toContain(`href="/admin/users/${member.userId}/remove-two-step-login"`);
+    expect(rowOf(page, 'jack@example.com')).toContain('<td data-label="Two-step login">off</td>');
+    expect(rowOf(page, 'jack@example.com')).not.toContain('remove-two-step-login');
+
+    const confirmPage = await browser.get(`/admin/users/${member.userId}/remove-two-step-login`);
+    expect(confirmPage.statusCode).toBe(200);
+    expect(confirmPage.body).toContain('Type <strong>ivy@example.com</strong> to confirm');
+    expect(confirmPage.body).toContain(`action="/admin/users/${member.userId}/remove-two-step-login"`);
+
+    const providers = () => s.database.db.selectFrom('two_factor_providers').select('type').where('user_id', '=', member.userId).execute();
+    // Refused without the confirmation, without the CSRF token, or without a session: nothing changes.
+    const wrong = await browser.post(`/admin/users/${member.userId}/remove-two-step-login`, { confirm: 'jack@example.com' });
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.body).toContain('ivy@example.com');
+    const noCsrf = await browser.post(`/admin/users/${member.userId}/remove-two-step-login`, { confirm: 'ivy@example.com' }, { csrf: null });
+    expect(noCsrf.statusCode).toBe(403);
+    expect(noCsrf.body).toContain('CSRF');
+    const anonymous = await s.app.inject({
+      method: 'POST',
+      url: `/admin/users/${member.userId}/remove-two-step-login`,
+      payload: new URLSearchParams({ _csrf: browser.csrf, confirm: 'ivy@example.com' }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(anonymous.statusCode).toBe(401);
+    expect(await providers()).toEqual([{ type: 0 }]);
+    expect((await login(s, member)).body.error_description).toBe('Two factor required.');
+
+    const done = await browser.post(`/admin/users/${member.userId}/remove-two-step-login`, { confirm: 'IVY@example.com' });
+    expect(done.statusCode).toBe(303);
+    expect(done.headers.location).toBe('/admin/users?notice=twoStepLoginRemoved');
+    expect(await providers()).toEqual([]);
+    expect(await s.database.db.selectFrom('two_factor_recovery').select('user_id').where('user_id', '=', member.userId).execute()).toEqual([]);
+    expect(await s.database.db.selectFrom('two_factor_remember_tokens').select('user_id').where('user_id', '=', member.userId).execute()).toEqual([]);
+    // The password alone logs in now.
+    const plainLogin = await login(s, member);
+    expect(plainLogin.status).toBe(200);
+    expect(typeof plainLogin.body.access_token).toBe('string');
+    // The policy revoked the member, as the system, and the two-factor feature's event is recorded.
+    expect((await memberRow(s, member.memberId))?.status).toBe(OrganizationUserStatusType.Revoked);
+    const revoked = await eventsOf(s, EventType.OrganizationUser_Revoked_TwoFactorNonCompliance);
+    expect(revoked.filter((e) => e.organization_user_id === member.memberId).map((e) => e.system_user)).toEqual([EventSystemUser.TwoFactorDisabled]);
+    const disabled = (await eventsOf(s, EventType.User_Disabled2fa)).filter((e) => e.user_id === member.userId);
+    expect(disabled.map((e) => [e.acting_user_id, e.ip_address])).toEqual([[null, '127.0.0.1']]);
+    expect((await adminLog(s)).filter((e) => e.action === 'user-two-step-login-removed')).toEqual([
+      { action: 'user-two-step-login-removed', target_id: member.userId, detail: 'ivy@example.com', ip_address: '127.0.0.1' },
+    ]);
+    const after = await browser.get('/admin/users?notice=twoStepLoginRemoved');
+    expect(after.body).toContain('Two-step login is off for the account');
+    expect(rowOf(after.body, 'ivy@example.com')).toContain('<td data-label="Two-step login">off</td>');
+
+    // The remember token issued before does not come back with the next provider.
+    await enableAuthenticator(s, member);
+    expect((await login(s, member, { twoFactorToken: rememberToken, twoFactorProvider: '5' })).body.error_description).toBe('Two factor required.');
+
+    // A user without two-step login gets a clear 400, and nothing is written.
+    const none = await browser.post(`/admin/users/${plain.userId}/remove-two-step-login`, { confirm: 'jack@example.com' });
+    expect(none.statusCode).toBe(400);
+    expect(none.body).toContain('Two-step login is not on for this account');
+    const nonePage = await browser.get(`/admin/users/${plain.userId}/remove-two-step-login`);
+    expect(nonePage.statusCode).toBe(400);
+    expect(nonePage.body).toContain('Two-step login is not on for this account');
+    expect((await adminLog(s)).filter((e) => e.action === 'user-two-step-login-removed')).toHaveLength(1);
+    expect((await eventsOf(s, EventType.User_Disabled2fa)).filter((e) => e.user_id === plain.userId)).toEqual([]);
+    expect((await browser.post('/admin/users/6f1c0a52-6f5d-4c43-9d1e-2b1f2a6e4c11/remove-two-step-login', { confirm: 'x@example.com' })).statusCode).toBe(404);
+    expect((await browser.post('/admin/users/nope/remove-two-step-login', { confirm: 'x@example.com' })).statusCode).toBe(400);
+  });
+
+  it('reads two-step login in the listing query itself, not one query a row', async () => {
+    const { server: s } = await startWithClock();
+    const users: LoggedInUser[] = [];
+    for (let i = 0; i < 3; i++) users.push(await createUser(s, { email: `listed${i}@example.com` }));
+    for (const user of users.slice(0, 2)) await enableAuthenticator(s, user);
+    const counted = counting(s.database.db);
+    const { rows } = await listUsersPage(counted.db, 'listed', { offset: 0, limit: 50 });
+    expect(counted.count()).toBe(2);
+    // Made at the same instant of the test clock, so sorted here (the page orders by date, then id).
+    expect(rows.map((r) => [r.email, Boolean(r.two_factor_enabled)]).sort()).toEqual([
+      ['listed0@example.com', true],
+      ['listed1@example.com', true],
+      ['listed2@example.com', false],
+    ]);
   });
 });

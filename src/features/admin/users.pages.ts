@@ -3,7 +3,9 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { Email } from '../../http/schemas.js';
+import { BadRequest } from '../../http/errors.js';
 import { OPERATOR_INVITATION_DAYS } from '../accounts/accounts.service.js';
+import { TWO_STEP_LOGIN_NOT_ON } from '../two-factor/two-factor.service.js';
 import { adminAccess } from './admin-access.js';
 import { Csrf, frameOf, Html, IdParam, PAGE_SIZE, PageQuery, pager, sendPage } from './admin.pages.js';
 import type { AdminService, Operator } from './admin.service.js';
@@ -14,10 +16,14 @@ const NOTICES = {
   unchanged: 'Nothing to change: the account already was in that state.',
   deauthorized: "Every session of the account has ended: its apps must log in again.",
   deleted: 'The account and its vault are deleted.',
+  twoStepLoginRemoved: 'Two-step login is off for the account: its password alone logs in until the user turns it on again.',
 } as const;
 
 const docs = {
-  list: { summary: 'Users page', description: 'Every account, searchable by email or name, 50 a page: created, last activity, email verified, items, organizations, status, and the actions. Access: an admin session.' },
+  list: {
+    summary: 'Users page',
+    description: 'Every account, searchable by email or name, 50 a page: created, last activity, email verified, two-step login on, items, organizations, status, and the actions. Access: an admin session.',
+  },
   invite: {
     summary: 'Invite a user',
     description: 'Mails the registration link (`strongroom users invite`); without SMTP the page shows the link to pass on. The link opens registration for that email for 5 days, even when REGISTRATION_ENABLED is off. Access: an admin session and its CSRF token.',
@@ -28,6 +34,15 @@ const docs = {
   resendVerification: {
     summary: 'Resend the verification mail',
     description: "Mails the account the link that verifies its email (as `POST /accounts/verify-email`); without SMTP the page shows the link. Refused (400) when the email is already verified. Access: an admin session and its CSRF token.",
+  },
+  removeTwoStepPage: {
+    summary: 'Confirm removing two-step login',
+    description: 'Asks the operator to type the email of the account whose two-step login to remove; 400 when it has none on. Access: an admin session.',
+  },
+  removeTwoStep: {
+    summary: "Remove a user's two-step login",
+    description:
+      'Once `confirm` is the account\'s email: every provider off, the recovery code and "remember this device" tokens gone, User_Disabled2fa recorded, and the Two-step login policy revokes the user where it binds them (as the two-factor feature does when the last provider goes off); the user is told by mail. 400 when no provider is on. Access: an admin session and its CSRF token.',
   },
   deletePage: { summary: 'Confirm deleting a user', description: 'Asks the operator to type the email of the account to delete. Access: an admin session.' },
   delete: {
@@ -96,6 +111,33 @@ export const userPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags:
     async (request, reply) => {
       await service.endSessions(request.params.id, operatorOf(request));
       return reply.redirect('/admin/users?notice=deauthorized', 303);
+    },
+  );
+
+  app.get(
+    '/users/:id/remove-two-step-login',
+    { config: session, schema: { tags, ...docs.removeTwoStepPage, params: IdParam, response: { 200: Html } } },
+    async (request, reply) => {
+      const { user, on } = await service.twoStepLoginOn(request.params.id);
+      if (!on) throw new BadRequest(TWO_STEP_LOGIN_NOT_ON);
+      return sendPage(reply, 'confirm', frameOf(request, 'Remove two-step login', '/admin/users'), {
+        heading: `Remove two-step login of ${user.email}`,
+        explanation:
+          'Every two-step login method of the account is turned off, its recovery code and remembered devices stop working, and organizations whose Two-step login policy binds the user revoke them. Do this only for a user who proved who they are and lost their second factor.',
+        expected: user.email,
+        action: `/admin/users/${user.id}/remove-two-step-login`,
+        button: 'Remove two-step login',
+        back: '/admin/users',
+      });
+    },
+  );
+
+  app.post(
+    '/users/:id/remove-two-step-login',
+    { config: session, schema: { tags, ...docs.removeTwoStep, params: IdParam, body: Type.Object({ _csrf: Csrf, confirm: Type.String({ minLength: 1, maxLength: 256 }) }), response: { 200: Html } } },
+    async (request, reply) => {
+      await service.removeTwoStepLogin(request.params.id, request.body.confirm, operatorOf(request));
+      return reply.redirect('/admin/users?notice=twoStepLoginRemoved', 303);
     },
   );
 

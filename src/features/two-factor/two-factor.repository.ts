@@ -1,5 +1,5 @@
-import type { Selectable } from 'kysely';
-import type { OneTimeCodesTable, TwoFactorProvidersTable } from '../../db/schema.js';
+import type { ExpressionBuilder, ExpressionWrapper, Selectable, SqlBool } from 'kysely';
+import type { DB, OneTimeCodesTable, TwoFactorProvidersTable } from '../../db/schema.js';
 import type { UserRow } from '../accounts/accounts.repository.js';
 import type { Executor } from '../events/audit-log.js';
 
@@ -28,8 +28,10 @@ export async function deleteProvider(db: Executor, userId: string, type: number)
   return Number(result.numDeletedRows) > 0;
 }
 
-export async function deleteAllProviders(db: Executor, userId: string): Promise<void> {
-  await db.deleteFrom('two_factor_providers').where('user_id', '=', userId).execute();
+/** Deletes every provider of the user; answers how many there were. */
+export async function deleteAllProviders(db: Executor, userId: string): Promise<number> {
+  const result = await db.deleteFrom('two_factor_providers').where('user_id', '=', userId).executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /**
@@ -64,6 +66,11 @@ export async function setRecoveryHash(db: Executor, userId: string, codeHash: st
     .values({ user_id: userId, code_hash: codeHash, creation_date: now })
     .onConflict((oc) => oc.column('user_id').doUpdateSet({ code_hash: codeHash, creation_date: now }))
     .execute();
+}
+
+/** Forgets the recovery code, whatever it was. */
+export async function deleteRecovery(db: Executor, userId: string): Promise<void> {
+  await db.deleteFrom('two_factor_recovery').where('user_id', '=', userId).execute();
 }
 
 /** Takes the recovery code: only one of several racing uses deletes the row. */
@@ -130,16 +137,20 @@ export async function deleteRememberTokens(db: Executor, userId: string): Promis
   await db.deleteFrom('two_factor_remember_tokens').where('user_id', '=', userId).execute();
 }
 
+/**
+ * "Two-step login is on" for the `users` row of a query: any enabled provider. A correlated
+ * EXISTS, so a listing reads it in its own query (sync's profile, the admin console's users).
+ */
+export function twoFactorOn(eb: ExpressionBuilder<DB, 'users'>): ExpressionWrapper<DB, 'users', SqlBool> {
+  return eb.exists(eb.selectFrom('two_factor_providers').select('two_factor_providers.type').whereRef('two_factor_providers.user_id', '=', 'users.id').where('two_factor_providers.enabled', '=', true));
+}
+
 /** The user, with whether any provider is on: one query, for sync's profile. */
 export async function findUserWithTwoFactor(db: Executor, id: string): Promise<(UserRow & { two_factor_enabled: boolean }) | undefined> {
   const row = await db
     .selectFrom('users')
     .selectAll('users')
-    .select((eb) =>
-      eb
-        .exists(eb.selectFrom('two_factor_providers').select('two_factor_providers.type').whereRef('two_factor_providers.user_id', '=', 'users.id').where('two_factor_providers.enabled', '=', true))
-        .as('two_factor_enabled'),
-    )
+    .select((eb) => twoFactorOn(eb).as('two_factor_enabled'))
     .where('users.id', '=', id)
     .executeTakeFirst();
   return row ? { ...row, two_factor_enabled: Boolean(row.two_factor_enabled) } : undefined;

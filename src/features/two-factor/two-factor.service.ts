@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { BadRequest, Unauthorized } from '../../http/errors.js';
+import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { safeEqual } from '../../shared/constant-time.js';
 import { findUserByEmail, findUserById, type UserRow } from '../accounts/accounts.repository.js';
@@ -20,6 +20,7 @@ import {
   claimTimeStep,
   deleteAllProviders,
   deleteProvider,
+  deleteRecovery,
   deleteRememberTokens,
   findProvider,
   insertRememberToken,
@@ -51,6 +52,9 @@ export const OFFERED_PROVIDERS: readonly TwoFactorProviderType[] = [TwoFactorPro
 
 const VERIFICATION_TYP = 'strongroom-2fa-verification';
 const VERIFICATION_SECONDS = 30 * 60;
+
+/** The operator's removal of a user who has no provider on. */
+export const TWO_STEP_LOGIN_NOT_ON = 'Two-step login is not on for this account: there is nothing to remove.';
 
 const USER_VERIFICATION_FAILED = 'User verification failed.';
 const INVALID_TOKEN = 'Invalid token.';
@@ -191,20 +195,22 @@ export function createTwoFactorService(deps: {
     });
     if (!revocations) return false;
     pushChange(user.id, revocations);
+    await mailTurnedOff(user, `Your recovery code was used ${client.ipAddress ? `from ${client.ipAddress} ` : ''}at ${clock.now().toUTCString()}: two-step login is now off for your account.`, log);
+    return true;
+  }
+
+  /** Tells the user two-step login went off (a failed mail is logged, not an error). */
+  async function mailTurnedOff(user: UserRow, what: string, log: MailLog): Promise<void> {
     await deps.mailer
       .send(
         renderMail(user.email, deps.brand, {
           subject: 'Two-step login turned off',
-          paragraphs: [
-            `Your recovery code was used ${client.ipAddress ? `from ${client.ipAddress} ` : ''}at ${clock.now().toUTCString()}: two-step login is now off for your account.`,
-            'Turn it back on in your account settings.',
-          ],
+          paragraphs: [what, 'Turn it back on in your account settings.'],
           footnote: 'If this was not you, change your master password now.',
         }),
         log,
       )
-      .catch((error: unknown) => log.info({ err: error, to: user.email }, 'recovery notice mail failed'));
-    return true;
+      .catch((error: unknown) => log.info({ err: error, to: user.email }, 'two-step login notice mail failed'));
   }
 
   async function enabledProviders(userId: string): Promise<ProviderRow[]> {
@@ -321,6 +327,30 @@ export function createTwoFactorService(deps: {
       const valid = await deps.hasher.verify(body.masterPasswordHash, user?.master_password_hash ?? null);
       if (!user || !valid) return false;
       return recover(user, body.recoveryCode, client, log);
+    },
+
+    /**
+     * The server's operator (admin console) turns two-step login off for a user who lost their
+     * second factor, as a recovery code would: every provider off, the recovery code and the
+     * remember tokens gone, `User_Disabled2fa` recorded (no acting user: the operator is none),
+     * and the Two-step login policy revokes the user where it binds them. The user is told by
+     * mail. 404 for no such user, 400 when no provider is on.
+     */
+    async removeByOperator(userId: string, client: ClientContext, log: MailLog): Promise<UserRow> {
+      const user = await findUserById(db, userId);
+      if (!user) throw new NotFound('There is no such user.');
+      const revocations = await db.transaction().execute(async (tx) => {
+        const on = (await providersOf(tx, user.id)).some((row) => Boolean(row.enabled));
+        // The delete's count settles a race with a second removal: only one of them finds rows.
+        if (!on || (await deleteAllProviders(tx, user.id)) === 0) throw new BadRequest(TWO_STEP_LOGIN_NOT_ON);
+        await deleteRecovery(tx, user.id);
+        await deleteRememberTokens(tx, user.id);
+        await deps.audit.record(tx, client, { type: EventType.User_Disabled2fa, userId: user.id });
+        return revokeNonCompliant(tx, deps.audit, client, { userId: user.id }, now());
+      });
+      pushChange(user.id, revocations);
+      await mailTurnedOff(user, `The operator of ${deps.brand.serverName} turned two-step login off for your account at ${clock.now().toUTCString()}.`, log);
+      return user;
     },
 
     // ---- Login (identity service) ----
