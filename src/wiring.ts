@@ -49,6 +49,7 @@ import { createOrganizationKeys } from './features/organizations/organization-ke
 import { createPublicApiService } from './features/public-api/public-api.service.js';
 import { createSecretsManager } from './features/secrets-manager/secrets-manager.js';
 import { createTwoFactorService } from './features/two-factor/two-factor.service.js';
+import { createWebAuthn } from './features/two-factor/webauthn.js';
 import { createMailedCodes } from './features/two-factor/mailed-codes.js';
 import { createAccountEmails } from './features/account-emails/account-emails.service.js';
 import { createMetrics, noInstruments } from './features/operations/metrics.js';
@@ -134,6 +135,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     codes,
     pushes,
     rememberDays: config.twoFactorRememberDays,
+    webauthn: createWebAuthn({ db, clock, rpName: config.serverName, publicUrl: config.publicUrl }),
   });
   const accountEmails = createAccountEmails({
     db,

@@ -75,7 +75,7 @@ export function createIdentityService(deps: {
   authRequests: Pick<AuthRequestService, 'validForLogin' | 'markUsed'>;
   clientCredentialGrants?: readonly ClientCredentialsGrant[];
   /** Two-step login: the challenge and the second factor of password logins. */
-  twoFactor?: Pick<TwoFactorService, 'challenge' | 'verifyLogin' | 'issueRememberToken'>;
+  twoFactor?: Pick<TwoFactorService, 'isEnabled' | 'challenge' | 'verifyLogin' | 'issueRememberToken'>;
   /** Account mail around password logins: verified-email and new-device checks, the new-device notice. */
   loginChecks?: Pick<AccountEmails, 'beforeLogin' | 'afterLogin'>;
   /** Counts refused logins (the metrics). */
@@ -191,10 +191,11 @@ export function createIdentityService(deps: {
     log: MailLog,
   ): Promise<{ required: boolean; remember: boolean }> {
     const twoFactor = deps.twoFactor;
-    const challenge = twoFactor ? await twoFactor.challenge(user) : null;
-    if (!twoFactor || !challenge) return { required: false, remember: false };
+    if (!twoFactor || !(await twoFactor.isEnabled(user.id))) return { required: false, remember: false };
+    // The challenge is made only when answered: WebAuthn's replaces the pending assertion challenge.
     const challengeError = async () => {
       await attempt.released();
+      const challenge = await twoFactor.challenge(user);
       return new OAuthError('invalid_grant', TWO_FACTOR_REQUIRED, TWO_FACTOR_REQUIRED, 400, { ...challenge, MasterPasswordPolicy: await masterPasswordPolicyFor(db, user.id) });
     };
     const token = form.twofactortoken?.trim();

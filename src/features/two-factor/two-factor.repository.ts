@@ -155,3 +155,8 @@ export async function findUserWithTwoFactor(db: Executor, id: string): Promise<(
     .executeTakeFirst();
   return row ? { ...row, two_factor_enabled: Boolean(row.two_factor_enabled) } : undefined;
 }
+
+/** Replaces a provider's metadata (a WebAuthn key's sign counter after a login). */
+export async function setProviderMetadata(db: Executor, userId: string, type: number, metadata: object, now: string): Promise<void> {
+  await db.updateTable('two_factor_providers').set({ metadata: JSON.stringify(metadata), revision_date: now }).where('user_id', '=', userId).where('type', '=', type).execute();
+}

@@ -23,6 +23,12 @@ import {
   RecoverBody,
   RecoverResponse,
   SecretBody,
+  WebAuthnChallengeResponse,
+  WebAuthnDeleteBody,
+  WebAuthnDeleteResponse,
+  WebAuthnResponse,
+  WebAuthnUpdateBody,
+  WebAuthnUpdateResponse,
 } from './two-factor.schemas.js';
 import type { TwoFactorService } from './two-factor.service.js';
 
@@ -77,6 +83,22 @@ const docs = {
     summary: 'Turn two-step login off with the recovery code',
     description:
       'Older clients\' recovery form: email, master password hash and recovery code. When all are right every provider is turned off, the code is spent, User_Recovered2fa (1004) is recorded, memberships the Two-step login policy binds are revoked and the account is told by mail; otherwise 400 "Invalid information. Try again.". Wrong passwords count toward the login throttle. Access: anonymous.',
+  },
+  getWebAuthn: {
+    summary: 'Read the security keys',
+    description: `The WebAuthn (FIDO2) security keys registered as a second factor (slot id, name) and a verification token for the following changes. ${PASSWORD} ${USER}`,
+  },
+  getWebAuthnChallenge: {
+    summary: 'Start registering a security key',
+    description: `Registration options for navigator.credentials.create, for the relying party of PUBLIC_URL (its host is the RP ID); the challenge stays valid five minutes and is spent by the next PUT /two-factor/webauthn. At most five keys (400 past it). ${CHANGE} ${USER}`,
+  },
+  putWebAuthn: {
+    summary: 'Register a security key',
+    description: `Saves the key in slot \`id\` (1–5; replacing one there) once \`deviceResponse\` (the attestation, as the clients send it) answers the pending challenge from the configured origin; otherwise 400 "Unable to complete WebAuthn registration.". Turns the provider on and records User_Updated2fa (1002). ${CHANGE} ${USER}`,
+  },
+  deleteWebAuthn: {
+    summary: 'Remove a security key',
+    description: `Removes the key in slot \`id\`. The last key is never removed (400 "Unable to delete WebAuthn credential.", as for an unknown slot): turn the provider off with PUT /two-factor/disable (type 7) instead. Records User_Updated2fa (1002). ${CHANGE} ${USER}`,
   },
   notOffered: {
     summary: 'A provider this server does not offer',
@@ -206,6 +228,38 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
     const body = request.body;
     await guarded(body.email, request.ip ?? null, () => twoFactor.recoverByCode(body, clientContext(request), request.log), 'Invalid information. Try again.');
     return emptyOk(reply);
+  });
+
+  app.post('/two-factor/get-webauthn', { ...user, schema: { tags, ...docs.getWebAuthn, body: SecretBody, response: { 200: WebAuthnResponse } } }, async (request) => ({
+    object: 'twoFactorWebAuthn' as const,
+    ...(await twoFactor.getWebAuthn(currentUser(request).userId, secretOf(request.body))),
+  }));
+
+  app.post(
+    '/two-factor/get-webauthn-challenge',
+    { ...user, schema: { tags, ...docs.getWebAuthnChallenge, body: ChangeBody, response: { 200: WebAuthnChallengeResponse } } },
+    async (request) => {
+      const body = request.body;
+      const options = await twoFactor.webAuthnChallenge(currentUser(request).userId, { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null });
+      return { object: 'twoFactorWebAuthnChallenge' as const, options };
+    },
+  );
+
+  for (const [method, doc] of [
+    ['put', docs.putWebAuthn],
+    ['post', olderForm(docs.putWebAuthn, 'PUT /two-factor/webauthn')],
+  ] as const) {
+    app[method]('/two-factor/webauthn', { ...user, schema: { tags, ...doc, body: WebAuthnUpdateBody, response: { 200: WebAuthnUpdateResponse } } }, async (request) => {
+      const body = request.body;
+      const change = { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null, id: body.id, name: body.name ?? '', deviceResponse: body.deviceResponse };
+      return { object: 'twoFactorWebAuthnUpdate' as const, webAuthn: await twoFactor.putWebAuthn(currentUser(request).userId, change, clientContext(request)) };
+    });
+  }
+
+  app.delete('/two-factor/webauthn', { ...user, schema: { tags, ...docs.deleteWebAuthn, body: WebAuthnDeleteBody, response: { 200: WebAuthnDeleteResponse } } }, async (request) => {
+    const body = request.body;
+    const change = { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null, id: body.id };
+    return { object: 'twoFactorWebAuthnDelete' as const, webAuthn: await twoFactor.deleteWebAuthn(currentUser(request).userId, change, clientContext(request)) };
   });
 
   // Duo and YubiKey OTP call outside services (Duo's API, YubiCloud) that cannot be tested here.

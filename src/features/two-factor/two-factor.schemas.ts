@@ -75,3 +75,50 @@ export const EmailResponse = Type.Object({ object: Type.Literal('twoFactorEmail'
 export const EmailUpdateResponse = Type.Object({ object: Type.Literal('twoFactorEmailUpdate'), email: EmailDetails });
 
 export const RecoverResponse = Type.Object({ object: Type.Literal('twoFactorRecover'), code: Type.String() });
+
+const KeyId = Type.Integer({ minimum: 1, maximum: 5, description: 'The key slot (1–5)' });
+
+/** The attestation as the clients send it: Fido2NetLib's AuthenticatorAttestationRawResponse (base64url fields). */
+const DeviceResponse = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 1400 }),
+    rawId: Type.Optional(Type.String({ maxLength: 1400 })),
+    type: Type.Optional(Type.Literal('public-key')),
+    extensions: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
+    response: Type.Object(
+      {
+        AttestationObject: Type.Optional(Type.String({ maxLength: 20_000 })),
+        attestationObject: Type.Optional(Type.String({ maxLength: 20_000 })),
+        clientDataJson: Type.Optional(Type.String({ maxLength: 20_000 })),
+        clientDataJSON: Type.Optional(Type.String({ maxLength: 20_000 })),
+      },
+      { additionalProperties: true },
+    ),
+  },
+  { additionalProperties: true },
+);
+
+export const WebAuthnUpdateBody = Type.Object({
+  ...changeFields,
+  id: KeyId,
+  name: Type.Optional(Nullable(Type.String({ maxLength: 50 }))),
+  deviceResponse: DeviceResponse,
+});
+
+export const WebAuthnDeleteBody = Type.Object({ ...changeFields, id: KeyId });
+
+const WebAuthnDetails = Type.Object({
+  enabled: Type.Boolean(),
+  keys: Type.Array(Type.Object({ name: Type.String(), id: Type.Integer(), migrated: Type.Boolean() })),
+});
+
+export const WebAuthnResponse = Type.Object({ object: Type.Literal('twoFactorWebAuthn'), webAuthn: WebAuthnDetails, userVerificationToken: Type.String() });
+
+export const WebAuthnChallengeResponse = Type.Object({
+  object: Type.Literal('twoFactorWebAuthnChallenge'),
+  options: Type.Object({}, { additionalProperties: true, description: 'PublicKeyCredentialCreationOptions (base64url), for navigator.credentials.create' }),
+});
+
+export const WebAuthnUpdateResponse = Type.Object({ object: Type.Literal('twoFactorWebAuthnUpdate'), webAuthn: WebAuthnDetails });
+
+export const WebAuthnDeleteResponse = Type.Object({ object: Type.Literal('twoFactorWebAuthnDelete'), webAuthn: WebAuthnDetails });

@@ -26,6 +26,7 @@ import {
   insertRememberToken,
   providersOf,
   recoveryHashOf,
+  setProviderMetadata,
   setRecoveryHash,
   takeRecovery,
   upsertProvider,
@@ -33,6 +34,7 @@ import {
   type ProviderRow,
 } from './two-factor.repository.js';
 import { isAuthenticatorKey, newAuthenticatorKey, totpStep } from './totp.js';
+import { keysOf, MAX_WEBAUTHN_KEYS, type WebAuthn } from './webauthn.js';
 
 /** TwoFactorProviderType, with Bitwarden's names and numbers. */
 export enum TwoFactorProviderType {
@@ -48,7 +50,7 @@ export enum TwoFactorProviderType {
 }
 
 /** The providers this server offers; Duo and YubiKey need outside services and are not configured. */
-export const OFFERED_PROVIDERS: readonly TwoFactorProviderType[] = [TwoFactorProviderType.Authenticator, TwoFactorProviderType.Email];
+export const OFFERED_PROVIDERS: readonly TwoFactorProviderType[] = [TwoFactorProviderType.Authenticator, TwoFactorProviderType.Email, TwoFactorProviderType.WebAuthn];
 
 const VERIFICATION_TYP = 'strongroom-2fa-verification';
 const VERIFICATION_SECONDS = 30 * 60;
@@ -108,6 +110,7 @@ export function createTwoFactorService(deps: {
   codes: MailedCodes;
   pushes: Pushes;
   rememberDays: number;
+  webauthn: WebAuthn;
 }) {
   const { db, clock } = deps;
   const now = () => clock.now().toISOString();
@@ -211,6 +214,12 @@ export function createTwoFactorService(deps: {
         log,
       )
       .catch((error: unknown) => log.info({ err: error, to: user.email }, 'two-step login notice mail failed'));
+  }
+
+  /** The security keys as the official clients list them (`TwoFactorWebAuthnDetails`). */
+  async function webAuthnDetails(userId: string) {
+    const row = await findProvider(db, userId, TwoFactorProviderType.WebAuthn);
+    return { enabled: Boolean(row?.enabled), keys: keysOf(row).map((key) => ({ name: key.name, id: key.id, migrated: false })) };
   }
 
   async function enabledProviders(userId: string): Promise<ProviderRow[]> {
@@ -353,6 +362,44 @@ export function createTwoFactorService(deps: {
       return user;
     },
 
+    /** `get-webauthn`: the registered keys and a verification token for the following changes. */
+    async getWebAuthn(userId: string, secret: SecretVerification) {
+      const user = await userOrThrow(userId);
+      await verifySecret(user, secret);
+      return { webAuthn: await webAuthnDetails(user.id), userVerificationToken: await verificationToken(user, TwoFactorProviderType.WebAuthn) };
+    },
+
+    /** `get-webauthn-challenge`: registration options; the challenge stays pending for five minutes. */
+    async webAuthnChallenge(userId: string, secret: SecretVerification) {
+      const user = await userOrThrow(userId);
+      await verifyChange(user, secret, TwoFactorProviderType.WebAuthn);
+      const keys = keysOf(await findProvider(db, user.id, TwoFactorProviderType.WebAuthn));
+      if (keys.length >= MAX_WEBAUTHN_KEYS) throw new BadRequest('Maximum allowed WebAuthn credential count exceeded.');
+      return deps.webauthn.registrationOptions(user, keys);
+    },
+
+    /** Saves the key in slot `id` (replacing one there) once its attestation answers the pending challenge. */
+    async putWebAuthn(userId: string, body: SecretVerification & { id: number; name: string; deviceResponse: Record<string, unknown> }, client: ClientContext) {
+      const user = await userOrThrow(userId);
+      await verifyChange(user, body, TwoFactorProviderType.WebAuthn);
+      const key = await deps.webauthn.register(user, body.id, body.name, body.deviceResponse);
+      if (!key) throw new BadRequest('Unable to complete WebAuthn registration.');
+      const others = keysOf(await findProvider(db, user.id, TwoFactorProviderType.WebAuthn)).filter((k) => k.id !== key.id);
+      if (others.some((k) => k.credentialId === key.credentialId)) throw new BadRequest('This security key is already registered.');
+      await enable(user, TwoFactorProviderType.WebAuthn, { keys: [...others, key].sort((a, b) => a.id - b.id) }, client);
+      return webAuthnDetails(user.id);
+    },
+
+    /** Removes one key; never the last one (turn the provider off for that, as officially). */
+    async deleteWebAuthn(userId: string, body: SecretVerification & { id: number }, client: ClientContext) {
+      const user = await userOrThrow(userId);
+      await verifyChange(user, body, TwoFactorProviderType.WebAuthn);
+      const keys = keysOf(await findProvider(db, user.id, TwoFactorProviderType.WebAuthn));
+      if (!keys.some((k) => k.id === body.id) || keys.length < 2) throw new BadRequest('Unable to delete WebAuthn credential.');
+      await enable(user, TwoFactorProviderType.WebAuthn, { keys: keys.filter((k) => k.id !== body.id) }, client);
+      return webAuthnDetails(user.id);
+    },
+
     // ---- Login (identity service) ----
 
     /** The login challenge's providers, or null when the user has none on. */
@@ -367,6 +414,8 @@ export function createTwoFactorService(deps: {
           const to = typeof stored === 'string' ? stored : user.email;
           providers2[String(row.type)] = { Email: redactEmail(to) };
           email = user.email;
+        } else if (row.type === (TwoFactorProviderType.WebAuthn as number)) {
+          providers2[String(row.type)] = await deps.webauthn.assertionOptions(user, keysOf(row));
         } else providers2[String(row.type)] = null;
       }
       return { TwoFactorProviders: Object.keys(providers2), TwoFactorProviders2: providers2, ...(email ? { Email: email } : {}) };
@@ -389,6 +438,14 @@ export function createTwoFactorService(deps: {
         case TwoFactorProviderType.Email: {
           const row = await findProvider(db, user.id, TwoFactorProviderType.Email);
           return Boolean(row?.enabled) && (await codes.use(user.id, CodePurpose.TwoFactorLogin, token));
+        }
+        case TwoFactorProviderType.WebAuthn: {
+          const row = await findProvider(db, user.id, TwoFactorProviderType.WebAuthn);
+          if (!row?.enabled) return false;
+          const keys = await deps.webauthn.verify(user, keysOf(row), token);
+          if (!keys) return false;
+          await setProviderMetadata(db, user.id, TwoFactorProviderType.WebAuthn, { keys }, now());
+          return true;
         }
         case TwoFactorProviderType.Remember:
           return deviceId !== null && (await validRememberToken(db, sha256(token), user.id, deviceId, user.security_stamp, now()));
