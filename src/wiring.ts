@@ -56,6 +56,7 @@ import { createMetrics, noInstruments } from './features/operations/metrics.js';
 import { apiBaseUrl } from './features/files/attachment-data.js';
 import { createAttachmentService } from './features/files/attachments.service.js';
 import { localFileStore, s3FileStore } from './features/files/file-store.js';
+import { createFileSweeper } from './features/files/file-sweeper.js';
 import { createSendAccess } from './features/sends/send-access.js';
 import { createSendPurge } from './features/sends/send-purge.js';
 import { createSendService } from './features/sends/sends.service.js';
@@ -109,6 +110,18 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     windowSeconds: config.loginAttemptWindowSeconds,
   });
   const mailer = createMailer(config);
+  const fileStore =
+    config.fileStorage === 's3' && config.s3Bucket
+      ? s3FileStore({
+          bucket: config.s3Bucket,
+          region: config.s3Region,
+          endpoint: config.s3Endpoint,
+          forcePathStyle: config.s3ForcePathStyle,
+          accessKeyId: config.s3AccessKeyId,
+          secretAccessKey: config.s3SecretAccessKey,
+          prefix: config.s3Prefix,
+        })
+      : localFileStore(config.filesDir ?? join(config.dataDir, 'files'));
   const accounts = createAccountService({
     db,
     clock,
@@ -120,6 +133,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     mailer,
     publicUrl: config.publicUrl,
     isSoleOwner,
+    files: fileStore,
     pushes,
   });
   const brand = { serverName: config.serverName, publicUrl: config.publicUrl };
@@ -150,18 +164,6 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     settings: { requireVerifiedEmail: config.requireVerifiedEmail, newDeviceLoginMail: config.newDeviceLoginMail, newDeviceVerification: config.newDeviceVerification },
   });
   const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly });
-  const fileStore =
-    config.fileStorage === 's3' && config.s3Bucket
-      ? s3FileStore({
-          bucket: config.s3Bucket,
-          region: config.s3Region,
-          endpoint: config.s3Endpoint,
-          forcePathStyle: config.s3ForcePathStyle,
-          accessKeyId: config.s3AccessKeyId,
-          secretAccessKey: config.s3SecretAccessKey,
-          prefix: config.s3Prefix,
-        })
-      : localFileStore(config.filesDir ?? join(config.dataDir, 'files'));
   const sendAccess = createSendAccess({
     db,
     audit,
@@ -219,6 +221,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     maxFileBytes: config.fileMaxMb * 1024 * 1024,
   });
   const sendPurge = createSendPurge({ db, clock, store: fileStore, pushes });
+  const fileSweeper = createFileSweeper({ db, clock, store: fileStore });
   const sync = createSyncService({ db, apiBase: apiBaseUrl(config), cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit)) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
@@ -229,7 +232,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
   const securityTasks = createSecurityTasks({ db, clock, pushes });
   const reports = createReports({ db, clock });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes });
-  const organizations = createOrganizationService({ db, clock, hasher, audit, pushes });
+  const organizations = createOrganizationService({ db, clock, hasher, audit, pushes, files: fileStore });
   const organizationKeys = createOrganizationKeys({ db });
   const { licenseIssuerPublicKeys, installationId } = config;
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
@@ -261,6 +264,8 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     sendAccess,
     /** Started by the app (buildApp), stopped by close(). */
     sendPurge,
+    /** Started by the app (buildApp), stopped by close(): removes files no row names. */
+    fileSweeper,
     sync,
     devices,
     domainSettings,
@@ -295,6 +300,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
       await notifications.close();
       await eventRetention.stop();
       await sendPurge.stop();
+      await fileSweeper.stop();
       await integrations.close();
       await redis?.close();
       await rateLimits.close();

@@ -5,6 +5,8 @@ import { isUniqueViolation } from '../../db/dialect.js';
 import { BadRequest, GatewayError, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { isEncString } from '../../http/enc-string.js';
+import type { FileStore } from '../files/file-store.js';
+import { fileFoldersOf, removeFolders } from '../files/orphans.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
@@ -129,6 +131,8 @@ export function createAccountService(deps: {
   publicUrl: string;
   isSoleOwner: SoleOwnerCheck;
   pushes: Pushes;
+  /** Where attachment and Send files live: an account's go after its deletion commits. */
+  files: FileStore;
 }) {
   const { db, clock, hasher } = deps;
 
@@ -215,14 +219,17 @@ export function createAccountService(deps: {
    */
   async function removeAccount(target: UserRow | string): Promise<void> {
     const userId = (typeof target === 'string' ? await userOrThrow(target) : target).id;
-    await db.transaction().execute(async (tx) => {
+    const folders = await db.transaction().execute(async (tx) => {
       if (await deps.isSoleOwner(tx, userId)) {
         throw new BadRequest(
           'Cannot delete this user because it is the sole owner of at least one organization. Please delete these organizations or upgrade another user.',
         );
       }
+      const owned = await fileFoldersOf(tx, { userId });
       await deleteUser(tx, userId);
+      return owned;
     });
+    await removeFolders(deps.files, folders);
     deps.pushes.send(logOutPush(userId));
   }
 

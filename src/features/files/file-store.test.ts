@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -73,6 +73,18 @@ describe.each(['local', 's3'])('the %s file store', (kind) => {
     expect(await store().get('sends/s1/f2')).toBeNull();
     expect(await text((await store().get('sends/s2/f1'))?.stream as Readable)).toBe('other');
     await store().delete('sends/nothing/here');
+  });
+
+  it('lists every stored file with when it was written, and no upload in progress', async () => {
+    const before = Date.now() - 5000;
+    await store().put('attachments/l1/a1', Readable.from([Buffer.from('one')]), 10);
+    await store().put('sends/l2/f1', Readable.from([Buffer.from('two')]), 10);
+    if (kind === 'local') await writeFile(join(dir, 'attachments', 'l1', '.upload-0123456789abcdef.tmp'), 'part');
+    const listed = new Map<string, Date>();
+    for await (const file of store().list()) listed.set(file.key, file.modified);
+    expect([...listed.keys()]).toEqual(expect.arrayContaining(['attachments/l1/a1', 'sends/l2/f1']));
+    expect([...listed.keys()].every((key) => /^(attachments|sends)\/[0-9a-z-]+\/[0-9a-z-]+$/.test(key))).toBe(true);
+    expect(listed.get('sends/l2/f1')?.getTime()).toBeGreaterThan(before);
   });
 
   it('refuses keys outside its layout', async () => {

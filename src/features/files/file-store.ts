@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -21,7 +21,16 @@ export interface FileStore {
   delete(key: string): Promise<void>;
   /** Removes every file under `prefix/` (an item's or a Send's folder). */
   deleteAll(prefix: string): Promise<void>;
+  /** Every stored file (its key and when it was written), for the sweeper of files no row names. */
+  list(): AsyncIterable<StoredFile>;
 }
+
+export interface StoredFile {
+  key: string;
+  modified: Date;
+}
+
+const AREAS = ['attachments', 'sends'] as const;
 
 export class FileTooLarge extends Error {
   constructor(readonly maxBytes: number) {
@@ -94,6 +103,25 @@ export function localFileStore(root: string): FileStore {
     async deleteAll(prefix) {
       await rm(pathOf(prefix), { recursive: true, force: true });
     },
+    async *list() {
+      const entries = async (path: string) =>
+        readdir(path, { withFileTypes: true }).catch((error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') return [];
+          throw error;
+        });
+      for (const area of AREAS) {
+        for (const folder of await entries(join(base, area))) {
+          if (!folder.isDirectory()) continue;
+          for (const file of await entries(join(base, area, folder.name))) {
+            const key = `${area}/${folder.name}/${file.name}`;
+            // Temporary files of uploads in progress are not files of the store.
+            if (!file.isFile() || !KEY.test(key)) continue;
+            const info = await stat(join(base, area, folder.name, file.name)).catch(() => null);
+            if (info) yield { key, modified: info.mtime };
+          }
+        }
+      }
+    },
   };
 }
 
@@ -158,6 +186,19 @@ export function s3FileStore(options: S3Options): FileStore {
         if (keys.length === 0) return;
         await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys, Quiet: true } }));
         if (!listed.IsTruncated) return;
+      }
+    },
+    async *list() {
+      for (const area of AREAS) {
+        let ContinuationToken: string | undefined;
+        do {
+          const listed = await client.send(new ListObjectsV2Command({ Bucket, Prefix: `${options.prefix}${area}/`, MaxKeys: 1000, ContinuationToken }));
+          for (const object of listed.Contents ?? []) {
+            const key = object.Key?.slice(options.prefix.length);
+            if (key && KEY.test(key)) yield { key, modified: object.LastModified ?? new Date(0) };
+          }
+          ContinuationToken = listed.IsTruncated ? listed.NextContinuationToken : undefined;
+        } while (ContinuationToken);
       }
     },
   };

@@ -4,6 +4,8 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
+import type { FileStore } from '../files/file-store.js';
+import { fileFoldersOf, removeFolders } from '../files/orphans.js';
 import { findUserById, type UserRow } from '../accounts/accounts.repository.js';
 import { randomApiKey } from '../accounts/accounts.service.js';
 import type { PasswordHasher } from '../accounts/password-hasher.js';
@@ -75,7 +77,7 @@ async function storeKeysOnce(tx: Executor, organizationId: string, keys: Static<
   return true;
 }
 
-export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: PasswordHasher; audit: AuditLog; pushes: Pushes }) {
+export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: PasswordHasher; audit: AuditLog; pushes: Pushes; files: FileStore }) {
   const { db, clock, audit } = deps;
 
   async function organizationOf(id: string): Promise<OrganizationRow> {
@@ -86,12 +88,16 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
 
   async function remove(organizationId: string): Promise<void> {
     const now = clock.now().toISOString();
-    await db.transaction().execute(async (tx) => {
+    const folders = await db.transaction().execute(async (tx) => {
       const members = await memberUserIds(tx, organizationId);
+      const owned = await fileFoldersOf(tx, { organizationId });
       await deleteOrganization(tx, organizationId);
       // Members' clients drop the organization at their next sync.
       await touchAccountRevisions(tx, members, now);
+      return owned;
     });
+    // After commit: the items' files (the sweeper removes any a crash leaves behind).
+    await removeFolders(deps.files, folders);
   }
 
   /** The official SecretVerificationRequestModel: the master password hash (as `secret` or `masterPasswordHash`). */

@@ -3,6 +3,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { accessibleCipher, accessibleCiphers, cipherEvents, personalRevision, touchPersonalSettings, touchRevisions, type CipherRight } from './cipher-access.js';
+import { removeFolders } from '../files/orphans.js';
 import { deleteCiphers, setDeletedDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
 import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 import { cipherPushes, collectionIdsOf, sendBuilt, userPush, type CipherPushType } from '../notifications/push-messages.js';
@@ -202,7 +203,7 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
         bulkOrItem(selection, PushType.SyncLoginDelete, client),
       );
       // After commit: a crash in between leaves files without an item, never an item without files.
-      for (const row of withFiles) await files.deleteAll(`attachments/${row.id}`);
+      await removeFolders(files, withFiles.map((row) => `attachments/${row.id}`));
     },
 
     async move(userId: string, selection: Selection, folderId: string | null): Promise<void> {
