@@ -37,3 +37,42 @@ export function createLease(db: Db, clock: Clock, name: string, holder: string =
     },
   };
 }
+
+/** A job run now and then every interval in the background (see `everyInterval`). */
+export interface BackgroundJob {
+  /** Runs now and every interval until `stop`; failures go to `onError` and the next run tries again. */
+  start(onError: (error: unknown) => void): void;
+  /** Stops the timer, waits for a run in progress, and gives the lease back when one is named. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The timer of the fleet's scheduled jobs (event retention, the Send purge, the file sweeper):
+ * `runOnce` now and every `intervalMs`, never two runs at once on one instance; `runOnce` itself
+ * takes the job's lease, so one instance of a fleet does the work.
+ */
+export function everyInterval(intervalMs: number, runOnce: () => Promise<unknown>, lease?: Lease): BackgroundJob {
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<unknown> | undefined;
+  return {
+    start(onError) {
+      if (timer) return;
+      const tick = () => {
+        running ??= runOnce()
+          .catch(onError)
+          .finally(() => {
+            running = undefined;
+          });
+      };
+      timer = setInterval(tick, intervalMs);
+      timer.unref();
+      tick();
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      await running;
+      await lease?.release().catch(() => undefined);
+    },
+  };
+}

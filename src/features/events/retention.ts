@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { createLease, type Lease } from '../../db/leases.js';
+import { createLease, everyInterval, type Lease } from '../../db/leases.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Rows deleted per statement: short transactions, so writers of new events never wait long. */
@@ -31,9 +31,6 @@ export function createEventRetention({
   intervalMs?: number;
   lease?: Lease;
 }) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-
   async function pruneEvents(cutoff: string): Promise<number> {
     let total = 0;
     for (;;) {
@@ -78,29 +75,13 @@ export function createEventRetention({
       const readSets = await pruneReadSets(cutoff);
       return { events, readSets };
     },
-
-    /** Prunes now and then every interval, in the background, until `stop`; failures go to `onError` and the next run tries again. */
     start(onError: (error: unknown) => void): void {
-      if (days <= 0 || timer) return;
-      const tick = () => {
-        running ??= retention
-          .pruneOnce()
-          .catch(onError)
-          .finally(() => {
-            running = undefined;
-          });
-      };
-      timer = setInterval(tick, intervalMs);
-      timer.unref();
-      tick();
+      if (days > 0) job.start(onError);
     },
 
-    async stop(): Promise<void> {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running;
-    },
+    stop: () => job.stop(),
   };
+  const job = everyInterval(intervalMs, () => retention.pruneOnce());
   return retention;
 }
 

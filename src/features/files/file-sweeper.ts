@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { createLease, type Lease } from '../../db/leases.js';
+import { createLease, everyInterval, type Lease } from '../../db/leases.js';
 import { parseSendData } from '../sends/sends.schemas.js';
 import { parseAttachments } from './attachment-data.js';
 import type { FileStore, StoredFile } from './file-store.js';
@@ -31,9 +31,6 @@ export function createFileSweeper({
   intervalMs?: number;
   lease?: Lease;
 }) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-
   /** The keys of `files` no row names. */
   async function orphans(files: readonly StoredFile[]): Promise<string[]> {
     const parts = files.map((f) => {
@@ -78,30 +75,10 @@ export function createFileSweeper({
       await flush();
       return removed;
     },
-
-    /** Sweeps now and every interval in the background until `stop`; failures go to `onError` and the next run tries again. */
-    start(onError: (error: unknown) => void): void {
-      if (timer) return;
-      const tick = () => {
-        running ??= sweeper
-          .sweepOnce()
-          .catch(onError)
-          .finally(() => {
-            running = undefined;
-          });
-      };
-      tick();
-      timer = setInterval(tick, intervalMs);
-      timer.unref();
-    },
-
-    async stop(): Promise<void> {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running;
-      await lease.release().catch(() => undefined);
-    },
+    start: (onError: (error: unknown) => void) => job.start(onError),
+    stop: () => job.stop(),
   };
+  const job = everyInterval(intervalMs, () => sweeper.sweepOnce(), lease);
   return sweeper;
 }
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { createLease, type Lease } from '../../db/leases.js';
+import { createLease, everyInterval, type Lease } from '../../db/leases.js';
 import { releaseStorage } from '../files/attachments.repository.js';
 import type { FileStore } from '../files/file-store.js';
 import { PushType, type Pushes } from '../notifications/pushes.js';
@@ -32,9 +32,6 @@ export function createSendPurge({
   intervalMs?: number;
   lease?: Lease;
 }) {
-  let timer: NodeJS.Timeout | undefined;
-  let running: Promise<unknown> | undefined;
-
   const purge = {
     /** Purges once if this instance holds the lease: the number of Sends purged, or null when another instance holds it. */
     async purgeOnce(): Promise<number | null> {
@@ -57,30 +54,10 @@ export function createSendPurge({
         if (rows.length < BATCH) return total;
       }
     },
-
-    /** Purges now and every interval in the background until `stop`; failures go to `onError` and the next run tries again. */
-    start(onError: (error: unknown) => void): void {
-      if (timer) return;
-      const tick = () => {
-        running ??= purge
-          .purgeOnce()
-          .catch(onError)
-          .finally(() => {
-            running = undefined;
-          });
-      };
-      tick();
-      timer = setInterval(tick, intervalMs);
-      timer.unref();
-    },
-
-    async stop(): Promise<void> {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      await running;
-      await lease.release().catch(() => undefined);
-    },
+    start: (onError: (error: unknown) => void) => job.start(onError),
+    stop: () => job.stop(),
   };
+  const job = everyInterval(intervalMs, () => purge.purgeOnce(), lease);
   return purge;
 }
 
