@@ -161,6 +161,11 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: false },
     requestTimeout: timeouts.requestTimeout,
     keepAliveTimeout: config.keepAliveTimeoutSeconds * 1000,
+    // A request already on a connection when shutdown begins is served, not refused with 503: the
+    // listener is closed, so new connections go to the other instances, and every answer while
+    // draining says `Connection: close` (the onSend hook below). A rolling restart behind a load
+    // balancer then fails nothing (test/fleet); stopOnSignals bounds the drain.
+    return503OnClosing: false,
     // What the router refuses before any hook runs (a path that is not UTF-8) gets our envelope too.
     frameworkErrors: frameworkErrorHandler,
     ...(https ? { https: { cert: https.cert, key: https.key, ...timeouts } } : { http: timeouts }),
