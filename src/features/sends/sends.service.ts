@@ -109,9 +109,10 @@ export function createSendService(deps: SendDeps) {
       throw BadRequest.field('authType', 'Email verification of Sends is not offered by this server; use a password.');
     }
     if (request.authType === SendAuthType.Password) {
+      // A new password replaces the old one; an edit without one keeps it.
+      if (request.password) return hasher.hash(request.password);
       if (existing) return existing;
-      if (!request.password) throw BadRequest.field('password', 'A password is required.');
-      return hasher.hash(request.password);
+      throw BadRequest.field('password', 'A password is required.');
     }
     if (request.authType === SendAuthType.None) return null;
     // Older clients send no authType: a password sets one, none keeps what there is.
