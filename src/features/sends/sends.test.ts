@@ -1,11 +1,9 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fetch as undiciFetch, FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actor } from '../../../test/support/admin.js';
+import { actor, ENC } from '../../../test/support/admin.js';
 import { createUser, loginAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
 import { seedPolicy } from '../../../test/support/members.js';
@@ -18,7 +16,6 @@ import { accessIdOf, idOfAccessId } from './send-id.js';
 import { SendAccessResponse, SendResponse } from './sends.schemas.js';
 import { DISABLE_SEND, HIDE_EMAIL_DISALLOWED } from './sends.service.js';
 
-const ENC = '2.AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 const TEXT = '2.CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC=';
 const HASH = 'c2VuZC1wYXNzd29yZC1oYXNoLWZyb20tdGhlLWNsaWVudA==';
 const DAY = 24 * 60 * 60 * 1000;
@@ -30,14 +27,13 @@ let alice: LoggedInUser;
 let bob: LoggedInUser;
 
 beforeAll(async () => {
-  filesDir = await mkdtemp(join(tmpdir(), 'strongroom-sends-'));
-  server = await startTestServer({ clock, env: { FILES_DIR: filesDir, SEND_ACCESS_PER_MINUTE: '10000', FILE_MAX_MB: '1' } });
+  server = await startTestServer({ clock, env: { SEND_ACCESS_PER_MINUTE: '10000', FILE_MAX_MB: '1' } });
+  filesDir = server.filesDir;
   alice = await createUser(server, { email: 'alice@example.com' });
   bob = await createUser(server, { email: 'bob@example.com' });
 });
 afterAll(async () => {
   await server?.close();
-  await rm(filesDir, { recursive: true, force: true });
 });
 
 const soon = (days: number) => new Date(clock.now().getTime() + days * DAY).toISOString();
@@ -180,6 +176,14 @@ describe('text Sends', () => {
     expect(opened.body.id).toBe(send.accessId);
     expect((await server.request('POST', '/api/sends/access', { token: alice.accessToken })).status).toBe(401);
     expect((await server.request('POST', '/api/sends/access')).status).toBe(401);
+
+    // An edit with a new password replaces the old one; an edit without one keeps it.
+    const NEW_HASH = 'bmV3LXNlbmQtcGFzc3dvcmQtaGFzaA==';
+    expect((await req(alice, 'PUT', `/sends/${send.id}`, textSend({ authType: 1, password: NEW_HASH }))).status).toBe(200);
+    expect((await req(null, 'POST', `/sends/access/${send.accessId}`, { password: HASH })).status).toBe(400);
+    expect((await req(null, 'POST', `/sends/access/${send.accessId}`, { password: NEW_HASH })).status).toBe(200);
+    expect((await req(alice, 'PUT', `/sends/${send.id}`, textSend({ authType: 1, password: null }))).status).toBe(200);
+    expect((await req(null, 'POST', `/sends/access/${send.accessId}`, { password: NEW_HASH })).status).toBe(200);
 
     const removed = await req(alice, 'PUT', `/sends/${send.id}/remove-password`);
     expect(removed.body).toMatchObject({ authType: 2, password: null });
