@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Selectable } from 'kysely';
 import { assertCleanLog, remember } from './log-audit.js';
@@ -58,6 +61,8 @@ export interface TestServer {
   logs: LogCapture;
   /** http(s)://127.0.0.1:port — the server listens on a real socket. */
   baseUrl: string;
+  /** Where this server keeps attachment and Send files: a fresh folder removed on close, unless `FILES_DIR` was given. */
+  filesDir: string;
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   close(): Promise<void>;
 }
@@ -103,8 +108,10 @@ const SIGNING_KEY = 'jwt-signing';
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
   const fresh = options.databaseUrl ? { url: options.databaseUrl, drop: async () => undefined } : await freshDatabaseUrl();
   const tlsEnv: Record<string, string> = options.tls ? { TLS_CERT_FILE: options.tls.certPath, TLS_KEY_FILE: options.tls.keyPath } : {};
+  // Each server stores files in a folder of its own, never the project's DATA_DIR.
+  const ownFilesDir = options.env?.FILES_DIR ? undefined : await mkdtemp(join(tmpdir(), 'strongroom-files-'));
   // Every request line is logged, so the log audit sees what production would write.
-  const config = testConfig({ DATABASE_URL: fresh.url, PORT: '0', LOG_LEVEL: 'info', ...tlsEnv, ...options.env });
+  const config = testConfig({ DATABASE_URL: fresh.url, PORT: '0', LOG_LEVEL: 'info', ...(ownFilesDir ? { FILES_DIR: ownFilesDir } : {}), ...tlsEnv, ...options.env });
   const https = await prepareHttps(config);
   const caPem = options.tls?.caPem ?? https?.selfSigned?.caPem;
   const dispatcher = caPem ? new Agent({ connect: { ca: caPem } }) : undefined;
@@ -124,6 +131,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     database,
     logs,
     baseUrl,
+    filesDir: config.filesDir as string,
     request: (method, path, requestOptions) => httpRequest(baseUrl, method, path, requestOptions, dispatcher),
     async close() {
       await app.close();
@@ -133,6 +141,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
       await dispatcher?.close();
       await database.close();
       await fresh.drop();
+      if (ownFilesDir) await rm(ownFilesDir, { recursive: true, force: true });
       // The log audit: a server that logged a secret fails the test that owned it.
       assertCleanLog(logs.lines, `the test server at ${baseUrl}`);
     },

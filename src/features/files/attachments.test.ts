@@ -1,11 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fetch as undiciFetch, FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actor, seedCollection, type Actor } from '../../../test/support/admin.js';
+import { actor, ENC, seedCollection, type Actor } from '../../../test/support/admin.js';
 import { createUser, loginAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrgItem } from '../../../test/support/org-items.js';
@@ -18,7 +17,6 @@ import { CipherResponse } from '../vault/ciphers.schemas.js';
 import { AttachmentResponseSchema } from './attachments.schemas.js';
 import { UPLOAD_WINDOW_MS } from './attachments.service.js';
 
-const ENC = '2.AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 const NAME = '2.BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=';
 const MB = 1024 * 1024;
 
@@ -29,14 +27,13 @@ let alice: LoggedInUser;
 let bob: LoggedInUser;
 
 beforeAll(async () => {
-  filesDir = await mkdtemp(join(tmpdir(), 'strongroom-files-'));
-  server = await startTestServer({ clock, env: { FILES_DIR: filesDir, ATTACHMENT_USER_QUOTA_MB: '2', FILE_MAX_MB: '1' } });
+  server = await startTestServer({ clock, env: { ATTACHMENT_USER_QUOTA_MB: '2', FILE_MAX_MB: '1' } });
+  filesDir = server.filesDir;
   alice = await createUser(server, { email: 'alice@example.com' });
   bob = await createUser(server, { email: 'bob@example.com' });
 });
 afterAll(async () => {
   await server?.close();
-  await rm(filesDir, { recursive: true, force: true });
 });
 
 type Who = { accessToken?: string; token?: string };

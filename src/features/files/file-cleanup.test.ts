@@ -1,12 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fetch as undiciFetch, FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actor, seedCollection } from '../../../test/support/admin.js';
+import { actor, ENC, seedCollection } from '../../../test/support/admin.js';
 import { adminTokenHash, signIn } from '../../../test/support/admin-console.js';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
@@ -20,7 +18,6 @@ import { OrganizationUserType } from '../organizations/roles.js';
 import { localFileStore, s3FileStore, type FileStore } from './file-store.js';
 import { createFileSweeper, SWEEP_MIN_AGE_MS } from './file-sweeper.js';
 
-const ENC = '2.AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 const NAME = '2.BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=';
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -29,12 +26,11 @@ let filesDir: string;
 const clock = testClock();
 
 beforeAll(async () => {
-  filesDir = await mkdtemp(join(tmpdir(), 'strongroom-cleanup-'));
-  server = await startTestServer({ clock, env: { FILES_DIR: filesDir, ADMIN_TOKEN: await adminTokenHash() } });
+  server = await startTestServer({ clock, env: { ADMIN_TOKEN: await adminTokenHash() } });
+  filesDir = server.filesDir;
 });
 afterAll(async () => {
   await server?.close();
-  await rm(filesDir, { recursive: true, force: true });
 });
 
 type Who = { accessToken: string };
