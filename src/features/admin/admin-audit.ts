@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { Selectable } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
+import type { AdminEventsTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
 
 /** What an operator did in the console; the names are this log's own (the official EventType has none). */
@@ -30,15 +32,7 @@ export interface AdminEventInput {
   ipAddress: string | null;
 }
 
-export interface AdminEventRow {
-  id: string;
-  date: string;
-  action: string;
-  target_type: string | null;
-  target_id: string | null;
-  detail: string | null;
-  ip_address: string | null;
-}
+export type AdminEventRow = Selectable<AdminEventsTable>;
 
 /**
  * The instance audit log of the admin console. The console's actions call the features'
