@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AccessRule } from '../../http/access.js';
 import { Forbidden, Unauthorized } from '../../http/errors.js';
 import { ipMatcher } from '../../config/rate-limit-settings.js';
-import { sameSecret, type AdminSession, type AdminSessions } from './admin-sessions.js';
+import { safeEqual } from '../../shared/constant-time.js';
+import type { AdminSession, AdminSessions } from './admin-sessions.js';
 
 /**
  * The console's two access rules. Neither needs a bearer token (the API guard lets them
@@ -85,6 +86,6 @@ export function installAdminAccess(app: FastifyInstance, deps: { sessions: Admin
     if (request.method !== 'POST') return;
     const sent = csrfOf(request);
     const expected = request.adminSession?.csrfToken ?? (request.routeOptions.config.access === adminAccess.signIn ? cookiesOf(request)[SIGN_IN_CSRF_COOKIE] : undefined);
-    if (!expected || !sameSecret(sent, expected)) throw new Forbidden(MISSING_CSRF);
+    if (!expected || typeof sent !== 'string' || !safeEqual(sent, expected)) throw new Forbidden(MISSING_CSRF);
   });
 }

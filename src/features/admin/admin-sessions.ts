@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 
@@ -9,14 +9,6 @@ export interface AdminSession {
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest('hex');
-
-/** Constant-time comparison of two strings a caller sent and we hold. */
-export function sameSecret(sent: string | undefined | null, held: string): boolean {
-  if (typeof sent !== 'string') return false;
-  const a = Buffer.from(sent);
-  const b = Buffer.from(held);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 /**
  * Signed-in admin console sessions, in the database so every instance knows them. The browser

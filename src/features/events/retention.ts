@@ -81,7 +81,7 @@ export function createEventRetention({
 
     stop: () => job.stop(),
   };
-  const job = everyInterval(intervalMs, () => retention.pruneOnce());
+  const job = everyInterval(intervalMs, () => retention.pruneOnce(), lease);
   return retention;
 }
 

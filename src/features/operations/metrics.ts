@@ -16,7 +16,8 @@ import { Forbidden, Unauthorized } from '../../http/errors.js';
  * of state (pool, hub, outbox) are read when Prometheus scrapes.
  */
 
-export type LoginFailureReason = 'password' | 'two-factor' | 'throttled' | 'disabled' | 'api-key';
+const LOGIN_FAILURE_REASONS = ['password', 'two-factor', 'throttled', 'disabled', 'api-key'] as const;
+export type LoginFailureReason = (typeof LOGIN_FAILURE_REASONS)[number];
 
 /** What features report; a no-op until the app wires metrics in. */
 export interface Instruments {
@@ -96,7 +97,7 @@ export function createMetrics() {
       if (sources) this.set(sources.hubConnections());
     },
   });
-  const outbox = new Gauge({
+  new Gauge({
     name: 'strongroom_integration_outbox_backlog',
     help: 'Events written but not yet relayed to the integrations (the whole fleet shares one outbox).',
     registers: [registry],
@@ -104,7 +105,6 @@ export function createMetrics() {
       if (sources) this.set(await outboxBacklog(sources.database));
     },
   });
-  void outbox;
   collectDefaultMetrics({ register: registry });
 
   const instruments: Instruments = {
@@ -112,7 +112,7 @@ export function createMetrics() {
     syncCacheLookup: (hit) => syncCache.inc({ result: hit ? 'hit' : 'miss' }),
   };
   // Every label set the tests and dashboards look for exists from the start, at 0.
-  for (const reason of ['password', 'throttled', 'disabled', 'api-key'] as const) loginFailures.inc({ reason }, 0);
+  for (const reason of LOGIN_FAILURE_REASONS) loginFailures.inc({ reason }, 0);
   for (const result of ['hit', 'miss']) syncCache.inc({ result }, 0);
 
   return {
