@@ -74,9 +74,14 @@ describe('the Two-step login policy (type 0)', () => {
     expect((await server.request('PUT', `/api/organizations/${orgId}/policies/0`, { token: owner.accessToken, json: { enabled: true } })).status).toBe(200);
     expect((await memberRow(server, member.memberId))?.status).toBe(Status.Confirmed);
 
+    const revision = async () => (await server.database.db.selectFrom('users').select('account_revision_date').where('id', '=', member.userId).executeTakeFirstOrThrow()).account_revision_date;
+    const before = await revision();
+    await new Promise((r) => setTimeout(r, 5));
     const off = await server.request('PUT', '/api/two-factor/disable', { token: member.accessToken, json: { masterPasswordHash: member.account.masterPasswordHash, type: 0 } });
     expect(off.status).toBe(200);
     expect((await memberRow(server, member.memberId))?.status).toBe(Status.Revoked);
+    // The revoked member's clients see a newer account revision and sync the organization away.
+    expect(await revision()).not.toBe(before);
     // An organization without the policy keeps them.
     expect((await memberRow(server, elsewhere))?.status).toBe(Status.Confirmed);
     const [event] = await revocationEvents(orgId);

@@ -1,6 +1,7 @@
 import type { ClientContext } from '../../http/request-context.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventSystemUser, EventType } from '../events/event-type.js';
+import { touchAccountRevisions } from '../organizations/organizations.repository.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { usersWithTwoFactor } from './two-factor.repository.js';
@@ -57,6 +58,8 @@ export async function revokeNonCompliant(
       revoked.map((row) => row.id),
     )
     .execute();
+  // Their clients learn of the revocation at their next revision check, as for any revocation.
+  await touchAccountRevisions(tx, [...new Set(revoked.map((row) => row.user_id))], now);
   await audit.record(
     tx,
     client,

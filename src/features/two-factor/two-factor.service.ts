@@ -163,17 +163,22 @@ export function createTwoFactorService(deps: {
     ]);
   }
 
-  /** Removes providers in a transaction; the last one gone revokes memberships the policy binds. */
+  /**
+   * Removes providers in a transaction; the last one gone revokes memberships the policy binds.
+   * Removing a provider the user does not have changes nothing, records nothing and tells no one.
+   */
   async function disable(user: UserRow, types: readonly TwoFactorProviderType[] | 'all', client: ClientContext, event: EventType): Promise<void> {
     const revocations = await db.transaction().execute(async (tx) => {
-      if (types === 'all') await deleteAllProviders(tx, user.id);
-      else for (const type of types) await deleteProvider(tx, user.id, type);
+      let removed = 0;
+      if (types === 'all') removed = await deleteAllProviders(tx, user.id);
+      else for (const type of types) if (await deleteProvider(tx, user.id, type)) removed++;
+      if (removed === 0) return null;
       const left = await providersOf(tx, user.id);
       if (left.length === 0) await deleteRememberTokens(tx, user.id);
       await deps.audit.record(tx, client, { type: event, userId: user.id, actingUserId: user.id });
       return left.length === 0 ? revokeNonCompliant(tx, deps.audit, client, { userId: user.id }, now()) : [];
     });
-    pushChange(user.id, revocations);
+    if (revocations) pushChange(user.id, revocations);
   }
 
   async function enable(user: UserRow, type: TwoFactorProviderType, metadata: object, client: ClientContext, lastUsedStep: number | null = null): Promise<void> {

@@ -169,6 +169,11 @@ describe('authenticator app', () => {
     const disabled = await api('PUT', '/two-factor/disable', user.accessToken, { masterPasswordHash: user.account.masterPasswordHash, type: 0 });
     expect(disabled.body).toEqual({ object: 'twoFactorProvider', enabled: false, type: 0 });
     expect((await login(user)).status).toBe(200);
+    // Turning off a provider the user does not have records nothing.
+    const recorded = (await eventsOf(server, EventType.User_Disabled2fa)).filter((e) => e.user_id === user.userId).length;
+    const again = await api('PUT', '/two-factor/disable', user.accessToken, { masterPasswordHash: user.account.masterPasswordHash, type: 0 });
+    expect(again.body).toEqual({ object: 'twoFactorProvider', enabled: false, type: 0 });
+    expect((await eventsOf(server, EventType.User_Disabled2fa)).filter((e) => e.user_id === user.userId)).toHaveLength(recorded);
   });
 
   it('answers Duo and YubiKey as not offered', async () => {
