@@ -2,10 +2,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createUser, loginAccount, registerAccount, testAccount } from '../../../test/support/accounts.js';
 import { registerFinishBody } from '../../../test/support/bw-crypto.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
+import { recordingPushes } from '../../../test/support/pushes.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { systemClock } from '../../clock.js';
 import { createFeatures } from '../../wiring.js';
 import { EventType } from '../events/event-type.js';
+import { PushType } from '../notifications/pushes.js';
 import { OrganizationUserType } from '../organizations/roles.js';
 
 /**
@@ -32,10 +34,13 @@ describe('a disabled account', () => {
     const user = await createUser(s, { email: 'dis@example.com' });
     const apiKey = (await s.request('POST', '/api/accounts/api-key', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } }))
       .body.apiKey as string;
-    const accounts = servicesOf(s).accounts;
+    const pushes = recordingPushes();
+    const accounts = createFeatures({ config: s.config, database: s.database, clock: systemClock, pushes }).accounts;
 
     expect(await accounts.setDisabled(user.userId, true)).toBe(true);
     expect(await accounts.setDisabled(user.userId, true)).toBe(false);
+    // Its open apps are told to log out, once.
+    expect(pushes.of(PushType.LogOut).map((p) => p.target)).toEqual([{ user: user.userId }]);
 
     const login = await token(s, {
       grant_type: 'password',

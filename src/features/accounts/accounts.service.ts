@@ -253,6 +253,8 @@ export function createAccountService(deps: {
       });
       if (disabled) await deleteRefreshTokensOfUser(tx, userId);
     });
+    // As ending the sessions: the account's open apps are told to log out now.
+    if (disabled) deps.pushes.send(logOutPush(userId));
     return true;
   }
 

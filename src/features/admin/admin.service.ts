@@ -7,7 +7,8 @@ import type { MailLog } from '../mail/mailer.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 import type { AdminAudit } from './admin-audit.js';
 import { randomUUID } from 'node:crypto';
-import { randomApiKey } from '../accounts/accounts.service.js';
+import { InvitationNotMailed, randomApiKey } from '../accounts/accounts.service.js';
+import { normalizeEmail } from '../accounts/kdf.js';
 import { createLicenseIssuer, licenseTerms } from '../organizations/licenses.js';
 import { PlanType, planFeatures } from '../organizations/plans.js';
 import { listOrganizationsPage, listUsersPage, membersOfOrganization, membershipsOfUsers, type Page } from './admin.repository.js';
@@ -98,8 +99,19 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
 
     getUser: userOrThrow,
 
-    async invite(email: string, operator: Operator) {
-      const result = await accounts.inviteByOperator(email, operator.log);
+    /**
+     * Invites by mail; without SMTP, or when the mail server refuses the message, the page shows
+     * the link to pass on and says why (the invitation exists either way, so it is logged).
+     */
+    async invite(email: string, operator: Operator): Promise<{ email: string; link: string; mailed: boolean; why: string | null }> {
+      let result: { email: string; link: string; mailed: boolean; why: string | null };
+      try {
+        result = { ...(await accounts.inviteByOperator(email, operator.log)), why: null };
+      } catch (error) {
+        if (!(error instanceof InvitationNotMailed)) throw error;
+        result = { email: normalizeEmail(email), link: error.link, mailed: false, why: error.message };
+      }
+      if (!result.mailed) result.why ??= 'SMTP is not configured (SMTP_HOST), so no mail was sent.';
       await audit.record({ action: 'user-invited', targetType: 'user', detail: result.email, ipAddress: operator.ipAddress });
       return result;
     },

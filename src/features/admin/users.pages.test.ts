@@ -109,6 +109,15 @@ describe('the users page actions', () => {
     expect(bad.body).toContain('email');
   });
 
+  it('shows the link, and why, when the mail server refuses the invitation, and logs the invitation', async () => {
+    const { server: s, browser } = await start({ SMTP_HOST: '127.0.0.1', SMTP_PORT: '9' });
+    const res = await browser.post('/admin/users/invite', { email: 'Lost@Example.com' });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).toContain('The mail server did not take the invitation');
+    expect(res.body).toMatch(/#\/finish-signup\?token=[^"]*email=lost%40example\.com/);
+    expect((await adminLog(s)).map((e) => [e.action, e.detail])).toEqual([['user-invited', 'lost@example.com']]);
+  });
+
   it('disables an account: it cannot log in and its tokens stop; enabling lets it log in again', async () => {
     const { server: s, browser } = await start();
     const user = await createUser(s, { email: 'carol@example.com' });

@@ -77,8 +77,7 @@ export const userPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags:
     { config: session, schema: { tags, ...docs.invite, body: Type.Object({ _csrf: Csrf, email: Email }), response: { 200: Html } } },
     async (request, reply) => {
       const result = await service.invite(request.body.email, operatorOf(request));
-      const why = 'SMTP is not configured (SMTP_HOST), so no mail was sent.';
-      return sendPage(reply, 'invited', frameOf(request, 'Invitation', '/admin/users'), { ...result, why, days: OPERATOR_INVITATION_DAYS });
+      return sendPage(reply, 'invited', frameOf(request, 'Invitation', '/admin/users'), { ...result, days: OPERATOR_INVITATION_DAYS });
     },
   );
 
