@@ -44,6 +44,18 @@ describe('strongroom backup / restore', () => {
     expect(printed).toContain('and 1 files from');
     expect(await entries(out)).toEqual(['data/', 'data/attachments/', 'data/attachments/a.bin', 'database.sqlite', 'strongroom-backup.json']);
     expect((await stat(out)).mode & 0o777).toBe(0o600);
+    expect(printed).not.toContain('not in this archive');
+  });
+
+  it('says so when the attachment and Send files are outside DATA_DIR (FILES_DIR) or in S3', async () => {
+    const dataDir = await sqliteDataDir('files-apart');
+    const filesDir = join(root, 'elsewhere');
+    const apart = await runBackup([join(root, 'apart.tgz')], testConfig({ DATA_DIR: dataDir, FILES_DIR: filesDir }));
+    expect(apart).toContain(`Attachment and Send files are in FILES_DIR (${filesDir}), outside DATA_DIR, and not in this archive`);
+    const inside = await runBackup([join(root, 'inside.tgz')], testConfig({ DATA_DIR: dataDir, FILES_DIR: join(dataDir, 'files') }));
+    expect(inside).not.toContain('not in this archive');
+    const s3 = await runBackup([join(root, 's3.tgz')], testConfig({ DATA_DIR: dataDir, FILE_STORAGE: 's3', S3_BUCKET: 'vault-files' }));
+    expect(s3).toContain('the S3 bucket vault-files, which is not in this archive');
   });
 
   it('restores the rows and files; a second restore needs --force, which replaces the database', async () => {

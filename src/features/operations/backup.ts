@@ -123,11 +123,21 @@ export async function runBackup(args: readonly string[], config: Config): Promis
     const what = databaseFile !== null ? `the SQLite database (migration ${lastMigration ?? 'none'}) and ${fileCount} files from ${dataDir}` : `${fileCount} files from ${dataDir}`;
     const postgres =
       databaseFile === null ? '\nThe PostgreSQL database is not in this archive: dump it with pg_dump --format=custom (see docs/operations.md).' : '';
-    return `Backed up ${what} to ${output}.${postgres}\n`;
+    return `Backed up ${what} to ${output}.${postgres}${filesOutside(config, dataDir)}\n`;
   } finally {
     await rm(staging, { recursive: true, force: true });
     await rm(partial, { force: true });
   }
+}
+
+/** What the archive leaves out of the attachment and Send files, said after the summary (empty when they are under DATA_DIR). */
+function filesOutside(config: Config, dataDir: string): string {
+  if (config.fileStorage === 's3') {
+    return `\nAttachment and Send files live in the S3 bucket ${config.s3Bucket ?? ''}, which is not in this archive: copy it with the bucket's own versioning or replication (see docs/operations.md).`;
+  }
+  const filesDir = resolve(config.filesDir ?? join(dataDir, 'files'));
+  if (filesDir === dataDir || filesDir.startsWith(`${dataDir}${sep}`)) return '';
+  return `\nAttachment and Send files are in FILES_DIR (${filesDir}), outside DATA_DIR, and not in this archive: copy that folder too, after this backup.`;
 }
 
 /**
