@@ -22,6 +22,7 @@ import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
 import { PushType, type Pushes } from '../notifications/pushes.js';
 import type { FileStore } from '../files/file-store.js';
 import { withNewKeys } from '../files/attachment-data.js';
+import { lockCipher } from '../files/attachments.repository.js';
 
 export interface VaultDeps {
   db: Db;
@@ -113,6 +114,8 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
       const data = serializeCipherData(toCipherData(request));
       const folderId = request.folderId?.toLowerCase() ?? null;
       const updated = await db.transaction().execute(async (tx) => {
+        // The attachments document is read and written back: an upload landing in between must wait.
+        await lockCipher(tx, id.toLowerCase());
         const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
         if ((request.organizationId?.toLowerCase() ?? null) !== existing.organization_id) {
           throw BadRequest.field(

@@ -12,7 +12,7 @@ import { serializeCipherData, toCipherData } from './cipher-data.js';
 import { assertCurrent, assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 import type { CipherRequest } from './ciphers.schemas.js';
 import { attachmentBytes, withNewKeys } from '../files/attachment-data.js';
-import { releaseStorage, reserveStorage } from '../files/attachments.repository.js';
+import { lockCipher, releaseStorage, reserveStorage } from '../files/attachments.repository.js';
 import { insertCiphers, setRevisionDate, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
 import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
@@ -123,6 +123,8 @@ export function createOrgCipherService({ db, audit, clock, pushes }: VaultDeps) 
       const data = serializeCipherData(toCipherData(request));
       const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', true);
       const shared = await db.transaction().execute(async (tx) => {
+        // The attachments document and its storage move with the item: an upload must wait.
+        await lockCipher(tx, id.toLowerCase());
         const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
         if (existing.organization_id) throw new BadRequest('One or more ciphers do not belong to you.');
         const membership = await memberOf(tx, request.organizationId, userId, 'cipher.organizationId');
