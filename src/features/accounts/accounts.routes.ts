@@ -99,8 +99,8 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{
   accounts: AccountService;
   organizations: ProfileOrganizations;
   /** Whether the user has a two-step login provider on (the profile's `twoFactorEnabled`). */
-  twoFactorEnabled?: (userId: string) => Promise<boolean>;
-}> = async (app, { accounts, organizations, twoFactorEnabled = async () => false }) => {
+  twoFactorEnabled: (userId: string) => Promise<boolean>;
+}> = async (app, { accounts, organizations, twoFactorEnabled }) => {
   const user = { config: { access: access.user } };
 
   // The spec's registration path; current clients use /identity/accounts/register/finish.

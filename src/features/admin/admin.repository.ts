@@ -45,7 +45,7 @@ export async function listUsersPage(db: Executor, search: string, page: Page): P
       'users.email_verified',
       'users.disabled',
       // The two-factor feature's own test of "on", read in this query rather than once per row.
-      twoFactorOn(eb).as('two_factor_enabled'),
+      twoFactorOn().as('two_factor_enabled'),
       eb.selectFrom('ciphers').select((inner) => inner.fn.countAll().as('n')).whereRef('ciphers.user_id', '=', 'users.id').as('items'),
       // Refresh tokens rotate on every use, so the newest one is the last time a client came back.
       eb.selectFrom('refresh_tokens').select((inner) => inner.fn.max('refresh_tokens.creation_date').as('d')).whereRef('refresh_tokens.user_id', '=', 'users.id').as('last_token'),

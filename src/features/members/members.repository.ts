@@ -1,4 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
+import { twoFactorOn } from '../two-factor/two-factor.repository.js';
 import type { OrganizationUsersTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
@@ -48,9 +49,7 @@ export async function listMembersWithUsers(db: Executor, organizationId: string,
       'users.name as user_name',
       'users.avatar_color',
       eb('users.master_password_hash', 'is not', null).as('has_master_password'),
-      eb
-        .exists(eb.selectFrom('two_factor_providers').select('two_factor_providers.type').whereRef('two_factor_providers.user_id', '=', 'organization_users.user_id').where('two_factor_providers.enabled', '=', true))
-        .as('two_factor_enabled'),
+      twoFactorOn('organization_users.user_id').as('two_factor_enabled'),
     ])
     .where('organization_users.organization_id', '=', organizationId);
   if (ids) query = query.where('organization_users.id', 'in', ids);

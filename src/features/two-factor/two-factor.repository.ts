@@ -1,5 +1,5 @@
-import type { ExpressionBuilder, ExpressionWrapper, Selectable, SqlBool } from 'kysely';
-import type { DB, OneTimeCodesTable, TwoFactorProvidersTable } from '../../db/schema.js';
+import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import type { OneTimeCodesTable, TwoFactorProvidersTable } from '../../db/schema.js';
 import type { UserRow } from '../accounts/accounts.repository.js';
 import type { Executor } from '../events/audit-log.js';
 
@@ -138,11 +138,13 @@ export async function deleteRememberTokens(db: Executor, userId: string): Promis
 }
 
 /**
- * "Two-step login is on" for the `users` row of a query: any enabled provider. A correlated
- * EXISTS, so a listing reads it in its own query (sync's profile, the admin console's users).
+ * "Two-step login is on" for the user a query's row names (`users.id` unless told another
+ * column): any enabled provider. A correlated EXISTS, so a listing reads it in its own query
+ * (sync's profile, the profile, member lists, the admin console's users). The one rule: only
+ * providers this server offers can be turned on.
  */
-export function twoFactorOn(eb: ExpressionBuilder<DB, 'users'>): ExpressionWrapper<DB, 'users', SqlBool> {
-  return eb.exists(eb.selectFrom('two_factor_providers').select('two_factor_providers.type').whereRef('two_factor_providers.user_id', '=', 'users.id').where('two_factor_providers.enabled', '=', true));
+export function twoFactorOn(userIdColumn: 'users.id' | 'organization_users.user_id' = 'users.id'): RawBuilder<SqlBool> {
+  return sql<SqlBool>`exists (select 1 from two_factor_providers where two_factor_providers.user_id = ${sql.ref(userIdColumn)} and two_factor_providers.enabled = ${sql.lit(true)})`;
 }
 
 /** The user, with whether any provider is on: one query, for sync's profile. */
@@ -150,7 +152,7 @@ export async function findUserWithTwoFactor(db: Executor, id: string): Promise<(
   const row = await db
     .selectFrom('users')
     .selectAll('users')
-    .select((eb) => twoFactorOn(eb).as('two_factor_enabled'))
+    .select(twoFactorOn().as('two_factor_enabled'))
     .where('users.id', '=', id)
     .executeTakeFirst();
   return row ? { ...row, two_factor_enabled: Boolean(row.two_factor_enabled) } : undefined;

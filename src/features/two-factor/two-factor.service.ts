@@ -23,6 +23,7 @@ import {
   deleteRecovery,
   deleteRememberTokens,
   findProvider,
+  findUserWithTwoFactor,
   insertRememberToken,
   providersOf,
   recoveryHashOf,
@@ -237,8 +238,9 @@ export function createTwoFactorService(deps: {
       return (await providersOf(db, userId)).map((row) => ({ type: row.type, enabled: Boolean(row.enabled) }));
     },
 
+    /** Whether two-step login is on: the same rule as sync's profile and every listing (`twoFactorOn`). */
     async isEnabled(userId: string): Promise<boolean> {
-      return (await enabledProviders(userId)).length > 0;
+      return Boolean((await findUserWithTwoFactor(db, userId))?.two_factor_enabled);
     },
 
     async getAuthenticator(userId: string, secret: SecretVerification) {
