@@ -71,16 +71,16 @@ export interface AttachmentResponse {
   sizeName: string;
 }
 
-/**
- * Where item responses point an attachment: the authenticated route that answers a fresh
- * short-lived download URL (the official `{Attachment.BaseUrl}/{cipherId}/{id}` is a static
- * path that self-hosted servers no longer serve; clients ask that route first anyway).
- */
 /** The API service's public base URL (PUBLIC_URL, plus /api when the services share a port). */
 export function apiBaseUrl(config: { publicUrl: string; servicePrefixes: boolean }): string {
   return `${config.publicUrl}${config.servicePrefixes ? '/api' : ''}`;
 }
 
+/**
+ * Where item responses point an attachment: the authenticated route that answers a fresh
+ * short-lived download URL (the official `{Attachment.BaseUrl}/{cipherId}/{id}` is a static
+ * path that self-hosted servers no longer serve; clients ask that route first anyway).
+ */
 export function attachmentUrl(apiBase: string, cipherId: string, id: string): string {
   return `${apiBase}/ciphers/${cipherId}/attachment/${id}`;
 }

@@ -1,12 +1,13 @@
 import multipart from '@fastify/multipart';
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { access, currentUser } from '../../http/access.js';
 import { BadRequest } from '../../http/errors.js';
 import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, emptyOk, IdParams } from '../../http/schemas.js';
 import { CipherResponse, cipherJson } from '../vault/ciphers.schemas.js';
-import type { AttachmentService, UploadedFile } from './attachments.service.js';
+import type { AttachmentService } from './attachments.service.js';
+import { filePart } from './multipart.js';
 import { AttachmentParams, AttachmentRequest, AttachmentResponseSchema, AttachmentUploadResponse, DeleteAttachmentResponse, DownloadQuery, FileUploadType } from './attachments.schemas.js';
 
 const tags = ['Items'];
@@ -48,21 +49,6 @@ const docs = {
 type Params = { Params: { id: string; attachmentId: string } };
 const json = (reply: FastifyReply, text: string) => reply.type('application/json; charset=utf-8').send(text);
 
-/** The one file part of a multipart upload, in `data`; fields sent before it come along. */
-async function filePart(request: FastifyRequest, maxBytes: number): Promise<UploadedFile & { fields: Record<string, string> }> {
-  if (!request.isMultipart()) throw new BadRequest('Invalid content.');
-  const part = await request.file({ limits: { files: 1, fileSize: maxBytes, fields: 10, fieldSize: 20_000, parts: 11 } });
-  if (!part) throw BadRequest.field('data', 'The request has no file in data.');
-  if (part.fieldname !== 'data') {
-    part.file.resume();
-    throw BadRequest.field(part.fieldname, `Unexpected file in ${part.fieldname}; the file goes in data.`);
-  }
-  const fields: Record<string, string> = {};
-  for (const [name, value] of Object.entries(part.fields)) {
-    if (value && !Array.isArray(value) && value.type === 'field') fields[name] = String(value.value);
-  }
-  return { stream: part.file, fileName: part.filename || null, fields };
-}
 
 export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentService; apiBase: string; maxFileBytes: number }> = async (
   app,

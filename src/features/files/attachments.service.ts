@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
@@ -12,10 +11,11 @@ import { PushType, type Pushes } from '../notifications/pushes.js';
 import { accessibleCipher, cipherEvents, touchRevisions } from '../vault/cipher-access.js';
 import type { CipherRow } from '../vault/ciphers.repository.js';
 import { assertCurrent } from '../vault/ciphers.service.js';
-import { attachmentUrl, parseAttachments, serializeAttachments, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';
+import { parseAttachments, serializeAttachments, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';
 import { lockCipher, releaseStorage, reserveStorage, setAttachments, storedAttachments } from './attachments.repository.js';
 import type { AttachmentRequest } from './attachments.schemas.js';
 import { FileTooLarge, type FileStore } from './file-store.js';
+import { fileKey, newFileId } from './store-layout.js';
 
 export interface AttachmentDeps {
   db: Db;
@@ -36,13 +36,6 @@ export const UPLOAD_WINDOW_MS = 60 * 60 * 1000;
 export const DOWNLOAD_URL_SECONDS = 60;
 export const DOWNLOAD_TOKEN_TYP = 'strongroom-attachment-download';
 
-export const fileKey = (cipherId: string, attachmentId: string) => `attachments/${cipherId}/${attachmentId}`;
-
-/** Bitwarden's attachment ids: 32 random lower-case letters and digits. */
-function newAttachmentId(): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
-  return [...randomBytes(32)].map((b) => alphabet[b % alphabet.length]).join('');
-}
 
 export interface UploadedFile {
   stream: Readable;
@@ -91,7 +84,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
     cipherId: string,
     meta: Omit<AttachmentMeta, 'uploadStarted'>,
     lastKnownRevisionDate: string | null | undefined,
-    attachmentId = newAttachmentId(),
+    attachmentId = newFileId(),
   ): Promise<{ row: CipherRow; attachmentId: string }> {
     return db.transaction().execute(async (tx) => {
       await lockCipher(tx, cipherId);
@@ -193,7 +186,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
       const id = cipherId.toLowerCase();
       if (!file.fileName) throw BadRequest.field('data', 'The file part needs its (encrypted) file name.');
       checkSize(contentLength);
-      const attachmentId = newAttachmentId();
+      const attachmentId = newFileId();
       // The multipart envelope is counted too: the reservation is corrected once the size is known.
       await addAttachment(userId, client, id, { fileName: file.fileName, key, size: contentLength, validated: false }, null, attachmentId);
       let size: number;
@@ -268,9 +261,6 @@ export function createAttachmentService(deps: AttachmentDeps) {
       await pushUpdate(row, now, client);
       return row;
     },
-
-    /** Where an item response points an attachment (attachment-data.ts). */
-    url: (cipherId: string, attachmentId: string) => attachmentUrl(apiBase, cipherId, attachmentId),
   };
 }
 

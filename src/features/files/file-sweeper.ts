@@ -4,6 +4,7 @@ import { createLease, everyInterval, type Lease } from '../../db/leases.js';
 import { parseSendData } from '../sends/sends.schemas.js';
 import { parseAttachments } from './attachment-data.js';
 import type { FileStore, StoredFile } from './file-store.js';
+import { ATTACHMENTS_AREA, SENDS_AREA } from './store-layout.js';
 
 const BATCH = 500;
 const LEASE = 'file-sweep';
@@ -37,8 +38,8 @@ export function createFileSweeper({
       const [area, owner, id] = f.key.split('/') as [string, string, string | undefined];
       return { key: f.key, area, owner, id };
     });
-    const cipherIds = [...new Set(parts.filter((p) => p.area === 'attachments').map((p) => p.owner))];
-    const sendIds = [...new Set(parts.filter((p) => p.area === 'sends').map((p) => p.owner))];
+    const cipherIds = [...new Set(parts.filter((p) => p.area === ATTACHMENTS_AREA).map((p) => p.owner))];
+    const sendIds = [...new Set(parts.filter((p) => p.area === SENDS_AREA).map((p) => p.owner))];
     const ciphers =
       cipherIds.length > 0 ? await db.selectFrom('ciphers').select(['id', 'attachments']).where('id', 'in', cipherIds).execute() : [];
     const sends = sendIds.length > 0 ? await db.selectFrom('sends').select(['id', 'data']).where('id', 'in', sendIds).execute() : [];

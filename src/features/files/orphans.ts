@@ -1,6 +1,7 @@
 import type { Executor } from '../events/audit-log.js';
 import { SendType } from '../sends/sends.schemas.js';
 import type { FileStore } from './file-store.js';
+import { attachmentFolder, sendFolder } from './store-layout.js';
 
 /**
  * The store folders (`attachments/{cipherId}`, `sends/{sendId}`) of the files an account or an
@@ -12,11 +13,11 @@ import type { FileStore } from './file-store.js';
 export async function fileFoldersOf(executor: Executor, owner: { userId: string } | { organizationId: string }): Promise<string[]> {
   if ('organizationId' in owner) {
     const items = await executor.selectFrom('ciphers').select('id').where('organization_id', '=', owner.organizationId).where('attachments', 'is not', null).execute();
-    return items.map((r) => `attachments/${r.id}`);
+    return items.map((r) => attachmentFolder(r.id));
   }
   const items = await executor.selectFrom('ciphers').select('id').where('user_id', '=', owner.userId).where('attachments', 'is not', null).execute();
   const sends = await executor.selectFrom('sends').select('id').where('user_id', '=', owner.userId).where('type', '=', SendType.File).execute();
-  return [...items.map((r) => `attachments/${r.id}`), ...sends.map((r) => `sends/${r.id}`)];
+  return [...items.map((r) => attachmentFolder(r.id)), ...sends.map((r) => sendFolder(r.id))];
 }
 
 /**

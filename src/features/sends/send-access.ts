@@ -15,7 +15,8 @@ import { keyDigest } from '../rate-limits/rate-limits.js';
 import { idOfAccessId } from './send-id.js';
 import { countAccess, findSend } from './sends.repository.js';
 import { parseSendData, SendType, toSendAccessResponse, type SendRow } from './sends.schemas.js';
-import { sendEventType, sendFileKey, sendPush } from './sends.service.js';
+import { sendFileKey } from '../files/store-layout.js';
+import { sendEventType, sendPush } from './sends.service.js';
 
 export interface SendAccessDeps {
   db: Db;

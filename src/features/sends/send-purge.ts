@@ -6,7 +6,9 @@ import type { FileStore } from '../files/file-store.js';
 import { PushType, type Pushes } from '../notifications/pushes.js';
 import { deleteSend, sendsToPurge } from './sends.repository.js';
 import { parseSendData } from './sends.schemas.js';
-import { sendPush, touchAccount } from './sends.service.js';
+import { sendPush } from './sends.service.js';
+import { touchAccountRevision } from '../accounts/accounts.repository.js';
+import { sendFolder } from '../files/store-layout.js';
 
 const BATCH = 500;
 const LEASE = 'send-purge';
@@ -45,9 +47,9 @@ export function createSendPurge({
             await deleteSend(tx, row.id);
             const file = parseSendData(row.data).file;
             if (file) await releaseStorage(tx, { user_id: row.user_id, organization_id: null }, file.size);
-            await touchAccount(tx, row.user_id, now);
+            await touchAccountRevision(tx, row.user_id, now);
           });
-          await store.deleteAll(`sends/${row.id}`);
+          await store.deleteAll(sendFolder(row.id));
           pushes.send(sendPush(PushType.SyncSendDelete, { ...row, revision_date: now }, null));
         }
         total += rows.length;

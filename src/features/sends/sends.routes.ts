@@ -2,11 +2,11 @@ import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { access, bearerToken, currentUser } from '../../http/access.js';
-import { BadRequest } from '../../http/errors.js';
 import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, emptyOk, IdParams } from '../../http/schemas.js';
 import { DownloadQuery } from '../files/attachments.schemas.js';
+import { filePart } from '../files/multipart.js';
 import type { SendAccess } from './send-access.js';
 import {
   SendAccessRequest,
@@ -96,13 +96,8 @@ export const sendRoutes: FastifyPluginAsync<{ sends: SendService; access: SendAc
     return { object: 'send-fileUpload' as const, url, fileUploadType: 0 as const, sendResponse: toSendResponse(row) };
   });
   app.post<FileId>('/sends/:id/file/:fileId', { config, schema: { tags, ...docs.upload, params: FileParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    if (!request.isMultipart()) throw new BadRequest('Invalid content.');
-    const part = await request.file({ limits: { files: 1, fileSize: maxFileBytes, fields: 10, parts: 11 } });
-    if (!part || part.fieldname !== 'data') {
-      part?.file.resume();
-      throw BadRequest.field('data', 'The request has no file in data.');
-    }
-    await sends.uploadFile(me(request), clientContext(request), request.params.id, request.params.fileId, part.file);
+    const { stream } = await filePart(request, maxFileBytes);
+    await sends.uploadFile(me(request), clientContext(request), request.params.id, request.params.fileId, stream);
     return emptyOk(reply);
   });
   app.put<Id & Body>('/sends/:id', { config, schema: { tags, ...docs.update, params: IdParams, body: SendRequest, response: { 200: SendResponse } } }, async (request) =>

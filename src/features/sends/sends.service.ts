@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
@@ -14,6 +14,7 @@ import { PushType, type Pushes } from '../notifications/pushes.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { bindingPolicies, deleteSend, findSend, insertSend, listSends, updateSend } from './sends.repository.js';
 import { parseSendData, SendAuthType, SendType, type SendData, type SendRequest, type SendRow } from './sends.schemas.js';
+import { newFileId, sendFileKey, sendFolder } from '../files/store-layout.js';
 
 export interface SendDeps {
   db: Db;
@@ -35,13 +36,6 @@ export const DISABLE_SEND = 'Due to an Enterprise Policy, you are only able to d
 export const HIDE_EMAIL_DISALLOWED =
   'Due to an Enterprise Policy, you are not allowed to hide your email address from recipients when creating or editing a Send.';
 
-export const sendFileKey = (sendId: string, fileId: string) => `sends/${sendId}/${fileId}`;
-
-/** Bitwarden's Send file ids: 32 random lower-case letters and digits. */
-function newFileId(): string {
-  const alphabet = 'abcdefghijklmnopqrstuvwxyz0123456789';
-  return [...randomBytes(32)].map((b) => alphabet[b % alphabet.length]).join('');
-}
 
 /** Bitwarden's date rules for a Send (SendRequestModel.ValidateCreation / ValidateEdit). */
 function checkDates(request: SendRequest, now: Date, creating: boolean): void {
@@ -152,7 +146,7 @@ export function createSendService(deps: SendDeps) {
       // A file Send's bytes count against its owner's storage from the start, as attachments do.
       if (file) await reserveStorage(tx, { user_id: userId, organization_id: null }, file.size, deps.userQuotaBytes);
       await insertSend(tx, row);
-      await touchAccount(tx, userId, stamp);
+      await touchAccountRevision(tx, userId, stamp);
       await audit.record(tx, client, { type: sendEventType('created', row), userId, actingUserId: userId, sendId: row.id });
     });
     pushes.send(sendPush(PushType.SyncSendCreate, row, client.deviceIdentifier));
@@ -165,7 +159,7 @@ export function createSendService(deps: SendDeps) {
       await deleteSend(tx, row.id);
       await releaseStorage(tx, { user_id: row.user_id, organization_id: null }, size);
     });
-    await store.deleteAll(`sends/${row.id}`);
+    await store.deleteAll(sendFolder(row.id));
   }
 
   return {
@@ -224,7 +218,7 @@ export function createSendService(deps: SendDeps) {
       data.file = { ...data.file, validated: true };
       await db.transaction().execute(async (tx) => {
         await updateSend(tx, row.id, { data: JSON.stringify(data), revision_date: now });
-        await touchAccount(tx, userId, now);
+        await touchAccountRevision(tx, userId, now);
       });
       pushes.send(sendPush(PushType.SyncSendUpdate, { ...row, revision_date: now }, client.deviceIdentifier));
     },
@@ -256,7 +250,7 @@ export function createSendService(deps: SendDeps) {
           revision_date: stamp,
         };
         await updateSend(tx, row.id, values);
-        await touchAccount(tx, userId, stamp);
+        await touchAccountRevision(tx, userId, stamp);
         await audit.record(tx, client, { type: sendEventType('edited', row), userId, actingUserId: userId, sendId: row.id });
         return { ...row, ...values };
       });
@@ -269,7 +263,7 @@ export function createSendService(deps: SendDeps) {
       const updated = await db.transaction().execute(async (tx) => {
         const row = await owned(tx, userId, id);
         await updateSend(tx, row.id, { password_hash: null, revision_date: stamp });
-        await touchAccount(tx, userId, stamp);
+        await touchAccountRevision(tx, userId, stamp);
         await audit.record(tx, client, { type: sendEventType('edited', row), userId, actingUserId: userId, sendId: row.id });
         return { ...row, password_hash: null, revision_date: stamp };
       });
@@ -284,19 +278,14 @@ export function createSendService(deps: SendDeps) {
         await deleteSend(tx, row.id);
         const file = parseSendData(row.data).file;
         if (file) await releaseStorage(tx, { user_id: userId, organization_id: null }, file.size);
-        await touchAccount(tx, userId, stamp);
+        await touchAccountRevision(tx, userId, stamp);
         await audit.record(tx, client, { type: sendEventType('deleted', row), userId, actingUserId: userId, sendId: row.id });
         return row;
       });
-      await store.deleteAll(`sends/${row.id}`);
+      await store.deleteAll(sendFolder(row.id));
       pushes.send(sendPush(PushType.SyncSendDelete, { ...row, revision_date: stamp }, client.deviceIdentifier));
     },
   };
-}
-
-/** Moves the account revision date so the owner's clients sync their Sends (sync reads Sends afresh). */
-export async function touchAccount(executor: Executor, userId: string, date: string): Promise<void> {
-  await touchAccountRevision(executor, userId, date);
 }
 
 export type SendService = ReturnType<typeof createSendService>;

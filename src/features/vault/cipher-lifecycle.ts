@@ -10,6 +10,7 @@ import { cipherPushes, collectionIdsOf, sendBuilt, userPush, type CipherPushType
 import { PushType } from '../notifications/pushes.js';
 import { attachmentBytes } from '../files/attachment-data.js';
 import { releaseStorage } from '../files/attachments.repository.js';
+import { attachmentFolder } from '../files/store-layout.js';
 
 /**
  * Moves of items between states. The states are two independent marks: in the trash
@@ -203,7 +204,7 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
         bulkOrItem(selection, PushType.SyncLoginDelete, client),
       );
       // After commit: a crash in between leaves files without an item, never an item without files.
-      await removeFolders(files, withFiles.map((row) => `attachments/${row.id}`));
+      await removeFolders(files, withFiles.map((row) => attachmentFolder(row.id)));
     },
 
     async move(userId: string, selection: Selection, folderId: string | null): Promise<void> {
