@@ -15,6 +15,7 @@ import { cipherBody, schemaErrors } from '../../../test/support/vault.js';
 import { OrganizationUserType } from '../organizations/roles.js';
 import { CipherResponse } from '../vault/ciphers.schemas.js';
 import { AttachmentResponseSchema } from './attachments.schemas.js';
+import { s3FileStore } from './file-store.js';
 import { UPLOAD_WINDOW_MS } from './attachments.service.js';
 
 const NAME = '2.BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=';
@@ -291,7 +292,13 @@ describe('attachments of organization items', () => {
 describe('attachments in an S3-compatible bucket', () => {
   it('uploads, downloads byte for byte and deletes through the bucket', async () => {
     const s3 = await startLocalS3();
-    const other = await startTestServer({ env: { ...s3.env, FILES_DIR: filesDir } });
+    const other = await startTestServer({ env: s3.env });
+    const bucket = s3FileStore({ bucket: s3.bucket, region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER', prefix: '' });
+    const keys = async () => {
+      const found: string[] = [];
+      for await (const file of bucket.list()) found.push(file.key);
+      return found;
+    };
     try {
       const carol = await createUser(other, { email: 'carol@example.com' });
       const item = await other.request('POST', '/api/ciphers', { token: carol.accessToken, json: cipherBody('login', carol.account.userKey) });
@@ -306,7 +313,10 @@ describe('attachments in an S3-compatible bucket', () => {
       const u = new URL(data.body.url as string);
       const got = await undiciFetch(`${other.baseUrl}${u.pathname}${u.search}`);
       expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
+      expect(await keys()).toEqual([`attachments/${id}/${started.body.attachmentId as string}`]);
       expect((await other.request('DELETE', `/api/ciphers/${id}/attachment/${started.body.attachmentId as string}`, { token: carol.accessToken })).status).toBe(200);
+      // The object is gone from the bucket, not only from the item.
+      expect(await keys()).toEqual([]);
       expect((await undiciFetch(`${other.baseUrl}${u.pathname}${u.search}`)).status).toBe(404);
     } finally {
       await other.close();
