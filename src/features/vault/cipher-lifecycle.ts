@@ -196,7 +196,15 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
         () => true,
         async (tx, rows) => {
           withFiles = rows.filter((r) => r.attachments);
-          for (const row of withFiles) await releaseStorage(tx, row, attachmentBytes(row.attachments));
+          // One update per owner (an account or an organization), not per item.
+          const freed = new Map<string, { owner: CipherRow; bytes: number }>();
+          for (const row of withFiles) {
+            const key = row.organization_id ?? row.user_id ?? '';
+            const entry = freed.get(key) ?? { owner: row, bytes: 0 };
+            entry.bytes += attachmentBytes(row.attachments);
+            freed.set(key, entry);
+          }
+          for (const { owner, bytes } of freed.values()) await releaseStorage(tx, owner, bytes);
           await deleteCiphers(tx, ids(rows));
           await audit.record(tx, client, cipherEvents(EventType.Cipher_Deleted, userId, rows));
           return [];
