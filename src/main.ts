@@ -106,12 +106,7 @@ async function openMigratedDatabase(config: Config, poolSize: number): Promise<D
 async function printCommand(config: Config, run: (db: Database['db']) => Promise<string>): Promise<number> {
   const database = await openMigratedDatabase(config, 2);
   try {
-    process.stdout.write(await run(database.db));
-    return 0;
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(error.message);
-    return 2;
+    return await operatorCommand(() => run(database.db));
   } finally {
     await database.close();
   }

@@ -56,7 +56,6 @@ interface Registration {
 
 const API_KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 const VERIFICATION_TYP = 'strongroom-email-verification';
-/** Confirms the email of an existing account (not a registration). */
 /**
  * The claim that marks a verification token as an operator's invitation. Only
  * `operatorInvitationToken` sets it; the public send-verification-email route signs the email

@@ -91,7 +91,6 @@ const usage = (message: string) => new CommandFailure(`${message} See "strongroo
 
 /** The official clients' minimum master password length. */
 const MIN_PASSWORD_LENGTH = 12;
-const INVITATION_DAYS = OPERATOR_INVITATION_DAYS;
 
 type Values = Record<string, string | boolean | undefined>;
 
@@ -394,10 +393,10 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
         throw new CommandFailure(`The mail server did not take the invitation (${messageOf(error.reason)}); pass on the link printed above.`, ExitCode.MailFailed);
       }
       if (!invitation.mailed) {
-        io.stdout.write(`SMTP is not configured (SMTP_HOST), so no mail was sent. Pass this link on to ${email}; it works for ${INVITATION_DAYS} days:\n${invitation.link}\n`);
+        io.stdout.write(`SMTP is not configured (SMTP_HOST), so no mail was sent. Pass this link on to ${email}; it works for ${OPERATOR_INVITATION_DAYS} days:\n${invitation.link}\n`);
         return ExitCode.Ok;
       }
-      io.stdout.write(`Sent an invitation to ${email}; the link works for ${INVITATION_DAYS} days.\n`);
+      io.stdout.write(`Sent an invitation to ${email}; the link works for ${OPERATOR_INVITATION_DAYS} days.\n`);
       return ExitCode.Ok;
     },
   },

@@ -7,7 +7,7 @@ import { safeEqual } from '../../shared/constant-time.js';
 import { findUserByEmail, findUserById, type UserRow } from '../accounts/accounts.repository.js';
 import { normalizeEmail } from '../accounts/kdf.js';
 import type { PasswordHasher } from '../accounts/password-hasher.js';
-import type { AuditLog, Executor } from '../events/audit-log.js';
+import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
@@ -478,9 +478,6 @@ export function createTwoFactorService(deps: {
       return token;
     },
 
-    /** For the policy: turning it on revokes the organization's members without two-step login. */
-    revokeNonCompliantMembers: (tx: Executor, client: ClientContext | null, organizationId: string, actingUserId: string | null) =>
-      revokeNonCompliant(tx, deps.audit, client, { organizationId, actingUserId }, now()),
   };
 }
 
