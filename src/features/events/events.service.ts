@@ -142,6 +142,16 @@ export function createEventQueryService({ db, clock }: { db: Executor; clock: Cl
     return Boolean(row?.use_events);
   }
 
+  /** Every event of a filtered window, newest first, read sets expanded, EXPORT_PAGE_SIZE a query: the exports. */
+  async function* exportEvents(scope: InstanceEventScope, query: Pick<EventQueryInput, 'start' | 'end'>): AsyncGenerator<EventRow> {
+    let continuationToken: string | null = null;
+    do {
+      const next: EventPage = await page(scope, { ...query, ...(continuationToken ? { continuationToken } : {}) }, undefined, EXPORT_PAGE_SIZE);
+      yield* next.data;
+      continuationToken = next.continuationToken;
+    } while (continuationToken);
+  }
+
   return {
     usesEvents,
 
@@ -204,26 +214,14 @@ export function createEventQueryService({ db, clock }: { db: Executor; clock: Cl
     },
 
     /** Every event of the instance's filtered window, newest first, read sets expanded: the console's CSV export. */
-    async *exportInstanceEvents(scope: InstanceEventScope, query: Pick<EventQueryInput, 'start' | 'end'>): AsyncGenerator<EventRow> {
-      let continuationToken: string | null = null;
-      do {
-        const next: EventPage = await page(scope, { ...query, ...(continuationToken ? { continuationToken } : {}) }, undefined, EXPORT_PAGE_SIZE);
-        yield* next.data;
-        continuationToken = next.continuationToken;
-      } while (continuationToken);
-    },
+    exportInstanceEvents: exportEvents,
 
     /**
      * Every event of the organization's window, newest first, as the log shows them (read sets
      * expanded), read 1,000 at a time: for exports.
      */
-    async *exportOrganizationEvents(organizationId: string, query: Pick<EventQueryInput, 'start' | 'end'>): AsyncGenerator<EventRow> {
-      let continuationToken: string | null = null;
-      do {
-        const next: EventPage = await page({ organizationId }, { ...query, ...(continuationToken ? { continuationToken } : {}) }, undefined, EXPORT_PAGE_SIZE);
-        yield* next.data;
-        continuationToken = next.continuationToken;
-      } while (continuationToken);
+    exportOrganizationEvents(organizationId: string, query: Pick<EventQueryInput, 'start' | 'end'>): AsyncGenerator<EventRow> {
+      return exportEvents({ organizationId }, query);
     },
   };
 }
