@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { BadRequest } from '../../http/errors.js';
 import { EmptyResponse, emptyOk, Guid, Nullable, NullableEncString, OrgParams } from '../../http/schemas.js';
 import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
-import { metricsOf, REPORT_METRICS, type OrganizationReport, type Reports } from './reports.service.js';
+import { metricsOf, REPORT_METRICS, type OrganizationReport, type ReportSummary, type Reports } from './reports.service.js';
 
 const tags = ['Reports'];
 
@@ -63,7 +63,7 @@ function toResponse(report: OrganizationReport) {
   };
 }
 
-function summaryOf(report: OrganizationReport) {
+function summaryOf(report: ReportSummary) {
   return { encryptedData: report.summary_data ?? '', encryptionKey: report.content_encryption_key, date: report.revision_date };
 }
 

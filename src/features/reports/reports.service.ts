@@ -7,6 +7,8 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import { usesRiskInsights } from '../organizations/plans.js';
 
 export type OrganizationReport = Selectable<OrganizationReportsTable>;
+/** What a summary read answers of a report. */
+export type ReportSummary = Pick<OrganizationReport, 'summary_data' | 'content_encryption_key' | 'revision_date'>;
 
 /**
  * The twelve report metrics: their names in the official request (`metrics`) and the column
@@ -66,12 +68,16 @@ export function createReports({ db, clock }: { db: Db; clock: Clock }) {
     if (!org || !usesRiskInsights(org.plan_type)) throw new BadRequest("Your organization's plan does not support this feature.");
   }
 
-  /** The organization's report `reportId`: 404 when there is none, 400 when it is another organization's (as the official server). */
-  async function reportOf(organizationId: string, reportId: string): Promise<OrganizationReport> {
-    const report = await db.selectFrom('organization_reports').selectAll().where('id', '=', reportId).executeTakeFirst();
+  /** 404 when there is no report `reportId`, 400 when it is another organization's (as the official server). */
+  function mustBeOurs<T extends { organization_id: string }>(organizationId: string, reportId: string, report: T | undefined): T {
     if (!report) throw new NotFound(`No report found for Id: ${reportId}`);
     if (report.organization_id !== organizationId) throw new BadRequest('Invalid report ID');
     return report;
+  }
+
+  /** The organization's report `reportId`, whole. */
+  async function reportOf(organizationId: string, reportId: string): Promise<OrganizationReport> {
+    return mustBeOurs(organizationId, reportId, await db.selectFrom('organization_reports').selectAll().where('id', '=', reportId).executeTakeFirst());
   }
 
   return {
@@ -122,7 +128,8 @@ export function createReports({ db, clock }: { db: Db; clock: Clock }) {
 
     async remove(organizationId: string, reportId: string): Promise<void> {
       await requirePlan(organizationId);
-      await reportOf(organizationId, reportId);
+      // Only whose it is: the encrypted parts need not be read to delete them.
+      mustBeOurs(organizationId, reportId, await db.selectFrom('organization_reports').select('organization_id').where('id', '=', reportId).executeTakeFirst());
       await db.deleteFrom('organization_reports').where('id', '=', reportId).execute();
     },
 
@@ -130,14 +137,15 @@ export function createReports({ db, clock }: { db: Db; clock: Clock }) {
      * The summaries of the reports revised within [startDate, endDate], whole days (UTC) at both
      * ends, newest first: what the web app charts over time.
      */
-    async summariesBetween(organizationId: string, startDate: Date, endDate: Date): Promise<OrganizationReport[]> {
+    async summariesBetween(organizationId: string, startDate: Date, endDate: Date): Promise<ReportSummary[]> {
       await requirePlan(organizationId);
       if (startDate.getTime() > endDate.getTime()) throw BadRequest.field('startDate', 'StartDate must be earlier than or equal to EndDate');
       const from = new Date(Date.UTC(startDate.getUTCFullYear(), startDate.getUTCMonth(), startDate.getUTCDate()));
       const until = new Date(Date.UTC(endDate.getUTCFullYear(), endDate.getUTCMonth(), endDate.getUTCDate() + 1));
+      // The summaries only: the reports' other encrypted parts can be large.
       return db
         .selectFrom('organization_reports')
-        .selectAll()
+        .select(['summary_data', 'content_encryption_key', 'revision_date'])
         .where('organization_id', '=', organizationId)
         .where('revision_date', '>=', from.toISOString())
         .where('revision_date', '<', until.toISOString())
@@ -150,19 +158,20 @@ export function createReports({ db, clock }: { db: Db; clock: Clock }) {
     async updateSummary(organizationId: string, reportId: string, summaryData: string | null | undefined, metrics: ReportMetrics | null | undefined): Promise<OrganizationReport> {
       await requirePlan(organizationId);
       if (blank(summaryData)) throw BadRequest.field('summaryData', 'Summary Data is required');
-      await reportOf(organizationId, reportId);
+      const report = await reportOf(organizationId, reportId);
       const changes = { summary_data: summaryData, revision_date: clock.now().toISOString(), ...metricColumns(metrics) };
       await db.updateTable('organization_reports').set(changes).where('id', '=', reportId).execute();
-      return reportOf(organizationId, reportId);
+      return { ...report, ...changes };
     },
 
     /** Replaces a report's application data. */
     async updateApplicationData(organizationId: string, reportId: string, applicationData: string | null | undefined): Promise<OrganizationReport> {
       await requirePlan(organizationId);
       if (blank(applicationData)) throw BadRequest.field('applicationData', 'Application Data is required');
-      await reportOf(organizationId, reportId);
-      await db.updateTable('organization_reports').set({ application_data: applicationData, revision_date: clock.now().toISOString() }).where('id', '=', reportId).execute();
-      return reportOf(organizationId, reportId);
+      const report = await reportOf(organizationId, reportId);
+      const changes = { application_data: applicationData, revision_date: clock.now().toISOString() };
+      await db.updateTable('organization_reports').set(changes).where('id', '=', reportId).execute();
+      return { ...report, ...changes };
     },
   };
 }
