@@ -11,6 +11,7 @@ import { InvitationNotMailed, randomApiKey } from '../accounts/accounts.service.
 import { normalizeEmail } from '../accounts/kdf.js';
 import { createLicenseIssuer, licenseTerms } from '../organizations/licenses.js';
 import { PlanType, planFeatures } from '../organizations/plans.js';
+import { findOrganization } from '../organizations/organizations.repository.js';
 import { listOrganizationsPage, listUsersPage, membersOfOrganization, membershipsOfUsers, type Page } from './admin.repository.js';
 
 /** Who did it: the console's operator, known by address. */
@@ -57,6 +58,28 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
     return user;
   }
 
+  /** An organization of the listing as its pages show it. */
+  function organizationView(row: Awaited<ReturnType<typeof listOrganizationsPage>>['rows'][number]) {
+    return {
+      id: row.id,
+      name: row.name,
+      billingEmail: row.billing_email,
+      plan: PLAN_NAMES[row.plan_type] ?? String(row.plan_type),
+      enabled: Boolean(row.enabled),
+      members: Number(row.members),
+      collections: Number(row.collections),
+      items: Number(row.items),
+      secretsManager: row.use_secrets_manager ? `${Number(row.secrets)} secrets, ${Number(row.machine_accounts)} machine accounts` : 'not used',
+      created: day(row.creation_date),
+    };
+  }
+
+  async function organizationOrThrow(organizationId: string) {
+    const org = await findOrganization(db, organizationId);
+    if (!org) throw new NotFound('There is no such organization.');
+    return org;
+  }
+
   async function organizationDetails(organizationId: string) {
     const { rows } = await listOrganizationsPage(db, '', { offset: 0, limit: 1 }, organizationId);
     const [org] = rows;
@@ -68,7 +91,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
       role: ROLE_NAMES[m.type] ?? String(m.type),
       status: STATUS_NAMES[m.status] ?? String(m.status),
     }));
-    return { org, members };
+    return { org, view: organizationView(org), members };
   }
 
   return {
@@ -155,32 +178,20 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
 
     async organizations(search: string, page: Page, onlyId?: string) {
       const { rows, total } = await listOrganizationsPage(db, search, page, onlyId);
-      const organizations = rows.map((row) => ({
-        id: row.id,
-        name: row.name,
-        billingEmail: row.billing_email,
-        plan: PLAN_NAMES[row.plan_type] ?? String(row.plan_type),
-        enabled: Boolean(row.enabled),
-        members: Number(row.members),
-        collections: Number(row.collections),
-        items: Number(row.items),
-        secretsManager: row.use_secrets_manager ? `${Number(row.secrets)} secrets, ${Number(row.machine_accounts)} machine accounts` : 'not used',
-        created: day(row.creation_date),
-      }));
-      return { organizations, total };
+      return { organizations: rows.map(organizationView), total };
     },
 
     organization: organizationDetails,
 
     async setOrganizationEnabled(organizationId: string, enabled: boolean, operator: Operator) {
-      const { org } = await organizationDetails(organizationId);
+      const org = await organizationOrThrow(organizationId);
       const changed = await features.organizations.setEnabled(org.id, enabled);
       if (changed) await audit.record({ action: enabled ? 'organization-enabled' : 'organization-disabled', targetType: 'organization', targetId: org.id, detail: org.name, ipAddress: operator.ipAddress });
       return changed;
     },
 
     async deleteOrganization(organizationId: string, confirm: string, operator: Operator) {
-      const { org } = await organizationDetails(organizationId);
+      const org = await organizationOrThrow(organizationId);
       if (confirm.trim() !== org.name) throw BadRequest.field('confirm', `Type the organization's name (${org.name}) to confirm the deletion.`);
       await features.organizations.remove(org.id);
       await audit.record({ action: 'organization-deleted', targetType: 'organization', targetId: org.id, detail: org.name, ipAddress: operator.ipAddress });

@@ -176,14 +176,13 @@ export const organizationPages: FastifyPluginAsyncTypebox<{ service: AdminServic
   );
 
   app.get('/organizations/:id', { config: session, schema: { tags, ...docs.details, params: IdParam, querystring: Type.Object({ notice: Type.Optional(Type.Enum(Object.keys(NOTICES) as (keyof typeof NOTICES)[])) }), response: { 200: Html } } }, async (request, reply) => {
-    const { org, members } = await service.organization(request.params.id);
-    const [listed] = (await service.organizations('', { offset: 0, limit: 1 }, org.id)).organizations;
+    const { org, view, members } = await service.organization(request.params.id);
     return sendPage(reply, 'organization', frameOf(request, org.name, '/admin/organizations'), {
       org,
       members,
-      plan: listed?.plan,
-      enabled: Boolean(org.enabled),
-      counts: listed,
+      plan: view.plan,
+      enabled: view.enabled,
+      counts: view,
       notice: request.query.notice ? NOTICES[request.query.notice] : null,
     });
   });
