@@ -3,15 +3,17 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/dialect.js';
 import { isEncString } from '../../http/enc-string.js';
-import { BadRequest, GatewayError, NotFound } from '../../http/errors.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
 import { OAuthError } from '../../http/error-handler.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { findDevice, findUserByEmail, findUserById, updateUser, type UserRow } from '../accounts/accounts.repository.js';
+import { findUserByEmail, findUserById, updateUser, type UserRow } from '../accounts/accounts.repository.js';
+import { deviceTypeName } from '../devices/device-types.js';
 import { normalizeEmail } from '../accounts/kdf.js';
 import type { PasswordHasher } from '../accounts/password-hasher.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
 import { deleteRefreshTokensOfUser } from '../identity/tokens.repository.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
+import { sendOrFail, sendOrLog } from '../mail/delivery.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
 import { logOutPush } from '../notifications/push-messages.js';
 import type { Pushes } from '../notifications/pushes.js';
@@ -25,36 +27,6 @@ const INVALID_TOKEN = 'Invalid token.';
 const HOUR = 3_600_000;
 
 /** The official DeviceType names the new-device mail shows (src/Core/Enums/DeviceType.cs). */
-const DEVICE_NAMES: Record<number, string> = {
-  0: 'Android',
-  1: 'iOS',
-  2: 'Chrome Extension',
-  3: 'Firefox Extension',
-  4: 'Opera Extension',
-  5: 'Edge Extension',
-  6: 'Windows',
-  7: 'macOS',
-  8: 'Linux',
-  9: 'Chrome',
-  10: 'Firefox',
-  11: 'Opera',
-  12: 'Edge',
-  13: 'Internet Explorer',
-  14: 'Unknown Browser',
-  15: 'Android',
-  16: 'UWP',
-  17: 'Safari',
-  18: 'Vivaldi',
-  19: 'Vivaldi Extension',
-  20: 'Safari Extension',
-  21: 'SDK',
-  22: 'Server',
-  23: 'Windows CLI',
-  24: 'macOS CLI',
-  25: 'Linux CLI',
-  26: 'DuckDuckGo',
-};
-
 export interface AccountEmailSettings {
   /** Refuse password logins until the address is verified (a link is mailed then). */
   requireVerifiedEmail: boolean;
@@ -89,12 +61,8 @@ export function createAccountEmails(deps: {
   }
 
   async function send(to: string, content: Parameters<typeof renderMail>[2], log: MailLog, failure: 'throw' | 'log'): Promise<void> {
-    try {
-      await deps.mailer.send(renderMail(to, brand, content), log);
-    } catch (error) {
-      log.info({ err: error, to }, 'account mail failed');
-      if (failure === 'throw') throw new GatewayError('The mail server did not accept the message. Try again later.');
-    }
+    const message = renderMail(to, brand, content);
+    await (failure === 'throw' ? sendOrFail : sendOrLog)(deps.mailer, message, log, 'account');
   }
 
   /** Mails the verification link and answers it (the admin console shows it when there is no SMTP). */
@@ -237,7 +205,7 @@ export function createAccountEmails(deps: {
      * one, and the official new-device verification (NewDeviceOtp) for accounts without
      * two-step login. Throws the official errors.
      */
-    async beforeLogin(user: UserRow, form: Record<string, string>, device: { identifier: string }, secondFactor: boolean, log: MailLog): Promise<void> {
+    async beforeLogin(user: UserRow, form: Record<string, string>, knownDevice: boolean, secondFactor: boolean, log: MailLog): Promise<void> {
       if (deps.settings.requireVerifiedEmail && !user.email_verified) {
         if (await allowed(`verify:${user.id}`, 5, HOUR)) await mailVerification(user, log, 'log');
         const message = 'Your email address is not verified. Open the link just mailed to you, then log in again.';
@@ -245,7 +213,7 @@ export function createAccountEmails(deps: {
       }
       if (!deps.settings.newDeviceVerification || secondFactor || !user.verify_devices) return;
       if (clock.now().getTime() - Date.parse(user.creation_date) < 24 * HOUR) return;
-      if (await findDevice(db, user.id, device.identifier)) return;
+      if (knownDevice) return;
       const otp = form.newdeviceotp;
       if (otp !== undefined) {
         if (!(await deps.codes.use(user.id, CodePurpose.NewDevice, otp))) throw new OAuthError('device_error', 'Invalid New Device OTP', 'invalid new device otp');
@@ -267,7 +235,7 @@ export function createAccountEmails(deps: {
         {
           subject: `New login on ${brand.serverName}`,
           paragraphs: [
-            `Your account was logged in to from a new device: ${DEVICE_NAMES[device.type] ?? 'Unknown device'} (${device.name}).`,
+            `Your account was logged in to from a new device: ${deviceTypeName(device.type) ?? 'Unknown device'} (${device.name}).`,
             `When: ${clock.now().toUTCString()}. Address: ${client.ipAddress ?? 'unknown'}.`,
           ],
           footnote: 'If this was not you, change your master password and turn on two-step login.',

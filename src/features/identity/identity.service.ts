@@ -96,10 +96,9 @@ export function createIdentityService(deps: {
     return { type: Number(type), identifier: identifier.slice(0, 50), name: name.slice(0, 50) };
   }
 
-  /** The device row, made on its first login (`created`). */
-  async function registerDevice(user: UserRow, device: { type: number; identifier: string; name: string }): Promise<DeviceRow & { created?: boolean }> {
+  /** The device row (`existing`: the account's row for this device, if any), made on its first login (`created`). */
+  async function registerDevice(user: UserRow, device: { type: number; identifier: string; name: string }, existing: DeviceRow | undefined): Promise<DeviceRow & { created?: boolean }> {
     const now = clock.now().toISOString();
-    const existing = await findDevice(db, user.id, device.identifier);
     if (existing) {
       await updateDevice(db, existing.id, { type: device.type, name: device.name, revision_date: now });
       return { ...existing, type: device.type, name: device.name, revision_date: now };
@@ -185,9 +184,10 @@ export function createIdentityService(deps: {
   async function secondStep(
     user: UserRow,
     form: TokenForm,
-    device: { identifier: string },
     context: ClientContext,
     attempt: LoginAttempt & { allowed: true },
+    /** The account's row for the logging-in device, if it has one (a remember token is bound to it). */
+    known: DeviceRow | undefined,
     log: MailLog,
   ): Promise<{ required: boolean; remember: boolean }> {
     const twoFactor = deps.twoFactor;
@@ -202,7 +202,6 @@ export function createIdentityService(deps: {
     const providerText = form.twofactorprovider;
     if (!token || !providerText || !/^\d{1,3}$/.test(providerText)) throw await challengeError();
     const provider = Number(providerText);
-    const known = await findDevice(db, user.id, device.identifier);
     if (!(await twoFactor.verifyLogin(user, provider, token, known?.id ?? null, context, log))) {
       // An expired or revoked remember token is not a failure: the client asks for a code.
       if (provider === (TwoFactorProviderType.Remember as number)) throw await challengeError();
@@ -251,14 +250,16 @@ export function createIdentityService(deps: {
       deps.instruments?.loginFailed('disabled');
       throw new OAuthError('invalid_grant', DISABLED);
     }
-    const second = await secondStep(user, form, device, context, attempt, log);
+    // The account's row for this device, if it has logged in before: read once for every step below.
+    const known = await findDevice(db, user.id, device.identifier);
+    const second = await secondStep(user, form, context, attempt, known, log);
     await attempt.succeeded();
-    await deps.loginChecks?.beforeLogin(user, form, device, second.required, log);
+    await deps.loginChecks?.beforeLogin(user, form, Boolean(known), second.required, log);
     // A request logs in once: a second login racing this one with the same request loses.
     if (authRequestId && !(await deps.authRequests.markUsed(authRequestId))) {
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
     }
-    const deviceRow = await registerDevice(user, device);
+    const deviceRow = await registerDevice(user, device, known);
     const tokens = await deps.tokens.issueUserTokens({
       user,
       device: deviceRow,
@@ -296,7 +297,7 @@ export function createIdentityService(deps: {
       throw new OAuthError('invalid_grant', DISABLED);
     }
     const device = deviceOf(form);
-    const deviceRow = await registerDevice(user, device);
+    const deviceRow = await registerDevice(user, device, await findDevice(db, user.id, device.identifier));
     const tokens = await deps.tokens.issueUserTokens({ user, device: deviceRow, clientId, scopes, withRefreshToken: false });
     await deps.audit.record(db, { ...client, deviceType: device.type }, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
     return userTokenResponse(user, tokens, 'api');
