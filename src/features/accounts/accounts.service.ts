@@ -9,6 +9,7 @@ import type { FileStore } from '../files/file-store.js';
 import { fileFoldersOf, removeFolders } from '../files/orphans.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
+import { sendOrFail } from '../mail/delivery.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
 import { deleteRefreshTokensOfUser } from '../identity/tokens.repository.js';
@@ -97,19 +98,12 @@ export function finishSignupLink(publicUrl: string, token: string, email: string
  */
 async function mailRegistrationLink(mailer: Mailer, publicUrl: string, email: string, token: string, log: MailLog): Promise<void> {
   const link = finishSignupLink(publicUrl, token, email);
-  try {
-    await mailer.send(
-      {
-        to: email,
-        subject: 'Verify your email address',
-        text: ['Open this link to finish creating your account (it expires in 24 hours):', link, '', 'If you did not ask for an account, ignore this message.'].join('\n'),
-      },
-      log,
-    );
-  } catch (error) {
-    log.info({ err: error, to: email }, 'registration mail failed');
-    throw new GatewayError('The mail server did not accept the verification message. Try again later.');
-  }
+  const message = {
+    to: email,
+    subject: 'Verify your email address',
+    text: ['Open this link to finish creating your account (it expires in 24 hours):', link, '', 'If you did not ask for an account, ignore this message.'].join('\n'),
+  };
+  await sendOrFail(mailer, message, log, 'registration', 'The mail server did not accept the verification message. Try again later.');
 }
 
 const EXPIRED_LINK = 'Expired link. Please restart registration or try logging in. You may already have an account';

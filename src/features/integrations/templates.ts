@@ -1,4 +1,5 @@
 import { EventType } from '../events/event-type.js';
+import { deviceTypeName } from '../devices/device-types.js';
 import { OrganizationUserType } from '../organizations/roles.js';
 
 /**
@@ -63,14 +64,6 @@ export function needsGroup(template: string): boolean {
 export function needsOrganization(template: string): boolean {
   return template.includes('#OrganizationName#');
 }
-
-/** DeviceType display names (the official [Display(Name)]). */
-const DEVICE_NAMES: Record<number, string> = {
-  0: 'Android', 1: 'iOS', 2: 'Chrome Extension', 3: 'Firefox Extension', 4: 'Opera Extension', 5: 'Edge Extension',
-  6: 'Windows', 7: 'macOS', 8: 'Linux', 9: 'Chrome', 10: 'Firefox', 11: 'Opera', 12: 'Edge', 13: 'Internet Explorer',
-  14: 'Unknown Browser', 15: 'Android', 16: 'UWP', 17: 'Safari', 18: 'Vivaldi', 19: 'Vivaldi Extension', 20: 'Safari Extension',
-  21: 'SDK', 22: 'Server', 23: 'Windows CLI', 24: 'MacOs CLI', 25: 'Linux CLI', 26: 'DuckDuckGo',
-};
 
 const pad = (n: number, width = 2) => String(n).padStart(width, '0');
 
@@ -144,7 +137,7 @@ function contextValues(e: ForwardedEvent, lookups: TemplateLookups): Record<stri
   return {
     DomainName: () => e.domainName,
     IpAddress: () => e.ipAddress,
-    DeviceType: () => (e.deviceType === null ? null : (DEVICE_NAMES[e.deviceType] ?? String(e.deviceType))),
+    DeviceType: () => (e.deviceType === null ? null : (deviceTypeName(e.deviceType) ?? String(e.deviceType))),
     DeviceTypeId: () => (e.deviceType === null ? null : String(e.deviceType)),
     ActingUserId: () => e.actingUserId,
     OrganizationUserId: () => e.organizationUserId,

@@ -1,9 +1,10 @@
 import { createHash, randomInt } from 'node:crypto';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { BadRequest, GatewayError } from '../../http/errors.js';
+import { BadRequest } from '../../http/errors.js';
 import { safeEqual } from '../../shared/constant-time.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
+import { sendOrFail } from '../mail/delivery.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
 import type { LimitStore } from '../rate-limits/limit-store.js';
 import { keyDigest } from '../rate-limits/rate-limits.js';
@@ -47,20 +48,13 @@ export function createMailedCodes(deps: { db: Db; clock: Clock; mailer: Mailer; 
         expiration_date: new Date(created.getTime() + CODE_MINUTES * 60_000).toISOString(),
         creation_date: created.toISOString(),
       });
-      try {
-        await deps.mailer.send(
-          renderMail(to, deps.brand, {
-            subject,
-            paragraphs: [intro, `This code expires in ${CODE_MINUTES} minutes and works once.`],
-            code,
-            footnote: 'If you did not ask for this code, someone may know your master password: change it.',
-          }),
-          log,
-        );
-      } catch (error) {
-        log.info({ err: error, to }, 'code mail failed');
-        throw new GatewayError('The mail server did not accept the message. Try again later.');
-      }
+      const message = renderMail(to, deps.brand, {
+        subject,
+        paragraphs: [intro, `This code expires in ${CODE_MINUTES} minutes and works once.`],
+        code,
+        footnote: 'If you did not ask for this code, someone may know your master password: change it.',
+      });
+      await sendOrFail(deps.mailer, message, log, 'code');
     },
 
     /**

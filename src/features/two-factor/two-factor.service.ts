@@ -11,6 +11,7 @@ import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
+import { sendOrLog } from '../mail/delivery.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
 import { userPush } from '../notifications/push-messages.js';
 import { PushType, type Pushes } from '../notifications/pushes.js';
@@ -210,16 +211,12 @@ export function createTwoFactorService(deps: {
 
   /** Tells the user two-step login went off (a failed mail is logged, not an error). */
   async function mailTurnedOff(user: UserRow, what: string, log: MailLog): Promise<void> {
-    await deps.mailer
-      .send(
-        renderMail(user.email, deps.brand, {
-          subject: 'Two-step login turned off',
-          paragraphs: [what, 'Turn it back on in your account settings.'],
-          footnote: 'If this was not you, change your master password now.',
-        }),
-        log,
-      )
-      .catch((error: unknown) => log.info({ err: error, to: user.email }, 'two-step login notice mail failed'));
+    const message = renderMail(user.email, deps.brand, {
+      subject: 'Two-step login turned off',
+      paragraphs: [what, 'Turn it back on in your account settings.'],
+      footnote: 'If this was not you, change your master password now.',
+    });
+    await sendOrLog(deps.mailer, message, log, 'two-step login notice');
   }
 
   /** The security keys as the official clients list them (`TwoFactorWebAuthnDetails`). */

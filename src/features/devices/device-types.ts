@@ -1,0 +1,35 @@
+/** DeviceType display names, as the official server's enum names them ([Display(Name)]). */
+const DEVICE_TYPE_NAMES: Record<number, string> = {
+  0: 'Android',
+  1: 'iOS',
+  2: 'Chrome Extension',
+  3: 'Firefox Extension',
+  4: 'Opera Extension',
+  5: 'Edge Extension',
+  6: 'Windows',
+  7: 'macOS',
+  8: 'Linux',
+  9: 'Chrome',
+  10: 'Firefox',
+  11: 'Opera',
+  12: 'Edge',
+  13: 'Internet Explorer',
+  14: 'Unknown Browser',
+  15: 'Android',
+  16: 'UWP',
+  17: 'Safari',
+  18: 'Vivaldi',
+  19: 'Vivaldi Extension',
+  20: 'Safari Extension',
+  21: 'SDK',
+  22: 'Server',
+  23: 'Windows CLI',
+  24: 'MacOs CLI',
+  25: 'Linux CLI',
+  26: 'DuckDuckGo',
+};
+
+/** A device type's display name, or undefined for a type the table does not know. */
+export function deviceTypeName(type: number): string | undefined {
+  return DEVICE_TYPE_NAMES[type];
+}
