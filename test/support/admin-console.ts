@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { argon2id } from 'hash-wasm';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { afterEach } from 'vitest';
+import { startTestServer, type StartOptions, type TestServer } from './test-server.js';
 
 /** The admin token the console tests sign in with. */
 export const ADMIN_TOKEN = 'test-admin-token-with-enough-length';
@@ -69,5 +71,22 @@ export async function signIn(app: FastifyInstance, options: Partial<InjectOption
         headers: withHeaders({ 'content-type': 'application/x-www-form-urlencoded', cookie }),
         ...extra,
       } as InjectOptions),
+  };
+}
+
+/**
+ * For a test file of the console: answers `start(env?, options?)`, which starts a test server
+ * with the console on (ADMIN_TOKEN set) and signs an operator in. Every server it started is
+ * closed after each test.
+ */
+export function consoleServers(): (env?: Record<string, string>, options?: Omit<StartOptions, 'env'>) => Promise<{ server: TestServer; browser: AdminBrowser }> {
+  const open: TestServer[] = [];
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((server) => server.close()));
+  });
+  return async (env = {}, options = {}) => {
+    const server = await startTestServer({ ...options, env: { ADMIN_TOKEN: await adminTokenHash(), ...env } });
+    open.push(server);
+    return { server, browser: await signIn(server.app) };
   };
 }

@@ -1,22 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { adminTokenHash, signIn } from '../../../test/support/admin-console.js';
+import { consoleServers } from '../../../test/support/admin-console.js';
 import { testService } from '../../../test/support/services.js';
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
-import { startTestServer, TEST_ENGINE, type TestServer } from '../../../test/support/test-server.js';
+import { TEST_ENGINE } from '../../../test/support/test-server.js';
 
-let server: TestServer | undefined;
+const start = consoleServers();
 let smtp: SmtpSink | undefined;
 afterEach(async () => {
-  await server?.close();
   await smtp?.close();
-  server = undefined;
   smtp = undefined;
 });
-
-async function start(env: Record<string, string> = {}) {
-  server = await startTestServer({ env: { ADMIN_TOKEN: await adminTokenHash(), ...env } });
-  return { server, browser: await signIn(server.app) };
-}
 
 const fact = (html: string, name: string) => new RegExp(`<dt>${name}</dt><dd>([^<]*)</dd>`).exec(html)?.[1];
 const service = (html: string, name: string) => new RegExp(`<td data-label="Service">${name}</td><td data-label="Status">([^<]*)</td>`).exec(html)?.[1];
@@ -61,7 +54,6 @@ describe('the diagnostics page', () => {
     const failed = await browser.post('/admin/diagnostics/test-mail', { to: 'ops@example.com' });
     expect(failed.statusCode).toBe(502);
     expect(failed.body).toContain('did not take the test mail');
-    await server?.close();
     const plain = await start();
     expect(service((await plain.browser.get('/admin/diagnostics')).body, 'SMTP')).toBe('not configured');
     const none = await plain.browser.post('/admin/diagnostics/test-mail', { to: 'ops@example.com' });

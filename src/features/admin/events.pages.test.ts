@@ -1,21 +1,15 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { adminTokenHash, signIn } from '../../../test/support/admin-console.js';
+import { describe, expect, it } from 'vitest';
+import { consoleServers } from '../../../test/support/admin-console.js';
 import { seedUser } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../events/event-type.js';
 
-let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
+const startConsole = consoleServers();
 
 const client = { ipAddress: '192.0.2.7', deviceType: 9, deviceIdentifier: null, clientVersion: null };
 
 async function start() {
-  server = await startTestServer({ env: { ADMIN_TOKEN: await adminTokenHash() } });
-  const s = server;
+  const { server: s, browser } = await startConsole();
   const orgA = await seedOrganization(s, { name: 'Alpha Org' });
   const orgB = await seedOrganization(s, { name: 'Beta Org' });
   const userId = await seedUser(s, 'actor@example.com');
@@ -27,7 +21,7 @@ async function start() {
   await record(EventType.Cipher_Created, '2026-11-21', orgA);
   await record(EventType.Cipher_Updated, '2026-11-21', orgA);
   await record(EventType.Collection_Created, '2026-11-22', orgB);
-  return { s, orgA, orgB, userId, browser: await signIn(s.app) };
+  return { s, orgA, orgB, userId, browser };
 }
 
 const WINDOW = 'start=2026-11-01&end=2026-11-30';

@@ -1,23 +1,14 @@
 import { fetch, FormData } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
-import { adminTokenHash, signIn } from '../../../test/support/admin-console.js';
+import { describe, expect, it } from 'vitest';
+import { consoleServers } from '../../../test/support/admin-console.js';
 import { seedUser } from '../../../test/support/admin.js';
 import { createUser } from '../../../test/support/accounts.js';
 import { foundingKeys } from '../../../test/support/org-founding.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import type { TestServer } from '../../../test/support/test-server.js';
 import { OrganizationUserType } from '../organizations/roles.js';
 
-let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
-});
-
-async function start(env: Record<string, string> = {}) {
-  server = await startTestServer({ env: { ADMIN_TOKEN: await adminTokenHash(), ...env } });
-  return { server, browser: await signIn(server.app) };
-}
+const start = consoleServers();
 
 const actions = async (s: TestServer) =>
   (await s.database.db.selectFrom('admin_events').select(['action', 'detail']).where('action', '!=', 'signed-in').orderBy('date').execute()).map((e) => [e.action, e.detail]);

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { adminTokenHash, signIn } from '../../../test/support/admin-console.js';
+import { consoleServers } from '../../../test/support/admin-console.js';
 import { createUser, loginAccount, passwordGrantForm, TEST_DEVICE, testAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { registerFinishBody } from '../../../test/support/bw-crypto.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
@@ -8,26 +8,19 @@ import { testClock } from '../../../test/support/clock.js';
 import { memberOf, memberRow, orgWithOwner } from '../../../test/support/members.js';
 import { counting } from '../../../test/support/query-count.js';
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import type { TestServer } from '../../../test/support/test-server.js';
 import { EventSystemUser, EventType } from '../events/event-type.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { totpCode } from '../two-factor/totp.js';
 import { listUsersPage } from './admin.repository.js';
 
-let server: TestServer | undefined;
+const start = consoleServers();
 let smtp: SmtpSink | undefined;
 afterEach(async () => {
-  await server?.close();
   await smtp?.close();
-  server = undefined;
   smtp = undefined;
 });
-
-async function start(env: Record<string, string> = {}) {
-  server = await startTestServer({ env: { ADMIN_TOKEN: await adminTokenHash(), ...env } });
-  return { server, browser: await signIn(server.app) };
-}
 
 async function adminLog(s: TestServer) {
   return s.database.db.selectFrom('admin_events').select(['action', 'target_id', 'detail', 'ip_address']).where('action', 'not in', ['signed-in']).orderBy('date').execute();
@@ -221,10 +214,7 @@ describe('the users page actions', () => {
 describe('removing two-step login', () => {
   const clock = testClock(new Date('2026-11-24T10:00:10Z'));
 
-  async function startWithClock() {
-    server = await startTestServer({ clock, env: { ADMIN_TOKEN: await adminTokenHash() } });
-    return { server, browser: await signIn(server.app) };
-  }
+  const startWithClock = () => start({}, { clock });
 
   /** Turns the authenticator on through the official routes; answers the key. */
   async function enableAuthenticator(s: TestServer, user: LoggedInUser): Promise<string> {
