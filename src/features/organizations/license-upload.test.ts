@@ -60,6 +60,7 @@ async function upload(s: TestServer, token: string | null, form: FormData) {
 const organizationCount = async (s: TestServer) => (await s.database.db.selectFrom('organizations').select('id').execute()).length;
 
 describe('the web vault license upload (multipart)', () => {
+  // A server start, an account, a signed license and a key pair: over 30 s on a loaded CI machine.
   it('creates the organization, and the key pair posted next completes it', async () => {
     const s = await start();
     const owner = await createUser(s);
@@ -99,7 +100,7 @@ describe('the web vault license upload (multipart)', () => {
     expect(events[0]).toMatchObject({ organization_id: license.id, acting_user_id: owner.userId });
     const badKey = await s.request('POST', `/api/organizations/${license.id}/keys`, { token: owner.accessToken, json: { ...keys, encryptedPrivateKey: 'plain' } });
     expect(badKey.status).toBe(400);
-  });
+  }, 90_000);
 
   it('sets the key pair only while the organization has neither key, through POST keys or the update alike', async () => {
     const s = await start();
