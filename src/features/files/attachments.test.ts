@@ -466,7 +466,7 @@ describe('re-uploading an attachment for a share (older clients)', () => {
     const { id, attachmentId } = await keylessAttachment(randomBytes(500));
     for (const size of [499, 501, 533]) {
       const res = await shareUpload(me, id, attachmentId, randomBytes(size));
-      expect(res.status, `${size}`).toBe(400);
+      expect(res.status, `${size}: ${res.text}`).toBe(400);
       expect(res.body.message).toBe('File received does not match expected file length.');
     }
     expect(await filesOf(id)).toHaveLength(1);
