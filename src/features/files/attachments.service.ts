@@ -275,7 +275,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
       const copy = newFileId();
       let size: number;
       try {
-        size = await store.put(fileKey(id, copy), file.stream, Math.min(contentLength, original.size + MAC_BYTES));
+        size = await store.put(fileKey(id, copy), file.stream, contentLength);
       } catch (error) {
         await store.delete(fileKey(id, copy));
         if (error instanceof FileTooLarge) throw new BadRequest('File received does not match expected file length.');
