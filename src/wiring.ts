@@ -55,6 +55,7 @@ import { createAccountEmails } from './features/account-emails/account-emails.se
 import { createMetrics, noInstruments } from './features/operations/metrics.js';
 import { apiBaseUrl } from './features/files/attachment-data.js';
 import { createAttachmentService } from './features/files/attachments.service.js';
+import { createVaultPurge } from './features/vault/vault-purge.js';
 import { localFileStore, s3FileStore } from './features/files/file-store.js';
 import { createFileSweeper } from './features/files/file-sweeper.js';
 import { createSendAccess } from './features/sends/send-access.js';
@@ -260,6 +261,7 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     orgCiphers,
     folders,
     attachments,
+    vaultPurge: createVaultPurge({ ...vault, hasher }),
     sends,
     sendAccess,
     /** Started by the app (buildApp), stopped by close(). */

@@ -238,7 +238,7 @@ async function throwawayOrg(who: Caller): Promise<string> {
   return id;
 }
 
-async function setOrg(changes: { limit_collection_creation?: boolean; limit_item_deletion?: boolean }): Promise<void> {
+async function setOrg(changes: { limit_collection_creation?: boolean; limit_item_deletion?: boolean; allow_admin_access_to_all_collection_items?: boolean }): Promise<void> {
   await db().updateTable('organizations').set(changes).where('id', '=', org).execute();
 }
 
@@ -287,6 +287,8 @@ const READ_ALL = [...ADMINS, 'accessImportExport', 'editAnyCollection', 'deleteA
 const READ_ALL_WITH_ACCESS = [...ADMINS, 'editAnyCollection', 'deleteAnyCollection', 'manageUsers', 'manageGroups'] as const;
 /** Members who see an unassigned collection at all; everyone else gets 404 for it. */
 const SEE_UNASSIGNED = [...ADMINS, 'accessImportExport', 'editAnyCollection', 'deleteAnyCollection', 'manageGroups', 'manageUsers'] as const;
+/** Edit any item as an organization admin (the official CanEditCipherAsAdmin, and EditAnyCollection). */
+const ATTACHMENT_ADMINS = [...ADMINS, 'editAnyCollection'] as const;
 /** The other members: an unassigned collection, and anything in it, does not exist for them. */
 const BLIND = MEMBERS.filter((m) => !(SEE_UNASSIGNED as readonly Member[]).includes(m));
 
@@ -844,6 +846,70 @@ const CIPHER_ADMIN_ROWS: Row[] = [
     { allow: [...ADMINS, 'accessImportExport', 'accessReports', 'editAnyCollection'] },
   ],
   ['GET /ciphers/organization-details/assigned', async () => ({ method: 'GET', path: `/ciphers/organization-details/assigned?organizationId=${org}` }), { allow: 'members' }],
+  // The admin console's attachment routes: the official "edit as admin" rule (CanEditCipherAsAdmin), 404 to everyone else.
+  [
+    'GET /ciphers/{id}/attachment/{attachmentId}/admin (an item in an unassigned collection)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      return { method: 'GET', path: `/ciphers/${item}/attachment/${await seedAttachment(item, true)}/admin` };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    'GET /ciphers/{id}/attachment/{attachmentId}/admin (admins not let at all items: an item in an unassigned collection)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      return { method: 'GET', path: `/ciphers/${item}/attachment/${await seedAttachment(item, true)}/admin` };
+    },
+    // Owners and admins edit only what they are assigned; the custom flag still reaches every item.
+    { allow: ['editAnyCollection'], hidden: 'rest' },
+    { before: () => setOrg({ allow_admin_access_to_all_collection_items: false }), after: () => setOrg({ allow_admin_access_to_all_collection_items: true }) },
+  ],
+  [
+    'GET /ciphers/{id}/attachment/{attachmentId}/admin (admins not let at all items: an item in no collection)',
+    async () => {
+      const item = await seedOrgItem(server, org);
+      return { method: 'GET', path: `/ciphers/${item}/attachment/${await seedAttachment(item, true)}/admin` };
+    },
+    // Unassigned items stay open to owners and admins.
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+    { before: () => setOrg({ allow_admin_access_to_all_collection_items: false }), after: () => setOrg({ allow_admin_access_to_all_collection_items: true }) },
+  ],
+  [
+    'POST /ciphers/{id}/attachment/v2 (adminRequest: an item in an unassigned collection)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      return { method: 'POST', path: `/ciphers/${item}/attachment/v2`, json: { key: ENC, fileName: ENC, fileSize: 10, adminRequest: true }, written: async () => Boolean(await attachmentsOf(item)) };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    'GET /ciphers/{id}/attachment/{attachmentId}/renew (an item in an unassigned collection: the admin rule)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      return { method: 'GET', path: `/ciphers/${item}/attachment/${await seedAttachment(item, false)}/renew` };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    'DELETE /ciphers/{id}/attachment/{attachmentId}/admin (an item in an unassigned collection)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      const id = await seedAttachment(item, true);
+      return { method: 'DELETE', path: `/ciphers/${item}/attachment/${id}/admin`, written: async () => !(await attachmentsOf(item))?.includes(id) };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    "POST /ciphers/purge?organizationId= (an organization's vault)",
+    async (who) => {
+      const where = await throwawayOrg(who);
+      const item = await seedOrgItem(server, where, [await seedCollection(server, where)]);
+      return { method: 'POST', path: `/ciphers/purge?organizationId=${where}`, json: { masterPasswordHash: secret(who) }, written: async () => !(await exists('ciphers', item)) };
+    },
+    // The official EditAnyCollection: owners, admins and the custom flag; 404 to everyone else.
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
 ];
 
 const EVENT_LOG = [...ADMINS, 'accessEventLogs'] as const;
@@ -1211,7 +1277,8 @@ const ITEM_ROWS: ItemRow[] = [
       const { item } = await place(profile);
       return { method: 'GET', path: `/ciphers/${item}/attachment/${await seedAttachment(item, false)}/renew` };
     },
-    table({ allow: EDITS, refuse: 400 }),
+    // The admin console uploads here too: an admin may edit any item as an admin (not through a collection).
+    table({ allow: [...EDITS, 'admin'], refuse: 400 }),
   ],
   [
     'DELETE /ciphers/{id}/attachment/{attachmentId}',
@@ -1316,6 +1383,14 @@ const ITEM_ROWS: ItemRow[] = [
     'GET /ciphers/{id}/admin',
     async (profile) => ({ method: 'GET', path: `/ciphers/${(await place(profile)).item}/admin` }),
     table({ allow: [...MANAGES, 'admin'], refuse: 404 }),
+  ],
+  [
+    'GET /ciphers/{id}/attachment/{attachmentId}/admin (no collection access level opens the admin rule)',
+    async (profile) => {
+      const { item } = await place(profile);
+      return { method: 'GET', path: `/ciphers/${item}/attachment/${await seedAttachment(item, true)}/admin` };
+    },
+    table({ allow: ['admin'], refuse: 404 }),
   ],
   [
     'GET /organizations/{org}/collections/{id}/details (the holding collection)',

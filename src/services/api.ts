@@ -30,6 +30,7 @@ import { syncRoutes } from '../features/vault/sync.routes.js';
 import { unassignedCipherRoutes } from '../features/vault/unassigned-ciphers.routes.js';
 import { apiBaseUrl } from '../features/files/attachment-data.js';
 import { attachmentRoutes } from '../features/files/attachments.routes.js';
+import { vaultPurgeRoutes } from '../features/vault/vault-purge.routes.js';
 import { sendRoutes } from '../features/sends/sends.routes.js';
 import type { ServiceOptions } from './service-options.js';
 
@@ -52,6 +53,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(folderRoutes, { folders: features.folders });
   await app.register(sendRoutes, { sends: features.sends, access: features.sendAccess, maxFileBytes: config.fileMaxMb * 1024 * 1024 });
   await app.register(attachmentRoutes, { attachments: features.attachments, apiBase: apiBaseUrl(config), maxFileBytes: config.fileMaxMb * 1024 * 1024 });
+  await app.register(vaultPurgeRoutes, { purge: features.vaultPurge });
   await app.register(syncRoutes, { sync: features.sync });
   await app.register(deviceRoutes, { devices: features.devices });
   await app.register(authRequestRoutes, { authRequests: features.authRequests, origin: new URL(config.publicUrl).host });

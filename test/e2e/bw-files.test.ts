@@ -3,13 +3,19 @@
  * end. One server and one CLI session; the steps build on each other in order (each command
  * costs seconds). PUBLIC_URL names the real port, as the download and Send URLs carry it.
  */
-import { randomBytes } from 'node:crypto';
+import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerAccount } from '../support/accounts.js';
+import { createUser, loginAccount, registerAccount } from '../support/accounts.js';
+import { seedCollection } from '../support/admin.js';
+import { encryptText, encryptToEncString, generateSymmetricKey, rsaEncryptToEncString, type SymmetricKey } from '../support/bw-crypto.js';
+import { seedMembership, seedOrganization } from '../support/orgs.js';
+import { cipherBody } from '../support/vault.js';
+import { OrganizationUserType } from '../../src/features/organizations/roles.js';
+import { Agent, fetch as undiciFetch, FormData } from 'undici';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
 import type { TestAccount } from '../support/bw-crypto.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -19,6 +25,7 @@ const SLOW = 300_000;
 let tls: TestTls;
 let server: TestServer;
 let bw: BwCli;
+let memberBw: BwCli;
 let account: TestAccount;
 let dir: string;
 
@@ -43,13 +50,16 @@ beforeAll(async () => {
   server = await startTestServer({ tls, port, env: { PUBLIC_URL: `https://127.0.0.1:${port}`, FILES_DIR: join(dir, 'store') } });
   account = await registerAccount(server, { email: 'files@example.com', name: 'Files', derivation: 'real' });
   bw = await createBwCli({ serverUrl: server.baseUrl, caPath: tls.caPath });
-  await bw.configServer();
+  // The second member's CLI (the organization attachment below) is configured alongside.
+  memberBw = await createBwCli({ serverUrl: server.baseUrl, caPath: tls.caPath });
+  await Promise.all([bw.configServer(), memberBw.configServer()]);
   const login = await bw.login(account.email, account.password);
   expect(login.code, login.stderr).toBe(0);
 }, SLOW);
 
 afterAll(async () => {
   await bw?.dispose();
+  await memberBw?.dispose();
   await server?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
@@ -122,6 +132,60 @@ describe('bw send', () => {
     const target = join(dir, 'received.bin');
     const received = await bw.run(['send', 'receive', '--password', 'open sesame', file.accessUrl, '--output', target]);
     expect(received.code, received.stderr).toBe(0);
+    expect((await readFile(target)).equals(bytes)).toBe(true);
+  }, SLOW);
+});
+
+/** A file as the clients encrypt attachments (EncArrayBuffer, AesCbc256_HmacSha256): type, IV, MAC, ciphertext. */
+function encryptFile(data: Buffer, key: SymmetricKey): Buffer {
+  const iv = randomBytes(16);
+  const cipher = createCipheriv('aes-256-cbc', key.encKey, iv);
+  const body = Buffer.concat([cipher.update(data), cipher.final()]);
+  const mac = createHmac('sha256', key.macKey).update(iv).update(body).digest();
+  return Buffer.concat([Buffer.from([2]), iv, mac, body]);
+}
+
+describe('bw attachments of an organization item', () => {
+  it("downloads an organization item's attachment, uploaded by the owner, as another member byte for byte", async () => {
+    // The organization, its keys and the item are made through the API as a client makes them
+    // (the bw steps above already cover uploading); only the member's download goes through bw.
+    const orgKey = generateSymmetricKey();
+    const org = await seedOrganization(server, { name: 'Files Team' });
+    const owner = await loginAccount(server, account);
+    const member = await createUser(server, { email: 'files-member@example.com', name: 'Member', derivation: 'real' });
+    const wrapped = (publicKey: string) => rsaEncryptToEncString(orgKey.raw, publicKey);
+    const ownerMember = await seedMembership(server, { organizationId: org, userId: owner.userId, type: OrganizationUserType.Owner, key: wrapped(account.publicKeyB64) });
+    const readerMember = await seedMembership(server, { organizationId: org, userId: member.userId, key: wrapped(member.account.publicKeyB64) });
+    const collection = await seedCollection(server, org, { users: [[ownerMember], [readerMember, { readOnly: true }]] });
+    await server.database.db.updateTable('collections').set({ name: encryptText('Team', orgKey) }).where('id', '=', collection).execute();
+
+    const item = await server.request('POST', '/api/ciphers/create', {
+      token: owner.accessToken,
+      json: { cipher: cipherBody('login', orgKey, { organizationId: org, name: encryptText('Team login', orgKey) }), collectionIds: [collection] },
+    });
+    expect(item.status, item.text).toBe(200);
+    const itemId = item.body.id as string;
+    const bytes = randomBytes(120_000);
+    const attachmentKey = generateSymmetricKey();
+    const encrypted = encryptFile(bytes, attachmentKey);
+    const fileName = encryptText('team.bin', orgKey);
+    const started = await server.request('POST', `/api/ciphers/${itemId}/attachment/v2`, {
+      token: owner.accessToken,
+      json: { key: encryptToEncString(attachmentKey.raw, orgKey), fileName, fileSize: encrypted.length },
+    });
+    expect(started.status, started.text).toBe(200);
+    const form = new FormData();
+    form.append('data', new Blob([encrypted]), fileName);
+    const dispatcher = new Agent({ connect: { ca: tls.caPem } });
+    const uploaded = await undiciFetch(`${server.baseUrl}/api/ciphers/${started.body.url as string}`, { method: 'POST', body: form, headers: { authorization: `Bearer ${owner.accessToken}` }, dispatcher });
+    expect(uploaded.status, await uploaded.text()).toBe(200);
+    await dispatcher.close();
+
+    const login = await memberBw.login(member.account.email, member.account.password);
+    expect(login.code, login.stderr).toBe(0);
+    const target = join(dir, 'team-downloaded.bin');
+    const got = await memberBw.run(['get', 'attachment', 'team.bin', '--itemid', itemId, '--output', target]);
+    expect(got.code, got.stderr).toBe(0);
     expect((await readFile(target)).equals(bytes)).toBe(true);
   }, SLOW);
 });

@@ -13,6 +13,23 @@ export interface AttachmentMeta {
   validated: boolean;
   /** When the upload URL was given (or renewed); the upload must come within UPLOAD_WINDOW_MS. */
   uploadStarted: string;
+  /** The stored file's name in the item's folder, when it is not the attachment id (a share re-upload replaced it). */
+  file?: string;
+  /**
+   * A copy re-encrypted with an organization's key, uploaded by older clients before they share
+   * the item there (`POST /ciphers/{id}/attachment/{attachmentId}/share`); it takes the place of
+   * the attachment when the item is shared with that organization (see applyShareUploads).
+   */
+  share?: ShareUpload;
+}
+
+export interface ShareUpload {
+  organizationId: string;
+  fileName: string;
+  key: string | null;
+  size: number;
+  /** The stored file's name in the item's folder. */
+  file: string;
 }
 
 export type Attachments = Record<string, AttachmentMeta>;
@@ -41,6 +58,37 @@ export function withNewKeys(text: string | null | undefined, updates: Record<str
     all[id] = { ...meta, fileName: update.fileName ?? meta.fileName, key: update.key ?? meta.key };
   }
   return serializeAttachments(all);
+}
+
+/** The name of an attachment's stored file in its item's folder. */
+export const storedFileOf = (attachmentId: string, meta: Pick<AttachmentMeta, 'file'>): string => meta.file ?? attachmentId;
+
+/** Every stored file an item's attachments name: their own, and share copies waiting for a share. */
+export function namedFiles(attachments: Attachments): string[] {
+  return Object.entries(attachments).flatMap(([id, meta]) => [storedFileOf(id, meta), ...(meta.share ? [meta.share.file] : [])]);
+}
+
+/**
+ * The attachments of an item being shared with `organizationId`: those with a share copy for
+ * that organization take the copy's file, name, key and size; share copies meant for another
+ * organization are dropped. Answers the new document and the names of the files it no longer
+ * names (removed after the share commits).
+ */
+export function applyShareUploads(text: string | null, organizationId: string): { attachments: string | null; released: string[] } {
+  const all = parseAttachments(text);
+  const released: string[] = [];
+  for (const [id, meta] of Object.entries(all)) {
+    const { share, ...rest } = meta;
+    if (!share) continue;
+    if (share.organizationId === organizationId) {
+      released.push(storedFileOf(id, meta));
+      all[id] = { ...rest, fileName: share.fileName, key: share.key, size: share.size, file: share.file };
+    } else {
+      released.push(share.file);
+      all[id] = rest;
+    }
+  }
+  return { attachments: serializeAttachments(all), released };
 }
 
 /** Bytes an item's attachments take (reservations included: the quota counts them from the start). */

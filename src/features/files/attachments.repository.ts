@@ -39,6 +39,17 @@ export async function reserveStorage(executor: Executor, owner: StorageOwner, by
   if (Number(done.numUpdatedRows) !== 1) throw new BadRequest('Not enough storage available.');
 }
 
+/**
+ * Refuses (with Bitwarden's messages) when the organization cannot take `bytes` more: no storage
+ * in its plan, or not that much left. A check without counting (a share re-upload is counted when
+ * the item moves, through reserveStorage).
+ */
+export async function assertOrganizationRoom(executor: Executor, organizationId: string, bytes: number): Promise<void> {
+  const org = await executor.selectFrom('organizations').select(['max_storage_gb', 'storage_bytes']).where('id', '=', organizationId).executeTakeFirst();
+  if (!org || org.max_storage_gb === null) throw new BadRequest('This organization cannot use attachments.');
+  if (Number(org.storage_bytes) + bytes > Number(org.max_storage_gb) * GB) throw new BadRequest('Not enough storage available for this organization.');
+}
+
 /** Gives `bytes` back to the owner's storage (never below zero). */
 export async function releaseStorage(executor: Executor, owner: StorageOwner, bytes: number): Promise<void> {
   if (bytes <= 0) return;

@@ -5,26 +5,46 @@ import { BadRequest } from '../../http/errors.js';
 import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, emptyOk, IdParams } from '../../http/schemas.js';
-import { CipherResponse, cipherJson } from '../vault/ciphers.schemas.js';
+import { CipherMiniResponse, CipherResponse, cipherJson, cipherMiniJson } from '../vault/ciphers.schemas.js';
 import type { AttachmentService } from './attachments.service.js';
 import { filePart } from './multipart.js';
-import { AttachmentParams, AttachmentRequest, AttachmentResponseSchema, AttachmentUploadResponse, DeleteAttachmentResponse, DownloadQuery, FileUploadType } from './attachments.schemas.js';
+import { AttachmentParams, AttachmentRequest, AttachmentResponseSchema, AttachmentUploadResponse, DeleteAttachmentResponse, DownloadQuery, FileUploadType, ShareUploadQuery } from './attachments.schemas.js';
 
 const tags = ['Items'];
 const config = { access: access.user };
 const EDIT = 'Access: any signed-in user (`user`) who owns the item or may edit it through a collection; an item they cannot see answers 404, one they may only read 400.';
+const ADMIN =
+  "Access: any signed-in user (`user`) who may edit the item as an organization admin: a confirmed owner or admin of its organization, or a custom member who may edit any collection, when they edit every item there (always for that custom member; owners and admins while the organization allows admin access to all collection items), the item is in no collection, or they may edit it through one of their collections. Anyone else gets 404, as for an unknown id.";
+const EITHER = 'An organization admin who may edit the item as an admin (see `GET /ciphers/{id}/attachment/{attachmentId}/admin`) may too: the admin console uploads here after `adminRequest`.';
 const docs = {
   begin: {
     summary: 'Start an attachment upload',
-    description: `Reserves an attachment of \`fileSize\` bytes on an item (counted against the owner's storage at once: the user's quota, or the organization's plan storage) and answers where to upload it (\`fileUploadType\` 0, Direct: \`POST /ciphers/{id}/attachment/{attachmentId}\`) with the item; records Cipher_AttachmentCreated (1103). Refused (400) past the file size limit, without storage left, or with a stale \`lastKnownRevisionDate\`. ${EDIT}`,
+    description: `Reserves an attachment of \`fileSize\` bytes on an item (counted against the owner's storage at once: the user's quota, or the organization's plan storage) and answers where to upload it (\`fileUploadType\` 0, Direct: \`POST /ciphers/{id}/attachment/{attachmentId}\`) with the item; records Cipher_AttachmentCreated (1103). Refused (400) past the file size limit, without storage left, or with a stale \`lastKnownRevisionDate\`. ${EDIT} With \`adminRequest: true\` (the admin console), the item is reached as an organization admin instead and answered in \`cipherMiniResponse\`: ${ADMIN}`,
+  },
+  legacyAdmin: {
+    summary: 'Attach a file in one request (admin console)',
+    description: `The older one-step upload (\`POST /ciphers/{id}/attachment\`) for an organization item reached as an organization admin; answers the item as \`cipherMini\` and records Cipher_AttachmentCreated (1103). ${ADMIN}`,
+  },
+  getAdmin: {
+    summary: 'Get an attachment download URL (admin console)',
+    description: `Answers an attachment of an organization item with a \`url\` good for one minute, for the admin console. ${ADMIN}`,
+  },
+  deleteAdmin: {
+    summary: 'Delete an attachment (admin console)',
+    description: `Deletes an attachment of an organization item and its file, gives its bytes back to the organization's storage, answers the item as \`cipherMini\` and records Cipher_AttachmentDeleted (1104). ${ADMIN}`,
+  },
+  share: {
+    summary: 'Upload an attachment re-encrypted for a share',
+    description:
+      "Older clients, before sharing one of their items with an organization, upload each attachment that has no key of its own again, re-encrypted with the organization's key: multipart/form-data with the new attachment key in `key` and the file in `data` (its part's file name is the new encrypted file name). The copy waits beside the original and takes its place when the item is shared with that organization (`PUT /ciphers/{id}/share`). Refused (400) without data, past the file size limit, when the organization has no storage or not enough left for the request, for an attachment the item does not have, or when the copy's length differs from the original's (the same file re-encrypted: equal, or 32 bytes longer when the original had no MAC). Access: any signed-in user (`user`) who owns the item (a personal item) and is a confirmed member of `organizationId`; anything else answers 404.",
   },
   renew: {
     summary: 'Renew an attachment upload URL',
-    description: `A new hour to upload a reserved attachment whose upload has not happened; an uploaded or unknown attachment answers 404. ${EDIT}`,
+    description: `A new hour to upload a reserved attachment whose upload has not happened; an uploaded or unknown attachment answers 404. ${EDIT} ${EITHER}`,
   },
   upload: {
     summary: 'Upload a reserved attachment',
-    description: `The encrypted bytes of an attachment reserved by \`POST /ciphers/{id}/attachment/v2\`, as multipart/form-data in \`data\`, within an hour of the reservation. They must be exactly the declared size: otherwise the upload, its file and its reservation are dropped (400) and the client starts again. ${EDIT}`,
+    description: `The encrypted bytes of an attachment reserved by \`POST /ciphers/{id}/attachment/v2\`, as multipart/form-data in \`data\`, within an hour of the reservation. They must be exactly the declared size: otherwise the upload, its file and its reservation are dropped (400) and the client starts again. ${EDIT} ${EITHER}`,
   },
   legacy: {
     summary: 'Attach a file in one request',
@@ -62,11 +82,9 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
     { config, schema: { tags, ...docs.begin, params: IdParams, body: AttachmentRequest, response: { 200: AttachmentUploadResponse } } },
     async (request, reply) => {
       const { row, attachmentId, url } = await attachments.begin(currentUser(request).userId, clientContext(request), request.params.id, request.body);
-      return json(
-        reply,
-        `{"object":"attachment-fileUpload","attachmentId":${JSON.stringify(attachmentId)},"url":${JSON.stringify(url)},"fileUploadType":${FileUploadType.Direct},` +
-          `"cipherResponse":${cipherJson(row, 'cipher', apiBase)},"cipherMiniResponse":null}`,
-      );
+      // The admin console's request is answered with the item in its admin form, as cipherMini.
+      const item = request.body.adminRequest ? `"cipherResponse":null,"cipherMiniResponse":${cipherMiniJson(row, apiBase)}` : `"cipherResponse":${cipherJson(row, 'cipher', apiBase)},"cipherMiniResponse":null`;
+      return json(reply, `{"object":"attachment-fileUpload","attachmentId":${JSON.stringify(attachmentId)},"url":${JSON.stringify(url)},"fileUploadType":${FileUploadType.Direct},${item}}`);
     },
   );
 
@@ -99,6 +117,37 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
       const row = await attachments.uploadLegacy(currentUser(request).userId, clientContext(request), request.params.id, length, file.fields.key ?? null, file);
       return json(reply, cipherJson(row, 'cipher', apiBase));
     },
+  );
+
+  app.post<{ Params: { id: string } }>(
+    '/ciphers/:id/attachment-admin',
+    { config, schema: { tags, ...docs.legacyAdmin, params: IdParams, response: { 200: CipherMiniResponse } } },
+    async (request, reply) => {
+      const length = Number(request.headers['content-length'] ?? 0);
+      if (!Number.isSafeInteger(length) || length < 1) throw new BadRequest('The upload needs a Content-Length.');
+      const file = await filePart(request, maxFileBytes);
+      const row = await attachments.uploadLegacy(currentUser(request).userId, clientContext(request), request.params.id, length, file.fields.key ?? null, file, 'admin');
+      return json(reply, cipherMiniJson(row, apiBase));
+    },
+  );
+
+  app.post<Params & { Querystring: { organizationId: string } }>(
+    '/ciphers/:id/attachment/:attachmentId/share',
+    { config, schema: { tags, ...docs.share, params: AttachmentParams, querystring: ShareUploadQuery, response: { 200: EmptyResponse } } },
+    async (request, reply) => {
+      const length = Number(request.headers['content-length'] ?? 0);
+      if (!Number.isSafeInteger(length) || length < 1) throw new BadRequest('The upload needs a Content-Length.');
+      const file = await filePart(request, maxFileBytes);
+      const { id, attachmentId } = request.params;
+      await attachments.uploadForShare(currentUser(request).userId, id, attachmentId, request.query.organizationId, length, file.fields.key ?? null, file);
+      return emptyOk(reply);
+    },
+  );
+
+  app.get<Params>(
+    '/ciphers/:id/attachment/:attachmentId/admin',
+    { config, schema: { tags, ...docs.getAdmin, params: AttachmentParams, response: { 200: AttachmentResponseSchema } } },
+    async (request) => attachments.downloadData(currentUser(request).userId, request.params.id, request.params.attachmentId, 'admin'),
   );
 
   app.get<Params>(
@@ -136,6 +185,27 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
       handler: async (request, reply) => {
         const row = await attachments.delete(currentUser(request).userId, clientContext(request), request.params.id, request.params.attachmentId);
         return json(reply, `{"object":"deleteAttachment","cipher":${cipherJson(row, 'cipher', apiBase)}}`);
+      },
+    });
+  }
+
+  for (const [method, url] of [
+    ['DELETE', '/ciphers/:id/attachment/:attachmentId/admin'],
+    ['POST', '/ciphers/:id/attachment/:attachmentId/delete-admin'],
+  ] as const) {
+    app.route<Params>({
+      method,
+      url,
+      config,
+      schema: {
+        tags,
+        ...(method === 'DELETE' ? docs.deleteAdmin : olderForm(docs.deleteAdmin, 'DELETE /ciphers/{id}/attachment/{attachmentId}/admin')),
+        params: AttachmentParams,
+        response: { 200: DeleteAttachmentResponse },
+      },
+      handler: async (request, reply) => {
+        const row = await attachments.delete(currentUser(request).userId, clientContext(request), request.params.id, request.params.attachmentId, 'admin');
+        return json(reply, `{"object":"deleteAttachment","cipher":${cipherMiniJson(row, apiBase)}}`);
       },
     });
   }

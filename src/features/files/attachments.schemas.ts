@@ -30,6 +30,8 @@ export const FileUploadType = { Direct: 0 } as const;
 
 export const AttachmentParams = Type.Object({ id: Guid, attachmentId: Type.String({ pattern: '^[a-z0-9]{1,64}$', description: 'Attachment id' }) });
 
+export const ShareUploadQuery = Type.Object({ organizationId: Guid });
+
 export const DownloadQuery = Type.Object({ token: Type.String({ minLength: 1, maxLength: 4096 }) });
 
 export const LegacyFields = Type.Object({ key: NullableEncString(1000) });
@@ -42,7 +44,7 @@ export const AttachmentUploadResponse = Type.Object(
     url: Type.String(),
     fileUploadType: Type.Literal(0),
     cipherResponse: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
-    cipherMiniResponse: Type.Null(),
+    cipherMiniResponse: Type.Union([Type.Object({}, { additionalProperties: true }), Type.Null()]),
   },
   { description: 'Where to upload the file (AttachmentUploadDataResponseModel)' },
 );

@@ -9,10 +9,13 @@ import type { SigningKeys } from '../identity/signing-keys.js';
 import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
 import { PushType, type Pushes } from '../notifications/pushes.js';
 import { accessibleCipher, cipherEvents, touchRevisions } from '../vault/cipher-access.js';
+import { cipherAsAdmin } from '../vault/org-ciphers.service.js';
+import { confirmedMembership } from '../organizations/org-access.js';
+import type { Executor } from '../events/audit-log.js';
 import type { CipherRow } from '../vault/ciphers.repository.js';
 import { assertCurrent } from '../vault/ciphers.service.js';
-import { parseAttachments, serializeAttachments, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';
-import { lockCipher, releaseStorage, reserveStorage, setAttachments, storedAttachments } from './attachments.repository.js';
+import { parseAttachments, serializeAttachments, storedFileOf, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';
+import { assertOrganizationRoom, lockCipher, releaseStorage, reserveStorage, setAttachments, storedAttachments } from './attachments.repository.js';
 import type { AttachmentRequest } from './attachments.schemas.js';
 import { FileTooLarge, type FileStore } from './file-store.js';
 import { fileKey, newFileId } from './store-layout.js';
@@ -37,6 +40,17 @@ export const DOWNLOAD_URL_SECONDS = 60;
 export const DOWNLOAD_TOKEN_TYP = 'strongroom-attachment-download';
 
 
+/**
+ * How the caller reaches an item: as a member (their own item, or through a collection with the
+ * right the call needs), as an organization admin (the admin console's `…/admin` routes and
+ * `adminRequest`: cipherAsAdmin), or either (the upload and its renewal, which the official
+ * server opens to both).
+ */
+export type Reach = 'member' | 'admin' | 'either';
+
+/** EncArrayBuffer: a MAC (32 bytes) more when an attachment encrypted without one (EncType 0) is re-encrypted. */
+const MAC_BYTES = 32;
+
 export interface UploadedFile {
   stream: Readable;
   /** The encrypted file name the client gave the multipart part (legacy upload). */
@@ -56,6 +70,23 @@ export function createAttachmentService(deps: AttachmentDeps) {
   function checkSize(size: number): void {
     if (size > deps.maxFileBytes) throw new BadRequest(`Max file size is ${maxReadable}.`);
     if (size < 1) throw new BadRequest('No data to attach.');
+  }
+
+  /** The item for a change to its attachments, as `reach` allows (see Reach). */
+  async function forEdit(executor: Executor, userId: string, cipherId: string, reach: Reach): Promise<CipherRow> {
+    if (reach === 'admin') return cipherAsAdmin(executor, userId, cipherId);
+    if (reach === 'member') return accessibleCipher(executor, userId, cipherId, 'edit');
+    try {
+      return await accessibleCipher(executor, userId, cipherId, 'edit');
+    } catch (refused) {
+      if (!(refused instanceof NotFound || refused instanceof BadRequest)) throw refused;
+      try {
+        return await cipherAsAdmin(executor, userId, cipherId);
+      } catch (error) {
+        if (error instanceof NotFound) throw refused;
+        throw error;
+      }
+    }
   }
 
   async function pushUpdate(row: Pick<CipherRow, 'id' | 'user_id' | 'organization_id'>, revisionDate: string, client: ClientContext): Promise<void> {
@@ -84,11 +115,12 @@ export function createAttachmentService(deps: AttachmentDeps) {
     cipherId: string,
     meta: Omit<AttachmentMeta, 'uploadStarted'>,
     lastKnownRevisionDate: string | null | undefined,
+    reach: Reach,
     attachmentId = newFileId(),
   ): Promise<{ row: CipherRow; attachmentId: string }> {
     return db.transaction().execute(async (tx) => {
       await lockCipher(tx, cipherId);
-      const row = await accessibleCipher(tx, userId, cipherId, 'edit');
+      const row = await forEdit(tx, userId, cipherId, reach);
       assertCurrent(row, lastKnownRevisionDate);
       await reserveStorage(tx, row, meta.size, deps.userQuotaBytes);
       const all = parseAttachments(row.attachments);
@@ -103,7 +135,10 @@ export function createAttachmentService(deps: AttachmentDeps) {
   }
 
   return {
-    /** `POST /ciphers/{id}/attachment/v2`: reserves the attachment and answers where to upload it. */
+    /**
+     * `POST /ciphers/{id}/attachment/v2`: reserves the attachment and answers where to upload it.
+     * With `adminRequest`, the admin console's form: the item as an organization admin reaches it.
+     */
     async begin(userId: string, client: ClientContext, cipherId: string, request: AttachmentRequest) {
       checkSize(request.fileSize);
       const { row, attachmentId } = await addAttachment(
@@ -112,6 +147,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
         cipherId.toLowerCase(),
         { fileName: request.fileName, key: request.key, size: request.fileSize, validated: false },
         request.lastKnownRevisionDate,
+        request.adminRequest ? 'admin' : 'member',
       );
       await pushUpdate(row, row.revision_date, client);
       return { row, attachmentId, url: `${row.id}/attachment/${attachmentId}` };
@@ -122,7 +158,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
       const id = cipherId.toLowerCase();
       await db.transaction().execute(async (tx) => {
         await lockCipher(tx, id);
-        const row = await accessibleCipher(tx, userId, id, 'edit');
+        const row = await forEdit(tx, userId, id, 'either');
         const all = parseAttachments(row.attachments);
         const meta = all[attachmentId];
         if (!meta || meta.validated) throw new NotFound();
@@ -139,7 +175,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
      */
     async upload(userId: string, client: ClientContext, cipherId: string, attachmentId: string, file: UploadedFile): Promise<void> {
       const id = cipherId.toLowerCase();
-      const row = await accessibleCipher(db, userId, id, 'edit');
+      const row = await forEdit(db, userId, id, 'either');
       const meta = parseAttachments(row.attachments)[attachmentId];
       if (!meta) throw new NotFound('Attachment not found.');
       if (meta.validated) throw new BadRequest('This attachment has already been uploaded.');
@@ -182,13 +218,13 @@ export function createAttachmentService(deps: AttachmentDeps) {
      * `POST /ciphers/{id}/attachment` (legacy): one multipart request with the file and its key.
      * The declared size is the request's Content-Length, an upper bound checked before writing.
      */
-    async uploadLegacy(userId: string, client: ClientContext, cipherId: string, contentLength: number, key: string | null, file: UploadedFile): Promise<CipherRow> {
+    async uploadLegacy(userId: string, client: ClientContext, cipherId: string, contentLength: number, key: string | null, file: UploadedFile, reach: Reach = 'member'): Promise<CipherRow> {
       const id = cipherId.toLowerCase();
       if (!file.fileName) throw BadRequest.field('data', 'The file part needs its (encrypted) file name.');
       checkSize(contentLength);
       const attachmentId = newFileId();
       // The multipart envelope is counted too: the reservation is corrected once the size is known.
-      await addAttachment(userId, client, id, { fileName: file.fileName, key, size: contentLength, validated: false }, null, attachmentId);
+      await addAttachment(userId, client, id, { fileName: file.fileName, key, size: contentLength, validated: false }, null, reach, attachmentId);
       let size: number;
       try {
         size = await store.put(fileKey(id, attachmentId), file.stream, contentLength);
@@ -210,15 +246,71 @@ export function createAttachmentService(deps: AttachmentDeps) {
         await setAttachments(tx, id, serializeAttachments(all), now);
         await touchRevisions(tx, userId, [stored], now);
       });
-      const row = await accessibleCipher(db, userId, id);
+      const row = reach === 'admin' ? await cipherAsAdmin(db, userId, id) : await accessibleCipher(db, userId, id);
       await pushUpdate(row, now, client);
       return row;
     },
 
-    /** `GET /ciphers/{id}/attachment/{attachmentId}`: the attachment with a download URL good for a minute. */
-    async downloadData(userId: string, cipherId: string, attachmentId: string): Promise<AttachmentResponse> {
+    /**
+     * `POST /ciphers/{id}/attachment/{attachmentId}/share?organizationId=` (older clients): before
+     * sharing one of their items, they upload each attachment that has no key of its own again,
+     * re-encrypted with the organization's key. The copy waits beside the original in the
+     * attachment's `share` entry and takes its place when the item is shared with that
+     * organization (org-ciphers.service.ts share); a later copy replaces an earlier one. The
+     * same file re-encrypted is as long as the original (32 bytes longer when the original had
+     * no MAC); any other length is refused. Nothing is counted until the share: the
+     * organization must have room for the request when it arrives, and for all the item's
+     * files when the item moves. Records no event and pushes nothing, as the official server.
+     */
+    async uploadForShare(userId: string, cipherId: string, attachmentId: string, organizationId: string, contentLength: number, key: string | null, file: UploadedFile): Promise<void> {
       const id = cipherId.toLowerCase();
-      const row = await accessibleCipher(db, userId, id, 'read');
+      const orgId = organizationId.toLowerCase();
+      const owned = await storedAttachments(db, id);
+      if (!owned || owned.user_id !== userId || !(await confirmedMembership(db, orgId, userId))) throw new NotFound();
+      checkSize(contentLength);
+      await assertOrganizationRoom(db, orgId, contentLength);
+      const original = parseAttachments(owned.attachments)[attachmentId];
+      if (!original?.validated) throw new BadRequest('Cipher does not own specified attachment');
+      if (key !== null && !file.fileName) throw BadRequest.field('data', 'The file part needs its (encrypted) file name.');
+      const copy = newFileId();
+      let size: number;
+      try {
+        size = await store.put(fileKey(id, copy), file.stream, contentLength);
+      } catch (error) {
+        await store.delete(fileKey(id, copy));
+        if (error instanceof FileTooLarge) throw new BadRequest('File received does not match expected file length.');
+        throw error;
+      }
+      if (size !== original.size && size !== original.size + MAC_BYTES) {
+        await store.delete(fileKey(id, copy));
+        throw new BadRequest('File received does not match expected file length.');
+      }
+      const replaced = await db.transaction().execute(async (tx) => {
+        await lockCipher(tx, id);
+        const stored = await storedAttachments(tx, id);
+        const all = parseAttachments(stored?.attachments);
+        const current = all[attachmentId];
+        // Shared, deleted or moved while the bytes were arriving: the copy goes.
+        if (!stored || stored.user_id !== userId || !current?.validated) return null;
+        const before = current.share?.file ?? '';
+        all[attachmentId] = {
+          ...current,
+          share: { organizationId: orgId, fileName: key !== null ? (file.fileName ?? current.fileName) : current.fileName, key: key ?? current.key, size, file: copy },
+        };
+        await setAttachments(tx, id, serializeAttachments(all), null);
+        return { before };
+      });
+      if (!replaced) {
+        await store.delete(fileKey(id, copy));
+        throw new NotFound('Attachment not found.');
+      }
+      if (replaced.before) await store.delete(fileKey(id, replaced.before)).catch(() => undefined);
+    },
+
+    /** `GET /ciphers/{id}/attachment/{attachmentId}`: the attachment with a download URL good for a minute. */
+    async downloadData(userId: string, cipherId: string, attachmentId: string, reach: Exclude<Reach, 'either'> = 'member'): Promise<AttachmentResponse> {
+      const id = cipherId.toLowerCase();
+      const row = reach === 'admin' ? await cipherAsAdmin(db, userId, id) : await accessibleCipher(db, userId, id, 'read');
       const meta = parseAttachments(row.attachments)[attachmentId];
       if (!meta || !meta.validated) throw new NotFound();
       const token = await keys.sign({ cid: id, aid: attachmentId }, { typ: DOWNLOAD_TOKEN_TYP, expiresInSeconds: DOWNLOAD_URL_SECONDS });
@@ -234,21 +326,23 @@ export function createAttachmentService(deps: AttachmentDeps) {
       const stored = await storedAttachments(db, payload.cid);
       const meta = parseAttachments(stored?.attachments)[payload.aid];
       if (!meta?.validated) throw new NotFound();
-      const file = await store.get(fileKey(payload.cid, payload.aid));
+      const file = await store.get(fileKey(payload.cid, storedFileOf(payload.aid, meta)));
       if (!file) throw new NotFound();
       return file;
     },
 
-    /** `DELETE /ciphers/{id}/attachment/{attachmentId}`: needs the right to edit the item. */
-    async delete(userId: string, client: ClientContext, cipherId: string, attachmentId: string): Promise<CipherRow> {
+    /** `DELETE /ciphers/{id}/attachment/{attachmentId}`: needs the right to edit the item (or, `…/admin`, to edit it as an organization admin). */
+    async delete(userId: string, client: ClientContext, cipherId: string, attachmentId: string, reach: Exclude<Reach, 'either'> = 'member'): Promise<CipherRow> {
       const id = cipherId.toLowerCase();
       const now = clock.now().toISOString();
+      let files: string[] = [];
       const row = await db.transaction().execute(async (tx) => {
         await lockCipher(tx, id);
-        const found = await accessibleCipher(tx, userId, id, 'edit');
+        const found = await forEdit(tx, userId, id, reach);
         const all = parseAttachments(found.attachments);
         const meta = all[attachmentId];
         if (!meta) throw new NotFound();
+        files = [storedFileOf(attachmentId, meta), ...(meta.share ? [meta.share.file] : [])];
         delete all[attachmentId];
         const attachments = serializeAttachments(all);
         await setAttachments(tx, id, attachments, now);
@@ -257,7 +351,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
         await audit.record(tx, client, cipherEvents(EventType.Cipher_AttachmentDeleted, userId, [found]));
         return { ...found, attachments, revision_date: now };
       });
-      await store.delete(fileKey(id, attachmentId));
+      for (const name of files) await store.delete(fileKey(id, name));
       await pushUpdate(row, now, client);
       return row;
     },

@@ -4,16 +4,16 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fetch as undiciFetch, FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actor, ENC, seedCollection, type Actor } from '../../../test/support/admin.js';
+import { actor, custom, ENC, seedCollection, type Actor } from '../../../test/support/admin.js';
 import { createUser, loginAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrgItem } from '../../../test/support/org-items.js';
-import { seedOrganization } from '../../../test/support/orgs.js';
+import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startLocalS3 } from '../../../test/support/s3.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, schemaErrors } from '../../../test/support/vault.js';
 import { OrganizationUserType } from '../organizations/roles.js';
-import { CipherResponse } from '../vault/ciphers.schemas.js';
+import { CipherMiniResponse, CipherResponse } from '../vault/ciphers.schemas.js';
 import { AttachmentResponseSchema } from './attachments.schemas.js';
 import { s3FileStore } from './file-store.js';
 import { UPLOAD_WINDOW_MS } from './attachments.service.js';
@@ -288,6 +288,215 @@ describe('attachments of organization items', () => {
     expect((await download(sharer, id, attachmentId)).equals(bytes)).toBe(true);
   });
 });
+
+describe('the admin console\'s attachment routes (organization admins)', () => {
+  let org: string;
+  let owner: Actor;
+  let editor: Actor;
+  let editAny: Actor;
+  let deleteAny: Actor;
+  /** An item in a collection nobody is assigned to: only the admin rule reaches it. */
+  let item: string;
+  beforeAll(async () => {
+    org = await seedOrganization(server, { name: 'Admin Files' });
+    owner = await actor(server, org, 'admin-files-owner@example.com', { type: OrganizationUserType.Owner });
+    editor = await actor(server, org, 'admin-files-editor@example.com');
+    editAny = await actor(server, org, 'admin-files-edit-any@example.com', custom('editAnyCollection'));
+    deleteAny = await actor(server, org, 'admin-files-delete-any@example.com', custom('deleteAnyCollection'));
+    item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+  });
+  const setAdminAccess = (on: boolean) => server.database.db.updateTable('organizations').set({ allow_admin_access_to_all_collection_items: on }).where('id', '=', org).execute();
+
+  it('reserves with adminRequest, takes the upload, downloads and deletes through the admin routes', async () => {
+    const bytes = randomBytes(4321);
+    const before = await orgStorage(org);
+    const started = await req(owner, 'POST', `/ciphers/${item}/attachment/v2`, { key: ENC, fileName: NAME, fileSize: bytes.length, adminRequest: true });
+    expect(started.status, started.text).toBe(200);
+    expect(started.body.cipherResponse).toBeNull();
+    expect(schemaErrors(CipherMiniResponse, started.body.cipherMiniResponse)).toEqual([]);
+    expect(started.body.cipherMiniResponse).toMatchObject({ object: 'cipherMini', id: item, organizationId: org });
+    const attachmentId = started.body.attachmentId as string;
+    // The upload itself goes to the common route, as the clients send it; the admin rule opens it.
+    const done = await upload(owner, `/ciphers/${started.body.url as string}`, bytes);
+    expect(done.status, done.text).toBe(200);
+    expect(await orgStorage(org)).toBe(before + bytes.length);
+    // The member routes do not reach the item for the owner, who is in none of its collections.
+    expect((await req(owner, 'GET', `/ciphers/${item}/attachment/${attachmentId}`)).status).toBe(404);
+    const data = await req(owner, 'GET', `/ciphers/${item}/attachment/${attachmentId}/admin`);
+    expect(data.status, data.text).toBe(200);
+    expect(schemaErrors(AttachmentResponseSchema, data.body)).toEqual([]);
+    const got = await undiciFetch(local(data.body.url as string));
+    expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
+    const deleted = await req(owner, 'DELETE', `/ciphers/${item}/attachment/${attachmentId}/admin`);
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(deleted.body).toMatchObject({ object: 'deleteAttachment', cipher: { object: 'cipherMini', id: item, attachments: null } });
+    expect(schemaErrors(CipherMiniResponse, deleted.body.cipher)).toEqual([]);
+    expect(await filesOf(item)).toEqual([]);
+    expect(await orgStorage(org)).toBe(before);
+    const events = await server.database.db.selectFrom('events').select(['type', 'acting_user_id']).where('cipher_id', '=', item).orderBy('seq').execute();
+    expect(events).toEqual([
+      { type: 1103, acting_user_id: owner.userId },
+      { type: 1104, acting_user_id: owner.userId },
+    ]);
+  });
+
+  it('takes the older one-step admin upload and the older delete form', async () => {
+    const bytes = randomBytes(900);
+    const res = await upload(owner, `/ciphers/${item}/attachment-admin`, bytes, { key: ENC });
+    expect(res.status, res.text).toBe(200);
+    expect(schemaErrors(CipherMiniResponse, res.body)).toEqual([]);
+    const [attachment] = res.body.attachments as { id: string; size: string }[];
+    expect(attachment).toMatchObject({ size: '900' });
+    expect((await upload(editor, `/ciphers/${item}/attachment-admin`, bytes, { key: ENC })).status).toBe(404);
+    const deleted = await req(owner, 'POST', `/ciphers/${item}/attachment/${attachment!.id}/delete-admin`);
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(await filesOf(item)).toEqual([]);
+  });
+
+  it('answers 404 to members without the admin rule, even those who may edit the item', async () => {
+    const reachable = await seedOrgItem(server, org, [await seedCollection(server, org, { users: [[editor.memberId, { manage: true }]] })]);
+    const attachmentId = await attach(editor, reachable, randomBytes(10));
+    for (const who of [editor, deleteAny]) {
+      expect((await req(who, 'GET', `/ciphers/${reachable}/attachment/${attachmentId}/admin`)).status).toBe(404);
+      expect((await req(who, 'DELETE', `/ciphers/${reachable}/attachment/${attachmentId}/admin`)).status).toBe(404);
+      expect((await req(who, 'POST', `/ciphers/${reachable}/attachment/v2`, { key: ENC, fileName: NAME, fileSize: 10, adminRequest: true })).status).toBe(404);
+    }
+    // A personal item is no organization item: 404 on the admin routes even for its owner.
+    const mine = await newItem(alice);
+    const own = await attach(alice, mine, randomBytes(10));
+    expect((await req(alice, 'GET', `/ciphers/${mine}/attachment/${own}/admin`)).status).toBe(404);
+    expect((await req(owner, 'GET', `/ciphers/${mine}/attachment/${own}/admin`)).status).toBe(404);
+    expect(await attachmentsOfItem(reachable)).toContain(attachmentId);
+  });
+
+  it('keeps owners and admins from items they are not assigned when the organization does not let admins at all items', async () => {
+    const started = await req(editAny, 'POST', `/ciphers/${item}/attachment/v2`, { key: ENC, fileName: NAME, fileSize: 10, adminRequest: true });
+    expect(started.status, started.text).toBe(200);
+    const attachmentId = started.body.attachmentId as string;
+    expect((await upload(editAny, `/ciphers/${started.body.url as string}`, randomBytes(10))).status).toBe(200);
+    // Without adminRequest the item is reached as a member, which this custom member is not.
+    expect((await begin(editAny, item, 10)).status).toBe(404);
+    const unassigned = await seedOrgItem(server, org);
+    await setAdminAccess(false);
+    try {
+      expect((await req(owner, 'GET', `/ciphers/${item}/attachment/${attachmentId}/admin`)).status).toBe(404);
+      // A custom member who may edit any collection keeps the right; an item in no collection stays open to admins.
+      expect((await req(editAny, 'GET', `/ciphers/${item}/attachment/${attachmentId}/admin`)).status).toBe(200);
+      expect((await req(owner, 'POST', `/ciphers/${unassigned}/attachment/v2`, { key: ENC, fileName: NAME, fileSize: 10, adminRequest: true })).status).toBe(200);
+    } finally {
+      await setAdminAccess(true);
+    }
+    expect((await req(owner, 'DELETE', `/ciphers/${item}/attachment/${attachmentId}/admin`)).status).toBe(200);
+  });
+});
+
+describe('re-uploading an attachment for a share (older clients)', () => {
+  let org: string;
+  let sharer: Actor;
+  let me: LoggedInUser;
+  let collection: string;
+  beforeAll(async () => {
+    org = await seedOrganization(server, { name: 'Share Files' });
+    sharer = await actor(server, org, 'share-files@example.com');
+    collection = await seedCollection(server, org, { users: [[sharer.memberId]] });
+    me = { accessToken: sharer.token, account: sharer.account, userId: sharer.userId } as unknown as LoggedInUser;
+  });
+  const OTHER_NAME = NAME.replace(/B/g, 'C');
+  const OTHER_KEY = ENC.replace(/A/g, 'D');
+
+  /** A personal item with an attachment that has no key of its own (the legacy upload without `key`). */
+  async function keylessAttachment(bytes: Buffer): Promise<{ id: string; attachmentId: string }> {
+    const id = await newItem(me);
+    const res = await upload(me, `/ciphers/${id}`.concat('/attachment'), bytes);
+    expect(res.status, res.text).toBe(200);
+    const attachmentId = (res.body.attachments as { id: string; key: string | null }[])[0]!.id;
+    return { id, attachmentId };
+  }
+  const shareUpload = (who: Who, id: string, attachmentId: string, bytes: Buffer, organizationId = org, fields: Record<string, string> = { key: OTHER_KEY }) =>
+    upload(who, `/ciphers/${id}/attachment/${attachmentId}/share?organizationId=${organizationId}`, bytes, fields);
+
+  it('keeps the copy beside the original until the share, which swaps it in and removes the original', async () => {
+    const original = randomBytes(1000);
+    const { id, attachmentId } = await keylessAttachment(original);
+    const copy = randomBytes(1000);
+    const res = await upload(me, `/ciphers/${id}/attachment/${attachmentId}/share?organizationId=${org}`, copy, { key: OTHER_KEY });
+    expect(res.status, res.text).toBe(200);
+    expect(res.text).toBe('');
+    // Until the share, the item is as it was and the original downloads.
+    expect((await download(me, id, attachmentId)).equals(original)).toBe(true);
+    expect(await filesOf(id)).toHaveLength(2);
+    // A second copy replaces the first.
+    const copy2 = randomBytes(1032);
+    expect((await shareUpload(me, id, attachmentId, copy2)).status).toBe(200);
+    expect(await filesOf(id)).toHaveLength(2);
+    const orgBefore = await orgStorage(org);
+    const body = { cipher: { ...cipherBody('login', sharer.account.userKey), organizationId: org, attachments2: { [attachmentId]: { fileName: OTHER_NAME, key: null } } }, collectionIds: [collection] };
+    const shared = await req(me, 'PUT', `/ciphers/${id}/share`, body);
+    expect(shared.status, shared.text).toBe(200);
+    expect(shared.body.attachments).toEqual([expect.objectContaining({ id: attachmentId, fileName: NAME, key: OTHER_KEY, size: '1032' })]);
+    expect((await download(me, id, attachmentId)).equals(copy2)).toBe(true);
+    expect(await filesOf(id)).toHaveLength(1);
+    expect(await orgStorage(org)).toBe(orgBefore + 1032);
+    expect(await storageOf(sharer.userId)).toBe(0);
+  });
+
+  it('refuses bad input, foreign items and other organizations', async () => {
+    const { id, attachmentId } = await keylessAttachment(randomBytes(100));
+    const missingOrg = await upload(me, `/ciphers/${id}/attachment/${attachmentId}/share`, randomBytes(100), { key: OTHER_KEY });
+    expect(missingOrg.status).toBe(400);
+    expect(missingOrg.text).toContain('organizationId');
+    const json = await req(me, 'POST', `/ciphers/${id}/attachment/${attachmentId}/share?organizationId=${org}`, { data: 'x' });
+    expect(json.status).toBe(400);
+    expect(json.body.message).toBe('Invalid content.');
+    const unknown = await shareUpload(me, id, 'nosuchattachment', randomBytes(100));
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.message).toBe('Cipher does not own specified attachment');
+    // Another user's item, an organization the caller is not a member of, an organization item: 404.
+    const stranger = await createUser(server, { email: 'share-stranger@example.com' });
+    expect((await shareUpload(stranger, id, attachmentId, randomBytes(100))).status).toBe(404);
+    const elsewhere = await seedOrganization(server, { name: 'Not Mine' });
+    expect((await shareUpload(me, id, attachmentId, randomBytes(100), elsewhere)).status).toBe(404);
+    const orgItem = await seedOrgItem(server, org, [collection]);
+    expect((await shareUpload(me, orgItem, attachmentId, randomBytes(100))).status).toBe(404);
+    expect(await filesOf(id)).toHaveLength(1);
+    expect(shareEntry(await attachmentsOfItem(id))).toBeUndefined();
+  });
+
+  it('refuses a copy whose length is not the original\'s and leaves nothing behind', async () => {
+    const { id, attachmentId } = await keylessAttachment(randomBytes(500));
+    for (const size of [499, 501, 533]) {
+      const res = await shareUpload(me, id, attachmentId, randomBytes(size));
+      expect(res.status, `${size}: ${res.text}`).toBe(400);
+      expect(res.body.message).toBe('File received does not match expected file length.');
+    }
+    expect(await filesOf(id)).toHaveLength(1);
+    expect(shareEntry(await attachmentsOfItem(id))).toBeUndefined();
+    // The same length, or a MAC longer (an original encrypted without one), is taken.
+    expect((await shareUpload(me, id, attachmentId, randomBytes(532))).status).toBe(200);
+  });
+
+  it("refuses when the organization has no storage or not enough left, with the official messages", async () => {
+    const { id, attachmentId } = await keylessAttachment(randomBytes(100));
+    await server.database.db.updateTable('organizations').set({ storage_bytes: 1024 * 1024 * 1024 * 1000 }).where('id', '=', org).execute();
+    try {
+      const full = await shareUpload(me, id, attachmentId, randomBytes(100));
+      expect(full.status).toBe(400);
+      expect(full.body.message).toBe('Not enough storage available for this organization.');
+    } finally {
+      await server.database.db.updateTable('organizations').set({ storage_bytes: 0 }).where('id', '=', org).execute();
+    }
+    const poor = await seedOrganization(server, { overrides: { max_storage_gb: null } });
+    await seedMembershipFor(poor, sharer.userId);
+    const none = await shareUpload(me, id, attachmentId, randomBytes(100), poor);
+    expect(none.status).toBe(400);
+    expect(none.body.message).toBe('This organization cannot use attachments.');
+    expect(await filesOf(id)).toHaveLength(1);
+  });
+});
+
+const attachmentsOfItem = async (id: string) => (await server.database.db.selectFrom('ciphers').select('attachments').where('id', '=', id).executeTakeFirstOrThrow()).attachments ?? '';
+const shareEntry = (text: string) => (text ? Object.values(JSON.parse(text) as Record<string, { share?: unknown }>).find((a) => a.share)?.share : undefined);
+const seedMembershipFor = (organizationId: string, userId: string) => seedMembership(server, { organizationId, userId, type: OrganizationUserType.User, key: '4.aGVsbG8=' });
 
 describe('attachments in an S3-compatible bucket', () => {
   it('uploads, downloads byte for byte and deletes through the bucket', async () => {

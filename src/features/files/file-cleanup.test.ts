@@ -196,6 +196,12 @@ async function sweepCase(store: FileStore, keys: (key: string) => Promise<boolea
   const named = [`attachments/${item}/${attachmentId}`, `sends/${send}/${sendFileId}`];
   // A store other than the server's gets copies of the files the rows name.
   if (separate) for (const key of named) await putRaw(store, key, randomBytes(5));
+  // A copy re-encrypted for a share (older clients) waits beside its attachment: named too.
+  const document = JSON.parse((await server.database.db.selectFrom('ciphers').select('attachments').where('id', '=', item).executeTakeFirstOrThrow()).attachments ?? '{}') as Record<string, Record<string, unknown>>;
+  document[attachmentId] = { ...document[attachmentId], share: { organizationId: randomUUID(), fileName: 'x', key: null, size: 5, file: 'sharecopy' } };
+  await server.database.db.updateTable('ciphers').set({ attachments: JSON.stringify(document) }).where('id', '=', item).execute();
+  await putRaw(store, `attachments/${item}/sharecopy`, randomBytes(5));
+  named.push(`attachments/${item}/sharecopy`);
   const storage = await storageOf(gina.userId);
   const orphans = [`attachments/${randomUUID()}/abc123`, `attachments/${item}/notanattachment`, `sends/${randomUUID()}/f1`, `sends/${send}/notthefile`];
   for (const key of orphans) await putRaw(store, key, randomBytes(10));

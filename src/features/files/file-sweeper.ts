@@ -2,7 +2,7 @@ import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import { createLease, everyInterval, type Lease } from '../../db/leases.js';
 import { parseSendData } from '../sends/sends.schemas.js';
-import { parseAttachments } from './attachment-data.js';
+import { namedFiles, parseAttachments } from './attachment-data.js';
 import type { FileStore, StoredFile } from './file-store.js';
 import { ATTACHMENTS_AREA, SENDS_AREA } from './store-layout.js';
 
@@ -43,12 +43,12 @@ export function createFileSweeper({
     const ciphers =
       cipherIds.length > 0 ? await db.selectFrom('ciphers').select(['id', 'attachments']).where('id', 'in', cipherIds).execute() : [];
     const sends = sendIds.length > 0 ? await db.selectFrom('sends').select(['id', 'data']).where('id', 'in', sendIds).execute() : [];
-    const attachmentsOf = new Map(ciphers.map((c) => [c.id, parseAttachments(c.attachments)]));
+    const namedOf = new Map(ciphers.map((c) => [c.id, new Set(namedFiles(parseAttachments(c.attachments)))]));
     const sendFileOf = new Map(sends.map((s) => [s.id, parseSendData(s.data).file?.id ?? null]));
     return parts
       .filter((p) => {
         if (p.id === undefined) return true;
-        if (p.area === 'attachments') return !attachmentsOf.get(p.owner)?.[p.id];
+        if (p.area === 'attachments') return !namedOf.get(p.owner)?.has(p.id);
         return sendFileOf.get(p.owner) !== p.id;
       })
       .map((p) => p.key);

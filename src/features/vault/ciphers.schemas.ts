@@ -305,3 +305,23 @@ export function cipherMiniDetailsJson(row: CipherResponseRow, apiBase: string): 
     `"archivedDate":${str(row.archived_date)}}`
   );
 }
+
+const MINI_FIELDS = ['id', 'organizationId', 'type', 'name', 'notes', 'login', 'card', 'identity', 'secureNote', 'sshKey', 'fields', 'passwordHistory', 'key', 'reprompt', 'organizationUseTotp', 'attachments', 'creationDate', 'revisionDate', 'deletedDate', 'archivedDate'] as const;
+
+/** CipherMiniResponseModel (`cipherMini`): an item without the per-user fields, as the admin console's item routes answer it. */
+export const CipherMiniResponse = Type.Object(
+  { object: Type.Literal('cipherMini'), ...Object.fromEntries(MINI_FIELDS.map((name) => [name, CipherResponse.properties[name]])) },
+  { additionalProperties: false, description: 'Cipher without per-user fields (CipherMiniResponseModel)' },
+);
+
+/** An item as `cipherMini`: no folder, favorite or per-user rights, no collections. */
+export function cipherMiniJson(row: CipherResponseRow, apiBase: string): string {
+  const content = row.data.slice(1, -1);
+  return (
+    `{"object":"cipherMini","id":${str(row.id)},"organizationId":${str(row.organization_id)},` +
+    `"type":${row.type},${content},"key":${str(row.key)},"reprompt":${row.reprompt},` +
+    `"organizationUseTotp":${row.access?.organizationUseTotp ? 'true' : 'false'},"attachments":${attachmentsJson(apiBase, row.id, row.attachments)},` +
+    `"creationDate":${str(row.creation_date)},"revisionDate":${str(row.revision_date)},"deletedDate":${str(row.deleted_date)},` +
+    `"archivedDate":${str(row.archived_date)}}`
+  );
+}

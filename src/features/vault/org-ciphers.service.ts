@@ -5,13 +5,14 @@ import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { confirmedMembership, type Membership } from '../organizations/org-access.js';
-import type { Right } from '../organizations/roles.js';
+import { OrganizationUserType, type Right } from '../organizations/roles.js';
 import { accessibleCipher, can, cipherEvents, reachedCollections, touchRevisions, visibleCiphers } from './cipher-access.js';
 import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import { assertCurrent, assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 import type { CipherRequest } from './ciphers.schemas.js';
-import { attachmentBytes, withNewKeys } from '../files/attachment-data.js';
+import { applyShareUploads, attachmentBytes, withNewKeys } from '../files/attachment-data.js';
+import { fileKey } from '../files/store-layout.js';
 import { lockCipher, releaseStorage, reserveStorage } from '../files/attachments.repository.js';
 import { insertCiphers, setRevisionDate, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
@@ -66,7 +67,7 @@ async function collectionIdsOf(tx: Executor, cipherId: string): Promise<string[]
 }
 
 /** Organization items: creation in collections, sharing, collection changes and admin views. */
-export function createOrgCipherService({ db, audit, clock, pushes }: VaultDeps) {
+export function createOrgCipherService({ db, audit, clock, pushes, files }: VaultDeps) {
   /** The item as the caller now sees it (with access), or undefined when they no longer can. */
   async function seenAs(tx: Executor, userId: string, id: string): Promise<CipherRow | undefined> {
     return (await visibleCiphers(tx, userId, [id]))[0];
@@ -122,6 +123,7 @@ export function createOrgCipherService({ db, audit, clock, pushes }: VaultDeps) 
       const request = body.cipher;
       const data = serializeCipherData(toCipherData(request));
       const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', true);
+      let stale: string[] = [];
       const shared = await db.transaction().execute(async (tx) => {
         // The attachments document and its storage move with the item: an upload must wait.
         await lockCipher(tx, id.toLowerCase());
@@ -132,13 +134,14 @@ export function createOrgCipherService({ db, audit, clock, pushes }: VaultDeps) 
         assertWritable(reached, collectionIds, 'collectionIds');
         assertCurrent(existing, request.lastKnownRevisionDate);
         const now = clock.now().toISOString();
-        // The attachments move with the item: their bytes now count against the organization's storage.
-        const bytes = attachmentBytes(existing.attachments);
-        if (bytes > 0) {
-          await releaseStorage(tx, existing, bytes);
-          await reserveStorage(tx, { user_id: null, organization_id: membership.organizationId }, bytes, 0);
-        }
-        const attachments = withNewKeys(existing.attachments, request.attachments2);
+        // The attachments move with the item: their bytes now count against the organization's
+        // storage. Copies re-encrypted for this organization (older clients) take their place.
+        const { attachments, released } = applyShareUploads(withNewKeys(existing.attachments, request.attachments2), membership.organizationId);
+        const before = attachmentBytes(existing.attachments);
+        const after = attachmentBytes(attachments);
+        if (before > 0) await releaseStorage(tx, existing, before);
+        if (after > 0) await reserveStorage(tx, { user_id: null, organization_id: membership.organizationId }, after, 0);
+        stale = released.map((name) => fileKey(existing.id, name));
         await tx
           .updateTable('ciphers')
           .set({ user_id: null, organization_id: membership.organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, attachments, revision_date: now })
@@ -151,6 +154,8 @@ export function createOrgCipherService({ db, audit, clock, pushes }: VaultDeps) 
         if (!row) throw new NotFound();
         return row;
       });
+      // After commit: the files the share copies replaced (the sweeper removes any a crash leaves).
+      for (const key of stale) await files.delete(key).catch(() => undefined);
       await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, shared, client.deviceIdentifier, collectionIds));
       return shared;
     },
@@ -254,6 +259,40 @@ export function createOrgCipherService({ db, audit, clock, pushes }: VaultDeps) 
 
     membership: (organizationId: string, userId: string) => confirmedMembership(db, organizationId.toLowerCase(), userId),
   };
+}
+
+/**
+ * An organization item for the admin console's item routes (the official "edit as admin" rule,
+ * CanEditCipherAsAdmin): the caller is a confirmed owner or admin of its organization, or a
+ * custom member who may edit any collection, and then either edits every item there (a custom
+ * member with that flag always; owners and admins while the organization allows admin access to
+ * all collection items), or the item is in no collection at all, or they may edit it through
+ * one of their own collections. Answers the item in the admin view's form; anyone else gets 404,
+ * as for an id that does not exist.
+ */
+export async function cipherAsAdmin(db: Executor, userId: string, id: string): Promise<CipherRow> {
+  const found = await db.selectFrom('ciphers').select(['id', 'organization_id']).where('id', '=', id.toLowerCase()).executeTakeFirst();
+  if (!found?.organization_id) throw new NotFound();
+  const membership = await confirmedMembership(db, found.organization_id, userId);
+  if (!membership || !membership.rights.has('editAnyCollection')) throw new NotFound();
+  if (!(await editsEveryItem(db, membership))) {
+    const places = await collectionIdsOf(db, found.id);
+    if (places.length > 0) {
+      const [seen] = await visibleCiphers(db, userId, [found.id]);
+      if (!seen || !can(seen, 'edit')) throw new NotFound();
+    }
+  }
+  const [row] = await organizationDetails(db, userId, found.organization_id, [found.id]);
+  if (!row) throw new NotFound();
+  return row;
+}
+
+/** The official CanEditAllCiphers: a custom member with editAnyCollection; owners and admins while the organization lets admins at all items. */
+async function editsEveryItem(db: Executor, membership: Membership): Promise<boolean> {
+  if (membership.type === OrganizationUserType.Custom) return membership.rights.has('editAnyCollection');
+  if (membership.type !== OrganizationUserType.Owner && membership.type !== OrganizationUserType.Admin) return false;
+  const org = await db.selectFrom('organizations').select('allow_admin_access_to_all_collection_items').where('id', '=', membership.organizationId).executeTakeFirst();
+  return Boolean(org?.allow_admin_access_to_all_collection_items);
 }
 
 /** Items of an organization with all their collections (admin views: no per-user rights). */

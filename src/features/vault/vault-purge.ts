@@ -1,0 +1,127 @@
+import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import { findUserById } from '../accounts/accounts.repository.js';
+import type { PasswordHasher } from '../accounts/password-hasher.js';
+import { EventType } from '../events/event-type.js';
+import { attachmentBytes } from '../files/attachment-data.js';
+import { releaseStorage } from '../files/attachments.repository.js';
+import { removeFolders } from '../files/orphans.js';
+import { attachmentFolder } from '../files/store-layout.js';
+import { userPush } from '../notifications/push-messages.js';
+import { PushType } from '../notifications/pushes.js';
+import { confirmedMembership } from '../organizations/org-access.js';
+import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
+import { OrganizationUserStatusType } from '../organizations/roles.js';
+import { deleteCiphers } from './ciphers.repository.js';
+import type { VaultDeps } from './ciphers.service.js';
+import { touchVault } from './revisions.js';
+
+/** The official default user collection ("My Items"): its items survive an organization purge. */
+const DEFAULT_USER_COLLECTION = 1;
+
+/** SecretVerificationRequestModel: the master password hash, as `secret` or `masterPasswordHash`. */
+export interface PurgeSecret {
+  secret?: string | null;
+  masterPasswordHash?: string | null;
+  otp?: string | null;
+}
+
+/**
+ * `POST /ciphers/purge`: the caller's whole vault, or with `organizationId` an organization's,
+ * deleted for good after the caller proves their master password (the official
+ * SecretVerificationRequestModel; one-time codes are not offered here).
+ *
+ * - Personal: every item the caller owns (trash and archive included) and every folder of
+ *   theirs; organization items they reach are untouched. Their attachments' bytes go back to
+ *   their storage in the transaction and the files go after commit. No event, as officially
+ *   (Cipher_DeleteByUserId records none); the vault revision moves and a SyncVault push tells
+ *   the caller's other devices.
+ * - Organization: for confirmed owners and admins and custom members who may edit any
+ *   collection (the official EditAnyCollection); anyone else gets 404, as for an unknown
+ *   organization. Every item of the organization goes except those in a member's default
+ *   collection, which only leave the organization's shared collections (as the official
+ *   Cipher_DeleteByOrganizationId); storage goes back to the organization, the members'
+ *   revisions move, each confirmed member gets a SyncVault push, and Organization_PurgedVault
+ *   (1601) is recorded.
+ */
+export function createVaultPurge({ db, audit, clock, pushes, files, hasher }: VaultDeps & { hasher: PasswordHasher }) {
+  async function verify(userId: string, body: PurgeSecret): Promise<void> {
+    const user = await findUserById(db, userId);
+    if (!user) throw new Unauthorized();
+    const secret = body.secret || body.masterPasswordHash;
+    if (!secret || !(await hasher.verify(secret, user.master_password_hash))) throw new BadRequest('User verification failed.');
+  }
+
+  async function purgePersonal(userId: string): Promise<void> {
+    const now = clock.now().toISOString();
+    const folders = await db.transaction().execute(async (tx) => {
+      const items = await tx.selectFrom('ciphers').select(['id', 'attachments']).where('user_id', '=', userId).execute();
+      const withFiles = items.filter((r) => r.attachments);
+      await releaseStorage(tx, { user_id: userId, organization_id: null }, withFiles.reduce((sum, r) => sum + attachmentBytes(r.attachments), 0));
+      await tx.deleteFrom('ciphers').where('user_id', '=', userId).execute();
+      await tx.deleteFrom('folders').where('user_id', '=', userId).execute();
+      await touchVault(tx, userId, now);
+      return withFiles.map((r) => attachmentFolder(r.id));
+    });
+    // After commit: a crash in between leaves files without an item (the sweeper's), never the reverse.
+    await removeFolders(files, folders);
+    pushes.send(userPush(PushType.SyncVault, userId, new Date(now)));
+  }
+
+  async function purgeOrganization(userId: string, client: ClientContext, organizationId: string): Promise<void> {
+    const membership = await confirmedMembership(db, organizationId.toLowerCase(), userId);
+    if (!membership || !membership.rights.has('editAnyCollection')) throw new NotFound();
+    const orgId = membership.organizationId;
+    const now = clock.now().toISOString();
+    const { folders, members } = await db.transaction().execute(async (tx) => {
+      const doomed = await tx
+        .selectFrom('ciphers as c')
+        .select(['c.id', 'c.attachments'])
+        .where('c.organization_id', '=', orgId)
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('collection_ciphers as cc')
+                .innerJoin('collections as col', 'col.id', 'cc.collection_id')
+                .select('cc.cipher_id')
+                .whereRef('cc.cipher_id', '=', 'c.id')
+                .where('col.type', '=', DEFAULT_USER_COLLECTION),
+            ),
+          ),
+        )
+        .execute();
+      const withFiles = doomed.filter((r) => r.attachments);
+      await releaseStorage(tx, { user_id: null, organization_id: orgId }, withFiles.reduce((sum, r) => sum + attachmentBytes(r.attachments), 0));
+      await deleteCiphers(tx, doomed.map((r) => r.id));
+      // Items kept for a member's default collection leave the organization's shared collections.
+      await tx
+        .deleteFrom('collection_ciphers')
+        .where('cipher_id', 'in', (eb) => eb.selectFrom('ciphers').select('id').where('organization_id', '=', orgId))
+        .where('collection_id', 'in', (eb) => eb.selectFrom('collections').select('id').where('organization_id', '=', orgId).where('type', '<>', DEFAULT_USER_COLLECTION))
+        .execute();
+      await touchOrganizationMembers(tx, [orgId], now);
+      await audit.record(tx, client, { type: EventType.Organization_PurgedVault, organizationId: orgId, actingUserId: userId });
+      const confirmed = await tx
+        .selectFrom('organization_users')
+        .select('user_id')
+        .where('organization_id', '=', orgId)
+        .where('status', '=', OrganizationUserStatusType.Confirmed)
+        .where('user_id', 'is not', null)
+        .execute();
+      return { folders: withFiles.map((r) => attachmentFolder(r.id)), members: confirmed.flatMap((r) => (r.user_id ? [r.user_id] : [])) };
+    });
+    await removeFolders(files, folders);
+    pushes.send(members.map((member) => userPush(PushType.SyncVault, member, new Date(now))));
+  }
+
+  return {
+    async purge(userId: string, client: ClientContext, body: PurgeSecret, organizationId: string | undefined): Promise<void> {
+      await verify(userId, body);
+      if (organizationId) await purgeOrganization(userId, client, organizationId);
+      else await purgePersonal(userId);
+    },
+  };
+}
+
+export type VaultPurge = ReturnType<typeof createVaultPurge>;
