@@ -225,6 +225,8 @@ export interface SummaryRow {
   better: 'lower' | 'higher';
   /** The target in words, when the issue sets one. */
   target?: string;
+  /** Whether the figure meets the target. */
+  met?: boolean;
 }
 
 /**
