@@ -103,7 +103,7 @@ function writeSummary(rows: Row[], ran: Set<string>, heading: string): void {
       : [];
   const table = [
     BEGIN,
-    heading,
+    earlier.length > 0 ? `${heading} It ran ${[...ran].join(', ')}; the other rows are from earlier runs.` : heading,
     '',
     '| benchmark | what | Strongroom | ceiling | ratio (1.00x = the ceiling) | target | met |',
     '|---|---|---|---|---|---|---|',
