@@ -31,4 +31,7 @@ export default tseslint.config(
   // Plain JavaScript run by npm before anything is built: checked without type information.
   { files: ['eslint.config.js', 'scripts/**/*.mjs'], ...tseslint.configs.disableTypeChecked },
   { files: ['scripts/**/*.mjs'], languageOptions: { globals: { process: 'readonly', console: 'readonly', URL: 'readonly' } } },
+  // Module hooks preloaded into a program under test (plain JavaScript: they run before tsx).
+  { files: ['test/support/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['test/support/*.mjs'], languageOptions: { globals: { process: 'readonly' } } },
 );

@@ -13,7 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.js';
-import { call, foundOrganization, CLIENT_HEADERS, databaseFor, ENGINES, measure, SECONDS, startServer, type Figures } from './harness.js';
+import { call, foundOrganization, CLIENT_HEADERS, databaseFor, ENGINES, measure, SECONDS, startServer, summary, type Figures } from './harness.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const ITEMS = 1000;
@@ -159,4 +159,7 @@ for (const r of rows) {
   const f = r.figures;
   const events = r.perRequest ? (f.rps * r.perRequest).toFixed(0) : '';
   console.log(`| ${r.engine} | ${r.what} | ${r.connections} | ${f.mean.toFixed(1)} | ${f.p50} | ${f.p99} | ${f.rps.toFixed(1)} | ${events} | ${f.errors} |`);
+  summary('events', r.perRequest
+    ? { what: `${r.engine}, ${r.what}, ${r.connections} connection(s)`, strongroom: f.rps * r.perRequest, unit: 'events/s', better: 'higher' }
+    : { what: `${r.engine}, ${r.what}, ${r.connections} connection(s), mean latency`, strongroom: f.mean, unit: 'ms', better: 'lower' });
 }

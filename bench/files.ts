@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { encryptText } from '../test/support/bw-crypto.js';
 import { cipherBody } from '../test/support/vault.js';
 import autocannon from 'autocannon';
-import { call, databaseFor, registerAndLogin, ROOT, SECONDS, startServer, type Running } from './harness.js';
+import { call, databaseFor, registerAndLogin, ROOT, SECONDS, startServer, summary, type Running } from './harness.js';
 
 const MB = 1024 * 1024;
 const SIZE = Number(process.env.BENCH_FILE_MB ?? 100) * MB;
@@ -102,6 +102,8 @@ async function main() {
     console.log(`| upload | ${median(up).toFixed(0)} ms (${mbps(median(up))} MB/s) | ${median(upCeiling).toFixed(0)} ms (${mbps(median(upCeiling))} MB/s) | ${(median(up) / median(upCeiling)).toFixed(2)}x |`);
     console.log(`| download | ${median(down).toFixed(0)} ms (${mbps(median(down))} MB/s) | ${median(downCeiling).toFixed(0)} ms (${mbps(median(downCeiling))} MB/s) | ${(median(down) / median(downCeiling)).toFixed(2)}x |`);
     console.log(`server resident memory per round (before → peak): ${memory.join(', ')}`);
+    summary('files', { what: `upload of ${SIZE / MB} MB, median of ${ROUNDS}`, strongroom: median(up), ceiling: median(upCeiling), unit: 'ms', better: 'lower' });
+    summary('files', { what: `download of ${SIZE / MB} MB, median of ${ROUNDS}`, strongroom: median(down), ceiling: median(downCeiling), unit: 'ms', better: 'lower' });
 
     const send = JSON.parse(
       await call(server.url, 'POST', '/api/sends', {
@@ -117,6 +119,7 @@ async function main() {
     console.log(
       `| 1000 | ${r.requests.total} | ${r.latency.average.toFixed(1)} | ${r.latency.p50} | ${r.latency.p90} | ${r.latency.p99} | ${r.latency.max} | ${r.requests.average.toFixed(1)} | ${r.non2xx} | ${r.errors} (${r.timeouts}) | ${counted.data[0]?.accessCount ?? 0} |`,
     );
+    summary('files', { what: '1,000 concurrent anonymous Send accesses', strongroom: r.requests.average, unit: 'req/s', better: 'higher' });
   } finally {
     await ceiling.stop();
     await server.stop();

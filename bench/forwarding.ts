@@ -19,7 +19,7 @@ import { OrganizationUserType } from '../src/features/organizations/roles.js';
 import { seedMembership, seedOrganization } from '../test/support/orgs.js';
 import type { TestServer } from '../test/support/test-server.js';
 import { startReceiver } from '../test/support/webhook-receiver.js';
-import { call, databaseFor, ENGINES, registerAndLogin, startServer } from './harness.js';
+import { call, databaseFor, ENGINES, registerAndLogin, startServer, summary } from './harness.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000);
 const AMQP_URL = process.env.BENCH_AMQP_URL;
@@ -117,4 +117,5 @@ console.log('| engine | transport | events | seconds | events/s | first delivery
 console.log('|---|---|---|---|---|---|---|');
 for (const r of results) {
   console.log(`| ${r.engine} | ${r.transport} | ${r.events.toLocaleString('en-US')} | ${r.seconds.toFixed(2)} | ${Math.round(r.perSecond).toLocaleString('en-US')} | ${r.firstMs} | ${r.requests.toLocaleString('en-US')} |`);
+  summary('forwarding', { what: `${r.engine}, ${r.transport}: events forwarded to a webhook`, strongroom: r.perSecond, unit: 'events/s', better: 'higher' });
 }

@@ -3,7 +3,7 @@
  * through the real routes, a fresh database per engine, autocannon runs and the results table.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -210,24 +210,65 @@ export async function databaseFor(engine: string): Promise<{ url: string; drop()
   };
 }
 
-/** The rows of the markdown results table and the Strongroom / ceiling ratios, printed at the end. */
+/**
+ * One line of the summary table `npm run bench` writes (bench/run-all.ts): a headline figure of
+ * a benchmark, with the bare ceiling measured beside it in the same run when there is one.
+ */
+export interface SummaryRow {
+  what: string;
+  /** Strongroom's figure, in `unit`. */
+  strongroom: number;
+  /** The bare ceiling's figure in the same run, when there is one. */
+  ceiling?: number;
+  unit: string;
+  /** Whether a lower figure is better (latency, memory, time) or a higher one (throughput). */
+  better: 'lower' | 'higher';
+  /** The target in words, when the issue sets one. */
+  target?: string;
+  /** Whether the figure meets the target. */
+  met?: boolean;
+}
+
+/**
+ * Hands a summary row to the runner: appended as one JSON line to BENCH_SUMMARY_FILE when it is
+ * set (bench/run-all.ts sets it), nothing otherwise. `bench` is the script's name, e.g. `vault`.
+ */
+export function summary(bench: string, row: SummaryRow): void {
+  const file = process.env.BENCH_SUMMARY_FILE;
+  if (file) appendFileSync(file, `${JSON.stringify({ bench, ...row })}\n`);
+}
+
+/** The name of the running bench script (`vault` for bench/vault.ts). */
+const scriptName = (process.argv[1] ?? '').replace(/^.*\//, '').replace(/\.[mc]?[jt]s$/, '');
+
+/**
+ * The rows of the markdown results table and the Strongroom / ceiling ratios, printed at the end.
+ * Each ratio is also a summary row (mean latency against the ceiling's), and each row that is
+ * not in a ratio one of its own (requests per second).
+ */
 export class Results {
   private readonly rows: string[] = [];
   private readonly ratios: string[] = [];
+  private readonly standalone = new Map<Figures, string>();
 
   row(engine: string, what: string, connections: number, f: Figures): void {
     this.rows.push(
       `| ${engine} | ${what} | ${connections} | ${f.mean.toFixed(1)} | ${f.p50} | ${f.p90} | ${f.p99} | ${f.max} | ${f.rps.toFixed(1)} | ${f.bytes.toLocaleString('en-US')} | ${f.errors} |`,
     );
+    this.standalone.set(f, `${engine}, ${what}, ${connections} connection(s)`);
   }
 
   ratio(label: string, ours: Figures, bare: Figures): void {
     this.ratios.push(
       `${label}: mean ${(ours.mean / bare.mean).toFixed(2)}x, p50 ${(ours.p50 / Math.max(bare.p50, 1)).toFixed(2)}x, p99 ${(ours.p99 / bare.p99).toFixed(2)}x, throughput ${(bare.rps / ours.rps).toFixed(2)}x`,
     );
+    this.standalone.delete(ours);
+    this.standalone.delete(bare);
+    summary(scriptName, { what: `${label}, mean latency`, strongroom: ours.mean, ceiling: bare.mean, unit: 'ms', better: 'lower' });
   }
 
   print(heading: string, ratioHeading: string): void {
+    for (const [f, what] of this.standalone) summary(scriptName, { what, strongroom: f.rps, unit: 'req/s', better: 'higher' });
     console.log(`${heading}, ${SECONDS} s per run, Node ${process.version}\n`);
     console.log('| engine | what | connections | mean ms | p50 ms | p90 ms | p99 ms | max ms | req/s | bytes/response | errors |');
     console.log('|---|---|---|---|---|---|---|---|---|---|---|');

@@ -26,7 +26,7 @@ import { loadConfig } from '../src/config/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { PushType } from '../src/features/notifications/pushes.js';
-import { databaseFor, registerAndLogin, ROOT, startServer, type Running } from './harness.js';
+import { databaseFor, registerAndLogin, ROOT, startServer, summary, type Running } from './harness.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10_000);
 const PER_USER = Number(process.env.BENCH_PER_USER ?? 5);
@@ -180,8 +180,10 @@ function rssOf(pid: number): number {
 }
 
 const rows: string[] = [];
-const row = (what: string, l: Latency) =>
+const row = (what: string, l: Latency): void => {
+  summary('notifications', { what: `push latency p99, ${what}, ${CONNECTIONS.toLocaleString('en-US')} connections`, strongroom: l.p99, unit: 'ms', better: 'lower' });
   rows.push(`| ${what} | ${CONNECTIONS.toLocaleString('en-US')} | ${l.pushes.toLocaleString('en-US')} | ${l.arrived.toLocaleString('en-US')} / ${l.expected.toLocaleString('en-US')} | ${l.p50.toFixed(2)} | ${l.p99.toFixed(2)} | ${l.max.toFixed(2)} |`);
+};
 
 async function main(): Promise<void> {
   const database = await databaseFor('sqlite');

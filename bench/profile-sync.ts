@@ -23,7 +23,7 @@ const database = openDatabase(url);
 await migrateToLatest(database);
 const account = makeTestAccount({ email: 'prof@example.com' });
 // Registered as the server registers anyone; only the vault part is measured.
-const features = createFeatures({ config: loadConfig({ LOG_LEVEL: 'warn' }), database, clock: systemClock });
+const features = await createFeatures({ config: loadConfig({ LOG_LEVEL: 'warn' }), database, clock: systemClock });
 const registration = registerFinishBody(account) as Parameters<typeof features.accounts.registerFinish>[0];
 const userId = (await features.accounts.registerFinish(registration)).id;
 const client = { ipAddress: null, deviceType: null, deviceIdentifier: null, clientVersion: null };

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import formbody from '@fastify/formbody';
-import swagger, { type SwaggerTransformObject } from '@fastify/swagger';
-import swaggerUi from '@fastify/swagger-ui';
+import type { SwaggerTransformObject } from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config, ServiceName } from './config/config.js';
@@ -20,7 +19,6 @@ import { identityService } from './services/identity.js';
 import { notificationsService } from './services/notifications.js';
 import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
-import { adminConsoleRoutes } from './features/admin/admin.routes.js';
 import type { Pushes } from './features/notifications/pushes.js';
 import { createFeatures, type Features } from './wiring.js';
 import { installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
@@ -194,7 +192,9 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   });
   await app.register(formbody);
 
+  // The API docs' plugins are loaded only when the docs are served; the document itself is built on its first request.
   if (config.apiDocsEnabled) {
+    const { default: swagger } = await import('@fastify/swagger');
     await app.register(swagger, {
       openapi: {
         info: { title: 'Strongroom', version: '1.0.0', description: 'Bitwarden-compatible vault, organization and secrets server.' },
@@ -205,7 +205,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     });
   }
 
-  const features = createFeatures({ config, database, clock, log: app.log, ...(pushes ? { pushes } : {}) });
+  const features = await createFeatures({ config, database, clock, log: app.log, ...(pushes ? { pushes } : {}) });
   app.decorate('features', features);
   app.addHook('onClose', async () => features.close());
   // Before every route, so that the request counters see them all.
@@ -230,6 +230,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   if (config.servicePrefixes) await app.register(webVaultRoutes, { config, authenticate: features.authenticate });
   // The operator's console: only while a token hash is configured and it is not turned off.
   if (config.adminToken && config.adminEnabled) {
+    const { adminConsoleRoutes } = await import('./features/admin/admin.routes.js');
     await app.register(adminConsoleRoutes, { prefix: '/admin', config, database, features, clock, authenticate: features.authenticate });
   }
 
@@ -240,6 +241,6 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
       throw new NotFound();
     });
   }
-  if (config.apiDocsEnabled) await app.register(swaggerUi, { routePrefix: '/docs' });
+  if (config.apiDocsEnabled) await app.register((await import('@fastify/swagger-ui')).default, { routePrefix: '/docs' });
   return app;
 }

@@ -4,11 +4,7 @@ import { buildApp } from './app.js';
 import { ConfigError, defaultDatabaseUrl, loadProcessConfig, type Config } from './config/config.js';
 import type { Database } from './db/database.js';
 import { DatabaseNotReady, openReadyDatabase } from './db/open.js';
-import { runLicenseCommand, UsageError } from './features/organizations/license-command.js';
-import { runUsersCommand } from './features/accounts/users-command.js';
-import { runSigningKeyCommand } from './features/identity/signing-key-command.js';
-import { runBackup, runRestore } from './features/operations/backup.js';
-import { runAdminTokenCommand } from './features/admin/admin-token.js';
+import { UsageError } from './features/organizations/license-command.js';
 import { systemClock } from './clock.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
@@ -27,8 +23,12 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
  */
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
+  // Each command's code is loaded when it runs, so that serving loads none of it (nor tar, hash-wasm).
   // Needs no settings: the operator runs it to make the setting.
-  if (command === 'admin-token') return operatorCommand(() => runAdminTokenCommand(argv.slice(1)));
+  if (command === 'admin-token') {
+    const { runAdminTokenCommand } = await import('./features/admin/admin-token.js');
+    return operatorCommand(() => runAdminTokenCommand(argv.slice(1)));
+  }
   const config = loadProcessConfig();
 
   switch (command) {
@@ -38,16 +38,26 @@ async function main(argv: string[]): Promise<number> {
       process.stdout.write('The schema is up to date.\n');
       return 0;
     }
-    case 'license':
+    case 'license': {
+      const { runLicenseCommand } = await import('./features/organizations/license-command.js');
       return printCommand(config, (db) => runLicenseCommand(argv.slice(1), { db, clock: systemClock }));
-    case 'users':
+    }
+    case 'users': {
+      const { runUsersCommand } = await import('./features/accounts/users-command.js');
       return runUsersCommand(argv.slice(1), { config, io: process });
-    case 'signing-key':
+    }
+    case 'signing-key': {
+      const { runSigningKeyCommand } = await import('./features/identity/signing-key-command.js');
       return printCommand(config, (db) => runSigningKeyCommand(argv.slice(1), { db, clock: systemClock, issuer: config.identityUrl }));
-    case 'backup':
+    }
+    case 'backup': {
+      const { runBackup } = await import('./features/operations/backup.js');
       return operatorCommand(() => runBackup(argv.slice(1), config));
-    case 'restore':
+    }
+    case 'restore': {
+      const { runRestore } = await import('./features/operations/backup.js');
       return operatorCommand(() => runRestore(argv.slice(1), config));
+    }
     case 'serve':
       await serve(config);
       return -1;

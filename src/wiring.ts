@@ -75,14 +75,14 @@ export interface WiringDeps {
 }
 
 /** Builds every feature's service once per app, one line per feature. */
-export function createFeatures({ config, database, clock, pushes: injectedPushes, log }: WiringDeps) {
+export async function createFeatures({ config, database, clock, pushes: injectedPushes, log }: WiringDeps) {
   const db = database.db;
   const redis = config.redisUrl ? redisCheck(config.redisUrl) : undefined;
   const integrations = createIntegrations({ config, database, ...(log ? { log } : {}) });
   const checks = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : []), integrations.check];
 
   // Prometheus metrics, only where served (METRICS_ENABLED): features count into them.
-  const metrics = config.metricsEnabled ? createMetrics() : null;
+  const metrics = config.metricsEnabled ? await createMetrics() : null;
   const instruments = metrics?.instruments ?? noInstruments;
   const audit = createAuditLog({ clock });
   const hasher = createPasswordHasher({ iterations: config.passwordIterations, concurrency: config.passwordHashingConcurrency, queueLimit: config.passwordHashingQueue });
@@ -96,8 +96,8 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
     claimsProviders: [organizationClaims],
     principalResolvers: { Organization: organizationPrincipalResolver(db), [SERVICE_ACCOUNT_CLAIM_TYPE]: serviceAccountPrincipalResolver(db, clock) },
   });
-  const rateLimits = createRateLimits({ config, clock, ...(log ? { log } : {}) });
-  const notifications = createNotifications({ config, db, authenticate: tokens.authenticate, log: log ?? pino({ level: config.logLevel }, pino.destination(2)) });
+  const rateLimits = await createRateLimits({ config, clock, ...(log ? { log } : {}) });
+  const notifications = await createNotifications({ config, db, authenticate: tokens.authenticate, log: log ?? pino({ level: config.logLevel }, pino.destination(2)) });
   const health = createHealthService({ checks: [...checks, notifications.health] });
   // What features tell the hub after each commit (push-messages.ts lists what pushes what): its
   // delivery, in-process or through Redis.
@@ -310,4 +310,4 @@ export function createFeatures({ config, database, clock, pushes: injectedPushes
   };
 }
 
-export type Features = ReturnType<typeof createFeatures>;
+export type Features = Awaited<ReturnType<typeof createFeatures>>;

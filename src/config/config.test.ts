@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from './config.js';
+import { ConfigError, defaultHashingConcurrency, loadConfig } from './config.js';
 import { renderEnvExample } from './env-example.js';
 
 function problemsOf(env: Record<string, string>): string[] {
@@ -38,6 +38,12 @@ describe('configuration', () => {
     expect(loadConfig({ DEPLOYMENT: 'cloud', ENVIRONMENT: 'development' }).apiDocsEnabled).toBe(true);
     expect(loadConfig({ DEPLOYMENT: 'cloud', HEALTH_ENABLED: 'false' }).healthEnabled).toBe(false);
     expect(loadConfig({ HEALTH_ENABLED: 'true' }).healthEnabled).toBe(true);
+  });
+
+  it('hashes passwords on one fewer thread than the cores, at most two, unless PASSWORD_HASHING_CONCURRENCY says', () => {
+    expect([1, 2, 3, 4, 16].map((cores) => defaultHashingConcurrency(cores))).toEqual([1, 1, 2, 2, 2]);
+    expect(loadConfig({}).passwordHashingConcurrency).toBe(defaultHashingConcurrency());
+    expect(loadConfig({ PASSWORD_HASHING_CONCURRENCY: '6' }).passwordHashingConcurrency).toBe(6);
   });
 
   it('reports every invalid setting at once, naming each variable', () => {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseEnv } from 'node:util';
 import { Type, type Static, type TSchema } from 'typebox';
@@ -118,13 +119,14 @@ export const ConfigSchema = Type.Object({
     default: 600000,
     description: 'PBKDF2-SHA256 iterations for the server-side re-hash of master password hashes.',
   }),
-  passwordHashingConcurrency: Type.Integer({
-    minimum: 1,
-    maximum: 64,
-    default: 2,
-    description:
-      "Password hashes (PBKDF2, on registration, login and password checks) computed at once. They run on Node's thread pool (UV_THREADPOOL_SIZE, 4 by default), which token checks and file access share: keep this below it.",
-  }),
+  passwordHashingConcurrency: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 64,
+      description:
+        "Password hashes (PBKDF2, on registration, login and password checks) computed at once. They run on Node's thread pool (UV_THREADPOOL_SIZE, 4 by default), which token checks and file access share: keep this below it. Defaults to one fewer than the CPU cores, at most 2 (1 on a 2-core machine), so that a burst of logins leaves a core to every other request.",
+    }),
+  ),
   passwordHashingQueue: Type.Integer({
     minimum: 0,
     maximum: 100000,
@@ -520,6 +522,7 @@ export interface Config
     | 'ipRateLimitRules'
     | 'ipRateLimitWhitelist'
     | 'metricsAllowedAddresses'
+    | 'passwordHashingConcurrency'
   > {
   /** Addresses and CIDR ranges that may read /metrics (empty: any, when a token is set). */
   metricsAllowedAddresses: string[];
@@ -544,6 +547,18 @@ export interface Config
   selfHosted: boolean;
   /** Absolute path of the web vault folder, or null when none is configured or found. */
   webVaultDir: string | null;
+  /** PASSWORD_HASHING_CONCURRENCY, or its default for this machine (defaultHashingConcurrency). */
+  passwordHashingConcurrency: number;
+}
+
+/**
+ * Password hashes computed at once when PASSWORD_HASHING_CONCURRENCY is not set: one fewer than
+ * the CPU cores, at most 2. Each hash keeps a core busy for its whole time (600,000 iterations:
+ * about 0.3 s), so on a 2-core machine two at once left the event loop competing for the cores
+ * and doubled the latency of other requests during a burst of logins (docs/benchmarks.md).
+ */
+export function defaultHashingConcurrency(cores = availableParallelism()): number {
+  return Math.min(2, Math.max(1, cores - 1));
 }
 
 export class ConfigError extends Error {
@@ -670,6 +685,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: parsed.databaseUrl ?? defaultDatabaseUrl(parsed.dataDir),
     healthEnabled: parsed.healthEnabled ?? cloud,
     apiDocsEnabled: parsed.apiDocsEnabled ?? (!cloud || parsed.environment === 'development'),
+    passwordHashingConcurrency: parsed.passwordHashingConcurrency ?? defaultHashingConcurrency(),
     publicUrl,
     identityUrl: (parsed.identityUrl ?? (identityAlone ? publicUrl : `${publicUrl}/identity`)).replace(/\/+$/, ''),
     installationId: parsed.installationId?.toLowerCase(),

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import pg from 'pg';
+import type { Pool } from 'pg';
 import { LockingSqliteDialect, SqliteBooleanPlugin, type Engine } from './dialect.js';
 import type { DB } from './schema.js';
 
@@ -36,8 +36,13 @@ export interface OpenOptions {
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const engine = engineOf(url);
   const path = sqlitePathOf(url);
-  const pool = path === null ? openPool(url, options.poolSize ?? 10) : null;
-  const db = pool !== null ? new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }) : openSqlite(path ?? ':memory:', options.sqliteSynchronous ?? 'normal');
+  // The PostgreSQL driver is loaded on the first query (Kysely takes a pool factory), so a
+  // SQLite server never loads it.
+  let pool: Pool | null = null;
+  const db =
+    path === null
+      ? new Kysely<DB>({ dialect: new PostgresDialect({ pool: async () => (pool ??= await openPool(url, options.poolSize ?? 10)) }) })
+      : openSqlite(path, options.sqliteSynchronous ?? 'normal');
   let closed = false;
   return {
     db,
@@ -66,7 +71,8 @@ function openSqlite(path: string, synchronous: 'normal' | 'full'): Db {
   return new Kysely<DB>({ dialect: new LockingSqliteDialect({ database }), plugins: [new SqliteBooleanPlugin()] });
 }
 
-function openPool(url: string, poolSize: number): pg.Pool {
+async function openPool(url: string, poolSize: number): Promise<Pool> {
+  const { default: pg } = await import('pg');
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);

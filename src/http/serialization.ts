@@ -12,7 +12,11 @@ const compiled = new WeakMap<object, Serializer>();
  * (three services here, hundreds in the test suite) shares them. No shared `$ref` schemas are
  * registered, so a schema compiles the same wherever it is used.
  */
-export const serializerCompiler: FastifySerializerCompiler<object> = ({ schema }) => serializerOf(schema);
+export const serializerCompiler: FastifySerializerCompiler<object> = ({ schema }) => {
+  // Compiled on the route's first answer, not at start (see validatorCompiler for why).
+  let serialize: Serializer | undefined;
+  return (data) => (serialize ??= serializerOf(schema))(data);
+};
 
 function serializerOf(schema: object): Serializer {
   let serializer = compiled.get(schema);

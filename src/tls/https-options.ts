@@ -2,7 +2,13 @@ import { readFile } from 'node:fs/promises';
 import { createSecureContext, Server as TlsServer } from 'node:tls';
 import type { Config } from '../config/config.js';
 import { causeOf, StartupError } from '../startup-error.js';
-import { ensureSelfSignedCertificate, type SelfSignedCertificate } from './self-signed.js';
+import type { SelfSignedCertificate, SelfSignedOptions } from './self-signed.js';
+
+/** The certificate authority's code (and @peculiar/x509 with it) is loaded only with TLS_MODE=self-signed. */
+async function ensureSelfSignedCertificate(options: SelfSignedOptions): Promise<SelfSignedCertificate> {
+  const selfSigned = await import('./self-signed.js');
+  return selfSigned.ensureSelfSignedCertificate(options);
+}
 
 /** What the HTTPS server is given; `selfSigned` is there in TLS_MODE=self-signed. */
 export interface HttpsSetup {

@@ -35,7 +35,7 @@ describe('a disabled account', () => {
     const apiKey = (await s.request('POST', '/api/accounts/api-key', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } }))
       .body.apiKey as string;
     const pushes = recordingPushes();
-    const accounts = createFeatures({ config: s.config, database: s.database, clock: systemClock, pushes }).accounts;
+    const { accounts } = await createFeatures({ config: s.config, database: s.database, clock: systemClock, pushes });
 
     expect(await accounts.setDisabled(user.userId, true)).toBe(true);
     expect(await accounts.setDisabled(user.userId, true)).toBe(false);
@@ -85,7 +85,7 @@ describe('a disabled account', () => {
     server = await startTestServer();
     const s = server;
     const user = await createUser(s, { email: 'quiet@example.com' });
-    await servicesOf(s).accounts.setDisabled(user.userId, true);
+    await (await servicesOf(s)).accounts.setDisabled(user.userId, true);
     const res = await token(s, {
       grant_type: 'password',
       username: 'quiet@example.com',
@@ -117,7 +117,7 @@ describe('deleting an account', () => {
     const res = await s.request('DELETE', '/api/accounts', { token: owner.accessToken, json: { masterPasswordHash: owner.account.masterPasswordHash } });
     expect(res.status).toBe(400);
     expect(res.body.message).toBe(SOLE_OWNER);
-    await expect(servicesOf(s).accounts.removeAccount(owner.userId)).rejects.toThrow(SOLE_OWNER);
+    await expect((await servicesOf(s)).accounts.removeAccount(owner.userId)).rejects.toThrow(SOLE_OWNER);
     expect(await s.database.db.selectFrom('users').select('id').where('id', '=', owner.userId).executeTakeFirst()).toBeDefined();
   });
 
@@ -130,7 +130,7 @@ describe('deleting an account', () => {
     await seedMembership(s, { organizationId: orgId, userId: owner.userId, type: OrganizationUserType.Owner });
     await seedMembership(s, { organizationId: orgId, userId: other.userId, type: OrganizationUserType.Owner });
 
-    await servicesOf(s).accounts.removeAccount(owner.userId);
+    await (await servicesOf(s)).accounts.removeAccount(owner.userId);
     expect(await s.database.db.selectFrom('users').select('id').where('id', '=', owner.userId).executeTakeFirst()).toBeUndefined();
     expect(await s.database.db.selectFrom('organization_users').select('user_id').where('organization_id', '=', orgId).execute()).toEqual([{ user_id: other.userId }]);
     expect((await s.request('GET', '/api/accounts/profile', { token: owner.accessToken })).status).toBe(401);
@@ -141,9 +141,9 @@ describe('operator invitations', () => {
   it('let the invited email register while registration is closed; a public verification token does not', async () => {
     server = await startTestServer({ env: { REGISTRATION_ENABLED: 'false' } });
     const s = server;
-    const invitation = await servicesOf(s).accounts.operatorInvitationToken('Guest@Example.com');
+    const invitation = await (await servicesOf(s)).accounts.operatorInvitationToken('Guest@Example.com');
     // Issued while registration was open, by the same key: it verifies the email and nothing more.
-    const publicToken = await servicesOf(s, { registrationEnabled: true }).accounts.verificationToken('walkin@example.com', null);
+    const publicToken = await (await servicesOf(s, { registrationEnabled: true })).accounts.verificationToken('walkin@example.com', null);
 
     const walkIn = await s.request('POST', '/identity/accounts/register/finish', {
       json: registerFinishBody(testAccount('walkin@example.com'), { emailVerificationToken: publicToken }),
@@ -167,7 +167,7 @@ describe('operator invitations', () => {
   it('are refused for an email that has an account', async () => {
     server = await startTestServer();
     await registerAccount(server, { email: 'taken@example.com' });
-    await expect(servicesOf(server).accounts.operatorInvitationToken(' TAKEN@example.com')).rejects.toMatchObject({
+    await expect((await servicesOf(server)).accounts.operatorInvitationToken(' TAKEN@example.com')).rejects.toMatchObject({
       validationErrors: { email: ["Email 'taken@example.com' is already taken."] },
     });
   });

@@ -450,7 +450,7 @@ export async function runUsersCommand(argv: string[], deps: UsersCommandDeps): P
     const prepared = await subcommand.prepare?.(values, io);
 
     const database = deps.database ?? (opened = await openExisting(config, deps.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS));
-    features = createFeatures({ config, database, clock: deps.clock ?? systemClock });
+    features = await createFeatures({ config, database, clock: deps.clock ?? systemClock });
     return await subcommand.run({ values, prepared, features, config, io });
   } catch (error) {
     const [message, code] =

@@ -4,8 +4,6 @@ import { mkdir, readdir, rename, rm, stat, unlink } from 'node:fs/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { Transform, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { DeleteObjectCommand, DeleteObjectsCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 
 /**
  * Where attachment and Send files live: the encrypted bytes the clients upload, stored as they
@@ -143,18 +141,15 @@ export interface S3Options {
  * and a failed or oversize upload is aborted, leaving nothing. Downloads stream the object's body.
  */
 export function s3FileStore(options: S3Options): FileStore {
-  const client = new S3Client({
-    region: options.region,
-    forcePathStyle: options.forcePathStyle,
-    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
-    ...(options.accessKeyId && options.secretAccessKey ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } } : {}),
-  });
+  let loaded: ReturnType<typeof loadS3> | undefined;
+  const sdk = () => (loaded ??= loadS3(options));
   const Bucket = options.bucket;
   const keyOf = (key: string) => `${options.prefix}${checkKey(key)}`;
   return {
     async put(key, source, maxBytes) {
       const counter = byteLimit(maxBytes);
       source.on('error', (error) => counter.destroy(error));
+      const { client, Upload } = await sdk();
       const upload = new Upload({ client, params: { Bucket, Key: keyOf(key), Body: source.pipe(counter) }, queueSize: 4, partSize: 5 * 1024 * 1024, leavePartsOnError: false });
       try {
         await upload.done();
@@ -166,33 +161,37 @@ export function s3FileStore(options: S3Options): FileStore {
       return counter.bytes;
     },
     async get(key) {
+      const { client, s3 } = await sdk();
       try {
-        const object = await client.send(new GetObjectCommand({ Bucket, Key: keyOf(key) }));
+        const object = await client.send(new s3.GetObjectCommand({ Bucket, Key: keyOf(key) }));
         if (!object.Body) return null;
         return { stream: object.Body as Readable, size: Number(object.ContentLength ?? 0) };
       } catch (error) {
-        if (error instanceof NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
+        if (error instanceof s3.NoSuchKey || (error as { name?: string }).name === 'NoSuchKey') return null;
         throw error;
       }
     },
     async delete(key) {
-      await client.send(new DeleteObjectCommand({ Bucket, Key: keyOf(key) }));
+      const { client, s3 } = await sdk();
+      await client.send(new s3.DeleteObjectCommand({ Bucket, Key: keyOf(key) }));
     },
     async deleteAll(prefix) {
+      const { client, s3 } = await sdk();
       const Prefix = `${keyOf(prefix)}/`;
       for (;;) {
-        const listed = await client.send(new ListObjectsV2Command({ Bucket, Prefix, MaxKeys: 1000 }));
+        const listed = await client.send(new s3.ListObjectsV2Command({ Bucket, Prefix, MaxKeys: 1000 }));
         const keys = (listed.Contents ?? []).flatMap((o) => (o.Key ? [{ Key: o.Key }] : []));
         if (keys.length === 0) return;
-        await client.send(new DeleteObjectsCommand({ Bucket, Delete: { Objects: keys, Quiet: true } }));
+        await client.send(new s3.DeleteObjectsCommand({ Bucket, Delete: { Objects: keys, Quiet: true } }));
         if (!listed.IsTruncated) return;
       }
     },
     async *list() {
+      const { client, s3 } = await sdk();
       for (const area of AREAS) {
         let ContinuationToken: string | undefined;
         do {
-          const listed = await client.send(new ListObjectsV2Command({ Bucket, Prefix: `${options.prefix}${area}/`, MaxKeys: 1000, ContinuationToken }));
+          const listed = await client.send(new s3.ListObjectsV2Command({ Bucket, Prefix: `${options.prefix}${area}/`, MaxKeys: 1000, ContinuationToken }));
           for (const object of listed.Contents ?? []) {
             const key = object.Key?.slice(options.prefix.length);
             if (key && KEY.test(key)) yield { key, modified: object.LastModified ?? new Date(0) };
@@ -202,4 +201,16 @@ export function s3FileStore(options: S3Options): FileStore {
       }
     },
   };
+}
+
+/** The AWS SDK (about 20 MB and 150 ms to load) and a client, loaded by the first use of an S3 store. */
+async function loadS3(options: S3Options) {
+  const [s3, { Upload }] = await Promise.all([import('@aws-sdk/client-s3'), import('@aws-sdk/lib-storage')]);
+  const client = new s3.S3Client({
+    region: options.region,
+    forcePathStyle: options.forcePathStyle,
+    ...(options.endpoint ? { endpoint: options.endpoint } : {}),
+    ...(options.accessKeyId && options.secretAccessKey ? { credentials: { accessKeyId: options.accessKeyId, secretAccessKey: options.secretAccessKey } } : {}),
+  });
+  return { s3, Upload, client };
 }

@@ -1,5 +1,4 @@
-import amqp from 'amqplib';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Database } from '../../db/database.js';
 import type { HealthCheck } from './health.service.js';
 
@@ -17,6 +16,8 @@ export function redisCheck(url: string): HealthCheck & { close(): Promise<void> 
     name: 'redis',
     critical: false,
     async probe() {
+      // ioredis and amqplib are loaded by the first probe: these checks exist only when configured.
+      const { Redis } = await import('ioredis');
       if (!client) {
         client = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 1, connectTimeout: 2000, enableOfflineQueue: false });
         // The probe's own rejection reports the outage; without a listener ioredis prints every retry as unhandled.
@@ -37,6 +38,7 @@ export function brokerCheck(url: string): HealthCheck {
     name: 'broker',
     critical: false,
     async probe() {
+      const { default: amqp } = await import('amqplib');
       const connection = await amqp.connect(url, { timeout: 2000 });
       await connection.close();
     },

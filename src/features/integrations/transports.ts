@@ -1,4 +1,4 @@
-import amqp, { type Channel, type ChannelModel, type ConfirmChannel, type ConsumeMessage } from 'amqplib';
+import type { Channel, ChannelModel, ConfirmChannel, ConsumeMessage } from 'amqplib';
 import type { Db } from '../../db/database.js';
 import type { Deliverer } from './delivery.js';
 import { messagesFor, type IntegrationMessage } from './messages.js';
@@ -219,6 +219,8 @@ export function amqpTransport({
   }
 
   async function connect(): Promise<void> {
+    // amqplib is loaded only when AMQP_URL is set, on the first connection.
+    const { default: amqp } = await import('amqplib');
     const conn = await amqp.connect(url, { timeout: 5000 });
     conn.on('error', (error: Error) => {
       lastError = error.message;

@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Config } from '../../config/config.js';
 
 export interface MailMessage {
@@ -40,19 +40,24 @@ export function createMailer(config: SmtpConfig): Mailer {
       },
     };
   }
-  const transport = nodemailer.createTransport({
-    host: smtpHost,
-    port: config.smtpPort,
-    secure: config.smtpSecure,
-    ...(config.smtpUsername ? { auth: { user: config.smtpUsername, pass: config.smtpPassword ?? '' } } : {}),
-  });
+  // nodemailer is loaded with the first message or check, not at start.
+  let transport: Promise<Transporter> | undefined;
+  const smtp = () =>
+    (transport ??= import('nodemailer').then(({ default: nodemailer }) =>
+      nodemailer.createTransport({
+        host: smtpHost,
+        port: config.smtpPort,
+        secure: config.smtpSecure,
+        ...(config.smtpUsername ? { auth: { user: config.smtpUsername, pass: config.smtpPassword ?? '' } } : {}),
+      }),
+    ));
   return {
     enabled: true,
     async send(message) {
-      await transport.sendMail({ from: config.smtpFrom, to: message.to, subject: message.subject, text: message.text, ...(message.html ? { html: message.html } : {}) });
+      await (await smtp()).sendMail({ from: config.smtpFrom, to: message.to, subject: message.subject, text: message.text, ...(message.html ? { html: message.html } : {}) });
     },
     async check() {
-      await transport.verify();
+      await (await smtp()).verify();
     },
   };
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { decode, encode } from '@msgpack/msgpack';
-import { Redis } from 'ioredis';
 import type { HubLog } from './hub.js';
 import type { Push } from './pushes.js';
 
@@ -68,7 +67,9 @@ function isPush(value: unknown): value is Push {
  * pub/sub stores nothing; the apps catch up at their next sync), and ioredis reconnects and
  * resubscribes by itself.
  */
-export function redisFanout(deps: { url: string; deliver: (push: Push) => void; log: () => HubLog; channel?: string }): Fanout {
+export async function redisFanout(deps: { url: string; deliver: (push: Push) => void; log: () => HubLog; channel?: string }): Promise<Fanout> {
+  // ioredis is loaded only when REDIS_URL is set.
+  const { Redis } = await import('ioredis');
   const channel = deps.channel ?? NOTIFICATIONS_CHANNEL;
   const origin = randomUUID();
   const common = { connectTimeout: 2000, retryStrategy: (times: number) => Math.min(times * 200, 2000) };

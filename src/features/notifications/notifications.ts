@@ -14,7 +14,7 @@ const ORGANIZATION_CLAIMS = ['orgowner', 'orgadmin', 'orguser', 'orgmanager', 'o
  * The notifications feature as the rest of the server sees it: `pushes` for the features that
  * change things, `hub` for the notifications service to serve, `health` for /healthz/extended.
  */
-export function createNotifications(deps: { config: Config; db: Db; authenticate: Authenticator; log: HubLog }) {
+export async function createNotifications(deps: { config: Config; db: Db; authenticate: Authenticator; log: HubLog }) {
   const { config, db } = deps;
   const { log } = deps;
   const hub = createHub({
@@ -35,7 +35,7 @@ export function createNotifications(deps: { config: Config; db: Db; authenticate
     log: () => log,
   });
   const deliver = (push: Push) => hub.deliver(push);
-  const fanout: Fanout = config.redisUrl ? redisFanout({ url: config.redisUrl, deliver, log: () => log }) : inProcessFanout(deliver);
+  const fanout: Fanout = config.redisUrl ? await redisFanout({ url: config.redisUrl, deliver, log: () => log }) : inProcessFanout(deliver);
 
   const pushes: Pushes = {
     send(sent: Push | readonly Push[]) {
@@ -71,4 +71,4 @@ export function createNotifications(deps: { config: Config; db: Db; authenticate
   };
 }
 
-export type Notifications = ReturnType<typeof createNotifications>;
+export type Notifications = Awaited<ReturnType<typeof createNotifications>>;

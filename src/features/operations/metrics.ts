@@ -1,7 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Config } from '../../config/config.js';
 import { ipMatcher, plainAddress } from '../../config/rate-limit-settings.js';
 import type { Database } from '../../db/database.js';
@@ -35,7 +34,9 @@ export interface MetricsSources {
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-export function createMetrics() {
+/** prom-client is loaded only when METRICS_ENABLED asks for metrics. */
+export async function createMetrics() {
+  const { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } = await import('prom-client');
   const registry = new Registry();
   let sources: MetricsSources | undefined;
 
@@ -136,7 +137,7 @@ export function createMetrics() {
   };
 }
 
-export type Metrics = ReturnType<typeof createMetrics>;
+export type Metrics = Awaited<ReturnType<typeof createMetrics>>;
 
 /**
  * Events after the relay's cursor. No relay row yet (no instance relayed): nothing is waiting,

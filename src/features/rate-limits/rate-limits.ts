@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { Clock } from '../../clock.js';
 import type { Config, ServiceName } from '../../config/config.js';
 import { ipMatcher, periodMs, plainAddress, type IpRule } from '../../config/rate-limit-settings.js';
@@ -56,12 +56,14 @@ function serviceOf(url: string, config: Pick<Config, 'services' | 'servicePrefix
  * Every limit of the server over one store: Redis (behind its breaker) when REDIS_URL is set,
  * otherwise this process.
  */
-export function createRateLimits(deps: { config: Config; clock: Clock; log?: RateLimitLog }) {
+export async function createRateLimits(deps: { config: Config; clock: Clock; log?: RateLimitLog }) {
   const { config, clock } = deps;
   const local = createMemoryStore({ maxKeys: config.rateLimitMemoryKeys });
   let redis: Redis | undefined;
   let store: LimitStore = local;
   if (config.redisUrl) {
+    // ioredis is loaded only when REDIS_URL is set.
+    const { Redis } = await import('ioredis');
     redis = new Redis(config.redisUrl, {
       commandTimeout: config.rateLimitRedisTimeoutMs,
       // A lost connection fails the waiting checks at once; the breaker decides what happens next.
@@ -140,4 +142,4 @@ export function createRateLimits(deps: { config: Config; clock: Clock; log?: Rat
   };
 }
 
-export type RateLimits = ReturnType<typeof createRateLimits>;
+export type RateLimits = Awaited<ReturnType<typeof createRateLimits>>;

@@ -1,13 +1,5 @@
 import { createHash } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransportFuture,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, AuthenticatorTransportFuture, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
 import type { UserRow } from '../accounts/accounts.repository.js';
@@ -27,6 +19,9 @@ export const MAX_WEBAUTHN_KEYS = 5;
 const CHALLENGE_MINUTES = 5;
 const TIMEOUT_MS = 60_000;
 const Purpose = { Register: 'webauthn-register', Login: 'webauthn-login' } as const;
+
+/** @simplewebauthn/server (about 12 MB), loaded when a security key is first registered or used. */
+const webauthnLibrary = () => import('@simplewebauthn/server');
 
 export function keysOf(row: ProviderRow | undefined): WebAuthnKey[] {
   if (!row) return [];
@@ -130,6 +125,8 @@ export function createWebAuthn(deps: { db: Db; clock: Clock; rpName: string; pub
 
     /** Registration options (the web vault passes them to navigator.credentials.create). */
     async registrationOptions(user: UserRow, keys: readonly WebAuthnKey[]) {
+      const { generateRegistrationOptions } = await webauthnLibrary();
+
       const options = await generateRegistrationOptions({
         rpName: deps.rpName,
         rpID,
@@ -150,6 +147,8 @@ export function createWebAuthn(deps: { db: Db; clock: Clock; rpName: string; pub
       const challenge = await takeChallenge(user.id, Purpose.Register);
       if (!challenge) return null;
       try {
+        const { verifyRegistrationResponse } = await webauthnLibrary();
+
         const verified = await verifyRegistrationResponse({
           response: toRegistrationJson(device),
           expectedChallenge: challenge,
@@ -174,6 +173,8 @@ export function createWebAuthn(deps: { db: Db; clock: Clock; rpName: string; pub
 
     /** The login challenge's assertion options (TwoFactorProviders2["7"]); replaces any earlier one. */
     async assertionOptions(user: UserRow, keys: readonly WebAuthnKey[]) {
+      const { generateAuthenticationOptions } = await webauthnLibrary();
+
       const options = await generateAuthenticationOptions({
         rpID,
         allowCredentials: keys.map((key) => ({ id: key.credentialId, ...(key.transports ? { transports: key.transports as AuthenticatorTransportFuture[] } : {}) })),
@@ -194,6 +195,8 @@ export function createWebAuthn(deps: { db: Db; clock: Clock; rpName: string; pub
       const key = response ? keys.find((k) => k.credentialId === response.id) : undefined;
       if (!challenge || !response || !key) return null;
       try {
+        const { verifyAuthenticationResponse } = await webauthnLibrary();
+
         const result = await verifyAuthenticationResponse({
           response,
           expectedChallenge: challenge,

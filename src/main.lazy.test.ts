@@ -1,0 +1,53 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { get } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freePort, killPrograms, PROJECT_ROOT, startProgram } from '../test/support/program.js';
+
+afterEach(() => killPrograms());
+
+/** What only a configured server needs: none of it is loaded by a default start on SQLite. */
+const OPTIONAL = ['pg', 'ioredis', 'amqplib', 'nodemailer', '@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@simplewebauthn/server', 'prom-client', '@peculiar/x509', 'tar', 'hash-wasm'];
+
+const answers = (url: string) =>
+  new Promise<boolean>((resolve) => {
+    get(url, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    }).on('error', () => resolve(false));
+  });
+
+/** Starts the server program with `env`, waits for its first answer and lists the npm packages it loaded by then. */
+async function packagesLoadedBy(env: Record<string, string>): Promise<Set<string>> {
+  const dir = mkdtempSync(join(tmpdir(), 'sr-lazy-'));
+  const file = join(dir, 'packages.txt');
+  const port = await freePort();
+  const hooks = pathToFileURL(join(PROJECT_ROOT, 'test/support/loaded-packages.mjs')).href;
+  const run = startProgram({ DATA_DIR: dir, PORT: String(port), LOG_LEVEL: 'warn', NODE_OPTIONS: `--import ${hooks}`, LOADED_PACKAGES_FILE: file, ...env });
+  const deadline = Date.now() + 30_000;
+  while (!(await answers(`http://127.0.0.1:${port}/api/alive`))) {
+    if (Date.now() > deadline) throw new Error(`the server did not answer: ${run.output()}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean));
+}
+
+describe('optional dependencies', () => {
+  it('are not loaded by a default start on SQLite', async () => {
+    const loaded = await packagesLoadedBy({});
+    // The record works: what every start needs is in it.
+    expect(loaded).toContain('fastify');
+    expect(loaded).toContain('better-sqlite3');
+    expect(OPTIONAL.filter((name) => loaded.has(name))).toEqual([]);
+  });
+
+  it('are loaded when their setting asks for them', async () => {
+    // Nothing listens on port 1: the clients keep reconnecting in the background, and the server serves.
+    const loaded = await packagesLoadedBy({ REDIS_URL: 'redis://127.0.0.1:1', METRICS_ENABLED: 'true', METRICS_TOKEN: 'a-token-of-sixteen-characters' });
+    expect(loaded).toContain('ioredis');
+    expect(loaded).toContain('prom-client');
+    expect(loaded).not.toContain('pg');
+  });
+});
