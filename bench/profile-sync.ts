@@ -41,7 +41,7 @@ for (let round = 0; round < 8; round++) {
   await warm.load(userId, { withSshKeys: true });
   const cached = performance.now() - t;
   t = performance.now();
-  const bytes = Buffer.concat(syncBody(data, { excludeDomains: true }));
+  const bytes = Buffer.concat([...syncBody(data, { excludeDomains: true }).chunks]);
   const body = performance.now() - t;
   console.log(`cold load ${load.toFixed(1)} ms, warm load ${cached.toFixed(1)} ms, body ${body.toFixed(1)} ms, ${bytes.length} bytes`);
 }

@@ -147,8 +147,8 @@ describe('sync with organizations', () => {
     const a = await forSmall.sync.load(small.userId, { withSshKeys: true });
     const forHeavy = counted();
     const b = await forHeavy.sync.load(heavy.userId, { withSshKeys: true });
-    expect(JSON.parse(a.vault.ciphers.toString())).toHaveLength(0);
-    expect(JSON.parse(b.vault.ciphers.toString())).toHaveLength(120);
+    expect(a.vault.ciphers).toHaveLength(0);
+    expect(b.vault.ciphers).toHaveLength(120);
     expect(b.organizations).toHaveLength(3);
     expect(forHeavy.count()).toBe(forSmall.count());
   });

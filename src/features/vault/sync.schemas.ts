@@ -5,7 +5,7 @@ import type { UserRow } from '../accounts/accounts.repository.js';
 import { CollectionDetailsResponse } from '../collections/collections.schemas.js';
 import { PolicyResponse } from '../policies/policies.schemas.js';
 import { SendResponse } from '../sends/sends.schemas.js';
-import { CipherDetailsResponse, CipherType, cipherJson, type CipherResponseRow } from './ciphers.schemas.js';
+import { CipherDetailsResponse } from './ciphers.schemas.js';
 import type { FolderRow } from './folders.repository.js';
 import { FolderResponse, toFolderResponse } from './folders.schemas.js';
 import type { SyncData } from './sync.service.js';
@@ -60,28 +60,51 @@ export function foldersJson(folders: readonly FolderRow[]): string {
   return JSON.stringify(folders.map(toFolderResponse));
 }
 
-/** The `ciphers` array as JSON text, each item as cipherJson writes it. */
-export function ciphersJson(rows: readonly CipherResponseRow[], withSshKeys: boolean, apiBase: string): string {
-  const items: string[] = [];
-  for (const row of rows) {
-    // Bitwarden hides SSH keys from clients older than 2024.12 (or that send no version).
-    if (row.type === (CipherType.SSHKey as number) && !withSshKeys) continue;
-    items.push(cipherJson(row, 'cipherDetails', apiBase));
+/** Bytes of one chunk of the items array as sync writes it (see syncBody). */
+const CHUNK_CHARS = 64 * 1024;
+
+/** The items' JSON texts as one JSON array, in chunks of about CHUNK_CHARS. */
+function* arrayChunks(items: readonly string[]): Generator<Buffer> {
+  let chunk = '[';
+  for (let i = 0; i < items.length; i++) {
+    chunk += i === 0 ? items[i] : `,${items[i]}`;
+    if (chunk.length >= CHUNK_CHARS) {
+      yield Buffer.from(chunk);
+      chunk = '';
+    }
   }
-  return `[${items.join(',')}]`;
+  yield Buffer.from(`${chunk}]`);
+}
+
+/** Bytes of arrayChunks(items) in all. */
+function arrayBytes(items: readonly string[]): number {
+  let bytes = 1 + Math.max(items.length - 1, 0) + 1;
+  for (const item of items) bytes += Buffer.byteLength(item);
+  return bytes;
 }
 
 /**
- * The sync body, in pieces. The vault part arrives as encoded JSON (see sync-cache.ts) and
- * goes out as it is, without a serialiser pass over thousands of items or a copy; tests check
- * the result against SyncResponse.
+ * The sync body: its length and its bytes, in chunks. The items arrive as encoded JSON (see
+ * sync-cache.ts) and go out as they are, without a serialiser pass over thousands of items,
+ * written into one chunk at a time so that a large vault never sits in memory twice; tests
+ * check the result against SyncResponse.
  */
-export function syncBody(data: SyncData, options: { excludeDomains: boolean }): Buffer[] {
-  const head =
+export function syncBody(data: SyncData, options: { excludeDomains: boolean }): { length: number; chunks: Iterable<Buffer> } {
+  const head = Buffer.from(
     `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations, Boolean(data.user.two_factor_enabled)))},` +
-    `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`;
-  const tail =
+      `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`,
+  );
+  const tail = Buffer.from(
     `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":${JSON.stringify(data.sends)},` +
-    `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`;
-  return [Buffer.from(head), data.vault.ciphers, Buffer.from(tail)];
+      `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`,
+  );
+  const items = data.vault.ciphers;
+  return {
+    length: head.length + arrayBytes(items) + tail.length,
+    chunks: (function* () {
+      yield head;
+      yield* arrayChunks(items);
+      yield tail;
+    })(),
+  };
 }

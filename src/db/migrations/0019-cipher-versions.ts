@@ -1,0 +1,32 @@
+import { sql, type Kysely } from 'kysely';
+import type { Engine } from '../dialect.js';
+
+/**
+ * A version per item that moves with every change to its row, whoever makes it: sync keeps
+ * each item's encoded shared part (vault/item-json-cache.ts) under its id and version, and a
+ * listing of ids and versions tells which of those are still current. The database moves the
+ * version (a trigger on every update) so that no write path, in this instance or another,
+ * can change an item and leave its encoded copy current; revision dates cannot do this, as
+ * some changes keep them (attachment uploads, the row lock) and two changes may share one.
+ *
+ * Two covering indexes let that listing read ids and versions without the large `data` rows:
+ * a user's personal items, and organization items reached through collections by id.
+ */
+export function cipherVersions(engine: Engine) {
+  return {
+    async up(db: Kysely<unknown>): Promise<void> {
+      await db.schema.alterTable('ciphers').addColumn('version', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+      if (engine === 'postgres') {
+        await sql`create function ciphers_next_version() returns trigger language plpgsql as $$
+          begin new.version := old.version + 1; return new; end $$`.execute(db);
+        await sql`create trigger ciphers_version before update on ciphers for each row execute function ciphers_next_version()`.execute(db);
+      } else {
+        // SQLite runs no trigger from inside a trigger's own update (recursive_triggers is off).
+        await sql`create trigger ciphers_version after update on ciphers for each row
+          begin update ciphers set version = old.version + 1 where id = new.id; end`.execute(db);
+      }
+      await db.schema.createIndex('ciphers_user_versions').on('ciphers').columns(['user_id', 'id', 'version', 'type']).execute();
+      await db.schema.createIndex('ciphers_versions').on('ciphers').columns(['id', 'version', 'type', 'organization_id']).execute();
+    },
+  };
+}
