@@ -5,7 +5,7 @@ import { createItemJsonCache, type ItemJsonCache } from './item-json-cache.js';
  * What sync keeps between answers, in two parts sharing one byte budget:
  * - `items`: each item's encoded shared part under its id and version (item-json-cache.ts), so
  *   that after a change only the changed items are read and encoded again;
- * - the vault sections (folders and the items' JSON texts) per user while their vault revision
+ * - the vault sections (folders and the items' JSON) per user while their vault revision
  *   (see revisions.ts) is unchanged, for vaults without organization collections: clients sync
  *   on login, on unlock and on every device after each change, and all but the first of those
  *   find the same revision and skip even listing the items. The revision is read from the
@@ -17,8 +17,8 @@ export interface VaultSection {
   /** Whether SSH key items are in it (they are left out for older clients). */
   withSshKeys: boolean;
   folders: string;
-  /** The items, each as its JSON text; sync writes them as one array. */
-  ciphers: readonly string[];
+  /** The items array as JSON bytes, in chunks (see encodeItems). */
+  ciphers: readonly Buffer[];
 }
 
 export interface SyncCache {
@@ -31,7 +31,7 @@ export interface SyncCache {
 
 /** `onLookup` hears whether each section lookup found the revision asked for (the metrics' hit rate). */
 export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => void = () => undefined): SyncCache {
-  const sectionBytes = (s: VaultSection) => s.folders.length + s.ciphers.reduce((sum, item) => sum + item.length + 1, 0);
+  const sectionBytes = (s: VaultSection) => s.folders.length + s.ciphers.reduce((sum, chunk) => sum + chunk.length, 0);
   const entries = createByteLru<VaultSection>(Math.floor(maxBytes / 2), sectionBytes);
   const keyOf = (userId: string, withSshKeys: boolean) => `${userId}:${withSshKeys ? 1 : 0}`;
   return {

@@ -60,36 +60,62 @@ export function foldersJson(folders: readonly FolderRow[]): string {
   return JSON.stringify(folders.map(toFolderResponse));
 }
 
-/** Bytes of one chunk of the items array as sync writes it (see syncBody). */
-const CHUNK_CHARS = 64 * 1024;
+/** Bytes of one chunk of the items array as sync writes it (see encodeItems). */
+const CHUNK_BYTES = 64 * 1024;
 
-/** The items' JSON texts as one JSON array, in chunks of about CHUNK_CHARS. */
-function* arrayChunks(items: readonly string[]): Generator<Buffer> {
-  let chunk = '[';
-  for (let i = 0; i < items.length; i++) {
-    chunk += i === 0 ? items[i] : `,${items[i]}`;
-    if (chunk.length >= CHUNK_CHARS) {
-      yield Buffer.from(chunk);
-      chunk = '';
-    }
-  }
-  yield Buffer.from(`${chunk}]`);
+/**
+ * An item of a sync answer in its two parts: its JSON up to the user's part (see
+ * syncItemStart), and the user's part (cipherUserJson).
+ */
+export interface EncodedItem {
+  start: Buffer;
+  user: string;
 }
 
-/** Bytes of arrayChunks(items) in all. */
-function arrayBytes(items: readonly string[]): number {
-  let bytes = 1 + Math.max(items.length - 1, 0) + 1;
-  for (const item of items) bytes += Buffer.byteLength(item);
-  return bytes;
+/** An item's JSON in sync up to the user's part: the opening and the shared part (cipherSharedJson). */
+export function syncItemStart(sharedJson: string): Buffer {
+  return Buffer.from(`{"object":"cipherDetails",${sharedJson}`);
+}
+
+/**
+ * The `ciphers` array of sync as JSON bytes, in chunks of about CHUNK_BYTES: the same text as
+ * joinCipherJson per item, written straight into the chunks, so that a vault's items are
+ * copied once and never held as one large string.
+ */
+export function encodeItems(items: readonly EncodedItem[]): Buffer[] {
+  const chunks: Buffer[] = [];
+  let chunk = Buffer.allocUnsafeSlow(CHUNK_BYTES);
+  let used = 0;
+  const room = (bytes: number) => {
+    if (used + bytes <= chunk.length) return;
+    chunks.push(chunk.subarray(0, used));
+    chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bytes));
+    used = 0;
+  };
+  // A UTF-16 unit takes at most 3 bytes in UTF-8.
+  const write = (text: string) => {
+    room(text.length * 3);
+    used += chunk.write(text, used);
+  };
+
+  write('[');
+  for (let i = 0; i < items.length; i++) {
+    const { start, user } = items[i]!;
+    room(start.length);
+    used += start.copy(chunk, used);
+    write(i < items.length - 1 ? `${user}},` : `${user}}`);
+  }
+  write(']');
+  chunks.push(chunk.subarray(0, used));
+  return chunks;
 }
 
 /**
  * The sync body: its length and its bytes, in chunks. The items arrive as encoded JSON (see
- * sync-cache.ts) and go out as they are, without a serialiser pass over thousands of items,
- * written into one chunk at a time so that a large vault never sits in memory twice; tests
- * check the result against SyncResponse.
+ * encodeItems and sync-cache.ts) and go out as they are, without a serialiser pass over
+ * thousands of items or a copy; tests check the result against SyncResponse.
  */
-export function syncBody(data: SyncData, options: { excludeDomains: boolean }): { length: number; chunks: Iterable<Buffer> } {
+export function syncBody(data: SyncData, options: { excludeDomains: boolean }): { length: number; chunks: Buffer[] } {
   const head = Buffer.from(
     `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations, Boolean(data.user.two_factor_enabled)))},` +
       `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`,
@@ -98,13 +124,6 @@ export function syncBody(data: SyncData, options: { excludeDomains: boolean }): 
     `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":${JSON.stringify(data.sends)},` +
       `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`,
   );
-  const items = data.vault.ciphers;
-  return {
-    length: head.length + arrayBytes(items) + tail.length,
-    chunks: (function* () {
-      yield head;
-      yield* arrayChunks(items);
-      yield tail;
-    })(),
-  };
+  const chunks = [head, ...data.vault.ciphers, tail];
+  return { length: chunks.reduce((sum, chunk) => sum + chunk.length, 0), chunks };
 }

@@ -9,12 +9,12 @@ import { profileOrganizations } from '../organizations/profile-organizations.js'
 import type { PolicyResponse } from '../policies/policies.schemas.js';
 import { policiesForUser } from '../policies/policies.service.js';
 import { findSharedColumns, listPersonalCiphers, listPersonalVersions } from './ciphers.repository.js';
-import { CipherType, cipherJson, cipherSharedJson, cipherUserJson, joinCipherJson } from './ciphers.schemas.js';
+import { CipherType, cipherSharedJson, cipherUserJson } from './ciphers.schemas.js';
 import { listFolders } from './folders.repository.js';
 import { organizationItems, organizationItemVersions, type ReachedCollection } from './org-items.js';
 import { vaultRevision } from './revisions.js';
 import type { SyncCache, VaultSection } from './sync-cache.js';
-import { foldersJson } from './sync.schemas.js';
+import { encodeItems, foldersJson, syncItemStart } from './sync.schemas.js';
 import { listSends } from '../sends/sends.repository.js';
 import { toSendResponse, type SendResponse } from '../sends/sends.schemas.js';
 
@@ -48,36 +48,37 @@ const shown = (type: number, withSshKeys: boolean) => withSshKeys || type !== (C
  */
 export function createSyncService({ db, cache, apiBase }: { db: Db; cache: SyncCache; /** Base of the attachment URLs in items (files/attachment-data.ts). */ apiBase: string }) {
   /** Every item read and encoded in one pass: the path without a cache. */
-  async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<string[]> {
+  async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<Buffer[]> {
     const [personal, org] = await Promise.all([listPersonalCiphers(db, userId), organizationItems(db, userId, reached)]);
     // An item is either the user's own or an organization's (sharing moves it), never both.
-    return [...personal, ...org].filter((row) => shown(row.type, withSshKeys)).map((row) => cipherJson(row, 'cipherDetails', apiBase));
+    const rows = [...personal, ...org].filter((row) => shown(row.type, withSshKeys));
+    return encodeItems(rows.map((row) => ({ start: syncItemStart(cipherSharedJson(row, apiBase)), user: cipherUserJson(row, 'cipherDetails') })));
   }
 
   /** The items listed by version, their shared parts from the cache where current, else read and encoded. */
-  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<string[]> {
+  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<Buffer[]> {
     const [personal, org] = await Promise.all([listPersonalVersions(db, userId), organizationItemVersions(db, userId, reached)]);
     const listed = [...personal, ...org].filter((item) => shown(item.type, withSshKeys));
-    const shared = new Map<string, string>();
+    const starts = new Map<string, Buffer>();
     const missing: string[] = [];
     for (const item of listed) {
-      const json = cache.items.get(item.id, item.version);
-      if (json === undefined) missing.push(item.id);
-      else shared.set(item.id, json);
+      const start = cache.items.get(item.id, item.version);
+      if (start === undefined) missing.push(item.id);
+      else starts.set(item.id, start);
     }
     // A row changed since the listing comes with its newer version and content; one deleted
     // since is left out.
     for (const row of await findSharedColumns(db, missing)) {
-      const json = cipherSharedJson(row, apiBase);
-      cache.items.set(row.id, row.version, json);
-      shared.set(row.id, json);
+      const start = syncItemStart(cipherSharedJson(row, apiBase));
+      cache.items.set(row.id, row.version, start);
+      starts.set(row.id, start);
     }
-    const items: string[] = [];
-    for (const item of listed) {
-      const json = shared.get(item.id);
-      if (json !== undefined) items.push(joinCipherJson('cipherDetails', json, cipherUserJson(item, 'cipherDetails')));
-    }
-    return items;
+    return encodeItems(
+      listed.flatMap((item) => {
+        const start = starts.get(item.id);
+        return start ? [{ start, user: cipherUserJson(item, 'cipherDetails') }] : [];
+      }),
+    );
   }
 
   return {
