@@ -9,8 +9,9 @@ import type { Engine } from '../dialect.js';
  * can change an item and leave its encoded copy current; revision dates cannot do this, as
  * some changes keep them (attachment uploads, the row lock) and two changes may share one.
  *
- * Two covering indexes let that listing read ids and versions without the large `data` rows:
- * a user's personal items, and organization items reached through collections by id.
+ * A covering index lets the listing of a user's personal items read ids and versions without
+ * the large `data` rows; it starts with `user_id`, so it replaces the index on `user_id` alone
+ * (one index fewer to write on every item write).
  */
 export function cipherVersions(engine: Engine) {
   return {
@@ -26,7 +27,7 @@ export function cipherVersions(engine: Engine) {
           begin update ciphers set version = old.version + 1 where id = new.id; end`.execute(db);
       }
       await db.schema.createIndex('ciphers_user_versions').on('ciphers').columns(['user_id', 'id', 'version', 'type']).execute();
-      await db.schema.createIndex('ciphers_versions').on('ciphers').columns(['id', 'version', 'type', 'organization_id']).execute();
+      await db.schema.dropIndex('ciphers_user').execute();
     },
   };
 }
