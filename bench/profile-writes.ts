@@ -6,7 +6,7 @@
  *   npx tsx bench/profile-writes.ts [create|update]
  *   BENCH_POSTGRES_URL=postgres://… BENCH_ENGINES=postgres npx tsx bench/profile-writes.ts
  */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { itemBody } from './items.js';
@@ -61,7 +61,10 @@ try {
   await server.stop();
   await database.drop();
 }
-const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+// The largest profile is the main thread's (tsx's loader thread writes one too).
+const file = readdirSync(dir)
+  .filter((f) => f.endsWith('.cpuprofile'))
+  .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
 if (file) {
   const times = selfTimes(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile);
   const total = times.reduce((sum, [, ms]) => sum + ms, 0);
