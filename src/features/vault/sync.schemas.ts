@@ -78,15 +78,16 @@ export function syncItemStart(sharedJson: string): Buffer {
 }
 
 /**
- * The `ciphers` array of sync as JSON bytes, in chunks of about CHUNK_BYTES (1 MB: few enough that sending
- * them costs nothing next to their bytes): the same text as
- * joinCipherJson per item, written straight into the chunks, so that a vault's items are
- * copied once and never held as one large string.
+ * Writes the `ciphers` array of sync as JSON bytes, in chunks of about CHUNK_BYTES (1 MB: few
+ * enough that sending them costs nothing next to their bytes): the same text as
+ * joinCipherJson per item, written straight into the chunks as items are added, so that a
+ * vault's items are copied once and never held as one large string.
  */
-export function encodeItems(items: readonly EncodedItem[]): Buffer[] {
+export function itemsWriter() {
   const chunks: Buffer[] = [];
   let chunk = Buffer.allocUnsafeSlow(CHUNK_BYTES);
   let used = 0;
+  let count = 0;
   const room = (bytes: number) => {
     if (used + bytes <= chunk.length) return;
     chunks.push(chunk.subarray(0, used));
@@ -98,17 +99,27 @@ export function encodeItems(items: readonly EncodedItem[]): Buffer[] {
     room(text.length * 3);
     used += chunk.write(text, used);
   };
-
   write('[');
-  for (let i = 0; i < items.length; i++) {
-    const { start, user } = items[i]!;
-    room(start.length);
-    used += start.copy(chunk, used);
-    write(i < items.length - 1 ? `${user}},` : `${user}}`);
-  }
-  write(']');
-  chunks.push(chunk.subarray(0, used));
-  return chunks;
+  return {
+    add({ start, user }: EncodedItem): void {
+      if (count++ > 0) write(',');
+      room(start.length);
+      used += start.copy(chunk, used);
+      write(`${user}}`);
+    },
+    finish(): Buffer[] {
+      write(']');
+      chunks.push(chunk.subarray(0, used));
+      return chunks;
+    },
+  };
+}
+
+/** The `ciphers` array of sync for `items` (see itemsWriter). */
+export function encodeItems(items: readonly EncodedItem[]): Buffer[] {
+  const writer = itemsWriter();
+  for (const item of items) writer.add(item);
+  return writer.finish();
 }
 
 /**

@@ -1,3 +1,4 @@
+import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
 import { Unauthorized } from '../../http/errors.js';
 import { type UserRow } from '../accounts/accounts.repository.js';
@@ -14,7 +15,7 @@ import { listFolders } from './folders.repository.js';
 import { organizationItems, organizationItemVersions, type ReachedCollection } from './org-items.js';
 import { vaultRevision } from './revisions.js';
 import type { SyncCache, VaultSection } from './sync-cache.js';
-import { encodeItems, foldersJson, syncItemStart } from './sync.schemas.js';
+import { encodeItems, foldersJson, itemsWriter, syncItemStart } from './sync.schemas.js';
 import { listSends } from '../sends/sends.repository.js';
 import { toSendResponse, type SendResponse } from '../sends/sends.schemas.js';
 
@@ -55,30 +56,35 @@ export function createSyncService({ db, cache, apiBase }: { db: Db; cache: SyncC
     return encodeItems(rows.map((row) => ({ start: syncItemStart(cipherSharedJson(row, apiBase)), user: cipherUserJson(row, 'cipherDetails') })));
   }
 
-  /** The items listed by version, their shared parts from the cache where current, else read and encoded. */
+  /**
+   * The items listed by version, their shared parts from the cache where current, else read and
+   * encoded, a slice of the listing at a time: besides the answer being written, only one
+   * slice's rows are held, however large the vault.
+   */
   async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<Buffer[]> {
     const [personal, org] = await Promise.all([listPersonalVersions(db, userId), organizationItemVersions(db, userId, reached)]);
     const listed = [...personal, ...org].filter((item) => shown(item.type, withSshKeys));
-    const starts = new Map<string, Buffer>();
-    const missing: string[] = [];
-    for (const item of listed) {
-      const start = cache.items.get(item.id, item.version);
-      if (start === undefined) missing.push(item.id);
-      else starts.set(item.id, start);
-    }
-    // A row changed since the listing comes with its newer version and content; one deleted
-    // since is left out.
-    for (const row of await findSharedColumns(db, missing)) {
-      const start = syncItemStart(cipherSharedJson(row, apiBase));
-      cache.items.set(row.id, row.version, start);
-      starts.set(row.id, start);
-    }
-    return encodeItems(
-      listed.flatMap((item) => {
+    const writer = itemsWriter();
+    for (const slice of chunks(listed)) {
+      const starts = new Map<string, Buffer>();
+      for (const item of slice) {
+        const start = cache.items.get(item.id, item.version);
+        if (start !== undefined) starts.set(item.id, start);
+      }
+      // A row changed since the listing comes with its newer version and content; one deleted
+      // since is left out.
+      const missing = slice.filter((item) => !starts.has(item.id)).map((item) => item.id);
+      for (const row of await findSharedColumns(db, missing)) {
+        const start = syncItemStart(cipherSharedJson(row, apiBase));
+        cache.items.set(row.id, row.version, start);
+        starts.set(row.id, start);
+      }
+      for (const item of slice) {
         const start = starts.get(item.id);
-        return start ? [{ start, user: cipherUserJson(item, 'cipherDetails') }] : [];
-      }),
-    );
+        if (start) writer.add({ start, user: cipherUserJson(item, 'cipherDetails') });
+      }
+    }
+    return writer.finish();
   }
 
   return {
