@@ -104,7 +104,8 @@ export function itemsWriter() {
     add({ start, user }: EncodedItem): void {
       if (count++ > 0) write(',');
       room(start.length);
-      used += start.copy(chunk, used);
+      chunk.set(start, used);
+      used += start.length;
       write(`${user}}`);
     },
     finish(): Buffer[] {
