@@ -1,8 +1,8 @@
 /**
  * Where the time of item writes goes: the server in its own process under `--cpu-prof`,
  * `POST /api/ciphers` (or `PUT /api/ciphers/{id}` with `update`) at 10 connections for
- * BENCH_SECONDS, then the functions that took the most CPU time (self time), and the
- * request count. Not a test: it measures and prints.
+ * BENCH_SECONDS, then the throughput, the server's CPU time per request (far steadier than
+ * throughput on a shared machine) and the functions that took the most CPU time (self time). Not a test: it measures and prints.
  *   npx tsx bench/profile-writes.ts [create|update]
  *   BENCH_POSTGRES_URL=postgres://… BENCH_ENGINES=postgres npx tsx bench/profile-writes.ts
  */
@@ -10,7 +10,7 @@ import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { itemBody } from './items.js';
-import { call, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, startServer } from './harness.js';
+import { call, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, SECONDS, startServer } from './harness.js';
 
 interface ProfileNode {
   id: number;
@@ -36,6 +36,12 @@ function selfTimes(profile: Profile): [string, number][] {
   return [...totals].sort((a, b) => b[1] - a[1]);
 }
 
+/** User and system CPU time of a process so far, in milliseconds (Linux /proc; clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
 const mode = process.argv[2] === 'update' ? 'update' : 'create';
 const engine = ENGINES[ENGINES.length - 1] ?? 'sqlite';
 const database = await databaseFor(engine);
@@ -48,6 +54,7 @@ try {
   const ids: string[] = [];
   for (let i = 0; i < 200; i++) ids.push((JSON.parse(await call(server.url, 'POST', '/api/ciphers', { token, json: itemBody(account, i) })) as { id: string }).id);
   let next = 0;
+  const cpuBefore = cpuMs(server.pid ?? 0);
   const figures =
     mode === 'create'
       ? await measure({ url: `${server.url}/api/ciphers`, method: 'POST', headers, body, connections: 10 })
@@ -56,7 +63,9 @@ try {
           connections: 10,
           requests: [{ method: 'PUT', headers, body, setupRequest: (request) => ({ ...request, path: `/api/ciphers/${ids[next++ % ids.length] ?? ''}` }) }],
         });
-  console.log(`${engine} ${mode}: ${figures.rps.toFixed(0)} requests/s, mean ${figures.mean.toFixed(1)} ms, ${figures.errors} errors`);
+  const requests = figures.rps * SECONDS;
+  const cpu = (cpuMs(server.pid ?? 0) - cpuBefore) / requests;
+  console.log(`${engine} ${mode}: ${figures.rps.toFixed(0)} requests/s, mean ${figures.mean.toFixed(1)} ms, server CPU ${cpu.toFixed(3)} ms a request, ${figures.errors} errors`);
 } finally {
   await server.stop();
   await database.drop();

@@ -22,8 +22,9 @@ export function cipherVersions(engine: Engine) {
           begin new.version := old.version + 1; return new; end $$`.execute(db);
         await sql`create trigger ciphers_version before update on ciphers for each row execute function ciphers_next_version()`.execute(db);
       } else {
-        // SQLite runs no trigger from inside a trigger's own update (recursive_triggers is off).
-        await sql`create trigger ciphers_version after update on ciphers for each row
+        // The trigger's own update does not run it again (recursive_triggers is off by default,
+        // and the `when` stops it were it on).
+        await sql`create trigger ciphers_version after update on ciphers for each row when new.version = old.version
           begin update ciphers set version = old.version + 1 where id = new.id; end`.execute(db);
       }
       await db.schema.createIndex('ciphers_user_versions').on('ciphers').columns(['user_id', 'id', 'version', 'type']).execute();
