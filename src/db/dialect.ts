@@ -98,7 +98,7 @@ class LockingSqliteAdapter extends SqliteAdapter {
 
 /**
  * better-sqlite3 compiles a statement on every `prepare`, and Kysely prepares every query it
- * runs (about a tenth of an item write's time went there). This keeps the compiled statements of
+ * runs (about 7 % of an item write's time went there). This keeps the compiled statements of
  * the last STATEMENTS distinct SQL texts, so that each query shape is compiled once; the
  * connection runs one query at a time (Kysely's SQLite driver holds a lock), so a statement is
  * never used by two queries at once.

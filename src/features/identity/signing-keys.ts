@@ -59,7 +59,7 @@ export function createSigningKeys({ db, clock, issuer }: { db: Db; clock: Clock;
   let ring: Promise<KeyRing> | undefined;
   /**
    * Tokens that verified, by the options they verified under and their text: checking an RS256
-   * signature took about a fifth of the time of an item write (bench/profile-writes.ts), and a
+   * signature took about a tenth of the time of an item write (bench/profile-writes.ts), and a
    * client sends the same token with every request for its lifetime. A remembered token is
    * accepted while its time claims hold and the key that signed it is still known, exactly as
    * verifying it again would decide.
