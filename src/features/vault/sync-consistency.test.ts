@@ -32,6 +32,8 @@ const c = {} as Record<'shared' | 'readOnly' | 'managed' | 'spare', string>;
 let group: string;
 const orgKey = generateSymmetricKey();
 const CLIENT = { 'bitwarden-client-version': '2026.9.0' };
+/** The long walks below sync five members after each of dozens of changes. */
+const LONG = 120_000;
 
 const ok = async (who: Actor, method: string, path: string, json?: unknown) => {
   const res = await server.request(method, `/api${path}`, { token: who.token, headers: CLIENT, ...(json === undefined ? {} : { json }) });
@@ -130,7 +132,7 @@ describe('sync from its caches', () => {
       await change();
       await expect(expectExact(), name).resolves.toBeDefined();
     }
-  });
+  }, LONG);
 
   it('never serves an item changed by another instance, which reaches this one only through the database', async () => {
     const item = await orgItem(owner, [c.shared]);
@@ -230,5 +232,5 @@ describe('sync from its caches', () => {
     );
     // The sequences changed the vaults, not only tried to.
     expect(accepted).toBeGreaterThan(10);
-  });
+  }, LONG);
 });
