@@ -33,8 +33,8 @@ export interface SyncData {
 const shown = (type: number, withSshKeys: boolean) => withSshKeys || type !== (CipherType.SSHKey as number);
 
 /**
- * Everything a client caches, read in a fixed number of queries however large the vault (and
- * however many of its items changed: one more query per 500 of those): the user and the vault
+ * Everything a client caches, read in a fixed number of queries however large the vault (plus
+ * one per slice of 500 listed items that holds changed ones): the user and the vault
  * revision, the confirmed memberships, the policies, the reachable collections, then (unless
  * the cache holds this revision) the folders and the items. Organization items reach sync only
  * through the user's collections: an Owner or Admin sees unassigned items in the admin views,
