@@ -8,8 +8,9 @@
  *
  * Options (environment): BENCH_ITEMS (10000), BENCH_SECONDS (10), BENCH_ENGINES (sqlite,postgres).
  */
+import { Pool } from 'undici';
 import { itemBody } from './items.js';
-import { call, ceilingFor, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, Results, startServer } from './harness.js';
+import { call, ceilingFor, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, Results, SECONDS, startServer, type Figures } from './harness.js';
 import type { TestAccount } from '../test/support/bw-crypto.js';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 10_000);
@@ -25,6 +26,47 @@ async function seed(base: string): Promise<{ token: string; ids: string[]; accou
 }
 
 const results = new Results();
+
+/**
+ * The first sync after a change, on `connections` connections for SECONDS: each connection in
+ * turn changes one item with `change` (not timed) and syncs (timed, the whole body read). Without
+ * `change`, the same loop of syncs alone: the ceiling's run, with the same client.
+ */
+async function syncAfterChange(base: string, path: string, headers: Record<string, string>, connections: number, change?: (connection: number, round: number) => Promise<void>): Promise<Figures> {
+  const latencies: number[] = [];
+  let bytes = 0;
+  let errors = 0;
+  const until = performance.now() + SECONDS * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: connections }, async (_, connection) => {
+      const pool = new Pool(base, { connections: 1 });
+      for (let round = 0; performance.now() < until; round++) {
+        if (change) await change(connection, round);
+        const t = performance.now();
+        const res = await pool.request({ method: 'GET', path, headers });
+        const body = Buffer.from(await res.body.arrayBuffer());
+        latencies.push(performance.now() - t);
+        bytes = body.length;
+        if (res.statusCode !== 200) errors++;
+      }
+      await pool.close();
+    }),
+  );
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  const at = (q: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0);
+  return {
+    mean: latencies.reduce((a, b) => a + b, 0) / Math.max(latencies.length, 1),
+    p50: at(0.5),
+    p90: at(0.9),
+    p99: at(0.99),
+    max: at(1),
+    rps: latencies.length / elapsed,
+    bytes,
+    errors,
+  };
+}
 
 async function benchEngine(engine: string) {
   const database = await databaseFor(engine);
@@ -58,6 +100,35 @@ async function benchEngine(engine: string) {
       }
     } finally {
       await ceiling.stop();
+    }
+
+    // The first sync after a change: each round edits one item (each connection its own),
+    // then syncs. The item's encoded part and the vault section are stale; the other items'
+    // encoded parts are current (see src/features/vault/item-json-cache.ts).
+    await server.stop();
+    server = await startServer(database.url);
+    await call(server.url, 'GET', syncPath, { token });
+    const edit = JSON.stringify(itemBody(account, 3));
+    const change = async (connection: number, round: number) => {
+      const res = await fetch(`${server.url}/api/ciphers/${ids[(connection * 997 + round) % ids.length] ?? ''}`, {
+        method: 'PUT',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: edit,
+      });
+      if (!res.ok) throw new Error(`edit: ${res.status} ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    const afterChangeCeiling = await ceilingFor(`sync-${engine}`, bytes);
+    try {
+      for (const connections of [1, 4]) {
+        const ours = await syncAfterChange(server.url, syncPath, headers, connections, change);
+        const bare = await syncAfterChange(afterChangeCeiling.url, syncPath, {}, connections);
+        results.row(engine, 'first sync after one item changed', connections, ours);
+        results.row(engine, 'sync, bare http ceiling (same client)', connections, bare);
+        results.ratio(`${engine}, first sync after one item changed, ${connections} connection(s)`, ours, bare);
+      }
+    } finally {
+      await afterChangeCeiling.stop();
     }
 
     await server.stop();

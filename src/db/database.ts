@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Pool } from 'pg';
-import { LockingSqliteDialect, SqliteBooleanPlugin, type Engine } from './dialect.js';
+import { cachingStatements, LockingSqliteDialect, SqliteBooleanPlugin, type Engine } from './dialect.js';
 import type { DB } from './schema.js';
 
 export type Db = Kysely<DB>;
@@ -68,7 +68,13 @@ function openSqlite(path: string, synchronous: 'normal' | 'full'): Db {
   database.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   // Another instance migrating or writing holds the lock briefly; wait rather than fail.
   database.pragma('busy_timeout = 5000');
-  return new Kysely<DB>({ dialect: new LockingSqliteDialect({ database }), plugins: [new SqliteBooleanPlugin()] });
+  // The log is copied back into the database (a checkpoint, with its disk syncs) once it holds
+  // 10,000 pages rather than SQLite's default 1,000: a page written by many commits in between is
+  // copied once, and the syncs come ten times less often (item writes ran about twice as fast,
+  // see docs/benchmarks.md). After a checkpoint the log file is cut back to 64 MB.
+  database.pragma('wal_autocheckpoint = 10000');
+  database.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
+  return new Kysely<DB>({ dialect: new LockingSqliteDialect({ database: cachingStatements(database) }), plugins: [new SqliteBooleanPlugin()] });
 }
 
 async function openPool(url: string, poolSize: number): Promise<Pool> {

@@ -244,6 +244,8 @@ export interface CiphersTable {
   revision_date: string;
   /** Set while the item is in the trash. */
   deleted_date: string | null;
+  /** Moves with every update of the row (a trigger, migration 0019); sync's item cache keys on it. */
+  version: Generated<number>;
 }
 
 /** One user's own view of an item: folder, favorite, archive. */

@@ -14,6 +14,7 @@ import { twoStepLogin } from './0014-two-step-login.js';
 import { files } from './0015-files.js';
 import { adminConsole } from './0016-admin-console.js';
 import { organizationReports } from './0018-organization-reports.js';
+import { cipherVersions } from './0019-cipher-versions.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -32,5 +33,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0015-files': files(engine),
     '0016-admin-console': adminConsole(engine),
     '0018-organization-reports': organizationReports(engine),
+    '0019-cipher-versions': cipherVersions(engine),
   };
 }

@@ -47,6 +47,35 @@ describe('access token rules', () => {
   });
 });
 
+describe('remembered tokens', () => {
+  it('accepts a token it verified before only while it is unexpired and its key is still known', async () => {
+    const clock = testClock();
+    const on = await startTestServer({ clock });
+    try {
+      const someone = await createUser(on);
+      expect(await accepted(on, someone.accessToken)).toBe(200);
+      expect(await accepted(on, someone.accessToken)).toBe(200);
+      // Past its expiry the remembered token is refused, as verifying it again would.
+      const { exp } = JSON.parse(Buffer.from(someone.accessToken.split('.')[1] ?? '', 'base64url').toString()) as { exp: number };
+      clock.advance(exp * 1000 - clock.now().getTime() + 1000);
+      expect(await accepted(on, someone.accessToken)).toBe(401);
+
+      // A key dropped from the ring (two rotations, the first long retired) stops its tokens at once once the keys are reread.
+      const other = await createUser(on);
+      expect(await accepted(on, other.accessToken)).toBe(200);
+      const far = new Date(clock.now().getTime() + (RETIRED_KEY_KEEP_SECONDS + 60) * 1000);
+      await runSigningKeyCommand(['rotate'], { db: on.database.db, clock, issuer: on.config.identityUrl });
+      await runSigningKeyCommand(['rotate'], { db: on.database.db, clock: { now: () => far }, issuer: on.config.identityUrl });
+      clock.advance(6 * 60_000);
+      const remaining = await on.database.db.selectFrom('server_keys').select('kid').execute();
+      expect(remaining.map((r) => r.kid)).not.toContain(decodeProtectedHeader(other.accessToken).kid);
+      expect(await accepted(on, other.accessToken)).toBe(401);
+    } finally {
+      await on.close();
+    }
+  });
+});
+
 describe('key rotation', () => {
   it('publishes the new key at once, signs with it within minutes everywhere, and keeps accepting tokens of the old one', async () => {
     const clock = testClock();

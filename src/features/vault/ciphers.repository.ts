@@ -4,7 +4,7 @@ import type { CiphersTable, CipherUserSettingsTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
 
 /** An item as one user sees it: the shared row plus that user's folder, favorite and archive. */
-export interface CipherRow extends Selectable<CiphersTable> {
+export interface CipherRow extends Omit<Selectable<CiphersTable>, 'version'> {
   folder_id: string | null;
   favorite: number | boolean | null;
   archived_date: string | null;
@@ -46,6 +46,45 @@ export function viewOf(executor: Executor, userId: string) {
       's.favorite',
       's.archived_date',
     ]);
+}
+
+/**
+ * An item in a sync listing: what says whether its encoded shared part is current (id and
+ * version, see item-json-cache.ts), its type, and the user's own part (settings, rights).
+ */
+export interface ItemVersion {
+  id: string;
+  version: number;
+  type: number;
+  folder_id: string | null;
+  favorite: number | boolean | null;
+  archived_date: string | null;
+  access?: ItemAccess;
+}
+
+/** Ids, versions and the user's settings of every personal item of a user, without the item contents. */
+export async function listPersonalVersions(executor: Executor, userId: string): Promise<ItemVersion[]> {
+  return executor
+    .selectFrom('ciphers as c')
+    .leftJoin('cipher_user_settings as s', (join) => join.onRef('s.cipher_id', '=', 'c.id').on('s.user_id', '=', userId))
+    .select(['c.id', 'c.version', 'c.type', 's.folder_id', 's.favorite', 's.archived_date'])
+    .where('c.user_id', '=', userId)
+    .execute();
+}
+
+/** The columns of items that every user who sees them shares, with their versions, among `ids`. */
+export async function findSharedColumns(executor: Executor, ids: readonly string[]) {
+  const rows = [];
+  for (const part of chunks(ids)) {
+    rows.push(
+      ...(await executor
+        .selectFrom('ciphers')
+        .select(['id', 'version', 'organization_id', 'type', 'data', 'key', 'reprompt', 'attachments', 'creation_date', 'revision_date', 'deleted_date'])
+        .where('id', 'in', part)
+        .execute()),
+    );
+  }
+  return rows;
 }
 
 /** Every personal item of a user, trashed and archived included, in one query. */

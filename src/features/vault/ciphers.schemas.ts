@@ -262,27 +262,60 @@ export interface CipherResponseRow {
 
 const str = (value: string | null) => (value === null ? 'null' : JSON.stringify(value));
 
+/** The columns an item's shared part is written from: the same for every user who sees the item. */
+export type SharedCipherColumns = Pick<
+  CipherResponseRow,
+  'id' | 'organization_id' | 'type' | 'data' | 'key' | 'reprompt' | 'attachments' | 'creation_date' | 'revision_date' | 'deleted_date'
+>;
+
+/** The columns of one user's part of an item: their settings and their rights. */
+export type UserCipherColumns = Pick<CipherResponseRow, 'folder_id' | 'favorite' | 'archived_date' | 'access'>;
+
 /**
- * Writes one item as JSON text, embedding the stored content document (see cipher-data.ts)
- * without parsing it. Every cipher response goes through here, so a single item, a list and
- * sync agree byte for byte; tests check the output against CipherResponse and
- * CipherDetailsResponse. Personal items: the owner may do everything with them; organization
- * items carry the caller's rights and visible collections in `access` (see org-items.ts).
+ * The members of an item's JSON that are the same for every user who sees it, each followed by
+ * a comma: the content, key, dates and attachments. Sync keeps this text per item (see
+ * item-json-cache.ts) and adds each user's part to it.
  */
-export function cipherJson(row: CipherResponseRow, object: 'cipher' | 'cipherDetails', apiBase: string): string {
+export function cipherSharedJson(row: SharedCipherColumns, apiBase: string): string {
   const content = row.data.slice(1, -1);
+  return (
+    `"id":${str(row.id)},"organizationId":${str(row.organization_id)},"type":${row.type},${content},"key":${str(row.key)},"reprompt":${row.reprompt},` +
+    `"attachments":${attachmentsJson(apiBase, row.id, row.attachments)},` +
+    `"creationDate":${str(row.creation_date)},"revisionDate":${str(row.revision_date)},"deletedDate":${str(row.deleted_date)},`
+  );
+}
+
+/**
+ * The members of an item's JSON that belong to one user: folder, favorite and archive, and
+ * their rights on an organization item with the collections they see it in.
+ */
+export function cipherUserJson(row: UserCipherColumns, object: 'cipher' | 'cipherDetails'): string {
   const a = row.access;
   const flag = (value: boolean | undefined) => (value === false ? 'false' : 'true');
   return (
-    `{"object":"${object}","id":${str(row.id)},"organizationId":${str(row.organization_id)},"folderId":${str(row.folder_id)},` +
-    `"type":${row.type},${content},"key":${str(row.key)},"reprompt":${row.reprompt},"favorite":${row.favorite ? 'true' : 'false'},` +
+    `"folderId":${str(row.folder_id)},"favorite":${row.favorite ? 'true' : 'false'},` +
     `"edit":${flag(a?.edit)},"viewPassword":${flag(a?.viewPassword)},` +
     `"permissions":{"delete":${flag(a?.delete)},"restore":${flag(a?.restore)}},"organizationUseTotp":${a?.organizationUseTotp ? 'true' : 'false'},` +
-    `"attachments":${attachmentsJson(apiBase, row.id, row.attachments)},` +
     (object === 'cipherDetails' ? `"collectionIds":${JSON.stringify(a?.collectionIds ?? [])},` : '') +
-    `"creationDate":${str(row.creation_date)},"revisionDate":${str(row.revision_date)},"deletedDate":${str(row.deleted_date)},` +
-    `"archivedDate":${str(row.archived_date)}}`
+    `"archivedDate":${str(row.archived_date)}`
   );
+}
+
+/** One item's JSON from its shared part (cipherSharedJson) and the user's part (cipherUserJson). */
+export function joinCipherJson(object: 'cipher' | 'cipherDetails', shared: string, user: string): string {
+  return `{"object":"${object}",${shared}${user}}`;
+}
+
+/**
+ * Writes one item as JSON text, embedding the stored content document (see cipher-data.ts)
+ * without parsing it. Every cipher response goes through here or through its two parts, so a
+ * single item, a list and sync agree byte for byte; tests check the output against
+ * CipherResponse and CipherDetailsResponse. Personal items: the owner may do everything with
+ * them; organization items carry the caller's rights and visible collections in `access`
+ * (see org-items.ts).
+ */
+export function cipherJson(row: CipherResponseRow, object: 'cipher' | 'cipherDetails', apiBase: string): string {
+  return joinCipherJson(object, cipherSharedJson(row, apiBase), cipherUserJson(row, object));
 }
 
 /** `{ object: "list", data: [...] }` around items already written as JSON text. */

@@ -1,6 +1,6 @@
 import type { Executor } from '../events/audit-log.js';
 import type { CollectionGrant } from '../organizations/org-access.js';
-import { viewOf, type CipherRow, type ItemAccess } from './ciphers.repository.js';
+import { viewOf, type CipherRow, type ItemAccess, type ItemVersion } from './ciphers.repository.js';
 
 /** A collection a user reaches, with the highest access among their direct and group grants. */
 export interface ReachedCollection {
@@ -48,16 +48,47 @@ export async function organizationItems(
   ids?: readonly string[],
 ): Promise<CipherRow[]> {
   if (collections.length === 0 || (ids && ids.length === 0)) return [];
-  const byId = new Map(collections.map((c) => [c.id, c]));
   let query = viewOf(executor, userId)
     .innerJoin('collection_ciphers as cc', 'cc.cipher_id', 'c.id')
     .innerJoin('organizations as o', 'o.id', 'c.organization_id')
     .select(['cc.collection_id', 'o.use_totp', 'o.limit_item_deletion'])
-    .where('cc.collection_id', 'in', [...byId.keys()]);
+    .where('cc.collection_id', 'in', collections.map((c) => c.id));
   if (ids) query = query.where('c.id', 'in', [...ids]);
-  const rows = await query.execute();
+  return withAccess(await query.execute(), collections);
+}
 
-  const items = new Map<string, { row: CipherRow; grants: CollectionGrant[]; collectionIds: string[]; useTotp: boolean; limit: boolean }>();
+/**
+ * Like organizationItems for sync's listing: the ids, versions and the user's part of the
+ * reached items, without their contents (see item-json-cache.ts).
+ */
+export async function organizationItemVersions(executor: Executor, userId: string, collections: readonly ReachedCollection[]): Promise<ItemVersion[]> {
+  if (collections.length === 0) return [];
+  const rows = await executor
+    .selectFrom('collection_ciphers as cc')
+    .innerJoin('ciphers as c', 'c.id', 'cc.cipher_id')
+    .innerJoin('organizations as o', 'o.id', 'c.organization_id')
+    .leftJoin('cipher_user_settings as s', (join) => join.onRef('s.cipher_id', '=', 'c.id').on('s.user_id', '=', userId))
+    .select(['c.id', 'c.version', 'c.type', 'c.organization_id', 's.folder_id', 's.favorite', 's.archived_date', 'cc.collection_id', 'o.use_totp', 'o.limit_item_deletion'])
+    .where('cc.collection_id', 'in', collections.map((c) => c.id))
+    .execute();
+  return withAccess(rows, collections).map(({ organization_id: _, ...item }) => item);
+}
+
+interface ReachingRow {
+  id: string;
+  organization_id: string | null;
+  collection_id: string;
+  use_totp: number | boolean;
+  limit_item_deletion: number | boolean;
+}
+
+/** One entry per item of `rows` (an item's row once per reaching collection), with the user's access. */
+function withAccess<R extends ReachingRow>(
+  rows: readonly R[],
+  collections: readonly ReachedCollection[],
+): (Omit<R, 'collection_id' | 'use_totp' | 'limit_item_deletion'> & { access: ItemAccess })[] {
+  const byId = new Map(collections.map((c) => [c.id, c]));
+  const items = new Map<string, { row: Omit<R, 'collection_id' | 'use_totp' | 'limit_item_deletion'>; grants: CollectionGrant[]; collectionIds: string[]; useTotp: boolean; limit: boolean }>();
   for (const { collection_id, use_totp, limit_item_deletion, ...row } of rows) {
     const collection = byId.get(collection_id);
     if (!collection || collection.organizationId !== row.organization_id) continue;

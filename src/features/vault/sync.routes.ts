@@ -22,12 +22,11 @@ export const syncRoutes: FastifyPluginAsync<{ sync: SyncService }> = async (app,
     },
     async (request, reply) => {
       const data = await sync.load(currentUser(request).userId, { withSshKeys: supportsSshKeys(clientContext(request).clientVersion) });
-      const pieces = syncBody(data, { excludeDomains: request.query.excludeDomains });
-      const length = pieces.reduce((sum, piece) => sum + piece.length, 0);
+      const body = syncBody(data, { excludeDomains: request.query.excludeDomains });
       return reply
         .type('application/json; charset=utf-8')
-        .header('content-length', length)
-        .send(Readable.from(pieces, { objectMode: false }));
+        .header('content-length', body.length)
+        .send(Readable.from(body.chunks, { objectMode: false }));
     },
   );
 };

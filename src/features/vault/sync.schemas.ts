@@ -5,7 +5,7 @@ import type { UserRow } from '../accounts/accounts.repository.js';
 import { CollectionDetailsResponse } from '../collections/collections.schemas.js';
 import { PolicyResponse } from '../policies/policies.schemas.js';
 import { SendResponse } from '../sends/sends.schemas.js';
-import { CipherDetailsResponse, CipherType, cipherJson, type CipherResponseRow } from './ciphers.schemas.js';
+import { CipherDetailsResponse } from './ciphers.schemas.js';
 import type { FolderRow } from './folders.repository.js';
 import { FolderResponse, toFolderResponse } from './folders.schemas.js';
 import type { SyncData } from './sync.service.js';
@@ -60,28 +60,83 @@ export function foldersJson(folders: readonly FolderRow[]): string {
   return JSON.stringify(folders.map(toFolderResponse));
 }
 
-/** The `ciphers` array as JSON text, each item as cipherJson writes it. */
-export function ciphersJson(rows: readonly CipherResponseRow[], withSshKeys: boolean, apiBase: string): string {
-  const items: string[] = [];
-  for (const row of rows) {
-    // Bitwarden hides SSH keys from clients older than 2024.12 (or that send no version).
-    if (row.type === (CipherType.SSHKey as number) && !withSshKeys) continue;
-    items.push(cipherJson(row, 'cipherDetails', apiBase));
-  }
-  return `[${items.join(',')}]`;
+/** Bytes of one chunk of the items array as sync writes it (see encodeItems). */
+const CHUNK_BYTES = 1024 * 1024;
+
+/**
+ * An item of a sync answer in its two parts: its JSON up to the user's part (see
+ * syncItemStart), and the user's part (cipherUserJson).
+ */
+export interface EncodedItem {
+  start: Buffer;
+  user: string;
+}
+
+/** An item's JSON in sync up to the user's part: the opening and the shared part (cipherSharedJson). */
+export function syncItemStart(sharedJson: string): Buffer {
+  return Buffer.from(`{"object":"cipherDetails",${sharedJson}`);
 }
 
 /**
- * The sync body, in pieces. The vault part arrives as encoded JSON (see sync-cache.ts) and
- * goes out as it is, without a serialiser pass over thousands of items or a copy; tests check
- * the result against SyncResponse.
+ * Writes the `ciphers` array of sync as JSON bytes, in chunks of about CHUNK_BYTES (1 MB: few
+ * enough that sending them costs nothing next to their bytes): the same text as
+ * joinCipherJson per item, written straight into the chunks as items are added, so that a
+ * vault's items are copied once and never held as one large string.
  */
-export function syncBody(data: SyncData, options: { excludeDomains: boolean }): Buffer[] {
-  const head =
+export function itemsWriter() {
+  const chunks: Buffer[] = [];
+  let chunk = Buffer.allocUnsafeSlow(CHUNK_BYTES);
+  let used = 0;
+  let count = 0;
+  const room = (bytes: number) => {
+    if (used + bytes <= chunk.length) return;
+    chunks.push(chunk.subarray(0, used));
+    chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bytes));
+    used = 0;
+  };
+  // A UTF-16 unit takes at most 3 bytes in UTF-8.
+  const write = (text: string) => {
+    room(text.length * 3);
+    used += chunk.write(text, used);
+  };
+  write('[');
+  return {
+    add({ start, user }: EncodedItem): void {
+      if (count++ > 0) write(',');
+      room(start.length);
+      chunk.set(start, used);
+      used += start.length;
+      write(`${user}}`);
+    },
+    finish(): Buffer[] {
+      write(']');
+      chunks.push(chunk.subarray(0, used));
+      return chunks;
+    },
+  };
+}
+
+/** The `ciphers` array of sync for `items` (see itemsWriter). */
+export function encodeItems(items: readonly EncodedItem[]): Buffer[] {
+  const writer = itemsWriter();
+  for (const item of items) writer.add(item);
+  return writer.finish();
+}
+
+/**
+ * The sync body: its length and its bytes, in chunks. The items arrive as encoded JSON (see
+ * encodeItems and sync-cache.ts) and go out as they are, without a serialiser pass over
+ * thousands of items or a copy; tests check the result against SyncResponse.
+ */
+export function syncBody(data: SyncData, options: { excludeDomains: boolean }): { length: number; chunks: Buffer[] } {
+  const head = Buffer.from(
     `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations, Boolean(data.user.two_factor_enabled)))},` +
-    `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`;
-  const tail =
+      `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`,
+  );
+  const tail = Buffer.from(
     `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":${JSON.stringify(data.sends)},` +
-    `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`;
-  return [Buffer.from(head), data.vault.ciphers, Buffer.from(tail)];
+      `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`,
+  );
+  const chunks = [head, ...data.vault.ciphers, tail];
+  return { length: chunks.reduce((sum, chunk) => sum + chunk.length, 0), chunks };
 }

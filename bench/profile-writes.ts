@@ -1,0 +1,82 @@
+/**
+ * Where the time of item writes goes: the server in its own process under `--cpu-prof`,
+ * `POST /api/ciphers` (or `PUT /api/ciphers/{id}` with `update`) at 10 connections for
+ * BENCH_SECONDS, then the throughput, the server's CPU time per request (far steadier than
+ * throughput on a shared machine) and the functions that took the most CPU time (self time). Not a test: it measures and prints.
+ *   npx tsx bench/profile-writes.ts [create|update]
+ *   BENCH_POSTGRES_URL=postgres://… BENCH_ENGINES=postgres npx tsx bench/profile-writes.ts
+ */
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { itemBody } from './items.js';
+import { call, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, SECONDS, startServer } from './harness.js';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Self time per function (name, file and line), largest first. */
+function selfTimes(profile: Profile): [string, number][] {
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const totals = new Map<string, number>();
+  profile.samples.forEach((id, i) => {
+    const frame = byId.get(id)?.callFrame;
+    if (!frame) return;
+    const where = frame.url ? ` ${frame.url.replace(/^.*node_modules\//, '').replace(/^.*\/src\//, 'src/')}:${frame.lineNumber + 1}` : '';
+    const key = `${frame.functionName || '(anonymous)'}${where}`;
+    totals.set(key, (totals.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
+  });
+  return [...totals].sort((a, b) => b[1] - a[1]);
+}
+
+/** User and system CPU time of a process so far, in milliseconds (Linux /proc; clock ticks of 10 ms). */
+function cpuMs(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+const mode = process.argv[2] === 'update' ? 'update' : 'create';
+const engine = ENGINES[ENGINES.length - 1] ?? 'sqlite';
+const database = await databaseFor(engine);
+const dir = mkdtempSync(join(tmpdir(), 'sr-prof-writes-'));
+const server = await startServer(database.url, { LOG_LEVEL: 'info' }, ['--cpu-prof', `--cpu-prof-dir=${dir}`]);
+try {
+  const { token, account } = await registerAndLogin(server.url, 'writes@example.com');
+  const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const body = JSON.stringify(itemBody(account, 1));
+  const ids: string[] = [];
+  for (let i = 0; i < 200; i++) ids.push((JSON.parse(await call(server.url, 'POST', '/api/ciphers', { token, json: itemBody(account, i) })) as { id: string }).id);
+  let next = 0;
+  const cpuBefore = cpuMs(server.pid ?? 0);
+  const figures =
+    mode === 'create'
+      ? await measure({ url: `${server.url}/api/ciphers`, method: 'POST', headers, body, connections: 10 })
+      : await measure({
+          url: server.url,
+          connections: 10,
+          requests: [{ method: 'PUT', headers, body, setupRequest: (request) => ({ ...request, path: `/api/ciphers/${ids[next++ % ids.length] ?? ''}` }) }],
+        });
+  const requests = figures.rps * SECONDS;
+  const cpu = (cpuMs(server.pid ?? 0) - cpuBefore) / requests;
+  console.log(`${engine} ${mode}: ${figures.rps.toFixed(0)} requests/s, mean ${figures.mean.toFixed(1)} ms, server CPU ${cpu.toFixed(3)} ms a request, ${figures.errors} errors`);
+} finally {
+  await server.stop();
+  await database.drop();
+}
+// The largest profile is the main thread's (tsx's loader thread writes one too).
+const file = readdirSync(dir)
+  .filter((f) => f.endsWith('.cpuprofile'))
+  .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
+if (file) {
+  const times = selfTimes(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile);
+  const total = times.reduce((sum, [, ms]) => sum + ms, 0);
+  console.log(`profile ${join(dir, file)}: ${total.toFixed(0)} ms sampled`);
+  for (const [name, ms] of times.slice(0, 40)) console.log(`${ms.toFixed(0).padStart(7)} ms ${((100 * ms) / total).toFixed(1).padStart(5)} %  ${name}`);
+}

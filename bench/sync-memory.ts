@@ -1,0 +1,59 @@
+/**
+ * Memory of a large sync: a vault of BENCH_ITEMS (100,000) items, the server in its own
+ * process on SQLite, its resident memory (VmRSS) and peak (VmHWM) read from /proc before the
+ * first sync, after each of a few syncs (the first after a change of one item), and the sync
+ * body's size. The process should grow by at most about one response plus the sync cache's
+ * budget (SYNC_CACHE_MEGABYTES, 64 MB unless given), whatever the vault's size. Linux only.
+ *
+ *   npx tsx bench/sync-memory.ts
+ */
+import { readFileSync } from 'node:fs';
+import { itemBody } from './items.js';
+import { call, CLIENT_HEADERS, databaseFor, registerAndLogin, startServer } from './harness.js';
+
+const ITEMS = Number(process.env.BENCH_ITEMS ?? 100_000);
+const CACHE_MB = Number(process.env.SYNC_CACHE_MEGABYTES ?? 64);
+const MB = 1024 * 1024;
+
+function memory(pid: number): { rss: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) * 1024;
+  return { rss: kb('VmRSS'), peak: kb('VmHWM') };
+}
+
+const database = await databaseFor('sqlite');
+let server = await startServer(database.url, { SYNC_CACHE_MEGABYTES: String(CACHE_MB) });
+try {
+  const { token, account } = await registerAndLogin(server.url, 'memory@example.com');
+  // Imports of 5,000 items; encrypted once per distinct body, the vault repeats 1,000 of them.
+  const bodies = Array.from({ length: 1000 }, (_, i) => itemBody(account, i));
+  for (let start = 0; start < ITEMS; start += 5000) {
+    const ciphers = Array.from({ length: Math.min(5000, ITEMS - start) }, (_, i) => bodies[(start + i) % bodies.length]);
+    await call(server.url, 'POST', '/api/ciphers/import', { token, json: { folders: [], ciphers, folderRelationships: [] } });
+  }
+  const [first] = (JSON.parse(await call(server.url, 'GET', '/api/ciphers', { token })) as { data: { id: string }[] }).data;
+
+  // A fresh process: the import's own memory is not counted.
+  await server.stop();
+  server = await startServer(database.url, { SYNC_CACHE_MEGABYTES: String(CACHE_MB) });
+  const pid = server.pid ?? 0;
+  const idle = memory(pid);
+  console.log(`${ITEMS.toLocaleString('en-US')} items, sync cache ${CACHE_MB} MB, Node ${process.version}`);
+  console.log(`idle: rss ${(idle.rss / MB).toFixed(0)} MB`);
+  let body = 0;
+  for (let round = 1; round <= 4; round++) {
+    if (round === 3) await call(server.url, 'PUT', `/api/ciphers/${first?.id ?? ''}`, { token, json: itemBody(account, 7) });
+    const res = await fetch(`${server.url}/api/sync?excludeDomains=true`, { headers: { ...CLIENT_HEADERS, authorization: `Bearer ${token}` } });
+    body = (await res.arrayBuffer()).byteLength;
+    const now = memory(pid);
+    const what = round === 1 ? 'first sync' : round === 3 ? 'sync after one item changed' : 'sync, vault unchanged';
+    console.log(`${what}: rss ${(now.rss / MB).toFixed(0)} MB, peak ${(now.peak / MB).toFixed(0)} MB, body ${(body / MB).toFixed(1)} MB`);
+  }
+  const end = memory(pid);
+  console.log(
+    `peak growth over idle ${((end.peak - idle.rss) / MB).toFixed(0)} MB; one response plus the cache budget: ${((body + CACHE_MB * MB) / MB).toFixed(0)} MB`,
+  );
+} finally {
+  await server.stop();
+  await database.drop();
+}

@@ -1,0 +1,236 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actor, ENC, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
+import { encryptText, generateSymmetricKey } from '../../../test/support/bw-crypto.js';
+import { seedOrganization } from '../../../test/support/orgs.js';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { cipherBody } from '../../../test/support/vault.js';
+import { apiBaseUrl } from '../files/attachment-data.js';
+import { OrganizationUserType } from '../organizations/roles.js';
+import { touchVault } from './revisions.js';
+import { createSyncCache } from './sync-cache.js';
+import { createSyncService } from './sync.service.js';
+import { syncBody } from './sync.schemas.js';
+
+/**
+ * Sync answers from its caches (whole sections and each item's encoded shared part) must be
+ * exactly what a fresh build without any cache gives, for every member whatever their rights,
+ * after every kind of change. Each step below syncs everyone through HTTP (which fills and then
+ * reuses the server's caches), makes one change, and compares everyone's next sync with an
+ * uncached build (SYNC_CACHE_MEGABYTES=0 reads and encodes every item in one pass).
+ */
+
+let server: TestServer;
+let org: string;
+let owner: Actor;
+let editor: Actor;
+let reader: Actor;
+let hider: Actor;
+let manager: Actor;
+let everyone: Actor[];
+const c = {} as Record<'shared' | 'readOnly' | 'managed' | 'spare', string>;
+let group: string;
+const orgKey = generateSymmetricKey();
+const CLIENT = { 'bitwarden-client-version': '2026.9.0' };
+/** The long walks below sync five members after each of dozens of changes. */
+const LONG = 120_000;
+
+const ok = async (who: Actor, method: string, path: string, json?: unknown) => {
+  const res = await server.request(method, `/api${path}`, { token: who.token, headers: CLIENT, ...(json === undefined ? {} : { json }) });
+  expect(res.status, `${method} ${path}: ${res.text}`).toBeLessThan(300);
+  return res.body as { id: string };
+};
+
+type SyncJson = { ciphers: { id: string }[] } & Record<string, unknown>;
+const normalized = (body: SyncJson) => ({ ...body, ciphers: [...body.ciphers].sort((a, b) => a.id.localeCompare(b.id)) });
+
+async function cachedSync(who: Actor): Promise<SyncJson> {
+  const res = await server.request('GET', '/api/sync', { token: who.token, headers: CLIENT });
+  expect(res.status, res.text).toBe(200);
+  return res.body as SyncJson;
+}
+
+async function uncachedSync(who: Actor): Promise<SyncJson> {
+  const fresh = createSyncService({ db: server.database.db, apiBase: apiBaseUrl(server.config), cache: createSyncCache(0) });
+  const data = await fresh.load(who.userId, { withSshKeys: true });
+  return JSON.parse(Buffer.concat(syncBody(data, { excludeDomains: false }).chunks).toString()) as SyncJson;
+}
+
+/** Everyone's sync, through the server's caches, equals an uncached build; answers the item ids each sees. */
+async function expectExact(): Promise<Map<Actor, string[]>> {
+  const seen = new Map<Actor, string[]>();
+  for (const who of everyone) {
+    const cached = normalized(await cachedSync(who));
+    expect(cached).toEqual(normalized(await uncachedSync(who)));
+    seen.set(
+      who,
+      cached.ciphers.map((x) => x.id),
+    );
+  }
+  return seen;
+}
+
+const personalItem = async (who: Actor) => ok(who, 'POST', '/ciphers', cipherBody('login', who.account.userKey));
+const orgItem = async (who: Actor, collectionIds: string[]) =>
+  ok(who, 'POST', '/ciphers/create', { cipher: cipherBody('login', orgKey, { organizationId: org }), collectionIds });
+
+beforeAll(async () => {
+  server = await startTestServer();
+  org = await seedOrganization(server, { name: 'Acme' });
+  owner = await actor(server, org, 'owner@example.com', { type: OrganizationUserType.Owner });
+  editor = await actor(server, org, 'editor@example.com');
+  reader = await actor(server, org, 'reader@example.com');
+  hider = await actor(server, org, 'hider@example.com');
+  manager = await actor(server, org, 'manager@example.com');
+  everyone = [owner, editor, reader, hider, manager];
+  group = await seedGroup(server, org, [hider.memberId]);
+  const byOwner: [string, { manage: boolean }] = [owner.memberId, { manage: true }];
+  c.shared = await seedCollection(server, org, { users: [byOwner, [editor.memberId], [reader.memberId, { readOnly: true }], [manager.memberId, { manage: true }]], groups: [[group, { hidePasswords: true }]] });
+  c.readOnly = await seedCollection(server, org, { users: [byOwner, [editor.memberId, { readOnly: true }], [reader.memberId, { readOnly: true }]] });
+  c.managed = await seedCollection(server, org, { users: [byOwner, [manager.memberId, { manage: true }], [editor.memberId]] });
+  c.spare = await seedCollection(server, org, { users: [byOwner] });
+});
+afterAll(async () => server?.close());
+
+describe('sync from its caches', () => {
+  it('answers exactly the uncached build after every kind of change, for the owner and members with different rights', async () => {
+    const mine = await personalItem(editor);
+    const other = await personalItem(editor);
+    const shared = await orgItem(owner, [c.shared]);
+    const inTwo = await orgItem(owner, [c.shared, c.readOnly]);
+    const managed = await orgItem(owner, [c.managed]);
+    const folder = await ok(editor, 'POST', '/folders', { name: encryptText('F', editor.account.userKey) });
+    const readerFolder = await ok(reader, 'POST', '/folders', { name: encryptText('R', reader.account.userKey) });
+    await expectExact();
+
+    const steps: [string, () => Promise<unknown>][] = [
+      ['edit a personal item', () => ok(editor, 'PUT', `/ciphers/${mine.id}`, cipherBody('card', editor.account.userKey))],
+      ['edit an organization item', () => ok(editor, 'PUT', `/ciphers/${shared.id}`, cipherBody('secureNote', orgKey, { organizationId: org }))],
+      ['move items into a folder', () => ok(editor, 'PUT', '/ciphers/move', { ids: [mine.id, shared.id], folderId: folder.id })],
+      ['file an organization item in a reader folder', () => ok(reader, 'PUT', `/ciphers/${inTwo.id}/partial`, { folderId: readerFolder.id, favorite: false })],
+      ['mark a favorite', () => ok(reader, 'PUT', `/ciphers/${shared.id}/partial`, { folderId: null, favorite: true })],
+      ['archive', () => ok(editor, 'PUT', `/ciphers/${shared.id}/archive`)],
+      ['unarchive', () => ok(editor, 'PUT', `/ciphers/${shared.id}/unarchive`)],
+      ['trash an organization item', () => ok(manager, 'PUT', `/ciphers/${managed.id}/delete`)],
+      ['restore it', () => ok(manager, 'PUT', `/ciphers/${managed.id}/restore`)],
+      ['trash a personal item', () => ok(editor, 'PUT', `/ciphers/${other.id}/delete`)],
+      ['share a personal item', () => ok(editor, 'PUT', `/ciphers/${mine.id}/share`, { cipher: cipherBody('login', orgKey, { organizationId: org }), collectionIds: [c.shared] })],
+      ['change the collections of an item', () => ok(owner, 'PUT', `/ciphers/${shared.id}/collections_v2`, { collectionIds: [c.shared, c.managed] })],
+      ['give a collection to another member read-only', () => ok(owner, 'PUT', `/organizations/${org}/collections/${c.spare}/users`, [{ id: hider.memberId, readOnly: true }])],
+      ['put an item into that collection', () => ok(owner, 'PUT', `/ciphers/${managed.id}/collections_v2`, { collectionIds: [c.managed, c.spare] })],
+      ['give a group a collection', () => ok(owner, 'PUT', `/organizations/${org}/collections/${c.managed}`, { name: ENC, groups: [{ id: group, manage: true }], users: [{ id: manager.memberId, manage: true }] })],
+      ['take a member out of the group', () => ok(owner, 'PUT', `/organizations/${org}/groups/${group}/users`, [])],
+      ['make a reader an editor', () => ok(owner, 'PUT', `/organizations/${org}/users/${reader.memberId}`, { type: OrganizationUserType.User, collections: [{ id: c.shared }], groups: [] })],
+      ['make an editor a manager', () => ok(owner, 'PUT', `/organizations/${org}/users/${editor.memberId}`, { type: OrganizationUserType.User, collections: [{ id: c.shared, manage: true }], groups: [] })],
+      ['make a manager read-only', () => ok(owner, 'PUT', `/organizations/${org}/users/${manager.memberId}`, { type: OrganizationUserType.User, collections: [{ id: c.managed, readOnly: true }], groups: [] })],
+      ['make a member an admin', () => ok(owner, 'PUT', `/organizations/${org}/users/${hider.memberId}`, { type: OrganizationUserType.Admin, collections: [], groups: [] })],
+      ['limit item deletion to managers', () => server.database.db.updateTable('organizations').set({ limit_item_deletion: true, use_totp: false }).where('id', '=', org).execute()],
+      ['delete an item for good', () => ok(owner, 'DELETE', `/ciphers/${inTwo.id}`)],
+      ['create items', () => Promise.all([personalItem(reader), orgItem(owner, [c.readOnly])])],
+    ];
+    for (const [name, change] of steps) {
+      await change();
+      await expect(expectExact(), name).resolves.toBeDefined();
+    }
+  }, LONG);
+
+  it('never serves an item changed by another instance, which reaches this one only through the database', async () => {
+    const item = await orgItem(owner, [c.shared]);
+    const personal = await personalItem(owner);
+    const before = await expectExact();
+    expect(before.get(editor)).toContain(item.id);
+    const db = server.database.db;
+    // No revision date moves here: the item's version (moved by the database) is all that tells.
+    const [row] = await db.selectFrom('ciphers').select(['data', 'revision_date']).where('id', '=', item.id).execute();
+    await db.updateTable('ciphers').set({ data: row!.data.replace('"name":"', '"name":"2.changed|') }).where('id', '=', item.id).execute();
+    await expectExact();
+    await db.updateTable('ciphers').set({ attachments: JSON.stringify({ a1: { fileName: 'x', key: null, size: 1 } }) }).where('id', '=', item.id).execute();
+    await expectExact();
+    // A personal item changed elsewhere, with the vault revision moved as every write path does.
+    await db.updateTable('ciphers').set({ reprompt: 1 }).where('id', '=', personal.id).execute();
+    await touchVault(db, owner.userId, new Date().toISOString());
+    await expectExact();
+  });
+
+  it('answers exactly the uncached build after random sequences of changes by random members', async () => {
+    const folders = new Map<Actor, string>();
+    for (const who of everyone) folders.set(who, (await ok(who, 'POST', '/folders', { name: encryptText('P', who.account.userKey) })).id);
+    const collections = Object.values(c);
+    const pick = <T,>(list: readonly T[], n: number): T | undefined => list[n % Math.max(list.length, 1)];
+
+    // Each action is tried as given; the server refusing it (no right, wrong state) is fine, as
+    // long as everyone's sync still equals the uncached build.
+    let accepted = 0;
+    const action = fc.record({
+      who: fc.nat(everyone.length - 1),
+      kind: fc.constantFrom('create', 'createOrg', 'edit', 'move', 'favorite', 'archive', 'unarchive', 'trash', 'restore', 'purge', 'collections', 'share', 'grant', 'role'),
+      n: fc.nat(1000),
+      m: fc.nat(1000),
+      flag: fc.boolean(),
+    });
+    let seen = await expectExact();
+    await fc.assert(
+      fc.asyncProperty(fc.array(action, { minLength: 1, maxLength: 6 }), async (actions) => {
+        for (const { who: w, kind, n, m, flag } of actions) {
+          const who = everyone[w]!;
+          const item = pick(seen.get(who) ?? [], n);
+          const collection = pick(collections, m)!;
+          const target = pick(everyone.slice(1), m)!;
+          const call = async (by: Actor, method: string, path: string, json?: unknown) => {
+            const res = await server.request(method, `/api${path}`, { token: by.token, headers: CLIENT, ...(json === undefined ? {} : { json }) });
+            if (res.status < 300) accepted++;
+            return res;
+          };
+          switch (kind) {
+            case 'create':
+              await personalItem(who);
+              break;
+            case 'createOrg':
+              await call(who, 'POST', '/ciphers/create', { cipher: cipherBody('login', orgKey, { organizationId: org }), collectionIds: [collection] });
+              break;
+            case 'edit':
+              if (item) await call(who, 'PUT', `/ciphers/${item}`, cipherBody('identity', flag ? orgKey : who.account.userKey, flag ? { organizationId: org } : {}));
+              break;
+            case 'move':
+              if (item) await call(who, 'PUT', '/ciphers/move', { ids: [item], folderId: flag ? folders.get(who) : null });
+              break;
+            case 'favorite':
+              if (item) await call(who, 'PUT', `/ciphers/${item}/partial`, { folderId: null, favorite: flag });
+              break;
+            case 'archive':
+            case 'unarchive':
+            case 'restore':
+              if (item) await call(who, 'PUT', `/ciphers/${item}/${kind}`);
+              break;
+            case 'trash':
+              if (item) await call(who, 'PUT', `/ciphers/${item}/delete`);
+              break;
+            case 'purge':
+              if (item && flag) await call(who, 'DELETE', `/ciphers/${item}`);
+              break;
+            case 'collections':
+              if (item) await call(who, 'PUT', `/ciphers/${item}/collections_v2`, { collectionIds: flag ? [collection] : [collection, c.shared] });
+              break;
+            case 'share':
+              if (item) await call(who, 'PUT', `/ciphers/${item}/share`, { cipher: cipherBody('login', orgKey, { organizationId: org }), collectionIds: [collection] });
+              break;
+            case 'grant':
+              await call(owner, 'PUT', `/organizations/${org}/collections/${collection}/users`, [{ id: target.memberId, readOnly: flag, hidePasswords: n % 3 === 0, manage: n % 5 === 0 }]);
+              break;
+            case 'role':
+              await call(owner, 'PUT', `/organizations/${org}/users/${target.memberId}`, {
+                type: flag ? OrganizationUserType.User : OrganizationUserType.Manager,
+                collections: [{ id: collection, readOnly: n % 2 === 0, manage: n % 7 === 0 }],
+                groups: n % 3 === 0 ? [group] : [],
+              });
+              break;
+          }
+          seen = await expectExact();
+        }
+      }),
+      { numRuns: 15 },
+    );
+    // The sequences changed the vaults, not only tried to.
+    expect(accepted).toBeGreaterThan(10);
+  }, LONG);
+});
