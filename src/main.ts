@@ -8,6 +8,7 @@ import { runLicenseCommand, UsageError } from './features/organizations/license-
 import { runUsersCommand } from './features/accounts/users-command.js';
 import { runSigningKeyCommand } from './features/identity/signing-key-command.js';
 import { runBackup, runRestore } from './features/operations/backup.js';
+import { startTracing, type Tracing } from './features/operations/tracing-setup.js';
 import { runAdminTokenCommand } from './features/admin/admin-token.js';
 import { systemClock } from './clock.js';
 import { stdoutLogStream } from './logging.js';
@@ -59,10 +60,12 @@ async function main(argv: string[]): Promise<number> {
 
 async function serve(config: Config): Promise<void> {
   const https = await prepareHttps(config);
-  const database = await openMigratedDatabase(config, config.databasePoolSize);
+  // Loads OpenTelemetry only when OTEL_ENABLED is on.
+  const tracing = await startTracing(config);
+  const database = await openMigratedDatabase(config, config.databasePoolSize, tracing);
   let app: FastifyInstance;
   try {
-    app = await buildApp({ config, database, logStream: stdoutLogStream(), ...(https ? { https } : {}) });
+    app = await buildApp({ config, database, logStream: stdoutLogStream(), tracing, ...(https ? { https } : {}) });
   } catch (error) {
     await database.close();
     throw error;
@@ -86,15 +89,16 @@ async function serve(config: Config): Promise<void> {
     async () => {
       stopRenewal?.();
       await database.close();
+      await tracing?.shutdown();
     },
     config.shutdownTimeoutSeconds,
   );
 }
 
 /** Opens the database for a command, naming the setting behind it when it cannot be made ready. */
-async function openMigratedDatabase(config: Config, poolSize: number): Promise<Database> {
+async function openMigratedDatabase(config: Config, poolSize: number, tracing?: Tracing | null): Promise<Database> {
   try {
-    return await openReadyDatabase(config.databaseUrl, { poolSize, sqliteSynchronous: config.sqliteSynchronous });
+    return await openReadyDatabase(config.databaseUrl, { poolSize, sqliteSynchronous: config.sqliteSynchronous, ...(tracing ? { queryObserver: tracing.queries } : {}) });
   } catch (error) {
     if (!(error instanceof DatabaseNotReady)) throw error;
     const setting = config.databaseUrl === defaultDatabaseUrl(config.dataDir) ? 'DATA_DIR' : 'DATABASE_URL';

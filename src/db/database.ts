@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Dialect } from 'kysely';
 import pg from 'pg';
 import { LockingSqliteDialect, SqliteBooleanPlugin, type Engine } from './dialect.js';
+import { ObservedDialect, type QueryObserver } from './observed-dialect.js';
 import type { DB } from './schema.js';
 
 export type Db = Kysely<DB>;
@@ -31,13 +32,19 @@ export interface OpenOptions {
   poolSize?: number;
   /** SQLite's `synchronous` pragma (see the SQLITE_SYNCHRONOUS setting); `normal` unless given. */
   sqliteSynchronous?: 'normal' | 'full';
+  /** Watches every statement (OpenTelemetry traces when OTEL_ENABLED); none unless given. */
+  queryObserver?: QueryObserver;
 }
 
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const engine = engineOf(url);
   const path = sqlitePathOf(url);
   const pool = path === null ? openPool(url, options.poolSize ?? 10) : null;
-  const db = pool !== null ? new Kysely<DB>({ dialect: new PostgresDialect({ pool }) }) : openSqlite(path ?? ':memory:', options.sqliteSynchronous ?? 'normal');
+  const observe = options.queryObserver;
+  const db =
+    pool !== null
+      ? new Kysely<DB>({ dialect: observed(new PostgresDialect({ pool }), observe) })
+      : openSqlite(path ?? ':memory:', options.sqliteSynchronous ?? 'normal', observe);
   let closed = false;
   return {
     db,
@@ -54,7 +61,12 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   };
 }
 
-function openSqlite(path: string, synchronous: 'normal' | 'full'): Db {
+/** The dialect itself, or wrapped so that `observer` sees each statement. */
+function observed(dialect: Dialect, observer: QueryObserver | undefined): Dialect {
+  return observer ? new ObservedDialect(dialect, observer) : dialect;
+}
+
+function openSqlite(path: string, synchronous: 'normal' | 'full', observer: QueryObserver | undefined): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SqliteDatabase(path);
   database.pragma('journal_mode = WAL');
@@ -63,7 +75,7 @@ function openSqlite(path: string, synchronous: 'normal' | 'full'): Db {
   database.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   // Another instance migrating or writing holds the lock briefly; wait rather than fail.
   database.pragma('busy_timeout = 5000');
-  return new Kysely<DB>({ dialect: new LockingSqliteDialect({ database }), plugins: [new SqliteBooleanPlugin()] });
+  return new Kysely<DB>({ dialect: observed(new LockingSqliteDialect({ database }), observer), plugins: [new SqliteBooleanPlugin()] });
 }
 
 function openPool(url: string, poolSize: number): pg.Pool {
