@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { SpanKind } from '@opentelemetry/api';
@@ -173,6 +174,38 @@ describe('OTEL settings', () => {
     expect(() => testConfig({ OTEL_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
     expect(() => testConfig({ OTEL_EXPORTER_OTLP_HEADERS: 'no-equals-sign' })).toThrow(/OTEL_EXPORTER_OTLP_HEADERS/);
     expect(parseHeaders('authorization=Bearer abc, x-scope = team-a')).toEqual({ authorization: 'Bearer abc', 'x-scope': 'team-a' });
+  });
+});
+
+describe('the OTLP exporter', () => {
+  it('sends the spans to OTEL_EXPORTER_OTLP_ENDPOINT/v1/traces with OTEL_EXPORTER_OTLP_HEADERS', async () => {
+    const received: { url: string | undefined; headers: Record<string, unknown>; body: string }[] = [];
+    const collector = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        received.push({ url: req.url, headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    const { port } = collector.address() as AddressInfo;
+    const traced = await startTestServer({
+      env: { OTEL_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${port}/`, OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-key=k3y' },
+    });
+    try {
+      expect((await traced.request('POST', '/identity/accounts/prelogin', { json: { email: 'nobody@example.com' } })).status).toBe(200);
+    } finally {
+      // Closing the server flushes the batch.
+      await traced.close();
+      await new Promise((resolve) => collector.close(resolve));
+    }
+    expect(received.length).toBeGreaterThan(0);
+    expect(received.every((r) => r.url === '/v1/traces' && r.headers['x-collector-key'] === 'k3y')).toBe(true);
+    const text = received.map((r) => r.body).join('\n');
+    expect(text).toContain('POST /identity/accounts/prelogin');
+    expect(text).toContain('SELECT users');
+    expect(text).not.toContain('nobody@example.com');
   });
 });
 
