@@ -495,6 +495,13 @@ export const ConfigSchema = Type.Object({
     default: 60,
     description: 'Send accesses (opening a Send, fetching its file, asking for its access token) one client address may make a minute; 0 turns the limit off.',
   }),
+  sendPurgeIntervalSeconds: Type.Integer({
+    minimum: 1,
+    maximum: 86_400,
+    default: 600,
+    description:
+      'How often the Send purge looks for Sends past their deletion date (one instance of a fleet does it, the holder of its lease; the others skip).',
+  }),
   otelEnabled: Type.Boolean({
     default: false,
     description:
