@@ -322,7 +322,9 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     const row = await database.db.selectFrom('sends').select('id').where('id', '=', sendId).executeTakeFirst();
     expect(row).toBeUndefined();
     await new Promise((r) => setTimeout(r, 1000));
-    const deletions = hub.messages.filter((m) => (m as { Type?: number }).Type === 14);
+    // The JSON hub protocol names the fields in camelCase (MessagePack clients get Type, Payload).
+    const deletions = hub.messages.filter((m) => (m as { type?: number; payload?: { id?: string } }).type === 14);
+    expect(deletions.map((m) => (m as { payload: { id: string } }).payload.id)).toEqual([sendId]);
     expect(deletions).toHaveLength(1);
     hub.close();
 
