@@ -520,6 +520,13 @@ export const ConfigSchema = Type.Object({
       description: 'With OTEL_ENABLED: headers sent with every export, as comma-separated key=value pairs (an API key of a hosted tracing service).',
     }),
   ),
+  otelTracesSamplerArg: Type.Number({
+    minimum: 0,
+    maximum: 1,
+    default: 1,
+    description:
+      'With OTEL_ENABLED: the share of requests traced, 0 to 1 (OpenTelemetry\'s parentbased_traceidratio sampler and its argument): a request arriving with a sampled W3C traceparent is traced whatever it says. Below 1 it cuts the cost of tracing (docs/operations.md).',
+  }),
   otelServiceName: Type.String({
     minLength: 1,
     default: 'strongroom',

@@ -19,7 +19,7 @@ export interface Tracing {
 
 /** The tracing OTEL_ENABLED asks for, or null (nothing loaded) when it is off. */
 export async function startTracing(
-  config: Pick<Config, 'otelEnabled' | 'otelExporterOtlpEndpoint' | 'otelExporterOtlpHeaders' | 'otelServiceName' | 'databaseUrl'>,
+  config: Pick<Config, 'otelEnabled' | 'otelExporterOtlpEndpoint' | 'otelExporterOtlpHeaders' | 'otelServiceName' | 'otelTracesSamplerArg' | 'databaseUrl'>,
   options: Pick<TracingOptions, 'exporter'> = {},
 ): Promise<Tracing | null> {
   if (!config.otelEnabled) return null;
@@ -28,6 +28,7 @@ export async function startTracing(
     serviceName: config.otelServiceName,
     endpoint: config.otelExporterOtlpEndpoint,
     headers: parseHeaders(config.otelExporterOtlpHeaders),
+    sampleRatio: config.otelTracesSamplerArg,
     engine: config.databaseUrl.startsWith('postgres') ? 'postgres' : 'sqlite',
     ...options,
   });

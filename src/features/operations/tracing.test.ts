@@ -147,6 +147,28 @@ describe('OpenTelemetry traces (OTEL_ENABLED)', () => {
   });
 });
 
+describe('sampling (OTEL_TRACES_SAMPLER_ARG)', () => {
+  it('leaves out the requests the ratio excludes, but follows a caller that traces', async () => {
+    const sampled = new InMemorySpanExporter();
+    const none = await startTestServer({ env: { OTEL_ENABLED: 'true', OTEL_TRACES_SAMPLER_ARG: '0' }, traceExporter: sampled });
+    try {
+      const user = await createUser(none);
+      expect((await none.request('GET', '/api/folders', { token: user.accessToken })).status).toBe(200);
+      const traceId = '0af7651916cd43dd8448eb211c80319c';
+      const res = await none.request('GET', '/api/sync', { token: user.accessToken, headers: { traceparent: `00-${traceId}-b7ad6b7169203331-01` } });
+      expect(res.status).toBe(200);
+      await vi.waitFor(() => expect(sampled.getFinishedSpans().some((s) => s.kind === SpanKind.SERVER)).toBe(true));
+      // Only the traced caller's request, whole: its server span and its statements.
+      const spans = sampled.getFinishedSpans();
+      expect(new Set(spans.map((s) => s.spanContext().traceId))).toEqual(new Set([traceId]));
+      expect(spans.filter((s) => s.kind === SpanKind.SERVER).map((s) => s.name)).toEqual(['GET /api/sync']);
+      expect(spans.filter((s) => s.kind === SpanKind.CLIENT).length).toBeGreaterThan(0);
+    } finally {
+      await none.close();
+    }
+  });
+});
+
 describe('statement spans', () => {
   it('are named by operation and table', () => {
     expect(statementName('select "id" from "users" where "email" = $1')).toBe('SELECT users');

@@ -4,7 +4,7 @@ import { ROOT_CONTEXT, SpanKind, SpanStatusCode, defaultTextMapGetter, trace, ty
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-node';
+import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, SimpleSpanProcessor, TraceIdRatioBasedSampler, type SpanExporter } from '@opentelemetry/sdk-trace-node';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Engine } from '../../db/dialect.js';
 import type { QueryObserver } from '../../db/observed-dialect.js';
@@ -25,6 +25,8 @@ export interface TracingOptions {
   endpoint: string;
   headers?: Record<string, string>;
   engine: Engine;
+  /** The share of requests traced (a traced caller's requests always are); 1 unless given. */
+  sampleRatio?: number;
   /** Export here instead (tests: the SDK's InMemorySpanExporter), one span at a time. */
   exporter?: SpanExporter;
 }
@@ -39,7 +41,9 @@ export function createTracing(options: TracingOptions): Tracing {
   const processor = options.exporter
     ? new SimpleSpanProcessor(options.exporter)
     : new BatchSpanProcessor(new OTLPTraceExporter({ url: `${options.endpoint.replace(/\/+$/, '')}/v1/traces`, headers: options.headers ?? {} }));
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor] });
+  // A request's statements follow its own decision (parent-based), so a trace is whole or absent.
+  const sampler = new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(options.sampleRatio ?? 1) });
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [processor], sampler });
   const tracer = provider.getTracer(INSTRUMENTATION);
   const propagator = new W3CTraceContextPropagator();
   /** The context of the request being served, where there is one. */
@@ -50,8 +54,9 @@ export function createTracing(options: TracingOptions): Tracing {
   const queries: QueryObserver = {
     async query(sql, run) {
       const parent = current.getStore();
-      // Statements outside a request (migrations, background jobs) are not traced.
-      if (!parent) return run();
+      // Statements outside a request (migrations, background jobs), or of a request the sampler
+      // left out, are not traced.
+      if (!parent || !trace.getSpan(parent)?.isRecording()) return run();
       const span = tracer.startSpan(statementName(sql), { kind: SpanKind.CLIENT, attributes: statementAttributes(sql, dbSystem) }, parent);
       try {
         return await run();
