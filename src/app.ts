@@ -23,6 +23,7 @@ import type { Pushes } from './features/notifications/pushes.js';
 import { createFeatures, type Features } from './wiring.js';
 import { installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
 import { metricsRoutes } from './features/operations/metrics.routes.js';
+import type { Tracing } from './features/operations/tracing-setup.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -41,6 +42,8 @@ export interface AppOptions {
   https?: { cert: string | Buffer; key: string | Buffer };
   /** Send pushes here instead of to the app's own hub (tests record them). */
   pushes?: Pushes;
+  /** OpenTelemetry traces (OTEL_ENABLED; startTracing), also given to the database for its spans. */
+  tracing?: Tracing | null;
 }
 
 const SERVICES = { api: apiService, identity: identityService, events: eventsService, notifications: notificationsService };
@@ -149,7 +152,7 @@ function serverTimeouts(config: Config) {
 }
 
 /** Assembles the server: the configured services, each under its prefix or alone at `/`. */
-export async function buildApp({ config, database, clock = systemClock, logStream, https, pushes }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, clock = systemClock, logStream, https, pushes, tracing }: AppOptions): Promise<FastifyInstance> {
   const timeouts = serverTimeouts(config);
   const app = Fastify({
     logger: logStream ? { ...loggerOptions(config.logLevel), stream: logStream } : loggerOptions(config.logLevel),
@@ -169,6 +172,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     ...(https ? { https: { cert: https.cert, key: https.key, ...timeouts } } : { http: timeouts }),
   });
   if (!config.trustProxy) limitConnectionsPerAddress(app.server, config.maxConnectionsPerIp);
+  // First of all hooks, so that everything a request runs is inside its span.
+  tracing?.install(app);
   app.decorateRequest('principal', null);
   app.decorateRequest('membership', null);
   app.setValidatorCompiler(validatorCompiler);

@@ -5,6 +5,7 @@ import { ConfigError, defaultDatabaseUrl, loadProcessConfig, type Config } from 
 import type { Database } from './db/database.js';
 import { DatabaseNotReady, openReadyDatabase } from './db/open.js';
 import { UsageError } from './features/organizations/license-command.js';
+import { startTracing, type Tracing } from './features/operations/tracing-setup.js';
 import { systemClock } from './clock.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
@@ -69,10 +70,12 @@ async function main(argv: string[]): Promise<number> {
 
 async function serve(config: Config): Promise<void> {
   const https = await prepareHttps(config);
-  const database = await openMigratedDatabase(config, config.databasePoolSize);
+  // Loads OpenTelemetry only when OTEL_ENABLED is on.
+  const tracing = await startTracing(config);
+  const database = await openMigratedDatabase(config, config.databasePoolSize, tracing);
   let app: FastifyInstance;
   try {
-    app = await buildApp({ config, database, logStream: stdoutLogStream(), ...(https ? { https } : {}) });
+    app = await buildApp({ config, database, logStream: stdoutLogStream(), tracing, ...(https ? { https } : {}) });
   } catch (error) {
     await database.close();
     throw error;
@@ -96,15 +99,16 @@ async function serve(config: Config): Promise<void> {
     async () => {
       stopRenewal?.();
       await database.close();
+      await tracing?.shutdown();
     },
     config.shutdownTimeoutSeconds,
   );
 }
 
 /** Opens the database for a command, naming the setting behind it when it cannot be made ready. */
-async function openMigratedDatabase(config: Config, poolSize: number): Promise<Database> {
+async function openMigratedDatabase(config: Config, poolSize: number, tracing?: Tracing | null): Promise<Database> {
   try {
-    return await openReadyDatabase(config.databaseUrl, { poolSize, sqliteSynchronous: config.sqliteSynchronous });
+    return await openReadyDatabase(config.databaseUrl, { poolSize, sqliteSynchronous: config.sqliteSynchronous, ...(tracing ? { queryObserver: tracing.queries } : {}) });
   } catch (error) {
     if (!(error instanceof DatabaseNotReady)) throw error;
     const setting = config.databaseUrl === defaultDatabaseUrl(config.dataDir) ? 'DATA_DIR' : 'DATABASE_URL';

@@ -221,15 +221,22 @@ export async function createFeatures({ config, database, clock, pushes: injected
     userQuotaBytes: config.attachmentUserQuotaMb * 1024 * 1024,
     maxFileBytes: config.fileMaxMb * 1024 * 1024,
   });
-  const sendPurge = createSendPurge({ db, clock, store: fileStore, pushes });
-  const fileSweeper = createFileSweeper({ db, clock, store: fileStore });
+  const sendPurge = createSendPurge({
+    db,
+    clock,
+    store: fileStore,
+    pushes,
+    intervalMs: config.sendPurgeIntervalSeconds * 1000,
+    onRun: (ran) => instruments.scheduledJobRun('send-purge', ran),
+  });
+  const fileSweeper = createFileSweeper({ db, clock, store: fileStore, onRun: (ran) => instruments.scheduledJobRun('file-sweep', ran) });
   const sync = createSyncService({ db, apiBase: apiBaseUrl(config), cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit)) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock, pushes });
   const events = createEventQueryService({ db, clock });
   const eventCollector = createEventCollector({ db, clock, audit });
-  const eventRetention = createEventRetention({ db, clock, days: config.eventRetentionDays });
+  const eventRetention = createEventRetention({ db, clock, days: config.eventRetentionDays, onRun: (ran) => instruments.scheduledJobRun('event-retention', ran) });
   const securityTasks = createSecurityTasks({ db, clock, pushes });
   const reports = createReports({ db, clock });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes });

@@ -1,9 +1,10 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type Dialect } from 'kysely';
 import type { Pool } from 'pg';
 import { cachingStatements, LockingSqliteDialect, SqliteBooleanPlugin, type Engine } from './dialect.js';
+import { ObservedDialect, type QueryObserver } from './observed-dialect.js';
 import type { DB } from './schema.js';
 
 export type Db = Kysely<DB>;
@@ -31,6 +32,8 @@ export interface OpenOptions {
   poolSize?: number;
   /** SQLite's `synchronous` pragma (see the SQLITE_SYNCHRONOUS setting); `normal` unless given. */
   sqliteSynchronous?: 'normal' | 'full';
+  /** Watches every statement (OpenTelemetry traces when OTEL_ENABLED); none unless given. */
+  queryObserver?: QueryObserver;
 }
 
 export function openDatabase(url: string, options: OpenOptions = {}): Database {
@@ -39,10 +42,11 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   // The PostgreSQL driver is loaded on the first query (Kysely takes a pool factory), so a
   // SQLite server never loads it.
   let pool: Pool | null = null;
+  const observe = options.queryObserver;
   const db =
     path === null
-      ? new Kysely<DB>({ dialect: new PostgresDialect({ pool: async () => (pool ??= await openPool(url, options.poolSize ?? 10)) }) })
-      : openSqlite(path, options.sqliteSynchronous ?? 'normal');
+      ? new Kysely<DB>({ dialect: observed(new PostgresDialect({ pool: async () => (pool ??= await openPool(url, options.poolSize ?? 10)) }), observe) })
+      : openSqlite(path, options.sqliteSynchronous ?? 'normal', observe);
   let closed = false;
   return {
     db,
@@ -59,7 +63,12 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   };
 }
 
-function openSqlite(path: string, synchronous: 'normal' | 'full'): Db {
+/** The dialect itself, or wrapped so that `observer` sees each statement. */
+function observed(dialect: Dialect, observer: QueryObserver | undefined): Dialect {
+  return observer ? new ObservedDialect(dialect, observer) : dialect;
+}
+
+function openSqlite(path: string, synchronous: 'normal' | 'full', observer: QueryObserver | undefined): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SqliteDatabase(path);
   database.pragma('journal_mode = WAL');
@@ -74,7 +83,7 @@ function openSqlite(path: string, synchronous: 'normal' | 'full'): Db {
   // see docs/benchmarks.md). After a checkpoint the log file is cut back to 64 MB.
   database.pragma('wal_autocheckpoint = 10000');
   database.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
-  return new Kysely<DB>({ dialect: new LockingSqliteDialect({ database: cachingStatements(database) }), plugins: [new SqliteBooleanPlugin()] });
+  return new Kysely<DB>({ dialect: observed(new LockingSqliteDialect({ database: cachingStatements(database) }), observer), plugins: [new SqliteBooleanPlugin()] });
 }
 
 async function openPool(url: string, poolSize: number): Promise<Pool> {

@@ -53,4 +53,15 @@ describe('everyInterval', () => {
     expect((errors[0] as Error).message).toBe('database down');
     expect(runs).toBeGreaterThan(1);
   });
+
+  it('tells onRun after each run whether this instance did the work (null: another held the lease)', async () => {
+    let runs = 0;
+    const heard: boolean[] = [];
+    const job = everyInterval(5, () => Promise.resolve(++runs % 2 === 0 ? null : runs), undefined, (ran) => heard.push(ran));
+    job.start(() => undefined);
+    await new Promise((r) => setTimeout(r, 40));
+    await job.stop();
+    expect(heard.length).toBe(runs);
+    expect(heard.slice(0, 4)).toEqual([true, false, true, false]);
+  });
 });

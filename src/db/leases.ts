@@ -49,9 +49,11 @@ export interface BackgroundJob {
 /**
  * The timer of the fleet's scheduled jobs (event retention, the Send purge, the file sweeper):
  * `runOnce` now and every `intervalMs`, never two runs at once on one instance; `runOnce` itself
- * takes the job's lease, so one instance of a fleet does the work.
+ * takes the job's lease, so one instance of a fleet does the work, and answers null when another
+ * instance held it. `onRun` hears of each run that ended: whether this instance did the work
+ * (the scheduled-job counter of /metrics).
  */
-export function everyInterval(intervalMs: number, runOnce: () => Promise<unknown>, lease?: Lease): BackgroundJob {
+export function everyInterval(intervalMs: number, runOnce: () => Promise<unknown>, lease?: Lease, onRun?: (ran: boolean) => void): BackgroundJob {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   return {
@@ -59,6 +61,7 @@ export function everyInterval(intervalMs: number, runOnce: () => Promise<unknown
       if (timer) return;
       const tick = () => {
         running ??= runOnce()
+          .then((result) => onRun?.(result !== null))
           .catch(onError)
           .finally(() => {
             running = undefined;

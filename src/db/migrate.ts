@@ -1,11 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Migrator, sql, type MigrationResultSet } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationResultSet } from 'kysely';
 import { isBusy } from './dialect.js';
 import type { Database } from './database.js';
 import { migrations } from './migrations/index.js';
 
 export interface MigrationReport {
   applied: string[];
+  /**
+   * Migrations of a newer release already applied to the database, which this code does not
+   * know: it runs on their schema, as the compatibility rule promises (docs/operations.md).
+   */
+  newer: string[];
 }
 
 /**
@@ -14,10 +19,15 @@ export interface MigrationReport {
  * apply each migration once. On SQLite a second process can still find the database busy
  * while the first migrates; it retries, and then finds nothing left to do.
  */
-export async function migrateToLatest(database: Database): Promise<MigrationReport> {
+export async function migrateToLatest(database: Database, options: { migrations?: Record<string, Migration> } = {}): Promise<MigrationReport> {
+  const known = options.migrations ?? migrations(database.engine);
+  // During a rolling upgrade an instance of the previous release may (re)start after the new
+  // release migrated: it serves on that schema rather than refuse to start.
+  const newer = await newerMigrations(database, known);
+  if (newer.length > 0) return { applied: [], newer };
   const migrator = new Migrator({
     db: database.db,
-    provider: { getMigrations: async () => migrations(database.engine) },
+    provider: { getMigrations: async () => known },
     // Kysely looks for its own tables in every schema unless told which one is ours.
     ...(database.engine === 'postgres' ? { migrationTableSchema: await currentSchema(database) } : {}),
   });
@@ -25,13 +35,43 @@ export async function migrateToLatest(database: Database): Promise<MigrationRepo
   for (let attempt = 1; ; attempt++) {
     const result: MigrationResultSet = await migrator.migrateToLatest();
     if (!result.error) {
-      return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) };
+      return { applied: (result.results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName), newer: [] };
+    }
+    // A newer release migrated between the check above and the migrator's lock.
+    if (result.error instanceof Error && result.error.message.includes('corrupted migrations: previously executed migration')) {
+      const later = await newerMigrations(database, known);
+      if (later.length > 0) return { applied: [], newer: later };
     }
     if (!isBusy(result.error) || Date.now() > deadline) {
       throw result.error instanceof Error ? result.error : new Error('migration failed', { cause: result.error });
     }
     await sleep(Math.min(50 * attempt, 500));
   }
+}
+
+/**
+ * The applied migrations `known` does not name, when every known one is applied: the database is
+ * a newer release's. Unknown ones beside known ones still pending are refused: that database is
+ * not an upgrade of this release (another branch, or a release skipped back over).
+ */
+async function newerMigrations(database: Database, known: Record<string, Migration>): Promise<string[]> {
+  let applied: string[];
+  try {
+    const { rows } = await sql<{ name: string }>`select name from kysely_migration`.execute(database.db);
+    applied = rows.map((row) => row.name);
+  } catch {
+    // No migration table yet: a new database, for the migrator to set up.
+    return [];
+  }
+  const unknown = applied.filter((name) => !Object.hasOwn(known, name)).sort();
+  if (unknown.length === 0) return [];
+  const pending = Object.keys(known).filter((name) => !applied.includes(name));
+  if (pending.length > 0) {
+    throw new Error(
+      `the database has migrations this release does not know (${unknown.join(', ')}) while its own ${pending.join(', ')} are not applied: it is not an upgrade of this release`,
+    );
+  }
+  return unknown;
 }
 
 async function currentSchema(database: Database): Promise<string> {

@@ -1,5 +1,6 @@
 import { openDatabase, sqlitePathOf, type Database } from './database.js';
 import { migrateToLatest } from './migrate.js';
+import type { QueryObserver } from './observed-dialect.js';
 
 /** How long the database may take to answer its first query: the pool itself never gives up. */
 export const DATABASE_CONNECT_TIMEOUT_MS = 15_000;
@@ -32,12 +33,16 @@ export class DatabaseNotReady extends Error {
  */
 export async function openReadyDatabase(
   url: string,
-  options: { poolSize: number; connectTimeoutMs?: number; sqliteSynchronous?: 'normal' | 'full' },
+  options: { poolSize: number; connectTimeoutMs?: number; sqliteSynchronous?: 'normal' | 'full'; queryObserver?: QueryObserver },
 ): Promise<Database> {
   const target = describeDatabase(url);
   let database: Database;
   try {
-    database = openDatabase(url, { poolSize: options.poolSize, ...(options.sqliteSynchronous ? { sqliteSynchronous: options.sqliteSynchronous } : {}) });
+    database = openDatabase(url, {
+      poolSize: options.poolSize,
+      ...(options.sqliteSynchronous ? { sqliteSynchronous: options.sqliteSynchronous } : {}),
+      ...(options.queryObserver ? { queryObserver: options.queryObserver } : {}),
+    });
   } catch (error) {
     throw new DatabaseNotReady('open', target, error);
   }

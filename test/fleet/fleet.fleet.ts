@@ -19,7 +19,10 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import type { Actor } from '../support/admin.js';
 import { createUser, passwordGrantForm, registerAccount } from '../support/accounts.js';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
-import { encryptText } from '../support/bw-crypto.js';
+import { encryptText, rsaEncryptToEncString } from '../support/bw-crypto.js';
+import { ENC } from '../support/admin.js';
+import { invitationFrom, startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
+import { cipherBody } from '../support/vault.js';
 import { acceptedIds, emitEvents, organizationWithHook } from '../support/forwarding.js';
 import { connectHub, waitFor } from '../support/hub-client.js';
 import { seedOrganization } from '../support/orgs.js';
@@ -46,6 +49,10 @@ let fleet: Fleet;
 let database: Database;
 let dispatcher: Agent;
 let bw: BwCli | undefined;
+let memberBw: BwCli | undefined;
+let sink: SmtpSink | undefined;
+/** The Send purge's interval on the fleet: short, so that the test sees several runs. */
+const PURGE_SECONDS = 2;
 
 /** The balancer as the test helpers see a server: requests through nginx, the fleet's database. */
 function through(base: () => string): TestServer {
@@ -80,6 +87,21 @@ async function hubThroughBalancer(token: string): Promise<{ messages: unknown[];
   return { messages, close: () => ws.close() };
 }
 
+/** How often each running instance ran the Send purge (holding its lease) or skipped it, from its /metrics. */
+async function purgeRuns(): Promise<{ ran: number; skipped: number }[]> {
+  return Promise.all(
+    fleet.instances.map(async (one) => {
+      if (!one.proc) return { ran: 0, skipped: 0 };
+      const text = await fetch(`${one.url}/metrics`).then((r) => r.text());
+      const count = (result: string) => Number(new RegExp(`^strongroom_scheduled_job_runs_total\\{job="send-purge",result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+      return { ran: count('ran'), skipped: count('skipped') };
+    }),
+  );
+}
+
+const minus = (after: { ran: number; skipped: number }[], before: { ran: number; skipped: number }[]) =>
+  after.map((r, i) => ({ ran: r.ran - (before[i]?.ran ?? 0), skipped: r.skipped - (before[i]?.skipped ?? 0) }));
+
 /** The instances whose relay holds the fleet's lease, from their /healthz/extended. */
 async function relayLeaders(): Promise<number[]> {
   const leaders: number[] = [];
@@ -110,6 +132,8 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'strongroom-fleet-'));
   tls = await createTestTls();
   dispatcher = new Agent({ connect: { ca: tls.caPem } });
+  // Invitations are mailed: every instance sends through this sink.
+  sink = await startSmtpSink();
   fleet = await startFleet({
     databaseUrl,
     redisUrl,
@@ -117,16 +141,18 @@ beforeAll(async () => {
     dir,
     tls,
     instances: 3,
-    env: { PUBLIC_API_RATE_LIMIT: '60', PUBLIC_API_BURST: '5' },
+    env: { PUBLIC_API_RATE_LIMIT: '60', PUBLIC_API_BURST: '5', SEND_PURGE_INTERVAL_SECONDS: String(PURGE_SECONDS), ...sink.env },
   });
   database = openDatabase(fleet.databaseUrl, { poolSize: 2 });
 }, SLOW);
 
 afterAll(async () => {
   await bw?.dispose();
+  await memberBw?.dispose();
   await database?.close();
   await fleet?.close();
   await dispatcher?.close();
+  await sink?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -153,6 +179,63 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     expect(sync.code, sync.stderr).toBe(0);
     const items = await bw.json<{ name: string; notes: string }[]>(['list', 'items']);
     expect(items.map((i) => [i.name, i.notes])).toEqual([['fleet note', 'edited']]);
+  }, SLOW);
+
+  it('invites on one instance, accepts on another, confirms on a third; the member sees the shared item in bw', async () => {
+    // An organization whose owner holds its key, a collection and an item in it, as the web vault makes them.
+    const { orgId, owner, orgKey } = await smOrg(lb);
+    const collection = await instance(0).request('POST', `/api/organizations/${orgId}/collections`, {
+      token: owner.token,
+      json: { name: encryptText('Fleet team', orgKey), externalId: null, groups: [], users: [{ id: owner.memberId, readOnly: false, hidePasswords: false, manage: true }] },
+    });
+    expect(collection.status, collection.text).toBe(200);
+    const collectionId = String(collection.body.id);
+    const item = await lb.request('POST', '/api/ciphers/create', {
+      token: owner.token,
+      json: { cipher: cipherBody('login', orgKey, { organizationId: orgId, name: encryptText('Fleet shared login', orgKey) }), collectionIds: [collectionId] },
+    });
+    expect(item.status, item.text).toBe(200);
+
+    // Invited on instance 0: the mail carries the token.
+    const email = 'fleet-member@example.com';
+    const invite = await instance(0).request('POST', `/api/organizations/${orgId}/users/invite`, {
+      token: owner.token,
+      json: { emails: [email], type: 2, collections: [{ id: collectionId, readOnly: true, hidePasswords: false, manage: false }], groups: [] },
+    });
+    expect(invite.status, invite.text).toBe(200);
+    if (!sink) throw new Error('no SMTP sink');
+    const invitation = invitationFrom(await sink.waitFor(email));
+
+    // Registers and accepts on instance 1: it checks a token instance 0 signed.
+    const member = await createUser(instance(1), { email, name: 'Fleet Member', derivation: 'real' });
+    const accept = await instance(1).request('POST', `/api/organizations/${orgId}/users/${invitation.organizationUserId}/accept`, {
+      token: member.accessToken,
+      json: { token: invitation.token },
+    });
+    expect(accept.status, accept.text).toBe(200);
+
+    // Confirmed on instance 2 with the calls the clients make: the member list, the member's public key, the org key wrapped to it.
+    const listed = await instance(2).request('GET', `/api/organizations/${orgId}/users`, { token: owner.token });
+    expect(listed.status, listed.text).toBe(200);
+    const row = (listed.body.data as { id: string; userId: string | null; status: number }[]).find((m) => m.id === invitation.organizationUserId);
+    expect(row).toMatchObject({ status: 1, userId: member.userId });
+    const publicKey = await instance(2).request('GET', `/api/users/${member.userId}/public-key`, { token: owner.token });
+    expect(publicKey.status, publicKey.text).toBe(200);
+    const confirm = await instance(2).request('POST', `/api/organizations/${orgId}/users/${invitation.organizationUserId}/confirm`, {
+      token: owner.token,
+      json: { key: rsaEncryptToEncString(orgKey.raw, String(publicKey.body.publicKey)) },
+    });
+    expect(confirm.status, confirm.text).toBe(200);
+
+    // The member's official client, through the balancer, decrypts the shared item with the org key it was given.
+    memberBw = await createBwCli({ serverUrl: fleet.url, caPath: tls.caPath });
+    await memberBw.configServer();
+    const login = await memberBw.login(email, member.account.password);
+    expect(login.code, login.stderr).toBe(0);
+    const sync = await memberBw.run(['sync', '-f']);
+    expect(sync.code, sync.stderr).toBe(0);
+    const items = await memberBw.json<{ name: string; organizationId?: string; collectionIds: string[]; login?: { username?: string } }[]>(['list', 'items']);
+    expect(items.map((i) => [i.name, i.organizationId, i.collectionIds, i.login?.username])).toEqual([['Fleet shared login', orgId, [collectionId], 'alice']]);
   }, SLOW);
 
   it('delivers a push to a client connected to another instance, and through the balancer (WebSocket upgrade)', async () => {
@@ -209,6 +292,58 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     expect(allowed).toBeGreaterThanOrEqual(5);
     expect(allowed).toBeLessThanOrEqual(5 + Math.ceil(seconds) + 1);
     expect(statuses.filter((s) => s === 429).length).toBe(18 - allowed);
+  }, SLOW);
+
+  it('runs a scheduled job once per fleet: the Send purge, on the holder of its lease, handed over when the holder stops', async () => {
+    const user = await createUser(lb);
+    const hub = await hubThroughBalancer(user.accessToken);
+    const textSend = { type: 0, name: ENC, notes: null, key: ENC, maxAccessCount: null, expirationDate: null, text: { text: ENC, hidden: false }, file: null };
+    const send = await lb.request('POST', '/api/sends', {
+      token: user.accessToken,
+      json: { ...textSend, deletionDate: new Date(Date.now() + 86_400_000).toISOString(), password: null, emails: null, disabled: false, hideEmail: false, authType: 2 },
+    });
+    expect(send.status, send.text).toBe(200);
+    const sendId = String(send.body.id);
+    // Its deletion date passes (the API refuses one less than a minute ahead).
+    await database.db.updateTable('sends').set({ deletion_date: new Date(Date.now() - 1000).toISOString() }).where('id', '=', sendId).execute();
+
+    // Over three intervals, one instance purges each interval and the others skip.
+    const before = await purgeRuns();
+    await new Promise((r) => setTimeout(r, 3 * PURGE_SECONDS * 1000 + 500));
+    const window = minus(await purgeRuns(), before);
+    const holders = window.flatMap((r, i) => (r.ran > 0 ? [i] : []));
+    expect(holders, JSON.stringify(window)).toHaveLength(1);
+    const fleetRuns = window.reduce((n, r) => n + r.ran, 0);
+    expect(fleetRuns).toBeGreaterThanOrEqual(2);
+    expect(fleetRuns).toBeLessThanOrEqual(4);
+    for (const r of window.filter((r) => r.ran === 0)) expect(r.skipped).toBeGreaterThanOrEqual(2);
+
+    // The expired Send is gone, purged once: its owner heard one deletion, through whichever instance.
+    const row = await database.db.selectFrom('sends').select('id').where('id', '=', sendId).executeTakeFirst();
+    expect(row).toBeUndefined();
+    await new Promise((r) => setTimeout(r, 1000));
+    // The JSON hub protocol names the fields in camelCase (MessagePack clients get Type, Payload).
+    const deletions = hub.messages.filter((m) => (m as { type?: number; payload?: { id?: string } }).type === 14);
+    expect(deletions.map((m) => (m as { payload: { id: string } }).payload.id)).toEqual([sendId]);
+    expect(deletions).toHaveLength(1);
+    hub.close();
+
+    // The holder stops (SIGTERM gives the lease back): another instance takes the job within an interval or two.
+    const holder = holders[0] ?? 0;
+    await fleet.kill(holder, 'SIGTERM');
+    const handed = await purgeRuns();
+    await new Promise((r) => setTimeout(r, 3 * PURGE_SECONDS * 1000 + 500));
+    const afterStop = minus(await purgeRuns(), handed);
+    const takers = afterStop.flatMap((r, i) => (r.ran > 0 ? [i] : []));
+    expect(takers, JSON.stringify(afterStop)).toHaveLength(1);
+    expect(takers[0]).not.toBe(holder);
+
+    // Back again, the old holder skips: the lease stays where it is.
+    await fleet.start(holder);
+    await new Promise((r) => setTimeout(r, 2 * PURGE_SECONDS * 1000 + 500));
+    const back = (await purgeRuns())[holder];
+    expect(back?.ran).toBe(0);
+    expect(back?.skipped).toBeGreaterThanOrEqual(1);
   }, SLOW);
 
   it('relays each event to an integration once per fleet, and again after the relaying instance dies', async () => {

@@ -16,6 +16,8 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { prepareHttps } from '../../src/tls/https-options.js';
 import type { ServerKeysTable } from '../../src/db/schema.js';
 import type { Pushes } from '../../src/features/notifications/pushes.js';
+import { startTracing } from '../../src/features/operations/tracing-setup.js';
+import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
 
 /**
  * The engine under test: `DATABASE_URL=postgres://… npm test` runs the suite on PostgreSQL,
@@ -95,6 +97,8 @@ export interface StartOptions {
   port?: number;
   /** Where the server's pushes go (see test/support/pushes.ts); the app's own by default. */
   pushes?: Pushes;
+  /** With OTEL_ENABLED in `env`: where the spans go (the SDK's InMemorySpanExporter) instead of OTLP. */
+  traceExporter?: SpanExporter;
 }
 
 /**
@@ -115,11 +119,13 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   const https = await prepareHttps(config);
   const caPem = options.tls?.caPem ?? https?.selfSigned?.caPem;
   const dispatcher = caPem ? new Agent({ connect: { ca: caPem } }) : undefined;
-  const database = openDatabase(config.databaseUrl, { poolSize: 4 });
+  // Nothing of OpenTelemetry is loaded unless OTEL_ENABLED is in `env`.
+  const tracing = await startTracing(config, options.traceExporter ? { exporter: options.traceExporter } : {});
+  const database = openDatabase(config.databaseUrl, { poolSize: 4, ...(tracing ? { queryObserver: tracing.queries } : {}) });
   await migrateToLatest(database);
   if (!options.databaseUrl && signingKey) await database.db.insertInto('server_keys').values(signingKey).execute();
   const logs = new LogCapture();
-  const app = await buildApp({ config, database, logStream: logs, ...(https ? { https } : {}), ...(options.clock ? { clock: options.clock } : {}), ...(options.pushes ? { pushes: options.pushes } : {}) });
+  const app = await buildApp({ config, database, logStream: logs, ...(https ? { https } : {}), ...(options.clock ? { clock: options.clock } : {}), ...(options.pushes ? { pushes: options.pushes } : {}), tracing });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
@@ -140,6 +146,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
       }
       await dispatcher?.close();
       await database.close();
+      await tracing?.shutdown();
       await fresh.drop();
       if (ownFilesDir) await rm(ownFilesDir, { recursive: true, force: true });
       // The log audit: a server that logged a secret fails the test that owned it.

@@ -24,12 +24,15 @@ export function createEventRetention({
   days,
   intervalMs = 60 * 60 * 1000,
   lease = createLease(db, clock, LEASE),
+  onRun,
 }: {
   db: Db;
   clock: Clock;
   days: number;
   intervalMs?: number;
   lease?: Lease;
+  /** Told after each run whether this instance pruned (held the lease) or skipped. */
+  onRun?: (ran: boolean) => void;
 }) {
   async function pruneEvents(cutoff: string): Promise<number> {
     let total = 0;
@@ -81,7 +84,7 @@ export function createEventRetention({
 
     stop: () => job.stop(),
   };
-  const job = everyInterval(intervalMs, () => retention.pruneOnce(), lease);
+  const job = everyInterval(intervalMs, () => retention.pruneOnce(), lease, onRun);
   return retention;
 }
 

@@ -25,12 +25,15 @@ export function createFileSweeper({
   store,
   intervalMs = 60 * 60 * 1000,
   lease = createLease(db, clock, LEASE),
+  onRun,
 }: {
   db: Db;
   clock: Clock;
   store: FileStore;
   intervalMs?: number;
   lease?: Lease;
+  /** Told after each run whether this instance swept (held the lease) or skipped. */
+  onRun?: (ran: boolean) => void;
 }) {
   /** The keys of `files` no row names. */
   async function orphans(files: readonly StoredFile[]): Promise<string[]> {
@@ -79,7 +82,7 @@ export function createFileSweeper({
     start: (onError: (error: unknown) => void) => job.start(onError),
     stop: () => job.stop(),
   };
-  const job = everyInterval(intervalMs, () => sweeper.sweepOnce(), lease);
+  const job = everyInterval(intervalMs, () => sweeper.sweepOnce(), lease, onRun);
   return sweeper;
 }
 

@@ -18,13 +18,19 @@ import { Forbidden, Unauthorized } from '../../http/errors.js';
 const LOGIN_FAILURE_REASONS = ['password', 'two-factor', 'throttled', 'disabled', 'api-key'] as const;
 export type LoginFailureReason = (typeof LOGIN_FAILURE_REASONS)[number];
 
+/** The fleet's scheduled jobs, each behind its lease (src/db/leases.ts). */
+export const SCHEDULED_JOBS = ['event-retention', 'send-purge', 'file-sweep'] as const;
+export type ScheduledJob = (typeof SCHEDULED_JOBS)[number];
+
 /** What features report; a no-op until the app wires metrics in. */
 export interface Instruments {
   loginFailed(reason: LoginFailureReason): void;
   syncCacheLookup(hit: boolean): void;
+  /** A scheduled job's run ended: `ran` when this instance held the lease and did the work. */
+  scheduledJobRun(job: ScheduledJob, ran: boolean): void;
 }
 
-export const noInstruments: Instruments = { loginFailed: () => undefined, syncCacheLookup: () => undefined };
+export const noInstruments: Instruments = { loginFailed: () => undefined, syncCacheLookup: () => undefined, scheduledJobRun: () => undefined };
 
 export interface MetricsSources {
   database: Database;
@@ -77,6 +83,12 @@ export async function createMetrics() {
     labelNames: ['result'] as const,
     registers: [registry],
   });
+  const jobRuns = new Counter({
+    name: 'strongroom_scheduled_job_runs_total',
+    help: 'Runs of the scheduled jobs on this instance, by job and result: ran (this instance held the fleet-wide lease and did the work) or skipped (another instance holds it).',
+    labelNames: ['job', 'result'] as const,
+    registers: [registry],
+  });
   new Gauge({
     name: 'strongroom_db_pool_connections',
     help: 'Database connections by state: total open, idle, and queries waiting for one (PostgreSQL; SQLite has one connection).',
@@ -111,10 +123,12 @@ export async function createMetrics() {
   const instruments: Instruments = {
     loginFailed: (reason) => loginFailures.inc({ reason }),
     syncCacheLookup: (hit) => syncCache.inc({ result: hit ? 'hit' : 'miss' }),
+    scheduledJobRun: (job, ran) => jobRuns.inc({ job, result: ran ? 'ran' : 'skipped' }),
   };
   // Every label set the tests and dashboards look for exists from the start, at 0.
   for (const reason of LOGIN_FAILURE_REASONS) loginFailures.inc({ reason }, 0);
   for (const result of ['hit', 'miss']) syncCache.inc({ result }, 0);
+  for (const job of SCHEDULED_JOBS) for (const result of ['ran', 'skipped']) jobRuns.inc({ job, result }, 0);
 
   return {
     registry,

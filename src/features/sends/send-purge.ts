@@ -26,6 +26,7 @@ export function createSendPurge({
   pushes,
   intervalMs = 10 * 60 * 1000,
   lease = createLease(db, clock, LEASE),
+  onRun,
 }: {
   db: Db;
   clock: Clock;
@@ -33,6 +34,8 @@ export function createSendPurge({
   pushes: Pushes;
   intervalMs?: number;
   lease?: Lease;
+  /** Told after each run whether this instance purged (held the lease) or skipped. */
+  onRun?: (ran: boolean) => void;
 }) {
   const purge = {
     /** Purges once if this instance holds the lease: the number of Sends purged, or null when another instance holds it. */
@@ -59,7 +62,7 @@ export function createSendPurge({
     start: (onError: (error: unknown) => void) => job.start(onError),
     stop: () => job.stop(),
   };
-  const job = everyInterval(intervalMs, () => purge.purgeOnce(), lease);
+  const job = everyInterval(intervalMs, () => purge.purgeOnce(), lease, onRun);
   return purge;
 }
 
