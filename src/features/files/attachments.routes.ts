@@ -168,44 +168,24 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
     },
   );
 
-  for (const [method, url] of [
-    ['DELETE', '/ciphers/:id/attachment/:attachmentId'],
-    ['POST', '/ciphers/:id/attachment/:attachmentId/delete'],
+  // A member's delete answers the item; the admin console's (the official edit-as-admin rule) its mini form.
+  for (const [method, url, reach] of [
+    ['DELETE', '/ciphers/:id/attachment/:attachmentId', 'member'],
+    ['POST', '/ciphers/:id/attachment/:attachmentId/delete', 'member'],
+    ['DELETE', '/ciphers/:id/attachment/:attachmentId/admin', 'admin'],
+    ['POST', '/ciphers/:id/attachment/:attachmentId/delete-admin', 'admin'],
   ] as const) {
+    const doc = reach === 'admin' ? docs.deleteAdmin : docs.delete;
+    const current = `DELETE /ciphers/{id}/attachment/{attachmentId}${reach === 'admin' ? '/admin' : ''}`;
     app.route<Params>({
       method,
       url,
       config,
-      schema: {
-        tags,
-        ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /ciphers/{id}/attachment/{attachmentId}')),
-        params: AttachmentParams,
-        response: { 200: DeleteAttachmentResponse },
-      },
+      schema: { tags, ...(method === 'DELETE' ? doc : olderForm(doc, current)), params: AttachmentParams, response: { 200: DeleteAttachmentResponse } },
       handler: async (request, reply) => {
-        const row = await attachments.delete(currentUser(request).userId, clientContext(request), request.params.id, request.params.attachmentId);
-        return json(reply, `{"object":"deleteAttachment","cipher":${cipherJson(row, 'cipher', apiBase)}}`);
-      },
-    });
-  }
-
-  for (const [method, url] of [
-    ['DELETE', '/ciphers/:id/attachment/:attachmentId/admin'],
-    ['POST', '/ciphers/:id/attachment/:attachmentId/delete-admin'],
-  ] as const) {
-    app.route<Params>({
-      method,
-      url,
-      config,
-      schema: {
-        tags,
-        ...(method === 'DELETE' ? docs.deleteAdmin : olderForm(docs.deleteAdmin, 'DELETE /ciphers/{id}/attachment/{attachmentId}/admin')),
-        params: AttachmentParams,
-        response: { 200: DeleteAttachmentResponse },
-      },
-      handler: async (request, reply) => {
-        const row = await attachments.delete(currentUser(request).userId, clientContext(request), request.params.id, request.params.attachmentId, 'admin');
-        return json(reply, `{"object":"deleteAttachment","cipher":${cipherMiniJson(row, apiBase)}}`);
+        const row = await attachments.delete(currentUser(request).userId, clientContext(request), request.params.id, request.params.attachmentId, reach);
+        const cipher = reach === 'admin' ? cipherMiniJson(row, apiBase) : cipherJson(row, 'cipher', apiBase);
+        return json(reply, `{"object":"deleteAttachment","cipher":${cipher}}`);
       },
     });
   }
