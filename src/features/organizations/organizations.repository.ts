@@ -112,6 +112,18 @@ export async function memberUserIds(db: Executor, organizationId: string): Promi
   return rows.flatMap((r) => (r.user_id ? [r.user_id] : []));
 }
 
+/** Users confirmed in the organization: the members who see its items (to push to, to tell). */
+export async function confirmedMemberUserIds(db: Executor, organizationId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('organization_users')
+    .select('user_id')
+    .where('organization_id', '=', organizationId)
+    .where('status', '=', OrganizationUserStatusType.Confirmed)
+    .where('user_id', 'is not', null)
+    .execute();
+  return rows.flatMap((r) => (r.user_id ? [r.user_id] : []));
+}
+
 /** Makes the confirmed members of the organizations sync: their account revision moves. */
 export async function touchOrganizationMembers(db: Executor, organizationIds: readonly string[], now: string): Promise<void> {
   if (organizationIds.length === 0) return;

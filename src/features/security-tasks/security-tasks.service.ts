@@ -8,6 +8,7 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import type { Executor } from '../events/audit-log.js';
 import { noPushes, PushType, type Push, type Pushes } from '../notifications/pushes.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
+import { confirmedMemberUserIds } from '../organizations/organizations.repository.js';
 import { can, visibleCiphers } from '../vault/cipher-access.js';
 
 /** The official SecurityTaskType. */
@@ -39,16 +40,9 @@ export function createSecurityTasks({ db, clock, pushes = noPushes }: { db: Db; 
   /** Confirmed members of the organization who may edit any of `cipherIds`, to tell them. */
   async function membersToTell(organizationId: string, cipherIds: readonly string[]): Promise<string[]> {
     if (cipherIds.length === 0) return [];
-    const members = await db
-      .selectFrom('organization_users')
-      .select('user_id')
-      .where('organization_id', '=', organizationId)
-      .where('status', '=', OrganizationUserStatusType.Confirmed)
-      .where('user_id', 'is not', null)
-      .execute();
     const users: string[] = [];
-    for (const { user_id } of members) {
-      if (user_id && (await editable(db, user_id, cipherIds)).size > 0) users.push(user_id);
+    for (const userId of await confirmedMemberUserIds(db, organizationId)) {
+      if ((await editable(db, userId, cipherIds)).size > 0) users.push(userId);
     }
     return users;
   }

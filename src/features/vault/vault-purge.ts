@@ -10,8 +10,7 @@ import { attachmentFolder } from '../files/store-layout.js';
 import { userPush } from '../notifications/push-messages.js';
 import { PushType } from '../notifications/pushes.js';
 import { confirmedMembership } from '../organizations/org-access.js';
-import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
-import { OrganizationUserStatusType } from '../organizations/roles.js';
+import { confirmedMemberUserIds, touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import { deleteCiphers } from './ciphers.repository.js';
 import type { VaultDeps } from './ciphers.service.js';
 import { touchVault } from './revisions.js';
@@ -102,14 +101,7 @@ export function createVaultPurge({ db, audit, clock, pushes, files, hasher }: Va
         .execute();
       await touchOrganizationMembers(tx, [orgId], now);
       await audit.record(tx, client, { type: EventType.Organization_PurgedVault, organizationId: orgId, actingUserId: userId });
-      const confirmed = await tx
-        .selectFrom('organization_users')
-        .select('user_id')
-        .where('organization_id', '=', orgId)
-        .where('status', '=', OrganizationUserStatusType.Confirmed)
-        .where('user_id', 'is not', null)
-        .execute();
-      return { folders: withFiles.map((r) => attachmentFolder(r.id)), members: confirmed.flatMap((r) => (r.user_id ? [r.user_id] : [])) };
+      return { folders: withFiles.map((r) => attachmentFolder(r.id)), members: await confirmedMemberUserIds(tx, orgId) };
     });
     await removeFolders(files, folders);
     pushes.send(members.map((member) => userPush(PushType.SyncVault, member, new Date(now))));
