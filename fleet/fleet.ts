@@ -43,7 +43,10 @@ export interface Fleet {
   instances: Instance[];
   /** Points nginx at these instances (by index) and reloads it; in-flight requests finish. */
   route(indexes: number[]): Promise<void>;
-  /** SIGTERM, wait for the exit (the drain), start again and wait until it serves. */
+  /**
+   * The rolling-restart step of docs/operations.md: out of nginx's rotation, SIGTERM, wait for the
+   * exit (the drain), start again, wait until it serves, back into the rotation.
+   */
   restart(index: number): Promise<void>;
   kill(index: number, signal?: NodeJS.Signals): Promise<void>;
   /** Settings for instances started from now on (a rolling restart applies them). */
@@ -171,6 +174,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   }
 
   const nginxConf = join(prefix, 'nginx.conf');
+  /** The instances nginx sends requests to. */
+  let routed = instances.map((i) => i.index);
   const writeConf = (indexes: number[]) =>
     writeFileSync(
       nginxConf,
@@ -187,20 +192,30 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   await waitUntil(async () => (await fetch(`http://127.0.0.1:${lbPort}/`).catch(() => null)) !== null || nginxOutput.includes('emerg'), 10_000, 'nginx');
   if (nginxOutput.includes('emerg')) throw new Error(`nginx did not start: ${nginxOutput}`);
 
+  async function route(indexes: number[]): Promise<void> {
+    routed = [...indexes];
+    writeConf(indexes);
+    const pid = readFileSync(join(prefix, 'nginx.pid'), 'utf8').trim();
+    process.kill(Number(pid), 'SIGHUP');
+    // The new workers take over within a moment; the old ones finish what they hold.
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+
   return {
     url,
     databaseUrl,
     instances,
-    async route(indexes) {
-      writeConf(indexes);
-      const pid = readFileSync(join(prefix, 'nginx.pid'), 'utf8').trim();
-      process.kill(Number(pid), 'SIGHUP');
-      // The new workers take over within a moment; the old ones finish what they hold.
-      await new Promise((r) => setTimeout(r, 1000));
-    },
+    route,
     async restart(index) {
+      // Taken out of the rotation first: a stopping instance closes its listening socket, which
+      // resets connections the kernel accepted for it and the process had not yet read, and
+      // nginx cannot resend a POST already written to one (it answered 502).
+      const before = routed;
+      const others = before.filter((i) => i !== index);
+      if (others.length > 0 && others.length < before.length) await route(others);
       await kill(index, 'SIGTERM');
       await start(index);
+      if (routed !== before) await route(before);
     },
     kill,
     start,

@@ -6,6 +6,7 @@
  * failures and the throughput / latency figures for 1, 2 and 3 instances.
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -120,6 +121,15 @@ interface Figures {
   requests: number;
   non2xx: number;
   errors: number;
+}
+
+/** nginx's error log lines of this run (why a request got a 502), for a failing test's output. */
+function nginxErrors(): string {
+  try {
+    return readFileSync(join(dir, 'nginx', 'error.log'), 'utf8').split('\n').filter((line) => /\[error\]/.test(line)).slice(-10).join('\n');
+  } catch {
+    return '(no nginx error log)';
+  }
 }
 
 function figures(result: autocannon.Result): Figures {
@@ -404,6 +414,7 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     load.stop();
     const result = await done;
     const f = figures(result);
+    if (f.non2xx + f.errors > 0) console.log(`nginx: ${nginxErrors()}`);
     console.log(`\nRolling restart of ${restarted.length} instances under ${40} requests/s: ${f.requests} requests, ${f.non2xx} non-2xx, ${f.errors} errors; statuses ${JSON.stringify(Object.fromEntries(statuses))}; p50 ${f.p50} ms, p99 ${f.p99} ms\n`);
     expect(f.requests).toBeGreaterThan(100);
     expect(f.errors).toBe(0);
@@ -523,8 +534,10 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
   }, SLOW);
 
   it('measures a mixed workload on 1, 2 and 3 instances', async () => {
-    // The measurement needs the public API unlimited: a rolling restart applies the setting.
-    fleet.setEnv({ PUBLIC_API_RATE_LIMIT: '0' });
+    // The measurement needs the public API unlimited, and room for its logins: its 12 connections
+    // log one account in from one address, and each login in flight holds one of the 10 attempts
+    // LOGIN_ATTEMPTS_PER_ACCOUNT allows until its password is checked. A rolling restart applies both.
+    fleet.setEnv({ PUBLIC_API_RATE_LIMIT: '0', LOGIN_ATTEMPTS_PER_ACCOUNT: '100' });
     for (const one of fleet.instances) await fleet.restart(one.index);
     const user = await createUser(lb);
     const item = await lb.request('POST', '/api/folders', { token: user.accessToken, json: { name: encryptText('bench', user.account.userKey) } });
@@ -545,7 +558,13 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     const measured: Figures[] = [];
     for (const count of [1, 2, 3]) {
       await fleet.route(fleet.instances.slice(0, count).map((i) => i.index));
-      const f = figures(await autocannon({ url: fleet.url, connections: 12, duration: LOAD_SECONDS, requests }));
+      const statuses = new Map<number, number>();
+      const result = await new Promise<autocannon.Result>((resolve, reject) => {
+        const run = autocannon({ url: fleet.url, connections: 12, duration: LOAD_SECONDS, requests }, (error, done) => (error ? reject(error) : resolve(done)));
+        run.on('response', (_client: unknown, status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1));
+      });
+      const f = figures(result);
+      if (f.non2xx + f.errors > 0) console.log(`${count} instance(s): statuses ${JSON.stringify(Object.fromEntries(statuses))}, ${result.errors} errors, ${result.timeouts} timeouts; nginx: ${nginxErrors()}`);
       measured.push(f);
       rows.push(`| ${count} | ${f.rps.toFixed(1)} | ${f.p50} | ${f.p99} | ${f.requests} | ${f.non2xx + f.errors} |`);
     }
