@@ -114,6 +114,9 @@ export function cachingStatements(database: SqliteDatabase): SqliteDatabase {
         statements.delete(text);
       } else {
         statement = database.prepare(text);
+        // A long `in (…)` list is a text of its own for each length: kept, such statements would
+        // push the everyday ones out.
+        if (parameterCount(text) > MAX_CACHED_PARAMETERS) return statement;
         if (statements.size >= STATEMENTS) statements.delete(statements.keys().next().value as string);
       }
       statements.set(text, statement);
@@ -124,6 +127,14 @@ export function cachingStatements(database: SqliteDatabase): SqliteDatabase {
 
 /** Compiled statements kept per SQLite connection (see cachingStatements). */
 const STATEMENTS = 500;
+/** Statements with more parameters than this are compiled each time, not kept. */
+const MAX_CACHED_PARAMETERS = 50;
+
+function parameterCount(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('?'); at !== -1; at = text.indexOf('?', at + 1)) count++;
+  return count;
+}
 
 export class LockingSqliteDialect extends SqliteDialect {
   override createAdapter(): DialectAdapter {

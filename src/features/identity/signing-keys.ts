@@ -126,17 +126,23 @@ export function createSigningKeys({ db, clock, issuer }: { db: Db; clock: Clock;
       if (options.audience) jwt.setAudience(options.audience);
       return jwt.sign(signer.privateKey);
     },
-    /** The payload of a token this server signed for `typ` (and `audience`), or null. */
-    async verify(token: string, options: { typ: string; audience?: string }): Promise<JWTPayload | null> {
+    /**
+     * The payload of a token this server signed for `typ` (and `audience`), or null. `remember`:
+     * the token comes back with many requests (access tokens), so its verification is kept; tokens
+     * checked once (download links, invitations) would only push those out.
+     */
+    async verify(token: string, options: { typ: string; audience?: string; remember?: boolean }): Promise<JWTPayload | null> {
       const cacheKey = `${options.typ} ${options.audience ?? ''} ${token}`;
-      const seen = verified.get(cacheKey);
+      const seen = options.remember ? verified.get(cacheKey) : undefined;
       if (seen) {
+        verified.delete(cacheKey);
         // As jose checks them: whole seconds, no tolerance.
         const now = Math.floor(clock.now().getTime() / 1000);
         const current = (seen.payload.exp ?? 0) > now && (seen.payload.nbf ?? 0) <= now && (await keys()).byKid.has(seen.kid);
-        if (current) return seen.payload;
-        verified.delete(cacheKey);
-        return null;
+        if (!current) return null;
+        // Re-inserted: the least recently used go first.
+        verified.set(cacheKey, seen);
+        return seen.payload;
       }
       try {
         const { payload, protectedHeader } = await jwtVerify(token, keyFor, {
@@ -147,8 +153,10 @@ export function createSigningKeys({ db, clock, issuer }: { db: Db; clock: Clock;
           currentDate: clock.now(),
           ...(options.audience ? { audience: options.audience } : {}),
         });
-        if (verified.size >= VERIFIED_TOKENS) verified.delete(verified.keys().next().value as string);
-        verified.set(cacheKey, { payload, kid: protectedHeader.kid ?? '' });
+        if (options.remember) {
+          if (verified.size >= VERIFIED_TOKENS) verified.delete(verified.keys().next().value as string);
+          verified.set(cacheKey, { payload, kid: protectedHeader.kid ?? '' });
+        }
         return payload;
       } catch {
         return null;

@@ -121,7 +121,7 @@ export function createTokenService(deps: {
      * once, on every instance.
      */
     authenticate: (async (token) => {
-      const payload = await keys.verify(token, { typ: ACCESS_TOKEN_TYP });
+      const payload = await keys.verify(token, { typ: ACCESS_TOKEN_TYP, remember: true });
       if (!payload || typeof payload.sub !== 'string') return null;
       if (payload.type !== undefined && payload.type !== 'User') {
         const resolve = typeof payload.type === 'string' ? deps.principalResolvers?.[payload.type] : undefined;

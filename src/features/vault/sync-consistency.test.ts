@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, ENC, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
+import { createUser } from '../../../test/support/accounts.js';
 import { encryptText, generateSymmetricKey } from '../../../test/support/bw-crypto.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
@@ -28,6 +29,8 @@ let reader: Actor;
 let hider: Actor;
 let manager: Actor;
 let everyone: Actor[];
+/** An account in no organization: its vault is served from the whole-section cache (sync-cache.ts). */
+let solo: Actor;
 const c = {} as Record<'shared' | 'readOnly' | 'managed' | 'spare', string>;
 let group: string;
 const orgKey = generateSymmetricKey();
@@ -59,7 +62,7 @@ async function uncachedSync(who: Actor): Promise<SyncJson> {
 /** Everyone's sync, through the server's caches, equals an uncached build; answers the item ids each sees. */
 async function expectExact(): Promise<Map<Actor, string[]>> {
   const seen = new Map<Actor, string[]>();
-  for (const who of everyone) {
+  for (const who of [...everyone, solo]) {
     const cached = normalized(await cachedSync(who));
     expect(cached).toEqual(normalized(await uncachedSync(who)));
     seen.set(
@@ -83,6 +86,8 @@ beforeAll(async () => {
   hider = await actor(server, org, 'hider@example.com');
   manager = await actor(server, org, 'manager@example.com');
   everyone = [owner, editor, reader, hider, manager];
+  const alone = await createUser(server, { email: 'solo@example.com' });
+  solo = { userId: alone.userId, token: alone.accessToken, memberId: '', account: alone.account };
   group = await seedGroup(server, org, [hider.memberId]);
   const byOwner: [string, { manage: boolean }] = [owner.memberId, { manage: true }];
   c.shared = await seedCollection(server, org, { users: [byOwner, [editor.memberId], [reader.memberId, { readOnly: true }], [manager.memberId, { manage: true }]], groups: [[group, { hidePasswords: true }]] });
@@ -149,6 +154,12 @@ describe('sync from its caches', () => {
     // A personal item changed elsewhere, with the vault revision moved as every write path does.
     await db.updateTable('ciphers').set({ reprompt: 1 }).where('id', '=', personal.id).execute();
     await touchVault(db, owner.userId, new Date().toISOString());
+    await expectExact();
+    // The same for an account in no organization, whose whole vault section was cached.
+    const soloItem = await personalItem(solo);
+    expect((await expectExact()).get(solo)).toEqual([soloItem.id]);
+    await db.updateTable('ciphers').set({ reprompt: 1 }).where('id', '=', soloItem.id).execute();
+    await touchVault(db, solo.userId, new Date(Date.now() + 1000).toISOString());
     await expectExact();
   });
 

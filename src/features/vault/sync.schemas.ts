@@ -72,9 +72,16 @@ export interface EncodedItem {
   user: string;
 }
 
-/** An item's JSON in sync up to the user's part: the opening and the shared part (cipherSharedJson). */
+/**
+ * An item's JSON in sync up to the user's part: the opening and the shared part (cipherSharedJson).
+ * In a buffer of its own, exactly its size: Buffer.from would place a short text in Node's shared
+ * 8 KB pool, and a cached item would keep that whole block alive (item-json-cache.ts counts bytes).
+ */
 export function syncItemStart(sharedJson: string): Buffer {
-  return Buffer.from(`{"object":"cipherDetails",${sharedJson}`);
+  const text = `{"object":"cipherDetails",${sharedJson}`;
+  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
+  bytes.write(text);
+  return bytes;
 }
 
 /**
@@ -110,7 +117,11 @@ export function itemsWriter() {
     },
     finish(): Buffer[] {
       write(']');
-      chunks.push(chunk.subarray(0, used));
+      // The last chunk is copied to its size: a cached section (sync-cache.ts, bounded by the
+      // bytes it counts) must not keep a mostly empty 1 MB buffer alive behind a short slice.
+      const last = Buffer.allocUnsafeSlow(used);
+      chunk.copy(last, 0, 0, used);
+      chunks.push(last);
       return chunks;
     },
   };

@@ -59,7 +59,9 @@ export function createSyncService({ db, cache, apiBase }: { db: Db; cache: SyncC
   /**
    * The items listed by version, their shared parts from the cache where current, else read and
    * encoded, a slice of the listing at a time: besides the answer being written, only one
-   * slice's rows are held, however large the vault.
+   * slice's rows are held, however large the vault. A row changed between the listing and its
+   * read (the listing's rights may be older than its content: access revoked, then the item
+   * edited) sends this sync to readItems, which reads rows and access in one query.
    */
   async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<Buffer[]> {
     const [personal, org] = await Promise.all([listPersonalVersions(db, userId), organizationItemVersions(db, userId, reached)]);
@@ -71,12 +73,12 @@ export function createSyncService({ db, cache, apiBase }: { db: Db; cache: SyncC
         const start = cache.items.get(item.id, item.version);
         if (start !== undefined) starts.set(item.id, start);
       }
-      // A row changed since the listing comes with its newer version and content; one deleted
-      // since is left out.
-      const missing = slice.filter((item) => !starts.has(item.id)).map((item) => item.id);
-      for (const row of await findSharedColumns(db, missing)) {
+      // One deleted since the listing is left out.
+      const missing = new Map(slice.filter((item) => !starts.has(item.id)).map((item) => [item.id, item.version]));
+      for (const row of await findSharedColumns(db, [...missing.keys()])) {
         const start = syncItemStart(cipherSharedJson(row, apiBase));
         cache.items.set(row.id, row.version, start);
+        if (row.version !== missing.get(row.id)) return readItems(userId, reached, withSshKeys);
         starts.set(row.id, start);
       }
       for (const item of slice) {
