@@ -560,7 +560,7 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
       await fleet.route(fleet.instances.slice(0, count).map((i) => i.index));
       const statuses = new Map<number, number>();
       const result = await new Promise<autocannon.Result>((resolve, reject) => {
-        const run = autocannon({ url: fleet.url, connections: 12, duration: LOAD_SECONDS, requests }, (error, done) => (error ? reject(error) : resolve(done)));
+        const run = autocannon({ url: fleet.url, connections: 12, duration: LOAD_SECONDS, requests }, (error: Error | null, done) => (error ? reject(error) : resolve(done)));
         run.on('response', (_client: unknown, status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1));
       });
       const f = figures(result);
