@@ -184,6 +184,8 @@ describe('text Sends', () => {
     expect((await req(null, 'POST', `/sends/access/${send.accessId}`, { password: NEW_HASH })).status).toBe(200);
     expect((await req(alice, 'PUT', `/sends/${send.id}`, textSend({ authType: 1, password: null }))).status).toBe(200);
     expect((await req(null, 'POST', `/sends/access/${send.accessId}`, { password: NEW_HASH })).status).toBe(200);
+    // Still protected: a Send without a password would open for the wrong one too.
+    expect((await req(null, 'POST', `/sends/access/${send.accessId}`, { password: HASH })).status).toBe(400);
 
     const removed = await req(alice, 'PUT', `/sends/${send.id}/remove-password`);
     expect(removed.body).toMatchObject({ authType: 2, password: null });
