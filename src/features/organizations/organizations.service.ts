@@ -6,6 +6,7 @@ import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { FileStore } from '../files/file-store.js';
 import { fileFoldersOf, removeFolders } from '../files/orphans.js';
+import { verifyMasterPassword } from '../accounts/secret-verification.js';
 import { findUserById, type UserRow } from '../accounts/accounts.repository.js';
 import { randomApiKey } from '../accounts/accounts.service.js';
 import type { PasswordHasher } from '../accounts/password-hasher.js';
@@ -100,14 +101,8 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
     await removeFolders(deps.files, folders);
   }
 
-  /** The official SecretVerificationRequestModel: the master password hash (as `secret` or `masterPasswordHash`). */
-  async function verifySecret(userId: string, body: SecretBody, field: string, message: string): Promise<void> {
-    const user = await findUserById(db, userId);
-    if (!user) throw new NotFound();
-    const secret = body.secret || body.masterPasswordHash;
-    // One-time codes need email verification codes, which this server does not send yet.
-    if (!secret || !(await deps.hasher.verify(secret, user.master_password_hash))) throw BadRequest.field(field, message);
-  }
+  /** The official SecretVerificationRequestModel (accounts/secret-verification.ts). */
+  const verifySecret = (userId: string, body: SecretBody, field: string, message: string) => verifyMasterPassword(db, deps.hasher, userId, body, BadRequest.field(field, message));
 
   return {
     async create(userId: string, body: CreateOrganizationBody): Promise<OrganizationRow> {

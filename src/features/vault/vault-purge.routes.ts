@@ -4,13 +4,9 @@ import { access, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, emptyOk, Guid } from '../../http/schemas.js';
+import { SecretBody } from '../organizations/organizations.schemas.js';
 import type { VaultPurge } from './vault-purge.js';
 
-const PurgeBody = Type.Object({
-  secret: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
-  masterPasswordHash: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()])),
-  otp: Type.Optional(Type.Union([Type.String({ maxLength: 100 }), Type.Null()])),
-});
 const PurgeQuery = Type.Object({ organizationId: Type.Optional(Guid) });
 
 const doc: RouteDoc = {
@@ -21,9 +17,9 @@ const doc: RouteDoc = {
 
 /** `POST /ciphers/purge` (vault-purge.ts). */
 export const vaultPurgeRoutes: FastifyPluginAsync<{ purge: VaultPurge }> = async (app, { purge }) => {
-  app.post<{ Body: Static<typeof PurgeBody>; Querystring: Static<typeof PurgeQuery> }>(
+  app.post<{ Body: SecretBody; Querystring: Static<typeof PurgeQuery> }>(
     '/ciphers/purge',
-    { config: { access: access.user }, schema: { tags: ['Items'], ...doc, body: PurgeBody, querystring: PurgeQuery, response: { 200: EmptyResponse } } },
+    { config: { access: access.user }, schema: { tags: ['Items'], ...doc, body: SecretBody, querystring: PurgeQuery, response: { 200: EmptyResponse } } },
     async (request, reply) => {
       await purge.purge(currentUser(request).userId, clientContext(request), request.body, request.query.organizationId);
       return emptyOk(reply);

@@ -1,7 +1,7 @@
-import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { findUserById } from '../accounts/accounts.repository.js';
 import type { PasswordHasher } from '../accounts/password-hasher.js';
+import { verifyMasterPassword, type SecretVerificationBody } from '../accounts/secret-verification.js';
 import { EventType } from '../events/event-type.js';
 import { attachmentBytes } from '../files/attachment-data.js';
 import { releaseStorage } from '../files/attachments.repository.js';
@@ -11,19 +11,11 @@ import { userPush } from '../notifications/push-messages.js';
 import { PushType } from '../notifications/pushes.js';
 import { confirmedMembership } from '../organizations/org-access.js';
 import { confirmedMemberUserIds, touchOrganizationMembers } from '../organizations/organizations.repository.js';
-import { deleteCiphers } from './ciphers.repository.js';
 import type { VaultDeps } from './ciphers.service.js';
 import { touchVault } from './revisions.js';
 
 /** The official default user collection ("My Items"): its items survive an organization purge. */
 const DEFAULT_USER_COLLECTION = 1;
-
-/** SecretVerificationRequestModel: the master password hash, as `secret` or `masterPasswordHash`. */
-export interface PurgeSecret {
-  secret?: string | null;
-  masterPasswordHash?: string | null;
-  otp?: string | null;
-}
 
 /**
  * `POST /ciphers/purge`: the caller's whole vault, or with `organizationId` an organization's,
@@ -44,20 +36,13 @@ export interface PurgeSecret {
  *   (1601) is recorded.
  */
 export function createVaultPurge({ db, audit, clock, pushes, files, hasher }: VaultDeps & { hasher: PasswordHasher }) {
-  async function verify(userId: string, body: PurgeSecret): Promise<void> {
-    const user = await findUserById(db, userId);
-    if (!user) throw new Unauthorized();
-    const secret = body.secret || body.masterPasswordHash;
-    if (!secret || !(await hasher.verify(secret, user.master_password_hash))) throw new BadRequest('User verification failed.');
-  }
-
   async function purgePersonal(userId: string): Promise<void> {
     const now = clock.now().toISOString();
     const folders = await db.transaction().execute(async (tx) => {
-      const items = await tx.selectFrom('ciphers').select(['id', 'attachments']).where('user_id', '=', userId).execute();
-      const withFiles = items.filter((r) => r.attachments);
+      // Deleted and read in one statement: an upload reserved between a read and the delete would stay counted.
+      const deleted = await tx.deleteFrom('ciphers').where('user_id', '=', userId).returning(['id', 'attachments']).execute();
+      const withFiles = deleted.filter((r) => r.attachments);
       await releaseStorage(tx, { user_id: userId, organization_id: null }, withFiles.reduce((sum, r) => sum + attachmentBytes(r.attachments), 0));
-      await tx.deleteFrom('ciphers').where('user_id', '=', userId).execute();
       await tx.deleteFrom('folders').where('user_id', '=', userId).execute();
       await touchVault(tx, userId, now);
       return withFiles.map((r) => attachmentFolder(r.id));
@@ -73,10 +58,10 @@ export function createVaultPurge({ db, audit, clock, pushes, files, hasher }: Va
     const orgId = membership.organizationId;
     const now = clock.now().toISOString();
     const { folders, members } = await db.transaction().execute(async (tx) => {
-      const doomed = await tx
-        .selectFrom('ciphers as c')
-        .select(['c.id', 'c.attachments'])
-        .where('c.organization_id', '=', orgId)
+      // Deleted and read in one statement, as for a personal vault.
+      const deleted = await tx
+        .deleteFrom('ciphers')
+        .where('organization_id', '=', orgId)
         .where((eb) =>
           eb.not(
             eb.exists(
@@ -84,15 +69,15 @@ export function createVaultPurge({ db, audit, clock, pushes, files, hasher }: Va
                 .selectFrom('collection_ciphers as cc')
                 .innerJoin('collections as col', 'col.id', 'cc.collection_id')
                 .select('cc.cipher_id')
-                .whereRef('cc.cipher_id', '=', 'c.id')
+                .whereRef('cc.cipher_id', '=', 'ciphers.id')
                 .where('col.type', '=', DEFAULT_USER_COLLECTION),
             ),
           ),
         )
+        .returning(['id', 'attachments'])
         .execute();
-      const withFiles = doomed.filter((r) => r.attachments);
+      const withFiles = deleted.filter((r) => r.attachments);
       await releaseStorage(tx, { user_id: null, organization_id: orgId }, withFiles.reduce((sum, r) => sum + attachmentBytes(r.attachments), 0));
-      await deleteCiphers(tx, doomed.map((r) => r.id));
       // Items kept for a member's default collection leave the organization's shared collections.
       await tx
         .deleteFrom('collection_ciphers')
@@ -108,8 +93,8 @@ export function createVaultPurge({ db, audit, clock, pushes, files, hasher }: Va
   }
 
   return {
-    async purge(userId: string, client: ClientContext, body: PurgeSecret, organizationId: string | undefined): Promise<void> {
-      await verify(userId, body);
+    async purge(userId: string, client: ClientContext, body: SecretVerificationBody, organizationId: string | undefined): Promise<void> {
+      await verifyMasterPassword(db, hasher, userId, body, new BadRequest('User verification failed.'));
       if (organizationId) await purgeOrganization(userId, client, organizationId);
       else await purgePersonal(userId);
     },
