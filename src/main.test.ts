@@ -5,6 +5,7 @@ import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import BetterSqlite3 from 'better-sqlite3';
 import { WebSocket } from 'ws';
 import { freePort, killPrograms, startProgram as start, waitFor } from '../test/support/program.js';
 import { freshDatabaseUrl } from '../test/support/test-server.js';
@@ -220,4 +221,24 @@ describe('the server program', () => {
     expect(await fromEnv.exited).toBe(0);
     expect(existsSync(join(dir, 'from-env.sqlite'))).toBe(true);
   }, 30_000);
+
+  it('says so when the database already has a newer release\'s migrations, and serves on it with a warning', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strongroom-ahead-'));
+    const env = { DATABASE_URL: `sqlite:${dir}/ahead.sqlite` };
+    expect(await start(env, { cwd: dir, args: ['migrate'] }).exited).toBe(0);
+    // What a newer release's `migrate` leaves behind: a migration this code does not know.
+    const database = new BetterSqlite3(join(dir, 'ahead.sqlite'));
+    database.prepare("insert into kysely_migration (name, timestamp) values ('9999-from-the-future', ?)").run(new Date().toISOString());
+    database.close();
+
+    const migrate = start(env, { cwd: dir, args: ['migrate'] });
+    expect(await migrate.exited).toBe(0);
+    expect(migrate.output()).toContain('The database is ahead of this release: it has 1 migration(s) of a newer release (9999-from-the-future)');
+
+    const port = await freePort();
+    const server = start({ ...env, PORT: String(port), LOG_LEVEL: 'warn' }, { cwd: dir });
+    await waitForServer(`http://127.0.0.1:${port}`);
+    await waitFor(() => server.output().includes('the database schema is ahead of this release'));
+    expect(server.output()).toContain('9999-from-the-future');
+  }, 60_000);
 });

@@ -3,13 +3,12 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import { ConfigError, defaultDatabaseUrl, loadProcessConfig, type Config } from './config/config.js';
 import type { Database } from './db/database.js';
-import { DatabaseNotReady, openReadyDatabase } from './db/open.js';
-import { UsageError } from './features/organizations/license-command.js';
+import { DatabaseNotReady, openReadyDatabase, type ReadyDatabase } from './db/open.js';
 import { startTracing, type Tracing } from './features/operations/tracing-setup.js';
 import { systemClock } from './clock.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
-import { causeOf, StartupError } from './startup-error.js';
+import { causeOf, StartupError, UsageError } from './startup-error.js';
 import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructions } from './tls/https-options.js';
 
 /**
@@ -34,9 +33,13 @@ async function main(argv: string[]): Promise<number> {
 
   switch (command) {
     case 'migrate': {
-      const database = await openMigratedDatabase(config, 2);
+      const { database, newerMigrations } = await openMigratedDatabase(config, 2);
       await database.close();
-      process.stdout.write('The schema is up to date.\n');
+      process.stdout.write(
+        newerMigrations.length > 0
+          ? `The database is ahead of this release: it has ${newerMigrations.length} migration(s) of a newer release (${newerMigrations.join(', ')}); nothing was changed.\n`
+          : 'The schema is up to date.\n',
+      );
       return 0;
     }
     case 'license': {
@@ -72,7 +75,7 @@ async function serve(config: Config): Promise<void> {
   const https = await prepareHttps(config);
   // Loads OpenTelemetry only when OTEL_ENABLED is on.
   const tracing = await startTracing(config);
-  const database = await openMigratedDatabase(config, config.databasePoolSize, tracing);
+  const { database, newerMigrations } = await openMigratedDatabase(config, config.databasePoolSize, tracing);
   let app: FastifyInstance;
   try {
     app = await buildApp({ config, database, logStream: stdoutLogStream(), tracing, ...(https ? { https } : {}) });
@@ -93,6 +96,10 @@ async function serve(config: Config): Promise<void> {
     process.stderr.write(trustInstructions(https.selfSigned));
     stopRenewal = keepSelfSignedFresh(app.server, config, app.log, https.cert);
   }
+  if (newerMigrations.length > 0) {
+    // A rolling upgrade's older instance: it serves on the newer schema (docs/operations.md, Upgrades).
+    app.log.warn({ newerMigrations }, 'the database schema is ahead of this release; finish the upgrade of this instance');
+  }
   app.log.info({ services: config.services, deployment: config.deployment, engine: database.engine }, 'Strongroom is ready');
   stopOnSignals(
     app,
@@ -106,7 +113,7 @@ async function serve(config: Config): Promise<void> {
 }
 
 /** Opens the database for a command, naming the setting behind it when it cannot be made ready. */
-async function openMigratedDatabase(config: Config, poolSize: number, tracing?: Tracing | null): Promise<Database> {
+async function openMigratedDatabase(config: Config, poolSize: number, tracing?: Tracing | null): Promise<ReadyDatabase> {
   try {
     return await openReadyDatabase(config.databaseUrl, { poolSize, sqliteSynchronous: config.sqliteSynchronous, ...(tracing ? { queryObserver: tracing.queries } : {}) });
   } catch (error) {
@@ -118,7 +125,7 @@ async function openMigratedDatabase(config: Config, poolSize: number, tracing?: 
 
 /** A command that prints what `run` answers on the migrated database; a usage error is exit code 2. */
 async function printCommand(config: Config, run: (db: Database['db']) => Promise<string>): Promise<number> {
-  const database = await openMigratedDatabase(config, 2);
+  const { database } = await openMigratedDatabase(config, 2);
   try {
     return await operatorCommand(() => run(database.db));
   } finally {

@@ -27,6 +27,13 @@ export class DatabaseNotReady extends Error {
   }
 }
 
+/** A database ready for queries, and the migrations of a newer release it already has (usually none). */
+export interface ReadyDatabase {
+  database: Database;
+  /** Applied migrations this release does not know: it runs on a newer release's schema. */
+  newerMigrations: string[];
+}
+
 /**
  * Opens the database, checks that it answers within `connectTimeoutMs` and brings its schema up
  * to date: what the server and every operator command need before their first query.
@@ -34,7 +41,7 @@ export class DatabaseNotReady extends Error {
 export async function openReadyDatabase(
   url: string,
   options: { poolSize: number; connectTimeoutMs?: number; sqliteSynchronous?: 'normal' | 'full'; queryObserver?: QueryObserver },
-): Promise<Database> {
+): Promise<ReadyDatabase> {
   const target = describeDatabase(url);
   let database: Database;
   try {
@@ -50,8 +57,8 @@ export async function openReadyDatabase(
   try {
     await withTimeout(database.ping(), options.connectTimeoutMs ?? DATABASE_CONNECT_TIMEOUT_MS);
     step = 'migrate';
-    await migrateToLatest(database);
-    return database;
+    const { newer } = await migrateToLatest(database);
+    return { database, newerMigrations: newer };
   } catch (error) {
     // Not awaited: closing a pool waits for a connection attempt that may never end.
     void database.close().catch(() => undefined);
