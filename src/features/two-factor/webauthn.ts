@@ -146,9 +146,9 @@ export function createWebAuthn(deps: { db: Db; clock: Clock; rpName: string; pub
     async register(user: UserRow, slot: number, name: string, device: Record<string, unknown>): Promise<WebAuthnKey | null> {
       const challenge = await takeChallenge(user.id, Purpose.Register);
       if (!challenge) return null;
+      // Outside the try: a library that fails to load is the server's fault, not a bad key.
+      const { verifyRegistrationResponse } = await webauthnLibrary();
       try {
-        const { verifyRegistrationResponse } = await webauthnLibrary();
-
         const verified = await verifyRegistrationResponse({
           response: toRegistrationJson(device),
           expectedChallenge: challenge,
@@ -194,9 +194,8 @@ export function createWebAuthn(deps: { db: Db; clock: Clock; rpName: string; pub
       const response = toAuthenticationJson(token);
       const key = response ? keys.find((k) => k.credentialId === response.id) : undefined;
       if (!challenge || !response || !key) return null;
+      const { verifyAuthenticationResponse } = await webauthnLibrary();
       try {
-        const { verifyAuthenticationResponse } = await webauthnLibrary();
-
         const result = await verifyAuthenticationResponse({
           response,
           expectedChallenge: challenge,
