@@ -12,6 +12,12 @@ export class StartupError extends Error {
   }
 }
 
+/**
+ * A command line the operator can fix (an unknown subcommand, a missing argument): an operator
+ * command prints its message and exits with code 2.
+ */
+export class UsageError extends Error {}
+
 /** The text of a system error without Node's "ECODE:" prefixes, and for AggregateErrors their first. */
 export function causeOf(error: unknown): string {
   const first = error instanceof AggregateError && error.errors.length > 0 ? (error.errors[0] as unknown) : error;

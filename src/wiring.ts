@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import type { Config } from './config/config.js';
+import { filesDirOf, type Config } from './config/config.js';
 import type { Clock } from './clock.js';
 import type { Database } from './db/database.js';
 import type { HubLog } from './features/notifications/hub.js';
@@ -61,7 +61,6 @@ import { createFileSweeper } from './features/files/file-sweeper.js';
 import { createSendAccess } from './features/sends/send-access.js';
 import { createSendPurge } from './features/sends/send-purge.js';
 import { createSendService } from './features/sends/sends.service.js';
-import { join } from 'node:path';
 import { secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
 
 export interface WiringDeps {
@@ -122,7 +121,7 @@ export async function createFeatures({ config, database, clock, pushes: injected
           secretAccessKey: config.s3SecretAccessKey,
           prefix: config.s3Prefix,
         })
-      : localFileStore(config.filesDir ?? join(config.dataDir, 'files'));
+      : localFileStore(filesDirOf(config));
   const accounts = createAccountService({
     db,
     clock,
@@ -227,16 +226,16 @@ export async function createFeatures({ config, database, clock, pushes: injected
     store: fileStore,
     pushes,
     intervalMs: config.sendPurgeIntervalSeconds * 1000,
-    onRun: (ran) => instruments.scheduledJobRun('send-purge', ran),
+    onRun: (result) => instruments.scheduledJobRun('send-purge', result),
   });
-  const fileSweeper = createFileSweeper({ db, clock, store: fileStore, onRun: (ran) => instruments.scheduledJobRun('file-sweep', ran) });
+  const fileSweeper = createFileSweeper({ db, clock, store: fileStore, onRun: (result) => instruments.scheduledJobRun('file-sweep', result) });
   const sync = createSyncService({ db, apiBase: apiBaseUrl(config), cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit)) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock, pushes });
   const events = createEventQueryService({ db, clock });
   const eventCollector = createEventCollector({ db, clock, audit });
-  const eventRetention = createEventRetention({ db, clock, days: config.eventRetentionDays, onRun: (ran) => instruments.scheduledJobRun('event-retention', ran) });
+  const eventRetention = createEventRetention({ db, clock, days: config.eventRetentionDays, onRun: (result) => instruments.scheduledJobRun('event-retention', result) });
   const securityTasks = createSecurityTasks({ db, clock, pushes });
   const reports = createReports({ db, clock });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes });

@@ -651,6 +651,11 @@ export function defaultDatabaseUrl(dataDir: string): string {
   return `sqlite:${dataDir.replace(/\/+$/, '')}/strongroom.sqlite`;
 }
 
+/** Where local attachment and Send files live: FILES_DIR, or DATA_DIR/files. */
+export function filesDirOf(config: Pick<Config, 'filesDir' | 'dataDir'>): string {
+  return config.filesDir ?? join(config.dataDir, 'files');
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
   const properties = ConfigSchema.properties as Record<string, TSchema>;

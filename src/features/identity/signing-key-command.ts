@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { UsageError } from '../organizations/license-command.js';
+import { UsageError } from '../../startup-error.js';
 import { createSigningKeys } from './signing-keys.js';
 
 /** Retired keys verify for longer than the longest token they signed lives (invitations: 5 days). */

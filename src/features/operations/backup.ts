@@ -4,9 +4,9 @@ import { chmod, cp, mkdir, mkdtemp, readdir, rename, rm, stat, symlink, writeFil
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { create as createTar, extract as extractTar } from 'tar';
-import type { Config } from '../../config/config.js';
+import { filesDirOf, type Config } from '../../config/config.js';
 import { engineOf, sqlitePathOf } from '../../db/database.js';
-import { UsageError } from '../organizations/license-command.js';
+import { UsageError } from '../../startup-error.js';
 
 /**
  * `strongroom backup <file>` and `strongroom restore <file>` (docs/operations.md).
@@ -135,7 +135,7 @@ function filesOutside(config: Config, dataDir: string): string {
   if (config.fileStorage === 's3') {
     return `\nAttachment and Send files live in the S3 bucket ${config.s3Bucket ?? ''}, which is not in this archive: copy it with the bucket's own versioning or replication (see docs/operations.md).`;
   }
-  const filesDir = resolve(config.filesDir ?? join(dataDir, 'files'));
+  const filesDir = resolve(filesDirOf(config));
   if (filesDir === dataDir || filesDir.startsWith(`${dataDir}${sep}`)) return '';
   return `\nAttachment and Send files are in FILES_DIR (${filesDir}), outside DATA_DIR, and not in this archive: copy that folder too, after this backup.`;
 }

@@ -6,6 +6,7 @@ import type { Db } from '../../db/database.js';
 import { randomApiKey } from '../accounts/accounts.service.js';
 import { createLicenseIssuer, licenseTerms } from './licenses.js';
 import { PlanType, planFeatures } from './plans.js';
+import { UsageError } from '../../startup-error.js';
 
 export const LICENSE_USAGE = `Usage:
   strongroom license issue --name <name> --plan <plan> --expires <date|Nd> [options]
@@ -21,8 +22,6 @@ export const LICENSE_USAGE = `Usage:
       --out             write the license to this file instead of standard output
   strongroom license issuer-key
       Prints this instance's issuer public key (PEM), for LICENSE_ISSUER_PUBLIC_KEYS elsewhere.`;
-
-export class UsageError extends Error {}
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -10,7 +10,8 @@ import { createOrganization, foundingKeys } from '../../../test/support/org-foun
 import { freshDatabaseUrl, startTestServer, TEST_ENGINE, type TestServer } from '../../../test/support/test-server.js';
 import { systemClock } from '../../clock.js';
 import { ConfigError, loadConfig } from '../../config/config.js';
-import { runLicenseCommand, UsageError } from './license-command.js';
+import { UsageError } from '../../startup-error.js';
+import { runLicenseCommand } from './license-command.js';
 import { createLicenseIssuer, keyIdOf, licenseTerms, signLicense, type LicenseDocument } from './licenses.js';
 import { PlanType } from './plans.js';
 
