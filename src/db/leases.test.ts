@@ -45,23 +45,25 @@ describe('everyInterval', () => {
 
   it('hands a failed run to onError and runs again at the next interval', async () => {
     let runs = 0;
-    const job = everyInterval(5, () => (++runs === 1 ? Promise.reject(new Error('database down')) : Promise.resolve()));
+    const heard: string[] = [];
+    const job = everyInterval(5, () => (++runs === 1 ? Promise.reject(new Error('database down')) : Promise.resolve()), undefined, (result) => heard.push(result));
     const errors: unknown[] = [];
     job.start((error) => errors.push(error));
     await new Promise((r) => setTimeout(r, 40));
     await job.stop();
     expect((errors[0] as Error).message).toBe('database down');
     expect(runs).toBeGreaterThan(1);
+    expect(heard.slice(0, 2)).toEqual(['failed', 'ran']);
   });
 
   it('tells onRun after each run whether this instance did the work (null: another held the lease)', async () => {
     let runs = 0;
-    const heard: boolean[] = [];
-    const job = everyInterval(5, () => Promise.resolve(++runs % 2 === 0 ? null : runs), undefined, (ran) => heard.push(ran));
+    const heard: string[] = [];
+    const job = everyInterval(5, () => Promise.resolve(++runs % 2 === 0 ? null : runs), undefined, (result) => heard.push(result));
     job.start(() => undefined);
     await new Promise((r) => setTimeout(r, 40));
     await job.stop();
     expect(heard.length).toBe(runs);
-    expect(heard.slice(0, 4)).toEqual([true, false, true, false]);
+    expect(heard.slice(0, 4)).toEqual(['ran', 'skipped', 'ran', 'skipped']);
   });
 });

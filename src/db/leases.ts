@@ -46,14 +46,16 @@ export interface BackgroundJob {
   stop(): Promise<void>;
 }
 
+/** How a scheduled run ended: this instance did the work, another held the lease, or it failed. */
+export type JobRunResult = 'ran' | 'skipped' | 'failed';
+
 /**
  * The timer of the fleet's scheduled jobs (event retention, the Send purge, the file sweeper):
  * `runOnce` now and every `intervalMs`, never two runs at once on one instance; `runOnce` itself
  * takes the job's lease, so one instance of a fleet does the work, and answers null when another
- * instance held it. `onRun` hears of each run that ended: whether this instance did the work
- * (the scheduled-job counter of /metrics).
+ * instance held it. `onRun` hears how each run ended (the scheduled-job counter of /metrics).
  */
-export function everyInterval(intervalMs: number, runOnce: () => Promise<unknown>, lease?: Lease, onRun?: (ran: boolean) => void): BackgroundJob {
+export function everyInterval(intervalMs: number, runOnce: () => Promise<unknown>, lease?: Lease, onRun?: (result: JobRunResult) => void): BackgroundJob {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> | undefined;
   return {
@@ -61,8 +63,13 @@ export function everyInterval(intervalMs: number, runOnce: () => Promise<unknown
       if (timer) return;
       const tick = () => {
         running ??= runOnce()
-          .then((result) => onRun?.(result !== null))
-          .catch(onError)
+          .then(
+            (result) => onRun?.(result === null ? 'skipped' : 'ran'),
+            (error: unknown) => {
+              onRun?.('failed');
+              onError(error);
+            },
+          )
           .finally(() => {
             running = undefined;
           });

@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { createLease, everyInterval, type Lease } from '../../db/leases.js';
+import { createLease, everyInterval, type Lease, type JobRunResult } from '../../db/leases.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** Rows deleted per statement: short transactions, so writers of new events never wait long. */
@@ -31,8 +31,8 @@ export function createEventRetention({
   days: number;
   intervalMs?: number;
   lease?: Lease;
-  /** Told after each run whether this instance pruned (held the lease) or skipped. */
-  onRun?: (ran: boolean) => void;
+  /** Told how each run ended: pruned (held the lease), skipped or failed. */
+  onRun?: (result: JobRunResult) => void;
 }) {
   async function pruneEvents(cutoff: string): Promise<number> {
     let total = 0;

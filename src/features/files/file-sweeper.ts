@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { createLease, everyInterval, type Lease } from '../../db/leases.js';
+import { createLease, everyInterval, type Lease, type JobRunResult } from '../../db/leases.js';
 import { parseSendData } from '../sends/sends.schemas.js';
 import { namedFiles, parseAttachments } from './attachment-data.js';
 import type { FileStore, StoredFile } from './file-store.js';
@@ -32,8 +32,8 @@ export function createFileSweeper({
   store: FileStore;
   intervalMs?: number;
   lease?: Lease;
-  /** Told after each run whether this instance swept (held the lease) or skipped. */
-  onRun?: (ran: boolean) => void;
+  /** Told how each run ended: swept (held the lease), skipped or failed. */
+  onRun?: (result: JobRunResult) => void;
 }) {
   /** The keys of `files` no row names. */
   async function orphans(files: readonly StoredFile[]): Promise<string[]> {

@@ -4,6 +4,7 @@ import { sql } from 'kysely';
 import type { Config } from '../../config/config.js';
 import { ipMatcher, plainAddress } from '../../config/rate-limit-settings.js';
 import type { Database } from '../../db/database.js';
+import type { JobRunResult } from '../../db/leases.js';
 import type { AccessRule } from '../../http/access.js';
 import { bearerToken } from '../../http/access.js';
 import { Forbidden, Unauthorized } from '../../http/errors.js';
@@ -27,7 +28,7 @@ export interface Instruments {
   loginFailed(reason: LoginFailureReason): void;
   syncCacheLookup(hit: boolean): void;
   /** A scheduled job's run ended: `ran` when this instance held the lease and did the work. */
-  scheduledJobRun(job: ScheduledJob, ran: boolean): void;
+  scheduledJobRun(job: ScheduledJob, result: JobRunResult): void;
 }
 
 export const noInstruments: Instruments = { loginFailed: () => undefined, syncCacheLookup: () => undefined, scheduledJobRun: () => undefined };
@@ -85,7 +86,7 @@ export async function createMetrics() {
   });
   const jobRuns = new Counter({
     name: 'strongroom_scheduled_job_runs_total',
-    help: 'Runs of the scheduled jobs on this instance, by job and result: ran (this instance held the fleet-wide lease and did the work) or skipped (another instance holds it).',
+    help: 'Runs of the scheduled jobs on this instance, by job and result: ran (this instance held the fleet-wide lease and did the work), skipped (another instance holds it) or failed (the error is logged).',
     labelNames: ['job', 'result'] as const,
     registers: [registry],
   });
@@ -123,12 +124,12 @@ export async function createMetrics() {
   const instruments: Instruments = {
     loginFailed: (reason) => loginFailures.inc({ reason }),
     syncCacheLookup: (hit) => syncCache.inc({ result: hit ? 'hit' : 'miss' }),
-    scheduledJobRun: (job, ran) => jobRuns.inc({ job, result: ran ? 'ran' : 'skipped' }),
+    scheduledJobRun: (job, result) => jobRuns.inc({ job, result }),
   };
   // Every label set the tests and dashboards look for exists from the start, at 0.
   for (const reason of LOGIN_FAILURE_REASONS) loginFailures.inc({ reason }, 0);
   for (const result of ['hit', 'miss']) syncCache.inc({ result }, 0);
-  for (const job of SCHEDULED_JOBS) for (const result of ['ran', 'skipped']) jobRuns.inc({ job, result }, 0);
+  for (const job of SCHEDULED_JOBS) for (const result of ['ran', 'skipped', 'failed']) jobRuns.inc({ job, result }, 0);
 
   return {
     registry,

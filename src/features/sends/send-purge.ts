@@ -1,6 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
-import { createLease, everyInterval, type Lease } from '../../db/leases.js';
+import { createLease, everyInterval, type Lease, type JobRunResult } from '../../db/leases.js';
 import { releaseStorage } from '../files/attachments.repository.js';
 import type { FileStore } from '../files/file-store.js';
 import { PushType, type Pushes } from '../notifications/pushes.js';
@@ -34,8 +34,8 @@ export function createSendPurge({
   pushes: Pushes;
   intervalMs?: number;
   lease?: Lease;
-  /** Told after each run whether this instance purged (held the lease) or skipped. */
-  onRun?: (ran: boolean) => void;
+  /** Told how each run ended: purged (held the lease), skipped or failed. */
+  onRun?: (result: JobRunResult) => void;
 }) {
   const purge = {
     /** Purges once if this instance holds the lease: the number of Sends purged, or null when another instance holds it. */
