@@ -7,12 +7,13 @@ import type { OrganizationUsersTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/dialect.js';
 import type { UserPrincipal } from '../../http/access.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { BadRequest, GatewayError, NotFound } from '../../http/errors.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
 import { findUserByEmail, findUserById, touchAccountRevision } from '../accounts/accounts.repository.js';
 import { normalizeEmail } from '../accounts/kdf.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
+import { sendOrFail } from '../mail/delivery.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
 import { INVITE_TOKEN_TYP } from '../organizations/invitations.js';
 import { OrganizationUserStatusType } from '../organizations/roles.js';
@@ -71,26 +72,15 @@ export function createInviteMembers(deps: InviteDeps) {
         orgUserHasExistingUser: String(existing !== undefined),
       });
       const link = `${deps.publicUrl}/#/accept-organization?${params.toString()}`;
-      try {
-        await mailer.send(
-          {
-            to: member.email,
-            subject: `Join ${org.name}`,
-            text: [
-              `You have been invited to join the organization "${org.name}".`,
-              '',
-              'Open this link to accept the invitation (it expires in 5 days):',
-              link,
-              '',
-              `Invitation token: ${token}`,
-            ].join('\n'),
-          },
-          log,
-        );
-      } catch (error) {
-        log.info({ err: error, to: member.email }, 'invitation mail failed');
-        throw new GatewayError('The invitation was saved, but the mail server did not accept the message. Resend it later.');
-      }
+      const text = [
+        `You have been invited to join the organization "${org.name}".`,
+        '',
+        'Open this link to accept the invitation (it expires in 5 days):',
+        link,
+        '',
+        `Invitation token: ${token}`,
+      ].join('\n');
+      await sendOrFail(mailer, { to: member.email, subject: `Join ${org.name}`, text }, log, 'invitation', 'The invitation was saved, but the mail server did not accept the message. Resend it later.');
     }
   }
 
