@@ -22,9 +22,13 @@ const isOwnerOrAdmin = (m: Membership) => m.type === OrganizationUserType.Owner 
  * lets admins at all collection items; a custom member's flag holds regardless.
  */
 function anyCollection(actor: CollectionActor, right: 'editAnyCollection' | 'deleteAnyCollection'): boolean {
-  const m = actor.membership;
+  return reachesEveryCollection(actor.membership, right, actor.settings.allowAdminAccessToAllCollectionItems);
+}
+
+/** `anyCollection` for a caller that has only the membership and the organization's setting (item routes). */
+export function reachesEveryCollection(m: Membership, right: 'editAnyCollection' | 'deleteAnyCollection', adminsReachAllItems: boolean): boolean {
   if (!m.rights.has(right)) return false;
-  return !isOwnerOrAdmin(m) || actor.settings.allowAdminAccessToAllCollectionItems;
+  return !isOwnerOrAdmin(m) || adminsReachAllItems;
 }
 
 /** Owners, admins and custom members who may edit any collection also take over collections nobody manages. */

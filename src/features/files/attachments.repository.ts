@@ -17,16 +17,14 @@ export interface StorageOwner {
  */
 export async function reserveStorage(executor: Executor, owner: StorageOwner, bytes: number, userQuotaBytes: number): Promise<void> {
   if (owner.organization_id) {
-    const org = await executor.selectFrom('organizations').select('max_storage_gb').where('id', '=', owner.organization_id).executeTakeFirst();
-    if (!org || org.max_storage_gb === null) throw new BadRequest('This organization cannot use attachments.');
-    const limit = Number(org.max_storage_gb) * GB;
+    const { limit } = await organizationStorage(executor, owner.organization_id);
     const done = await executor
       .updateTable('organizations')
       .set({ storage_bytes: sql`storage_bytes + ${bytes}` })
       .where('id', '=', owner.organization_id)
       .where(sql<boolean>`storage_bytes + ${bytes} <= ${limit}`)
       .executeTakeFirst();
-    if (Number(done.numUpdatedRows) !== 1) throw new BadRequest('Not enough storage available for this organization.');
+    if (Number(done.numUpdatedRows) !== 1) throw new BadRequest(ORGANIZATION_FULL);
     return;
   }
   if (!owner.user_id) return;
@@ -45,9 +43,17 @@ export async function reserveStorage(executor: Executor, owner: StorageOwner, by
  * the item moves, through reserveStorage).
  */
 export async function assertOrganizationRoom(executor: Executor, organizationId: string, bytes: number): Promise<void> {
+  const { limit, used } = await organizationStorage(executor, organizationId);
+  if (used + bytes > limit) throw new BadRequest(ORGANIZATION_FULL);
+}
+
+const ORGANIZATION_FULL = 'Not enough storage available for this organization.';
+
+/** The organization's storage limit and use in bytes; refuses one whose plan has no storage. */
+async function organizationStorage(executor: Executor, organizationId: string): Promise<{ limit: number; used: number }> {
   const org = await executor.selectFrom('organizations').select(['max_storage_gb', 'storage_bytes']).where('id', '=', organizationId).executeTakeFirst();
   if (!org || org.max_storage_gb === null) throw new BadRequest('This organization cannot use attachments.');
-  if (Number(org.storage_bytes) + bytes > Number(org.max_storage_gb) * GB) throw new BadRequest('Not enough storage available for this organization.');
+  return { limit: Number(org.max_storage_gb) * GB, used: Number(org.storage_bytes) };
 }
 
 /** Gives `bytes` back to the owner's storage (never below zero). */

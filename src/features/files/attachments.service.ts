@@ -80,12 +80,10 @@ export function createAttachmentService(deps: AttachmentDeps) {
       return await accessibleCipher(executor, userId, cipherId, 'edit');
     } catch (refused) {
       if (!(refused instanceof NotFound || refused instanceof BadRequest)) throw refused;
-      try {
-        return await cipherAsAdmin(executor, userId, cipherId);
-      } catch (error) {
-        if (error instanceof NotFound) throw refused;
-        throw error;
-      }
+      // Not the member's to edit: the admin's, or else the member's refusal.
+      const asAdmin = await unlessNotFound(cipherAsAdmin(executor, userId, cipherId));
+      if (!asAdmin) throw refused;
+      return asAdmin;
     }
   }
 
@@ -359,3 +357,13 @@ export function createAttachmentService(deps: AttachmentDeps) {
 }
 
 export type AttachmentService = ReturnType<typeof createAttachmentService>;
+
+/** What `found` answers, or null where it throws NotFound. */
+async function unlessNotFound<T>(found: Promise<T>): Promise<T | null> {
+  try {
+    return await found;
+  } catch (error) {
+    if (error instanceof NotFound) return null;
+    throw error;
+  }
+}

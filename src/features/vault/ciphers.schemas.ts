@@ -328,12 +328,17 @@ export function listJson(items: readonly string[]): string {
  * per-user rights, with all the collections holding it.
  */
 export function cipherMiniDetailsJson(row: CipherResponseRow, apiBase: string): string {
+  return miniJson(row, apiBase, 'cipherMiniDetails', `"collectionIds":${JSON.stringify(row.access?.collectionIds ?? [])},`);
+}
+
+/** The shared body of `cipherMini` and `cipherMiniDetails`; `extra` (with its trailing comma) goes before the dates. */
+function miniJson(row: CipherResponseRow, apiBase: string, object: 'cipherMini' | 'cipherMiniDetails', extra: string): string {
   const content = row.data.slice(1, -1);
   return (
-    `{"object":"cipherMiniDetails","id":${str(row.id)},"organizationId":${str(row.organization_id)},` +
+    `{"object":"${object}","id":${str(row.id)},"organizationId":${str(row.organization_id)},` +
     `"type":${row.type},${content},"key":${str(row.key)},"reprompt":${row.reprompt},` +
     `"organizationUseTotp":${row.access?.organizationUseTotp ? 'true' : 'false'},"attachments":${attachmentsJson(apiBase, row.id, row.attachments)},` +
-    `"collectionIds":${JSON.stringify(row.access?.collectionIds ?? [])},` +
+    extra +
     `"creationDate":${str(row.creation_date)},"revisionDate":${str(row.revision_date)},"deletedDate":${str(row.deleted_date)},` +
     `"archivedDate":${str(row.archived_date)}}`
   );
@@ -349,12 +354,5 @@ export const CipherMiniResponse = Type.Object(
 
 /** An item as `cipherMini`: no folder, favorite or per-user rights, no collections. */
 export function cipherMiniJson(row: CipherResponseRow, apiBase: string): string {
-  const content = row.data.slice(1, -1);
-  return (
-    `{"object":"cipherMini","id":${str(row.id)},"organizationId":${str(row.organization_id)},` +
-    `"type":${row.type},${content},"key":${str(row.key)},"reprompt":${row.reprompt},` +
-    `"organizationUseTotp":${row.access?.organizationUseTotp ? 'true' : 'false'},"attachments":${attachmentsJson(apiBase, row.id, row.attachments)},` +
-    `"creationDate":${str(row.creation_date)},"revisionDate":${str(row.revision_date)},"deletedDate":${str(row.deleted_date)},` +
-    `"archivedDate":${str(row.archived_date)}}`
-  );
+  return miniJson(row, apiBase, 'cipherMini', '');
 }

@@ -5,7 +5,8 @@ import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { confirmedMembership, type Membership } from '../organizations/org-access.js';
-import { OrganizationUserType, type Right } from '../organizations/roles.js';
+import { reachesEveryCollection } from '../collections/collection-rights.js';
+import type { Right } from '../organizations/roles.js';
 import { accessibleCipher, can, cipherEvents, reachedCollections, touchRevisions, visibleCiphers } from './cipher-access.js';
 import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
@@ -289,10 +290,9 @@ export async function cipherAsAdmin(db: Executor, userId: string, id: string): P
 
 /** The official CanEditAllCiphers: a custom member with editAnyCollection; owners and admins while the organization lets admins at all items. */
 async function editsEveryItem(db: Executor, membership: Membership): Promise<boolean> {
-  if (membership.type === OrganizationUserType.Custom) return membership.rights.has('editAnyCollection');
-  if (membership.type !== OrganizationUserType.Owner && membership.type !== OrganizationUserType.Admin) return false;
+  if (!membership.rights.has('editAnyCollection')) return false;
   const org = await db.selectFrom('organizations').select('allow_admin_access_to_all_collection_items').where('id', '=', membership.organizationId).executeTakeFirst();
-  return Boolean(org?.allow_admin_access_to_all_collection_items);
+  return reachesEveryCollection(membership, 'editAnyCollection', Boolean(org?.allow_admin_access_to_all_collection_items));
 }
 
 /** Items of an organization with all their collections (admin views: no per-user rights). */
