@@ -8,8 +8,8 @@ import { freePort, killPrograms, PROJECT_ROOT, startProgram } from '../test/supp
 
 afterEach(() => killPrograms());
 
-/** What only a configured server needs: none of it is loaded by a default start on SQLite. */
-const OPTIONAL = ['pg', 'ioredis', 'amqplib', 'nodemailer', '@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@simplewebauthn/server', 'prom-client', '@peculiar/x509', 'tar', 'hash-wasm'];
+/** What only a configured server, or a feature's first use, needs: none of it is loaded by a default start on SQLite. */
+const OPTIONAL = ['pg', 'ioredis', 'amqplib', 'nodemailer', '@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@simplewebauthn/server', 'prom-client', '@peculiar/x509', 'tar', 'hash-wasm', 'otplib', 'eta'];
 
 const answers = (url: string) =>
   new Promise<boolean>((resolve) => {

@@ -1,10 +1,12 @@
-import { generate, generateSecret, verify } from 'otplib';
+/** otplib (several MB of crypto plugins), loaded when an authenticator is first set up or checked. */
+const otplib = () => import('otplib');
 
 /** RFC 6238 as the official clients and authenticator apps use it: SHA-1, 30 s, 6 digits. */
 const PERIOD = 30;
 
 /** A new authenticator key: 20 random bytes in Base32 (32 characters), as the official server makes them. */
-export function newAuthenticatorKey(): string {
+export async function newAuthenticatorKey(): Promise<string> {
+  const { generateSecret } = await otplib();
   return generateSecret({ length: 20 });
 }
 
@@ -19,6 +21,7 @@ export function isAuthenticatorKey(key: string): boolean {
 export async function totpStep(key: string, code: string, now: Date, after: number | null): Promise<number | null> {
   const token = code.replace(/\s/g, '');
   if (!/^\d{6}$/.test(token) || !isAuthenticatorKey(key)) return null;
+  const { verify } = await otplib();
   const result = await verify({
     secret: key.toUpperCase().replace(/=+$/, ''),
     token,
@@ -33,5 +36,6 @@ export async function totpStep(key: string, code: string, now: Date, after: numb
 
 /** The current code for a key (tests and the `bw` end-to-end test type it as a user would). */
 export async function totpCode(key: string, now: Date): Promise<string> {
+  const { generate } = await otplib();
   return generate({ secret: key.toUpperCase().replace(/=+$/, ''), period: PERIOD, epoch: Math.floor(now.getTime() / 1000) });
 }

@@ -245,7 +245,7 @@ export function createTwoFactorService(deps: {
       await verifySecret(user, secret);
       const row = await findProvider(db, user.id, TwoFactorProviderType.Authenticator);
       const stored = metadataOf(row).Key;
-      const key = typeof stored === 'string' ? stored : newAuthenticatorKey();
+      const key = typeof stored === 'string' ? stored : await newAuthenticatorKey();
       return { enabled: Boolean(row?.enabled), key, userVerificationToken: await verificationToken(user, TwoFactorProviderType.Authenticator, key) };
     },
 

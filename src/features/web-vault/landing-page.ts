@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { Eta } from 'eta';
 
 /**
  * The page `/` answers when no web vault is configured: how to add one, how to create the first
@@ -45,9 +44,6 @@ bw login you@example.com</pre>
 </html>
 `;
 
-// No trimming: the CLI commands in <pre> are one per line.
-const eta = new Eta({ autoEscape: true, autoTrim: false });
-eta.loadTemplate('@landing', TEMPLATE);
 
 export interface LandingPageData {
   publicUrl: string;
@@ -55,7 +51,12 @@ export interface LandingPageData {
   defaultDir: string;
 }
 
-export function renderLandingPage(data: LandingPageData): string {
+/** The page's HTML; Eta is loaded here, on the page's first request, not at start. */
+export async function renderLandingPage(data: LandingPageData): Promise<string> {
+  const { Eta } = await import('eta');
+  // No trimming: the CLI commands in <pre> are one per line.
+  const eta = new Eta({ autoEscape: true, autoTrim: false });
+  eta.loadTemplate('@landing', TEMPLATE);
   return eta.render('@landing', { ...data, style: STYLE });
 }
 

@@ -94,7 +94,8 @@ const rootPages: FastifyPluginAsyncTypebox<WebVaultOptions> = async (app, { conf
     return;
   }
 
-  const page = renderLandingPage({ publicUrl: config.publicUrl, defaultDir: resolve(config.dataDir, 'web-vault') });
+  // Rendered once, on the first request.
+  let page: Promise<string> | undefined;
   app.get(
     '/',
     {
@@ -106,8 +107,10 @@ const rootPages: FastifyPluginAsyncTypebox<WebVaultOptions> = async (app, { conf
         response: { 200: Html },
       },
     },
-    async (_request, reply) =>
-      reply.header('content-security-policy', LANDING_PAGE_CSP).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(page),
+    async (_request, reply) => {
+      page ??= renderLandingPage({ publicUrl: config.publicUrl, defaultDir: resolve(config.dataDir, 'web-vault') });
+      return reply.header('content-security-policy', LANDING_PAGE_CSP).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(await page);
+    },
   );
 };
 
