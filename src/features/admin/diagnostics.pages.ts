@@ -1,5 +1,4 @@
 import { statSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
@@ -13,9 +12,11 @@ import { adminAccess } from './admin-access.js';
 import { Csrf, frameOf, Html, sendPage } from './admin.pages.js';
 import type { AdminService } from './admin.service.js';
 import { definePage, PARTS } from './admin.views.js';
+// Read at build time into the bundle (scripts/build-if-stale.mjs), so no path to it is needed at run time.
+import packageJson from '../../../package.json' with { type: 'json' };
 
 const { CSRF, NOTICE } = PARTS;
-const VERSION = (createRequire(import.meta.url)('../../../package.json') as { version: string }).version;
+const VERSION = packageJson.version;
 
 definePage(
   'diagnostics',
