@@ -62,7 +62,7 @@ const docs = {
   },
   delete: {
     summary: 'Delete an attachment',
-    description: `Deletes an attachment (uploaded or only reserved) and its file, gives its bytes back to the owner's storage, answers the item and records Cipher_AttachmentDeleted (1104). ${EDIT}`,
+    description: `Deletes an attachment (uploaded or only reserved) and its file, gives its bytes back to the owner's storage, answers the item's mini form (\`cipherMini\`, as the official server) and records Cipher_AttachmentDeleted (1104). ${EDIT}`,
   },
 } satisfies Record<string, RouteDoc>;
 
@@ -168,7 +168,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
     },
   );
 
-  // A member's delete answers the item; the admin console's (the official edit-as-admin rule) its mini form.
+  // Every form answers the item's mini form, as the official DeleteAttachmentResponseModel (clients read its revisionDate).
   for (const [method, url, reach] of [
     ['DELETE', '/ciphers/:id/attachment/:attachmentId', 'member'],
     ['POST', '/ciphers/:id/attachment/:attachmentId/delete', 'member'],
@@ -184,8 +184,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
       schema: { tags, ...(method === 'DELETE' ? doc : olderForm(doc, current)), params: AttachmentParams, response: { 200: DeleteAttachmentResponse } },
       handler: async (request, reply) => {
         const row = await attachments.delete(currentUser(request).userId, clientContext(request), request.params.id, request.params.attachmentId, reach);
-        const cipher = reach === 'admin' ? cipherMiniJson(row, apiBase) : cipherJson(row, 'cipher', apiBase);
-        return json(reply, `{"object":"deleteAttachment","cipher":${cipher}}`);
+        return json(reply, `{"object":"deleteAttachment","cipher":${cipherMiniJson(row, apiBase)}}`);
       },
     });
   }

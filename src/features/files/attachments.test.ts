@@ -130,7 +130,8 @@ describe('attachments of personal items', () => {
 
     const deleted = await req(alice, 'DELETE', `/ciphers/${id}/attachment/${started.body.attachmentId}`);
     expect(deleted.status, deleted.text).toBe(200);
-    expect(deleted.body).toMatchObject({ object: 'deleteAttachment', cipher: { id, attachments: null } });
+    expect(deleted.body).toMatchObject({ object: 'deleteAttachment', cipher: { object: 'cipherMini', id, attachments: null } });
+    expect(deleted.body.cipher).not.toHaveProperty('folderId');
     expect(await filesOf(id)).toEqual([]);
     expect(await storageOf(alice.userId)).toBe(0);
     expect((await undiciFetch(local(data.body.url))).status).toBe(404);
