@@ -88,11 +88,11 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
   return { url: `http://127.0.0.1:${port}`, ...(child.pid ? { pid: child.pid } : {}), stop: () => stop(child) };
 }
 
-/** `bench/ceiling-server.ts` answering every request with the bytes of `file`. */
-export async function startCeiling(file: string): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+/** `bench/ceiling-server.ts` answering every request with the bytes of `file` (or another ceiling `script` given `file`). */
+export async function startCeiling(file: string, script = 'bench/ceiling-server.ts'): Promise<Running> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const port = await waitForLine(child, /^(\d+)\n/m);
-  return { url: `http://127.0.0.1:${port}`, stop: () => stop(child) };
+  return { url: `http://127.0.0.1:${port}`, ...(child.pid ? { pid: child.pid } : {}), stop: () => stop(child) };
 }
 
 /** Writes `body` to a temporary file and starts a ceiling server sending it. */

@@ -6,41 +6,12 @@
  *   npx tsx bench/profile-writes.ts [create|update]
  *   BENCH_POSTGRES_URL=postgres://… BENCH_ENGINES=postgres npx tsx bench/profile-writes.ts
  */
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { itemBody } from './items.js';
 import { call, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, SECONDS, startServer } from './harness.js';
-
-interface ProfileNode {
-  id: number;
-  callFrame: { functionName: string; url: string; lineNumber: number };
-}
-interface Profile {
-  nodes: ProfileNode[];
-  samples: number[];
-  timeDeltas: number[];
-}
-
-/** Self time per function (name, file and line), largest first. */
-function selfTimes(profile: Profile): [string, number][] {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
-  const totals = new Map<string, number>();
-  profile.samples.forEach((id, i) => {
-    const frame = byId.get(id)?.callFrame;
-    if (!frame) return;
-    const where = frame.url ? ` ${frame.url.replace(/^.*node_modules\//, '').replace(/^.*\/src\//, 'src/')}:${frame.lineNumber + 1}` : '';
-    const key = `${frame.functionName || '(anonymous)'}${where}`;
-    totals.set(key, (totals.get(key) ?? 0) + (profile.timeDeltas[i] ?? 0) / 1000);
-  });
-  return [...totals].sort((a, b) => b[1] - a[1]);
-}
-
-/** User and system CPU time of a process so far, in milliseconds (Linux /proc; clock ticks of 10 ms). */
-function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
+import { cpuMs, printProfile } from './profiling.js';
 
 const mode = process.argv[2] === 'update' ? 'update' : 'create';
 const engine = ENGINES[ENGINES.length - 1] ?? 'sqlite';
@@ -70,13 +41,4 @@ try {
   await server.stop();
   await database.drop();
 }
-// The largest profile is the main thread's (tsx's loader thread writes one too).
-const file = readdirSync(dir)
-  .filter((f) => f.endsWith('.cpuprofile'))
-  .sort((a, b) => statSync(join(dir, b)).size - statSync(join(dir, a)).size)[0];
-if (file) {
-  const times = selfTimes(JSON.parse(readFileSync(join(dir, file), 'utf8')) as Profile);
-  const total = times.reduce((sum, [, ms]) => sum + ms, 0);
-  console.log(`profile ${join(dir, file)}: ${total.toFixed(0)} ms sampled`);
-  for (const [name, ms] of times.slice(0, 40)) console.log(`${ms.toFixed(0).padStart(7)} ms ${((100 * ms) / total).toFixed(1).padStart(5)} %  ${name}`);
-}
+printProfile(dir);

@@ -101,34 +101,53 @@ class LockingSqliteAdapter extends SqliteAdapter {
  * runs (about 7 % of an item write's time went there). This keeps the compiled statements of
  * the last STATEMENTS distinct SQL texts, so that each query shape is compiled once; the
  * connection runs one query at a time (Kysely's SQLite driver holds a lock), so a statement is
- * never used by two queries at once.
+ * never used by two queries at once. Statements with more than MAX_CACHED_PARAMETERS
+ * parameters are kept apart, the last LARGE_STATEMENTS of them: a long `in (…)` list is a text
+ * of its own for each length, and kept with the others such statements would push the
+ * everyday ones out; among themselves they only push out each other, while a large statement
+ * of a fixed shape run again and again (the audit log's multi-row inserts) stays compiled.
  */
 export function cachingStatements(database: SqliteDatabase): SqliteDatabase {
-  const statements = new Map<string, SqliteStatement>();
+  const everyday = new RecentlyUsed(STATEMENTS);
+  const large = new RecentlyUsed(LARGE_STATEMENTS);
   return {
     close: () => database.close(),
     prepare(text: string): SqliteStatement {
-      let statement = statements.get(text);
-      if (statement) {
-        // Map order is insertion order: re-inserting marks it as most recently used.
-        statements.delete(text);
-      } else {
-        statement = database.prepare(text);
-        // A long `in (…)` list is a text of its own for each length: kept, such statements would
-        // push the everyday ones out.
-        if (parameterCount(text) > MAX_CACHED_PARAMETERS) return statement;
-        if (statements.size >= STATEMENTS) statements.delete(statements.keys().next().value as string);
-      }
-      statements.set(text, statement);
+      const kept = everyday.take(text) ?? large.take(text);
+      const statement = kept?.statement ?? database.prepare(text);
+      const statements = kept?.from ?? (parameterCount(text) > MAX_CACHED_PARAMETERS ? large : everyday);
+      statements.put(text, statement);
       return statement;
     },
   };
 }
 
+/** Compiled statements by SQL text, the least recently used dropped beyond `limit`. */
+class RecentlyUsed {
+  readonly #statements = new Map<string, SqliteStatement>();
+  constructor(readonly limit: number) {}
+
+  /** The statement kept for `text`, taken out (put it back to mark it as most recently used). */
+  take(text: string): { statement: SqliteStatement; from: RecentlyUsed } | undefined {
+    const statement = this.#statements.get(text);
+    if (!statement) return undefined;
+    this.#statements.delete(text);
+    return { statement, from: this };
+  }
+
+  put(text: string, statement: SqliteStatement): void {
+    // Map order is insertion order: the first key is the least recently used.
+    if (this.#statements.size >= this.limit) this.#statements.delete(this.#statements.keys().next().value as string);
+    this.#statements.set(text, statement);
+  }
+}
+
 /** Compiled statements kept per SQLite connection (see cachingStatements). */
 const STATEMENTS = 500;
-/** Statements with more parameters than this are compiled each time, not kept. */
+/** Statements with more parameters than this are kept apart from the others... */
 const MAX_CACHED_PARAMETERS = 50;
+/** ...the last this many of them. */
+const LARGE_STATEMENTS = 16;
 
 function parameterCount(text: string): number {
   let count = 0;

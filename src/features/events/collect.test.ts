@@ -6,7 +6,7 @@ import { seedOrgItem, seedPersonalItem } from '../../../test/support/org-items.j
 import { createAccessToken, createMachineAccount, machineLogin, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { OrganizationUserType } from '../organizations/roles.js';
-import { COLLECT_BATCH } from './collect.js';
+import { STATEMENT_ROWS } from './audit-log.js';
 import { EventType } from './event-type.js';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
@@ -114,9 +114,9 @@ describe('POST /events/collect', () => {
     expect(mine.find((e) => e.type === Number(EventType.Organization_ItemOrganization_Accepted))).toMatchObject({ organization_id: org, organization_user_id: member.memberId });
   });
 
-  it('writes a large batch in statements of 50 inside one transaction', async () => {
+  it('writes a large batch in several statements inside one transaction', async () => {
     const before = await count();
-    const n = COLLECT_BATCH * 4 + 7;
+    const n = STATEMENT_ROWS * 2 + 7;
     const res = await collect(member.token, Array.from({ length: n }, () => ({ type: EventType.Cipher_ClientViewed, cipherId: shared, organizationId: org })));
     expect(res.status, res.text).toBe(200);
     expect(await count()).toBe(before + n);

@@ -19,8 +19,6 @@ export interface CollectedEvent {
 
 /** Most events one request may carry; clients upload their queue every minute, far fewer. */
 export const COLLECT_MAX_EVENTS = 10_000;
-/** Cipher events are written this many to a statement, as the official server does. */
-export const COLLECT_BATCH = 50;
 /** Dates older than this are refused: the read window's longest span. */
 export const COLLECT_MAX_AGE_DAYS = 367;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -141,7 +139,9 @@ export function createEventCollector({ db, clock, audit }: { db: Db; clock: Cloc
             rows.push({ type: event.type, userId, organizationId: owner, cipherId, actingUserId: userId, date });
           }
         }
-        for (const batch of chunks(rows, COLLECT_BATCH)) await audit.record(tx, client, batch);
+        // In multi-row statements of up to 512 rows (audit-log.ts), not the official server's 50:
+        // fewer, larger statements, each compiled once, write a request's events faster.
+        await audit.record(tx, client, rows);
         return rows.length;
       });
     },

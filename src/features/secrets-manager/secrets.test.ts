@@ -563,7 +563,7 @@ describe('secrets over HTTP', () => {
     await bench.add(60);
     const large = await run();
     expect(large.listed).toBe(small.listed);
-    // The reads are constant; the audit log writes Secret_Retrieved rows in batches of 50.
+    // The reads are constant; the audit log writes Secret_Retrieved rows in a few multi-row statements.
     expect(large.synced - small.synced).toBeLessThanOrEqual(2);
   });
 });
