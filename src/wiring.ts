@@ -230,7 +230,7 @@ export async function createFeatures({ config, database, clock, pushes: injected
     onRun: (ran) => instruments.scheduledJobRun('send-purge', ran),
   });
   const fileSweeper = createFileSweeper({ db, clock, store: fileStore, onRun: (ran) => instruments.scheduledJobRun('file-sweep', ran) });
-  const sync = createSyncService({ db, apiBase: apiBaseUrl(config), cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit)) });
+  const sync = createSyncService({ db, engine: database.engine, apiBase: apiBaseUrl(config), cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit)) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock, pushes });
