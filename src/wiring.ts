@@ -229,7 +229,7 @@ export async function createFeatures({ config, database, clock, pushes: injected
     onRun: (result) => instruments.scheduledJobRun('send-purge', result),
   });
   const fileSweeper = createFileSweeper({ db, clock, store: fileStore, onRun: (result) => instruments.scheduledJobRun('file-sweep', result) });
-  const sync = createSyncService({ db, apiBase: apiBaseUrl(config), cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit)) });
+  const sync = createSyncService({ db, engine: database.engine, apiBase: apiBaseUrl(config), cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit)) });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock, pushes });

@@ -244,8 +244,10 @@ export interface CiphersTable {
   revision_date: string;
   /** Set while the item is in the trash. */
   deleted_date: string | null;
-  /** Moves with every update of the row (a trigger, migration 0019); sync's item cache keys on it. */
+  /** Moves with every update of the row (migrations 0019 and 0020); sync's item cache keys on it. */
   version: Generated<number>;
+  /** A personal item's owner's vault revision its last write landed in (migration 0020); sync reads the rows changed since its cached section. */
+  change: Generated<number | string>;
 }
 
 /** One user's own view of an item: folder, favorite, archive. */

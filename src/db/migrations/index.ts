@@ -15,6 +15,7 @@ import { files } from './0015-files.js';
 import { adminConsole } from './0016-admin-console.js';
 import { organizationReports } from './0018-organization-reports.js';
 import { cipherVersions } from './0019-cipher-versions.js';
+import { cipherChanges } from './0020-cipher-changes.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -34,5 +35,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0016-admin-console': adminConsole(engine),
     '0018-organization-reports': organizationReports(engine),
     '0019-cipher-versions': cipherVersions(engine),
+    '0020-cipher-changes': cipherChanges(engine),
   };
 }

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../events/audit-log.js';
+import { rowChange } from '../vault/ciphers.repository.js';
 import { BadRequest } from '../../http/errors.js';
 
 const GB = 1024 * 1024 * 1024;
@@ -72,7 +73,7 @@ export async function releaseStorage(executor: Executor, owner: StorageOwner, by
 export async function setAttachments(executor: Executor, cipherId: string, attachments: string | null, revisionDate: string | null): Promise<void> {
   await executor
     .updateTable('ciphers')
-    .set(revisionDate ? { attachments, revision_date: revisionDate } : { attachments })
+    .set(revisionDate ? { attachments, revision_date: revisionDate, ...rowChange } : { attachments, ...rowChange })
     .where('id', '=', cipherId)
     .execute();
 }
@@ -86,5 +87,5 @@ export async function storedAttachments(executor: Executor, cipherId: string): P
  * changes to its attachments document cannot interleave their read and write.
  */
 export async function lockCipher(executor: Executor, cipherId: string): Promise<void> {
-  await executor.updateTable('ciphers').set({ revision_date: sql`revision_date` }).where('id', '=', cipherId).execute();
+  await executor.updateTable('ciphers').set({ revision_date: sql`revision_date`, ...rowChange }).where('id', '=', cipherId).execute();
 }

@@ -1,10 +1,10 @@
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import { chunks } from '../../db/chunks.js';
 import type { CiphersTable, CipherUserSettingsTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
 
 /** An item as one user sees it: the shared row plus that user's folder, favorite and archive. */
-export interface CipherRow extends Omit<Selectable<CiphersTable>, 'version'> {
+export interface CipherRow extends Omit<Selectable<CiphersTable>, 'version' | 'change'> {
   folder_id: string | null;
   favorite: number | boolean | null;
   archived_date: string | null;
@@ -72,6 +72,42 @@ export async function listPersonalVersions(executor: Executor, userId: string): 
     .execute();
 }
 
+/**
+ * A user's personal items written since the mark `since` (their `change` is above it, see
+ * migration 0020 and changeMark), with the user's settings, and how many personal items the user has now:
+ * one statement, so both come from the same moment. A section built at `since` holding
+ * `total` items less the new ones among `rows` lost none since; otherwise some item left the
+ * vault (deleted for good, shared to an organization) without a row to say so.
+ */
+export async function personalChangesSince(executor: Executor, userId: string, since: number): Promise<{ total: number; rows: (CipherRow & { version: number })[] }> {
+  const found = await executor
+    .selectFrom((eb) => eb.selectFrom('ciphers').select((e) => e.fn.countAll<number | string>().as('total')).where('user_id', '=', userId).as('t'))
+    .leftJoin('ciphers as c', (join) => join.on('c.user_id', '=', userId).on('c.change', '>', since))
+    .leftJoin('cipher_user_settings as s', (join) => join.onRef('s.cipher_id', '=', 'c.id').on('s.user_id', '=', userId))
+    .select([
+      't.total',
+      'c.id',
+      'c.version',
+      'c.user_id',
+      'c.organization_id',
+      'c.type',
+      'c.data',
+      'c.key',
+      'c.reprompt',
+      'c.attachments',
+      'c.creation_date',
+      'c.revision_date',
+      'c.deleted_date',
+      's.folder_id',
+      's.favorite',
+      's.archived_date',
+    ])
+    .execute();
+  // Without changes, the one row of the count with nulls for the item.
+  const rows = found.flatMap(({ total: _, ...row }) => (row.id === null ? [] : [row as CipherRow & { version: number }]));
+  return { total: Number(found[0]?.total ?? 0), rows };
+}
+
 /** The columns of items that every user who sees them shares, with their versions, among `ids`. */
 export async function findSharedColumns(executor: Executor, ids: readonly string[]) {
   const rows = [];
@@ -102,23 +138,45 @@ export async function findPersonalCiphers(executor: Executor, userId: string, id
   return rows;
 }
 
+/**
+ * The `change` of a write of an owner's items on SQLite: one more than the owner's vault
+ * revision it finds (touchVault moves the revision in the same transaction). On PostgreSQL a
+ * trigger replaces it with the transaction's id. See migration 0020.
+ */
+const stampOf = (owner: string | null) => sql<number>`coalesce((select r.revision from vault_revisions r where r.user_id = ${owner}), 0) + 1`;
+
+/**
+ * What every update of item rows sets besides its own columns: a new `version` (sync's item
+ * cache, item-json-cache.ts) and `change` (sync's section patches, migration 0020). Set here,
+ * the row is written once; the database's triggers do it for writes that do not.
+ */
+export const rowChange = {
+  version: sql<number>`version + 1`,
+  change: sql<number>`coalesce((select r.revision from vault_revisions r where r.user_id = ciphers.user_id), 0) + 1`,
+};
+
 export async function insertCiphers(executor: Executor, rows: readonly Insertable<CiphersTable>[]): Promise<void> {
-  for (const part of chunks(rows, 200)) await executor.insertInto('ciphers').values(part).execute();
+  for (const part of chunks(rows, 200)) {
+    await executor
+      .insertInto('ciphers')
+      .values(part.map((row) => ({ ...row, change: stampOf(row.user_id ?? null) })))
+      .execute();
+  }
 }
 
 export type CipherContent = Pick<CiphersTable, 'type' | 'data' | 'key' | 'reprompt' | 'revision_date'> & Partial<Pick<CiphersTable, 'attachments'>>;
 
 export async function updateCipherContent(executor: Executor, id: string, content: CipherContent): Promise<void> {
-  await executor.updateTable('ciphers').set(content).where('id', '=', id).execute();
+  await executor.updateTable('ciphers').set({ ...content, ...rowChange }).where('id', '=', id).execute();
 }
 
 export async function setRevisionDate(executor: Executor, ids: readonly string[], date: string): Promise<void> {
-  for (const part of chunks(ids)) await executor.updateTable('ciphers').set({ revision_date: date }).where('id', 'in', part).execute();
+  for (const part of chunks(ids)) await executor.updateTable('ciphers').set({ revision_date: date, ...rowChange }).where('id', 'in', part).execute();
 }
 
 export async function setDeletedDate(executor: Executor, ids: readonly string[], deletedDate: string | null, revisionDate: string): Promise<void> {
   for (const part of chunks(ids)) {
-    await executor.updateTable('ciphers').set({ deleted_date: deletedDate, revision_date: revisionDate }).where('id', 'in', part).execute();
+    await executor.updateTable('ciphers').set({ deleted_date: deletedDate, revision_date: revisionDate, ...rowChange }).where('id', 'in', part).execute();
   }
 }
 

@@ -3,10 +3,10 @@ import { createByteLru } from '../../shared/byte-lru.js';
 /**
  * Each item's JSON in sync up to the user's part (syncItemStart: the opening, then the shared
  * part of cipherSharedJson with the content, key, dates and attachments), as bytes, kept under
- * the item's id and version. The version moves with every update of the item's row, by a
- * trigger in the database (migration 0019), so an entry whose version still matches the one a
- * sync just listed is exactly what encoding the row again would give, whichever instance made
- * the last change. One entry serves every member who sees the item; each user's folder,
+ * the item's id and version. The version moves with every update of the item's row (set by
+ * the repository's writes, and by the database's triggers for any write that does not:
+ * migrations 0019 and 0020), so an entry whose version still matches the one a sync just read
+ * is exactly what encoding the row again would give, whichever instance made the last change. One entry serves every member who sees the item; each user's folder,
  * favorite, archive and rights are added per sync (cipherUserJson). Bounded by bytes; the
  * least recently used entries go first.
  */

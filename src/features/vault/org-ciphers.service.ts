@@ -15,7 +15,7 @@ import type { CipherRequest } from './ciphers.schemas.js';
 import { applyShareUploads, attachmentBytes, withNewKeys } from '../files/attachment-data.js';
 import { fileKey } from '../files/store-layout.js';
 import { lockCipher, releaseStorage, reserveStorage } from '../files/attachments.repository.js';
-import { insertCiphers, setRevisionDate, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
+import { insertCiphers, rowChange, setRevisionDate, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
 import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
 import { PushType } from '../notifications/pushes.js';
@@ -145,7 +145,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
         stale = released.map((name) => fileKey(existing.id, name));
         await tx
           .updateTable('ciphers')
-          .set({ user_id: null, organization_id: membership.organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, attachments, revision_date: now })
+          .set({ user_id: null, organization_id: membership.organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, attachments, revision_date: now, ...rowChange })
           .where('id', '=', existing.id)
           .execute();
         await tx.insertInto('collection_ciphers').values(collectionIds.map((c) => ({ collection_id: c, cipher_id: existing.id }))).execute();

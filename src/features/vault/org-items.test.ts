@@ -131,7 +131,7 @@ describe('sync with organizations', () => {
   it('runs the same number of queries for a small and an organization-heavy vault', async () => {
     const counted = () => {
       const view = counting(server.database.db);
-      return { sync: createSyncService({ db: view.db, apiBase: 'http://test/api', cache: createSyncCache(0) }), count: view.count };
+      return { sync: createSyncService({ db: view.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(0) }), count: view.count };
     };
     const small = await actor(server, org, 'small@example.com');
     await seedCollection(server, org, { users: [[small.memberId]] });

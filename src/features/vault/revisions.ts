@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { Engine } from '../../db/dialect.js';
 import { touchAccountRevision } from '../accounts/accounts.repository.js';
 import type { Executor } from '../events/audit-log.js';
 
@@ -21,4 +22,17 @@ export async function touchVault(executor: Executor, userId: string, date: strin
 export async function vaultRevision(executor: Executor, userId: string): Promise<number> {
   const row = await executor.selectFrom('vault_revisions').select('revision').where('user_id', '=', userId).executeTakeFirst();
   return row ? Number(row.revision) : 0;
+}
+
+/**
+ * The mark a sync takes before reading a user's personal items: a write committing later
+ * stamps its rows' `change` above it (migration 0020), so rows stamped at or below it are all
+ * in what the sync reads next. SQLite: the vault revision the sync read first (writers are
+ * serialised, and each stamps one more than the revision it finds). PostgreSQL: the oldest
+ * transaction still running, less one (rows are stamped with their transaction's id).
+ */
+export async function changeMark(executor: Executor, engine: Engine, revision: number): Promise<number> {
+  if (engine === 'sqlite') return revision;
+  const { rows } = await sql<{ mark: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as mark`.execute(executor);
+  return Number(rows[0]!.mark) - 1;
 }

@@ -1,49 +1,61 @@
 import { createByteLru } from '../../shared/byte-lru.js';
 import { createItemJsonCache, type ItemJsonCache } from './item-json-cache.js';
+import type { SectionItems } from './section-items.js';
 
 /**
  * What sync keeps between answers, in two parts sharing one byte budget:
  * - `items`: each item's encoded shared part under its id and version (item-json-cache.ts), so
  *   that after a change only the changed items are read and encoded again;
- * - the vault sections (folders and the items' JSON) per user while their vault revision
- *   (see revisions.ts) is unchanged, for vaults without organization collections: clients sync
+ * - the vault sections (folders and the items' JSON) per user, for vaults without organization
+ *   collections, under the vault revision (see revisions.ts) they were built at: clients sync
  *   on login, on unlock and on every device after each change, and all but the first of those
  *   find the same revision and skip even listing the items. The revision is read from the
- *   database on every sync, so a section is never served after a change made by any instance.
+ *   database on every sync, so a section is never served after a change made by any instance;
+ *   the first sync after a change patches the user's last section with the items written since
+ *   its revision (sync.service.ts, migration 0020).
  * Each part is bounded by half the budget; the least recently used entries go first.
  */
 export interface VaultSection {
   revision: number;
+  /** The change mark taken before its items were read (revisions.ts, changeMark): a patch reads the items stamped above it. */
+  since: number;
   /** Whether SSH key items are in it (they are left out for older clients). */
   withSshKeys: boolean;
   folders: string;
-  /** The items array as JSON bytes, in chunks (see encodeItems). */
+  /** The items array as JSON bytes, in chunks (see encodeItems and SectionItems.chunks). */
   ciphers: readonly Buffer[];
+  /** The same items by id, for a patch; absent when they were encoded in one pass (readItems). */
+  items?: SectionItems;
 }
 
 export interface SyncCache {
   /** Off (a budget of 0): every sync reads and encodes every item in one pass. */
   readonly enabled: boolean;
   items: ItemJsonCache;
+  /**
+   * The user's last section, whatever its revision: served as it is when its revision is
+   * `revision` (a hit), else patched (a miss).
+   */
   get(userId: string, revision: number, withSshKeys: boolean): VaultSection | undefined;
   set(userId: string, section: VaultSection): void;
 }
 
+/** Bytes of bookkeeping per item of a patchable section (its id, its place in a page's index), roughly. */
+const ITEM_OVERHEAD = 100;
+
 /** `onLookup` hears whether each section lookup found the revision asked for (the metrics' hit rate). */
 export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => void = () => undefined): SyncCache {
-  const sectionBytes = (s: VaultSection) => s.folders.length + s.ciphers.reduce((sum, chunk) => sum + chunk.length, 0);
+  const sectionBytes = (s: VaultSection) =>
+    s.folders.length + s.ciphers.reduce((sum, chunk) => sum + chunk.length, 0) + (s.items?.count ?? 0) * ITEM_OVERHEAD;
   const entries = createByteLru<VaultSection>(Math.floor(maxBytes / 2), sectionBytes);
   const keyOf = (userId: string, withSshKeys: boolean) => `${userId}:${withSshKeys ? 1 : 0}`;
   return {
     enabled: maxBytes > 0,
     items: createItemJsonCache(Math.floor(maxBytes / 2)),
     get(userId, revision, withSshKeys) {
-      const key = keyOf(userId, withSshKeys);
-      const entry = entries.get(key);
-      if (entry && entry.revision !== revision) entries.delete(key);
-      const hit = entry?.revision === revision;
-      onLookup(hit);
-      return hit ? entry : undefined;
+      const entry = entries.get(keyOf(userId, withSshKeys));
+      onLookup(entry?.revision === revision);
+      return entry;
     },
     set(userId, section) {
       entries.set(keyOf(userId, section.withSshKeys), section);

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, ENC, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { createUser } from '../../../test/support/accounts.js';
@@ -53,9 +54,9 @@ async function cachedSync(who: Actor): Promise<SyncJson> {
   return res.body as SyncJson;
 }
 
-async function uncachedSync(who: Actor): Promise<SyncJson> {
-  const fresh = createSyncService({ db: server.database.db, apiBase: apiBaseUrl(server.config), cache: createSyncCache(0) });
-  const data = await fresh.load(who.userId, { withSshKeys: true });
+async function uncachedSync(who: Actor, withSshKeys = true): Promise<SyncJson> {
+  const fresh = createSyncService({ db: server.database.db, engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(0) });
+  const data = await fresh.load(who.userId, { withSshKeys });
   return JSON.parse(Buffer.concat(syncBody(data, { excludeDomains: false }).chunks).toString()) as SyncJson;
 }
 
@@ -162,6 +163,81 @@ describe('sync from its caches', () => {
     await touchVault(db, solo.userId, new Date(Date.now() + 1000).toISOString());
     await expectExact();
   });
+
+  it('patches the section of a vault in no organization with exactly what changed, for new and older clients', async () => {
+    // An account in no organization: after its first sync, each sync after a change patches its
+    // last section with the items written since (sync.service.ts, migration 0020). Clients older
+    // than 2024.12 (no version header) get their own section, without SSH keys.
+    const alone = await createUser(server, { email: 'patched@example.com' });
+    const me: Actor = { userId: alone.userId, token: alone.accessToken, memberId: '', account: alone.account };
+    const key = me.account.userKey;
+    const sync = async (headers: Record<string, string>) => {
+      const res = await server.request('GET', '/api/sync', { token: me.token, headers });
+      expect(res.status, res.text).toBe(200);
+      return normalized(res.body as SyncJson);
+    };
+    const exact = async () => {
+      expect(await sync(CLIENT)).toEqual(normalized(await uncachedSync(me, true)));
+      expect(await sync({})).toEqual(normalized(await uncachedSync(me, false)));
+      return (await sync(CLIENT)).ciphers.map((x) => x.id);
+    };
+    const db = server.database.db;
+    const items: string[] = [];
+    for (let i = 0; i < 6; i++) items.push((await personalItem(me)).id);
+    const ssh = await ok(me, 'POST', '/ciphers', cipherBody('sshKey', key));
+    const folder = await ok(me, 'POST', '/folders', { name: encryptText('F', key) });
+    const other = await ok(me, 'POST', '/folders', { name: encryptText('G', key) });
+    expect(await exact()).toHaveLength(7);
+    const [a, b, c2, d, e, f] = items as [string, string, string, string, string, string];
+
+    const steps: [string, () => Promise<unknown>][] = [
+      ['edit an item', () => ok(me, 'PUT', `/ciphers/${a}`, cipherBody('card', key))],
+      ['edit an item twice between syncs', async () => {
+        await ok(me, 'PUT', `/ciphers/${b}`, cipherBody('identity', key));
+        await ok(me, 'PUT', `/ciphers/${b}`, cipherBody('secureNote', key, { favorite: true }));
+      }],
+      ['turn an item into an SSH key (older clients no longer see it)', () => ok(me, 'PUT', `/ciphers/${c2}`, cipherBody('sshKey', key))],
+      ['turn it back', () => ok(me, 'PUT', `/ciphers/${c2}`, cipherBody('login', key))],
+      ['edit the SSH key', () => ok(me, 'PUT', `/ciphers/${ssh.id}`, cipherBody('sshKey', key, { favorite: true }))],
+      ['create an item', () => personalItem(me)],
+      ['create an SSH key', () => ok(me, 'POST', '/ciphers', cipherBody('sshKey', key))],
+      ['move items into a folder', () => ok(me, 'PUT', '/ciphers/move', { ids: [a, d], folderId: folder.id })],
+      ['mark a favorite', () => ok(me, 'PUT', `/ciphers/${e}/partial`, { folderId: other.id, favorite: true })],
+      ['archive', () => ok(me, 'PUT', `/ciphers/${d}/archive`)],
+      ['unarchive', () => ok(me, 'PUT', `/ciphers/${d}/unarchive`)],
+      ['trash', () => ok(me, 'PUT', `/ciphers/${e}/delete`)],
+      ['restore', () => ok(me, 'PUT', `/ciphers/${e}/restore`)],
+      ['rename a folder', () => ok(me, 'PUT', `/folders/${folder.id}`, { name: encryptText('F2', key) })],
+      ['delete a folder (its items move to no folder)', () => ok(me, 'DELETE', `/folders/${folder.id}`)],
+      ['delete an item for good', () => ok(me, 'DELETE', `/ciphers/${f}`)],
+      ['delete one and create another between syncs', async () => {
+        await ok(me, 'DELETE', `/ciphers/${e}`);
+        await personalItem(me);
+      }],
+      ['import items', () => ok(me, 'POST', '/ciphers/import', { folders: [], ciphers: [cipherBody('login', key), cipherBody('sshKey', key)], folderRelationships: [] })],
+      ['trash several', () => ok(me, 'PUT', '/ciphers/delete', { ids: [a, b] })],
+      ['restore several', () => ok(me, 'PUT', '/ciphers/restore', { ids: [a, b] })],
+      // Changes made elsewhere (another instance, another release), seen only through the database.
+      ['an update by hand, with the vault revision moved', async () => {
+        await db.updateTable('ciphers').set({ reprompt: 1 }).where('id', '=', d).execute();
+        await touchVault(db, me.userId, new Date().toISOString());
+      }],
+      ['a row inserted by hand, with the vault revision moved', async () => {
+        const [row] = await db.selectFrom('ciphers').selectAll().where('id', '=', a).execute();
+        const { version: _, change: __, ...copy } = row!;
+        await db.insertInto('ciphers').values({ ...copy, id: randomUUID() }).execute();
+        await touchVault(db, me.userId, new Date().toISOString());
+      }],
+      ['a row deleted by hand, with the vault revision moved', async () => {
+        await db.deleteFrom('ciphers').where('id', '=', d).execute();
+        await touchVault(db, me.userId, new Date().toISOString());
+      }],
+    ];
+    for (const [name, change] of steps) {
+      await change();
+      await expect(exact(), name).resolves.toBeDefined();
+    }
+  }, LONG);
 
   it('answers exactly the uncached build after random sequences of changes by random members', async () => {
     const folders = new Map<Actor, string>();

@@ -1,5 +1,6 @@
 import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
+import type { Engine } from '../../db/dialect.js';
 import { Unauthorized } from '../../http/errors.js';
 import { type UserRow } from '../accounts/accounts.repository.js';
 import { findUserWithTwoFactor } from '../two-factor/two-factor.repository.js';
@@ -9,13 +10,14 @@ import type { ProfileOrganizationResponse } from '../organizations/organizations
 import { profileOrganizations } from '../organizations/profile-organizations.js';
 import type { PolicyResponse } from '../policies/policies.schemas.js';
 import { policiesForUser } from '../policies/policies.service.js';
-import { findSharedColumns, listPersonalCiphers, listPersonalVersions } from './ciphers.repository.js';
-import { CipherType, cipherSharedJson, cipherUserJson } from './ciphers.schemas.js';
+import { findSharedColumns, listPersonalCiphers, listPersonalVersions, personalChangesSince, type CipherRow } from './ciphers.repository.js';
+import { CipherType, cipherSharedJson, cipherUserJson, type SharedCipherColumns } from './ciphers.schemas.js';
 import { listFolders } from './folders.repository.js';
 import { organizationItems, organizationItemVersions, type ReachedCollection } from './org-items.js';
-import { vaultRevision } from './revisions.js';
+import { changeMark, vaultRevision } from './revisions.js';
 import type { SyncCache, VaultSection } from './sync-cache.js';
-import { encodeItems, foldersJson, itemsWriter, syncItemStart } from './sync.schemas.js';
+import { sectionItemsWriter, type SectionItems } from './section-items.js';
+import { encodeItems, foldersJson, syncItemStart } from './sync.schemas.js';
 import { listSends } from '../sends/sends.repository.js';
 import { toSendResponse, type SendResponse } from '../sends/sends.schemas.js';
 
@@ -40,20 +42,42 @@ const shown = (type: number, withSshKeys: boolean) => withSshKeys || type !== (C
  * through the user's collections: an Owner or Admin sees unassigned items in the admin views,
  * not here.
  *
- * Items are listed by id and version with the user's settings and rights, without their
- * contents; only those whose encoded shared part is not cached at that version are read and
- * encoded (see item-json-cache.ts), so the cost of the first sync after a change grows with
- * what changed, not with the vault. Whole sections are reused only for vaults without
- * organization collections: other members' changes to organization items move no vault
- * revision of this user.
+ * Whole sections are kept only for vaults without organization collections (other members'
+ * changes to organization items move no vault revision of this user). The first sync after a
+ * change of such a vault reads only the personal items written since its last section's
+ * revision and patches that section (patch below, migration 0020), so its cost grows with what
+ * changed, not with the vault. Other vaults, and a vault an item left (deleted for good,
+ * shared), are listed: items by id and version with the user's settings and rights, without
+ * their contents; only those whose encoded shared part is not cached at that version are read
+ * and encoded (see item-json-cache.ts).
  */
-export function createSyncService({ db, cache, apiBase }: { db: Db; cache: SyncCache; /** Base of the attachment URLs in items (files/attachment-data.ts). */ apiBase: string }) {
+export function createSyncService({
+  db,
+  engine,
+  cache,
+  apiBase,
+}: {
+  db: Db;
+  engine: Engine;
+  cache: SyncCache;
+  /** Base of the attachment URLs in items (files/attachment-data.ts). */
+  apiBase: string;
+}) {
   /** Every item read and encoded in one pass: the path without a cache. */
   async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<Buffer[]> {
     const [personal, org] = await Promise.all([listPersonalCiphers(db, userId), organizationItems(db, userId, reached)]);
     // An item is either the user's own or an organization's (sharing moves it), never both.
     const rows = [...personal, ...org].filter((row) => shown(row.type, withSshKeys));
     return encodeItems(rows.map((row) => ({ start: syncItemStart(cipherSharedJson(row, apiBase)), user: cipherUserJson(row, 'cipherDetails') })));
+  }
+
+  /** An item's shared part from the cache at its version, else encoded (and kept). */
+  function startOf(row: SharedCipherColumns & { version: number }): Buffer {
+    const cached = cache.items.get(row.id, row.version);
+    if (cached) return cached;
+    const start = syncItemStart(cipherSharedJson(row, apiBase));
+    cache.items.set(row.id, row.version, start);
+    return start;
   }
 
   /**
@@ -63,30 +87,56 @@ export function createSyncService({ db, cache, apiBase }: { db: Db; cache: SyncC
    * read (the listing's rights may be older than its content: access revoked, then the item
    * edited) sends this sync to readItems, which reads rows and access in one query.
    */
-  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<Buffer[]> {
+  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<{ ciphers: Buffer[]; items?: SectionItems }> {
     const [personal, org] = await Promise.all([listPersonalVersions(db, userId), organizationItemVersions(db, userId, reached)]);
-    const listed = [...personal, ...org].filter((item) => shown(item.type, withSshKeys));
-    const writer = itemsWriter();
-    for (const slice of chunks(listed)) {
+    const writer = sectionItemsWriter();
+    for (const slice of chunks([...personal, ...org])) {
       const starts = new Map<string, Buffer>();
       for (const item of slice) {
         const start = cache.items.get(item.id, item.version);
         if (start !== undefined) starts.set(item.id, start);
       }
       // One deleted since the listing is left out.
-      const missing = new Map(slice.filter((item) => !starts.has(item.id)).map((item) => [item.id, item.version]));
+      const missing = new Map(slice.filter((item) => !starts.has(item.id) && shown(item.type, withSshKeys)).map((item) => [item.id, item.version]));
       for (const row of await findSharedColumns(db, [...missing.keys()])) {
-        const start = syncItemStart(cipherSharedJson(row, apiBase));
-        cache.items.set(row.id, row.version, start);
-        if (row.version !== missing.get(row.id)) return readItems(userId, reached, withSshKeys);
+        const start = startOf(row);
+        if (row.version !== missing.get(row.id)) return { ciphers: await readItems(userId, reached, withSshKeys) };
         starts.set(row.id, start);
       }
       for (const item of slice) {
         const start = starts.get(item.id);
-        if (start) writer.add({ start, user: cipherUserJson(item, 'cipherDetails') });
+        if (!shown(item.type, withSshKeys)) writer.hide(item.id);
+        else if (start) writer.add(item.id, start, cipherUserJson(item, 'cipherDetails'));
       }
     }
-    return writer.finish();
+    const items = writer.finish();
+    return { ciphers: items.chunks(), items };
+  }
+
+  /**
+   * `base`, a section of a vault without organization collections, brought to `revision` with
+   * the personal items written since its mark (each row records a stamp of its last write above
+   * the mark of any sync that started before it, migration 0020): only those are read and encoded, and only the pages of
+   * the section holding them are rebuilt (section-items.ts). Undefined when an item left the
+   * vault since (deleted for good, or shared to an organization, which leaves no row of the
+   * user's to read): then the vault is listed whole. Folders are few and always read again.
+   */
+  async function patch(userId: string, base: VaultSection & { items: SectionItems }, revision: number, since: number): Promise<VaultSection | undefined> {
+    const [folders, { total, rows }] = await Promise.all([listFolders(db, userId), personalChangesSince(db, userId, base.since)]);
+    const changes = new Map<string, Buffer | null>();
+    let added = 0;
+    for (const row of rows) {
+      if (!base.items.has(row.id)) added++;
+      changes.set(row.id, shown(row.type, base.withSshKeys) ? itemJson(row) : null);
+    }
+    if (base.items.count + added !== total) return undefined;
+    const items = base.items.with(changes);
+    return { revision, since, withSshKeys: base.withSshKeys, folders: foldersJson(folders), ciphers: items.chunks(), items };
+  }
+
+  /** A personal item's whole JSON in sync (see section-items.ts). */
+  function itemJson(row: CipherRow & { version: number }): Buffer {
+    return Buffer.concat([startOf(row), Buffer.from(`${cipherUserJson(row, 'cipherDetails')}}`)]);
   }
 
   return {
@@ -106,12 +156,19 @@ export function createSyncService({ db, cache, apiBase }: { db: Db; cache: SyncC
       const shared = { organizations, collections: collections.map(({ row, grant }) => toCollectionDetails(row, grant)), policies, sends: sends.map(toSendResponse) };
       const cacheable = collections.length === 0;
       const cached = cacheable ? cache.get(userId, revision, options.withSshKeys) : undefined;
-      if (cached) return { user, vault: cached, ...shared };
+      if (cached?.revision === revision) return { user, vault: cached, ...shared };
+      // Taken before any item is read: what is written later is stamped above it.
+      const since = cacheable && cache.enabled ? await changeMark(db, engine, revision) : 0;
+      const patched = cached?.items ? await patch(userId, { ...cached, items: cached.items }, revision, since) : undefined;
+      if (patched) {
+        cache.set(userId, patched);
+        return { user, vault: patched, ...shared };
+      }
 
       const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant }));
-      const items = cache.enabled ? listItems : readItems;
-      const [folders, ciphers] = await Promise.all([listFolders(db, userId), items(userId, reached, options.withSshKeys)]);
-      const vault: VaultSection = { revision, withSshKeys: options.withSshKeys, folders: foldersJson(folders), ciphers };
+      const items = cache.enabled ? listItems : async (...args: Parameters<typeof readItems>) => ({ ciphers: await readItems(...args) });
+      const [folders, listed] = await Promise.all([listFolders(db, userId), items(userId, reached, options.withSshKeys)]);
+      const vault: VaultSection = { revision, since, withSshKeys: options.withSshKeys, folders: foldersJson(folders), ...listed };
       if (cacheable) cache.set(userId, vault);
       return { user, vault, ...shared };
     },

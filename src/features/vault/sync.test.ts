@@ -1,3 +1,4 @@
+import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { counting } from '../../../test/support/query-count.js';
@@ -92,9 +93,9 @@ describe('sync', () => {
     await importItems(small, 10);
     await importItems(large, 200);
     const a = counting(server.database.db);
-    const smallData = await createSyncService({ db: a.db, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(small.userId, { withSshKeys: true });
+    const smallData = await createSyncService({ db: a.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(small.userId, { withSshKeys: true });
     const b = counting(server.database.db);
-    const largeData = await createSyncService({ db: b.db, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(large.userId, { withSshKeys: true });
+    const largeData = await createSyncService({ db: b.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(large.userId, { withSshKeys: true });
     expect(itemsOf(smallData)).toHaveLength(10);
     expect(itemsOf(largeData)).toHaveLength(200);
     expect(b.count()).toBe(a.count());
@@ -107,7 +108,7 @@ describe('sync', () => {
     const user = await createUser(server);
     await importItems(user, 20);
     const c = counting(server.database.db);
-    const sync = createSyncService({ db: c.db, apiBase: 'http://test/api', cache: createSyncCache(1024 * 1024) });
+    const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(1024 * 1024) });
     const first = await sync.load(user.userId, { withSshKeys: true });
     const cold = c.count();
     const second = await sync.load(user.userId, { withSshKeys: true });
@@ -122,6 +123,32 @@ describe('sync', () => {
     // Older clients get their own answer, without SSH keys.
     const older = await sync.load(user.userId, { withSshKeys: false });
     expect(itemsOf(older).length).toBeLessThan(21);
+  });
+
+  it('after a change, reads the items written since its last answer, not the whole vault', async () => {
+    const user = await createUser(server);
+    await importItems(user, 200);
+    let rows = 0;
+    const rowCounter: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        rows += args.result.rows.length;
+        return args.result;
+      },
+    };
+    const sync = createSyncService({ db: server.database.db.withPlugin(rowCounter), engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(64 * 1024 * 1024) });
+    const first = itemsOf(await sync.load(user.userId, { withSshKeys: true })) as { id: string; type: number }[];
+    expect(first).toHaveLength(200);
+    expect(rows).toBeGreaterThan(200);
+    const changed = first.find((item) => item.type !== 3)!;
+    await req(user, 'PUT', `/ciphers/${changed.id}`, cipherBody('card', user.account.userKey));
+    rows = 0;
+    const after = itemsOf(await sync.load(user.userId, { withSshKeys: true })) as { id: string; type: number }[];
+    // The user, the revision, memberships, policies, collections, Sends, folders, the changed item.
+    expect(rows).toBeLessThanOrEqual(10);
+    expect(after).toHaveLength(200);
+    expect(after.find((item) => item.id === changed.id)?.type).toBe(3);
+    expect(after.filter((item) => item.id !== changed.id)).toEqual(first.filter((item) => item.id !== changed.id));
   });
 
   it('answers every change at once through HTTP, however often it syncs', async () => {

@@ -1,0 +1,91 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { sectionItemsWriter, type SectionItems } from './section-items.js';
+
+/** An item's JSON as sync writes it: the start (opening and shared part), the user's part, a brace. */
+const start = (id: string, text: string) => Buffer.from(`{"object":"cipherDetails","id":"${id}","text":"${text}",`);
+const user = (mark: string) => `"folderId":"${mark}"`;
+const whole = (id: string, text: string, mark: string) => Buffer.concat([start(id, text), Buffer.from(`${user(mark)}}`)]);
+
+const parsed = (items: SectionItems) => JSON.parse(Buffer.concat(items.chunks()).toString()) as { id: string; text: string; folderId: string }[];
+
+/** Items of about `size` bytes each. */
+const filler = (size: number, n: number) => `${n}-`.padEnd(size, 'x');
+
+describe('section items', () => {
+  it('writes the items array in pages and patches it: replaced in place, hidden, added at the end', () => {
+    const writer = sectionItemsWriter();
+    // 300 items of 10 KB: three pages of 1 MB and a bit.
+    for (let i = 0; i < 300; i++) writer.add(`i${i}`, start(`i${i}`, filler(10_000, i)), user('u'));
+    writer.hide('h1');
+    const items = writer.finish();
+    expect(items.chunks().length).toBeGreaterThan(4);
+    expect(items.count).toBe(301);
+    expect(items.has('i299') && items.has('h1') && !items.has('nope')).toBe(true);
+    const before = parsed(items);
+    expect(before.map((x) => x.id)).toEqual(Array.from({ length: 300 }, (_, i) => `i${i}`));
+
+    const patched = items.with(
+      new Map([
+        ['i0', whole('i0', 'first', 'v')],
+        ['i150', null],
+        ['i299', whole('i299', 'last', 'v')],
+        ['h1', whole('h1', 'shown', 'v')],
+        ['new', whole('new', 'added', 'v')],
+      ]),
+    );
+    const after = parsed(patched);
+    expect(patched.count).toBe(302);
+    expect(after.map((x) => x.id)).toEqual([...before.map((x) => x.id).filter((id) => id !== 'i150'), 'h1', 'new']);
+    expect(after[0]).toEqual({ object: 'cipherDetails', id: 'i0', text: 'first', folderId: 'v' });
+    expect(after.find((x) => x.id === 'i299')?.text).toBe('last');
+    expect(after.find((x) => x.id === 'i1')).toEqual(before[1]);
+    // The original is untouched (an answer may still be writing it).
+    expect(parsed(items)).toEqual(before);
+    expect(items.count).toBe(301);
+  });
+
+  it('writes an empty array, and an item larger than a page', () => {
+    expect(parsed(sectionItemsWriter().finish())).toEqual([]);
+    const writer = sectionItemsWriter();
+    writer.add('small', start('small', 'a'), user('u'));
+    writer.add('big', start('big', filler(3_000_000, 0)), user('u'));
+    writer.add('after', start('after', 'b'), user('u'));
+    const items = writer.finish();
+    expect(parsed(items).map((x) => x.id)).toEqual(['small', 'big', 'after']);
+    const patched = items.with(new Map([['big', whole('big', 'short', 'u')], ['small', null]]));
+    expect(parsed(patched).map((x) => [x.id, x.text])).toEqual([['big', 'short'], ['after', 'b']]);
+    expect(parsed(patched.with(new Map([['small', whole('small', 'c', 'u')], ['big', null], ['after', null]])))).toEqual([
+      { object: 'cipherDetails', id: 'small', text: 'c', folderId: 'u' },
+    ]);
+  });
+
+  it('equals a section written afresh after any sequence of patches', () => {
+    const change = fc.record({ id: fc.nat(40), text: fc.string({ unit: fc.constantFrom('a', 'b', 'é', '€'), maxLength: 400_000 }), hide: fc.boolean() });
+    fc.assert(
+      fc.property(fc.nat(40), fc.array(fc.array(change, { maxLength: 6 }), { maxLength: 5 }), (initial, patches) => {
+        const model = new Map<string, { text: string; mark: string } | null>();
+        const writer = sectionItemsWriter();
+        for (let i = 0; i < initial; i++) {
+          writer.add(`i${i}`, start(`i${i}`, filler(i * 20_000, i)), user('u'));
+          model.set(`i${i}`, { text: filler(i * 20_000, i), mark: 'u' });
+        }
+        let items = writer.finish();
+        patches.forEach((patch, round) => {
+          const changes = new Map<string, Buffer | null>();
+          for (const { id: n, text, hide } of patch) {
+            const id = `i${n}`;
+            changes.set(id, hide ? null : whole(id, text, `r${round}`));
+            model.set(id, hide ? null : { text, mark: `r${round}` });
+          }
+          items = items.with(changes);
+        });
+        const expected = [...model].flatMap(([id, v]) => (v ? [{ object: 'cipherDetails', id, text: v.text, folderId: v.mark }] : []));
+        const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
+        expect(parsed(items).sort(byId)).toEqual(expected.sort(byId));
+        expect(items.count).toBe(model.size);
+      }),
+      { numRuns: 40 },
+    );
+  });
+});

@@ -1,0 +1,179 @@
+/**
+ * The items of a vault section as sync sends them, in pages of about 1 MB of JSON that remember
+ * where each item is, so that a change is applied by rebuilding the pages holding the changed
+ * items, not the whole array (sync.service.ts patches a user's cached section with the items
+ * written since; see migration 0020). Immutable: a patch gives a new SectionItems sharing the
+ * untouched pages, so an answer being written from the old one is never changed under it.
+ *
+ * An item's JSON is `{"object":"cipherDetails",` + its shared part (item-json-cache.ts) + the
+ * user's part + `}`; a page holds its items' JSON joined by commas.
+ */
+
+/** Bytes of JSON in a page at most, unless one item is larger. */
+const PAGE_BYTES = 1024 * 1024;
+const COMMA = 0x2c;
+const OPEN = Buffer.from('[');
+const SEPARATOR = Buffer.from(',');
+const CLOSE = Buffer.from(']');
+
+interface ItemPage {
+  /** The items' ids, in the order of their JSON in `bytes`. */
+  readonly ids: readonly string[];
+  /** Where each item's JSON ends in `bytes` (the next one starts after a comma). */
+  readonly ends: readonly number[];
+  readonly bytes: Buffer;
+  /** Position of each id in `ids`. */
+  readonly index: ReadonlyMap<string, number>;
+}
+
+interface Item {
+  id: string;
+  json: Buffer;
+}
+
+function page(ids: readonly string[], ends: readonly number[], bytes: Buffer): ItemPage {
+  return { ids, ends, bytes, index: new Map(ids.map((id, i) => [id, i])) };
+}
+
+/** Item `i` of a page: a view of the page's bytes, no copy. */
+function itemAt(p: ItemPage, i: number): Item {
+  return { id: p.ids[i]!, json: p.bytes.subarray(i === 0 ? 0 : p.ends[i - 1]! + 1, p.ends[i]) };
+}
+
+/** `items` packed into pages, each in a buffer of exactly its size. */
+function join(items: readonly Item[]): ItemPage[] {
+  const pages: ItemPage[] = [];
+  for (let from = 0; from < items.length; ) {
+    let size = items[from]!.json.length;
+    let to = from + 1;
+    while (to < items.length && size + 1 + items[to]!.json.length <= PAGE_BYTES) size += 1 + items[to++]!.json.length;
+    const bytes = Buffer.allocUnsafeSlow(size);
+    const ids: string[] = [];
+    const ends: number[] = [];
+    let used = 0;
+    for (let i = from; i < to; i++) {
+      if (i > from) bytes[used++] = COMMA;
+      used += items[i]!.json.copy(bytes, used);
+      ids.push(items[i]!.id);
+      ends.push(used);
+    }
+    pages.push(page(ids, ends, bytes));
+    from = to;
+  }
+  return pages;
+}
+
+export class SectionItems {
+  constructor(
+    private readonly pages: readonly ItemPage[],
+    /** Items of the vault not sent to this client (SSH keys for older clients), by id. */
+    private readonly hidden: ReadonlySet<string>,
+  ) {}
+
+  /** Items of the vault, sent or hidden. */
+  get count(): number {
+    return this.pages.reduce((sum, p) => sum + p.ids.length, this.hidden.size);
+  }
+
+  /** Whether the item is in the vault (sent or hidden). */
+  has(id: string): boolean {
+    return this.hidden.has(id) || this.pages.some((p) => p.index.has(id));
+  }
+
+  /** The `ciphers` array of sync as JSON bytes: the pages between brackets and commas. */
+  chunks(): Buffer[] {
+    const out: Buffer[] = [OPEN];
+    this.pages.forEach((p, i) => out.push(...(i > 0 ? [SEPARATOR, p.bytes] : [p.bytes])));
+    out.push(CLOSE);
+    return out;
+  }
+
+  /**
+   * These items with `changes` applied: each id's new JSON, or null for an item no longer sent
+   * (hidden). An item already here keeps its place; a new one goes at the end. Only the pages
+   * holding changed items (and the last one, when items are added) are rebuilt.
+   */
+  with(changes: ReadonlyMap<string, Buffer | null>): SectionItems {
+    const left = new Map(changes);
+    const hidden = new Set(this.hidden);
+    const pages = this.pages.flatMap((p) => {
+      const here = [...left.keys()].filter((id) => p.index.has(id));
+      if (here.length === 0) return [p];
+      const items: Item[] = [];
+      for (let i = 0; i < p.ids.length; i++) {
+        const id = p.ids[i]!;
+        const json = left.has(id) ? left.get(id) : itemAt(p, i).json;
+        if (json) items.push({ id, json });
+        else hidden.add(id);
+      }
+      for (const id of here) left.delete(id);
+      return join(items);
+    });
+    const added: Item[] = [];
+    for (const [id, json] of left) {
+      if (json) {
+        hidden.delete(id);
+        added.push({ id, json });
+      } else hidden.add(id);
+    }
+    if (added.length > 0) {
+      const last = pages.pop();
+      const kept = last ? last.ids.map((_, i) => itemAt(last, i)) : [];
+      pages.push(...join([...kept, ...added]));
+    }
+    return new SectionItems(pages, hidden);
+  }
+}
+
+/**
+ * Builds a SectionItems item by item, writing each item's JSON straight into the current page,
+ * so that a vault's items are copied once and never held as one large string.
+ */
+export function sectionItemsWriter() {
+  const pages: ItemPage[] = [];
+  const hidden = new Set<string>();
+  let bytes = Buffer.allocUnsafeSlow(PAGE_BYTES);
+  let used = 0;
+  let ids: string[] = [];
+  let ends: number[] = [];
+  const close = (last: boolean) => {
+    if (ids.length === 0) return;
+    // The last page is copied to its size (in a buffer of its own, not Node's shared pool): a
+    // cached section (sync-cache.ts, bounded by the bytes it counts) must not keep a mostly
+    // empty 1 MB buffer alive behind a short slice.
+    let kept = bytes.subarray(0, used);
+    if (last) {
+      kept = Buffer.allocUnsafeSlow(used);
+      bytes.copy(kept, 0, 0, used);
+    }
+    pages.push(page(ids, ends, kept));
+    ids = [];
+    ends = [];
+    used = 0;
+  };
+  return {
+    /** An item sent: its JSON up to the user's part (syncItemStart), then the user's part (cipherUserJson). */
+    add(id: string, start: Buffer, user: string): void {
+      // A UTF-16 unit takes at most 3 bytes in UTF-8; a comma before, a brace after.
+      const most = start.length + user.length * 3 + 2;
+      if (used + most > bytes.length) {
+        close(false);
+        bytes = Buffer.allocUnsafeSlow(Math.max(PAGE_BYTES, most));
+      }
+      if (ids.length > 0) bytes[used++] = COMMA;
+      used += start.copy(bytes, used);
+      used += bytes.write(user, used);
+      bytes[used++] = 0x7d; // }
+      ids.push(id);
+      ends.push(used);
+    },
+    /** An item of the vault not sent to this client. */
+    hide(id: string): void {
+      hidden.add(id);
+    },
+    finish(): SectionItems {
+      close(true);
+      return new SectionItems(pages, hidden);
+    },
+  };
+}
