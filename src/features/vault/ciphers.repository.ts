@@ -26,26 +26,29 @@ export interface ItemAccess {
   organizationUseTotp: boolean;
 }
 
+/** An item row as the routes answer it: the item (`c`) and the user's own settings for it (`s`). */
+const ROW_COLUMNS = [
+  'c.id',
+  'c.user_id',
+  'c.organization_id',
+  'c.type',
+  'c.data',
+  'c.key',
+  'c.reprompt',
+  'c.attachments',
+  'c.creation_date',
+  'c.revision_date',
+  'c.deleted_date',
+  's.folder_id',
+  's.favorite',
+  's.archived_date',
+] as const;
+
 export function viewOf(executor: Executor, userId: string) {
   return executor
     .selectFrom('ciphers as c')
     .leftJoin('cipher_user_settings as s', (join) => join.onRef('s.cipher_id', '=', 'c.id').on('s.user_id', '=', userId))
-    .select([
-      'c.id',
-      'c.user_id',
-      'c.organization_id',
-      'c.type',
-      'c.data',
-      'c.key',
-      'c.reprompt',
-      'c.attachments',
-      'c.creation_date',
-      'c.revision_date',
-      'c.deleted_date',
-      's.folder_id',
-      's.favorite',
-      's.archived_date',
-    ]);
+    .select(ROW_COLUMNS);
 }
 
 /**
@@ -84,24 +87,7 @@ export async function personalChangesSince(executor: Executor, userId: string, s
     .selectFrom((eb) => eb.selectFrom('ciphers').select((e) => e.fn.countAll<number | string>().as('total')).where('user_id', '=', userId).as('t'))
     .leftJoin('ciphers as c', (join) => join.on('c.user_id', '=', userId).on('c.change', '>', since))
     .leftJoin('cipher_user_settings as s', (join) => join.onRef('s.cipher_id', '=', 'c.id').on('s.user_id', '=', userId))
-    .select([
-      't.total',
-      'c.id',
-      'c.version',
-      'c.user_id',
-      'c.organization_id',
-      'c.type',
-      'c.data',
-      'c.key',
-      'c.reprompt',
-      'c.attachments',
-      'c.creation_date',
-      'c.revision_date',
-      'c.deleted_date',
-      's.folder_id',
-      's.favorite',
-      's.archived_date',
-    ])
+    .select(['t.total', 'c.version', ...ROW_COLUMNS])
     .execute();
   // Without changes, the one row of the count with nulls for the item.
   const rows = found.flatMap(({ total: _, ...row }) => (row.id === null ? [] : [row as CipherRow & { version: number }]));
