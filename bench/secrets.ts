@@ -8,7 +8,9 @@
  *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:55433/strongroom_test npx tsx bench/secrets.ts
  *
  * Options (environment): BENCH_SECRETS (10000), BENCH_SECONDS (10), BENCH_ENGINES (sqlite,postgres),
- * BENCH_CPU_PROF (a folder: the server runs with --cpu-prof writing there).
+ * BENCH_CPU_PROF (a folder: the server runs with --cpu-prof writing there), BENCH_ROUTES (which
+ * measurements, of list,sync,ids,login; all by default: `ids` with BENCH_CPU_PROF profiles get-by-ids
+ * alone, beside the seeding).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type autocannon from 'autocannon';
@@ -23,6 +25,7 @@ const PROJECTS_PER_IMPORT = 5;
 const BY_IDS = 1000;
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const SERVER_ENV = { DEPLOYMENT: 'cloud' };
+const ROUTES = new Set((process.env.BENCH_ROUTES ?? 'list,sync,ids,login').split(','));
 
 interface Seeded {
   orgId: string;
@@ -124,13 +127,19 @@ async function benchEngine(engine: string) {
     const readable = synced.secrets?.data.map((s) => s.id) ?? [];
     if (readable.length !== seeded.grantedSecrets) throw new Error(`the machine account syncs ${readable.length} secrets, expected ${seeded.grantedSecrets}`);
 
-    await againstCeiling(engine, `list ${SECRETS} secrets (owner)`, server, { path: `/api/organizations/${seeded.orgId}/secrets`, token: seeded.ownerToken });
-    await againstCeiling(engine, `sync ${readable.length} secrets (machine)`, server, { path: `/api/organizations/${seeded.orgId}/secrets/sync`, token: seeded.machineToken });
+    if (ROUTES.has('list')) {
+      await againstCeiling(engine, `list ${SECRETS} secrets (owner)`, server, { path: `/api/organizations/${seeded.orgId}/secrets`, token: seeded.ownerToken });
+    }
+    if (ROUTES.has('sync')) {
+      await againstCeiling(engine, `sync ${readable.length} secrets (machine)`, server, { path: `/api/organizations/${seeded.orgId}/secrets/sync`, token: seeded.machineToken });
+    }
     const ids = readable.slice(0, BY_IDS);
-    await againstCeiling(engine, `get-by-ids ${ids.length} (machine)`, server, { path: '/api/secrets/get-by-ids', token: seeded.machineToken, method: 'POST', json: { ids } });
+    if (ROUTES.has('ids')) {
+      await againstCeiling(engine, `get-by-ids ${ids.length} (machine)`, server, { path: '/api/secrets/get-by-ids', token: seeded.machineToken, method: 'POST', json: { ids } });
+    }
 
     const form = new URLSearchParams(seeded.loginForm).toString();
-    for (const connections of [1, 4]) {
+    for (const connections of ROUTES.has('login') ? [1, 4] : []) {
       const login = await measure({
         url: `${server.url}/identity/connect/token`,
         method: 'POST',

@@ -9,7 +9,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
 import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { readSetOf, type ReadSet } from '../events/read-sets.js';
+import { createStoredReadSets, readSetOf, type ReadSet } from '../events/read-sets.js';
 import { encodeJson } from '../../http/serialization.js';
 import { saveSecretAccessPolicies } from './access-policies.service.js';
 import {
@@ -77,6 +77,7 @@ function parseSyncDate(text: string | undefined, now: Date): Date | null {
 
 export function createSecretService(deps: SecretServiceDeps) {
   const { db, clock, audit, config, answers } = deps;
+  const storedSets = createStoredReadSets(() => clock.now().getTime());
 
   /**
    * The one project `projectIds` names (null for none), where the caller may put a secret: 400
@@ -93,11 +94,17 @@ export function createSecretService(deps: SecretServiceDeps) {
     return project ?? null;
   }
 
-  /** Records Secret_Retrieved for each secret read, in one transaction (one row for several, see read-sets.ts). */
+  /**
+   * Records Secret_Retrieved for each secret read (one row for several, see read-sets.ts): a set
+   * stored lately is named by one row, in one statement; otherwise the set is stored with the
+   * row, in one transaction.
+   */
   async function recordReads(caller: SmCaller, reads: ReadSet, client: ClientContext | null): Promise<void> {
     if (reads.secretIds.length === 0) return;
     const event = { type: EventType.Secret_Retrieved, organizationId: caller.organizationId, ...actorOf(caller) };
+    if (reads.secretIds.length > 1 && storedSets.has(reads.id)) return audit.record(db, client, { ...event, readSetId: reads.id });
     await db.transaction().execute((tx) => audit.recordReads(tx, client, event, reads));
+    if (reads.secretIds.length > 1) storedSets.add(reads.id);
   }
 
   /** The secrets in use the caller can read, without values, encoded (see sm-answers.ts). */
