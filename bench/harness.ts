@@ -243,7 +243,7 @@ const scriptName = (process.argv[1] ?? '').replace(/^.*\//, '').replace(/\.[mc]?
 
 /**
  * The rows of the markdown results table and the Strongroom / ceiling ratios, printed at the end.
- * Each ratio is also a summary row (mean latency against the ceiling's), and each row that is
+ * Each ratio is also a summary row (mean latency or throughput against the ceiling's), and each row that is
  * not in a ratio one of its own (requests per second).
  */
 export class Results {
@@ -258,13 +258,24 @@ export class Results {
     this.standalone.set(f, `${engine}, ${what}, ${connections} connection(s)`);
   }
 
-  ratio(label: string, ours: Figures, bare: Figures): void {
+  /**
+   * `summaryBy: 'throughput'` gives the summary row in requests per second, for answers of well
+   * under a millisecond (autocannon's latencies are whole milliseconds, so their mean says little);
+   * `withinCeiling` is the issue's target: at most this many times the ceiling's cost.
+   */
+  ratio(label: string, ours: Figures, bare: Figures, options: { summaryBy?: 'mean latency' | 'throughput'; withinCeiling?: number } = {}): void {
     this.ratios.push(
       `${label}: mean ${(ours.mean / bare.mean).toFixed(2)}x, p50 ${(ours.p50 / Math.max(bare.p50, 1)).toFixed(2)}x, p99 ${(ours.p99 / bare.p99).toFixed(2)}x, throughput ${(bare.rps / ours.rps).toFixed(2)}x`,
     );
     this.standalone.delete(ours);
     this.standalone.delete(bare);
-    summary(scriptName, { what: `${label}, mean latency`, strongroom: ours.mean, ceiling: bare.mean, unit: 'ms', better: 'lower' });
+    const byThroughput = options.summaryBy === 'throughput';
+    const times = byThroughput ? bare.rps / ours.rps : ours.mean / bare.mean;
+    summary(scriptName, {
+      what: `${label}, ${byThroughput ? 'throughput' : 'mean latency'}`,
+      ...(byThroughput ? { strongroom: ours.rps, ceiling: bare.rps, unit: 'req/s', better: 'higher' as const } : { strongroom: ours.mean, ceiling: bare.mean, unit: 'ms', better: 'lower' as const }),
+      ...(options.withinCeiling === undefined ? {} : { target: `≤ ${options.withinCeiling}x the ceiling`, met: times <= options.withinCeiling }),
+    });
   }
 
   print(heading: string, ratioHeading: string): void {

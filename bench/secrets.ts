@@ -109,7 +109,7 @@ async function againstCeiling(engine: string, what: string, server: Running, req
       const bare = await measure({ url: ceiling.url + request.path, headers, connections, ...settings });
       results.row(engine, what, connections, ours);
       results.row(engine, `${what}, bare http ceiling`, connections, bare);
-      results.ratio(`${engine}, ${what}, ${connections} connection(s)`, ours, bare);
+      results.ratio(`${engine}, ${what}, ${connections} connection(s)`, ours, bare, { summaryBy: 'throughput', withinCeiling: 2 });
     }
   } finally {
     await ceiling.stop();
