@@ -3,7 +3,7 @@
  * through the real routes, a fresh database per engine, autocannon runs and the results table.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -92,7 +92,14 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
 export async function startCeiling(file: string): Promise<Running> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/ceiling-server.ts', file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   const port = await waitForLine(child, /^(\d+)\n/m);
-  return { url: `http://127.0.0.1:${port}`, stop: () => stop(child) };
+  return { url: `http://127.0.0.1:${port}`, ...(child.pid ? { pid: child.pid } : {}), stop: () => stop(child) };
+}
+
+/** CPU time a process has spent, in ms (/proc/<pid>/stat: utime and stime, in ticks of 10 ms); 0 without a pid. */
+export function cpuMsOf(pid: number | undefined): number {
+  if (!pid) return 0;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 /** Writes `body` to a temporary file and starts a ceiling server sending it. */
