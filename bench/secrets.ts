@@ -8,13 +8,15 @@
  *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:55433/strongroom_test npx tsx bench/secrets.ts
  *
  * Options (environment): BENCH_SECRETS (10000), BENCH_SECONDS (10), BENCH_ENGINES (sqlite,postgres),
- * BENCH_CPU_PROF (a folder: the server runs with --cpu-prof writing there).
+ * BENCH_CPU_PROF (a folder: the server runs with --cpu-prof writing there), BENCH_ROUTES (which
+ * measurements, of list,sync,ids,login; all by default: `ids` with BENCH_CPU_PROF profiles get-by-ids
+ * alone, beside the seeding).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type autocannon from 'autocannon';
 import { decryptText, encryptText, type SymmetricKey } from '../test/support/bw-crypto.js';
 import { accessTokenBody, machineLoginForm } from '../test/support/sm.js';
-import { call, foundOrganization, ceilingFor, CLIENT_HEADERS, databaseFor, ENGINES, measure, Results, startServer, type Running } from './harness.js';
+import { call, foundOrganization, ceilingFor, CLIENT_HEADERS, cpuMsOf, databaseFor, ENGINES, measure, Results, SECONDS, startServer, type Figures, type Running } from './harness.js';
 
 const SECRETS = Number(process.env.BENCH_SECRETS ?? 10_000);
 const PER_PROJECT = 1000;
@@ -23,6 +25,7 @@ const PROJECTS_PER_IMPORT = 5;
 const BY_IDS = 1000;
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const SERVER_ENV = { DEPLOYMENT: 'cloud' };
+const ROUTES = new Set((process.env.BENCH_ROUTES ?? 'list,sync,ids,login').split(','));
 
 interface Seeded {
   orgId: string;
@@ -90,6 +93,19 @@ async function seed(base: string): Promise<Seeded> {
 }
 
 const results = new Results();
+/**
+ * Server CPU time a request, Strongroom's against the ceiling's: on a machine shared with other
+ * work the wall-clock figures swing with the load, the CPU a request costs much less.
+ */
+const cpuLines: string[] = [];
+
+/** Runs `measure` and answers its figures with the CPU time `target` spent a request meanwhile. */
+async function measuredWithCpu(target: Running, run: () => Promise<Figures>): Promise<{ figures: Figures; cpuMs: number }> {
+  const before = cpuMsOf(target.pid);
+  const figures = await run();
+  const requests = figures.rps * SECONDS;
+  return { figures, cpuMs: requests > 0 ? (cpuMsOf(target.pid) - before) / requests : 0 };
+}
 
 /** One route at 1 and 4 connections, each run followed by the ceiling sending the same bytes with the same settings. */
 async function againstCeiling(engine: string, what: string, server: Running, request: { path: string; token: string; method?: 'GET' | 'POST'; json?: unknown }) {
@@ -102,11 +118,12 @@ async function againstCeiling(engine: string, what: string, server: Running, req
   const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${request.token}`, ...(body ? { 'content-type': 'application/json' } : {}) };
   try {
     for (const connections of [1, 4]) {
-      const ours = await measure({ url: server.url + request.path, headers, connections, ...settings });
-      const bare = await measure({ url: ceiling.url + request.path, headers, connections, ...settings });
+      const { figures: ours, cpuMs: oursCpu } = await measuredWithCpu(server, () => measure({ url: server.url + request.path, headers, connections, ...settings }));
+      const { figures: bare, cpuMs: bareCpu } = await measuredWithCpu(ceiling, () => measure({ url: ceiling.url + request.path, headers, connections, ...settings }));
+      cpuLines.push(`${engine}, ${what}, ${connections} connection(s): ${oursCpu.toFixed(2)} ms against ${bareCpu.toFixed(2)} ms (${(oursCpu / bareCpu).toFixed(2)}x)`);
       results.row(engine, what, connections, ours);
       results.row(engine, `${what}, bare http ceiling`, connections, bare);
-      results.ratio(`${engine}, ${what}, ${connections} connection(s)`, ours, bare);
+      results.ratio(`${engine}, ${what}, ${connections} connection(s)`, ours, bare, { summaryBy: 'throughput', withinCeiling: 2 });
     }
   } finally {
     await ceiling.stop();
@@ -124,13 +141,19 @@ async function benchEngine(engine: string) {
     const readable = synced.secrets?.data.map((s) => s.id) ?? [];
     if (readable.length !== seeded.grantedSecrets) throw new Error(`the machine account syncs ${readable.length} secrets, expected ${seeded.grantedSecrets}`);
 
-    await againstCeiling(engine, `list ${SECRETS} secrets (owner)`, server, { path: `/api/organizations/${seeded.orgId}/secrets`, token: seeded.ownerToken });
-    await againstCeiling(engine, `sync ${readable.length} secrets (machine)`, server, { path: `/api/organizations/${seeded.orgId}/secrets/sync`, token: seeded.machineToken });
+    if (ROUTES.has('list')) {
+      await againstCeiling(engine, `list ${SECRETS} secrets (owner)`, server, { path: `/api/organizations/${seeded.orgId}/secrets`, token: seeded.ownerToken });
+    }
+    if (ROUTES.has('sync')) {
+      await againstCeiling(engine, `sync ${readable.length} secrets (machine)`, server, { path: `/api/organizations/${seeded.orgId}/secrets/sync`, token: seeded.machineToken });
+    }
     const ids = readable.slice(0, BY_IDS);
-    await againstCeiling(engine, `get-by-ids ${ids.length} (machine)`, server, { path: '/api/secrets/get-by-ids', token: seeded.machineToken, method: 'POST', json: { ids } });
+    if (ROUTES.has('ids')) {
+      await againstCeiling(engine, `get-by-ids ${ids.length} (machine)`, server, { path: '/api/secrets/get-by-ids', token: seeded.machineToken, method: 'POST', json: { ids } });
+    }
 
     const form = new URLSearchParams(seeded.loginForm).toString();
-    for (const connections of [1, 4]) {
+    for (const connections of ROUTES.has('login') ? [1, 4] : []) {
       const login = await measure({
         url: `${server.url}/identity/connect/token`,
         method: 'POST',
@@ -148,3 +171,5 @@ async function benchEngine(engine: string) {
 
 for (const engine of ENGINES) await benchEngine(engine);
 results.print(`${SECRETS} secrets`, 'Latency relative to the ceiling (Strongroom / bare http):');
+console.log('\nServer CPU time a request (Strongroom / bare http):');
+for (const line of cpuLines) console.log(`- ${line}`);

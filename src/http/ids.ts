@@ -10,13 +10,12 @@ export function isGuid(text: string): boolean {
 
 /** The ids lower-cased, in their order; one listed twice is a 400 naming the field. */
 export function distinctIds(ids: readonly string[], field: string): string[] {
+  const lowered = ids.map((id) => id.toLowerCase());
+  if (new Set(lowered).size === lowered.length) return lowered;
+  // Only a refused list pays for finding which id is repeated.
   const seen = new Set<string>();
-  return ids.map((raw) => {
-    const id = raw.toLowerCase();
-    if (seen.has(id)) throw BadRequest.field(field, `The ${field} field lists ${id} more than once.`);
-    seen.add(id);
-    return id;
-  });
+  const repeated = lowered.find((id) => seen.has(id) || !seen.add(id));
+  throw BadRequest.field(field, `The ${field} field lists ${repeated} more than once.`);
 }
 
 /**

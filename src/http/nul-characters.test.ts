@@ -35,6 +35,8 @@ describe('a NUL character anywhere in a request', () => {
     ['a body field', '/items/a', { email: 'a\u0000@example.com' }, 'email'],
     ['a nested body field', '/items/a', { login: { uris: [{ uri: 'ok' }, { uri: '\u0000' }] } }, 'login.uris.1.uri'],
     ['a body key', '/items/a', { ['na\u0000me']: 'x' }, 'na\u0000me'],
+    ['an id of a list', '/items/a', { ids: ['a', 'b', 'c\u0000', 'd'] }, 'ids.2'],
+    ['a string of a top-level list', '/items/a', ['a', '\u0000'], '1'],
     ['a whole string body', '/items/a', '\u0000', 'body'],
   ])('is refused with a 400 naming the field, before the handler: %s', async (_where, url, body, field) => {
     const res = await call(url, body);

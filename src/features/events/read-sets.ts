@@ -24,6 +24,42 @@ export function readSetOf(secretIds: readonly string[]): ReadSet {
   return { id: hash.digest('hex'), secretIds };
 }
 
+/**
+ * The read sets this process stored, or found stored, in the last hour: a read of one of them
+ * records its event row alone, in one statement, without trying to store the set again (a
+ * machine account polling the same get-by-ids or sync repeats the same set). Sound because a set
+ * is never changed and is deleted only by event retention, once no event names it and it is
+ * older than the retention (a day at least): the event recorded with the set, at most an hour
+ * ago, still names it.
+ */
+export interface StoredReadSets {
+  has(id: string): boolean;
+  /** Call once the transaction that stored the set (or found it stored) has committed. */
+  add(id: string): void;
+}
+
+/** Remembered this long after being stored: well inside the shortest event retention (1 day). */
+const REMEMBERED_MS = 60 * 60 * 1000;
+
+export function createStoredReadSets(now: () => number, limit = 10_000): StoredReadSets {
+  // Map order is insertion order, so the oldest entry is first.
+  const stored = new Map<string, number>();
+  return {
+    has(id) {
+      const since = stored.get(id);
+      if (since === undefined) return false;
+      if (now() - since < REMEMBERED_MS) return true;
+      stored.delete(id);
+      return false;
+    },
+    add(id) {
+      stored.delete(id);
+      stored.set(id, now());
+      if (stored.size > limit) stored.delete(stored.keys().next().value as string);
+    },
+  };
+}
+
 /** Stores the set unless it is already there (a set never changes: its name is its content). */
 export async function saveReadSet(executor: Executor, set: ReadSet, now: string): Promise<void> {
   const inserted = await executor

@@ -9,7 +9,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
 import type { AuditLog } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { readSetOf, type ReadSet } from '../events/read-sets.js';
+import { createStoredReadSets, readSetOf, type ReadSet } from '../events/read-sets.js';
 import { encodeJson } from '../../http/serialization.js';
 import { saveSecretAccessPolicies } from './access-policies.service.js';
 import {
@@ -77,6 +77,7 @@ function parseSyncDate(text: string | undefined, now: Date): Date | null {
 
 export function createSecretService(deps: SecretServiceDeps) {
   const { db, clock, audit, config, answers } = deps;
+  const storedSets = createStoredReadSets(() => clock.now().getTime());
 
   /**
    * The one project `projectIds` names (null for none), where the caller may put a secret: 400
@@ -93,17 +94,28 @@ export function createSecretService(deps: SecretServiceDeps) {
     return project ?? null;
   }
 
-  /** Records Secret_Retrieved for each secret read, in one transaction (one row for several, see read-sets.ts). */
+  /**
+   * Records Secret_Retrieved for each secret read (one row for several, see read-sets.ts): a set
+   * stored lately is named by one row, in one statement; otherwise the set is stored with the
+   * row, in one transaction.
+   */
   async function recordReads(caller: SmCaller, reads: ReadSet, client: ClientContext | null): Promise<void> {
     if (reads.secretIds.length === 0) return;
     const event = { type: EventType.Secret_Retrieved, organizationId: caller.organizationId, ...actorOf(caller) };
+    if (reads.secretIds.length > 1 && storedSets.has(reads.id)) return audit.record(db, client, { ...event, readSetId: reads.id });
     await db.transaction().execute((tx) => audit.recordReads(tx, client, event, reads));
+    if (reads.secretIds.length > 1) storedSets.add(reads.id);
+  }
+
+  /** The caller's standing and grants, and the organization's revision for the cached answers, read at once. */
+  async function accessAndRevision(principal: Principal, organizationId: string): Promise<[SmAccess, number]> {
+    return Promise.all([smAccessIn(db, principal, organizationId), answers.revision(db, organizationId)]);
   }
 
   /** The secrets in use the caller can read, without values, encoded (see sm-answers.ts). */
-  async function summaries(access: SmAccess, organizationId: string, projectId?: string): Promise<Buffer> {
+  async function summaries(access: SmAccess, revision: number, organizationId: string, projectId?: string): Promise<Buffer> {
     const key = `list|${projectId ?? ''}|${digestOf(secretAccessKey(access))}`;
-    const { body } = await answers.answer(db, organizationId, key, async () => {
+    const { body } = await answers.answer(organizationId, revision, key, async () => {
       const rows = await listSecretSummaries(db, organizationId, projectId ? { projectId } : {});
       const readable = rows.map((row) => ({ ...row, rights: secretRights(access, row) })).filter((row) => row.rights.read);
       return { body: encodeJson(SecretListResponse, toSecretList(readable)) };
@@ -114,13 +126,13 @@ export function createSecretService(deps: SecretServiceDeps) {
   return {
     /** The organization's secrets in use the caller can read, without values (encoded). */
     async list(principal: Principal, organizationId: string): Promise<Buffer> {
-      return summaries(await smAccessIn(db, principal, organizationId), organizationId);
+      return summaries(...(await accessAndRevision(principal, organizationId)), organizationId);
     },
 
     /** A project's secrets the caller can read (encoded); 404 unless the caller can read the project. */
     async listOfProject(principal: Principal, projectId: string): Promise<Buffer> {
       const { row: project, access } = await accessTo(db, principal, await findProject(db, projectId), (a, p) => projectRights(a, p.id), 'read');
-      return summaries(access, project.organization_id, project.id);
+      return summaries(access, await answers.revision(db, project.organization_id), project.organization_id, project.id);
     },
 
     async get(principal: Principal, id: string, client: ClientContext) {
@@ -233,9 +245,9 @@ export function createSecretService(deps: SecretServiceDeps) {
       const ids = distinctIds(rawIds, 'ids');
       const organizationId = principal.kind === 'serviceAccount' ? principal.organizationId : await organizationOfSecret(db, ids[0] ?? '');
       if (!organizationId) throw new NotFound();
-      const access = await smAccessIn(db, principal, organizationId);
+      const [access, revision] = await accessAndRevision(principal, organizationId);
       const key = `ids|${digestOf(secretAccessKey(access))}|${digestOf(ids.join(','))}`;
-      const answer = await answers.answer(db, organizationId, key, async () => {
+      const answer = await answers.answer(organizationId, revision, key, async () => {
         const secrets = await findSecrets(db, ids);
         if (secrets.length !== ids.length || secrets.some((s) => s.organization_id !== organizationId || !secretRights(access, s).read)) throw new NotFound();
         const byId = new Map(secrets.map((s) => [s.id, s]));
@@ -259,8 +271,8 @@ export function createSecretService(deps: SecretServiceDeps) {
         const revision = await serviceAccountRevision(db, caller.serviceAccountId);
         if (!revision || Date.parse(revision) < since.getTime()) return encodeJson(SecretsSyncResponse, NO_CHANGES);
       }
-      const access = await smAccessOf(db, caller);
-      const answer = await answers.answer(db, organizationId, `sync|${digestOf(secretAccessKey(access))}`, async () => {
+      const [access, revision] = await Promise.all([smAccessOf(db, caller), answers.revision(db, organizationId)]);
+      const answer = await answers.answer(organizationId, revision, `sync|${digestOf(secretAccessKey(access))}`, async () => {
         const secrets = (await listSecrets(db, organizationId)).filter((s) => secretRights(access, s).read);
         const body = encodeJson(SecretsSyncResponse, { object: 'secretsSync', hasChanges: true, secrets: list(secrets.map(toBaseSecret)) });
         return { body, reads: readSetOf(secrets.map((s) => s.id)) };

@@ -538,6 +538,37 @@ describe('secrets over HTTP', () => {
       expect(await sm.delete(machine(writer, org), [created.id], CLIENT)).toEqual([{ id: created.id, error: null }]);
     });
 
+    it('records a repeated read of the same secrets as one event row naming the stored set, in one statement, and stores the set again after an hour', async () => {
+      const second = await secretIn(server, org, project, { value: enc('second') });
+      let now = Date.now();
+      const clock = { now: () => new Date(now) };
+      const { db, count } = counting(server.database.db);
+      const sm = createSecretService({ db, clock, audit: createAuditLog({ clock }), config: { secretVersionsKept: 10 }, answers: createSmAnswers(1 << 20) });
+      const sa = machine(reader, org);
+      const ids = [second, granted];
+      const read = async () => {
+        const before = count();
+        expect(decoded(await sm.getByIds(sa, ids, CLIENT)).data).toHaveLength(2);
+        return count() - before;
+      };
+      const setRows = async () => (await eventsOf(server, EventType.Secret_Retrieved)).filter((e) => e.service_account_id === reader && e.read_set_id !== null);
+      const first = await read();
+      const eventsBefore = (await setRows()).length;
+      const repeated = await read();
+      // The grants and the revision, then the event row alone: the set is not stored again.
+      expect(repeated).toBe(3);
+      expect(first - repeated).toBeGreaterThanOrEqual(1);
+      const events = await setRows();
+      expect(events).toHaveLength(eventsBefore + 1);
+      expect(events.at(-1)).toMatchObject({ secret_id: null, service_account_id: reader, acting_user_id: null, organization_id: org });
+      const sets = await server.database.db.selectFrom('secret_read_set_members').select('secret_id').where('read_set_id', '=', String(events.at(-1)?.read_set_id)).orderBy('position').execute();
+      expect(sets.map((m) => m.secret_id)).toEqual(ids);
+      // An hour on, the set is stored again (a no-op when it is there), with the row, in a transaction.
+      now += 60 * 60 * 1000;
+      expect(await read()).toBeGreaterThan(repeated);
+      expect(await read()).toBe(repeated);
+    });
+
     it("refuses another organization's machine account", async () => {
       const foreign = await machineAccountIn(server, otherOrg);
       const sm = service();
@@ -556,15 +587,26 @@ describe('secrets over HTTP', () => {
       await sm.list(bench.member, bench.org);
       const listed = count();
       await sm.sync(machine(bench.sa, bench.org), bench.org, LONG_AGO, CLIENT);
-      return { listed, synced: count() - listed };
+      const synced = count() - listed;
+      // All but the first: never the sync's read set, so one of its own.
+      const ids = bench.granted.slice(1);
+      await sm.getByIds(machine(bench.sa, bench.org), ids, CLIENT);
+      const fetched = count() - listed - synced;
+      await sm.getByIds(machine(bench.sa, bench.org), ids, CLIENT);
+      return { listed, synced, fetched, fetchedAgain: count() - listed - synced - fetched };
     };
-    await bench.add(3);
+    // Three readable secrets: a read of one is a plain event row, of several a stored set.
+    await bench.add(6);
     const small = await run();
     await bench.add(60);
     const large = await run();
     expect(large.listed).toBe(small.listed);
-    // The reads are constant; the audit log writes Secret_Retrieved rows in a few multi-row statements.
-    expect(large.synced - small.synced).toBeLessThanOrEqual(2);
+    // The reads are constant; a new read set's members are stored in batches of 1,000.
+    expect(large.synced).toBe(small.synced);
+    expect(large.fetched).toBe(small.fetched);
+    // Asked again, the same ids are answered from the cache and their set is not stored again.
+    expect(large.fetchedAgain).toBe(small.fetchedAgain);
+    expect(large.fetchedAgain).toBeLessThan(large.fetched);
   });
 });
 
@@ -577,12 +619,18 @@ async function seedSeparateOrg(server: TestServer) {
   await seedPolicy(server, { member: a.memberId }, { project }, READ);
   await seedPolicy(server, { machineAccount: sa }, { project }, READ);
   const member = { kind: 'user' as const, userId: a.userId, email: 'counted@example.com', securityStamp: '', deviceIdentifier: null, clientId: 'web', scopes: ['api'], amr: [] };
+  /** The secrets the machine account reads (those in the project). */
+  const granted: string[] = [];
   return {
     org,
     member,
     sa,
+    granted,
     add: async (n: number) => {
-      for (let i = 0; i < n; i++) await secretIn(server, org, i % 2 ? project : null);
+      for (let i = 0; i < n; i++) {
+        const id = await secretIn(server, org, i % 2 ? project : null);
+        if (i % 2) granted.push(id);
+      }
     },
   };
 }

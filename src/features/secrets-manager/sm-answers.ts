@@ -13,7 +13,9 @@ import { secretsManagerRevision } from './sm-revisions.js';
  * The revision is read from the database before the answer is built, on every request, so an
  * answer is never served after a change made by any instance: a change committed while an
  * answer is built moves the revision past the one it is stored under. The key holds everything
- * else an answer depends on, the caller's grants among them (`secretAccessKey`).
+ * else an answer depends on, the caller's grants among them (`secretAccessKey`). A caller reads
+ * the revision (`revision`) while it reads the grants, on PostgreSQL two queries at once, and
+ * hands it to `answer`.
  */
 export interface SmAnswer {
   body: Buffer;
@@ -26,15 +28,17 @@ interface Entry extends SmAnswer {
 }
 
 export interface SmAnswers {
-  /** The answer stored under `key` for the organization's current revision, else `build`'s, stored. */
-  answer(db: Executor, organizationId: string, key: string, build: () => Promise<SmAnswer>): Promise<SmAnswer>;
+  /** The organization's Secrets Manager revision now (read before `answer`). */
+  revision(db: Executor, organizationId: string): Promise<number>;
+  /** The answer stored under `key` for `revision`, else `build`'s, stored. */
+  answer(organizationId: string, revision: number, key: string, build: () => Promise<SmAnswer>): Promise<SmAnswer>;
 }
 
 export function createSmAnswers(maxBytes: number): SmAnswers {
   const entries = createByteLru<Entry>(maxBytes, (entry) => entry.body.length + (entry.reads ? entry.reads.secretIds.length * 40 : 0));
   return {
-    async answer(db, organizationId, key, build) {
-      const revision = await secretsManagerRevision(db, organizationId);
+    revision: secretsManagerRevision,
+    async answer(organizationId, revision, key, build) {
       const fullKey = `${organizationId}|${key}`;
       const cached = entries.get(fullKey);
       if (cached?.revision === revision) return cached;
