@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const stamp = join(root, 'dist', '.build-stamp');
-const inputs = ['src', 'package.json', 'scripts/build-if-stale.mjs'];
+// esbuild reads tsconfig.json too (target, class fields, module syntax).
+const inputs = ['src', 'tsconfig.json', 'package.json', 'scripts/build-if-stale.mjs'];
 
 function newestChange(path) {
   const stat = statSync(path);
@@ -48,6 +49,8 @@ try {
     target: 'node20',
     packages: 'external',
     sourcemap: true,
+    // Classes and functions keep their names (an error's name is its class's, and the logs show it).
+    keepNames: true,
     logLevel: 'warning',
   });
 } catch {

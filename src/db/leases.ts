@@ -70,6 +70,7 @@ export function everyInterval(intervalMs: number, runOnce: () => Promise<unknown
               onError(error);
             },
           )
+          .catch(onError)
           .finally(() => {
             running = undefined;
           });

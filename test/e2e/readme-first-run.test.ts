@@ -54,7 +54,7 @@ describe('the README first screen', () => {
     expect(client, 'the second block creates the account and logs bw in').toHaveLength(5);
 
     // A fresh folder that is the project (its files linked in) with no data directory yet.
-    for (const entry of ['package.json', 'package-lock.json', 'node_modules', 'dist', 'scripts', 'src', 'tsconfig.json', 'tsconfig.build.json']) {
+    for (const entry of ['package.json', 'package-lock.json', 'node_modules', 'dist', 'scripts', 'src', 'tsconfig.json']) {
       symlinkSync(join(root, entry), join(folder, entry));
     }
     expect(existsSync(join(folder, 'data'))).toBe(false);
