@@ -30,7 +30,8 @@ function readmeBlocks(heading: string): string[][] {
 
 
 function run(command: string, options: { cwd: string; env: Record<string, string>; input?: string }) {
-  const child = spawn('bash', ['-c', command], { cwd: options.cwd, env: { ...process.env, ...options.env } });
+  // A process group of its own, so that the server under `npm start` (bash, npm, sh, node) can be stopped whole.
+  const child = spawn('bash', ['-c', command], { cwd: options.cwd, env: { ...process.env, ...options.env }, detached: true });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -43,7 +44,14 @@ function run(command: string, options: { cwd: string; env: Record<string, string
 const folder = mkdtempSync(join(tmpdir(), 'strongroom-first-run-'));
 let server: ChildProcess | undefined;
 afterAll(() => {
-  server?.kill('SIGKILL');
+  // The whole group: killing bash alone left npm start's node serving after the suite.
+  if (server?.pid) {
+    try {
+      process.kill(-server.pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
   rmSync(folder, { recursive: true, force: true });
 });
 
