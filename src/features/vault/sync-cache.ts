@@ -22,6 +22,12 @@ export interface VaultSection {
   /** Whether SSH key items are in it (they are left out for older clients). */
   withSshKeys: boolean;
   folders: string;
+  /**
+   * The ids of those folders. A patch lists the vault whole when one of them is gone: a folder's
+   * deletion clears its items' folder through the foreign key, and on PostgreSQL an item filed
+   * into it while the deletion ran is cleared without a stamp a patch would see.
+   */
+  folderIds: readonly string[];
   /** The items array as JSON bytes, in chunks (see encodeItems and SectionItems.chunks). */
   ciphers: readonly Buffer[];
   /** The same items by id, for a patch; absent when they were encoded in one pass (readItems). */

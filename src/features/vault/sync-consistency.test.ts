@@ -232,6 +232,15 @@ describe('sync from its caches', () => {
         await db.deleteFrom('ciphers').where('id', '=', d).execute();
         await touchVault(db, me.userId, new Date().toISOString());
       }],
+      // What a folder deletion racing an item's filing leaves on PostgreSQL: the foreign key
+      // clears the item's folder, and no write path stamped the item for it (VaultSection.folderIds).
+      ['a folder deleted by hand, its foreign key clearing an item\'s folder, with the vault revision moved', async () => {
+        const held = await ok(me, 'POST', '/folders', { name: encryptText('H', key) });
+        await ok(me, 'PUT', '/ciphers/move', { ids: [b], folderId: held.id });
+        await exact();
+        await db.deleteFrom('folders').where('id', '=', held.id).execute();
+        await touchVault(db, me.userId, new Date().toISOString());
+      }],
     ];
     for (const [name, change] of steps) {
       await change();

@@ -119,10 +119,13 @@ export function createSyncService({
    * the mark of any sync that started before it, migration 0020): only those are read and encoded, and only the pages of
    * the section holding them are rebuilt (section-items.ts). Undefined when an item left the
    * vault since (deleted for good, or shared to an organization, which leaves no row of the
-   * user's to read): then the vault is listed whole. Folders are few and always read again.
+   * user's to read), or a folder of the section is gone (see VaultSection.folderIds): then the
+   * vault is listed whole. Folders are few and always read again.
    */
   async function patch(userId: string, base: VaultSection & { items: SectionItems }, revision: number, since: number): Promise<VaultSection | undefined> {
     const [folders, { total, rows }] = await Promise.all([listFolders(db, userId), personalChangesSince(db, userId, base.since)]);
+    const folderIds = folders.map((f) => f.id);
+    if (base.folderIds.some((id) => !folderIds.includes(id))) return undefined;
     const changes = new Map<string, Buffer | null>();
     let added = 0;
     for (const row of rows) {
@@ -131,7 +134,7 @@ export function createSyncService({
     }
     if (base.items.count + added !== total) return undefined;
     const items = base.items.with(changes);
-    return { revision, since, withSshKeys: base.withSshKeys, folders: foldersJson(folders), ciphers: items.chunks(), items };
+    return { revision, since, withSshKeys: base.withSshKeys, folders: foldersJson(folders), folderIds, ciphers: items.chunks(), items };
   }
 
   /** A personal item's whole JSON in sync (see section-items.ts). */
@@ -168,7 +171,7 @@ export function createSyncService({
       const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant }));
       const items = cache.enabled ? listItems : async (...args: Parameters<typeof readItems>) => ({ ciphers: await readItems(...args) });
       const [folders, listed] = await Promise.all([listFolders(db, userId), items(userId, reached, options.withSshKeys)]);
-      const vault: VaultSection = { revision, since, withSshKeys: options.withSshKeys, folders: foldersJson(folders), ...listed };
+      const vault: VaultSection = { revision, since, withSshKeys: options.withSshKeys, folders: foldersJson(folders), folderIds: folders.map((f) => f.id), ...listed };
       if (cacheable) cache.set(userId, vault);
       return { user, vault, ...shared };
     },
