@@ -1,4 +1,4 @@
-import { sql, type Insertable, type Selectable } from 'kysely';
+import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { chunks } from '../../db/chunks.js';
 import type { CiphersTable, CipherUserSettingsTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
@@ -129,7 +129,7 @@ export async function findPersonalCiphers(executor: Executor, userId: string, id
  * revision it finds (touchVault moves the revision in the same transaction). On PostgreSQL a
  * trigger replaces it with the transaction's id. See migration 0020.
  */
-const stampOf = (owner: string | null) => sql<number>`coalesce((select r.revision from vault_revisions r where r.user_id = ${owner}), 0) + 1`;
+const stampOf = (owner: string | null | RawBuilder<unknown>) => sql<number>`coalesce((select r.revision from vault_revisions r where r.user_id = ${owner}), 0) + 1`;
 
 /**
  * What every update of item rows sets besides its own columns: a new `version` (sync's item
@@ -138,7 +138,7 @@ const stampOf = (owner: string | null) => sql<number>`coalesce((select r.revisio
  */
 export const rowChange = {
   version: sql<number>`version + 1`,
-  change: sql<number>`coalesce((select r.revision from vault_revisions r where r.user_id = ciphers.user_id), 0) + 1`,
+  change: stampOf(sql.ref('ciphers.user_id')),
 };
 
 export async function insertCiphers(executor: Executor, rows: readonly Insertable<CiphersTable>[]): Promise<void> {

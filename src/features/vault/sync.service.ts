@@ -126,13 +126,10 @@ export function createSyncService({
     const [folders, { total, rows }] = await Promise.all([listFolders(db, userId), personalChangesSince(db, userId, base.since)]);
     const folderIds = folders.map((f) => f.id);
     if (base.folderIds.some((id) => !folderIds.includes(id))) return undefined;
-    const changes = new Map<string, Buffer | null>();
-    let added = 0;
-    for (const row of rows) {
-      if (!base.items.has(row.id)) added++;
-      changes.set(row.id, shown(row.type, base.withSshKeys) ? itemJson(row) : null);
-    }
+    // Counted before anything is encoded: a vault that lost an item is listed whole anyway.
+    const added = rows.filter((row) => !base.items.has(row.id)).length;
     if (base.items.count + added !== total) return undefined;
+    const changes = new Map(rows.map((row) => [row.id, shown(row.type, base.withSshKeys) ? itemJson(row) : null]));
     const items = base.items.with(changes);
     return { revision, since, withSshKeys: base.withSshKeys, folders: foldersJson(folders), folderIds, ciphers: items.chunks(), items };
   }
