@@ -23,8 +23,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { openDatabase } from '../src/db/database.js';
-import { call, foundOrganization, CLIENT_HEADERS, databaseFor, ENGINES, measure, SECONDS, startCeiling, startServer, summary, type Figures, type Running } from './harness.js';
-import { cpuMs, printProfile } from './profiling.js';
+import { call, cpuMsOf, foundOrganization, CLIENT_HEADERS, databaseFor, ENGINES, measure, SECONDS, startCeiling, startServer, summary, type Figures, type Running } from './harness.js';
+import { printProfile } from './profiling.js';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1_000_000);
 const ITEMS = 1000;
@@ -138,10 +138,10 @@ async function relayCaughtUp(url: string): Promise<number> {
 
 /** One ingest run: throughput, and the CPU time `server` spent per 1,000 events meanwhile. */
 async function ingest(server: Running, headers: Record<string, string>, body: string, connections: number, perRequest: number): Promise<{ figures: Figures; cpuPerThousand: number }> {
-  const before = server.pid ? cpuMs(server.pid) : 0;
+  const before = server.pid ? cpuMsOf(server.pid) : 0;
   const figures = await measure({ url: `${server.url}/events/collect`, method: 'POST', headers, body, connections });
   const events = figures.rps * SECONDS * perRequest;
-  return { figures, cpuPerThousand: server.pid && events > 0 ? ((cpuMs(server.pid) - before) * 1000) / events : NaN };
+  return { figures, cpuPerThousand: server.pid && events > 0 ? ((cpuMsOf(server.pid) - before) * 1000) / events : NaN };
 }
 
 async function benchEngine(engine: string): Promise<void> {

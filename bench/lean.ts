@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { passwordGrantForm } from '../test/support/accounts.js';
 import { makeTestAccount, registerFinishBody } from '../test/support/bw-crypto.js';
 import { itemBody } from './items.js';
-import { call, CLIENT_HEADERS, databaseFor, freePort, measure, registerAndLogin, ROOT, SECONDS, summary, type Figures } from './harness.js';
+import { call, CLIENT_HEADERS, cpuMsOf, databaseFor, freePort, measure, registerAndLogin, ROOT, SECONDS, summary, type Figures } from './harness.js';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 7);
 const SYNC_ITEMS = Number(process.env.BENCH_SYNC_ITEMS ?? 10_000);
@@ -93,12 +93,6 @@ const strongroom = (databaseUrl: string, env: Record<string, string> = {}) =>
     ...env,
   });
 const bare = () => launch([...START_FLAGS, '--input-type=module', '--eval', BARE_SERVER], {});
-
-/** CPU time a process has spent, in ms (/proc/<pid>/stat: utime and stime, in ticks of 10 ms). */
-function cpuMsOf(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
 
 /** Resident memory of a process in MB (VmRSS). */
 function rssMb(pid: number): number {

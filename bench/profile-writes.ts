@@ -10,8 +10,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { itemBody } from './items.js';
-import { call, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, SECONDS, startServer } from './harness.js';
-import { cpuMs, printProfile } from './profiling.js';
+import { call, CLIENT_HEADERS, cpuMsOf, databaseFor, ENGINES, measure, registerAndLogin, SECONDS, startServer } from './harness.js';
+import { printProfile } from './profiling.js';
 
 const mode = process.argv[2] === 'update' ? 'update' : 'create';
 const engine = ENGINES[ENGINES.length - 1] ?? 'sqlite';
@@ -25,7 +25,7 @@ try {
   const ids: string[] = [];
   for (let i = 0; i < 200; i++) ids.push((JSON.parse(await call(server.url, 'POST', '/api/ciphers', { token, json: itemBody(account, i) })) as { id: string }).id);
   let next = 0;
-  const cpuBefore = cpuMs(server.pid ?? 0);
+  const cpuBefore = cpuMsOf(server.pid ?? 0);
   const figures =
     mode === 'create'
       ? await measure({ url: `${server.url}/api/ciphers`, method: 'POST', headers, body, connections: 10 })
@@ -35,7 +35,7 @@ try {
           requests: [{ method: 'PUT', headers, body, setupRequest: (request) => ({ ...request, path: `/api/ciphers/${ids[next++ % ids.length] ?? ''}` }) }],
         });
   const requests = figures.rps * SECONDS;
-  const cpu = (cpuMs(server.pid ?? 0) - cpuBefore) / requests;
+  const cpu = (cpuMsOf(server.pid ?? 0) - cpuBefore) / requests;
   console.log(`${engine} ${mode}: ${figures.rps.toFixed(0)} requests/s, mean ${figures.mean.toFixed(1)} ms, server CPU ${cpu.toFixed(3)} ms a request, ${figures.errors} errors`);
 } finally {
   await server.stop();

@@ -29,12 +29,6 @@ export function selfTimes(profile: Profile): [string, number][] {
   return [...totals].sort((a, b) => b[1] - a[1]);
 }
 
-/** User and system CPU time of a process so far, in milliseconds (Linux /proc; clock ticks of 10 ms). */
-export function cpuMs(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-}
-
 /** Prints the `top` functions by self time of the largest profile in `dir` (the main thread's; tsx's loader thread writes one too). */
 export function printProfile(dir: string, top = 40): void {
   const file = readdirSync(dir)
