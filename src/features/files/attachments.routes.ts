@@ -107,29 +107,23 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
     },
   );
 
-  app.post<{ Params: { id: string } }>(
-    '/ciphers/:id/attachment',
-    { config, schema: { tags, ...docs.legacy, params: IdParams, response: { 200: CipherResponse } } },
-    async (request, reply) => {
-      const length = Number(request.headers['content-length'] ?? 0);
-      if (!Number.isSafeInteger(length) || length < 1) throw new BadRequest('The upload needs a Content-Length.');
-      const file = await filePart(request, maxFileBytes);
-      const row = await attachments.uploadLegacy(currentUser(request).userId, clientContext(request), request.params.id, length, file.fields.key ?? null, file);
-      return json(reply, cipherJson(row, 'cipher', apiBase));
-    },
-  );
-
-  app.post<{ Params: { id: string } }>(
-    '/ciphers/:id/attachment-admin',
-    { config, schema: { tags, ...docs.legacyAdmin, params: IdParams, response: { 200: CipherMiniResponse } } },
-    async (request, reply) => {
-      const length = Number(request.headers['content-length'] ?? 0);
-      if (!Number.isSafeInteger(length) || length < 1) throw new BadRequest('The upload needs a Content-Length.');
-      const file = await filePart(request, maxFileBytes);
-      const row = await attachments.uploadLegacy(currentUser(request).userId, clientContext(request), request.params.id, length, file.fields.key ?? null, file, 'admin');
-      return json(reply, cipherMiniJson(row, apiBase));
-    },
-  );
+  // The older one-request upload, as a member (answers the item) and as an admin (its mini form).
+  for (const [url, doc, reach] of [
+    ['/ciphers/:id/attachment', docs.legacy, 'member'],
+    ['/ciphers/:id/attachment-admin', docs.legacyAdmin, 'admin'],
+  ] as const) {
+    app.post<{ Params: { id: string } }>(
+      url,
+      { config, schema: { tags, ...doc, params: IdParams, response: { 200: reach === 'admin' ? CipherMiniResponse : CipherResponse } } },
+      async (request, reply) => {
+        const length = Number(request.headers['content-length'] ?? 0);
+        if (!Number.isSafeInteger(length) || length < 1) throw new BadRequest('The upload needs a Content-Length.');
+        const file = await filePart(request, maxFileBytes);
+        const row = await attachments.uploadLegacy(currentUser(request).userId, clientContext(request), request.params.id, length, file.fields.key ?? null, file, reach);
+        return json(reply, reach === 'admin' ? cipherMiniJson(row, apiBase) : cipherJson(row, 'cipher', apiBase));
+      },
+    );
+  }
 
   app.post<Params & { Querystring: { organizationId: string } }>(
     '/ciphers/:id/attachment/:attachmentId/share',
