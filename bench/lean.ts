@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { passwordGrantForm } from '../test/support/accounts.js';
 import { makeTestAccount, registerFinishBody } from '../test/support/bw-crypto.js';
 import { itemBody } from './items.js';
+import { OPTIONAL_PACKAGES } from '../test/support/lazy-packages.js';
 import { call, CLIENT_HEADERS, cpuMsOf, databaseFor, freePort, measure, registerAndLogin, ROOT, SECONDS, summary, type Figures } from './harness.js';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 7);
@@ -264,9 +265,8 @@ const after = settled();
 console.log(JSON.stringify({ rss: after.rss - before.rss, heap: after.heapUsed - before.heapUsed, ms }));
 `;
 
-/** The dependencies a default start no longer loads (src/main.lazy.test.ts), and for scale what every start loads. */
-const OPTIONAL_PACKAGES = ['pg', 'ioredis', 'amqplib', 'nodemailer', '@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@simplewebauthn/server', 'prom-client', '@peculiar/x509', 'tar', 'hash-wasm'];
-const LOADED_PACKAGES = ['fastify', 'kysely', 'better-sqlite3', 'typebox', 'ajv', 'fast-json-stringify', 'jose', 'ws', 'pino', '@fastify/swagger', '@fastify/swagger-ui', 'otplib', 'eta'];
+/** For scale beside the packages a default start does not load (OPTIONAL_PACKAGES): what every start loads. */
+const LOADED_PACKAGES = ['fastify', 'kysely', 'better-sqlite3', 'typebox', 'ajv', 'fast-json-stringify', 'jose', 'ws', 'pino', '@fastify/swagger', '@fastify/swagger-ui'];
 
 /** Each package alone in a fresh process (median of three): what loading it lazily saves, and what the rest costs. */
 async function importsScenario() {

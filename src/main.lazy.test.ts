@@ -4,12 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
+import { OPTIONAL_PACKAGES } from '../test/support/lazy-packages.js';
 import { freePort, killPrograms, PROJECT_ROOT, startProgram } from '../test/support/program.js';
 
 afterEach(() => killPrograms());
 
-/** What only a configured server, or a feature's first use, needs: none of it is loaded by a default start on SQLite. */
-const OPTIONAL = ['pg', 'ioredis', 'amqplib', 'nodemailer', '@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@simplewebauthn/server', 'prom-client', '@peculiar/x509', 'tar', 'hash-wasm', 'otplib', 'eta'];
 
 const answers = (url: string) =>
   new Promise<boolean>((resolve) => {
@@ -40,7 +39,7 @@ describe('optional dependencies', () => {
     // The record works: what every start needs is in it.
     expect(loaded).toContain('fastify');
     expect(loaded).toContain('better-sqlite3');
-    expect(OPTIONAL.filter((name) => loaded.has(name))).toEqual([]);
+    expect(OPTIONAL_PACKAGES.filter((name) => loaded.has(name))).toEqual([]);
   });
 
   it('are loaded when their setting asks for them', async () => {

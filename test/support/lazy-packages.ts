@@ -1,0 +1,6 @@
+/**
+ * The npm packages only a configured server, or a feature's first use, needs: a default start on
+ * SQLite loads none of them (src/main.lazy.test.ts checks it; bench/lean.ts measures what each
+ * would cost).
+ */
+export const OPTIONAL_PACKAGES = ['pg', 'ioredis', 'amqplib', 'nodemailer', '@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@simplewebauthn/server', 'prom-client', '@peculiar/x509', 'tar', 'hash-wasm', 'otplib', 'eta'];
