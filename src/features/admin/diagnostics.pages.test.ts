@@ -18,7 +18,7 @@ const setting = (html: string, name: string) => new RegExp(`<code>${name}</code>
 describe('the diagnostics page', () => {
   it('shows version, Node, database, migrations, services and the configuration with secrets hidden', async () => {
     smtp = await startSmtpSink();
-    const { browser } = await start({ ...smtp.env, SMTP_PASSWORD: 'smtp-pass-do-not-show', SMTP_FROM: 'Ops <ops@example.com>' });
+    const { browser } = await start({ ...smtp.env, SMTP_PASSWORD: 'smtp-pass-do-not-show', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer otel-key-do-not-show', SMTP_FROM: 'Ops <ops@example.com>' });
     const page = await browser.get('/admin/diagnostics');
     expect(page.statusCode).toBe(200);
     expect(fact(page.body, 'Strongroom version')).toMatch(/^\d+\.\d+\.\d+/);
@@ -34,8 +34,10 @@ describe('the diagnostics page', () => {
     expect(service(page.body, 'SMTP')).toBe('Healthy');
     expect(setting(page.body, 'SMTP_PASSWORD')).toBe('(hidden)');
     expect(setting(page.body, 'ADMIN_TOKEN')).toBe('(hidden)');
+    expect(setting(page.body, 'OTEL_EXPORTER_OTLP_HEADERS')).toBe('(hidden)');
     expect(setting(page.body, 'SMTP_FROM')).toBe('Ops &lt;ops@example.com&gt;');
     expect(page.body).not.toContain('smtp-pass-do-not-show');
+    expect(page.body).not.toContain('otel-key-do-not-show');
     expect(page.body).not.toContain('$argon2id$');
     if (TEST_ENGINE === 'postgres' && /:[^@/]+@/.test(process.env.DATABASE_URL ?? '')) expect(setting(page.body, 'DATABASE_URL')).toContain(':(hidden)@');
   });

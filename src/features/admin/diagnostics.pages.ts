@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sql } from 'kysely';
 import { Type } from 'typebox';
-import { envName, type Config } from '../../config/config.js';
+import { envName, isSecretSetting, type Config } from '../../config/config.js';
 import { sqlitePathOf } from '../../db/database.js';
 import { GatewayError } from '../../http/errors.js';
 import type { RouteDoc } from '../../http/route-docs.js';
@@ -55,14 +55,12 @@ ${CSRF}
 </div>`,
 );
 
-const SECRET_SETTINGS = /password|secret|^adminToken$/i;
-
 /** The configuration as the server runs it, secrets replaced and passwords cut out of URLs. */
 export function redactedSettings(config: Config): [string, string][] {
   return Object.entries(config)
     .filter(([, value]) => value !== undefined)
     .map(([key, value]): [string, string] => {
-      if (SECRET_SETTINGS.test(key)) return [envName(key), '(hidden)'];
+      if (isSecretSetting(key)) return [envName(key), '(hidden)'];
       const text = typeof value === 'string' ? value : JSON.stringify(value);
       return [envName(key), text.replace(/(\/\/[^/:@\s]*):[^@/\s]*@/g, '$1:(hidden)@')];
     })
