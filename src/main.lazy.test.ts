@@ -44,9 +44,11 @@ describe('optional dependencies', () => {
 
   it('are loaded when their setting asks for them', async () => {
     // Nothing listens on port 1: the clients keep reconnecting in the background, and the server serves.
-    const loaded = await packagesLoadedBy({ REDIS_URL: 'redis://127.0.0.1:1', METRICS_ENABLED: 'true', METRICS_TOKEN: 'a-token-of-sixteen-characters' });
+    // Traces go to a port nothing listens on: only what was loaded matters here.
+    const loaded = await packagesLoadedBy({ REDIS_URL: 'redis://127.0.0.1:1', METRICS_ENABLED: 'true', METRICS_TOKEN: 'a-token-of-sixteen-characters', OTEL_ENABLED: 'true', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:9' });
     expect(loaded).toContain('ioredis');
     expect(loaded).toContain('prom-client');
+    expect([...loaded]).toEqual(expect.arrayContaining(['@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources']));
     expect(loaded).not.toContain('pg');
   });
 });

@@ -3,4 +3,8 @@
  * SQLite loads none of them (src/main.lazy.test.ts checks it; bench/lean.ts measures what each
  * would cost).
  */
-export const OPTIONAL_PACKAGES = ['pg', 'ioredis', 'amqplib', 'nodemailer', '@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@simplewebauthn/server', 'prom-client', '@peculiar/x509', 'tar', 'hash-wasm', 'otplib', 'eta'];
+export const OPTIONAL_PACKAGES = [
+  ...['pg', 'ioredis', 'amqplib', 'nodemailer', '@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@simplewebauthn/server', 'prom-client', '@peculiar/x509', 'tar', 'hash-wasm', 'otplib', 'eta'],
+  // OpenTelemetry, only with OTEL_ENABLED (not even its API: prom-client requires it, and loads only with metrics on).
+  ...['@opentelemetry/api', '@opentelemetry/core', '@opentelemetry/resources', '@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http'],
+];

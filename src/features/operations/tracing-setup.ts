@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Config } from '../../config/config.js';
 import type { QueryObserver } from '../../db/observed-dialect.js';
+import { engineOf } from '../../db/database.js';
 import type { TracingOptions } from './tracing.js';
 
 /**
@@ -29,7 +30,7 @@ export async function startTracing(
     endpoint: config.otelExporterOtlpEndpoint,
     headers: parseHeaders(config.otelExporterOtlpHeaders),
     sampleRatio: config.otelTracesSamplerArg,
-    engine: config.databaseUrl.startsWith('postgres') ? 'postgres' : 'sqlite',
+    engine: engineOf(config.databaseUrl),
     ...options,
   });
 }

@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { createServer, request as httpRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { promisify } from 'node:util';
 import { SpanKind } from '@opentelemetry/api';
 import { InMemorySpanExporter, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -229,23 +227,4 @@ describe('the OTLP exporter', () => {
     expect(text).toContain('SELECT users');
     expect(text).not.toContain('nobody@example.com');
   });
-});
-
-describe('with traces off', () => {
-  const run = promisify(execFile);
-  const probe = async (...args: string[]) => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/support/tracing-probe.ts', ...args], { timeout: 60_000 });
-    return JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { status: number; tracing: boolean; packages: string[] };
-  };
-
-  it('the server loads no OpenTelemetry SDK or exporter module; with them on it does', async () => {
-    const [off, on] = await Promise.all([probe(), probe('on')]);
-    expect(off.status).toBe(200);
-    expect(off.tracing).toBe(false);
-    // Not even the API: prom-client, which requires it for its exemplars, loads only with metrics on.
-    expect(off.packages).toEqual([]);
-    expect(on.status).toBe(200);
-    expect(on.tracing).toBe(true);
-    expect(on.packages).toEqual(expect.arrayContaining(['@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources']));
-  }, 60_000);
 });

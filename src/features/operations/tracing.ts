@@ -57,7 +57,8 @@ export function createTracing(options: TracingOptions): Tracing {
       // Statements outside a request (migrations, background jobs), or of a request the sampler
       // left out, are not traced.
       if (!parent || !trace.getSpan(parent)?.isRecording()) return run();
-      const span = tracer.startSpan(statementName(sql), { kind: SpanKind.CLIENT, attributes: statementAttributes(sql, dbSystem) }, parent);
+      const attributes = statementAttributes(sql, dbSystem);
+      const span = tracer.startSpan(spanName(attributes), { kind: SpanKind.CLIENT, attributes }, parent);
       try {
         return await run();
       } catch (error) {
@@ -139,9 +140,13 @@ const TARGET = /\b(?:from|into|update|table)\s+"?([A-Za-z_][\w]*)"?/i;
 
 /** `SELECT ciphers`: the operation and the first table it names (OpenTelemetry's naming for database spans). */
 export function statementName(sql: string): string {
-  const operation = OPERATION.exec(sql)?.[1]?.toUpperCase() ?? 'QUERY';
-  const table = TARGET.exec(sql)?.[1];
-  return table ? `${operation} ${table}` : operation;
+  return spanName(statementAttributes(sql, ''));
+}
+
+function spanName(attributes: Attributes): string {
+  const operation = String(attributes['db.operation.name'] ?? 'QUERY');
+  const table = attributes['db.collection.name'];
+  return table ? `${operation} ${String(table)}` : operation;
 }
 
 /**
