@@ -33,6 +33,7 @@ import { testService } from '../support/services.js';
 import { httpRequest, testConfig, type RequestOptions, type TestServer } from '../support/test-server.js';
 import { createTestTls, type TestTls } from '../support/tls.js';
 import { startReceiver } from '../support/webhook-receiver.js';
+import { purgeRunsIn } from '../support/scheduled-job-runs.js';
 
 const SLOW = 600_000;
 const databaseUrl = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : undefined;
@@ -94,8 +95,7 @@ async function purgeRuns(): Promise<{ ran: number; skipped: number }[]> {
     fleet.instances.map(async (one) => {
       if (!one.proc) return { ran: 0, skipped: 0 };
       const text = await fetch(`${one.url}/metrics`).then((r) => r.text());
-      const count = (result: string) => Number(new RegExp(`^strongroom_scheduled_job_runs_total\\{job="send-purge",result="${result}"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
-      return { ran: count('ran'), skipped: count('skipped') };
+      return purgeRunsIn(text);
     }),
   );
 }

@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Email, Guid, Nullable, NullableDateTime } from '../../http/schemas.js';
 import type { AuthRequestRow } from './auth-requests.repository.js';
+import { deviceTypeName } from '../devices/device-types.js';
 
 /** The official AuthRequestType. */
 export enum AuthRequestType {
@@ -53,13 +54,6 @@ export type AuthRequestResponse = Static<typeof AuthRequestResponse>;
 export const PendingAuthRequestResponse = Type.Object({ ...AuthRequestResponse.properties, requestDeviceId: Nullable(Guid) });
 export type PendingAuthRequestResponse = Static<typeof PendingAuthRequestResponse>;
 
-/** The official DeviceType display names, by number. */
-const DEVICE_TYPE_NAMES = [
-  'Android', 'iOS', 'Chrome Extension', 'Firefox Extension', 'Opera Extension', 'Edge Extension', 'Windows', 'macOS', 'Linux',
-  'Chrome', 'Firefox', 'Opera', 'Edge', 'Internet Explorer', 'Unknown Browser', 'Android', 'UWP', 'Safari', 'Vivaldi',
-  'Vivaldi Extension', 'Safari Extension', 'SDK', 'Server', 'Windows CLI', 'MacOs CLI', 'Linux CLI', 'DuckDuckGo',
-];
-
 export function toAuthRequestResponse(row: AuthRequestRow, origin: string): AuthRequestResponse {
   return {
     object: 'auth-request',
@@ -67,7 +61,7 @@ export function toAuthRequestResponse(row: AuthRequestRow, origin: string): Auth
     publicKey: row.public_key,
     requestDeviceIdentifier: row.request_device_identifier,
     requestDeviceTypeValue: row.request_device_type,
-    requestDeviceType: DEVICE_TYPE_NAMES[row.request_device_type] ?? null,
+    requestDeviceType: deviceTypeName(row.request_device_type) ?? null,
     requestIpAddress: row.request_ip_address,
     requestCountryName: null,
     key: row.key,

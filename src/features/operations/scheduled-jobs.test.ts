@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { sharedDatabaseUrl } from '../../../test/support/shared-database.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { purgeRunsIn } from '../../../test/support/scheduled-job-runs.js';
 
 /**
  * Scheduled jobs run once per fleet: three instances on one database, each with the Send purge
@@ -18,8 +19,7 @@ afterAll(async () => {
 async function runs(server: TestServer): Promise<{ ran: number; skipped: number }> {
   const res = await server.request('GET', '/metrics', { token: TOKEN });
   expect(res.status).toBe(200);
-  const count = (result: string) => Number(new RegExp(`^strongroom_scheduled_job_runs_total\\{job="send-purge",result="${result}"\\} (\\d+)$`, 'm').exec(res.text)?.[1] ?? NaN);
-  return { ran: count('ran'), skipped: count('skipped') };
+  return purgeRunsIn(res.text);
 }
 
 describe('scheduled jobs across instances on one database', () => {
