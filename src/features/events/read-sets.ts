@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { chunks } from '../../db/chunks.js';
 import type { Executor } from './audit-log.js';
+import { createByteLru } from '../../shared/byte-lru.js';
 
 /**
  * Reads of several secrets at once (a machine sync of thousands, a get-by-ids) are one audit
@@ -41,9 +42,9 @@ export interface StoredReadSets {
 /** Remembered this long after being stored: well inside the shortest event retention (1 day). */
 const REMEMBERED_MS = 60 * 60 * 1000;
 
-export function createStoredReadSets(now: () => number, limit = 10_000): StoredReadSets {
-  // Map order is insertion order, so the oldest entry is first.
-  const stored = new Map<string, number>();
+export function createStoredReadSets(now: () => number): StoredReadSets {
+  // When each set was stored, the 10,000 most recently used.
+  const stored = createByteLru<number>(10_000, () => 1);
   return {
     has(id) {
       const since = stored.get(id);
@@ -53,9 +54,7 @@ export function createStoredReadSets(now: () => number, limit = 10_000): StoredR
       return false;
     },
     add(id) {
-      stored.delete(id);
       stored.set(id, now());
-      if (stored.size > limit) stored.delete(stored.keys().next().value as string);
     },
   };
 }

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { exportJWK, generateKeyPair, importJWK, jwtVerify, SignJWT, type CryptoKey, type JWK, type JWTPayload, type JWTHeaderParameters } from 'jose';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
+import { createByteLru } from '../../shared/byte-lru.js';
 
 const ALG = 'RS256';
 /** The row of the key that signs. */
@@ -64,7 +65,7 @@ export function createSigningKeys({ db, clock, issuer }: { db: Db; clock: Clock;
    * accepted while its time claims hold and the key that signed it is still known, exactly as
    * verifying it again would decide.
    */
-  const verified = new Map<string, { payload: JWTPayload; kid: string }>();
+  const verified = createByteLru<{ payload: JWTPayload; kid: string }>(VERIFIED_TOKENS, () => 1);
 
   async function load(): Promise<KeyRing> {
     let rows = await db.selectFrom('server_keys').selectAll().where((eb) => eb.or([eb('purpose', '=', PURPOSE), eb('purpose', 'like', `${RETIRED}%`)])).execute();
@@ -135,14 +136,12 @@ export function createSigningKeys({ db, clock, issuer }: { db: Db; clock: Clock;
       const cacheKey = `${options.typ} ${options.audience ?? ''} ${token}`;
       const seen = options.remember ? verified.get(cacheKey) : undefined;
       if (seen) {
-        verified.delete(cacheKey);
         // As jose checks them: whole seconds, no tolerance.
         const now = Math.floor(clock.now().getTime() / 1000);
         const current = (seen.payload.exp ?? 0) > now && (seen.payload.nbf ?? 0) <= now && (await keys()).byKid.has(seen.kid);
-        if (!current) return null;
-        // Re-inserted: the least recently used go first.
-        verified.set(cacheKey, seen);
-        return seen.payload;
+        if (current) return seen.payload;
+        verified.delete(cacheKey);
+        return null;
       }
       try {
         const { payload, protectedHeader } = await jwtVerify(token, keyFor, {
@@ -153,10 +152,7 @@ export function createSigningKeys({ db, clock, issuer }: { db: Db; clock: Clock;
           currentDate: clock.now(),
           ...(options.audience ? { audience: options.audience } : {}),
         });
-        if (options.remember) {
-          if (verified.size >= VERIFIED_TOKENS) verified.delete(verified.keys().next().value as string);
-          verified.set(cacheKey, { payload, kid: protectedHeader.kid ?? '' });
-        }
+        if (options.remember) verified.set(cacheKey, { payload, kid: protectedHeader.kid ?? '' });
         return payload;
       } catch {
         return null;
