@@ -53,7 +53,7 @@ import {
   type SmCaller,
 } from './sm-access.js';
 import { digestOf, type SmAnswers } from './sm-answers.js';
-import { touchSecretsManager, touchServiceAccountsReaching } from './sm-revisions.js';
+import { secretsManagerRevision, touchSecretsManager, touchServiceAccountsReaching } from './sm-revisions.js';
 import { resultsPerId } from './sm-schemas.js';
 
 export interface SecretServiceDeps {
@@ -95,21 +95,23 @@ export function createSecretService(deps: SecretServiceDeps) {
   }
 
   /**
-   * Records Secret_Retrieved for each secret read (one row for several, see read-sets.ts): a set
-   * stored lately is named by one row, in one statement; otherwise the set is stored with the
-   * row, in one transaction.
+   * Records Secret_Retrieved for each secret read (one row for several, see read-sets.ts): one
+   * secret, or a set stored lately, is one row in one statement; otherwise the set is stored with
+   * the row, in one transaction.
    */
   async function recordReads(caller: SmCaller, reads: ReadSet, client: ClientContext | null): Promise<void> {
     if (reads.secretIds.length === 0) return;
     const event = { type: EventType.Secret_Retrieved, organizationId: caller.organizationId, ...actorOf(caller) };
-    if (reads.secretIds.length > 1 && storedSets.has(reads.id)) return audit.record(db, client, { ...event, readSetId: reads.id });
+    // One secret is one row naming it: a single statement.
+    if (reads.secretIds.length === 1) return audit.recordReads(db, client, event, reads);
+    if (storedSets.has(reads.id)) return audit.record(db, client, { ...event, readSetId: reads.id });
     await db.transaction().execute((tx) => audit.recordReads(tx, client, event, reads));
-    if (reads.secretIds.length > 1) storedSets.add(reads.id);
+    storedSets.add(reads.id);
   }
 
   /** The caller's standing and grants, and the organization's revision for the cached answers, read at once. */
   async function accessAndRevision(principal: Principal, organizationId: string): Promise<[SmAccess, number]> {
-    return Promise.all([smAccessIn(db, principal, organizationId), answers.revision(db, organizationId)]);
+    return Promise.all([smAccessIn(db, principal, organizationId), secretsManagerRevision(db, organizationId)]);
   }
 
   /** The secrets in use the caller can read, without values, encoded (see sm-answers.ts). */
@@ -132,7 +134,7 @@ export function createSecretService(deps: SecretServiceDeps) {
     /** A project's secrets the caller can read (encoded); 404 unless the caller can read the project. */
     async listOfProject(principal: Principal, projectId: string): Promise<Buffer> {
       const { row: project, access } = await accessTo(db, principal, await findProject(db, projectId), (a, p) => projectRights(a, p.id), 'read');
-      return summaries(access, await answers.revision(db, project.organization_id), project.organization_id, project.id);
+      return summaries(access, await secretsManagerRevision(db, project.organization_id), project.organization_id, project.id);
     },
 
     async get(principal: Principal, id: string, client: ClientContext) {
@@ -271,7 +273,7 @@ export function createSecretService(deps: SecretServiceDeps) {
         const revision = await serviceAccountRevision(db, caller.serviceAccountId);
         if (!revision || Date.parse(revision) < since.getTime()) return encodeJson(SecretsSyncResponse, NO_CHANGES);
       }
-      const [access, revision] = await Promise.all([smAccessOf(db, caller), answers.revision(db, organizationId)]);
+      const [access, revision] = await Promise.all([smAccessOf(db, caller), secretsManagerRevision(db, organizationId)]);
       const answer = await answers.answer(organizationId, revision, `sync|${digestOf(secretAccessKey(access))}`, async () => {
         const secrets = (await listSecrets(db, organizationId)).filter((s) => secretRights(access, s).read);
         const body = encodeJson(SecretsSyncResponse, { object: 'secretsSync', hasChanges: true, secrets: list(secrets.map(toBaseSecret)) });

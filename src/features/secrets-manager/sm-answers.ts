@@ -1,8 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Executor } from '../events/audit-log.js';
 import type { ReadSet } from '../events/read-sets.js';
 import { createByteLru } from '../../shared/byte-lru.js';
-import { secretsManagerRevision } from './sm-revisions.js';
 
 /**
  * Encoded answers of the large Secrets Manager reads (the listings, the machine sync,
@@ -14,8 +12,8 @@ import { secretsManagerRevision } from './sm-revisions.js';
  * answer is never served after a change made by any instance: a change committed while an
  * answer is built moves the revision past the one it is stored under. The key holds everything
  * else an answer depends on, the caller's grants among them (`secretAccessKey`). A caller reads
- * the revision (`revision`) while it reads the grants, on PostgreSQL two queries at once, and
- * hands it to `answer`.
+ * the revision (`secretsManagerRevision`) while it reads the grants, on PostgreSQL two queries at
+ * once, and hands it to `answer`.
  */
 export interface SmAnswer {
   body: Buffer;
@@ -28,8 +26,6 @@ interface Entry extends SmAnswer {
 }
 
 export interface SmAnswers {
-  /** The organization's Secrets Manager revision now (read before `answer`). */
-  revision(db: Executor, organizationId: string): Promise<number>;
   /** The answer stored under `key` for `revision`, else `build`'s, stored. */
   answer(organizationId: string, revision: number, key: string, build: () => Promise<SmAnswer>): Promise<SmAnswer>;
 }
@@ -37,7 +33,6 @@ export interface SmAnswers {
 export function createSmAnswers(maxBytes: number): SmAnswers {
   const entries = createByteLru<Entry>(maxBytes, (entry) => entry.body.length + (entry.reads ? entry.reads.secretIds.length * 40 : 0));
   return {
-    revision: secretsManagerRevision,
     async answer(organizationId, revision, key, build) {
       const fullKey = `${organizationId}|${key}`;
       const cached = entries.get(fullKey);
