@@ -28,10 +28,10 @@ export interface VaultSection {
    * into it while the deletion ran is cleared without a stamp a patch would see.
    */
   folderIds: readonly string[];
-  /** The items array as JSON bytes, in chunks (see encodeItems and SectionItems.chunks). */
+  /** The items array as JSON bytes, in chunks (SectionItems.chunks). */
   ciphers: readonly Buffer[];
-  /** The same items by id, for a patch; absent when they were encoded in one pass (readItems). */
-  items?: SectionItems;
+  /** The same items by id, for a patch. */
+  items: SectionItems;
 }
 
 export interface SyncCache {
@@ -52,7 +52,7 @@ const ITEM_OVERHEAD = 100;
 /** `onLookup` hears whether each section lookup found the revision asked for (the metrics' hit rate). */
 export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => void = () => undefined): SyncCache {
   const sectionBytes = (s: VaultSection) =>
-    s.folders.length + s.ciphers.reduce((sum, chunk) => sum + chunk.length, 0) + (s.items?.count ?? 0) * ITEM_OVERHEAD;
+    s.folders.length + s.ciphers.reduce((sum, chunk) => sum + chunk.length, 0) + s.items.count * ITEM_OVERHEAD;
   const entries = createByteLru<VaultSection>(Math.floor(maxBytes / 2), sectionBytes);
   const keyOf = (userId: string, withSshKeys: boolean) => `${userId}:${withSshKeys ? 1 : 0}`;
   return {

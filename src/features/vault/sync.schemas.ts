@@ -60,18 +60,6 @@ export function foldersJson(folders: readonly FolderRow[]): string {
   return JSON.stringify(folders.map(toFolderResponse));
 }
 
-/** Bytes of one chunk of the items array as sync writes it (see encodeItems). */
-const CHUNK_BYTES = 1024 * 1024;
-
-/**
- * An item of a sync answer in its two parts: its JSON up to the user's part (see
- * syncItemStart), and the user's part (cipherUserJson).
- */
-export interface EncodedItem {
-  start: Buffer;
-  user: string;
-}
-
 /**
  * An item's JSON in sync up to the user's part: the opening and the shared part (cipherSharedJson).
  * In a buffer of its own, exactly its size: Buffer.from would place a short text in Node's shared
@@ -85,58 +73,8 @@ export function syncItemStart(sharedJson: string): Buffer {
 }
 
 /**
- * Writes the `ciphers` array of sync as JSON bytes, in chunks of about CHUNK_BYTES (1 MB: few
- * enough that sending them costs nothing next to their bytes): the same text as
- * joinCipherJson per item, written straight into the chunks as items are added, so that a
- * vault's items are copied once and never held as one large string.
- */
-export function itemsWriter() {
-  const chunks: Buffer[] = [];
-  let chunk = Buffer.allocUnsafeSlow(CHUNK_BYTES);
-  let used = 0;
-  let count = 0;
-  const room = (bytes: number) => {
-    if (used + bytes <= chunk.length) return;
-    chunks.push(chunk.subarray(0, used));
-    chunk = Buffer.allocUnsafeSlow(Math.max(CHUNK_BYTES, bytes));
-    used = 0;
-  };
-  // A UTF-16 unit takes at most 3 bytes in UTF-8.
-  const write = (text: string) => {
-    room(text.length * 3);
-    used += chunk.write(text, used);
-  };
-  write('[');
-  return {
-    add({ start, user }: EncodedItem): void {
-      if (count++ > 0) write(',');
-      room(start.length);
-      chunk.set(start, used);
-      used += start.length;
-      write(`${user}}`);
-    },
-    finish(): Buffer[] {
-      write(']');
-      // The last chunk is copied to its size: a cached section (sync-cache.ts, bounded by the
-      // bytes it counts) must not keep a mostly empty 1 MB buffer alive behind a short slice.
-      const last = Buffer.allocUnsafeSlow(used);
-      chunk.copy(last, 0, 0, used);
-      chunks.push(last);
-      return chunks;
-    },
-  };
-}
-
-/** The `ciphers` array of sync for `items` (see itemsWriter). */
-export function encodeItems(items: readonly EncodedItem[]): Buffer[] {
-  const writer = itemsWriter();
-  for (const item of items) writer.add(item);
-  return writer.finish();
-}
-
-/**
  * The sync body: its length and its bytes, in chunks. The items arrive as encoded JSON (see
- * encodeItems and sync-cache.ts) and go out as they are, without a serialiser pass over
+ * section-items.ts and sync-cache.ts) and go out as they are, without a serialiser pass over
  * thousands of items or a copy; tests check the result against SyncResponse.
  */
 export function syncBody(data: SyncData, options: { excludeDomains: boolean }): { length: number; chunks: Buffer[] } {

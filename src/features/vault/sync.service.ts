@@ -17,7 +17,7 @@ import { organizationItems, organizationItemVersions, type ReachedCollection } f
 import { changeMark, vaultRevision } from './revisions.js';
 import type { SyncCache, VaultSection } from './sync-cache.js';
 import { sectionItemsWriter, type SectionItems } from './section-items.js';
-import { encodeItems, foldersJson, syncItemStart } from './sync.schemas.js';
+import { foldersJson, syncItemStart } from './sync.schemas.js';
 import { listSends } from '../sends/sends.repository.js';
 import { toSendResponse, type SendResponse } from '../sends/sends.schemas.js';
 
@@ -64,11 +64,16 @@ export function createSyncService({
   apiBase: string;
 }) {
   /** Every item read and encoded in one pass: the path without a cache. */
-  async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<Buffer[]> {
+  async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<{ ciphers: Buffer[]; items: SectionItems }> {
     const [personal, org] = await Promise.all([listPersonalCiphers(db, userId), organizationItems(db, userId, reached)]);
+    const writer = sectionItemsWriter();
     // An item is either the user's own or an organization's (sharing moves it), never both.
-    const rows = [...personal, ...org].filter((row) => shown(row.type, withSshKeys));
-    return encodeItems(rows.map((row) => ({ start: syncItemStart(cipherSharedJson(row, apiBase)), user: cipherUserJson(row, 'cipherDetails') })));
+    for (const row of [...personal, ...org]) {
+      if (shown(row.type, withSshKeys)) writer.add(row.id, syncItemStart(cipherSharedJson(row, apiBase)), cipherUserJson(row, 'cipherDetails'));
+      else writer.hide(row.id);
+    }
+    const items = writer.finish();
+    return { ciphers: items.chunks(), items };
   }
 
   /** An item's shared part from the cache at its version, else encoded (and kept). */
@@ -87,7 +92,7 @@ export function createSyncService({
    * read (the listing's rights may be older than its content: access revoked, then the item
    * edited) sends this sync to readItems, which reads rows and access in one query.
    */
-  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<{ ciphers: Buffer[]; items?: SectionItems }> {
+  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<{ ciphers: Buffer[]; items: SectionItems }> {
     const [personal, org] = await Promise.all([listPersonalVersions(db, userId), organizationItemVersions(db, userId, reached)]);
     const writer = sectionItemsWriter();
     for (const slice of chunks([...personal, ...org])) {
@@ -100,7 +105,7 @@ export function createSyncService({
       const missing = new Map(slice.filter((item) => !starts.has(item.id) && shown(item.type, withSshKeys)).map((item) => [item.id, item.version]));
       for (const row of await findSharedColumns(db, [...missing.keys()])) {
         const start = startOf(row);
-        if (row.version !== missing.get(row.id)) return { ciphers: await readItems(userId, reached, withSshKeys) };
+        if (row.version !== missing.get(row.id)) return readItems(userId, reached, withSshKeys);
         starts.set(row.id, start);
       }
       for (const item of slice) {
@@ -122,7 +127,7 @@ export function createSyncService({
    * user's to read), or a folder of the section is gone (see VaultSection.folderIds): then the
    * vault is listed whole. Folders are few and always read again.
    */
-  async function patch(userId: string, base: VaultSection & { items: SectionItems }, revision: number, since: number): Promise<VaultSection | undefined> {
+  async function patch(userId: string, base: VaultSection, revision: number, since: number): Promise<VaultSection | undefined> {
     const [folders, { total, rows }] = await Promise.all([listFolders(db, userId), personalChangesSince(db, userId, base.since)]);
     const folderIds = folders.map((f) => f.id);
     if (base.folderIds.some((id) => !folderIds.includes(id))) return undefined;
@@ -159,14 +164,14 @@ export function createSyncService({
       if (cached?.revision === revision) return { user, vault: cached, ...shared };
       // Taken before any item is read: what is written later is stamped above it.
       const since = cacheable && cache.enabled ? await changeMark(db, engine, revision) : 0;
-      const patched = cached?.items ? await patch(userId, { ...cached, items: cached.items }, revision, since) : undefined;
+      const patched = cached ? await patch(userId, cached, revision, since) : undefined;
       if (patched) {
         cache.set(userId, patched);
         return { user, vault: patched, ...shared };
       }
 
       const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant }));
-      const items = cache.enabled ? listItems : async (...args: Parameters<typeof readItems>) => ({ ciphers: await readItems(...args) });
+      const items = cache.enabled ? listItems : readItems;
       const [folders, listed] = await Promise.all([listFolders(db, userId), items(userId, reached, options.withSshKeys)]);
       const vault: VaultSection = { revision, since, withSshKeys: options.withSshKeys, folders: foldersJson(folders), folderIds: folders.map((f) => f.id), ...listed };
       if (cacheable) cache.set(userId, vault);
