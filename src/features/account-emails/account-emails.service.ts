@@ -20,6 +20,7 @@ import type { Pushes } from '../notifications/pushes.js';
 import type { LimitStore } from '../rate-limits/limit-store.js';
 import { keyDigest } from '../rate-limits/rate-limits.js';
 import { CodePurpose, type MailedCodes } from '../two-factor/mailed-codes.js';
+import { masterPasswordMatches } from '../accounts/secret-verification.js';
 
 const VERIFY_TYP = 'strongroom-verify-email';
 const VERIFY_SECONDS = 24 * 60 * 60;
@@ -144,7 +145,7 @@ export function createAccountEmails(deps: {
      */
     async startEmailChange(userId: string, body: { newEmail: string; masterPasswordHash: string }, log: MailLog): Promise<void> {
       const user = await verifiedUserOf(userId);
-      if (!(await deps.hasher.verify(body.masterPasswordHash, user.master_password_hash))) throw BadRequest.field('masterPasswordHash', 'Invalid password.');
+      if (!(await masterPasswordMatches(deps.hasher, user, body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', 'Invalid password.');
       const newEmail = normalizeEmail(body.newEmail);
       if (newEmail === user.email) throw BadRequest.field('newEmail', 'This is already your email address.');
       if (await findUserByEmail(db, newEmail)) return;
@@ -164,7 +165,7 @@ export function createAccountEmails(deps: {
       log: MailLog,
     ): Promise<void> {
       const user = await verifiedUserOf(userId);
-      if (!(await deps.hasher.verify(body.masterPasswordHash, user.master_password_hash))) throw BadRequest.field('masterPasswordHash', 'Invalid password.');
+      if (!(await masterPasswordMatches(deps.hasher, user, body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', 'Invalid password.');
       if (!isEncString(body.key)) throw BadRequest.field('key', 'The key field is not a valid encrypted string.');
       const newEmail = normalizeEmail(body.newEmail);
       if (!(await deps.codes.use(user.id, CodePurpose.EmailChange, body.token, newEmail))) throw BadRequest.field('token', INVALID_TOKEN);

@@ -27,6 +27,7 @@ import { DEFAULT_KDF, normalizeEmail, validateKdf, type KdfSettings } from './kd
 import type { PasswordHasher } from './password-hasher.js';
 import { logOutPush, userPush } from '../notifications/push-messages.js';
 import { PushType, type Pushes } from '../notifications/pushes.js';
+import { masterPasswordMatches } from './secret-verification.js';
 
 /** Says whether an email has a pending organization invitation (registration stays open to it). */
 export type InvitationCheck = (db: Executor, email: string, proof: InvitationProof) => Promise<boolean>;
@@ -137,7 +138,7 @@ export function createAccountService(deps: {
 
   /** Commands that change security settings must carry the current master password hash. */
   async function verifySecret(user: UserRow, masterPasswordHash: string | null | undefined): Promise<void> {
-    if (!masterPasswordHash || !(await hasher.verify(masterPasswordHash, user.master_password_hash))) {
+    if (!(await masterPasswordMatches(hasher, user, masterPasswordHash))) {
       throw BadRequest.field('masterPasswordHash', 'Invalid password.');
     }
   }

@@ -1,7 +1,7 @@
 import type { Executor } from '../events/audit-log.js';
 import type { BadRequest } from '../../http/errors.js';
 import { NotFound } from '../../http/errors.js';
-import { findUserById } from './accounts.repository.js';
+import { findUserById, type UserRow } from './accounts.repository.js';
 import type { PasswordHasher } from './password-hasher.js';
 
 /** The official SecretVerificationRequestModel: the master password hash, as `secret` or `masterPasswordHash`. */
@@ -15,9 +15,13 @@ export interface SecretVerificationBody {
  * organization, purging a vault); a wrong or missing one throws `refusal` (each route answers
  * its own 400). One-time codes are not offered: this server does not mail them for this purpose.
  */
-export async function verifyMasterPassword(db: Executor, hasher: PasswordHasher, userId: string, body: SecretVerificationBody, refusal: BadRequest): Promise<void> {
+export async function verifyMasterPassword(db: Executor, hasher: PasswordHasher, userId: string, body: SecretVerificationBody, refusal: () => BadRequest): Promise<void> {
   const user = await findUserById(db, userId);
   if (!user) throw new NotFound();
-  const secret = body.secret || body.masterPasswordHash;
-  if (!secret || !(await hasher.verify(secret, user.master_password_hash))) throw refusal;
+  if (!(await masterPasswordMatches(hasher, user, body.secret || body.masterPasswordHash))) throw refusal();
+}
+
+/** Whether `hash` is the user's master password hash (a missing one is not). */
+export async function masterPasswordMatches(hasher: PasswordHasher, user: Pick<UserRow, 'master_password_hash'>, hash: string | null | undefined): Promise<boolean> {
+  return Boolean(hash) && (await hasher.verify(hash as string, user.master_password_hash));
 }

@@ -1,5 +1,5 @@
 import multipart from '@fastify/multipart';
-import type { FastifyPluginAsync, FastifyReply } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { access, currentUser } from '../../http/access.js';
 import { BadRequest } from '../../http/errors.js';
 import { clientContext } from '../../http/request-context.js';
@@ -116,8 +116,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
       url,
       { config, schema: { tags, ...doc, params: IdParams, response: { 200: reach === 'admin' ? CipherMiniResponse : CipherResponse } } },
       async (request, reply) => {
-        const length = Number(request.headers['content-length'] ?? 0);
-        if (!Number.isSafeInteger(length) || length < 1) throw new BadRequest('The upload needs a Content-Length.');
+        const length = declaredLength(request);
         const file = await filePart(request, maxFileBytes);
         const row = await attachments.uploadLegacy(currentUser(request).userId, clientContext(request), request.params.id, length, file.fields.key ?? null, file, reach);
         return json(reply, reach === 'admin' ? cipherMiniJson(row, apiBase) : cipherJson(row, 'cipher', apiBase));
@@ -129,8 +128,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
     '/ciphers/:id/attachment/:attachmentId/share',
     { config, schema: { tags, ...docs.share, params: AttachmentParams, querystring: ShareUploadQuery, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      const length = Number(request.headers['content-length'] ?? 0);
-      if (!Number.isSafeInteger(length) || length < 1) throw new BadRequest('The upload needs a Content-Length.');
+      const length = declaredLength(request);
       const file = await filePart(request, maxFileBytes);
       const { id, attachmentId } = request.params;
       await attachments.uploadForShare(currentUser(request).userId, id, attachmentId, request.query.organizationId, length, file.fields.key ?? null, file);
@@ -183,3 +181,10 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
     });
   }
 };
+
+/** The upload's declared size (the one-request uploads check it before reading the body). */
+function declaredLength(request: FastifyRequest): number {
+  const length = Number(request.headers['content-length'] ?? 0);
+  if (!Number.isSafeInteger(length) || length < 1) throw new BadRequest('The upload needs a Content-Length.');
+  return length;
+}

@@ -14,7 +14,7 @@ import { confirmedMembership } from '../organizations/org-access.js';
 import type { Executor } from '../events/audit-log.js';
 import type { CipherRow } from '../vault/ciphers.repository.js';
 import { assertCurrent } from '../vault/ciphers.service.js';
-import { parseAttachments, serializeAttachments, storedFileOf, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';
+import { namedFiles, parseAttachments, serializeAttachments, storedFileOf, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';
 import { assertOrganizationRoom, lockCipher, releaseStorage, reserveStorage, setAttachments, storedAttachments } from './attachments.repository.js';
 import type { AttachmentRequest } from './attachments.schemas.js';
 import { FileTooLarge, type FileStore } from './file-store.js';
@@ -340,7 +340,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
         const all = parseAttachments(found.attachments);
         const meta = all[attachmentId];
         if (!meta) throw new NotFound();
-        files = [storedFileOf(attachmentId, meta), ...(meta.share ? [meta.share.file] : [])];
+        files = namedFiles({ [attachmentId]: meta });
         delete all[attachmentId];
         const attachments = serializeAttachments(all);
         await setAttachments(tx, id, attachments, now);

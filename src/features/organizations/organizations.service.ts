@@ -102,7 +102,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
   }
 
   /** The official SecretVerificationRequestModel (accounts/secret-verification.ts). */
-  const verifySecret = (userId: string, body: SecretBody, field: string, message: string) => verifyMasterPassword(db, deps.hasher, userId, body, BadRequest.field(field, message));
+  const verifySecret = (userId: string, body: SecretBody, field: string, message: string) => verifyMasterPassword(db, deps.hasher, userId, body, () => BadRequest.field(field, message));
 
   return {
     async create(userId: string, body: CreateOrganizationBody): Promise<OrganizationRow> {

@@ -37,6 +37,7 @@ import {
 } from './two-factor.repository.js';
 import { isAuthenticatorKey, newAuthenticatorKey, totpStep } from './totp.js';
 import { keysOf, MAX_WEBAUTHN_KEYS, type WebAuthn } from './webauthn.js';
+import { masterPasswordMatches } from '../accounts/secret-verification.js';
 
 /** TwoFactorProviderType, with Bitwarden's names and numbers. */
 export enum TwoFactorProviderType {
@@ -125,7 +126,7 @@ export function createTwoFactorService(deps: {
   }
 
   async function passwordMatches(user: UserRow, secret: SecretVerification): Promise<boolean> {
-    return Boolean(secret.masterPasswordHash) && (await deps.hasher.verify(secret.masterPasswordHash ?? '', user.master_password_hash));
+    return masterPasswordMatches(deps.hasher, user, secret.masterPasswordHash);
   }
 
   /** The master password hash must be right (Key Connector OTPs are not offered here). */

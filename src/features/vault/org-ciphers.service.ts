@@ -288,9 +288,8 @@ export async function cipherAsAdmin(db: Executor, userId: string, id: string): P
   return row;
 }
 
-/** The official CanEditAllCiphers: a custom member with editAnyCollection; owners and admins while the organization lets admins at all items. */
+/** The official CanEditAllCiphers, for a member holding editAnyCollection: a custom member always; owners and admins while the organization lets admins at all items. */
 async function editsEveryItem(db: Executor, membership: Membership): Promise<boolean> {
-  if (!membership.rights.has('editAnyCollection')) return false;
   const org = await db.selectFrom('organizations').select('allow_admin_access_to_all_collection_items').where('id', '=', membership.organizationId).executeTakeFirst();
   return reachesEveryCollection(membership, 'editAnyCollection', Boolean(org?.allow_admin_access_to_all_collection_items));
 }

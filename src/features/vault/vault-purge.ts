@@ -94,7 +94,7 @@ export function createVaultPurge({ db, audit, clock, pushes, files, hasher }: Va
 
   return {
     async purge(userId: string, client: ClientContext, body: SecretVerificationBody, organizationId: string | undefined): Promise<void> {
-      await verifyMasterPassword(db, hasher, userId, body, new BadRequest('User verification failed.'));
+      await verifyMasterPassword(db, hasher, userId, body, () => new BadRequest('User verification failed.'));
       if (organizationId) await purgeOrganization(userId, client, organizationId);
       else await purgePersonal(userId);
     },
