@@ -94,6 +94,11 @@ export async function personalChangesSince(executor: Executor, userId: string, s
   return { total: Number(found[0]?.total ?? 0), rows };
 }
 
+/** The ids of a user's personal items (for a sync patch to find those that left the vault). */
+export async function listPersonalIds(executor: Executor, userId: string): Promise<string[]> {
+  return (await executor.selectFrom('ciphers').select('id').where('user_id', '=', userId).execute()).map((row) => row.id);
+}
+
 /** The columns of items that every user who sees them shares, with their versions, among `ids`. */
 export async function findSharedColumns(executor: Executor, ids: readonly string[]) {
   const rows = [];

@@ -61,7 +61,7 @@ describe('section items', () => {
   });
 
   it('equals a section written afresh after any sequence of patches', () => {
-    const change = fc.record({ id: fc.nat(40), text: fc.string({ unit: fc.constantFrom('a', 'b', 'é', '€'), maxLength: 400_000 }), hide: fc.boolean() });
+    const change = fc.record({ id: fc.nat(40), text: fc.string({ unit: fc.constantFrom('a', 'b', 'é', '€'), maxLength: 400_000 }), hide: fc.boolean(), remove: fc.boolean() });
     fc.assert(
       fc.property(fc.nat(40), fc.array(fc.array(change, { maxLength: 6 }), { maxLength: 5 }), (initial, patches) => {
         const model = new Map<string, { text: string; mark: string } | null>();
@@ -73,17 +73,25 @@ describe('section items', () => {
         let items = writer.finish();
         patches.forEach((patch, round) => {
           const changes = new Map<string, Buffer | null>();
-          for (const { id: n, text, hide } of patch) {
+          const removed = new Set<string>();
+          for (const { id: n, text, hide, remove } of patch) {
             const id = `i${n}`;
-            changes.set(id, hide ? null : whole(id, text, `r${round}`));
-            model.set(id, hide ? null : { text, mark: `r${round}` });
+            // An item that left the vault is not also changed in the same patch (sync.service.ts reads it gone or changed, not both).
+            if (remove && model.has(id) && !changes.has(id)) {
+              removed.add(id);
+              model.delete(id);
+            } else if (!removed.has(id)) {
+              changes.set(id, hide ? null : whole(id, text, `r${round}`));
+              model.set(id, hide ? null : { text, mark: `r${round}` });
+            }
           }
-          items = items.with(changes);
+          items = items.with(changes, removed);
         });
         const expected = [...model].flatMap(([id, v]) => (v ? [{ object: 'cipherDetails', id, text: v.text, folderId: v.mark }] : []));
         const byId = (a: { id: string }, b: { id: string }) => a.id.localeCompare(b.id);
         expect(parsed(items).sort(byId)).toEqual(expected.sort(byId));
         expect(items.count).toBe(model.size);
+        expect(items.ids().sort()).toEqual([...model.keys()].sort());
       }),
       { numRuns: 40 },
     );

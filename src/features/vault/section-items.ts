@@ -88,20 +88,27 @@ export class SectionItems {
     return out;
   }
 
+  /** The ids of the items of the vault, sent or hidden. */
+  ids(): string[] {
+    return [...this.pages.flatMap((p) => p.ids), ...this.hidden];
+  }
+
   /**
    * These items with `changes` applied: each id's new JSON, or null for an item no longer sent
-   * (hidden). An item already here keeps its place; a new one goes at the end. Only the pages
-   * holding changed items (and the last one, when items are added) are rebuilt.
+   * (hidden); and without the `removed` ones (items that left the vault). An item already here
+   * keeps its place; a new one goes at the end. Only the pages holding changed or removed items
+   * (and the last one, when items are added) are rebuilt.
    */
-  with(changes: ReadonlyMap<string, Buffer | null>): SectionItems {
+  with(changes: ReadonlyMap<string, Buffer | null>, removed: ReadonlySet<string> = new Set()): SectionItems {
     const left = new Map(changes);
-    const hidden = new Set(this.hidden);
+    const hidden = new Set([...this.hidden].filter((id) => !removed.has(id)));
     const pages = this.pages.flatMap((p) => {
       const here = [...left.keys()].filter((id) => p.index.has(id));
-      if (here.length === 0) return [p];
+      if (here.length === 0 && (removed.size === 0 || !p.ids.some((id) => removed.has(id)))) return [p];
       const items: Item[] = [];
       for (let i = 0; i < p.ids.length; i++) {
         const id = p.ids[i]!;
+        if (removed.has(id)) continue;
         const json = left.has(id) ? left.get(id) : itemAt(p, i).json;
         if (json) items.push({ id, json });
         else hidden.add(id);

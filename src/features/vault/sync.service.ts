@@ -10,7 +10,7 @@ import type { ProfileOrganizationResponse } from '../organizations/organizations
 import { profileOrganizations } from '../organizations/profile-organizations.js';
 import type { PolicyResponse } from '../policies/policies.schemas.js';
 import { policiesForUser } from '../policies/policies.service.js';
-import { findSharedColumns, listPersonalCiphers, listPersonalVersions, personalChangesSince, type CipherRow } from './ciphers.repository.js';
+import { findSharedColumns, listPersonalCiphers, listPersonalIds, listPersonalVersions, personalChangesSince, type CipherRow } from './ciphers.repository.js';
 import { CipherType, cipherSharedJson, cipherUserJson, type SharedCipherColumns } from './ciphers.schemas.js';
 import { listFolders } from './folders.repository.js';
 import { organizationItems, organizationItemVersions, type ReachedCollection } from './org-items.js';
@@ -46,10 +46,10 @@ const shown = (type: number, withSshKeys: boolean) => withSshKeys || type !== (C
  * changes to organization items move no vault revision of this user). The first sync after a
  * change of such a vault reads only the personal items written since its last section's
  * revision and patches that section (patch below, migration 0020), so its cost grows with what
- * changed, not with the vault. Other vaults, and a vault an item left (deleted for good,
- * shared), are listed: items by id and version with the user's settings and rights, without
- * their contents; only those whose encoded shared part is not cached at that version are read
- * and encoded (see item-json-cache.ts).
+ * changed, not with the vault; without a section to patch it is read in one pass. Vaults with
+ * organization collections are listed: items by id and version with the user's settings and
+ * rights, without their contents; only those whose encoded shared part is not cached at that
+ * version are read and encoded (see item-json-cache.ts).
  */
 export function createSyncService({
   db,
@@ -121,27 +121,37 @@ export function createSyncService({
   /**
    * `base`, a section of a vault without organization collections, brought to `revision` with
    * the personal items written since its mark (each row records a stamp of its last write above
-   * the mark of any sync that started before it, migration 0020): only those are read and encoded, and only the pages of
-   * the section holding them are rebuilt (section-items.ts). Undefined when an item left the
-   * vault since (deleted for good, or shared to an organization, which leaves no row of the
-   * user's to read), or a folder of the section is gone (see VaultSection.folderIds): then the
-   * vault is listed whole. Folders are few and always read again.
+   * the mark of any sync that started before it, migration 0020): only those are read and
+   * encoded, and only the pages of the section holding them are rebuilt (section-items.ts).
+   * Items that left the vault since (deleted for good, or shared to an organization) leave no
+   * row to read: when the count says some did, the vault's ids are read to find them. Undefined
+   * when a folder of the section is gone (see VaultSection.folderIds): then the vault is listed
+   * whole. Folders are few and always read again.
    */
   async function patch(userId: string, base: VaultSection, revision: number, since: number): Promise<VaultSection | undefined> {
     const [folders, { total, rows }] = await Promise.all([listFolders(db, userId), personalChangesSince(db, userId, base.since)]);
     const folderIds = folders.map((f) => f.id);
     if (base.folderIds.some((id) => !folderIds.includes(id))) return undefined;
-    // Counted before anything is encoded: a vault that lost an item is listed whole anyway.
+    // Counted before anything is encoded. Ids read after the count may include items added
+    // since; those are stamped above `since` and patched in by the next sync.
     const added = rows.filter((row) => !base.items.has(row.id)).length;
-    if (base.items.count + added !== total) return undefined;
+    let removed = new Set<string>();
+    if (base.items.count + added !== total) {
+      const now = new Set(await listPersonalIds(db, userId));
+      removed = new Set(base.items.ids().filter((id) => !now.has(id)));
+      if (removed.size === 0) return undefined;
+    }
     const changes = new Map(rows.map((row) => [row.id, shown(row.type, base.withSshKeys) ? itemJson(row) : null]));
-    const items = base.items.with(changes);
+    const items = base.items.with(changes, removed);
     return { revision, since, withSshKeys: base.withSshKeys, folders: foldersJson(folders), folderIds, ciphers: items.chunks(), items };
   }
 
-  /** A personal item's whole JSON in sync (see section-items.ts). */
+  /**
+   * A personal item's whole JSON in sync (see section-items.ts). Not kept in the item cache: only
+   * this user sees it, and their cached section holds it already.
+   */
   function itemJson(row: CipherRow & { version: number }): Buffer {
-    return Buffer.concat([startOf(row), Buffer.from(`${cipherUserJson(row, 'cipherDetails')}}`)]);
+    return Buffer.concat([syncItemStart(cipherSharedJson(row, apiBase)), Buffer.from(`${cipherUserJson(row, 'cipherDetails')}}`)]);
   }
 
   return {
@@ -171,7 +181,9 @@ export function createSyncService({
       }
 
       const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant }));
-      const items = cache.enabled ? listItems : readItems;
+      // A vault whose section is kept is read in one pass: its personal items are seen by no one
+      // else, so keeping their shared parts in the item cache too would hold them twice.
+      const items = cache.enabled && !cacheable ? listItems : readItems;
       const [folders, listed] = await Promise.all([listFolders(db, userId), items(userId, reached, options.withSshKeys)]);
       const vault: VaultSection = { revision, since, withSshKeys: options.withSshKeys, folders: foldersJson(folders), folderIds: folders.map((f) => f.id), ...listed };
       if (cacheable) cache.set(userId, vault);

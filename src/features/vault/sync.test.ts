@@ -129,10 +129,12 @@ describe('sync', () => {
     const user = await createUser(server);
     await importItems(user, 200);
     let rows = 0;
+    let contents = 0;
     const rowCounter: KyselyPlugin = {
       transformQuery: (args) => args.node,
       transformResult: async (args) => {
         rows += args.result.rows.length;
+        contents += args.result.rows.filter((row) => typeof row === 'object' && row !== null && 'data' in row && row.data !== null).length;
         return args.result;
       },
     };
@@ -149,6 +151,13 @@ describe('sync', () => {
     expect(after).toHaveLength(200);
     expect(after.find((item) => item.id === changed.id)?.type).toBe(3);
     expect(after.filter((item) => item.id !== changed.id)).toEqual(first.filter((item) => item.id !== changed.id));
+
+    // An item deleted for good leaves no row: the vault's ids are read to find it, no item's contents.
+    await req(user, 'DELETE', `/ciphers/${changed.id}`);
+    contents = 0;
+    const deleted = itemsOf(await sync.load(user.userId, { withSshKeys: true })) as { id: string; type: number }[];
+    expect(contents).toBe(0);
+    expect(deleted).toEqual(after.filter((item) => item.id !== changed.id));
   });
 
   it('answers every change at once through HTTP, however often it syncs', async () => {
