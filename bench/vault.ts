@@ -10,7 +10,7 @@
  */
 import { Pool } from 'undici';
 import { itemBody } from './items.js';
-import { call, ceilingFor, CLIENT_HEADERS, databaseFor, ENGINES, measure, registerAndLogin, Results, SECONDS, startServer, type Figures } from './harness.js';
+import { call, ceilingFor, CLIENT_HEADERS, databaseFor, ENGINES, foundOrganization, measure, registerAndLogin, Results, SECONDS, startServer, type Figures } from './harness.js';
 import type { TestAccount } from '../test/support/bw-crypto.js';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 10_000);
@@ -23,6 +23,34 @@ async function seed(base: string): Promise<{ token: string; ids: string[]; accou
   }
   const list = JSON.parse(await call(base, 'GET', '/api/ciphers', { token })) as { data: { id: string }[] };
   return { token, ids: list.data.map((c) => c.id), account };
+}
+
+/**
+ * An organization of ITEMS items in its default collection, synced by its owner (who reaches
+ * them through that collection): the vault of a member with organization collections.
+ */
+async function seedOrganization(base: string): Promise<{ token: string; ids: string[]; edit: (server: string, id: string) => Promise<void> }> {
+  const { orgId, token, account } = await foundOrganization(base, 'org-owner@example.com');
+  const collections = JSON.parse(await call(base, 'GET', '/api/collections', { token })) as { data: { id: string }[] };
+  const collectionIds = [collections.data[0]?.id];
+  const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const ids: string[] = [];
+  // Ten at a time (there is no bulk import of organization items here).
+  for (let start = 0; start < ITEMS; start += 10) {
+    const made = await Promise.all(
+      Array.from({ length: Math.min(10, ITEMS - start) }, (_, i) =>
+        call(base, 'POST', '/api/ciphers/create', { token, json: { cipher: { ...itemBody(account, start + i), organizationId: orgId }, collectionIds } }),
+      ),
+    );
+    ids.push(...made.map((text) => (JSON.parse(text) as { id: string }).id));
+  }
+  const body = JSON.stringify({ ...itemBody(account, 3), organizationId: orgId });
+  const edit = async (server: string, id: string) => {
+    const res = await fetch(`${server}/api/ciphers/${id}`, { method: 'PUT', headers, body });
+    if (!res.ok) throw new Error(`edit: ${res.status} ${await res.text()}`);
+    await res.arrayBuffer();
+  };
+  return { token, ids, edit };
 }
 
 const results = new Results();
@@ -129,6 +157,29 @@ async function benchEngine(engine: string) {
       }
     } finally {
       await afterChangeCeiling.stop();
+    }
+
+    // The same for a member with organization collections: the owner of an organization whose
+    // ITEMS items sit in its default collection, one organization item edited before each sync.
+    // The cloud variant, where any account may found an organization; sync is the same code.
+    await server.stop();
+    server = await startServer(database.url, { DEPLOYMENT: 'cloud' });
+    const org = await seedOrganization(server.url);
+    const orgHeaders = { ...CLIENT_HEADERS, authorization: `Bearer ${org.token}` };
+    await server.stop();
+    server = await startServer(database.url, { DEPLOYMENT: 'cloud' });
+    const orgBytes = await call(server.url, 'GET', syncPath, { token: org.token });
+    const orgCeiling = await ceilingFor(`org-sync-${engine}`, orgBytes);
+    try {
+      for (const connections of [1, 4]) {
+        const ours = await syncAfterChange(server.url, syncPath, orgHeaders, connections, (connection, round) => org.edit(server.url, org.ids[(connection * 997 + round) % org.ids.length] ?? ''));
+        const bare = await syncAfterChange(orgCeiling.url, syncPath, {}, connections);
+        results.row(engine, 'organization vault: first sync after one item changed', connections, ours);
+        results.row(engine, 'organization vault: bare http ceiling (same client)', connections, bare);
+        results.ratio(`${engine}, organization vault (one collection), first sync after one item changed, ${connections} connection(s)`, ours, bare);
+      }
+    } finally {
+      await orgCeiling.stop();
     }
 
     await server.stop();
