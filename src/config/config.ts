@@ -270,7 +270,7 @@ export const ConfigSchema = Type.Object({
     maximum: 65536,
     default: 64,
     description:
-      "Memory for sync's encoded items: half for whole vault sections, reused while a vault is unchanged and patched with only the changed items after a change; half for each organization item's shared part (kept under its version, so that after a change only the changed items are read again). 0 turns both off: every sync reads and encodes every item. A 10,000-item vault takes about 20 MB.",
+      "Memory for sync's encoded items: half for whole vault sections, reused while a vault is unchanged and patched with only the changed items after a change; half for the shared part of each item of vaults with organization collections (kept under its version, so that after a change only the changed items are read again). 0 turns both off: every sync reads and encodes every item. A 10,000-item vault takes about 20 MB.",
   }),
   secretsCacheMegabytes: Type.Integer({
     minimum: 0,

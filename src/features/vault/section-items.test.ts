@@ -76,7 +76,7 @@ describe('section items', () => {
           const removed = new Set<string>();
           for (const { id: n, text, hide, remove } of patch) {
             const id = `i${n}`;
-            // An item that left the vault is not also changed in the same patch (sync.service.ts reads it gone or changed, not both).
+            // An item that left the vault is not also changed in the same patch (sync.service.ts lists the vault whole then).
             if (remove && model.has(id) && !changes.has(id)) {
               removed.add(id);
               model.delete(id);

@@ -4,10 +4,10 @@ import type { SectionItems } from './section-items.js';
 
 /**
  * What sync keeps between answers, in two parts sharing one byte budget:
- * - `items`: each organization item's encoded shared part under its id and version
- *   (item-json-cache.ts), so that after a change only the changed items are read and encoded
- *   again, once for all the members who see them (personal items are held by their user's
- *   section alone);
+ * - `items`: the encoded shared part of each item of vaults with organization collections,
+ *   under its id and version (item-json-cache.ts), so that after a change only the changed
+ *   items are read and encoded again, once for all the members who see them (the items of
+ *   other vaults are held by their user's section alone);
  * - the vault sections (folders and the items' JSON) per user, for vaults without organization
  *   collections, under the vault revision (see revisions.ts) they were built at: clients sync
  *   on login, on unlock and on every device after each change, and all but the first of those

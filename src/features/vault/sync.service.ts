@@ -124,22 +124,24 @@ export function createSyncService({
    * the mark of any sync that started before it, migration 0020): only those are read and
    * encoded, and only the pages of the section holding them are rebuilt (section-items.ts).
    * Items that left the vault since (deleted for good, or shared to an organization) leave no
-   * row to read: when the count says some did, the vault's ids are read to find them. Undefined
-   * when a folder of the section is gone (see VaultSection.folderIds): then the vault is listed
-   * whole. Folders are few and always read again.
+   * row to read: when the count says some did, the vault's ids are read to find them.
+   * Undefined, and the vault is listed whole, when a folder of the section is gone (see
+   * VaultSection.folderIds) or the ids do not account for the count exactly: an item that
+   * changed and then left between the two reads, or one written without a stamp (another
+   * release, a hand-made write; see migration 0020). Folders are few and always read again.
    */
   async function patch(userId: string, base: VaultSection, revision: number, since: number): Promise<VaultSection | undefined> {
     const [folders, { total, rows }] = await Promise.all([listFolders(db, userId), personalChangesSince(db, userId, base.since)]);
     const folderIds = folders.map((f) => f.id);
     if (base.folderIds.some((id) => !folderIds.includes(id))) return undefined;
-    // Counted before anything is encoded. Ids read after the count may include items added
-    // since; those are stamped above `since` and patched in by the next sync.
+    // Checked before anything is encoded. `rows` and `total` come from one statement: with
+    // every write stamped, the section's items less those gone plus the new ones are `total`.
     const added = rows.filter((row) => !base.items.has(row.id)).length;
     let removed = new Set<string>();
     if (base.items.count + added !== total) {
       const now = new Set(await listPersonalIds(db, userId));
       removed = new Set(base.items.ids().filter((id) => !now.has(id)));
-      if (removed.size === 0) return undefined;
+      if (base.items.count - removed.size + added !== total) return undefined;
     }
     const changes = new Map(rows.map((row) => [row.id, shown(row.type, base.withSshKeys) ? itemJson(row) : null]));
     const items = base.items.with(changes, removed);
@@ -181,8 +183,9 @@ export function createSyncService({
       }
 
       const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant }));
-      // A vault whose section is kept is read in one pass: its personal items are seen by no one
-      // else, so keeping their shared parts in the item cache too would hold them twice.
+      // A vault without organization collections is read in one pass: its items are personal,
+      // seen by no one else, and its section (when within the budget) holds them; keeping their
+      // shared parts in the item cache too would hold them twice.
       const items = cache.enabled && !cacheable ? listItems : readItems;
       const [folders, listed] = await Promise.all([listFolders(db, userId), items(userId, reached, options.withSshKeys)]);
       const vault: VaultSection = { revision, since, withSshKeys: options.withSshKeys, folders: foldersJson(folders), folderIds: folders.map((f) => f.id), ...listed };
