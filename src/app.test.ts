@@ -63,6 +63,23 @@ describe('one program, several services', () => {
     expect(logs).not.toContain('header-secret-456');
   });
 
+  it('logs one line per request, when it is answered: method, url, address, status and response time', async () => {
+    server = await startTestServer({ env: { LOG_LEVEL: 'info' } });
+    const before = server.logs.lines.length;
+    const res = await server.request('GET', '/api/alive?access_token=query-secret-789');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    const lines = server.logs.lines.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const mine = lines.filter((line) => line.reqId === res.headers.get('x-request-id'));
+    expect(mine).toHaveLength(1);
+    expect(mine[0]).toMatchObject({
+      level: 30,
+      req: { method: 'GET', url: '/api/alive?access_token=[REDACTED]', remoteAddress: '127.0.0.1' },
+      res: { statusCode: 200 },
+      msg: 'request completed',
+    });
+    expect(typeof mine[0]?.responseTime).toBe('number');
+  });
+
   it('publishes an OpenAPI document built from the route schemas on self-hosted', async () => {
     server = await startTestServer();
     const res = await server.request('GET', '/docs/json');

@@ -12,7 +12,7 @@ import { limitConnectionsPerAddress } from './http/connection-limits.js';
 import { refuseNulCharacters } from './http/nul-characters.js';
 import { validatorCompiler } from './http/validation.js';
 import { serializerCompiler } from './http/serialization.js';
-import { loggerOptions } from './logging.js';
+import { loggerOptions, OneLinePerRequest } from './logging.js';
 import { apiService } from './services/api.js';
 import { eventsService } from './services/events.js';
 import { identityService } from './services/identity.js';
@@ -156,6 +156,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   const timeouts = serverTimeouts(config);
   const app = Fastify({
     logger: logStream ? { ...loggerOptions(config.logLevel), stream: logStream } : loggerOptions(config.logLevel),
+    logController: new OneLinePerRequest(),
     genReqId: () => randomUUID(),
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,

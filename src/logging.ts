@@ -1,4 +1,4 @@
-import type { FastifyRequest } from 'fastify';
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { LoggerOptions } from 'pino';
 
 /**
@@ -46,6 +46,26 @@ export function loggerOptions(level: string): LoggerOptions {
       },
     },
   };
+}
+
+/**
+ * One log line per request, written when its answer has gone out: the request (method, url with
+ * secrets masked, remote address), the answer's status and the response time, under the
+ * request's id; Fastify's own two lines (one on arrival, one on completion) cost twice the
+ * serialising and writing for the same facts (about a tenth of an item write's CPU). The arrival
+ * line is still written at `debug`, for finding requests that never get an answer. A request
+ * whose answer fails midway is logged at `error` with the error. Errors the handlers log
+ * themselves, 5xx answers included, are logged as before.
+ */
+export class OneLinePerRequest extends LogController {
+  override incomingRequest(request: FastifyRequest): void {
+    request.log.debug({ req: request }, 'incoming request');
+  }
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+  }
 }
 
 /** How much log output may wait in memory for a slow reader before new lines are dropped. */

@@ -64,14 +64,14 @@ describe('the server program', () => {
       PORT: '0',
       HEALTH_ENABLED: 'true',
       AMQP_URL: `amqp://127.0.0.1:${brokerPort}`,
-      LOG_LEVEL: 'info',
+      LOG_LEVEL: 'debug',
     });
     await waitFor(() => run.output().includes('Server listening at'));
     const url = /Server listening at (http:\/\/[^"\s]+)/.exec(run.output())?.[1];
     expect(url).toBeDefined();
 
     const inFlight = fetch(`${url}/api/healthz/extended`);
-    // Stop only once the server has the request (it logs each one it receives at info).
+    // Stop only once the server has the request (at debug it logs each one on arrival).
     await waitFor(() => run.output().includes('/api/healthz/extended'));
     run.proc.kill('SIGTERM');
     const response = await inFlight;
@@ -95,7 +95,8 @@ describe('the server program', () => {
       PORT: String(port),
       HEALTH_ENABLED: 'true',
       AMQP_URL: `amqp://127.0.0.1:${brokerPort}`,
-      LOG_LEVEL: 'info',
+      // At debug a request is also logged on arrival, which tells that it is in flight.
+      LOG_LEVEL: 'debug',
       SHUTDOWN_TIMEOUT_SECONDS: '60',
     });
     await waitForServer(`http://127.0.0.1:${port}`);

@@ -1,9 +1,16 @@
 import {
+  CompiledQuery,
   OperationNodeTransformer,
   SqliteAdapter,
   SqliteDialect,
+  SqliteDriver,
+  SqliteQueryCompiler,
   sql,
+  type DatabaseConnection,
   type DialectAdapter,
+  type Driver,
+  type QueryCompiler,
+  type SelectModifierNode,
   type Kysely,
   type MigrationLockOptions,
   type KyselyPlugin,
@@ -155,8 +162,47 @@ function parameterCount(text: string): number {
   return count;
 }
 
+/**
+ * SQLite has one writer at a time and no row locks. Each transaction begins `immediate`: it takes
+ * the database's write lock with its first statement rather than its first write, so what it
+ * reads before writing cannot be changed by another process in between (what `select … for
+ * update` guarantees on PostgreSQL), and it never fails halfway because another process wrote
+ * after it read (SQLITE_BUSY_SNAPSHOT). Within one process transactions already run one at a
+ * time (Kysely's driver lends its one connection to one transaction), so this costs nothing there.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+/**
+ * `for update` is left out on SQLite: a transaction holds the whole database from its start
+ * (ImmediateSqliteDriver), so a row lock has nothing left to add, and SQLite has no such clause.
+ */
+class SqliteCompiler extends SqliteQueryCompiler {
+  protected override visitSelectModifier(node: SelectModifierNode): void {
+    if (node.modifier !== 'ForUpdate') super.visitSelectModifier(node);
+  }
+}
+
 export class LockingSqliteDialect extends SqliteDialect {
+  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
+
+  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(config);
+    this.#config = config;
+  }
+
   override createAdapter(): DialectAdapter {
     return new LockingSqliteAdapter();
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.#config);
+  }
+
+  override createQueryCompiler(): QueryCompiler {
+    return new SqliteCompiler();
   }
 }

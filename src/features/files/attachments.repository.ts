@@ -83,9 +83,11 @@ export async function storedAttachments(executor: Executor, cipherId: string): P
 }
 
 /**
- * Takes the item's row lock for the rest of the transaction (a no-op update), so that two
- * changes to its attachments document cannot interleave their read and write.
+ * Takes the item's row lock for the rest of the transaction, so that two changes to its
+ * attachments document cannot interleave their read and write: `select … for update` on
+ * PostgreSQL, which writes nothing; on SQLite the transaction holds the database's write lock
+ * from its start (db/dialect.ts) and the clause is left out.
  */
 export async function lockCipher(executor: Executor, cipherId: string): Promise<void> {
-  await executor.updateTable('ciphers').set({ revision_date: sql`revision_date`, ...rowChange }).where('id', '=', cipherId).execute();
+  await executor.selectFrom('ciphers').select('id').where('id', '=', cipherId).forUpdate().execute();
 }

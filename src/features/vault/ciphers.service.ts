@@ -100,7 +100,8 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
         };
         const { folder_id, favorite, archived_date, ...cipher } = row;
         await insertCiphers(tx, [cipher]);
-        await upsertUserSettings(tx, [{ user_id: userId, cipher_id: row.id, folder_id, favorite: Boolean(favorite), archived_date }], []);
+        // No settings row stands for no folder and no favorite (the reads join it optionally).
+        if (folder_id || favorite) await upsertUserSettings(tx, [{ user_id: userId, cipher_id: row.id, folder_id, favorite: Boolean(favorite), archived_date }], []);
         await touchVault(tx, userId, now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_Created, userId, [row]));
         return row;
@@ -139,10 +140,12 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
         };
         await updateCipherContent(tx, existing.id, content);
         const favorite = request.favorite ?? false;
-        await upsertUserSettings(tx, [{ user_id: userId, cipher_id: existing.id, folder_id: folderId, favorite, archived_date: null }], [
-          'folder_id',
-          'favorite',
-        ]);
+        if (folderId !== existing.folder_id || favorite !== Boolean(existing.favorite)) {
+          await upsertUserSettings(tx, [{ user_id: userId, cipher_id: existing.id, folder_id: folderId, favorite, archived_date: null }], [
+            'folder_id',
+            'favorite',
+          ]);
+        }
         await touchRevisions(tx, userId, [existing], now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_Updated, userId, [existing]));
         return { ...existing, ...content, folder_id: folderId, favorite };
