@@ -837,15 +837,15 @@ function parseServices(text: string): ServiceName[] | string {
   return ALL_SERVICES.filter((name) => names.includes(name));
 }
 
-/**
- * A rejected value as a problem message may show it: a secret setting not at all, and a URL
- * without the password it may carry (a mistyped DATABASE_URL would otherwise put one in the log).
- */
 /** Settings whose values are never shown (start-up errors, the admin console): passwords, secrets, tokens and the trace exporter's headers (an API key). */
 export function isSecretSetting(key: string): boolean {
   return /password|secret|token|headers/i.test(key);
 }
 
+/**
+ * A rejected value as a problem message may show it: a secret setting not at all, and a URL
+ * without the password it may carry (a mistyped DATABASE_URL would otherwise put one in the log).
+ */
 function shownValue(key: string, value: unknown): string {
   if (isSecretSetting(key)) return '(hidden)';
   const text = JSON.stringify(value);

@@ -11,7 +11,7 @@ import { createSyncCache } from './sync-cache.js';
 import { createSyncService, type SyncData } from './sync.service.js';
 import { SyncResponse } from './sync.schemas.js';
 
-const itemsOf = (data: SyncData) => JSON.parse(Buffer.concat(data.vault.ciphers).toString()) as unknown[];
+const itemsOf = (data: SyncData) => JSON.parse(Buffer.concat(data.vault.items.chunks()).toString()) as unknown[];
 
 let server: TestServer;
 let org: string;

@@ -30,9 +30,7 @@ export interface VaultSection {
    * into it while the deletion ran is cleared without a stamp a patch would see.
    */
   folderIds: readonly string[];
-  /** The items array as JSON bytes, in chunks (SectionItems.chunks). */
-  ciphers: readonly Buffer[];
-  /** The same items by id, for a patch. */
+  /** The items by id, for a patch; the items array as sync sends it is `items.chunks()`. */
   items: SectionItems;
 }
 
@@ -54,7 +52,7 @@ const ITEM_OVERHEAD = 100;
 /** `onLookup` hears whether each section lookup found the revision asked for (the metrics' hit rate). */
 export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => void = () => undefined): SyncCache {
   const sectionBytes = (s: VaultSection) =>
-    s.folders.length + s.ciphers.reduce((sum, chunk) => sum + chunk.length, 0) + s.items.count * ITEM_OVERHEAD;
+    s.folders.length + s.items.chunks().reduce((sum, chunk) => sum + chunk.length, 0) + s.items.count * ITEM_OVERHEAD;
   const entries = createByteLru<VaultSection>(Math.floor(maxBytes / 2), sectionBytes);
   const keyOf = (userId: string, withSshKeys: boolean) => `${userId}:${withSshKeys ? 1 : 0}`;
   return {

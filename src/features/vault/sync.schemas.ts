@@ -86,6 +86,6 @@ export function syncBody(data: SyncData, options: { excludeDomains: boolean }): 
     `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":${JSON.stringify(data.sends)},` +
       `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`,
   );
-  const chunks = [head, ...data.vault.ciphers, tail];
+  const chunks = [head, ...data.vault.items.chunks(), tail];
   return { length: chunks.reduce((sum, chunk) => sum + chunk.length, 0), chunks };
 }

@@ -36,9 +36,9 @@ const shown = (type: number, withSshKeys: boolean) => withSshKeys || type !== (C
 
 /**
  * Everything a client caches, read in a fixed number of queries however large the vault (plus
- * one per slice of 500 items read, or of 500 listed items that holds changed ones): the user and the vault
- * revision, the confirmed memberships, the policies, the reachable collections, then (unless
- * the cache holds this revision) the folders and the items. Organization items reach sync only
+ * one per slice of 500 items read, or of 500 listed items that holds changed ones): the user
+ * and the vault revision, the confirmed memberships, the policies, the reachable collections,
+ * then (unless the cache holds this revision) the folders and the items. Organization items reach sync only
  * through the user's collections: an Owner or Admin sees unassigned items in the admin views,
  * not here.
  *
@@ -71,24 +71,28 @@ export function createSyncService({
    * by the vault's size). An item deleted meanwhile is left out, one created meanwhile is
    * stamped above the section's mark and patched in by the next sync.
    */
-  async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<{ ciphers: Buffer[]; items: SectionItems }> {
+  async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<SectionItems> {
     const writer = sectionItemsWriter();
     const add = (row: CipherRow) => {
-      if (shown(row.type, withSshKeys)) writer.add(row.id, syncItemStart(cipherSharedJson(row, apiBase)), cipherUserJson(row, 'cipherDetails'));
+      if (shown(row.type, withSshKeys)) writer.add(row.id, encodedStart(row), cipherUserJson(row, 'cipherDetails'));
       else writer.hide(row.id);
     };
     // An item is either the user's own or an organization's (sharing moves it), never both.
     for (const slice of chunks(await listPersonalIds(db, userId))) (await findPersonalCiphers(db, userId, slice)).forEach(add);
     (await organizationItems(db, userId, reached)).forEach(add);
-    const items = writer.finish();
-    return { ciphers: items.chunks(), items };
+    return writer.finish();
+  }
+
+  /** An item's JSON in sync up to the user's part, encoded afresh (see syncItemStart). */
+  function encodedStart(row: SharedCipherColumns): Buffer {
+    return syncItemStart(cipherSharedJson(row, apiBase));
   }
 
   /** An item's shared part from the cache at its version, else encoded (and kept). */
   function startOf(row: SharedCipherColumns & { version: number }): Buffer {
     const cached = cache.items.get(row.id, row.version);
     if (cached) return cached;
-    const start = syncItemStart(cipherSharedJson(row, apiBase));
+    const start = encodedStart(row);
     cache.items.set(row.id, row.version, start);
     return start;
   }
@@ -100,7 +104,7 @@ export function createSyncService({
    * read (the listing's rights may be older than its content: access revoked, then the item
    * edited) sends this sync to readItems, which reads organization items and access in one query.
    */
-  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<{ ciphers: Buffer[]; items: SectionItems }> {
+  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<SectionItems> {
     const [personal, org] = await Promise.all([listPersonalVersions(db, userId), organizationItemVersions(db, userId, reached)]);
     const writer = sectionItemsWriter();
     for (const slice of chunks([...personal, ...org])) {
@@ -122,8 +126,7 @@ export function createSyncService({
         else if (start) writer.add(item.id, start, cipherUserJson(item, 'cipherDetails'));
       }
     }
-    const items = writer.finish();
-    return { ciphers: items.chunks(), items };
+    return writer.finish();
   }
 
   /**
@@ -152,8 +155,7 @@ export function createSyncService({
       if (base.items.count - removed.size + added !== total) return undefined;
     }
     const changes = new Map(rows.map((row) => [row.id, shown(row.type, base.withSshKeys) ? itemJson(row) : null]));
-    const items = base.items.with(changes, removed);
-    return { revision, since, withSshKeys: base.withSshKeys, folders: foldersJson(folders), folderIds, ciphers: items.chunks(), items };
+    return { revision, since, withSshKeys: base.withSshKeys, folders: foldersJson(folders), folderIds, items: base.items.with(changes, removed) };
   }
 
   /**
@@ -161,7 +163,7 @@ export function createSyncService({
    * this user sees it, and their cached section holds it already.
    */
   function itemJson(row: CipherRow & { version: number }): Buffer {
-    return Buffer.concat([syncItemStart(cipherSharedJson(row, apiBase)), Buffer.from(`${cipherUserJson(row, 'cipherDetails')}}`)]);
+    return Buffer.concat([encodedStart(row), Buffer.from(`${cipherUserJson(row, 'cipherDetails')}}`)]);
   }
 
   return {
@@ -195,8 +197,8 @@ export function createSyncService({
       // seen by no one else, and its section (when within the budget) holds them; keeping their
       // shared parts in the item cache too would hold them twice.
       const items = cache.enabled && !cacheable ? listItems : readItems;
-      const [folders, listed] = await Promise.all([listFolders(db, userId), items(userId, reached, options.withSshKeys)]);
-      const vault: VaultSection = { revision, since, withSshKeys: options.withSshKeys, folders: foldersJson(folders), folderIds: folders.map((f) => f.id), ...listed };
+      const [folders, read] = await Promise.all([listFolders(db, userId), items(userId, reached, options.withSshKeys)]);
+      const vault: VaultSection = { revision, since, withSshKeys: options.withSshKeys, folders: foldersJson(folders), folderIds: folders.map((f) => f.id), items: read };
       if (cacheable) cache.set(userId, vault);
       return { user, vault, ...shared };
     },

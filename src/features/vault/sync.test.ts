@@ -9,7 +9,7 @@ import { createSyncCache } from './sync-cache.js';
 import { createSyncService, type SyncData } from './sync.service.js';
 import { SyncResponse, supportsSshKeys } from './sync.schemas.js';
 
-const itemsOf = (data: SyncData) => JSON.parse(Buffer.concat(data.vault.ciphers).toString()) as unknown[];
+const itemsOf = (data: SyncData) => JSON.parse(Buffer.concat(data.vault.items.chunks()).toString()) as unknown[];
 
 let server: TestServer;
 let alice: LoggedInUser;
