@@ -102,11 +102,11 @@ export function cpuMsOf(pid: number | undefined): number {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
-/** Writes `body` to a temporary file and starts a ceiling server sending it. */
-export function ceilingFor(name: string, body: string): Promise<Running> {
+/** Writes `body` to a temporary file and starts a ceiling server sending it (`script`, as in startCeiling). */
+export function ceilingFor(name: string, body: string, script?: string): Promise<Running> {
   const file = join(tmpdir(), `sr-bench-${name}.json`);
   writeFileSync(file, body);
-  return startCeiling(file);
+  return startCeiling(file, script);
 }
 
 function stop(child: ChildProcess): Promise<void> {

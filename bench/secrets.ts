@@ -2,7 +2,9 @@
  * Secrets Manager benchmark: an organization with 10,000 secrets listed by its owner, the
  * machine-account sync of the 5,000 its machine account reads, get-by-ids of 1,000 and
  * machine-account token logins, on SQLite and PostgreSQL with the server in its own process;
- * each listing set against a bare Node http server sending the same bytes. Not a test.
+ * each listing set against a bare Node http server sending the same bytes, and get-by-ids also
+ * against the framework floor (bench/framework-floor-server.ts: Fastify parsing and checking the
+ * same body before sending the same bytes). Not a test.
  *
  *   npx tsx bench/secrets.ts                    # SQLite, and PostgreSQL when BENCH_POSTGRES_URL is set
  *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:55433/strongroom_test npx tsx bench/secrets.ts
@@ -98,6 +100,8 @@ const results = new Results();
  * work the wall-clock figures swing with the load, the CPU a request costs much less.
  */
 const cpuLines: string[] = [];
+/** The framework floor against the ceiling, where it is measured (get-by-ids). */
+const floorLines: string[] = [];
 
 /** Runs `measure` and answers its figures with the CPU time `target` spent a request meanwhile. */
 async function measuredWithCpu(target: Running, run: () => Promise<Figures>): Promise<{ figures: Figures; cpuMs: number }> {
@@ -107,13 +111,17 @@ async function measuredWithCpu(target: Running, run: () => Promise<Figures>): Pr
   return { figures, cpuMs: requests > 0 ? (cpuMsOf(target.pid) - before) / requests : 0 };
 }
 
-/** One route at 1 and 4 connections, each run followed by the ceiling sending the same bytes with the same settings. */
-async function againstCeiling(engine: string, what: string, server: Running, request: { path: string; token: string; method?: 'GET' | 'POST'; json?: unknown }) {
+/**
+ * One route at 1 and 4 connections, each run followed by the ceiling sending the same bytes with
+ * the same settings, and with `floor` by the framework floor (bench/framework-floor-server.ts).
+ */
+async function againstCeiling(engine: string, what: string, server: Running, request: { path: string; token: string; method?: 'GET' | 'POST'; json?: unknown }, floor = false) {
   const method = request.method ?? 'GET';
   const body = request.json === undefined ? undefined : JSON.stringify(request.json);
   const bytes = await call(server.url, method, request.path, { token: request.token, ...(request.json === undefined ? {} : { json: request.json }) });
   console.error(`${engine}: ${what}, body ${bytes.length.toLocaleString('en-US')} bytes`);
   const ceiling = await ceilingFor(`${what.replace(/\W+/g, '-')}-${engine}`, bytes);
+  const framework = floor ? await ceilingFor(`${what.replace(/\W+/g, '-')}-${engine}-floor`, bytes, 'bench/framework-floor-server.ts') : undefined;
   const settings: Partial<autocannon.Options> = { method, ...(body ? { body } : {}) };
   const headers = { ...CLIENT_HEADERS, authorization: `Bearer ${request.token}`, ...(body ? { 'content-type': 'application/json' } : {}) };
   try {
@@ -124,9 +132,17 @@ async function againstCeiling(engine: string, what: string, server: Running, req
       results.row(engine, what, connections, ours);
       results.row(engine, `${what}, bare http ceiling`, connections, bare);
       results.ratio(`${engine}, ${what}, ${connections} connection(s)`, ours, bare, { summaryBy: 'throughput', withinCeiling: 2 });
+      if (framework) {
+        const { figures: least, cpuMs: leastCpu } = await measuredWithCpu(framework, () => measure({ url: framework.url + request.path, headers, connections, ...settings }));
+        results.row(engine, `${what}, framework floor`, connections, least);
+        floorLines.push(
+          `${engine}, ${what}, ${connections} connection(s): throughput ${(bare.rps / least.rps).toFixed(2)}x the ceiling's (Strongroom ${(bare.rps / ours.rps).toFixed(2)}x), CPU ${leastCpu.toFixed(2)} ms a request (Strongroom ${oursCpu.toFixed(2)}, the ceiling ${bareCpu.toFixed(2)})`,
+        );
+      }
     }
   } finally {
     await ceiling.stop();
+    await framework?.stop();
   }
 }
 
@@ -149,7 +165,7 @@ async function benchEngine(engine: string) {
     }
     const ids = readable.slice(0, BY_IDS);
     if (ROUTES.has('ids')) {
-      await againstCeiling(engine, `get-by-ids ${ids.length} (machine)`, server, { path: '/api/secrets/get-by-ids', token: seeded.machineToken, method: 'POST', json: { ids } });
+      await againstCeiling(engine, `get-by-ids ${ids.length} (machine)`, server, { path: '/api/secrets/get-by-ids', token: seeded.machineToken, method: 'POST', json: { ids } }, true);
     }
 
     const form = new URLSearchParams(seeded.loginForm).toString();
@@ -173,3 +189,5 @@ for (const engine of ENGINES) await benchEngine(engine);
 results.print(`${SECRETS} secrets`, 'Latency relative to the ceiling (Strongroom / bare http):');
 console.log('\nServer CPU time a request (Strongroom / bare http):');
 for (const line of cpuLines) console.log(`- ${line}`);
+if (floorLines.length > 0) console.log('\nThe framework floor (Fastify parsing and checking the same body, sending the same bytes):');
+for (const line of floorLines) console.log(`- ${line}`);

@@ -244,19 +244,21 @@ export function createSecretService(deps: SecretServiceDeps) {
      * asked, a user's that of the first id).
      */
     async getByIds(principal: Principal, rawIds: readonly string[], client: ClientContext): Promise<Buffer> {
-      const ids = distinctIds(rawIds, 'ids');
-      const organizationId = principal.kind === 'serviceAccount' ? principal.organizationId : await organizationOfSecret(db, ids[0] ?? '');
+      const organizationId = principal.kind === 'serviceAccount' ? principal.organizationId : await organizationOfSecret(db, rawIds[0]?.toLowerCase() ?? '');
       if (!organizationId) throw new NotFound();
       const [access, revision] = await accessAndRevision(principal, organizationId);
-      const key = `ids|${digestOf(secretAccessKey(access))}|${digestOf(ids.join(','))}`;
+      // Keyed by the list as sent, letter case aside: an answer is stored only for a list that
+      // passed, so only a list not cached pays for lower-casing each id and finding repeats.
+      const key = `ids|${digestOf(secretAccessKey(access))}|${digestOf(JSON.stringify(rawIds).toLowerCase())}`;
       const answer = await answers.answer(organizationId, revision, key, async () => {
+        const ids = distinctIds(rawIds, 'ids');
         const secrets = await findSecrets(db, ids);
         if (secrets.length !== ids.length || secrets.some((s) => s.organization_id !== organizationId || !secretRights(access, s).read)) throw new NotFound();
         const byId = new Map(secrets.map((s) => [s.id, s]));
         const ordered = ids.map((id) => byId.get(id)).filter((s) => s !== undefined);
         return { body: encodeJson(BaseSecretList, list(ordered.map(toBaseSecret))), reads: readSetOf(ids) };
       });
-      await recordReads(access.caller, answer.reads ?? readSetOf(ids), client);
+      if (answer.reads) await recordReads(access.caller, answer.reads, client);
       return answer.body;
     },
 
