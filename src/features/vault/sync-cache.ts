@@ -62,11 +62,13 @@ export interface SyncCache {
 
 /** Bytes of bookkeeping per item of a patchable section (its id, its place in a page's index), roughly. */
 const ITEM_OVERHEAD = 100;
+/** And per organization item, its entry in `organizationItemIds` (the id string is the page's). */
+const ORGANIZATION_ITEM_OVERHEAD = 40;
 
 /** `onLookup` hears whether each sync was served from a section as it was (the metrics' hit rate). */
 export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => void = () => undefined): SyncCache {
   const sectionBytes = (s: VaultSection) =>
-    s.folders.length + s.items.chunks().reduce((sum, chunk) => sum + chunk.length, 0) + s.items.count * ITEM_OVERHEAD;
+    s.folders.length + s.items.chunks().reduce((sum, chunk) => sum + chunk.length, 0) + s.items.count * ITEM_OVERHEAD + s.organizationItemIds.size * ORGANIZATION_ITEM_OVERHEAD;
   const entries = createByteLru<VaultSection>(Math.floor(maxBytes / 2), sectionBytes);
   const keyOf = (userId: string, withSshKeys: boolean) => `${userId}:${withSshKeys ? 1 : 0}`;
   return {

@@ -124,6 +124,8 @@ export function createSyncService({
    */
   async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<ReadVault> {
     const [personal, org] = await Promise.all([listPersonalVersions(db, userId), organizationItemVersions(db, userId, reached)]);
+    const listedInOrganizations = new Set(org.map((item) => item.id));
+    const organizationItemIds = new Set<string>();
     const writer = sectionItemsWriter();
     for (const slice of chunks([...personal, ...org])) {
       const starts = new Map<string, Buffer>();
@@ -142,9 +144,11 @@ export function createSyncService({
         const start = starts.get(item.id);
         if (!shown(item.type, withSshKeys)) writer.hide(item.id);
         else if (start) writer.add(item.id, start, cipherUserJson(item, 'cipherDetails'));
+        else continue;
+        if (listedInOrganizations.has(item.id)) organizationItemIds.add(item.id);
       }
     }
-    return { items: writer.finish(), organizationItemIds: new Set(org.map((item) => item.id)) };
+    return { items: writer.finish(), organizationItemIds };
   }
 
   /** A vault read whole into a section, with the marks taken before (see load). */
