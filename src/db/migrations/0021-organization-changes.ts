@@ -12,7 +12,8 @@ import { columnTypes, type Engine } from '../dialect.js';
  *   and no owner revision for them: a one-row counter, `change_clock`, stands in; an
  *   organization item is stamped one above it and the counter follows the stamp (a trigger),
  *   so a sync's mark is the counter it reads. Writers are serialised, so a write committing
- *   after that read stamps above it. (The table exists on PostgreSQL too, unused, so that the
+ *   after that read stamps above it. A stamp at or below the counter (written by an older
+ *   release, which stamps organization items with 1) is raised above it by trigger. (The table exists on PostgreSQL too, unused, so that the
  *   repository's stamp expression is the same on both engines; the trigger replaces it there.)
  * - Collection assignments (`collection_ciphers` inserted or deleted) change an item's collection
  *   ids and who reaches it: a trigger stamps the item.
@@ -74,6 +75,12 @@ export function organizationChanges(engine: Engine) {
         const follow = sql.raw(`update change_clock set value = new.change where id = 0 and value < new.change`);
         await sql`create trigger change_clock_insert after insert on ciphers for each row when new.user_id is null begin ${follow}; end`.execute(db);
         await sql`create trigger change_clock_update after update of change on ciphers for each row when new.user_id is null begin ${follow}; end`.execute(db);
+        // A stamp at or below the counter (an older release stamps organization items with 1)
+        // is raised above it; the raise moves the counter through change_clock_update.
+        const stale = sql.raw(`new.user_id is null and new.change <> 0 and new.change <= (select value from change_clock where id = 0)`);
+        const raise = sql.raw(`update ciphers set version = version + 1, change = ${clock} where id = new.id`);
+        await sql`create trigger ciphers_organization_insert after insert on ciphers for each row when ${stale} begin ${raise}; end`.execute(db);
+        await sql`create trigger ciphers_organization_update after update of change on ciphers for each row when ${stale} begin ${raise}; end`.execute(db);
         const touch = (id: string) => sql.raw(`update ciphers set version = version + 1, change = ${clock} where id = ${id} and user_id is null`);
         await sql`create trigger collection_ciphers_insert after insert on collection_ciphers for each row begin ${touch('new.cipher_id')}; end`.execute(db);
         await sql`create trigger collection_ciphers_delete after delete on collection_ciphers for each row begin ${touch('old.cipher_id')}; end`.execute(db);

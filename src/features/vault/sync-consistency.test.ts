@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { sql } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, ENC, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
@@ -161,6 +162,9 @@ describe('sync from its caches', () => {
         await expectExact();
         await server.database.db.deleteFrom('ciphers').where('id', '=', gone.id).execute();
       }],
+      // An older release (migration 0020's code) stamps an organization item's write with 1.
+      ['an organization item written by an older release', () =>
+        server.database.db.updateTable('ciphers').set({ reprompt: 1, revision_date: new Date(Date.now() + 5000).toISOString(), version: sql`version + 1`, change: 1 }).where('id', '=', shared.id).execute()],
       ['an organization\'s TOTP flag changed by hand', () => server.database.db.updateTable('organizations').set({ use_totp: true }).where('id', '=', org).execute()],
     ];
     for (const [name, change] of steps) {
