@@ -228,6 +228,17 @@ async function benchOrganization(engine: string) {
     console.error(`${engine}: organization vault of ${running[0]!.org.ids.length} items, sync body ${orgBytes.length.toLocaleString('en-US')} bytes`);
     const orgCeiling = await ceilingFor(`org-sync-${engine}`, orgBytes);
     try {
+      // Unchanged between syncs: the member's section served as it is, after reading that
+      // nothing is stamped above its marks.
+      for (const connections of [1, 4]) {
+        const bare = await measure({ url: orgCeiling.url + syncPath, connections });
+        for (const { label, server, org } of running) {
+          const ours = await measure({ url: server.url + syncPath, headers: { ...CLIENT_HEADERS, authorization: `Bearer ${org.token}` }, connections });
+          results.row(engine, `${label}: sync, vault unchanged`, connections, ours);
+          results.ratio(`${engine}, ${label} (one collection), vault unchanged, ${connections} connection(s)`, ours, bare);
+        }
+        results.row(engine, 'organization vault: sync, bare http ceiling', connections, bare);
+      }
       for (const connections of [1, 4]) {
         const bare = await syncAfterChange(orgCeiling.url, syncPath, {}, connections);
         for (const { label, server, org } of running) {
