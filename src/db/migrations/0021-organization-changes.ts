@@ -13,8 +13,9 @@ import { columnTypes, type Engine } from '../dialect.js';
  *   organization item is stamped one above it and the counter follows the stamp (a trigger),
  *   so a sync's mark is the counter it reads. Writers are serialised, so a write committing
  *   after that read stamps above it. A stamp at or below the counter (written by an older
- *   release, which stamps organization items with 1) is raised above it by trigger. (The table exists on PostgreSQL too, unused, so that the
- *   repository's stamp expression is the same on both engines; the trigger replaces it there.)
+ *   release, which stamps organization items with 1) is raised above it by the same trigger.
+ *   (The table exists on PostgreSQL too, unused, so that the repository's stamp expression is
+ *   the same on both engines; the trigger replaces it there.)
  * - Collection assignments (`collection_ciphers` inserted or deleted) change an item's collection
  *   ids and who reaches it: a trigger stamps the item.
  * - An item deleted for good leaves no row to stamp: a trigger stamps its organization in
@@ -71,16 +72,17 @@ export function organizationChanges(engine: Engine) {
           begin update ciphers set version = old.version + 1, change = ${stamp} where id = new.id; end`.execute(db);
         await sql`create trigger ciphers_stamp after insert on ciphers for each row when new.change = 0
           begin update ciphers set version = new.version + 1, change = ${stamp} where id = new.id; end`.execute(db);
-        // The counter follows the stamps of organization items, whichever statement set them.
-        const follow = sql.raw(`update change_clock set value = new.change where id = 0 and value < new.change`);
-        await sql`create trigger change_clock_insert after insert on ciphers for each row when new.user_id is null begin ${follow}; end`.execute(db);
-        await sql`create trigger change_clock_update after update of change on ciphers for each row when new.user_id is null begin ${follow}; end`.execute(db);
-        // A stamp at or below the counter (an older release stamps organization items with 1)
-        // is raised above it; the raise moves the counter through change_clock_update.
-        const stale = sql.raw(`new.user_id is null and new.change <> 0 and new.change <= (select value from change_clock where id = 0)`);
-        const raise = sql.raw(`update ciphers set version = version + 1, change = ${clock} where id = new.id`);
-        await sql`create trigger ciphers_organization_insert after insert on ciphers for each row when ${stale} begin ${raise}; end`.execute(db);
-        await sql`create trigger ciphers_organization_update after update of change on ciphers for each row when ${stale} begin ${raise}; end`.execute(db);
+        // The counter follows the stamps of organization items, whichever statement set them; a
+        // stamp at or below it (an older release stamps organization items with 1) is first
+        // raised above it. One trigger per event, so that the raise comes before the following
+        // whatever order SQLite fires triggers in; the raise does not fire it again (recursive
+        // triggers are off), so the following reads the row's stamp as it is after the raise.
+        const counter = `(select value from change_clock where id = 0)`;
+        const raiseThenFollow = sql.raw(`
+          update ciphers set version = version + 1, change = ${clock} where id = new.id and new.change <> 0 and new.change <= ${counter};
+          update change_clock set value = (select change from ciphers where id = new.id) where id = 0 and value < (select change from ciphers where id = new.id);`);
+        await sql`create trigger change_clock_insert after insert on ciphers for each row when new.user_id is null begin ${raiseThenFollow} end`.execute(db);
+        await sql`create trigger change_clock_update after update of change on ciphers for each row when new.user_id is null begin ${raiseThenFollow} end`.execute(db);
         const touch = (id: string) => sql.raw(`update ciphers set version = version + 1, change = ${clock} where id = ${id} and user_id is null`);
         await sql`create trigger collection_ciphers_insert after insert on collection_ciphers for each row begin ${touch('new.cipher_id')}; end`.execute(db);
         await sql`create trigger collection_ciphers_delete after delete on collection_ciphers for each row begin ${touch('old.cipher_id')}; end`.execute(db);

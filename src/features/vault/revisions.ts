@@ -8,7 +8,10 @@ import type { Executor } from '../events/audit-log.js';
  * revision date (the clients sync when it moves) and the vault revision, an exact counter
  * that lets sync reuse its last answer while nothing changed (see sync-cache.ts). Every
  * write to a user's folders, items or item settings goes through here; features that change
- * what a user sees (organization items, collections) must call it for each user concerned.
+ * what a user sees (organization items, collections) must call it for each user concerned, as
+ * the revision date is what tells their clients to sync. (Sync itself finds changed
+ * organization items by their stamps, migration 0021, but still reads the revision for the
+ * personal ones.)
  */
 export async function touchVault(executor: Executor, userId: string, date: string): Promise<void> {
   await touchAccountRevision(executor, userId, date);
