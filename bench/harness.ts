@@ -68,10 +68,10 @@ export interface Running {
  * (e.g. `--cpu-prof`). The IP rules are off unless `env` turns them on: every benchmark client
  * is one address, which the cloud variant's defaults would soon refuse.
  */
-export async function startServer(databaseUrl: string, env: Record<string, string> = {}, nodeOptions: string[] = [], script = 'src/main.ts'): Promise<Running> {
+export async function startServer(databaseUrl: string, env: Record<string, string> = {}, nodeOptions: string[] = [], script = 'src/main.ts', root = ROOT): Promise<Running> {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', script], {
-    cwd: ROOT,
+    cwd: root,
     env: {
       PATH: process.env.PATH,
       DATABASE_URL: databaseUrl,

@@ -6,7 +6,12 @@
  *   npx tsx bench/vault.ts                      # SQLite, and PostgreSQL when BENCH_POSTGRES_URL is set
  *   BENCH_POSTGRES_URL=postgres://postgres@127.0.0.1:55433/strongroom_test npx tsx bench/vault.ts
  *
- * Options (environment): BENCH_ITEMS (10000), BENCH_SECONDS (10), BENCH_ENGINES (sqlite,postgres).
+ * Options (environment): BENCH_ITEMS (10000), BENCH_SECONDS (10), BENCH_ENGINES (sqlite,postgres),
+ * BENCH_SCENARIOS (sync,changes,organization,writes: which parts run), BENCH_BASELINE (the path
+ * of another checkout with its node_modules, e.g. main's: its server is measured beside this
+ * one in the organization scenario, on its own database, in the same run).
+ *
+ *   BENCH_SCENARIOS=organization BENCH_BASELINE=/tmp/main npx tsx bench/vault.ts
  */
 import { Pool } from 'undici';
 import { itemBody } from './items.js';
@@ -14,6 +19,8 @@ import { call, ceilingFor, CLIENT_HEADERS, databaseFor, ENGINES, foundOrganizati
 import type { TestAccount } from '../test/support/bw-crypto.js';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 10_000);
+const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'sync,changes,organization,writes').split(',');
+const BASELINE = process.env.BENCH_BASELINE;
 
 async function seed(base: string): Promise<{ token: string; ids: string[]; account: TestAccount }> {
   const { token, account } = await registerAndLogin(base, 'bench@example.com');
@@ -97,6 +104,8 @@ async function syncAfterChange(base: string, path: string, headers: Record<strin
 }
 
 async function benchEngine(engine: string) {
+  if (SCENARIOS.includes('organization')) await benchOrganization(engine);
+  if (!SCENARIOS.some((s) => ['sync', 'changes', 'writes'].includes(s))) return;
   const database = await databaseFor(engine);
   let server = await startServer(database.url);
   try {
@@ -109,105 +118,145 @@ async function benchEngine(engine: string) {
     // Sync of the seeded vault, unchanged between syncs (the usual case: several devices,
     // unlocks), and with the sync cache off (every sync reads and writes every item, as the
     // first sync after a change does).
-    const ceiling = await ceilingFor(`sync-${engine}`, bytes);
-    try {
-      for (const [mode, env] of [
-        ['vault unchanged', {}],
-        ['cache off', { SYNC_CACHE_MEGABYTES: '0' }],
-      ] as const) {
-        await server.stop();
-        server = await startServer(database.url, env);
-        await call(server.url, 'GET', syncPath, { token });
-        for (const connections of [1, 4]) {
-          const ours = await measure({ url: server.url + syncPath, headers, connections });
-          const bare = await measure({ url: ceiling.url + syncPath, connections });
-          results.row(engine, `sync, ${mode}`, connections, ours);
-          results.row(engine, 'sync, bare http ceiling', connections, bare);
-          results.ratio(`${engine}, ${mode}, ${connections} connection(s)`, ours, bare);
+    if (SCENARIOS.includes('sync')) {
+      const ceiling = await ceilingFor(`sync-${engine}`, bytes);
+      try {
+        for (const [mode, env] of [
+          ['vault unchanged', {}],
+          ['cache off', { SYNC_CACHE_MEGABYTES: '0' }],
+        ] as const) {
+          await server.stop();
+          server = await startServer(database.url, env);
+          await call(server.url, 'GET', syncPath, { token });
+          for (const connections of [1, 4]) {
+            const ours = await measure({ url: server.url + syncPath, headers, connections });
+            const bare = await measure({ url: ceiling.url + syncPath, connections });
+            results.row(engine, `sync, ${mode}`, connections, ours);
+            results.row(engine, 'sync, bare http ceiling', connections, bare);
+            results.ratio(`${engine}, ${mode}, ${connections} connection(s)`, ours, bare);
+          }
         }
+      } finally {
+        await ceiling.stop();
       }
-    } finally {
-      await ceiling.stop();
     }
 
     // The first sync after a change: each round edits one item (each connection its own),
     // then syncs. The item's encoded part and the vault section are stale; the other items'
     // encoded parts are current (see src/features/vault/item-json-cache.ts).
-    await server.stop();
-    server = await startServer(database.url);
-    await call(server.url, 'GET', syncPath, { token });
-    const edit = JSON.stringify(itemBody(account, 3));
-    const change = async (connection: number, round: number) => {
-      const res = await fetch(`${server.url}/api/ciphers/${ids[(connection * 997 + round) % ids.length] ?? ''}`, {
-        method: 'PUT',
-        headers: { ...headers, 'content-type': 'application/json' },
-        body: edit,
-      });
-      if (!res.ok) throw new Error(`edit: ${res.status} ${await res.text()}`);
-      await res.arrayBuffer();
-    };
-    const afterChangeCeiling = await ceilingFor(`sync-${engine}`, bytes);
-    try {
-      for (const connections of [1, 4]) {
-        const ours = await syncAfterChange(server.url, syncPath, headers, connections, change);
-        const bare = await syncAfterChange(afterChangeCeiling.url, syncPath, {}, connections);
-        results.row(engine, 'first sync after one item changed', connections, ours);
-        results.row(engine, 'sync, bare http ceiling (same client)', connections, bare);
-        results.ratio(`${engine}, first sync after one item changed, ${connections} connection(s)`, ours, bare);
+    if (SCENARIOS.includes('changes')) {
+      await server.stop();
+      server = await startServer(database.url);
+      await call(server.url, 'GET', syncPath, { token });
+      const edit = JSON.stringify(itemBody(account, 3));
+      const change = async (connection: number, round: number) => {
+        const res = await fetch(`${server.url}/api/ciphers/${ids[(connection * 997 + round) % ids.length] ?? ''}`, {
+          method: 'PUT',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: edit,
+        });
+        if (!res.ok) throw new Error(`edit: ${res.status} ${await res.text()}`);
+        await res.arrayBuffer();
+      };
+      const afterChangeCeiling = await ceilingFor(`sync-${engine}`, bytes);
+      try {
+        for (const connections of [1, 4]) {
+          const ours = await syncAfterChange(server.url, syncPath, headers, connections, change);
+          const bare = await syncAfterChange(afterChangeCeiling.url, syncPath, {}, connections);
+          results.row(engine, 'first sync after one item changed', connections, ours);
+          results.row(engine, 'sync, bare http ceiling (same client)', connections, bare);
+          results.ratio(`${engine}, first sync after one item changed, ${connections} connection(s)`, ours, bare);
+        }
+      } finally {
+        await afterChangeCeiling.stop();
       }
-    } finally {
-      await afterChangeCeiling.stop();
     }
 
-    // The same for a member with organization collections: the owner of an organization whose
-    // ITEMS items sit in its default collection, one organization item edited before each sync.
-    // The cloud variant, where any account may found an organization; sync is the same code.
+    if (SCENARIOS.includes('writes')) {
+      await server.stop();
+      server = await startServer(database.url);
+      const create = JSON.stringify(itemBody(account, 1));
+      results.row(engine, 'create item', 10, await measure({ url: `${server.url}/api/ciphers`, method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: create, connections: 10 }));
+      let next = 0;
+      const update = JSON.stringify(itemBody(account, 2));
+      results.row(
+        engine,
+        'update item',
+        10,
+        await measure({
+          url: server.url,
+          connections: 10,
+          requests: [
+            {
+              method: 'PUT',
+              headers: { ...headers, 'content-type': 'application/json' },
+              body: update,
+              setupRequest: (request) => ({ ...request, path: `/api/ciphers/${ids[next++ % ids.length] ?? ''}` }),
+            },
+          ],
+        }),
+      );
+    }
+  } finally {
     await server.stop();
-    server = await startServer(database.url, { DEPLOYMENT: 'cloud' });
-    const org = await seedOrganization(server.url);
-    const orgHeaders = { ...CLIENT_HEADERS, authorization: `Bearer ${org.token}` };
-    await server.stop();
-    server = await startServer(database.url, { DEPLOYMENT: 'cloud' });
-    const orgBytes = await call(server.url, 'GET', syncPath, { token: org.token });
+    await database.drop();
+  }
+}
+
+/**
+ * A member with organization collections: the owner of an organization whose ITEMS items sit in
+ * its default collection, one organization item edited before each sync. The cloud variant,
+ * where any account may found an organization; sync is the same code. With BENCH_BASELINE, the
+ * other checkout's server is seeded the same way on its own database and measured in turn.
+ */
+async function benchOrganization(engine: string) {
+  const servers: { label: string; root?: string }[] = [{ label: 'organization vault' }, ...(BASELINE ? [{ label: 'organization vault (baseline)', root: BASELINE }] : [])];
+  const running: { label: string; database: { url: string; drop(): Promise<void> }; server: Awaited<ReturnType<typeof startServer>>; org: Awaited<ReturnType<typeof seedOrganization>> }[] = [];
+  try {
+    for (const { label, root } of servers) {
+      const database = await databaseFor(engine);
+      let server = await startServer(database.url, { DEPLOYMENT: 'cloud' }, [], 'src/main.ts', root);
+      const org = await seedOrganization(server.url);
+      await server.stop();
+      // Restarted: its caches empty, as after a deployment.
+      server = await startServer(database.url, { DEPLOYMENT: 'cloud' }, [], 'src/main.ts', root);
+      running.push({ label, database, server, org });
+    }
+    const syncPath = '/api/sync?excludeDomains=true';
+    const orgBytes = await call(running[0]!.server.url, 'GET', syncPath, { token: running[0]!.org.token });
+    for (const { server, org } of running.slice(1)) await call(server.url, 'GET', syncPath, { token: org.token });
+    console.error(`${engine}: organization vault of ${running[0]!.org.ids.length} items, sync body ${orgBytes.length.toLocaleString('en-US')} bytes`);
     const orgCeiling = await ceilingFor(`org-sync-${engine}`, orgBytes);
     try {
+      // Unchanged between syncs: the member's section served as it is, after reading that
+      // nothing is stamped above its marks.
       for (const connections of [1, 4]) {
-        const ours = await syncAfterChange(server.url, syncPath, orgHeaders, connections, (connection, round) => org.edit(server.url, org.ids[(connection * 997 + round) % org.ids.length] ?? ''));
+        const bare = await measure({ url: orgCeiling.url + syncPath, connections });
+        for (const { label, server, org } of running) {
+          const ours = await measure({ url: server.url + syncPath, headers: { ...CLIENT_HEADERS, authorization: `Bearer ${org.token}` }, connections });
+          results.row(engine, `${label}: sync, vault unchanged`, connections, ours);
+          results.ratio(`${engine}, ${label} (one collection), vault unchanged, ${connections} connection(s)`, ours, bare);
+        }
+        results.row(engine, 'organization vault: sync, bare http ceiling', connections, bare);
+      }
+      for (const connections of [1, 4]) {
         const bare = await syncAfterChange(orgCeiling.url, syncPath, {}, connections);
-        results.row(engine, 'organization vault: first sync after one item changed', connections, ours);
+        for (const { label, server, org } of running) {
+          const orgHeaders = { ...CLIENT_HEADERS, authorization: `Bearer ${org.token}` };
+          const ours = await syncAfterChange(server.url, syncPath, orgHeaders, connections, (connection, round) => org.edit(server.url, org.ids[(connection * 997 + round) % org.ids.length] ?? ''));
+          results.row(engine, `${label}: first sync after one item changed`, connections, ours);
+          results.ratio(`${engine}, ${label} (one collection), first sync after one item changed, ${connections} connection(s)`, ours, bare);
+        }
         results.row(engine, 'organization vault: bare http ceiling (same client)', connections, bare);
-        results.ratio(`${engine}, organization vault (one collection), first sync after one item changed, ${connections} connection(s)`, ours, bare);
       }
     } finally {
       await orgCeiling.stop();
     }
-
-    await server.stop();
-    server = await startServer(database.url);
-    const create = JSON.stringify(itemBody(account, 1));
-    results.row(engine, 'create item', 10, await measure({ url: `${server.url}/api/ciphers`, method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: create, connections: 10 }));
-    let next = 0;
-    const update = JSON.stringify(itemBody(account, 2));
-    results.row(
-      engine,
-      'update item',
-      10,
-      await measure({
-        url: server.url,
-        connections: 10,
-        requests: [
-          {
-            method: 'PUT',
-            headers: { ...headers, 'content-type': 'application/json' },
-            body: update,
-            setupRequest: (request) => ({ ...request, path: `/api/ciphers/${ids[next++ % ids.length] ?? ''}` }),
-          },
-        ],
-      }),
-    );
   } finally {
-    await server.stop();
-    await database.drop();
+    for (const { server, database } of running) {
+      await server.stop();
+      await database.drop();
+    }
   }
 }
 

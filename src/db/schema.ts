@@ -246,7 +246,7 @@ export interface CiphersTable {
   deleted_date: string | null;
   /** Moves with every update of the row (migrations 0019 and 0020); sync's item cache keys on it. */
   version: Generated<number>;
-  /** A personal item's owner's vault revision its last write landed in (migration 0020); sync reads the rows changed since its cached section. */
+  /** The stamp of the item's last write (migrations 0020 and 0021); sync reads the rows changed since its cached section. */
   change: Generated<number | string>;
 }
 
@@ -257,6 +257,20 @@ export interface CipherUserSettingsTable {
   folder_id: string | null;
   favorite: Bool;
   archived_date: string | null;
+  /** The stamp of the last write of this row (migration 0021), like a personal item's `change`. */
+  change: Generated<number | string>;
+}
+
+/** SQLite's stamp counter for organization items (migration 0021); unused on PostgreSQL. */
+export interface ChangeClockTable {
+  id: number;
+  value: number | string;
+}
+
+/** Per organization, the stamp of the last of its items deleted for good (migration 0021). */
+export interface OrganizationItemRemovalsTable {
+  organization_id: string;
+  change: number | string;
 }
 
 /** Counts the changes to what a user's sync carries; see vault/revisions.ts. */
@@ -567,6 +581,8 @@ export interface DB {
   cipher_user_settings: CipherUserSettingsTable;
   collection_ciphers: CollectionCiphersTable;
   vault_revisions: VaultRevisionsTable;
+  change_clock: ChangeClockTable;
+  organization_item_removals: OrganizationItemRemovalsTable;
   projects: ProjectsTable;
   secrets: SecretsTable;
   service_accounts: ServiceAccountsTable;

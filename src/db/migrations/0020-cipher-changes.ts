@@ -20,7 +20,8 @@ import { columnTypes, type Engine } from '../dialect.js';
  *   rowChange), so a row is written once; triggers stamp only the writes that did not (another
  *   release's code, a hand-made update), as 0019's trigger did for `version`, which is replaced
  *   by one that moves both.
- * Organization items (no owner) are stamped too but not read this way: their members' syncs list them.
+ * Organization items (no owner) are stamped too; migration 0021 stamps them from a counter on
+ * SQLite and lets their members' syncs read them this way as well.
  */
 export function cipherChanges(engine: Engine) {
   const t = columnTypes(engine);

@@ -16,6 +16,7 @@ import { adminConsole } from './0016-admin-console.js';
 import { organizationReports } from './0018-organization-reports.js';
 import { cipherVersions } from './0019-cipher-versions.js';
 import { cipherChanges } from './0020-cipher-changes.js';
+import { organizationChanges } from './0021-organization-changes.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -36,5 +37,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0018-organization-reports': organizationReports(engine),
     '0019-cipher-versions': cipherVersions(engine),
     '0020-cipher-changes': cipherChanges(engine),
+    '0021-organization-changes': organizationChanges(engine),
   };
 }

@@ -130,27 +130,31 @@ export async function findPersonalCiphers(executor: Executor, userId: string, id
 }
 
 /**
- * The `change` of a write of an owner's items on SQLite: one more than the owner's vault
- * revision it finds (touchVault moves the revision in the same transaction). On PostgreSQL a
- * trigger replaces it with the transaction's id. See migration 0020.
+ * The `change` of a write of items on SQLite: for an owner's item, one more than the owner's
+ * vault revision it finds (touchVault moves the revision in the same transaction, migration
+ * 0020); for an organization's item, one more than the stamp counter (which a trigger moves to
+ * it, migration 0021). On PostgreSQL a trigger replaces it with the transaction's id.
  */
-const stampOf = (owner: string | null | RawBuilder<unknown>) => sql<number>`coalesce((select r.revision from vault_revisions r where r.user_id = ${owner}), 0) + 1`;
+const ownerStamp = (owner: string | RawBuilder<unknown>) => sql<number>`coalesce((select r.revision from vault_revisions r where r.user_id = ${owner}), 0) + 1`;
+const organizationStamp = sql<number>`(select k.value from change_clock k where k.id = 0) + 1`;
 
 /**
  * What every update of item rows sets besides its own columns: a new `version` (sync's item
- * cache, item-json-cache.ts) and `change` (sync's section patches, migration 0020). Set here,
- * the row is written once; the database's triggers do it for writes that do not.
+ * cache, item-json-cache.ts) and `change` (sync's section patches, migrations 0020 and 0021).
+ * Set here, the row is written once; the database's triggers do it for writes that do not.
+ * (A share, which makes a personal item an organization's, is stamped as the owner's by this and
+ * then from the counter by its collection assignments.)
  */
 export const rowChange = {
   version: sql<number>`version + 1`,
-  change: stampOf(sql.ref('ciphers.user_id')),
+  change: sql<number>`case when ciphers.user_id is null then ${organizationStamp} else ${ownerStamp(sql.ref('ciphers.user_id'))} end`,
 };
 
 export async function insertCiphers(executor: Executor, rows: readonly Insertable<CiphersTable>[]): Promise<void> {
   for (const part of chunks(rows, 200)) {
     await executor
       .insertInto('ciphers')
-      .values(part.map((row) => ({ ...row, change: stampOf(row.user_id ?? null) })))
+      .values(part.map((row) => ({ ...row, change: row.user_id ? ownerStamp(row.user_id) : organizationStamp })))
       .execute();
   }
 }

@@ -7,6 +7,18 @@ export interface ReachedCollection {
   id: string;
   organizationId: string;
   grant: CollectionGrant;
+  /**
+   * The organization's flags as the caller read them (sync's section key): when given, the
+   * rights are computed from these rather than from the organization row read with the items,
+   * so that a section is built from exactly what its key says.
+   */
+  organization?: OrganizationFlags;
+}
+
+/** The organization's settings that enter a member's rights on its items (accessOf). */
+export interface OrganizationFlags {
+  useTotp: boolean;
+  limitItemDeletion: boolean;
 }
 
 /**
@@ -21,7 +33,7 @@ export interface ReachedCollection {
  *   organization allows admin access to all items; here they reach items through their
  *   collections like anyone else, which with "access all" comes to the same.
  */
-export function accessOf(grants: readonly CollectionGrant[], collectionIds: string[], org: { useTotp: boolean; limitItemDeletion: boolean }): ItemAccess {
+export function accessOf(grants: readonly CollectionGrant[], collectionIds: string[], org: OrganizationFlags): ItemAccess {
   const edit = grants.some((g) => !g.readOnly);
   const manage = grants.some((g) => g.manage);
   const remove = org.limitItemDeletion ? manage : edit || manage;
@@ -46,12 +58,12 @@ export async function organizationItems(
   userId: string,
   collections: readonly ReachedCollection[],
   ids?: readonly string[],
-): Promise<CipherRow[]> {
+): Promise<(CipherRow & { version: number })[]> {
   if (collections.length === 0 || (ids && ids.length === 0)) return [];
   let query = viewOf(executor, userId)
     .innerJoin('collection_ciphers as cc', 'cc.cipher_id', 'c.id')
     .innerJoin('organizations as o', 'o.id', 'c.organization_id')
-    .select(['cc.collection_id', 'o.use_totp', 'o.limit_item_deletion'])
+    .select(['c.version', 'cc.collection_id', 'o.use_totp', 'o.limit_item_deletion'])
     .where('cc.collection_id', 'in', collections.map((c) => c.id));
   if (ids) query = query.where('c.id', 'in', [...ids]);
   return withAccess(await query.execute(), collections);
@@ -94,7 +106,8 @@ function withAccess<R extends ReachingRow>(
     if (!collection || collection.organizationId !== row.organization_id) continue;
     let item = items.get(row.id);
     if (!item) {
-      item = { row, grants: [], collectionIds: [], useTotp: Boolean(use_totp), limit: Boolean(limit_item_deletion) };
+      const flags = collection.organization ?? { useTotp: Boolean(use_totp), limitItemDeletion: Boolean(limit_item_deletion) };
+      item = { row, grants: [], collectionIds: [], useTotp: flags.useTotp, limit: flags.limitItemDeletion };
       items.set(row.id, item);
     }
     item.grants.push(collection.grant);
@@ -104,4 +117,48 @@ function withAccess<R extends ReachingRow>(
     ...row,
     access: accessOf(grants, collectionIds.sort(), { useTotp, limitItemDeletion: limit }),
   }));
+}
+
+/**
+ * What changed for a member's sync in the organizations `organizationIds` since the marks of
+ * their cached section (see changeMarks and migration 0021): the organization items stamped
+ * above `shared` (edited, trashed, restored, assigned to or taken out of a collection, created,
+ * shared in), the organization items whose settings (folder, favorite, archive) the user wrote
+ * above `personal`, and whether an item of those organizations was deleted for good above
+ * `shared` (it leaves no row; the caller lists what it reaches to find it). Index range scans
+ * that find nothing when nothing changed.
+ */
+export async function organizationChangesSince(
+  executor: Executor,
+  userId: string,
+  organizationIds: readonly string[],
+  marks: { personal: number; shared: number },
+): Promise<{ ids: string[]; removals: boolean }> {
+  if (organizationIds.length === 0) return { ids: [], removals: false };
+  const [items, settings, removals] = await Promise.all([
+    executor.selectFrom('ciphers').select('id').where('organization_id', 'in', [...organizationIds]).where('change', '>', marks.shared).execute(),
+    executor
+      .selectFrom('cipher_user_settings as s')
+      .innerJoin('ciphers as c', 'c.id', 's.cipher_id')
+      .select('s.cipher_id as id')
+      .where('s.user_id', '=', userId)
+      .where('s.change', '>', marks.personal)
+      .where('c.organization_id', 'is not', null)
+      .execute(),
+    executor.selectFrom('organization_item_removals').select('organization_id').where('organization_id', 'in', [...organizationIds]).where('change', '>', marks.shared).execute(),
+  ]);
+  return { ids: [...new Set([...items, ...settings].map((row) => row.id))], removals: removals.length > 0 };
+}
+
+/** The ids of the organization items a user reaches through `collections` (to find those deleted for good). */
+export async function organizationItemIds(executor: Executor, collections: readonly ReachedCollection[]): Promise<Set<string>> {
+  if (collections.length === 0) return new Set();
+  const rows = await executor
+    .selectFrom('collection_ciphers as cc')
+    .innerJoin('ciphers as c', 'c.id', 'cc.cipher_id')
+    .select(['c.id', 'c.organization_id', 'cc.collection_id'])
+    .where('cc.collection_id', 'in', collections.map((c) => c.id))
+    .execute();
+  const organizationOf = new Map(collections.map((c) => [c.id, c.organizationId]));
+  return new Set(rows.filter((row) => organizationOf.get(row.collection_id) === row.organization_id).map((row) => row.id));
 }

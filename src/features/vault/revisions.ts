@@ -8,7 +8,10 @@ import type { Executor } from '../events/audit-log.js';
  * revision date (the clients sync when it moves) and the vault revision, an exact counter
  * that lets sync reuse its last answer while nothing changed (see sync-cache.ts). Every
  * write to a user's folders, items or item settings goes through here; features that change
- * what a user sees (organization items, collections) must call it for each user concerned.
+ * what a user sees (organization items, collections) must call it for each user concerned, as
+ * the revision date is what tells their clients to sync. (Sync itself finds changed
+ * organization items by their stamps, migration 0021, but still reads the revision for the
+ * personal ones.)
  */
 export async function touchVault(executor: Executor, userId: string, date: string): Promise<void> {
   await touchAccountRevision(executor, userId, date);
@@ -35,4 +38,21 @@ export async function changeMark(executor: Executor, engine: Engine, revision: n
   if (engine === 'sqlite') return revision;
   const { rows } = await sql<{ mark: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as mark`.execute(executor);
   return Number(rows[0]!.mark) - 1;
+}
+
+/**
+ * The marks a sync of a vault with organization collections takes before reading anything:
+ * `personal` as changeMark (personal items and the user's settings rows are stamped from the
+ * user's vault revision on SQLite), `shared` for organization items, their collection
+ * assignments and removals (migration 0021). PostgreSQL: both are the one mark of changeMark.
+ * SQLite: `shared` is the stamp counter, which every write of an organization item moves to
+ * its stamp; a write committing later stamps above it.
+ */
+export async function changeMarks(executor: Executor, engine: Engine, revision: number): Promise<{ personal: number; shared: number }> {
+  if (engine === 'postgres') {
+    const mark = await changeMark(executor, engine, revision);
+    return { personal: mark, shared: mark };
+  }
+  const row = await executor.selectFrom('change_clock').select('value').where('id', '=', 0).executeTakeFirst();
+  return { personal: revision, shared: Number(row?.value ?? 0) };
 }

@@ -4,23 +4,38 @@ import type { SectionItems } from './section-items.js';
 
 /**
  * What sync keeps between answers, in two parts sharing one byte budget:
- * - `items`: the encoded shared part of each item of vaults with organization collections,
- *   under its id and version (item-json-cache.ts), so that after a change only the changed
- *   items are read and encoded again, once for all the members who see them (the items of
- *   other vaults are held by their user's section alone);
- * - the vault sections (folders and the items' JSON) per user, for vaults without organization
- *   collections, under the vault revision (see revisions.ts) they were built at: clients sync
- *   on login, on unlock and on every device after each change, and all but the first of those
- *   find the same revision and skip even listing the items. The revision is read from the
- *   database on every sync, so a section is never served after a change made by any instance;
- *   the first sync after a change patches the user's last section with the items written since
- *   its revision (sync.service.ts, migration 0020).
+ * - the vault sections (folders and the items' JSON) per user, under a key of everything the
+ *   items' per-user parts depend on besides the rows (for vaults with organization collections:
+ *   the reached collections and their grants, the organizations' flags; see sync.service.ts,
+ *   sectionKey), with the vault revision (see revisions.ts) and the change marks they were
+ *   built at. Clients sync on login, on unlock and on every device after each change, and all
+ *   but the first of those find nothing changed and skip even listing the items. What changed
+ *   is read from the database on every sync (the revision, and for organization vaults the
+ *   stamps of organization items and of the user's settings of them), so a section is never
+ *   served after a change made by any instance; the first sync after a change patches the
+ *   user's last section with the items written since its marks (migrations 0020 and 0021);
+ * - `items`: the encoded shared part of organization items under their id and version
+ *   (item-json-cache.ts), so that an item changed, or a section built or patched, is encoded
+ *   once for all the members who see it, not once per member.
  * Each part is bounded by half the budget; the least recently used entries go first.
  */
 export interface VaultSection {
   revision: number;
-  /** The change mark taken before its items were read (revisions.ts, changeMark): a patch reads the items stamped above it. */
+  /**
+   * Everything else its items' per-user parts depend on: '' for a vault without organization
+   * collections; else the reached collections with their grants and their organizations' flags
+   * (sync.service.ts, sectionKey). A section is patched only under the same key.
+   */
+  key: string;
+  /**
+   * The change mark taken before its items were read (revisions.ts, changeMark): a patch reads
+   * the personal items, and the user's settings of organization items, stamped above it.
+   */
   since: number;
+  /** The mark for organization items (revisions.ts, changeMarks: `shared`); 0 without organization collections. */
+  sharedSince: number;
+  /** Which of its items are organization items (the others are the user's own). */
+  organizationItemIds: ReadonlySet<string>;
   /** Whether SSH key items are in it (they are left out for older clients). */
   withSshKeys: boolean;
   folders: string;
@@ -38,31 +53,31 @@ export interface SyncCache {
   /** Off (a budget of 0): every sync reads and encodes every item in one pass. */
   readonly enabled: boolean;
   items: ItemJsonCache;
-  /**
-   * The user's last section, whatever its revision: served as it is when its revision is
-   * `revision` (a hit), else patched (a miss).
-   */
-  get(userId: string, revision: number, withSshKeys: boolean): VaultSection | undefined;
+  /** The user's last section, whatever its revision and key: served as it is when nothing changed since, else patched. */
+  get(userId: string, withSshKeys: boolean): VaultSection | undefined;
   set(userId: string, section: VaultSection): void;
+  /** Counts a sync served from a section as it is (a hit) or not (the metrics' hit rate). */
+  served(hit: boolean): void;
 }
 
 /** Bytes of bookkeeping per item of a patchable section (its id, its place in a page's index), roughly. */
 const ITEM_OVERHEAD = 100;
+/** And per organization item, its entry in `organizationItemIds` (the id string is the page's). */
+const ORGANIZATION_ITEM_OVERHEAD = 40;
 
-/** `onLookup` hears whether each section lookup found the revision asked for (the metrics' hit rate). */
+/** `onLookup` hears whether each sync was served from a section as it was (the metrics' hit rate). */
 export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => void = () => undefined): SyncCache {
   const sectionBytes = (s: VaultSection) =>
-    s.folders.length + s.items.chunks().reduce((sum, chunk) => sum + chunk.length, 0) + s.items.count * ITEM_OVERHEAD;
+    s.folders.length + s.items.chunks().reduce((sum, chunk) => sum + chunk.length, 0) + s.items.count * ITEM_OVERHEAD + s.organizationItemIds.size * ORGANIZATION_ITEM_OVERHEAD;
   const entries = createByteLru<VaultSection>(Math.floor(maxBytes / 2), sectionBytes);
   const keyOf = (userId: string, withSshKeys: boolean) => `${userId}:${withSshKeys ? 1 : 0}`;
   return {
     enabled: maxBytes > 0,
     items: createItemJsonCache(Math.floor(maxBytes / 2)),
-    get(userId, revision, withSshKeys) {
-      const entry = entries.get(keyOf(userId, withSshKeys));
-      onLookup(entry?.revision === revision);
-      return entry;
+    get(userId, withSshKeys) {
+      return entries.get(keyOf(userId, withSshKeys));
     },
+    served: onLookup,
     set(userId, section) {
       entries.set(keyOf(userId, section.withSshKeys), section);
     },

@@ -13,8 +13,8 @@ import { policiesForUser } from '../policies/policies.service.js';
 import { findPersonalCiphers, findSharedColumns, listPersonalIds, listPersonalVersions, personalChangesSince, type CipherRow } from './ciphers.repository.js';
 import { CipherType, cipherSharedJson, cipherUserJson, type SharedCipherColumns } from './ciphers.schemas.js';
 import { listFolders } from './folders.repository.js';
-import { organizationItems, organizationItemVersions, type ReachedCollection } from './org-items.js';
-import { changeMark, vaultRevision } from './revisions.js';
+import { organizationChangesSince, organizationItemIds, organizationItems, organizationItemVersions, type ReachedCollection } from './org-items.js';
+import { changeMark, changeMarks, vaultRevision } from './revisions.js';
 import type { SyncCache, VaultSection } from './sync-cache.js';
 import { sectionItemsWriter, type SectionItems } from './section-items.js';
 import { foldersJson, syncItemStart } from './sync.schemas.js';
@@ -38,18 +38,29 @@ const shown = (type: number, withSshKeys: boolean) => withSshKeys || type !== (C
  * Everything a client caches, read in a fixed number of queries however large the vault (plus
  * one per slice of 500 items read, or of 500 listed items that holds changed ones): the user
  * and the vault revision, the confirmed memberships, the policies, the reachable collections,
- * then (unless the cache holds this revision) the folders and the items. Organization items reach sync only
- * through the user's collections: an Owner or Admin sees unassigned items in the admin views,
- * not here.
+ * then (unless the cached section is current) the folders and the items. Organization items
+ * reach sync only through the user's collections: an Owner or Admin sees unassigned items in
+ * the admin views, not here.
  *
- * Whole sections are kept only for vaults without organization collections (other members'
- * changes to organization items move no vault revision of this user). The first sync after a
- * change of such a vault reads only the personal items written since its last section's
- * revision and patches that section (patch below, migration 0020), so its cost grows with what
- * changed, not with the vault; without a section to patch it is read in one pass. Vaults with
- * organization collections are listed: items by id and version with the user's settings and
- * rights, without their contents; only those whose encoded shared part is not cached at that
- * version are read and encoded (see item-json-cache.ts).
+ * Each user's last answer is kept as a section (sync-cache.ts) under a key of what its per-user
+ * parts depend on besides the rows (sectionKey: the reached collections with their grants and
+ * their organizations' flags; '' for a vault without organization collections), with the
+ * marks taken before its items were read (revisions.ts). Every sync reads what changed since
+ * from the database, so that no instance ever serves a section another instance's write made
+ * stale:
+ * - a vault without organization collections: its vault revision (every write to the user's
+ *   items, folders and settings moves it). Unchanged, the section is served as it is.
+ * - a vault with organization collections: also the organization items stamped above the
+ *   section's marks (other members' edits, collection assignments, removals for good; migration
+ *   0021), two index range scans and a one-row lookup that find nothing when nothing changed.
+ * Otherwise the section is patched (patch below): only the items written since are read, and
+ * only the pages of the section holding them are rebuilt (section-items.ts), so the cost of a
+ * change grows with the change, not with the vault. A different key (a grant or a membership
+ * changed, a collection given or taken, an organization's settings changed), a missing section
+ * or a patch whose counts do not add up rebuilds the vault: a vault without organization
+ * collections is read in one pass; one with them is listed by id and version, and only the
+ * items whose encoded shared part is not cached at that version are read and encoded (see
+ * item-json-cache.ts, shared by all the members of an organization).
  */
 export function createSyncService({
   db,
@@ -63,6 +74,12 @@ export function createSyncService({
   /** Base of the attachment URLs in items (files/attachment-data.ts). */
   apiBase: string;
 }) {
+  /** A vault's items as read whole, and which of them are organization items. */
+  interface ReadVault {
+    items: SectionItems;
+    organizationItemIds: ReadonlySet<string>;
+  }
+
   /**
    * Every item read and encoded in one pass, without the item cache: the path of vaults without
    * organization collections that have no section to patch, and of every vault with the cache
@@ -71,7 +88,7 @@ export function createSyncService({
    * by the vault's size). An item deleted meanwhile is left out, one created meanwhile is
    * stamped above the section's mark and patched in by the next sync.
    */
-  async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<SectionItems> {
+  async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<ReadVault> {
     const writer = sectionItemsWriter();
     const add = (row: CipherRow) => {
       if (shown(row.type, withSshKeys)) writer.add(row.id, encodedStart(row), cipherUserJson(row, 'cipherDetails'));
@@ -79,8 +96,9 @@ export function createSyncService({
     };
     // An item is either the user's own or an organization's (sharing moves it), never both.
     for (const slice of chunks(await listPersonalIds(db, userId))) (await findPersonalCiphers(db, userId, slice)).forEach(add);
-    (await organizationItems(db, userId, reached)).forEach(add);
-    return writer.finish();
+    const organization = await organizationItems(db, userId, reached);
+    organization.forEach(add);
+    return { items: writer.finish(), organizationItemIds: new Set(organization.map((row) => row.id)) };
   }
 
   /** An item's JSON in sync up to the user's part, encoded afresh (see syncItemStart). */
@@ -104,8 +122,10 @@ export function createSyncService({
    * read (the listing's rights may be older than its content: access revoked, then the item
    * edited) sends this sync to readItems, which reads organization items and access in one query.
    */
-  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<SectionItems> {
+  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<ReadVault> {
     const [personal, org] = await Promise.all([listPersonalVersions(db, userId), organizationItemVersions(db, userId, reached)]);
+    const listedInOrganizations = new Set(org.map((item) => item.id));
+    const organizationItemIds = new Set<string>();
     const writer = sectionItemsWriter();
     for (const slice of chunks([...personal, ...org])) {
       const starts = new Map<string, Buffer>();
@@ -124,46 +144,154 @@ export function createSyncService({
         const start = starts.get(item.id);
         if (!shown(item.type, withSshKeys)) writer.hide(item.id);
         else if (start) writer.add(item.id, start, cipherUserJson(item, 'cipherDetails'));
+        else continue;
+        if (listedInOrganizations.has(item.id)) organizationItemIds.add(item.id);
       }
     }
-    return writer.finish();
+    return { items: writer.finish(), organizationItemIds };
+  }
+
+  /** A vault read whole into a section, with the marks taken before (see load). */
+  async function build(userId: string, revision: number, key: string, marks: Marks, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<VaultSection> {
+    // A vault without organization collections is read in one pass: its items are personal,
+    // seen by no one else, and its section (when within the budget) holds them; keeping their
+    // shared parts in the item cache too would hold them twice.
+    const items = cache.enabled && reached.length > 0 ? listItems : readItems;
+    const [folders, read] = await Promise.all([listFolders(db, userId), items(userId, reached, withSshKeys)]);
+    return {
+      revision,
+      key,
+      since: marks.personal,
+      sharedSince: marks.shared,
+      withSshKeys,
+      folders: foldersJson(folders),
+      folderIds: folders.map((f) => f.id),
+      organizationItemIds: read.organizationItemIds,
+      items: read.items,
+    };
   }
 
   /**
-   * `base`, a section of a vault without organization collections, brought to `revision` with
-   * the personal items written since its mark (each row records a stamp of its last write above
-   * the mark of any sync that started before it, migration 0020): only those are read and
+   * `base`, the user's last section under the same key, brought to `revision` and the new
+   * `marks` with what was written since its marks (each write stamps its rows above the mark of
+   * any sync that started before it, migrations 0020 and 0021): only those items are read and
    * encoded, and only the pages of the section holding them are rebuilt (section-items.ts).
-   * Items that left the vault since (deleted for good, or shared to an organization) leave no
-   * row to read: when the count says some did, the vault's ids are read to find them.
-   * Undefined, and the vault is listed whole, when a folder of the section is gone (see
-   * VaultSection.folderIds) or the ids do not account for the count exactly: an item that
-   * changed and then left between the two reads, or one written without a stamp (another
+   * - Personal items: those stamped above the section's `since`. Items that left the vault
+   *   since (deleted for good, or shared to an organization) leave no row to read: when the
+   *   count of personal items says some did, the user's ids are read to find them.
+   * - Organization items: `changes` (organizationChangesSince), read again with the user's
+   *   rights and collection ids through the section's reached collections (the same key);
+   *   those no longer reached leave the section. When an item of those organizations was
+   *   deleted for good, the reached ids are read to find which.
+   * Undefined, and the vault is read whole, when a folder of the section is gone (see
+   * VaultSection.folderIds) or the personal ids do not account for the count exactly: an item
+   * that changed and then left between the two reads, or one written without a stamp (another
    * release, a hand-made write; see migration 0020). Folders are few and always read again.
    */
-  async function patch(userId: string, base: VaultSection, revision: number, since: number): Promise<VaultSection | undefined> {
+  async function patch(
+    userId: string,
+    base: VaultSection,
+    revision: number,
+    marks: Marks,
+    reached: readonly ReachedCollection[],
+    changes: { ids: readonly string[]; removals: boolean },
+  ): Promise<VaultSection | undefined> {
     const [folders, { total, rows }] = await Promise.all([listFolders(db, userId), personalChangesSince(db, userId, base.since)]);
     const folderIds = folders.map((f) => f.id);
     if (base.folderIds.some((id) => !folderIds.includes(id))) return undefined;
+    // An organization item never becomes personal; were one to, the vault is read whole.
+    if (rows.some((row) => base.organizationItemIds.has(row.id))) return undefined;
     // Checked before anything is encoded. `rows` and `total` come from one statement: with
-    // every write stamped, the section's items less those gone plus the new ones are `total`.
+    // every write stamped, the section's personal items less those gone plus the new ones are `total`.
+    const personalCount = base.items.count - base.organizationItemIds.size;
     const added = rows.filter((row) => !base.items.has(row.id)).length;
-    let removed = new Set<string>();
-    if (base.items.count + added !== total) {
+    const removed = new Set<string>();
+    if (personalCount + added !== total) {
       const now = new Set(await listPersonalIds(db, userId));
-      removed = new Set(base.items.ids().filter((id) => !now.has(id)));
-      if (base.items.count - removed.size + added !== total) return undefined;
+      for (const id of base.items.ids()) if (!now.has(id) && !base.organizationItemIds.has(id)) removed.add(id);
+      if (personalCount - removed.size + added !== total) return undefined;
     }
-    const changes = new Map(rows.map((row) => [row.id, shown(row.type, base.withSshKeys) ? itemJson(row) : null]));
-    return { revision, since, withSshKeys: base.withSshKeys, folders: foldersJson(folders), folderIds, items: base.items.with(changes, removed) };
+    const updates = new Map(rows.map((row) => [row.id, shown(row.type, base.withSshKeys) ? itemJson(encodedStart(row), row) : null]));
+
+    const organizationIds = new Set(base.organizationItemIds);
+    if (changes.ids.length > 0) {
+      const found = new Set<string>();
+      for (const slice of chunks(changes.ids)) {
+        for (const row of await organizationItems(db, userId, reached, slice)) {
+          found.add(row.id);
+          organizationIds.add(row.id);
+          // Shared into the organization since: it left the personal items, and is here again.
+          removed.delete(row.id);
+          updates.set(row.id, shown(row.type, base.withSshKeys) ? itemJson(startOf(row), row) : null);
+        }
+      }
+      for (const id of changes.ids) {
+        if (found.has(id) || !organizationIds.has(id)) continue;
+        organizationIds.delete(id);
+        removed.add(id);
+      }
+    }
+    if (changes.removals) {
+      const now = await organizationItemIds(db, reached);
+      for (const id of organizationIds) {
+        if (now.has(id)) continue;
+        organizationIds.delete(id);
+        updates.delete(id);
+        removed.add(id);
+      }
+    }
+    return {
+      revision,
+      key: base.key,
+      since: marks.personal,
+      sharedSince: marks.shared,
+      withSshKeys: base.withSshKeys,
+      folders: foldersJson(folders),
+      folderIds,
+      organizationItemIds: organizationIds,
+      items: base.items.with(updates, removed),
+    };
   }
 
   /**
-   * A personal item's whole JSON in sync (see section-items.ts). Not kept in the item cache: only
-   * this user sees it, and their cached section holds it already.
+   * An item's whole JSON in sync (see section-items.ts): its shared part (personal items encoded
+   * afresh, as only this user sees them and their section holds them already; organization
+   * items from the item cache, shared by the members), then the user's part.
    */
-  function itemJson(row: CipherRow & { version: number }): Buffer {
-    return Buffer.concat([encodedStart(row), Buffer.from(`${cipherUserJson(row, 'cipherDetails')}}`)]);
+  function itemJson(start: Buffer, row: CipherRow): Buffer {
+    return Buffer.concat([start, Buffer.from(`${cipherUserJson(row, 'cipherDetails')}}`)]);
+  }
+
+  /**
+   * The user's vault from their cached section when nothing changed since (a hit), else that
+   * section patched, else read whole; the result is kept for the next sync.
+   */
+  async function cachedVault(userId: string, revision: number, key: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<VaultSection> {
+    const last = cache.get(userId, withSshKeys);
+    const base = last?.key === key ? last : undefined;
+    let marks: Marks;
+    let changes = { ids: [] as string[], removals: false };
+    if (reached.length === 0) {
+      if (base?.revision === revision) {
+        cache.served(true);
+        return base;
+      }
+      marks = { personal: await changeMark(db, engine, revision), shared: 0 };
+    } else {
+      // Taken before anything is read: what is written later is stamped above them.
+      marks = await changeMarks(db, engine, revision);
+      if (base) {
+        changes = await organizationChangesSince(db, userId, [...new Set(reached.map((c) => c.organizationId))], { personal: base.since, shared: base.sharedSince });
+        if (base.revision === revision && changes.ids.length === 0 && !changes.removals) {
+          cache.served(true);
+          return base;
+        }
+      }
+    }
+    cache.served(false);
+    const vault = (base && (await patch(userId, base, revision, marks, reached, changes))) || (await build(userId, revision, key, marks, reached, withSshKeys));
+    cache.set(userId, vault);
+    return vault;
   }
 
   return {
@@ -181,28 +309,37 @@ export function createSyncService({
       // A valid token of an account deleted since it was issued.
       if (!user) throw new Unauthorized();
       const shared = { organizations, collections: collections.map(({ row, grant }) => toCollectionDetails(row, grant)), policies, sends: sends.map(toSendResponse) };
-      const cacheable = collections.length === 0;
-      const cached = cacheable ? cache.get(userId, revision, options.withSshKeys) : undefined;
-      if (cached?.revision === revision) return { user, vault: cached, ...shared };
-      // Taken before any item is read: what is written later is stamped above it.
-      const since = cacheable && cache.enabled ? await changeMark(db, engine, revision) : 0;
-      const patched = cached ? await patch(userId, cached, revision, since) : undefined;
-      if (patched) {
-        cache.set(userId, patched);
-        return { user, vault: patched, ...shared };
-      }
-
-      const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant }));
-      // A vault without organization collections is read in one pass: its items are personal,
-      // seen by no one else, and its section (when within the budget) holds them; keeping their
-      // shared parts in the item cache too would hold them twice.
-      const items = cache.enabled && !cacheable ? listItems : readItems;
-      const [folders, read] = await Promise.all([listFolders(db, userId), items(userId, reached, options.withSshKeys)]);
-      const vault: VaultSection = { revision, since, withSshKeys: options.withSshKeys, folders: foldersJson(folders), folderIds: folders.map((f) => f.id), items: read };
-      if (cacheable) cache.set(userId, vault);
+      const flags = new Map(organizations.map((o) => [o.id, { useTotp: o.useTotp, limitItemDeletion: o.limitItemDeletion }]));
+      const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant, organization: flags.get(row.organization_id) }));
+      const vault = cache.enabled
+        ? await cachedVault(userId, revision, sectionKey(reached), reached, options.withSshKeys)
+        : await build(userId, revision, '', { personal: 0, shared: 0 }, reached, options.withSshKeys);
       return { user, vault, ...shared };
     },
   };
+}
+
+/** The marks a section was built or patched at (revisions.ts, changeMarks). */
+interface Marks {
+  personal: number;
+  shared: number;
+}
+
+/**
+ * Everything the per-user parts of a vault's organization items depend on besides the rows
+ * (which are stamped, migration 0021): the reached collections with the user's grants
+ * (readOnly, hidePasswords, manage: the rights and collection ids, accessOf), the flags of
+ * their organizations (useTotp, limitItemDeletion) and so which organizations' items are read.
+ * '' for a vault without organization collections. Those change rarely (an admin's edit); a
+ * different key rebuilds the section rather than patch it.
+ */
+export function sectionKey(reached: readonly ReachedCollection[]): string {
+  if (reached.length === 0) return '';
+  const parts = reached.map((c) => {
+    const { readOnly, hidePasswords, manage } = c.grant;
+    return [c.id, c.organizationId, readOnly, hidePasswords, manage, c.organization?.useTotp ?? null, c.organization?.limitItemDeletion ?? null];
+  });
+  return JSON.stringify(parts.sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0)));
 }
 
 export type SyncService = ReturnType<typeof createSyncService>;

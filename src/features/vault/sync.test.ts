@@ -1,6 +1,11 @@
 import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { actor, seedCollection, type Actor } from '../../../test/support/admin.js';
+import { seedOrgItem } from '../../../test/support/org-items.js';
+import { seedOrganization } from '../../../test/support/orgs.js';
+import { generateSymmetricKey } from '../../../test/support/bw-crypto.js';
+import { OrganizationUserType } from '../organizations/roles.js';
 import { counting } from '../../../test/support/query-count.js';
 import { encryptText } from '../../../test/support/bw-crypto.js';
 import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
@@ -176,5 +181,81 @@ describe('sync', () => {
     expect(await names()).toEqual([[item.id, null, false]]);
     await req(user, 'DELETE', `/ciphers/${item.id}`);
     expect(await names()).toEqual([]);
+  });
+
+  it('after another member changes one organization item, reads only that item, and runs a constant number of queries while nothing changed', async () => {
+    const org = await seedOrganization(server, { name: 'Sync Org' });
+    const owner = await actor(server, org, 'sync-owner@example.com', { type: OrganizationUserType.Owner });
+    const member = await actor(server, org, 'sync-member@example.com');
+    const few = await actor(server, org, 'sync-few@example.com');
+    const collection = await seedCollection(server, org, { users: [[owner.memberId, { manage: true }], [member.memberId]] });
+    const other = await seedCollection(server, org, { users: [[owner.memberId, { manage: true }], [few.memberId]] });
+    const ids: string[] = [];
+    for (let i = 0; i < 200; i++) ids.push(await seedOrgItem(server, org, [collection]));
+    for (let i = 0; i < 3; i++) await seedOrgItem(server, org, [other]);
+    let rows = 0;
+    let contents = 0;
+    const rowCounter: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        rows += args.result.rows.length;
+        contents += args.result.rows.filter((row) => typeof row === 'object' && row !== null && 'data' in row && row.data !== null).length;
+        return args.result;
+      },
+    };
+    const c = counting(server.database.db.withPlugin(rowCounter));
+    const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(64 * 1024 * 1024) });
+    const load = async (who: Actor) => itemsOf(await sync.load(who.userId, { withSshKeys: true })) as { id: string; type: number; favorite: boolean; collectionIds: string[] }[];
+    const first = await load(member);
+    expect(first).toHaveLength(200);
+    expect(await load(few)).toHaveLength(3);
+
+    // Nothing changed: the section as it is, in as many queries for 200 items as for 3, no item read.
+    const hit = async (who: Actor) => {
+      const [before, rowsBefore] = [c.count(), rows];
+      await load(who);
+      return { queries: c.count() - before, rows: rows - rowsBefore };
+    };
+    const large = await hit(member);
+    const small = await hit(few);
+    expect(large.queries).toBe(small.queries);
+    // User, revision, memberships, policies, the collection lookups (memberships, grants,
+    // collections), Sends, the marks, and the three lookups of changes (items, settings, removals).
+    expect(large.queries).toBeLessThanOrEqual(14);
+    expect(large.rows).toBe(small.rows);
+
+    // Another member edits one item: this member's next sync reads that item alone.
+    const orgKey = generateSymmetricKey();
+    const asUser = (who: Actor) => ({ ...who, accessToken: who.token }) as unknown as LoggedInUser;
+    const changed = ids[17]!;
+    const res = await req(asUser(owner), 'PUT', `/ciphers/${changed}`, cipherBody('card', orgKey, { organizationId: org }));
+    expect(res.status, res.text).toBe(200);
+    rows = 0;
+    contents = 0;
+    const after = await load(member);
+    expect(contents).toBe(1);
+    expect(rows).toBeLessThanOrEqual(16);
+    expect(after).toHaveLength(200);
+    expect(after.find((item) => item.id === changed)?.type).toBe(3);
+    expect(after.filter((item) => item.id !== changed)).toEqual(first.filter((item) => item.id !== changed));
+
+    // The member's own setting of an organization item: that item alone, for this member.
+    expect((await req(asUser(member), 'PUT', `/ciphers/${ids[3]}/partial`, { folderId: null, favorite: true })).status).toBe(200);
+    contents = 0;
+    const favorite = await load(member);
+    expect(contents).toBe(1);
+    expect(favorite.find((item) => item.id === ids[3])?.favorite).toBe(true);
+
+    // Out of the member's collection, then deleted for good: no item's contents read.
+    expect((await req(asUser(owner), 'PUT', `/ciphers/${ids[5]}/collections_v2`, { collectionIds: [other] })).status).toBe(200);
+    contents = 0;
+    expect((await load(member)).map((item) => item.id)).not.toContain(ids[5]);
+    expect(contents).toBeLessThanOrEqual(1);
+    expect((await req(asUser(owner), 'DELETE', `/ciphers/${ids[6]}`)).status).toBeLessThan(300);
+    contents = 0;
+    const left = await load(member);
+    expect(contents).toBe(0);
+    expect(left).toHaveLength(198);
+    expect(left.map((item) => item.id)).not.toContain(ids[6]);
   });
 });
