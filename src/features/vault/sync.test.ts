@@ -7,6 +7,7 @@ import { seedOrganization } from '../../../test/support/orgs.js';
 import { generateSymmetricKey } from '../../../test/support/bw-crypto.js';
 import { OrganizationUserType } from '../organizations/roles.js';
 import { counting } from '../../../test/support/query-count.js';
+import { marksSettled } from '../../../test/support/change-marks.js';
 import { encryptText } from '../../../test/support/bw-crypto.js';
 import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, ciphersOf, KINDS, schemaErrors } from '../../../test/support/vault.js';
@@ -145,13 +146,17 @@ describe('sync', () => {
       },
     };
     const sync = createSyncService({ db: server.database.db.withPlugin(rowCounter), engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(64 * 1024 * 1024) });
-    const first = itemsOf(await sync.load(user.userId, { withSshKeys: true })) as { id: string; type: number }[];
+    const load = async () => {
+      await marksSettled(server.database);
+      return itemsOf(await sync.load(user.userId, { withSshKeys: true })) as { id: string; type: number }[];
+    };
+    const first = await load();
     expect(first).toHaveLength(200);
     expect(rows).toBeGreaterThan(200);
     const changed = first.find((item) => item.type !== 3)!;
     await req(user, 'PUT', `/ciphers/${changed.id}`, cipherBody('card', user.account.userKey));
     rows = 0;
-    const after = itemsOf(await sync.load(user.userId, { withSshKeys: true })) as { id: string; type: number }[];
+    const after = await load();
     // The user, the revision, memberships, policies, collections, Sends, folders, the changed item.
     expect(rows).toBeLessThanOrEqual(10);
     expect(after).toHaveLength(200);
@@ -161,7 +166,7 @@ describe('sync', () => {
     // An item deleted for good leaves no row: the vault's ids are read to find it, no item's contents.
     await req(user, 'DELETE', `/ciphers/${changed.id}`);
     contents = 0;
-    const deleted = itemsOf(await sync.load(user.userId, { withSshKeys: true })) as { id: string; type: number }[];
+    const deleted = await load();
     expect(contents).toBe(0);
     expect(deleted).toEqual(after.filter((item) => item.id !== changed.id));
   });
@@ -205,7 +210,10 @@ describe('sync', () => {
     };
     const c = counting(server.database.db.withPlugin(rowCounter));
     const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(64 * 1024 * 1024) });
-    const load = async (who: Actor) => itemsOf(await sync.load(who.userId, { withSshKeys: true })) as { id: string; type: number; favorite: boolean; collectionIds: string[] }[];
+    const load = async (who: Actor) => {
+      await marksSettled(server.database);
+      return itemsOf(await sync.load(who.userId, { withSshKeys: true })) as { id: string; type: number; favorite: boolean; collectionIds: string[] }[];
+    };
     const first = await load(member);
     expect(first).toHaveLength(200);
     expect(await load(few)).toHaveLength(3);
