@@ -54,14 +54,18 @@ export function organizationChanges(engine: Engine) {
           end $$`.execute(db);
         await sql`create trigger collection_ciphers_stamp after insert or delete on collection_ciphers
           for each row execute function collection_ciphers_stamp()`.execute(db);
+        // Once per statement, however many items it deletes (a bulk delete, an organization's
+        // removal). The row it locks adds no wait: every write of an organization's items
+        // already updates all its members' revision dates in the same transaction.
         await sql`create function organization_item_removed() returns trigger language plpgsql as $$
           begin
-            insert into organization_item_removals (organization_id, change) values (old.organization_id, pg_current_xact_id()::text::bigint)
+            insert into organization_item_removals (organization_id, change)
+              select distinct organization_id, pg_current_xact_id()::text::bigint from gone where organization_id is not null
               on conflict (organization_id) do update set change = excluded.change;
             return null;
           end $$`.execute(db);
-        await sql`create trigger organization_item_removed after delete on ciphers
-          for each row when (old.organization_id is not null) execute function organization_item_removed()`.execute(db);
+        await sql`create trigger organization_item_removed after delete on ciphers referencing old table as gone
+          for each statement execute function organization_item_removed()`.execute(db);
       } else {
         const clock = `(select value from change_clock where id = 0) + 1`;
         const stamp = sql.raw(`case when new.user_id is null then ${clock} else coalesce((select revision from vault_revisions where user_id = new.user_id), 0) + 1 end`);
