@@ -33,6 +33,7 @@ const QUICK: Record<string, { env: Record<string, string>; args?: string[] }> = 
   files: { env: { BENCH_FILE_MB: '10', BENCH_ROUNDS: '1', BENCH_SECONDS: '2' } },
   lean: { env: { BENCH_STARTS: '3', BENCH_SYNC_ITEMS: '2000', BENCH_SYNCS: '1000', BENCH_SECONDS: '3', BENCH_SETTLE_SECONDS: '3' } },
   'profile-sync': { env: {}, args: ['1000'] },
+  'item-stamps': { env: {}, args: ['1000'] },
 };
 
 /**
