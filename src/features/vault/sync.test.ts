@@ -32,6 +32,20 @@ const CLIENT = { 'bitwarden-client-version': '2026.9.0' };
 const req = (user: LoggedInUser, method: string, path: string, json?: unknown, headers = CLIENT) =>
   server.request(method, `/api${path}`, { token: user.accessToken, headers, ...(json === undefined ? {} : { json }) });
 
+/** A plugin counting the rows the statements sent through it return, and among them the items' contents (rows with `data`). */
+function rowCounting(): { plugin: KyselyPlugin; read: { rows: number; contents: number } } {
+  const read = { rows: 0, contents: 0 };
+  const plugin: KyselyPlugin = {
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      read.rows += args.result.rows.length;
+      read.contents += args.result.rows.filter((row) => typeof row === 'object' && row !== null && 'data' in row && row.data !== null).length;
+      return args.result;
+    },
+  };
+  return { plugin, read };
+}
+
 async function importItems(user: LoggedInUser, count: number) {
   const ciphers = Array.from({ length: count }, (_, i) => cipherBody(KINDS[i % KINDS.length] ?? 'login', user.account.userKey));
   const res = await req(user, 'POST', '/ciphers/import', { folders: [], ciphers, folderRelationships: [] });
@@ -135,16 +149,7 @@ describe('sync', () => {
   it('after a change, reads the items written since its last answer, not the whole vault', async () => {
     const user = await createUser(server);
     await importItems(user, 200);
-    let rows = 0;
-    let contents = 0;
-    const rowCounter: KyselyPlugin = {
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        rows += args.result.rows.length;
-        contents += args.result.rows.filter((row) => typeof row === 'object' && row !== null && 'data' in row && row.data !== null).length;
-        return args.result;
-      },
-    };
+    const { plugin: rowCounter, read } = rowCounting();
     const sync = createSyncService({ db: server.database.db.withPlugin(rowCounter), engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(64 * 1024 * 1024) });
     const load = async () => {
       await marksSettled(server.database);
@@ -152,22 +157,22 @@ describe('sync', () => {
     };
     const first = await load();
     expect(first).toHaveLength(200);
-    expect(rows).toBeGreaterThan(200);
+    expect(read.rows).toBeGreaterThan(200);
     const changed = first.find((item) => item.type !== 3)!;
     await req(user, 'PUT', `/ciphers/${changed.id}`, cipherBody('card', user.account.userKey));
-    rows = 0;
+    read.rows = 0;
     const after = await load();
     // The user, the revision, memberships, policies, collections, Sends, folders, the changed item.
-    expect(rows).toBeLessThanOrEqual(10);
+    expect(read.rows).toBeLessThanOrEqual(10);
     expect(after).toHaveLength(200);
     expect(after.find((item) => item.id === changed.id)?.type).toBe(3);
     expect(after.filter((item) => item.id !== changed.id)).toEqual(first.filter((item) => item.id !== changed.id));
 
     // An item deleted for good leaves no row: the vault's ids are read to find it, no item's contents.
     await req(user, 'DELETE', `/ciphers/${changed.id}`);
-    contents = 0;
+    read.contents = 0;
     const deleted = await load();
-    expect(contents).toBe(0);
+    expect(read.contents).toBe(0);
     expect(deleted).toEqual(after.filter((item) => item.id !== changed.id));
   });
 
@@ -198,16 +203,7 @@ describe('sync', () => {
     const ids: string[] = [];
     for (let i = 0; i < 200; i++) ids.push(await seedOrgItem(server, org, [collection]));
     for (let i = 0; i < 3; i++) await seedOrgItem(server, org, [other]);
-    let rows = 0;
-    let contents = 0;
-    const rowCounter: KyselyPlugin = {
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        rows += args.result.rows.length;
-        contents += args.result.rows.filter((row) => typeof row === 'object' && row !== null && 'data' in row && row.data !== null).length;
-        return args.result;
-      },
-    };
+    const { plugin: rowCounter, read } = rowCounting();
     const c = counting(server.database.db.withPlugin(rowCounter));
     const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(64 * 1024 * 1024) });
     const load = async (who: Actor) => {
@@ -220,9 +216,9 @@ describe('sync', () => {
 
     // Nothing changed: the section as it is, in as many queries for 200 items as for 3, no item read.
     const hit = async (who: Actor) => {
-      const [before, rowsBefore] = [c.count(), rows];
+      const [before, rowsBefore] = [c.count(), read.rows];
       await load(who);
-      return { queries: c.count() - before, rows: rows - rowsBefore };
+      return { queries: c.count() - before, rows: read.rows - rowsBefore };
     };
     const large = await hit(member);
     const small = await hit(few);
@@ -238,31 +234,31 @@ describe('sync', () => {
     const changed = ids[17]!;
     const res = await req(asUser(owner), 'PUT', `/ciphers/${changed}`, cipherBody('card', orgKey, { organizationId: org }));
     expect(res.status, res.text).toBe(200);
-    rows = 0;
-    contents = 0;
+    read.rows = 0;
+    read.contents = 0;
     const after = await load(member);
-    expect(contents).toBe(1);
-    expect(rows).toBeLessThanOrEqual(16);
+    expect(read.contents).toBe(1);
+    expect(read.rows).toBeLessThanOrEqual(16);
     expect(after).toHaveLength(200);
     expect(after.find((item) => item.id === changed)?.type).toBe(3);
     expect(after.filter((item) => item.id !== changed)).toEqual(first.filter((item) => item.id !== changed));
 
     // The member's own setting of an organization item: that item alone, for this member.
     expect((await req(asUser(member), 'PUT', `/ciphers/${ids[3]}/partial`, { folderId: null, favorite: true })).status).toBe(200);
-    contents = 0;
+    read.contents = 0;
     const favorite = await load(member);
-    expect(contents).toBe(1);
+    expect(read.contents).toBe(1);
     expect(favorite.find((item) => item.id === ids[3])?.favorite).toBe(true);
 
     // Out of the member's collection, then deleted for good: no item's contents read.
     expect((await req(asUser(owner), 'PUT', `/ciphers/${ids[5]}/collections_v2`, { collectionIds: [other] })).status).toBe(200);
-    contents = 0;
+    read.contents = 0;
     expect((await load(member)).map((item) => item.id)).not.toContain(ids[5]);
-    expect(contents).toBeLessThanOrEqual(1);
+    expect(read.contents).toBeLessThanOrEqual(1);
     expect((await req(asUser(owner), 'DELETE', `/ciphers/${ids[6]}`)).status).toBeLessThan(300);
-    contents = 0;
+    read.contents = 0;
     const left = await load(member);
-    expect(contents).toBe(0);
+    expect(read.contents).toBe(0);
     expect(left).toHaveLength(198);
     expect(left.map((item) => item.id)).not.toContain(ids[6]);
   });
