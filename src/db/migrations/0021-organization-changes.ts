@@ -17,7 +17,10 @@ import { columnTypes, type Engine } from '../dialect.js';
  *   (The table exists on PostgreSQL too, unused, so that the repository's stamp expression is
  *   the same on both engines; the trigger replaces it there.)
  * - Collection assignments (`collection_ciphers` inserted or deleted) change an item's collection
- *   ids and who reaches it: a trigger stamps the item.
+ *   ids and who reaches it: a trigger stamps the item. The places of a collection deleted are
+ *   not stamped (deleteCollections deletes the collection first): every member
+ *   who reached it has a different section key, and no one else sees a change. That keeps a
+ *   collection's deletion from writing, and on PostgreSQL locking, every item it held.
  * - An item deleted for good leaves no row to stamp: a trigger stamps its organization in
  *   `organization_item_removals`, and a sync that sees such a stamp lists the ids it reaches to
  *   find what left.
@@ -47,9 +50,14 @@ export function organizationChanges(engine: Engine) {
         await sql`create trigger cipher_user_settings_stamp before insert or update on cipher_user_settings
           for each row execute function cipher_user_settings_stamp()`.execute(db);
         // Any update of the item runs ciphers_stamp (0020), which stamps it with this transaction.
+        // Not for the places of a deleted collection (see above).
         await sql`create function collection_ciphers_stamp() returns trigger language plpgsql as $$
           begin
-            update ciphers set change = 0 where id = (case when tg_op = 'DELETE' then old.cipher_id else new.cipher_id end);
+            if tg_op = 'DELETE' then
+              update ciphers set change = 0 where id = old.cipher_id and exists (select 1 from collections where id = old.collection_id);
+            else
+              update ciphers set change = 0 where id = new.cipher_id;
+            end if;
             return null;
           end $$`.execute(db);
         await sql`create trigger collection_ciphers_stamp after insert or delete on collection_ciphers
@@ -89,7 +97,8 @@ export function organizationChanges(engine: Engine) {
         await sql`create trigger change_clock_update after update of change on ciphers for each row when new.user_id is null begin ${raiseThenFollow} end`.execute(db);
         const touch = (id: string) => sql.raw(`update ciphers set version = version + 1, change = ${clock} where id = ${id} and user_id is null`);
         await sql`create trigger collection_ciphers_insert after insert on collection_ciphers for each row begin ${touch('new.cipher_id')}; end`.execute(db);
-        await sql`create trigger collection_ciphers_delete after delete on collection_ciphers for each row begin ${touch('old.cipher_id')}; end`.execute(db);
+        await sql`create trigger collection_ciphers_delete after delete on collection_ciphers for each row
+          when exists (select 1 from collections where id = old.collection_id) begin ${touch('old.cipher_id')}; end`.execute(db);
         await sql`create trigger organization_item_removed after delete on ciphers for each row when old.organization_id is not null
           begin
             insert into organization_item_removals (organization_id, change) values (old.organization_id, ${sql.raw(clock)})

@@ -86,11 +86,13 @@ export async function replaceCollectionGroups(db: Executor, collectionId: string
 /**
  * Deletes collections with their access rows (cascade) and their item assignments
  * (`collection_ciphers` predates the collections table, so it has no foreign key to cascade).
+ * The collections go first: the assignments of a collection that is gone do not stamp their
+ * items (migration 0021), as every member who reached it gets a new sync section anyway.
  */
 export async function deleteCollections(db: Executor, ids: readonly string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.deleteFrom('collection_ciphers').where('collection_id', 'in', ids).execute();
   await db.deleteFrom('collections').where('id', 'in', ids).execute();
+  await db.deleteFrom('collection_ciphers').where('collection_id', 'in', ids).execute();
 }
 
 /** Ids among `ids` that are members (any status) of the organization. */

@@ -205,6 +205,11 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
         if (rows.length !== cipherIds.length) throw new NotFound('One or more items were not found in this organization.');
         if (!rows.every((r) => can(r, 'assign'))) throw BadRequest.field('cipherIds', 'You do not have permission to change the collections of one or more items.');
         const targets = rows.map((r) => r.id);
+        const now = clock.now().toISOString();
+        // The items first, in one statement: the assignments' triggers then stamp rows this
+        // transaction holds already (migration 0021), rather than lock them one by one in the
+        // order of the pairs, which a concurrent bulk write may lock in another.
+        await setRevisionDate(tx, targets, now);
         if (body.removeCollections) {
           await tx.deleteFrom('collection_ciphers').where('cipher_id', 'in', targets).where('collection_id', 'in', collectionIds).execute();
         } else {
@@ -214,8 +219,6 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
             await tx.insertInto('collection_ciphers').values(pairs).onConflict((oc) => oc.columns(['collection_id', 'cipher_id']).doNothing()).execute();
           }
         }
-        const now = clock.now().toISOString();
-        await setRevisionDate(tx, targets, now);
         await touchRevisions(tx, userId, rows, now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_UpdatedCollections, userId, rows));
       });

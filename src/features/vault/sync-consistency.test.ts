@@ -152,9 +152,19 @@ describe('sync from its caches', () => {
         await ok(owner, 'DELETE', `/ciphers/${(await orgItem(owner, [c.shared])).id}`);
         await orgItem(owner, [c.shared]);
       }],
+      // A collection deleted stamps none of its items: those who reached it get a new section key.
+      ['delete a collection holding items that other collections hold too', async () => {
+        const doomed = await seedCollection(server, org, { users: [[owner.memberId, { manage: true }], [editor.memberId], [reader.memberId, { readOnly: true }]] });
+        await ok(owner, 'PUT', `/ciphers/${shared.id}/collections_v2`, { collectionIds: [c.shared, c.readOnly, doomed] });
+        const only = await orgItem(owner, [doomed]);
+        await expectExact();
+        await ok(owner, 'DELETE', `/organizations/${org}/collections/${doomed}`);
+        return only;
+      }],
       // The same made elsewhere (another instance, another release), seen only through the database.
-      ['an organization item assigned to a collection by hand', () => server.database.db.insertInto('collection_ciphers').values({ collection_id: c.spare, cipher_id: shared.id }).execute()],
-      ['and taken out by hand', () => server.database.db.deleteFrom('collection_ciphers').where('collection_id', '=', c.spare).where('cipher_id', '=', shared.id).execute()],
+      // (By now the owner reaches c.readOnly, and not the collections that hold `managed`.)
+      ['an organization item assigned to a collection by hand', () => server.database.db.insertInto('collection_ciphers').values({ collection_id: c.readOnly, cipher_id: managed.id }).execute()],
+      ['and taken out by hand', () => server.database.db.deleteFrom('collection_ciphers').where('collection_id', '=', c.readOnly).where('cipher_id', '=', managed.id).execute()],
       ['a member\'s settings of an organization item written by hand, no revision moved', () =>
         server.database.db.updateTable('cipher_user_settings').set({ favorite: false, archived_date: null }).where('cipher_id', '=', shared.id).execute()],
       ['an organization item deleted by hand, no revision moved', async () => {
