@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'kysely';
 import type { Database } from '../../src/db/database.js';
+import { changeMark } from '../../src/features/vault/revisions.js';
 
 /**
  * Waits until a sync's change mark (vault/revisions.ts, changeMark) is past every write made so
@@ -12,12 +13,11 @@ import type { Database } from '../../src/db/database.js';
  */
 export async function marksSettled(database: Database): Promise<void> {
   if (database.engine !== 'postgres') return;
+  // A transaction id taken now: every write made so far has a smaller one.
   const { rows } = await sql<{ now: string }>`select pg_current_xact_id()::text as now`.execute(database.db);
-  const now = BigInt(rows[0]!.now);
+  const now = Number(rows[0]!.now);
   const deadline = Date.now() + 10_000;
-  for (;;) {
-    const { rows: marks } = await sql<{ xmin: string }>`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin`.execute(database.db);
-    if (BigInt(marks[0]!.xmin) > now) return;
+  while ((await changeMark(database.db, database.engine, 0)) < now) {
     if (Date.now() > deadline) throw new Error(`a transaction older than ${now} is still open after 10 s`);
     await sleep(5);
   }

@@ -75,7 +75,8 @@ export function organizationChanges(engine: Engine) {
         await sql`create trigger organization_item_removed after delete on ciphers referencing old table as gone
           for each statement execute function organization_item_removed()`.execute(db);
       } else {
-        const clock = `(select value from change_clock where id = 0) + 1`;
+        const counter = `(select value from change_clock where id = 0)`;
+        const clock = `${counter} + 1`;
         const stamp = sql.raw(`case when new.user_id is null then ${clock} else coalesce((select revision from vault_revisions where user_id = new.user_id), 0) + 1 end`);
         // 0020's triggers, now stamping organization items from the counter.
         await sql`drop trigger ciphers_version`.execute(db);
@@ -89,10 +90,10 @@ export function organizationChanges(engine: Engine) {
         // raised above it. One trigger per event, so that the raise comes before the following
         // whatever order SQLite fires triggers in; the raise does not fire it again (recursive
         // triggers are off), so the following reads the row's stamp as it is after the raise.
-        const counter = `(select value from change_clock where id = 0)`;
+        const stamped = `(select change from ciphers where id = new.id)`;
         const raiseThenFollow = sql.raw(`
           update ciphers set version = version + 1, change = ${clock} where id = new.id and new.change <> 0 and new.change <= ${counter};
-          update change_clock set value = (select change from ciphers where id = new.id) where id = 0 and value < (select change from ciphers where id = new.id);`);
+          update change_clock set value = ${stamped} where id = 0 and value < ${stamped};`);
         await sql`create trigger change_clock_insert after insert on ciphers for each row when new.user_id is null begin ${raiseThenFollow} end`.execute(db);
         await sql`create trigger change_clock_update after update of change on ciphers for each row when new.user_id is null begin ${raiseThenFollow} end`.execute(db);
         const touch = (id: string) => sql.raw(`update ciphers set version = version + 1, change = ${clock} where id = ${id} and user_id is null`);
