@@ -4,6 +4,7 @@
  * first sync, after each of a few syncs (the first after a change of one item), and the sync
  * body's size. The process should grow by at most about one response plus the sync cache's
  * budget (SYNC_CACHE_MEGABYTES, 64 MB unless given), whatever the vault's size. Linux only.
+ * SQLITE_CACHE_MEGABYTES, when given, goes to the server too.
  *
  *   npx tsx bench/sync-memory.ts
  */
@@ -14,6 +15,7 @@ import { call, CLIENT_HEADERS, databaseFor, registerAndLogin, startServer } from
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 100_000);
 const CACHE_MB = Number(process.env.SYNC_CACHE_MEGABYTES ?? 64);
 const MB = 1024 * 1024;
+const SERVER_ENV = { SYNC_CACHE_MEGABYTES: String(CACHE_MB), ...(process.env.SQLITE_CACHE_MEGABYTES ? { SQLITE_CACHE_MEGABYTES: process.env.SQLITE_CACHE_MEGABYTES } : {}) };
 
 function memory(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -22,7 +24,7 @@ function memory(pid: number): { rss: number; peak: number } {
 }
 
 const database = await databaseFor('sqlite');
-let server = await startServer(database.url, { SYNC_CACHE_MEGABYTES: String(CACHE_MB) });
+let server = await startServer(database.url, SERVER_ENV);
 try {
   const { token, account } = await registerAndLogin(server.url, 'memory@example.com');
   // Imports of 5,000 items; encrypted once per distinct body, the vault repeats 1,000 of them.
@@ -35,10 +37,10 @@ try {
 
   // A fresh process: the import's own memory is not counted.
   await server.stop();
-  server = await startServer(database.url, { SYNC_CACHE_MEGABYTES: String(CACHE_MB) });
+  server = await startServer(database.url, SERVER_ENV);
   const pid = server.pid ?? 0;
   const idle = memory(pid);
-  console.log(`${ITEMS.toLocaleString('en-US')} items, sync cache ${CACHE_MB} MB, Node ${process.version}`);
+  console.log(`${ITEMS.toLocaleString('en-US')} items, sync cache ${CACHE_MB} MB, SQLite's page cache ${process.env.SQLITE_CACHE_MEGABYTES ?? 'the default'} MB, Node ${process.version}`);
   console.log(`idle: rss ${(idle.rss / MB).toFixed(0)} MB`);
   let body = 0;
   for (let round = 1; round <= 4; round++) {

@@ -265,6 +265,13 @@ export const ConfigSchema = Type.Object({
     description:
       "SQLite only. 'normal': a commit survives a crash of the server process (kill -9 included) but the last commits before a power loss or operating-system crash may be lost; about 0.1 ms a commit. 'full': every commit is synced to disk and survives a power loss too, at the disk's sync cost (about 7 ms a commit on our test machines), which caps writes at a few hundred a second.",
   }),
+  sqliteCacheMegabytes: Type.Integer({
+    minimum: 1,
+    maximum: 65536,
+    default: 2,
+    description:
+      "SQLite only. Megabytes of database pages the server keeps in memory; reads beyond them come from the operating system's file cache. The memory stays with the process once filled (reading a large vault once fills it), so more costs memory for good and measured no faster on our test machines.",
+  }),
   syncCacheMegabytes: Type.Integer({
     minimum: 0,
     maximum: 65536,

@@ -32,6 +32,8 @@ export interface OpenOptions {
   poolSize?: number;
   /** SQLite's `synchronous` pragma (see the SQLITE_SYNCHRONOUS setting); `normal` unless given. */
   sqliteSynchronous?: 'normal' | 'full';
+  /** Megabytes of SQLite's page cache (see the SQLITE_CACHE_MEGABYTES setting); 2 unless given. */
+  sqliteCacheMegabytes?: number;
   /** Watches every statement (OpenTelemetry traces when OTEL_ENABLED); none unless given. */
   queryObserver?: QueryObserver;
 }
@@ -46,7 +48,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const db =
     path === null
       ? new Kysely<DB>({ dialect: observed(new PostgresDialect({ pool: async () => (pool ??= await openPool(url, options.poolSize ?? 10)) }), observe) })
-      : openSqlite(path, options.sqliteSynchronous ?? 'normal', observe);
+      : openSqlite(path, { synchronous: options.sqliteSynchronous ?? 'normal', cacheMegabytes: options.sqliteCacheMegabytes ?? 2 }, observe);
   let closed = false;
   return {
     db,
@@ -68,7 +70,7 @@ function observed(dialect: Dialect, observer: QueryObserver | undefined): Dialec
   return observer ? new ObservedDialect(dialect, observer) : dialect;
 }
 
-function openSqlite(path: string, synchronous: 'normal' | 'full', observer: QueryObserver | undefined): Db {
+function openSqlite(path: string, { synchronous, cacheMegabytes }: { synchronous: 'normal' | 'full'; cacheMegabytes: number }, observer: QueryObserver | undefined): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
   const database = new SqliteDatabase(path);
   database.pragma('journal_mode = WAL');
@@ -77,6 +79,11 @@ function openSqlite(path: string, synchronous: 'normal' | 'full', observer: Quer
   database.pragma(`synchronous = ${synchronous === 'full' ? 'FULL' : 'NORMAL'}`);
   // Another instance migrating or writing holds the lock briefly; wait rather than fail.
   database.pragma('busy_timeout = 5000');
+  // Pages kept in memory, up to SQLITE_CACHE_MEGABYTES (a negative size is in KiB). better-sqlite3
+  // builds SQLite with 16 MB, which a process fills by reading a large vault once and keeps until
+  // it closes the database; reads beyond it come from the operating system's file cache, and at
+  // 2 MB neither sync nor item writes measured slower (docs/benchmarks.md).
+  database.pragma(`cache_size = -${Math.round(cacheMegabytes * 1024)}`);
   // The log is copied back into the database (a checkpoint, with its disk syncs) once it holds
   // 10,000 pages rather than SQLite's default 1,000: a page written by many commits in between is
   // copied once, and the syncs come ten times less often (item writes ran about twice as fast,

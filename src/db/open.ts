@@ -1,6 +1,5 @@
-import { openDatabase, sqlitePathOf, type Database } from './database.js';
+import { openDatabase, sqlitePathOf, type Database, type OpenOptions } from './database.js';
 import { migrateToLatest } from './migrate.js';
-import type { QueryObserver } from './observed-dialect.js';
 
 /** How long the database may take to answer its first query: the pool itself never gives up. */
 export const DATABASE_CONNECT_TIMEOUT_MS = 15_000;
@@ -40,16 +39,13 @@ export interface ReadyDatabase {
  */
 export async function openReadyDatabase(
   url: string,
-  options: { poolSize: number; connectTimeoutMs?: number; sqliteSynchronous?: 'normal' | 'full'; queryObserver?: QueryObserver },
+  options: { poolSize: number; connectTimeoutMs?: number } & Pick<OpenOptions, 'sqliteSynchronous' | 'sqliteCacheMegabytes' | 'queryObserver'>,
 ): Promise<ReadyDatabase> {
   const target = describeDatabase(url);
   let database: Database;
   try {
-    database = openDatabase(url, {
-      poolSize: options.poolSize,
-      ...(options.sqliteSynchronous ? { sqliteSynchronous: options.sqliteSynchronous } : {}),
-      ...(options.queryObserver ? { queryObserver: options.queryObserver } : {}),
-    });
+    const { connectTimeoutMs: _, ...openOptions } = options;
+    database = openDatabase(url, openOptions);
   } catch (error) {
     throw new DatabaseNotReady('open', target, error);
   }
