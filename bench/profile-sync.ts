@@ -11,7 +11,7 @@ import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { createSyncService } from '../src/features/vault/sync.service.js';
 import { createSyncCache } from '../src/features/vault/sync-cache.js';
-import { syncBody } from '../src/features/vault/sync.schemas.js';
+import { syncBody, syncBytes } from '../src/features/vault/sync.schemas.js';
 import { touchVault } from '../src/features/vault/revisions.js';
 import { rowChange } from '../src/features/vault/ciphers.repository.js';
 import { loadConfig } from '../src/config/config.js';
@@ -52,7 +52,7 @@ for (let round = 0; round < 8; round++) {
   await touchVault(database.db, userId, new Date().toISOString());
   const [, afterChange] = await time(() => warm.load(userId, { withSshKeys: true }));
   const [, unchanged] = await time(() => warm.load(userId, { withSshKeys: true }));
-  const [bytes, body] = await time(async () => Buffer.concat([...syncBody(data, { excludeDomains: true }).chunks]));
+  const [bytes, body] = await time(async () => syncBytes(syncBody(data, { excludeDomains: true })));
   console.log(
     `cache off ${load}, after one change ${afterChange}, unchanged ${unchanged}, body ${body}, ${bytes.length} bytes`,
   );

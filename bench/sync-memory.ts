@@ -45,11 +45,13 @@ try {
   let body = 0;
   for (let round = 1; round <= 4; round++) {
     if (round === 3) await call(server.url, 'PUT', `/api/ciphers/${first?.id ?? ''}`, { token, json: itemBody(account, 7) });
+    const started = performance.now();
     const res = await fetch(`${server.url}/api/sync?excludeDomains=true`, { headers: { ...CLIENT_HEADERS, authorization: `Bearer ${token}` } });
     body = (await res.arrayBuffer()).byteLength;
+    const ms = performance.now() - started;
     const now = memory(pid);
     const what = round === 1 ? 'first sync' : round === 3 ? 'sync after one item changed' : 'sync, vault unchanged';
-    console.log(`${what}: rss ${(now.rss / MB).toFixed(0)} MB, peak ${(now.peak / MB).toFixed(0)} MB, body ${(body / MB).toFixed(1)} MB`);
+    console.log(`${what}: rss ${(now.rss / MB).toFixed(0)} MB, peak ${(now.peak / MB).toFixed(0)} MB, body ${(body / MB).toFixed(1)} MB in ${ms.toFixed(0)} ms`);
   }
   const end = memory(pid);
   console.log(

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sectionItemsWriter, type SectionItems } from './section-items.js';
+import { AnswerAbandoned, sectionItemsWriter, type SectionItems, type SpilledItems } from './section-items.js';
 
 /** An item's JSON as sync writes it: the start (opening and shared part), the user's part, a brace. */
 const start = (id: string, text: string) => Buffer.from(`{"object":"cipherDetails","id":"${id}","text":"${text}",`);
@@ -95,5 +95,85 @@ describe('section items', () => {
       }),
       { numRuns: 40 },
     );
+  });
+
+  describe('a vault larger than the cache keeps (keepBytes)', () => {
+    /** Everything the answer takes from `items`, as text. */
+    async function taken(items: SpilledItems): Promise<string> {
+      const out: Buffer[] = [];
+      for await (const chunk of items) out.push(chunk);
+      return Buffer.concat(out).toString();
+    }
+    /** `writer` given `count` items of 10 KB, waiting for the answer every 20 items, as sync's reading does. */
+    async function write(writer: ReturnType<typeof sectionItemsWriter>, count: number) {
+      for (let i = 0; i < count; i++) {
+        writer.add(`i${i}`, start(`i${i}`, filler(10_000, i)), user('u'));
+        if (i % 20 === 19) await writer.pace();
+      }
+      return writer.finish();
+    }
+
+    it('gives the items to the answer as they are written, the same array, and keeps none of them', async () => {
+      const writer = sectionItemsWriter({ keepBytes: 1_500_000 });
+      const writing = write(writer, 400);
+      const text = await taken(await writer.spilled);
+      expect((JSON.parse(text) as { id: string }[]).map((x) => x.id)).toEqual(Array.from({ length: 400 }, (_, i) => `i${i}`));
+      expect(text).toBe(Buffer.concat((await write(sectionItemsWriter(), 400)).chunks()).toString());
+      expect((await writing).count).toBe(0);
+    });
+
+    it('keeps a vault under keepBytes whole, and never spills it', async () => {
+      const writer = sectionItemsWriter({ keepBytes: 10_000_000 });
+      let spilled = false;
+      void writer.spilled.then(() => (spilled = true));
+      const items = await write(writer, 400);
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(spilled).toBe(false);
+      expect(items.count).toBe(400);
+      expect(parsed(items).map((x) => x.id)).toEqual(Array.from({ length: 400 }, (_, i) => `i${i}`));
+    });
+
+    it('makes the reading wait while the answer has pages it has not taken', async () => {
+      const writer = sectionItemsWriter({ keepBytes: 1 });
+      let written = 0;
+      const writing = (async () => {
+        for (; written < 1000; written++) {
+          writer.add(`i${written}`, start(`i${written}`, filler(100_000, written)), user('u'));
+          await writer.pace();
+        }
+        return writer.finish();
+      })();
+      const pages = (await writer.spilled)[Symbol.asyncIterator]();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Four pages of about 1 MB (ten items each) waiting, and the fifth being filled.
+      expect(written).toBeLessThan(60);
+      const before = written;
+      await pages.next(); // `[`
+      await pages.next(); // the first page
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(written).toBeGreaterThan(before);
+      expect(written).toBeLessThan(before + 20);
+      let rest = '';
+      for (let next = await pages.next(); !next.done; next = await pages.next()) rest += next.value.toString().slice(0, 1);
+      expect((await writing).count).toBe(0);
+      expect(rest.endsWith(']')).toBe(true);
+    });
+
+    it('stops the reading when the answer is abandoned (the client gone)', async () => {
+      const writer = sectionItemsWriter({ keepBytes: 1 });
+      const writing = write(writer, 2000);
+      const pages = (await writer.spilled)[Symbol.asyncIterator]();
+      await pages.next();
+      await pages.return?.();
+      await expect(writing).rejects.toBeInstanceOf(AnswerAbandoned);
+    });
+
+    it('fails the answer when the reading fails', async () => {
+      const writer = sectionItemsWriter({ keepBytes: 1 });
+      void write(writer, 300);
+      const items = await writer.spilled;
+      items.fail(new Error('the database went away'));
+      await expect(taken(items)).rejects.toThrow('the database went away');
+    });
   });
 });

@@ -132,28 +132,151 @@ export class SectionItems {
   }
 }
 
+/** Pages an answer being sent may have waiting before the writer waits for it (SpilledItems.room). */
+const PAGES_AHEAD = 4;
+
+/** The reading of a spilled vault stopped because its answer is no longer being sent (the client went away). */
+export class AnswerAbandoned extends Error {
+  constructor() {
+    super('the sync answer was abandoned before its items were all read');
+  }
+}
+
+/**
+ * The items array of a vault too large to be kept (see sectionItemsWriter's `keepBytes`), given
+ * to the answer page by page while the vault is still being read: each page is dropped once the
+ * answer has taken it, and the reading waits (`room`) while PAGES_AHEAD pages are not yet taken,
+ * so that however large the vault, only a few pages of it are in memory at once. An async
+ * iterator of the array's bytes: `[`, the pages with commas between them, `]`. `return()` (the
+ * answer's stream destroyed) abandons it: the pages are dropped and the reading stops at its next
+ * `room` with AnswerAbandoned.
+ */
+export class SpilledItems implements AsyncIterable<Buffer> {
+  /** Pages written, not yet taken. */
+  #pages: Buffer[];
+  /** Bytes ready to be taken before the next page: `[`, then a comma before each page but the first. */
+  #ready: Buffer[] = [OPEN];
+  #ended = false;
+  #abandoned = false;
+  #failure: { error: unknown } | undefined;
+  #firstTaken = false;
+  #closed = false;
+  /** The answer waiting for a page, and the reading waiting for room. */
+  #taker: (() => void) | undefined;
+  #writer: (() => void) | undefined;
+
+  constructor(pages: Buffer[]) {
+    this.#pages = pages;
+  }
+
+  /** A page written (after those before it). */
+  push(bytes: Buffer): void {
+    if (this.#abandoned) return;
+    this.#pages.push(bytes);
+    this.#wake();
+  }
+
+  /** Every page written: the array closes after the last. */
+  end(): void {
+    this.#ended = true;
+    this.#wake();
+  }
+
+  /** The reading failed: the answer fails with `error` at its next read. */
+  fail(error: unknown): void {
+    this.#failure ??= { error };
+    this.#wake();
+  }
+
+  /** Resolves once fewer than PAGES_AHEAD pages wait; rejects with AnswerAbandoned when the answer is gone. */
+  async room(): Promise<void> {
+    while (this.#pages.length >= PAGES_AHEAD && !this.#abandoned) await new Promise<void>((resolve) => (this.#writer = resolve));
+    if (this.#abandoned) throw new AnswerAbandoned();
+  }
+
+  [Symbol.asyncIterator](): AsyncIterator<Buffer> {
+    return {
+      next: () => this.#next(),
+      return: () => {
+        this.#abandoned = true;
+        this.#pages = [];
+        this.#writer?.();
+        return Promise.resolve({ done: true, value: undefined });
+      },
+    };
+  }
+
+  async #next(): Promise<IteratorResult<Buffer>> {
+    for (;;) {
+      if (this.#failure) throw this.#failure.error;
+      const ready = this.#ready.shift();
+      if (ready) return { done: false, value: ready };
+      const page = this.#pages.shift();
+      if (page) {
+        this.#ready.push(...(this.#firstTaken ? [SEPARATOR, page] : [page]));
+        this.#firstTaken = true;
+        const writer = this.#writer;
+        this.#writer = undefined;
+        writer?.();
+        continue;
+      }
+      if (this.#abandoned || this.#closed) return { done: true, value: undefined };
+      if (this.#ended) {
+        this.#closed = true;
+        return { done: false, value: CLOSE };
+      }
+      await new Promise<void>((resolve) => (this.#taker = resolve));
+    }
+  }
+
+  #wake(): void {
+    const taker = this.#taker;
+    this.#taker = undefined;
+    taker?.();
+  }
+}
+
 /**
  * Builds a SectionItems item by item, writing each item's JSON straight into the current page,
  * so that a vault's items are copied once and never held as one large string.
+ *
+ * With `keepBytes`, a vault whose pages pass that many bytes (more than the sync cache would
+ * keep) is not held whole: `spilled` resolves with a SpilledItems holding the pages written so
+ * far, the pages written after go to it, and the reading calls `pace()` between slices of rows
+ * so that it waits for the answer. `finish()` then ends the SpilledItems and answers an empty
+ * SectionItems (the items went to the answer). Without it, or under it, `spilled` never resolves.
  */
-export function sectionItemsWriter() {
+export function sectionItemsWriter(options: { keepBytes?: number } = {}) {
+  const keepBytes = options.keepBytes ?? Infinity;
   const pages: ItemPage[] = [];
   const hidden = new Set<string>();
   let bytes = Buffer.allocUnsafeSlow(PAGE_BYTES);
   let used = 0;
   let ids: string[] = [];
   let ends: number[] = [];
+  let kept = 0;
+  let outlet: SpilledItems | undefined;
+  let spill: (items: SpilledItems) => void = () => undefined;
+  const spilled = new Promise<SpilledItems>((resolve) => (spill = resolve));
   const close = (last: boolean) => {
     if (ids.length === 0) return;
     // The last page is copied to its size (in a buffer of its own, not Node's shared pool): a
     // cached section (sync-cache.ts, bounded by the bytes it counts) must not keep a mostly
     // empty 1 MB buffer alive behind a short slice.
-    let kept = bytes.subarray(0, used);
+    let filled = bytes.subarray(0, used);
     if (last) {
-      kept = Buffer.allocUnsafeSlow(used);
-      bytes.copy(kept, 0, 0, used);
+      filled = Buffer.allocUnsafeSlow(used);
+      bytes.copy(filled, 0, 0, used);
     }
-    pages.push(page(ids, ends, kept));
+    if (outlet) outlet.push(filled);
+    else {
+      pages.push(page(ids, ends, filled));
+      kept += used;
+      if (kept > keepBytes) {
+        outlet = new SpilledItems(pages.splice(0).map((p) => p.bytes));
+        spill(outlet);
+      }
+    }
     ids = [];
     ends = [];
     used = 0;
@@ -178,9 +301,15 @@ export function sectionItemsWriter() {
     hide(id: string): void {
       hidden.add(id);
     },
+    /** Between slices of rows: waits while the answer has pages of a spilled vault not yet taken. */
+    pace(): Promise<void> {
+      return outlet ? outlet.room() : Promise.resolve();
+    },
+    spilled,
     finish(): SectionItems {
       close(true);
-      return new SectionItems(pages, hidden);
+      outlet?.end();
+      return new SectionItems(pages, outlet ? new Set() : hidden);
     },
   };
 }

@@ -52,6 +52,8 @@ export interface VaultSection {
 export interface SyncCache {
   /** Off (a budget of 0): every sync reads and encodes every item in one pass. */
   readonly enabled: boolean;
+  /** Bytes of items a section may hold and still be kept: a larger vault is sent as it is read (section-items.ts, SpilledItems). */
+  readonly sectionBudget: number;
   items: ItemJsonCache;
   /** The user's last section, whatever its revision and key: served as it is when nothing changed since, else patched. */
   get(userId: string, withSshKeys: boolean): VaultSection | undefined;
@@ -69,10 +71,12 @@ const ORGANIZATION_ITEM_OVERHEAD = 40;
 export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => void = () => undefined): SyncCache {
   const sectionBytes = (s: VaultSection) =>
     s.folders.length + s.items.chunks().reduce((sum, chunk) => sum + chunk.length, 0) + s.items.count * ITEM_OVERHEAD + s.organizationItemIds.size * ORGANIZATION_ITEM_OVERHEAD;
-  const entries = createByteLru<VaultSection>(Math.floor(maxBytes / 2), sectionBytes);
+  const sectionBudget = Math.floor(maxBytes / 2);
+  const entries = createByteLru<VaultSection>(sectionBudget, sectionBytes);
   const keyOf = (userId: string, withSshKeys: boolean) => `${userId}:${withSshKeys ? 1 : 0}`;
   return {
     enabled: maxBytes > 0,
+    sectionBudget,
     items: createItemJsonCache(Math.floor(maxBytes / 2)),
     get(userId, withSshKeys) {
       return entries.get(keyOf(userId, withSshKeys));

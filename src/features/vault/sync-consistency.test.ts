@@ -13,7 +13,7 @@ import { OrganizationUserType } from '../organizations/roles.js';
 import { touchVault } from './revisions.js';
 import { createSyncCache } from './sync-cache.js';
 import { createSyncService } from './sync.service.js';
-import { syncBody } from './sync.schemas.js';
+import { syncBody, syncBytes } from './sync.schemas.js';
 
 /**
  * Sync answers from its caches (whole sections and each item's encoded shared part) must be
@@ -58,7 +58,7 @@ async function cachedSync(who: Actor): Promise<SyncJson> {
 async function uncachedSync(who: Actor, withSshKeys = true): Promise<SyncJson> {
   const fresh = createSyncService({ db: server.database.db, engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(0) });
   const data = await fresh.load(who.userId, { withSshKeys });
-  return JSON.parse(Buffer.concat(syncBody(data, { excludeDomains: false }).chunks).toString()) as SyncJson;
+  return JSON.parse((await syncBytes(syncBody(data, { excludeDomains: false }))).toString()) as SyncJson;
 }
 
 /** Everyone's sync, through the server's caches, equals an uncached build; answers the item ids each sees. */

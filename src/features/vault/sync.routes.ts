@@ -21,6 +21,37 @@ function chunkStream(chunks: readonly Buffer[]): Readable {
   });
 }
 
+/**
+ * The answer of a vault still being read (sync.service.ts, SpilledVault): `head`, the items as
+ * they come, `tail`. Destroyed (the client gone, or the reading failed), it abandons the items,
+ * which stops their reading.
+ */
+function spilledStream(head: Buffer, items: AsyncIterable<Buffer>, tail: Buffer): Readable {
+  const pages = items[Symbol.asyncIterator]();
+  let stage: 'head' | 'items' | 'tail' | 'done' = 'head';
+  return new Readable({
+    read() {
+      if (stage === 'head') {
+        stage = 'items';
+        this.push(head);
+      } else if (stage === 'items') {
+        pages.next().then(
+          (page) => {
+            if (!page.done) return this.push(page.value);
+            stage = 'done';
+            return this.push(tail);
+          },
+          (error: unknown) => this.destroy(error instanceof Error ? error : new Error(String(error))),
+        );
+      } else this.push(null);
+    },
+    destroy(error, done) {
+      void pages.return?.();
+      done(error);
+    },
+  });
+}
+
 /** `GET /sync`: the whole vault in one answer; clients call it when the revision date moved. */
 export const syncRoutes: FastifyPluginAsync<{ sync: SyncService }> = async (app, { sync }) => {
   app.get<{ Querystring: { excludeDomains: boolean } }>(
@@ -39,10 +70,9 @@ export const syncRoutes: FastifyPluginAsync<{ sync: SyncService }> = async (app,
     async (request, reply) => {
       const data = await sync.load(currentUser(request).userId, { withSshKeys: supportsSshKeys(clientContext(request).clientVersion) });
       const body = syncBody(data, { excludeDomains: request.query.excludeDomains });
-      return reply
-        .type('application/json; charset=utf-8')
-        .header('content-length', body.length)
-        .send(chunkStream(body.chunks));
+      reply.type('application/json; charset=utf-8');
+      if (body.length === undefined) return reply.send(spilledStream(body.head, body.items, body.tail));
+      return reply.header('content-length', body.length).send(chunkStream(body.chunks));
     },
   );
 };

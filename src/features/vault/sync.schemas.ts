@@ -8,6 +8,7 @@ import { SendResponse } from '../sends/sends.schemas.js';
 import { CipherDetailsResponse } from './ciphers.schemas.js';
 import type { FolderRow } from './folders.repository.js';
 import { FolderResponse, toFolderResponse } from './folders.schemas.js';
+import { SpilledItems } from './section-items.js';
 import type { SyncData } from './sync.service.js';
 
 export const SyncQuery = Type.Object({ excludeDomains: Type.Boolean({ default: false }) });
@@ -75,9 +76,14 @@ export function syncItemStart(sharedJson: string): Buffer {
 /**
  * The sync body: its length and its bytes, in chunks. The items arrive as encoded JSON (see
  * section-items.ts and sync-cache.ts) and go out as they are, without a serialiser pass over
- * thousands of items or a copy; tests check the result against SyncResponse.
+ * thousands of items or a copy; tests check the result against SyncResponse. The items of a
+ * vault too large to be kept (SpilledItems) are still being read: the body is then `head`, the
+ * items as they come and `tail`, of a length not known in advance.
  */
-export function syncBody(data: SyncData, options: { excludeDomains: boolean }): { length: number; chunks: Buffer[] } {
+export function syncBody(
+  data: SyncData,
+  options: { excludeDomains: boolean },
+): { length: number; chunks: Buffer[] } | { length: undefined; head: Buffer; items: SpilledItems; tail: Buffer } {
   const head = Buffer.from(
     `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations, Boolean(data.user.two_factor_enabled)))},` +
       `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`,
@@ -86,6 +92,16 @@ export function syncBody(data: SyncData, options: { excludeDomains: boolean }): 
     `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":${JSON.stringify(data.sends)},` +
       `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`,
   );
-  const chunks = [head, ...data.vault.items.chunks(), tail];
+  const items = data.vault.items;
+  if (items instanceof SpilledItems) return { length: undefined, head, items, tail };
+  const chunks = [head, ...items.chunks(), tail];
   return { length: chunks.reduce((sum, chunk) => sum + chunk.length, 0), chunks };
+}
+
+/** The whole sync body in one buffer, however it comes (tests and benchmarks). */
+export async function syncBytes(body: ReturnType<typeof syncBody>): Promise<Buffer> {
+  if (body.length !== undefined) return Buffer.concat(body.chunks);
+  const chunks = [body.head];
+  for await (const chunk of body.items) chunks.push(chunk);
+  return Buffer.concat([...chunks, body.tail]);
 }

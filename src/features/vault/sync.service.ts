@@ -12,24 +12,38 @@ import type { PolicyResponse } from '../policies/policies.schemas.js';
 import { policiesForUser } from '../policies/policies.service.js';
 import { findPersonalCiphers, findSharedColumns, listPersonalIds, listPersonalVersions, personalChangesSince, type CipherRow } from './ciphers.repository.js';
 import { CipherType, cipherSharedJson, cipherUserJson, type SharedCipherColumns } from './ciphers.schemas.js';
-import { listFolders } from './folders.repository.js';
+import { listFolders, type FolderRow } from './folders.repository.js';
 import { organizationChangesSince, organizationItemIds, organizationItems, organizationItemVersions, type ReachedCollection } from './org-items.js';
 import { changeMark, changeMarks, vaultRevision } from './revisions.js';
 import type { SyncCache, VaultSection } from './sync-cache.js';
-import { sectionItemsWriter, type SectionItems } from './section-items.js';
+import { sectionItemsWriter, SpilledItems, type SectionItems } from './section-items.js';
 import { foldersJson, syncItemStart } from './sync.schemas.js';
 import { listSends } from '../sends/sends.repository.js';
 import { toSendResponse, type SendResponse } from '../sends/sends.schemas.js';
 
 export interface SyncData {
   user: UserRow & { two_factor_enabled?: boolean };
-  vault: VaultSection;
+  vault: VaultSection | SpilledVault;
   organizations: ProfileOrganizationResponse[];
   collections: CollectionDetailsResponse[];
   policies: PolicyResponse[];
   /** The user's Sends, read afresh (they are not part of the cached vault section). */
   sends: SendResponse[];
 }
+
+/**
+ * A vault larger than the sync cache keeps (its section budget) and in no organization
+ * collection: its items go to the answer as they are read, a few pages at a time, and are not
+ * kept (section-items.ts, SpilledItems), so that however large the vault, the process holds only
+ * those pages besides the answer being sent.
+ */
+export interface SpilledVault {
+  folders: string;
+  items: SpilledItems;
+}
+
+/** Whether `vault` is a section that can be kept (not spilled). */
+export const isSection = (vault: VaultSection | SpilledVault): vault is VaultSection => !(vault.items instanceof SpilledItems);
 
 /** Bitwarden hides SSH keys from clients older than 2024.12 (or that send no version). */
 const shown = (type: number, withSshKeys: boolean) => withSshKeys || type !== (CipherType.SSHKey as number);
@@ -86,16 +100,19 @@ export function createSyncService({
    * off. Personal items are read a slice of ids at a time, so that besides the answer being
    * written only one slice's rows are held (reading a 10,000-item vault at once grew V8's heap
    * by the vault's size). An item deleted meanwhile is left out, one created meanwhile is
-   * stamped above the section's mark and patched in by the next sync.
+   * stamped above the section's mark and patched in by the next sync. With a `writer` that
+   * spills (see build), each slice waits until the answer has taken the pages before it.
    */
-  async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<ReadVault> {
-    const writer = sectionItemsWriter();
+  async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean, writer = sectionItemsWriter()): Promise<ReadVault> {
     const add = (row: CipherRow) => {
       if (shown(row.type, withSshKeys)) writer.add(row.id, encodedStart(row), cipherUserJson(row, 'cipherDetails'));
       else writer.hide(row.id);
     };
     // An item is either the user's own or an organization's (sharing moves it), never both.
-    for (const slice of chunks(await listPersonalIds(db, userId))) (await findPersonalCiphers(db, userId, slice)).forEach(add);
+    for (const slice of chunks(await listPersonalIds(db, userId))) {
+      (await findPersonalCiphers(db, userId, slice)).forEach(add);
+      await writer.pace();
+    }
     const organization = await organizationItems(db, userId, reached);
     organization.forEach(add);
     return { items: writer.finish(), organizationItemIds: new Set(organization.map((row) => row.id)) };
@@ -151,14 +168,15 @@ export function createSyncService({
     return { items: writer.finish(), organizationItemIds };
   }
 
-  /** A vault read whole into a section, with the marks taken before (see load). */
-  async function build(userId: string, revision: number, key: string, marks: Marks, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<VaultSection> {
-    // A vault without organization collections is read in one pass: its items are personal,
-    // seen by no one else, and its section (when within the budget) holds them; keeping their
-    // shared parts in the item cache too would hold them twice.
-    const items = cache.enabled && reached.length > 0 ? listItems : readItems;
-    const [folders, read] = await Promise.all([listFolders(db, userId), items(userId, reached, withSshKeys)]);
-    return {
+  /**
+   * A vault read whole into a section, with the marks taken before (see load); or, for a vault
+   * in no organization collection that outgrows the cache's section budget, a SpilledVault whose
+   * items are still being read while the answer is sent (it could not be kept anyway). Vaults
+   * with organization collections are always read whole: their listing may send the read back
+   * to readItems (see listItems), which an answer already being sent cannot follow.
+   */
+  async function build(userId: string, revision: number, key: string, marks: Marks, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<VaultSection | SpilledVault> {
+    const section = (folders: FolderRow[], read: ReadVault): VaultSection => ({
       revision,
       key,
       since: marks.personal,
@@ -168,7 +186,23 @@ export function createSyncService({
       folderIds: folders.map((f) => f.id),
       organizationItemIds: read.organizationItemIds,
       items: read.items,
-    };
+    });
+    if (cache.enabled && reached.length > 0) {
+      const [folders, read] = await Promise.all([listFolders(db, userId), listItems(userId, reached, withSshKeys)]);
+      return section(folders, read);
+    }
+    // A vault without organization collections is read in one pass: its items are personal,
+    // seen by no one else, and its section (when within the budget) holds them; keeping their
+    // shared parts in the item cache too would hold them twice. The folders are read first: the
+    // answer may start before the items are all read.
+    const folders = await listFolders(db, userId);
+    const writer = sectionItemsWriter(cache.enabled ? { keepBytes: cache.sectionBudget } : {});
+    const reading = readItems(userId, reached, withSshKeys, writer);
+    const first = await Promise.race([writer.spilled, reading]);
+    if (!(first instanceof SpilledItems)) return section(folders, first);
+    // The rest is read while the answer is sent; a failure (or the client gone) ends the answer.
+    void reading.catch((error: unknown) => first.fail(error));
+    return { folders: foldersJson(folders), items: first };
   }
 
   /**
@@ -266,7 +300,7 @@ export function createSyncService({
    * The user's vault from their cached section when nothing changed since (a hit), else that
    * section patched, else read whole; the result is kept for the next sync.
    */
-  async function cachedVault(userId: string, revision: number, key: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<VaultSection> {
+  async function cachedVault(userId: string, revision: number, key: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<VaultSection | SpilledVault> {
     const last = cache.get(userId, withSshKeys);
     const base = last?.key === key ? last : undefined;
     let marks: Marks;
@@ -290,7 +324,7 @@ export function createSyncService({
     }
     cache.served(false);
     const vault = (base && (await patch(userId, base, revision, marks, reached, changes))) || (await build(userId, revision, key, marks, reached, withSshKeys));
-    cache.set(userId, vault);
+    if (isSection(vault)) cache.set(userId, vault);
     return vault;
   }
 

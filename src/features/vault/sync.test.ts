@@ -12,10 +12,14 @@ import { encryptText } from '../../../test/support/bw-crypto.js';
 import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, ciphersOf, KINDS, schemaErrors } from '../../../test/support/vault.js';
 import { createSyncCache } from './sync-cache.js';
-import { createSyncService, type SyncData } from './sync.service.js';
-import { SyncResponse, supportsSshKeys } from './sync.schemas.js';
+import { createSyncService, isSection, type SyncData } from './sync.service.js';
+import { SyncResponse, supportsSshKeys, syncBody, syncBytes } from './sync.schemas.js';
+import { apiBaseUrl } from '../files/attachment-data.js';
 
-const itemsOf = (data: SyncData) => JSON.parse(Buffer.concat(data.vault.items.chunks()).toString()) as unknown[];
+const itemsOf = (data: SyncData) => {
+  if (!isSection(data.vault)) throw new Error('a vault this small is kept as a section');
+  return JSON.parse(Buffer.concat(data.vault.items.chunks()).toString()) as unknown[];
+};
 
 let server: TestServer;
 let alice: LoggedInUser;
@@ -191,6 +195,48 @@ describe('sync', () => {
     expect(await names()).toEqual([[item.id, null, false]]);
     await req(user, 'DELETE', `/ciphers/${item.id}`);
     expect(await names()).toEqual([]);
+  });
+
+  it('sends a vault larger than the sync cache keeps as it reads it, the same answer, and keeps none of it', async () => {
+    // SYNC_CACHE_MEGABYTES=1: sections of up to 512 KB are kept; 600 items are about 1 MB.
+    const small = await startTestServer({ env: { SYNC_CACHE_MEGABYTES: '1' } });
+    try {
+      const syncOf = (user: LoggedInUser) => small.request('GET', '/api/sync', { token: user.accessToken, headers: CLIENT });
+      const uncached = async (user: LoggedInUser) => {
+        const fresh = createSyncService({ db: small.database.db, engine: small.database.engine, apiBase: apiBaseUrl(small.config), cache: createSyncCache(0) });
+        return JSON.parse((await syncBytes(syncBody(await fresh.load(user.userId, { withSshKeys: true }), { excludeDomains: false }))).toString()) as unknown;
+      };
+      const large = await createUser(small, { email: 'large@example.com' });
+      const ciphers = Array.from({ length: 600 }, (_, i) => cipherBody(KINDS[i % KINDS.length] ?? 'login', large.account.userKey));
+      expect((await small.request('POST', '/api/ciphers/import', { token: large.accessToken, json: { folders: [], ciphers, folderRelationships: [] } })).status).toBe(200);
+
+      const first = await syncOf(large);
+      expect(first.status).toBe(200);
+      // Sent as it was read: its length was not known when the answer started.
+      expect(first.headers.get('content-length')).toBeNull();
+      expect(first.text.length).toBeGreaterThan(512 * 1024);
+      expect(schemaErrors(SyncResponse, first.body)).toEqual([]);
+      expect(ciphersOf(first.body)).toHaveLength(600);
+      expect(first.body).toEqual(await uncached(large));
+
+      // Nothing was kept: an edit shows at once, and the next answer is read afresh as well.
+      const edited = ciphersOf(first.body)[123]!;
+      const body = cipherBody('login', large.account.userKey);
+      expect((await small.request('PUT', `/api/ciphers/${edited.id}`, { token: large.accessToken, json: body })).status).toBe(200);
+      const second = await syncOf(large);
+      expect(second.headers.get('content-length')).toBeNull();
+      expect(ciphersOf(second.body).find((c) => c.id === edited.id)?.name).toBe(body.name);
+      expect(second.body).toEqual(await uncached(large));
+
+      // A vault within the budget is kept and sent whole, with its length.
+      const few = await createUser(small, { email: 'few@example.com' });
+      expect((await small.request('POST', '/api/ciphers', { token: few.accessToken, json: cipherBody('login', few.account.userKey) })).status).toBe(200);
+      const kept = await syncOf(few);
+      expect(Number(kept.headers.get('content-length'))).toBe(Buffer.byteLength(kept.text));
+      expect(ciphersOf(kept.body)).toHaveLength(1);
+    } finally {
+      await small.close();
+    }
   });
 
   it('after another member changes one organization item, reads only that item, and runs a constant number of queries while nothing changed', async () => {
