@@ -10,7 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { itemBody } from './items.js';
-import { call, CLIENT_HEADERS, databaseFor, registerAndLogin, startServer } from './harness.js';
+import { call, CLIENT_HEADERS, databaseFor, registerAndLogin, startServer, summary } from './harness.js';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 100_000);
 const CACHE_MB = Number(process.env.SYNC_CACHE_MEGABYTES ?? 64);
@@ -54,9 +54,18 @@ try {
     console.log(`${what}: rss ${(now.rss / MB).toFixed(0)} MB, peak ${(now.peak / MB).toFixed(0)} MB, body ${(body / MB).toFixed(1)} MB in ${ms.toFixed(0)} ms`);
   }
   const end = memory(pid);
-  console.log(
-    `peak growth over idle ${((end.peak - idle.rss) / MB).toFixed(0)} MB; one response plus the cache budget: ${((body + CACHE_MB * MB) / MB).toFixed(0)} MB`,
-  );
+  const growth = (end.peak - idle.rss) / MB;
+  const bound = (body + CACHE_MB * MB) / MB;
+  console.log(`peak growth over idle ${growth.toFixed(0)} MB; one response plus the cache budget: ${bound.toFixed(0)} MB`);
+  summary('sync-memory', {
+    what: `sqlite, peak growth of the process over idle through four syncs of a ${ITEMS.toLocaleString('en-US')}-item vault (the ceiling: one answer, ${(body / MB).toFixed(1)} MB, plus the sync cache, ${CACHE_MB} MB)`,
+    strongroom: growth,
+    ceiling: bound,
+    unit: 'MB',
+    better: 'lower',
+    target: 'at most one answer plus a bounded cache',
+    met: growth <= bound,
+  });
 } finally {
   await server.stop();
   await database.drop();
