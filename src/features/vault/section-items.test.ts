@@ -168,6 +168,22 @@ describe('section items', () => {
       await expect(writing).rejects.toBeInstanceOf(AnswerAbandoned);
     });
 
+    it('ends a read waiting for a page when the answer is abandoned', async () => {
+      const writer = sectionItemsWriter({ keepBytes: 1 });
+      // About 1 MB: one page written, the next being filled.
+      for (let i = 0; i < 15; i++) writer.add(`i${i}`, start(`i${i}`, filler(100_000, i)), user('u'));
+      const pages = (await writer.spilled)[Symbol.asyncIterator]();
+      const bytes = async () => {
+        const next = await pages.next();
+        return next.done ? Buffer.alloc(0) : next.value;
+      };
+      expect((await bytes()).toString()).toBe('[');
+      expect((await bytes()).length).toBeGreaterThan(900_000);
+      const waiting = pages.next(); // nothing more written: it waits
+      await pages.return?.();
+      await expect(waiting).resolves.toEqual({ done: true, value: undefined });
+    });
+
     it('fails the answer when the reading fails', async () => {
       const writer = sectionItemsWriter({ keepBytes: 1 });
       void write(writer, 300);

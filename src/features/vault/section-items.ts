@@ -144,23 +144,25 @@ export class AnswerAbandoned extends Error {
 
 /**
  * The items array of a vault too large to be kept (see sectionItemsWriter's `keepBytes`), given
- * to the answer page by page while the vault is still being read: each page is dropped once the
- * answer has taken it, and the reading waits (`room`) while PAGES_AHEAD pages are not yet taken,
- * so that however large the vault, only a few pages of it are in memory at once. An async
- * iterator of the array's bytes: `[`, the pages with commas between them, `]`. `return()` (the
- * answer's stream destroyed) abandons it: the pages are dropped and the reading stops at its next
- * `room` with AnswerAbandoned.
+ * to the answer page by page while the vault is still being read: it starts with the pages
+ * written before the vault passed the budget, each page is dropped once the answer has taken it,
+ * and the reading waits (`room`) while PAGES_AHEAD pages are not yet taken. However large the
+ * vault, it holds at most about the budget and then PAGES_AHEAD pages. An async iterator of the
+ * array's bytes: `[`, the pages with commas between them, `]`. `return()` (the answer's stream
+ * destroyed) abandons it: the pages are dropped, a pending `next()` ends, and the reading stops
+ * at its next `room` with AnswerAbandoned.
  */
 export class SpilledItems implements AsyncIterable<Buffer> {
   /** Pages written, not yet taken. */
   #pages: Buffer[];
   /** Bytes ready to be taken before the next page: `[`, then a comma before each page but the first. */
   #ready: Buffer[] = [OPEN];
-  #ended = false;
+  /** Every page written (`end`), and the closing bracket sent after the last. */
+  #writerDone = false;
+  #closeSent = false;
   #abandoned = false;
   #failure: { error: unknown } | undefined;
   #firstTaken = false;
-  #closed = false;
   /** The answer waiting for a page, and the reading waiting for room. */
   #taker: (() => void) | undefined;
   #writer: (() => void) | undefined;
@@ -178,7 +180,7 @@ export class SpilledItems implements AsyncIterable<Buffer> {
 
   /** Every page written: the array closes after the last. */
   end(): void {
-    this.#ended = true;
+    this.#writerDone = true;
     this.#wake();
   }
 
@@ -200,7 +202,9 @@ export class SpilledItems implements AsyncIterable<Buffer> {
       return: () => {
         this.#abandoned = true;
         this.#pages = [];
+        this.#ready = [];
         this.#writer?.();
+        this.#wake();
         return Promise.resolve({ done: true, value: undefined });
       },
     };
@@ -220,9 +224,9 @@ export class SpilledItems implements AsyncIterable<Buffer> {
         writer?.();
         continue;
       }
-      if (this.#abandoned || this.#closed) return { done: true, value: undefined };
-      if (this.#ended) {
-        this.#closed = true;
+      if (this.#abandoned || this.#closeSent) return { done: true, value: undefined };
+      if (this.#writerDone) {
+        this.#closeSent = true;
         return { done: false, value: CLOSE };
       }
       await new Promise<void>((resolve) => (this.#taker = resolve));
@@ -240,14 +244,16 @@ export class SpilledItems implements AsyncIterable<Buffer> {
  * Builds a SectionItems item by item, writing each item's JSON straight into the current page,
  * so that a vault's items are copied once and never held as one large string.
  *
- * With `keepBytes`, a vault whose pages pass that many bytes (more than the sync cache would
- * keep) is not held whole: `spilled` resolves with a SpilledItems holding the pages written so
- * far, the pages written after go to it, and the reading calls `pace()` between slices of rows
- * so that it waits for the answer. `finish()` then ends the SpilledItems and answers an empty
+ * With `keepBytes`, a vault whose pages pass that many bytes, counting `itemBytes` more for each
+ * item (what the sync cache counts: more than it would keep), is not held whole: `spilled`
+ * resolves with a SpilledItems holding the pages written so far (`spilledItems()` answers it from
+ * then on), the pages written after go to it, and the reading calls `pace()` between slices of
+ * rows so that it waits for the answer. `finish()` then ends the SpilledItems and answers an empty
  * SectionItems (the items went to the answer). Without it, or under it, `spilled` never resolves.
  */
-export function sectionItemsWriter(options: { keepBytes?: number } = {}) {
+export function sectionItemsWriter(options: { keepBytes?: number; itemBytes?: number } = {}) {
   const keepBytes = options.keepBytes ?? Infinity;
+  const itemBytes = options.itemBytes ?? 0;
   const pages: ItemPage[] = [];
   const hidden = new Set<string>();
   let bytes = Buffer.allocUnsafeSlow(PAGE_BYTES);
@@ -271,7 +277,7 @@ export function sectionItemsWriter(options: { keepBytes?: number } = {}) {
     if (outlet) outlet.push(filled);
     else {
       pages.push(page(ids, ends, filled));
-      kept += used;
+      kept += used + ids.length * itemBytes;
       if (kept > keepBytes) {
         outlet = new SpilledItems(pages.splice(0).map((p) => p.bytes));
         spill(outlet);
@@ -306,6 +312,10 @@ export function sectionItemsWriter(options: { keepBytes?: number } = {}) {
       return outlet ? outlet.room() : Promise.resolve();
     },
     spilled,
+    /** The SpilledItems the pages went to, once they passed `keepBytes` (the last page included). */
+    spilledItems(): SpilledItems | undefined {
+      return outlet;
+    },
     finish(): SectionItems {
       close(true);
       outlet?.end();

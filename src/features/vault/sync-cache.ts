@@ -54,10 +54,14 @@ export interface SyncCache {
   readonly enabled: boolean;
   /** Bytes of items a section may hold and still be kept: a larger vault is sent as it is read (section-items.ts, SpilledItems). */
   readonly sectionBudget: number;
+  /** What the budget counts for each item of a section besides its JSON (its id, its place in a page's index). */
+  readonly itemBytes: number;
   items: ItemJsonCache;
   /** The user's last section, whatever its revision and key: served as it is when nothing changed since, else patched. */
   get(userId: string, withSshKeys: boolean): VaultSection | undefined;
   set(userId: string, section: VaultSection): void;
+  /** Forgets the user's last section (their vault outgrew what is kept). */
+  drop(userId: string, withSshKeys: boolean): void;
   /** Counts a sync served from a section as it is (a hit) or not (the metrics' hit rate). */
   served(hit: boolean): void;
 }
@@ -77,6 +81,7 @@ export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => vo
   return {
     enabled: maxBytes > 0,
     sectionBudget,
+    itemBytes: ITEM_OVERHEAD,
     items: createItemJsonCache(Math.floor(maxBytes / 2)),
     get(userId, withSshKeys) {
       return entries.get(keyOf(userId, withSshKeys));
@@ -84,6 +89,9 @@ export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => vo
     served: onLookup,
     set(userId, section) {
       entries.set(keyOf(userId, section.withSshKeys), section);
+    },
+    drop(userId, withSshKeys) {
+      entries.delete(keyOf(userId, withSshKeys));
     },
   };
 }

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { sql } from 'kysely';
+import { sql, type KyselyPlugin } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, ENC, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
@@ -12,7 +12,8 @@ import { apiBaseUrl } from '../files/attachment-data.js';
 import { OrganizationUserType } from '../organizations/roles.js';
 import { touchVault } from './revisions.js';
 import { createSyncCache } from './sync-cache.js';
-import { createSyncService } from './sync.service.js';
+import { createSyncService, isSection } from './sync.service.js';
+import { rowChange } from './ciphers.repository.js';
 import { syncBody, syncBytes } from './sync.schemas.js';
 
 /**
@@ -205,6 +206,67 @@ describe('sync from its caches', () => {
     await db.updateTable('ciphers').set({ reprompt: 1 }).where('id', '=', soloItem.id).execute();
     await touchVault(db, solo.userId, new Date(Date.now() + 1000).toISOString());
     await expectExact();
+  });
+
+  it('reads again, with the rights given now, an item changed between the listing and its read', async () => {
+    // A member and a collection of this test's own: the walks above change the others' grants.
+    const member = await actor(server, org, 'relisted@example.com');
+    const collection = await seedCollection(server, org, { users: [[owner.memberId, { manage: true }], [member.memberId, { readOnly: true }]] });
+    const kept = await orgItem(owner, [collection]);
+    const revoked = await orgItem(owner, [collection]);
+    const mine = await personalItem(member);
+    // The listing (organization and personal items by id and version, without contents) is
+    // recorded on a first build, then served to a second build after the changes below: as if
+    // they had landed between that build's listing and its read of the items.
+    const listings = new Map<'organization' | 'personal', unknown[]>();
+    let replay = false;
+    const listing: KyselyPlugin = {
+      transformQuery: (args) => args.node,
+      transformResult: async (args) => {
+        const first = args.result.rows[0];
+        if (!first || !('version' in first) || 'data' in first) return args.result;
+        const kind = 'collection_id' in first ? 'organization' : 'personal';
+        if (!replay) listings.set(kind, args.result.rows);
+        return replay ? { ...args.result, rows: listings.get(kind) as typeof args.result.rows } : args.result;
+      },
+    };
+    // Each build with a cache of its own, so that every item's content is read.
+    const build = async () => {
+      const service = createSyncService({ db: server.database.db.withPlugin(listing), engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(64 * 1024 * 1024) });
+      return JSON.parse((await syncBytes(syncBody(await service.load(member.userId, { withSshKeys: true }), { excludeDomains: false }))).toString()) as SyncJson;
+    };
+    const before = await build();
+    expect(before.ciphers.map((x) => x.id)).toEqual(expect.arrayContaining([kept.id, revoked.id, mine.id]));
+    expect([...listings.keys()].sort()).toEqual(['organization', 'personal']);
+
+    const db = server.database.db;
+    const later = new Date(Date.now() + 5000).toISOString();
+    // Edited by another member; taken out of the editor's reach, then edited; edited on another device.
+    await db.updateTable('ciphers').set({ revision_date: later, ...rowChange }).where('id', '=', kept.id).execute();
+    await db.deleteFrom('collection_ciphers').where('cipher_id', '=', revoked.id).execute();
+    await db.updateTable('ciphers').set({ revision_date: later, ...rowChange }).where('id', 'in', [revoked.id, mine.id]).execute();
+    replay = true;
+    const after = await build();
+    const dates = new Map(after.ciphers.map((x) => [x.id, (x as { revisionDate?: string }).revisionDate]));
+    expect(dates.get(kept.id)).toBe(later);
+    expect(dates.get(mine.id)).toBe(later);
+    expect(dates.has(revoked.id)).toBe(false);
+    expect(normalized(after)).toEqual(normalized(await uncachedSync(member)));
+  });
+
+  it('sends a vault with organization collections that outgrows the budget as it reads it, exactly the uncached build', async () => {
+    const service = (bytes: number) => createSyncService({ db: server.database.db, engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(bytes) });
+    const member = await actor(server, org, 'streamed@example.com');
+    const collection = await seedCollection(server, org, { users: [[owner.memberId, { manage: true }], [member.memberId, { hidePasswords: true }]] });
+    for (let i = 0; i < 12; i++) await orgItem(owner, [collection]);
+    await personalItem(member);
+    // 20 KB: sections of up to 10 KB are kept, a few items.
+    const data = await service(20_000).load(member.userId, { withSshKeys: true });
+    expect(isSection(data.vault)).toBe(false);
+    const sent = JSON.parse((await syncBytes(syncBody(data, { excludeDomains: false }))).toString()) as SyncJson;
+    expect(sent.ciphers).toHaveLength(13);
+    expect(normalized(sent)).toEqual(normalized(await uncachedSync(member)));
+    expect(isSection((await service(64 * 1024 * 1024).load(member.userId, { withSshKeys: true })).vault)).toBe(true);
   });
 
   it('patches the section of a vault in no organization with exactly what changed, for new and older clients', async () => {

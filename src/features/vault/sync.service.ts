@@ -12,7 +12,7 @@ import type { PolicyResponse } from '../policies/policies.schemas.js';
 import { policiesForUser } from '../policies/policies.service.js';
 import { findPersonalCiphers, findSharedColumns, listPersonalIds, listPersonalVersions, personalChangesSince, type CipherRow } from './ciphers.repository.js';
 import { CipherType, cipherSharedJson, cipherUserJson, type SharedCipherColumns } from './ciphers.schemas.js';
-import { listFolders, type FolderRow } from './folders.repository.js';
+import { listFolders } from './folders.repository.js';
 import { organizationChangesSince, organizationItemIds, organizationItems, organizationItemVersions, type ReachedCollection } from './org-items.js';
 import { changeMark, changeMarks, vaultRevision } from './revisions.js';
 import type { SyncCache, VaultSection } from './sync-cache.js';
@@ -32,10 +32,9 @@ export interface SyncData {
 }
 
 /**
- * A vault larger than the sync cache keeps (its section budget) and in no organization
- * collection: its items go to the answer as they are read, a few pages at a time, and are not
- * kept (section-items.ts, SpilledItems), so that however large the vault, the process holds only
- * those pages besides the answer being sent.
+ * A vault larger than the sync cache keeps (its section budget): its items go to the answer as
+ * they are read and are not kept (section-items.ts, SpilledItems), so that however large the
+ * vault, the process holds about the budget and a few pages of it, not the whole answer.
  */
 export interface SpilledVault {
   folders: string;
@@ -100,8 +99,9 @@ export function createSyncService({
    * off. Personal items are read a slice of ids at a time, so that besides the answer being
    * written only one slice's rows are held (reading a 10,000-item vault at once grew V8's heap
    * by the vault's size). An item deleted meanwhile is left out, one created meanwhile is
-   * stamped above the section's mark and patched in by the next sync. With a `writer` that
-   * spills (see build), each slice waits until the answer has taken the pages before it.
+   * stamped above the section's mark and comes with the next sync (patched in, or read again
+   * when the vault is not kept). With a `writer` that spills (see build), each slice waits until
+   * the answer has taken the pages before it: the reading then lasts as long as the answer.
    */
   async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean, writer = sectionItemsWriter()): Promise<ReadVault> {
     const add = (row: CipherRow) => {
@@ -135,15 +135,16 @@ export function createSyncService({
   /**
    * The items listed by version, their shared parts from the cache where current, else read and
    * encoded, a slice of the listing at a time: besides the answer being written, only one
-   * slice's rows are held, however large the vault. A row changed between the listing and its
-   * read (the listing's rights may be older than its content: access revoked, then the item
-   * edited) sends this sync to readItems, which reads organization items and access in one query.
+   * slice's rows are held, however large the vault. An item whose row changed between the
+   * listing and its read is read again with the user's part in one query (currentRows): the
+   * listing's rights may be older than its content (access revoked, then the item edited), and
+   * an item no longer reached, or no longer the user's, is left out. With a `writer` that spills
+   * (see build), each slice waits until the answer has taken the pages before it.
    */
-  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<ReadVault> {
+  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean, writer = sectionItemsWriter()): Promise<ReadVault> {
     const [personal, org] = await Promise.all([listPersonalVersions(db, userId), organizationItemVersions(db, userId, reached)]);
     const listedInOrganizations = new Set(org.map((item) => item.id));
     const organizationItemIds = new Set<string>();
-    const writer = sectionItemsWriter();
     for (const slice of chunks([...personal, ...org])) {
       const starts = new Map<string, Buffer>();
       for (const item of slice) {
@@ -152,31 +153,77 @@ export function createSyncService({
       }
       // One deleted since the listing is left out.
       const missing = new Map(slice.filter((item) => !starts.has(item.id) && shown(item.type, withSshKeys)).map((item) => [item.id, item.version]));
+      const changed: string[] = [];
       for (const row of await findSharedColumns(db, [...missing.keys()])) {
-        const start = startOf(row);
-        if (row.version !== missing.get(row.id)) return readItems(userId, reached, withSshKeys);
-        starts.set(row.id, start);
+        if (row.version === missing.get(row.id)) starts.set(row.id, startOf(row));
+        else changed.push(row.id);
       }
+      const current = await currentRows(userId, reached, changed, listedInOrganizations);
       for (const item of slice) {
-        const start = starts.get(item.id);
-        if (!shown(item.type, withSshKeys)) writer.hide(item.id);
-        else if (start) writer.add(item.id, start, cipherUserJson(item, 'cipherDetails'));
+        const now = current.get(item.id);
+        if (changed.includes(item.id) && !now) continue;
+        const start = now ? now.start : starts.get(item.id);
+        if (!shown((now?.row ?? item).type, withSshKeys)) writer.hide(item.id);
+        else if (start) writer.add(item.id, start, cipherUserJson(now?.row ?? item, 'cipherDetails'));
         else continue;
         if (listedInOrganizations.has(item.id)) organizationItemIds.add(item.id);
       }
+      await writer.pace();
     }
     return { items: writer.finish(), organizationItemIds };
   }
 
   /**
+   * Items as they are now, with the user's part and their encoded shared part, in one query for
+   * the organization items (through the reached collections, so with the rights they give now)
+   * and one for the personal ones: those of `ids` that are still in the vault.
+   */
+  async function currentRows(
+    userId: string,
+    reached: readonly ReachedCollection[],
+    ids: readonly string[],
+    inOrganizations: ReadonlySet<string>,
+  ): Promise<Map<string, { row: CipherRow; start: Buffer }>> {
+    if (ids.length === 0) return new Map();
+    const [organization, personal] = await Promise.all([
+      organizationItems(
+        db,
+        userId,
+        reached,
+        ids.filter((id) => inOrganizations.has(id)),
+      ),
+      findPersonalCiphers(
+        db,
+        userId,
+        ids.filter((id) => !inOrganizations.has(id)),
+      ),
+    ]);
+    return new Map([...organization.map((row) => [row.id, { row, start: startOf(row) }] as const), ...personal.map((row) => [row.id, { row, start: encodedStart(row) }] as const)]);
+  }
+
+  /**
    * A vault read whole into a section, with the marks taken before (see load); or, for a vault
-   * in no organization collection that outgrows the cache's section budget, a SpilledVault whose
-   * items are still being read while the answer is sent (it could not be kept anyway). Vaults
-   * with organization collections are always read whole: their listing may send the read back
-   * to readItems (see listItems), which an answer already being sent cannot follow.
+   * that outgrows the cache's section budget, a SpilledVault whose items are still being read
+   * while the answer is sent (it could not be kept anyway). A vault with organization
+   * collections is listed by version (listItems), one without read in one pass (readItems): its
+   * items are personal, seen by no one else, and its section (when within the budget) holds
+   * them; keeping their shared parts in the item cache too would hold them twice. The folders
+   * are read first: the answer may start before the items are all read.
    */
   async function build(userId: string, revision: number, key: string, marks: Marks, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<VaultSection | SpilledVault> {
-    const section = (folders: FolderRow[], read: ReadVault): VaultSection => ({
+    const folders = await listFolders(db, userId);
+    const writer = sectionItemsWriter(cache.enabled ? { keepBytes: cache.sectionBudget, itemBytes: cache.itemBytes } : {});
+    const reading = (cache.enabled && reached.length > 0 ? listItems : readItems)(userId, reached, withSshKeys, writer);
+    // Whichever comes first: the items passing the budget, or all of them read.
+    await Promise.race([writer.spilled, reading]);
+    const spilled = writer.spilledItems();
+    if (spilled) {
+      // The rest is read while the answer is sent; a failure (or the client gone) ends the answer.
+      void reading.catch((error: unknown) => spilled.fail(error));
+      return { folders: foldersJson(folders), items: spilled };
+    }
+    const read = await reading;
+    return {
       revision,
       key,
       since: marks.personal,
@@ -186,23 +233,7 @@ export function createSyncService({
       folderIds: folders.map((f) => f.id),
       organizationItemIds: read.organizationItemIds,
       items: read.items,
-    });
-    if (cache.enabled && reached.length > 0) {
-      const [folders, read] = await Promise.all([listFolders(db, userId), listItems(userId, reached, withSshKeys)]);
-      return section(folders, read);
-    }
-    // A vault without organization collections is read in one pass: its items are personal,
-    // seen by no one else, and its section (when within the budget) holds them; keeping their
-    // shared parts in the item cache too would hold them twice. The folders are read first: the
-    // answer may start before the items are all read.
-    const folders = await listFolders(db, userId);
-    const writer = sectionItemsWriter(cache.enabled ? { keepBytes: cache.sectionBudget } : {});
-    const reading = readItems(userId, reached, withSshKeys, writer);
-    const first = await Promise.race([writer.spilled, reading]);
-    if (!(first instanceof SpilledItems)) return section(folders, first);
-    // The rest is read while the answer is sent; a failure (or the client gone) ends the answer.
-    void reading.catch((error: unknown) => first.fail(error));
-    return { folders: foldersJson(folders), items: first };
+    };
   }
 
   /**
@@ -324,7 +355,10 @@ export function createSyncService({
     }
     cache.served(false);
     const vault = (base && (await patch(userId, base, revision, marks, reached, changes))) || (await build(userId, revision, key, marks, reached, withSshKeys));
+    // A vault that outgrew the budget leaves no section behind: patching one as old as that would
+    // read every row written since, and then be refused anyway.
     if (isSection(vault)) cache.set(userId, vault);
+    else cache.drop(userId, withSshKeys);
     return vault;
   }
 
