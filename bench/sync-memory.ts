@@ -4,18 +4,27 @@
  * first sync, after each of a few syncs (the first after a change of one item), and the sync
  * body's size. The process should grow by at most about one response plus the sync cache's
  * budget (SYNC_CACHE_MEGABYTES, 64 MB unless given), whatever the vault's size. Linux only.
- * SQLITE_CACHE_MEGABYTES, when given, goes to the server too.
+ * SQLITE_CACHE_MEGABYTES, when given, goes to the server too. BENCH_VAULT=organization puts the
+ * items in an organization's default collection instead (the owner syncs: the listing by version
+ * and the item cache's path), moved there in the database after the import.
  *
  *   npx tsx bench/sync-memory.ts
  */
 import { readFileSync } from 'node:fs';
 import { itemBody } from './items.js';
-import { call, CLIENT_HEADERS, databaseFor, registerAndLogin, startServer, summary } from './harness.js';
+import { openDatabase } from '../src/db/database.js';
+import { call, CLIENT_HEADERS, databaseFor, foundOrganization, registerAndLogin, startServer, summary } from './harness.js';
 
 const ITEMS = Number(process.env.BENCH_ITEMS ?? 100_000);
 const CACHE_MB = Number(process.env.SYNC_CACHE_MEGABYTES ?? 64);
 const MB = 1024 * 1024;
-const SERVER_ENV = { SYNC_CACHE_MEGABYTES: String(CACHE_MB), ...(process.env.SQLITE_CACHE_MEGABYTES ? { SQLITE_CACHE_MEGABYTES: process.env.SQLITE_CACHE_MEGABYTES } : {}) };
+const ORGANIZATION = process.env.BENCH_VAULT === 'organization';
+const SERVER_ENV = {
+  SYNC_CACHE_MEGABYTES: String(CACHE_MB),
+  ...(process.env.SQLITE_CACHE_MEGABYTES ? { SQLITE_CACHE_MEGABYTES: process.env.SQLITE_CACHE_MEGABYTES } : {}),
+  // The cloud variant, where any account may found an organization; sync is the same code.
+  ...(ORGANIZATION ? { DEPLOYMENT: 'cloud' } : {}),
+};
 
 function memory(pid: number): { rss: number; peak: number } {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -26,7 +35,8 @@ function memory(pid: number): { rss: number; peak: number } {
 const database = await databaseFor('sqlite');
 let server = await startServer(database.url, SERVER_ENV);
 try {
-  const { token, account } = await registerAndLogin(server.url, 'memory@example.com');
+  const owner = ORGANIZATION ? await foundOrganization(server.url, 'memory@example.com') : { ...(await registerAndLogin(server.url, 'memory@example.com')), orgId: undefined };
+  const { token, account } = owner;
   // Imports of 5,000 items; encrypted once per distinct body, the vault repeats 1,000 of them.
   const bodies = Array.from({ length: 1000 }, (_, i) => itemBody(account, i));
   for (let start = 0; start < ITEMS; start += 5000) {
@@ -37,14 +47,28 @@ try {
 
   // A fresh process: the import's own memory is not counted.
   await server.stop();
+  if (owner.orgId) {
+    // There is no bulk import of organization items: the imported items move to the organization.
+    const moving = openDatabase(database.url);
+    const db = moving.db;
+    const collection = await db.selectFrom('collections').select('id').where('organization_id', '=', owner.orgId).executeTakeFirstOrThrow();
+    const user = await db.selectFrom('users').select('id').where('email', '=', 'memory@example.com').executeTakeFirstOrThrow();
+    await db.updateTable('ciphers').set({ organization_id: owner.orgId, user_id: null }).where('user_id', '=', user.id).execute();
+    await db
+      .insertInto('collection_ciphers')
+      .columns(['collection_id', 'cipher_id'])
+      .expression(db.selectFrom('ciphers').select((eb) => [eb.val(collection.id).as('collection_id'), 'id']).where('organization_id', '=', owner.orgId))
+      .execute();
+    await moving.close();
+  }
   server = await startServer(database.url, SERVER_ENV);
   const pid = server.pid ?? 0;
   const idle = memory(pid);
-  console.log(`${ITEMS.toLocaleString('en-US')} items, sync cache ${CACHE_MB} MB, SQLite's page cache ${process.env.SQLITE_CACHE_MEGABYTES ?? 'the default'} MB, Node ${process.version}`);
+  console.log(`${ITEMS.toLocaleString('en-US')} ${ORGANIZATION ? 'organization ' : ''}items, sync cache ${CACHE_MB} MB, SQLite's page cache ${process.env.SQLITE_CACHE_MEGABYTES ?? 'the default'} MB, Node ${process.version}`);
   console.log(`idle: rss ${(idle.rss / MB).toFixed(0)} MB`);
   let body = 0;
   for (let round = 1; round <= 4; round++) {
-    if (round === 3) await call(server.url, 'PUT', `/api/ciphers/${first?.id ?? ''}`, { token, json: itemBody(account, 7) });
+    if (round === 3) await call(server.url, 'PUT', `/api/ciphers/${first?.id ?? ''}`, { token, json: { ...itemBody(account, 7), ...(owner.orgId ? { organizationId: owner.orgId } : {}) } });
     const started = performance.now();
     const res = await fetch(`${server.url}/api/sync?excludeDomains=true`, { headers: { ...CLIENT_HEADERS, authorization: `Bearer ${token}` } });
     body = (await res.arrayBuffer()).byteLength;
@@ -58,7 +82,7 @@ try {
   const bound = (body + CACHE_MB * MB) / MB;
   console.log(`peak growth over idle ${growth.toFixed(0)} MB; one response plus the cache budget: ${bound.toFixed(0)} MB`);
   summary('sync-memory', {
-    what: `sqlite, peak growth of the process over idle through four syncs of a ${ITEMS.toLocaleString('en-US')}-item vault (the ceiling: one answer, ${(body / MB).toFixed(1)} MB, plus the sync cache, ${CACHE_MB} MB)`,
+    what: `sqlite, peak growth of the process over idle through four syncs of a ${ITEMS.toLocaleString('en-US')}-item ${ORGANIZATION ? 'organization ' : ''}vault (the ceiling: one answer, ${(body / MB).toFixed(1)} MB, plus the sync cache, ${CACHE_MB} MB)`,
     strongroom: growth,
     ceiling: bound,
     unit: 'MB',

@@ -71,19 +71,19 @@ export async function organizationItems(
 
 /**
  * Like organizationItems for sync's listing: the ids, versions and the user's part of the
- * reached items, without their contents (see item-json-cache.ts).
+ * reached items, without their contents (see item-json-cache.ts). With `ids`, only those items.
  */
-export async function organizationItemVersions(executor: Executor, userId: string, collections: readonly ReachedCollection[]): Promise<ItemVersion[]> {
-  if (collections.length === 0) return [];
-  const rows = await executor
+export async function organizationItemVersions(executor: Executor, userId: string, collections: readonly ReachedCollection[], ids?: readonly string[]): Promise<ItemVersion[]> {
+  if (collections.length === 0 || (ids && ids.length === 0)) return [];
+  let query = executor
     .selectFrom('collection_ciphers as cc')
     .innerJoin('ciphers as c', 'c.id', 'cc.cipher_id')
     .innerJoin('organizations as o', 'o.id', 'c.organization_id')
     .leftJoin('cipher_user_settings as s', (join) => join.onRef('s.cipher_id', '=', 'c.id').on('s.user_id', '=', userId))
     .select(['c.id', 'c.version', 'c.type', 'c.organization_id', 's.folder_id', 's.favorite', 's.archived_date', 'cc.collection_id', 'o.use_totp', 'o.limit_item_deletion'])
-    .where('cc.collection_id', 'in', collections.map((c) => c.id))
-    .execute();
-  return withAccess(rows, collections).map(({ organization_id: _, ...item }) => item);
+    .where('cc.collection_id', 'in', collections.map((c) => c.id));
+  if (ids) query = query.where('c.id', 'in', [...ids]);
+  return withAccess(await query.execute(), collections).map(({ organization_id: _, ...item }) => item);
 }
 
 interface ReachingRow {

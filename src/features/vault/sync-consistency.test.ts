@@ -254,8 +254,9 @@ describe('sync from its caches', () => {
     expect(normalized(after)).toEqual(normalized(await uncachedSync(member)));
   });
 
-  it('sends a vault with organization collections that outgrows the budget as it reads it, exactly the uncached build', async () => {
-    const service = (bytes: number) => createSyncService({ db: server.database.db, engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(bytes) });
+  it('lists a vault with organization collections a page at a time, and sends it as it reads it once it outgrows the budget: exactly the uncached build', async () => {
+    // Listed five organization items at a time: three pages.
+    const service = (bytes: number) => createSyncService({ db: server.database.db, engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(bytes), listingPage: 5 });
     const member = await actor(server, org, 'streamed@example.com');
     const collection = await seedCollection(server, org, { users: [[owner.memberId, { manage: true }], [member.memberId, { hidePasswords: true }]] });
     for (let i = 0; i < 12; i++) await orgItem(owner, [collection]);

@@ -10,7 +10,7 @@ import type { ProfileOrganizationResponse } from '../organizations/organizations
 import { profileOrganizations } from '../organizations/profile-organizations.js';
 import type { PolicyResponse } from '../policies/policies.schemas.js';
 import { policiesForUser } from '../policies/policies.service.js';
-import { findPersonalCiphers, findSharedColumns, listPersonalIds, listPersonalVersions, personalChangesSince, type CipherRow } from './ciphers.repository.js';
+import { findPersonalCiphers, findSharedColumns, listPersonalIds, listPersonalVersions, personalChangesSince, type CipherRow, type ItemVersion } from './ciphers.repository.js';
 import { CipherType, cipherSharedJson, cipherUserJson, type SharedCipherColumns } from './ciphers.schemas.js';
 import { listFolders } from './folders.repository.js';
 import { organizationChangesSince, organizationItemIds, organizationItems, organizationItemVersions, type ReachedCollection } from './org-items.js';
@@ -80,12 +80,15 @@ export function createSyncService({
   engine,
   cache,
   apiBase,
+  listingPage = 5000,
 }: {
   db: Db;
   engine: Engine;
   cache: SyncCache;
   /** Base of the attachment URLs in items (files/attachment-data.ts). */
   apiBase: string;
+  /** Organization items listed at once by a sync that lists the vault (listItems), their ids in one `in` list. */
+  listingPage?: number;
 }) {
   /** A vault's items as read whole, and which of them are organization items. */
   interface ReadVault {
@@ -135,70 +138,58 @@ export function createSyncService({
   /**
    * The items listed by version, their shared parts from the cache where current, else read and
    * encoded, a slice of the listing at a time: besides the answer being written, only one
-   * slice's rows are held, however large the vault. An item whose row changed between the
-   * listing and its read is read again with the user's part in one query (currentRows): the
-   * listing's rights may be older than its content (access revoked, then the item edited), and
-   * an item no longer reached, or no longer the user's, is left out. With a `writer` that spills
-   * (see build), each slice waits until the answer has taken the pages before it.
+   * slice's rows are held. The organization items are listed a page of ids at a time (the
+   * listing holds each item's rights, and a large vault's whole listing took more memory than
+   * its answer). An item whose row changed between the listing and its read is read again with
+   * the user's part in one query (currentRows): the listing's rights may be older than its
+   * content (access revoked, then the item edited), and an item no longer reached, or no longer
+   * the user's, is left out. With a `writer` that spills (see build), each slice waits until the
+   * answer has taken the pages before it.
    */
   async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean, writer = sectionItemsWriter()): Promise<ReadVault> {
-    const [personal, org] = await Promise.all([listPersonalVersions(db, userId), organizationItemVersions(db, userId, reached)]);
-    const listedInOrganizations = new Set(org.map((item) => item.id));
-    const organizationItemIds = new Set<string>();
-    for (const slice of chunks([...personal, ...org])) {
-      const starts = new Map<string, Buffer>();
-      for (const item of slice) {
-        const start = cache.items.get(item.id, item.version);
-        if (start !== undefined) starts.set(item.id, start);
+    const organizationItemIdsRead = new Set<string>();
+    const write = async (listed: readonly ItemVersion[], inOrganization: boolean) => {
+      for (const slice of chunks(listed)) {
+        const starts = new Map<string, Buffer>();
+        for (const item of slice) {
+          const start = cache.items.get(item.id, item.version);
+          if (start !== undefined) starts.set(item.id, start);
+        }
+        // One deleted since the listing is left out.
+        const missing = new Map(slice.filter((item) => !starts.has(item.id) && shown(item.type, withSshKeys)).map((item) => [item.id, item.version]));
+        const changed: string[] = [];
+        for (const row of await findSharedColumns(db, [...missing.keys()])) {
+          if (row.version === missing.get(row.id)) starts.set(row.id, startOf(row));
+          else changed.push(row.id);
+        }
+        const current = await currentRows(userId, reached, changed, inOrganization);
+        for (const item of slice) {
+          const now = current.get(item.id);
+          if (changed.includes(item.id) && !now) continue;
+          const start = now ? now.start : starts.get(item.id);
+          if (!shown((now?.row ?? item).type, withSshKeys)) writer.hide(item.id);
+          else if (start) writer.add(item.id, start, cipherUserJson(now?.row ?? item, 'cipherDetails'));
+          else continue;
+          if (inOrganization) organizationItemIdsRead.add(item.id);
+        }
+        await writer.pace();
       }
-      // One deleted since the listing is left out.
-      const missing = new Map(slice.filter((item) => !starts.has(item.id) && shown(item.type, withSshKeys)).map((item) => [item.id, item.version]));
-      const changed: string[] = [];
-      for (const row of await findSharedColumns(db, [...missing.keys()])) {
-        if (row.version === missing.get(row.id)) starts.set(row.id, startOf(row));
-        else changed.push(row.id);
-      }
-      const current = await currentRows(userId, reached, changed, listedInOrganizations);
-      for (const item of slice) {
-        const now = current.get(item.id);
-        if (changed.includes(item.id) && !now) continue;
-        const start = now ? now.start : starts.get(item.id);
-        if (!shown((now?.row ?? item).type, withSshKeys)) writer.hide(item.id);
-        else if (start) writer.add(item.id, start, cipherUserJson(now?.row ?? item, 'cipherDetails'));
-        else continue;
-        if (listedInOrganizations.has(item.id)) organizationItemIds.add(item.id);
-      }
-      await writer.pace();
-    }
-    return { items: writer.finish(), organizationItemIds };
+    };
+    const [personal, inOrganizations] = await Promise.all([listPersonalVersions(db, userId), organizationItemIds(db, reached)]);
+    await write(personal, false);
+    for (const page of chunks([...inOrganizations], listingPage)) await write(await organizationItemVersions(db, userId, reached, page), true);
+    return { items: writer.finish(), organizationItemIds: organizationItemIdsRead };
   }
 
   /**
-   * Items as they are now, with the user's part and their encoded shared part, in one query for
-   * the organization items (through the reached collections, so with the rights they give now)
-   * and one for the personal ones: those of `ids` that are still in the vault.
+   * Items as they are now, with the user's part and their encoded shared part: organization
+   * items through the reached collections (so with the rights they give now), or personal ones;
+   * those of `ids` that are still in the vault as such.
    */
-  async function currentRows(
-    userId: string,
-    reached: readonly ReachedCollection[],
-    ids: readonly string[],
-    inOrganizations: ReadonlySet<string>,
-  ): Promise<Map<string, { row: CipherRow; start: Buffer }>> {
+  async function currentRows(userId: string, reached: readonly ReachedCollection[], ids: readonly string[], inOrganization: boolean): Promise<Map<string, { row: CipherRow; start: Buffer }>> {
     if (ids.length === 0) return new Map();
-    const [organization, personal] = await Promise.all([
-      organizationItems(
-        db,
-        userId,
-        reached,
-        ids.filter((id) => inOrganizations.has(id)),
-      ),
-      findPersonalCiphers(
-        db,
-        userId,
-        ids.filter((id) => !inOrganizations.has(id)),
-      ),
-    ]);
-    return new Map([...organization.map((row) => [row.id, { row, start: startOf(row) }] as const), ...personal.map((row) => [row.id, { row, start: encodedStart(row) }] as const)]);
+    if (inOrganization) return new Map((await organizationItems(db, userId, reached, ids)).map((row) => [row.id, { row, start: startOf(row) }]));
+    return new Map((await findPersonalCiphers(db, userId, ids)).map((row) => [row.id, { row, start: encodedStart(row) }]));
   }
 
   /**
