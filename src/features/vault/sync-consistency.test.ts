@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { sql, type KyselyPlugin } from 'kysely';
+import { sql, type KyselyPlugin, type UnknownRow } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, ENC, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
@@ -74,6 +74,34 @@ async function expectExact(): Promise<Map<Actor, string[]>> {
     );
   }
   return seen;
+}
+
+/**
+ * A plugin that records the listings sync takes of a vault with organization collections (the
+ * personal items by version, the reached organization items' ids, the organization items by
+ * version: rows without contents, told apart by their columns), then, told to replay some of
+ * them, serves those recorded rows instead: as if what changed since had landed after the
+ * listing and before the read of the items.
+ */
+function recordedListings() {
+  type Kind = 'personal' | 'ids' | 'organization';
+  const recorded = new Map<Kind, UnknownRow[]>();
+  let replayed = new Set<Kind>();
+  const kindOf = (row: object | undefined): Kind | undefined => {
+    if (!row || 'data' in row) return undefined;
+    if ('version' in row) return 'collection_id' in row ? 'organization' : 'personal';
+    return Object.keys(row).sort().join() === 'collection_id,id,organization_id' ? 'ids' : undefined;
+  };
+  const plugin: KyselyPlugin = {
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      const kind = kindOf(args.result.rows[0]);
+      if (!kind) return args.result;
+      if (!replayed.has(kind)) recorded.set(kind, args.result.rows);
+      return replayed.has(kind) ? { ...args.result, rows: recorded.get(kind) ?? args.result.rows } : args.result;
+    },
+  };
+  return { plugin, replay: (kinds: Kind[]) => (replayed = new Set(kinds)), recorded };
 }
 
 const personalItem = async (who: Actor) => ok(who, 'POST', '/ciphers', cipherBody('login', who.account.userKey));
@@ -215,29 +243,14 @@ describe('sync from its caches', () => {
     const kept = await orgItem(owner, [collection]);
     const revoked = await orgItem(owner, [collection]);
     const mine = await personalItem(member);
-    // The listing (organization and personal items by id and version, without contents) is
-    // recorded on a first build, then served to a second build after the changes below: as if
-    // they had landed between that build's listing and its read of the items.
-    const listings = new Map<'organization' | 'personal', unknown[]>();
-    let replay = false;
-    const listing: KyselyPlugin = {
-      transformQuery: (args) => args.node,
-      transformResult: async (args) => {
-        const first = args.result.rows[0];
-        if (!first || !('version' in first) || 'data' in first) return args.result;
-        const kind = 'collection_id' in first ? 'organization' : 'personal';
-        if (!replay) listings.set(kind, args.result.rows);
-        return replay ? { ...args.result, rows: listings.get(kind) as typeof args.result.rows } : args.result;
-      },
-    };
+    const listings = recordedListings();
     // Each build with a cache of its own, so that every item's content is read.
     const build = async () => {
-      const service = createSyncService({ db: server.database.db.withPlugin(listing), engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(64 * 1024 * 1024) });
+      const service = createSyncService({ db: server.database.db.withPlugin(listings.plugin), engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(64 * 1024 * 1024) });
       return JSON.parse((await syncBytes(syncBody(await service.load(member.userId, { withSshKeys: true }), { excludeDomains: false }))).toString()) as SyncJson;
     };
     const before = await build();
     expect(before.ciphers.map((x) => x.id)).toEqual(expect.arrayContaining([kept.id, revoked.id, mine.id]));
-    expect([...listings.keys()].sort()).toEqual(['organization', 'personal']);
 
     const db = server.database.db;
     const later = new Date(Date.now() + 5000).toISOString();
@@ -245,12 +258,37 @@ describe('sync from its caches', () => {
     await db.updateTable('ciphers').set({ revision_date: later, ...rowChange }).where('id', '=', kept.id).execute();
     await db.deleteFrom('collection_ciphers').where('cipher_id', '=', revoked.id).execute();
     await db.updateTable('ciphers').set({ revision_date: later, ...rowChange }).where('id', 'in', [revoked.id, mine.id]).execute();
-    replay = true;
+    listings.replay(['personal', 'organization']);
     const after = await build();
     const dates = new Map(after.ciphers.map((x) => [x.id, (x as { revisionDate?: string }).revisionDate]));
     expect(dates.get(kept.id)).toBe(later);
     expect(dates.get(mine.id)).toBe(later);
     expect(dates.has(revoked.id)).toBe(false);
+    expect(normalized(after)).toEqual(normalized(await uncachedSync(member)));
+  });
+
+  it('sends an item shared into an organization between the listing and its read as the organization item it now is', async () => {
+    const member = await actor(server, org, 'sharer@example.com');
+    const collection = await seedCollection(server, org, { users: [[owner.memberId, { manage: true }], [member.memberId, { manage: true }]] });
+    await orgItem(owner, [collection]);
+    // Another personal item stays: the plugin tells a listing by its rows, and an empty one by none.
+    await personalItem(member);
+    const shared = await personalItem(member);
+    const listings = recordedListings();
+    const build = async () => {
+      const service = createSyncService({ db: server.database.db.withPlugin(listings.plugin), engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(64 * 1024 * 1024) });
+      return JSON.parse((await syncBytes(syncBody(await service.load(member.userId, { withSshKeys: true }), { excludeDomains: false }))).toString()) as SyncJson;
+    };
+    await build();
+    expect([...listings.recorded.keys()].sort()).toEqual(['ids', 'organization', 'personal']);
+    // Shared as the share route does it in the database: the item moves to the organization and into the collection.
+    const db = server.database.db;
+    await db.updateTable('ciphers').set({ organization_id: org, user_id: null, ...rowChange }).where('id', '=', shared.id).execute();
+    await db.insertInto('collection_ciphers').values({ collection_id: collection, cipher_id: shared.id }).execute();
+    // The personal listing and the organization ids as they were before; the pages read now.
+    listings.replay(['personal', 'ids']);
+    const after = await build();
+    expect(after.ciphers.filter((x) => x.id === shared.id)).toHaveLength(1);
     expect(normalized(after)).toEqual(normalized(await uncachedSync(member)));
   });
 

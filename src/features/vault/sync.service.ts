@@ -49,7 +49,9 @@ const shown = (type: number, withSshKeys: boolean) => withSshKeys || type !== (C
 
 /**
  * Everything a client caches, read in a fixed number of queries however large the vault (plus
- * one per slice of 500 items read, or of 500 listed items that holds changed ones): the user
+ * one per slice of 500 items read, and for a vault with organization collections listed by
+ * version, one per page of 5,000 organization items and one per slice that holds items changed
+ * since the listing): the user
  * and the vault revision, the confirmed memberships, the policies, the reachable collections,
  * then (unless the cached section is current) the folders and the items. Organization items
  * reach sync only through the user's collections: an Owner or Admin sees unassigned items in
@@ -138,17 +140,22 @@ export function createSyncService({
   /**
    * The items listed by version, their shared parts from the cache where current, else read and
    * encoded, a slice of the listing at a time: besides the answer being written, only one
-   * slice's rows are held. The organization items are listed a page of ids at a time (the
-   * listing holds each item's rights, and a large vault's whole listing took more memory than
-   * its answer). An item whose row changed between the listing and its read is read again with
-   * the user's part in one query (currentRows): the listing's rights may be older than its
-   * content (access revoked, then the item edited), and an item no longer reached, or no longer
-   * the user's, is left out. With a `writer` that spills (see build), each slice waits until the
-   * answer has taken the pages before it.
+   * slice's rows are held. The personal items are listed at once; the ids of the organization
+   * items are read at the same time, and those items listed a page of `listingPage` ids at a
+   * time (the listing holds each item's rights, and a large vault's whole listing took more
+   * memory than its answer). An item that enters the user's reach later comes with the next
+   * sync. An item whose row changed between the listing and its read is read again with the
+   * user's part in one query (currentRows): the listing's rights may be older than its content
+   * (access revoked, then the item edited), and an item no longer reached, or no longer the
+   * user's, is left out; a personal item shared meanwhile is listed with the organization items
+   * instead. With a `writer` that spills (see build), each slice waits until the answer has
+   * taken the pages before it.
    */
   async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean, writer = sectionItemsWriter()): Promise<ReadVault> {
-    const organizationItemIdsRead = new Set<string>();
-    const write = async (listed: readonly ItemVersion[], inOrganization: boolean) => {
+    const writtenOrganizationIds = new Set<string>();
+    /** Writes `listed` (personal or organization items); answers the ids it left out because their row changed and they are not there as such any more. */
+    const write = async (listed: readonly ItemVersion[], inOrganization: boolean): Promise<string[]> => {
+      const gone: string[] = [];
       for (const slice of chunks(listed)) {
         const starts = new Map<string, Buffer>();
         for (const item of slice) {
@@ -157,28 +164,40 @@ export function createSyncService({
         }
         // One deleted since the listing is left out.
         const missing = new Map(slice.filter((item) => !starts.has(item.id) && shown(item.type, withSshKeys)).map((item) => [item.id, item.version]));
-        const changed: string[] = [];
+        const changed = new Set<string>();
         for (const row of await findSharedColumns(db, [...missing.keys()])) {
           if (row.version === missing.get(row.id)) starts.set(row.id, startOf(row));
-          else changed.push(row.id);
+          else changed.add(row.id);
         }
-        const current = await currentRows(userId, reached, changed, inOrganization);
+        const current = await currentRows(userId, reached, [...changed], inOrganization);
         for (const item of slice) {
           const now = current.get(item.id);
-          if (changed.includes(item.id) && !now) continue;
+          if (changed.has(item.id) && !now) {
+            gone.push(item.id);
+            continue;
+          }
           const start = now ? now.start : starts.get(item.id);
           if (!shown((now?.row ?? item).type, withSshKeys)) writer.hide(item.id);
           else if (start) writer.add(item.id, start, cipherUserJson(now?.row ?? item, 'cipherDetails'));
           else continue;
-          if (inOrganization) organizationItemIdsRead.add(item.id);
+          if (inOrganization) writtenOrganizationIds.add(item.id);
         }
         await writer.pace();
       }
+      return gone;
     };
     const [personal, inOrganizations] = await Promise.all([listPersonalVersions(db, userId), organizationItemIds(db, reached)]);
-    await write(personal, false);
-    for (const page of chunks([...inOrganizations], listingPage)) await write(await organizationItemVersions(db, userId, reached, page), true);
-    return { items: writer.finish(), organizationItemIds: organizationItemIdsRead };
+    // An item listed both ways was shared between the two reads (sharing is one way): it is an
+    // organization item now.
+    const sharedMeanwhile = await write(
+      personal.filter((item) => !inOrganizations.has(item.id)),
+      false,
+    );
+    for (const id of sharedMeanwhile) inOrganizations.add(id);
+    // Each page's ids and the reached collections are bound one parameter each: 5,000 ids leave
+    // room for about 27,000 collections under SQLite's 32,766.
+    for (const page of chunks([...inOrganizations], Math.max(1, listingPage))) await write(await organizationItemVersions(db, userId, reached, page), true);
+    return { items: writer.finish(), organizationItemIds: writtenOrganizationIds };
   }
 
   /**
