@@ -12,7 +12,7 @@ import { apiBaseUrl } from '../files/attachment-data.js';
 import { OrganizationUserType } from '../organizations/roles.js';
 import { touchVault } from './revisions.js';
 import { createSyncCache } from './sync-cache.js';
-import { createSyncService, isSection } from './sync.service.js';
+import { createSyncService, isSection, type SyncData } from './sync.service.js';
 import { rowChange } from './ciphers.repository.js';
 import { syncBody, syncBytes } from './sync.schemas.js';
 
@@ -56,10 +56,17 @@ async function cachedSync(who: Actor): Promise<SyncJson> {
   return res.body as SyncJson;
 }
 
+/** A sync service of its own over the server's database: a cache of `cacheBytes`, through `plugin` when given. */
+function serviceWith(cacheBytes: number, options: { plugin?: KyselyPlugin; listingPage?: number } = {}) {
+  const db = options.plugin ? server.database.db.withPlugin(options.plugin) : server.database.db;
+  return createSyncService({ db, engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(cacheBytes), ...(options.listingPage ? { listingPage: options.listingPage } : {}) });
+}
+
+/** `data` as the sync body a client reads. */
+const bodyOf = async (data: SyncData) => JSON.parse((await syncBytes(syncBody(data, { excludeDomains: false }))).toString()) as SyncJson;
+
 async function uncachedSync(who: Actor, withSshKeys = true): Promise<SyncJson> {
-  const fresh = createSyncService({ db: server.database.db, engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(0) });
-  const data = await fresh.load(who.userId, { withSshKeys });
-  return JSON.parse((await syncBytes(syncBody(data, { excludeDomains: false }))).toString()) as SyncJson;
+  return bodyOf(await serviceWith(0).load(who.userId, { withSshKeys }));
 }
 
 /** Everyone's sync, through the server's caches, equals an uncached build; answers the item ids each sees. */
@@ -245,10 +252,7 @@ describe('sync from its caches', () => {
     const mine = await personalItem(member);
     const listings = recordedListings();
     // Each build with a cache of its own, so that every item's content is read.
-    const build = async () => {
-      const service = createSyncService({ db: server.database.db.withPlugin(listings.plugin), engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(64 * 1024 * 1024) });
-      return JSON.parse((await syncBytes(syncBody(await service.load(member.userId, { withSshKeys: true }), { excludeDomains: false }))).toString()) as SyncJson;
-    };
+    const build = async () => bodyOf(await serviceWith(64 * 1024 * 1024, { plugin: listings.plugin }).load(member.userId, { withSshKeys: true }));
     const before = await build();
     expect(before.ciphers.map((x) => x.id)).toEqual(expect.arrayContaining([kept.id, revoked.id, mine.id]));
 
@@ -275,10 +279,7 @@ describe('sync from its caches', () => {
     await personalItem(member);
     const shared = await personalItem(member);
     const listings = recordedListings();
-    const build = async () => {
-      const service = createSyncService({ db: server.database.db.withPlugin(listings.plugin), engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(64 * 1024 * 1024) });
-      return JSON.parse((await syncBytes(syncBody(await service.load(member.userId, { withSshKeys: true }), { excludeDomains: false }))).toString()) as SyncJson;
-    };
+    const build = async () => bodyOf(await serviceWith(64 * 1024 * 1024, { plugin: listings.plugin }).load(member.userId, { withSshKeys: true }));
     await build();
     expect([...listings.recorded.keys()].sort()).toEqual(['ids', 'organization', 'personal']);
     // Shared as the share route does it in the database: the item moves to the organization and into the collection.
@@ -294,7 +295,7 @@ describe('sync from its caches', () => {
 
   it('lists a vault with organization collections a page at a time, and sends it as it reads it once it outgrows the budget: exactly the uncached build', async () => {
     // Listed five organization items at a time: three pages.
-    const service = (bytes: number) => createSyncService({ db: server.database.db, engine: server.database.engine, apiBase: apiBaseUrl(server.config), cache: createSyncCache(bytes), listingPage: 5 });
+    const service = (bytes: number) => serviceWith(bytes, { listingPage: 5 });
     const member = await actor(server, org, 'streamed@example.com');
     const collection = await seedCollection(server, org, { users: [[owner.memberId, { manage: true }], [member.memberId, { hidePasswords: true }]] });
     for (let i = 0; i < 12; i++) await orgItem(owner, [collection]);
@@ -302,7 +303,7 @@ describe('sync from its caches', () => {
     // 20 KB: sections of up to 10 KB are kept, a few items.
     const data = await service(20_000).load(member.userId, { withSshKeys: true });
     expect(isSection(data.vault)).toBe(false);
-    const sent = JSON.parse((await syncBytes(syncBody(data, { excludeDomains: false }))).toString()) as SyncJson;
+    const sent = await bodyOf(data);
     expect(sent.ciphers).toHaveLength(13);
     expect(normalized(sent)).toEqual(normalized(await uncachedSync(member)));
     expect(isSection((await service(64 * 1024 * 1024).load(member.userId, { withSshKeys: true })).vault)).toBe(true);
