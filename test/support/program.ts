@@ -1,6 +1,6 @@
 /**
- * Runs the server program (`src/main.ts`, through tsx) as a child process, for tests of what an
- * operator sees: exit codes, the lines printed, signals. Every child started here is killed by
+ * Runs the server program (`src/main.ts`, through tsx, or the build in `dist/`) as a child process,
+ * for tests of what an operator sees: exit codes, the lines printed, signals. Every child started here is killed by
  * `killPrograms()`, which a test file calls after each test.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -24,9 +24,11 @@ export interface Program {
 
 export function startProgram(
   env: Record<string, string>,
-  options: { cwd?: string; args?: string[]; readStdout?: boolean } = {},
+  /** `build`: `dist/main.js` as `npm start` runs it, without tsx (build it first: `node scripts/build-if-stale.mjs`). */
+  options: { cwd?: string; args?: string[]; readStdout?: boolean; program?: 'source' | 'build' } = {},
 ): Program {
-  const proc = spawn(process.execPath, ['--import', TSX, join(PROJECT_ROOT, 'src/main.ts'), ...(options.args ?? [])], {
+  const program = options.program === 'build' ? [join(PROJECT_ROOT, 'dist/main.js')] : ['--import', TSX, join(PROJECT_ROOT, 'src/main.ts')];
+  const proc = spawn(process.execPath, [...program, ...(options.args ?? [])], {
     cwd: options.cwd ?? PROJECT_ROOT,
     env: { PATH: process.env.PATH, ...env },
   });
