@@ -1,0 +1,50 @@
+import { execFileSync } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { stdoutLogStream } from './logging.js';
+
+/** A stand-in for standard output that records each write it is given. */
+function recordingOutput() {
+  const out = new PassThrough();
+  const writes: string[] = [];
+  const write = out.write.bind(out);
+  out.write = ((chunk: string) => {
+    writes.push(chunk);
+    return write(chunk);
+  }) as typeof out.write;
+  out.resume();
+  return { out, writes };
+}
+
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('the log destination', () => {
+  it('writes the lines of one turn of the event loop in one write, in order, right after it', async () => {
+    const { out, writes } = recordingOutput();
+    const log = stdoutLogStream(out);
+    log.write('one\n');
+    log.write('two\n');
+    log.write('three\n');
+    expect(writes).toEqual([]);
+    await nextTurn();
+    expect(writes).toEqual(['one\ntwo\nthree\n']);
+    log.write('four\n');
+    await nextTurn();
+    expect(writes).toEqual(['one\ntwo\nthree\n', 'four\n']);
+  });
+
+  it('drops lines once the output is gone', async () => {
+    const { out, writes } = recordingOutput();
+    const log = stdoutLogStream(out);
+    out.destroy();
+    log.write('lost\n');
+    await nextTurn();
+    expect(writes).toEqual([]);
+  });
+
+  it('writes the last lines when the process exits before the turn ends', () => {
+    const script = "const { stdoutLogStream } = await import('./src/logging.ts'); const log = stdoutLogStream(); log.write('last words\\n'); process.exit(0);";
+    const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(output).toBe('last words\n');
+  });
+});
