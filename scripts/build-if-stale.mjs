@@ -1,22 +1,25 @@
 #!/usr/bin/env node
-// Builds dist/ from src/ only when a source file is newer than the last build. Plain JavaScript:
+// Builds dist/ only when a file of src/ (or package-lock.json, ...: `inputs`) is newer than the last build. Plain JavaScript:
 // it runs before any build. The build is a bundle (esbuild): the server's own modules in one
 // file, plus a chunk for each part loaded on demand (operator commands, the admin console, ...).
 // Loading one file instead of some 300 takes about a fifth off the start's CPU (docs/benchmarks.md,
 // Start). The packages every start loads are bundled too, with blanks and comments taken out:
 // V8 keeps the source text of every module it loads, and the bundle leaves out what the server
 // never calls (Kysely's other dialects, most of TypeBox); together about 9 MB less resident memory
-// at idle (docs/benchmarks.md, "The bundle"). Names are kept, so stack traces still read; the
+// at idle and a start's CPU nearly halved (docs/benchmarks.md, "The bundle takes in the npm
+// packages"). Names are kept, so stack traces still read; the
 // source maps beside the files give the lines (`node --enable-source-maps`). Types are checked by
 // `npm run typecheck`.
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const stamp = join(root, 'dist', '.build-stamp');
-// esbuild reads tsconfig.json too (target, class fields, module syntax).
-const inputs = ['src', 'tsconfig.json', 'package.json', 'scripts/build-if-stale.mjs'];
+// esbuild reads tsconfig.json too (target, class fields, module syntax). The lock file: the bundle
+// holds the packages every start loads, so an upgrade of one of them (`npm ci` after a new lock
+// file) must build again.
+const inputs = ['src', 'tsconfig.json', 'package.json', 'package-lock.json', 'scripts/build-if-stale.mjs'];
 
 function newestChange(path) {
   const stat = statSync(path);
@@ -37,7 +40,7 @@ if (!existsSync(esbuildPackage)) {
   console.error('Cannot build: esbuild is not installed. Run `npm ci` (with dev dependencies) first.');
   process.exit(2);
 }
-if (!always) console.error('Building the server (src/ changed since the last build)…');
+if (!always) console.error('Building the server (src/ or the packages changed since the last build)…');
 /**
  * The npm packages the server's own code imports that go into the bundle: those every start loads.
  * What they import in turn is bundled with them, except NEVER_BUNDLED. Every other package stays in
@@ -56,14 +59,17 @@ const BUNDLED = new Set([
 const NEVER_BUNDLED = new Set(['better-sqlite3', 'pino', 'bufferutil', 'utf-8-validate']);
 
 const packageOf = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+const insideFolder = (folder, file) => {
+  const path = relative(folder, file);
+  return path !== '' && !path.startsWith('..') && !isAbsolute(path);
+};
 const packagesLeftOut = {
   name: 'packages-left-out',
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, ({ path, importer }) => {
       if (path.startsWith('node:')) return { path, external: true };
       const name = packageOf(path);
-      const fromOurCode = !importer.includes(`${join('node_modules', '')}`);
-      const bundled = fromOurCode ? BUNDLED.has(name) : !NEVER_BUNDLED.has(name);
+      const bundled = insideFolder(join(root, 'src'), importer) ? BUNDLED.has(name) : !NEVER_BUNDLED.has(name);
       return bundled ? undefined : { path, external: true };
     });
   },
@@ -74,8 +80,9 @@ const started = new Date();
 const { build } = await import('esbuild');
 // Chunks are named by their content: a rebuild leaves no stale file beside the new ones.
 rmSync(join(root, 'dist'), { recursive: true, force: true });
+let result;
 try {
-  await build({
+  result = await build({
     entryPoints: [join(root, 'src', 'main.ts')],
     outdir: join(root, 'dist'),
     bundle: true,
@@ -92,18 +99,19 @@ try {
     // Classes and functions keep their names (an error's name is its class's, and the logs show it).
     keepNames: true,
     logLevel: 'warning',
+    metafile: true,
   });
 } catch {
   process.exit(1); // esbuild has printed why
 }
-// A bundled package that looks for files beside its own code would look in dist/ instead: such a
-// package belongs in BUNDLED's "left out" lists. esbuild leaves these names as they are; fail here
-// rather than at run time.
-for (const file of readdirSync(join(root, 'dist')).filter((name) => name.endsWith('.js'))) {
-  const text = readFileSync(join(root, 'dist', file), 'utf8');
-  const found = text.match(/\b__dirname\b|\b__filename\b/);
+// A bundled package that finds files beside its own code would look in dist/ instead, and fail or
+// quietly change at run time. Such a package must not be bundled: take it off BUNDLED, or put it in
+// NEVER_BUNDLED when another package brings it in. Fail here rather than in an operator's start.
+const FINDS_ITS_FOLDER = /\b__dirname\b|\b__filename\b|\bimport\.meta\.(?:url|dirname|filename)\b|\brequire\.resolve\b/;
+for (const input of Object.keys(result.metafile.inputs).filter((path) => path.split('/').includes('node_modules'))) {
+  const found = FINDS_ITS_FOLDER.exec(readFileSync(join(root, input), 'utf8'));
   if (found) {
-    console.error(`Cannot build: dist/${file} uses ${found[0]}, which a bundled package expects to be its own folder. Leave that package out of the bundle (scripts/build-if-stale.mjs).`);
+    console.error(`Cannot build: ${input} is bundled and uses ${found[0]}, which would point into dist/. Leave its package out of the bundle (scripts/build-if-stale.mjs).`);
     process.exit(1);
   }
 }

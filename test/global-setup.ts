@@ -1,4 +1,6 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 /**
@@ -8,6 +10,9 @@ import pg from 'pg';
  */
 export function setup(): void {
   process.env.STRONGROOM_TEST_RUN ??= randomBytes(3).toString('hex');
+  // The tests of the built server (test/e2e) run dist/: build it here, once, when src/ changed
+  // (in CI `npm ci` has built it), rather than in test files running side by side.
+  execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build-if-stale.mjs', import.meta.url))], { stdio: 'inherit' });
 }
 
 /** Drops the run's per-server schemas, once every worker is done. */

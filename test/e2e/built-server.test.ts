@@ -8,7 +8,6 @@
  * the multipart parser (an attachment), the static files (the web vault) and, left out of the
  * bundle, the API docs.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passwordGrantForm, TEST_DEVICE } from '../support/accounts.js';
 import { encryptText, makeTestAccount, registerFinishBody, type TestAccount } from '../support/bw-crypto.js';
 import { connectHub, waitFor } from '../support/hub-client.js';
-import { freePort, killPrograms, PROJECT_ROOT, startProgram, type Program } from '../support/program.js';
+import { freePort, killPrograms, startProgram, type Program } from '../support/program.js';
 import { cipherBody } from '../support/vault.js';
 
 const HEADERS = { 'bitwarden-client-version': '2026.9.0', 'device-type': '25' };
@@ -27,8 +26,7 @@ let account: TestAccount;
 let token = '';
 
 beforeAll(async () => {
-  // In CI `npm ci` has built dist/ already; locally this builds it when src/ changed.
-  execFileSync(process.execPath, [join(PROJECT_ROOT, 'scripts/build-if-stale.mjs')], { stdio: 'inherit' });
+  // dist/ is current: the suite's global setup (test/global-setup.ts) builds it when src/ changed.
   const webVault = join(folder, 'web-vault');
   mkdirSync(webVault);
   writeFileSync(join(webVault, 'index.html'), '<!doctype html><title>stand-in web vault</title>');
@@ -100,6 +98,10 @@ describe('the built server', () => {
     const page = await fetch(`${base}/`);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('stand-in web vault');
+    // Swagger UI's page (its static files come from its own package, left out of the bundle).
+    const ui = await fetch(`${base}/docs`);
+    expect(ui.status).toBe(200);
+    expect(await ui.text()).toContain('swagger');
     const docs = await fetch(`${base}/docs/json`);
     expect(docs.status).toBe(200);
     expect(((await docs.json()) as { paths: Record<string, unknown> }).paths).toHaveProperty('/api/sync');
