@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { stdoutLogStream } from './logging.js';
+import { LOG_BUFFER_LIMIT_BYTES, stdoutLogStream } from './logging.js';
 
 /** A stand-in for standard output that records each write it is given. */
 function recordingOutput() {
@@ -40,6 +40,21 @@ describe('the log destination', () => {
     log.write('lost\n');
     await nextTurn();
     expect(writes).toEqual([]);
+  });
+
+  it('drops the lines past the limit of output waiting for a reader, counting those waiting for the turn to end', async () => {
+    // A reader that never reads: everything written stays waiting in the stream.
+    const out = new Writable({ write() {} });
+    const log = stdoutLogStream(out);
+    const line = `${'x'.repeat(1023)}\n`;
+    for (let i = 0; i < (2 * LOG_BUFFER_LIMIT_BYTES) / line.length; i++) log.write(line);
+    await nextTurn();
+    expect(out.writableLength).toBeGreaterThan(LOG_BUFFER_LIMIT_BYTES - line.length);
+    expect(out.writableLength).toBeLessThanOrEqual(LOG_BUFFER_LIMIT_BYTES + line.length);
+    const waiting = out.writableLength;
+    log.write(line);
+    await nextTurn();
+    expect(out.writableLength).toBe(waiting);
   });
 
   it('writes the last lines when the process exits before the turn ends', () => {

@@ -69,7 +69,7 @@ export class OneLinePerRequest extends LogController {
 }
 
 /** How much log output may wait in memory for a slow reader before new lines are dropped. */
-const LOG_BUFFER_LIMIT_BYTES = 8 * 1024 * 1024;
+export const LOG_BUFFER_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /**
  * The server's log destination: standard output, written without ever blocking the event loop.
@@ -80,25 +80,30 @@ const LOG_BUFFER_LIMIT_BYTES = 8 * 1024 * 1024;
  *
  * The lines logged in one turn of the event loop go out in one write, right after it: under load
  * several requests finish in a turn, and a system call per line was a tenth of an item write's
- * CPU time (docs/benchmarks.md, "Item writes, eighth session"). The last turn's lines are written
- * when the process exits.
+ * CPU time (docs/benchmarks.md, "Item writes, eighth session"). The lines waiting count toward the
+ * limit (by their length). The last turn's lines are written when the process exits (not on SIGKILL or a crash of
+ * the process itself). Standard error is written at once, so a line there can come before the
+ * log lines of the same turn. Made once per process: each call adds an exit listener.
  */
 export function stdoutLogStream(out: NodeJS.WritableStream & { writableLength: number; destroyed: boolean } = process.stdout): {
   write(line: string): void;
 } {
   out.on('error', () => undefined);
   let waiting: string[] = [];
+  let waitingLength = 0;
   const flush = () => {
     const lines = waiting;
     waiting = [];
-    if (lines.length === 0 || out.destroyed || out.writableLength > LOG_BUFFER_LIMIT_BYTES) return;
-    out.write(lines.join(''));
+    waitingLength = 0;
+    if (lines.length > 0 && !out.destroyed) out.write(lines.join(''));
   };
   process.once('exit', flush);
   return {
     write(line: string) {
+      if (out.destroyed || out.writableLength + waitingLength > LOG_BUFFER_LIMIT_BYTES) return;
       if (waiting.length === 0) setImmediate(flush);
       waiting.push(line);
+      waitingLength += line.length;
     },
   };
 }
