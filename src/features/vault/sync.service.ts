@@ -169,16 +169,18 @@ export function createSyncService({
           if (row.version === missing.get(row.id)) starts.set(row.id, startOf(row));
           else changed.add(row.id);
         }
-        const current = await currentRows(userId, reached, [...changed], inOrganization);
+        const reread = await currentRows(userId, reached, [...changed], inOrganization);
         for (const item of slice) {
-          const now = current.get(item.id);
+          const now = reread.get(item.id);
           if (changed.has(item.id) && !now) {
             gone.push(item.id);
             continue;
           }
+          // The item as read again when it changed, else as listed.
+          const current = now?.row ?? item;
           const start = now ? now.start : starts.get(item.id);
-          if (!shown((now?.row ?? item).type, withSshKeys)) writer.hide(item.id);
-          else if (start) writer.add(item.id, start, cipherUserJson(now?.row ?? item, 'cipherDetails'));
+          if (!shown(current.type, withSshKeys)) writer.hide(item.id);
+          else if (start) writer.add(item.id, start, cipherUserJson(current, 'cipherDetails'));
           else continue;
           if (inOrganization) writtenOrganizationIds.add(item.id);
         }
