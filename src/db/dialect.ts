@@ -51,6 +51,11 @@ interface DbError {
   code?: unknown;
 }
 
+/** The engine an executor (a database, or one of its transactions) sends its statements to. */
+export function engineOfExecutor(executor: Pick<Kysely<unknown>, 'getExecutor'>): Engine {
+  return executor.getExecutor().adapter instanceof SqliteAdapter ? 'sqlite' : 'postgres';
+}
+
 export function isUniqueViolation(error: unknown): boolean {
   const code = (error as DbError | undefined)?.code;
   return code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY';

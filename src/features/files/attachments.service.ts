@@ -126,8 +126,8 @@ export function createAttachmentService(deps: AttachmentDeps) {
       const attachments = serializeAttachments(all);
       const now = clock.now().toISOString();
       await setAttachments(tx, cipherId, attachments, now);
-      await touchRevisions(tx, userId, [row], now);
       await audit.record(tx, client, cipherEvents(EventType.Cipher_AttachmentCreated, userId, [row]));
+      await touchRevisions(tx, userId, [row], now);
       return { row: { ...row, attachments, revision_date: now }, attachmentId };
     });
   }
@@ -345,8 +345,8 @@ export function createAttachmentService(deps: AttachmentDeps) {
         const attachments = serializeAttachments(all);
         await setAttachments(tx, id, attachments, now);
         await releaseStorage(tx, found, meta.size);
-        await touchRevisions(tx, userId, [found], now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_AttachmentDeleted, userId, [found]));
+        await touchRevisions(tx, userId, [found], now);
         return { ...found, attachments, revision_date: now };
       });
       for (const name of files) await store.delete(fileKey(id, name));

@@ -99,8 +99,8 @@ export function createCipherImport({ db, audit, clock, pushes }: VaultDeps) {
         await insertFolders(tx, newFolders);
         await insertCiphers(tx, ciphers);
         await upsertUserSettings(tx, settings, []);
-        await touchVault(tx, userId, now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_Created, userId, ciphers));
+        await touchVault(tx, userId, now);
         return now;
       });
       pushes.send(userPush(PushType.SyncVault, userId, new Date(imported)));

@@ -102,8 +102,8 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
         await insertCiphers(tx, [cipher]);
         // No settings row stands for no folder and no favorite (the reads join it optionally).
         if (folder_id || favorite) await upsertUserSettings(tx, [{ user_id: userId, cipher_id: row.id, folder_id, favorite: Boolean(favorite), archived_date }], []);
-        await touchVault(tx, userId, now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_Created, userId, [row]));
+        await touchVault(tx, userId, now);
         return row;
       });
       await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherCreate, created, client.deviceIdentifier, []));
@@ -146,8 +146,8 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
             'favorite',
           ]);
         }
-        await touchRevisions(tx, userId, [existing], now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_Updated, userId, [existing]));
+        await touchRevisions(tx, userId, [existing], now);
         return { ...existing, ...content, folder_id: folderId, favorite };
       });
       await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, updated, client.deviceIdentifier));

@@ -109,8 +109,8 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
         if (folderId || request.favorite) {
           await upsertUserSettings(tx, [{ user_id: userId, cipher_id: id, folder_id: folderId, favorite: request.favorite ?? false, archived_date: null }], []);
         }
-        await touchRevisions(tx, userId, [{ organization_id: membership.organizationId }], now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_Created, userId, [{ id, organization_id: membership.organizationId }]));
+        await touchRevisions(tx, userId, [{ organization_id: membership.organizationId }], now);
         const row = await seenAs(tx, userId, id);
         if (!row) throw new NotFound();
         return row;
@@ -149,8 +149,8 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
           .where('id', '=', existing.id)
           .execute();
         await tx.insertInto('collection_ciphers').values(collectionIds.map((c) => ({ collection_id: c, cipher_id: existing.id }))).execute();
-        await touchRevisions(tx, userId, [{ organization_id: membership.organizationId }], now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_Shared, userId, [{ id: existing.id, organization_id: membership.organizationId }]));
+        await touchRevisions(tx, userId, [{ organization_id: membership.organizationId }], now);
         const row = await seenAs(tx, userId, existing.id);
         if (!row) throw new NotFound();
         return row;
@@ -176,8 +176,8 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
         await writeCollections(tx, existing.id, reached, collectionIds);
         const now = clock.now().toISOString();
         await setRevisionDate(tx, [existing.id], now);
-        await touchRevisions(tx, userId, [existing], now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_UpdatedCollections, userId, [existing]));
+        await touchRevisions(tx, userId, [existing], now);
         return { existing, now, seen: await seenAs(tx, userId, existing.id) };
       });
       // To everyone who sees the item now, in its collections as they now are (the official
@@ -219,8 +219,8 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
             await tx.insertInto('collection_ciphers').values(pairs).onConflict((oc) => oc.columns(['collection_id', 'cipher_id']).doNothing()).execute();
           }
         }
-        await touchRevisions(tx, userId, rows, now);
         await audit.record(tx, client, cipherEvents(EventType.Cipher_UpdatedCollections, userId, rows));
+        await touchRevisions(tx, userId, rows, now);
       });
     },
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Engine } from '../../db/dialect.js';
+import { engineOfExecutor, type Engine } from '../../db/dialect.js';
 import { touchAccountRevision } from '../accounts/accounts.repository.js';
 import type { Executor } from '../events/audit-log.js';
 
@@ -12,14 +12,25 @@ import type { Executor } from '../events/audit-log.js';
  * the revision date is what tells their clients to sync. (Sync itself finds changed
  * organization items by their stamps, migration 0021, but still reads the revision for the
  * personal ones.)
+ *
+ * Call it last in the transaction, after the audit event: on PostgreSQL the two updates lock
+ * the user's rows until commit, so a user's concurrent writes queue behind each other only for
+ * the bump and the commit. There the two go as one statement (the account update a
+ * data-modifying `with`), one round trip less in the lock's hold; SQLite has one writer at a
+ * time anyway and takes no such `with`.
  */
 export async function touchVault(executor: Executor, userId: string, date: string): Promise<void> {
+  const bump = (db: Pick<Executor, 'insertInto'>) =>
+    db
+      .insertInto('vault_revisions')
+      .values({ user_id: userId, revision: 1 })
+      .onConflict((oc) => oc.column('user_id').doUpdateSet({ revision: sql`vault_revisions.revision + 1` }));
+  if (engineOfExecutor(executor) === 'postgres') {
+    await bump(executor.with('account', (db) => db.updateTable('users').set({ account_revision_date: date }).where('id', '=', userId))).execute();
+    return;
+  }
   await touchAccountRevision(executor, userId, date);
-  await executor
-    .insertInto('vault_revisions')
-    .values({ user_id: userId, revision: 1 })
-    .onConflict((oc) => oc.column('user_id').doUpdateSet({ revision: sql`vault_revisions.revision + 1` }))
-    .execute();
+  await bump(executor).execute();
 }
 
 export async function vaultRevision(executor: Executor, userId: string): Promise<number> {
