@@ -115,7 +115,7 @@ async function serve(config: Config): Promise<void> {
 /** Opens the database for a command, naming the setting behind it when it cannot be made ready. */
 async function openMigratedDatabase(config: Config, poolSize: number, tracing?: Tracing | null): Promise<ReadyDatabase> {
   try {
-    return await openReadyDatabase(config.databaseUrl, { poolSize, sqliteSynchronous: config.sqliteSynchronous, sqliteCacheMegabytes: config.sqliteCacheMegabytes, ...(tracing ? { queryObserver: tracing.queries } : {}) });
+    return await openReadyDatabase(config.databaseUrl, { poolSize, sqliteSynchronous: config.sqliteSynchronous, sqliteCacheMegabytes: config.sqliteCacheMegabytes, postgresPreparedStatements: config.postgresPreparedStatements, ...(tracing ? { queryObserver: tracing.queries } : {}) });
   } catch (error) {
     if (!(error instanceof DatabaseNotReady)) throw error;
     const setting = config.databaseUrl === defaultDatabaseUrl(config.dataDir) ? 'DATA_DIR' : 'DATABASE_URL';

@@ -272,6 +272,11 @@ export const ConfigSchema = Type.Object({
     description:
       "SQLite only. Megabytes of database pages the server keeps in memory; reads beyond them come from the operating system's file cache. The memory stays with the process once filled (reading a large vault once fills it), so more costs memory for good and measured no faster on our test machines.",
   }),
+  postgresPreparedStatements: Type.Boolean({
+    default: true,
+    description:
+      'PostgreSQL only. Prepare the statements the server sends, once per connection, so that PostgreSQL does not parse and plan them on every request (about a fifth less of its CPU on an item write). Turn off when a connection pooler in transaction mode sits in front of PostgreSQL and does not carry prepared statements between its connections (PgBouncer before 1.21).',
+  }),
   syncCacheMegabytes: Type.Integer({
     minimum: 0,
     maximum: 65536,

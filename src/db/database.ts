@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, type Dialect } from 'kysely';
 import type { Pool } from 'pg';
+import { preparingPool } from './prepared-statements.js';
 import { cachingStatements, LockingSqliteDialect, SqliteBooleanPlugin, type Engine } from './dialect.js';
 import { ObservedDialect, type QueryObserver } from './observed-dialect.js';
 import type { DB } from './schema.js';
@@ -34,6 +35,8 @@ export interface OpenOptions {
   sqliteSynchronous?: 'normal' | 'full';
   /** Megabytes of SQLite's page cache (see the SQLITE_CACHE_MEGABYTES setting); 2 unless given. */
   sqliteCacheMegabytes?: number;
+  /** PostgreSQL: prepare the statements worth preparing (see POSTGRES_PREPARED_STATEMENTS, prepared-statements.ts); on unless false. */
+  postgresPreparedStatements?: boolean;
   /** Watches every statement (OpenTelemetry traces when OTEL_ENABLED); none unless given. */
   queryObserver?: QueryObserver;
 }
@@ -47,7 +50,17 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
   const observe = options.queryObserver;
   const db =
     path === null
-      ? new Kysely<DB>({ dialect: observed(new PostgresDialect({ pool: async () => (pool ??= await openPool(url, options.poolSize ?? 10)) }), observe) })
+      ? new Kysely<DB>({
+          dialect: observed(
+            new PostgresDialect({
+              pool: async () => {
+                pool ??= await openPool(url, options.poolSize ?? 10);
+                return options.postgresPreparedStatements === false ? pool : preparingPool(pool);
+              },
+            }),
+            observe,
+          ),
+        })
       : openSqlite(path, { synchronous: options.sqliteSynchronous ?? 'normal', cacheMegabytes: options.sqliteCacheMegabytes ?? 2 }, observe);
   let closed = false;
   return {

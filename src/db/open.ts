@@ -39,7 +39,7 @@ export interface ReadyDatabase {
  */
 export async function openReadyDatabase(
   url: string,
-  options: { poolSize: number; connectTimeoutMs?: number } & Pick<OpenOptions, 'sqliteSynchronous' | 'sqliteCacheMegabytes' | 'queryObserver'>,
+  options: { poolSize: number; connectTimeoutMs?: number } & Pick<OpenOptions, 'sqliteSynchronous' | 'sqliteCacheMegabytes' | 'postgresPreparedStatements' | 'queryObserver'>,
 ): Promise<ReadyDatabase> {
   const target = describeDatabase(url);
   let database: Database;

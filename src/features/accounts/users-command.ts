@@ -210,7 +210,7 @@ async function openExisting(config: Config, connectTimeoutMs: number): Promise<D
     }
   }
   try {
-    return (await openReadyDatabase(url, { poolSize: 2, connectTimeoutMs })).database;
+    return (await openReadyDatabase(url, { poolSize: 2, connectTimeoutMs, postgresPreparedStatements: config.postgresPreparedStatements })).database;
   } catch (error) {
     if (!(error instanceof DatabaseNotReady)) throw error;
     // A migration that fails for another reason than the database going away will not mend
