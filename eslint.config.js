@@ -2,6 +2,8 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const ICU = 'Locale-aware formatting loads ICU data (about 5 MB resident); use plain formatting or comparison.';
+
 export default tseslint.config(
   { ignores: ['dist/**', 'data/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
@@ -17,12 +19,21 @@ export default tseslint.config(
       // Fastify route handlers are async by contract even when they do not await.
       '@typescript-eslint/require-await': 'off',
       'no-console': ['error', { allow: ['error'] }],
+      // The first locale-aware call maps ICU's data into the process: about 5 MB of resident
+      // memory for good (docs/benchmarks.md, lean). The server formats for machines, not locales.
+      'no-restricted-properties': [
+        'error',
+        ...['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString', 'localeCompare'].map((property) => ({ property, message: ICU })),
+      ],
+      'no-restricted-globals': ['error', { name: 'Intl', message: ICU }],
     },
   },
   {
     files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'fleet/**/*.ts'],
     rules: {
       'no-console': 'off',
+      'no-restricted-properties': 'off',
+      'no-restricted-globals': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',

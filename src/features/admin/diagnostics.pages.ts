@@ -64,7 +64,7 @@ export function redactedSettings(config: Config): [string, string][] {
       const text = typeof value === 'string' ? value : JSON.stringify(value);
       return [envName(key), text.replace(/(\/\/[^/:@\s]*):[^@/\s]*@/g, '$1:(hidden)@')];
     })
-    .sort(([a], [b]) => a.localeCompare(b));
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 const docs = {
