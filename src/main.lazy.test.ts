@@ -40,6 +40,8 @@ describe('optional dependencies', () => {
     expect(loaded).toContain('fastify');
     expect(loaded).toContain('better-sqlite3');
     expect(OPTIONAL_PACKAGES.filter((name) => loaded.has(name))).toEqual([]);
+    // Nor ICU's data (eslint.config.js refuses locale-aware formatting in src/; this catches packages).
+    expect([...loaded].filter((name) => name.startsWith('icu:'))).toEqual([]);
   });
 
   it('are loaded when their setting asks for them', async () => {
