@@ -30,10 +30,12 @@ const LOGINS = Number(process.env.BENCH_LOGINS ?? 20);
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_SECONDS ?? 10) * 1000;
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'start,memory,syncs,fairness,imports').split(',');
 
-/** The node flags of `npm start` (package.json's start script), so that the bench runs what operators run. */
-const START_FLAGS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start
-  .split(/\s+/)
-  .filter((word) => word.startsWith('--'));
+/** The environment and node flags of `npm start` (package.json's start script), so that the bench runs what operators run. */
+const START_WORDS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+const START_FLAGS = START_WORDS.filter((word) => word.startsWith('--'));
+const START_ENV: Record<string, string> = Object.fromEntries(START_WORDS.slice(0, START_WORDS.indexOf('node')).map((word) => word.split('=', 2) as [string, string]));
+
+const START_COMMAND = [...Object.entries(START_ENV).map(([name, value]) => `${name}=${value}`), 'node', ...START_FLAGS, 'dist/main.js'].join(' ');
 
 /** The ceiling: Fastify answering the same liveness route, nothing else. */
 const BARE_SERVER = `
@@ -64,7 +66,7 @@ const ok = (url: string) =>
 async function launch(args: string[], env: Record<string, string>): Promise<Process> {
   const port = await freePort();
   const started = performance.now();
-  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, PORT: String(port), ...START_ENV, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
@@ -301,7 +303,7 @@ async function importsScenario() {
 }
 
 execFileSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: ROOT, stdio: 'inherit' });
-console.error(`npm start runs node ${[...START_FLAGS, 'dist/main.js'].join(' ')}`);
+console.error(`npm start runs ${START_COMMAND}`);
 for (const [name, run] of [
   ['start', startScenario],
   ['memory', memoryScenario],
@@ -311,7 +313,7 @@ for (const [name, run] of [
 ] as const) {
   if (SCENARIOS.includes(name)) await run();
 }
-console.log(`A lean process, Node ${process.version}, node ${[...START_FLAGS, 'dist/main.js'].join(' ')} (npm start)\n`);
+console.log(`A lean process, Node ${process.version}, ${START_COMMAND} (npm start)\n`);
 console.log('| what | Strongroom | ceiling (bare Fastify, or the same process without the load) | ratio |');
 console.log('|---|---|---|---|');
 for (const line of lines) console.log(line);
