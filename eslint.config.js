@@ -23,7 +23,7 @@ export default tseslint.config(
       // memory for good (docs/benchmarks.md, lean). The server formats for machines, not locales.
       'no-restricted-properties': [
         'error',
-        ...['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString', 'localeCompare'].map((property) => ({ property, message: ICU })),
+        ...['toLocaleString', 'toLocaleDateString', 'toLocaleTimeString', 'toLocaleUpperCase', 'toLocaleLowerCase', 'localeCompare'].map((property) => ({ property, message: ICU })),
       ],
       'no-restricted-globals': ['error', { name: 'Intl', message: ICU }],
     },

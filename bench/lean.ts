@@ -33,7 +33,11 @@ const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'start,memory,syncs,fairness,i
 /** The environment and node flags of `npm start` (package.json's start script), so that the bench runs what operators run. */
 const START_WORDS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
 const START_FLAGS = START_WORDS.filter((word) => word.startsWith('--'));
-const START_ENV: Record<string, string> = Object.fromEntries(START_WORDS.slice(0, START_WORDS.indexOf('node')).map((word) => word.split('=', 2) as [string, string]));
+const START_ENV: Record<string, string> = Object.fromEntries(
+  START_WORDS.slice(0, Math.max(0, START_WORDS.indexOf('node')))
+    .filter((word) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(word))
+    .map((word) => [word.slice(0, word.indexOf('=')), word.slice(word.indexOf('=') + 1)]),
+);
 
 const START_COMMAND = [...Object.entries(START_ENV).map(([name, value]) => `${name}=${value}`), 'node', ...START_FLAGS, 'dist/main.js'].join(' ');
 

@@ -275,7 +275,7 @@ export const ConfigSchema = Type.Object({
   postgresPreparedStatements: Type.Boolean({
     default: true,
     description:
-      'PostgreSQL only. Prepare the statements the server sends, once per connection, so that PostgreSQL does not parse and plan them on every request (about a fifth less of its CPU on an item write). Turn off when a connection pooler in transaction mode sits in front of PostgreSQL and does not carry prepared statements between its connections (PgBouncer before 1.21).',
+      'PostgreSQL only. Prepare the statements the server sends again and again (those with parameters that name their columns, up to 200 a connection), so that PostgreSQL does not parse and plan them on every request (about a fifth less of its CPU on an item write). Turn off when a connection pooler in transaction mode sits in front of PostgreSQL and does not carry prepared statements between its connections (PgBouncer before 1.21, or later ones without max_prepared_statements).',
   }),
   syncCacheMegabytes: Type.Integer({
     minimum: 0,

@@ -31,7 +31,7 @@ describe.skipIf(TEST_ENGINE !== 'postgres')('PostgreSQL prepared statements', ()
     for (const database of opened) await database.close();
   });
 
-  it('prepares a statement with parameters once per connection and runs it from then on', async () => {
+  it('prepares a statement with parameters the second time a connection sends it, once, and runs it from then on', async () => {
     const db = open();
     for (let id = 1; id <= 3; id++) await db.insertInto('notes').values({ id, body: `note ${id}` }).execute();
     const read = () => db.selectFrom('notes').select(['id', 'body']).where('id', '=', 2).executeTakeFirst();
@@ -40,6 +40,9 @@ describe.skipIf(TEST_ENGINE !== 'postgres')('PostgreSQL prepared statements', ()
     const texts = await preparedTexts(db);
     expect(texts.filter((t) => t.startsWith('insert into "notes"'))).toHaveLength(1);
     expect(texts.filter((t) => t.startsWith('select "id", "body" from "notes"'))).toHaveLength(1);
+    // Sent once: not worth a plan kept for the connection's life.
+    await db.selectFrom('notes').select('body').where('id', '=', 3).execute();
+    expect((await preparedTexts(db)).some((t) => t.startsWith('select "body" from "notes"'))).toBe(false);
   });
 
   it('leaves a statement reading * unprepared, so a column added by a newer release does not break it', async () => {
@@ -62,15 +65,17 @@ describe.skipIf(TEST_ENGINE !== 'postgres')('PostgreSQL prepared statements', ()
     // Each list length is a statement of its own text.
     for (let length = 1; length <= PREPARED_PER_CONNECTION + 20; length++) {
       const ids = Array.from({ length }, (_, i) => i + 1);
-      const rows = await db.selectFrom('notes').select('id').where('id', 'in', ids).execute();
-      expect(rows).toHaveLength(Math.min(length, 3));
+      for (let time = 0; time < 2; time++) {
+        const rows = await db.selectFrom('notes').select('id').where('id', 'in', ids).execute();
+        expect(rows).toHaveLength(Math.min(length, 3));
+      }
     }
     expect(await preparedTexts(db)).toHaveLength(PREPARED_PER_CONNECTION);
   });
 
   it('prepares nothing with POSTGRES_PREPARED_STATEMENTS=false', async () => {
     const db = open(false);
-    await db.selectFrom('notes').select(['id', 'body']).where('id', '=', 3).execute();
+    for (let time = 0; time < 3; time++) await db.selectFrom('notes').select(['id', 'body']).where('id', '=', 3).execute();
     expect(await preparedTexts(db)).toEqual([]);
   });
 });

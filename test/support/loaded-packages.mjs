@@ -28,6 +28,8 @@ watch(Date.prototype, 'toLocaleString', 'Date.toLocaleString');
 watch(Date.prototype, 'toLocaleDateString', 'Date.toLocaleDateString');
 watch(Date.prototype, 'toLocaleTimeString', 'Date.toLocaleTimeString');
 watch(String.prototype, 'localeCompare', 'String.localeCompare');
+watch(String.prototype, 'toLocaleUpperCase', 'String.toLocaleUpperCase');
+watch(String.prototype, 'toLocaleLowerCase', 'String.toLocaleLowerCase');
 watch(Array.prototype, 'toLocaleString', 'Array.toLocaleString');
 for (const name of Object.getOwnPropertyNames(Intl)) {
   if (typeof Intl[name] !== 'function') continue;

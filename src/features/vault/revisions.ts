@@ -20,17 +20,28 @@ import type { Executor } from '../events/audit-log.js';
  * time anyway and takes no such `with`.
  */
 export async function touchVault(executor: Executor, userId: string, date: string): Promise<void> {
-  const bump = (db: Pick<Executor, 'insertInto'>) =>
-    db
-      .insertInto('vault_revisions')
-      .values({ user_id: userId, revision: 1 })
-      .onConflict((oc) => oc.column('user_id').doUpdateSet({ revision: sql`vault_revisions.revision + 1` }));
+  const nextRevision = sql<number>`vault_revisions.revision + 1`;
   if (engineOfExecutor(executor) === 'postgres') {
-    await bump(executor.with('account', (db) => db.updateTable('users').set({ account_revision_date: date }).where('id', '=', userId))).execute();
+    // The upsert reads the account update's row, so PostgreSQL runs the update first: the
+    // user's row is locked before the revision's, in the order of every other transaction that
+    // updates the user's row and then calls this (the storage of attachments). A `with` the
+    // statement does not read runs after it, which would take the two locks the other way
+    // round and let two such transactions deadlock (revisions.test.ts).
+    await executor
+      .with('account', (db) => db.updateTable('users').set({ account_revision_date: date }).where('id', '=', userId).returning('id'))
+      .insertInto('vault_revisions')
+      .columns(['user_id', 'revision'])
+      .expression((eb) => eb.selectFrom('account').select(['account.id', sql<number>`1`.as('revision')]))
+      .onConflict((oc) => oc.column('user_id').doUpdateSet({ revision: nextRevision }))
+      .execute();
     return;
   }
   await touchAccountRevision(executor, userId, date);
-  await bump(executor).execute();
+  await executor
+    .insertInto('vault_revisions')
+    .values({ user_id: userId, revision: 1 })
+    .onConflict((oc) => oc.column('user_id').doUpdateSet({ revision: nextRevision }))
+    .execute();
 }
 
 export async function vaultRevision(executor: Executor, userId: string): Promise<number> {
