@@ -2,7 +2,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const ICU = 'Locale-aware formatting loads ICU data (about 5 MB resident); use plain formatting or comparison.';
+const ICU = 'Locale-aware formatting loads ICU data (about 5 MB resident); use plain formatting, or compareText (src/shared/compare-text.ts) to sort.';
 
 export default tseslint.config(
   { ignores: ['dist/**', 'data/**', 'node_modules/**', 'coverage/**'] },

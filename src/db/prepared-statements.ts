@@ -67,7 +67,8 @@ function preparing(client: PoolClient): PostgresPoolClient['query'] {
   function query<R>(text: string | PostgresCursor<R>, parameters?: readonly unknown[]): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
     // A cursor (Kysely's streams) goes as it is.
     if (typeof text !== 'string') return client.query(text as unknown as Submittable) as unknown as PostgresCursor<R>;
-    const values = [...(parameters ?? [])];
+    // Kysely hands over a fresh array of its own for each statement.
+    const values = parameters as unknown[];
     const name = worthPreparing(text, values) ? statementName(text) : undefined;
     if (name && prepare(name)) return client.query({ name, text, values }) as unknown as Promise<PostgresQueryResult<R>>;
     return client.query(text, values) as unknown as Promise<PostgresQueryResult<R>>;

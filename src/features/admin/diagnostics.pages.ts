@@ -14,6 +14,7 @@ import type { AdminService } from './admin.service.js';
 import { definePage, PARTS } from './admin.views.js';
 // Read at build time into the bundle (scripts/build-if-stale.mjs), so no path to it is needed at run time.
 import packageJson from '../../../package.json' with { type: 'json' };
+import { compareText } from '../../shared/compare-text.js';
 
 const { CSRF, NOTICE } = PARTS;
 const VERSION = packageJson.version;
@@ -64,7 +65,7 @@ export function redactedSettings(config: Config): [string, string][] {
       const text = typeof value === 'string' ? value : JSON.stringify(value);
       return [envName(key), text.replace(/(\/\/[^/:@\s]*):[^@/\s]*@/g, '$1:(hidden)@')];
     })
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    .sort(([a], [b]) => compareText(a, b));
 }
 
 const docs = {

@@ -7,6 +7,7 @@ import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../http/errors.js';
 import { Guid, Nullable } from '../../http/schemas.js';
 import { FEATURE_FLAGS, planFeatures, tierOf, type FeatureFlag} from './plans.js';
+import { compareText } from '../../shared/compare-text.js';
 
 /**
  * Organization licenses: a JSON document naming an organization, its plan, limits, features and
@@ -66,7 +67,7 @@ export function canonicalJson(value: unknown): string {
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      .sort(([a], [b]) => compareText(a, b));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);

@@ -13,11 +13,11 @@ import type { Executor } from '../events/audit-log.js';
  * organization items by their stamps, migration 0021, but still reads the revision for the
  * personal ones.)
  *
- * Call it last in the transaction, after the audit event: on PostgreSQL the two updates lock
- * the user's rows until commit, so a user's concurrent writes queue behind each other only for
- * the bump and the commit. There the two go as one statement (the account update a
- * data-modifying `with`), one round trip less in the lock's hold; SQLite has one writer at a
- * time anyway and takes no such `with`.
+ * Call it after the transaction's other writes and its audit event (only reads of what it wrote
+ * may follow): on PostgreSQL the two updates lock the user's rows until commit, so a user's
+ * concurrent writes queue behind each other only for the bump and the commit. There the two go
+ * as one statement (the account update a data-modifying `with`), one round trip less in the
+ * lock's hold; SQLite has one writer at a time anyway and takes no such `with`.
  */
 export async function touchVault(executor: Executor, userId: string, date: string): Promise<void> {
   const nextRevision = sql<number>`vault_revisions.revision + 1`;
