@@ -1,12 +1,30 @@
 import { randomBytes } from 'node:crypto';
+import type * as Fs from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startLocalS3, type LocalS3 } from '../../../test/support/s3.js';
 import { FileTooLarge, localFileStore, s3FileStore, type FileStore } from './file-store.js';
+
+/**
+ * While set, the local store's temporary files open this many milliseconds late, as when libuv's
+ * threads are all busy: the way to show what a store does with a file still being created.
+ */
+const slowOpen = vi.hoisted(() => ({ ms: 0 }));
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof Fs>();
+  const open: typeof real.open = ((...args: Parameters<typeof real.open>) => {
+    const late = slowOpen.ms;
+    if (late === 0) return real.open(...args);
+    setTimeout(() => real.open(...args), late);
+  }) as typeof real.open;
+  const createWriteStream: typeof real.createWriteStream = (path, options) =>
+    real.createWriteStream(path, { ...(typeof options === 'object' ? options : { encoding: options }), fs: { ...real, open } });
+  return { ...real, createWriteStream };
+});
 
 let dir: string;
 let s3: LocalS3;
@@ -61,6 +79,18 @@ describe.each(['local', 's3'])('the %s file store', (kind) => {
     await expect(store().put('attachments/c3/a1', broken([randomBytes(1000)]), 10_000)).rejects.toThrow();
     expect(await store().get('attachments/c3/a1')).toBeNull();
     if (kind === 'local') expect(await readdir(join(dir, 'attachments', 'c3'))).toEqual([]);
+  });
+
+  it('leaves nothing when the upload breaks off while the file is still being created', async () => {
+    slowOpen.ms = 50;
+    try {
+      await expect(store().put('attachments/c4/a1', broken([]), 10_000)).rejects.toThrow();
+    } finally {
+      slowOpen.ms = 0;
+    }
+    await new Promise((later) => setTimeout(later, 100));
+    expect(await store().get('attachments/c4/a1')).toBeNull();
+    if (kind === 'local') expect(await readdir(join(dir, 'attachments', 'c4'))).toEqual([]);
   });
 
   it('deletes one file, and every file under a prefix', async () => {

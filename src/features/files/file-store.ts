@@ -73,10 +73,14 @@ export function localFileStore(root: string): FileStore {
       await mkdir(dirname(path), { recursive: true });
       const temp = join(dirname(path), `.upload-${randomBytes(8).toString('hex')}.tmp`);
       const counter = byteLimit(maxBytes);
+      const sink = createWriteStream(temp, { flags: 'wx' });
       try {
-        await pipeline(source, counter, createWriteStream(temp, { flags: 'wx' }));
+        await pipeline(source, counter, sink);
         await rename(temp, path);
       } catch (error) {
+        // pipeline rejects on the source's error without waiting for the sink to close, and the
+        // sink may still be opening (creating) the temporary file: remove it only once it is closed.
+        if (!sink.closed) await new Promise<void>((closed) => sink.once('close', () => closed()));
         await rm(temp, { force: true });
         source.resume();
         throw error;
