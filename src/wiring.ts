@@ -62,6 +62,7 @@ import { createSendAccess } from './features/sends/send-access.js';
 import { createSendPurge } from './features/sends/send-purge.js';
 import { createSendService } from './features/sends/sends.service.js';
 import { secretsManagerGrant, SERVICE_ACCOUNT_CLAIM_TYPE, serviceAccountPrincipalResolver } from './features/secrets-manager/sm-identity.js';
+import { createCacheRelease } from './shared/cache-release.js';
 
 export interface WiringDeps {
   config: Config;
@@ -229,7 +230,8 @@ export async function createFeatures({ config, database, clock, pushes: injected
     onRun: (result) => instruments.scheduledJobRun('send-purge', result),
   });
   const fileSweeper = createFileSweeper({ db, clock, store: fileStore, onRun: (result) => instruments.scheduledJobRun('file-sweep', result) });
-  const sync = createSyncService({ db, engine: database.engine, apiBase: apiBaseUrl(config), cache: createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit)) });
+  const syncCache = createSyncCache(config.syncCacheMegabytes * 1024 * 1024, (hit) => instruments.syncCacheLookup(hit));
+  const sync = createSyncService({ db, engine: database.engine, apiBase: apiBaseUrl(config), cache: syncCache });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
   const policies = createPolicyService({ db, audit, clock, pushes });
@@ -243,6 +245,7 @@ export async function createFeatures({ config, database, clock, pushes: injected
   const organizationKeys = createOrganizationKeys({ db });
   const { licenseIssuerPublicKeys, installationId } = config;
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
+  const cacheRelease = createCacheRelease({ intervalMs: config.cacheIdleMinutes * 60_000, caches: [syncCache, secretsManager.answers] });
   const publicApi = createPublicApiService({ db, clock, audit, config, members, groups, collections, policies, events, organizations });
   const licenses = createLicenseService({ db, clock, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys, installationId, pushes });
 
@@ -274,6 +277,8 @@ export async function createFeatures({ config, database, clock, pushes: injected
     sendPurge,
     /** Started by the app (buildApp), stopped by close(): removes files no row names. */
     fileSweeper,
+    /** Started by the app (buildApp), stopped by close(): drops what the caches hold for nobody. */
+    cacheRelease,
     sync,
     devices,
     domainSettings,
@@ -309,6 +314,7 @@ export async function createFeatures({ config, database, clock, pushes: injected
       await eventRetention.stop();
       await sendPurge.stop();
       await fileSweeper.stop();
+      cacheRelease.stop();
       await integrations.close();
       await redis?.close();
       await rateLimits.close();

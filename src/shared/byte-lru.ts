@@ -7,33 +7,49 @@ export interface ByteLru<V> {
   get(key: string): V | undefined;
   set(key: string, value: V): void;
   delete(key: string): void;
+  /**
+   * Drops the entries that no get or set has used since the previous call, and returns the bytes
+   * they held. Called at an interval, it gives back what the cache holds for nobody
+   * (cache-release.ts).
+   */
+  dropUnused(): number;
+}
+
+interface Entry<V> {
+  value: V;
+  /** sizeOf(value) when it was set: what the entry takes from the budget until it goes. */
+  size: number;
+  /** The dropUnused round in which a get or set last used it. */
+  round: number;
 }
 
 export function createByteLru<V>(maxBytes: number, sizeOf: (value: V) => number): ByteLru<V> {
-  const entries = new Map<string, V>();
+  const entries = new Map<string, Entry<V>>();
   let bytes = 0;
+  let round = 0;
   const remove = (key: string) => {
     const old = entries.get(key);
     if (old !== undefined) {
-      bytes -= sizeOf(old);
+      bytes -= old.size;
       entries.delete(key);
     }
   };
 
   return {
     get(key) {
-      const value = entries.get(key);
-      if (value === undefined) return undefined;
+      const entry = entries.get(key);
+      if (entry === undefined) return undefined;
       // Map order is insertion order: re-inserting marks the entry as most recently used.
       entries.delete(key);
-      entries.set(key, value);
-      return value;
+      entry.round = round;
+      entries.set(key, entry);
+      return entry.value;
     },
     set(key, value) {
       remove(key);
       const size = sizeOf(value);
       if (size > maxBytes) return;
-      entries.set(key, value);
+      entries.set(key, { value, size, round });
       bytes += size;
       for (const oldest of entries.keys()) {
         if (bytes <= maxBytes) break;
@@ -41,5 +57,16 @@ export function createByteLru<V>(maxBytes: number, sizeOf: (value: V) => number)
       }
     },
     delete: remove,
+    dropUnused() {
+      // Least recently used first: the entries used this round are all behind the first one found.
+      let dropped = 0;
+      for (const [key, entry] of entries) {
+        if (entry.round === round) break;
+        dropped += entry.size;
+        remove(key);
+      }
+      round++;
+      return dropped;
+    },
   };
 }

@@ -28,6 +28,8 @@ export function createSecretsManager(deps: SecretsManagerDeps) {
   const projects = createProjectService(deps);
   const serviceAccounts = createServiceAccountService(deps);
   return {
+    /** The cache of encoded answers, for cache-release.ts. */
+    answers,
     secrets: createSecretService({ ...deps, answers }),
     secretVersions: createSecretVersionService(deps),
     projects,

@@ -28,6 +28,8 @@ interface Entry extends SmAnswer {
 export interface SmAnswers {
   /** The answer stored under `key` for `revision`, else `build`'s, stored. */
   answer(organizationId: string, revision: number, key: string, build: () => Promise<SmAnswer>): Promise<SmAnswer>;
+  /** Drops the answers no request has used since the previous call: the bytes they held (cache-release.ts). */
+  dropUnused(): number;
 }
 
 export function createSmAnswers(maxBytes: number): SmAnswers {
@@ -41,6 +43,7 @@ export function createSmAnswers(maxBytes: number): SmAnswers {
       entries.set(fullKey, { ...built, revision });
       return built;
     },
+    dropUnused: () => entries.dropUnused(),
   };
 }
 

@@ -13,6 +13,8 @@ import { createByteLru } from '../../shared/byte-lru.js';
 export interface ItemJsonCache {
   get(id: string, version: number): Buffer | undefined;
   set(id: string, version: number, json: Buffer): void;
+  /** Drops the entries no sync has used since the previous call: the bytes they held (cache-release.ts). */
+  dropUnused(): number;
 }
 
 /** Bytes of bookkeeping per entry besides the JSON bytes (key, map slot, objects), roughly. */
@@ -28,5 +30,6 @@ export function createItemJsonCache(maxBytes: number): ItemJsonCache {
     set(id, version, json) {
       entries.set(id, { version, json });
     },
+    dropUnused: () => entries.dropUnused(),
   };
 }

@@ -17,7 +17,8 @@ import type { SectionItems } from './section-items.js';
  * - `items`: the encoded shared part of organization items under their id and version
  *   (item-json-cache.ts), so that an item changed, or a section built or patched, is encoded
  *   once for all the members who see it, not once per member.
- * Each part is bounded by half the budget; the least recently used entries go first.
+ * Each part is bounded by half the budget; the least recently used entries go first, and
+ * entries no sync has used for CACHE_IDLE_MINUTES are dropped (cache-release.ts).
  */
 export interface VaultSection {
   revision: number;
@@ -64,6 +65,8 @@ export interface SyncCache {
   drop(userId: string, withSshKeys: boolean): void;
   /** Counts a sync served from a section as it is (a hit) or not (the metrics' hit rate). */
   served(hit: boolean): void;
+  /** Drops the sections and items no sync has used since the previous call: the bytes they held (cache-release.ts). */
+  dropUnused(): number;
 }
 
 /** Bytes of bookkeeping per item of a patchable section (its id, its place in a page's index), roughly. */
@@ -78,11 +81,12 @@ export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => vo
   const sectionBudget = Math.floor(maxBytes / 2);
   const entries = createByteLru<VaultSection>(sectionBudget, sectionBytes);
   const keyOf = (userId: string, withSshKeys: boolean) => `${userId}:${withSshKeys ? 1 : 0}`;
+  const items = createItemJsonCache(Math.floor(maxBytes / 2));
   return {
     enabled: maxBytes > 0,
     sectionBudget,
     itemBytes: ITEM_OVERHEAD,
-    items: createItemJsonCache(Math.floor(maxBytes / 2)),
+    items,
     get(userId, withSshKeys) {
       return entries.get(keyOf(userId, withSshKeys));
     },
@@ -93,5 +97,6 @@ export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => vo
     drop(userId, withSshKeys) {
       entries.delete(keyOf(userId, withSshKeys));
     },
+    dropUnused: () => entries.dropUnused() + items.dropUnused(),
   };
 }

@@ -150,6 +150,27 @@ describe('sync', () => {
     expect(itemsOf(older).length).toBeLessThan(21);
   });
 
+  it('gives back a section no sync used for a whole release round, and builds the same answer again', async () => {
+    const user = await createUser(server);
+    await importItems(user, 20);
+    const c = counting(server.database.db);
+    const cache = createSyncCache(1024 * 1024);
+    const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache });
+    const first = await sync.load(user.userId, { withSshKeys: true });
+    const cold = c.count();
+    // Built in this round, then served in the next: kept both times.
+    expect(cache.dropUnused()).toBe(0);
+    expect((await sync.load(user.userId, { withSshKeys: true })).vault).toBe(first.vault);
+    expect(cache.dropUnused()).toBe(0);
+    const warm = c.count();
+    // A round without a sync: the section (its items' JSON, at least) goes.
+    expect(cache.dropUnused()).toBeGreaterThan(20 * 500);
+    const again = await sync.load(user.userId, { withSshKeys: true });
+    expect(c.count() - warm).toBe(cold);
+    expect(again.vault).not.toBe(first.vault);
+    expect(itemsOf(again)).toEqual(itemsOf(first));
+  });
+
   it('after a change, reads the items written since its last answer, not the whole vault', async () => {
     const user = await createUser(server);
     await importItems(user, 200);

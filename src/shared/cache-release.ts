@@ -1,0 +1,52 @@
+/** A cache whose unused entries can be dropped (byte-lru.ts, dropUnused). */
+export interface Releasable {
+  /** Drops the entries no request has used since the previous call: the bytes they held. */
+  dropUnused(): number;
+}
+
+/** Below this many bytes dropped in a round, no garbage collection is asked for. */
+const COLLECT_AFTER_BYTES = 1024 * 1024;
+
+/**
+ * Gives back the memory of cache entries no request has used for a while (CACHE_IDLE_MINUTES).
+ * The sync and Secrets Manager caches keep encoded answers for the next request (a 10,000-item
+ * vault's items are about 17 MB); once nobody has asked for one for that long, holding it only
+ * costs the machine memory, and the next request builds it again. Every interval, each cache
+ * drops the entries not used since the previous round, so an entry goes between one and two
+ * intervals after its last use.
+ *
+ * The dropped buffers are freed only when V8 collects them, and a process with nothing to do
+ * may not collect for a long time; so when a round drops at least a megabyte, it runs a full
+ * collection if the process allows one (`node --expose-gc`, as `npm start` runs the server).
+ */
+export function createCacheRelease({
+  intervalMs,
+  caches,
+  collect = globalThis.gc,
+}: {
+  /** 0: entries stay until the caches' byte budgets push them out. */
+  intervalMs: number;
+  caches: readonly Releasable[];
+  /** A full garbage collection, when the process exposes one. */
+  collect?: (() => void) | undefined;
+}) {
+  let timer: NodeJS.Timeout | undefined;
+  const release = {
+    /** One round: the bytes dropped. */
+    releaseOnce(): number {
+      const dropped = caches.reduce((sum, cache) => sum + cache.dropUnused(), 0);
+      if (dropped >= COLLECT_AFTER_BYTES) collect?.();
+      return dropped;
+    },
+    start() {
+      if (intervalMs <= 0 || timer) return;
+      timer = setInterval(() => release.releaseOnce(), intervalMs);
+      timer.unref();
+    },
+    stop() {
+      clearInterval(timer);
+      timer = undefined;
+    },
+  };
+  return release;
+}
