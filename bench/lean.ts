@@ -10,7 +10,8 @@
  * Options (environment): BENCH_STARTS (7 starts each), BENCH_SYNC_ITEMS (10000), BENCH_SYNCS
  * (10000), BENCH_FAIR_ITEMS (1000), BENCH_LOGINS (20 in flight), BENCH_SECONDS (10),
  * BENCH_SETTLE_SECONDS (10, the wait before an idle reading), BENCH_SCENARIOS (start,memory,syncs,fairness,imports),
- * BENCH_HASHING_CONCURRENCY (the server's PASSWORD_HASHING_CONCURRENCY; its default unless set).
+ * BENCH_HASHING_CONCURRENCY (the server's PASSWORD_HASHING_CONCURRENCY; its default unless set),
+ * BENCH_CACHE_IDLE_MINUTES (the server's CACHE_IDLE_MINUTES; its default unless set).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -30,8 +31,8 @@ const FAIR_ITEMS = Number(process.env.BENCH_FAIR_ITEMS ?? 1_000);
 const LOGINS = Number(process.env.BENCH_LOGINS ?? 20);
 const SETTLE_MS = Number(process.env.BENCH_SETTLE_SECONDS ?? 10) * 1000;
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? 'start,memory,syncs,fairness,imports').split(',');
-/** The server's default: the syncs scenario waits for the caches to give back what no sync uses. */
-const CACHE_IDLE_MINUTES = loadConfig({}).cacheIdleMinutes;
+/** The server's default, or BENCH_CACHE_IDLE_MINUTES: the syncs scenario waits for the caches to give back what no sync uses. */
+const CACHE_IDLE_MINUTES = Number(process.env.BENCH_CACHE_IDLE_MINUTES ?? loadConfig({}).cacheIdleMinutes);
 
 /** The environment and node flags of `npm start` (package.json's start script), so that the bench runs what operators run. */
 const START_WORDS = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
@@ -189,7 +190,9 @@ async function memoryScenario() {
 /** Resident memory before, during (peak) and after SYNCS syncs of a SYNC_ITEMS-item vault. */
 async function syncsScenario() {
   const database = await databaseFor('sqlite');
-  let server = await strongroom(database.url);
+  // Said explicitly: the server would also read the project's .env, which the bench does not.
+  const release = { CACHE_IDLE_MINUTES: String(CACHE_IDLE_MINUTES) };
+  let server = await strongroom(database.url, release);
   try {
     const { token, account } = await registerAndLogin(server.url, 'syncs@example.com');
     for (let start = 0; start < SYNC_ITEMS; start += 5000) {
@@ -197,7 +200,7 @@ async function syncsScenario() {
       await call(server.url, 'POST', '/api/ciphers/import', { token, json: { folders: [], ciphers, folderRelationships: [] } });
     }
     await server.stop();
-    server = await strongroom(database.url);
+    server = await strongroom(database.url, release);
     await settle();
     const idle = rssMb(server.pid);
     let peak = idle;

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../test/support/test-server.js';
 
 let server: TestServer | undefined;
@@ -92,5 +92,25 @@ describe('one program, several services', () => {
   it('keeps the API documentation off in the cloud', async () => {
     server = await startTestServer({ env: { DEPLOYMENT: 'cloud' } });
     expect((await server.request('GET', '/docs/json')).status).toBe(404);
+  });
+});
+
+describe('the caches', () => {
+  it('give back what no request used every CACHE_IDLE_MINUTES, until the server closes', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      server = await startTestServer({ env: { CACHE_IDLE_MINUTES: '2' } });
+      const rounds = vi.spyOn(server.app.features.cacheRelease, 'releaseOnce');
+      vi.advanceTimersByTime(119_000);
+      expect(rounds).not.toHaveBeenCalled();
+      vi.advanceTimersByTime(1_000);
+      expect(rounds).toHaveBeenCalledTimes(1);
+      await server.close();
+      server = undefined;
+      vi.advanceTimersByTime(240_000);
+      expect(rounds).toHaveBeenCalledTimes(1);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -289,7 +289,7 @@ export const ConfigSchema = Type.Object({
     maximum: 1440,
     default: 5,
     description:
-      "Minutes after which what the sync and Secrets Manager caches hold for nobody is dropped and its memory given back: an entry no request has used for between this and twice this goes, and the next request builds it again (a 10,000-item vault's first sync then reads every item, about 0.1-0.2 s). 0 keeps entries until their cache's budget pushes them out.",
+      "Minutes after which what the sync and Secrets Manager caches hold for nobody is dropped and its memory given back: an entry goes between this and twice this after its last use, and the next request builds it again (a 10,000-item vault's next sync then reads every item, about 0.1-0.2 s). 0 keeps entries until their cache's budget pushes them out.",
   }),
   secretsCacheMegabytes: Type.Integer({
     minimum: 0,

@@ -1,3 +1,6 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+
 /** A cache whose unused entries can be dropped (byte-lru.ts, dropUnused). */
 export interface Releasable {
   /** Drops the entries no request has used since the previous call: the bytes they held. */
@@ -17,25 +20,25 @@ const COLLECT_AFTER_BYTES = 1024 * 1024;
  *
  * The dropped buffers are freed only when V8 collects them, and a process with nothing to do
  * may not collect for a long time; so when a round drops at least a megabyte, it runs a full
- * collection if the process allows one (`node --expose-gc`, as `npm start` runs the server).
+ * collection (fullCollection below), which holds the event loop for about as long as a
+ * collection V8 starts itself (docs/benchmarks.md, the lean section, tenth session).
  */
 export function createCacheRelease({
   intervalMs,
   caches,
-  collect = globalThis.gc,
+  collect = fullCollection,
 }: {
   /** 0: entries stay until the caches' byte budgets push them out. */
   intervalMs: number;
   caches: readonly Releasable[];
-  /** A full garbage collection, when the process exposes one. */
-  collect?: (() => void) | undefined;
+  collect?: () => void;
 }) {
   let timer: NodeJS.Timeout | undefined;
   const release = {
     /** One round: the bytes dropped. */
     releaseOnce(): number {
       const dropped = caches.reduce((sum, cache) => sum + cache.dropUnused(), 0);
-      if (dropped >= COLLECT_AFTER_BYTES) collect?.();
+      if (dropped >= COLLECT_AFTER_BYTES) collect();
       return dropped;
     },
     start() {
@@ -49,4 +52,26 @@ export function createCacheRelease({
     },
   };
   return release;
+}
+
+let collector: (() => void) | null | undefined;
+
+/**
+ * A full garbage collection. Node offers one only as `gc`, which V8 puts in a context's globals
+ * when its `expose-gc` flag is set: set at run time, it takes effect in contexts made after, so
+ * the function comes from a new one, made on the first call (not at start: a context costs
+ * memory). Whatever way the process was started (`npm start`, the `strongroom` program, a
+ * fleet), no flag is needed. If a later Node refuses, rounds still drop their entries and V8
+ * frees them at its next collection.
+ */
+function fullCollection(): void {
+  if (collector === undefined) {
+    try {
+      setFlagsFromString('--expose-gc');
+      collector = runInNewContext('gc') as () => void;
+    } catch {
+      collector = null;
+    }
+  }
+  collector?.();
 }

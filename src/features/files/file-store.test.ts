@@ -81,7 +81,8 @@ describe.each(['local', 's3'])('the %s file store', (kind) => {
     if (kind === 'local') expect(await readdir(join(dir, 'attachments', 'c3'))).toEqual([]);
   });
 
-  it('leaves nothing when the upload breaks off while the file is still being created', async () => {
+  // Only the local store writes a file of its own (S3's multipart upload is tested above).
+  it.runIf(kind === 'local')('leaves nothing when the upload breaks off while the file is still being created', async () => {
     slowOpen.ms = 50;
     try {
       await expect(store().put('attachments/c4/a1', broken([]), 10_000)).rejects.toThrow();
@@ -90,7 +91,7 @@ describe.each(['local', 's3'])('the %s file store', (kind) => {
     }
     await new Promise((later) => setTimeout(later, 100));
     expect(await store().get('attachments/c4/a1')).toBeNull();
-    if (kind === 'local') expect(await readdir(join(dir, 'attachments', 'c4'))).toEqual([]);
+    expect(await readdir(join(dir, 'attachments', 'c4'))).toEqual([]);
   });
 
   it('deletes one file, and every file under a prefix', async () => {

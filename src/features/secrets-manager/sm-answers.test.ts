@@ -47,6 +47,21 @@ async function outcome(call: () => Promise<Buffer>): Promise<{ status: number; b
   }
 }
 
+describe('an answer no request used', () => {
+  it('is dropped after a whole release round, and built again', async () => {
+    const answers = createSmAnswers(1024 * 1024);
+    let builds = 0;
+    const build = async () => ({ body: Buffer.from(`answer ${++builds}`) });
+    const text = async () => (await answers.answer('org', 1, 'list', build)).body.toString();
+    expect(await text()).toBe('answer 1');
+    expect(answers.dropUnused()).toBe(0);
+    expect(await text()).toBe('answer 1');
+    expect(answers.dropUnused()).toBe(0);
+    expect(answers.dropUnused()).toBe('answer 1'.length);
+    expect(await text()).toBe('answer 2');
+  });
+});
+
 /** Every cached read, through the routes and afresh: pairs that must be equal. */
 async function views() {
   const service = fresh();

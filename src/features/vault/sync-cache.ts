@@ -18,7 +18,9 @@ import type { SectionItems } from './section-items.js';
  *   (item-json-cache.ts), so that an item changed, or a section built or patched, is encoded
  *   once for all the members who see it, not once per member.
  * Each part is bounded by half the budget; the least recently used entries go first, and
- * entries no sync has used for CACHE_IDLE_MINUTES are dropped (cache-release.ts).
+ * entries no sync has used for CACHE_IDLE_MINUTES are dropped (cache-release.ts). A section is
+ * used when it is served or patched; an item's entry when a sync builds or patches a section
+ * with it, not when a cached section is sent as it is.
  */
 export interface VaultSection {
   revision: number;
