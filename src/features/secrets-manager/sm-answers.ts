@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ReadSet } from '../events/read-sets.js';
 import { createByteLru } from '../../shared/byte-lru.js';
+import type { Releasable } from '../../shared/cache-release.js';
 
 /**
  * Encoded answers of the large Secrets Manager reads (the listings, the machine sync,
@@ -25,11 +26,9 @@ interface Entry extends SmAnswer {
   revision: number;
 }
 
-export interface SmAnswers {
+export interface SmAnswers extends Releasable {
   /** The answer stored under `key` for `revision`, else `build`'s, stored. */
   answer(organizationId: string, revision: number, key: string, build: () => Promise<SmAnswer>): Promise<SmAnswer>;
-  /** Drops the answers no request has used since the previous call: the bytes they held (cache-release.ts). */
-  dropUnused(): number;
 }
 
 export function createSmAnswers(maxBytes: number): SmAnswers {

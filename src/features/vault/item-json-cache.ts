@@ -1,4 +1,5 @@
 import { createByteLru } from '../../shared/byte-lru.js';
+import type { Releasable } from '../../shared/cache-release.js';
 
 /**
  * Each item's JSON in sync up to the user's part (syncItemStart: the opening, then the shared
@@ -10,11 +11,9 @@ import { createByteLru } from '../../shared/byte-lru.js';
  * favorite, archive and rights are added per sync (cipherUserJson). Bounded by bytes; the
  * least recently used entries go first.
  */
-export interface ItemJsonCache {
+export interface ItemJsonCache extends Releasable {
   get(id: string, version: number): Buffer | undefined;
   set(id: string, version: number, json: Buffer): void;
-  /** Drops the entries no sync has used since the previous call: the bytes they held (cache-release.ts). */
-  dropUnused(): number;
 }
 
 /** Bytes of bookkeeping per entry besides the JSON bytes (key, map slot, objects), roughly. */

@@ -1,4 +1,5 @@
 import { createByteLru } from '../../shared/byte-lru.js';
+import type { Releasable } from '../../shared/cache-release.js';
 import { createItemJsonCache, type ItemJsonCache } from './item-json-cache.js';
 import type { SectionItems } from './section-items.js';
 
@@ -52,7 +53,8 @@ export interface VaultSection {
   items: SectionItems;
 }
 
-export interface SyncCache {
+/** Its `dropUnused` covers the sections and the items' JSON. */
+export interface SyncCache extends Releasable {
   /** Off (a budget of 0): every sync reads and encodes every item in one pass. */
   readonly enabled: boolean;
   /** Bytes of items a section may hold and still be kept: a larger vault is sent as it is read (section-items.ts, SpilledItems). */
@@ -67,8 +69,6 @@ export interface SyncCache {
   drop(userId: string, withSshKeys: boolean): void;
   /** Counts a sync served from a section as it is (a hit) or not (the metrics' hit rate). */
   served(hit: boolean): void;
-  /** Drops the sections and items no sync has used since the previous call: the bytes they held (cache-release.ts). */
-  dropUnused(): number;
 }
 
 /** Bytes of bookkeeping per item of a patchable section (its id, its place in a page's index), roughly. */

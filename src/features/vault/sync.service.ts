@@ -19,6 +19,7 @@ import type { SyncCache, VaultSection } from './sync-cache.js';
 import { sectionItemsWriter, SpilledItems, type SectionItems } from './section-items.js';
 import { foldersJson, syncItemStart } from './sync.schemas.js';
 import { listSends } from '../sends/sends.repository.js';
+import { compareText } from '../../shared/compare-text.js';
 import { toSendResponse, type SendResponse } from '../sends/sends.schemas.js';
 
 export interface SyncData {
@@ -415,11 +416,13 @@ interface Marks {
  */
 export function sectionKey(reached: readonly ReachedCollection[]): string {
   if (reached.length === 0) return '';
-  const parts = reached.map((c) => {
-    const { readOnly, hidePasswords, manage } = c.grant;
-    return [c.id, c.organizationId, readOnly, hidePasswords, manage, c.organization?.useTotp ?? null, c.organization?.limitItemDeletion ?? null];
-  });
-  return JSON.stringify(parts.sort((a, b) => (a[0]! < b[0]! ? -1 : a[0]! > b[0]! ? 1 : 0)));
+  const parts = [...reached]
+    .sort((a, b) => compareText(a.id, b.id))
+    .map((c) => {
+      const { readOnly, hidePasswords, manage } = c.grant;
+      return [c.id, c.organizationId, readOnly, hidePasswords, manage, c.organization?.useTotp ?? null, c.organization?.limitItemDeletion ?? null];
+    });
+  return JSON.stringify(parts);
 }
 
 export type SyncService = ReturnType<typeof createSyncService>;
