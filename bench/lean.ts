@@ -310,7 +310,7 @@ console.log(JSON.stringify({ rss: after.rss - before.rss, heap: after.heapUsed -
 `;
 
 /** For scale beside the packages a default start does not load (OPTIONAL_PACKAGES): what every start loads. */
-const LOADED_PACKAGES = ['fastify', 'kysely', 'better-sqlite3', 'typebox', 'ajv', 'fast-json-stringify', 'jose', 'ws', 'pino', '@fastify/swagger', '@fastify/swagger-ui'];
+const LOADED_PACKAGES = ['fastify', 'kysely', 'better-sqlite3', 'typebox', 'ajv', 'fast-json-stringify', 'jose', 'ws', 'pino'];
 
 /** Each package alone in a fresh process (median of three): what loading it lazily saves, and what the rest costs. */
 async function importsScenario() {

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { adminTokenHash } from '../test/support/admin-console.js';
 import { startTestServer, type TestServer } from '../test/support/test-server.js';
-import { API_DOC_TAGS } from './app.js';
+import { API_DOC_TAGS } from './http/api-docs.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -16,7 +16,7 @@ const HOW_TO_FIX = [
   'Every route needs, in its `schema`:',
   '- `summary`: a short imperative phrase ("Create a folder");',
   '- `description`: one to three sentences: what it does, who may call it (its `config.access` rule) and any Bitwarden-compatibility note;',
-  `- \`tags\`: exactly one of the feature tags declared in API_DOC_TAGS (src/app.ts): ${DECLARED.join(', ')}.`,
+  `- \`tags\`: exactly one of the feature tags declared in API_DOC_TAGS (src/http/api-docs.ts): ${DECLARED.join(', ')}.`,
   'The route files keep these in a `docs` table of RouteDoc (src/http/route-docs.ts) spread into the schema; an older alias of a route takes `olderForm(doc, current)`.',
 ].join('\n');
 
@@ -66,7 +66,7 @@ describe('the OpenAPI document at /docs/json', () => {
 
     const used = new Set(all.flatMap(([, operation]) => (Array.isArray(operation.tags) ? (operation.tags as string[]) : [])));
     const unused = DECLARED.filter((tag) => !used.has(tag));
-    expect.soft(unused, `These tags are declared in API_DOC_TAGS (src/app.ts) but no route uses them: remove them or tag the routes of that feature with them.`).toEqual([]);
+    expect.soft(unused, `These tags are declared in API_DOC_TAGS (src/http/api-docs.ts) but no route uses them: remove them or tag the routes of that feature with them.`).toEqual([]);
     expect(tagsOf(res.body).map((tag) => tag.name)).toEqual(DECLARED);
   });
 

@@ -89,6 +89,24 @@ describe('one program, several services', () => {
     expect((await server.request('GET', '/docs/')).headers.get('content-type')).toContain('text/html');
   });
 
+  it('builds the API documentation on its first requests, arriving together, and answers what it does not serve with its own 404', async () => {
+    const docs = await startTestServer();
+    server = docs;
+    const answers = await Promise.all(['/docs/json', '/docs/json', '/docs/', '/docs/yaml'].map((path) => docs.request('GET', path)));
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 200, 200]);
+    expect(answers[0]?.body).toEqual(answers[1]?.body);
+    expect(answers[3]?.headers.get('content-type')).toContain('yaml');
+    // Passed on as the plugin answers it: a redirect, with no body and so no content type.
+    const redirect = await fetch(`${docs.baseUrl}/docs/static/index.html`, { redirect: 'manual' });
+    expect(redirect.status).toBe(302);
+    expect(redirect.headers.get('location')).toBe('/docs/');
+    expect(redirect.headers.get('content-type')).toBeNull();
+    expect(redirect.headers.get('x-request-id')).toBeTruthy();
+    const missing = await docs.request('GET', '/docs/no-such-file');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ message: expect.any(String) });
+  });
+
   it('keeps the API documentation off in the cloud', async () => {
     server = await startTestServer({ env: { DEPLOYMENT: 'cloud' } });
     expect((await server.request('GET', '/docs/json')).status).toBe(404);

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import formbody from '@fastify/formbody';
-import type { SwaggerTransformObject } from '@fastify/swagger';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config, ServiceName } from './config/config.js';
@@ -9,6 +8,7 @@ import type { Database } from './db/database.js';
 import { apiErrorHandler, frameworkErrorHandler } from './http/error-handler.js';
 import { NotFound } from './http/errors.js';
 import { limitConnectionsPerAddress } from './http/connection-limits.js';
+import { recordApiDocs } from './http/api-docs.js';
 import { refuseNulCharacters } from './http/nul-characters.js';
 import { validatorCompiler } from './http/validation.js';
 import { serializerCompiler } from './http/serialization.js';
@@ -48,98 +48,11 @@ export interface AppOptions {
 
 const SERVICES = { api: apiService, identity: identityService, events: eventsService, notifications: notificationsService };
 
-/**
- * The feature areas of the OpenAPI document, in the order Swagger UI at /docs shows them. Every
- * route's schema carries exactly one of these tags (src/app.openapi.test.ts checks it).
- */
-export const API_DOC_TAGS = [
-  { name: 'Health', description: 'Liveness (`/alive`, `/now`) on every service, and the `/healthz` health records and the Prometheus `/metrics` when enabled.' },
-  { name: 'Configuration', description: 'The server configuration the official clients read before and after login.' },
-  { name: 'Identity', description: 'Logging in (identity service): prelogin KDF settings, the OAuth 2.0 token endpoint and OpenID discovery.' },
-  { name: 'Accounts', description: 'Registration and the signed-in user\'s own account: profile, keys, master password, API key, deletion.' },
-  { name: 'Sync', description: 'The whole vault in one answer, as the clients cache it.' },
-  { name: 'Folders', description: 'A user\'s own folders; names are encrypted by the client.' },
-  {
-    name: 'Items',
-    description: 'Vault items (ciphers): personal items, their lifecycle (archive, trash, restore, delete), import, and organization items in collections.',
-  },
-  {
-    name: 'Organizations',
-    description: 'Organizations: creation, licenses, settings, leaving, deletion, API keys and storage.',
-  },
-  { name: 'Members', description: 'Organization membership: invitations, confirmation, roles and access, revocation, removal, account recovery details.' },
-  { name: 'Groups', description: 'Groups of organization members, with the collections they reach.' },
-  { name: 'Collections', description: 'Organization collections and who may reach them (members and groups).' },
-  { name: 'Policies', description: 'Organization policies (master password, single organization, account recovery, ...).' },
-  { name: 'Events', description: 'The audit log: client events, the organization\'s, a member\'s, an item\'s and your own events, and exports.' },
-  { name: 'Security tasks', description: 'Tasks administrators give members to update at-risk passwords of organization items, and their metrics.' },
-  { name: 'Reports', description: "Organization reports: the client's encrypted report of applications, members and passwords at risk, and its twelve metrics." },
-  {
-    name: 'Public API',
-    description:
-      "The organization public API under `/public`, for directory sync, scripts and SIEM pulls: members, groups, collections, policies, events, directory import and the subscription, with the organization's API key token.",
-  },
-  {
-    name: 'Auth requests',
-    description: 'Log in with a device: a new device asks, one of the user\'s logged-in devices approves it with the encrypted user key, and the new device logs in once with its access code.',
-  },
-  {
-    name: 'Integrations',
-    description: "Forwarding an organization's events to the tools it runs (webhooks, Slack, Microsoft Teams, Splunk HEC, Datadog), and the deliveries that failed.",
-  },
-  { name: 'Devices', description: 'The devices a user has logged in from, and the known-device check the login page makes.' },
-  {
-    name: 'Notifications',
-    description:
-      'The live notifications hub (SignalR over WebSocket at `/hub` and `/anonymous-hub`) the official apps keep open to hear about changes at once; the negotiate step for other SignalR clients.',
-  },
-  { name: 'Settings', description: 'A user\'s equivalent domains, which autofill treats as one site.' },
-  {
-    name: 'Send',
-    description: 'Sharing a text or a file through a link that expires (Send): the owner\'s routes, and anonymous access by recipients with the link.',
-  },
-  { name: 'Secrets', description: 'Secrets Manager secrets: values encrypted by the client, their version history and the trash.' },
-  { name: 'Projects', description: 'Secrets Manager projects, which group secrets and carry access to them.' },
-  { name: 'Machine accounts', description: 'Secrets Manager machine accounts (the official "service accounts") and their access tokens.' },
-  { name: 'Access policies', description: 'Who reaches Secrets Manager projects, secrets and machine accounts: people, groups and machine accounts.' },
-  { name: 'Secrets Manager', description: 'Secrets Manager counts, import and export, and the events of secrets, projects and machine accounts.' },
-  {
-    name: 'Not yet offered',
-    description:
-      'Features Strongroom does not offer yet (emergency access): their lists answer empty, truthfully, so the web vault\'s pages load.',
-  },
-  { name: 'Web vault', description: 'The official web vault when a build of it is installed, or a page saying how to add one.' },
-  {
-    name: 'Two-step login',
-    description: "A user's second factors (authenticator app, email codes), the recovery code, and the login page's request for an emailed code.",
-  },
-  {
-    name: 'Admin console',
-    description:
-      "The operator's console at `/admin` (HTML pages and forms, not an API): sign-in with the admin token, users, organizations, events and diagnostics. Served only while ADMIN_TOKEN is set; see docs/admin-console.md.",
-  },
-] as const satisfies readonly { name: string; description: string }[];
-
-export type ApiDocTag = (typeof API_DOC_TAGS)[number]['name'];
-
 export const SERVICE_TITLES: Record<ServiceName, string> = {
   api: 'API service',
   identity: 'Identity service',
   events: 'Events service',
   notifications: 'Notifications hub',
-};
-
-function operationTags(operation: unknown): string[] {
-  const tags = typeof operation === 'object' && operation !== null ? (operation as { tags?: unknown }).tags : undefined;
-  return Array.isArray(tags) ? tags.filter((tag): tag is string => typeof tag === 'string') : [];
-}
-
-/** A service started alone serves only some feature areas: Swagger UI would show the others as empty groups. */
-const onlyUsedTags: SwaggerTransformObject = (document) => {
-  if (!('openapiObject' in document)) return document.swaggerObject;
-  const { openapiObject } = document;
-  const used = new Set(Object.values(openapiObject.paths ?? {}).flatMap((item) => Object.values(item ?? {}).flatMap(operationTags)));
-  return { ...openapiObject, tags: openapiObject.tags?.filter((tag) => used.has(tag.name)) };
 };
 
 /**
@@ -198,18 +111,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   });
   await app.register(formbody);
 
-  // The API docs' plugins are loaded only when the docs are served; the document itself is built on its first request.
-  if (config.apiDocsEnabled) {
-    const { default: swagger } = await import('@fastify/swagger');
-    await app.register(swagger, {
-      openapi: {
-        info: { title: 'Strongroom', version: '1.0.0', description: 'Bitwarden-compatible vault, organization and secrets server.' },
-        components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
-        tags: API_DOC_TAGS.map((tag) => ({ ...tag })),
-      },
-      transformObject: onlyUsedTags,
-    });
-  }
+  // The API docs record every route registered from here on; their plugins load on the first request for them.
+  const apiDocs = config.apiDocsEnabled ? recordApiDocs(app) : null;
 
   const features = await createFeatures({ config, database, clock, log: app.log, ...(pushes ? { pushes } : {}) });
   app.decorate('features', features);
@@ -248,6 +151,6 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
       throw new NotFound();
     });
   }
-  if (config.apiDocsEnabled) await app.register((await import('@fastify/swagger-ui')).default, { routePrefix: '/docs' });
+  if (apiDocs) await app.register(apiDocs.routes, { authenticate: features.authenticate });
   return app;
 }

@@ -18,8 +18,11 @@ const answers = (url: string) =>
     }).on('error', () => resolve(false));
   });
 
-/** Starts the server program with `env`, waits for its first answer and lists the npm packages it loaded by then. */
-async function packagesLoadedBy(env: Record<string, string>): Promise<Set<string>> {
+/**
+ * Starts the server program with `env`, waits for its first answer (and then for an answer to
+ * `thenAsk`, if given) and lists the npm packages it loaded by then.
+ */
+async function packagesLoadedBy(env: Record<string, string>, thenAsk?: string): Promise<Set<string>> {
   const dir = mkdtempSync(join(tmpdir(), 'sr-lazy-'));
   const file = join(dir, 'packages.txt');
   const port = await freePort();
@@ -30,6 +33,7 @@ async function packagesLoadedBy(env: Record<string, string>): Promise<Set<string
     if (Date.now() > deadline) throw new Error(`the server did not answer: ${run.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+  if (thenAsk && !(await answers(`http://127.0.0.1:${port}${thenAsk}`))) throw new Error(`${thenAsk} did not answer 200: ${run.output()}`);
   return new Set(readFileSync(file, 'utf8').split('\n').filter(Boolean));
 }
 
@@ -52,5 +56,11 @@ describe('optional dependencies', () => {
     expect(loaded).toContain('prom-client');
     expect([...loaded]).toEqual(expect.arrayContaining(['@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http', '@opentelemetry/resources']));
     expect(loaded).not.toContain('pg');
+  });
+
+  it('load the API docs\' plugins on the first request for the docs', async () => {
+    const loaded = await packagesLoadedBy({}, '/docs/json');
+    expect(loaded).toContain('@fastify/swagger');
+    expect(loaded).toContain('@fastify/swagger-ui');
   });
 });

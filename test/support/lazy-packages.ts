@@ -5,6 +5,8 @@
  */
 export const OPTIONAL_PACKAGES = [
   ...['pg', 'ioredis', 'amqplib', 'nodemailer', '@aws-sdk/client-s3', '@aws-sdk/lib-storage', '@simplewebauthn/server', 'prom-client', '@peculiar/x509', 'tar', 'hash-wasm', 'otplib', 'eta'],
+  // The API docs (API_DOCS_ENABLED, on by default self-hosted), on the first request under /docs.
+  ...['@fastify/swagger', '@fastify/swagger-ui'],
   // OpenTelemetry, only with OTEL_ENABLED (not even its API: prom-client requires it, and loads only with metrics on).
   ...['@opentelemetry/api', '@opentelemetry/core', '@opentelemetry/resources', '@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http'],
 ];

@@ -1,0 +1,185 @@
+import type { SwaggerTransformObject } from '@fastify/swagger';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifySchema, type RouteOptions } from 'fastify';
+import { Type } from 'typebox';
+import { access, enforceAccessRules, type Authenticator } from './access.js';
+import { NotFound } from './errors.js';
+
+/**
+ * The API documentation (`API_DOCS_ENABLED`): Swagger UI at `/docs` and the OpenAPI document at
+ * `/docs/json`, built from the route schemas.
+ *
+ * Its plugins (@fastify/swagger, @fastify/swagger-ui and what they bring: a YAML library, a static
+ * file server) are loaded on the first request under `/docs`, not at start: an idle server that is
+ * never asked for its docs does not hold them (about 3 MB; docs/benchmarks.md, lean section). At
+ * start the server only records its routes as they are registered; the first request builds a
+ * small Fastify instance of its own that registers the plugins and the recorded routes (their
+ * schemas only, never served), and every request under `/docs` is answered by that instance.
+ */
+
+/**
+ * The feature areas of the OpenAPI document, in the order Swagger UI at /docs shows them. Every
+ * route's schema carries exactly one of these tags (src/app.openapi.test.ts checks it).
+ */
+export const API_DOC_TAGS = [
+  { name: 'Health', description: 'Liveness (`/alive`, `/now`) on every service, and the `/healthz` health records and the Prometheus `/metrics` when enabled.' },
+  { name: 'Configuration', description: 'The server configuration the official clients read before and after login.' },
+  { name: 'Identity', description: 'Logging in (identity service): prelogin KDF settings, the OAuth 2.0 token endpoint and OpenID discovery.' },
+  { name: 'Accounts', description: 'Registration and the signed-in user\'s own account: profile, keys, master password, API key, deletion.' },
+  { name: 'Sync', description: 'The whole vault in one answer, as the clients cache it.' },
+  { name: 'Folders', description: 'A user\'s own folders; names are encrypted by the client.' },
+  {
+    name: 'Items',
+    description: 'Vault items (ciphers): personal items, their lifecycle (archive, trash, restore, delete), import, and organization items in collections.',
+  },
+  {
+    name: 'Organizations',
+    description: 'Organizations: creation, licenses, settings, leaving, deletion, API keys and storage.',
+  },
+  { name: 'Members', description: 'Organization membership: invitations, confirmation, roles and access, revocation, removal, account recovery details.' },
+  { name: 'Groups', description: 'Groups of organization members, with the collections they reach.' },
+  { name: 'Collections', description: 'Organization collections and who may reach them (members and groups).' },
+  { name: 'Policies', description: 'Organization policies (master password, single organization, account recovery, ...).' },
+  { name: 'Events', description: 'The audit log: client events, the organization\'s, a member\'s, an item\'s and your own events, and exports.' },
+  { name: 'Security tasks', description: 'Tasks administrators give members to update at-risk passwords of organization items, and their metrics.' },
+  { name: 'Reports', description: "Organization reports: the client's encrypted report of applications, members and passwords at risk, and its twelve metrics." },
+  {
+    name: 'Public API',
+    description:
+      "The organization public API under `/public`, for directory sync, scripts and SIEM pulls: members, groups, collections, policies, events, directory import and the subscription, with the organization's API key token.",
+  },
+  {
+    name: 'Auth requests',
+    description: 'Log in with a device: a new device asks, one of the user\'s logged-in devices approves it with the encrypted user key, and the new device logs in once with its access code.',
+  },
+  {
+    name: 'Integrations',
+    description: "Forwarding an organization's events to the tools it runs (webhooks, Slack, Microsoft Teams, Splunk HEC, Datadog), and the deliveries that failed.",
+  },
+  { name: 'Devices', description: 'The devices a user has logged in from, and the known-device check the login page makes.' },
+  {
+    name: 'Notifications',
+    description:
+      'The live notifications hub (SignalR over WebSocket at `/hub` and `/anonymous-hub`) the official apps keep open to hear about changes at once; the negotiate step for other SignalR clients.',
+  },
+  { name: 'Settings', description: 'A user\'s equivalent domains, which autofill treats as one site.' },
+  {
+    name: 'Send',
+    description: 'Sharing a text or a file through a link that expires (Send): the owner\'s routes, and anonymous access by recipients with the link.',
+  },
+  { name: 'Secrets', description: 'Secrets Manager secrets: values encrypted by the client, their version history and the trash.' },
+  { name: 'Projects', description: 'Secrets Manager projects, which group secrets and carry access to them.' },
+  { name: 'Machine accounts', description: 'Secrets Manager machine accounts (the official "service accounts") and their access tokens.' },
+  { name: 'Access policies', description: 'Who reaches Secrets Manager projects, secrets and machine accounts: people, groups and machine accounts.' },
+  { name: 'Secrets Manager', description: 'Secrets Manager counts, import and export, and the events of secrets, projects and machine accounts.' },
+  {
+    name: 'Not yet offered',
+    description:
+      'Features Strongroom does not offer yet (emergency access): their lists answer empty, truthfully, so the web vault\'s pages load.',
+  },
+  { name: 'Web vault', description: 'The official web vault when a build of it is installed, or a page saying how to add one.' },
+  {
+    name: 'Two-step login',
+    description: "A user's second factors (authenticator app, email codes), the recovery code, and the login page's request for an emailed code.",
+  },
+  {
+    name: 'Admin console',
+    description:
+      "The operator's console at `/admin` (HTML pages and forms, not an API): sign-in with the admin token, users, organizations, events and diagnostics. Served only while ADMIN_TOKEN is set; see docs/admin-console.md.",
+  },
+] as const satisfies readonly { name: string; description: string }[];
+
+export type ApiDocTag = (typeof API_DOC_TAGS)[number]['name'];
+
+function operationTags(operation: unknown): string[] {
+  const tags = typeof operation === 'object' && operation !== null ? (operation as { tags?: unknown }).tags : undefined;
+  return Array.isArray(tags) ? tags.filter((tag): tag is string => typeof tag === 'string') : [];
+}
+
+/** A service started alone serves only some feature areas: Swagger UI would show the others as empty groups. */
+const onlyUsedTags: SwaggerTransformObject = (document) => {
+  if (!('openapiObject' in document)) return document.swaggerObject;
+  const { openapiObject } = document;
+  const used = new Set(Object.values(openapiObject.paths ?? {}).flatMap((item) => Object.values(item ?? {}).flatMap(operationTags)));
+  return { ...openapiObject, tags: openapiObject.tags?.filter((tag) => used.has(tag.name)) };
+};
+
+const PREFIX = '/docs';
+
+/** Hop-by-hop headers of the inner answer: the outer server sets its own. */
+const NOT_PASSED_ON = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date']);
+
+export interface ApiDocs {
+  /** Serves `/docs`; register it after every documented route. */
+  routes: FastifyPluginAsync<{ authenticate: Authenticator }>;
+}
+
+/**
+ * Starts recording the routes `app` registers from now on (call it before any of them) and returns
+ * the plugin that serves the documentation of those routes.
+ */
+export function recordApiDocs(app: FastifyInstance): ApiDocs {
+  const recorded: RouteOptions[] = [];
+  app.addHook('onRoute', (route) => {
+    // The document leaves out HEAD routes (Fastify adds one to every GET) and hidden ones, /docs's own among them.
+    if (route.method !== 'HEAD' && route.schema?.hide !== true) recorded.push(route);
+  });
+  let inner: Promise<FastifyInstance> | undefined;
+  const innerInstance = (routerOptions: FastifyInstance['initialConfig']['routerOptions']) => {
+    inner ??= buildDocsInstance(recorded, routerOptions).catch((error: unknown) => {
+      inner = undefined; // the next request tries again
+      throw error;
+    });
+    return inner;
+  };
+
+  const routes: ApiDocs['routes'] = async (docs, { authenticate }) => {
+    enforceAccessRules(docs, authenticate);
+    docs.addHook('onClose', async () => {
+      const built = await inner?.catch(() => undefined);
+      await built?.close();
+    });
+    // Whatever the inner instance answered (pages, files, redirects, 304s), passed on as it is.
+    const schema: FastifySchema = { hide: true, response: { default: Type.Unknown({ description: 'Swagger UI, its files, or the OpenAPI document (JSON or YAML)' }) } };
+    for (const url of [PREFIX, `${PREFIX}/*`]) {
+      docs.get(url, { config: { access: access.anonymous }, schema }, async (request, reply) => {
+        const instance = await innerInstance(app.initialConfig.routerOptions);
+        const res = await instance.inject({ method: request.method as 'GET', url: request.url, headers: request.headers });
+        // What the inner instance does not know gets this server's own 404.
+        if (res.statusCode === 404) throw new NotFound();
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined && !NOT_PASSED_ON.has(name)) void reply.header(name, value);
+        }
+        // A redirect or a 304 has no body, and gets no content type for one.
+        return reply.code(res.statusCode).send(res.rawPayload.length > 0 ? res.rawPayload : undefined);
+      });
+    }
+  };
+  return { routes };
+}
+
+/** The plugins and the recorded routes' schemas, in an instance that never listens. */
+async function buildDocsInstance(recorded: readonly RouteOptions[], routerOptions: FastifyInstance['initialConfig']['routerOptions']): Promise<FastifyInstance> {
+  const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
+  const docs = Fastify({ logger: false, ...(routerOptions ? { routerOptions } : {}) });
+  // The recorded routes never run: nothing to check or encode.
+  docs.setValidatorCompiler(() => () => true);
+  docs.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  await docs.register(swagger, {
+    openapi: {
+      info: { title: 'Strongroom', version: '1.0.0', description: 'Bitwarden-compatible vault, organization and secrets server.' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
+      tags: API_DOC_TAGS.map((tag) => ({ ...tag })),
+    },
+    transformObject: onlyUsedTags,
+  });
+  for (const route of recorded) {
+    docs.route({ method: route.method, url: route.url, ...(route.schema ? { schema: route.schema } : {}), ...(route.config ? { config: route.config } : {}), handler: notServed });
+  }
+  await docs.register(swaggerUi, { routePrefix: PREFIX });
+  await docs.ready();
+  return docs;
+}
+
+function notServed(): never {
+  throw new NotFound();
+}
