@@ -2,6 +2,7 @@ import type { SwaggerTransformObject } from '@fastify/swagger';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifySchema, type RouteOptions } from 'fastify';
 import { Type } from 'typebox';
 import { access, enforceAccessRules, type Authenticator } from './access.js';
+import { apiErrorHandler } from './error-handler.js';
 import { NotFound } from './errors.js';
 
 /**
@@ -13,7 +14,8 @@ import { NotFound } from './errors.js';
  * never asked for its docs does not hold them (about 3 MB; docs/benchmarks.md, lean section). At
  * start the server only records its routes as they are registered; the first request builds a
  * small Fastify instance of its own that registers the plugins and the recorded routes (their
- * schemas only, never served), and every request under `/docs` is answered by that instance.
+ * schemas, with a handler that answers 404), and every request under `/docs` is answered by that
+ * instance.
  */
 
 /**
@@ -105,11 +107,14 @@ const onlyUsedTags: SwaggerTransformObject = (document) => {
 
 const PREFIX = '/docs';
 
-/** Hop-by-hop headers of the inner answer: the outer server sets its own. */
+/** Headers of the inner answer about its own connection and time: the outer server sets its own. */
 const NOT_PASSED_ON = new Set(['connection', 'keep-alive', 'transfer-encoding', 'date']);
 
 export interface ApiDocs {
-  /** Serves `/docs`; register it after every documented route. */
+  /**
+   * Serves `/docs`. Register it after every documented route and after the app's error handler
+   * (its 404s and errors are the app's own).
+   */
   routes: FastifyPluginAsync<{ authenticate: Authenticator }>;
 }
 
@@ -124,8 +129,8 @@ export function recordApiDocs(app: FastifyInstance): ApiDocs {
     if (route.method !== 'HEAD' && route.schema?.hide !== true) recorded.push(route);
   });
   let inner: Promise<FastifyInstance> | undefined;
-  const innerInstance = (routerOptions: FastifyInstance['initialConfig']['routerOptions']) => {
-    inner ??= buildDocsInstance(recorded, routerOptions).catch((error: unknown) => {
+  const innerInstance = () => {
+    inner ??= buildDocsInstance(app, recorded).catch((error: unknown) => {
       inner = undefined; // the next request tries again
       throw error;
     });
@@ -142,26 +147,39 @@ export function recordApiDocs(app: FastifyInstance): ApiDocs {
     const schema: FastifySchema = { hide: true, response: { default: Type.Unknown({ description: 'Swagger UI, its files, or the OpenAPI document (JSON or YAML)' }) } };
     for (const url of [PREFIX, `${PREFIX}/*`]) {
       docs.get(url, { config: { access: access.anonymous }, schema }, async (request, reply) => {
-        const instance = await innerInstance(app.initialConfig.routerOptions);
-        const res = await instance.inject({ method: request.method as 'GET', url: request.url, headers: request.headers });
+        const instance = await innerInstance();
+        // Asked as a GET even for a HEAD: the inner answer's length is then the real one, and
+        // Fastify's HEAD route here sends its headers without the body. The body is streamed
+        // through, not collected: Swagger UI's script alone is 1.5 MB.
+        const res = await instance.inject({ method: 'GET', url: request.url, headers: request.headers, payloadAsStream: true });
         // What the inner instance does not know gets this server's own 404.
         if (res.statusCode === 404) throw new NotFound();
         for (const [name, value] of Object.entries(res.headers)) {
           if (value !== undefined && !NOT_PASSED_ON.has(name)) void reply.header(name, value);
         }
-        // A redirect or a 304 has no body, and gets no content type for one.
-        return reply.code(res.statusCode).send(res.rawPayload.length > 0 ? res.rawPayload : undefined);
+        return reply.code(res.statusCode).send(res.stream());
       });
     }
   };
   return { routes };
 }
 
-/** The plugins and the recorded routes' schemas, in an instance that never listens. */
-async function buildDocsInstance(recorded: readonly RouteOptions[], routerOptions: FastifyInstance['initialConfig']['routerOptions']): Promise<FastifyInstance> {
+/**
+ * The plugins and the recorded routes' schemas, in an instance that never listens. Requests reach
+ * it only through the routes above; one for a documented route (`/docs/../api/alive`) gets a 404.
+ * Its errors are logged and answered as the app's are.
+ */
+async function buildDocsInstance(app: FastifyInstance, recorded: readonly RouteOptions[]): Promise<FastifyInstance> {
   const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
-  const docs = Fastify({ logger: false, ...(routerOptions ? { routerOptions } : {}) });
-  // The recorded routes never run: nothing to check or encode.
+  const { routerOptions } = app.initialConfig;
+  const docs = Fastify({
+    loggerInstance: app.log.child({ component: 'api-docs' }),
+    disableRequestLogging: true, // the app logs the request that asked
+    exposeHeadRoutes: false, // asked with GET only
+    ...(routerOptions ? { routerOptions } : {}),
+  });
+  docs.setErrorHandler(apiErrorHandler);
+  // The recorded routes' handlers answer 404: nothing to check or encode.
   docs.setValidatorCompiler(() => () => true);
   docs.setSerializerCompiler(() => (data) => JSON.stringify(data));
   await docs.register(swagger, {
@@ -173,13 +191,13 @@ async function buildDocsInstance(recorded: readonly RouteOptions[], routerOption
     transformObject: onlyUsedTags,
   });
   for (const route of recorded) {
-    docs.route({ method: route.method, url: route.url, ...(route.schema ? { schema: route.schema } : {}), ...(route.config ? { config: route.config } : {}), handler: notServed });
+    docs.route({ method: route.method, url: route.url, ...(route.schema ? { schema: route.schema } : {}), ...(route.config ? { config: route.config } : {}), handler: notDocs });
   }
   await docs.register(swaggerUi, { routePrefix: PREFIX });
   await docs.ready();
   return docs;
 }
 
-function notServed(): never {
+function notDocs(): never {
   throw new NotFound();
 }
