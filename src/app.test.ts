@@ -1,5 +1,5 @@
-import { get } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { rawGet } from '../test/support/raw-request.js';
 import { startTestServer, type TestServer } from '../test/support/test-server.js';
 
 let server: TestServer | undefined;
@@ -107,14 +107,8 @@ describe('one program, several services', () => {
     expect(missing.status).toBe(404);
     expect(missing.body).toMatchObject({ object: 'error', message: 'Resource not found.' });
     // A documented route asked through /docs (sent as is; fetch would resolve the dots) is not served from there.
-    const through = await new Promise<number | undefined>((resolve, reject) => {
-      const { hostname, port } = new URL(docs.baseUrl);
-      get({ hostname, port, path: '/docs/static/../../api/alive' }, (res) => {
-        res.resume();
-        resolve(res.statusCode);
-      }).on('error', reject);
-    });
-    expect(through).toBe(404);
+    const through = await rawGet(docs.baseUrl, '/docs/static/../../api/alive');
+    expect(Number(through.split(' ')[1])).toBe(404);
     // HEAD tells a file's real length, as GET sends it.
     const css = await docs.request('GET', '/docs/static/swagger-ui.css');
     const head = await docs.request('HEAD', '/docs/static/swagger-ui.css');

@@ -90,8 +90,6 @@ export const API_DOC_TAGS = [
   },
 ] as const satisfies readonly { name: string; description: string }[];
 
-export type ApiDocTag = (typeof API_DOC_TAGS)[number]['name'];
-
 function operationTags(operation: unknown): string[] {
   const tags = typeof operation === 'object' && operation !== null ? (operation as { tags?: unknown }).tags : undefined;
   return Array.isArray(tags) ? tags.filter((tag): tag is string => typeof tag === 'string') : [];
@@ -172,17 +170,17 @@ export function recordApiDocs(app: FastifyInstance): ApiDocs {
 async function buildDocsInstance(app: FastifyInstance, recorded: readonly RouteOptions[]): Promise<FastifyInstance> {
   const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
   const { routerOptions } = app.initialConfig;
-  const docs = Fastify({
+  const instance = Fastify({
     loggerInstance: app.log.child({ component: 'api-docs' }),
     disableRequestLogging: true, // the app logs the request that asked
     exposeHeadRoutes: false, // asked with GET only
     ...(routerOptions ? { routerOptions } : {}),
   });
-  docs.setErrorHandler(apiErrorHandler);
+  instance.setErrorHandler(apiErrorHandler);
   // The recorded routes' handlers answer 404: nothing to check or encode.
-  docs.setValidatorCompiler(() => () => true);
-  docs.setSerializerCompiler(() => (data) => JSON.stringify(data));
-  await docs.register(swagger, {
+  instance.setValidatorCompiler(() => () => true);
+  instance.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  await instance.register(swagger, {
     openapi: {
       info: { title: 'Strongroom', version: '1.0.0', description: 'Bitwarden-compatible vault, organization and secrets server.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
@@ -191,11 +189,11 @@ async function buildDocsInstance(app: FastifyInstance, recorded: readonly RouteO
     transformObject: onlyUsedTags,
   });
   for (const route of recorded) {
-    docs.route({ method: route.method, url: route.url, ...(route.schema ? { schema: route.schema } : {}), ...(route.config ? { config: route.config } : {}), handler: notDocs });
+    instance.route({ method: route.method, url: route.url, ...(route.schema ? { schema: route.schema } : {}), ...(route.config ? { config: route.config } : {}), handler: notDocs });
   }
-  await docs.register(swaggerUi, { routePrefix: PREFIX });
-  await docs.ready();
-  return docs;
+  await instance.register(swaggerUi, { routePrefix: PREFIX });
+  await instance.ready();
+  return instance;
 }
 
 function notDocs(): never {

@@ -2,9 +2,9 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config/config.js';
+import { rawGet } from '../../../test/support/raw-request.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 
 /** A stand-in web vault made by the test: a few files with the shapes of a real build. */
@@ -41,20 +41,6 @@ function makeStandIn(root: string): string {
   symlinkSync(join(root, 'outside-dir'), join(dir, 'inner', 'escape'));
   symlinkSync('inner', join(dir, 'inner-alias'));
   return dir;
-}
-
-/** Sends a raw request line, so that `..` reaches the server undecoded and unnormalised. */
-function rawGet(baseUrl: string, path: string): Promise<string> {
-  const url = new URL(baseUrl);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(url.port), url.hostname, () => {
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nConnection: close\r\n\r\n`);
-    });
-    let data = '';
-    socket.on('data', (chunk: Buffer) => (data += chunk.toString()));
-    socket.on('end', () => resolve(data));
-    socket.on('error', reject);
-  });
 }
 
 describe('the web vault folder', () => {
