@@ -4,7 +4,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { Kysely, PostgresDialect, sql, type Dialect } from 'kysely';
 import type { Pool } from 'pg';
 import { preparingPool } from './prepared-statements.js';
-import { cachingStatements, LockingSqliteDialect, SqliteBooleanPlugin, type Engine } from './dialect.js';
+import { cachingStatements, LockingSqliteDialect, type Engine } from './dialect.js';
 import { ObservedDialect, type QueryObserver } from './observed-dialect.js';
 import type { DB } from './schema.js';
 
@@ -103,7 +103,7 @@ function openSqlite(path: string, { synchronous, cacheMegabytes }: { synchronous
   // see docs/benchmarks.md). After a checkpoint the log file is cut back to 64 MB.
   database.pragma('wal_autocheckpoint = 10000');
   database.pragma(`journal_size_limit = ${64 * 1024 * 1024}`);
-  return new Kysely<DB>({ dialect: observed(new LockingSqliteDialect({ database: cachingStatements(database) }), observer), plugins: [new SqliteBooleanPlugin()] });
+  return new Kysely<DB>({ dialect: observed(new LockingSqliteDialect({ database: cachingStatements(database) }), observer) });
 }
 
 async function openPool(url: string, poolSize: number): Promise<Pool> {

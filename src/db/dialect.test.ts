@@ -1,6 +1,7 @@
-import type { SqliteDatabase } from 'kysely';
+import SqliteDatabaseFile from 'better-sqlite3';
+import { Kysely, sql, type SqliteDatabase } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { cachingStatements } from './dialect.js';
+import { cachingStatements, LockingSqliteDialect } from './dialect.js';
 
 /** A database whose `prepare` answers a new statement object each time, counting them. */
 function fakeDatabase() {
@@ -47,5 +48,25 @@ describe('cachingStatements', () => {
     // The oldest long lists are gone: compiled again.
     cached.prepare(select(51));
     expect(prepared()).toBe(before + 1);
+  });
+});
+
+describe('the statements handed to Kysely', () => {
+  it('bind booleans as 1 and 0, which better-sqlite3 refuses, in values, conditions and raw SQL alike', async () => {
+    const db = new Kysely<{ flags: { id: number; on: number | boolean } }>({ dialect: new LockingSqliteDialect({ database: cachingStatements(new SqliteDatabaseFile(':memory:')) }) });
+    try {
+      await sql`create table flags (id integer primary key, "on" integer not null)`.execute(db);
+      await db.insertInto('flags').values([{ id: 1, on: true }, { id: 2, on: false }]).execute();
+      await db.updateTable('flags').set({ on: true }).where('id', '=', 2).where('on', '=', false).execute();
+      await sql`insert into flags (id, "on") values (${3}, ${false})`.execute(db);
+      expect(await db.selectFrom('flags').selectAll().orderBy('id').execute()).toEqual([
+        { id: 1, on: 1 },
+        { id: 2, on: 1 },
+        { id: 3, on: 0 },
+      ]);
+      expect(await db.selectFrom('flags').select('id').where('on', '=', true).orderBy('id').execute()).toEqual([{ id: 1 }, { id: 2 }]);
+    } finally {
+      await db.destroy();
+    }
   });
 });

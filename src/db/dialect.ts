@@ -1,6 +1,5 @@
 import {
   CompiledQuery,
-  OperationNodeTransformer,
   SqliteAdapter,
   SqliteDialect,
   SqliteDriver,
@@ -13,14 +12,6 @@ import {
   type SelectModifierNode,
   type Kysely,
   type MigrationLockOptions,
-  type KyselyPlugin,
-  type PluginTransformQueryArgs,
-  type PluginTransformResultArgs,
-  type PrimitiveValueListNode,
-  type QueryResult,
-  type RootOperationNode,
-  type UnknownRow,
-  type ValueNode,
   type SqliteDatabase,
   type SqliteStatement,
 } from 'kysely';
@@ -67,30 +58,6 @@ export function isBusy(error: unknown): boolean {
   return typeof code === 'string' && code.startsWith('SQLITE_BUSY');
 }
 
-class BooleanToInteger extends OperationNodeTransformer {
-  protected override transformValue(node: ValueNode): ValueNode {
-    const value: unknown = node.value;
-    return typeof value === 'boolean' ? { ...node, value: value ? 1 : 0 } : super.transformValue(node);
-  }
-
-  protected override transformPrimitiveValueList(node: PrimitiveValueListNode): PrimitiveValueListNode {
-    return { ...node, values: node.values.map((v) => (typeof v === 'boolean' ? (v ? 1 : 0) : v)) };
-  }
-}
-
-/** better-sqlite3 cannot bind JavaScript booleans; this binds them as 0/1. */
-export class SqliteBooleanPlugin implements KyselyPlugin {
-  readonly #transformer = new BooleanToInteger();
-
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return this.#transformer.transformNode(args.node);
-  }
-
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    return args.result;
-  }
-}
-
 /**
  * Kysely's SQLite adapter runs migrations outside a transaction and takes no lock, since one
  * process has one connection. Several processes on one file would then both see a migration
@@ -118,6 +85,7 @@ class LockingSqliteAdapter extends SqliteAdapter {
  * of its own for each length, and kept with the others such statements would push the
  * everyday ones out; among themselves they only push out each other, while a large statement
  * of a fixed shape run again and again (the audit log's multi-row inserts) stays compiled.
+ * The statements handed out bind booleans as 1 and 0 (bindingBooleans).
  */
 export function cachingStatements(database: SqliteDatabase): SqliteDatabase {
   const everyday = new RecentlyUsed(STATEMENTS);
@@ -126,12 +94,31 @@ export function cachingStatements(database: SqliteDatabase): SqliteDatabase {
     close: () => database.close(),
     prepare(text: string): SqliteStatement {
       const kept = everyday.take(text) ?? large.take(text);
-      const statement = kept?.statement ?? database.prepare(text);
+      const statement = kept?.statement ?? bindingBooleans(database.prepare(text));
       const statements = kept?.from ?? (parameterCount(text) > MAX_CACHED_PARAMETERS ? large : everyday);
       statements.put(text, statement);
       return statement;
     },
   };
+}
+
+/**
+ * better-sqlite3 cannot bind JavaScript booleans; the statement binds them as 1 and 0 (the
+ * schema's booleans are integers on SQLite, see columnTypes). Done here, on the values alone,
+ * rather than by a Kysely plugin that copied every query's whole tree to find them (about 3 % of
+ * an item write's CPU time, docs/benchmarks.md).
+ */
+function bindingBooleans(statement: SqliteStatement): SqliteStatement {
+  return {
+    reader: statement.reader,
+    all: (parameters) => statement.all(withoutBooleans(parameters)),
+    run: (parameters) => statement.run(withoutBooleans(parameters)),
+    iterate: (parameters) => statement.iterate(withoutBooleans(parameters)),
+  };
+}
+
+function withoutBooleans(parameters: readonly unknown[]): readonly unknown[] {
+  return parameters.some((value) => typeof value === 'boolean') ? parameters.map((value) => (typeof value === 'boolean' ? Number(value) : value)) : parameters;
 }
 
 /** Compiled statements by SQL text, the least recently used dropped beyond `limit`. */
