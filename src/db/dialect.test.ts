@@ -1,16 +1,18 @@
 import SqliteDatabaseFile from 'better-sqlite3';
-import { Kysely, sql, type SqliteDatabase } from 'kysely';
+import { Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { cachingStatements, LockingSqliteDialect } from './dialect.js';
+import type { SqliteFile } from './sqlite-driver.js';
 
 /** A database whose `prepare` answers a new statement object each time, counting them. */
 function fakeDatabase() {
   let prepared = 0;
-  const database: SqliteDatabase = {
+  const database: SqliteFile = {
     close: () => undefined,
+    inTransaction: false,
     prepare: () => {
       prepared++;
-      return { reader: false, all: () => [], iterate: () => [][Symbol.iterator](), run: () => ({ changes: 0, lastInsertRowid: 0 }) };
+      return { reader: false, readonly: false, all: () => [], iterate: () => [][Symbol.iterator](), run: () => ({ changes: 0, lastInsertRowid: 0 }) };
     },
   };
   return { database, prepared: () => prepared };

@@ -1,20 +1,16 @@
 import {
-  CompiledQuery,
   SqliteAdapter,
   SqliteDialect,
-  SqliteDriver,
   SqliteQueryCompiler,
   sql,
-  type DatabaseConnection,
   type DialectAdapter,
   type Driver,
   type QueryCompiler,
   type SelectModifierNode,
   type Kysely,
   type MigrationLockOptions,
-  type SqliteDatabase,
-  type SqliteStatement,
 } from 'kysely';
+import { GroupCommittingSqliteDriver, type SqliteFile, type SqliteStatement } from './sqlite-driver.js';
 
 /**
  * Everything that differs between the two engines lives here: column types, error codes and
@@ -79,7 +75,7 @@ class LockingSqliteAdapter extends SqliteAdapter {
  * better-sqlite3 compiles a statement on every `prepare`, and Kysely prepares every query it
  * runs (about 7 % of an item write's time went there). This keeps the compiled statements of
  * the last STATEMENTS distinct SQL texts, so that each query shape is compiled once; the
- * connection runs one query at a time (Kysely's SQLite driver holds a lock), so a statement is
+ * connection runs one query at a time (GroupCommittingSqliteDriver holds a lock), so a statement is
  * never used by two queries at once. Statements with more than MAX_CACHED_PARAMETERS
  * parameters are kept apart, the last LARGE_STATEMENTS of them: a long `in (…)` list is a text
  * of its own for each length, and kept with the others such statements would push the
@@ -87,11 +83,14 @@ class LockingSqliteAdapter extends SqliteAdapter {
  * of a fixed shape run again and again (the audit log's multi-row inserts) stays compiled.
  * The statements handed out bind booleans as 1 and 0 (bindingBooleans).
  */
-export function cachingStatements(database: SqliteDatabase): SqliteDatabase {
+export function cachingStatements(database: SqliteFile): SqliteFile {
   const everyday = new RecentlyUsed(STATEMENTS);
   const large = new RecentlyUsed(LARGE_STATEMENTS);
   return {
     close: () => database.close(),
+    get inTransaction() {
+      return database.inTransaction;
+    },
     prepare(text: string): SqliteStatement {
       const kept = everyday.take(text) ?? large.take(text);
       const statement = kept?.statement ?? bindingBooleans(database.prepare(text));
@@ -105,12 +104,13 @@ export function cachingStatements(database: SqliteDatabase): SqliteDatabase {
 /**
  * better-sqlite3 cannot bind JavaScript booleans; the statement binds them as 1 and 0 (the
  * schema's booleans are integers on SQLite, see columnTypes). Done here, on the values alone,
- * rather than by a Kysely plugin that copied every query's whole tree to find them (about 3 % of
- * an item write's CPU time, docs/benchmarks.md).
+ * rather than by a Kysely plugin that copied every query's whole tree to find them (about 7 % of
+ * an item create's server CPU time, docs/benchmarks.md).
  */
 function bindingBooleans(statement: SqliteStatement): SqliteStatement {
   return {
     reader: statement.reader,
+    readonly: statement.readonly,
     all: (parameters) => statement.all(withoutBooleans(parameters)),
     run: (parameters) => statement.run(withoutBooleans(parameters)),
     iterate: (parameters) => statement.iterate(withoutBooleans(parameters)),
@@ -155,22 +155,8 @@ function parameterCount(text: string): number {
 }
 
 /**
- * SQLite has one writer at a time and no row locks. Each transaction begins `immediate`: it takes
- * the database's write lock with its first statement rather than its first write, so what it
- * reads before writing cannot be changed by another process in between (what `select … for
- * update` guarantees on PostgreSQL), and it never fails halfway because another process wrote
- * after it read (SQLITE_BUSY_SNAPSHOT). Within one process transactions already run one at a
- * time (Kysely's driver lends its one connection to one transaction), so this costs nothing there.
- */
-class ImmediateSqliteDriver extends SqliteDriver {
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
-  }
-}
-
-/**
  * `for update` is left out on SQLite: a transaction holds the whole database from its start
- * (ImmediateSqliteDriver), so a row lock has nothing left to add, and SQLite has no such clause.
+ * (GroupCommittingSqliteDriver), so a row lock has nothing left to add, and SQLite has no such clause.
  */
 class SqliteCompiler extends SqliteQueryCompiler {
   protected override visitSelectModifier(node: SelectModifierNode): void {
@@ -179,11 +165,11 @@ class SqliteCompiler extends SqliteQueryCompiler {
 }
 
 export class LockingSqliteDialect extends SqliteDialect {
-  readonly #config: ConstructorParameters<typeof SqliteDialect>[0];
+  readonly #database: SqliteFile;
 
-  constructor(config: ConstructorParameters<typeof SqliteDialect>[0]) {
+  constructor(config: { database: SqliteFile }) {
     super(config);
-    this.#config = config;
+    this.#database = config.database;
   }
 
   override createAdapter(): DialectAdapter {
@@ -191,7 +177,7 @@ export class LockingSqliteDialect extends SqliteDialect {
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.#config);
+    return new GroupCommittingSqliteDriver(this.#database);
   }
 
   override createQueryCompiler(): QueryCompiler {
