@@ -146,8 +146,10 @@ describe('the SQLite driver', () => {
       db.transaction().execute((tx) => insert(tx, 1, 'lost')),
       db.transaction().execute((tx) => insert(tx, 2, 'lost too')),
       db.selectFrom('notes').selectAll().execute(),
+      // Refused for a row of the group that is never written: told of the commit's failure instead.
+      db.transaction().execute((tx) => insert(tx, 1, 'a duplicate of lost')),
     ]);
-    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'fulfilled'))).toEqual(['commit failed', 'commit failed', 'commit failed']);
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'fulfilled'))).toEqual(['commit failed', 'commit failed', 'commit failed', 'commit failed']);
     expect(committed()).toEqual([]);
     await db.transaction().execute((tx) => insert(tx, 3, 'next'));
     expect(committed()).toEqual(['next']);

@@ -26,15 +26,18 @@ export interface SqliteFile {
  * two system calls a page, some 40 µs of an item write's 100 µs in SQLite; and the requests that
  * arrive together change many of the same pages (the user's row, the ends of the items' and the
  * events' tables and indexes). So the transactions that run in one turn of the event loop commit
- * together, right after it (docs/benchmarks.md, "Item writes, twelfth session"):
+ * together, right after it: at the first `setImmediate` after the group opens, once what was
+ * already waiting for the connection has run (docs/benchmarks.md, "Item writes, twelfth session"):
  * - the first opens the group (`begin immediate`); each runs in a savepoint of it, so that its
  *   rollback undoes its own writes only;
- * - a statement outside a transaction that only reads runs in the open group (it sees what the
- *   transactions before it wrote, as it would once they committed); one that writes, or a stream,
- *   commits the group first and runs on its own, as before;
+ * - a query outside a transaction that only reads runs in the open group (it sees what the
+ *   transactions before it wrote, as it would once they committed); any other statement, or a
+ *   stream, commits the group first and runs on its own, as before;
  * - whatever ran in a group hears of its result only once the group has committed, and fails
  *   with the commit's error when it fails: no answer reports or shows a write that may yet be lost.
  * A transaction alone in its turn commits at the end of the turn, with no one else's writes.
+ * Kysely's controlled transactions (`db.startTransaction()`) and savepoints are not supported:
+ * their commit would not wait for the group's.
  */
 export class GroupCommittingSqliteDriver implements Driver {
   readonly #database: SqliteFile;
@@ -82,6 +85,9 @@ export class GroupCommittingSqliteDriver implements Driver {
     try {
       this.#run('rollback to grouped');
       this.#run('release grouped');
+      // Its failure may rest on what the group wrote before it (a row that already exists): it
+      // is told once the group has committed, or of the commit's failure.
+      this.#joined = this.#group;
     } catch (error) {
       // SQLite has rolled back the whole group itself (its savepoint is gone): the transactions
       // released into it are lost, and fail.
@@ -110,7 +116,7 @@ export class GroupCommittingSqliteDriver implements Driver {
   #execute(query: CompiledQuery): QueryResult<unknown> {
     const statement = this.#database.prepare(query.sql);
     if (this.#group && !this.#inTransaction) {
-      if (statement.readonly) this.#joined = this.#group;
+      if (statement.reader && statement.readonly) this.#joined = this.#group;
       else this.#commit();
     } else if (this.#inTransaction && !this.#database.inTransaction) {
       // A statement of this transaction failed and SQLite rolled the group back (the group is
@@ -142,8 +148,8 @@ export class GroupCommittingSqliteDriver implements Driver {
       this.#run('commit');
       group.settle();
     } catch (error) {
-      if (this.#database.inTransaction) this.#run('rollback');
       group.settle(error);
+      this.#rollBackWhatIsLeft();
     }
   }
 
@@ -156,11 +162,21 @@ export class GroupCommittingSqliteDriver implements Driver {
     }
   }
 
-  /** The open group is gone with the database's transaction: what ran in it fails with `error`. */
+  /** The open group is given up: what ran in it fails with `error`, and none of it is written. */
   #abandon(error: unknown): void {
     const group = this.#group;
     this.#group = null;
     group?.settle(new Error('The database rolled back a group of transactions after an error; none of them was written.', { cause: error }));
+    this.#rollBackWhatIsLeft();
+  }
+
+  /** Ends the database's transaction of a failed group, if SQLite has not already. */
+  #rollBackWhatIsLeft(): void {
+    try {
+      if (this.#database.inTransaction) this.#run('rollback');
+    } catch {
+      // Nothing more to do: the next `begin immediate` reports the connection's state.
+    }
   }
 
   #run(text: string): void {
