@@ -73,9 +73,10 @@ export class OneLinePerRequest extends LogController {
     // Each field of this line is picked by a serializer (the method, the url with its secrets
     // masked, the address, the status) or is a number, so it skips the redaction pass, which
     // matched each value against every secret field's path: about a tenth of an item write's CPU
-    // time (docs/benchmarks.md). The request's id is where the request's own logger puts it.
+    // time (docs/benchmarks.md). The request's id goes under the label, and at the place, the
+    // request's own logger gives it.
     this.#unredacted ??= request.server.log.child({}, { redact: [] });
-    this.#unredacted.info({ reqId: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
+    this.#unredacted.info({ [this.requestIdLogLabel]: request.id, req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }
 

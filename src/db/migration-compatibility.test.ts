@@ -25,7 +25,7 @@ const run = promisify(execFile);
 
 /** The next release's two instances migrating, in a process of their own: what each applied. */
 async function migrateElsewhere(databaseUrl: string): Promise<unknown> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/support/migrate-next-release.ts', databaseUrl], { cwd: process.cwd() });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'test/support/migrate-next-release.ts', databaseUrl]);
   return JSON.parse(stdout);
 }
 

@@ -115,14 +115,7 @@ export class GroupCommittingSqliteDriver implements Driver {
 
   #execute(query: CompiledQuery): QueryResult<unknown> {
     const statement = this.#database.prepare(query.sql);
-    if (this.#group && !this.#inTransaction) {
-      if (statement.reader && statement.readonly) this.#joined = this.#group;
-      else this.#commit();
-    } else if (this.#inTransaction && !this.#database.inTransaction) {
-      // A statement of this transaction failed and SQLite rolled the group back (the group is
-      // failed when the transaction rolls back); nothing more of it may run, on its own.
-      throw new Error('The database rolled this transaction back after an error; nothing of it was written.');
-    }
+    this.#admit(statement, { streamed: false });
     try {
       if (statement.reader) return { rows: statement.all(query.parameters) };
       const { changes, lastInsertRowid } = statement.run(query.parameters);
@@ -134,9 +127,24 @@ export class GroupCommittingSqliteDriver implements Driver {
   }
 
   async *#stream(query: CompiledQuery): AsyncIterableIterator<QueryResult<unknown>> {
-    // Rows streamed are sent before the group could commit: the group commits first.
-    if (!this.#inTransaction) this.#commit();
-    for (const row of this.#database.prepare(query.sql).iterate(query.parameters)) yield { rows: [row] };
+    const statement = this.#database.prepare(query.sql);
+    this.#admit(statement, { streamed: true });
+    for (const row of statement.iterate(query.parameters)) yield { rows: [row] };
+  }
+
+  /**
+   * Readies the group for `statement`. Outside a transaction, a query that reads joins the open
+   * group; anything else commits it first, a stream too (its rows go out before a commit could
+   * come). Inside one, nothing more runs once SQLite has rolled the group back after an error
+   * (the group fails with the transaction's rollback): it would run on its own, in autocommit.
+   */
+  #admit(statement: SqliteStatement, { streamed }: { streamed: boolean }): void {
+    if (this.#inTransaction) {
+      if (!this.#database.inTransaction) throw new Error('The database rolled this transaction back after an error; nothing of it was written.');
+    } else if (this.#group) {
+      if (!streamed && statement.reader && statement.readonly) this.#joined = this.#group;
+      else this.#commit();
+    }
   }
 
   /** Commits the open group; the caller holds the connection. */
