@@ -1,8 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, PostgresDialect, sql, type Dialect } from 'kysely';
+import { Kysely, sql, type Dialect } from 'kysely';
 import type { Pool } from 'pg';
+import { CommitPipeliningPostgresDialect } from './postgres-driver.js';
 import { preparingPool } from './prepared-statements.js';
 import { cachingStatements, LockingSqliteDialect, type Engine } from './dialect.js';
 import { ObservedDialect, type QueryObserver } from './observed-dialect.js';
@@ -52,7 +53,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     path === null
       ? new Kysely<DB>({
           dialect: observed(
-            new PostgresDialect({
+            new CommitPipeliningPostgresDialect({
               pool: async () => {
                 pool ??= await openPool(url, options.poolSize ?? 10);
                 return options.postgresPreparedStatements === false ? pool : preparingPool(pool);
@@ -108,7 +109,10 @@ function openSqlite(path: string, { synchronous, cacheMegabytes }: { synchronous
 
 async function openPool(url: string, poolSize: number): Promise<Pool> {
   const { default: pg } = await import('pg');
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
+  // Pipelining: a query handed to a connection is written at once, even while the one before it
+  // is still running, so that a commit follows a statement sent ahead of it (writeWithCommit).
+  // Everything else awaits each query before the next, as without it.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, pipeline: true });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);
   return pool;

@@ -1,3 +1,4 @@
+import { writeWithCommit } from '../../db/postgres-driver.js';
 import type { Kysely, Transaction } from 'kysely';
 import { v7 as timeOrderedUuid } from 'uuid';
 import type { Clock } from '../../clock.js';
@@ -106,7 +107,7 @@ export function createAuditLog({ clock }: { clock: Clock }): AuditLog {
       }));
       let at = 0;
       for (const size of statementSizes(rows.length)) {
-        await executor.insertInto('events').values(rows.slice(at, at + size)).execute();
+        await writeWithCommit(executor, executor.insertInto('events').values(rows.slice(at, at + size)));
         at += size;
       }
     },

@@ -1,5 +1,6 @@
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { chunks } from '../../db/chunks.js';
+import { writeWithCommit } from '../../db/postgres-driver.js';
 import type { CiphersTable, CipherUserSettingsTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
 
@@ -152,17 +153,17 @@ export const rowChange = {
 
 export async function insertCiphers(executor: Executor, rows: readonly Insertable<CiphersTable>[]): Promise<void> {
   for (const part of chunks(rows, 200)) {
-    await executor
-      .insertInto('ciphers')
-      .values(part.map((row) => ({ ...row, change: row.user_id ? ownerStamp(row.user_id) : organizationStamp })))
-      .execute();
+    await writeWithCommit(
+      executor,
+      executor.insertInto('ciphers').values(part.map((row) => ({ ...row, change: row.user_id ? ownerStamp(row.user_id) : organizationStamp }))),
+    );
   }
 }
 
 export type CipherContent = Pick<CiphersTable, 'type' | 'data' | 'key' | 'reprompt' | 'revision_date'> & Partial<Pick<CiphersTable, 'attachments'>>;
 
 export async function updateCipherContent(executor: Executor, id: string, content: CipherContent): Promise<void> {
-  await executor.updateTable('ciphers').set({ ...content, ...rowChange }).where('id', '=', id).execute();
+  await writeWithCommit(executor, executor.updateTable('ciphers').set({ ...content, ...rowChange }).where('id', '=', id));
 }
 
 export async function setRevisionDate(executor: Executor, ids: readonly string[], date: string): Promise<void> {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import { engineOfExecutor, type Engine } from '../../db/dialect.js';
+import { writeWithCommit } from '../../db/postgres-driver.js';
 import { touchAccountRevision } from '../accounts/accounts.repository.js';
 import type { Executor } from '../events/audit-log.js';
 
@@ -17,7 +18,9 @@ import type { Executor } from '../events/audit-log.js';
  * may follow): on PostgreSQL the two updates lock the user's rows until commit, so a user's
  * concurrent writes queue behind each other only for the bump and the commit. There the two go
  * as one statement (the account update a data-modifying `with`), one round trip less in the
- * lock's hold; SQLite has one writer at a time anyway and takes no such `with`.
+ * lock's hold, and that statement is sent with the commit (writeWithCommit), so the lock is not
+ * held while this process gets round to committing; SQLite has one writer at a time anyway and
+ * takes no such `with`.
  */
 export async function touchVault(executor: Executor, userId: string, date: string): Promise<void> {
   const nextRevision = sql<number>`vault_revisions.revision + 1`;
@@ -27,13 +30,15 @@ export async function touchVault(executor: Executor, userId: string, date: strin
     // updates the user's row and then calls this (the storage of attachments). A `with` the
     // statement does not read runs after it, which would take the two locks the other way
     // round and let two such transactions deadlock (revisions.test.ts).
-    await executor
-      .with('account', (db) => db.updateTable('users').set({ account_revision_date: date }).where('id', '=', userId).returning('id'))
-      .insertInto('vault_revisions')
-      .columns(['user_id', 'revision'])
-      .expression((eb) => eb.selectFrom('account').select(['account.id', sql<number>`1`.as('revision')]))
-      .onConflict((oc) => oc.column('user_id').doUpdateSet({ revision: nextRevision }))
-      .execute();
+    await writeWithCommit(
+      executor,
+      executor
+        .with('account', (db) => db.updateTable('users').set({ account_revision_date: date }).where('id', '=', userId).returning('id'))
+        .insertInto('vault_revisions')
+        .columns(['user_id', 'revision'])
+        .expression((eb) => eb.selectFrom('account').select(['account.id', sql<number>`1`.as('revision')]))
+        .onConflict((oc) => oc.column('user_id').doUpdateSet({ revision: nextRevision })),
+    );
     return;
   }
   await touchAccountRevision(executor, userId, date);

@@ -1,0 +1,135 @@
+import { CompiledQuery, sql, type Compilable, type Kysely } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { freshDatabaseUrl, TEST_ENGINE } from '../../test/support/test-server.js';
+import { openDatabase, type Database } from './database.js';
+import { writeWithCommit } from './postgres-driver.js';
+
+interface Tables {
+  counters: { id: number; value: number };
+  entries: { id: number };
+}
+
+/** A statement of our own text, as writeWithCommit takes a query builder. */
+const statement = (text: string): Compilable => ({ compile: () => CompiledQuery.raw(text) });
+
+/** Blocks this thread, as a process busy with other requests does, for `ms`. */
+function busy(ms: number): number {
+  const end = Date.now() + ms;
+  while (Date.now() < end);
+  return Date.now();
+}
+
+describe.skipIf(TEST_ENGINE !== 'postgres')('PostgreSQL: statements sent with the commit (writeWithCommit)', () => {
+  let url: string;
+  const opened: Database[] = [];
+  const open = () => {
+    const database = openDatabase(url, { poolSize: 2 });
+    opened.push(database);
+    return database.db as unknown as Kysely<Tables>;
+  };
+  let db: Kysely<Tables>;
+  const entries = async () => (await db.selectFrom('entries').select('id').orderBy('id').execute()).map((r) => r.id);
+
+  beforeAll(async () => {
+    url = (await freshDatabaseUrl()).url;
+    db = open();
+    await sql`create table counters (id integer primary key, value integer not null)`.execute(db);
+    await sql`create table entries (id integer primary key)`.execute(db);
+  });
+  beforeEach(async () => {
+    await db.deleteFrom('entries').execute();
+    await db.deleteFrom('counters').execute();
+    await db.insertInto('counters').values({ id: 1, value: 0 }).execute();
+  });
+  afterAll(async () => {
+    for (const database of opened) await database.close();
+  });
+
+  it('commits the statement with its transaction, without the transaction waiting for its answer', async () => {
+    let returnedAfter = Infinity;
+    const started = Date.now();
+    await db.transaction().execute(async (tx) => {
+      await tx.insertInto('entries').values({ id: 1 }).execute();
+      await writeWithCommit(tx, statement('insert into entries select 2 from pg_sleep(0.3)'));
+      returnedAfter = Date.now() - started;
+    });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(300);
+    expect(returnedAfter).toBeLessThan(250);
+    expect(await entries()).toEqual([1, 2]);
+  });
+
+  it('lets go of the row locks once PostgreSQL has run it and the commit, even while this process is busy', async () => {
+    const other = open();
+    const watcher = open();
+    let blockEnded = 0;
+    let waiter: Promise<{ rows: { at: number }[] }> | undefined;
+    await db.transaction().execute(async (tx) => {
+      await tx.updateTable('counters').set({ value: sql`value + 1` }).where('id', '=', 1).execute();
+      // Another transaction waits for the row's lock...
+      waiter = sql<{ at: number }>`update counters set value = value + 10 where id = 1 returning extract(epoch from clock_timestamp()) * 1000 as at`.execute(
+        other,
+      );
+      for (let tries = 0; ; tries++) {
+        const { rows } = await sql<{ waiting: string }>`select count(*) as waiting from pg_stat_activity where wait_event_type = 'Lock' and query like '%value + 10%'`.execute(
+          watcher,
+        );
+        if (Number(rows[0]!.waiting) > 0) break;
+        if (tries > 100) throw new Error('the other transaction never waited for the lock');
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      // ...while this process is busy for 300 ms from the next turn of its event loop, before the
+      // answer to the last statement (50 ms in PostgreSQL) can reach it.
+      setImmediate(() => (blockEnded = busy(300)));
+      await writeWithCommit(tx, statement('insert into entries select 9 from pg_sleep(0.05)'));
+    });
+    const { rows } = await waiter!;
+    expect(Number(rows[0]!.at)).toBeLessThan(blockEnded);
+    expect((await db.selectFrom('counters').select('value').where('id', '=', 1).executeTakeFirstOrThrow()).value).toBe(11);
+    expect(await entries()).toEqual([9]);
+  });
+
+  it("fails the commit with the statement's own error when it fails, and writes nothing", async () => {
+    await db.insertInto('entries').values({ id: 7 }).execute();
+    const failing = db.transaction().execute(async (tx) => {
+      await tx.updateTable('counters').set({ value: 5 }).where('id', '=', 1).execute();
+      await writeWithCommit(tx, tx.insertInto('entries').values({ id: 7 }));
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23505' });
+    expect((await db.selectFrom('counters').select('value').executeTakeFirstOrThrow()).value).toBe(0);
+    // The connection is fit for the next transaction.
+    await db.transaction().execute(async (tx) => {
+      await writeWithCommit(tx, tx.insertInto('entries').values({ id: 8 }));
+    });
+    expect(await entries()).toEqual([7, 8]);
+  });
+
+  it("answers a later statement of the transaction only after it, with the statement's error when it failed", async () => {
+    const seen = await db.transaction().execute(async (tx) => {
+      await writeWithCommit(tx, tx.insertInto('entries').values({ id: 3 }));
+      return tx.selectFrom('entries').select('id').execute();
+    });
+    expect(seen).toEqual([{ id: 3 }]);
+    const failing = db.transaction().execute(async (tx) => {
+      await writeWithCommit(tx, tx.insertInto('entries').values({ id: 3 }));
+      await tx.insertInto('entries').values({ id: 4 }).execute();
+    });
+    // The duplicate, not "current transaction is aborted" (25P02) from the statement after it.
+    await expect(failing).rejects.toMatchObject({ code: '23505' });
+    expect(await entries()).toEqual([3]);
+  });
+
+  it('is undone with the transaction when it rolls back for another reason', async () => {
+    const failing = db.transaction().execute(async (tx) => {
+      await writeWithCommit(tx, tx.insertInto('entries').values({ id: 5 }));
+      throw new Error('changed my mind');
+    });
+    await expect(failing).rejects.toThrow('changed my mind');
+    expect(await entries()).toEqual([]);
+  });
+
+  it('runs and answers as any other statement outside a transaction', async () => {
+    await writeWithCommit(db, db.insertInto('entries').values({ id: 6 }));
+    expect(await entries()).toEqual([6]);
+    await expect(writeWithCommit(db, db.insertInto('entries').values({ id: 6 }))).rejects.toMatchObject({ code: '23505' });
+  });
+});
