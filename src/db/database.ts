@@ -111,7 +111,9 @@ async function openPool(url: string, poolSize: number): Promise<Pool> {
   const { default: pg } = await import('pg');
   // Pipelining: a query handed to a connection is written at once, even while the one before it
   // is still running, so that a commit follows a statement sent ahead of it (writeWithCommit).
-  // Everything else awaits each query before the next, as without it.
+  // Everything else awaits each query before the next, as without it. In this mode pg refuses
+  // cursors (pg-cursor, so Kysely's streams) and the `rows` option, and a `query_timeout` ends
+  // the whole connection rather than one query; none is used.
   const pool = new pg.Pool({ connectionString: url, max: poolSize, pipeline: true });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);

@@ -118,6 +118,43 @@ describe.skipIf(TEST_ENGINE !== 'postgres')('PostgreSQL: statements sent with th
     expect(await entries()).toEqual([3]);
   });
 
+  it('fails the commit with its error even when the caller caught it at the next statement', async () => {
+    await db.insertInto('entries').values({ id: 7 }).execute();
+    const failing = db.transaction().execute(async (tx) => {
+      await tx.updateTable('counters').set({ value: 5 }).where('id', '=', 1).execute();
+      await writeWithCommit(tx, tx.insertInto('entries').values({ id: 7 }));
+      await tx
+        .selectFrom('entries')
+        .select('id')
+        .execute()
+        .catch(() => undefined);
+    });
+    await expect(failing).rejects.toMatchObject({ code: '23505' });
+    expect((await db.selectFrom('counters').select('value').executeTakeFirstOrThrow()).value).toBe(0);
+  });
+
+  it('awaits a statement with an object among its values, whose sending can fail before PostgreSQL sees it', async () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const failing = db.transaction().execute(async (tx) => {
+      await tx.insertInto('entries').values({ id: 10 }).execute();
+      await writeWithCommit(tx, { compile: () => CompiledQuery.raw('update counters set value = value + 1 where id = $1', [circular]) });
+    });
+    await expect(failing).rejects.toThrow(/circular/i);
+    expect(await entries()).toEqual([]);
+  });
+
+  it('forgets what a rollback to a savepoint undid, and commits the rest', async () => {
+    const trx = await db.startTransaction().execute();
+    await writeWithCommit(trx, trx.insertInto('entries').values({ id: 11 }));
+    const inner = await trx.savepoint('before_duplicate').execute();
+    await writeWithCommit(inner, inner.insertInto('entries').values({ id: 11 }));
+    await inner.rollbackToSavepoint('before_duplicate').execute();
+    await writeWithCommit(trx, trx.insertInto('entries').values({ id: 12 }));
+    await trx.commit().execute();
+    expect(await entries()).toEqual([11, 12]);
+  });
+
   it('is undone with the transaction when it rolls back for another reason', async () => {
     const failing = db.transaction().execute(async (tx) => {
       await writeWithCommit(tx, tx.insertInto('entries').values({ id: 5 }));

@@ -12,9 +12,11 @@ import {
 /**
  * Runs `query`, a write whose answer its caller does not need, in the executor's transaction
  * without waiting for the answer: the transaction's next statement, or its commit, waits for it
- * instead, and fails with its error if it failed (PostgreSQL has then given the transaction up),
- * so the transaction still fails whole. Best as a transaction's last writes: a statement after
- * it is correct but waits, as before.
+ * instead, and fails with its error if it failed (PostgreSQL has then given the transaction up,
+ * and the commit fails with that error even if the caller caught it on the way), so the
+ * transaction still fails whole. The answer seen at once is empty (no rows, no count).
+ * Statements of one transaction must not run concurrently (as with Kysely anyway). Best as a
+ * transaction's last writes: a statement after it is correct but waits, as before.
  *
  * Why: on PostgreSQL a transaction holds the row locks of its updates until it commits. Awaited
  * as usual, a lock is held while the answer travels back to this process, waits its turn in an
@@ -23,17 +25,26 @@ import {
  * of that, about a millisecond each. Sent this way, the commit follows the statements on the
  * wire at once (the pool's connections pipeline, see openPool), the locks are held only while
  * PostgreSQL runs them, and a write's last statements (its item, its audit event, the bump) cost
- * one wait for their answers instead of one each. Item creates and updates at 10 connections went
- * from about 1,000 a second to about 1,900 and 1,650, and PostgreSQL's CPU time a create from
- * 0.75 to 0.3 ms (docs/benchmarks.md, thirteenth session).
+ * one wait for their answers instead of one each. (A write of an organization item still bumps
+ * the members' revisions after it, awaited as usual.) Item creates and updates at 10 connections
+ * went from about 1,000 a second to about 1,900 and 1,500, and PostgreSQL's CPU time a create
+ * from 0.75 to 0.3 ms (docs/benchmarks.md, thirteenth session). A trace shows such a statement
+ * as answered at once; its time is in the commit's.
  *
- * Outside a transaction, and on SQLite (one writer at a time, whose transactions of a turn
- * commit together anyway), the statement runs and is answered as any other.
+ * A statement with an object among its values is awaited as any other: node-postgres turns an
+ * object into JSON as it sends it, which can fail before PostgreSQL sees the statement, and the
+ * transaction would then commit without it. Other values (text, numbers, booleans, null) cannot
+ * fail there. Outside a transaction, and on SQLite (one writer at a time, whose transactions of
+ * a turn commit together anyway), the statement runs and is answered as any other.
  */
 export async function writeWithCommit(executor: { executeQuery(query: CompiledQuery): Promise<unknown> }, query: Compilable): Promise<void> {
   const compiled = query.compile();
-  withCommit.add(compiled);
+  if (compiled.parameters.every(isPlainValue)) withCommit.add(compiled);
   await executor.executeQuery(compiled);
+}
+
+function isPlainValue(value: unknown): boolean {
+  return value === null || ['string', 'number', 'boolean', 'bigint'].includes(typeof value);
 }
 
 /** The statements writeWithCommit hands to Kysely, as the connection receives them. */
@@ -52,8 +63,10 @@ export class CommitPipeliningPostgresDialect extends PostgresDialect {
 class CommitPipeliningConnection implements DatabaseConnection {
   /** Whether the connection is in a transaction the driver began. */
   inTransaction = false;
-  /** The statements sent ahead of the commit, not yet answered to anyone. */
+  /** The statements sent ahead of the commit, not yet awaited by anyone. */
   #ahead: Promise<unknown> | undefined;
+  /** The first failure among them in this transaction: PostgreSQL gave the transaction up. */
+  #failed: { error: unknown } | undefined;
 
   constructor(readonly inner: DatabaseConnection) {}
 
@@ -61,10 +74,10 @@ class CommitPipeliningConnection implements DatabaseConnection {
     if (this.inTransaction && withCommit.has(compiledQuery)) {
       // Sent at once (pg writes a query as it is handed over); its outcome is awaited later.
       const sent = this.inner.executeQuery(compiledQuery);
-      const ahead = this.#ahead ? Promise.all([this.#ahead, sent]) : sent;
-      // Awaited by the commit or the next statement, or dropped by a rollback.
-      ahead.catch(() => undefined);
-      this.#ahead = ahead;
+      sent.catch((error: unknown) => (this.#failed ??= { error }));
+      this.#ahead = this.#ahead ? Promise.all([this.#ahead, sent]) : sent;
+      // Handled above; whoever takes it awaits it again.
+      this.#ahead.catch(() => undefined);
       return { rows: [] };
     }
     // A statement sent ahead answers first, so that its failure is reported as its own.
@@ -83,10 +96,22 @@ class CommitPipeliningConnection implements DatabaseConnection {
     return ahead;
   }
 
-  /** Forgets what was sent ahead: a rollback undoes it, whatever it answers. */
+  /** The transaction's first failure of a statement sent ahead, whoever saw it. */
+  get failed(): { error: unknown } | undefined {
+    return this.#failed;
+  }
+
+  /** Forgets what was sent ahead and its failure (once answered: a rollback undid it). */
   dropAhead(): void {
     this.#ahead = undefined;
+    this.#failed = undefined;
   }
+}
+
+/** The driver's own connection inside one of Kysely's (which only hands back what the driver gave it). */
+function pipelining(connection: DatabaseConnection): CommitPipeliningConnection {
+  if (!(connection instanceof CommitPipeliningConnection)) throw new Error('not a connection of CommitPipeliningDriver');
+  return connection;
 }
 
 class CommitPipeliningDriver implements Driver {
@@ -107,64 +132,65 @@ class CommitPipeliningDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    const pipelining = connection as CommitPipeliningConnection;
-    await this.inner.beginTransaction(pipelining.inner, settings);
-    pipelining.inTransaction = true;
+    const own = pipelining(connection);
+    own.dropAhead();
+    await this.inner.beginTransaction(own.inner, settings);
+    own.inTransaction = true;
   }
 
   /**
-   * The commit goes out at once, behind whatever was sent ahead of it. When that failed,
-   * PostgreSQL has already given up the transaction (and answers the commit with a rollback),
-   * so its error is the commit's.
+   * The commit goes out at once, behind whatever was sent ahead of it. When one of those failed,
+   * PostgreSQL has already given up the transaction (and answers the commit with a rollback), so
+   * its error is the commit's.
    */
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
-    const pipelining = connection as CommitPipeliningConnection;
-    pipelining.inTransaction = false;
-    const ahead = pipelining.takeAhead();
-    const committed = this.inner.commitTransaction(pipelining.inner);
-    if (ahead) {
-      try {
-        await ahead;
-      } catch (error) {
-        await committed.catch(() => undefined);
-        throw error;
-      }
-    }
-    await committed;
+    const own = pipelining(connection);
+    own.inTransaction = false;
+    const ahead = own.takeAhead();
+    const [sent, committed] = await Promise.allSettled([ahead, this.inner.commitTransaction(own.inner)]);
+    const failed = own.failed ?? (sent.status === 'rejected' ? { error: sent.reason as unknown } : undefined);
+    own.dropAhead();
+    if (failed) throw failed.error;
+    if (committed.status === 'rejected') throw committed.reason;
   }
 
+  /** The rollback goes out at once too; what was sent ahead is undone, whatever it answers. */
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
-    const pipelining = connection as CommitPipeliningConnection;
-    pipelining.inTransaction = false;
-    pipelining.dropAhead();
-    await this.inner.rollbackTransaction(pipelining.inner);
+    const own = pipelining(connection);
+    own.inTransaction = false;
+    const ahead = own.takeAhead();
+    const rolledBack = this.inner.rollbackTransaction(own.inner);
+    await ahead?.catch(() => undefined);
+    own.dropAhead();
+    await rolledBack;
   }
 
   // Savepoints wait for what was sent ahead, as any other statement; a rollback to one undoes
   // what was sent after it.
   async savepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
-    const pipelining = connection as CommitPipeliningConnection;
-    await pipelining.takeAhead();
-    await this.inner.savepoint!(pipelining.inner, name, compileQuery);
+    const own = pipelining(connection);
+    await own.takeAhead();
+    await this.inner.savepoint!(own.inner, name, compileQuery);
   }
 
   async rollbackToSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
-    const pipelining = connection as CommitPipeliningConnection;
-    pipelining.dropAhead();
-    await this.inner.rollbackToSavepoint!(pipelining.inner, name, compileQuery);
+    const own = pipelining(connection);
+    await own.takeAhead()?.catch(() => undefined);
+    own.dropAhead();
+    await this.inner.rollbackToSavepoint!(own.inner, name, compileQuery);
   }
 
   async releaseSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
-    const pipelining = connection as CommitPipeliningConnection;
-    await pipelining.takeAhead();
-    await this.inner.releaseSavepoint!(pipelining.inner, name, compileQuery);
+    const own = pipelining(connection);
+    await own.takeAhead();
+    await this.inner.releaseSavepoint!(own.inner, name, compileQuery);
   }
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {
-    const pipelining = connection as CommitPipeliningConnection;
-    pipelining.inTransaction = false;
-    pipelining.dropAhead();
-    return this.inner.releaseConnection(pipelining.inner);
+    const own = pipelining(connection);
+    own.inTransaction = false;
+    own.dropAhead();
+    return this.inner.releaseConnection(own.inner);
   }
 
   destroy(): Promise<void> {
