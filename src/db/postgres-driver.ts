@@ -27,7 +27,7 @@ import {
  * PostgreSQL runs them, and a write's last statements (its item, its audit event, the bump) cost
  * one wait for their answers instead of one each. (A write of an organization item still bumps
  * the members' revisions after it, awaited as usual.) Item creates and updates at 10 connections
- * went from about 1,000 a second to about 1,900 and 1,500, and PostgreSQL's CPU time a create
+ * went from about 1,000 a second to about 1,900 and 1,600, and PostgreSQL's CPU time a create
  * from 0.75 to 0.3 ms (docs/benchmarks.md, thirteenth session). A trace shows such a statement
  * as answered at once; its time is in the commit's.
  *
