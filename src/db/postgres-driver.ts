@@ -26,16 +26,18 @@ import {
  * wire at once (the pool's connections pipeline, see openPool), the locks are held only while
  * PostgreSQL runs them, and a write's last statements (its item, its audit event, the bump) cost
  * one wait for their answers instead of one each. (A write of an organization item still bumps
- * the members' revisions after it, awaited as usual.) Item creates and updates at 10 connections
- * went from about 1,000 a second to about 1,900 and 1,600, and PostgreSQL's CPU time a create
- * from 0.75 to 0.3 ms (docs/benchmarks.md, thirteenth session). A trace shows such a statement
- * as answered at once; its time is in the commit's.
+ * the members' revisions after it, awaited as usual.) Side by side at 10 connections, item
+ * creates went from about 950 a second to about 2,000 and updates from about 950 to about 1,300,
+ * and PostgreSQL's CPU time a create from 0.8 to 0.25 ms (docs/benchmarks.md, thirteenth
+ * session). A trace shows such a statement as answered at once; its time is in no statement's
+ * span (commits are not traced), or in the next statement's when one follows.
  *
  * A statement with an object among its values is awaited as any other: node-postgres turns an
  * object into JSON as it sends it, which can fail before PostgreSQL sees the statement, and the
- * transaction would then commit without it. Other values (text, numbers, booleans, null) cannot
- * fail there. Outside a transaction, and on SQLite (one writer at a time, whose transactions of
- * a turn commit together anyway), the statement runs and is answered as any other.
+ * transaction would then commit without it. Other values (text, numbers, booleans, bigints,
+ * null) cannot fail there. Outside a transaction, and on SQLite (one writer at a time, whose
+ * transactions of a turn commit together anyway), the statement runs and is answered as any
+ * other.
  */
 export async function writeWithCommit(executor: { executeQuery(query: CompiledQuery): Promise<unknown> }, query: Compilable): Promise<void> {
   const compiled = query.compile();
@@ -75,7 +77,7 @@ class CommitPipeliningConnection implements DatabaseConnection {
       // Sent at once (pg writes a query as it is handed over); its outcome is awaited later.
       const sent = this.inner.executeQuery(compiledQuery);
       sent.catch((error: unknown) => (this.#failed ??= { error }));
-      this.#ahead = this.#ahead ? Promise.all([this.#ahead, sent]) : sent;
+      this.#ahead = this.#ahead ? allAnswered(this.#ahead, sent) : sent;
       // Handled above; whoever takes it awaits it again.
       this.#ahead.catch(() => undefined);
       return { rows: [] };
@@ -106,6 +108,13 @@ class CommitPipeliningConnection implements DatabaseConnection {
     this.#ahead = undefined;
     this.#failed = undefined;
   }
+}
+
+/** Settles once both have answered (not at the first failure, as Promise.all), failing with the first's error. */
+async function allAnswered(first: Promise<unknown>, second: Promise<unknown>): Promise<void> {
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
 }
 
 /** The driver's own connection inside one of Kysely's (which only hands back what the driver gave it). */
@@ -176,8 +185,9 @@ class CommitPipeliningDriver implements Driver {
   async rollbackToSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
     const own = pipelining(connection);
     await own.takeAhead()?.catch(() => undefined);
-    own.dropAhead();
     await this.inner.rollbackToSavepoint!(own.inner, name, compileQuery);
+    // Only now: should the rollback to the savepoint fail, the transaction stays given up.
+    own.dropAhead();
   }
 
   async releaseSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
