@@ -45,8 +45,10 @@ export async function writeWithCommit(executor: { executeQuery(query: CompiledQu
   await executor.executeQuery(compiled);
 }
 
+const PLAIN_VALUE_TYPES = new Set(['string', 'number', 'boolean', 'bigint']);
+
 function isPlainValue(value: unknown): boolean {
-  return value === null || ['string', 'number', 'boolean', 'bigint'].includes(typeof value);
+  return value === null || PLAIN_VALUE_TYPES.has(typeof value);
 }
 
 /** The statements writeWithCommit hands to Kysely, as the connection receives them. */
@@ -65,25 +67,25 @@ export class CommitPipeliningPostgresDialect extends PostgresDialect {
 class CommitPipeliningConnection implements DatabaseConnection {
   /** Whether the connection is in a transaction the driver began. */
   inTransaction = false;
-  /** The statements sent ahead of the commit, not yet awaited by anyone. */
-  #ahead: Promise<unknown> | undefined;
-  /** The first failure among them in this transaction: PostgreSQL gave the transaction up. */
+  /** Settles (never fails) once every statement sent ahead in this transaction has answered. */
+  #answered: Promise<unknown> = Promise.resolve();
+  /** The first of them that failed: PostgreSQL has given the transaction up. */
   #failed: { error: unknown } | undefined;
 
   constructor(readonly inner: DatabaseConnection) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
     if (this.inTransaction && withCommit.has(compiledQuery)) {
-      // Sent at once (pg writes a query as it is handed over); its outcome is awaited later.
-      const sent = this.inner.executeQuery(compiledQuery);
-      sent.catch((error: unknown) => (this.#failed ??= { error }));
-      this.#ahead = this.#ahead ? allAnswered(this.#ahead, sent) : sent;
-      // Handled above; whoever takes it awaits it again.
-      this.#ahead.catch(() => undefined);
+      // Sent at once (pg writes a query as it is handed over); its outcome is kept for later.
+      const outcome = this.inner.executeQuery(compiledQuery).then(
+        () => undefined,
+        (error: unknown) => void (this.#failed ??= { error }),
+      );
+      this.#answered = Promise.all([this.#answered, outcome]);
       return { rows: [] };
     }
-    // A statement sent ahead answers first, so that its failure is reported as its own.
-    await this.takeAhead();
+    // What was sent ahead answers first, so that its failure is reported as its own.
+    await this.answered();
     return this.inner.executeQuery<R>(compiledQuery);
   }
 
@@ -91,30 +93,22 @@ class CommitPipeliningConnection implements DatabaseConnection {
     return this.inner.streamQuery<R>(compiledQuery, chunkSize);
   }
 
-  /** What was sent ahead and not yet awaited, now awaited by the caller. */
-  takeAhead(): Promise<unknown> | undefined {
-    const ahead = this.#ahead;
-    this.#ahead = undefined;
-    return ahead;
+  /** Waits for what was sent ahead to answer; fails with the first failure among it. */
+  async answered(): Promise<void> {
+    await this.#answered;
+    if (this.#failed) throw this.#failed.error;
   }
 
-  /** The transaction's first failure of a statement sent ahead, whoever saw it. */
-  get failed(): { error: unknown } | undefined {
-    return this.#failed;
+  /** Waits for what was sent ahead to answer, whatever it answers (a rollback undoes it). */
+  async settled(): Promise<void> {
+    await this.#answered;
   }
 
-  /** Forgets what was sent ahead and its failure (once answered: a rollback undid it). */
-  dropAhead(): void {
-    this.#ahead = undefined;
+  /** Forgets what was sent ahead and its failure: a new transaction, or a rollback that undid them. */
+  reset(): void {
+    this.#answered = Promise.resolve();
     this.#failed = undefined;
   }
-}
-
-/** Settles once both have answered (not at the first failure, as Promise.all), failing with the first's error. */
-async function allAnswered(first: Promise<unknown>, second: Promise<unknown>): Promise<void> {
-  const [a, b] = await Promise.allSettled([first, second]);
-  if (a.status === 'rejected') throw a.reason;
-  if (b.status === 'rejected') throw b.reason;
 }
 
 /** The driver's own connection inside one of Kysely's (which only hands back what the driver gave it). */
@@ -142,7 +136,7 @@ class CommitPipeliningDriver implements Driver {
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const own = pipelining(connection);
-    own.dropAhead();
+    own.reset();
     await this.inner.beginTransaction(own.inner, settings);
     own.inTransaction = true;
   }
@@ -155,11 +149,9 @@ class CommitPipeliningDriver implements Driver {
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const own = pipelining(connection);
     own.inTransaction = false;
-    const ahead = own.takeAhead();
-    const [sent, committed] = await Promise.allSettled([ahead, this.inner.commitTransaction(own.inner)]);
-    const failed = own.failed ?? (sent.status === 'rejected' ? { error: sent.reason as unknown } : undefined);
-    own.dropAhead();
-    if (failed) throw failed.error;
+    const [answered, committed] = await Promise.allSettled([own.answered(), this.inner.commitTransaction(own.inner)]);
+    own.reset();
+    if (answered.status === 'rejected') throw answered.reason;
     if (committed.status === 'rejected') throw committed.reason;
   }
 
@@ -167,10 +159,9 @@ class CommitPipeliningDriver implements Driver {
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const own = pipelining(connection);
     own.inTransaction = false;
-    const ahead = own.takeAhead();
     const rolledBack = this.inner.rollbackTransaction(own.inner);
-    await ahead?.catch(() => undefined);
-    own.dropAhead();
+    await own.settled();
+    own.reset();
     await rolledBack;
   }
 
@@ -178,28 +169,28 @@ class CommitPipeliningDriver implements Driver {
   // what was sent after it.
   async savepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
     const own = pipelining(connection);
-    await own.takeAhead();
+    await own.answered();
     await this.inner.savepoint!(own.inner, name, compileQuery);
   }
 
   async rollbackToSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
     const own = pipelining(connection);
-    await own.takeAhead()?.catch(() => undefined);
+    await own.settled();
     await this.inner.rollbackToSavepoint!(own.inner, name, compileQuery);
     // Only now: should the rollback to the savepoint fail, the transaction stays given up.
-    own.dropAhead();
+    own.reset();
   }
 
   async releaseSavepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
     const own = pipelining(connection);
-    await own.takeAhead();
+    await own.answered();
     await this.inner.releaseSavepoint!(own.inner, name, compileQuery);
   }
 
   releaseConnection(connection: DatabaseConnection): Promise<void> {
     const own = pipelining(connection);
     own.inTransaction = false;
-    own.dropAhead();
+    own.reset();
     return this.inner.releaseConnection(own.inner);
   }
 

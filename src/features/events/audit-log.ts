@@ -1,7 +1,7 @@
-import { writeWithCommit } from '../../db/postgres-driver.js';
 import type { Kysely, Transaction } from 'kysely';
 import { v7 as timeOrderedUuid } from 'uuid';
 import type { Clock } from '../../clock.js';
+import { writeWithCommit } from '../../db/postgres-driver.js';
 import type { DB } from '../../db/schema.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { EventType } from './event-type.js';
