@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, sql, type Dialect } from 'kysely';
 import type { Pool } from 'pg';
-import { CommitPipeliningPostgresDialect } from './postgres-driver.js';
+import { PipeliningPostgresDialect } from './postgres-driver.js';
 import { preparingPool } from './prepared-statements.js';
 import { cachingStatements, LockingSqliteDialect, type Engine } from './dialect.js';
 import { ObservedDialect, type QueryObserver } from './observed-dialect.js';
@@ -53,7 +53,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     path === null
       ? new Kysely<DB>({
           dialect: observed(
-            new CommitPipeliningPostgresDialect({
+            new PipeliningPostgresDialect({
               pool: async () => {
                 pool ??= await openPool(url, options.poolSize ?? 10);
                 return options.postgresPreparedStatements === false ? pool : preparingPool(pool);
@@ -110,8 +110,9 @@ function openSqlite(path: string, { synchronous, cacheMegabytes }: { synchronous
 async function openPool(url: string, poolSize: number): Promise<Pool> {
   const { default: pg } = await import('pg');
   // Pipelining: a query handed to a connection is written at once, even while the one before it
-  // is still running, so that a commit follows a statement sent ahead of it (writeWithCommit).
-  // Everything else awaits each query before the next, as without it. In this mode pg refuses
+  // is still running, so that a transaction's statements follow one sent ahead (sendAhead) and
+  // its `begin` without waiting for their answers. Everything else awaits each query before the
+  // next, as without it. In this mode pg refuses
   // cursors (pg-cursor, so Kysely's streams) and the `rows` option, and a `query_timeout` ends
   // the whole connection rather than one query; none is used.
   const pool = new pg.Pool({ connectionString: url, max: poolSize, pipeline: true });

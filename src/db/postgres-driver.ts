@@ -10,13 +10,13 @@ import {
 } from 'kysely';
 
 /**
- * Runs `query`, a write whose answer its caller does not need, in the executor's transaction
- * without waiting for the answer: the transaction's next statement, or its commit, waits for it
- * instead, and fails with its error if it failed (PostgreSQL has then given the transaction up,
- * and the commit fails with that error even if the caller caught it on the way), so the
- * transaction still fails whole. The answer seen at once is empty (no rows, no count).
- * Statements of one transaction must not run concurrently (as with Kysely anyway). Best as a
- * transaction's last writes: a statement after it is correct but waits, as before.
+ * Runs `query`, a statement whose answer its caller does not need (a write, or a row lock taken
+ * for the statements after it), in the executor's transaction without waiting for the answer:
+ * the transaction's next statement, or its commit, goes out right behind it and is answered only
+ * once it has answered, failing with its error if it failed (PostgreSQL has then given the
+ * transaction up, and the commit fails with that error even if the caller caught it on the way),
+ * so the transaction still fails whole. The answer seen at once is empty (no rows, no count).
+ * Statements of one transaction must not run concurrently (as with Kysely anyway).
  *
  * Why: on PostgreSQL a transaction holds the row locks of its updates until it commits. Awaited
  * as usual, a lock is held while the answer travels back to this process, waits its turn in an
@@ -29,8 +29,11 @@ import {
  * the members' revisions after it, awaited as usual.) Side by side at 10 connections, item
  * creates went from about 950 a second to about 2,000 and updates from about 950 to about 1,300,
  * and PostgreSQL's CPU time a create from 0.8 to 0.25 ms (docs/benchmarks.md, thirteenth
- * session). A trace shows such a statement as answered at once; its time is in no statement's
- * span (commits are not traced), or in the next statement's when one follows.
+ * session). A row lock sent this way (lockCipher) goes out with the statement that reads the row
+ * after it, and `begin` with a transaction's first statement (see the driver): an item update
+ * waits for three answers where it waited for five (fourteenth session). A trace shows such a
+ * statement as answered at once; its time is in no statement's span (commits are not traced), or
+ * in the next statement's when one follows.
  *
  * A statement with an object among its values is awaited as any other: node-postgres turns an
  * object into JSON as it sends it, which can fail before PostgreSQL sees the statement, and the
@@ -39,9 +42,9 @@ import {
  * transactions of a turn commit together anyway), the statement runs and is answered as any
  * other.
  */
-export async function writeWithCommit(executor: { executeQuery(query: CompiledQuery): Promise<unknown> }, query: Compilable): Promise<void> {
+export async function sendAhead(executor: { executeQuery(query: CompiledQuery): Promise<unknown> }, query: Compilable): Promise<void> {
   const compiled = query.compile();
-  if (compiled.parameters.every(isPlainValue)) withCommit.add(compiled);
+  if (compiled.parameters.every(isPlainValue)) toSendAhead.add(compiled);
   await executor.executeQuery(compiled);
 }
 
@@ -51,20 +54,21 @@ function isPlainValue(value: unknown): boolean {
   return value === null || PLAIN_VALUE_TYPES.has(typeof value);
 }
 
-/** The statements writeWithCommit hands to Kysely, as the connection receives them. */
-const withCommit = new WeakSet<CompiledQuery>();
+/** The statements sendAhead hands to Kysely, as the connection receives them. */
+const toSendAhead = new WeakSet<CompiledQuery>();
 
 /**
- * Kysely's PostgreSQL dialect, whose transactions send the statements of writeWithCommit ahead
- * of their commit (see there). Everything else goes to Kysely's own driver unchanged.
+ * Kysely's PostgreSQL dialect whose transactions do not wait for answers they do not need: the
+ * statements of sendAhead (see there) and `begin`. Every statement of a transaction goes out at
+ * once, behind those; everything else goes to Kysely's own driver unchanged.
  */
-export class CommitPipeliningPostgresDialect extends PostgresDialect {
+export class PipeliningPostgresDialect extends PostgresDialect {
   override createDriver(): Driver {
-    return new CommitPipeliningDriver(super.createDriver());
+    return new PipeliningDriver(super.createDriver());
   }
 }
 
-class CommitPipeliningConnection implements DatabaseConnection {
+class PipeliningConnection implements DatabaseConnection {
   /** Whether the connection is in a transaction the driver began. */
   inTransaction = false;
   /** Settles (never fails) once every statement sent ahead in this transaction has answered. */
@@ -75,22 +79,34 @@ class CommitPipeliningConnection implements DatabaseConnection {
   constructor(readonly inner: DatabaseConnection) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.inTransaction && withCommit.has(compiledQuery)) {
-      // Sent at once (pg writes a query as it is handed over); its outcome is kept for later.
-      const outcome = this.inner.executeQuery(compiledQuery).then(
-        () => undefined,
-        (error: unknown) => void (this.#failed ??= { error }),
-      );
-      this.#answered = Promise.all([this.#answered, outcome]);
+    if (this.inTransaction && toSendAhead.has(compiledQuery)) {
+      this.ahead(this.inner.executeQuery(compiledQuery));
       return { rows: [] };
     }
-    // What was sent ahead answers first, so that its failure is reported as its own.
-    await this.answered();
-    return this.inner.executeQuery<R>(compiledQuery);
+    // Sent at once too: PostgreSQL runs a connection's statements in order, so it runs after
+    // what was sent ahead. That answers first, so that its failure is reported as its own (this
+    // statement is then refused as part of a transaction given up).
+    const result = this.inner.executeQuery<R>(compiledQuery);
+    try {
+      await this.answered();
+    } catch (error) {
+      result.catch(() => undefined);
+      throw error;
+    }
+    return result;
   }
 
   streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
     return this.inner.streamQuery<R>(compiledQuery, chunkSize);
+  }
+
+  /** Keeps for later the outcome of a statement sent ahead (pg writes a query as it is handed over). */
+  ahead(sent: Promise<unknown>): void {
+    const outcome = sent.then(
+      () => undefined,
+      (error: unknown) => void (this.#failed ??= { error }),
+    );
+    this.#answered = Promise.all([this.#answered, outcome]);
   }
 
   /** Waits for what was sent ahead to answer; fails with the first failure among it. */
@@ -112,14 +128,14 @@ class CommitPipeliningConnection implements DatabaseConnection {
 }
 
 /** The driver's own connection inside one of Kysely's (which only hands back what the driver gave it). */
-function pipelining(connection: DatabaseConnection): CommitPipeliningConnection {
-  if (!(connection instanceof CommitPipeliningConnection)) throw new Error('not a connection of CommitPipeliningDriver');
+function pipelining(connection: DatabaseConnection): PipeliningConnection {
+  if (!(connection instanceof PipeliningConnection)) throw new Error('not a connection of PipeliningDriver');
   return connection;
 }
 
-class CommitPipeliningDriver implements Driver {
+class PipeliningDriver implements Driver {
   /** One wrapper per pooled connection. */
-  readonly #wrappers = new WeakMap<DatabaseConnection, CommitPipeliningConnection>();
+  readonly #wrappers = new WeakMap<DatabaseConnection, PipeliningConnection>();
 
   constructor(private readonly inner: Driver) {}
 
@@ -130,14 +146,15 @@ class CommitPipeliningDriver implements Driver {
   async acquireConnection(): Promise<DatabaseConnection> {
     const connection = await this.inner.acquireConnection();
     let wrapper = this.#wrappers.get(connection);
-    if (!wrapper) this.#wrappers.set(connection, (wrapper = new CommitPipeliningConnection(connection)));
+    if (!wrapper) this.#wrappers.set(connection, (wrapper = new PipeliningConnection(connection)));
     return wrapper;
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
     const own = pipelining(connection);
     own.reset();
-    await this.inner.beginTransaction(own.inner, settings);
+    // Sent ahead: the transaction's first statement follows it at once, and fails with its error.
+    own.ahead(this.inner.beginTransaction(own.inner, settings));
     own.inTransaction = true;
   }
 

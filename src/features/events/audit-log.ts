@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import { v7 as timeOrderedUuid } from 'uuid';
 import type { Clock } from '../../clock.js';
-import { writeWithCommit } from '../../db/postgres-driver.js';
+import { sendAhead } from '../../db/postgres-driver.js';
 import type { DB } from '../../db/schema.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { EventType } from './event-type.js';
@@ -107,7 +107,7 @@ export function createAuditLog({ clock }: { clock: Clock }): AuditLog {
       }));
       let at = 0;
       for (const size of statementSizes(rows.length)) {
-        await writeWithCommit(executor, executor.insertInto('events').values(rows.slice(at, at + size)));
+        await sendAhead(executor, executor.insertInto('events').values(rows.slice(at, at + size)));
         at += size;
       }
     },

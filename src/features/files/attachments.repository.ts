@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { sendAhead } from '../../db/postgres-driver.js';
 import type { Executor } from '../events/audit-log.js';
 import { rowChange } from '../vault/ciphers.repository.js';
 import { BadRequest } from '../../http/errors.js';
@@ -86,8 +87,10 @@ export async function storedAttachments(executor: Executor, cipherId: string): P
  * Takes the item's row lock for the rest of the transaction, so that two changes to its
  * attachments document cannot interleave their read and write: `select … for update` on
  * PostgreSQL, which writes nothing; on SQLite the transaction holds the database's write lock
- * from its start (db/dialect.ts) and the clause is left out.
+ * from its start (db/dialect.ts) and the clause is left out. Sent ahead (sendAhead): the read
+ * that follows goes out with it, and PostgreSQL starts that read once the lock is granted, so it
+ * sees what the lock waited for.
  */
 export async function lockCipher(executor: Executor, cipherId: string): Promise<void> {
-  await executor.selectFrom('ciphers').select('id').where('id', '=', cipherId).forUpdate().execute();
+  await sendAhead(executor, executor.selectFrom('ciphers').select('id').where('id', '=', cipherId).forUpdate());
 }

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { chunks } from '../../db/chunks.js';
-import { writeWithCommit } from '../../db/postgres-driver.js';
+import { sendAhead } from '../../db/postgres-driver.js';
 import type { CiphersTable, CipherUserSettingsTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
 
@@ -153,7 +153,7 @@ export const rowChange = {
 
 export async function insertCiphers(executor: Executor, rows: readonly Insertable<CiphersTable>[]): Promise<void> {
   for (const part of chunks(rows, 200)) {
-    await writeWithCommit(
+    await sendAhead(
       executor,
       executor.insertInto('ciphers').values(part.map((row) => ({ ...row, change: row.user_id ? ownerStamp(row.user_id) : organizationStamp }))),
     );
@@ -163,7 +163,7 @@ export async function insertCiphers(executor: Executor, rows: readonly Insertabl
 export type CipherContent = Pick<CiphersTable, 'type' | 'data' | 'key' | 'reprompt' | 'revision_date'> & Partial<Pick<CiphersTable, 'attachments'>>;
 
 export async function updateCipherContent(executor: Executor, id: string, content: CipherContent): Promise<void> {
-  await writeWithCommit(executor, executor.updateTable('ciphers').set({ ...content, ...rowChange }).where('id', '=', id));
+  await sendAhead(executor, executor.updateTable('ciphers').set({ ...content, ...rowChange }).where('id', '=', id));
 }
 
 export async function setRevisionDate(executor: Executor, ids: readonly string[], date: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { engineOfExecutor, type Engine } from '../../db/dialect.js';
-import { writeWithCommit } from '../../db/postgres-driver.js';
+import { sendAhead } from '../../db/postgres-driver.js';
 import { touchAccountRevision } from '../accounts/accounts.repository.js';
 import type { Executor } from '../events/audit-log.js';
 
@@ -18,7 +18,7 @@ import type { Executor } from '../events/audit-log.js';
  * may follow): on PostgreSQL the two updates lock the user's rows until commit, so a user's
  * concurrent writes queue behind each other only for the bump and the commit. There the two go
  * as one statement (the account update a data-modifying `with`), one round trip less in the
- * lock's hold, and that statement is sent with the commit (writeWithCommit), so the lock is not
+ * lock's hold, and that statement is sent with the commit (sendAhead), so the lock is not
  * held while this process gets round to committing; SQLite has one writer at a time anyway and
  * takes no such `with`.
  */
@@ -30,7 +30,7 @@ export async function touchVault(executor: Executor, userId: string, date: strin
     // updates the user's row and then calls this (the storage of attachments). A `with` the
     // statement does not read runs after it, which would take the two locks the other way
     // round and let two such transactions deadlock (revisions.test.ts).
-    await writeWithCommit(
+    await sendAhead(
       executor,
       executor
         .with('account', (db) => db.updateTable('users').set({ account_revision_date: date }).where('id', '=', userId).returning('id'))
