@@ -111,19 +111,28 @@ describe.skipIf(TEST_ENGINE !== 'postgres')('PostgreSQL: statements sent ahead (
     expect(at).toBeLessThan(blockEnded);
   });
 
-  it('runs the next statement after a row lock sent ahead is granted, so that it reads what the lock waited for', async () => {
+  it('sends the read after a row lock sent ahead with it; PostgreSQL runs it once the lock is granted, so it reads what the lock waited for', async () => {
     const holder = open();
     const watcher = open();
-    let read: Promise<number> | undefined;
+    let blockEnded = 0;
+    let read: Promise<{ value: number; at: number }> | undefined;
     await holder.transaction().execute(async (tx) => {
       await tx.updateTable('counters').set({ value: 1 }).where('id', '=', 1).execute();
       read = db.transaction().execute(async (reader) => {
         await sendAhead(reader, reader.selectFrom('counters').select('id').where('id', '=', 1).forUpdate());
-        return (await reader.selectFrom('counters').select('value').where('id', '=', 1).executeTakeFirstOrThrow()).value;
+        return reader
+          .selectFrom('counters')
+          .select(['value', sql<number>`extract(epoch from clock_timestamp()) * 1000`.as('at')])
+          .where('id', '=', 1)
+          .executeTakeFirstOrThrow();
       });
       await waitingForLock(watcher, '%for update%');
+      // The holder's commit goes out before this process is blocked, the lock's answer after.
+      setImmediate(() => (blockEnded = blocked(1000)));
     });
-    expect(await read).toBe(1);
+    const { value, at } = await read!;
+    expect(value).toBe(1);
+    expect(Number(at)).toBeLessThan(blockEnded);
   });
 
   it("sends begin with the transaction's first statement", async () => {
@@ -183,6 +192,16 @@ describe.skipIf(TEST_ENGINE !== 'postgres')('PostgreSQL: statements sent ahead (
     });
     await expect(failing).rejects.toThrow(/circular/i);
     expect(await entries()).toEqual([]);
+  });
+
+  it('fails the transaction with the error of a statement refused before it was sent, first in its transaction', async () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    const failing = db.transaction().execute(async (tx) => {
+      await tx.executeQuery(CompiledQuery.raw('update counters set value = value + 1 where id = $1', [circular]));
+    });
+    await expect(failing).rejects.toThrow(/circular/i);
+    expect((await db.selectFrom('counters').select('value').executeTakeFirstOrThrow()).value).toBe(0);
   });
 
   it('forgets what a rollback to a savepoint undid, and commits the rest', async () => {

@@ -85,15 +85,12 @@ class PipeliningConnection implements DatabaseConnection {
     }
     // Sent at once too: PostgreSQL runs a connection's statements in order, so it runs after
     // what was sent ahead. That answers first, so that its failure is reported as its own (this
-    // statement is then refused as part of a transaction given up).
-    const result = this.inner.executeQuery<R>(compiledQuery);
-    try {
-      await this.answered();
-    } catch (error) {
-      result.catch(() => undefined);
-      throw error;
-    }
-    return result;
+    // statement is then refused as part of a transaction given up). Both are awaited together:
+    // node-postgres can refuse this one before sending it, sooner than the others answer.
+    const [answered, own] = await Promise.allSettled([this.answered(), this.inner.executeQuery<R>(compiledQuery)]);
+    if (answered.status === 'rejected') throw answered.reason;
+    if (own.status === 'rejected') throw own.reason;
+    return own.value;
   }
 
   streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
@@ -154,6 +151,8 @@ class PipeliningDriver implements Driver {
     const own = pipelining(connection);
     own.reset();
     // Sent ahead: the transaction's first statement follows it at once, and fails with its error.
+    // (A `begin` fails only on a lost connection, where the statements behind it fail too: Kysely
+    // ends every transaction it begins before the connection goes back to the pool.)
     own.ahead(this.inner.beginTransaction(own.inner, settings));
     own.inTransaction = true;
   }
