@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, sql, type Dialect } from 'kysely';
 import type { Pool } from 'pg';
-import { PipeliningPostgresDialect } from './postgres-driver.js';
+import { StrongroomPostgresDialect } from './postgres-dialect.js';
 import { preparingPool } from './prepared-statements.js';
 import { cachingStatements, LockingSqliteDialect, type Engine } from './dialect.js';
 import { ObservedDialect, type QueryObserver } from './observed-dialect.js';
@@ -53,7 +53,7 @@ export function openDatabase(url: string, options: OpenOptions = {}): Database {
     path === null
       ? new Kysely<DB>({
           dialect: observed(
-            new PipeliningPostgresDialect({
+            new StrongroomPostgresDialect({
               pool: async () => {
                 pool ??= await openPool(url, options.poolSize ?? 10);
                 return options.postgresPreparedStatements === false ? pool : preparingPool(pool);

@@ -1,5 +1,4 @@
 import {
-  PostgresDialect,
   type CompiledQuery,
   type Compilable,
   type DatabaseConnection,
@@ -56,17 +55,6 @@ function isPlainValue(value: unknown): boolean {
 
 /** The statements sendAhead hands to Kysely, as the connection receives them. */
 const toSendAhead = new WeakSet<CompiledQuery>();
-
-/**
- * Kysely's PostgreSQL dialect whose transactions do not wait for answers they do not need: the
- * statements of sendAhead (see there) and `begin`. Every statement of a transaction goes out at
- * once, behind those; everything else goes to Kysely's own driver unchanged.
- */
-export class PipeliningPostgresDialect extends PostgresDialect {
-  override createDriver(): Driver {
-    return new PipeliningDriver(super.createDriver());
-  }
-}
 
 class PipeliningConnection implements DatabaseConnection {
   /** Whether the connection is in a transaction the driver began. */
@@ -130,7 +118,12 @@ function pipelining(connection: DatabaseConnection): PipeliningConnection {
   return connection;
 }
 
-class PipeliningDriver implements Driver {
+/**
+ * Kysely's PostgreSQL driver, whose transactions do not wait for answers they do not need: the
+ * statements of sendAhead (see there) and `begin`. Every statement of a transaction goes out at
+ * once, behind those; everything else goes to Kysely's own driver unchanged.
+ */
+export class PipeliningDriver implements Driver {
   /** One wrapper per pooled connection. */
   readonly #wrappers = new WeakMap<DatabaseConnection, PipeliningConnection>();
 
