@@ -51,6 +51,17 @@ describe('migrations', () => {
     }
   });
 
+  it.skipIf(TEST_ENGINE !== 'postgres')("say so when PostgreSQL's search_path names no schema that exists", async () => {
+    const url = new URL((await freshDatabaseUrl()).url);
+    url.searchParams.set('options', '-c search_path=no_such_schema');
+    const database = openDatabase(url.toString());
+    try {
+      await expect(migrateToLatest(database)).rejects.toThrow("PostgreSQL's search_path (no_such_schema) names no schema that exists");
+    } finally {
+      await database.close();
+    }
+  });
+
   it('do not collide when several instances start together', async () => {
     const fresh =
       TEST_ENGINE === 'sqlite'

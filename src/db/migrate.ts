@@ -74,7 +74,12 @@ async function newerMigrations(database: Database, known: Record<string, Migrati
   return unknown;
 }
 
+/** The schema the connections work in: the first of their search_path that exists. */
 async function currentSchema(database: Database): Promise<string> {
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db);
-  return rows[0]?.schema ?? 'public';
+  const { rows } = await sql<{ schema: string | null; path: string }>`select current_schema() as schema, current_setting('search_path') as path`.execute(database.db);
+  const schema = rows[0]?.schema;
+  if (!schema) {
+    throw new Error(`PostgreSQL's search_path (${rows[0]?.path ?? ''}) names no schema that exists: create the schema, or set search_path to one that exists`);
+  }
+  return schema;
 }

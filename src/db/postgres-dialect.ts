@@ -47,8 +47,8 @@ interface ColumnRow {
  * search_path that exists), with their columns. Kysely's own introspector reads every column of
  * every table in every schema; its migrator does so twice at each start, only to see whether its
  * two tables exist. In a database shared with other schemas (other applications, or the test
- * suite's server per schema) that grew with each schema: a start's migration check took about
- * 0.2 s beside no other schema and about 2 s beside 300 (docs/benchmarks.md, fourteenth session).
+ * suite's server per schema) that grew with each schema: a start's migration took about 0.2 s
+ * beside no other schema and about 2 s beside 300 (docs/benchmarks.md, fourteenth session).
  */
 class CurrentSchemaIntrospector implements DatabaseIntrospector {
   readonly #db: Kysely<unknown>;

@@ -168,14 +168,14 @@ export class PipeliningDriver implements Driver {
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const own = pipelining(connection);
     own.inTransaction = false;
-    const rolledBack = this.inner.rollbackTransaction(own.inner);
-    await own.settled();
+    const [, rolledBack] = await Promise.allSettled([own.settled(), this.inner.rollbackTransaction(own.inner)]);
     own.reset();
-    await rolledBack;
+    if (rolledBack.status === 'rejected') throw rolledBack.reason;
   }
 
-  // Savepoints wait for what was sent ahead, as any other statement; a rollback to one undoes
-  // what was sent after it.
+  // Unlike other statements, savepoint statements go out only once what was sent ahead has
+  // answered: a savepoint fails with its failure, and a rollback to one forgets (reset) only
+  // what it undid, all sent after the savepoint.
   async savepoint(connection: DatabaseConnection, name: string, compileQuery: QueryCompiler['compileQuery']): Promise<void> {
     const own = pipelining(connection);
     await own.answered();

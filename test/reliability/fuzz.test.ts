@@ -103,7 +103,7 @@ beforeAll(async () => {
   foreign.push(otherOrg);
   await seedTargets();
   // On PostgreSQL the introspector lists this server's schema only (db/postgres-dialect.ts).
-  tables = (await db().introspection.getTables()).filter((t) => !t.name.startsWith('kysely_')).map((t) => t.name);
+  tables = (await db().introspection.getTables()).map((t) => t.name);
 }, 240_000);
 
 afterAll(async () => {

@@ -32,8 +32,8 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
   // The run's name (test/global-setup.ts) lets its teardown drop exactly its own schemas.
   const schema = `t_${process.env.STRONGROOM_TEST_RUN ?? 'norun'}_${randomBytes(6).toString('hex')}`;
   const url = await createSchema(TEST_DATABASE_URL, schema);
-  // Schemas are dropped once, after the whole run (test/global-setup.ts): dropping one while
-  // another worker's migrator introspects the catalog fails that worker's query.
+  // Schemas are dropped once, after the whole run (test/global-setup.ts), not as each server
+  // closes.
   return { url, drop: async () => undefined };
 }
 

@@ -89,7 +89,8 @@ export async function storedAttachments(executor: Executor, cipherId: string): P
  * PostgreSQL, which writes nothing; on SQLite the transaction holds the database's write lock
  * from its start (db/dialect.ts) and the clause is left out. Sent ahead (sendAhead): the read
  * that follows goes out with it, and PostgreSQL starts that read once the lock is granted, so it
- * sees what the lock waited for.
+ * sees what the lock waited for. Nothing outside the database may rely on the lock before the
+ * transaction's next statement has answered.
  */
 export async function lockCipher(executor: Executor, cipherId: string): Promise<void> {
   await sendAhead(executor, executor.selectFrom('ciphers').select('id').where('id', '=', cipherId).forUpdate());

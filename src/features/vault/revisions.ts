@@ -18,9 +18,9 @@ import type { Executor } from '../events/audit-log.js';
  * may follow): on PostgreSQL the two updates lock the user's rows until commit, so a user's
  * concurrent writes queue behind each other only for the bump and the commit. There the two go
  * as one statement (the account update a data-modifying `with`), one round trip less in the
- * lock's hold, and that statement is sent with the commit (sendAhead), so the lock is not
- * held while this process gets round to committing; SQLite has one writer at a time anyway and
- * takes no such `with`.
+ * lock's hold, and that statement is sent ahead (sendAhead) with the commit right behind it, so
+ * the lock is not held while this process gets round to committing; SQLite has one writer at a
+ * time anyway and takes no such `with`.
  */
 export async function touchVault(executor: Executor, userId: string, date: string): Promise<void> {
   const nextRevision = sql<number>`vault_revisions.revision + 1`;
