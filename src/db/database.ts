@@ -112,9 +112,9 @@ async function openPool(url: string, poolSize: number): Promise<Pool> {
   // Pipelining: a query handed to a connection is written at once, even while the one before it
   // is still running, so that a transaction's statements follow one sent ahead (sendAhead) and
   // its `begin` without waiting for their answers. Everything else awaits each query before the
-  // next, as without it. In this mode pg refuses
-  // cursors (pg-cursor, so Kysely's streams) and the `rows` option, and a `query_timeout` ends
-  // the whole connection rather than one query; none is used.
+  // next, as without it. In this mode pg refuses cursors (pg-cursor, so Kysely's streams) and the
+  // `rows` option, and a `query_timeout` ends the whole connection rather than one query; none is
+  // used.
   const pool = new pg.Pool({ connectionString: url, max: poolSize, pipeline: true });
   // An idle client that loses its server must not crash the process; the next query reports it.
   pool.on('error', () => undefined);

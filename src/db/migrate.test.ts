@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
-import { freshDatabaseUrl, TEST_ENGINE } from '../../test/support/test-server.js';
+import { freshDatabaseUrl, TEST_DATABASE_URL, TEST_ENGINE } from '../../test/support/test-server.js';
 import { openDatabase } from './database.js';
 import { migrateToLatest } from './migrate.js';
 import { migrations } from './migrations/index.js';
@@ -52,7 +52,7 @@ describe('migrations', () => {
   });
 
   it.skipIf(TEST_ENGINE !== 'postgres')("say so when PostgreSQL's search_path names no schema that exists", async () => {
-    const url = new URL((await freshDatabaseUrl()).url);
+    const url = new URL(TEST_DATABASE_URL);
     url.searchParams.set('options', '-c search_path=no_such_schema');
     const database = openDatabase(url.toString());
     try {

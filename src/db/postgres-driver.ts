@@ -67,7 +67,9 @@ class PipeliningConnection implements DatabaseConnection {
   constructor(readonly inner: DatabaseConnection) {}
 
   async executeQuery<R>(compiledQuery: CompiledQuery): Promise<QueryResult<R>> {
-    if (this.inTransaction && toSendAhead.has(compiledQuery)) {
+    // Outside a transaction nothing is ever sent ahead.
+    if (!this.inTransaction) return this.inner.executeQuery<R>(compiledQuery);
+    if (toSendAhead.has(compiledQuery)) {
       this.ahead(this.inner.executeQuery(compiledQuery));
       return { rows: [] };
     }
@@ -75,10 +77,7 @@ class PipeliningConnection implements DatabaseConnection {
     // what was sent ahead. That answers first, so that its failure is reported as its own (this
     // statement is then refused as part of a transaction given up). Both are awaited together:
     // node-postgres can refuse this one before sending it, sooner than the others answer.
-    const [answered, own] = await Promise.allSettled([this.answered(), this.inner.executeQuery<R>(compiledQuery)]);
-    if (answered.status === 'rejected') throw answered.reason;
-    if (own.status === 'rejected') throw own.reason;
-    return own.value;
+    return afterBoth(this.answered(), this.inner.executeQuery<R>(compiledQuery));
   }
 
   streamQuery<R>(compiledQuery: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
@@ -110,6 +109,17 @@ class PipeliningConnection implements DatabaseConnection {
     this.#answered = Promise.resolve();
     this.#failed = undefined;
   }
+}
+
+/**
+ * Waits for both (so that neither fails unhandled); fails with the first's failure, else the
+ * second's; answers the second's value.
+ */
+async function afterBoth<T>(first: Promise<unknown>, second: Promise<T>): Promise<T> {
+  const [before, own] = await Promise.allSettled([first, second]);
+  if (before.status === 'rejected') throw before.reason;
+  if (own.status === 'rejected') throw own.reason;
+  return own.value;
 }
 
 /** The driver's own connection inside one of Kysely's (which only hands back what the driver gave it). */
@@ -158,19 +168,22 @@ export class PipeliningDriver implements Driver {
   async commitTransaction(connection: DatabaseConnection): Promise<void> {
     const own = pipelining(connection);
     own.inTransaction = false;
-    const [answered, committed] = await Promise.allSettled([own.answered(), this.inner.commitTransaction(own.inner)]);
-    own.reset();
-    if (answered.status === 'rejected') throw answered.reason;
-    if (committed.status === 'rejected') throw committed.reason;
+    try {
+      await afterBoth(own.answered(), this.inner.commitTransaction(own.inner));
+    } finally {
+      own.reset();
+    }
   }
 
   /** The rollback goes out at once too; what was sent ahead is undone, whatever it answers. */
   async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
     const own = pipelining(connection);
     own.inTransaction = false;
-    const [, rolledBack] = await Promise.allSettled([own.settled(), this.inner.rollbackTransaction(own.inner)]);
-    own.reset();
-    if (rolledBack.status === 'rejected') throw rolledBack.reason;
+    try {
+      await afterBoth(own.settled(), this.inner.rollbackTransaction(own.inner));
+    } finally {
+      own.reset();
+    }
   }
 
   // Unlike other statements, savepoint statements go out only once what was sent ahead has
