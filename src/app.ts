@@ -10,6 +10,7 @@ import { NotFound } from './http/errors.js';
 import { limitConnectionsPerAddress } from './http/connection-limits.js';
 import { recordApiDocs } from './http/api-docs.js';
 import { refuseNulCharacters } from './http/nul-characters.js';
+import { limitRequestBodies, parseJsonBody } from './http/request-bodies.js';
 import { validatorCompiler } from './http/validation.js';
 import { serializerCompiler } from './http/serialization.js';
 import { loggerOptions, OneLinePerRequest } from './logging.js';
@@ -21,7 +22,7 @@ import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
 import type { Pushes } from './features/notifications/pushes.js';
 import { createFeatures, type Features } from './wiring.js';
-import { installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
+import { installCallerLimits, installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
 import { metricsRoutes } from './features/operations/metrics.routes.js';
 import type { Tracing } from './features/operations/tracing-setup.js';
 
@@ -99,16 +100,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     if (!app.server.listening) void reply.header('connection', 'close');
   });
 
-  // Clients send bodiless commands (PUT /ciphers/{id}/delete) with a JSON content type.
-  const defaultJson = app.getDefaultJsonParser('error', 'error');
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    const text = body.toString();
-    if (text.trim() === '') {
-      done(null, undefined);
-      return;
-    }
-    void defaultJson(request, text, done);
-  });
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, parseJsonBody(app.getDefaultJsonParser('error', 'error')));
+  limitRequestBodies(app, config);
   await app.register(formbody);
 
   // The API docs record every route registered from here on; their plugins load on the first request for them.
@@ -122,6 +115,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   // Before the services, so that both see every route and request registered after them.
   installIpRules(app, features.rateLimits);
   if (config.services.includes('api')) installPublicApiLimit(app, features.rateLimits, `${config.servicePrefixes ? '/api' : ''}/public`);
+  installCallerLimits(app, features.rateLimits);
   features.eventRetention.start((error) => app.log.error({ err: error }, 'event retention failed; it runs again at the next interval'));
   if (config.services.includes('api')) features.sendPurge.start((error) => app.log.error({ err: error }, 'Send purge failed; it runs again at the next interval'));
   if (config.services.includes('api')) features.fileSweeper.start((error) => app.log.error({ err: error }, 'file sweep failed; it runs again at the next interval'));

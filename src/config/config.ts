@@ -15,6 +15,12 @@ import { CLOUD_IP_RULES, parseIpList, parseIpRules, type IpRule } from './rate-l
  * same settings under their camelCase names, and the environment wins over the file.
  * This module is the only place that reads `process.env`.
  */
+
+/** A per-caller limit as `requests/period` (`60/1m`; periods as in the IP rules), or `0` for none. */
+function callerLimit(defaultValue: string, description: string) {
+  return Type.String({ pattern: '^(0|[1-9][0-9]{0,8}/[1-9][0-9]{0,5}[smhd])$', default: defaultValue, description: `${description} 0 turns it off.` });
+}
+
 export const ConfigSchema = Type.Object({
   host: Type.String({
     minLength: 1,
@@ -198,6 +204,18 @@ export const ConfigSchema = Type.Object({
       description: 'Comma list of client addresses and CIDR ranges (10.0.0.0/8, 2001:db8::/32) the IP rules never limit, such as load balancer health probes.',
     }),
   ),
+  rateLimitCollect: callerLimit('60/1m', 'Client event uploads (POST /events/collect) each user may make: requests/period (the official clients upload once a minute from each device).'),
+  rateLimitCollectEvents: callerLimit('20000/1h', 'Client events each user may upload: events/period, the burst at least one full request (10,000 events).'),
+  rateLimitImport: callerLimit('20/1h', 'Imports (vault, Secrets Manager, directory sync) each caller may make: requests/period.'),
+  rateLimitExport: callerLimit('60/1h', 'Exports (Secrets Manager, event log) each caller may make: requests/period.'),
+  rateLimitBulk: callerLimit('120/1m', 'Bulk changes (move, delete, restore, purge, collections of many items; bulk deletes in Secrets Manager) each caller may make: requests/period.'),
+  rateLimitOrganizationFactor: Type.Integer({
+    minimum: 1,
+    maximum: 100000,
+    default: 10,
+    description:
+      'On routes of one organization, the import, export and bulk limits also apply to the organization as a whole, this many times over: its members together may make this many times what one may.',
+  }),
   rateLimitRedisFailure: Type.Enum(['local', 'open', 'closed'], {
     default: 'local',
     description:
@@ -233,7 +251,21 @@ export const ConfigSchema = Type.Object({
     minimum: 1024,
     maximum: 1073741824,
     default: 16777216,
-    description: 'Largest accepted request body, in bytes (vault imports are the largest bodies).',
+    description:
+      'Largest accepted request body, in bytes, on the routes that take large ones: vault and Secrets Manager imports, directory sync, client events.',
+  }),
+  authenticatedBodyLimitBytes: Type.Integer({
+    minimum: 1024,
+    maximum: 1073741824,
+    default: 1048576,
+    description: 'Largest accepted request body, in bytes, on the other routes that need a token (an item, a bulk change).',
+  }),
+  anonymousBodyLimitBytes: Type.Integer({
+    minimum: 1024,
+    maximum: 1073741824,
+    default: 65536,
+    description:
+      'Largest accepted request body, in bytes, on routes anyone may call (registration, login, Send access, password hint): it is read before anything can refuse it.',
   }),
   headersTimeoutSeconds: Type.Integer({
     minimum: 1,

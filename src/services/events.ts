@@ -15,5 +15,5 @@ export const eventsService: FastifyPluginAsync<ServiceOptions> = async (app, { c
   enforceAccessRules(app, authenticate);
 
   await app.register(aliveRoutes, { clock });
-  await app.register(collectRoutes, { collector: features.eventCollector });
+  await app.register(collectRoutes, { collector: features.eventCollector, limits: features.rateLimits });
 };

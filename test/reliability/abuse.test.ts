@@ -95,11 +95,11 @@ describe('slow and abusive clients', () => {
     report('200 slow-header connections', await latencies(server.baseUrl));
   });
 
-  it('keeps answering while 1,000 connections declare a 10 MB body and send a byte every second', async () => {
+  it('keeps answering while 1,000 connections declare a 60 KB body (under the anonymous limit) and send a byte every second', async () => {
     server = await startTestServer();
     const slow = await Promise.all(Array.from({ length: 1000 }, () => open(server!.baseUrl)));
     for (const { socket } of slow) {
-      socket.write(slowBody(10 * 1024 * 1024));
+      socket.write(slowBody(60 * 1024));
       trickle(socket, 'A'.repeat(1000), 1000);
     }
     report('1,000 slow-body connections', await latencies(server.baseUrl));

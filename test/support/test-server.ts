@@ -37,11 +37,14 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
   return { url, drop: async () => undefined };
 }
 
+/** The per-caller limits of the expensive routes, off: their own test turns them on. */
+export const CALLER_LIMITS_OFF = { RATE_LIMIT_COLLECT: '0', RATE_LIMIT_COLLECT_EVENTS: '0', RATE_LIMIT_IMPORT: '0', RATE_LIMIT_EXPORT: '0', RATE_LIMIT_BULK: '0' };
+
 /** Config as the server would load it from these environment variables. */
 export function testConfig(env: Record<string, string> = {}): Config {
   // Tests send many requests from 127.0.0.1, some on hundreds of connections at once, and many to
   // one organization's public API: the limits' and the connection cap's own tests turn them on.
-  return loadConfig({ LOG_LEVEL: 'warn', PASSWORD_ITERATIONS: '100000', IP_RATE_LIMITING: 'false', MAX_CONNECTIONS_PER_IP: '0', PUBLIC_API_RATE_LIMIT: '0', ...env });
+  return loadConfig({ LOG_LEVEL: 'warn', PASSWORD_ITERATIONS: '100000', IP_RATE_LIMITING: 'false', MAX_CONNECTIONS_PER_IP: '0', PUBLIC_API_RATE_LIMIT: '0', ...CALLER_LIMITS_OFF, ...env });
 }
 
 /** Collects log lines so tests can check what was (and was not) logged. */

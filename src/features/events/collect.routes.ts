@@ -3,6 +3,8 @@ import { Type } from 'typebox';
 import { access, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
 import { emptyOk, EmptyResponse, Guid, Nullable } from '../../http/schemas.js';
+import { takeCallerLimit } from '../rate-limits/rate-limit.hooks.js';
+import type { RateLimits } from '../rate-limits/rate-limits.js';
 import { COLLECT_MAX_EVENTS, type EventCollector } from './collect.js';
 
 /** The official EventModel; other properties are ignored. */
@@ -14,13 +16,16 @@ const CollectedEventBody = Type.Object({
 });
 
 const CollectBody = Type.Array(CollectedEventBody, { minItems: 1, maxItems: COLLECT_MAX_EVENTS });
+/** A full request of the official clients' events, with room for their longest ids and dates. */
+export const COLLECT_BODY_LIMIT = 2 * 1024 * 1024;
 
 /** `POST {events_url}/collect`: what clients report (items viewed, copied, autofilled, exports). */
-export const collectRoutes: FastifyPluginAsyncTypebox<{ collector: EventCollector }> = async (app, { collector }) => {
+export const collectRoutes: FastifyPluginAsyncTypebox<{ collector: EventCollector; limits: RateLimits }> = async (app, { collector, limits }) => {
   app.post(
     '/collect',
     {
-      config: { access: access.application },
+      config: { access: access.application, callerLimit: 'collect' },
+      bodyLimit: COLLECT_BODY_LIMIT,
       schema: {
         tags: ['Events'],
         summary: 'Report client events',
@@ -30,7 +35,10 @@ export const collectRoutes: FastifyPluginAsyncTypebox<{ collector: EventCollecto
       },
     },
     async (request, reply) => {
-      await collector.collect(currentUser(request).userId, request.body, clientContext(request));
+      const user = currentUser(request);
+      // Each event is a row: what one user may upload is counted in events, not only in requests.
+      await takeCallerLimit(limits, 'collectEvents', user, null, request.body.length);
+      await collector.collect(user.userId, request.body, clientContext(request));
       return emptyOk(reply);
     },
   );

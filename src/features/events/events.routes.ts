@@ -122,7 +122,7 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventQueryService;
   app.get(
     '/organizations/:orgId/events/export',
     {
-      config: { access: eventLogs() },
+      config: { access: eventLogs(), callerLimit: 'export' },
       schema: {
         tags,
         summary: "Export an organization's audit log",

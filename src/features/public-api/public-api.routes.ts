@@ -195,7 +195,7 @@ export const publicApiRoutes: FastifyPluginAsyncTypebox<{ publicApi: PublicApiSe
   });
 
   // -- organization -------------------------------------------------------------------
-  app.post('/organization/import', { config, schema: { tags, ...docs.importDirectory, body: ImportBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.post('/organization/import', { config: { ...config, bodySize: 'large', callerLimit: 'import' }, schema: { tags, ...docs.importDirectory, body: ImportBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await api.importDirectory(callerOf(request), request.body);
     return emptyOk(reply);
   });

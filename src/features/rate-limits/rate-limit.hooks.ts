@@ -1,8 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, preParsingAsyncHookHandler } from 'fastify';
+import type { Principal } from '../../http/access.js';
 import { ServiceUnavailable, TooManyRequests } from '../../http/errors.js';
+import { isGuid } from '../../http/ids.js';
 import { LimitsUnavailable } from './failover-store.js';
 import type { Decision } from './limit-store.js';
-import type { RateLimits } from './rate-limits.js';
+import type { CallerLimitKind, RateLimits } from './rate-limits.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The per-caller limit the route counts against (docs/security.md): an expensive route's kind of work. */
+    callerLimit?: Exclude<CallerLimitKind, 'collectEvents'>;
+  }
+}
 
 const seconds = (ms: number) => Math.max(1, Math.ceil(ms / 1000));
 const inWords = (n: number) => `${n} ${n === 1 ? 'second' : 'seconds'}`;
@@ -70,5 +79,65 @@ export function installIpRules(app: FastifyInstance, limits: RateLimits): void {
       const wait = seconds(result.decision.retryAfterMs);
       throw new TooManyRequests(`Too many requests from this address. Try again in ${inWords(wait)}.`, wait);
     }
+  });
+}
+
+const WHAT: Record<CallerLimitKind, string> = {
+  collect: 'event uploads',
+  collectEvents: 'events',
+  import: 'imports',
+  export: 'exports',
+  bulk: 'bulk changes',
+};
+
+/** Who a per-caller limit counts: the user, the machine account or the organization's API key. */
+function callerKey(principal: Principal): string {
+  switch (principal.kind) {
+    case 'user':
+      return `u:${principal.userId}`;
+    case 'serviceAccount':
+      return `sa:${principal.serviceAccountId}`;
+    case 'organization':
+      return `o:${principal.organizationId}`;
+  }
+}
+
+/** The organization a request acts in: the token's, or the one its path or query names. */
+function organizationOf(request: FastifyRequest, principal: Principal): string | null {
+  if (principal.kind !== 'user') return principal.organizationId;
+  const params = request.params as Record<string, unknown> | undefined;
+  const query = request.query as Record<string, unknown> | undefined;
+  const named = params?.organizationId ?? params?.orgId ?? query?.organizationId;
+  return typeof named === 'string' && isGuid(named) ? named.toLowerCase() : null;
+}
+
+/**
+ * Takes `cost` from the caller's `kind` bucket (and its organization's), refusing with 429 and
+ * Retry-After when it is empty. A no-op for a kind that is turned off.
+ */
+export async function takeCallerLimit(limits: RateLimits, kind: CallerLimitKind, principal: Principal, organizationId: string | null, cost = 1): Promise<void> {
+  const taking = limits.caller(kind, callerKey(principal), organizationId, cost);
+  if (!taking) return;
+  const decision = await orUnavailable(taking);
+  if (!decision.allowed) {
+    const wait = seconds(decision.retryAfterMs);
+    throw new TooManyRequests(`Too many ${WHAT[kind]}. Try again in ${inWords(wait)}.`, wait);
+  }
+}
+
+/**
+ * The per-caller limits of the routes that declare `config.callerLimit`: checked after the access
+ * guard has named the caller (onRequest) and before the body is read, so a refused request
+ * costs neither.
+ */
+export function installCallerLimits(app: FastifyInstance, limits: RateLimits): void {
+  app.addHook('onRoute', (route) => {
+    const kind = route.config?.callerLimit;
+    if (!kind) return;
+    const hook: preParsingAsyncHookHandler = async (request: FastifyRequest) => {
+      const principal = request.principal;
+      if (principal) await takeCallerLimit(limits, kind, principal, organizationOf(request, principal));
+    };
+    route.preParsing = [...(route.preParsing ? [route.preParsing].flat() : []), hook];
   });
 }

@@ -52,6 +52,36 @@ function serviceOf(url: string, config: Pick<Config, 'services' | 'servicePrefix
   return service ? { service, path: match?.[2] ?? '/' } : null;
 }
 
+export type CallerLimitKind = 'collect' | 'collectEvents' | 'import' | 'export' | 'bulk';
+
+const CALLER_LIMIT_SETTINGS = {
+  collect: 'rateLimitCollect',
+  collectEvents: 'rateLimitCollectEvents',
+  import: 'rateLimitImport',
+  export: 'rateLimitExport',
+  bulk: 'rateLimitBulk',
+} as const satisfies Record<CallerLimitKind, keyof Config>;
+
+/** Each kind's bucket from its `requests/period` setting; null when it is `0`. */
+function callerLimitBuckets(config: Config): Record<CallerLimitKind, { intervalMs: number; burst: number } | null> {
+  const entries = Object.entries(CALLER_LIMIT_SETTINGS).map(([kind, setting]) => {
+    const [limit, period] = config[setting].split('/');
+    if (!period) return [kind, null];
+    const burst = Number(limit);
+    return [kind, { intervalMs: periodMs(period) / burst, burst }];
+  });
+  return Object.fromEntries(entries) as Record<CallerLimitKind, { intervalMs: number; burst: number } | null>;
+}
+
+/**
+ * A bucket that takes `cost` requests at once: GCRA's arithmetic only ever uses the interval and
+ * the bucket's capacity in time (burst × interval), so n requests are one of n intervals from a
+ * bucket of the same capacity.
+ */
+function scaled(bucket: Bucket, cost: number): Bucket {
+  return cost === 1 ? bucket : { key: bucket.key, intervalMs: bucket.intervalMs * cost, burst: bucket.burst / cost };
+}
+
 /**
  * Every limit of the server over one store: Redis (behind its breaker) when REDIS_URL is set,
  * otherwise this process.
@@ -99,6 +129,7 @@ export async function createRateLimits(deps: { config: Config; clock: Clock; log
     burst: config.publicApiBurst,
   });
 
+  const callerBuckets = callerLimitBuckets(config);
   const rules = config.ipRateLimiting ? config.ipRateLimitRules.map(compile) : [];
   const whitelist = ipMatcher(config.ipRateLimitWhitelist);
 
@@ -136,6 +167,20 @@ export async function createRateLimits(deps: { config: Config; clock: Clock; log
             },
           }
         : null,
+    /**
+     * The per-caller limits of the expensive routes (collect, imports, exports, bulk changes):
+     * takes `cost` from the caller's bucket of `kind`, and from the organization's when the route
+     * belongs to one. Null for a kind that is turned off.
+     */
+    caller(kind: CallerLimitKind, callerKey: string, organizationId: string | null, cost = 1): Promise<Decision> | null {
+      const limit = callerBuckets[kind];
+      if (!limit) return null;
+      const buckets = [scaled({ key: `caller:${kind}:${callerKey}`, ...limit }, cost)];
+      if (organizationId && kind !== 'collect' && kind !== 'collectEvents') {
+        buckets.push(scaled({ key: `caller-org:${kind}:${organizationId}`, intervalMs: limit.intervalMs / config.rateLimitOrganizationFactor, burst: limit.burst * config.rateLimitOrganizationFactor }, cost));
+      }
+      return store.consume(buckets, now());
+    },
     async close() {
       redis?.disconnect();
     },

@@ -54,7 +54,7 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectService
     projects.update(smPrincipal(request), normalizeGuid(request.params.id), request.body, clientContext(request)),
   );
 
-  app.post('/projects/delete', { config, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
+  app.post('/projects/delete', { config: { ...config, callerLimit: 'bulk' }, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
     bulkResults(await projects.delete(smPrincipal(request), request.body, clientContext(request))),
   );
 };

@@ -105,7 +105,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox<{ secrets: SecretService }>
     async (request, reply) => sendEncoded(reply, await secrets.listOfProject(smPrincipal(request), normalizeGuid(request.params.projectId))),
   );
 
-  app.post('/secrets/delete', { config, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
+  app.post('/secrets/delete', { config: { ...config, callerLimit: 'bulk' }, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
     bulkResults(await secrets.delete(smPrincipal(request), request.body, clientContext(request))),
   );
 

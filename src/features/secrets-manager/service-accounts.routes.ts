@@ -74,7 +74,7 @@ export const serviceAccountRoutes: FastifyPluginAsyncTypebox<{ serviceAccounts: 
     serviceAccounts.update(smPrincipal(request), normalizeGuid(request.params.id), request.body),
   );
 
-  app.post('/service-accounts/delete', { config, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
+  app.post('/service-accounts/delete', { config: { ...config, callerLimit: 'bulk' }, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
     bulkResults(await serviceAccounts.delete(smPrincipal(request), request.body, clientContext(request))),
   );
 

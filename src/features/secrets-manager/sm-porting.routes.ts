@@ -25,10 +25,10 @@ const docs = {
 /** Secrets Manager export and import (`/sm/{organizationId}/…`). */
 export const smPortingRoutes: FastifyPluginAsyncTypebox<{ porting: SmPortingService }> = async (app, { porting }) => {
   const config = { access: access.userOrServiceAccount };
-  app.get('/sm/:organizationId/export', { config, schema: { tags, ...docs.export, params: PortingParams, response: { 200: ExportResponse } } }, async (request) =>
+  app.get('/sm/:organizationId/export', { config: { ...config, callerLimit: 'export' }, schema: { tags, ...docs.export, params: PortingParams, response: { 200: ExportResponse } } }, async (request) =>
     porting.exportData(smPrincipal(request), request.params.organizationId),
   );
-  app.post('/sm/:organizationId/import', { config, schema: { tags, ...docs.import, params: PortingParams, body: ImportBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.post('/sm/:organizationId/import', { config: { ...config, bodySize: 'large', callerLimit: 'import' }, schema: { tags, ...docs.import, params: PortingParams, body: ImportBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await porting.importData(smPrincipal(request), request.params.organizationId, request.body);
     return emptyOk(reply);
   });

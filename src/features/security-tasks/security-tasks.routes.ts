@@ -113,7 +113,7 @@ export const securityTaskRoutes: FastifyPluginAsyncTypebox<{ tasks: SecurityTask
   app.post(
     '/tasks/:orgId/bulk-create',
     {
-      config: { access: admins },
+      config: { access: admins, callerLimit: 'bulk' },
       schema: {
         tags,
         summary: 'Create security tasks',

@@ -31,6 +31,8 @@ export interface CipherRouteDeps {
 
 const tags = ['Items'];
 const config = { access: access.user };
+/** Routes that act on many items at once count against the caller's bulk limit. */
+const bulkConfig = { ...config, callerLimit: 'bulk' } as const;
 
 const USER = 'Access: any signed-in user (`user`); organization items need the matching right through a collection.';
 const ONE = 'An id the caller cannot see answers 404, one they lack the right for 400.';
@@ -169,7 +171,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
     app.route<{ Body: CipherMoveRequest }>({
       method,
       url: '/ciphers/move',
-      config,
+      config: bulkConfig,
       schema: { tags, ...(method === 'PUT' ? docs.move : olderForm(docs.move, 'PUT /ciphers/move')), body: CipherMoveRequest, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await lifecycle.move(currentUser(request).userId, { ids: request.body.ids, single: false }, request.body.folderId ?? null);
@@ -186,7 +188,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
     );
     app.put<Ids>(
       `/ciphers/${action}`,
-      { config, schema: { tags, ...docs[`${action}Many`], body: CipherIdsRequest, response: { 200: CipherResponseList } } },
+      { config: bulkConfig, schema: { tags, ...docs[`${action}Many`], body: CipherIdsRequest, response: { 200: CipherResponseList } } },
       async (request, reply) => many(reply, await lifecycle[action](currentUser(request).userId, clientContext(request), bulk(request))),
     );
   }
@@ -195,7 +197,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
     await lifecycle.softDelete(currentUser(request).userId, clientContext(request), single(request));
     return reply.send();
   });
-  app.put<Ids>('/ciphers/delete', { config, schema: { tags, ...docs.softDeleteMany, body: CipherIdsRequest, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.put<Ids>('/ciphers/delete', { config: bulkConfig, schema: { tags, ...docs.softDeleteMany, body: CipherIdsRequest, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await lifecycle.softDelete(currentUser(request).userId, clientContext(request), bulk(request));
     return reply.send();
   });
@@ -203,7 +205,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
   app.put<Id>('/ciphers/:id/restore', { config, schema: { tags, ...docs.restore, params: IdParams, response: { 200: CipherResponse } } }, async (request, reply) =>
     one(reply, (await lifecycle.restore(currentUser(request).userId, clientContext(request), single(request)))[0] as CipherRow),
   );
-  app.put<Ids>('/ciphers/restore', { config, schema: { tags, ...docs.restoreMany, body: CipherIdsRequest, response: { 200: CipherResponseList } } }, async (request, reply) =>
+  app.put<Ids>('/ciphers/restore', { config: bulkConfig, schema: { tags, ...docs.restoreMany, body: CipherIdsRequest, response: { 200: CipherResponseList } } }, async (request, reply) =>
     many(reply, await lifecycle.restore(currentUser(request).userId, clientContext(request), bulk(request))),
   );
 
@@ -230,7 +232,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
     app.route<Ids>({
       method,
       url,
-      config,
+      config: bulkConfig,
       schema: { tags, ...(method === 'DELETE' ? docs.deleteMany : olderForm(docs.deleteMany, 'DELETE /ciphers')), body: CipherIdsRequest, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await lifecycle.deletePermanently(currentUser(request).userId, clientContext(request), bulk(request));
@@ -241,7 +243,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
 
   app.post<{ Body: ImportCiphersRequest }>(
     '/ciphers/import',
-    { config, schema: { tags, ...docs.import, body: ImportCiphersRequest, response: { 200: EmptyResponse } } },
+    { config: { ...config, bodySize: 'large', callerLimit: 'import' }, schema: { tags, ...docs.import, body: ImportCiphersRequest, response: { 200: EmptyResponse } } },
     async (request, reply) => {
       await importer.import(currentUser(request).userId, clientContext(request), request.body);
       return reply.send();

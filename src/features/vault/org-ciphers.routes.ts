@@ -121,7 +121,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
 
   app.post<{ Body: Static<typeof BulkCollectionsBody> }>(
     '/ciphers/bulk-collections',
-    { config, schema: { tags, ...docs.bulkCollections, body: BulkCollectionsBody, response: { 200: EmptyResponse } } },
+    { config: { ...config, callerLimit: 'bulk' }, schema: { tags, ...docs.bulkCollections, body: BulkCollectionsBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
       await orgCiphers.bulkCollections(currentUser(request).userId, clientContext(request), request.body);
       return reply.code(200).send();

@@ -19,7 +19,7 @@ const doc: RouteDoc = {
 export const vaultPurgeRoutes: FastifyPluginAsync<{ purge: VaultPurge }> = async (app, { purge }) => {
   app.post<{ Body: SecretBody; Querystring: Static<typeof PurgeQuery> }>(
     '/ciphers/purge',
-    { config: { access: access.user }, schema: { tags: ['Items'], ...doc, body: SecretBody, querystring: PurgeQuery, response: { 200: EmptyResponse } } },
+    { config: { access: access.user, callerLimit: 'bulk' }, schema: { tags: ['Items'], ...doc, body: SecretBody, querystring: PurgeQuery, response: { 200: EmptyResponse } } },
     async (request, reply) => {
       await purge.purge(currentUser(request).userId, clientContext(request), request.body, request.query.organizationId);
       return emptyOk(reply);
