@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, passwordGrantForm, type LoggedInUser } from '../../../test/support/accounts.js';
 import { decryptText, encryptText } from '../../../test/support/bw-crypto.js';
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { sql } from 'kysely';
+import { startTestServer, TEST_ENGINE, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, ciphersOf, dataOf } from '../../../test/support/vault.js';
 import { IMPORT_TOO_LARGE } from './cipher-import.js';
 
@@ -82,6 +83,37 @@ describe('POST /ciphers/import', () => {
     });
     expect(badIndex.body.validationErrors).toEqual({ 'folderRelationships[0].value': ['No folder has this index.'] });
     expect([await count('ciphers'), await count('folders')]).toEqual([ciphers, folders]);
+  });
+
+  it('undoes the slices already written when a later one fails, leaving no item or folder behind', async () => {
+    // A database failure on the 220th item, in the third slice of 100 (a full disk would do the same).
+    const raise =
+      TEST_ENGINE === 'sqlite'
+        ? [sql`create trigger import_boom before insert on ciphers when new.reprompt = 1 begin select raise(abort, 'boom'); end`]
+        : [
+            sql`create function import_boom() returns trigger language plpgsql as $$ begin if new.reprompt = 1 then raise exception 'boom'; end if; return new; end $$`,
+            sql`create trigger import_boom before insert on ciphers for each row execute function import_boom()`,
+          ];
+    for (const statement of raise) await statement.execute(server.database.db);
+    try {
+      const [ciphers, folders] = [await count('ciphers'), await count('folders')];
+      const note = { type: 2, name: enc('n'), secureNote: { type: 0 } };
+      const items = Array.from({ length: 250 }, (_, i) => ({ ...note, reprompt: i === 219 ? 1 : 0 }));
+      const res = await req(alice, 'POST', '/ciphers/import', { folders: [{ name: enc('Undone') }], ciphers: items, folderRelationships: [{ key: 0, value: 0 }] });
+      expect(res.status).toBe(500);
+      expect([await count('ciphers'), await count('folders')]).toEqual([ciphers, folders]);
+    } finally {
+      await sql`drop trigger import_boom${TEST_ENGINE === 'sqlite' ? sql`` : sql` on ciphers`}`.execute(server.database.db);
+    }
+  });
+
+  it('runs one user’s imports one after another, each whole', async () => {
+    const before = await count('ciphers');
+    const note = { type: 2, name: enc('n'), secureNote: { type: 0 } };
+    const body = { folders: [], ciphers: Array(300).fill(note), folderRelationships: [] };
+    const answers = await Promise.all([req(alice, 'POST', '/ciphers/import', body), req(alice, 'POST', '/ciphers/import', body)]);
+    expect(answers.map((res) => res.status)).toEqual([200, 200]);
+    expect(Number(await count('ciphers'))).toBe(Number(before) + 600);
   });
 
   it('refuses more than 7000 items at once', async () => {

@@ -1,3 +1,4 @@
+import { chunks } from '../../db/chunks.js';
 import type { Insertable, Selectable } from 'kysely';
 import type { FoldersTable } from '../../db/schema.js';
 import type { Executor } from '../events/audit-log.js';
@@ -11,6 +12,11 @@ export async function listFolders(executor: Executor, userId: string): Promise<F
 /** A user's folder; another user's folder is not found. */
 export async function findFolder(executor: Executor, userId: string, id: string): Promise<FolderRow | undefined> {
   return executor.selectFrom('folders').selectAll().where('id', '=', id).where('user_id', '=', userId).executeTakeFirst();
+}
+
+/** Removes the user's folders of these ids (a failed import's new folders). */
+export async function deleteFolders(executor: Executor, userId: string, ids: readonly string[]): Promise<void> {
+  for (const part of chunks(ids)) await executor.deleteFrom('folders').where('user_id', '=', userId).where('id', 'in', part).execute();
 }
 
 export async function insertFolders(executor: Executor, rows: readonly Insertable<FoldersTable>[]): Promise<void> {
