@@ -54,7 +54,6 @@ interface Connection {
   readonly ip: string;
   /** The user (`/hub`) or the auth request (`/anonymous-hub`) the connection belongs to. */
   readonly owner: string;
-  readonly organizations: readonly string[];
   protocol: ProtocolName | null;
   handshake: Buffer | null;
   readonly openedAt: number;
@@ -64,8 +63,8 @@ interface Connection {
   lastReceived: number;
 }
 
-/** The organizations a user's connection joins: those its token's role claims would list now. */
-export type MembershipLookup = (userId: string) => Promise<string[]>;
+/** The users an organization's pushes go to: its confirmed members, read when the push is delivered. */
+export type OrganizationMembers = (organizationId: string) => Promise<string[]>;
 
 class Refusal extends Error {
   constructor(
@@ -131,12 +130,11 @@ function remove<K>(map: Map<K, Set<Connection>>, key: K, connection: Connection)
  * `/anonymous-hub` (a device waiting for its login request to be approved, by auth-request
  * id), and delivery of pushes to the connections of their target on this instance.
  */
-export function createHub(deps: { settings: HubSettings; authenticate: Authenticator; memberships: MembershipLookup; log: () => HubLog }) {
+export function createHub(deps: { settings: HubSettings; authenticate: Authenticator; members: OrganizationMembers; log: () => HubLog }) {
   const { settings } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INBOUND_FRAME_BYTES, perMessageDeflate: false, clientTracking: false });
   const connections = new Set<Connection>();
   const byUser = new Map<string, Set<Connection>>();
-  const byOrganization = new Map<string, Set<Connection>>();
   const byAuthRequest = new Map<string, Set<Connection>>();
   const perIp = new Map<string, number>();
   /** Upgrades between their first byte and the open socket, counted against the limits. */
@@ -176,20 +174,13 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
   }
 
   function join(connection: Connection): void {
-    if (connection.kind === 'anonymous') {
-      add(byAuthRequest, connection.owner, connection);
-      return;
-    }
-    for (const organizationId of connection.organizations) add(byOrganization, organizationId, connection);
+    if (connection.kind === 'anonymous') add(byAuthRequest, connection.owner, connection);
   }
 
   function forget(connection: Connection): void {
     if (!connections.delete(connection)) return;
     if (connection.kind === 'anonymous') remove(byAuthRequest, connection.owner, connection);
-    else {
-      remove(byUser, connection.owner, connection);
-      for (const organizationId of connection.organizations) remove(byOrganization, organizationId, connection);
-    }
+    else remove(byUser, connection.owner, connection);
     const count = (perIp.get(connection.ip) ?? 1) - 1;
     if (count > 0) perIp.set(connection.ip, count);
     else perIp.delete(connection.ip);
@@ -273,14 +264,14 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
     url: URL,
     ip: string,
     reserve: (userId: string) => void,
-  ): Promise<{ owner: string; organizations: string[] }> {
+  ): Promise<{ owner: string }> {
     if (closing) throw new Refusal(503, 'shutting down');
     // This upgrade is already counted in perIp (see onUpgrade).
     if ((perIp.get(ip) ?? 0) > settings.maxConnectionsPerIp) throw new Refusal(429, 'too many connections from this address');
     if (kind === 'anonymous') {
       const token = queryParam(url, 'Token');
       if (!token || !GUID.test(token)) throw new Refusal(400, 'the Token query parameter must be an auth request id');
-      return { owner: token.toLowerCase(), organizations: [] };
+      return { owner: token.toLowerCase() };
     }
     const token = bearer(request, url);
     if (!token) throw new Refusal(401, 'no access token');
@@ -297,7 +288,7 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
     if (open >= settings.maxConnectionsPerUser) throw new Refusal(429, 'too many connections for this user');
     // Counted from here until the socket opens, so upgrades in flight together cannot pass the cap.
     reserve(principal.userId);
-    return { owner: principal.userId, organizations: await deps.memberships(principal.userId) };
+    return { owner: principal.userId };
   }
 
   function onUpgrade(paths: { hub: string; anonymousHub: string }, request: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -324,10 +315,10 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
       pendingPerUser.set(userId, (pendingPerUser.get(userId) ?? 0) + 1);
     };
     admit(request, kind, url, ip, reserve)
-      .then(({ owner, organizations }) => {
+      .then(({ owner }) => {
         release();
         if (closing) throw new Refusal(503, 'shutting down');
-        wss.handleUpgrade(request, socket, head, (ws) => open(ws, { kind, ip, owner, organizations }));
+        wss.handleUpgrade(request, socket, head, (ws) => open(ws, { kind, ip, owner }));
       })
       .catch((error: unknown) => {
         release();
@@ -381,6 +372,27 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
   }
 
   const HEARTBEAT = invocation(HUB_METHODS.heartbeat, []);
+  /** Organization pushes, one after the other, so that they arrive in the order they were sent. */
+  let organizationDeliveries: Promise<void> = Promise.resolve();
+
+  /**
+   * Writes an organization's push to the connections of its confirmed members, read from the
+   * database now rather than at connect time: a member removed or revoked (or whose organization
+   * was deleted) stops getting them at once, on every instance, as all read the same database.
+   */
+  function deliverToOrganization(organizationId: string, envelope: Record<string, unknown>): void {
+    if (byUser.size === 0) return;
+    const message = invocation(HUB_METHODS.receive, [envelope]);
+    organizationDeliveries = organizationDeliveries
+      .then(async () => {
+        if (closing) return;
+        const members = await deps.members(organizationId);
+        const now = Date.now();
+        for (const userId of members) for (const connection of byUser.get(userId) ?? []) sendMessage(connection, message, now);
+      })
+      .catch((error: unknown) => deps.log().error({ err: error }, "notifications: an organization's push was dropped: its members could not be read"));
+  }
+
   /** `Heartbeat` to every /hub connection, a slice per turn of the event loop so that pushes are not queued behind all of them. */
   function heartbeat(): void {
     const targets = [...connections].filter((connection) => connection.kind === 'hub');
@@ -404,14 +416,15 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
     /** Writes a push to this instance's connections of its target. */
     deliver(push: Push): void {
       const target = push.target;
+      const envelope = { Type: push.type, Payload: push.payload, ContextId: push.contextId };
+      if ('organization' in target) {
+        deliverToOrganization(target.organization, envelope);
+        return;
+      }
       const [set, method] =
-        'user' in target
-          ? [byUser.get(target.user), HUB_METHODS.receive]
-          : 'organization' in target
-            ? [byOrganization.get(target.organization), HUB_METHODS.receive]
-            : [byAuthRequest.get(target.authRequest.toLowerCase()), HUB_METHODS.authRequestResponse];
+        'user' in target ? [byUser.get(target.user), HUB_METHODS.receive] : [byAuthRequest.get(target.authRequest.toLowerCase()), HUB_METHODS.authRequestResponse];
       if (!set || set.size === 0) return;
-      const message = invocation(method, [{ Type: push.type, Payload: push.payload, ContextId: push.contextId }]);
+      const message = invocation(method, [envelope]);
       const now = Date.now();
       const targets = [...set];
       for (const connection of targets) sendMessage(connection, message, now);

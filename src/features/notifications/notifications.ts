@@ -2,13 +2,10 @@ import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { Authenticator } from '../../http/access.js';
 import type { HealthCheck } from '../health/health.service.js';
-import { organizationClaims } from '../organizations/org-claims.js';
+import { confirmedMemberUserIds } from '../organizations/organizations.repository.js';
 import { inProcessFanout, redisFanout, type Fanout } from './fanout.js';
 import { createHub, type HubLog } from './hub.js';
 import type { Push, Pushes } from './pushes.js';
-
-/** The role claims whose organizations a connection joins (the official hub's list, and Strongroom's `orgmanager`). */
-const ORGANIZATION_CLAIMS = ['orgowner', 'orgadmin', 'orguser', 'orgmanager', 'orgcustom'];
 
 /**
  * The notifications feature as the rest of the server sees it: `pushes` for the features that
@@ -27,11 +24,8 @@ export async function createNotifications(deps: { config: Config; db: Db; authen
       trustProxy: config.trustProxy,
     },
     authenticate: deps.authenticate,
-    // Looked up when the connection opens, so a membership change counts from the next one (the apps reconnect after SyncOrgKeys).
-    memberships: async (userId) => {
-      const claims = await organizationClaims(db, userId);
-      return [...new Set(ORGANIZATION_CLAIMS.flatMap((claim) => (claims[claim] as string[] | undefined) ?? []))];
-    },
+    // Every role gets the organization's pushes, as every role claim joins the official hub's group.
+    members: (organizationId) => confirmedMemberUserIds(db, organizationId),
     log: () => log,
   });
   const deliver = (push: Push) => hub.deliver(push);
