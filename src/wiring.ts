@@ -97,7 +97,7 @@ export async function createFeatures({ config, database, clock, pushes: injected
     principalResolvers: { Organization: organizationPrincipalResolver(db), [SERVICE_ACCOUNT_CLAIM_TYPE]: serviceAccountPrincipalResolver(db, clock) },
   });
   const rateLimits = await createRateLimits({ config, clock, ...(log ? { log } : {}) });
-  const notifications = await createNotifications({ config, db, authenticate: tokens.authenticate, log: log ?? pino({ level: config.logLevel }, pino.destination(2)) });
+  const notifications = await createNotifications({ config, db, clock, authenticate: tokens.authenticate, log: log ?? pino({ level: config.logLevel }, pino.destination(2)) });
   const health = createHealthService({ checks: [...checks, notifications.health] });
   // What features tell the hub after each commit (push-messages.ts lists what pushes what): its
   // delivery, in-process or through Redis.

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LoggedInUser } from '../../../test/support/accounts.js';
+import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { testClock } from '../../../test/support/clock.js';
 import { connectHub, sleep, waitFor, type TestHubClient } from '../../../test/support/hub-client.js';
 import { memberOf, orgWithOwner, type SeededMember } from '../../../test/support/members.js';
 import { testService } from '../../../test/support/services.js';
@@ -92,5 +93,40 @@ describe('notifications hub: organization pushes follow current membership', () 
     await waitFor(() => policyPushes(stayingClient).length === 1, 10_000, 'the policy push on the other instance');
     await sleep(300);
     expect(policyPushes(leavingClient)).toEqual([]);
+  });
+});
+
+describe('notifications hub: a connection lasts as long as its token', () => {
+  it('closes a connection when the access token it was opened with expires, and not before', async () => {
+    const clock = testClock();
+    const server = await start({ clock });
+    const lifetimeMs = server.config.accessTokenLifetimeSeconds * 1000;
+    const early = await createUser(server);
+    const earlyClient = await connect(server, early);
+    clock.advance(lifetimeMs - 60_000);
+    const late = await createUser(server);
+    const lateClient = await connect(server, late);
+    await sleep(1500);
+    expect(earlyClient.connection.state).toBe('Connected');
+
+    clock.advance(120_000);
+    const error = await Promise.race([earlyClient.closed, sleep(5000).then(() => new Error('still open'))]);
+    expect(error?.message).toContain('access token expired');
+    expect(lateClient.connection.state).toBe('Connected');
+    server.app.features.pushes.send({ type: PushType.SyncSettings, payload: { UserId: late.userId, Date: clock.now() }, contextId: null, target: { user: late.userId } });
+    await waitFor(() => lateClient.received().length === 1);
+  });
+
+  it('closes the connections of a user whose security stamp changes (log out of all sessions)', async () => {
+    const server = await start();
+    const user = await createUser(server);
+    const other = await createUser(server);
+    const client = await connect(server, user);
+    const otherClient = await connect(server, other);
+    const res = await server.request('POST', '/api/accounts/security-stamp', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } });
+    expect(res.status).toBe(200);
+    const error = await Promise.race([client.closed, sleep(5000).then(() => new Error('still open'))]);
+    expect(error?.message).toContain('logged out');
+    expect(otherClient.connection.state).toBe('Connected');
   });
 });

@@ -1,7 +1,9 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
+import { decodeJwt } from 'jose';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import type { Clock } from '../../clock.js';
 import type { Authenticator } from '../../http/access.js';
 import {
   closeMessage,
@@ -54,6 +56,8 @@ interface Connection {
   readonly ip: string;
   /** The user (`/hub`) or the auth request (`/anonymous-hub`) the connection belongs to. */
   readonly owner: string;
+  /** When the access token the connection was opened with expires (ms, on the server's clock); never for `/anonymous-hub`. */
+  readonly expiresAt: number;
   protocol: ProtocolName | null;
   handshake: Buffer | null;
   readonly openedAt: number;
@@ -130,7 +134,7 @@ function remove<K>(map: Map<K, Set<Connection>>, key: K, connection: Connection)
  * `/anonymous-hub` (a device waiting for its login request to be approved, by auth-request
  * id), and delivery of pushes to the connections of their target on this instance.
  */
-export function createHub(deps: { settings: HubSettings; authenticate: Authenticator; members: OrganizationMembers; log: () => HubLog }) {
+export function createHub(deps: { settings: HubSettings; authenticate: Authenticator; members: OrganizationMembers; clock: Clock; log: () => HubLog }) {
   const { settings } = deps;
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_INBOUND_FRAME_BYTES, perMessageDeflate: false, clientTracking: false });
   const connections = new Set<Connection>();
@@ -264,14 +268,14 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
     url: URL,
     ip: string,
     reserve: (userId: string) => void,
-  ): Promise<{ owner: string }> {
+  ): Promise<{ owner: string; expiresAt: number }> {
     if (closing) throw new Refusal(503, 'shutting down');
     // This upgrade is already counted in perIp (see onUpgrade).
     if ((perIp.get(ip) ?? 0) > settings.maxConnectionsPerIp) throw new Refusal(429, 'too many connections from this address');
     if (kind === 'anonymous') {
       const token = queryParam(url, 'Token');
       if (!token || !GUID.test(token)) throw new Refusal(400, 'the Token query parameter must be an auth request id');
-      return { owner: token.toLowerCase() };
+      return { owner: token.toLowerCase(), expiresAt: Infinity };
     }
     const token = bearer(request, url);
     if (!token) throw new Refusal(401, 'no access token');
@@ -288,7 +292,10 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
     if (open >= settings.maxConnectionsPerUser) throw new Refusal(429, 'too many connections for this user');
     // Counted from here until the socket opens, so upgrades in flight together cannot pass the cap.
     reserve(principal.userId);
-    return { owner: principal.userId };
+    // The token verified, so it has its `exp` (the signing keys require one).
+    const { exp } = decodeJwt(token);
+    if (typeof exp !== 'number') throw new Refusal(401, 'an access token without expiry');
+    return { owner: principal.userId, expiresAt: exp * 1000 };
   }
 
   function onUpgrade(paths: { hub: string; anonymousHub: string }, request: IncomingMessage, socket: Duplex, head: Buffer): void {
@@ -315,10 +322,10 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
       pendingPerUser.set(userId, (pendingPerUser.get(userId) ?? 0) + 1);
     };
     admit(request, kind, url, ip, reserve)
-      .then(({ owner }) => {
+      .then(({ owner, expiresAt }) => {
         release();
         if (closing) throw new Refusal(503, 'shutting down');
-        wss.handleUpgrade(request, socket, head, (ws) => open(ws, { kind, ip, owner }));
+        wss.handleUpgrade(request, socket, head, (ws) => open(ws, { kind, ip, owner, expiresAt }));
       })
       .catch((error: unknown) => {
         release();
@@ -347,20 +354,28 @@ export function createHub(deps: { settings: HubSettings; authenticate: Authentic
   }
 
   const keepAliveMs = settings.keepAliveSeconds * 1000;
+  const TOKEN_EXPIRED = closeMessage('The access token expired.', true);
   /** How often the sweep runs: often enough that pings due at different moments go out at different moments. */
   const sweepMs = Math.min(1000, keepAliveMs / 3);
 
   /**
    * Pings the connections that have been quiet for nearly the keep-alive interval, and closes
-   * those that timed out. Each connection's ping is due a little earlier by its own random
-   * `pingLead`, so thousands of connections opened together (after a restart) do not all get
-   * their pings in the same tick and hold up the pushes behind them.
+   * those that timed out or whose access token expired. Each connection's ping is due a little
+   * earlier by its own random `pingLead`, so thousands of connections opened together (after a
+   * restart) do not all get their pings in the same tick and hold up the pushes behind them.
    */
   function sweep(): void {
     const now = Date.now();
+    // Token expiry is on the server's clock, the one that verifies tokens.
+    const tokenNow = deps.clock.now().getTime();
     for (const connection of connections) {
       if (!connection.protocol) {
         if (now - connection.openedAt > HANDSHAKE_TIMEOUT_MS) connection.ws.terminate();
+        continue;
+      }
+      if (tokenNow >= connection.expiresAt) {
+        // Reconnect allowed: a client that reconnects by itself asks its accessTokenFactory for a fresh token.
+        close(connection, TOKEN_EXPIRED);
         continue;
       }
       if (now - connection.lastReceived > CLIENT_TIMEOUT_MS) {

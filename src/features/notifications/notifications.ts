@@ -1,3 +1,4 @@
+import type { Clock } from '../../clock.js';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { Authenticator } from '../../http/access.js';
@@ -11,7 +12,7 @@ import type { Push, Pushes } from './pushes.js';
  * The notifications feature as the rest of the server sees it: `pushes` for the features that
  * change things, `hub` for the notifications service to serve, `health` for /healthz/extended.
  */
-export async function createNotifications(deps: { config: Config; db: Db; authenticate: Authenticator; log: HubLog }) {
+export async function createNotifications(deps: { config: Config; db: Db; clock: Clock; authenticate: Authenticator; log: HubLog }) {
   const { config, db } = deps;
   const { log } = deps;
   const hub = createHub({
@@ -26,6 +27,7 @@ export async function createNotifications(deps: { config: Config; db: Db; authen
     authenticate: deps.authenticate,
     // Every role gets the organization's pushes, as every role claim joins the official hub's group.
     members: (organizationId) => confirmedMemberUserIds(db, organizationId),
+    clock: deps.clock,
     log: () => log,
   });
   const deliver = (push: Push) => hub.deliver(push);
