@@ -24,7 +24,7 @@ const tags = ['Send'];
 const config = { access: access.user };
 const OWN = 'Access: any signed-in user (`user`), on their own Sends; any other id answers 404.';
 const POLICIES =
-  'Refused (400, with the official texts) under an organization\'s Disable Send policy, or when hiding the email against its Send options policy (owners and admins are exempt); dates follow the official rules (deletion within 31 days, expiration before deletion).';
+  'Refused (400, with the official texts) under an organization\'s Disable Send policy, or when hiding the email against its Send options policy (owners and admins are exempt); dates follow the official rules (deletion within 31 days, expiration before deletion). Email-verified Sends are not offered: `authType` 0, or any address in `emails` whatever the `authType`, is a 400 naming that field.';
 const ANON =
   'Access: anyone with the link (`anonymous`); limited per client address (SEND_ACCESS_PER_MINUTE, 429). A missing, disabled, expired, deleted or exhausted Send answers 404.';
 const TOKEN =

@@ -59,6 +59,9 @@ function checkDates(request: SendRequest, now: Date, creating: boolean): void {
 
 const iso = (text: string | null | undefined) => (text ? new Date(text).toISOString() : null);
 
+/** The addresses of a request's comma-separated `emails`, blanks dropped, as the official server splits them. */
+const emailsOf = (request: SendRequest): string[] => (request.emails ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
+
 export function sendEventType(kind: 'created' | 'edited' | 'deleted' | 'accessed', row: Pick<SendRow, 'type' | 'password_hash'>): EventType {
   const file = row.type === (SendType.File as number);
   switch (kind) {
@@ -101,6 +104,11 @@ export function createSendService(deps: SendDeps) {
   async function passwordHashFor(request: SendRequest, existing: string | null): Promise<string | null> {
     if (request.authType === SendAuthType.Email) {
       throw BadRequest.field('authType', 'Email verification of Sends is not offered by this server; use a password.');
+    }
+    // The official server makes any Send naming an address email-verified, whatever authType
+    // says; without that verification here, taking one would leave it open to anyone.
+    if (emailsOf(request).length > 0) {
+      throw BadRequest.field('emails', 'Email verification of Sends is not offered by this server; send no emails, or protect the Send with a password.');
     }
     if (request.authType === SendAuthType.Password) {
       // A new password replaces the old one; an edit without one keeps it.

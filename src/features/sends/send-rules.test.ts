@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ENC } from '../../../test/support/admin.js';
+import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { testClock } from '../../../test/support/clock.js';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+
+/**
+ * Send rules an independent probe found loose (issue #36, defect 7): Sends with `emails` created
+ * open to anyone, and access tokens that outlived a new password. Download URLs: send-downloads.test.ts.
+ */
+
+const TEXT = '2.CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC=';
+const HASH = 'c2VuZC1wYXNzd29yZC1oYXNoLWZyb20tdGhlLWNsaWVudA==';
+const DAY = 24 * 60 * 60 * 1000;
+
+const clock = testClock();
+let server: TestServer;
+let alice: LoggedInUser;
+
+beforeAll(async () => {
+  server = await startTestServer({ clock, env: { SEND_ACCESS_PER_MINUTE: '10000' } });
+  alice = await createUser(server, { email: 'send-rules@example.com' });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const soon = (ms: number) => new Date(clock.now().getTime() + ms).toISOString();
+const textSend = (overrides: Record<string, unknown> = {}) => ({
+  type: 0,
+  name: ENC,
+  notes: null,
+  key: ENC,
+  maxAccessCount: null,
+  expirationDate: null,
+  deletionDate: soon(7 * DAY),
+  text: { text: TEXT, hidden: false },
+  file: null,
+  password: null,
+  emails: null,
+  disabled: false,
+  hideEmail: false,
+  authType: 2,
+  ...overrides,
+});
+const fileSend = (size: number, overrides: Record<string, unknown> = {}) => textSend({ type: 1, text: null, file: { fileName: ENC }, fileLength: size, ...overrides });
+
+const owner = (method: string, path: string, json?: unknown) => server.request(method, `/api${path}`, { token: alice.accessToken, ...(json === undefined ? {} : { json }) });
+const sendCount = async () => (await owner('GET', '/sends')).body.data.length as number;
+
+async function createText(overrides: Record<string, unknown> = {}) {
+  const res = await owner('POST', '/sends', textSend(overrides));
+  expect(res.status, res.text).toBe(200);
+  return res.body as { id: string; accessId: string };
+}
+
+describe('Sends with emails', () => {
+  it('are refused with a 400 naming emails unless email verification is offered, and nothing is written', async () => {
+    const count = await sendCount();
+    for (const overrides of [{ authType: null }, { authType: undefined }, { authType: 2 }, { authType: 1, password: HASH }]) {
+      const res = await owner('POST', '/sends', textSend({ emails: 'friend@example.com', ...overrides }));
+      expect(res.status, `${JSON.stringify(overrides)}: ${res.text}`).toBe(400);
+      expect(Object.keys(res.body.validationErrors ?? {}), res.text).toEqual(['emails']);
+    }
+    const file = await owner('POST', '/sends/file/v2', fileSend(10, { emails: 'friend@example.com', authType: null }));
+    expect(file.status, file.text).toBe(400);
+    expect(Object.keys(file.body.validationErrors ?? {})).toEqual(['emails']);
+    const email = await owner('POST', '/sends', textSend({ emails: 'friend@example.com', authType: 0 }));
+    expect(email.status).toBe(400);
+    expect(Object.keys(email.body.validationErrors ?? {})).toEqual(['authType']);
+    expect(await sendCount()).toBe(count);
+
+    const send = await createText();
+    const edited = await owner('PUT', `/sends/${send.id}`, textSend({ emails: 'friend@example.com, other@example.com', authType: null, maxAccessCount: 5 }));
+    expect(edited.status, edited.text).toBe(400);
+    expect(Object.keys(edited.body.validationErrors ?? {})).toEqual(['emails']);
+    expect((await owner('GET', `/sends/${send.id}`)).body.maxAccessCount).toBeNull();
+  });
+
+  it('are taken when emails holds no address, as the official server reads it', async () => {
+    for (const emails of ['', ' , ', null]) {
+      const res = await owner('POST', '/sends', textSend({ emails, authType: null }));
+      expect(res.status, `${JSON.stringify(emails)}: ${res.text}`).toBe(200);
+      expect(res.body.authType).toBe(2);
+    }
+  });
+});
