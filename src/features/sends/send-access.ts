@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
@@ -40,6 +41,17 @@ const DOWNLOAD_URL_SECONDS = 60;
 /** The identity answer's `send_access_error_type` the official clients branch on. */
 function grantError(error: 'invalid_request' | 'invalid_grant', type: string, description: string): OAuthError {
   return new OAuthError(error, description, description, 400, { send_access_error_type: type });
+}
+
+/**
+ * What a Send access token is bound to: a digest of the Send's password as stored (a salted
+ * hash, so a new password, even the same one again, gives a new digest), or of its having none.
+ * A token whose digest is no longer the Send's stops working at once, so a password added or
+ * changed shuts out whoever was let in before. Disabling, deletion, expiry and running out of
+ * accesses need no binding: every use checks them.
+ */
+function authStamp(row: Pick<SendRow, 'password_hash'>): string {
+  return createHash('sha256').update(`send-auth:${row.password_hash ?? ''}`).digest('base64url').slice(0, 22);
 }
 
 export function canBeAccessed(row: SendRow, now: Date): boolean {
@@ -116,6 +128,8 @@ export function createSendAccess(deps: SendAccessDeps) {
     if (!payload || typeof payload.send_id !== 'string') throw new Unauthorized();
     const row = await findSend(db, payload.send_id);
     if (!row) throw new BadRequest('Could not locate send');
+    // As for a token that expired: the client asks for a new one, which the password now decides.
+    if (payload.auth !== authStamp(row)) throw new Unauthorized();
     if (!canBeAccessed(row, clock.now())) throw new NotFound();
     return row;
   }
@@ -158,7 +172,7 @@ export function createSendAccess(deps: SendAccessDeps) {
         if (given === undefined) throw grantError('invalid_request', 'password_hash_b64_required', 'password_hash_b64 is required.');
         if (!(await hasher.verify(given, row.password_hash))) throw grantError('invalid_grant', 'password_hash_b64_invalid', 'password_hash_b64 is invalid.');
       }
-      const token = await keys.sign({ send_id: row.id, scope: ['api.send.access'] }, { typ: SEND_ACCESS_TOKEN_TYP, expiresInSeconds: ACCESS_TOKEN_SECONDS });
+      const token = await keys.sign({ send_id: row.id, auth: authStamp(row), scope: ['api.send.access'] }, { typ: SEND_ACCESS_TOKEN_TYP, expiresInSeconds: ACCESS_TOKEN_SECONDS });
       return { access_token: token, expires_in: ACCESS_TOKEN_SECONDS, token_type: 'Bearer', scope: 'api.send.access' };
     },
 

@@ -11,7 +11,9 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 
 const TEXT = '2.CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC=';
 const HASH = 'c2VuZC1wYXNzd29yZC1oYXNoLWZyb20tdGhlLWNsaWVudA==';
-const DAY = 24 * 60 * 60 * 1000;
+const OTHER_HASH = 'YW5vdGhlci1zZW5kLXBhc3N3b3JkLWhhc2g=';
+const MINUTE = 60 * 1000;
+const DAY = 24 * 60 * MINUTE;
 
 const clock = testClock();
 let server: TestServer;
@@ -46,6 +48,15 @@ const textSend = (overrides: Record<string, unknown> = {}) => ({
 const fileSend = (size: number, overrides: Record<string, unknown> = {}) => textSend({ type: 1, text: null, file: { fileName: ENC }, fileLength: size, ...overrides });
 
 const owner = (method: string, path: string, json?: unknown) => server.request(method, `/api${path}`, { token: alice.accessToken, ...(json === undefined ? {} : { json }) });
+/** A Send access token from the identity service, as the current clients ask for one. */
+const grant = async (accessId: string, password?: string) => {
+  const res = await server.request('POST', '/identity/connect/token', {
+    form: { grant_type: 'send_access', client_id: 'send', scope: 'api.send.access', send_id: accessId, ...(password ? { password_hash_b64: password } : {}) },
+  });
+  expect(res.status, res.text).toBe(200);
+  return res.body.access_token as string;
+};
+const open = (token: string) => server.request('POST', '/api/sends/access', { token });
 const sendCount = async () => (await owner('GET', '/sends')).body.data.length as number;
 
 async function createText(overrides: Record<string, unknown> = {}) {
@@ -83,5 +94,57 @@ describe('Sends with emails', () => {
       expect(res.status, `${JSON.stringify(emails)}: ${res.text}`).toBe(200);
       expect(res.body.authType).toBe(2);
     }
+  });
+});
+
+describe('Send access tokens', () => {
+  it('stop working as soon as the owner adds, changes or removes the password', async () => {
+    const send = await createText();
+    const before = await grant(send.accessId);
+    expect((await open(before)).status).toBe(200);
+
+    expect((await owner('PUT', `/sends/${send.id}`, textSend({ authType: 1, password: HASH }))).status).toBe(200);
+    expect((await open(before)).status).toBe(401);
+
+    const withPassword = await grant(send.accessId, HASH);
+    expect((await open(withPassword)).status).toBe(200);
+    expect((await owner('PUT', `/sends/${send.id}`, textSend({ authType: 1, password: OTHER_HASH }))).status).toBe(200);
+    expect((await open(withPassword)).status).toBe(401);
+
+    const withNewPassword = await grant(send.accessId, OTHER_HASH);
+    expect((await owner('PUT', `/sends/${send.id}/remove-password`)).status).toBe(200);
+    expect((await open(withNewPassword)).status).toBe(401);
+    expect((await open(await grant(send.accessId))).status).toBe(200);
+  });
+
+  it('keep working through edits that leave the password as it was', async () => {
+    const send = await createText({ authType: 1, password: HASH });
+    const token = await grant(send.accessId, HASH);
+    // An edit without a password keeps the one the Send has (the clients send none).
+    expect((await owner('PUT', `/sends/${send.id}`, textSend({ authType: 1, password: null, maxAccessCount: 10 }))).status).toBe(200);
+    expect((await open(token)).status).toBe(200);
+    expect((await open(token)).status).toBe(200);
+  });
+
+  it('stop working at once when the Send is disabled, deleted, out of accesses or expired', async () => {
+    const disabled = await createText();
+    const disabledToken = await grant(disabled.accessId);
+    expect((await owner('PUT', `/sends/${disabled.id}`, textSend({ disabled: true }))).status).toBe(200);
+    expect((await open(disabledToken)).status).toBe(404);
+
+    const deleted = await createText();
+    const deletedToken = await grant(deleted.accessId);
+    expect((await owner('DELETE', `/sends/${deleted.id}`)).status).toBe(200);
+    expect((await open(deletedToken)).status).toBe(400);
+
+    const once = await createText({ maxAccessCount: 1 });
+    const onceToken = await grant(once.accessId);
+    expect((await open(onceToken)).status).toBe(200);
+    expect((await open(onceToken)).status).toBe(404);
+
+    const expiring = await createText({ expirationDate: soon(2 * MINUTE) });
+    const expiringToken = await grant(expiring.accessId);
+    clock.advance(2 * MINUTE + 1000);
+    expect((await open(expiringToken)).status).toBe(404);
   });
 });

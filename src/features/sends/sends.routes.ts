@@ -28,7 +28,7 @@ const POLICIES =
 const ANON =
   'Access: anyone with the link (`anonymous`); limited per client address (SEND_ACCESS_PER_MINUTE, 429). A missing, disabled, expired, deleted or exhausted Send answers 404.';
 const TOKEN =
-  'Access: anyone holding a Send access token from the identity service (`grant_type=send_access`) in `Authorization: Bearer` (checked here, so the rule is `anonymous`); limited per client address. A missing, disabled, expired, deleted or exhausted Send answers 404.';
+  'Access: anyone holding a Send access token from the identity service (`grant_type=send_access`) in `Authorization: Bearer` (checked here, so the rule is `anonymous`); limited per client address. A missing, disabled, expired, deleted or exhausted Send answers 404; a token issued before the Send\'s password was added, changed or removed answers 401.';
 
 const docs = {
   list: { summary: 'List your Sends', description: `The caller's Sends, as sync carries them. ${OWN}` },
