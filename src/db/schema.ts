@@ -561,6 +561,13 @@ export interface SendsTable {
   deletion_date: string;
 }
 
+/** A Send file download URL handed out and not used yet (migration 0022): good for one download. */
+export interface SendDownloadsTable {
+  id: string;
+  send_id: string;
+  expiration_date: string;
+}
+
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
@@ -607,4 +614,5 @@ export interface DB {
   admin_sessions: AdminSessionsTable;
   admin_events: AdminEventsTable;
   sends: SendsTable;
+  send_downloads: SendDownloadsTable;
 }

@@ -17,6 +17,7 @@ import { organizationReports } from './0018-organization-reports.js';
 import { cipherVersions } from './0019-cipher-versions.js';
 import { cipherChanges } from './0020-cipher-changes.js';
 import { organizationChanges } from './0021-organization-changes.js';
+import { sendDownloads } from './0022-send-downloads.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -38,5 +39,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0019-cipher-versions': cipherVersions(engine),
     '0020-cipher-changes': cipherChanges(engine),
     '0021-organization-changes': organizationChanges(engine),
+    '0022-send-downloads': sendDownloads(engine),
   };
 }

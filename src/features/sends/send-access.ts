@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/database.js';
@@ -6,7 +6,7 @@ import { NotFound, TooManyRequests, Unauthorized, BadRequest } from '../../http/
 import { OAuthError } from '../../http/error-handler.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { PasswordHasher } from '../accounts/password-hasher.js';
-import type { AuditLog } from '../events/audit-log.js';
+import type { AuditLog, Executor } from '../events/audit-log.js';
 import type { FileStore } from '../files/file-store.js';
 import type { SigningKeys } from '../identity/signing-keys.js';
 import type { TokenForm } from '../identity/identity.service.js';
@@ -14,7 +14,7 @@ import { PushType, type Pushes } from '../notifications/pushes.js';
 import type { LimitStore } from '../rate-limits/limit-store.js';
 import { keyDigest } from '../rate-limits/rate-limits.js';
 import { idOfAccessId } from './send-id.js';
-import { countAccess, findSend } from './sends.repository.js';
+import { addDownload, countAccess, findSend, useDownload } from './sends.repository.js';
 import { parseSendData, SendType, toSendAccessResponse, type SendRow } from './sends.schemas.js';
 import { sendFileKey } from '../files/store-layout.js';
 import { sendEventType, sendPush } from './sends.service.js';
@@ -95,12 +95,16 @@ export function createSendAccess(deps: SendAccessDeps) {
     if (!(await hasher.verify(password, row.password_hash))) throw new BadRequest('Invalid password.');
   }
 
-  /** Counts one access (refusing a Send that ran out meanwhile), records it and tells the owner's devices. */
-  async function counted(row: SendRow, client: ClientContext): Promise<void> {
+  /**
+   * Counts one access (refusing a Send that ran out meanwhile), records it, does `also` in the
+   * same transaction and tells the owner's devices.
+   */
+  async function counted(row: SendRow, client: ClientContext, also?: (tx: Executor, now: string) => Promise<void>): Promise<void> {
     const now = clock.now().toISOString();
     await db.transaction().execute(async (tx) => {
       if (!(await countAccess(tx, row.id, now))) throw new NotFound();
       await audit.record(tx, client, { type: sendEventType('accessed', row), userId: row.user_id, sendId: row.id });
+      if (also) await also(tx, now);
     });
     pushes.send(sendPush(PushType.SyncSendUpdate, { ...row, revision_date: now }, null));
   }
@@ -118,8 +122,12 @@ export function createSendAccess(deps: SendAccessDeps) {
   async function fileUrl(row: SendRow, fileId: string, client: ClientContext) {
     const file = parseSendData(row.data).file;
     if (!file || file.id !== fileId || !file.validated) throw new NotFound();
-    await counted(row, client);
-    const token = await keys.sign({ sid: row.id, fid: fileId }, { typ: SEND_DOWNLOAD_TOKEN_TYP, expiresInSeconds: DOWNLOAD_URL_SECONDS });
+    // The URL is good for one download, whichever instance serves it: a row the download deletes.
+    const download = randomUUID();
+    await counted(row, client, (tx, now) =>
+      addDownload(tx, { id: download, send_id: row.id, expiration_date: new Date(Date.parse(now) + DOWNLOAD_URL_SECONDS * 1000).toISOString() }, now),
+    );
+    const token = await keys.sign({ sid: row.id, fid: fileId, dl: download }, { typ: SEND_DOWNLOAD_TOKEN_TYP, expiresInSeconds: DOWNLOAD_URL_SECONDS });
     return { object: 'send-fileDownload' as const, id: fileId, url: `${apiBase}/sends/file/download?token=${encodeURIComponent(token)}` };
   }
 
@@ -188,12 +196,15 @@ export function createSendAccess(deps: SendAccessDeps) {
       return fileUrl(await tokenSend(token), fileId, client);
     },
 
-    /** `GET /sends/file/download?token=…`: the file's bytes for a download URL this server signed. */
+    /**
+     * `GET /sends/file/download?token=…`: the file's bytes for a download URL this server signed,
+     * once, while the Send may still be read (the access that handed out the URL counted already).
+     */
     async download(token: string): Promise<{ stream: Readable; size: number }> {
       const payload = await keys.verify(token, { typ: SEND_DOWNLOAD_TOKEN_TYP });
-      if (!payload || typeof payload.sid !== 'string' || typeof payload.fid !== 'string') throw new NotFound('The download link is invalid or has expired.');
-      const row = await findSend(db, payload.sid);
-      if (!row || row.deletion_date <= clock.now().toISOString()) throw new NotFound();
+      const gone = 'The download link is invalid, used or expired.';
+      if (!payload || typeof payload.sid !== 'string' || typeof payload.fid !== 'string' || typeof payload.dl !== 'string') throw new NotFound(gone);
+      if (!(await useDownload(db, payload.dl, payload.sid, clock.now().toISOString()))) throw new NotFound(gone);
       const file = await store.get(sendFileKey(payload.sid, payload.fid));
       if (!file) throw new NotFound();
       return file;

@@ -44,6 +44,40 @@ export async function countAccess(executor: Executor, id: string, now: string): 
   return Number(done.numUpdatedRows) === 1;
 }
 
+/** Records a download URL handed out for a Send's file, and drops the Send's expired ones. */
+export async function addDownload(executor: Executor, row: { id: string; send_id: string; expiration_date: string }, now: string): Promise<void> {
+  await executor.deleteFrom('send_downloads').where('send_id', '=', row.send_id).where('expiration_date', '<=', now).execute();
+  await executor.insertInto('send_downloads').values(row).execute();
+}
+
+/**
+ * Uses a download URL: deletes it if it is unexpired and its Send may still be read (enabled,
+ * not expired nor past deletion, not over its maximum: the URL's own access is within it, so
+ * only a maximum lowered since refuses it). One conditional delete, so of several downloads at
+ * once, on any instances, exactly one gets it. False when the URL may not be used.
+ */
+export async function useDownload(executor: Executor, id: string, sendId: string, now: string): Promise<boolean> {
+  const done = await executor
+    .deleteFrom('send_downloads')
+    .where('id', '=', id)
+    .where('send_id', '=', sendId)
+    .where('expiration_date', '>', now)
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('sends')
+          .select('sends.id')
+          .whereRef('sends.id', '=', 'send_downloads.send_id')
+          .where('sends.disabled', '=', false)
+          .where((s) => s.or([s('sends.max_access_count', 'is', null), s('sends.access_count', '<=', s.ref('sends.max_access_count'))]))
+          .where((s) => s.or([s('sends.expiration_date', 'is', null), s('sends.expiration_date', '>', now)]))
+          .where('sends.deletion_date', '>', now),
+      ),
+    )
+    .executeTakeFirst();
+  return Number(done.numDeletedRows) === 1;
+}
+
 /**
  * The enabled policies of a type that bind a user: those of enabled organizations with policies
  * where the user is an accepted or confirmed member other than Owner or Admin (the official

@@ -52,13 +52,14 @@ const docs = {
   },
   fileLegacy: {
     summary: "Get a Send file's download URL (password in the body)",
-    description: `Older clients' file access: a URL good for one minute; counts an access and records Send_Accessed_File (2511). ${ANON}`,
+    description: `Older clients' file access: a URL good for one download within a minute; counts an access and records Send_Accessed_File (2511). ${ANON}`,
   },
   access: { summary: 'Open a Send', description: `The Send the token names, as recipients see it; a text Send counts an access and records Send_Accessed_Text (2510). ${TOKEN}` },
-  file: { summary: "Get a Send file's download URL", description: `A URL for the file of the Send the token names, good for one minute; counts an access and records Send_Accessed_File (2511). ${TOKEN}` },
+  file: { summary: "Get a Send file's download URL", description: `A URL for the file of the Send the token names, good for one download within a minute; counts an access and records Send_Accessed_File (2511). ${TOKEN}` },
   download: {
     summary: 'Download a Send file',
-    description: 'The encrypted bytes of a Send file, streamed, for a URL from the file access routes; an expired, altered or unknown token answers 404. Access: anyone holding the URL (`anonymous`).',
+    description:
+      'The encrypted bytes of a Send file, streamed, for a URL from the file access routes, once (on any instance of a fleet). A used, expired, altered or unknown URL answers 404, and so does any URL once its Send is disabled, expired, deleted or given a maximum below the accesses already counted. Access: anyone holding the URL (`anonymous`).',
   },
 } satisfies Record<string, RouteDoc>;
 
