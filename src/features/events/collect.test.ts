@@ -6,10 +6,13 @@ import { seedOrgItem, seedPersonalItem } from '../../../test/support/org-items.j
 import { createAccessToken, createMachineAccount, machineLogin, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { OrganizationUserType } from '../organizations/roles.js';
-import { STATEMENT_ROWS } from './audit-log.js';
+import { counting } from '../../../test/support/query-count.js';
+import { createAuditLog, STATEMENT_ROWS } from './audit-log.js';
+import { createEventCollector } from './collect.js';
 import { EventType } from './event-type.js';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
+const CLIENT = { ipAddress: '127.0.0.1', deviceType: 8, deviceIdentifier: null, clientVersion: null };
 const clock = testClock(NOW);
 let server: TestServer;
 let org: string;
@@ -95,10 +98,49 @@ describe('POST /events/collect', () => {
     expect(await stored({ cipherId: foreign })).toEqual([]);
   });
 
-  it("takes an item outside the caller's collections when they name its organization and are a member (admins)", async () => {
-    const res = await collect(owner.token, [{ type: EventType.Cipher_ClientAutofilled, cipherId: hidden, organizationId: org }]);
+  it("skips an item outside a plain member's collections even when they name its organization, as for a stranger, and logs their own collection's", async () => {
+    const before = await count();
+    const res = await collect(member.token, [
+      { type: EventType.Cipher_ClientViewed, cipherId: hidden, organizationId: org },
+      { type: EventType.Cipher_ClientCopiedPassword, cipherId: hidden, organizationId: org },
+      { type: EventType.Cipher_ClientAutofilled, cipherId: shared, organizationId: org },
+    ]);
     expect(res.status, res.text).toBe(200);
-    expect(await stored({ cipherId: hidden })).toMatchObject([{ type: EventType.Cipher_ClientAutofilled, organization_id: org, acting_user_id: owner.userId }]);
+    expect(await count()).toBe(before + 1);
+    expect(await stored({ cipherId: hidden })).toEqual([]);
+    expect((await stored({ cipherId: shared })).at(-1)).toMatchObject({ type: EventType.Cipher_ClientAutofilled, acting_user_id: member.userId });
+  });
+
+  it("takes an item outside the caller's collections from members who may read every item of its organization, when they name it", async () => {
+    const admin = await actor(server, org, 'collect-admin@example.com', { type: OrganizationUserType.Admin });
+    const editor = await actor(server, org, 'collect-editor@example.com', custom('editAnyCollection'));
+    const reporter = await actor(server, org, 'collect-reporter@example.com', custom('accessReports'));
+    // Rights over members or groups open no item.
+    const groups = await actor(server, org, 'collect-groups@example.com', custom('manageGroups', 'manageUsers', 'accessEventLogs'));
+    for (const who of [owner, admin, editor, reporter, groups]) {
+      const res = await collect(who.token, [
+        { type: EventType.Cipher_ClientAutofilled, cipherId: hidden, organizationId: org },
+        { type: EventType.Cipher_ClientViewed, cipherId: hidden }, // without its organization
+      ]);
+      expect(res.status, res.text).toBe(200);
+    }
+    const rows = await stored({ cipherId: hidden });
+    expect(rows.map((e) => e.acting_user_id)).toEqual([owner.userId, admin.userId, editor.userId, reporter.userId]);
+    expect(rows.every((e) => e.type === Number(EventType.Cipher_ClientAutofilled) && e.organization_id === org)).toBe(true);
+  });
+
+  it("runs as many queries for 256 items outside the caller's collections as for one", async () => {
+    // 256: one slice of ids for the reads, and one insert statement for the events.
+    const items: string[] = [];
+    for (let i = 0; i < 256; i++) items.push(await seedOrgItem(server, org));
+    const queries = async (ids: string[]) => {
+      const counted = counting(server.database.db);
+      const collector = createEventCollector({ db: counted.db, clock, audit: createAuditLog({ clock }) });
+      const written = await collector.collect(owner.userId, ids.map((cipherId) => ({ type: EventType.Cipher_ClientViewed, cipherId, organizationId: org })), CLIENT);
+      expect(written).toBe(ids.length);
+      return counted.count();
+    };
+    expect(await queries(items)).toBe(await queries(items.slice(0, 1)));
   });
 
   it('logs user and organization events for members only', async () => {

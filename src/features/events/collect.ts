@@ -3,8 +3,8 @@ import type { Db } from '../../db/database.js';
 import type { Clock } from '../../clock.js';
 import { BadRequest } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { OrganizationUserStatusType } from '../organizations/roles.js';
-import { visibleCiphers } from '../vault/cipher-access.js';
+import { OrganizationUserStatusType, parsePermissions, rightsOf } from '../organizations/roles.js';
+import { readsEveryItem, visibleCiphers } from '../vault/cipher-access.js';
 import type { AuditEvent, AuditLog } from './audit-log.js';
 import { EventType } from './event-type.js';
 import { parseDate } from './events.service.js';
@@ -40,8 +40,10 @@ const ORGANIZATION_TYPES = new Set<number>([
 ]);
 /**
  * Client cipher events: 1107–1114, 1117 and 1119–1132 (not 1118, ToggledTOTPSeedVisible, as the
- * official server). Logged only for an item the caller sees, or an item of organizationId when
- * the caller is a confirmed member of it (admins acting on items outside their collections).
+ * official server). Logged only for an item the caller can access: one they see (their own, or
+ * through their collections), or an item of organizationId when their role or permissions there
+ * let them read every item of it (admins acting on items outside their collections). The
+ * official server takes any member of organizationId here; the spec asks for access.
  */
 export const CIPHER_CLIENT_TYPES = new Set<number>([
   ...[1107, 1108, 1109, 1110, 1111, 1112, 1113, 1114, 1117],
@@ -91,25 +93,26 @@ export function createEventCollector({ db, clock, audit }: { db: Db; clock: Cloc
 
       return db.transaction().execute(async (tx) => {
         const visible = new Map((await visibleCiphers(tx, userId, cipherIds)).map((row) => [row.id, row.organization_id]));
-        const memberships = new Map<string, { id: string }>();
+        const memberships = new Map<string, { id: string; readsEveryItem: boolean }>();
         for (const part of chunks(organizationIds)) {
           const rows = await tx
             .selectFrom('organization_users as ou')
             .innerJoin('organizations as o', 'o.id', 'ou.organization_id')
-            .select(['ou.id', 'ou.organization_id'])
+            .select(['ou.id', 'ou.organization_id', 'ou.type', 'ou.permissions'])
             .where('ou.user_id', '=', userId)
             .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
             .where('o.enabled', '=', true)
             .where('ou.organization_id', 'in', part)
             .execute();
-          for (const row of rows) memberships.set(row.organization_id, { id: row.id });
+          for (const row of rows) memberships.set(row.organization_id, { id: row.id, readsEveryItem: readsEveryItem(rightsOf(row.type, parsePermissions(row.permissions))) });
         }
-        // Items not visible to the caller but belonging to an organization they are a member of.
+        // Items the caller does not see but may read as an admin of their organization.
         const unseen = cipherIds.filter((id) => !visible.has(id));
+        const readable = [...memberships].filter(([, m]) => m.readsEveryItem).map(([organizationId]) => organizationId);
         const inTheirOrganizations = new Map<string, string>();
-        if (unseen.length > 0 && memberships.size > 0) {
+        if (unseen.length > 0 && readable.length > 0) {
           for (const part of chunks(unseen)) {
-            const rows = await tx.selectFrom('ciphers').select(['id', 'organization_id']).where('id', 'in', part).where('organization_id', 'in', [...memberships.keys()]).execute();
+            const rows = await tx.selectFrom('ciphers').select(['id', 'organization_id']).where('id', 'in', part).where('organization_id', 'in', readable).execute();
             for (const row of rows) if (row.organization_id) inTheirOrganizations.set(row.id, row.organization_id);
           }
         }

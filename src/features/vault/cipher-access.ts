@@ -3,6 +3,7 @@ import { collectionsForUser } from '../collections/collections.repository.js';
 import type { AuditEvent, Executor } from '../events/audit-log.js';
 import type { EventType } from '../events/event-type.js';
 import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
+import type { Right } from '../organizations/roles.js';
 import { touchVault } from './revisions.js';
 import { findPersonalCiphers, setRevisionDate, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
@@ -38,6 +39,16 @@ export function can(row: CipherRow, right: CipherRight): boolean {
     case 'delete':
       return row.access.delete;
   }
+}
+
+/** Rights that open the admin view of any one item of the organization (`GET /ciphers/{id}/admin`). */
+export const VIEWS_ANY_ITEM: readonly Right[] = ['viewAllItems', 'editAnyCollection', 'deleteAnyCollection'];
+/** Rights that list every item of the organization (`GET /ciphers/organization-details`): its admins, exporters and report readers. */
+export const LISTS_ALL_ITEMS: readonly Right[] = ['viewAllItems', 'editAnyCollection', 'accessImportExport', 'accessReports'];
+
+/** Whether a member's rights let them read any item of their organization, through the admin console's item routes. */
+export function readsEveryItem(rights: ReadonlySet<Right>): boolean {
+  return VIEWS_ANY_ITEM.some((right) => rights.has(right)) || LISTS_ALL_ITEMS.some((right) => rights.has(right));
 }
 
 /** The collections a user reaches, in the shape org-items.ts takes. */

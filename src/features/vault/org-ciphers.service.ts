@@ -6,8 +6,7 @@ import type { Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
 import { confirmedMembership, type Membership } from '../organizations/org-access.js';
 import { reachesEveryCollection } from '../collections/collection-rights.js';
-import type { Right } from '../organizations/roles.js';
-import { accessibleCipher, can, cipherEvents, reachedCollections, touchRevisions, visibleCiphers } from './cipher-access.js';
+import { accessibleCipher, can, cipherEvents, LISTS_ALL_ITEMS, reachedCollections, touchRevisions, VIEWS_ANY_ITEM, visibleCiphers } from './cipher-access.js';
 import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import { assertCurrent, assertOwnFolder, type VaultDeps } from './ciphers.service.js';
@@ -20,11 +19,6 @@ import { organizationItems, type ReachedCollection } from './org-items.js';
 import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
 import { PushType } from '../notifications/pushes.js';
 
-
-/** Rights that open the admin view of any one item of the organization. */
-const VIEWS_ANY_ITEM: readonly Right[] = ['viewAllItems', 'editAnyCollection', 'deleteAnyCollection'];
-/** Rights that list every item of the organization: its admins, exporters and report readers. */
-const LISTS_ALL_ITEMS: readonly Right[] = ['viewAllItems', 'editAnyCollection', 'accessImportExport', 'accessReports'];
 
 /** A grant that lets its holder put items in the collection or take them out. */
 const writable = (c: ReachedCollection) => !c.grant.readOnly || c.grant.manage;
