@@ -34,6 +34,7 @@ const QUICK: Record<string, { env: Record<string, string>; args?: string[] }> = 
   lean: { env: { BENCH_STARTS: '3', BENCH_SYNC_ITEMS: '2000', BENCH_SYNCS: '1000', BENCH_SECONDS: '3', BENCH_SETTLE_SECONDS: '3' } },
   'profile-sync': { env: {}, args: ['1000'] },
   'item-stamps': { env: {}, args: ['1000'] },
+  fairness: { env: { BENCH_SECONDS: '2', BENCH_SETTLE_SECONDS: '2' } },
 };
 
 /**
