@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { BadRequest } from '../../http/errors.js';
+import { checkBoundary, uploadError } from '../files/multipart.js';
 
 /** The largest license file accepted; the JSON body's `license` has the same limit. */
 export const LICENSE_MAX_BYTES = 100_000;
@@ -16,6 +17,7 @@ const tooLarge = (error: unknown, code: string) => (error as { code?: string } |
  */
 export async function multipartLicenseBody(request: FastifyRequest): Promise<void> {
   if (!request.isMultipart()) return;
+  checkBoundary(request);
   const body: Record<string, string> = {};
   const decoder = new TextDecoder('utf-8', { fatal: true });
   try {
@@ -37,8 +39,7 @@ export async function multipartLicenseBody(request: FastifyRequest): Promise<voi
     if (tooLarge(error, 'FST_REQ_FILE_TOO_LARGE')) throw BadRequest.field('license', `The license file is larger than ${LICENSE_MAX_BYTES} bytes.`);
     if (tooLarge(error, 'FST_FILES_LIMIT')) throw BadRequest.field('license', 'Send one license file.');
     if (tooLarge(error, 'FST_FIELDS_LIMIT') || tooLarge(error, 'FST_PARTS_LIMIT')) throw new BadRequest('The form has too many fields.');
-    if (error instanceof BadRequest) throw error;
-    throw new BadRequest(`The multipart body could not be read: ${(error as Error).message}`);
+    throw uploadError(error);
   }
   request.body = body;
 }
