@@ -36,7 +36,7 @@ export async function reserveStorage(executor: Executor, owner: StorageOwner, by
     .where('id', '=', owner.user_id)
     .where(sql<boolean>`storage_bytes + ${bytes} <= ${userQuotaBytes}`)
     .executeTakeFirst();
-  if (Number(done.numUpdatedRows) !== 1) throw new BadRequest('Not enough storage available.');
+  if (Number(done.numUpdatedRows) !== 1) throw new BadRequest(USER_FULL);
 }
 
 /**
@@ -50,6 +50,18 @@ export async function assertOrganizationRoom(executor: Executor, organizationId:
 }
 
 const ORGANIZATION_FULL = 'Not enough storage available for this organization.';
+const USER_FULL = 'Not enough storage available.';
+
+/**
+ * Refuses, as reserveStorage would, when the owner's storage cannot take `bytes` more, without
+ * counting them: checked before an upload's bytes are written, counted once they are stored.
+ */
+export async function assertStorageRoom(executor: Executor, owner: StorageOwner, bytes: number, userQuotaBytes: number): Promise<void> {
+  if (owner.organization_id) return assertOrganizationRoom(executor, owner.organization_id, bytes);
+  if (!owner.user_id) return;
+  const user = await executor.selectFrom('users').select('storage_bytes').where('id', '=', owner.user_id).executeTakeFirst();
+  if (Number(user?.storage_bytes ?? 0) + bytes > userQuotaBytes) throw new BadRequest(USER_FULL);
+}
 
 /** The organization's storage limit and use in bytes; refuses one whose plan has no storage. */
 async function organizationStorage(executor: Executor, organizationId: string): Promise<{ limit: number; used: number }> {

@@ -15,7 +15,7 @@ import type { Executor } from '../events/audit-log.js';
 import type { CipherRow } from '../vault/ciphers.repository.js';
 import { assertCurrent } from '../vault/ciphers.service.js';
 import { namedFiles, parseAttachments, serializeAttachments, storedFileOf, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';
-import { assertOrganizationRoom, lockCipher, releaseStorage, reserveStorage, setAttachments, storedAttachments } from './attachments.repository.js';
+import { assertOrganizationRoom, assertStorageRoom, lockCipher, releaseStorage, reserveStorage, setAttachments, storedAttachments } from './attachments.repository.js';
 import type { AttachmentRequest } from './attachments.schemas.js';
 import { FileTooLarge, type FileStore } from './file-store.js';
 import { fileKey, newFileId } from './store-layout.js';
@@ -215,37 +215,33 @@ export function createAttachmentService(deps: AttachmentDeps) {
     /**
      * `POST /ciphers/{id}/attachment` (legacy): one multipart request with the file and its key.
      * The declared size is the request's Content-Length, an upper bound checked before writing.
+     * Nothing is recorded until the file is stored whole: a broken upload leaves no attachment,
+     * event, revision or storage behind.
      */
     async uploadLegacy(userId: string, client: ClientContext, cipherId: string, contentLength: number, key: string | null, file: UploadedFile, reach: Reach = 'member'): Promise<CipherRow> {
       const id = cipherId.toLowerCase();
       if (!file.fileName) throw BadRequest.field('data', 'The file part needs its (encrypted) file name.');
       checkSize(contentLength);
+      await assertStorageRoom(db, await forEdit(db, userId, id, reach), contentLength, deps.userQuotaBytes);
       const attachmentId = newFileId();
-      // The multipart envelope is counted too: the reservation is corrected once the size is known.
-      await addAttachment(userId, client, id, { fileName: file.fileName, key, size: contentLength, validated: false }, null, reach, attachmentId);
       let size: number;
       try {
         size = await store.put(fileKey(id, attachmentId), file.stream, contentLength);
         if (size < 1) throw new BadRequest('No data to attach.');
       } catch (error) {
-        await abandon(id, attachmentId);
+        await store.delete(fileKey(id, attachmentId));
         if (error instanceof FileTooLarge) throw new BadRequest('File received does not match expected file length.');
         throw error;
       }
-      const now = clock.now().toISOString();
-      await db.transaction().execute(async (tx) => {
-        await lockCipher(tx, id);
-        const stored = await storedAttachments(tx, id);
-        const all = parseAttachments(stored?.attachments);
-        const current = all[attachmentId];
-        if (!stored || !current) throw new NotFound();
-        all[attachmentId] = { ...current, size, validated: true };
-        await releaseStorage(tx, stored, current.size - size);
-        await setAttachments(tx, id, serializeAttachments(all), now);
-        await touchRevisions(tx, userId, [stored], now);
-      });
-      const row = reach === 'admin' ? await cipherAsAdmin(db, userId, id) : await accessibleCipher(db, userId, id);
-      await pushUpdate(row, now, client);
+      let row: CipherRow;
+      try {
+        // Rights and room are checked again with the attachment: either may have changed meanwhile.
+        ({ row } = await addAttachment(userId, client, id, { fileName: file.fileName, key, size, validated: true }, null, reach, attachmentId));
+      } catch (error) {
+        await store.delete(fileKey(id, attachmentId));
+        throw error;
+      }
+      await pushUpdate(row, row.revision_date, client);
       return row;
     },
 

@@ -42,6 +42,8 @@ interface Target {
   token: string;
   /** The form field the file goes in. */
   field: string;
+  /** False where a failed upload drops the reservation it was for (a v2 attachment, a Send), as the client then starts again. */
+  keepsRows?: boolean;
 }
 
 /** The five attachment and Send upload routes, and the organization license upload. */
@@ -50,7 +52,7 @@ const ROUTES: Record<string, () => Promise<Target>> = {
     const id = await seedPersonalItem(server, alice.userId);
     const begun = await api(alice, 'POST', `/ciphers/${id}/attachment/v2`, { key: ENC, fileName: NAME, fileSize: SIZE });
     expect(begun.status, begun.text).toBe(200);
-    return { path: `/api/ciphers/${id}/attachment/${begun.body.attachmentId as string}`, token: alice.accessToken, field: 'data' };
+    return { path: `/api/ciphers/${id}/attachment/${begun.body.attachmentId as string}`, token: alice.accessToken, field: 'data', keepsRows: false };
   },
   'the one-step upload': async () => ({ path: `/api/ciphers/${await seedPersonalItem(server, alice.userId)}/attachment`, token: alice.accessToken, field: 'data' }),
   "the admin console's one-step upload": async () => ({ path: `/api/ciphers/${await seedOrgItem(server, org)}/attachment-admin`, token: owner.token, field: 'data' }),
@@ -64,7 +66,7 @@ const ROUTES: Record<string, () => Promise<Target>> = {
     const send = { type: 1, name: ENC, key: ENC, deletionDate: new Date(Date.now() + DAY).toISOString(), file: { fileName: ENC }, fileLength: SIZE, disabled: false, hideEmail: false };
     const created = await api(alice, 'POST', '/sends/file/v2', send);
     expect(created.status, created.text).toBe(200);
-    return { path: `/api${created.body.url as string}`, token: alice.accessToken, field: 'data' };
+    return { path: `/api${created.body.url as string}`, token: alice.accessToken, field: 'data', keepsRows: false };
   },
   'the organization license': async () => ({ path: '/api/organizations/license', token: alice.accessToken, field: 'license' }),
 };
@@ -166,12 +168,27 @@ async function settled(hungUp: boolean): Promise<void> {
   for (let i = 0; i < 100 && (await storedFiles()).some((f) => f.endsWith('.tmp')); i++) await sleep(20);
 }
 
+/**
+ * What a refused upload must leave as it was: the events, every revision date, and (unless the
+ * upload was for a reservation, which a failed upload drops) the items' attachments and the Sends.
+ */
+async function written(keepsRows = true) {
+  const db = server.database.db;
+  return {
+    events: (await db.selectFrom('events').select('id').execute()).length,
+    items: await db.selectFrom('ciphers').select(keepsRows ? ['id', 'revision_date', 'attachments'] : ['id', 'revision_date']).orderBy('id').execute(),
+    accounts: await db.selectFrom('users').select(['id', 'revision_date', 'account_revision_date']).orderBy('id').execute(),
+    sends: keepsRows ? await db.selectFrom('sends').select(['id', 'data', 'revision_date']).orderBy('id').execute() : null,
+  };
+}
+
 describe('malformed multipart uploads', () => {
-  it('answers every malformed shape on every upload route with a 400 naming the problem, and stores no file', async () => {
+  it('answers every malformed shape on every upload route with a 400 naming the problem, and writes nothing', async () => {
     for (const [route, setUp] of Object.entries(ROUTES)) {
       for (const [what, shape] of Object.entries(SHAPES)) {
         const target = await setUp();
         const filesBefore = await storedFiles();
+        const before = await written(target.keepsRows);
         const logged = server.logs.lines.length;
         const answer = await rawPost(target, shape);
         await settled(answer === null);
@@ -183,6 +200,7 @@ describe('malformed multipart uploads', () => {
         }
         expect.soft(server.logs.lines.slice(logged).filter((l) => l.includes('"level":50')), context).toEqual([]);
         expect.soft(await storedFiles(), context).toEqual(filesBefore);
+        expect.soft(await written(target.keepsRows), context).toEqual(before);
       }
     }
   });
@@ -201,5 +219,22 @@ describe('the file stream handed to the services', () => {
     const failure = await Promise.race([read, sleep(2000).then(() => 'never ended')]);
     expect(failure).toBeInstanceOf(BadRequest);
     expect((failure as BadRequest).message).toMatch(/ends before its closing boundary/);
+  });
+});
+
+describe('the one-step upload (older clients)', () => {
+  it('records nothing for a body cut off inside the file: no attachment, event, revision, storage or file', async () => {
+    const id = await seedPersonalItem(server, alice.userId);
+    const db = server.database.db;
+    const item = () => db.selectFrom('ciphers').select(['attachments', 'revision_date']).where('id', '=', id).executeTakeFirstOrThrow();
+    const account = () => db.selectFrom('users').select(['account_revision_date', 'storage_bytes']).where('id', '=', alice.userId).executeTakeFirstOrThrow();
+    const [itemBefore, accountBefore] = [await item(), await account()];
+    const answer = await rawPost({ path: `/api/ciphers/${id}/attachment`, token: alice.accessToken, field: 'data' }, SHAPES['a body cut off inside the file']!);
+    expect(answer?.status).toBe(400);
+    await settled(false);
+    expect(await item()).toEqual(itemBefore);
+    expect(await account()).toEqual(accountBefore);
+    expect(await db.selectFrom('events').select('type').where('cipher_id', '=', id).execute()).toEqual([]);
+    expect((await storedFiles()).filter((f) => f.includes(id))).toEqual([]);
   });
 });
