@@ -238,3 +238,17 @@ describe('the one-step upload (older clients)', () => {
     expect((await storedFiles()).filter((f) => f.includes(id))).toEqual([]);
   });
 });
+
+describe('files at the size limit', () => {
+  it('refuses a file longer than announced at the largest size allowed, rather than storing it cut short', async () => {
+    const max = server.config.fileMaxMb * 1024 * 1024;
+    const id = await seedPersonalItem(server, alice.userId);
+    const begun = await api(alice, 'POST', `/ciphers/${id}/attachment/v2`, { key: ENC, fileName: NAME, fileSize: max });
+    expect(begun.status, begun.text).toBe(200);
+    const { head, file, tail } = form(BOUNDARY, 'data', randomBytes(max + 10));
+    const shape: Shape = { contentType: `multipart/form-data; boundary=${BOUNDARY}`, body: () => Buffer.concat([head, file, tail]), message: /./ };
+    const answer = await rawPost({ path: `/api/ciphers/${id}/attachment/${begun.body.attachmentId as string}`, token: alice.accessToken, field: 'data' }, shape);
+    expect([answer?.status, answer?.body.message]).toEqual([400, 'File received does not match expected file length.']);
+    expect((await storedFiles()).filter((f) => f.includes(id))).toEqual([]);
+  });
+});

@@ -73,7 +73,9 @@ export async function filePart(request: FastifyRequest, maxBytes: number): Promi
   checkBoundary(request);
   let part;
   try {
-    part = await request.file({ limits: { files: 1, fileSize: maxBytes, fields: 10, fieldSize: 20_000, parts: 11 } });
+    // A byte over the limit: the parser cuts a longer file short without an error, so the store's
+    // own limit (never above maxBytes) must see the byte that passes it.
+    part = await request.file({ limits: { files: 1, fileSize: maxBytes + 1, fields: 10, fieldSize: 20_000, parts: 11 } });
   } catch (error) {
     throw uploadError(error);
   }
