@@ -18,6 +18,7 @@ import { cipherVersions } from './0019-cipher-versions.js';
 import { cipherChanges } from './0020-cipher-changes.js';
 import { organizationChanges } from './0021-organization-changes.js';
 import { sendDownloads } from './0022-send-downloads.js';
+import { uncountedReservations } from './0023-uncounted-reservations.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -40,5 +41,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0020-cipher-changes': cipherChanges(engine),
     '0021-organization-changes': organizationChanges(engine),
     '0022-send-downloads': sendDownloads(engine),
+    '0023-uncounted-reservations': uncountedReservations(),
   };
 }

@@ -3,7 +3,7 @@
  * attachment id (as Bitwarden keeps them). The file name and key are the client's encrypted
  * strings; the server never reads them. An attachment is `validated` once its bytes arrived;
  * until then it is a reservation made by `POST /ciphers/{id}/attachment/v2`, removed when its
- * upload fails. Item responses list reservations too, as the official server does: the clients
+ * upload fails or, never uploaded, by the file sweeper (pending-uploads.ts). Item responses list reservations too, as the official server does: the clients
  * keep the item answered with the upload URL, and it must name the attachment they upload.
  */
 export interface AttachmentMeta {
@@ -91,9 +91,16 @@ export function applyShareUploads(text: string | null, organizationId: string): 
   return { attachments: serializeAttachments(all), released };
 }
 
-/** Bytes an item's attachments take (reservations included: the quota counts them from the start). */
+/**
+ * Bytes an attachment counts against its owner's storage: its size once uploaded. A reservation
+ * counts nothing, so announcements never sent cannot fill a quota; its upload is counted when
+ * it completes.
+ */
+export const countedBytes = (meta: Pick<AttachmentMeta, 'size' | 'validated'>): number => (meta.validated ? meta.size : 0);
+
+/** Bytes an item's attachments count against its owner's storage (countedBytes). */
 export function attachmentBytes(text: string | null | undefined): number {
-  return Object.values(parseAttachments(text)).reduce((sum, a) => sum + a.size, 0);
+  return Object.values(parseAttachments(text)).reduce((sum, a) => sum + countedBytes(a), 0);
 }
 
 /** Bitwarden's CoreHelpers.ReadableBytesSize: "812 Bytes", "1.5 KB", "20 MB", "1.2 GB". */

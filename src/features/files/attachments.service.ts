@@ -14,7 +14,7 @@ import { confirmedMembership } from '../organizations/org-access.js';
 import type { Executor } from '../events/audit-log.js';
 import type { CipherRow } from '../vault/ciphers.repository.js';
 import { assertCurrent } from '../vault/ciphers.service.js';
-import { namedFiles, parseAttachments, serializeAttachments, storedFileOf, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';
+import { countedBytes, namedFiles, parseAttachments, serializeAttachments, storedFileOf, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';
 import { assertOrganizationRoom, assertStorageRoom, lockCipher, releaseStorage, reserveStorage, setAttachments, storedAttachments } from './attachments.repository.js';
 import type { AttachmentRequest } from './attachments.schemas.js';
 import { FileTooLarge, type FileStore } from './file-store.js';
@@ -60,8 +60,9 @@ export interface UploadedFile {
 /**
  * Item attachments: reserve (v2) then upload, the legacy one-step upload, download through a
  * short-lived signed URL, delete. Rights follow the item: read to download, edit to add or delete.
- * Quotas are counted when an attachment is reserved, before any byte is written; an upload that
- * fails (size mismatch, too large, cut off) removes its file and its reservation.
+ * A reservation is checked against the room left but counts nothing: an upload's bytes count once
+ * stored, so announcements never sent cannot fill a quota. An upload that fails (size mismatch,
+ * too large, cut off, no room left) removes its file and its reservation.
  */
 export function createAttachmentService(deps: AttachmentDeps) {
   const { db, audit, clock, pushes, store, keys, apiBase } = deps;
@@ -91,7 +92,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
     await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, { ...row, revision_date: revisionDate }, client.deviceIdentifier));
   }
 
-  /** Drops a reservation whose upload failed: its file, its entry and its storage. */
+  /** Drops a reservation whose upload failed: its file and its entry (a reservation counts no storage). */
   async function abandon(cipherId: string, attachmentId: string): Promise<void> {
     await db.transaction().execute(async (tx) => {
       await lockCipher(tx, cipherId);
@@ -102,7 +103,6 @@ export function createAttachmentService(deps: AttachmentDeps) {
       if (!meta || meta.validated) return;
       delete all[attachmentId];
       await setAttachments(tx, cipherId, serializeAttachments(all), null);
-      await releaseStorage(tx, stored, meta.size);
     });
     await store.delete(fileKey(cipherId, attachmentId));
   }
@@ -120,7 +120,9 @@ export function createAttachmentService(deps: AttachmentDeps) {
       await lockCipher(tx, cipherId);
       const row = await forEdit(tx, userId, cipherId, reach);
       assertCurrent(row, lastKnownRevisionDate);
-      await reserveStorage(tx, row, meta.size, deps.userQuotaBytes);
+      // Stored bytes count; a reservation only needs room for them when announced (countedBytes).
+      if (meta.validated) await reserveStorage(tx, row, meta.size, deps.userQuotaBytes);
+      else await assertStorageRoom(tx, row, meta.size, deps.userQuotaBytes);
       const all = parseAttachments(row.attachments);
       all[attachmentId] = { ...meta, uploadStarted: clock.now().toISOString() };
       const attachments = serializeAttachments(all);
@@ -182,6 +184,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
       }
       let size: number;
       try {
+        await assertStorageRoom(db, row, meta.size, deps.userQuotaBytes);
         size = await store.put(fileKey(id, attachmentId), file.stream, meta.size);
       } catch (error) {
         await abandon(id, attachmentId);
@@ -193,18 +196,29 @@ export function createAttachmentService(deps: AttachmentDeps) {
         throw new BadRequest('File received does not match expected file length.');
       }
       const now = clock.now().toISOString();
-      const done = await db.transaction().execute(async (tx) => {
-        await lockCipher(tx, id);
-        const stored = await storedAttachments(tx, id);
-        const all = parseAttachments(stored?.attachments);
-        const current = all[attachmentId];
-        // Deleted while its bytes were arriving: the file goes too.
-        if (!stored || !current) return null;
-        all[attachmentId] = { ...current, validated: true };
-        await setAttachments(tx, id, serializeAttachments(all), now);
-        await touchRevisions(tx, userId, [stored], now);
-        return stored;
-      });
+      let done;
+      try {
+        done = await db.transaction().execute(async (tx) => {
+          await lockCipher(tx, id);
+          const stored = await storedAttachments(tx, id);
+          const all = parseAttachments(stored?.attachments);
+          const current = all[attachmentId];
+          // Deleted while its bytes were arriving: the file goes too.
+          if (!stored || !current) return null;
+          // Another upload of the same bytes completed first and was counted.
+          if (current.validated) return stored;
+          // Counted now that the bytes are stored, against whoever owns the item now.
+          await reserveStorage(tx, stored, size, deps.userQuotaBytes);
+          all[attachmentId] = { ...current, validated: true };
+          await setAttachments(tx, id, serializeAttachments(all), now);
+          await touchRevisions(tx, userId, [stored], now);
+          return stored;
+        });
+      } catch (error) {
+        // Others' uploads took the room left meanwhile: this one fails like any other.
+        await abandon(id, attachmentId);
+        throw error;
+      }
       if (!done) {
         await store.delete(fileKey(id, attachmentId));
         throw new NotFound('Attachment not found.');
@@ -340,7 +354,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
         delete all[attachmentId];
         const attachments = serializeAttachments(all);
         await setAttachments(tx, id, attachments, now);
-        await releaseStorage(tx, found, meta.size);
+        await releaseStorage(tx, found, countedBytes(meta));
         await audit.record(tx, client, cipherEvents(EventType.Cipher_AttachmentDeleted, userId, [found]));
         await touchRevisions(tx, userId, [found], now);
         return { ...found, attachments, revision_date: now };

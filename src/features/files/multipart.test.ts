@@ -169,15 +169,17 @@ async function settled(hungUp: boolean): Promise<void> {
 }
 
 /**
- * What a refused upload must leave as it was: the events, every revision date, and (unless the
- * upload was for a reservation, which a failed upload drops) the items' attachments and the Sends.
+ * What a refused upload must leave as it was: the events, every revision date, the storage counted,
+ * and (unless the upload was for a reservation, which a failed upload drops) the items'
+ * attachments and the Sends.
  */
 async function written(keepsRows = true) {
   const db = server.database.db;
   return {
     events: (await db.selectFrom('events').select('id').execute()).length,
     items: await db.selectFrom('ciphers').select(keepsRows ? ['id', 'revision_date', 'attachments'] : ['id', 'revision_date']).orderBy('id').execute(),
-    accounts: await db.selectFrom('users').select(['id', 'revision_date', 'account_revision_date']).orderBy('id').execute(),
+    accounts: await db.selectFrom('users').select(['id', 'revision_date', 'account_revision_date', 'storage_bytes']).orderBy('id').execute(),
+    organizations: await db.selectFrom('organizations').select(['id', 'storage_bytes']).orderBy('id').execute(),
     sends: keepsRows ? await db.selectFrom('sends').select(['id', 'data', 'revision_date']).orderBy('id').execute() : null,
   };
 }

@@ -49,7 +49,8 @@ export function createSendPurge({
           await db.transaction().execute(async (tx) => {
             await deleteSend(tx, row.id);
             const file = parseSendData(row.data).file;
-            if (file) await releaseStorage(tx, { user_id: row.user_id, organization_id: null }, file.size);
+            // Only an uploaded file counted (attachment-data.ts countedBytes).
+            if (file?.validated) await releaseStorage(tx, { user_id: row.user_id, organization_id: null }, file.size);
             await touchAccountRevision(tx, row.user_id, now);
           });
           await store.deleteAll(sendFolder(row.id));

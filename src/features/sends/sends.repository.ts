@@ -22,6 +22,11 @@ export async function updateSend(executor: Executor, id: string, values: Partial
   await executor.updateTable('sends').set(values).where('id', '=', id).execute();
 }
 
+/** Takes the Send's row lock for the rest of the transaction (`for update`; left out on SQLite, whose transaction holds the database). */
+export async function lockSend(executor: Executor, id: string): Promise<void> {
+  await executor.selectFrom('sends').select('id').where('id', '=', id).forUpdate().execute();
+}
+
 export async function deleteSend(executor: Executor, id: string): Promise<void> {
   await executor.deleteFrom('sends').where('id', '=', id).execute();
 }

@@ -8,11 +8,11 @@ import type { PasswordHasher } from '../accounts/password-hasher.js';
 import { touchAccountRevision } from '../accounts/accounts.repository.js';
 import type { AuditLog, Executor } from '../events/audit-log.js';
 import { EventType } from '../events/event-type.js';
-import { releaseStorage, reserveStorage } from '../files/attachments.repository.js';
+import { assertStorageRoom, releaseStorage, reserveStorage } from '../files/attachments.repository.js';
 import { FileTooLarge, type FileStore } from '../files/file-store.js';
 import { PushType, type Pushes } from '../notifications/pushes.js';
 import { PolicyType } from '../policies/policy-type.js';
-import { bindingPolicies, deleteSend, findSend, insertSend, listSends, updateSend } from './sends.repository.js';
+import { bindingPolicies, deleteSend, findSend, insertSend, listSends, lockSend, updateSend } from './sends.repository.js';
 import { parseSendData, SendAuthType, SendType, type SendData, type SendRequest, type SendRow } from './sends.schemas.js';
 import { newFileId, sendFileKey, sendFolder } from '../files/store-layout.js';
 
@@ -151,8 +151,8 @@ export function createSendService(deps: SendDeps) {
     };
     await db.transaction().execute(async (tx) => {
       await assertAllowed(tx, userId, row.hide_email === true);
-      // A file Send's bytes count against its owner's storage from the start, as attachments do.
-      if (file) await reserveStorage(tx, { user_id: userId, organization_id: null }, file.size, deps.userQuotaBytes);
+      // A file Send's bytes count once uploaded, as attachments' do; until then it needs room for them.
+      if (file) await assertStorageRoom(tx, { user_id: userId, organization_id: null }, file.size, deps.userQuotaBytes);
       await insertSend(tx, row);
       await touchAccountRevision(tx, userId, stamp);
       await audit.record(tx, client, { type: sendEventType('created', row), userId, actingUserId: userId, sendId: row.id });
@@ -161,12 +161,9 @@ export function createSendService(deps: SendDeps) {
     return row;
   }
 
-  /** Drops a file Send whose upload failed, with its storage (the client makes a new one). */
-  async function abandon(row: SendRow, size: number): Promise<void> {
-    await db.transaction().execute(async (tx) => {
-      await deleteSend(tx, row.id);
-      await releaseStorage(tx, { user_id: row.user_id, organization_id: null }, size);
-    });
+  /** Drops a file Send whose upload failed (its file counted no storage yet); the client makes a new one. */
+  async function abandon(row: SendRow): Promise<void> {
+    await deleteSend(db, row.id);
     await store.deleteAll(sendFolder(row.id));
   }
 
@@ -210,24 +207,47 @@ export function createSendService(deps: SendDeps) {
       if (clock.now().getTime() - Date.parse(data.file.uploadStarted) > SEND_UPLOAD_WINDOW_MS) {
         throw new BadRequest('The upload URL has expired. Ask for a new one (GET /sends/{id}/file/{fileId}).');
       }
+      const owner = { user_id: userId, organization_id: null };
       let size: number;
       try {
+        await assertStorageRoom(db, owner, data.file.size, deps.userQuotaBytes);
         size = await store.put(sendFileKey(row.id, fileId), stream, data.file.size);
       } catch (error) {
-        await abandon(row, data.file.size);
+        await abandon(row);
         if (error instanceof FileTooLarge) throw new BadRequest('File received does not match expected file length.');
         throw error;
       }
       if (size !== data.file.size) {
-        await abandon(row, data.file.size);
+        await abandon(row);
         throw new BadRequest('File received does not match expected file length.');
       }
       const now = clock.now().toISOString();
-      data.file = { ...data.file, validated: true };
-      await db.transaction().execute(async (tx) => {
-        await updateSend(tx, row.id, { data: JSON.stringify(data), revision_date: now });
-        await touchAccountRevision(tx, userId, now);
-      });
+      let kept: boolean;
+      try {
+        kept = await db.transaction().execute(async (tx) => {
+          await lockSend(tx, row.id);
+          const current = await findSend(tx, row.id);
+          const latest = current ? parseSendData(current.data) : null;
+          // Deleted while the bytes were arriving: the file goes too.
+          if (!latest?.file || latest.file.id !== fileId) return false;
+          // Another upload of the same file completed first and was counted.
+          if (latest.file.validated) return true;
+          // Counted now that the bytes are stored.
+          await reserveStorage(tx, owner, size, deps.userQuotaBytes);
+          latest.file = { ...latest.file, validated: true };
+          await updateSend(tx, row.id, { data: JSON.stringify(latest), revision_date: now });
+          await touchAccountRevision(tx, userId, now);
+          return true;
+        });
+      } catch (error) {
+        // Other uploads took the room left meanwhile: this one fails like any other.
+        await abandon(row);
+        throw error;
+      }
+      if (!kept) {
+        await store.deleteAll(sendFolder(row.id));
+        throw new NotFound();
+      }
       pushes.send(sendPush(PushType.SyncSendUpdate, { ...row, revision_date: now }, client.deviceIdentifier));
     },
 
@@ -285,7 +305,7 @@ export function createSendService(deps: SendDeps) {
         const row = await owned(tx, userId, id);
         await deleteSend(tx, row.id);
         const file = parseSendData(row.data).file;
-        if (file) await releaseStorage(tx, { user_id: userId, organization_id: null }, file.size);
+        if (file?.validated) await releaseStorage(tx, { user_id: userId, organization_id: null }, file.size);
         await touchAccountRevision(tx, userId, stamp);
         await audit.record(tx, client, { type: sendEventType('deleted', row), userId, actingUserId: userId, sendId: row.id });
         return row;

@@ -213,8 +213,10 @@ describe('file Sends', () => {
     const send = created.body.sendResponse;
     expect(created.body).toMatchObject({ object: 'send-fileUpload', fileUploadType: 0, url: `/sends/${send.id}/file/${send.file.id}` });
     expect(send.file).toMatchObject({ fileName: ENC, size: '5000', sizeName: '4.9 KB' });
-    expect(await storageOf(alice.userId)).toBe(before + 5000);
+    // Counted once uploaded, not when announced.
+    expect(await storageOf(alice.userId)).toBe(before);
     expect((await upload(alice, created.body.url, bytes)).status).toBe(200);
+    expect(await storageOf(alice.userId)).toBe(before + 5000);
 
     const granted = await token({ send_id: send.accessId });
     const opened = await server.request('POST', '/api/sends/access', { token: granted.body.access_token });
