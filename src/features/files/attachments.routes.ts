@@ -19,7 +19,7 @@ const EITHER = 'An organization admin who may edit the item as an admin (see `GE
 const docs = {
   begin: {
     summary: 'Start an attachment upload',
-    description: `Reserves an attachment of \`fileSize\` bytes on an item (which must fit in the owner's storage left: the user's quota, or the organization's plan storage; counted once uploaded) and answers where to upload it (\`fileUploadType\` 0, Direct: \`POST /ciphers/{id}/attachment/{attachmentId}\`) with the item; records Cipher_AttachmentCreated (1103). Refused (400) past the file size limit, without storage left, or with a stale \`lastKnownRevisionDate\`. ${EDIT} With \`adminRequest: true\` (the admin console), the item is reached as an organization admin instead and answered in \`cipherMiniResponse\`: ${ADMIN}`,
+    description: `Reserves an attachment of \`fileSize\` bytes on an item (which must fit in the owner's storage left: the user's quota, or the organization's plan storage; counted once uploaded, and dropped when not uploaded within two hours of the URL or its renewal) and answers where to upload it (\`fileUploadType\` 0, Direct: \`POST /ciphers/{id}/attachment/{attachmentId}\`) with the item; records Cipher_AttachmentCreated (1103). Refused (400) past the file size limit, without storage left, or with a stale \`lastKnownRevisionDate\`. ${EDIT} With \`adminRequest: true\` (the admin console), the item is reached as an organization admin instead and answered in \`cipherMiniResponse\`: ${ADMIN}`,
   },
   legacyAdmin: {
     summary: 'Attach a file in one request (admin console)',

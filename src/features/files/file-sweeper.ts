@@ -4,6 +4,7 @@ import { createLease, everyInterval, type Lease, type JobRunResult } from '../..
 import { parseSendData } from '../sends/sends.schemas.js';
 import { namedFiles, parseAttachments } from './attachment-data.js';
 import type { FileStore, StoredFile } from './file-store.js';
+import { dropStaleAnnouncements } from './pending-uploads.js';
 import { ATTACHMENTS_AREA, SENDS_AREA } from './store-layout.js';
 
 const BATCH = 500;
@@ -15,9 +16,10 @@ export const SWEEP_MIN_AGE_MS = 60 * 60 * 1000;
  * Removes files in the store that no row names any more: left by a crash between a delete's
  * commit and its file removal, or by a file removal that failed. Every delete path removes its
  * files itself after commit; this is the safety net. Files written less than an hour ago are left
- * alone, so an upload in flight is never swept. The `file-sweep` lease lets one instance of a
- * fleet sweep at a time. Storage counters are untouched: they count rows, and only files
- * without a row are removed.
+ * alone, so an upload in flight is never swept. First it drops the announcements whose upload
+ * never came (pending-uploads.ts). The `file-sweep` lease lets one instance of a fleet sweep at a
+ * time. Storage counters are untouched: they count uploaded files named by rows, and only
+ * announcements and files without a row are removed.
  */
 export function createFileSweeper({
   db,
@@ -61,6 +63,7 @@ export function createFileSweeper({
     /** Sweeps once if this instance holds the lease: the number of files removed, or null when another instance holds it. */
     async sweepOnce(): Promise<number | null> {
       if (!(await lease.acquire(Math.max(intervalMs, 15 * 60 * 1000)))) return null;
+      await dropStaleAnnouncements(db, clock.now());
       const cutoff = clock.now().getTime() - SWEEP_MIN_AGE_MS;
       let removed = 0;
       let batch: StoredFile[] = [];

@@ -1,13 +1,17 @@
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { fetch as undiciFetch, FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, ENC, seedCollection, type Actor } from '../../../test/support/admin.js';
-import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { createUser, loginAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrgItem, seedPersonalItem } from '../../../test/support/org-items.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { createLease } from '../../db/leases.js';
 import { OrganizationUserType } from '../organizations/roles.js';
+import { localFileStore } from './file-store.js';
+import { createFileSweeper } from './file-sweeper.js';
+import { PENDING_UPLOAD_TTL_MS } from './pending-uploads.js';
 
 const NAME = '2.BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=';
 const MB = 1024 * 1024;
@@ -123,5 +127,36 @@ describe('storage counts uploaded files, not announcements', () => {
     const item = await seedPersonalItem(server, user.userId);
     expect((await announce(user, item, 500 * MB)).status).toBe(200);
     expect(await userStorage(user.userId)).toBe(0);
+  });
+});
+
+describe('announcements never uploaded', () => {
+  it('are dropped by the file sweeper two hours after their upload URL was given or renewed; uploads stay', async () => {
+    const user = await createUser(server, { email: 'stale-announcer@example.com' });
+    const item = await seedPersonalItem(server, user.userId);
+    const [stale, renewed, uploaded] = [await announce(user, item, 1000), await announce(user, item, 1000), await announce(user, item, 1000)];
+    expect((await upload(user, `/ciphers/${uploaded.body.url as string}`, randomBytes(1000))).status).toBe(200);
+    const staleSend = await api(user, 'POST', '/sends/file/v2', fileSend(2000));
+    const sentSend = await api(user, 'POST', '/sends/file/v2', fileSend(3000));
+    expect((await upload(user, sentSend.body.url as string, randomBytes(3000))).status).toBe(200);
+    const attachmentIds = async () => Object.keys(JSON.parse((await server.database.db.selectFrom('ciphers').select('attachments').where('id', '=', item).executeTakeFirstOrThrow()).attachments ?? '{}') as object).sort();
+    // Signed in again after the clock moved past the access token's life.
+    const sendStatus = async (created: typeof staleSend) => (await api(await loginAccount(server, user.account), 'GET', `/sends/${created.body.sendResponse.id as string}`)).status;
+
+    const db = server.database.db;
+    const sweeper = createFileSweeper({ db, clock, store: localFileStore(server.filesDir), lease: createLease(db, clock, `file-sweep-test-${randomUUID()}`) });
+    clock.advance(PENDING_UPLOAD_TTL_MS - 10 * 60_000);
+    expect((await api(await loginAccount(server, user.account), 'GET', `/ciphers/${item}/attachment/${renewed.body.attachmentId as string}/renew`)).status).toBe(200);
+    await sweeper.sweepOnce();
+    expect(await attachmentIds()).toEqual([stale, renewed, uploaded].map((r) => r.body.attachmentId as string).sort());
+    expect(await sendStatus(staleSend)).toBe(200);
+
+    clock.advance(20 * 60_000);
+    await sweeper.sweepOnce();
+    expect(await attachmentIds()).toEqual([renewed, uploaded].map((r) => r.body.attachmentId as string).sort());
+    expect([await sendStatus(staleSend), await sendStatus(sentSend)]).toEqual([404, 200]);
+    // The uploaded files are what counted, and still do.
+    expect(await userStorage(user.userId)).toBe(4000);
+    await sweeper.stop();
   });
 });

@@ -36,7 +36,7 @@ const docs = {
   create: { summary: 'Create a text Send', description: `Creates a text Send (file Sends: \`POST /sends/file/v2\`) and records Send_Created_Text (2500, or 2502 with a password); the password is the client's hash, hashed again here. ${POLICIES} ${OWN}` },
   createFile: {
     summary: 'Create a file Send',
-    description: `Creates a file Send with its file reserved (\`fileLength\` bytes, which must fit in the caller's storage left; counted once uploaded) and answers where to upload it (Direct: \`POST /sends/{id}/file/{fileId}\`); records Send_Created_File (2503, or 2505 with a password). ${POLICIES} ${OWN}`,
+    description: `Creates a file Send with its file reserved (\`fileLength\` bytes, which must fit in the caller's storage left; counted once uploaded, and the Send dropped when its file is not uploaded within two hours of the URL or its renewal) and answers where to upload it (Direct: \`POST /sends/{id}/file/{fileId}\`); records Send_Created_File (2503, or 2505 with a password). ${POLICIES} ${OWN}`,
   },
   renew: { summary: 'Renew a Send file upload URL', description: `A new hour to upload the file of a file Send not uploaded yet. ${OWN}` },
   upload: {
