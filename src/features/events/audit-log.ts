@@ -11,6 +11,8 @@ export type Executor = Kysely<DB> | Transaction<DB>;
 
 /** One audit event as a service states it; ids it does not concern stay undefined. */
 export interface AuditEvent {
+  /** The row's id when the writer needs it beforehand (to undo a sliced write); a new one otherwise. */
+  id?: string;
   type: EventType;
   userId?: string | null;
   organizationId?: string | null;
@@ -84,7 +86,7 @@ export function createAuditLog({ clock }: { clock: Clock }): AuditLog {
         // `id`, as `seq` does in the table, instead of a random page of it (a random version 4
         // id dirtied one index page per event once the log outgrew the cache: the event
         // writes ran twice as slow at 200,000 events, see docs/benchmarks.md).
-        id: timeOrderedUuid(),
+        id: e.id ?? timeOrderedUuid(),
         type: e.type,
         user_id: e.userId ?? null,
         organization_id: e.organizationId ?? null,

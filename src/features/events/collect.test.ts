@@ -4,7 +4,8 @@ import { actor, custom, orgWithOwner, seedCollection, type Actor } from '../../.
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrgItem, seedPersonalItem } from '../../../test/support/org-items.js';
 import { createAccessToken, createMachineAccount, machineLogin, smOrg } from '../../../test/support/sm.js';
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { sql } from 'kysely';
+import { startTestServer, TEST_ENGINE, type TestServer } from '../../../test/support/test-server.js';
 import { OrganizationUserType } from '../organizations/roles.js';
 import { counting } from '../../../test/support/query-count.js';
 import { createAuditLog, STATEMENT_ROWS } from './audit-log.js';
@@ -162,6 +163,49 @@ describe('POST /events/collect', () => {
     const res = await collect(member.token, Array.from({ length: n }, () => ({ type: EventType.Cipher_ClientViewed, cipherId: shared, organizationId: org })));
     expect(res.status, res.text).toBe(200);
     expect(await count()).toBe(before + n);
+  });
+
+  it('writes every event of a full upload of 10,000 item views, letting other requests run (and see it part-written) between its slices', async () => {
+    const before = await count();
+    const own = await seedPersonalItem(server, member.userId);
+    const items = [own, hidden];
+    const upload = collect(member.token, Array.from({ length: 10_000 }, (_, i) => ({ type: EventType.Cipher_ClientViewed, cipherId: items[i % 2], organizationId: org })));
+    let finished = false;
+    void upload.finally(() => (finished = true));
+    // Another request's reads, while the upload runs: one that holds the loop (or writes in one
+    // transaction) is never seen half done.
+    const seen = new Set<number>();
+    while (!finished) {
+      seen.add(await count());
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    const res = await upload;
+    expect(res.status, res.text).toBe(200);
+    // Every other one names the item the member cannot see: skipped.
+    expect(await count()).toBe(before + 5_000);
+    expect([...seen].some((n) => n > before && n < before + 5_000)).toBe(true);
+  });
+
+  it('undoes the slices of an upload already written when a later one fails, leaving none of its events behind', async () => {
+    // A database failure on the 1,601st event, in the fourth slice written (a full disk would do the same).
+    const raise =
+      TEST_ENGINE === 'sqlite'
+        ? [sql`create trigger collect_boom before insert on events when new.type = 1112 begin select raise(abort, 'boom'); end`]
+        : [
+            sql`create function collect_boom() returns trigger language plpgsql as $$ begin if new.type = 1112 then raise exception 'boom'; end if; return new; end $$`,
+            sql`create trigger collect_boom before insert on events for each row execute function collect_boom()`,
+          ];
+    for (const statement of raise) await statement.execute(server.database.db);
+    try {
+      const before = await count();
+      const own = await seedPersonalItem(server, member.userId);
+      const events = Array.from({ length: 2000 }, (_, i) => ({ type: i === 1600 ? EventType.Cipher_ClientCopiedHiddenField : EventType.Cipher_ClientViewed, cipherId: own }));
+      const res = await collect(member.token, events);
+      expect(res.status).toBe(500);
+      expect(await count()).toBe(before);
+    } finally {
+      await sql`drop trigger collect_boom${TEST_ENGINE === 'sqlite' ? sql`` : sql` on events`}`.execute(server.database.db);
+    }
   });
 
   it('stores a date in the future as now, and refuses a date it cannot read or older than 367 days, writing nothing', async () => {

@@ -1,3 +1,4 @@
+import { v7 as timeOrderedUuid } from 'uuid';
 import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
 import type { Clock } from '../../clock.js';
@@ -8,6 +9,7 @@ import { readsEveryItem, visibleCiphers } from '../vault/cipher-access.js';
 import type { AuditEvent, AuditLog } from './audit-log.js';
 import { EventType } from './event-type.js';
 import { parseDate } from './events.service.js';
+import { createWorkQueue, mapInSlices, yieldToLoop } from '../../shared/work-slices.js';
 
 /** One element of a `POST /collect` body (the official EventModel). */
 export interface CollectedEvent {
@@ -22,6 +24,8 @@ export const COLLECT_MAX_EVENTS = 10_000;
 /** Dates older than this are refused: the read window's longest span. */
 export const COLLECT_MAX_AGE_DAYS = 367;
 const DAY_MS = 24 * 60 * 60 * 1000;
+/** Events written per transaction: a few milliseconds of the database, between which others' requests run. */
+const EVENTS_PER_SLICE = 500;
 
 /** Logged for the caller alone, no check. */
 const USER_TYPES = new Set<number>([EventType.User_ClientExportedVault]);
@@ -64,10 +68,10 @@ export function createEventCollector({ db, clock, audit }: { db: Db; clock: Cloc
    * of the server's is clamped to the time of receipt); none means now. A date that is not ISO
    * 8601, or older than 367 days, is refused with 400 for the whole request (nothing is written).
    */
-  function datesOf(events: readonly CollectedEvent[]): string[] {
+  function datesOf(events: readonly CollectedEvent[]): Promise<string[]> {
     const now = clock.now();
     const oldest = now.getTime() - COLLECT_MAX_AGE_DAYS * DAY_MS;
-    return events.map((event, index) => {
+    return mapInSlices(events, (event, index) => {
       if (event.date === undefined || event.date === null) return now.toISOString();
       const field = `[${index}].date`;
       const date = parseDate(field, event.date);
@@ -76,77 +80,113 @@ export function createEventCollector({ db, clock, audit }: { db: Db; clock: Cloc
     });
   }
 
+  /** Big uploads of one caller run one after another, and at most two callers' side by side. */
+  const queue = createWorkQueue({ concurrency: 2, queueLimit: 32, busy: 'The server is busy with other event uploads. Try again in a moment.' });
+
+  /**
+   * The events of `accepted` the caller may log, as rows. The reads (which items the caller sees,
+   * their memberships) are one slice of ids at a time with the event loop let go between them.
+   */
+  async function rowsOf(userId: string, accepted: readonly { event: CollectedEvent; date: string }[]): Promise<AuditEvent[]> {
+    const cipherIds = [...new Set(accepted.filter(({ event }) => CIPHER_CLIENT_TYPES.has(event.type) && event.cipherId).map(({ event }) => lower(event.cipherId) as string))];
+    const organizationIds = [...new Set(accepted.map(({ event }) => lower(event.organizationId)).filter((id): id is string => id !== null))];
+    const visible = new Map<string, string | null>();
+    for (const part of chunks(cipherIds)) {
+      for (const row of await visibleCiphers(db, userId, part)) visible.set(row.id, row.organization_id);
+      await yieldToLoop();
+    }
+    const memberships = new Map<string, { id: string; readsEveryItem: boolean }>();
+    for (const part of chunks(organizationIds)) {
+      const rows = await db
+        .selectFrom('organization_users as ou')
+        .innerJoin('organizations as o', 'o.id', 'ou.organization_id')
+        .select(['ou.id', 'ou.organization_id', 'ou.type', 'ou.permissions'])
+        .where('ou.user_id', '=', userId)
+        .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
+        .where('o.enabled', '=', true)
+        .where('ou.organization_id', 'in', part)
+        .execute();
+      for (const row of rows) memberships.set(row.organization_id, { id: row.id, readsEveryItem: readsEveryItem(rightsOf(row.type, parsePermissions(row.permissions))) });
+    }
+    // Items the caller does not see but may read as an admin of their organization.
+    const unseen = cipherIds.filter((id) => !visible.has(id));
+    const readable = [...memberships].filter(([, m]) => m.readsEveryItem).map(([organizationId]) => organizationId);
+    const inTheirOrganizations = new Map<string, string>();
+    if (unseen.length > 0 && readable.length > 0) {
+      for (const part of chunks(unseen)) {
+        const rows = await db.selectFrom('ciphers').select(['id', 'organization_id']).where('id', 'in', part).where('organization_id', 'in', readable).execute();
+        for (const row of rows) if (row.organization_id) inTheirOrganizations.set(row.id, row.organization_id);
+        await yieldToLoop();
+      }
+    }
+
+    const rows: AuditEvent[] = [];
+    for (const { event, date } of accepted) {
+      const organizationId = lower(event.organizationId);
+      if (USER_TYPES.has(event.type)) {
+        rows.push({ type: event.type, userId, actingUserId: userId, date });
+      } else if (MEMBER_TYPES.has(event.type) || ORGANIZATION_TYPES.has(event.type)) {
+        const membership = organizationId ? memberships.get(organizationId) : undefined;
+        if (!organizationId || !membership) continue;
+        rows.push(
+          MEMBER_TYPES.has(event.type)
+            ? { type: event.type, organizationId, organizationUserId: membership.id, userId, actingUserId: userId, date }
+            : { type: event.type, organizationId, actingUserId: userId, date },
+        );
+      } else {
+        const cipherId = lower(event.cipherId);
+        if (!cipherId) continue;
+        let owner: string | null | undefined = visible.get(cipherId);
+        if (owner === undefined) {
+          const viaOrganization = inTheirOrganizations.get(cipherId);
+          if (!viaOrganization || viaOrganization !== organizationId) continue;
+          owner = viaOrganization;
+        }
+        rows.push({ type: event.type, userId, organizationId: owner, cipherId, actingUserId: userId, date });
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * Writes the rows EVENTS_PER_SLICE to a transaction with the event loop let go between them;
+   * should a later slice fail, the slices already written are deleted again, so a client that
+   * sends its queue again after the error does not log its events twice.
+   */
+  async function write(client: ClientContext, rows: readonly AuditEvent[]): Promise<void> {
+    const written: string[] = [];
+    try {
+      for (const slice of chunks(rows, EVENTS_PER_SLICE)) {
+        const withIds = slice.map((row) => ({ ...row, id: timeOrderedUuid() }));
+        await db.transaction().execute((tx) => audit.record(tx, client, withIds));
+        written.push(...withIds.map((row) => row.id));
+        await yieldToLoop();
+      }
+    } catch (error) {
+      for (const part of chunks(written)) await db.deleteFrom('events').where('id', 'in', part).execute();
+      throw error;
+    }
+  }
+
   return {
     /**
      * Logs the events the caller may log and skips the others (unknown types, items the caller
-     * cannot see, organizations they are not a member of), in one transaction. Reads are per
-     * request, not per event: one visibility read for every item named, one membership read.
-     * Answers how many events were written.
+     * cannot see, organizations they are not a member of). Reads are per slice of ids, not per
+     * event. Work that grows with the upload is cut into slices (docs/security.md): the dates are
+     * checked, and the reads and writes done, a few milliseconds at a time, so 10,000 events
+     * never hold the server for everyone else; uploads of more than one slice of one caller run
+     * one after another. Answers how many events were written.
      */
     async collect(userId: string, events: readonly CollectedEvent[], client: ClientContext): Promise<number> {
-      const dates = datesOf(events);
+      const dates = await datesOf(events);
       const accepted = events.map((event, index) => ({ event, date: dates[index] as string })).filter(({ event }) => acceptedType(event.type));
       if (accepted.length === 0) return 0;
-
-      const cipherIds = [...new Set(accepted.filter(({ event }) => CIPHER_CLIENT_TYPES.has(event.type) && event.cipherId).map(({ event }) => lower(event.cipherId) as string))];
-      const organizationIds = [...new Set(accepted.map(({ event }) => lower(event.organizationId)).filter((id): id is string => id !== null))];
-
-      return db.transaction().execute(async (tx) => {
-        const visible = new Map((await visibleCiphers(tx, userId, cipherIds)).map((row) => [row.id, row.organization_id]));
-        const memberships = new Map<string, { id: string; readsEveryItem: boolean }>();
-        for (const part of chunks(organizationIds)) {
-          const rows = await tx
-            .selectFrom('organization_users as ou')
-            .innerJoin('organizations as o', 'o.id', 'ou.organization_id')
-            .select(['ou.id', 'ou.organization_id', 'ou.type', 'ou.permissions'])
-            .where('ou.user_id', '=', userId)
-            .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
-            .where('o.enabled', '=', true)
-            .where('ou.organization_id', 'in', part)
-            .execute();
-          for (const row of rows) memberships.set(row.organization_id, { id: row.id, readsEveryItem: readsEveryItem(rightsOf(row.type, parsePermissions(row.permissions))) });
-        }
-        // Items the caller does not see but may read as an admin of their organization.
-        const unseen = cipherIds.filter((id) => !visible.has(id));
-        const readable = [...memberships].filter(([, m]) => m.readsEveryItem).map(([organizationId]) => organizationId);
-        const inTheirOrganizations = new Map<string, string>();
-        if (unseen.length > 0 && readable.length > 0) {
-          for (const part of chunks(unseen)) {
-            const rows = await tx.selectFrom('ciphers').select(['id', 'organization_id']).where('id', 'in', part).where('organization_id', 'in', readable).execute();
-            for (const row of rows) if (row.organization_id) inTheirOrganizations.set(row.id, row.organization_id);
-          }
-        }
-
-        const rows: AuditEvent[] = [];
-        for (const { event, date } of accepted) {
-          const organizationId = lower(event.organizationId);
-          if (USER_TYPES.has(event.type)) {
-            rows.push({ type: event.type, userId, actingUserId: userId, date });
-          } else if (MEMBER_TYPES.has(event.type) || ORGANIZATION_TYPES.has(event.type)) {
-            const membership = organizationId ? memberships.get(organizationId) : undefined;
-            if (!organizationId || !membership) continue;
-            rows.push(
-              MEMBER_TYPES.has(event.type)
-                ? { type: event.type, organizationId, organizationUserId: membership.id, userId, actingUserId: userId, date }
-                : { type: event.type, organizationId, actingUserId: userId, date },
-            );
-          } else {
-            const cipherId = lower(event.cipherId);
-            if (!cipherId) continue;
-            let owner: string | null | undefined = visible.get(cipherId);
-            if (owner === undefined) {
-              const viaOrganization = inTheirOrganizations.get(cipherId);
-              if (!viaOrganization || viaOrganization !== organizationId) continue;
-              owner = viaOrganization;
-            }
-            rows.push({ type: event.type, userId, organizationId: owner, cipherId, actingUserId: userId, date });
-          }
-        }
-        // In multi-row statements of up to 512 rows (audit-log.ts), not the official server's 50:
-        // fewer, larger statements, each compiled once, write a request's events faster.
-        await audit.record(tx, client, rows);
+      const run = async () => {
+        const rows = await rowsOf(userId, accepted);
+        await write(client, rows);
         return rows.length;
-      });
+      };
+      return accepted.length > EVENTS_PER_SLICE ? queue(userId, run) : run();
     },
   };
 }
