@@ -45,6 +45,16 @@ describe('section items', () => {
     expect(items.count).toBe(301);
   });
 
+  it('lets the event loop run between slices of rows, so that reading a large vault does not hold other requests', async () => {
+    const writer = sectionItemsWriter();
+    let ran = false;
+    setImmediate(() => (ran = true));
+    writer.add('a', start('a', 'x'), user('u'));
+    await writer.pace();
+    expect(ran).toBe(true);
+    expect(parsed(writer.finish()).map((x) => x.id)).toEqual(['a']);
+  });
+
   it('writes an empty array, and an item larger than a page', () => {
     expect(parsed(sectionItemsWriter().finish())).toEqual([]);
     const writer = sectionItemsWriter();
