@@ -10,6 +10,7 @@ import { OrganizationUserType } from '../organizations/roles.js';
 import { counting } from '../../../test/support/query-count.js';
 import { createAuditLog, STATEMENT_ROWS } from './audit-log.js';
 import { createEventCollector } from './collect.js';
+import { createEventQueryService } from './events.service.js';
 import { EventType } from './event-type.js';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
@@ -344,5 +345,20 @@ describe('reading routes', () => {
     expect((await server.request('GET', `/api/organizations/${org}/events/export`, { token: plain.token })).status).toBe(403);
     expect((await server.request('GET', `/api/organizations/${org}/events/export?format=xml`, { token: owner.token })).status).toBe(400);
     expect((await server.request('GET', `/api/organizations/${org}/events/export?start=2020-01-01&end=2026-01-01`, { token: owner.token })).status).toBe(400);
+  });
+  it("lets other requests run between the pages of an export of a large log", async () => {
+    const date = NOW.toISOString();
+    for (let i = 0; i < 5; i++) {
+      await server.database.db
+        .insertInto('events')
+        .values(Array.from({ length: 500 }, () => ({ id: randomUUID(), type: EventType.Cipher_ClientViewed, organization_id: org, date })))
+        .execute();
+    }
+    let others = 0;
+    setImmediate(() => others++);
+    let exported = 0;
+    for await (const row of createEventQueryService({ db: server.database.db, clock }).exportOrganizationEvents(org, {})) if (row) exported++;
+    expect(exported).toBeGreaterThanOrEqual(2500);
+    expect(others).toBe(1);
   });
 });

@@ -3,6 +3,7 @@ import { BadRequest } from '../../http/errors.js';
 import type { Executor } from './audit-log.js';
 import { eventsPerDay, ITEM_COLUMNS, organizationEvents, type EventCursor, type EventFilter, type EventRow, type EventsAbout } from './events.repository.js';
 import { readSetMembers } from './read-sets.js';
+import { yieldToLoop } from '../../shared/work-slices.js';
 import { confirmedMembership } from '../organizations/org-access.js';
 
 /** Events per page, as the official server pages them. */
@@ -149,6 +150,9 @@ export function createEventQueryService({ db, clock }: { db: Executor; clock: Cl
       const next: EventPage = await page(scope, { ...query, ...(continuationToken ? { continuationToken } : {}) }, undefined, EXPORT_PAGE_SIZE);
       yield* next.data;
       continuationToken = next.continuationToken;
+      // A client reading fast never makes the answer wait, and on SQLite the reads never do: let
+      // other requests run between pages, or a large log's export holds the loop from end to end.
+      if (continuationToken) await yieldToLoop();
     } while (continuationToken);
   }
 
