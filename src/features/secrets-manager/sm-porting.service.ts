@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { Insertable, Transaction } from 'kysely';
 import type { Clock } from '../../clock.js';
+import type { DB, ProjectsTable, SecretsTable } from '../../db/schema.js';
 import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
@@ -10,15 +12,52 @@ import { listSecrets } from './secrets.repository.js';
 import { requireSmCaller } from './sm-access.js';
 import { MAX_IMPORT_PROJECTS, MAX_IMPORT_SECRETS, type ImportBody } from './sm-porting.schemas.js';
 import { touchSecretsManager } from './sm-revisions.js';
+import { createWorkQueue, mapInSlices, yieldToLoop } from '../../shared/work-slices.js';
 
 /** Rows per insert statement, well under SQLite's bound-parameter limit. */
 const INSERT_BATCH = 50;
+type ProjectRow = Insertable<ProjectsTable> & { id: string };
+type SecretRow = Insertable<SecretsTable> & { id: string };
+
+/** Rows written per transaction: a few milliseconds of the database, between which others' requests run. */
+const ROWS_PER_SLICE = 500;
 
 /**
  * Export and import of an organization's Secrets Manager data in the official format, for
  * owners and admins with Secrets Manager access (others get 404, as the official server answers).
  */
 export function createSmPortingService({ db, clock }: { db: Db; clock: Clock }) {
+  const queue = createWorkQueue({ concurrency: 2, queueLimit: 32, busy: 'The server is busy with other imports. Try again in a moment.' });
+
+  /**
+   * Writes the rows ROWS_PER_SLICE to a transaction, projects first, with the event loop let go
+   * between slices; should a later slice fail, the rows already written are deleted again.
+   */
+  async function write(organizationId: string, projectRows: readonly ProjectRow[], secretRows: readonly SecretRow[]): Promise<void> {
+    const written = { projects: [] as string[], secrets: [] as string[] };
+    const inSlices = async <R extends { id: string }>(rows: readonly R[], insert: (tx: Transaction<DB>, part: R[]) => Promise<unknown>, done: string[]) => {
+      for (const slice of chunks(rows, ROWS_PER_SLICE)) {
+        await db.transaction().execute(async (tx) => {
+          for (const part of chunks(slice, INSERT_BATCH)) await insert(tx, part);
+          await touchSecretsManager(tx, organizationId);
+        });
+        done.push(...slice.map((row) => row.id));
+        await yieldToLoop();
+      }
+    };
+    try {
+      await inSlices(projectRows, (tx, part) => tx.insertInto('projects').values(part).execute(), written.projects);
+      await inSlices(secretRows, (tx, part) => tx.insertInto('secrets').values(part).execute(), written.secrets);
+    } catch (error) {
+      await db.transaction().execute(async (tx) => {
+        for (const part of chunks(written.secrets)) await tx.deleteFrom('secrets').where('id', 'in', part).execute();
+        for (const part of chunks(written.projects)) await tx.deleteFrom('projects').where('id', 'in', part).execute();
+        await touchSecretsManager(tx, organizationId);
+      });
+      throw error;
+    }
+  }
+
   async function requireAdmin(principal: Principal, organizationId: string): Promise<void> {
     const caller = await requireSmCaller(db, principal, organizationId);
     if (caller.kind !== 'admin') throw new NotFound();
@@ -39,7 +78,11 @@ export function createSmPortingService({ db, clock }: { db: Db; clock: Clock }) 
 
     /**
      * Adds the import's projects and secrets under new ids (the import's ids only say which
-     * secret is in which project), all in one transaction. No events, as the official server.
+     * secret is in which project). No events, as the official server. Every element is checked
+     * before the first is written, so bad input writes nothing; the rows are then written in
+     * slices with the event loop let go between them (docs/security.md), so 6,000 secrets never
+     * hold the server for everyone else, and a failure part-way undoes what was written. One
+     * caller's imports run one after another.
      */
     async importData(principal: Principal, rawOrganizationId: string, body: ImportBody): Promise<void> {
       const organizationId = normalizeGuid(rawOrganizationId);
@@ -59,7 +102,7 @@ export function createSmPortingService({ db, clock }: { db: Db; clock: Clock }) 
         newProjectIds.set(id, randomUUID());
       });
       const now = clock.now().toISOString();
-      const secretRows = secrets.map((s, i) => {
+      const secretRows = await mapInSlices(secrets, (s, i) => {
         if (s.projectIds.length > 1) throw BadRequest.field(`secrets[${i}].projectIds`, 'A secret can only be in one project at a time.');
         const [projectId] = s.projectIds;
         const newProjectId = projectId === undefined ? null : newProjectIds.get(normalizeGuid(projectId));
@@ -73,11 +116,8 @@ export function createSmPortingService({ db, clock }: { db: Db; clock: Clock }) 
         creation_date: now,
         revision_date: now,
       }));
-      await db.transaction().execute(async (tx) => {
-        for (const part of chunks(projectRows, INSERT_BATCH)) await tx.insertInto('projects').values(part).execute();
-        for (const part of chunks(secretRows, INSERT_BATCH)) await tx.insertInto('secrets').values(part).execute();
-        await touchSecretsManager(tx, organizationId);
-      });
+      const caller = principal.kind === 'user' ? principal.userId : organizationId;
+      await queue(caller, () => write(organizationId, projectRows, secretRows));
     },
   };
 }

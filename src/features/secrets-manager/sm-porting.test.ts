@@ -159,6 +159,42 @@ describe('POST /sm/{organizationId}/import and GET /sm/{organizationId}/export',
     expect(await contents(target)).toEqual({ projects: [], secrets: [] });
   });
 
+  it('undoes the slices already written when a later one fails, leaving no project or secret behind', async () => {
+    const target = await emptyOrg();
+    let secretInserts = 0;
+    // The 25th insert into secrets fails: every project and 1,200 secrets were committed before it.
+    const failing: KyselyPlugin = {
+      transformQuery({ node }) {
+        if (InsertQueryNode.is(node) && node.into?.table.identifier.name === 'secrets' && ++secretInserts === 25) throw new Error('disk full');
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const service = createSmPortingService({ db: server.database.db.withPlugin(failing), clock: { now: () => new Date() } });
+    const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
+    await expect(service.importData(principal, target, fullImport())).rejects.toThrow('disk full');
+    expect(await contents(target)).toEqual({ projects: [], secrets: [] });
+  });
+
+  it('lets other requests run between the slices of a full import', async () => {
+    const target = await emptyOrg();
+    const service = createSmPortingService({ db: server.database.db, clock: { now: () => new Date() } });
+    const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
+    // Another request's turn on the loop, counted each time it comes round.
+    let turns = 0;
+    let running = true;
+    const turn = () => {
+      turns++;
+      if (running) setImmediate(turn);
+    };
+    setImmediate(turn);
+    await service.importData(principal, target, fullImport());
+    running = false;
+    // At least one turn for each slice of 500 secrets.
+    expect(turns).toBeGreaterThanOrEqual(MAX_IMPORT_SECRETS / 500);
+    expect((await contents(target)).secrets).toHaveLength(MAX_IMPORT_SECRETS);
+  });
+
   it('answers 404 to members who are not admins, admins without Secrets Manager and other organizations', async () => {
     expect((await server.request('GET', `/api/sm/${org}/export`, { token: admin.token })).status).toBe(200);
     for (const token of [member.token, noSm.token, stranger.token]) {
