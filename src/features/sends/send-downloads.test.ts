@@ -9,6 +9,7 @@ import { createUser, type LoggedInUser } from '../../../test/support/accounts.js
 import { testClock } from '../../../test/support/clock.js';
 import { sharedDatabaseUrl } from '../../../test/support/shared-database.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { fileSendBody } from '../../../test/support/sends.js';
 
 /**
  * Send file download URLs (issue #36, defect 7): each downloads once, on any instance of a fleet,
@@ -16,7 +17,6 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
  * URL that downloaded any number of times within its minute got around a one-access limit.
  */
 
-const TEXT = '2.CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC=';
 const MINUTE = 60 * 1000;
 const DAY = 24 * 60 * MINUTE;
 
@@ -42,24 +42,7 @@ afterAll(async () => {
 });
 
 const soon = (ms: number) => new Date(clock.now().getTime() + ms).toISOString();
-const textSend = (overrides: Record<string, unknown> = {}) => ({
-  type: 0,
-  name: ENC,
-  notes: null,
-  key: ENC,
-  maxAccessCount: null,
-  expirationDate: null,
-  deletionDate: soon(7 * DAY),
-  text: { text: TEXT, hidden: false },
-  file: null,
-  password: null,
-  emails: null,
-  disabled: false,
-  hideEmail: false,
-  authType: 2,
-  ...overrides,
-});
-const fileSend = (size: number, overrides: Record<string, unknown> = {}) => textSend({ type: 1, text: null, file: { fileName: ENC }, fileLength: size, ...overrides });
+const fileSend = (size: number, overrides: Record<string, unknown> = {}) => fileSendBody(soon(7 * DAY), size, overrides);
 
 const owner = (method: string, path: string, json?: unknown) => server.request(method, `/api${path}`, { token: alice.accessToken, ...(json === undefined ? {} : { json }) });
 const grant = async (accessId: string) => {

@@ -1,15 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ENC } from '../../../test/support/admin.js';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { fileSendBody, textSendBody } from '../../../test/support/sends.js';
 
 /**
  * Send rules an independent probe found loose (issue #36, defect 7): Sends with `emails` created
  * open to anyone, and access tokens that outlived a new password. Download URLs: send-downloads.test.ts.
  */
 
-const TEXT = '2.CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC=';
 const HASH = 'c2VuZC1wYXNzd29yZC1oYXNoLWZyb20tdGhlLWNsaWVudA==';
 const OTHER_HASH = 'YW5vdGhlci1zZW5kLXBhc3N3b3JkLWhhc2g=';
 const MINUTE = 60 * 1000;
@@ -28,24 +27,8 @@ afterAll(async () => {
 });
 
 const soon = (ms: number) => new Date(clock.now().getTime() + ms).toISOString();
-const textSend = (overrides: Record<string, unknown> = {}) => ({
-  type: 0,
-  name: ENC,
-  notes: null,
-  key: ENC,
-  maxAccessCount: null,
-  expirationDate: null,
-  deletionDate: soon(7 * DAY),
-  text: { text: TEXT, hidden: false },
-  file: null,
-  password: null,
-  emails: null,
-  disabled: false,
-  hideEmail: false,
-  authType: 2,
-  ...overrides,
-});
-const fileSend = (size: number, overrides: Record<string, unknown> = {}) => textSend({ type: 1, text: null, file: { fileName: ENC }, fileLength: size, ...overrides });
+const textSend = (overrides: Record<string, unknown> = {}) => textSendBody(soon(7 * DAY), overrides);
+const fileSend = (size: number, overrides: Record<string, unknown> = {}) => fileSendBody(soon(7 * DAY), size, overrides);
 
 const owner = (method: string, path: string, json?: unknown) => server.request(method, `/api${path}`, { token: alice.accessToken, ...(json === undefined ? {} : { json }) });
 /** A Send access token from the identity service, as the current clients ask for one. */

@@ -15,8 +15,8 @@ import { PolicyType } from '../policies/policy-type.js';
 import { accessIdOf, idOfAccessId } from './send-id.js';
 import { SendAccessResponse, SendResponse } from './sends.schemas.js';
 import { DISABLE_SEND, HIDE_EMAIL_DISALLOWED } from './sends.service.js';
+import { fileSendBody, SEND_TEXT as TEXT, textSendBody } from '../../../test/support/sends.js';
 
-const TEXT = '2.CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCC==|CCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCCC=';
 const HASH = 'c2VuZC1wYXNzd29yZC1oYXNoLWZyb20tdGhlLWNsaWVudA==';
 const DAY = 24 * 60 * 60 * 1000;
 
@@ -37,23 +37,7 @@ afterAll(async () => {
 });
 
 const soon = (days: number) => new Date(clock.now().getTime() + days * DAY).toISOString();
-const textSend = (overrides: Record<string, unknown> = {}) => ({
-  type: 0,
-  name: ENC,
-  notes: null,
-  key: ENC,
-  maxAccessCount: null,
-  expirationDate: null,
-  deletionDate: soon(7),
-  text: { text: TEXT, hidden: false },
-  file: null,
-  password: null,
-  emails: null,
-  disabled: false,
-  hideEmail: false,
-  authType: 2,
-  ...overrides,
-});
+const textSend = (overrides: Record<string, unknown> = {}) => textSendBody(soon(7), overrides);
 type Who = { accessToken: string };
 const req = (who: Who | null, method: string, path: string, json?: unknown, headers: Record<string, string> = {}) =>
   server.request(method, `/api${path}`, { ...(who ? { token: who.accessToken } : {}), headers, ...(json === undefined ? {} : { json }) });
@@ -201,7 +185,7 @@ async function upload(who: Who, path: string, bytes: Buffer) {
   return { status: res.status, body: text ? (JSON.parse(text) as { message: string }) : undefined };
 }
 
-const fileSend = (size: number, overrides: Record<string, unknown> = {}) => textSend({ type: 1, text: null, file: { fileName: ENC }, fileLength: size, ...overrides });
+const fileSend = (size: number, overrides: Record<string, unknown> = {}) => fileSendBody(soon(7), size, overrides);
 const storageOf = async (userId: string) => Number((await server.database.db.selectFrom('users').select('storage_bytes').where('id', '=', userId).executeTakeFirstOrThrow()).storage_bytes);
 
 describe('file Sends', () => {
