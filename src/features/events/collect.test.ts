@@ -4,14 +4,14 @@ import { actor, custom, orgWithOwner, seedCollection, type Actor } from '../../.
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrgItem, seedPersonalItem } from '../../../test/support/org-items.js';
 import { createAccessToken, createMachineAccount, machineLogin, smOrg } from '../../../test/support/sm.js';
-import { sql } from 'kysely';
-import { startTestServer, TEST_ENGINE, type TestServer } from '../../../test/support/test-server.js';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { OrganizationUserType } from '../organizations/roles.js';
 import { counting } from '../../../test/support/query-count.js';
 import { createAuditLog, STATEMENT_ROWS } from './audit-log.js';
 import { createEventCollector } from './collect.js';
 import { createEventQueryService } from './events.service.js';
 import { EventType } from './event-type.js';
+import { failInserts } from '../../../test/support/failures.js';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const CLIENT = { ipAddress: '127.0.0.1', deviceType: 8, deviceIdentifier: null, clientVersion: null };
@@ -189,14 +189,7 @@ describe('POST /events/collect', () => {
 
   it('undoes the slices of an upload already written when a later one fails, leaving none of its events behind', async () => {
     // A database failure on the 1,601st event, in the fourth slice written (a full disk would do the same).
-    const raise =
-      TEST_ENGINE === 'sqlite'
-        ? [sql`create trigger collect_boom before insert on events when new.type = 1112 begin select raise(abort, 'boom'); end`]
-        : [
-            sql`create function collect_boom() returns trigger language plpgsql as $$ begin if new.type = 1112 then raise exception 'boom'; end if; return new; end $$`,
-            sql`create trigger collect_boom before insert on events for each row execute function collect_boom()`,
-          ];
-    for (const statement of raise) await statement.execute(server.database.db);
+    const restore = await failInserts(server.database.db, 'events', 'type', EventType.Cipher_ClientCopiedHiddenField);
     try {
       const before = await count();
       const own = await seedPersonalItem(server, member.userId);
@@ -205,7 +198,7 @@ describe('POST /events/collect', () => {
       expect(res.status).toBe(500);
       expect(await count()).toBe(before);
     } finally {
-      await sql`drop trigger collect_boom${TEST_ENGINE === 'sqlite' ? sql`` : sql` on events`}`.execute(server.database.db);
+      await restore();
     }
   });
 

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, passwordGrantForm, type LoggedInUser } from '../../../test/support/accounts.js';
 import { decryptText, encryptText } from '../../../test/support/bw-crypto.js';
-import { sql } from 'kysely';
-import { startTestServer, TEST_ENGINE, type TestServer } from '../../../test/support/test-server.js';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, ciphersOf, dataOf } from '../../../test/support/vault.js';
 import { IMPORT_TOO_LARGE } from './cipher-import.js';
+import { failInserts } from '../../../test/support/failures.js';
 
 let server: TestServer;
 let alice: LoggedInUser;
@@ -87,14 +87,7 @@ describe('POST /ciphers/import', () => {
 
   it('undoes the slices already written when a later one fails, leaving no item or folder behind', async () => {
     // A database failure on the 220th item, in the third slice of 100 (a full disk would do the same).
-    const raise =
-      TEST_ENGINE === 'sqlite'
-        ? [sql`create trigger import_boom before insert on ciphers when new.reprompt = 1 begin select raise(abort, 'boom'); end`]
-        : [
-            sql`create function import_boom() returns trigger language plpgsql as $$ begin if new.reprompt = 1 then raise exception 'boom'; end if; return new; end $$`,
-            sql`create trigger import_boom before insert on ciphers for each row execute function import_boom()`,
-          ];
-    for (const statement of raise) await statement.execute(server.database.db);
+    const restore = await failInserts(server.database.db, 'ciphers', 'reprompt', 1);
     try {
       const [ciphers, folders] = [await count('ciphers'), await count('folders')];
       const note = { type: 2, name: enc('n'), secureNote: { type: 0 } };
@@ -103,7 +96,7 @@ describe('POST /ciphers/import', () => {
       expect(res.status).toBe(500);
       expect([await count('ciphers'), await count('folders')]).toEqual([ciphers, folders]);
     } finally {
-      await sql`drop trigger import_boom${TEST_ENGINE === 'sqlite' ? sql`` : sql` on ciphers`}`.execute(server.database.db);
+      await restore();
     }
   });
 
