@@ -12,10 +12,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import amqp from 'amqplib';
 import { openDatabase, type Database } from '../src/db/database.js';
-import { EventType } from '../src/features/events/event-type.js';
+import { EventType } from '../src/platform/audit/event-type.js';
 import { INTEGRATION_TYPES } from '../src/features/integrations/rules.js';
 import { amqpNames } from '../src/features/integrations/transports.js';
-import { OrganizationUserType } from '../src/features/organizations/roles.js';
+import { OrganizationUserType } from '../src/platform/access/roles.js';
 import { seedMembership, seedOrganization } from '../test/support/orgs.js';
 import type { TestServer } from '../test/support/test-server.js';
 import { startReceiver } from '../test/support/webhook-receiver.js';

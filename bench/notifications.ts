@@ -25,7 +25,7 @@ import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/config/config.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
-import { PushType } from '../src/features/notifications/pushes.js';
+import { PushType } from '../src/platform/push/pushes.js';
 import { databaseFor, registerAndLogin, ROOT, startServer, summary, type Running } from './harness.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10_000);

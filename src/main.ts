@@ -5,10 +5,10 @@ import { ConfigError, defaultDatabaseUrl, loadProcessConfig, type Config } from 
 import type { Database } from './db/database.js';
 import { DatabaseNotReady, openReadyDatabase, type ReadyDatabase } from './db/open.js';
 import { startTracing, type Tracing } from './features/operations/tracing-setup.js';
-import { systemClock } from './clock.js';
+import { systemClock } from './shared/clock.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
-import { causeOf, StartupError, UsageError } from './startup-error.js';
+import { causeOf, StartupError, UsageError } from './shared/startup-error.js';
 import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructions } from './tls/https-options.js';
 
 /**

@@ -19,7 +19,7 @@ import { seedMembership, seedOrganization } from './support/orgs.js';
 import { machineAccountToken, orgApiToken } from './support/public-api.js';
 import { startTestServer, type TestResponse, type TestServer } from './support/test-server.js';
 import { cipherBody } from './support/vault.js';
-import { OrganizationUserStatusType as Status, OrganizationUserType as Role, PERMISSION_FLAGS, type PermissionFlag } from '../src/features/organizations/roles.js';
+import { OrganizationUserStatusType as Status, OrganizationUserType as Role, PERMISSION_FLAGS, type PermissionFlag } from '../src/platform/access/roles.js';
 
 // Logging in some thirty accounts derives as many master keys; a busy machine needs the room.
 const SETUP_TIMEOUT = 240_000;

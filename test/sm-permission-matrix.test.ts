@@ -21,7 +21,7 @@ import { seedOrganization } from './support/orgs.js';
 import { allowSecretsManager, createAccessToken, machineLogin, policyRow, READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, seedSecretVersion } from './support/sm.js';
 import { generateSymmetricKey } from './support/bw-crypto.js';
 import { startTestServer, type TestResponse, type TestServer } from './support/test-server.js';
-import { OrganizationUserType as Role } from '../src/features/organizations/roles.js';
+import { OrganizationUserType as Role } from '../src/platform/access/roles.js';
 
 const SETUP_TIMEOUT = 240_000;
 const OTHER = ENC.replace('2.A', '2.B');

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../shared/clock.js';
 import type { Db } from './database.js';
 
 export interface Lease {

@@ -1,5 +1,5 @@
 import type { Config } from '../config/config.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../shared/clock.js';
 import type { Authenticator } from '../http/access.js';
 import type { Features } from '../wiring.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { checkServerIdentity, connect, type PeerCertificate } from 'node:tls';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../config/config.js';
-import { StartupError } from '../startup-error.js';
+import { StartupError } from '../shared/startup-error.js';
 import { prepareHttps, renewSelfSigned, trustInstructions, type HttpsSetup } from './https-options.js';
 
 const made: string[] = [];

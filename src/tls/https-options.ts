@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, Server as TlsServer } from 'node:tls';
 import type { Config } from '../config/config.js';
-import { causeOf, StartupError } from '../startup-error.js';
+import { causeOf, StartupError } from '../shared/startup-error.js';
 import type { SelfSignedCertificate, SelfSignedOptions } from './self-signed.js';
 
 /** The certificate authority's code (and @peculiar/x509 with it) is loaded only with TLS_MODE=self-signed. */

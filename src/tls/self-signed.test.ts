@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as x509 from '@peculiar/x509';
 import { afterAll, describe, expect, it } from 'vitest';
-import { StartupError } from '../startup-error.js';
+import { StartupError } from '../shared/startup-error.js';
 import { ensureSelfSignedCertificate, selfSignedPaths, SERVER_CERT_LIFETIME_DAYS, type SelfSignedCertificate } from './self-signed.js';
 
 const execFileAsync = promisify(execFile);

@@ -3,7 +3,7 @@ import { chmod, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import * as x509 from '@peculiar/x509';
-import { StartupError } from '../startup-error.js';
+import { StartupError } from '../shared/startup-error.js';
 
 /**
  * TLS_MODE=self-signed: a local certificate authority and a server certificate it signs, made

@@ -2,13 +2,13 @@ import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventType } from '../../src/features/events/event-type.js';
+import { EventType } from '../../src/platform/audit/event-type.js';
 import { ADMIN_TOKEN, adminTokenHash } from '../support/admin-console.js';
 import { seedUser } from '../support/admin.js';
 import { seedMembership, seedOrganization } from '../support/orgs.js';
 import { testService } from '../support/services.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
-import { OrganizationUserType } from '../../src/features/organizations/roles.js';
+import { OrganizationUserType } from '../../src/platform/access/roles.js';
 
 /**
  * The admin console in a real browser (Debian's Chromium through playwright-core): sign-in,

@@ -10,7 +10,7 @@ import { createBwCli, type BwCli } from '../support/bw-cli.js';
 import { createOrganization } from '../support/org-founding.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createTestTls, type TestTls } from '../support/tls.js';
-import { EventType } from '../../src/features/events/event-type.js';
+import { EventType } from '../../src/platform/audit/event-type.js';
 
 const SLOW = 300_000;
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');

@@ -14,7 +14,7 @@ import { seedCollection } from '../support/admin.js';
 import { encryptText, encryptToEncString, generateSymmetricKey, rsaEncryptToEncString, type SymmetricKey } from '../support/bw-crypto.js';
 import { seedMembership, seedOrganization } from '../support/orgs.js';
 import { cipherBody } from '../support/vault.js';
-import { OrganizationUserType } from '../../src/features/organizations/roles.js';
+import { OrganizationUserType } from '../../src/platform/access/roles.js';
 import { Agent, fetch as undiciFetch, FormData } from 'undici';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
 import type { TestAccount } from '../support/bw-crypto.js';

@@ -1,7 +1,7 @@
 import { createServer } from 'node:net';
 import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventType } from '../../src/features/events/event-type.js';
+import { EventType } from '../../src/platform/audit/event-type.js';
 import { createUser, passwordGrantForm } from '../support/accounts.js';
 import { eventsOf } from '../support/admin.js';
 import { testService } from '../support/services.js';

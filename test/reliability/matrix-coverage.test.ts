@@ -31,13 +31,13 @@ const EXEMPT: Record<string, string> = {
   'POST /organizations/{orgId}/users/{id}/accept':
     'Joining: the caller is the invited user, not a member yet (no role applies); the invitation token decides, tested in src/features/members/invitations.test.ts.',
   'POST /ciphers/{id}/attachment/{attachmentId}':
-    "A multipart upload the matrix's JSON calls cannot make; it takes the same edit right as POST /ciphers/{id}/attachment/v2 (a row here), tested by role in src/features/files/attachments.test.ts.",
+    "A multipart upload the matrix's JSON calls cannot make; it takes the same edit right as POST /ciphers/{id}/attachment/v2 (a row here), tested by role in src/features/vault/attachments.test.ts.",
   'POST /ciphers/{id}/attachment':
-    "Older clients' multipart one-step upload the matrix's JSON calls cannot make; the same edit right as POST /ciphers/{id}/attachment/v2 (a row here), tested in src/features/files/attachments.test.ts.",
+    "Older clients' multipart one-step upload the matrix's JSON calls cannot make; the same edit right as POST /ciphers/{id}/attachment/v2 (a row here), tested in src/features/vault/attachments.test.ts.",
   'POST /ciphers/{id}/attachment-admin':
-    "The admin console's older multipart one-step upload the matrix's JSON calls cannot make; the same admin rule as POST /ciphers/{id}/attachment/v2 with adminRequest (a row here), tested by role in src/features/files/attachments.test.ts.",
+    "The admin console's older multipart one-step upload the matrix's JSON calls cannot make; the same admin rule as POST /ciphers/{id}/attachment/v2 with adminRequest (a row here), tested by role in src/features/vault/attachments.test.ts.",
   'POST /ciphers/{id}/attachment/{attachmentId}/share':
-    "Older clients' multipart re-upload before a share, which the matrix's JSON calls cannot make; only the item's owner who is a confirmed member of the organization, tested in src/features/files/attachments.test.ts.",
+    "Older clients' multipart re-upload before a share, which the matrix's JSON calls cannot make; only the item's owner who is a confirmed member of the organization, tested in src/features/vault/attachments.test.ts.",
 };
 
 type Pair = { method: string; segments: string[] };

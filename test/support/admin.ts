@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PlanType } from '../../src/features/organizations/plans.js';
-import { OrganizationUserStatusType, OrganizationUserType, type Permissions } from '../../src/features/organizations/roles.js';
+import { OrganizationUserStatusType, OrganizationUserType, type Permissions } from '../../src/platform/access/roles.js';
 import { createUser } from './accounts.js';
 import type { TestAccount } from './bw-crypto.js';
 import { seedMembership, seedOrganization } from './orgs.js';

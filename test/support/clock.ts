@@ -1,4 +1,4 @@
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/shared/clock.js';
 
 /** A clock tests can move forward without waiting. */
 export function testClock(start = new Date()): Clock & { advance(ms: number): void } {

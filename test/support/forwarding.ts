@@ -1,8 +1,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import { EventType } from '../../src/features/events/event-type.js';
-import { saveReadSet, readSetOf } from '../../src/features/events/read-sets.js';
-import { OrganizationUserType } from '../../src/features/organizations/roles.js';
+import { EventType } from '../../src/platform/audit/event-type.js';
+import { saveReadSet, readSetOf } from '../../src/platform/audit/read-sets.js';
+import { OrganizationUserType } from '../../src/platform/access/roles.js';
 import type { Actor } from './admin.js';
 import { seedMembership, seedOrganization } from './orgs.js';
 import type { Received } from './webhook-receiver.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { OrganizationUserStatusType, OrganizationUserType, type Permissions } from '../../src/features/organizations/roles.js';
+import { OrganizationUserStatusType, OrganizationUserType, type Permissions } from '../../src/platform/access/roles.js';
 import type { PlanType } from '../../src/features/organizations/plans.js';
 import { createUser, type LoggedInUser } from './accounts.js';
 import { seedMembership, seedOrganization } from './orgs.js';

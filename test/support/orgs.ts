@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import type { OrganizationsTable, OrganizationUsersTable } from '../../src/db/schema.js';
 import { planFeatures, PlanType } from '../../src/features/organizations/plans.js';
-import { OrganizationUserStatusType, OrganizationUserType, type Permissions } from '../../src/features/organizations/roles.js';
+import { OrganizationUserStatusType, OrganizationUserType, type Permissions } from '../../src/platform/access/roles.js';
 import type { TestServer } from './test-server.js';
 
 /**

@@ -1,4 +1,4 @@
-import type { Push, PushType, Pushes } from '../../src/features/notifications/pushes.js';
+import type { Push, PushType, Pushes } from '../../src/platform/push/pushes.js';
 
 /** A `Pushes` that keeps what the server sent, for tests (pass `pushes` to startTestServer). */
 export interface RecordedPushes extends Pushes {

@@ -12,7 +12,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import type { AccessPoliciesTable } from '../../src/db/schema.js';
-import { OrganizationUserType, type Permissions } from '../../src/features/organizations/roles.js';
+import { OrganizationUserType, type Permissions } from '../../src/platform/access/roles.js';
 import { actor, ENC, type Actor } from './admin.js';
 import { encryptText, encryptToEncString, rsaEncryptToEncString, smAccessTokenKey, type SymmetricKey, generateSymmetricKey } from './bw-crypto.js';
 import { seedOrganization } from './orgs.js';

@@ -9,13 +9,13 @@ import { assertCleanLog, remember } from './log-audit.js';
 import { createSchema } from './pg-schema.js';
 import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { buildApp } from '../../src/app.js';
-import type { Clock } from '../../src/clock.js';
+import type { Clock } from '../../src/shared/clock.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { prepareHttps } from '../../src/tls/https-options.js';
 import type { ServerKeysTable } from '../../src/db/schema.js';
-import type { Pushes } from '../../src/features/notifications/pushes.js';
+import type { Pushes } from '../../src/platform/push/pushes.js';
 import { startTracing } from '../../src/features/operations/tracing-setup.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
 

@@ -4,11 +4,11 @@ import { registerFinishBody } from '../../../test/support/bw-crypto.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { recordingPushes } from '../../../test/support/pushes.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { systemClock } from '../../clock.js';
+import { systemClock } from '../../shared/clock.js';
 import { createFeatures } from '../../wiring.js';
-import { EventType } from '../events/event-type.js';
-import { PushType } from '../notifications/pushes.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { PushType } from '../../platform/push/pushes.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 
 /**
  * The account rules the operator command relies on, through the services and the real HTTP

@@ -20,7 +20,7 @@ import {
   UserKeyIdBody,
   UserPublicKeyResponse,
 } from './accounts.schemas.js';
-import type { UserRow } from './accounts.repository.js';
+import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { AccountService } from './accounts.service.js';
 
 const tags = ['Accounts'];

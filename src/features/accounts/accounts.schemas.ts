@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Email, Nullable } from '../../http/schemas.js';
-import type { UserRow } from './accounts.repository.js';
-import type { KdfType } from './kdf.js';
+import type { UserRow } from '../../platform/auth/users.repository.js';
+import type { KdfType } from '../../platform/auth/kdf.js';
 
 const Hash = Type.String({ minLength: 1, maxLength: 1000 });
 const Enc = Type.String({ minLength: 1, maxLength: 10_000 });

@@ -1,18 +1,18 @@
 import { randomInt, randomUUID } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { isUniqueViolation } from '../../db/dialect.js';
 import { BadRequest, GatewayError, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { isEncString } from '../../http/enc-string.js';
-import type { FileStore } from '../files/file-store.js';
-import { fileFoldersOf, removeFolders } from '../files/orphans.js';
-import type { AuditLog, Executor } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import type { FileStore } from '../../platform/storage/file-store.js';
+import { fileFoldersOf, removeFolders } from '../../platform/storage/orphans.js';
+import type { AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { sendOrFail } from '../mail/delivery.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
-import type { SigningKeys } from '../identity/signing-keys.js';
-import { deleteRefreshTokensOfUser } from '../identity/tokens.repository.js';
+import type { SigningKeys } from '../../platform/auth/signing-keys.js';
+import { deleteRefreshTokensOfUser } from '../../platform/auth/tokens.repository.js';
 import {
   deleteUser,
   findUserByEmail,
@@ -21,13 +21,13 @@ import {
   listUsers,
   updateUser,
   type UserRow,
-} from './accounts.repository.js';
+} from '../../platform/auth/users.repository.js';
 import type { RegisterBody, RegisterFinishBody } from './accounts.schemas.js';
-import { DEFAULT_KDF, normalizeEmail, validateKdf, type KdfSettings } from './kdf.js';
-import type { PasswordHasher } from './password-hasher.js';
-import { logOutPush, userPush } from '../notifications/push-messages.js';
-import { PushType, type Pushes } from '../notifications/pushes.js';
-import { masterPasswordMatches } from './secret-verification.js';
+import { DEFAULT_KDF, normalizeEmail, validateKdf, type KdfSettings } from '../../platform/auth/kdf.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import { logOutPush, userPush } from '../../platform/push/push-messages.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
 
 /** Says whether an email has a pending organization invitation (registration stays open to it). */
 export type InvitationCheck = (db: Executor, email: string, proof: InvitationProof) => Promise<boolean>;

@@ -8,7 +8,7 @@ import {
   symmetricKeyFrom,
 } from '../../../test/support/bw-crypto.js';
 import { createClientAccountKeys, deriveMasterKey } from './client-keys.js';
-import { KdfType } from './kdf.js';
+import { KdfType } from '../../platform/auth/kdf.js';
 
 /**
  * The command's client-side crypto, checked against the tests' own implementation

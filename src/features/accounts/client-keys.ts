@@ -1,7 +1,7 @@
 import { createCipheriv, createHash, createHmac, generateKeyPair, pbkdf2, randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { argon2id } from 'hash-wasm';
-import { KdfType, normalizeEmail, type KdfSettings } from './kdf.js';
+import { KdfType, normalizeEmail, type KdfSettings } from '../../platform/auth/kdf.js';
 
 /**
  * What an official client derives and generates when it creates an account, done here for

@@ -11,7 +11,7 @@ import { startSmtpSink } from '../../../test/support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import type { Config } from '../../config/config.js';
 import type { CommandInput } from '../../shared/terminal-input.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { runUsersCommand } from './users-command.js';
 
 /** `strongroom users …` in process, on the test server's database, with its standard streams replaced. */

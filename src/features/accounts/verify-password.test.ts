@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { PolicyType } from '../policies/policy-type.js';
 
 let server: TestServer;

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { AdminEventsTable } from '../../db/schema.js';
-import type { Executor } from '../events/audit-log.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
 
 /** What an operator did in the console; the names are this log's own (the official EventType has none). */
 export type AdminAction =

@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { argon2id } from 'hash-wasm';
-import { UsageError } from '../../startup-error.js';
+import { UsageError } from '../../shared/startup-error.js';
 
 /**
  * The operator's admin token. The server keeps only its Argon2id hash as a PHC string

@@ -1,14 +1,14 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Config } from '../../config/config.js';
 import type { Database, Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { Features } from '../../wiring.js';
 import type { MailLog } from '../mail/mailer.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import type { AdminAudit } from './admin-audit.js';
 import { randomUUID } from 'node:crypto';
 import { InvitationNotMailed, randomApiKey } from '../accounts/accounts.service.js';
-import { normalizeEmail } from '../accounts/kdf.js';
+import { normalizeEmail } from '../../platform/auth/kdf.js';
 import { createLicenseIssuer, licenseTerms } from '../organizations/licenses.js';
 import { PlanType, planFeatures } from '../organizations/plans.js';
 import { findOrganization } from '../organizations/organizations.repository.js';

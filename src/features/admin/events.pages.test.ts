@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { consoleServers } from '../../../test/support/admin-console.js';
 import { seedUser } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 
 const startConsole = consoleServers();
 

@@ -4,7 +4,7 @@ import { Type, type Static } from 'typebox';
 import { BadRequest } from '../../http/errors.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { Guid } from '../../http/schemas.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import type { InstanceEventScope } from '../events/events.service.js';
 import { eventsCsv } from '../events/export.js';
 import { adminAccess } from './admin-access.js';

@@ -6,7 +6,7 @@ import { createUser } from '../../../test/support/accounts.js';
 import { foundingKeys } from '../../../test/support/org-founding.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import type { TestServer } from '../../../test/support/test-server.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 
 const start = consoleServers();
 

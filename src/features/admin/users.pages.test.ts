@@ -9,8 +9,8 @@ import { memberOf, memberRow, orgWithOwner } from '../../../test/support/members
 import { counting } from '../../../test/support/query-count.js';
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import type { TestServer } from '../../../test/support/test-server.js';
-import { EventSystemUser, EventType } from '../events/event-type.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { EventSystemUser, EventType } from '../../platform/audit/event-type.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { totpCode } from '../two-factor/totp.js';
 import { listUsersPage } from './admin.repository.js';

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { isEncString } from '../../http/enc-string.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { isGuid } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { safeEqual } from '../../shared/constant-time.js';
-import { findDevice, findUserByEmail } from '../accounts/accounts.repository.js';
-import { normalizeEmail } from '../accounts/kdf.js';
-import { authRequestPush, authRequestResponsePush } from '../notifications/push-messages.js';
-import type { Pushes } from '../notifications/pushes.js';
+import { findDevice, findUserByEmail } from '../../platform/auth/users.repository.js';
+import { normalizeEmail } from '../../platform/auth/kdf.js';
+import { authRequestPush, authRequestResponsePush } from '../../platform/push/push-messages.js';
+import type { Pushes } from '../../platform/push/pushes.js';
 import {
   answerAuthRequest,
   findAuthRequest,

@@ -4,7 +4,7 @@ import { createUser, loginAccount, passwordGrantForm, TEST_DEVICE, type LoggedIn
 import { testClock } from '../../../test/support/clock.js';
 import { recordingPushes } from '../../../test/support/pushes.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { PushType } from '../notifications/pushes.js';
+import { PushType } from '../../platform/push/pushes.js';
 import { AUTH_REQUEST_TEXTS } from './auth-requests.service.js';
 
 /** Log in with a device, end to end over HTTP: ask, approve, read the answer, log in once. */

@@ -1,8 +1,8 @@
 import type { Selectable } from 'kysely';
 import type { CollectionsTable } from '../../db/schema.js';
-import type { Executor } from '../events/audit-log.js';
-import { directAndGroupGrants, FULL_ACCESS, fullAccessFrom, type CollectionGrant } from '../organizations/org-access.js';
-import { OrganizationUserStatusType } from '../organizations/roles.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import { directAndGroupGrants, FULL_ACCESS, fullAccessFrom, type CollectionGrant } from '../../platform/access/org-access.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 
 export type CollectionRow = Selectable<CollectionsTable>;
 

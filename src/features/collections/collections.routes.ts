@@ -4,7 +4,7 @@ import { access, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, list, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
+import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
 import { registerOrgDeleteRoutes } from '../organizations/org-delete-routes.js';
 import {
   AccessSelectionResponse,

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import { accessInputs } from './access-input.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { isEncString } from '../../http/enc-string.js';
-import type { AuditLog, Executor } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import type { AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
-import { actingOf, collectionGrants, type Membership } from '../organizations/org-access.js';
+import { actingOf, collectionGrants, type Membership } from '../../platform/access/org-access.js';
 import {
   canCreate,
   canDelete,
@@ -21,7 +21,7 @@ import {
   canSee,
   manages,
   type CollectionActor,
-} from './collection-rights.js';
+} from '../../platform/access/collection-rights.js';
 import {
   accessOf,
   collectionsForUser,

@@ -3,9 +3,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { actor, orgWithCallers, custom, ENC, eventsOf, orgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { PlanType } from '../organizations/plans.js';
-import { OrganizationUserStatusType } from '../organizations/roles.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 
 interface Listed {
   id: string;

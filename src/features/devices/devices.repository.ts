@@ -1,5 +1,5 @@
-import type { Executor } from '../events/audit-log.js';
-import type { DeviceRow } from '../accounts/accounts.repository.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import type { DeviceRow } from '../../platform/auth/users.repository.js';
 
 export async function findDevicesOfUser(db: Executor, userId: string): Promise<DeviceRow[]> {
   return db.selectFrom('devices').selectAll().where('user_id', '=', userId).orderBy('creation_date', 'asc').execute();

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable } from '../../http/schemas.js';
-import type { DeviceRow } from '../accounts/accounts.repository.js';
+import type { DeviceRow } from '../../platform/auth/users.repository.js';
 
 /** The official DeviceResponseModel with the trust fields of trusted-device encryption, which is not offered here. */
 export const DeviceResponse = Type.Object({

@@ -2,8 +2,8 @@ import type { Db } from '../../db/database.js';
 import Value from 'typebox/value';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { Email } from '../../http/schemas.js';
-import { findDevice } from '../accounts/accounts.repository.js';
-import { normalizeEmail } from '../accounts/kdf.js';
+import { findDevice } from '../../platform/auth/users.repository.js';
+import { normalizeEmail } from '../../platform/auth/kdf.js';
 import { findDevicesOfUser, isKnownDevice } from './devices.repository.js';
 
 /**

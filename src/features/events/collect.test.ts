@@ -5,12 +5,12 @@ import { testClock } from '../../../test/support/clock.js';
 import { seedOrgItem, seedPersonalItem } from '../../../test/support/org-items.js';
 import { createAccessToken, createMachineAccount, machineLogin, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { counting } from '../../../test/support/query-count.js';
-import { createAuditLog, STATEMENT_ROWS } from './audit-log.js';
+import { createAuditLog, STATEMENT_ROWS } from '../../platform/audit/audit-log.js';
 import { createEventCollector } from './collect.js';
 import { createEventQueryService } from './events.service.js';
-import { EventType } from './event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { failInserts } from '../../../test/support/failures.js';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');

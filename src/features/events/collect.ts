@@ -1,13 +1,13 @@
 import { v7 as timeOrderedUuid } from 'uuid';
 import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import { BadRequest } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { OrganizationUserStatusType, parsePermissions, rightsOf } from '../organizations/roles.js';
+import { OrganizationUserStatusType, parsePermissions, rightsOf } from '../../platform/access/roles.js';
 import { readsEveryItem, visibleCiphers } from '../vault/cipher-access.js';
-import type { AuditEvent, AuditLog } from './audit-log.js';
-import { EventType } from './event-type.js';
+import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { parseDate } from './events.service.js';
 import { createWorkQueue, mapInSlices, yieldToLoop } from '../../shared/work-slices.js';
 

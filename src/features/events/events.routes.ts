@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { access, currentUser, type AccessRule } from '../../http/access.js';
 import { Forbidden, NotFound } from '../../http/errors.js';
 import { IdParams, list, ListOf, OrgIdParams } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
+import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
 import { EventQuery, EventResponse, OrgParams, toEventResponse } from './events.schemas.js';
 import type { EventQueryService } from './events.service.js';
 import { eventsCsv, eventsJson } from './export.js';

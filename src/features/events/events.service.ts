@@ -1,10 +1,10 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import { BadRequest } from '../../http/errors.js';
-import type { Executor } from './audit-log.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
 import { eventsPerDay, ITEM_COLUMNS, organizationEvents, type EventCursor, type EventFilter, type EventRow, type EventsAbout } from './events.repository.js';
-import { readSetMembers } from './read-sets.js';
+import { readSetMembers } from '../../platform/audit/read-sets.js';
 import { yieldToLoop } from '../../shared/work-slices.js';
-import { confirmedMembership } from '../organizations/org-access.js';
+import { confirmedMembership } from '../../platform/access/org-access.js';
 
 /** Events per page, as the official server pages them. */
 const EVENT_PAGE_SIZE = 50;

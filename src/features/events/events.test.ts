@@ -4,8 +4,8 @@ import { actor, custom, ENC, orgWithOwner, type Actor } from '../../../test/supp
 import { testClock } from '../../../test/support/clock.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { OrganizationUserType } from '../organizations/roles.js';
-import { EventType } from './event-type.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { eventWindow } from './events.service.js';
 
 interface Listed {

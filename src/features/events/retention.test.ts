@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testClock } from '../../../test/support/clock.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from './event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { createLease } from '../../db/leases.js';
 import { createEventRetention } from './retention.js';
 

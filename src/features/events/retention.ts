@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { createLease, everyInterval, type Lease, type JobRunResult } from '../../db/leases.js';
 

@@ -14,8 +14,8 @@ import { startLocalS3, type LocalS3 } from '../../../test/support/s3.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody } from '../../../test/support/vault.js';
 import { createLease } from '../../db/leases.js';
-import { OrganizationUserType } from '../organizations/roles.js';
-import { localFileStore, s3FileStore, type FileStore } from './file-store.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
+import { localFileStore, s3FileStore, type FileStore } from '../../platform/storage/file-store.js';
 import { createFileSweeper, SWEEP_MIN_AGE_MS } from './file-sweeper.js';
 
 const NAME = '2.BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=';

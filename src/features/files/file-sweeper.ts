@@ -1,11 +1,11 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { createLease, everyInterval, type Lease, type JobRunResult } from '../../db/leases.js';
 import { parseSendData } from '../sends/sends.schemas.js';
-import { namedFiles, parseAttachments } from './attachment-data.js';
-import type { FileStore, StoredFile } from './file-store.js';
+import { namedFiles, parseAttachments } from '../vault/attachment-data.js';
+import type { FileStore, StoredFile } from '../../platform/storage/file-store.js';
 import { dropStaleAnnouncements } from './pending-uploads.js';
-import { ATTACHMENTS_AREA, SENDS_AREA } from './store-layout.js';
+import { ATTACHMENTS_AREA, SENDS_AREA } from '../../platform/storage/store-layout.js';
 
 const BATCH = 500;
 const LEASE = 'file-sweep';

@@ -8,8 +8,8 @@ import { seedOrgItem, seedPersonalItem } from '../../../test/support/org-items.j
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { createLease } from '../../db/leases.js';
-import { OrganizationUserType } from '../organizations/roles.js';
-import { localFileStore } from './file-store.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
+import { localFileStore } from '../../platform/storage/file-store.js';
 import { createFileSweeper } from './file-sweeper.js';
 import { PENDING_UPLOAD_TTL_MS } from './pending-uploads.js';
 

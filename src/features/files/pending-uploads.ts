@@ -1,9 +1,9 @@
 import type { Db } from '../../db/database.js';
 import { parseSendData, SendType } from '../sends/sends.schemas.js';
 import { SEND_UPLOAD_WINDOW_MS } from '../sends/sends.service.js';
-import { parseAttachments, serializeAttachments, type AttachmentMeta } from './attachment-data.js';
-import { lockCipher, setAttachments, storedAttachments } from './attachments.repository.js';
-import { UPLOAD_WINDOW_MS } from './attachments.service.js';
+import { parseAttachments, serializeAttachments, type AttachmentMeta } from '../vault/attachment-data.js';
+import { lockCipher, setAttachments, storedAttachments } from '../vault/attachments.repository.js';
+import { UPLOAD_WINDOW_MS } from '../vault/attachments.service.js';
 
 /** The longest a request may last: REQUEST_TIMEOUT_SECONDS' maximum (config.ts). */
 const LONGEST_REQUEST_MS = 60 * 60 * 1000;

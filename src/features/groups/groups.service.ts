@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import { accessInputs } from '../collections/access-input.js';
 import { distinctIds } from '../../http/ids.js';
 import { groupBy } from '../../shared/group-by.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { canEdit, type CollectionActor } from '../collections/collection-rights.js';
+import { canEdit, type CollectionActor } from '../../platform/access/collection-rights.js';
 import {
   accessOf,
   collectionsOfOrganization,
@@ -14,10 +14,10 @@ import {
   membersOfOrganization,
   type AccessInput,
 } from '../collections/collections.repository.js';
-import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import type { AuditEvent, AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
-import { actingOf, collectionGrants, type Membership } from '../organizations/org-access.js';
+import { actingOf, collectionGrants, type Membership } from '../../platform/access/org-access.js';
 import {
   addGroupMembers,
   collectionsOfGroups,

@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { actor, orgWithCallers, custom, eventsOf, orgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { PlanType } from '../organizations/plans.js';
 
 describe('group permission matrix', () => {

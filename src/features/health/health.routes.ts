@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import { access } from '../../http/access.js';
 import { Alive, BasicHealth, ExtendedHealth } from './health.schemas.js';
 import type { HealthService } from './health.service.js';

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
 import type { IdentityService } from './identity.service.js';
-import type { SigningKeys } from './signing-keys.js';
+import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 
 const tags = ['Identity'];
 

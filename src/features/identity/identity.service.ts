@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { OAuthError } from '../../http/error-handler.js';
 import { isGuid } from '../../http/ids.js';
@@ -14,20 +14,20 @@ import {
   updateDevice,
   type DeviceRow,
   type UserRow,
-} from '../accounts/accounts.repository.js';
+} from '../../platform/auth/users.repository.js';
 import { accountKeysOf, kdfJson, saltOf } from '../accounts/accounts.schemas.js';
-import { normalizeEmail } from '../accounts/kdf.js';
-import type { PasswordHasher } from '../accounts/password-hasher.js';
-import type { AuditLog } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import { normalizeEmail } from '../../platform/auth/kdf.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { masterPasswordPolicyFor } from '../policies/policies.service.js';
 import type { AuthRequestService } from '../auth-requests/auth-requests.service.js';
 import { TwoFactorProviderType, type TwoFactorService } from '../two-factor/two-factor.service.js';
 import type { AccountEmails } from '../account-emails/account-emails.service.js';
 import { LimitsUnavailable } from '../rate-limits/failover-store.js';
-import type { LoginAttempt, LoginThrottle } from './login-throttle.js';
+import type { LoginAttempt, LoginThrottle } from '../rate-limits/login-throttle.js';
 import type { Instruments } from '../operations/metrics.js';
-import type { IssuedTokens, TokenService } from './tokens.js';
+import type { IssuedTokens, TokenService } from '../../platform/auth/tokens.js';
 
 /** The official first-party clients; none has a secret. */
 export const STATIC_CLIENTS = new Set(['web', 'browser', 'desktop', 'cli', 'mobile', 'connector']);

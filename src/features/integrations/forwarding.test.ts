@@ -4,8 +4,8 @@ import { actor, ENC, orgWithOwner, type Actor } from '../../../test/support/admi
 import { acceptedIds, COUNTING_TEMPLATE, emitEvents, emitReadSet, organizationWithHook, signatureValid } from '../../../test/support/forwarding.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { eventually, startReceiver } from '../../../test/support/webhook-receiver.js';
-import { EventType } from '../events/event-type.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { isPrivateAddress } from './outbound.js';
 import { createRelay } from './relay.js';
 import type { Transport } from './transports.js';

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, list, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
+import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
 import {
   ConfigurationBody,
   ConfigurationParams,

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, custom, orgWithOwner, type Actor } from '../../../test/support/admin.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { OrganizationUserType } from '../organizations/roles.js';
-import { EventType } from '../events/event-type.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
+import { EventType } from '../../platform/audit/event-type.js';
 
 let server: TestServer;
 let org: string;

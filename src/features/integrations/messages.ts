@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Executor } from '../events/audit-log.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
 import type { EventRow } from '../events/events.repository.js';
-import { readSetMembers } from '../events/read-sets.js';
+import { readSetMembers } from '../../platform/audit/read-sets.js';
 import { integrationStatus, IntegrationStatus, parseFilters, passes, targetOf, type FilterGroup, type IntegrationType, type Target } from './rules.js';
 import { toEventResponse } from '../events/events.schemas.js';
 import { needsActingUser, needsGroup, needsOrganization, needsUser, renderTemplate, type ForwardedEvent, type TemplateLookups } from './templates.js';

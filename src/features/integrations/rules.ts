@@ -1,5 +1,5 @@
 import { BadRequest } from '../../http/errors.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import type { ForwardedEvent } from './templates.js';
 
 /** The official IntegrationType values Strongroom forwards to. */

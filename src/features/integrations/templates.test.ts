@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { FilterOperation, parseFilters, passes } from './rules.js';
 import { dotnetDate, dotnetRoundTrip, eventMessageJson, jsonEscape, renderTemplate, type ForwardedEvent } from './templates.js';
 

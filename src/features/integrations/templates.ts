@@ -1,6 +1,6 @@
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { deviceTypeName } from '../devices/device-types.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 
 /**
  * Templates as the official server renders them (IntegrationTemplateProcessor): every `#Name#`

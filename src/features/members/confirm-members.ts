@@ -1,17 +1,17 @@
-import { actingOf } from '../organizations/org-access.js';
-import type { Clock } from '../../clock.js';
+import { actingOf } from '../../platform/access/org-access.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { isEncString } from '../../http/enc-string.js';
-import type { AuditLog } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
-import { userPush } from '../notifications/push-messages.js';
-import { PushType, type Pushes } from '../notifications/pushes.js';
-import { OrganizationUserStatusType } from '../organizations/roles.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { userPush } from '../../platform/push/push-messages.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { joinPolicyError, lockOrganization, type Actor } from './member-rules.js';
 import { findMembers, updateMember, type MemberRow } from './members.repository.js';
 import { findOrganization } from '../organizations/organizations.repository.js';
-import { touchAccountRevision } from '../accounts/accounts.repository.js';
+import { touchAccountRevision } from '../../platform/auth/users.repository.js';
 import { bulkResult, type BulkResult } from './members.schemas.js';
 
 const NOT_FOUND = 'User not found.';

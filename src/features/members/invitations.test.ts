@@ -13,10 +13,10 @@ import { dataOf, memberEventTypes, memberOf, memberRow, orgWithOwner, seedPolicy
 import { seedMembership } from '../../../test/support/orgs.js';
 import { invitationFrom, startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import { freshDatabaseUrl, startTestServer, TEST_ENGINE, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { PlanType } from '../organizations/plans.js';
-import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../organizations/roles.js';
+import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../../platform/access/roles.js';
 
 let server: TestServer | undefined;
 let sink: SmtpSink;

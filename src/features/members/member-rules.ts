@@ -1,11 +1,11 @@
 import { BadRequest } from '../../http/errors.js';
 import { usersWithTwoFactor } from '../two-factor/two-factor.repository.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { Executor } from '../events/audit-log.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
 import type { MailLog } from '../mail/mailer.js';
-import type { Membership } from '../organizations/org-access.js';
+import type { Membership } from '../../platform/access/org-access.js';
 import { PlanType } from '../organizations/plans.js';
-import { canManageMemberOfType, OrganizationUserStatusType, OrganizationUserType, PERMISSION_FLAGS } from '../organizations/roles.js';
+import { canManageMemberOfType, OrganizationUserStatusType, OrganizationUserType, PERMISSION_FLAGS } from '../../platform/access/roles.js';
 import { findPolicy, policiesOfMemberships } from '../policies/policies.repository.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { countFreeOrgAdminships, countOccupiedSeats, membershipsOfUser } from './members.repository.js';

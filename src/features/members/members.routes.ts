@@ -6,7 +6,7 @@ import { NotFound } from '../../http/errors.js';
 import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, ListOf, list } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
+import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
 import {
   AcceptBody,
   BulkConfirmBody,

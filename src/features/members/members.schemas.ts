@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { EMAIL_ADDRESS_PATTERN, Guid, Nullable, NullableEncString } from '../../http/schemas.js';
-import { parsePermissions, PERMISSION_FLAGS } from '../organizations/roles.js';
+import { parsePermissions, PERMISSION_FLAGS } from '../../platform/access/roles.js';
 
 // Invitations trim the addresses they are sent, so spaces around one are allowed; control characters never are.
 const Email = Type.String({ minLength: 3, maxLength: 256, pattern: `^\\s*${EMAIL_ADDRESS_PATTERN}\\s*$` });

@@ -8,9 +8,9 @@ import { seedCollection, seedGroup } from '../../../test/support/admin.js';
 import { dataOf, memberEvents, memberEventTypes, memberOf, memberRow, orgWithOwner } from '../../../test/support/members.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { PlanType } from '../organizations/plans.js';
-import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../organizations/roles.js';
+import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../../platform/access/roles.js';
 
 let server: TestServer;
 afterEach(async () => {

@@ -7,7 +7,7 @@ import { memberOf, orgWithOwner } from '../../../test/support/members.js';
 import { testService } from '../../../test/support/services.js';
 import { sharedDatabaseUrl } from '../../../test/support/shared-database.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { PushType, type Push } from './pushes.js';
+import { PushType, type Push } from '../../platform/push/pushes.js';
 
 const redisUrl = testService('redis');
 

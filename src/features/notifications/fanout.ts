@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { decode, encode } from '@msgpack/msgpack';
 import type { HubLog } from './hub.js';
-import type { Push } from './pushes.js';
+import type { Push } from '../../platform/push/pushes.js';
 
 /**
  * How a push reaches the hub of every instance (notifications.md §6.2). In process, it is

@@ -7,7 +7,7 @@ import { testService } from '../../../test/support/services.js';
 import { sharedDatabaseUrl } from '../../../test/support/shared-database.js';
 import { startTestServer, type StartOptions, type TestServer } from '../../../test/support/test-server.js';
 import { PolicyType } from '../policies/policy-type.js';
-import { PushType } from './pushes.js';
+import { PushType } from '../../platform/push/pushes.js';
 
 const redisUrl = testService('redis');
 

@@ -6,7 +6,7 @@ import { connectHub, sleep, waitFor, type TestHubClient } from '../../../test/su
 import { memberOf, orgWithOwner } from '../../../test/support/members.js';
 import { sharedDatabaseUrl } from '../../../test/support/shared-database.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { PushType, type Push } from './pushes.js';
+import { PushType, type Push } from '../../platform/push/pushes.js';
 
 let servers: TestServer[] = [];
 let clients: TestHubClient[] = [];

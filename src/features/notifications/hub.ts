@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { decodeJwt } from 'jose';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Authenticator } from '../../http/access.js';
 import {
   closeMessage,
@@ -21,7 +21,7 @@ import {
   type InboundMessage,
   type ProtocolName,
 } from './hub-protocol.js';
-import { PushType, type Push } from './pushes.js';
+import { PushType, type Push } from '../../platform/push/pushes.js';
 
 export type HubLog = Pick<FastifyBaseLogger, 'info' | 'warn' | 'error' | 'debug'>;
 

@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { Authenticator } from '../../http/access.js';
@@ -6,7 +6,7 @@ import type { HealthCheck } from '../health/health.service.js';
 import { confirmedMemberUserIds } from '../organizations/organizations.repository.js';
 import { inProcessFanout, redisFanout, type Fanout } from './fanout.js';
 import { createHub, type HubLog } from './hub.js';
-import type { Push, Pushes } from './pushes.js';
+import type { Push, Pushes } from '../../platform/push/pushes.js';
 
 /**
  * The notifications feature as the rest of the server sees it: `pushes` for the features that

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { testConfig } from '../../../test/support/test-server.js';
 import { openDatabase } from '../../db/database.js';
 import { migrateToLatest } from '../../db/migrate.js';
-import { UsageError } from '../../startup-error.js';
+import { UsageError } from '../../shared/startup-error.js';
 import { runBackup, runRestore } from './backup.js';
 
 let root: string;

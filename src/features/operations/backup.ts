@@ -6,7 +6,7 @@ import SqliteDatabase from 'better-sqlite3';
 import { create as createTar, extract as extractTar } from 'tar';
 import { filesDirOf, type Config } from '../../config/config.js';
 import { engineOf, sqlitePathOf } from '../../db/database.js';
-import { UsageError } from '../../startup-error.js';
+import { UsageError } from '../../shared/startup-error.js';
 
 /**
  * `strongroom backup <file>` and `strongroom restore <file>` (docs/operations.md).

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isUniqueViolation } from '../../db/dialect.js';
 import { BadRequest } from '../../http/errors.js';
 import { isEncString } from '../../http/enc-string.js';
-import type { Executor } from '../events/audit-log.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
 import {
   adminOfFreeOrganization,
   findOrganization,
@@ -13,7 +13,7 @@ import {
   type OrganizationRow,
 } from './organizations.repository.js';
 import { PlanType, type PlanFeatures } from './plans.js';
-import { OrganizationUserStatusType, OrganizationUserType } from './roles.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 
 export interface Founding {
   id?: string;

@@ -1,6 +1,6 @@
 import type { InvitationCheck } from '../accounts/accounts.service.js';
-import type { SigningKeys } from '../identity/signing-keys.js';
-import { OrganizationUserStatusType } from './roles.js';
+import type { SigningKeys } from '../../platform/auth/signing-keys.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 
 /** The `typ` of the signed token an organization invitation mails (its link carries it). */
 export const INVITE_TOKEN_TYP = 'strongroom-org-invite';

@@ -6,8 +6,8 @@ import { eventsOf } from '../../../test/support/admin.js';
 import { generateRsaKeyPair, encryptToEncString } from '../../../test/support/bw-crypto.js';
 import { foundingKeys } from '../../../test/support/org-founding.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { systemClock } from '../../clock.js';
-import { EventType } from '../events/event-type.js';
+import { systemClock } from '../../shared/clock.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { createLicenseIssuer, licenseTerms } from './licenses.js';
 import { PlanType } from './plans.js';
 

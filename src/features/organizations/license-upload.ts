@@ -1,6 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { BadRequest } from '../../http/errors.js';
-import { checkBoundary, uploadError } from '../files/multipart.js';
+import { checkBoundary, uploadError } from '../../platform/storage/multipart.js';
 
 /** The largest license file accepted; the JSON body's `license` has the same limit. */
 export const LICENSE_MAX_BYTES = 100_000;

@@ -2,7 +2,7 @@ import { generateKeyPairSync, createPrivateKey, createPublicKey, sign, verify, t
 import { calculateJwkThumbprint } from 'jose';
 import { Type, type Static } from 'typebox';
 import Value from 'typebox/value';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../http/errors.js';
 import { Guid, Nullable } from '../../http/schemas.js';

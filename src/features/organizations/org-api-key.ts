@@ -6,8 +6,8 @@ import { OAuthError } from '../../http/error-handler.js';
 import { isGuid } from '../../http/ids.js';
 import { safeEqual } from '../../shared/constant-time.js';
 import type { ClientCredentialsGrant } from '../identity/identity.service.js';
-import type { SigningKeys } from '../identity/signing-keys.js';
-import { ACCESS_TOKEN_TYP, type PrincipalResolver } from '../identity/tokens.js';
+import type { SigningKeys } from '../../platform/auth/signing-keys.js';
+import { ACCESS_TOKEN_TYP, type PrincipalResolver } from '../../platform/auth/tokens.js';
 
 /** OrganizationApiKeyType.Default: the key of the public API. */
 export const DEFAULT_API_KEY_TYPE = 0;

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
-import type { ClaimsProvider } from '../identity/tokens.js';
-import { OrganizationUserStatusType, OrganizationUserType } from './roles.js';
+import type { ClaimsProvider } from '../../platform/auth/tokens.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 
 const ROLE_CLAIMS: Partial<Record<OrganizationUserType, string>> = {
   [OrganizationUserType.Owner]: 'orgowner',

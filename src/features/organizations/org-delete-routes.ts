@@ -4,7 +4,7 @@ import type { AccessRule } from '../../http/access.js';
 import { clientContext, type ClientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { BulkIdsBody, emptyOk, EmptyResponse, OrgIdParams, OrgParams } from '../../http/schemas.js';
-import { membershipOf, type Membership } from './org-access.js';
+import { membershipOf, type Membership } from '../../platform/access/org-access.js';
 
 type TypeBoxApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 

@@ -1,11 +1,11 @@
 import type { KeyObject } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { parsePublicKeyList } from '../../shared/public-keys.js';
 import { randomApiKey } from '../accounts/accounts.service.js';
-import { userPush } from '../notifications/push-messages.js';
-import { PushType, type Pushes } from '../notifications/pushes.js';
+import { userPush } from '../../platform/push/push-messages.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
 import { licenseTerms, verifyLicense, type LicenseDocument, type LicenseIssuer } from './licenses.js';
 import { findOrganization, findOrganizationByLicenseKey, updateOrganization, type OrganizationRow } from './organizations.repository.js';

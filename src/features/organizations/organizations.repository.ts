@@ -1,7 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { OrganizationApiKeysTable, OrganizationsTable, OrganizationUsersTable } from '../../db/schema.js';
-import type { Executor } from '../events/audit-log.js';
-import { OrganizationUserStatusType, OrganizationUserType } from './roles.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 
 export type OrganizationRow = Selectable<OrganizationsTable>;
 export type OrganizationUserRow = Selectable<OrganizationUsersTable>;

@@ -15,7 +15,7 @@ import {
   SelfHostBillingMetadataResponse,
   type OrganizationKeysService,
 } from './organization-keys.js';
-import { membershipOf, type OrgAccess } from './org-access.js';
+import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
 import type { LicenseService } from './organization-licenses.js';
 import {
   ApiKeyBody,

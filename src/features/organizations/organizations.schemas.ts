@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Email, EncString, Nullable } from '../../http/schemas.js';
 import { FEATURE_FLAGS, PlanType, tierOf, ProductTierType, usesRiskInsights } from './plans.js';
 import type { OrganizationRow } from './organizations.repository.js';
-import { PERMISSION_FLAGS, type PermissionFlag } from './roles.js';
+import { PERMISSION_FLAGS, type PermissionFlag } from '../../platform/access/roles.js';
 
 
 const Enc = Type.String({ minLength: 1, maxLength: 10_000 });

@@ -1,22 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import type { Static } from 'typebox';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { FileStore } from '../files/file-store.js';
-import { fileFoldersOf, removeFolders } from '../files/orphans.js';
-import { verifyMasterPassword } from '../accounts/secret-verification.js';
-import { findUserById, type UserRow } from '../accounts/accounts.repository.js';
+import type { FileStore } from '../../platform/storage/file-store.js';
+import { fileFoldersOf, removeFolders } from '../../platform/storage/orphans.js';
+import { verifyMasterPassword } from '../../platform/auth/secret-verification.js';
+import { findUserById, type UserRow } from '../../platform/auth/users.repository.js';
 import { randomApiKey } from '../accounts/accounts.service.js';
-import type { PasswordHasher } from '../accounts/password-hasher.js';
-import type { AuditLog, Executor } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import type { AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
-import { actingOf, type Membership } from './org-access.js';
+import { actingOf, type Membership } from '../../platform/access/org-access.js';
 import {
   confirmedOwnerIds,
   deleteMembership,
@@ -36,9 +36,9 @@ import {
 import type { ApiKeyBody, CreateOrganizationBody, OrganizationKeys, SecretBody, UpdateOrganizationBody } from './organizations.schemas.js';
 import { planFeatures, ProductTierType } from './plans.js';
 import { profileOrganizations } from './profile-organizations.js';
-import { OrganizationUserType } from './roles.js';
-import { userPush } from '../notifications/push-messages.js';
-import { PushType, type Pushes } from '../notifications/pushes.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
+import { userPush } from '../../platform/push/push-messages.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
 
 /** OrganizationApiKeyType. */
 export enum OrganizationApiKeyType {

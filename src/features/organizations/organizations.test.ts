@@ -11,7 +11,7 @@ import { cipherBody } from '../../../test/support/vault.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { organizationPrincipalResolver } from './org-api-key.js';
 import { PlanType } from './plans.js';
-import { OrganizationUserStatusType, OrganizationUserType } from './roles.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 
 // Most tests register several accounts; key derivation makes that slow on a loaded machine.
 vi.setConfig({ testTimeout: 120_000 });

@@ -1,7 +1,7 @@
-import type { Executor } from '../events/audit-log.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
 import { ABSENT_FEATURES, flagsOf, type ProfileOrganizationResponse } from './organizations.schemas.js';
 import { ProductTierType, tierOf, usesRiskInsights } from './plans.js';
-import { OrganizationUserStatusType, parsePermissions } from './roles.js';
+import { OrganizationUserStatusType, parsePermissions } from '../../platform/access/roles.js';
 
 async function profileOrganizationsWithStatus(
   db: Executor,

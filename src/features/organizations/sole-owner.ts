@@ -1,5 +1,5 @@
 import type { SoleOwnerCheck } from '../accounts/accounts.service.js';
-import { OrganizationUserStatusType, OrganizationUserType } from './roles.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 
 /**
  * Whether the user is the only confirmed owner of some organization: deleting the account

@@ -3,7 +3,7 @@ import { access, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { list, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
+import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
 import { OrgParams, PolicyBody, PolicyResponse, PolicyTypeParams } from './policies.schemas.js';
 import type { PolicyService } from './policies.service.js';
 

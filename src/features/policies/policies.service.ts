@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
-import type { AuditLog, Executor } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
-import { actingOf, type Membership } from '../organizations/org-access.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import type { AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { actingOf, type Membership } from '../../platform/access/org-access.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { validatePolicyData } from './policy-data.js';
 import { listPolicies, findPolicy, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
 import { defaultPolicyResponse, parseData, toPolicyResponse, type PolicyBody, type PolicyResponse } from './policies.schemas.js';
 import { PolicyType } from './policy-type.js';
-import { policyPush, userPush } from '../notifications/push-messages.js';
-import { PushType } from '../notifications/pushes.js';
-import { revokeNonCompliant, type Revocation } from '../two-factor/two-factor-policy.js';
-import type { Pushes } from '../notifications/pushes.js';
+import { policyPush, userPush } from '../../platform/push/push-messages.js';
+import { PushType } from '../../platform/push/pushes.js';
+import { revokeNonCompliant, type Revocation } from './two-factor-policy.js';
+import type { Pushes } from '../../platform/push/pushes.js';
 
 /** The names the official server uses in its policy messages. */
 const POLICY_NAMES: Partial<Record<PolicyType, string>> = {

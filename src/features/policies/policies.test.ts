@@ -3,9 +3,9 @@ import { passwordGrantForm, testAccount } from '../../../test/support/accounts.j
 import { actor, orgWithCallers, custom, eventsOf, orgWithOwner, ROLES, type Actor } from '../../../test/support/admin.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { PlanType } from '../organizations/plans.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { policiesForUser } from './policies.service.js';
 import { PolicyType } from './policy-type.js';
 

@@ -1,21 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { OrganizationUsersTable } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ValidationErrors } from '../../http/errors.js';
-import { normalizeEmail } from '../accounts/kdf.js';
-import type { AuditEvent, AuditLog } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import { normalizeEmail } from '../../platform/auth/kdf.js';
+import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { addGroupMembers, deleteGroups, insertGroup, listGroups, removeGroupMembers, updateGroup, type GroupRow } from '../groups/groups.repository.js';
 import { lockOrganization, seatError, type Actor } from '../members/member-rules.js';
 import { insertMembers, listMembersWithUsers, updateMember, type MemberRow } from '../members/members.repository.js';
 import type { MemberService } from '../members/members.service.js';
-import { actingOf } from '../organizations/org-access.js';
+import { actingOf } from '../../platform/access/org-access.js';
 import { findOrganization, touchAccountRevisions, touchOrganizationMembers } from '../organizations/organizations.repository.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { deleteMemberships, groupMembersOfOrganization } from './public-api.repository.js';
 import type { ImportBody } from './public-api.schemas.js';
 

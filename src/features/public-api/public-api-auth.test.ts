@@ -3,7 +3,7 @@ import { actor, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { machineAccountToken, orgApiToken } from '../../../test/support/public-api.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { OrganizationUserType as Role } from '../organizations/roles.js';
+import { OrganizationUserType as Role } from '../../platform/access/roles.js';
 
 let server: TestServer;
 let org: string;

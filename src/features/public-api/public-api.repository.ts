@@ -1,7 +1,7 @@
-import type { Executor } from '../events/audit-log.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
 import { findCollection, type CollectionRow } from '../collections/collections.repository.js';
 import { findOrganization, type OrganizationRow } from '../organizations/organizations.repository.js';
-import { OrganizationUserStatusType } from '../organizations/roles.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 
 /** CollectionType.DefaultUserCollection: a member's own "My Items". */
 const DEFAULT_USER_COLLECTION = 1;

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Email, Guid, Nullable } from '../../http/schemas.js';
 import type { EventRow } from '../events/events.repository.js';
 import { PermissionsBody, type MemberUserDetails } from '../members/members.schemas.js';
-import { OrganizationUserType, PERMISSION_FLAGS } from '../organizations/roles.js';
+import { OrganizationUserType, PERMISSION_FLAGS } from '../../platform/access/roles.js';
 import type { PolicyResponse as WebPolicyResponse } from '../policies/policies.schemas.js';
 
 /** The official public request models' limits. */

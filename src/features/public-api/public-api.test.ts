@@ -5,9 +5,9 @@ import { seedOrganization } from '../../../test/support/orgs.js';
 import { orgApiToken } from '../../../test/support/public-api.js';
 import { invitationFrom, startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
-import { EventSystemUser, EventType } from '../events/event-type.js';
+import { EventSystemUser, EventType } from '../../platform/audit/event-type.js';
 import { PlanType } from '../organizations/plans.js';
-import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../organizations/roles.js';
+import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../../platform/access/roles.js';
 import { PolicyType } from '../policies/policy-type.js';
 
 let server: TestServer;

@@ -1,11 +1,11 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { AuditLog } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { countOccupiedSeats } from '../members/members.repository.js';
-import { actingOf, type Membership } from '../organizations/org-access.js';
+import { actingOf, type Membership } from '../../platform/access/org-access.js';
 import { findOrganization, updateOrganization, type OrganizationRow } from '../organizations/organizations.repository.js';
 import type { OrganizationService } from '../organizations/organizations.service.js';
 import { planFeatures } from '../organizations/plans.js';

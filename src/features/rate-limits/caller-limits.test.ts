@@ -3,8 +3,8 @@ import { createUser, type LoggedInUser } from '../../../test/support/accounts.js
 import { memberOf, orgWithOwner } from '../../../test/support/members.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody } from '../../../test/support/vault.js';
-import { OrganizationUserType } from '../organizations/roles.js';
-import { EventType } from '../events/event-type.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
+import { EventType } from '../../platform/audit/event-type.js';
 
 let server: TestServer;
 let alice: LoggedInUser;

@@ -1,4 +1,4 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Bucket, Decision, LimitStore } from './limit-store.js';
 
 /**

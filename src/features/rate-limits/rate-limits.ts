@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Config, ServiceName } from '../../config/config.js';
 import { ipMatcher, periodMs, plainAddress, type IpRule } from '../../config/rate-limit-settings.js';
 import { createFailoverStore } from './failover-store.js';

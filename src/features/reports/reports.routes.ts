@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { BadRequest } from '../../http/errors.js';
 import { EmptyResponse, emptyOk, Guid, Nullable, NullableEncString, OrgParams } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
+import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
 import { metricsOf, REPORT_METRICS, type OrganizationReport, type ReportSummary, type Reports } from './reports.service.js';
 
 const tags = ['Reports'];

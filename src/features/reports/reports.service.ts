@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { OrganizationReportsTable } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../http/errors.js';

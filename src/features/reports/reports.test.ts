@@ -5,7 +5,7 @@ import { testClock } from '../../../test/support/clock.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { PlanType } from '../organizations/plans.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { REPORT_METRICS } from './reports.service.js';
 
 const DAY = 24 * 60 * 60 * 1000;

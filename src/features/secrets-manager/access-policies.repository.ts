@@ -1,8 +1,8 @@
 import { expressionBuilder, type Expression, type ExpressionWrapper, type Insertable, type Selectable, type SqlBool } from 'kysely';
 import { chunks } from '../../db/chunks.js';
 import type { AccessPoliciesTable, DB } from '../../db/schema.js';
-import type { Executor } from '../events/audit-log.js';
-import { OrganizationUserStatusType } from '../organizations/roles.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 
 export type PolicyRow = Selectable<AccessPoliciesTable>;
 export type GranteeColumn = 'organization_user_id' | 'group_id' | 'service_account_id';

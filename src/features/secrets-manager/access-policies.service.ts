@@ -1,11 +1,11 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { normalizeGuid } from '../../http/schemas.js';
-import type { AuditEvent, AuditLog, Executor } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import type { AuditEvent, AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { applyChanges, checkRequests, diff, type GranteeList, replaceGrants, requireInOrganization, requireUser, serviceAccountsIn } from './access-policy-changes.js';
 import {
   grantedProjectsOf,

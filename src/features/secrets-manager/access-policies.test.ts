@@ -5,8 +5,8 @@ import { counting } from '../../../test/support/query-count.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from '../events/event-type.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { saveSecretAccessPolicies } from './access-policies.service.js';
 import { requireSmCaller, smAccessOf } from './sm-access.js';
 

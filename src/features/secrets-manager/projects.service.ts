@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { mergedIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { AuditEvent, AuditLog } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projectsByIds, projectsOfOrganization, renameProject, touchSecretsOfProjects } from './projects.repository.js';
 import { toProjectResponse, type ProjectBody, type ProjectRow } from './projects.schemas.js';
 import { resultsPerId } from './sm-schemas.js';

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { ENC, eventsOf, type Actor } from '../../../test/support/admin.js';
 import { encryptText, type SymmetricKey } from '../../../test/support/bw-crypto.js';
 import { createAccessToken, createMachineAccount, machineLogin, READ, seedMachineAccount, seedPolicy, seedSecret, smActor, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 
 let server: TestServer;
 let orgId: string;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { AuditEvent, Executor } from '../events/audit-log.js';
-import type { EventType } from '../events/event-type.js';
+import type { AuditEvent, Executor } from '../../platform/audit/audit-log.js';
+import type { EventType } from '../../platform/audit/event-type.js';
 import { insertVersion, pruneVersions } from './secrets.repository.js';
 import { actorOf, editorOf, type SmCaller } from './sm-access.js';
 

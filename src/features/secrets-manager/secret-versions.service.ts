@@ -3,7 +3,7 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import { distinctIds, mergedIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { deleteVersions, findSecret, findVersionOf, findVersions, updateSecret, versionsOfSecret, type VersionWithSecretRow } from './secrets.repository.js';
 import { toSecretResponse, toSecretVersion } from './secrets.schemas.js';
 import { keepEarlierValue, secretEvents } from './secret-changes.js';

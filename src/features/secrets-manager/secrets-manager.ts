@@ -1,7 +1,7 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
-import type { AuditLog } from '../events/audit-log.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { EventQueryService } from '../events/events.service.js';
 import { createAccessPolicyService } from './access-policies.service.js';
 import { createProjectService } from './projects.service.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
@@ -7,9 +7,9 @@ import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
 import { distinctIds, mergedIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
-import type { AuditLog } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
-import { createStoredReadSets, readSetOf, type ReadSet } from '../events/read-sets.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { createStoredReadSets, readSetOf, type ReadSet } from '../../platform/audit/read-sets.js';
 import { encodeJson } from '../../http/serialization.js';
 import { saveSecretAccessPolicies } from './access-policies.service.js';
 import {

@@ -5,12 +5,12 @@ import { seedOrganization } from '../../../test/support/orgs.js';
 import { counting } from '../../../test/support/query-count.js';
 import { READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { systemClock } from '../../clock.js';
+import { systemClock } from '../../shared/clock.js';
 import type { ServiceAccountPrincipal } from '../../http/access.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { createAuditLog } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { createAuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { createSecretService } from './secrets.service.js';
 import { createSmAnswers } from './sm-answers.js';
 

@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { mergedIds } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { AuditEvent, AuditLog } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { insertCreatorPolicy } from './projects.repository.js';
 import {
   accessTokensOf,

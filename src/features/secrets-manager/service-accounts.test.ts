@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { ENC, eventsOf, type Actor } from '../../../test/support/admin.js';
 import { encryptText, type SymmetricKey } from '../../../test/support/bw-crypto.js';
 import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy, seedSecret, smActor, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { generateClientSecret } from './service-accounts.service.js';
 
 let server: TestServer;

@@ -6,7 +6,7 @@ import { counting } from '../../../test/support/query-count.js';
 import { allowSecretsManager, policyRow, READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import type { Principal } from '../../http/access.js';
-import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../organizations/roles.js';
+import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../../platform/access/roles.js';
 import { projectRights, secretRights, serviceAccountRights, smAccessOf, smCaller } from './sm-access.js';
 
 let server: TestServer;

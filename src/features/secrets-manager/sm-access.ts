@@ -1,9 +1,9 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../../http/access.js';
 import { NotFound, Unauthorized } from '../../http/errors.js';
-import type { Executor } from '../events/audit-log.js';
-import { confirmedMembership, type Membership } from '../organizations/org-access.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 
 /**
  * Who is acting in an organization's Secrets Manager, as the official server's access-client

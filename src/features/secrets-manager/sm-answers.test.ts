@@ -4,11 +4,11 @@ import type { Actor } from '../../../test/support/admin.js';
 import { seedGroup } from '../../../test/support/admin.js';
 import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy, seedSecretVersion, smActor, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { systemClock } from '../../clock.js';
+import { systemClock } from '../../shared/clock.js';
 import type { Principal } from '../../http/access.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { createAuditLog } from '../events/audit-log.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { createAuditLog } from '../../platform/audit/audit-log.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { createSecretService } from './secrets.service.js';
 import { createSmAnswers } from './sm-answers.js';
 

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { ReadSet } from '../events/read-sets.js';
+import type { ReadSet } from '../../platform/audit/read-sets.js';
 import { createByteLru } from '../../shared/byte-lru.js';
 import type { Releasable } from '../../shared/cache-release.js';
 

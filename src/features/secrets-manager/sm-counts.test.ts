@@ -6,7 +6,7 @@ import { counting } from '../../../test/support/query-count.js';
 import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy, seedSecret, smActor, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import type { UserPrincipal } from '../../http/access.js';
-import { createAuditLog } from '../events/audit-log.js';
+import { createAuditLog } from '../../platform/audit/audit-log.js';
 import { createEventQueryService } from '../events/events.service.js';
 import { createSecretsManager } from './secrets-manager.js';
 

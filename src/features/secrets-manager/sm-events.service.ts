@@ -4,7 +4,7 @@ import { NotFound } from '../../http/errors.js';
 import { normalizeGuid } from '../../http/schemas.js';
 import type { EventsAbout } from '../events/events.repository.js';
 import type { EventPage, EventQueryInput, EventQueryService } from '../events/events.service.js';
-import { confirmedMembership, type Membership } from '../organizations/org-access.js';
+import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
 import { findProject } from './projects.repository.js';
 import { findSecret, trashedSecretIds } from './secrets.repository.js';
 import { findServiceAccount } from './service-accounts.repository.js';

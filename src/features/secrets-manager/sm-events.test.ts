@@ -5,8 +5,8 @@ import { testClock } from '../../../test/support/clock.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from '../events/event-type.js';
-import { OrganizationUserType, type Permissions } from '../organizations/roles.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { OrganizationUserType, type Permissions } from '../../platform/access/roles.js';
 
 const NOW = new Date('2026-11-22T12:00:00.000Z');
 const clock = testClock(NOW);

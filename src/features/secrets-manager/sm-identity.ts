@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
 import type { JWTPayload } from 'jose';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { OAuthError } from '../../http/error-handler.js';
 import { isGuid } from '../../http/ids.js';
 import { safeEqual } from '../../shared/constant-time.js';
-import type { Executor } from '../events/audit-log.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
 import type { ClientCredentialsGrant } from '../identity/identity.service.js';
-import type { SigningKeys } from '../identity/signing-keys.js';
-import { ACCESS_TOKEN_TYP, type PrincipalResolver } from '../identity/tokens.js';
+import type { SigningKeys } from '../../platform/auth/signing-keys.js';
+import { ACCESS_TOKEN_TYP, type PrincipalResolver } from '../../platform/auth/tokens.js';
 
 /** The scope of a machine account's token, and the only one its access tokens grant. */
 export const SECRETS_SCOPE = 'api.secrets';

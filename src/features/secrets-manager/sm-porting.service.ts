@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Insertable, Transaction } from 'kysely';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { DB, ProjectsTable, SecretsTable } from '../../db/schema.js';
 import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';

@@ -5,7 +5,7 @@ import { ENC, type Actor } from '../../../test/support/admin.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { allowSecretsManager, seedSecret, smActor } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { MAX_IMPORT_PROJECTS, MAX_IMPORT_SECRETS } from './sm-porting.schemas.js';
 import { createSmPortingService } from './sm-porting.service.js';
 

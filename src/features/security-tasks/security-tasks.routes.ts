@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { access, currentUser } from '../../http/access.js';
 import { Guid, list, ListOf, OrgParams } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../organizations/org-access.js';
+import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
 import { MAX_TASKS_PER_REQUEST, SecurityTaskStatus, SecurityTaskType, type SecurityTask, type SecurityTasks } from './security-tasks.service.js';
 
 const tags = ['Security tasks'];

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
 import type { SecurityTasksTable } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { Executor } from '../events/audit-log.js';
-import { noPushes, PushType, type Push, type Pushes } from '../notifications/pushes.js';
-import { OrganizationUserStatusType } from '../organizations/roles.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import { noPushes, PushType, type Push, type Pushes } from '../../platform/push/pushes.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { confirmedMemberUserIds } from '../organizations/organizations.repository.js';
 import { can, visibleCiphers } from '../vault/cipher-access.js';
 

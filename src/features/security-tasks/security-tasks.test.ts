@@ -4,8 +4,8 @@ import { actor, custom, orgWithOwner, seedCollection, type Actor } from '../../.
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrgItem, seedPersonalItem } from '../../../test/support/org-items.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { PushType, type Push } from '../notifications/pushes.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { PushType, type Push } from '../../platform/push/pushes.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { createSecurityTasks, SecurityTaskStatus } from './security-tasks.service.js';
 
 const clock = testClock(new Date('2026-11-22T12:00:00.000Z'));

@@ -1,22 +1,22 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { NotFound, TooManyRequests, Unauthorized, BadRequest } from '../../http/errors.js';
 import { OAuthError } from '../../http/error-handler.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { PasswordHasher } from '../accounts/password-hasher.js';
-import type { AuditLog, Executor } from '../events/audit-log.js';
-import type { FileStore } from '../files/file-store.js';
-import type { SigningKeys } from '../identity/signing-keys.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import type { AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import type { FileStore } from '../../platform/storage/file-store.js';
+import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import type { TokenForm } from '../identity/identity.service.js';
-import { PushType, type Pushes } from '../notifications/pushes.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import type { LimitStore } from '../rate-limits/limit-store.js';
 import { keyDigest } from '../rate-limits/rate-limits.js';
 import { idOfAccessId } from './send-id.js';
 import { addDownload, countAccess, findSend, useDownload } from './sends.repository.js';
 import { parseSendData, SendType, toSendAccessResponse, type SendRow } from './sends.schemas.js';
-import { sendFileKey } from '../files/store-layout.js';
+import { sendFileKey } from '../../platform/storage/store-layout.js';
 import { sendEventType, sendPush } from './sends.service.js';
 
 export interface SendAccessDeps {

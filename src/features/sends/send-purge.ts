@@ -1,14 +1,14 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { createLease, everyInterval, type Lease, type JobRunResult } from '../../db/leases.js';
-import { releaseStorage } from '../files/attachments.repository.js';
-import type { FileStore } from '../files/file-store.js';
-import { PushType, type Pushes } from '../notifications/pushes.js';
+import { releaseStorage } from '../vault/attachments.repository.js';
+import type { FileStore } from '../../platform/storage/file-store.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { deleteSend, sendsToPurge } from './sends.repository.js';
 import { parseSendData } from './sends.schemas.js';
 import { sendPush } from './sends.service.js';
-import { touchAccountRevision } from '../accounts/accounts.repository.js';
-import { sendFolder } from '../files/store-layout.js';
+import { touchAccountRevision } from '../../platform/auth/users.repository.js';
+import { sendFolder } from '../../platform/storage/store-layout.js';
 
 const BATCH = 500;
 const LEASE = 'send-purge';

@@ -131,3 +131,11 @@ describe('Send access tokens', () => {
     expect((await open(expiringToken)).status).toBe(404);
   });
 });
+
+describe('The file store', () => {
+  it('knows a file Send by the same type number the Sends feature gives it', async () => {
+    const { FILE_SEND_TYPE } = await import('../../platform/storage/orphans.js');
+    const { SendType } = await import('./sends.schemas.js');
+    expect(FILE_SEND_TYPE).toBe(SendType.File);
+  });
+});

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Insertable } from 'kysely';
 import type { SendsTable } from '../../db/schema.js';
-import type { Executor } from '../events/audit-log.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import type { PolicyType } from '../policies/policy-type.js';
 import type { SendRow } from './sends.schemas.js';
 

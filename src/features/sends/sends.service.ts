@@ -1,20 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { PasswordHasher } from '../accounts/password-hasher.js';
-import { touchAccountRevision } from '../accounts/accounts.repository.js';
-import type { AuditLog, Executor } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
-import { assertStorageRoom, releaseStorage, reserveStorage } from '../files/attachments.repository.js';
-import { FileTooLarge, type FileStore } from '../files/file-store.js';
-import { PushType, type Pushes } from '../notifications/pushes.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import { touchAccountRevision } from '../../platform/auth/users.repository.js';
+import type { AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { assertStorageRoom, releaseStorage, reserveStorage } from '../vault/attachments.repository.js';
+import { FileTooLarge, type FileStore } from '../../platform/storage/file-store.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { bindingPolicies, deleteSend, findSend, insertSend, listSends, lockSend, updateSend } from './sends.repository.js';
 import { parseSendData, SendAuthType, SendType, type SendData, type SendRequest, type SendRow } from './sends.schemas.js';
-import { newFileId, sendFileKey, sendFolder } from '../files/store-layout.js';
+import { newFileId, sendFileKey, sendFolder } from '../../platform/storage/store-layout.js';
 
 export interface SendDeps {
   db: Db;

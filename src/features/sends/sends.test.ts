@@ -10,7 +10,7 @@ import { seedPolicy } from '../../../test/support/members.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { schemaErrors } from '../../../test/support/vault.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { accessIdOf, idOfAccessId } from './send-id.js';
 import { SendAccessResponse, SendResponse } from './sends.schemas.js';

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable } from '../../http/schemas.js';
-import type { UserRow } from '../accounts/accounts.repository.js';
+import type { UserRow } from '../../platform/auth/users.repository.js';
 import { DomainsResponse } from '../vault/sync.schemas.js';
 
 export { DomainsResponse };

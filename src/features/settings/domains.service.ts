@@ -1,8 +1,8 @@
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
-import { updateUser, type UserRow } from '../accounts/accounts.repository.js';
-import { userPush } from '../notifications/push-messages.js';
-import { PushType, type Pushes } from '../notifications/pushes.js';
+import { updateUser, type UserRow } from '../../platform/auth/users.repository.js';
+import { userPush } from '../../platform/push/push-messages.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import type { UpdateDomainsBody } from './domains.schemas.js';
 
 /** The user's equivalent domains (Settings > Domain rules), which autofill treats as one site. */

@@ -1,5 +1,5 @@
 import { createHash, randomInt } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../http/errors.js';
 import { safeEqual } from '../../shared/constant-time.js';

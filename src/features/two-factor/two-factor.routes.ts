@@ -5,8 +5,8 @@ import { BadRequest, TooManyRequests } from '../../http/errors.js';
 import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, ListOf, emptyOk, list } from '../../http/schemas.js';
-import { normalizeEmail } from '../accounts/kdf.js';
-import type { LoginThrottle } from '../identity/login-throttle.js';
+import { normalizeEmail } from '../../platform/auth/kdf.js';
+import type { LoginThrottle } from '../rate-limits/login-throttle.js';
 import {
   AuthenticatorBody,
   AuthenticatorResponse,

@@ -1,22 +1,22 @@
 import { createHash, randomBytes, randomInt } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { safeEqual } from '../../shared/constant-time.js';
-import { findUserByEmail, findUserById, type UserRow } from '../accounts/accounts.repository.js';
-import { normalizeEmail } from '../accounts/kdf.js';
-import type { PasswordHasher } from '../accounts/password-hasher.js';
-import type { AuditLog } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
-import type { SigningKeys } from '../identity/signing-keys.js';
+import { findUserByEmail, findUserById, type UserRow } from '../../platform/auth/users.repository.js';
+import { normalizeEmail } from '../../platform/auth/kdf.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
 import { sendOrLog } from '../mail/delivery.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
-import { userPush } from '../notifications/push-messages.js';
-import { PushType, type Pushes } from '../notifications/pushes.js';
+import { userPush } from '../../platform/push/push-messages.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { CodePurpose, type MailedCodes } from './mailed-codes.js';
-import { revokeNonCompliant, type Revocation } from './two-factor-policy.js';
+import { revokeNonCompliant, type Revocation } from '../policies/two-factor-policy.js';
 import {
   claimTimeStep,
   deleteAllProviders,
@@ -37,7 +37,7 @@ import {
 } from './two-factor.repository.js';
 import { isAuthenticatorKey, newAuthenticatorKey, totpStep } from './totp.js';
 import { keysOf, MAX_WEBAUTHN_KEYS, type WebAuthn } from './webauthn.js';
-import { masterPasswordMatches } from '../accounts/secret-verification.js';
+import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
 
 /** TwoFactorProviderType, with Bitwarden's names and numbers. */
 export enum TwoFactorProviderType {

@@ -4,7 +4,7 @@ import { eventsOf } from '../../../test/support/admin.js';
 import { testClock } from '../../../test/support/clock.js';
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { totpCode } from './totp.js';
 
 let server: TestServer;

@@ -3,7 +3,7 @@ import { createUser, passwordGrantForm, type LoggedInUser } from '../../../test/
 import { eventsOf } from '../../../test/support/admin.js';
 import { SoftAuthenticator, type Options } from '../../../test/support/soft-authenticator.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 
 /**
  * WebAuthn as a second factor through the official routes, with a software authenticator

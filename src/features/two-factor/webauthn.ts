@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { AuthenticationResponseJSON, AuthenticatorTransportFuture, RegistrationResponseJSON } from '@simplewebauthn/server';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
-import type { UserRow } from '../accounts/accounts.repository.js';
+import type { UserRow } from '../../platform/auth/users.repository.js';
 import { findCode, putCode, takeCode, type ProviderRow } from './two-factor.repository.js';
 
 /** A registered security key; ids 1–5, the slots the web vault numbers them by. */

@@ -1,9 +1,9 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { collectionsForUser } from '../collections/collections.repository.js';
-import type { AuditEvent, Executor } from '../events/audit-log.js';
-import type { EventType } from '../events/event-type.js';
+import type { AuditEvent, Executor } from '../../platform/audit/audit-log.js';
+import type { EventType } from '../../platform/audit/event-type.js';
 import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
-import type { Right } from '../organizations/roles.js';
+import type { Right } from '../../platform/access/roles.js';
 import { touchVault } from './revisions.js';
 import { findPersonalCiphers, setRevisionDate, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';

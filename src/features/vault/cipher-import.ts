@@ -5,7 +5,7 @@ import { BadRequest, HttpError } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { touchVault } from './revisions.js';
 import { cipherEvents } from './cipher-access.js';
-import { EventType } from '../events/event-type.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import type { ImportCiphersRequest } from './ciphers.schemas.js';
 import { chunks } from '../../db/chunks.js';
@@ -13,8 +13,8 @@ import { createWorkQueue, mapInSlices, yieldToLoop } from '../../shared/work-sli
 import { deleteCiphers, insertCiphers, upsertUserSettings } from './ciphers.repository.js';
 import type { VaultDeps } from './ciphers.service.js';
 import { deleteFolders, insertFolders, listFolders } from './folders.repository.js';
-import { userPush } from '../notifications/push-messages.js';
-import { PushType } from '../notifications/pushes.js';
+import { userPush } from '../../platform/push/push-messages.js';
+import { PushType } from '../../platform/push/pushes.js';
 
 /** Bitwarden's per-request import limits. */
 export const IMPORT_LIMITS = { ciphers: 7000, folderRelationships: 7000, folders: 2000 };

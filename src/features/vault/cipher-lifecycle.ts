@@ -1,16 +1,16 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { Executor } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { accessibleCipher, accessibleCiphers, cipherEvents, personalRevision, touchPersonalSettings, touchRevisions, type CipherRight } from './cipher-access.js';
-import { removeFolders } from '../files/orphans.js';
+import { removeFolders } from '../../platform/storage/orphans.js';
 import { deleteCiphers, setDeletedDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
 import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
-import { cipherPushes, collectionIdsOf, sendBuilt, userPush, type CipherPushType } from '../notifications/push-messages.js';
-import { PushType } from '../notifications/pushes.js';
-import { attachmentBytes } from '../files/attachment-data.js';
-import { releaseStorage } from '../files/attachments.repository.js';
-import { attachmentFolder } from '../files/store-layout.js';
+import { cipherPushes, collectionIdsOf, sendBuilt, userPush, type CipherPushType } from '../../platform/push/push-messages.js';
+import { PushType } from '../../platform/push/pushes.js';
+import { attachmentBytes } from './attachment-data.js';
+import { releaseStorage } from './attachments.repository.js';
+import { attachmentFolder } from '../../platform/storage/store-layout.js';
 
 /**
  * Moves of items between states. The states are two independent marks: in the trash

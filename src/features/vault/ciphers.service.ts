@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { touchVault } from './revisions.js';
-import type { AuditLog, Executor } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
+import type { AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import { accessibleCipher, cipherEvents, personalRevision, touchPersonalSettings, reachedCollections, touchRevisions } from './cipher-access.js';
 import { organizationItems } from './org-items.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
@@ -18,11 +18,11 @@ import {
   type CipherRow,
 } from './ciphers.repository.js';
 import { findFolder } from './folders.repository.js';
-import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
-import { PushType, type Pushes } from '../notifications/pushes.js';
-import type { FileStore } from '../files/file-store.js';
-import { withNewKeys } from '../files/attachment-data.js';
-import { lockCipher } from '../files/attachments.repository.js';
+import { cipherPushes, sendBuilt } from '../../platform/push/push-messages.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import type { FileStore } from '../../platform/storage/file-store.js';
+import { withNewKeys } from './attachment-data.js';
+import { lockCipher } from './attachments.repository.js';
 
 export interface VaultDeps {
   db: Db;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { folderPush } from '../notifications/push-messages.js';
-import { PushType } from '../notifications/pushes.js';
+import { folderPush } from '../../platform/push/push-messages.js';
+import { PushType } from '../../platform/push/pushes.js';
 import { touchVault } from './revisions.js';
 import { cipherIdsInFolder, setRevisionDate } from './ciphers.repository.js';
 import type { VaultDeps } from './ciphers.service.js';

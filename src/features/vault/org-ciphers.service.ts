@@ -2,22 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import { groupBy } from '../../shared/group-by.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { Executor } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
-import { confirmedMembership, type Membership } from '../organizations/org-access.js';
-import { reachesEveryCollection } from '../collections/collection-rights.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
+import { reachesEveryCollection } from '../../platform/access/collection-rights.js';
 import { accessibleCipher, can, cipherEvents, LISTS_ALL_ITEMS, reachedCollections, touchRevisions, VIEWS_ANY_ITEM, visibleCiphers } from './cipher-access.js';
 import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import { assertCurrent, assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 import type { CipherRequest } from './ciphers.schemas.js';
-import { applyShareUploads, attachmentBytes, withNewKeys } from '../files/attachment-data.js';
-import { fileKey } from '../files/store-layout.js';
-import { lockCipher, releaseStorage, reserveStorage } from '../files/attachments.repository.js';
+import { applyShareUploads, attachmentBytes, withNewKeys } from './attachment-data.js';
+import { fileKey } from '../../platform/storage/store-layout.js';
+import { lockCipher, releaseStorage, reserveStorage } from './attachments.repository.js';
 import { insertCiphers, rowChange, setRevisionDate, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
-import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
-import { PushType } from '../notifications/pushes.js';
+import { cipherPushes, sendBuilt } from '../../platform/push/push-messages.js';
+import { PushType } from '../../platform/push/pushes.js';
 
 
 /** A grant that lets its holder put items in the collection or take them out. */

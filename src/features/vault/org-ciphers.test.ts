@@ -5,7 +5,7 @@ import { seedOrgItem } from '../../../test/support/org-items.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody } from '../../../test/support/vault.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 
 let server: TestServer;
 let org: string;

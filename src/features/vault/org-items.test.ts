@@ -6,7 +6,7 @@ import { seedMembership, seedOrganization } from '../../../test/support/orgs.js'
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { generateSymmetricKey } from '../../../test/support/bw-crypto.js';
 import { cipherBody, ciphersOf, schemaErrors, type CipherJson } from '../../../test/support/vault.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { createSyncCache } from './sync-cache.js';
 import { createSyncService, isSection, type SyncData } from './sync.service.js';
 import { SyncResponse } from './sync.schemas.js';

@@ -1,5 +1,5 @@
-import type { Executor } from '../events/audit-log.js';
-import type { CollectionGrant } from '../organizations/org-access.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import type { CollectionGrant } from '../../platform/access/org-access.js';
 import { viewOf, type CipherRow, type ItemAccess, type ItemVersion } from './ciphers.repository.js';
 
 /** A collection a user reaches, with the highest access among their direct and group grants. */

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import { engineOfExecutor, type Engine } from '../../db/dialect.js';
 import { sendAhead } from '../../db/postgres-driver.js';
-import { touchAccountRevision } from '../accounts/accounts.repository.js';
-import type { Executor } from '../events/audit-log.js';
+import { touchAccountRevision } from '../../platform/auth/users.repository.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
 
 /**
  * Marks a change to what a user's sync carries, in the change's transaction: the account

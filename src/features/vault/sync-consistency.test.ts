@@ -8,8 +8,8 @@ import { encryptText, generateSymmetricKey } from '../../../test/support/bw-cryp
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody } from '../../../test/support/vault.js';
-import { apiBaseUrl } from '../files/attachment-data.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { apiBaseUrl } from './attachment-data.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { touchVault } from './revisions.js';
 import { createSyncCache } from './sync-cache.js';
 import { createSyncService, isSection, type SyncData } from './sync.service.js';

@@ -1,7 +1,7 @@
 import { Type } from 'typebox';
 import { Nullable } from '../../http/schemas.js';
 import { ProfileResponse, UserDecryption, toProfileResponse, toUserDecryption } from '../accounts/accounts.schemas.js';
-import type { UserRow } from '../accounts/accounts.repository.js';
+import type { UserRow } from '../../platform/auth/users.repository.js';
 import { CollectionDetailsResponse } from '../collections/collections.schemas.js';
 import { PolicyResponse } from '../policies/policies.schemas.js';
 import { SendResponse } from '../sends/sends.schemas.js';

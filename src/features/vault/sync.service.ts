@@ -2,7 +2,7 @@ import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
 import type { Engine } from '../../db/dialect.js';
 import { Unauthorized } from '../../http/errors.js';
-import { type UserRow } from '../accounts/accounts.repository.js';
+import { type UserRow } from '../../platform/auth/users.repository.js';
 import { findUserWithTwoFactor } from '../two-factor/two-factor.repository.js';
 import { collectionsForUser } from '../collections/collections.repository.js';
 import { toCollectionDetails, type CollectionDetailsResponse } from '../collections/collections.schemas.js';

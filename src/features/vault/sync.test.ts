@@ -5,7 +5,7 @@ import { actor, seedCollection, type Actor } from '../../../test/support/admin.j
 import { seedOrgItem } from '../../../test/support/org-items.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { generateSymmetricKey } from '../../../test/support/bw-crypto.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 import { counting } from '../../../test/support/query-count.js';
 import { marksSettled } from '../../../test/support/change-marks.js';
 import { encryptText } from '../../../test/support/bw-crypto.js';
@@ -14,7 +14,7 @@ import { cipherBody, ciphersOf, KINDS, schemaErrors } from '../../../test/suppor
 import { createSyncCache } from './sync-cache.js';
 import { createSyncService, isSection, type SyncData } from './sync.service.js';
 import { SyncResponse, supportsSshKeys, syncBody, syncBytes } from './sync.schemas.js';
-import { apiBaseUrl } from '../files/attachment-data.js';
+import { apiBaseUrl } from './attachment-data.js';
 
 const itemsOf = (data: SyncData) => {
   if (!isSection(data.vault)) throw new Error('a vault this small is kept as a section');

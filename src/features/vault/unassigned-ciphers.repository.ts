@@ -1,5 +1,5 @@
-import type { Executor } from '../events/audit-log.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 
 /**
  * Whether an organization the user owns or administers (confirmed) holds an item outside every

@@ -4,7 +4,7 @@ import { seedCollection } from '../../../test/support/admin.js';
 import { seedOrgItem } from '../../../test/support/org-items.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 
 let server: TestServer;
 let owner: LoggedInUser;

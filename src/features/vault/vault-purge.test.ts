@@ -10,8 +10,8 @@ import { seedOrganization } from '../../../test/support/orgs.js';
 import { recordingPushes } from '../../../test/support/pushes.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody } from '../../../test/support/vault.js';
-import { PushType } from '../notifications/pushes.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { PushType } from '../../platform/push/pushes.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
 
 const pushes = recordingPushes();
 let server: TestServer;

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import type { Config } from '../../config/config.js';
 import { access, enforceAccessRules, type Authenticator } from '../../http/access.js';
 import { appIdDocument, FIDO_TRUSTED_APPS_TYPE } from './app-id.js';
-import { StartupError } from '../../startup-error.js';
+import { StartupError } from '../../shared/startup-error.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landing-page.js';
 import { linksLeavingFolder } from './outside-links.js';
 import { cacheControlFor, COMMON_HEADERS, isConnectorPage, webVaultCsp } from './security-headers.js';

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { Authenticator, Principal } from '../../http/access.js';
-import { findUserById, type DeviceRow, type UserRow } from '../accounts/accounts.repository.js';
+import { findUserById, type DeviceRow, type UserRow } from './users.repository.js';
 import type { JWTPayload } from 'jose';
 import type { SigningKeys } from './signing-keys.js';
 import { consumeRefreshToken, deleteExpiredRefreshTokens, findRefreshToken, insertRefreshToken } from './tokens.repository.js';

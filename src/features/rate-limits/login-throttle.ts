@@ -1,6 +1,6 @@
-import type { Clock } from '../../clock.js';
-import type { Bucket, LimitStore } from '../rate-limits/limit-store.js';
-import { keyDigest } from '../rate-limits/rate-limits.js';
+import type { Clock } from '../../shared/clock.js';
+import type { Bucket, LimitStore } from './limit-store.js';
+import { keyDigest } from './rate-limits.js';
 
 export type LoginAttempt =
   | { allowed: false; retryAfterSeconds: number }

@@ -12,10 +12,10 @@ import { seedMembership, seedOrganization } from '../../../test/support/orgs.js'
 import { startLocalS3 } from '../../../test/support/s3.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, schemaErrors } from '../../../test/support/vault.js';
-import { OrganizationUserType } from '../organizations/roles.js';
-import { CipherMiniResponse, CipherResponse } from '../vault/ciphers.schemas.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
+import { CipherMiniResponse, CipherResponse } from './ciphers.schemas.js';
 import { AttachmentResponseSchema } from './attachments.schemas.js';
-import { s3FileStore } from './file-store.js';
+import { s3FileStore } from '../../platform/storage/file-store.js';
 import { UPLOAD_WINDOW_MS } from './attachments.service.js';
 
 const NAME = '2.BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=';

@@ -3,10 +3,10 @@ import { memberOf, memberRow, orgWithOwner } from '../../../test/support/members
 import { seedMembership } from '../../../test/support/orgs.js';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { EventSystemUser, EventType } from '../events/event-type.js';
-import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../organizations/roles.js';
-import { PolicyType } from '../policies/policy-type.js';
-import { totpCode } from './totp.js';
+import { EventSystemUser, EventType } from '../../platform/audit/event-type.js';
+import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../../platform/access/roles.js';
+import { PolicyType } from './policy-type.js';
+import { totpCode } from '../two-factor/totp.js';
 
 let server: TestServer;
 beforeAll(async () => {

@@ -1,6 +1,6 @@
 import type { Kysely, Transaction } from 'kysely';
 import { v7 as timeOrderedUuid } from 'uuid';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import { sendAhead } from '../../db/postgres-driver.js';
 import type { DB } from '../../db/schema.js';
 import type { ClientContext } from '../../http/request-context.js';

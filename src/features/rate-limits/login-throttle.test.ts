@@ -7,7 +7,7 @@ import { registerAccount, TEST_DEVICE } from '../../../test/support/accounts.js'
 import { testClock } from '../../../test/support/clock.js';
 import { testService } from '../../../test/support/services.js';
 import { startTestServer, TEST_ENGINE, type StartOptions, type TestServer } from '../../../test/support/test-server.js';
-import { createMemoryStore } from '../rate-limits/limit-store.js';
+import { createMemoryStore } from './limit-store.js';
 import { createLoginThrottle } from './login-throttle.js';
 
 const REDIS_URL = testService('redis');

@@ -4,7 +4,7 @@ import type { Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { seedMachineAccount, smActor } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../access/roles.js';
 import { createAuditLog } from './audit-log.js';
 import { EventType } from './event-type.js';
 import { readSetOf } from './read-sets.js';

@@ -11,7 +11,7 @@ import { seedOrgItem, seedPersonalItem } from '../../../test/support/org-items.j
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { BadRequest } from '../../http/errors.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import { OrganizationUserType } from '../access/roles.js';
 import { guarded } from './multipart.js';
 
 const NAME = '2.BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBB==|BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB=';

@@ -1,24 +1,25 @@
 import type { Readable } from 'node:stream';
-import type { Clock } from '../../clock.js';
+import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { AuditLog } from '../events/audit-log.js';
-import { EventType } from '../events/event-type.js';
-import type { SigningKeys } from '../identity/signing-keys.js';
-import { cipherPushes, sendBuilt } from '../notifications/push-messages.js';
-import { PushType, type Pushes } from '../notifications/pushes.js';
-import { accessibleCipher, cipherEvents, touchRevisions } from '../vault/cipher-access.js';
-import { cipherAsAdmin } from '../vault/org-ciphers.service.js';
-import { confirmedMembership } from '../organizations/org-access.js';
-import type { Executor } from '../events/audit-log.js';
-import type { CipherRow } from '../vault/ciphers.repository.js';
-import { assertCurrent } from '../vault/ciphers.service.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import type { SigningKeys } from '../../platform/auth/signing-keys.js';
+import { cipherPushes, sendBuilt } from '../../platform/push/push-messages.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import { accessibleCipher, cipherEvents, touchRevisions } from './cipher-access.js';
+import { cipherAsAdmin } from './org-ciphers.service.js';
+import { confirmedMembership } from '../../platform/access/org-access.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import type { CipherRow } from './ciphers.repository.js';
+import { assertCurrent } from './ciphers.service.js';
 import { countedBytes, namedFiles, parseAttachments, serializeAttachments, storedFileOf, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';
 import { assertOrganizationRoom, assertStorageRoom, lockCipher, releaseStorage, reserveStorage, setAttachments, storedAttachments } from './attachments.repository.js';
 import type { AttachmentRequest } from './attachments.schemas.js';
-import { FileTooLarge, type FileStore } from './file-store.js';
-import { fileKey, newFileId } from './store-layout.js';
+import { FileTooLarge, type FileStore } from '../../platform/storage/file-store.js';
+import type { UploadedFile } from '../../platform/storage/multipart.js';
+import { fileKey, newFileId } from '../../platform/storage/store-layout.js';
 
 export interface AttachmentDeps {
   db: Db;
@@ -50,12 +51,6 @@ export type Reach = 'member' | 'admin' | 'either';
 
 /** EncArrayBuffer: a MAC (32 bytes) more when an attachment encrypted without one (EncType 0) is re-encrypted. */
 const MAC_BYTES = 32;
-
-export interface UploadedFile {
-  stream: Readable;
-  /** The encrypted file name the client gave the multipart part (legacy upload). */
-  fileName: string | null;
-}
 
 /**
  * Item attachments: reserve (v2) then upload, the legacy one-step upload, download through a

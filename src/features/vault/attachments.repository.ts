@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { sendAhead } from '../../db/postgres-driver.js';
-import type { Executor } from '../events/audit-log.js';
-import { rowChange } from '../vault/ciphers.repository.js';
+import type { Executor } from '../../platform/audit/audit-log.js';
+import { rowChange } from './ciphers.repository.js';
 import { BadRequest } from '../../http/errors.js';
 
 const GB = 1024 * 1024 * 1024;

@@ -1,7 +1,6 @@
 import { finished, PassThrough, type Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 import { BadRequest, HttpError } from '../../http/errors.js';
-import type { UploadedFile } from './attachments.service.js';
 
 /** RFC 2046 section 5.1.1: a boundary is 1 to 70 characters. */
 const MAX_BOUNDARY = 70;
@@ -89,4 +88,10 @@ export async function filePart(request: FastifyRequest, maxBytes: number): Promi
     if (value && !Array.isArray(value) && value.type === 'field') fields[name] = String(value.value);
   }
   return { stream: guarded(part.file), fileName: part.filename || null, fields };
+}
+
+export interface UploadedFile {
+  stream: Readable;
+  /** The encrypted file name the client gave the multipart part (legacy upload). */
+  fileName: string | null;
 }

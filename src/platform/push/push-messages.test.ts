@@ -8,10 +8,10 @@ import { seedMembership, seedOrganization } from '../../../test/support/orgs.js'
 import { recordingPushes } from '../../../test/support/pushes.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody } from '../../../test/support/vault.js';
-import { systemClock } from '../../clock.js';
-import { createLicenseIssuer, licenseTerms } from '../organizations/licenses.js';
-import { PlanType } from '../organizations/plans.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
+import { systemClock } from '../../shared/clock.js';
+import { createLicenseIssuer, licenseTerms } from '../../features/organizations/licenses.js';
+import { PlanType } from '../../features/organizations/plans.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../access/roles.js';
 import { PushType, type Push } from './pushes.js';
 
 /**

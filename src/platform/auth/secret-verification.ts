@@ -1,7 +1,7 @@
-import type { Executor } from '../events/audit-log.js';
+import type { Executor } from '../audit/audit-log.js';
 import type { BadRequest } from '../../http/errors.js';
 import { NotFound } from '../../http/errors.js';
-import { findUserById, type UserRow } from './accounts.repository.js';
+import { findUserById, type UserRow } from './users.repository.js';
 import type { PasswordHasher } from './password-hasher.js';
 
 /** The official SecretVerificationRequestModel: the master password hash, as `secret` or `masterPasswordHash`. */

@@ -1,5 +1,5 @@
-import type { Executor } from '../events/audit-log.js';
-import { usersReachingCollections } from '../organizations/org-access.js';
+import type { Executor } from '../audit/audit-log.js';
+import { usersReachingCollections } from '../access/org-access.js';
 import { PushType, type Push, type Pushes } from './pushes.js';
 
 /**

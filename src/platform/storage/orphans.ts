@@ -1,7 +1,9 @@
-import type { Executor } from '../events/audit-log.js';
-import { SendType } from '../sends/sends.schemas.js';
+import type { Executor } from '../audit/audit-log.js';
 import type { FileStore } from './file-store.js';
 import { attachmentFolder, sendFolder } from './store-layout.js';
+
+/** A Send's `type` when it carries a file (SendType.File); text Sends have no folder. */
+export const FILE_SEND_TYPE = 1;
 
 /**
  * The store folders (`attachments/{cipherId}`, `sends/{sendId}`) of the files an account or an
@@ -16,7 +18,7 @@ export async function fileFoldersOf(executor: Executor, owner: { userId: string 
     return items.map((r) => attachmentFolder(r.id));
   }
   const items = await executor.selectFrom('ciphers').select('id').where('user_id', '=', owner.userId).where('attachments', 'is not', null).execute();
-  const sends = await executor.selectFrom('sends').select('id').where('user_id', '=', owner.userId).where('type', '=', SendType.File).execute();
+  const sends = await executor.selectFrom('sends').select('id').where('user_id', '=', owner.userId).where('type', '=', FILE_SEND_TYPE).execute();
   return [...items.map((r) => attachmentFolder(r.id)), ...sends.map((r) => sendFolder(r.id))];
 }
 

@@ -1,5 +1,5 @@
-import type { CollectionGrant, Membership } from '../organizations/org-access.js';
-import { OrganizationUserType } from '../organizations/roles.js';
+import type { CollectionGrant, Membership } from './org-access.js';
+import { OrganizationUserType } from './roles.js';
 
 /** The organization settings that decide who manages collections. */
 export interface CollectionSettings {

@@ -1,10 +1,10 @@
 import type { ClientContext } from '../../http/request-context.js';
-import type { AuditLog, Executor } from '../events/audit-log.js';
-import { EventSystemUser, EventType } from '../events/event-type.js';
+import type { AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import { EventSystemUser, EventType } from '../../platform/audit/event-type.js';
 import { touchAccountRevisions } from '../organizations/organizations.repository.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../organizations/roles.js';
-import { PolicyType } from '../policies/policy-type.js';
-import { usersWithTwoFactor } from './two-factor.repository.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
+import { PolicyType } from './policy-type.js';
+import { usersWithTwoFactor } from '../two-factor/two-factor.repository.js';
 
 /** A membership the two-step login policy took away. */
 export interface Revocation {
