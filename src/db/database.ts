@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
-import { Kysely, sql, type Dialect } from 'kysely';
+import { Kysely, sql, type Dialect, type Transaction } from 'kysely';
 import type { Pool } from 'pg';
 import { StrongroomPostgresDialect } from './postgres-dialect.js';
 import { preparingPool } from './prepared-statements.js';
@@ -10,6 +10,8 @@ import { ObservedDialect, type QueryObserver } from './observed-dialect.js';
 import type { DB } from './schema.js';
 
 export type Db = Kysely<DB>;
+/** The database or an open transaction: what a repository function writes through. */
+export type Executor = Kysely<DB> | Transaction<DB>;
 
 export interface Database {
   readonly db: Db;

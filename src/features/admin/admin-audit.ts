@@ -3,7 +3,7 @@ import type { Selectable } from 'kysely';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { AdminEventsTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 
 /** What an operator did in the console; the names are this log's own (the official EventType has none). */
 export type AdminAction =

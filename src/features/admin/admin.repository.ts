@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { twoFactorOn } from '../two-factor/two-factor.repository.js';
 
 /** The console's read-only listings: no rules here, only queries (every change goes through a feature's service). */

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { CollectionsTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { directAndGroupGrants, FULL_ACCESS, fullAccessFrom, type CollectionGrant } from '../../platform/access/org-access.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 

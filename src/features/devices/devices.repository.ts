@@ -1,4 +1,4 @@
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { DeviceRow } from '../../platform/auth/users.repository.js';
 
 export async function findDevicesOfUser(db: Executor, userId: string): Promise<DeviceRow[]> {

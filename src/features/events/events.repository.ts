@@ -1,6 +1,6 @@
 import { sql, type Selectable } from 'kysely';
 import type { EventsTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 
 export type EventRow = Selectable<EventsTable>;
 

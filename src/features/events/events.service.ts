@@ -1,6 +1,6 @@
 import type { Clock } from '../../shared/clock.js';
 import { BadRequest } from '../../http/errors.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { eventsPerDay, ITEM_COLUMNS, organizationEvents, type EventCursor, type EventFilter, type EventRow, type EventsAbout } from './events.repository.js';
 import { readSetMembers } from '../../platform/audit/read-sets.js';
 import { yieldToLoop } from '../../shared/work-slices.js';

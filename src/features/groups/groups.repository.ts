@@ -1,7 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { GroupsTable } from '../../db/schema.js';
 import type { AccessInput, AccessRow } from '../collections/collections.repository.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 
 export type GroupRow = Selectable<GroupsTable>;
 

@@ -14,7 +14,8 @@ import {
   membersOfOrganization,
   type AccessInput,
 } from '../collections/collections.repository.js';
-import type { AuditEvent, AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import { actingOf, collectionGrants, type Membership } from '../../platform/access/org-access.js';

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { EventRow } from '../events/events.repository.js';
 import { readSetMembers } from '../../platform/audit/read-sets.js';
 import { integrationStatus, IntegrationStatus, parseFilters, passes, targetOf, type FilterGroup, type IntegrationType, type Target } from './rules.js';

@@ -1,7 +1,7 @@
 import { BadRequest } from '../../http/errors.js';
 import { usersWithTwoFactor } from '../two-factor/two-factor.repository.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { MailLog } from '../mail/mailer.js';
 import type { Membership } from '../../platform/access/org-access.js';
 import { PlanType } from '../organizations/plans.js';

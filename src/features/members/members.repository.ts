@@ -1,7 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import { twoFactorOn } from '../two-factor/two-factor.repository.js';
 import type { OrganizationUsersTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 
 /** A membership row with its role and status typed as the enums they are. */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { isUniqueViolation } from '../../db/dialect.js';
 import { BadRequest } from '../../http/errors.js';
 import { isEncString } from '../../http/enc-string.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import {
   adminOfFreeOrganization,
   findOrganization,

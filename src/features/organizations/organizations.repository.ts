@@ -1,6 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { OrganizationApiKeysTable, OrganizationsTable, OrganizationUsersTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 
 export type OrganizationRow = Selectable<OrganizationsTable>;

@@ -10,7 +10,8 @@ import { verifyMasterPassword } from '../../platform/auth/secret-verification.js
 import { findUserById, type UserRow } from '../../platform/auth/users.repository.js';
 import { randomApiKey } from '../accounts/accounts.service.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
-import type { AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';

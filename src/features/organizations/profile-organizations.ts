@@ -1,4 +1,4 @@
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { ABSENT_FEATURES, flagsOf, type ProfileOrganizationResponse } from './organizations.schemas.js';
 import { ProductTierType, tierOf, usesRiskInsights } from './plans.js';
 import { OrganizationUserStatusType, parsePermissions } from '../../platform/access/roles.js';

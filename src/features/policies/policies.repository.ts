@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { PoliciesTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { PolicyType } from './policy-type.js';
 
 export type PolicyRow = Selectable<PoliciesTable>;

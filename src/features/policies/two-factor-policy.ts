@@ -1,5 +1,6 @@
 import type { ClientContext } from '../../http/request-context.js';
-import type { AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { EventSystemUser, EventType } from '../../platform/audit/event-type.js';
 import { touchAccountRevisions } from '../organizations/organizations.repository.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';

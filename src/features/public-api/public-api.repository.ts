@@ -1,4 +1,4 @@
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { findCollection, type CollectionRow } from '../collections/collections.repository.js';
 import { findOrganization, type OrganizationRow } from '../organizations/organizations.repository.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';

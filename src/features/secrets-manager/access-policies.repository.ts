@@ -1,7 +1,7 @@
 import { expressionBuilder, type Expression, type ExpressionWrapper, type Insertable, type Selectable, type SqlBool } from 'kysely';
 import { chunks } from '../../db/chunks.js';
 import type { AccessPoliciesTable, DB } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 
 export type PolicyRow = Selectable<AccessPoliciesTable>;

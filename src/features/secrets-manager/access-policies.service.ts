@@ -4,7 +4,8 @@ import type { Principal } from '../../http/access.js';
 import { NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import { normalizeGuid } from '../../http/schemas.js';
-import type { AuditEvent, AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { applyChanges, checkRequests, diff, type GranteeList, replaceGrants, requireInOrganization, requireUser, serviceAccountsIn } from './access-policy-changes.js';
 import {

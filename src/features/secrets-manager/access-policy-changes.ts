@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { normalizeGuid } from '../../http/schemas.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { countInOrganization, deletePolicies, insertPolicies, policiesOn, setPolicyRights, type GrantedColumn, type GranteeColumn, type PolicyRow } from './access-policies.repository.js';
 import type { AccessPolicyRequest } from './access-policies.schemas.js';
 import type { SmAccess } from './sm-access.js';

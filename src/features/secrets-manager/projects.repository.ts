@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { AccessPoliciesTable, ProjectsTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { ProjectRow } from './projects.schemas.js';
 
 export async function findProject(db: Executor, id: string): Promise<ProjectRow | undefined> {

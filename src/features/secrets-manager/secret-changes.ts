@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { AuditEvent, Executor } from '../../platform/audit/audit-log.js';
+import type { AuditEvent } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { EventType } from '../../platform/audit/event-type.js';
 import { insertVersion, pruneVersions } from './secrets.repository.js';
 import { actorOf, editorOf, type SmCaller } from './sm-access.js';

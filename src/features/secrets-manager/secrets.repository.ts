@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { SecretsTable, SecretVersionsTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 
 /** A secret with the name of its project (null without one). */
 export type SecretRow = Selectable<SecretsTable> & { project_name: string | null };

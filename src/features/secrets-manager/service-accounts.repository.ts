@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { AccessTokensTable, ServiceAccountsTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { AccessTokenRow, ServiceAccountRow } from './service-accounts.schemas.js';
 
 export async function findServiceAccount(db: Executor, id: string): Promise<ServiceAccountRow | undefined> {

@@ -1,7 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../../http/access.js';
 import { NotFound, Unauthorized } from '../../http/errors.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
 

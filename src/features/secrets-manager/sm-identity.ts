@@ -6,7 +6,7 @@ import type { Principal } from '../../http/access.js';
 import { OAuthError } from '../../http/error-handler.js';
 import { isGuid } from '../../http/ids.js';
 import { safeEqual } from '../../shared/constant-time.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { ClientCredentialsGrant } from '../identity/identity.service.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import { ACCESS_TOKEN_TYP, type PrincipalResolver } from '../../platform/auth/tokens.js';

@@ -5,7 +5,7 @@ import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
 import type { SecurityTasksTable } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { noPushes, PushType, type Push, type Pushes } from '../../platform/push/pushes.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { confirmedMemberUserIds } from '../organizations/organizations.repository.js';

@@ -6,7 +6,8 @@ import { NotFound, TooManyRequests, Unauthorized, BadRequest } from '../../http/
 import { OAuthError } from '../../http/error-handler.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
-import type { AuditLog, Executor } from '../../platform/audit/audit-log.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { FileStore } from '../../platform/storage/file-store.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import type { TokenForm } from '../identity/identity.service.js';

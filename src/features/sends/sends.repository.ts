@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Insertable } from 'kysely';
 import type { SendsTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import type { PolicyType } from '../policies/policy-type.js';
 import type { SendRow } from './sends.schemas.js';

@@ -1,7 +1,7 @@
 import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { OneTimeCodesTable, TwoFactorProvidersTable } from '../../db/schema.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 
 export type ProviderRow = Selectable<TwoFactorProvidersTable>;
 export type OneTimeCodeRow = Selectable<OneTimeCodesTable>;

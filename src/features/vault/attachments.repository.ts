@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { sendAhead } from '../../db/postgres-driver.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { rowChange } from './ciphers.repository.js';
 import { BadRequest } from '../../http/errors.js';
 

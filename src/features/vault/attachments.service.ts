@@ -11,7 +11,7 @@ import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { accessibleCipher, cipherEvents, touchRevisions } from './cipher-access.js';
 import { cipherAsAdmin } from './org-ciphers.service.js';
 import { confirmedMembership } from '../../platform/access/org-access.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { CipherRow } from './ciphers.repository.js';
 import { assertCurrent } from './ciphers.service.js';
 import { countedBytes, namedFiles, parseAttachments, serializeAttachments, storedFileOf, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';

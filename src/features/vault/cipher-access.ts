@@ -1,6 +1,7 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { collectionsForUser } from '../collections/collections.repository.js';
-import type { AuditEvent, Executor } from '../../platform/audit/audit-log.js';
+import type { AuditEvent } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { EventType } from '../../platform/audit/event-type.js';
 import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import type { Right } from '../../platform/access/roles.js';

@@ -1,6 +1,6 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { accessibleCipher, accessibleCiphers, cipherEvents, personalRevision, touchPersonalSettings, touchRevisions, type CipherRight } from './cipher-access.js';
 import { removeFolders } from '../../platform/storage/orphans.js';

@@ -2,7 +2,7 @@ import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { chunks } from '../../db/chunks.js';
 import { sendAhead } from '../../db/postgres-driver.js';
 import type { CiphersTable, CipherUserSettingsTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 
 /** An item as one user sees it: the shared row plus that user's folder, favorite and archive. */
 export interface CipherRow extends Omit<Selectable<CiphersTable>, 'version' | 'change'> {

@@ -1,7 +1,7 @@
 import { chunks } from '../../db/chunks.js';
 import type { Insertable, Selectable } from 'kysely';
 import type { FoldersTable } from '../../db/schema.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 
 export type FolderRow = Selectable<FoldersTable>;
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import { groupBy } from '../../shared/group-by.js';
 import type { ClientContext } from '../../http/request-context.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
 import { reachesEveryCollection } from '../../platform/access/collection-rights.js';

@@ -1,4 +1,4 @@
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { CollectionGrant } from '../../platform/access/org-access.js';
 import { viewOf, type CipherRow, type ItemAccess, type ItemVersion } from './ciphers.repository.js';
 

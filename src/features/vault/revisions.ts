@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { engineOfExecutor, type Engine } from '../../db/dialect.js';
 import { sendAhead } from '../../db/postgres-driver.js';
 import { touchAccountRevision } from '../../platform/auth/users.repository.js';
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 
 /**
  * Marks a change to what a user's sync carries, in the change's transaction: the account

@@ -1,4 +1,4 @@
-import type { Executor } from '../../platform/audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 
 /**

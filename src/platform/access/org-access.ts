@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { AccessRule } from '../../http/access.js';
 import { Forbidden, NotFound } from '../../http/errors.js';
 import { isGuid } from '../../http/ids.js';
-import type { Executor } from '../audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { EventSystemUser } from '../audit/event-type.js';
 import { OrganizationUserStatusType, OrganizationUserType, parsePermissions, rightsOf, type Permissions, type Right } from './roles.js';
 

@@ -1,13 +1,11 @@
-import type { Kysely, Transaction } from 'kysely';
 import { v7 as timeOrderedUuid } from 'uuid';
 import type { Clock } from '../../shared/clock.js';
 import { sendAhead } from '../../db/postgres-driver.js';
-import type { DB } from '../../db/schema.js';
+import type { Executor } from '../../db/database.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { EventType } from './event-type.js';
 import { saveReadSet, type ReadSet } from './read-sets.js';
 
-export type Executor = Kysely<DB> | Transaction<DB>;
 
 /** One audit event as a service states it; ids it does not concern stay undefined. */
 export interface AuditEvent {

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { chunks } from '../../db/chunks.js';
-import type { Executor } from './audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { createByteLru } from '../../shared/byte-lru.js';
 
 /**

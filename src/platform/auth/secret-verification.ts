@@ -1,4 +1,4 @@
-import type { Executor } from '../audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { BadRequest } from '../../http/errors.js';
 import { NotFound } from '../../http/errors.js';
 import { findUserById, type UserRow } from './users.repository.js';

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { RefreshTokensTable } from '../../db/schema.js';
-import type { Executor } from '../audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 
 export type RefreshTokenRow = Selectable<RefreshTokensTable>;
 

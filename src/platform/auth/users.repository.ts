@@ -1,5 +1,5 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import type { Executor } from '../audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { DevicesTable, UsersTable } from '../../db/schema.js';
 
 export type UserRow = Selectable<UsersTable>;

@@ -1,4 +1,4 @@
-import type { Executor } from '../audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import { usersReachingCollections } from '../access/org-access.js';
 import { PushType, type Push, type Pushes } from './pushes.js';
 

@@ -1,4 +1,4 @@
-import type { Executor } from '../audit/audit-log.js';
+import type { Executor } from '../../db/database.js';
 import type { FileStore } from './file-store.js';
 import { attachmentFolder, sendFolder } from './store-layout.js';
 
