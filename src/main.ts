@@ -1,14 +1,12 @@
 #!/usr/bin/env node
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { ConfigError, defaultDatabaseUrl, loadProcessConfig, type Config } from './config/config.js';
-import type { Database } from './db/database.js';
-import { DatabaseNotReady, openReadyDatabase, type ReadyDatabase } from './db/open.js';
-import { startTracing, type Tracing } from './features/operations/tracing-setup.js';
-import { systemClock } from './shared/clock.js';
+import { COMMAND_NAMES, openMigratedDatabase, runOperatorCommand } from './commands/cli.js';
+import { ConfigError, loadProcessConfig, type Config } from './config/config.js';
+import { startTracing } from './features/operations/tracing-setup.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
-import { causeOf, StartupError, UsageError } from './shared/startup-error.js';
+import { causeOf, StartupError } from './shared/startup-error.js';
 import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructions } from './tls/https-options.js';
 
 /**
@@ -23,52 +21,14 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
  */
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
-  // Each command's code is loaded when it runs, so that serving loads none of it (nor tar, hash-wasm).
-  // Needs no settings: the operator runs it to make the setting.
-  if (command === 'admin-token') {
-    const { runAdminTokenCommand } = await import('./features/admin/admin-token.js');
-    return operatorCommand(() => runAdminTokenCommand(argv.slice(1)));
+  if (command === 'serve') {
+    await serve(loadProcessConfig());
+    return -1;
   }
-  const config = loadProcessConfig();
-
-  switch (command) {
-    case 'migrate': {
-      const { database, newerMigrations } = await openMigratedDatabase(config, 2);
-      await database.close();
-      process.stdout.write(
-        newerMigrations.length > 0
-          ? `The database is ahead of this release: it has ${newerMigrations.length} migration(s) of a newer release (${newerMigrations.join(', ')}); nothing was changed.\n`
-          : 'The schema is up to date.\n',
-      );
-      return 0;
-    }
-    case 'license': {
-      const { runLicenseCommand } = await import('./features/organizations/license-command.js');
-      return printCommand(config, (db) => runLicenseCommand(argv.slice(1), { db, clock: systemClock }));
-    }
-    case 'users': {
-      const { runUsersCommand } = await import('./features/accounts/users-command.js');
-      return runUsersCommand(argv.slice(1), { config, io: process });
-    }
-    case 'signing-key': {
-      const { runSigningKeyCommand } = await import('./features/identity/signing-key-command.js');
-      return printCommand(config, (db) => runSigningKeyCommand(argv.slice(1), { db, clock: systemClock, issuer: config.identityUrl }));
-    }
-    case 'backup': {
-      const { runBackup } = await import('./features/operations/backup.js');
-      return operatorCommand(() => runBackup(argv.slice(1), config));
-    }
-    case 'restore': {
-      const { runRestore } = await import('./features/operations/backup.js');
-      return operatorCommand(() => runRestore(argv.slice(1), config));
-    }
-    case 'serve':
-      await serve(config);
-      return -1;
-    default:
-      console.error(`Unknown command "${command}". Commands: serve (default), migrate, license, users, signing-key, backup, restore, admin-token.`);
-      return 2;
-  }
+  const code = await runOperatorCommand(command, argv.slice(1));
+  if (code !== null) return code;
+  console.error(`Unknown command "${command}". Commands: serve (default), ${COMMAND_NAMES.join(', ')}.`);
+  return 2;
 }
 
 async function serve(config: Config): Promise<void> {
@@ -110,39 +70,6 @@ async function serve(config: Config): Promise<void> {
     },
     config.shutdownTimeoutSeconds,
   );
-}
-
-/** Opens the database for a command, naming the setting behind it when it cannot be made ready. */
-async function openMigratedDatabase(config: Config, poolSize: number, tracing?: Tracing | null): Promise<ReadyDatabase> {
-  try {
-    return await openReadyDatabase(config.databaseUrl, { poolSize, sqliteSynchronous: config.sqliteSynchronous, sqliteCacheMegabytes: config.sqliteCacheMegabytes, postgresPreparedStatements: config.postgresPreparedStatements, ...(tracing ? { queryObserver: tracing.queries } : {}) });
-  } catch (error) {
-    if (!(error instanceof DatabaseNotReady)) throw error;
-    const setting = config.databaseUrl === defaultDatabaseUrl(config.dataDir) ? 'DATA_DIR' : 'DATABASE_URL';
-    throw new StartupError(setting, `${error.message}: ${causeOf(error.reason)}`);
-  }
-}
-
-/** A command that prints what `run` answers on the migrated database; a usage error is exit code 2. */
-async function printCommand(config: Config, run: (db: Database['db']) => Promise<string>): Promise<number> {
-  const { database } = await openMigratedDatabase(config, 2);
-  try {
-    return await operatorCommand(() => run(database.db));
-  } finally {
-    await database.close();
-  }
-}
-
-/** A command that needs no database opened for it; a usage error is exit code 2. */
-async function operatorCommand(run: () => Promise<string>): Promise<number> {
-  try {
-    process.stdout.write(await run());
-    return 0;
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    console.error(error.message);
-    return 2;
-  }
 }
 
 function listenProblem(config: Config, error: unknown): StartupError | undefined {

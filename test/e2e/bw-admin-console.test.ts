@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runUsersCommand } from '../../src/features/accounts/users-command.js';
+import { runUsersCommand } from '../../src/commands/users.js';
 import { adminTokenHash, signIn, type AdminBrowser } from '../support/admin-console.js';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';

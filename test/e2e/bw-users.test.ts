@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runUsersCommand } from '../../src/features/accounts/users-command.js';
+import { runUsersCommand } from '../../src/commands/users.js';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createTestTls } from '../support/tls.js';

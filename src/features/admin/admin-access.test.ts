@@ -2,7 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { testClock } from '../../../test/support/clock.js';
 import { ADMIN_TOKEN, adminTokenHash, cookieFrom, csrfIn, signIn } from '../../../test/support/admin-console.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { hashAdminToken, runAdminTokenCommand, verifyAdminToken } from './admin-token.js';
+import { hashAdminToken, verifyAdminToken } from './admin-token.js';
+import { runAdminTokenCommand } from '../../commands/admin-token.js';
 
 let server: TestServer | undefined;
 afterEach(async () => {

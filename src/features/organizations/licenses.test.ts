@@ -11,7 +11,7 @@ import { freshDatabaseUrl, startTestServer, TEST_ENGINE, type TestServer } from 
 import { systemClock } from '../../shared/clock.js';
 import { ConfigError, loadConfig } from '../../config/config.js';
 import { UsageError } from '../../shared/startup-error.js';
-import { runLicenseCommand } from './license-command.js';
+import { runLicenseCommand } from '../../commands/license.js';
 import { createLicenseIssuer, keyIdOf, licenseTerms, signLicense, type LicenseDocument } from './licenses.js';
 import { PlanType } from './plans.js';
 

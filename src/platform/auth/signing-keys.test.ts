@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { runSigningKeyCommand, RETIRED_KEY_KEEP_SECONDS } from '../../features/identity/signing-key-command.js';
+import { runSigningKeyCommand, RETIRED_KEY_KEEP_SECONDS } from '../../commands/signing-key.js';
 
 let server: TestServer;
 let user: LoggedInUser;

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { create as createTar, list as listTar } from 'tar';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { testConfig } from '../../../test/support/test-server.js';
-import { openDatabase } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrate.js';
-import { UsageError } from '../../shared/startup-error.js';
+import { testConfig } from '../../test/support/test-server.js';
+import { openDatabase } from '../db/database.js';
+import { migrateToLatest } from '../db/migrate.js';
+import { UsageError } from '../shared/startup-error.js';
 import { runBackup, runRestore } from './backup.js';
 
 let root: string;

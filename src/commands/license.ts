@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { Clock } from '../../shared/clock.js';
-import type { Db } from '../../db/database.js';
-import { randomApiKey } from '../accounts/accounts.service.js';
-import { createLicenseIssuer, licenseTerms } from './licenses.js';
-import { PlanType, planFeatures } from './plans.js';
-import { UsageError } from '../../shared/startup-error.js';
+import type { Clock } from '../shared/clock.js';
+import type { Db } from '../db/database.js';
+import { randomApiKey } from '../features/accounts/accounts.service.js';
+import { createLicenseIssuer, licenseTerms } from '../features/organizations/licenses.js';
+import { PlanType, planFeatures } from '../features/organizations/plans.js';
+import { UsageError } from '../shared/startup-error.js';
 
 export const LICENSE_USAGE = `Usage:
   strongroom license issue --name <name> --plan <plan> --expires <date|Nd> [options]

@@ -1,7 +1,7 @@
-import type { Clock } from '../../shared/clock.js';
-import type { Db } from '../../db/database.js';
-import { UsageError } from '../../shared/startup-error.js';
-import { createSigningKeys } from '../../platform/auth/signing-keys.js';
+import type { Clock } from '../shared/clock.js';
+import type { Db } from '../db/database.js';
+import { UsageError } from '../shared/startup-error.js';
+import { createSigningKeys } from '../platform/auth/signing-keys.js';
 
 /** Retired keys verify for longer than the longest token they signed lives (invitations: 5 days). */
 export const RETIRED_KEY_KEEP_SECONDS = 6 * 24 * 60 * 60;

@@ -4,9 +4,9 @@ import { chmod, cp, mkdir, mkdtemp, readdir, rename, rm, stat, symlink, writeFil
 import { basename, dirname, join, resolve, sep } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { create as createTar, extract as extractTar } from 'tar';
-import { filesDirOf, type Config } from '../../config/config.js';
-import { engineOf, sqlitePathOf } from '../../db/database.js';
-import { UsageError } from '../../shared/startup-error.js';
+import { filesDirOf, type Config } from '../config/config.js';
+import { engineOf, sqlitePathOf } from '../db/database.js';
+import { UsageError } from '../shared/startup-error.js';
 
 /**
  * `strongroom backup <file>` and `strongroom restore <file>` (docs/operations.md).

@@ -4,15 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loginAccount, registerAccount, testAccount } from '../../../test/support/accounts.js';
-import { decryptEncString, registerFinishBody, stretchMasterKey } from '../../../test/support/bw-crypto.js';
-import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
-import { startSmtpSink } from '../../../test/support/smtp-sink.js';
-import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import type { Config } from '../../config/config.js';
-import type { CommandInput } from '../../shared/terminal-input.js';
-import { OrganizationUserType } from '../../platform/access/roles.js';
-import { runUsersCommand } from './users-command.js';
+import { loginAccount, registerAccount, testAccount } from '../../test/support/accounts.js';
+import { decryptEncString, registerFinishBody, stretchMasterKey } from '../../test/support/bw-crypto.js';
+import { seedMembership, seedOrganization } from '../../test/support/orgs.js';
+import { startSmtpSink } from '../../test/support/smtp-sink.js';
+import { startTestServer, type TestServer } from '../../test/support/test-server.js';
+import type { Config } from '../config/config.js';
+import type { CommandInput } from '../shared/terminal-input.js';
+import { OrganizationUserType } from '../platform/access/roles.js';
+import { runUsersCommand } from './users.js';
 
 /** `strongroom users …` in process, on the test server's database, with its standard streams replaced. */
 let server: TestServer | undefined;

@@ -2,20 +2,20 @@ import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { parseArgs } from 'node:util';
 import Value from 'typebox/value';
-import { systemClock, type Clock } from '../../shared/clock.js';
-import type { Config } from '../../config/config.js';
-import { sqlitePathOf, type Database } from '../../db/database.js';
-import { DATABASE_CONNECT_TIMEOUT_MS, DatabaseNotReady, openReadyDatabase } from '../../db/open.js';
-import { BadRequest, HttpError, NotFound } from '../../http/errors.js';
-import { isGuid } from '../../http/ids.js';
-import { Email } from '../../http/schemas.js';
-import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } from '../../shared/terminal-input.js';
-import { causeOf } from '../../shared/startup-error.js';
-import { createFeatures, type Features } from '../../wiring.js';
-import type { UserRow } from '../../platform/auth/users.repository.js';
-import { InvitationNotMailed, OPERATOR_INVITATION_DAYS } from './accounts.service.js';
-import { createClientAccountKeys } from './client-keys.js';
-import { DEFAULT_KDF, KdfType, normalizeEmail, validateKdf, type KdfSettings } from '../../platform/auth/kdf.js';
+import { systemClock, type Clock } from '../shared/clock.js';
+import type { Config } from '../config/config.js';
+import { sqlitePathOf, type Database } from '../db/database.js';
+import { DATABASE_CONNECT_TIMEOUT_MS, DatabaseNotReady, openReadyDatabase } from '../db/open.js';
+import { BadRequest, HttpError, NotFound } from '../http/errors.js';
+import { isGuid } from '../http/ids.js';
+import { Email } from '../http/schemas.js';
+import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } from '../shared/terminal-input.js';
+import { causeOf } from '../shared/startup-error.js';
+import { createFeatures, type Features } from '../wiring.js';
+import type { UserRow } from '../platform/auth/users.repository.js';
+import { InvitationNotMailed, OPERATOR_INVITATION_DAYS } from '../features/accounts/accounts.service.js';
+import { createClientAccountKeys } from '../features/accounts/client-keys.js';
+import { DEFAULT_KDF, KdfType, normalizeEmail, validateKdf, type KdfSettings } from '../platform/auth/kdf.js';
 
 /** Exit codes of `strongroom users …` (docs/command-line.md). */
 export const ExitCode = {

@@ -3,12 +3,12 @@ import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabaseUrl, TEST_ENGINE } from '../../../test/support/test-server.js';
-import { openDatabase } from '../../db/database.js';
-import { migrateToLatest } from '../../db/migrate.js';
+import { freshDatabaseUrl, TEST_ENGINE } from '../../test/support/test-server.js';
+import { openDatabase } from '../db/database.js';
+import { migrateToLatest } from '../db/migrate.js';
 
 /** `strongroom users …` as its own process, as an operator runs it: real standard streams, real exit codes. */
-const root = new URL('../../../', import.meta.url).pathname;
+const root = new URL('../..', import.meta.url).pathname;
 
 function strongroom(args: string[], env: Record<string, string>, input = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
