@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor } from '../../db/database.js';
-import { twoFactorOn } from '../two-factor/two-factor.repository.js';
+import { twoFactorOn } from '../../platform/auth/two-factor-state.js';
 
 /** The console's read-only listings: no rules here, only queries (every change goes through a feature's service). */
 

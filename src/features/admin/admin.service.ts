@@ -11,8 +11,8 @@ import { InvitationNotMailed, randomApiKey } from '../accounts/accounts.service.
 import { normalizeEmail } from '../../platform/auth/kdf.js';
 import { createLicenseIssuer, licenseTerms } from '../organizations/licenses.js';
 import { PlanType, planFeatures } from '../organizations/plans.js';
-import { findOrganization } from '../organizations/organizations.repository.js';
 import { listOrganizationsPage, listUsersPage, membersOfOrganization, membershipsOfUsers, type Page } from './admin.repository.js';
+import { findOrganization } from '../../platform/access/memberships.js';
 
 /** Who did it: the console's operator, known by address. */
 export interface Operator {

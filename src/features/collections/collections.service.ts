@@ -8,7 +8,6 @@ import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import { actingOf, collectionGrants, type Membership } from '../../platform/access/org-access.js';
 import {
   canCreate,
@@ -51,6 +50,7 @@ import {
   type CreateCollectionBody,
   type UpdateCollectionBody,
 } from './collections.schemas.js';
+import { touchOrganizationMembers } from '../../platform/access/memberships.js';
 
 /** Sync and `GET /collections`: every collection the user reaches, with its computed access. */
 export async function collectionDetailsForUser(db: Executor, userId: string): Promise<CollectionDetailsResponse[]> {

@@ -17,7 +17,6 @@ import {
 import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import { actingOf, collectionGrants, type Membership } from '../../platform/access/org-access.js';
 import {
   addGroupMembers,
@@ -33,6 +32,7 @@ import {
   type GroupRow,
 } from './groups.repository.js';
 import { toGroupDetails, toGroupResponse, type CreateGroupBody, type UpdateGroupBody } from './groups.schemas.js';
+import { touchOrganizationMembers } from '../../platform/access/memberships.js';
 
 /** What a create or update asks for, with every field settled. */
 interface GroupInput {

@@ -10,9 +10,9 @@ import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { joinPolicyError, lockOrganization, type Actor } from './member-rules.js';
 import { findMembers, updateMember, type MemberRow } from './members.repository.js';
-import { findOrganization } from '../organizations/organizations.repository.js';
 import { touchAccountRevision } from '../../platform/auth/users.repository.js';
 import { bulkResult, type BulkResult } from './members.schemas.js';
+import { findOrganization } from '../../platform/access/memberships.js';
 
 const NOT_FOUND = 'User not found.';
 

@@ -34,8 +34,8 @@ import {
   updateMember,
   type MemberRow,
 } from './members.repository.js';
-import { findOrganization, type OrganizationRow } from '../organizations/organizations.repository.js';
 import { bulkResult, type BulkResult, type InviteBody } from './members.schemas.js';
+import { type OrganizationRow, findOrganization } from '../../platform/access/memberships.js';
 
 const INVITE_LIFETIME_SECONDS = 5 * 24 * 60 * 60;
 

@@ -1,5 +1,4 @@
 import { BadRequest } from '../../http/errors.js';
-import { usersWithTwoFactor } from '../two-factor/two-factor.repository.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../../db/database.js';
 import type { MailLog } from '../mail/mailer.js';
@@ -8,11 +7,12 @@ import { PlanType } from '../organizations/plans.js';
 import { canManageMemberOfType, OrganizationUserStatusType, OrganizationUserType, PERMISSION_FLAGS } from '../../platform/access/roles.js';
 import { findPolicy, policiesOfMemberships } from '../policies/policies.repository.js';
 import { PolicyType } from '../policies/policy-type.js';
-import { countFreeOrgAdminships, countOccupiedSeats, membershipsOfUser } from './members.repository.js';
+import { countFreeOrgAdminships, membershipsOfUser } from './members.repository.js';
 import { accessInputs } from '../collections/access-input.js';
 import { collectionsOfOrganization, groupsOfOrganization } from '../collections/collections.repository.js';
-import type { OrganizationRow } from '../organizations/organizations.repository.js';
 import { permissionsJson, type CollectionAccessBody, type PermissionsBody } from './members.schemas.js';
+import { type OrganizationRow, countOccupiedSeats } from '../../platform/access/memberships.js';
+import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
 
 /** Who is acting on the members of an organization, and through which request. */
 export interface Actor {

@@ -1,8 +1,8 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
-import { twoFactorOn } from '../two-factor/two-factor.repository.js';
 import type { OrganizationUsersTable } from '../../db/schema.js';
 import type { Executor } from '../../db/database.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
+import { twoFactorOn } from '../../platform/auth/two-factor-state.js';
 
 /** A membership row with its role and status typed as the enums they are. */
 export type MemberRow = Omit<Selectable<OrganizationUsersTable>, 'type' | 'status'> & { type: OrganizationUserType; status: OrganizationUserStatusType };
@@ -55,17 +55,6 @@ export async function listMembersWithUsers(db: Executor, organizationId: string,
   if (ids) query = query.where('organization_users.id', 'in', ids);
   const rows = await query.orderBy('organization_users.creation_date').orderBy('organization_users.id').execute();
   return rows.map((row) => ({ ...row, has_master_password: Boolean(row.has_master_password), two_factor_enabled: Boolean(row.two_factor_enabled) }));
-}
-
-/** Seats in use: every membership except revoked ones (a revoked member frees a seat). */
-export async function countOccupiedSeats(db: Executor, organizationId: string): Promise<number> {
-  const row = await db
-    .selectFrom('organization_users')
-    .select((eb) => eb.fn.countAll<string | number>().as('n'))
-    .where('organization_id', '=', organizationId)
-    .where('status', '!=', OrganizationUserStatusType.Revoked)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
 /** Which of these (normalized) emails already belong to the organization, invited or joined. */

@@ -24,7 +24,6 @@ import {
   updateMember,
   type MemberRow,
 } from './members.repository.js';
-import { deleteMembership, findOrganization, type OrganizationRow } from '../organizations/organizations.repository.js';
 import {
   bulkResult,
   toCollectionAccess,
@@ -38,6 +37,7 @@ import {
   type MiniDetails,
   type UpdateBody,
 } from './members.schemas.js';
+import { type OrganizationRow, findOrganization, deleteMembership } from '../../platform/access/memberships.js';
 
 export type { Actor } from './member-rules.js';
 

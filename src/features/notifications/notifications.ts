@@ -3,10 +3,10 @@ import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import type { Authenticator } from '../../http/access.js';
 import type { HealthCheck } from '../health/health.service.js';
-import { confirmedMemberUserIds } from '../organizations/organizations.repository.js';
 import { inProcessFanout, redisFanout, type Fanout } from './fanout.js';
 import { createHub, type HubLog } from './hub.js';
 import type { Push, Pushes } from '../../platform/push/pushes.js';
+import { confirmedMemberUserIds } from '../../platform/access/memberships.js';
 
 /**
  * The notifications feature as the rest of the server sees it: `pushes` for the features that

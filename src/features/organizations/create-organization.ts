@@ -3,17 +3,10 @@ import { isUniqueViolation } from '../../db/dialect.js';
 import { BadRequest } from '../../http/errors.js';
 import { isEncString } from '../../http/enc-string.js';
 import type { Executor } from '../../db/database.js';
-import {
-  adminOfFreeOrganization,
-  findOrganization,
-  insertCollectionFor,
-  insertMembership,
-  insertOrganization,
-  touchAccountRevisions,
-  type OrganizationRow,
-} from './organizations.repository.js';
+import { insertCollectionFor, insertOrganization } from './organizations.repository.js';
 import { PlanType, type PlanFeatures } from './plans.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
+import { type OrganizationRow, findOrganization, insertMembership, adminOfFreeOrganization, touchAccountRevisions } from '../../platform/access/memberships.js';
 
 export interface Founding {
   id?: string;

@@ -2,8 +2,7 @@ import { Type, type Static } from 'typebox';
 import type { Db } from '../../db/database.js';
 import { NotFound } from '../../http/errors.js';
 import { Nullable } from '../../http/schemas.js';
-import { countOccupiedSeats } from '../members/members.repository.js';
-import { findOrganization } from './organizations.repository.js';
+import { findOrganization, countOccupiedSeats } from '../../platform/access/memberships.js';
 
 export const OrganizationKeysResponse = Type.Object({
   object: Type.Literal('organizationKeys'),

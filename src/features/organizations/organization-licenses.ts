@@ -8,9 +8,10 @@ import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
 import { licenseTerms, verifyLicense, type LicenseDocument, type LicenseIssuer } from './licenses.js';
-import { findOrganization, findOrganizationByLicenseKey, updateOrganization, type OrganizationRow } from './organizations.repository.js';
+import { findOrganizationByLicenseKey, updateOrganization } from './organizations.repository.js';
 import type { ApplyLicenseBody } from './organizations.schemas.js';
 import { flagsOf } from './organizations.schemas.js';
+import { type OrganizationRow, findOrganization } from '../../platform/access/memberships.js';
 
 /** How long a downloaded license lasts when the organization itself has no expiry (no billing here). */
 const DEFAULT_LICENSE_DAYS = 365;

@@ -1,8 +1,8 @@
 import { Type, type Static } from 'typebox';
 import { Email, EncString, Nullable } from '../../http/schemas.js';
 import { FEATURE_FLAGS, PlanType, tierOf, ProductTierType, usesRiskInsights } from './plans.js';
-import type { OrganizationRow } from './organizations.repository.js';
 import { PERMISSION_FLAGS, type PermissionFlag } from '../../platform/access/roles.js';
+import type { OrganizationRow } from '../../platform/access/memberships.js';
 
 
 const Enc = Type.String({ minLength: 1, maxLength: 10_000 });

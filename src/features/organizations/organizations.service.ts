@@ -18,28 +18,14 @@ import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
 import { actingOf, type Membership } from '../../platform/access/org-access.js';
-import {
-  confirmedOwnerIds,
-  deleteMembership,
-  deleteOrganization,
-  findApiKey,
-  findMembershipOfUser,
-  findOrganization,
-  findOrganizationByIdentifier,
-  identifierTaken,
-  insertApiKey,
-  memberUserIds,
-  touchAccountRevisions,
-  updateApiKey,
-  updateOrganization,
-  type OrganizationRow,
-} from './organizations.repository.js';
+import { deleteOrganization, findApiKey, findOrganizationByIdentifier, identifierTaken, insertApiKey, updateApiKey, updateOrganization } from './organizations.repository.js';
 import type { ApiKeyBody, CreateOrganizationBody, OrganizationKeys, SecretBody, UpdateOrganizationBody } from './organizations.schemas.js';
 import { planFeatures, ProductTierType } from './plans.js';
 import { profileOrganizations } from './profile-organizations.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import { type OrganizationRow, findOrganization, findMembershipOfUser, deleteMembership, confirmedOwnerIds, memberUserIds, touchAccountRevisions } from '../../platform/access/memberships.js';
 
 /** OrganizationApiKeyType. */
 export enum OrganizationApiKeyType {

@@ -3,7 +3,6 @@ import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
@@ -17,6 +16,7 @@ import { policyPush, userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
 import { revokeNonCompliant, type Revocation } from './two-factor-policy.js';
 import type { Pushes } from '../../platform/push/pushes.js';
+import { touchOrganizationMembers } from '../../platform/access/memberships.js';
 
 /** The names the official server uses in its policy messages. */
 const POLICY_NAMES: Partial<Record<PolicyType, string>> = {

@@ -2,10 +2,10 @@ import type { ClientContext } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import { EventSystemUser, EventType } from '../../platform/audit/event-type.js';
-import { touchAccountRevisions } from '../organizations/organizations.repository.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { PolicyType } from './policy-type.js';
-import { usersWithTwoFactor } from '../two-factor/two-factor.repository.js';
+import { touchAccountRevisions } from '../../platform/access/memberships.js';
+import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
 
 /** A membership the two-step login policy took away. */
 export interface Revocation {

@@ -14,10 +14,10 @@ import { lockOrganization, seatError, type Actor } from '../members/member-rules
 import { insertMembers, listMembersWithUsers, updateMember, type MemberRow } from '../members/members.repository.js';
 import type { MemberService } from '../members/members.service.js';
 import { actingOf } from '../../platform/access/org-access.js';
-import { findOrganization, touchAccountRevisions, touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { deleteMemberships, groupMembersOfOrganization } from './public-api.repository.js';
 import type { ImportBody } from './public-api.schemas.js';
+import { findOrganization, touchOrganizationMembers, touchAccountRevisions } from '../../platform/access/memberships.js';
 
 /** The official limit of one import on the cloud variant, unless the caller says `largeImport`. */
 export const IMPORT_LIMIT = 2000;

@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import { findCollection, type CollectionRow } from '../collections/collections.repository.js';
-import { findOrganization, type OrganizationRow } from '../organizations/organizations.repository.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
+import { type OrganizationRow, findOrganization } from '../../platform/access/memberships.js';
 
 /** CollectionType.DefaultUserCollection: a member's own "My Items". */
 const DEFAULT_USER_COLLECTION = 1;

@@ -4,14 +4,14 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { countOccupiedSeats } from '../members/members.repository.js';
 import { actingOf, type Membership } from '../../platform/access/org-access.js';
-import { findOrganization, updateOrganization, type OrganizationRow } from '../organizations/organizations.repository.js';
+import { updateOrganization } from '../organizations/organizations.repository.js';
 import type { OrganizationService } from '../organizations/organizations.service.js';
 import { planFeatures } from '../organizations/plans.js';
 import { renamingField } from './field-names.js';
 import { secretsManagerUsage } from './public-api.repository.js';
 import type { SubscriptionBody, SubscriptionResponse } from './public-api.schemas.js';
+import { type OrganizationRow, findOrganization, countOccupiedSeats } from '../../platform/access/memberships.js';
 
 const NO_SECRETS_MANAGER = 'Organization has no access to Secrets Manager.';
 const UPDATED = 'Subscription updated successfully.';

@@ -8,8 +8,8 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import type { Executor } from '../../db/database.js';
 import { noPushes, PushType, type Push, type Pushes } from '../../platform/push/pushes.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
-import { confirmedMemberUserIds } from '../organizations/organizations.repository.js';
 import { can, visibleCiphers } from '../vault/cipher-access.js';
+import { confirmedMemberUserIds } from '../../platform/access/memberships.js';
 
 /** The official SecurityTaskType. */
 export enum SecurityTaskType {

@@ -1,7 +1,8 @@
-import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { OneTimeCodesTable, TwoFactorProvidersTable } from '../../db/schema.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { Executor } from '../../db/database.js';
+import { twoFactorOn } from '../../platform/auth/two-factor-state.js';
 
 export type ProviderRow = Selectable<TwoFactorProvidersTable>;
 export type OneTimeCodeRow = Selectable<OneTimeCodesTable>;
@@ -47,13 +48,6 @@ export async function claimTimeStep(db: Executor, userId: string, step: number):
     .where((eb) => eb.or([eb('last_used_step', 'is', null), eb('last_used_step', '<', step)]))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
-}
-
-/** The users among `userIds` with at least one enabled provider. */
-export async function usersWithTwoFactor(db: Executor, userIds: readonly string[]): Promise<Set<string>> {
-  if (userIds.length === 0) return new Set();
-  const rows = await db.selectFrom('two_factor_providers').select('user_id').distinct().where('user_id', 'in', userIds).where('enabled', '=', true).execute();
-  return new Set(rows.map((r) => r.user_id));
 }
 
 export async function recoveryHashOf(db: Executor, userId: string): Promise<string | undefined> {
@@ -135,16 +129,6 @@ export async function validRememberToken(db: Executor, tokenHash: string, userId
 
 export async function deleteRememberTokens(db: Executor, userId: string): Promise<void> {
   await db.deleteFrom('two_factor_remember_tokens').where('user_id', '=', userId).execute();
-}
-
-/**
- * "Two-step login is on" for the user a query's row names (`users.id` unless told another
- * column): any enabled provider. A correlated EXISTS, so a listing reads it in its own query
- * (sync's profile, the profile, member lists, the admin console's users). The one rule: only
- * providers this server offers can be turned on.
- */
-export function twoFactorOn(userIdColumn: 'users.id' | 'organization_users.user_id' = 'users.id'): RawBuilder<SqlBool> {
-  return sql<SqlBool>`exists (select 1 from two_factor_providers where two_factor_providers.user_id = ${sql.ref(userIdColumn)} and two_factor_providers.enabled = ${sql.lit(true)})`;
 }
 
 /** The user, with whether any provider is on: one query, for sync's profile. */

@@ -3,11 +3,11 @@ import { collectionsForUser } from '../collections/collections.repository.js';
 import type { AuditEvent } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import type { EventType } from '../../platform/audit/event-type.js';
-import { touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import type { Right } from '../../platform/access/roles.js';
 import { touchVault } from './revisions.js';
 import { findPersonalCiphers, setRevisionDate, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
+import { touchOrganizationMembers } from '../../platform/access/memberships.js';
 
 /**
  * What a call does with an item:

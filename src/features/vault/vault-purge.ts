@@ -10,9 +10,9 @@ import { attachmentFolder } from '../../platform/storage/store-layout.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
 import { confirmedMembership } from '../../platform/access/org-access.js';
-import { confirmedMemberUserIds, touchOrganizationMembers } from '../organizations/organizations.repository.js';
 import type { VaultDeps } from './ciphers.service.js';
 import { touchVault } from './revisions.js';
+import { confirmedMemberUserIds, touchOrganizationMembers } from '../../platform/access/memberships.js';
 
 /** The official default user collection ("My Items"): its items survive an organization purge. */
 const DEFAULT_USER_COLLECTION = 1;

@@ -1,0 +1,116 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import type { OrganizationsTable, OrganizationUsersTable } from '../../db/schema.js';
+import { OrganizationUserStatusType, OrganizationUserType } from './roles.js';
+
+/*
+ * Organizations and their memberships as every feature reads them: the organization row, who
+ * is a member in which status, and the account revisions that make members sync.
+ */
+
+export type OrganizationRow = Selectable<OrganizationsTable>;
+
+export type OrganizationUserRow = Selectable<OrganizationUsersTable>;
+
+export async function findOrganization(db: Executor, id: string): Promise<OrganizationRow | undefined> {
+  return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function insertMembership(db: Executor, membership: Insertable<OrganizationUsersTable>): Promise<void> {
+  await db.insertInto('organization_users').values(membership).execute();
+}
+
+/** The user's membership in the organization, whatever its status. */
+export async function findMembershipOfUser(db: Executor, organizationId: string, userId: string): Promise<OrganizationUserRow | undefined> {
+  return db
+    .selectFrom('organization_users')
+    .selectAll()
+    .where('organization_id', '=', organizationId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export async function deleteMembership(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('organization_users').where('id', '=', id).execute();
+}
+
+export async function confirmedOwnerIds(db: Executor, organizationId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('organization_users')
+    .select('id')
+    .where('organization_id', '=', organizationId)
+    .where('type', '=', OrganizationUserType.Owner)
+    .where('status', '=', OrganizationUserStatusType.Confirmed)
+    .execute();
+  return rows.map((r) => r.id);
+}
+
+/** Whether the user owns or administers a Free organization (any membership status but invited). */
+export async function adminOfFreeOrganization(db: Executor, userId: string, freePlan: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('organization_users')
+    .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
+    .select('organizations.id')
+    .where('organization_users.user_id', '=', userId)
+    .where('organization_users.type', 'in', [OrganizationUserType.Owner, OrganizationUserType.Admin])
+    .where('organizations.plan_type', '=', freePlan)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Users with a membership (any status) in the organization, to move their revision dates. */
+export async function memberUserIds(db: Executor, organizationId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('organization_users')
+    .select('user_id')
+    .where('organization_id', '=', organizationId)
+    .where('user_id', 'is not', null)
+    .execute();
+  return rows.flatMap((r) => (r.user_id ? [r.user_id] : []));
+}
+
+/** Users confirmed in the organization: the members who see its items (to push to, to tell). */
+export async function confirmedMemberUserIds(db: Executor, organizationId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('organization_users')
+    .select('user_id')
+    .where('organization_id', '=', organizationId)
+    .where('status', '=', OrganizationUserStatusType.Confirmed)
+    .where('user_id', 'is not', null)
+    .execute();
+  return rows.flatMap((r) => (r.user_id ? [r.user_id] : []));
+}
+
+/** Makes the confirmed members of the organizations sync: their account revision moves. */
+export async function touchOrganizationMembers(db: Executor, organizationIds: readonly string[], now: string): Promise<void> {
+  if (organizationIds.length === 0) return;
+  await db
+    .updateTable('users')
+    .set({ account_revision_date: now })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('organization_users')
+        .select('user_id')
+        .where('organization_id', 'in', organizationIds)
+        .where('status', '=', OrganizationUserStatusType.Confirmed)
+        .where('user_id', 'is not', null)
+        .$narrowType<{ user_id: string }>(),
+    )
+    .execute();
+}
+
+export async function touchAccountRevisions(db: Executor, userIds: readonly string[], date: string): Promise<void> {
+  if (userIds.length === 0) return;
+  await db.updateTable('users').set({ account_revision_date: date }).where('id', 'in', userIds).execute();
+}
+
+/** Seats in use: every membership except revoked ones (a revoked member frees a seat). */
+export async function countOccupiedSeats(db: Executor, organizationId: string): Promise<number> {
+  const row = await db
+    .selectFrom('organization_users')
+    .select((eb) => eb.fn.countAll<string | number>().as('n'))
+    .where('organization_id', '=', organizationId)
+    .where('status', '!=', OrganizationUserStatusType.Revoked)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
