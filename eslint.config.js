@@ -4,6 +4,9 @@ import tseslint from 'typescript-eslint';
 
 const ICU = 'Locale-aware formatting loads ICU data (about 5 MB resident); use plain formatting, or compareText (src/shared/compare-text.ts) to sort.';
 
+/** What assembles the features: imported by nothing below it. */
+const ABOVE_FEATURES = ['**/commands/**', '**/services/**', '**/wiring.js', '**/app.js', '**/main.js'];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'data/**', 'node_modules/**', 'coverage/**'] },
   js.configs.recommended,
@@ -27,6 +30,24 @@ export default tseslint.config(
       ],
       'no-restricted-globals': ['error', { name: 'Intl', message: ICU }],
     },
+  },
+  // The floors of the house (docs/architecture.md): each floor imports only the floors below it.
+  // platform/ is what every feature shares, so it imports no feature; features import no command,
+  // service mount or wiring; the framework's edges (http, db, config, tls, shared) import none of them.
+  {
+    files: ['src/http/**/*.ts', 'src/db/**/*.ts', 'src/config/**/*.ts', 'src/tls/**/*.ts', 'src/shared/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/platform/**', '**/features/**', ...ABOVE_FEATURES], message: 'The framework edges sit below the platform and the features (docs/architecture.md, Floors).' }] }] },
+  },
+  {
+    files: ['src/platform/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ['**/features/**', ...ABOVE_FEATURES], message: 'platform/ is shared by every feature and imports none (docs/architecture.md, Floors).' }] }] },
+  },
+  {
+    files: ['src/features/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [{ group: ABOVE_FEATURES, message: 'Features import no command, service mount or wiring: those assemble the features (docs/architecture.md, Floors).' }] }] },
   },
   {
     files: ['**/*.test.ts', 'test/**/*.ts', 'bench/**/*.ts', 'scripts/**/*.ts', 'fleet/**/*.ts'],

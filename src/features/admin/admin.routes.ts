@@ -11,7 +11,7 @@ import { enforceAccessRules, type Authenticator } from '../../http/access.js';
 import { normalizeError } from '../../http/error-handler.js';
 import { NotFound, TooManyRequests } from '../../http/errors.js';
 import type { RouteDoc } from '../../http/route-docs.js';
-import type { Features } from '../../wiring.js';
+import type { AdminConsoleFeatures } from './admin-features.js';
 import { COMMON_HEADERS } from '../web-vault/security-headers.js';
 import { adminAccess, adminCookie, installAdminAccess, SESSION_COOKIE, SIGN_IN_CSRF_COOKIE } from './admin-access.js';
 import { createAdminAudit } from './admin-audit.js';
@@ -29,7 +29,7 @@ import { diagnosticsPages } from './diagnostics.pages.js';
 export interface AdminConsoleOptions {
   config: Config;
   database: Database;
-  features: Features;
+  features: AdminConsoleFeatures;
   clock: Clock;
   authenticate: Authenticator;
 }

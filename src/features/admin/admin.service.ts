@@ -2,7 +2,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { Config } from '../../config/config.js';
 import type { Database, Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { Features } from '../../wiring.js';
+import type { AdminConsoleFeatures } from './admin-features.js';
 import type { MailLog } from '../mail/mailer.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import type { AdminAudit } from './admin-audit.js';
@@ -48,7 +48,7 @@ const latest = (...dates: (string | null)[]) => dates.filter((d): d is string =>
  * commands use (accounts, organizations, licenses, mailer), then the admin log records it;
  * only the listings are the console's own read queries (admin.repository.ts).
  */
-export function createAdminService(deps: { db: Db; clock: Clock; config: Config; features: Features; audit: AdminAudit; database: Database }) {
+export function createAdminService(deps: { db: Db; clock: Clock; config: Config; features: AdminConsoleFeatures; audit: AdminAudit; database: Database }) {
   const { db, features, audit } = deps;
   const accounts = features.accounts;
 
