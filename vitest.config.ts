@@ -1,8 +1,14 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
+
+// The official-client suites (test/e2e) prove what the clients send and read, which does not
+// depend on the engine under the repositories: they run in the SQLite pass, and the PostgreSQL
+// pass runs everything else (docs/architecture-tests.md). They are half of a pass's test time.
+const onPostgres = process.env.DATABASE_URL?.startsWith('postgres') ?? false;
 
 export default defineConfig({
   test: {
     include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+    exclude: onPostgres ? [...configDefaults.exclude, 'test/e2e/**'] : configDefaults.exclude,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
