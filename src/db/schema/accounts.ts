@@ -1,0 +1,52 @@
+import type { Generated } from 'kysely';
+import type { Bool } from './types.js';
+
+// Accounts and the devices they log in from.
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  name: string | null;
+  email_verified: Bool;
+  /** Server-side hash of the client's master password hash (see password-hasher.ts). */
+  master_password_hash: string | null;
+  master_password_hint: string | null;
+  /** The client's KDF salt; null means the lower-cased email. */
+  master_password_salt: string | null;
+  key: string | null;
+  public_key: string | null;
+  private_key: string | null;
+  kdf: number;
+  kdf_iterations: number;
+  kdf_memory: number | null;
+  kdf_parallelism: number | null;
+  security_stamp: string;
+  api_key: string;
+  user_key_id: string | null;
+  premium: Bool;
+  culture: string;
+  avatar_color: string | null;
+  equivalent_domains: string | null;
+  excluded_global_equivalent_domains: string | null;
+  force_password_reset: Bool;
+  verify_devices: Bool;
+  creation_date: string;
+  revision_date: string;
+  account_revision_date: string;
+  last_password_change_date: string | null;
+  /** Set by an operator (`strongroom users disable`): the account cannot log in. */
+  disabled: Generated<Bool>;
+  /** Bytes the user's personal attachments take (0015-files), counted against ATTACHMENT_USER_QUOTA_MB. */
+  storage_bytes: Generated<number>;
+}
+
+export interface DevicesTable {
+  id: string;
+  user_id: string;
+  type: number;
+  identifier: string;
+  name: string;
+  push_token: string | null;
+  creation_date: string;
+  revision_date: string;
+}
