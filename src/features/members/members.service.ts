@@ -38,6 +38,7 @@ import {
   type UpdateBody,
 } from './members.schemas.js';
 import { type OrganizationRow, findOrganization, deleteMembership } from '../../platform/access/memberships.js';
+import { revokeMemberships } from '../../platform/access/revocation.js';
 
 export type { Actor } from './member-rules.js';
 
@@ -49,10 +50,11 @@ const NOT_FOUND = 'User not found.';
 
 /**
  * A bulk state change: each id is checked in order (a check sees the ids accepted before it,
- * so a batch cannot remove the last owner one by one), then the accepted ones are applied in
+ * so a batch cannot remove the last owner one by one), then the accepted ones are written in
  * one transaction with their audit events.
  */
 type Check = (tx: Executor, member: MemberRow, accepted: readonly MemberRow[]) => Promise<string | null>;
+type Write = (tx: Executor, accepted: readonly MemberRow[], now: string) => Promise<void>;
 type Apply = (tx: Executor, member: MemberRow, now: string) => Promise<void>;
 
 export function createMemberService(deps: MemberServiceDeps) {
@@ -76,7 +78,7 @@ export function createMemberService(deps: MemberServiceDeps) {
    * Runs a member command over ids, in one transaction that holds the organization's lock, so
    * the seat and last-owner checks still hold when the change is written.
    */
-  async function bulk(actor: Actor, organizationId: string, ids: readonly string[], event: EventType, check: Check, apply: Apply): Promise<BulkResult[]> {
+  async function bulk(organizationId: string, ids: readonly string[], check: Check, write: Write): Promise<BulkResult[]> {
     const normalized = [...new Set(ids.map((id) => id.toLowerCase()))];
     const { results, changed } = await db.transaction().execute(async (tx) => {
       await lockOrganization(tx, organizationId);
@@ -91,16 +93,23 @@ export function createMemberService(deps: MemberServiceDeps) {
       }
       if (accepted.length === 0) return { results, changed: null };
       const now = clock.now().toISOString();
+      await write(tx, accepted, now);
+      return { results, changed: { users: accepted.flatMap((m) => (m.user_id ? [m.user_id] : [])), now } };
+    });
+    if (changed) deps.pushes.send(changed.users.map((userId) => userPush(PushType.SyncOrgKeys, userId, new Date(changed.now))));
+    return results;
+  }
+
+  /** A write of restore and remove: each member's change, their account revision, `event` for each. */
+  function eachMember(actor: Actor, organizationId: string, event: EventType, apply: Apply): Write {
+    return async (tx, accepted, now) => {
       for (const member of accepted) {
         await apply(tx, member, now);
         if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
       }
       const events: AuditEvent[] = accepted.map((member) => ({ type: event, organizationId, organizationUserId: member.id, ...actingOf(actor.membership) }));
       await audit.record(tx, actor.client, events);
-      return { results, changed: { users: accepted.flatMap((m) => (m.user_id ? [m.user_id] : [])), now } };
-    });
-    if (changed) deps.pushes.send(changed.users.map((userId) => userPush(PushType.SyncOrgKeys, userId, new Date(changed.now))));
-    return results;
+    };
   }
 
   /** One id through a bulk command: an unknown id is a 404, any other refusal a 400. */
@@ -117,10 +126,8 @@ export function createMemberService(deps: MemberServiceDeps) {
 
   function revokeMany(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
     return bulk(
-      actor,
       organizationId,
       ids,
-      EventType.OrganizationUser_Revoked,
       async (tx, member, accepted) => {
         if (member.user_id === actor.membership.userId) return 'You cannot revoke yourself.';
         const role = manageError(actor.membership, member.type, 'revoke');
@@ -129,17 +136,22 @@ export function createMemberService(deps: MemberServiceDeps) {
         if (member.status !== OrganizationUserStatusType.Confirmed) return 'Only confirmed members can be revoked.';
         return (await lastOwnerLeaving(tx, organizationId, member, accepted)) ? LAST_OWNER : null;
       },
-      (tx, member, now) => updateMember(tx, member.id, { status: OrganizationUserStatusType.Revoked, revision_date: now }),
+      (tx, accepted, now) =>
+        revokeMemberships(
+          tx,
+          audit,
+          actor.client,
+          accepted.map((member) => ({ organizationUserId: member.id, organizationId, userId: member.user_id })),
+          { reason: 'manager', by: actingOf(actor.membership), now },
+        ),
     );
   }
 
   async function restoreMany(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
     const org = await organizationOrThrow(organizationId);
     return bulk(
-      actor,
       organizationId,
       ids,
-      EventType.OrganizationUser_Restored,
       async (tx, member, accepted) => {
         if (member.user_id === actor.membership.userId) return 'You cannot restore yourself.';
         const role = manageError(actor.membership, member.type, 'restore');
@@ -150,23 +162,23 @@ export function createMemberService(deps: MemberServiceDeps) {
         if (seats) return seats;
         return member.user_id ? joinPolicyError(tx, org, member, member.user_id, 'confirm') : null;
       },
-      (tx, member, now) => updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, revision_date: now }),
+      eachMember(actor, organizationId, EventType.OrganizationUser_Restored, (tx, member, now) =>
+        updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, revision_date: now }),
+      ),
     );
   }
 
   function removeMany(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
     return bulk(
-      actor,
       organizationId,
       ids,
-      EventType.OrganizationUser_Removed,
       async (tx, member, accepted) => {
         if (member.user_id === actor.membership.userId) return 'You cannot remove yourself.';
         const role = manageError(actor.membership, member.type, 'remove');
         if (role) return role;
         return (await lastOwnerLeaving(tx, organizationId, member, accepted)) ? LAST_OWNER : null;
       },
-      (tx, member) => deleteMembership(tx, member.id),
+      eachMember(actor, organizationId, EventType.OrganizationUser_Removed, (tx, member) => deleteMembership(tx, member.id)),
     );
   }
 

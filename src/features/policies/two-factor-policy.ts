@@ -1,10 +1,10 @@
 import type { ClientContext } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
-import { EventSystemUser, EventType } from '../../platform/audit/event-type.js';
+import { EventSystemUser } from '../../platform/audit/event-type.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { PolicyType } from './policy-type.js';
-import { touchAccountRevisions } from '../../platform/access/memberships.js';
+import { revokeMemberships } from '../../platform/access/revocation.js';
 import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
 
 /** A membership the two-step login policy took away. */
@@ -22,7 +22,7 @@ const EXEMPT = [OrganizationUserType.Owner, OrganizationUserType.Admin];
  * binds and whose user has no enabled provider: in one organization when the policy is turned
  * on (`organizationId`), or everywhere for one user who just turned their last provider off
  * (`userId`). Owners and admins are exempt, as is the acting user turning the policy on.
- * Records OrganizationUser_Revoked_TwoFactorNonCompliance (1520) per membership.
+ * The revocation writer records OrganizationUser_Revoked_TwoFactorNonCompliance (1520) per membership.
  */
 export async function revokeNonCompliant(
   tx: Executor,
@@ -49,27 +49,8 @@ export async function revokeNonCompliant(
   const bound = (await query.execute()).filter((row): row is typeof row & { user_id: string } => row.user_id !== null);
   const compliant = await usersWithTwoFactor(tx, [...new Set(bound.map((row) => row.user_id))]);
   const revoked = bound.filter((row) => !compliant.has(row.user_id));
-  if (revoked.length === 0) return [];
-  await tx
-    .updateTable('organization_users')
-    .set({ status: OrganizationUserStatusType.Revoked, revision_date: now })
-    .where(
-      'id',
-      'in',
-      revoked.map((row) => row.id),
-    )
-    .execute();
-  // Their clients learn of the revocation at their next revision check, as for any revocation.
-  await touchAccountRevisions(tx, [...new Set(revoked.map((row) => row.user_id))], now);
-  await audit.record(
-    tx,
-    client,
-    revoked.map((row) => ({
-      type: EventType.OrganizationUser_Revoked_TwoFactorNonCompliance,
-      organizationId: row.organization_id,
-      organizationUserId: row.id,
-      ...('userId' in scope ? { systemUser: EventSystemUser.TwoFactorDisabled } : { actingUserId: scope.actingUserId, systemUser: scope.systemUser ?? null }),
-    })),
-  );
-  return revoked.map((row) => ({ organizationId: row.organization_id, organizationUserId: row.id, userId: row.user_id }));
+  const memberships = revoked.map((row) => ({ organizationId: row.organization_id, organizationUserId: row.id, userId: row.user_id }));
+  const by = 'userId' in scope ? { actingUserId: null, systemUser: EventSystemUser.TwoFactorDisabled } : { actingUserId: scope.actingUserId, systemUser: scope.systemUser ?? null };
+  await revokeMemberships(tx, audit, client, memberships, { reason: 'two-step-login-policy', by, now });
+  return memberships;
 }
