@@ -8,7 +8,7 @@ import { BatchSpanProcessor, NodeTracerProvider, ParentBasedSampler, SimpleSpanP
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Engine } from '../../db/dialect.js';
 import type { QueryObserver } from '../../db/observed-dialect.js';
-import type { Tracing } from './tracing-setup.js';
+import type { Tracing } from './tracing-port.js';
 
 /**
  * The OpenTelemetry side of tracing. Loaded only by startTracing (./tracing-setup.ts) when
