@@ -6,7 +6,7 @@ import { columnTypes, type Engine } from '../dialect.js';
  * all (migration 0020 did this for personal items): every write that changes what a member's
  * sync shows of an organization item leaves a stamp above the mark of any sync that started
  * before it (vault/revisions.ts, changeMarks), so that sync can keep a section for members with
- * organization collections too and patch it with what changed (vault/sync.service.ts).
+ * organization collections too and patch it with what changed (vault/sync-vault.ts).
  * - The item rows (`ciphers.change` of organization items, an index on organization and change):
  *   PostgreSQL stamps every row with its transaction's id already (0020). SQLite has no such id
  *   and no owner revision for them: a one-row counter, `change_clock`, stands in; an

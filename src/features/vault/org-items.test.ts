@@ -8,8 +8,9 @@ import { generateSymmetricKey } from '../../../test/support/bw-crypto.js';
 import { cipherBody, ciphersOf, schemaErrors, type CipherJson } from '../../../test/support/vault.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { createSyncCache } from './sync-cache.js';
-import { createSyncService, isSection, type SyncData } from './sync.service.js';
-import { SyncResponse } from './sync.schemas.js';
+import { createSyncService } from './sync.service.js';
+import { isSection } from './sync-vault.js';
+import { SyncResponse, type SyncData } from './sync.schemas.js';
 
 const itemsOf = (data: SyncData) => {
   if (!isSection(data.vault)) throw new Error('a vault this small is kept as a section');

@@ -3,7 +3,7 @@ import { yieldToLoop } from '../../shared/work-slices.js';
 /**
  * The items of a vault section as sync sends them, in pages of about 1 MB of JSON that remember
  * where each item is, so that a change is applied by rebuilding the pages holding the changed
- * items, not the whole array (sync.service.ts patches a user's cached section with the items
+ * items, not the whole array (sync-vault.ts patches a user's cached section with the items
  * written since; see migration 0020). Immutable: a patch gives a new SectionItems sharing the
  * untouched pages, so an answer being written from the old one is never changed under it.
  *

@@ -7,7 +7,7 @@ import type { SectionItems } from './section-items.js';
  * What sync keeps between answers, in two parts sharing one byte budget:
  * - the vault sections (folders and the items' JSON) per user, under a key of everything the
  *   items' per-user parts depend on besides the rows (for vaults with organization collections:
- *   the reached collections and their grants, the organizations' flags; see sync.service.ts,
+ *   the reached collections and their grants, the organizations' flags; see sync-vault.ts,
  *   sectionKey), with the vault revision (see revisions.ts) and the change marks they were
  *   built at. Clients sync on login, on unlock and on every device after each change, and all
  *   but the first of those find nothing changed and skip even listing the items. What changed
@@ -28,7 +28,7 @@ export interface VaultSection {
   /**
    * Everything else its items' per-user parts depend on: '' for a vault without organization
    * collections; else the reached collections with their grants and their organizations' flags
-   * (sync.service.ts, sectionKey). A section is patched only under the same key.
+   * (sync-vault.ts, sectionKey). A section is patched only under the same key.
    */
   key: string;
   /**

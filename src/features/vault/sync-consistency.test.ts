@@ -12,9 +12,10 @@ import { apiBaseUrl } from './attachment-data.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
 import { touchVault } from './revisions.js';
 import { createSyncCache } from './sync-cache.js';
-import { createSyncService, isSection, type SyncData } from './sync.service.js';
+import { createSyncService } from './sync.service.js';
+import { isSection } from './sync-vault.js';
 import { rowChange } from './ciphers.repository.js';
-import { syncBody, syncBytes } from './sync.schemas.js';
+import { syncBody, syncBytes, type SyncData } from './sync.schemas.js';
 
 /**
  * Sync answers from its caches (whole sections and each item's encoded shared part) must be

@@ -22,7 +22,7 @@ function chunkStream(chunks: readonly Buffer[]): Readable {
 }
 
 /**
- * The answer of a vault still being read (sync.service.ts, SpilledVault): `head`, the items as
+ * The answer of a vault still being read (sync-vault.ts, SpilledVault): `head`, the items as
  * they come, `tail`. Destroyed (the client gone, or the reading failed), it abandons the items,
  * which stops their reading.
  */

@@ -3,13 +3,25 @@ import { Nullable } from '../../http/schemas.js';
 import { ProfileResponse, UserDecryption, toProfileResponse, toUserDecryption } from '../accounts/accounts.schemas.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import { CollectionDetailsResponse } from '../collections/collections.schemas.js';
+import type { ProfileOrganizationResponse } from '../organizations/organizations.schemas.js';
 import { PolicyResponse } from '../policies/policies.schemas.js';
 import { SendResponse } from '../sends/sends.schemas.js';
 import { CipherDetailsResponse } from './ciphers.schemas.js';
-import type { FolderRow } from './folders.repository.js';
-import { FolderResponse, toFolderResponse } from './folders.schemas.js';
+import { FolderResponse } from './folders.schemas.js';
 import { SpilledItems } from './section-items.js';
-import type { SyncData } from './sync.service.js';
+import type { VaultSection } from './sync-cache.js';
+import type { SpilledVault } from './sync-vault.js';
+
+/** What the sync body is written from (SyncService.load, then syncBody). */
+export interface SyncData {
+  user: UserRow & { two_factor_enabled?: boolean };
+  vault: VaultSection | SpilledVault;
+  organizations: ProfileOrganizationResponse[];
+  collections: CollectionDetailsResponse[];
+  policies: PolicyResponse[];
+  /** The user's Sends, read afresh (they are not part of the cached vault section). */
+  sends: SendResponse[];
+}
 
 export const SyncQuery = Type.Object({ excludeDomains: Type.Boolean({ default: false }) });
 
@@ -55,22 +67,6 @@ export function supportsSshKeys(clientVersion: string | null): boolean {
     if (have !== need) return have > need;
   }
   return true;
-}
-
-export function foldersJson(folders: readonly FolderRow[]): string {
-  return JSON.stringify(folders.map(toFolderResponse));
-}
-
-/**
- * An item's JSON in sync up to the user's part: the opening and the shared part (cipherSharedJson).
- * In a buffer of its own, exactly its size: Buffer.from would place a short text in Node's shared
- * 8 KB pool, and a cached item would keep that whole block alive (item-json-cache.ts counts bytes).
- */
-export function syncItemStart(sharedJson: string): Buffer {
-  const text = `{"object":"cipherDetails",${sharedJson}`;
-  const bytes = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
-  bytes.write(text);
-  return bytes;
 }
 
 /**

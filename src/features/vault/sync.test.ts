@@ -12,8 +12,9 @@ import { encryptText } from '../../../test/support/bw-crypto.js';
 import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, ciphersOf, KINDS, schemaErrors } from '../../../test/support/vault.js';
 import { createSyncCache } from './sync-cache.js';
-import { createSyncService, isSection, type SyncData } from './sync.service.js';
-import { SyncResponse, supportsSshKeys, syncBody, syncBytes } from './sync.schemas.js';
+import { createSyncService } from './sync.service.js';
+import { isSection } from './sync-vault.js';
+import { SyncResponse, supportsSshKeys, syncBody, syncBytes, type SyncData } from './sync.schemas.js';
 import { apiBaseUrl } from './attachment-data.js';
 
 const itemsOf = (data: SyncData) => {
