@@ -1,7 +1,7 @@
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { createLease, everyInterval, type Lease, type JobRunResult } from '../../db/leases.js';
-import { releaseStorage } from '../vault/attachments.repository.js';
+import { releaseStorage } from '../../platform/storage/quota.js';
 import type { FileStore } from '../../platform/storage/file-store.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { deleteSend, sendsToPurge } from './sends.repository.js';

@@ -9,7 +9,7 @@ import { touchAccountRevision } from '../../platform/auth/users.repository.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { assertStorageRoom, releaseStorage, reserveStorage } from '../vault/attachments.repository.js';
+import { assertStorageRoom, releaseStorage, reserveStorage } from '../../platform/storage/quota.js';
 import { FileTooLarge, type FileStore } from '../../platform/storage/file-store.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { PolicyType } from '../policies/policy-type.js';

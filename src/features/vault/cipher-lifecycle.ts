@@ -9,7 +9,7 @@ import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 import { cipherPushes, collectionIdsOf, sendBuilt, userPush, type CipherPushType } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
 import { attachmentBytes } from './attachment-data.js';
-import { releaseStorage } from './attachments.repository.js';
+import { releaseStorage } from '../../platform/storage/quota.js';
 import { attachmentFolder } from '../../platform/storage/store-layout.js';
 
 /**

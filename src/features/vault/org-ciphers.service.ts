@@ -13,7 +13,8 @@ import { assertCurrent, assertOwnFolder, type VaultDeps } from './ciphers.servic
 import type { CipherRequest } from './ciphers.schemas.js';
 import { applyShareUploads, attachmentBytes, withNewKeys } from './attachment-data.js';
 import { fileKey } from '../../platform/storage/store-layout.js';
-import { lockCipher, releaseStorage, reserveStorage } from './attachments.repository.js';
+import { lockCipher } from './attachments.repository.js';
+import { releaseStorage, reserveStorage } from '../../platform/storage/quota.js';
 import { insertCiphers, rowChange, setRevisionDate, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
 import { cipherPushes, sendBuilt } from '../../platform/push/push-messages.js';

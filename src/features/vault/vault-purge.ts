@@ -4,7 +4,7 @@ import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { verifyMasterPassword, type SecretVerificationBody } from '../../platform/auth/secret-verification.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { attachmentBytes } from './attachment-data.js';
-import { releaseStorage } from './attachments.repository.js';
+import { releaseStorage } from '../../platform/storage/quota.js';
 import { removeFolders } from '../../platform/storage/orphans.js';
 import { attachmentFolder } from '../../platform/storage/store-layout.js';
 import { userPush } from '../../platform/push/push-messages.js';
