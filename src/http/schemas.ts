@@ -81,3 +81,6 @@ export function NullableEncString(maxLength: number, options: { description?: st
 
 /** An ISO-8601 timestamp, or null. */
 export const NullableDateTime = Type.Unsafe<string | null>({ type: ['string', 'null'], format: 'date-time' });
+
+/** A file download link's signed token (attachments and Send files). */
+export const DownloadQuery = Type.Object({ token: Type.String({ minLength: 1, maxLength: 4096 }) });

@@ -4,8 +4,7 @@ import { Type } from 'typebox';
 import { access, bearerToken, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
-import { EmptyResponse, emptyOk, IdParams } from '../../http/schemas.js';
-import { DownloadQuery } from '../vault/attachments.schemas.js';
+import { DownloadQuery, EmptyResponse, emptyOk, IdParams } from '../../http/schemas.js';
 import { filePart } from '../../platform/storage/multipart.js';
 import type { SendAccess } from './send-access.js';
 import {

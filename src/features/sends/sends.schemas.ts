@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import type { Selectable } from 'kysely';
 import type { SendsTable } from '../../db/schema.js';
 import { EncString, Nullable, NullableDateTime, NullableEncString } from '../../http/schemas.js';
-import { readableBytes } from '../vault/attachment-data.js';
+import { readableBytes } from '../../shared/readable-bytes.js';
 import { accessIdOf } from './send-id.js';
 
 export type SendRow = Selectable<SendsTable>;

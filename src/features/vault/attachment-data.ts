@@ -1,3 +1,5 @@
+import { readableBytes } from '../../shared/readable-bytes.js';
+
 /**
  * The attachments of an item, as kept in `ciphers.attachments`: one JSON document keyed by
  * attachment id (as Bitwarden keeps them). The file name and key are the client's encrypted
@@ -101,19 +103,6 @@ export const countedBytes = (meta: Pick<AttachmentMeta, 'size' | 'validated'>): 
 /** Bytes an item's attachments count against its owner's storage (countedBytes). */
 export function attachmentBytes(text: string | null | undefined): number {
   return Object.values(parseAttachments(text)).reduce((sum, a) => sum + countedBytes(a), 0);
-}
-
-/** Bitwarden's CoreHelpers.ReadableBytesSize: "812 Bytes", "1.5 KB", "20 MB", "1.2 GB". */
-export function readableBytes(size: number): string {
-  const units = ['KB', 'MB', 'GB', 'TB'];
-  if (size < 1024) return `${size} Bytes`;
-  let value = size / 1024;
-  let unit = 0;
-  while (value >= 1024 && unit < units.length - 1) {
-    value /= 1024;
-    unit++;
-  }
-  return `${Math.round(value * 10) / 10} ${units[unit]}`;
 }
 
 export interface AttachmentResponse {

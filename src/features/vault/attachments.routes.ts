@@ -4,11 +4,11 @@ import { access, currentUser } from '../../http/access.js';
 import { BadRequest } from '../../http/errors.js';
 import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
-import { EmptyResponse, emptyOk, IdParams } from '../../http/schemas.js';
+import { DownloadQuery, EmptyResponse, emptyOk, IdParams } from '../../http/schemas.js';
 import { CipherMiniResponse, CipherResponse, cipherJson, cipherMiniJson } from './ciphers.schemas.js';
 import type { AttachmentService } from './attachments.service.js';
 import { filePart } from '../../platform/storage/multipart.js';
-import { AttachmentParams, AttachmentRequest, AttachmentResponseSchema, AttachmentUploadResponse, DeleteAttachmentResponse, DownloadQuery, FileUploadType, ShareUploadQuery } from './attachments.schemas.js';
+import { AttachmentParams, AttachmentRequest, AttachmentResponseSchema, AttachmentUploadResponse, DeleteAttachmentResponse, FileUploadType, ShareUploadQuery } from './attachments.schemas.js';
 
 const tags = ['Items'];
 const config = { access: access.user };

@@ -32,8 +32,6 @@ export const AttachmentParams = Type.Object({ id: Guid, attachmentId: Type.Strin
 
 export const ShareUploadQuery = Type.Object({ organizationId: Guid });
 
-export const DownloadQuery = Type.Object({ token: Type.String({ minLength: 1, maxLength: 4096 }) });
-
 export const LegacyFields = Type.Object({ key: NullableEncString(1000) });
 
 // The item answers are written as JSON text by cipherJson; these name their shape for the docs.
