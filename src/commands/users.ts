@@ -13,7 +13,7 @@ import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } 
 import { causeOf } from '../shared/startup-error.js';
 import { createFeatures, type Features } from '../wiring.js';
 import type { UserRow } from '../platform/auth/users.repository.js';
-import { InvitationNotMailed, OPERATOR_INVITATION_DAYS } from '../features/accounts/accounts.service.js';
+import { InvitationNotMailed, OPERATOR_INVITATION_DAYS } from '../features/accounts/operator.service.js';
 import { createClientAccountKeys } from '../features/accounts/client-keys.js';
 import { DEFAULT_KDF, KdfType, normalizeEmail, validateKdf, type KdfSettings } from '../platform/auth/kdf.js';
 

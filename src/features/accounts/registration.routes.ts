@@ -13,7 +13,7 @@ import {
   SendVerificationEmailBody,
   VerificationEmailClickedBody,
 } from './accounts.schemas.js';
-import type { AccountService } from './accounts.service.js';
+import type { RegistrationService } from './registration.service.js';
 
 const tags = ['Accounts'];
 const anonymous = { config: { access: access.anonymous } };
@@ -47,7 +47,7 @@ const docs = {
 } satisfies Record<string, RouteDoc>;
 
 /** The identity service's account routes: registration and prelogin ({auth_url}/accounts/...). */
-export const registrationRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService }> = async (app, { accounts }) => {
+export const registrationRoutes: FastifyPluginAsyncTypebox<{ accounts: RegistrationService }> = async (app, { accounts }) => {
   // The 2026 CLI calls /prelogin/password; older clients call /prelogin.
   for (const url of ['/accounts/prelogin', '/accounts/prelogin/password']) {
     app.post(url, { ...anonymous, schema: { tags: ['Identity'], ...docs.prelogin, body: PreloginBody, response: { 200: PreloginResponse } } }, async (request) => {

@@ -4,7 +4,7 @@ import { access, currentUser } from '../../http/access.js';
 import { Nullable } from '../../http/schemas.js';
 import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
 import { SecretVerificationBody } from './accounts.schemas.js';
-import type { AccountService } from './accounts.service.js';
+import type { ProfileService } from './profile.service.js';
 
 const PolicyResponse = Type.Object({
   object: Type.Literal('masterPasswordPolicy'),
@@ -33,7 +33,7 @@ function camelPolicy(policy: MasterPasswordPolicyResponse): Static<typeof Policy
 
 /** POST {base_url}/accounts/verify-password. */
 export const verifyPasswordRoutes: FastifyPluginAsyncTypebox<{
-  accounts: AccountService;
+  accounts: ProfileService;
   masterPasswordPolicy: (userId: string) => Promise<MasterPasswordPolicyResponse>;
 }> = async (app, { accounts, masterPasswordPolicy }) => {
   app.post(

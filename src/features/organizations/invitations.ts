@@ -1,4 +1,4 @@
-import type { InvitationCheck } from '../accounts/accounts.service.js';
+import type { InvitationCheck } from '../accounts/registration.service.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 

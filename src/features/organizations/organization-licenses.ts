@@ -3,7 +3,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { parsePublicKeyList } from '../../shared/public-keys.js';
-import { randomApiKey } from '../accounts/accounts.service.js';
+import { randomApiKey } from '../accounts/account-rules.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';

@@ -8,7 +8,7 @@ import type { FileStore } from '../../platform/storage/file-store.js';
 import { fileFoldersOf, removeFolders } from '../../platform/storage/orphans.js';
 import { verifyMasterPassword } from '../../platform/auth/secret-verification.js';
 import { findUserById, type UserRow } from '../../platform/auth/users.repository.js';
-import { randomApiKey } from '../accounts/accounts.service.js';
+import { randomApiKey } from '../accounts/account-rules.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';

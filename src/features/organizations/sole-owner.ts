@@ -1,4 +1,4 @@
-import type { SoleOwnerCheck } from '../accounts/accounts.service.js';
+import type { SoleOwnerCheck } from '../accounts/account-rules.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 
 /**

@@ -18,8 +18,8 @@ import { PushType, type Push, type Pushes } from './pushes.js';
  * | archive / unarchive, one or many (cipher-lifecycle)                    | SyncCiphers                 | device    | acting user                      |
  * | import (cipher-import)                                                 | SyncVault                   | null      | importing user                   |
  * | folder create / rename / delete (folders.service)                      | SyncFolderCreate/Update/Delete | device | owner                            |
- * | avatar colour, equivalent domains (accounts.service, domains.service)  | SyncSettings                | null      | user                             |
- * | change master password (accounts.service)                              | LogOut                      | device    | user (the device that changed it stays) |
+ * | avatar colour, equivalent domains (profile.service, domains.service)   | SyncSettings                | null      | user                             |
+ * | change master password (profile.service)                               | LogOut                      | device    | user (the device that changed it stays) |
  * | log out everywhere (security stamp), delete the account                | LogOut                      | null      | user                             |
  * | confirm, revoke, restore, remove a member; leave; create an org        | SyncOrgKeys                 | null      | the member's user                |
  * | save a policy (policies.service)                                       | PolicyChanged               | null      | organization                     |

@@ -1,0 +1,133 @@
+import { randomUUID } from 'node:crypto';
+import { BadRequest } from '../../http/errors.js';
+import type { ClientContext } from '../../http/request-context.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { deleteRefreshTokensOfUser } from '../../platform/auth/tokens.repository.js';
+import { updateUser, type UserRow } from '../../platform/auth/users.repository.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import { logOutPush, userPush } from '../../platform/push/push-messages.js';
+import { PushType } from '../../platform/push/pushes.js';
+import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
+import { endSessions, randomApiKey, removeAccount, requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
+
+/**
+ * The signed-in user's own account: the profile, the key pair, the master password, the API
+ * key, logging out everywhere and deleting the account.
+ */
+export function createProfileService(deps: AccountEnds & { hasher: PasswordHasher; audit: AuditLog }) {
+  const { db, clock, hasher } = deps;
+  const getUser = (userId: string) => userOrThrow(db, userId);
+
+  /** Commands that change security settings must carry the current master password hash. */
+  async function verifySecret(user: UserRow, masterPasswordHash: string | null | undefined): Promise<void> {
+    if (!(await masterPasswordMatches(hasher, user, masterPasswordHash))) {
+      throw BadRequest.field('masterPasswordHash', 'Invalid password.');
+    }
+  }
+
+  return {
+    getUser,
+
+    async updateProfile(userId: string, changes: { name?: string | null; culture?: string | null; masterPasswordHint?: string | null; avatarColor?: string | null }) {
+      const now = clock.now().toISOString();
+      await updateUser(db, userId, {
+        ...(changes.name !== undefined ? { name: changes.name?.trim() || null } : {}),
+        ...(changes.culture ? { culture: changes.culture } : {}),
+        ...(changes.masterPasswordHint !== undefined ? { master_password_hint: changes.masterPasswordHint || null } : {}),
+        ...(changes.avatarColor !== undefined ? { avatar_color: changes.avatarColor } : {}),
+        revision_date: now,
+        account_revision_date: now,
+      });
+      return getUser(userId);
+    },
+
+    /** `PUT /accounts/avatar`: the avatar colour (null: the default); the user's other apps sync settings. */
+    async updateAvatar(userId: string, avatarColor: string | null): Promise<UserRow> {
+      const now = clock.now().toISOString();
+      await updateUser(db, userId, { avatar_color: avatarColor, revision_date: now, account_revision_date: now });
+      deps.pushes.send(userPush(PushType.SyncSettings, userId, new Date(now)));
+      return getUser(userId);
+    },
+
+    /** Sets the account's key pair once; replacing it would make everything shared with it unreadable. */
+    async setKeys(userId: string, publicKey: string, encryptedPrivateKey: string): Promise<UserRow> {
+      const user = await getUser(userId);
+      requireEnc(encryptedPrivateKey, 'encryptedPrivateKey');
+      if (user.public_key || user.private_key) {
+        if (user.public_key === publicKey && user.private_key === encryptedPrivateKey) return user;
+        throw new BadRequest('The account already has a key pair.');
+      }
+      const now = clock.now().toISOString();
+      await updateUser(db, userId, { public_key: publicKey, private_key: encryptedPrivateKey, revision_date: now, account_revision_date: now });
+      return getUser(userId);
+    },
+
+    async changePassword(
+      userId: string,
+      body: { masterPasswordHash: string; newMasterPasswordHash: string; masterPasswordHint?: string | null; key: string },
+      client: ClientContext,
+    ): Promise<void> {
+      const user = await getUser(userId);
+      await verifySecret(user, body.masterPasswordHash);
+      requireEnc(body.key, 'key');
+      const hash = await hasher.hash(body.newMasterPasswordHash);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await updateUser(tx, userId, {
+          master_password_hash: hash,
+          key: body.key,
+          ...(body.masterPasswordHint !== undefined ? { master_password_hint: body.masterPasswordHint || null } : {}),
+          security_stamp: randomUUID(),
+          last_password_change_date: now,
+          revision_date: now,
+          account_revision_date: now,
+          force_password_reset: false,
+        });
+        await deleteRefreshTokensOfUser(tx, userId);
+        await deps.audit.record(tx, client, { type: EventType.User_ChangedPassword, userId, actingUserId: userId });
+      });
+      // Every other device logs out; the one that changed the password keeps its new tokens' session.
+      deps.pushes.send(logOutPush(userId, client.deviceIdentifier));
+    },
+
+    /** "Log out of all sessions": every token issued so far stops working. */
+    async rotateSecurityStamp(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
+      const user = await getUser(userId);
+      await verifySecret(user, masterPasswordHash);
+      await endSessions(deps, user.id);
+    },
+
+    async apiKey(userId: string, masterPasswordHash: string | null | undefined, rotate: boolean): Promise<{ apiKey: string; revisionDate: string }> {
+      const user = await getUser(userId);
+      await verifySecret(user, masterPasswordHash);
+      if (!rotate) return { apiKey: user.api_key, revisionDate: user.revision_date };
+      const apiKey = randomApiKey();
+      const now = clock.now().toISOString();
+      await updateUser(db, userId, { api_key: apiKey, revision_date: now });
+      return { apiKey, revisionDate: now };
+    },
+
+    /** Dialogs that ask for the master password again (the web vault's export) check it here first. */
+    async verifyPassword(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
+      await verifySecret(await getUser(userId), masterPasswordHash);
+    },
+
+    async deleteAccount(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
+      const user = await getUser(userId);
+      await verifySecret(user, masterPasswordHash);
+      await removeAccount(deps, user);
+    },
+
+    async setUserKeyId(userId: string, userKeyId: string): Promise<void> {
+      await updateUser(db, userId, { user_key_id: userKeyId.toLowerCase() });
+    },
+
+    async publicKey(userId: string): Promise<{ userId: string; publicKey: string | null }> {
+      const user = await getUser(userId);
+      return { userId: user.id, publicKey: user.public_key };
+    },
+  };
+}
+
+export type ProfileService = ReturnType<typeof createProfileService>;

@@ -1,0 +1,243 @@
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../shared/clock.js';
+import type { Db, Executor } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/dialect.js';
+import { BadRequest } from '../../http/errors.js';
+import { sendOrFail } from '../mail/delivery.js';
+import type { MailLog, Mailer } from '../mail/mailer.js';
+import type { SigningKeys } from '../../platform/auth/signing-keys.js';
+import { findUserByEmail, insertUser, type UserRow } from '../../platform/auth/users.repository.js';
+import type { RegisterBody, RegisterFinishBody } from './accounts.schemas.js';
+import { DEFAULT_KDF, normalizeEmail, validateKdf, type KdfSettings } from '../../platform/auth/kdf.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import { finishSignupLink, OPERATOR_INVITATION_CLAIM, randomApiKey, requireEnc, VERIFICATION_TYP } from './account-rules.js';
+
+/** Says whether an email has a pending organization invitation (registration stays open to it). */
+export type InvitationCheck = (db: Executor, email: string, proof: InvitationProof) => Promise<boolean>;
+
+/** What a registration carries from an organization invitation link. */
+export interface InvitationProof {
+  token?: string | null;
+  organizationUserId?: string | null;
+}
+
+interface Registration {
+  email: string;
+  name: string | null;
+  masterPasswordHash: string;
+  hint: string | null;
+  key: string;
+  publicKey: string | null;
+  encryptedPrivateKey: string | null;
+  kdf: KdfSettings;
+  /** Invited by the operator (`strongroom users invite`): registers even when registration is closed. */
+  invited?: boolean;
+  /** The organization invitation the registration comes from, if any. */
+  invitation?: InvitationProof;
+}
+
+/**
+ * Mails the link that finishes registration. An address that already has an account gets no
+ * mail and the same answer, so the form cannot be used to find out who has an account.
+ */
+async function mailRegistrationLink(mailer: Mailer, publicUrl: string, email: string, token: string, log: MailLog): Promise<void> {
+  const link = finishSignupLink(publicUrl, token, email);
+  const message = {
+    to: email,
+    subject: 'Verify your email address',
+    text: ['Open this link to finish creating your account (it expires in 24 hours):', link, '', 'If you did not ask for an account, ignore this message.'].join('\n'),
+  };
+  await sendOrFail(mailer, message, log, 'registration', 'The mail server did not accept the verification message. Try again later.');
+}
+
+const EXPIRED_LINK = 'Expired link. Please restart registration or try logging in. You may already have an account';
+
+function sameKdf(a: KdfSettings, b: KdfSettings): boolean {
+  return a.kdf === b.kdf && a.iterations === b.iterations && (a.memory ?? null) === (b.memory ?? null) && (a.parallelism ?? null) === (b.parallelism ?? null);
+}
+
+/** Becoming an account: prelogin, the verification link, and registration by every client's form. */
+export function createRegistrationService(deps: {
+  db: Db;
+  clock: Clock;
+  hasher: PasswordHasher;
+  keys: SigningKeys;
+  registrationEnabled: boolean;
+  isInvited: InvitationCheck;
+  mailer: Mailer;
+  publicUrl: string;
+}) {
+  const { db, clock, hasher } = deps;
+
+  /** The signed token that finishes a registration (it carries the name). */
+  async function verificationToken(email: string, name: string | null): Promise<string> {
+    const normalized = normalizeEmail(email);
+    // Closed registration starts from an invitation link instead, so no one is told whether an
+    // address has a pending invitation.
+    if (!deps.registrationEnabled) throw new BadRequest('Open registration has been disabled by the system administrator.');
+    return deps.keys.sign({ sub: normalized, ...(name ? { name } : {}) }, { typ: VERIFICATION_TYP, expiresInSeconds: 86_400 });
+  }
+
+  async function register(input: Registration): Promise<UserRow> {
+    const email = normalizeEmail(input.email);
+    if (!deps.registrationEnabled && !input.invited && !(await deps.isInvited(db, email, input.invitation ?? {}))) {
+      throw new BadRequest('Open registration has been disabled by the system administrator.');
+    }
+    const kdf = validateKdf(input.kdf);
+    const key = requireEnc(input.key, 'key');
+    const encryptedPrivateKey = input.encryptedPrivateKey ? requireEnc(input.encryptedPrivateKey, 'encryptedPrivateKey') : null;
+    if (await findUserByEmail(db, email)) throw BadRequest.field('email', `Email '${email}' is already taken.`);
+
+    const now = clock.now().toISOString();
+    const user: UserRow = {
+      id: randomUUID(),
+      email,
+      name: input.name?.trim() || null,
+      email_verified: false,
+      master_password_hash: await hasher.hash(input.masterPasswordHash),
+      master_password_hint: input.hint || null,
+      master_password_salt: null,
+      key,
+      public_key: input.publicKey,
+      private_key: encryptedPrivateKey,
+      kdf: kdf.kdf,
+      kdf_iterations: kdf.iterations,
+      kdf_memory: kdf.memory,
+      kdf_parallelism: kdf.parallelism,
+      security_stamp: randomUUID(),
+      api_key: randomApiKey(),
+      user_key_id: null,
+      // Self-hosted accounts get every personal feature; there is no billing here.
+      premium: true,
+      culture: 'en-US',
+      avatar_color: null,
+      equivalent_domains: null,
+      excluded_global_equivalent_domains: null,
+      force_password_reset: false,
+      verify_devices: true,
+      creation_date: now,
+      revision_date: now,
+      account_revision_date: now,
+      last_password_change_date: null,
+      disabled: false,
+      storage_bytes: 0,
+    };
+    try {
+      await insertUser(db, user);
+    } catch (error) {
+      if (isUniqueViolation(error)) throw BadRequest.field('email', `Email '${email}' is already taken.`);
+      throw error;
+    }
+    return user;
+  }
+
+  return {
+    /** Current clients: both the flat fields and the masterPasswordAuthentication/Unlock objects. */
+    async registerFinish(body: RegisterFinishBody): Promise<UserRow> {
+      const email = normalizeEmail(body.email);
+      const auth = body.masterPasswordAuthentication;
+      const unlock = body.masterPasswordUnlock;
+      const flatKdf =
+        body.kdf !== undefined && body.kdfIterations !== undefined
+          ? { kdf: body.kdf, iterations: body.kdfIterations, memory: body.kdfMemory ?? null, parallelism: body.kdfParallelism ?? null }
+          : null;
+      const kdfOf = (k: NonNullable<typeof auth>['kdf']): KdfSettings => ({
+        kdf: k.kdfType,
+        iterations: k.iterations,
+        memory: k.memory ?? null,
+        parallelism: k.parallelism ?? null,
+      });
+      const unlockKdf = unlock ? kdfOf(unlock.kdf) : null;
+      const authKdf = auth ? kdfOf(auth.kdf) : null;
+      const kdf = unlockKdf ?? authKdf ?? flatKdf;
+      if (!kdf) throw BadRequest.field('kdf', 'The kdf and kdfIterations fields are required.');
+      for (const other of [authKdf, flatKdf]) {
+        if (other && !sameKdf(other, kdf)) throw BadRequest.field('kdf', 'KDF settings must be equal for authentication and unlock.');
+      }
+      for (const [field, salt] of [
+        ['masterPasswordAuthentication.salt', auth?.salt],
+        ['masterPasswordUnlock.salt', unlock?.salt],
+      ] as const) {
+        if (salt !== undefined && normalizeEmail(salt) !== email) throw BadRequest.field(field, 'The salt must be the account email.');
+      }
+      const masterPasswordHash = auth?.masterPasswordAuthenticationHash ?? body.masterPasswordHash;
+      if (!masterPasswordHash) throw BadRequest.field('masterPasswordHash', 'The masterPasswordHash field is required.');
+      if (auth && body.masterPasswordHash && auth.masterPasswordAuthenticationHash !== body.masterPasswordHash) {
+        throw BadRequest.field('masterPasswordHash', 'The two master password hashes differ.');
+      }
+      let name = body.name ?? null;
+      let invited = false;
+      if (body.emailVerificationToken) {
+        const claims = await deps.keys.verify(body.emailVerificationToken, { typ: VERIFICATION_TYP });
+        if (!claims || claims.sub !== email) throw BadRequest.field('emailVerificationToken', 'The email verification token is invalid or expired.');
+        name ??= typeof claims.name === 'string' ? claims.name : null;
+        invited = claims[OPERATOR_INVITATION_CLAIM] === true;
+      }
+      return register({
+        email,
+        name,
+        masterPasswordHash,
+        hint: body.masterPasswordHint ?? null,
+        key: unlock?.masterKeyWrappedUserKey ?? body.userSymmetricKey ?? '',
+        publicKey: body.userAsymmetricKeys?.publicKey ?? null,
+        encryptedPrivateKey: body.userAsymmetricKeys?.encryptedPrivateKey ?? null,
+        kdf,
+        invited,
+        invitation: { token: body.orgInviteToken, organizationUserId: body.organizationUserId },
+      });
+    },
+
+    async registerLegacy(body: RegisterBody): Promise<UserRow> {
+      return register({
+        email: body.email,
+        name: body.name ?? null,
+        masterPasswordHash: body.masterPasswordHash,
+        hint: body.masterPasswordHint ?? null,
+        key: body.key,
+        publicKey: body.keys?.publicKey ?? null,
+        encryptedPrivateKey: body.keys?.encryptedPrivateKey ?? null,
+        kdf: {
+          kdf: body.kdf ?? DEFAULT_KDF.kdf,
+          iterations: body.kdfIterations ?? DEFAULT_KDF.iterations,
+          memory: body.kdfMemory ?? null,
+          parallelism: body.kdfParallelism ?? null,
+        },
+        invitation: { token: body.token, organizationUserId: body.organizationUserId },
+      });
+    },
+
+    verificationToken,
+
+    /**
+     * Starts registration as the official server does: with SMTP the link is mailed and nothing
+     * is answered (the caller answers 204); without SMTP the token itself is the answer.
+     */
+    async startRegistration(email: string, name: string | null, log: MailLog): Promise<{ token: string } | { mailed: true }> {
+      const token = await verificationToken(email, name);
+      if (!deps.mailer.enabled) return { token };
+      const normalized = normalizeEmail(email);
+      if (!(await findUserByEmail(db, normalized))) await mailRegistrationLink(deps.mailer, deps.publicUrl, normalized, token, log);
+      return { mailed: true };
+    },
+
+    /** The web vault reports a followed link before showing the finish form; a spent or bad link is refused there. */
+    async verificationLinkOpened(email: string, token: string): Promise<void> {
+      const normalized = normalizeEmail(email);
+      const claims = await deps.keys.verify(token, { typ: VERIFICATION_TYP });
+      if (!claims || claims.sub !== normalized || (await findUserByEmail(db, normalized))) throw new BadRequest(EXPIRED_LINK);
+    },
+
+    /** KDF settings for an email; an unknown email gets the defaults, so accounts cannot be enumerated. */
+    async prelogin(email: string): Promise<{ kdf: KdfSettings; salt: string }> {
+      const normalized = normalizeEmail(email);
+      const user = await findUserByEmail(db, normalized);
+      if (!user) return { kdf: DEFAULT_KDF, salt: normalized };
+      return {
+        kdf: { kdf: user.kdf, iterations: user.kdf_iterations, memory: user.kdf_memory, parallelism: user.kdf_parallelism },
+        salt: user.master_password_salt ?? normalized,
+      };
+    },
+  };
+}
+
+export type RegistrationService = ReturnType<typeof createRegistrationService>;
