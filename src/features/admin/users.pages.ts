@@ -5,7 +5,7 @@ import type { RouteDoc } from '../../http/route-docs.js';
 import { Email } from '../../http/schemas.js';
 import { BadRequest } from '../../http/errors.js';
 import { OPERATOR_INVITATION_DAYS } from '../accounts/operator.service.js';
-import { TWO_STEP_LOGIN_NOT_ON } from '../two-factor/two-factor.service.js';
+import { TWO_STEP_LOGIN_NOT_ON } from '../two-factor/two-factor-setup.service.js';
 import { adminAccess } from './admin-access.js';
 import { Csrf, frameOf, Html, IdParam, PAGE_SIZE, PageQuery, pager, sendPage } from './admin.pages.js';
 import type { AdminService, Operator } from './admin.service.js';

@@ -22,7 +22,8 @@ import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { masterPasswordPolicyFor } from '../policies/policies.service.js';
 import type { AuthRequestService } from '../auth-requests/auth-requests.service.js';
-import { TwoFactorProviderType, type TwoFactorService } from '../two-factor/two-factor.service.js';
+import type { TwoFactorLogin } from '../two-factor/two-factor-login.service.js';
+import { TwoFactorProviderType } from '../two-factor/two-factor-rules.js';
 import type { AccountEmails } from '../account-emails/account-emails.service.js';
 import { LimitsUnavailable } from '../rate-limits/failover-store.js';
 import type { LoginAttempt, LoginThrottle } from '../rate-limits/login-throttle.js';
@@ -75,7 +76,7 @@ export function createIdentityService(deps: {
   authRequests: Pick<AuthRequestService, 'validForLogin' | 'markUsed'>;
   clientCredentialGrants?: readonly ClientCredentialsGrant[];
   /** Two-step login: the challenge and the second factor of password logins. */
-  twoFactor?: Pick<TwoFactorService, 'isEnabled' | 'challenge' | 'verifyLogin' | 'issueRememberToken'>;
+  twoFactor?: Pick<TwoFactorLogin, 'isEnabled' | 'challenge' | 'verifyLogin' | 'issueRememberToken'>;
   /** Account mail around password logins: verified-email and new-device checks, the new-device notice. */
   loginChecks?: Pick<AccountEmails, 'beforeLogin' | 'afterLogin'>;
   /** Counts refused logins (the metrics). */
