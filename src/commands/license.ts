@@ -3,10 +3,10 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Clock } from '../shared/clock.js';
 import type { Db } from '../db/database.js';
-import { randomApiKey } from '../features/accounts/account-rules.js';
 import { createLicenseIssuer, licenseTerms } from '../features/organizations/licenses.js';
 import { PlanType, planFeatures } from '../features/organizations/plans.js';
 import { UsageError } from '../shared/startup-error.js';
+import { randomApiKey } from '../platform/auth/api-keys.js';
 
 export const LICENSE_USAGE = `Usage:
   strongroom license issue --name <name> --plan <plan> --expires <date|Nd> [options]

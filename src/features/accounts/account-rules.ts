@@ -1,4 +1,4 @@
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import type { Db, Executor } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
@@ -27,13 +27,6 @@ export const VERIFICATION_TYP = 'strongroom-email-verification';
  * and name alone, so its tokens never open closed registration.
  */
 export const OPERATOR_INVITATION_CLAIM = 'srv_inv';
-
-const API_KEY_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-
-/** A 30-character random secret, as the official server makes API keys. */
-export function randomApiKey(): string {
-  return Array.from({ length: 30 }, () => API_KEY_ALPHABET[randomInt(API_KEY_ALPHABET.length)]).join('');
-}
 
 export function requireEnc(value: string | null | undefined, field: string): string {
   if (!value || !isEncString(value)) throw BadRequest.field(field, `The ${field} field is not a valid encrypted string.`);

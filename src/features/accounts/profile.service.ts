@@ -9,7 +9,8 @@ import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { logOutPush, userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
 import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
-import { endSessions, randomApiKey, removeAccount, requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
+import { endSessions, removeAccount, requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
+import { randomApiKey } from '../../platform/auth/api-keys.js';
 
 /**
  * The signed-in user's own account: the profile, the key pair, the master password, the API

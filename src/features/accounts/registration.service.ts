@@ -10,7 +10,8 @@ import { findUserByEmail, insertUser, type UserRow } from '../../platform/auth/u
 import type { RegisterBody, RegisterFinishBody } from './accounts.schemas.js';
 import { DEFAULT_KDF, normalizeEmail, validateKdf, type KdfSettings } from '../../platform/auth/kdf.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
-import { finishSignupLink, OPERATOR_INVITATION_CLAIM, randomApiKey, requireEnc, VERIFICATION_TYP } from './account-rules.js';
+import { finishSignupLink, OPERATOR_INVITATION_CLAIM, requireEnc, VERIFICATION_TYP } from './account-rules.js';
+import { randomApiKey } from '../../platform/auth/api-keys.js';
 
 /** Says whether an email has a pending organization invitation (registration stays open to it). */
 export type InvitationCheck = (db: Executor, email: string, proof: InvitationProof) => Promise<boolean>;

@@ -7,13 +7,13 @@ import type { MailLog } from '../mail/mailer.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import type { AdminAudit } from './admin-audit.js';
 import { randomUUID } from 'node:crypto';
-import { randomApiKey } from '../accounts/account-rules.js';
 import { InvitationNotMailed } from '../accounts/operator.service.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
 import { createLicenseIssuer, licenseTerms } from '../organizations/licenses.js';
 import { PlanType, planFeatures } from '../organizations/plans.js';
 import { listOrganizationsPage, listUsersPage, membersOfOrganization, membershipsOfUsers, type Page } from './admin.repository.js';
 import { findOrganization } from '../../platform/access/memberships.js';
+import { randomApiKey } from '../../platform/auth/api-keys.js';
 
 /** Who did it: the console's operator, known by address. */
 export interface Operator {

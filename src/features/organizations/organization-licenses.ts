@@ -3,7 +3,6 @@ import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { parsePublicKeyList } from '../../shared/public-keys.js';
-import { randomApiKey } from '../accounts/account-rules.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
@@ -12,6 +11,7 @@ import { findOrganizationByLicenseKey, updateOrganization } from './organization
 import type { ApplyLicenseBody } from './organizations.schemas.js';
 import { flagsOf } from './organizations.schemas.js';
 import { type OrganizationRow, findOrganization } from '../../platform/access/memberships.js';
+import { randomApiKey } from '../../platform/auth/api-keys.js';
 
 /** How long a downloaded license lasts when the organization itself has no expiry (no billing here). */
 const DEFAULT_LICENSE_DAYS = 365;

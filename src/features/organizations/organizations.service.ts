@@ -8,7 +8,6 @@ import type { FileStore } from '../../platform/storage/file-store.js';
 import { fileFoldersOf, removeFolders } from '../../platform/storage/orphans.js';
 import { verifyMasterPassword } from '../../platform/auth/secret-verification.js';
 import { findUserById, type UserRow } from '../../platform/auth/users.repository.js';
-import { randomApiKey } from '../accounts/account-rules.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
@@ -26,6 +25,7 @@ import { OrganizationUserType } from '../../platform/access/roles.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { type OrganizationRow, findOrganization, findMembershipOfUser, deleteMembership, confirmedOwnerIds, memberUserIds, touchAccountRevisions } from '../../platform/access/memberships.js';
+import { randomApiKey } from '../../platform/auth/api-keys.js';
 
 /** OrganizationApiKeyType. */
 export enum OrganizationApiKeyType {
