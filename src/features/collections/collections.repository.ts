@@ -1,8 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { CollectionsTable } from '../../db/schema.js';
 import type { Executor } from '../../db/database.js';
-import { directAndGroupGrants, FULL_ACCESS, fullAccessFrom, type CollectionGrant } from '../../platform/access/org-access.js';
-import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 
 export type CollectionRow = Selectable<CollectionsTable>;
 
@@ -115,52 +113,6 @@ export async function collectionsOfOrganization(db: Executor, organizationId: st
   const rows = await db.selectFrom('collections').select('id').where('organization_id', '=', organizationId).where('id', 'in', ids).execute();
   return new Set(rows.map((r) => r.id));
 }
-
-
-/**
- * Every collection a user reaches through confirmed memberships of enabled organizations, with
- * the highest access among direct and group grants. A constant number of queries.
- */
-export async function collectionsForUser(db: Executor, userId: string): Promise<{ row: CollectionRow; grant: CollectionGrant }[]> {
-  const memberships = await db
-    .selectFrom('organization_users')
-    .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
-    .select(['organization_users.id', 'organization_users.organization_id', 'organization_users.access_all', 'organization_users.type'])
-    .where('organization_users.user_id', '=', userId)
-    .where('organization_users.status', '=', OrganizationUserStatusType.Confirmed)
-    .where('organizations.enabled', '=', true)
-    .execute();
-  if (memberships.length === 0) return [];
-  const { grants, inAllAccessGroup } = await directAndGroupGrants(db, memberships.map((m) => m.id));
-  const allOrgs = new Set<string>();
-  const managerOrgs = new Set<string>();
-  for (const m of memberships) {
-    const full = fullAccessFrom({ id: m.id, accessAll: Boolean(m.access_all), type: m.type }, inAllAccessGroup);
-    if (full.toAll) allOrgs.add(m.organization_id);
-    else if (full.toAssigned) managerOrgs.add(m.organization_id);
-  }
-  const ids = [...grants.keys()];
-  if (ids.length === 0 && allOrgs.size === 0) return [];
-  const collections = await db
-    .selectFrom('collections')
-    .selectAll()
-    .where((eb) => {
-      const terms = [];
-      if (ids.length > 0) terms.push(eb('id', 'in', ids));
-      if (allOrgs.size > 0) terms.push(eb('organization_id', 'in', [...allOrgs]));
-      return eb.or(terms);
-    })
-    .orderBy('organization_id')
-    .orderBy('creation_date')
-    .orderBy('id')
-    .execute();
-  return collections.map((row) => {
-    const grant =
-      allOrgs.has(row.organization_id) || managerOrgs.has(row.organization_id) ? FULL_ACCESS : (grants.get(row.id) ?? { readOnly: true, hidePasswords: true, manage: false });
-    return { row, grant };
-  });
-}
-
 
 export async function findOrganization(db: Executor, organizationId: string) {
   return db

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Guid, Nullable } from '../../http/schemas.js';
-import type { CollectionGrant } from '../../platform/access/org-access.js';
+import type { CollectionGrant } from '../../platform/access/grants.js';
 import type { AccessRow, CollectionRow } from './collections.repository.js';
 
 /** One member's or group's access to a collection, as clients send it. Missing flags are false. */

@@ -8,7 +8,7 @@ import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { actingOf, collectionGrants, type Membership } from '../../platform/access/org-access.js';
+import { actingOf, type Membership } from '../../platform/access/org-access.js';
 import {
   canCreate,
   canDelete,
@@ -19,12 +19,13 @@ import {
   canReadAllWithAccess,
   canReadWithAccess,
   canSee,
+  collectionGrants,
+  collectionsForUser,
   manages,
   type CollectionActor,
-} from '../../platform/access/collection-rights.js';
+} from '../../platform/access/grants.js';
 import {
   accessOf,
-  collectionsForUser,
   countCollections,
   deleteCollections,
   findCollection,

@@ -6,7 +6,7 @@ import { accessInputs } from '../collections/access-input.js';
 import { distinctIds } from '../../http/ids.js';
 import { groupBy } from '../../shared/group-by.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { canEdit, type CollectionActor } from '../../platform/access/collection-rights.js';
+import { canEdit, collectionGrants, type CollectionActor } from '../../platform/access/grants.js';
 import {
   accessOf,
   collectionsOfOrganization,
@@ -17,7 +17,7 @@ import {
 import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { actingOf, collectionGrants, type Membership } from '../../platform/access/org-access.js';
+import { actingOf, type Membership } from '../../platform/access/org-access.js';
 import {
   addGroupMembers,
   collectionsOfGroups,

@@ -1,5 +1,5 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
-import { collectionsForUser } from '../collections/collections.repository.js';
+import { collectionsForUser } from '../../platform/access/grants.js';
 import type { AuditEvent } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import type { EventType } from '../../platform/audit/event-type.js';

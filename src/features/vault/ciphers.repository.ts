@@ -3,6 +3,7 @@ import { chunks } from '../../db/chunks.js';
 import { sendAhead } from '../../db/postgres-driver.js';
 import type { CiphersTable, CipherUserSettingsTable } from '../../db/schema.js';
 import type { Executor } from '../../db/database.js';
+import type { ItemAccess } from '../../platform/access/grants.js';
 
 /** An item as one user sees it: the shared row plus that user's folder, favorite and archive. */
 export interface CipherRow extends Omit<Selectable<CiphersTable>, 'version' | 'change'> {
@@ -11,20 +12,6 @@ export interface CipherRow extends Omit<Selectable<CiphersTable>, 'version' | 'c
   archived_date: string | null;
   /** What the user may do with an organization item and where they see it; absent for personal items. */
   access?: ItemAccess;
-}
-
-/**
- * A user's rights on an organization item, from the collections through which they reach it
- * (highest access wins, see org-items.ts). Personal items have none: their owner may do all.
- */
-export interface ItemAccess {
-  collectionIds: string[];
-  edit: boolean;
-  viewPassword: boolean;
-  manage: boolean;
-  delete: boolean;
-  restore: boolean;
-  organizationUseTotp: boolean;
 }
 
 /** An item row as the routes answer it: the item (`c`) and the user's own settings for it (`s`). */

@@ -2,7 +2,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { EncString, Guid, NullableDateTime, NullableEncString } from '../../http/schemas.js';
 import { AttachmentResponseSchema } from './attachments.schemas.js';
 import { attachmentsJson } from './attachment-data.js';
-import type { ItemAccess } from './ciphers.repository.js';
+import type { ItemAccess } from '../../platform/access/grants.js';
 
 /** Bitwarden's CipherType; the newer BankAccount (6), DriversLicense (7), Passport (8) are not served. */
 export enum CipherType {

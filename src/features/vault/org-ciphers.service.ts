@@ -5,7 +5,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
-import { reachesEveryCollection } from '../../platform/access/collection-rights.js';
+import { reachesEveryCollection } from '../../platform/access/grants.js';
 import { accessibleCipher, can, cipherEvents, LISTS_ALL_ITEMS, reachedCollections, touchRevisions, VIEWS_ANY_ITEM, visibleCiphers } from './cipher-access.js';
 import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';

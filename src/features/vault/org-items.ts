@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/database.js';
-import type { CollectionGrant } from '../../platform/access/org-access.js';
-import { viewOf, type CipherRow, type ItemAccess, type ItemVersion } from './ciphers.repository.js';
+import { accessOf, type CollectionGrant, type ItemAccess, type OrganizationFlags } from '../../platform/access/grants.js';
+import { viewOf, type CipherRow, type ItemVersion } from './ciphers.repository.js';
 
 /** A collection a user reaches, with the highest access among their direct and group grants. */
 export interface ReachedCollection {
@@ -13,39 +13,6 @@ export interface ReachedCollection {
    * so that a section is built from exactly what its key says.
    */
   organization?: OrganizationFlags;
-}
-
-/** The organization's settings that enter a member's rights on its items (accessOf). */
-export interface OrganizationFlags {
-  useTotp: boolean;
-  limitItemDeletion: boolean;
-}
-
-/**
- * A user's rights on an organization item from the grants of the collections holding it
- * (highest wins, as in Bitwarden's CipherDetails view):
- * - edit: some reaching collection is not read-only;
- * - viewPassword: some reaching collection does not hide passwords;
- * - manage: some reaching collection is managed (Owners and Admins reach every collection
- *   of an organization with "access all" and manage them);
- * - delete and restore: manage when the organization limits item deletion to managers,
- *   otherwise edit or manage. Bitwarden also lets Owners and Admins delete any item when the
- *   organization allows admin access to all items; here they reach items through their
- *   collections like anyone else, which with "access all" comes to the same.
- */
-export function accessOf(grants: readonly CollectionGrant[], collectionIds: string[], org: OrganizationFlags): ItemAccess {
-  const edit = grants.some((g) => !g.readOnly);
-  const manage = grants.some((g) => g.manage);
-  const remove = org.limitItemDeletion ? manage : edit || manage;
-  return {
-    collectionIds,
-    edit: edit || manage,
-    viewPassword: grants.some((g) => !g.hidePasswords),
-    manage,
-    delete: remove,
-    restore: remove,
-    organizationUseTotp: org.useTotp,
-  };
 }
 
 /**

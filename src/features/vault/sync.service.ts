@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.js';
 import type { Engine } from '../../db/dialect.js';
 import { Unauthorized } from '../../http/errors.js';
 import { findUserWithTwoFactor } from '../two-factor/two-factor.repository.js';
-import { collectionsForUser } from '../collections/collections.repository.js';
+import { collectionsForUser } from '../../platform/access/grants.js';
 import { toCollectionDetails } from '../collections/collections.schemas.js';
 import { profileOrganizations } from '../organizations/profile-organizations.js';
 import { policiesForUser } from '../policies/policies.service.js';

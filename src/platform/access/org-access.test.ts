@@ -4,7 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createUser } from '../../../test/support/accounts.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { collectionGrants, confirmedMembership } from './org-access.js';
+import { collectionGrants } from './grants.js';
+import { confirmedMembership } from './org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from './roles.js';
 
 let server: TestServer | undefined;

@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/database.js';
-import { usersReachingCollections } from '../access/org-access.js';
+import { usersReachingCollections } from '../access/grants.js';
 import { PushType, type Push, type Pushes } from './pushes.js';
 
 /**
