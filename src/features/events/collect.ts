@@ -4,7 +4,8 @@ import type { Db } from '../../db/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { BadRequest } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { OrganizationUserStatusType, parsePermissions, rightsOf } from '../../platform/access/roles.js';
+import { confirmedInEnabledOrganizations } from '../../platform/access/memberships.js';
+import { parsePermissions, rightsOf } from '../../platform/access/roles.js';
 import { readsEveryItem, visibleCiphers } from '../vault/cipher-access.js';
 import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
@@ -97,13 +98,9 @@ export function createEventCollector({ db, clock, audit }: { db: Db; clock: Cloc
     }
     const memberships = new Map<string, { id: string; readsEveryItem: boolean }>();
     for (const part of chunks(organizationIds)) {
-      const rows = await db
-        .selectFrom('organization_users as ou')
-        .innerJoin('organizations as o', 'o.id', 'ou.organization_id')
+      const rows = await confirmedInEnabledOrganizations(db)
         .select(['ou.id', 'ou.organization_id', 'ou.type', 'ou.permissions'])
         .where('ou.user_id', '=', userId)
-        .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
-        .where('o.enabled', '=', true)
         .where('ou.organization_id', 'in', part)
         .execute();
       for (const row of rows) memberships.set(row.organization_id, { id: row.id, readsEveryItem: readsEveryItem(rightsOf(row.type, parsePermissions(row.permissions))) });

@@ -2,7 +2,7 @@ import { expressionBuilder, type Expression, type ExpressionWrapper, type Insert
 import { chunks } from '../../db/chunks.js';
 import type { AccessPoliciesTable, DB } from '../../db/schema.js';
 import type { Executor } from '../../db/database.js';
-import { OrganizationUserStatusType } from '../../platform/access/roles.js';
+import { confirmedInEnabledOrganizations } from '../../platform/access/memberships.js';
 
 export type PolicyRow = Selectable<AccessPoliciesTable>;
 export type GranteeColumn = 'organization_user_id' | 'group_id' | 'service_account_id';
@@ -110,12 +110,10 @@ export async function countInOrganization(db: Executor, table: OrgTable, organiz
 
 /** Confirmed members with Secrets Manager access: those a policy can usefully name. */
 export async function memberGrantees(db: Executor, organizationId: string) {
-  return db
-    .selectFrom('organization_users as ou')
+  return confirmedInEnabledOrganizations(db)
     .innerJoin('users as u', 'u.id', 'ou.user_id')
     .select(['ou.id', 'ou.user_id', 'u.name', 'u.email'])
     .where('ou.organization_id', '=', organizationId)
-    .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
     .where('ou.access_secrets_manager', '=', true)
     .orderBy('ou.creation_date')
     .orderBy('ou.id')

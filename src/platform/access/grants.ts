@@ -2,7 +2,8 @@ import type { Selectable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { CollectionsTable } from '../../db/schema.js';
 import type { Membership } from './org-access.js';
-import { OrganizationUserStatusType, OrganizationUserType } from './roles.js';
+import { confirmedInEnabledOrganizations } from './memberships.js';
+import { OrganizationUserType } from './roles.js';
 
 /*
  * Who may do what to an organization's items, as one chain: a member's collection grants, direct
@@ -85,13 +86,9 @@ export async function collectionGrants(db: Executor, membership: Pick<Membership
  * the highest access among direct and group grants. A constant number of queries.
  */
 export async function collectionsForUser(db: Executor, userId: string): Promise<{ row: Selectable<CollectionsTable>; grant: CollectionGrant }[]> {
-  const memberships = await db
-    .selectFrom('organization_users')
-    .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
-    .select(['organization_users.id', 'organization_users.organization_id', 'organization_users.access_all', 'organization_users.type'])
-    .where('organization_users.user_id', '=', userId)
-    .where('organization_users.status', '=', OrganizationUserStatusType.Confirmed)
-    .where('organizations.enabled', '=', true)
+  const memberships = await confirmedInEnabledOrganizations(db)
+    .select(['ou.id', 'ou.organization_id', 'ou.access_all', 'ou.type'])
+    .where('ou.user_id', '=', userId)
     .execute();
   if (memberships.length === 0) return [];
   const { grants, inAllAccessGroup } = await directAndGroupGrants(db, memberships.map((m) => m.id));
@@ -132,15 +129,11 @@ export async function collectionsForUser(db: Executor, userId: string): Promise<
  */
 export async function usersReachingCollections(db: Executor, organizationId: string, collectionIds: readonly string[]): Promise<string[]> {
   const ids = [...new Set(collectionIds)];
-  const rows = await db
-    .selectFrom('organization_users as ou')
-    .innerJoin('organizations as o', 'o.id', 'ou.organization_id')
+  const rows = await confirmedInEnabledOrganizations(db)
     .select('ou.user_id')
     .distinct()
     .where('ou.organization_id', '=', organizationId)
-    .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
     .where('ou.user_id', 'is not', null)
-    .where('o.enabled', '=', true)
     .where((eb) => {
       const terms = [
         eb('ou.access_all', '=', true),

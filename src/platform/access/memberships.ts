@@ -45,6 +45,20 @@ export async function confirmedOwnerIds(db: Executor, organizationId: string): P
   return rows.map((r) => r.id);
 }
 
+/**
+ * The memberships that give access to an organization: confirmed ones, in an organization that
+ * is enabled. Invited, accepted and revoked members, and every member of a disabled
+ * organization, reach nothing. Callers select from and filter on `ou` (organization_users) and
+ * `o` (organizations); queries that mean another status or ignore `enabled` do not start here.
+ */
+export function confirmedInEnabledOrganizations(db: Executor) {
+  return db
+    .selectFrom('organization_users as ou')
+    .innerJoin('organizations as o', 'o.id', 'ou.organization_id')
+    .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
+    .where('o.enabled', '=', true);
+}
+
 /** Whether the user owns or administers a Free organization (any membership status but invited). */
 export async function adminOfFreeOrganization(db: Executor, userId: string, freePlan: number): Promise<boolean> {
   const row = await db

@@ -5,7 +5,8 @@ import { Forbidden, NotFound } from '../../http/errors.js';
 import { isGuid } from '../../http/ids.js';
 import type { Executor } from '../../db/database.js';
 import type { EventSystemUser } from '../audit/event-type.js';
-import { OrganizationUserStatusType, OrganizationUserType, parsePermissions, rightsOf, type Permissions, type Right } from './roles.js';
+import { confirmedInEnabledOrganizations } from './memberships.js';
+import { OrganizationUserType, parsePermissions, rightsOf, type Permissions, type Right } from './roles.js';
 
 /**
  * Who acts in an organization: the caller's confirmed membership, or (with `systemUser` set) the
@@ -61,30 +62,17 @@ declare module 'fastify' {
   }
 }
 
-/** Only a Confirmed membership counts: invited, accepted and revoked members have no access. */
+/** Only a Confirmed membership of an enabled organization counts: invited, accepted and revoked members have no access. */
 export async function confirmedMembership(db: Executor, organizationId: string, userId: string): Promise<Membership | null> {
   // Access rules call this before the route's schema has checked the id: a NUL byte, for one,
   // would be a PostgreSQL error. Anything but a GUID names no organization.
   if (!isGuid(organizationId)) return null;
-  const row = await db
-    .selectFrom('organization_users')
-    .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
-    .select([
-      'organization_users.id',
-      'organization_users.organization_id',
-      'organization_users.user_id',
-      'organization_users.type',
-      'organization_users.permissions',
-      'organization_users.access_all',
-      'organization_users.access_secrets_manager',
-      'organizations.enabled',
-      'organizations.use_secrets_manager',
-    ])
-    .where('organization_users.organization_id', '=', organizationId)
-    .where('organization_users.user_id', '=', userId)
-    .where('organization_users.status', '=', OrganizationUserStatusType.Confirmed)
+  const row = await confirmedInEnabledOrganizations(db)
+    .select(['ou.id', 'ou.organization_id', 'ou.user_id', 'ou.type', 'ou.permissions', 'ou.access_all', 'ou.access_secrets_manager', 'o.use_secrets_manager'])
+    .where('ou.organization_id', '=', organizationId)
+    .where('ou.user_id', '=', userId)
     .executeTakeFirst();
-  if (!row || !row.user_id || !row.enabled) return null;
+  if (!row || !row.user_id) return null;
   const permissions = parsePermissions(row.permissions);
   return {
     id: row.id,
