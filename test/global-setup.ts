@@ -2,17 +2,20 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
+import { ensureKeyPool } from './support/key-pool.js';
 
 /**
  * Names this run for its PostgreSQL schemas (`t_<run>_…`, see test-server.ts): the workers,
  * forked after this, inherit it, and teardown drops only this run's schemas, so two runs on one
  * database (a single file beside the whole suite) leave each other's alone.
  */
-export function setup(): void {
+export async function setup(): Promise<void> {
   process.env.STRONGROOM_TEST_RUN ??= randomBytes(3).toString('hex');
   // The tests of the built server (test/e2e) run dist/: build it here, once, when src/ changed
   // (in CI `npm ci` has built it), rather than in test files running side by side.
   execFileSync(process.execPath, [fileURLToPath(new URL('../scripts/build-if-stale.mjs', import.meta.url))], { stdio: 'inherit' });
+  // The test accounts' key pairs, made once per machine rather than in every test file.
+  await ensureKeyPool();
 }
 
 /** Drops the run's per-server schemas, once every worker is done. */

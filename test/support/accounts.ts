@@ -1,4 +1,10 @@
+import { randomUUID } from 'node:crypto';
+import { randomApiKey } from '../../src/platform/auth/api-keys.js';
+import { normalizeEmail } from '../../src/platform/auth/kdf.js';
+import { createPasswordHasher } from '../../src/platform/auth/password-hasher.js';
+import { insertUser } from '../../src/platform/auth/users.repository.js';
 import { DEFAULT_TEST_PASSWORD, makeTestAccount, registerFinishBody, type TestAccount } from './bw-crypto.js';
+import { pooledRsaKeyPair } from './key-pool.js';
 import type { TestServer } from './test-server.js';
 
 export interface LoggedInUser {
@@ -19,13 +25,14 @@ export type Derivation = 'real' | 'stand-in';
 
 /**
  * A client-side account for an email. Key derivation and RSA key generation are slow, and every
- * test server has a fresh database, so each email's account is made once per process.
+ * test server has a fresh database, so each email's account is made once per process, with a key
+ * pair from the pool made before the run (key-pool.ts).
  */
 export function testAccount(email: string, password = DEFAULT_TEST_PASSWORD, name?: string, derivation: Derivation = 'stand-in'): TestAccount {
   const cacheKey = `${email}\n${password}\n${derivation}`;
   let account = accounts.get(cacheKey);
   if (!account) {
-    account = makeTestAccount({ email, password, derivation, ...(name ? { name } : {}) });
+    account = makeTestAccount({ email, password, derivation, keyPair: pooledRsaKeyPair(), ...(name ? { name } : {}) });
     accounts.set(cacheKey, account);
   }
   return account;
@@ -73,4 +80,56 @@ export async function loginAccount(server: TestServer, account: TestAccount, for
 /** Registers through the real endpoint and logs in through the real password grant. */
 export async function createUser(server: TestServer, opts: NewAccount = {}): Promise<LoggedInUser> {
   return loginAccount(server, await registerAccount(server, opts));
+}
+
+/**
+ * The server-side hash of seeded accounts: the production scheme with one iteration. The
+ * iteration count is stored with each hash and verification follows it, so logging in as a
+ * seeded account is cheap too, whatever PASSWORD_ITERATIONS the server runs with.
+ */
+const seedHasher = createPasswordHasher({ iterations: 1 });
+
+/**
+ * An account ready to use, for tests that are not about registration or login: the row that
+ * registration (`/identity/accounts/register/finish`) writes, inserted directly with a cheap hash
+ * of the same master password hash, then logged in through the real password grant (device,
+ * event and tokens as `createUser` gets them). Saves the two slow hashes of registering and
+ * logging in; test/support/harness.test.ts keeps the row equal to a registered one.
+ */
+export async function seedAccount(server: TestServer, opts: NewAccount = {}): Promise<LoggedInUser> {
+  const account = testAccount(opts.email ?? `user${++counter}@example.com`, opts.password, opts.name, opts.derivation);
+  const now = server.clock.now().toISOString();
+  await insertUser(server.database.db, {
+    id: randomUUID(),
+    email: normalizeEmail(account.email),
+    name: account.name.trim() || null,
+    email_verified: false,
+    master_password_hash: await seedHasher.hash(account.masterPasswordHash),
+    master_password_hint: null,
+    master_password_salt: null,
+    key: account.encryptedUserKey,
+    public_key: account.publicKeyB64,
+    private_key: account.encryptedPrivateKey,
+    kdf: 0,
+    kdf_iterations: account.iterations,
+    kdf_memory: null,
+    kdf_parallelism: null,
+    security_stamp: randomUUID(),
+    api_key: randomApiKey(),
+    user_key_id: null,
+    premium: true,
+    culture: 'en-US',
+    avatar_color: null,
+    equivalent_domains: null,
+    excluded_global_equivalent_domains: null,
+    force_password_reset: false,
+    verify_devices: true,
+    creation_date: now,
+    revision_date: now,
+    account_revision_date: now,
+    last_password_change_date: null,
+    disabled: false,
+    storage_bytes: 0,
+  });
+  return loginAccount(server, account);
 }

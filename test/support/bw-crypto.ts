@@ -298,6 +298,8 @@ export function makeTestAccount(opts: {
    * key and fail to log in. Saves about 0.4 s per account in in-process tests.
    */
   derivation?: 'real' | 'stand-in';
+  /** A key pair made beforehand (test/support/key-pool.ts); a fresh one otherwise. */
+  keyPair?: { publicKeyB64: string; privateKeyDer: Buffer };
 }): TestAccount {
   const iterations = resolveIterations(opts.iterations, opts.kdf);
   const password = opts.password ?? DEFAULT_TEST_PASSWORD;
@@ -307,7 +309,7 @@ export function makeTestAccount(opts: {
   }
   const masterKey = deriveMasterKey(password, email, opts.derivation === 'stand-in' ? 1 : iterations);
   const userKey = generateSymmetricKey();
-  const { publicKeyB64, privateKeyDer } = generateRsaKeyPair();
+  const { publicKeyB64, privateKeyDer } = opts.keyPair ?? generateRsaKeyPair();
   return {
     email,
     name: opts.name ?? (kdfSalt(email).split('@')[0] || 'Test User'),

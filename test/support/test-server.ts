@@ -9,7 +9,7 @@ import { assertCleanLog, remember } from './log-audit.js';
 import { createSchema } from './pg-schema.js';
 import { Agent, fetch as undiciFetch, type Dispatcher } from 'undici';
 import { buildApp } from '../../src/app.js';
-import type { Clock } from '../../src/shared/clock.js';
+import { systemClock, type Clock } from '../../src/shared/clock.js';
 import { loadConfig, type Config } from '../../src/config/config.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
@@ -64,6 +64,8 @@ export interface TestServer {
   config: Config;
   database: Database;
   logs: LogCapture;
+  /** The server's time source (the test's own clock, when it gave one). */
+  clock: Clock;
   /** http(s)://127.0.0.1:port — the server listens on a real socket. */
   baseUrl: string;
   /** Where this server keeps attachment and Send files: a fresh folder removed on close, unless `FILES_DIR` was given. */
@@ -139,6 +141,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     config,
     database,
     logs,
+    clock: options.clock ?? systemClock,
     baseUrl,
     filesDir: config.filesDir as string,
     request: (method, path, requestOptions) => httpRequest(baseUrl, method, path, requestOptions, dispatcher),
