@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PlanType } from '../../src/features/organizations/plans.js';
 import { OrganizationUserStatusType, OrganizationUserType, type Permissions } from '../../src/platform/access/roles.js';
-import { createUser } from './accounts.js';
+import { seedAccount } from './accounts.js';
 import type { TestAccount } from './bw-crypto.js';
 import { seedMembership, seedOrganization } from './orgs.js';
 import type { TestServer } from './test-server.js';
@@ -18,8 +18,8 @@ export interface Actor {
 export const ENC = '2.AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
 
 /**
- * Logs in a user (fixed email, so the client-side account is derived once per process) and
- * gives them a membership of the organization with the given role and status.
+ * Logs in a seeded user (`seedAccount`; a fixed email, so the client-side account is made once
+ * per process) and gives them a membership of the organization with the given role and status.
  */
 export async function actor(
   server: TestServer,
@@ -27,7 +27,7 @@ export async function actor(
   email: string,
   opts: { type?: OrganizationUserType; status?: OrganizationUserStatusType; permissions?: Partial<Permissions> } = {},
 ): Promise<Actor> {
-  const user = await createUser(server, { email });
+  const user = await seedAccount(server, { email });
   const memberId = await seedMembership(server, { organizationId, userId: user.userId, email, ...(opts.type !== undefined ? { type: opts.type } : {}), ...(opts.status !== undefined ? { status: opts.status } : {}) });
   if (opts.permissions) {
     await server.database.db.updateTable('organization_users').set({ permissions: JSON.stringify(opts.permissions) }).where('id', '=', memberId).execute();

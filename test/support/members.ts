@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { OrganizationUserStatusType, OrganizationUserType, type Permissions } from '../../src/platform/access/roles.js';
 import type { PlanType } from '../../src/features/organizations/plans.js';
-import { createUser, type LoggedInUser } from './accounts.js';
+import { seedAccount, type LoggedInUser } from './accounts.js';
 import { seedMembership, seedOrganization } from './orgs.js';
 import type { TestServer } from './test-server.js';
 
@@ -9,13 +9,13 @@ export interface SeededMember extends LoggedInUser {
   memberId: string;
 }
 
-/** A registered, logged-in account with a membership of the given role and status. */
+/** A logged-in account (`seedAccount`) with a membership of the given role and status. */
 export async function memberOf(
   server: TestServer,
   organizationId: string,
   opts: { type?: OrganizationUserType; status?: OrganizationUserStatusType; permissions?: Partial<Permissions>; email?: string } = {},
 ): Promise<SeededMember> {
-  const user = await createUser(server, opts.email ? { email: opts.email } : {});
+  const user = await seedAccount(server, opts.email ? { email: opts.email } : {});
   const memberId = await seedMembership(server, {
     organizationId,
     userId: user.userId,

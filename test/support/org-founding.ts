@@ -1,5 +1,6 @@
 import type { LoggedInUser } from './accounts.js';
-import { encryptText, encryptToEncString, generateRsaKeyPair, generateSymmetricKey, rsaEncryptToEncString, type SymmetricKey } from './bw-crypto.js';
+import { encryptText, encryptToEncString, generateSymmetricKey, rsaEncryptToEncString, type SymmetricKey } from './bw-crypto.js';
+import { pooledRsaKeyPair } from './key-pool.js';
 import type { TestServer } from './test-server.js';
 
 export interface FoundingKeys {
@@ -11,7 +12,7 @@ export interface FoundingKeys {
 /** Keys as the web vault makes them: a fresh org key wrapped to the founder, an org key pair, a collection name. */
 export function foundingKeys(founder: LoggedInUser): FoundingKeys {
   const orgKey = generateSymmetricKey();
-  const pair = generateRsaKeyPair();
+  const pair = pooledRsaKeyPair();
   return {
     orgKey,
     fields: {
