@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 
 // Each test registers several accounts (slow key derivation); a busy CI machine needs the room.
 vi.setConfig({ testTimeout: 120_000 });
-import { createUser, loginAccount, testAccount } from '../../../test/support/accounts.js';
+import { seedAccount, loginAccount, testAccount } from '../../../test/support/accounts.js';
 import { registerFinishBody, rsaDecryptEncString, rsaEncryptToEncString } from '../../../test/support/bw-crypto.js';
 import { testClock } from '../../../test/support/clock.js';
 import { dataOf, memberEventTypes, memberOf, memberRow, orgWithOwner, seedPolicy } from '../../../test/support/members.js';
@@ -48,7 +48,7 @@ describe('invitation by email', () => {
     expect(mail?.text).toContain('Subject: Join Acme & Co');
     expect(invitation).toMatchObject({ organizationId: orgId, email: 'invitee@example.com' });
 
-    const invitee = await createUser(s, { email: 'invitee@example.com' });
+    const invitee = await seedAccount(s, { email: 'invitee@example.com' });
     const accept = await s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/accept`, { token: invitee.accessToken, json: { token: invitation.token } });
     expect(accept.status, accept.text).toBe(200);
     expect(await memberRow(s, invitation.organizationUserId)).toMatchObject({ status: Status.Accepted, user_id: invitee.userId, email: null });
@@ -85,12 +85,12 @@ describe('invitation by email', () => {
     const accept = (token: string, memberId: string, inviteToken: string) =>
       s.request('POST', `${users(orgId)}/${memberId}/accept`, { token, json: { token: inviteToken } });
 
-    const intruder = await createUser(s, { email: 'intruder@example.com' });
+    const intruder = await seedAccount(s, { email: 'intruder@example.com' });
     const stolen = await accept(intruder.accessToken, invitation.organizationUserId, invitation.token);
     expect(stolen.status).toBe(400);
     expect(stolen.body.message).toBe('User email does not match invite.');
 
-    const invitee = await createUser(s, { email: 'right@example.com' });
+    const invitee = await seedAccount(s, { email: 'right@example.com' });
     expect((await accept(invitee.accessToken, invitation.organizationUserId, 'forged.token.value')).body.message).toBe('Invalid token.');
     // A token for another membership of the same organization does not open this one.
     expect((await accept(invitee.accessToken, invitation.organizationUserId, other.token)).body.message).toBe('Invalid token.');
@@ -123,7 +123,7 @@ describe('invitation by email', () => {
     await policy().set({ data: JSON.stringify({ autoEnrollEnabled: true }) }).execute();
     const recoveryKey = rsaEncryptToEncString(randomBytes(64), testAccount('recovered@example.com').publicKeyB64);
     const invitation = await inviteAndReceive(s, owner.accessToken, orgId, 'recovered@example.com');
-    const user = await createUser(s, { email: 'recovered@example.com' });
+    const user = await seedAccount(s, { email: 'recovered@example.com' });
     const accept = (json: Record<string, unknown>) => s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/accept`, { token: user.accessToken, json: { token: invitation.token, ...json } });
 
     const missing = await accept({});
@@ -142,7 +142,7 @@ describe('invitation by email', () => {
     // Without automatic enrolment a key sent along is not kept.
     await policy().set({ data: JSON.stringify({ autoEnrollEnabled: false }) }).execute();
     const second = await inviteAndReceive(s, owner.accessToken, orgId, 'kept-out@example.com');
-    const other = await createUser(s, { email: 'kept-out@example.com' });
+    const other = await seedAccount(s, { email: 'kept-out@example.com' });
     const plain = await s.request('POST', `${users(orgId)}/${second.organizationUserId}/accept`, { token: other.accessToken, json: { token: second.token, resetPasswordKey: recoveryKey } });
     expect(plain.status, plain.text).toBe(200);
     expect((await memberRow(s, second.organizationUserId))?.reset_password_key).toBeNull();
@@ -206,7 +206,7 @@ describe('policies at accept and confirm', () => {
     const strict = await orgWithOwner(s);
     await seedPolicy(s, strict.orgId, PolicyType.SingleOrg);
     const other = await orgWithOwner(s);
-    const user = await createUser(s, { email: 'joiner@example.com' });
+    const user = await seedAccount(s, { email: 'joiner@example.com' });
     await seedMembership(s, { organizationId: other.orgId, userId: user.userId });
 
     const invitation = await inviteAndReceive(s, strict.owner.accessToken, strict.orgId, 'joiner@example.com');
@@ -253,7 +253,7 @@ describe('policies at accept and confirm', () => {
     const s = server;
     const { orgId, owner } = await orgWithOwner(s);
     await seedPolicy(s, orgId, PolicyType.TwoFactorAuthentication);
-    const user = await createUser(s, { email: 'plain@example.com' });
+    const user = await seedAccount(s, { email: 'plain@example.com' });
     const invitation = await inviteAndReceive(s, owner.accessToken, orgId, 'plain@example.com');
     const accept = await s.request('POST', `${users(orgId)}/${invitation.organizationUserId}/accept`, { token: user.accessToken, json: { token: invitation.token } });
     expect(accept.body.message).toBe('You cannot join this organization until you enable two-step login on your user account.');
@@ -262,7 +262,7 @@ describe('policies at accept and confirm', () => {
     const confirm = await s.request('POST', `${users(orgId)}/${accepted.memberId}/confirm`, { token: owner.accessToken, json: { key: '4.a2V5' } });
     expect(confirm.body.message).toBe('User does not have two-step login enabled.');
 
-    const admin = await createUser(s, { email: 'admin@example.com' });
+    const admin = await seedAccount(s, { email: 'admin@example.com' });
     const adminInvite = await inviteAndReceive(s, owner.accessToken, orgId, 'admin@example.com', Role.Admin);
     expect((await s.request('POST', `${users(orgId)}/${adminInvite.organizationUserId}/accept`, { token: admin.accessToken, json: { token: adminInvite.token } })).status).toBe(200);
     expect((await s.request('POST', `${users(orgId)}/${adminInvite.organizationUserId}/confirm`, { token: owner.accessToken, json: { key: '4.a2V5' } })).status).toBe(200);

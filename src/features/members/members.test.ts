@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 
 // Each test registers several accounts (slow key derivation); a busy CI machine needs the room.
 vi.setConfig({ testTimeout: 120_000 });
-import { createUser } from '../../../test/support/accounts.js';
+import { seedAccount } from '../../../test/support/accounts.js';
 import { seedCollection, seedGroup } from '../../../test/support/admin.js';
 import { dataOf, memberEvents, memberEventTypes, memberOf, memberRow, orgWithOwner } from '../../../test/support/members.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
@@ -570,7 +570,7 @@ describe('reinviting', () => {
     const bulk = await server.request('POST', `${users(orgId)}/reinvite`, { token: owner.accessToken, json: { ids: [invited, confirmed.memberId] } });
     expect(dataOf(bulk.body).map((r) => r.error)).toEqual(['', 'Only invited members can be reinvited.']);
     expect((await server.request('POST', `${users(orgId)}/${randomUUID()}/reinvite`, { token: owner.accessToken })).status).toBe(404);
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     expect((await server.request('POST', `${users(orgId)}/${invited}/reinvite`, { token: user.accessToken })).status).toBe(404);
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { seedAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { connectHub, sleep, waitFor, type TestHubClient } from '../../../test/support/hub-client.js';
 import { memberOf, orgWithOwner } from '../../../test/support/members.js';
 import { sharedDatabaseUrl } from '../../../test/support/shared-database.js';
@@ -61,7 +61,7 @@ function upgradeStatus(url: string, headers: Record<string, string> = {}): Promi
 describe('notifications hub: connecting', () => {
   it('accepts a user token in the Authorization header and in the access_token query parameter', async () => {
     const server = await start();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const byHeader = await connect(server, user);
     const byQuery = await connect(server, null, {}, `/notifications/hub?access_token=${encodeURIComponent(user.accessToken)}`);
     server.app.features.pushes.send(cipherPush(user, null));
@@ -70,7 +70,7 @@ describe('notifications hub: connecting', () => {
 
   it('refuses a bad, missing or stale token with 401 at the upgrade, before any WebSocket opens', async () => {
     const server = await start();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     expect(await upgradeStatus(hubUrl(server), { authorization: `Bearer ${user.accessToken}` })).toBe(101);
     expect(await upgradeStatus(hubUrl(server))).toBe(401);
     expect(await upgradeStatus(hubUrl(server), { authorization: 'Bearer not-a-token' })).toBe(401);
@@ -88,7 +88,7 @@ describe('notifications hub: connecting', () => {
     const databaseUrl = await sharedDatabaseUrl();
     const server = await startTestServer({ databaseUrl });
     servers.push(server);
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const alone = await startTestServer({ databaseUrl, env: { SERVICES: 'notifications' } });
     servers.push(alone);
     const client = await connect(alone, user, {}, '/hub');
@@ -99,7 +99,7 @@ describe('notifications hub: connecting', () => {
 
   it('answers the negotiate step for SignalR clients that do not skip it', async () => {
     const server = await start();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const negotiate = await server.request('POST', '/notifications/hub/negotiate?negotiateVersion=1', { token: user.accessToken });
     expect(negotiate.status).toBe(200);
     expect(negotiate.body).toMatchObject({ negotiateVersion: 1, availableTransports: [{ transport: 'WebSockets', transferFormats: ['Text', 'Binary'] }] });
@@ -112,7 +112,7 @@ describe('notifications hub: connecting', () => {
 
   it('answers the official handshake errors for an unknown protocol or version, then closes', async () => {
     const server = await start();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const handshake = (request: string) =>
       new Promise<{ reply: string; code: number }>((resolve, reject) => {
         const ws = new WebSocket(hubUrl(server).replace(/^http/, 'ws'), { headers: { authorization: `Bearer ${user.accessToken}` } });
@@ -133,8 +133,8 @@ describe('notifications hub: connecting', () => {
 describe('notifications hub: delivery', () => {
   it('delivers a user push with its payload (dates as dates) and ContextId to every connection of the user, and to no one else', async () => {
     const server = await start();
-    const user = await createUser(server);
-    const other = await createUser(server);
+    const user = await seedAccount(server);
+    const other = await seedAccount(server);
     const phone = await connect(server, user);
     const laptop = await connect(server, user);
     const stranger = await connect(server, other);
@@ -153,7 +153,7 @@ describe('notifications hub: delivery', () => {
     const server = await start();
     const { orgId, owner } = await orgWithOwner(server);
     const member = await memberOf(server, orgId);
-    const outsider = await createUser(server);
+    const outsider = await seedAccount(server);
     const ownerClient = await connect(server, owner);
     const memberClient = await connect(server, member);
     const outsiderClient = await connect(server, outsider);
@@ -173,7 +173,7 @@ describe('notifications hub: delivery', () => {
   it('takes organization membership from the moment of delivery, not of connecting', async () => {
     const server = await start();
     const { orgId } = await orgWithOwner(server);
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const before = await connect(server, user);
     const membership = await memberOf(server, orgId);
     // The same user joining later: seed a second membership row for `user` instead of a new account.
@@ -185,7 +185,7 @@ describe('notifications hub: delivery', () => {
 
   it('sends AuthRequestResponseRecieved to the anonymous-hub connections of that auth request only, and no Heartbeat there', async () => {
     const server = await start({ NOTIFICATIONS_HEARTBEAT_SECONDS: '1' });
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const requestId = randomUUID();
     const waiting = await connect(server, null, {}, `/notifications/anonymous-hub?Token=${requestId}`);
     const otherRequest = await connect(server, null, {}, `/notifications/anonymous-hub?Token=${randomUUID()}`);
@@ -207,7 +207,7 @@ describe('notifications hub: delivery', () => {
 
   it('speaks the JSON protocol too (camelCase objects, ISO dates, as ASP.NET Core writes them)', async () => {
     const server = await start();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const client = await connect(server, user, { protocol: 'json' });
     const push = cipherPush(user, 'device-b');
     server.app.features.pushes.send(push);
@@ -221,8 +221,8 @@ describe('notifications hub: delivery', () => {
 
   it('closes the connections of a user after delivering LogOut', async () => {
     const server = await start();
-    const user = await createUser(server);
-    const other = await createUser(server);
+    const user = await seedAccount(server);
+    const other = await seedAccount(server);
     const client = await connect(server, user);
     const otherClient = await connect(server, other);
     server.app.features.pushes.send({ type: PushType.LogOut, payload: { UserId: user.userId, Reason: 0 }, contextId: null, target: { user: user.userId } });
@@ -234,7 +234,7 @@ describe('notifications hub: delivery', () => {
 
   it('closes every connection with a Close message allowing reconnect when the server stops', async () => {
     const server = await start();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const client = await connect(server, user);
     const started = Date.now();
     await server.app.close();
@@ -247,8 +247,8 @@ describe('notifications hub: delivery', () => {
 describe('notifications hub: limits', () => {
   it('caps connections per user and per IP with 429', async () => {
     const server = await start({ NOTIFICATIONS_MAX_CONNECTIONS_PER_USER: '2', NOTIFICATIONS_MAX_CONNECTIONS_PER_IP: '3' });
-    const user = await createUser(server);
-    const other = await createUser(server);
+    const user = await seedAccount(server);
+    const other = await seedAccount(server);
     await connect(server, user);
     await connect(server, user);
     expect(await upgradeStatus(hubUrl(server), { authorization: `Bearer ${user.accessToken}` })).toBe(429);
@@ -261,7 +261,7 @@ describe('notifications hub: limits', () => {
 
   it('holds the per-user cap for upgrades that arrive together', async () => {
     const server = await start({ NOTIFICATIONS_MAX_CONNECTIONS_PER_USER: '2' });
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const sockets: WebSocket[] = [];
     const attempt = () =>
       new Promise<number>((resolve, reject) => {
@@ -278,7 +278,7 @@ describe('notifications hub: limits', () => {
 
   it('drops a connection that stops reading, and keeps delivering to the others', async () => {
     const server = await start({ NOTIFICATIONS_MAX_BUFFERED_KILOBYTES: '16' });
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const reader = await connect(server, user);
     // A raw client that completes the handshake and then never reads its socket again.
     const stalled = new WebSocket(hubUrl(server).replace(/^http/, 'ws'), { headers: { authorization: `Bearer ${user.accessToken}` } });
@@ -302,7 +302,7 @@ describe('notifications hub: limits', () => {
 describe('notifications hub: keep-alive', () => {
   it('holds a silent connection past 60 s with the real client (its server timeout is 30 s)', { timeout: 90_000 }, async () => {
     const server = await start();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const client = await connect(server, user);
     let closedEarly = false;
     void client.closed.then(() => (closedEarly = true));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { seedAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { decryptText, rsaDecryptEncString } from '../../../test/support/bw-crypto.js';
 import { createOrganization, foundingKeys } from '../../../test/support/org-founding.js';
 import { seedCollection } from '../../../test/support/admin.js';
@@ -34,7 +34,7 @@ async function setPermissions(s: TestServer, membershipId: string, permissions: 
 }
 
 async function member(s: TestServer, organizationId: string, opts: { type?: OrganizationUserType; status?: OrganizationUserStatusType; permissions?: Record<string, boolean> } = {}) {
-  const user = await createUser(s);
+  const user = await seedAccount(s);
   const { permissions, ...rest } = opts;
   const membershipId = await seedMembership(s, { organizationId, userId: user.userId, ...rest });
   if (permissions) await setPermissions(s, membershipId, permissions);
@@ -44,7 +44,7 @@ async function member(s: TestServer, organizationId: string, opts: { type?: Orga
 describe('creating an organization (cloud)', () => {
   it('makes the creator its Confirmed Owner holding the key, with the first collection', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { orgKey, fields } = foundingKeys(owner);
     const res = await server.request('POST', '/api/organizations', {
       token: owner.accessToken,
@@ -112,7 +112,7 @@ describe('creating an organization (cloud)', () => {
       [PlanType.FamiliesAnnually, { seats: 6, plan: { productTier: 1 } }],
     ];
     // One free organization per administrator; the other plans allow many.
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     for (const [planType, expected] of cases) {
       const { id } = await createOrganization(server, owner, { planType });
       const res = await server.request('GET', `/api/organizations/${id}`, { token: owner.accessToken });
@@ -122,7 +122,7 @@ describe('creating an organization (cloud)', () => {
 
   it('refuses unknown plans and bad input with a 400 naming the field, writing nothing', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { fields } = foundingKeys(owner);
     const body = { name: 'Acme', billingEmail: 'b@acme.test', planType: 0, ...fields };
     const cases: [unknown, string][] = [
@@ -149,7 +149,7 @@ describe('creating an organization (cloud)', () => {
 
   it('allows one free organization per administrator', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     await createOrganization(server, owner, { planType: PlanType.Free });
     const { fields } = foundingKeys(owner);
     const again = await server.request('POST', '/api/organizations', {
@@ -164,10 +164,10 @@ describe('creating an organization (cloud)', () => {
 describe('variant-only operations', () => {
   it('refuses cloud-only operations on a self-hosted server, whoever asks', async () => {
     server = await startTestServer();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const org = await seedOrganization(server);
     await seedMembership(server, { organizationId: org, userId: owner.userId, type: OrganizationUserType.Owner });
-    const stranger = await createUser(server);
+    const stranger = await seedAccount(server);
     const { fields } = foundingKeys(owner);
     for (const caller of [owner, stranger]) {
       const requests: [string, string, unknown][] = [
@@ -186,7 +186,7 @@ describe('variant-only operations', () => {
 
   it('refuses applying a license on a cloud server', async () => {
     server = await cloud();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const { fields } = foundingKeys(user);
     const res = await server.request('POST', '/api/organizations/license', { token: user.accessToken, json: { license: '{}', ...fields } });
     expect(res.status).toBe(400);
@@ -197,7 +197,7 @@ describe('variant-only operations', () => {
 describe('who may do what', () => {
   it('follows the role table; non-members and unconfirmed or revoked members get 404', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { id: org } = await createOrganization(server, owner);
     const other = await seedOrganization(server);
     const Owner = OrganizationUserType.Owner;
@@ -212,7 +212,7 @@ describe('who may do what', () => {
       ['accepted owner', await member(server, org, { type: Owner, status: OrganizationUserStatusType.Accepted })],
       ['revoked owner', await member(server, org, { type: Owner, status: OrganizationUserStatusType.Revoked })],
       ['owner elsewhere', await member(server, other, { type: Owner })],
-      ['stranger', await createUser(server)],
+      ['stranger', await seedAccount(server)],
     ];
     // Empty bodies: a caller the rule admits reaches validation (400); one it refuses does not.
     const routes: [string, string, unknown][] = [
@@ -246,7 +246,7 @@ describe('who may do what', () => {
 describe('reading an organization', () => {
   it('shows billing details to owners and admins only, and 404 to everyone outside', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { id } = await createOrganization(server, owner);
     const admin = await member(server, id, { type: OrganizationUserType.Admin });
     const user = await member(server, id, { type: OrganizationUserType.User });
@@ -261,7 +261,7 @@ describe('reading an organization', () => {
 
   it('lists only confirmed memberships as profile organizations', async () => {
     server = await cloud();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const confirmed = await seedOrganization(server, { name: 'B confirmed' });
     const accepted = await seedOrganization(server, { name: 'A accepted' });
     const custom = await seedMembership(server, { organizationId: confirmed, userId: user.userId, type: OrganizationUserType.Custom, key: '4.aGVsbG8=' });
@@ -282,7 +282,7 @@ describe('reading an organization', () => {
 describe('updating an organization', () => {
   it('lets owners and admins rename it, and only owners change the billing email', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { id } = await createOrganization(server, owner);
     const admin = await member(server, id, { type: OrganizationUserType.Admin });
     const renamed = await server.request('PUT', `/api/organizations/${id}`, {
@@ -302,7 +302,7 @@ describe('updating an organization', () => {
 
   it('keeps SSO identifiers unique and refuses bad fields by name', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const a = await createOrganization(server, owner);
     const b = await createOrganization(server, owner);
     expect((await server.request('PUT', `/api/organizations/${a.id}`, { token: owner.accessToken, json: { name: 'A', identifier: 'acme-sso' } })).body.identifier).toBe('acme-sso');
@@ -324,7 +324,7 @@ describe('updating an organization', () => {
 describe('leaving an organization', () => {
   it('removes the membership with an OrganizationUser_Left event; the only confirmed owner may not leave', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { id } = await createOrganization(server, owner);
     const user = await member(server, id);
     await seedMembership(server, { organizationId: id, email: 'invited@example.com', type: OrganizationUserType.Owner, status: OrganizationUserStatusType.Invited });
@@ -346,7 +346,7 @@ describe('leaving an organization', () => {
 describe('deleting an organization', () => {
   it('needs an owner and the master password hash, and takes everything of the organization with it', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { id } = await createOrganization(server, owner);
     const admin = await member(server, id, { type: OrganizationUserType.Admin });
     // Organization items, their collection places and users' settings of them go too;
@@ -387,7 +387,7 @@ describe('deleting an organization', () => {
 describe('organization API key', () => {
   it('is created on first read, works for client_credentials at once, and rotation ends the old tokens', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { id } = await createOrganization(server, owner);
     const secret = { masterPasswordHash: owner.account.masterPasswordHash };
     const first = await server.request('POST', `/api/organizations/${id}/api-key`, { token: owner.accessToken, json: secret });
@@ -413,7 +413,7 @@ describe('organization API key', () => {
 
   it('needs the master password hash; SCIM keys need manageScim and a Teams or Enterprise plan', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { id } = await createOrganization(server, owner);
     const wrong = await server.request('POST', `/api/organizations/${id}/api-key`, { token: owner.accessToken, json: { masterPasswordHash: 'd3Jvbmc=' } });
     expect(wrong.status).toBe(400);
@@ -425,7 +425,7 @@ describe('organization API key', () => {
     expect((await server.request('POST', `/api/organizations/${id}/api-key`, { token: scimAdmin.accessToken, json: { masterPasswordHash: scimAdmin.account.masterPasswordHash } })).status).toBe(403);
     expect((await server.request('POST', `/api/organizations/${id}/api-key`, { token: owner.accessToken, json: { type: 7 } })).body.validationErrors).toHaveProperty('type');
 
-    const freeOwner = await createUser(server);
+    const freeOwner = await seedAccount(server);
     const free = await createOrganization(server, freeOwner, { planType: PlanType.Free });
     const freeScim = await server.request('POST', `/api/organizations/${free.id}/api-key`, { token: freeOwner.accessToken, json: { type: 1, masterPasswordHash: freeOwner.account.masterPasswordHash } });
     expect(freeScim.status).toBe(404);
@@ -435,7 +435,7 @@ describe('organization API key', () => {
 describe('auto-enroll status and SSO links', () => {
   it('answers by SSO identifier or id whether account recovery enrolment is automatic, for members only', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { id } = await createOrganization(server, owner);
     await server.request('PUT', `/api/organizations/${id}`, { token: owner.accessToken, json: { name: 'Acme', identifier: 'Acme-SSO' } });
     const invited = await member(server, id, { status: OrganizationUserStatusType.Accepted });
@@ -450,19 +450,19 @@ describe('auto-enroll status and SSO links', () => {
       .values({ id: randomUUID(), organization_id: id, type: 8, enabled: true, data: JSON.stringify({ autoEnrollEnabled: true }), creation_date: now, revision_date: now })
       .execute();
     expect((await server.request('GET', `/api/organizations/${id}/auto-enroll-status`, { token: owner.accessToken })).body.resetPasswordEnabled).toBe(true);
-    const stranger = await createUser(server);
+    const stranger = await seedAccount(server);
     expect((await server.request('GET', '/api/organizations/Acme-SSO/auto-enroll-status', { token: stranger.accessToken })).status).toBe(404);
     expect((await server.request('GET', '/api/organizations/nope/auto-enroll-status', { token: owner.accessToken })).status).toBe(404);
   });
 
   it('removes the caller\'s SSO link for members, with an OrganizationUser_UnlinkedSso event', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { id } = await createOrganization(server, owner);
     const res = await server.request('DELETE', `/api/accounts/sso/${id}`, { token: owner.accessToken });
     expect(res.status).toBe(200);
     expect(await eventsOf(server, 1505)).toMatchObject([{ organization_id: id, user_id: owner.userId }]);
-    const stranger = await createUser(server);
+    const stranger = await seedAccount(server);
     expect((await server.request('DELETE', `/api/accounts/sso/${id}`, { token: stranger.accessToken })).status).toBe(404);
     expect((await server.request('DELETE', `/api/accounts/sso/${id}`)).status).toBe(401);
   });
@@ -471,7 +471,7 @@ describe('auto-enroll status and SSO links', () => {
 describe('storage', () => {
   it('lets owners adjust storage within the plan\'s bounds', async () => {
     server = await cloud();
-    const owner = await createUser(server);
+    const owner = await seedAccount(server);
     const { id } = await createOrganization(server, owner);
     const adjust = (storageGbAdjustment: unknown, token = owner.accessToken) =>
       server!.request('POST', `/api/organizations/${id}/storage`, { token, json: { storageGbAdjustment } });
@@ -489,7 +489,7 @@ describe('storage', () => {
     const admin = await member(server, id, { type: OrganizationUserType.Admin });
     expect((await adjust(1, admin.accessToken)).status).toBe(403);
 
-    const freeOwner = await createUser(server);
+    const freeOwner = await seedAccount(server);
     const free = await createOrganization(server, freeOwner, { planType: PlanType.Free });
     const freeRes = await server.request('POST', `/api/organizations/${free.id}/storage`, { token: freeOwner.accessToken, json: { storageGbAdjustment: 1 } });
     expect(freeRes.status).toBe(400);

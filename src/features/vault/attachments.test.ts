@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { fetch as undiciFetch, FormData } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, custom, ENC, seedCollection, type Actor } from '../../../test/support/admin.js';
-import { createUser, loginAccount, type LoggedInUser } from '../../../test/support/accounts.js';
+import { seedAccount, loginAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrgItem } from '../../../test/support/org-items.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
@@ -30,8 +30,8 @@ let bob: LoggedInUser;
 beforeAll(async () => {
   server = await startTestServer({ clock, env: { ATTACHMENT_USER_QUOTA_MB: '2', FILE_MAX_MB: '1' } });
   filesDir = server.filesDir;
-  alice = await createUser(server, { email: 'alice@example.com' });
-  bob = await createUser(server, { email: 'bob@example.com' });
+  alice = await seedAccount(server, { email: 'alice@example.com' });
+  bob = await seedAccount(server, { email: 'bob@example.com' });
 });
 afterAll(async () => {
   await server?.close();
@@ -453,7 +453,7 @@ describe('re-uploading an attachment for a share (older clients)', () => {
     expect(unknown.status).toBe(400);
     expect(unknown.body.message).toBe('Cipher does not own specified attachment');
     // Another user's item, an organization the caller is not a member of, an organization item: 404.
-    const stranger = await createUser(server, { email: 'share-stranger@example.com' });
+    const stranger = await seedAccount(server, { email: 'share-stranger@example.com' });
     expect((await shareUpload(stranger, id, attachmentId, randomBytes(100))).status).toBe(404);
     const elsewhere = await seedOrganization(server, { name: 'Not Mine' });
     expect((await shareUpload(me, id, attachmentId, randomBytes(100), elsewhere)).status).toBe(404);
@@ -510,7 +510,7 @@ describe('attachments in an S3-compatible bucket', () => {
       return found;
     };
     try {
-      const carol = await createUser(other, { email: 'carol@example.com' });
+      const carol = await seedAccount(other, { email: 'carol@example.com' });
       const item = await other.request('POST', '/api/ciphers', { token: carol.accessToken, json: cipherBody('login', carol.account.userKey) });
       const id = item.body.id as string;
       const bytes = randomBytes(200_000);

@@ -3,7 +3,7 @@ import { sql, type KyselyPlugin, type UnknownRow } from 'kysely';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, ENC, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
-import { createUser } from '../../../test/support/accounts.js';
+import { seedAccount } from '../../../test/support/accounts.js';
 import { encryptText, generateSymmetricKey } from '../../../test/support/bw-crypto.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
@@ -125,7 +125,7 @@ beforeAll(async () => {
   hider = await actor(server, org, 'hider@example.com');
   manager = await actor(server, org, 'manager@example.com');
   everyone = [owner, editor, reader, hider, manager];
-  const alone = await createUser(server, { email: 'solo@example.com' });
+  const alone = await seedAccount(server, { email: 'solo@example.com' });
   solo = { userId: alone.userId, token: alone.accessToken, memberId: '', account: alone.account };
   group = await seedGroup(server, org, [hider.memberId]);
   const byOwner: [string, { manage: boolean }] = [owner.memberId, { manage: true }];
@@ -314,7 +314,7 @@ describe('sync from its caches', () => {
     // An account in no organization: after its first sync, each sync after a change patches its
     // last section with the items written since (sync.service.ts, migration 0020). Clients older
     // than 2024.12 (no version header) get their own section, without SSH keys.
-    const alone = await createUser(server, { email: 'patched@example.com' });
+    const alone = await seedAccount(server, { email: 'patched@example.com' });
     const me: Actor = { userId: alone.userId, token: alone.accessToken, memberId: '', account: alone.account };
     const key = me.account.userKey;
     const sync = async (headers: Record<string, string>) => {

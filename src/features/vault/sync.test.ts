@@ -1,6 +1,6 @@
 import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { seedAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { actor, seedCollection, type Actor } from '../../../test/support/admin.js';
 import { seedOrgItem } from '../../../test/support/org-items.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
@@ -28,8 +28,8 @@ let bob: LoggedInUser;
 
 beforeAll(async () => {
   server = await startTestServer();
-  alice = await createUser(server, { email: 'alice@example.com' });
-  bob = await createUser(server, { email: 'bob@example.com' });
+  alice = await seedAccount(server, { email: 'alice@example.com' });
+  bob = await seedAccount(server, { email: 'bob@example.com' });
 });
 afterAll(async () => server?.close());
 
@@ -95,7 +95,7 @@ describe('sync', () => {
   });
 
   it('hides SSH keys from clients older than 2024.12 or that name no version', async () => {
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     await req(user, 'POST', '/ciphers', cipherBody('sshKey', user.account.userKey));
     await req(user, 'POST', '/ciphers', cipherBody('login', user.account.userKey));
     const types = async (headers: Record<string, string>) =>
@@ -113,8 +113,8 @@ describe('sync', () => {
   });
 
   it('runs the same number of queries for 10 and for 200 personal items', async () => {
-    const small = await createUser(server);
-    const large = await createUser(server);
+    const small = await seedAccount(server);
+    const large = await seedAccount(server);
     await importItems(small, 10);
     await importItems(large, 200);
     const a = counting(server.database.db);
@@ -131,7 +131,7 @@ describe('sync', () => {
   });
 
   it('reuses its last answer while the vault is unchanged, reading only the user and the revision', async () => {
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     await importItems(user, 20);
     const c = counting(server.database.db);
     const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(1024 * 1024) });
@@ -152,7 +152,7 @@ describe('sync', () => {
   });
 
   it('gives back a section no sync used for a whole release round, and builds the same answer again', async () => {
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     await importItems(user, 20);
     const c = counting(server.database.db);
     const cache = createSyncCache(1024 * 1024);
@@ -173,7 +173,7 @@ describe('sync', () => {
   });
 
   it('after a change, reads the items written since its last answer, not the whole vault', async () => {
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     await importItems(user, 200);
     const { plugin: rowCounter, read } = rowCounting();
     const sync = createSyncService({ db: server.database.db.withPlugin(rowCounter), engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(64 * 1024 * 1024) });
@@ -203,7 +203,7 @@ describe('sync', () => {
   });
 
   it('answers every change at once through HTTP, however often it syncs', async () => {
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const item = (await req(user, 'POST', '/ciphers', cipherBody('login', user.account.userKey))).body;
     const names = async () => ciphersOf((await req(user, 'GET', '/sync')).body).map((c) => [c.id, c.folderId, c.deletedDate === null]);
     expect(await names()).toEqual([[item.id, null, true]]);
@@ -228,7 +228,7 @@ describe('sync', () => {
         const fresh = createSyncService({ db: small.database.db, engine: small.database.engine, apiBase: apiBaseUrl(small.config), cache: createSyncCache(0) });
         return JSON.parse((await syncBytes(syncBody(await fresh.load(user.userId, { withSshKeys: true }), { excludeDomains: false }))).toString()) as unknown;
       };
-      const large = await createUser(small, { email: 'large@example.com' });
+      const large = await seedAccount(small, { email: 'large@example.com' });
       const ciphers = Array.from({ length: 600 }, (_, i) => cipherBody(KINDS[i % KINDS.length] ?? 'login', large.account.userKey));
       expect((await small.request('POST', '/api/ciphers/import', { token: large.accessToken, json: { folders: [], ciphers, folderRelationships: [] } })).status).toBe(200);
 
@@ -251,7 +251,7 @@ describe('sync', () => {
       expect(second.body).toEqual(await uncached(large));
 
       // A vault within the budget is kept and sent whole, with its length.
-      const few = await createUser(small, { email: 'few@example.com' });
+      const few = await seedAccount(small, { email: 'few@example.com' });
       expect((await small.request('POST', '/api/ciphers', { token: few.accessToken, json: cipherBody('login', few.account.userKey) })).status).toBe(200);
       const kept = await syncOf(few);
       expect(Number(kept.headers.get('content-length'))).toBe(Buffer.byteLength(kept.text));

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { decodeJwt } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createUser } from '../../../test/support/accounts.js';
+import { seedAccount } from '../../../test/support/accounts.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { collectionGrants } from './grants.js';
@@ -32,7 +32,7 @@ async function group(s: TestServer, organizationId: string, members: string[], a
 describe('organization access', () => {
   it('counts only confirmed memberships', async () => {
     server = await startTestServer();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const org = await seedOrganization(server);
     for (const status of [OrganizationUserStatusType.Invited, OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Revoked]) {
       const id = await seedMembership(server, { organizationId: org, userId: user.userId, status });
@@ -48,7 +48,7 @@ describe('organization access', () => {
 
   it('gives the highest access across direct and group grants', async () => {
     server = await startTestServer();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const org = await seedOrganization(server);
     const member = await seedMembership(server, { organizationId: org, userId: user.userId });
     const [a, b, c, unrelated] = [await collection(server, org), await collection(server, org), await collection(server, org), await collection(server, org)];
@@ -72,7 +72,7 @@ describe('organization access', () => {
 
   it('reaches every collection through a group with access to all', async () => {
     server = await startTestServer();
-    const user = await createUser(server);
+    const user = await seedAccount(server);
     const org = await seedOrganization(server);
     const member = await seedMembership(server, { organizationId: org, userId: user.userId });
     const ids = [await collection(server, org), await collection(server, org)];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createUser, TEST_DEVICE, type LoggedInUser } from '../../../test/support/accounts.js';
+import { seedAccount, TEST_DEVICE, type LoggedInUser } from '../../../test/support/accounts.js';
 import { actor, ENC, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { generateSymmetricKey } from '../../../test/support/bw-crypto.js';
 import { createOrganization, foundingKeys } from '../../../test/support/org-founding.js';
@@ -43,7 +43,7 @@ async function pushesOf(action: () => Promise<unknown>): Promise<Push[]> {
 
 beforeAll(async () => {
   server = await startTestServer({ pushes: recorder });
-  user = await createUser(server);
+  user = await seedAccount(server);
 });
 afterAll(async () => server?.close());
 beforeEach(() => recorder.clear());
@@ -169,7 +169,7 @@ describe('settings and sessions', () => {
   });
 
   it('a password change logs the other devices out (LogOut with the acting device as ContextId); a wrong password pushes nothing', async () => {
-    const someone = await createUser(server);
+    const someone = await seedAccount(server);
     const body = { masterPasswordHash: someone.account.masterPasswordHash, newMasterPasswordHash: someone.account.masterPasswordHash, key: someone.account.encryptedUserKey };
     const wrong = await pushesOf(async () => expect((await call(someone.accessToken, 'POST', '/accounts/password', { ...body, masterPasswordHash: 'wrong' })).status).toBe(400));
     expect(wrong).toEqual([]);
@@ -178,11 +178,11 @@ describe('settings and sessions', () => {
   });
 
   it('logging out everywhere and deleting the account push LogOut to every device, the acting one included', async () => {
-    const someone = await createUser(server);
+    const someone = await seedAccount(server);
     const secret = { masterPasswordHash: someone.account.masterPasswordHash };
     const stamp = await pushesOf(async () => expect((await call(someone.accessToken, 'POST', '/accounts/security-stamp', secret)).status).toBe(200));
     expect(stamp).toEqual([{ type: PushType.LogOut, payload: { UserId: someone.userId, Reason: null }, contextId: null, target: { user: someone.userId } }]);
-    const again = await createUser(server);
+    const again = await seedAccount(server);
     const deleted = await pushesOf(async () =>
       expect((await call(again.accessToken, 'DELETE', '/accounts', { masterPasswordHash: again.account.masterPasswordHash })).status).toBe(200),
     );
@@ -203,9 +203,9 @@ describe('organization items', () => {
     org = await seedOrganization(server, { name: 'Pushes' });
     owner = await actor(server, org, `owner-${randomUUID().slice(0, 8)}@example.com`, { type: OrganizationUserType.Owner });
     direct = await actor(server, org, `direct-${randomUUID().slice(0, 8)}@example.com`);
-    viaGroup = await createUser(server);
-    allAccess = await createUser(server);
-    outsider = await createUser(server);
+    viaGroup = await seedAccount(server);
+    allAccess = await seedAccount(server);
+    outsider = await seedAccount(server);
     const groupMember = await seedMembership(server, { organizationId: org, userId: viaGroup.userId });
     await seedMembership(server, { organizationId: org, userId: allAccess.userId, accessAll: true });
     await seedMembership(server, { organizationId: org, userId: outsider.userId });
@@ -278,14 +278,14 @@ describe('organization membership and policies', () => {
     const cloudPushes = recordingPushes();
     const cloud = await startTestServer({ env: { DEPLOYMENT: 'cloud' }, pushes: cloudPushes });
     try {
-      const founder = await createUser(cloud);
+      const founder = await seedAccount(cloud);
       await createOrganization(cloud, founder);
       expect(cloudPushes.sent).toEqual(expected(founder.userId));
     } finally {
       await cloud.close();
     }
 
-    const founder = await createUser(server);
+    const founder = await seedAccount(server);
     const license = await createLicenseIssuer({ db: server.database.db, clock: systemClock }).issue(
       licenseTerms({ id: randomUUID(), licenseKey: randomUUID(), name: 'Licensed', billingEmail: 'billing@example.com', planType: PlanType.EnterpriseAnnually, expires: new Date(Date.now() + 86_400_000).toISOString() }),
     );
@@ -299,7 +299,7 @@ describe('organization membership and policies', () => {
   it('confirm, revoke, restore and remove tell the member (SyncOrgKeys); leaving tells the leaver', async () => {
     const org = await seedOrganization(server, { name: 'Members' });
     const owner = await actor(server, org, `owner-${randomUUID().slice(0, 8)}@example.com`, { type: OrganizationUserType.Owner });
-    const joiner = await createUser(server);
+    const joiner = await seedAccount(server);
     const memberId = await seedMembership(server, { organizationId: org, userId: joiner.userId, status: OrganizationUserStatusType.Accepted });
     const base = `/organizations/${org}/users/${memberId}`;
     const expected = [{ type: PushType.SyncOrgKeys, payload: { UserId: joiner.userId, Date: expect.any(Date) }, contextId: null, target: { user: joiner.userId } }];
@@ -323,8 +323,8 @@ describe('organization membership and policies', () => {
   it('bulk revoke tells each member once', async () => {
     const org = await seedOrganization(server, { name: 'Bulk' });
     const owner = await actor(server, org, `owner-${randomUUID().slice(0, 8)}@example.com`, { type: OrganizationUserType.Owner });
-    const a = await createUser(server);
-    const b = await createUser(server);
+    const a = await seedAccount(server);
+    const b = await seedAccount(server);
     const ids = [await seedMembership(server, { organizationId: org, userId: a.userId }), await seedMembership(server, { organizationId: org, userId: b.userId })];
     const sent = await pushesOf(async () => expect((await call(owner.token, 'PUT', `/organizations/${org}/users/revoke`, { ids })).status).toBe(200));
     expect(sent.map((p) => [p.type, p.target])).toEqual([
