@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { randomApiKey } from '../../src/platform/auth/api-keys.js';
+import { newUserRow } from '../../src/features/accounts/registration.service.js';
 import { normalizeEmail } from '../../src/platform/auth/kdf.js';
 import { createPasswordHasher } from '../../src/platform/auth/password-hasher.js';
 import { insertUser } from '../../src/platform/auth/users.repository.js';
@@ -94,42 +93,24 @@ const seedHasher = createPasswordHasher({ iterations: 1 });
  * registration (`/identity/accounts/register/finish`) writes, inserted directly with a cheap hash
  * of the same master password hash, then logged in through the real password grant (device,
  * event and tokens as `createUser` gets them). Saves the two slow hashes of registering and
- * logging in; test/support/harness.test.ts keeps the row equal to a registered one.
+ * logging in; it writes the row registration writes (newUserRow), and
+ * test/support/accounts.test.ts checks the two accounts behave alike.
  */
 export async function seedAccount(server: TestServer, opts: NewAccount = {}): Promise<LoggedInUser> {
   const account = testAccount(opts.email ?? `user${++counter}@example.com`, opts.password, opts.name, opts.derivation);
-  const now = server.clock.now().toISOString();
-  await insertUser(server.database.db, {
-    id: randomUUID(),
-    email: normalizeEmail(account.email),
-    name: account.name.trim() || null,
-    email_verified: false,
-    master_password_hash: await seedHasher.hash(account.masterPasswordHash),
-    master_password_hint: null,
-    master_password_salt: null,
-    key: account.encryptedUserKey,
-    public_key: account.publicKeyB64,
-    private_key: account.encryptedPrivateKey,
-    kdf: 0,
-    kdf_iterations: account.iterations,
-    kdf_memory: null,
-    kdf_parallelism: null,
-    security_stamp: randomUUID(),
-    api_key: randomApiKey(),
-    user_key_id: null,
-    premium: true,
-    culture: 'en-US',
-    avatar_color: null,
-    equivalent_domains: null,
-    excluded_global_equivalent_domains: null,
-    force_password_reset: false,
-    verify_devices: true,
-    creation_date: now,
-    revision_date: now,
-    account_revision_date: now,
-    last_password_change_date: null,
-    disabled: false,
-    storage_bytes: 0,
-  });
+  const row = newUserRow(
+    {
+      email: normalizeEmail(account.email),
+      name: account.name.trim() || null,
+      masterPasswordHash: await seedHasher.hash(account.masterPasswordHash),
+      hint: null,
+      key: account.encryptedUserKey,
+      publicKey: account.publicKeyB64,
+      privateKey: account.encryptedPrivateKey,
+      kdf: { kdf: 0, iterations: account.iterations, memory: null, parallelism: null },
+    },
+    server.clock.now().toISOString(),
+  );
+  await insertUser(server.database.db, row);
   return loginAccount(server, account);
 }

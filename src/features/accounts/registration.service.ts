@@ -90,39 +90,19 @@ export function createRegistrationService(deps: {
     if (await findUserByEmail(db, email)) throw BadRequest.field('email', `Email '${email}' is already taken.`);
 
     const now = clock.now().toISOString();
-    const user: UserRow = {
-      id: randomUUID(),
-      email,
-      name: input.name?.trim() || null,
-      email_verified: false,
-      master_password_hash: await hasher.hash(input.masterPasswordHash),
-      master_password_hint: input.hint || null,
-      master_password_salt: null,
-      key,
-      public_key: input.publicKey,
-      private_key: encryptedPrivateKey,
-      kdf: kdf.kdf,
-      kdf_iterations: kdf.iterations,
-      kdf_memory: kdf.memory,
-      kdf_parallelism: kdf.parallelism,
-      security_stamp: randomUUID(),
-      api_key: randomApiKey(),
-      user_key_id: null,
-      // Self-hosted accounts get every personal feature; there is no billing here.
-      premium: true,
-      culture: 'en-US',
-      avatar_color: null,
-      equivalent_domains: null,
-      excluded_global_equivalent_domains: null,
-      force_password_reset: false,
-      verify_devices: true,
-      creation_date: now,
-      revision_date: now,
-      account_revision_date: now,
-      last_password_change_date: null,
-      disabled: false,
-      storage_bytes: 0,
-    };
+    const user = newUserRow(
+      {
+        email,
+        name: input.name?.trim() || null,
+        masterPasswordHash: await hasher.hash(input.masterPasswordHash),
+        hint: input.hint || null,
+        key,
+        publicKey: input.publicKey,
+        privateKey: encryptedPrivateKey,
+        kdf,
+      },
+      now,
+    );
     try {
       await insertUser(db, user);
     } catch (error) {
@@ -242,3 +222,53 @@ export function createRegistrationService(deps: {
 }
 
 export type RegistrationService = ReturnType<typeof createRegistrationService>;
+
+/** What a new account is made of; everything else of its row starts the same for every account. */
+export interface NewUser {
+  email: string;
+  name: string | null;
+  /** The server-side hash of the client's master password hash. */
+  masterPasswordHash: string;
+  hint: string | null;
+  key: string;
+  publicKey: string | null;
+  privateKey: string | null;
+  kdf: KdfSettings;
+}
+
+/** The row of a new account, as registration writes it (tests seed accounts with it too). */
+export function newUserRow(user: NewUser, now: string): UserRow {
+  return {
+    id: randomUUID(),
+    email: user.email,
+    name: user.name,
+    email_verified: false,
+    master_password_hash: user.masterPasswordHash,
+    master_password_hint: user.hint,
+    master_password_salt: null,
+    key: user.key,
+    public_key: user.publicKey,
+    private_key: user.privateKey,
+    kdf: user.kdf.kdf,
+    kdf_iterations: user.kdf.iterations,
+    kdf_memory: user.kdf.memory,
+    kdf_parallelism: user.kdf.parallelism,
+    security_stamp: randomUUID(),
+    api_key: randomApiKey(),
+    user_key_id: null,
+    // Self-hosted accounts get every personal feature; there is no billing here.
+    premium: true,
+    culture: 'en-US',
+    avatar_color: null,
+    equivalent_domains: null,
+    excluded_global_equivalent_domains: null,
+    force_password_reset: false,
+    verify_devices: true,
+    creation_date: now,
+    revision_date: now,
+    account_revision_date: now,
+    last_password_change_date: null,
+    disabled: false,
+    storage_bytes: 0,
+  };
+}
