@@ -5,7 +5,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
-import { reachesEveryCollection } from '../../platform/access/grants.js';
+import { grantsEdit, reachesEveryCollection } from '../../platform/access/grants.js';
 import { accessibleCipher, can, cipherEvents, LISTS_ALL_ITEMS, reachedCollections, touchRevisions, VIEWS_ANY_ITEM, visibleCiphers } from './cipher-access.js';
 import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
@@ -22,7 +22,7 @@ import { PushType } from '../../platform/push/pushes.js';
 
 
 /** A grant that lets its holder put items in the collection or take them out. */
-const writable = (c: ReachedCollection) => !c.grant.readOnly || c.grant.manage;
+const writable = (c: ReachedCollection) => grantsEdit(c.grant);
 
 function normalizeIds(ids: readonly string[] | null | undefined, field: string, required: boolean): string[] {
   if (!ids || ids.length === 0) {

@@ -186,10 +186,15 @@ export interface OrganizationFlags {
   limitItemDeletion: boolean;
 }
 
+/** Whether one collection grant lets its holder edit the collection's items: not read-only, or manage. */
+export function grantsEdit(grant: CollectionGrant): boolean {
+  return !grant.readOnly || grant.manage;
+}
+
 /**
  * A user's rights on an organization item from the grants of the collections holding it
  * (highest wins, as in Bitwarden's CipherDetails view):
- * - edit: some reaching collection is not read-only;
+ * - edit: some reaching collection is not read-only, or is managed (grantsEdit);
  * - viewPassword: some reaching collection does not hide passwords;
  * - manage: some reaching collection is managed (Owners and Admins reach every collection
  *   of an organization with "access all" and manage them);
@@ -199,12 +204,12 @@ export interface OrganizationFlags {
  *   collections like anyone else, which with "access all" comes to the same.
  */
 export function accessOf(grants: readonly CollectionGrant[], collectionIds: string[], org: OrganizationFlags): ItemAccess {
-  const edit = grants.some((g) => !g.readOnly);
+  const edit = grants.some(grantsEdit);
   const manage = grants.some((g) => g.manage);
-  const remove = org.limitItemDeletion ? manage : edit || manage;
+  const remove = org.limitItemDeletion ? manage : edit;
   return {
     collectionIds,
-    edit: edit || manage,
+    edit,
     viewPassword: grants.some((g) => !g.hidePasswords),
     manage,
     delete: remove,
