@@ -17,6 +17,7 @@ import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildServer, startFleet, type Fleet } from '../../fleet/fleet.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
+import { systemClock } from '../../src/shared/clock.js';
 import type { Actor } from '../support/admin.js';
 import { createUser, passwordGrantForm, registerAccount } from '../support/accounts.js';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
@@ -65,6 +66,8 @@ function through(base: () => string): TestServer {
     },
     // The instances' own settings, as far as the helpers read them (self-hosted).
     config: testConfig(),
+    // The instances run on the system clock; seeded accounts are dated by it.
+    clock: systemClock,
   } as unknown as TestServer;
 }
 const lb = through(() => fleet.url);
