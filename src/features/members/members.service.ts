@@ -1,7 +1,7 @@
 import { actingOf } from '../../platform/access/org-access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { groupBy } from '../../shared/group-by.js';
-import { findUserById, touchAccountRevision } from '../../platform/auth/users.repository.js';
+import { findUserById, touchAccountRevision, touchAccountRevisions } from '../../platform/auth/users.repository.js';
 import { saltOf } from '../accounts/accounts.schemas.js';
 import type { AuditEvent } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
@@ -103,10 +103,8 @@ export function createMemberService(deps: MemberServiceDeps) {
   /** A write of restore and remove: each member's change, their account revision, `event` for each. */
   function eachMember(actor: Actor, organizationId: string, event: EventType, apply: Apply): Write {
     return async (tx, accepted, now) => {
-      for (const member of accepted) {
-        await apply(tx, member, now);
-        if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
-      }
+      for (const member of accepted) await apply(tx, member, now);
+      await touchAccountRevisions(tx, accepted.flatMap((member) => (member.user_id ? [member.user_id] : [])), now);
       const events: AuditEvent[] = accepted.map((member) => ({ type: event, organizationId, organizationUserId: member.id, ...actingOf(actor.membership) }));
       await audit.record(tx, actor.client, events);
     };

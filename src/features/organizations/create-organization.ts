@@ -6,7 +6,8 @@ import type { Executor } from '../../db/database.js';
 import { insertCollectionFor, insertOrganization } from './organizations.repository.js';
 import { PlanType, type PlanFeatures } from './plans.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
-import { type OrganizationRow, findOrganization, insertMembership, adminOfFreeOrganization, touchAccountRevisions } from '../../platform/access/memberships.js';
+import { type OrganizationRow, findOrganization, insertMembership, adminOfFreeOrganization } from '../../platform/access/memberships.js';
+import { touchAccountRevisions } from '../../platform/auth/users.repository.js';
 
 export interface Founding {
   id?: string;

@@ -7,7 +7,7 @@ import type { ClientContext } from '../../http/request-context.js';
 import type { FileStore } from '../../platform/storage/file-store.js';
 import { fileFoldersOf, removeFolders } from '../../platform/storage/orphans.js';
 import { verifyMasterPassword } from '../../platform/auth/secret-verification.js';
-import { findUserById, type UserRow } from '../../platform/auth/users.repository.js';
+import { findUserById, type UserRow, touchAccountRevisions } from '../../platform/auth/users.repository.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
@@ -24,7 +24,7 @@ import { profileOrganizations } from './profile-organizations.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
-import { type OrganizationRow, findOrganization, findMembershipOfUser, deleteMembership, confirmedOwnerIds, memberUserIds, touchAccountRevisions } from '../../platform/access/memberships.js';
+import { type OrganizationRow, findOrganization, findMembershipOfUser, deleteMembership, confirmedOwnerIds, memberUserIds } from '../../platform/access/memberships.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
 
 /** OrganizationApiKeyType. */

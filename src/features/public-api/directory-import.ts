@@ -17,7 +17,8 @@ import { actingOf } from '../../platform/access/org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { deleteMemberships, groupMembersOfOrganization } from './public-api.repository.js';
 import type { ImportBody } from './public-api.schemas.js';
-import { findOrganization, touchOrganizationMembers, touchAccountRevisions } from '../../platform/access/memberships.js';
+import { findOrganization, touchOrganizationMembers } from '../../platform/access/memberships.js';
+import { touchAccountRevisions } from '../../platform/auth/users.repository.js';
 
 /** The official limit of one import on the cloud variant, unless the caller says `largeImport`. */
 export const IMPORT_LIMIT = 2000;

@@ -113,11 +113,6 @@ export async function touchOrganizationMembers(db: Executor, organizationIds: re
     .execute();
 }
 
-export async function touchAccountRevisions(db: Executor, userIds: readonly string[], date: string): Promise<void> {
-  if (userIds.length === 0) return;
-  await db.updateTable('users').set({ account_revision_date: date }).where('id', 'in', userIds).execute();
-}
-
 /** Seats in use: every membership except revoked ones (a revoked member frees a seat). */
 export async function countOccupiedSeats(db: Executor, organizationId: string): Promise<number> {
   const row = await db

@@ -2,8 +2,8 @@ import type { Executor } from '../../db/database.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import { EventType, type EventSystemUser } from '../audit/event-type.js';
-import { touchAccountRevisions } from './memberships.js';
 import { OrganizationUserStatusType } from './roles.js';
+import { touchAccountRevisions } from '../auth/users.repository.js';
 
 /** A membership to revoke: its organization names the audit event, its user (if any) is made to sync. */
 export interface MembershipToRevoke {

@@ -31,6 +31,12 @@ export async function touchAccountRevision(db: Executor, userId: string, date: s
   await db.updateTable('users').set({ account_revision_date: date }).where('id', '=', userId).execute();
 }
 
+/** The same for several users at once, in one statement. */
+export async function touchAccountRevisions(db: Executor, userIds: readonly string[], date: string): Promise<void> {
+  if (userIds.length === 0) return;
+  await db.updateTable('users').set({ account_revision_date: date }).where('id', 'in', userIds).execute();
+}
+
 export async function findDevice(db: Executor, userId: string, identifier: string): Promise<DeviceRow | undefined> {
   return db.selectFrom('devices').selectAll().where('user_id', '=', userId).where('identifier', '=', identifier).executeTakeFirst();
 }
