@@ -146,14 +146,23 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
     filesDir: config.filesDir as string,
     request: (method, path, requestOptions) => httpRequest(baseUrl, method, path, requestOptions, dispatcher),
     async close() {
-      await app.close();
-      if (!options.databaseUrl && !signingKey) {
-        signingKey = await database.db.selectFrom('server_keys').selectAll().where('purpose', '=', SIGNING_KEY).executeTakeFirst();
+      // A close that hangs fails as a hook time-out naming only the test file: say which step.
+      let step = 'the app (requests in flight, background work)';
+      const watchdog = setInterval(() => console.warn(`test server ${baseUrl}: still closing ${step}`), 30_000).unref();
+      try {
+        await app.close();
+        if (!options.databaseUrl && !signingKey) {
+          signingKey = await database.db.selectFrom('server_keys').selectAll().where('purpose', '=', SIGNING_KEY).executeTakeFirst();
+        }
+        await dispatcher?.close();
+        step = 'the database pool';
+        await database.close();
+        await tracing?.shutdown();
+        step = 'the database schema (drop)';
+        await fresh.drop();
+      } finally {
+        clearInterval(watchdog);
       }
-      await dispatcher?.close();
-      await database.close();
-      await tracing?.shutdown();
-      await fresh.drop();
       if (ownFilesDir) await rm(ownFilesDir, { recursive: true, force: true });
       // The log audit: a server that logged a secret fails the test that owned it.
       assertCleanLog(logs.lines, `the test server at ${baseUrl}`);

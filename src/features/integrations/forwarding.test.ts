@@ -110,6 +110,26 @@ describe('forwarding to a webhook (in process, no broker)', () => {
     }
   });
 
+  it('shuts down at once while a delivery waits for its retry or its answer, instead of waiting for them', async () => {
+    // Without the stop order of integrations.close, this server's close would wait out a
+    // retry delay of five to ten minutes (or a delivery's time limit of two).
+    for (const answer of [503, 'hang'] as const) {
+      const slow = await startTestServer({ env: { ...FAST, INTEGRATIONS_RETRY_BASE_MS: '600000', INTEGRATIONS_TIMEOUT_MS: '120000' } });
+      const receiver = await startReceiver(() => answer);
+      try {
+        const { owner: slowOwner } = await orgWithOwner(slow);
+        const hook = await organizationWithHook(slow, slowOwner, receiver.url);
+        await emitEvents(slow, hook.org, 1);
+        await eventually(() => receiver.received.length > 0, 20_000, 'the first delivery attempt');
+        const closed = slow.close().then(() => 'closed' as const);
+        const waited = new Promise<'still waiting'>((resolve) => setTimeout(() => resolve('still waiting'), 30_000).unref());
+        expect(await Promise.race([closed, waited]), `close with the receiver answering ${answer}`).toBe('closed');
+      } finally {
+        await receiver.close();
+      }
+    }
+  }, 120_000);
+
   it('parks what fails every retry in the dead-letter queue, and an owner replays it once the receiver is back', async () => {
     const receiver = await startReceiver(() => 503);
     try {

@@ -64,9 +64,13 @@ export function createIntegrations({ config, database, log = silent }: { config:
     relay,
     deliverer,
     async close() {
-      await relay?.stop();
+      // The relay's batch may be waiting on in-process retries (up to an hour apart) or a
+      // delivery in flight: the transport and outbound requests stop first, so the batch fails
+      // at once and is sent again after the restart, instead of holding the shutdown.
+      const relayStopped = relay?.stop();
       await transport?.close();
       outbound.close();
+      await relayStopped;
     },
   };
 }
