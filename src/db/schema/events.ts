@@ -24,13 +24,13 @@ export interface EventsTable {
   date: string;
   /** Outbox sequence: the relay forwards committed events in this order. */
   seq: Generated<number>;
-  /** A read of several secrets: the event stands for one Secret_Retrieved per secret of this set (see events/read-sets.ts). */
+  /** A read of several secrets: the event stands for one Secret_Retrieved per secret of this set (see platform/audit/read-sets.ts). */
   read_set_id: Generated<string | null>;
   /** The Send a Send_* event is about (0015-files). */
   send_id: Generated<string | null>;
 }
 
-/** A list of secrets read together, named by its digest; see events/read-sets.ts. */
+/** A list of secrets read together, named by its digest; see platform/audit/read-sets.ts. */
 export interface SecretReadSetsTable {
   id: string;
   size: number;

@@ -5,7 +5,7 @@ import { parseAttachments, serializeAttachments, type AttachmentMeta } from '../
 import { lockCipher, setAttachments, storedAttachments } from '../vault/attachments.repository.js';
 import { UPLOAD_WINDOW_MS } from '../vault/attachments.service.js';
 
-/** The longest a request may last: REQUEST_TIMEOUT_SECONDS' maximum (config.ts). */
+/** The longest a request may last: REQUEST_TIMEOUT_SECONDS' maximum (config/settings). */
 const LONGEST_REQUEST_MS = 60 * 60 * 1000;
 
 /**
