@@ -15,6 +15,7 @@ import {
   createPrivateKey,
   createPublicKey,
   generateKeyPairSync,
+  type RSAKeyPairOptions,
   pbkdf2Sync,
   privateDecrypt,
   publicEncrypt,
@@ -189,13 +190,16 @@ export function decryptText(enc: string, key: SymmetricKey): string {
   return decryptEncString(enc, key).toString('utf8');
 }
 
+/** The clients' account key pair: RSA-2048, DER-encoded (SPKI public, PKCS#8 private). */
+export const RSA_KEY_PAIR_OPTIONS: RSAKeyPairOptions<'der', 'der'> = {
+  modulusLength: 2048,
+  publicExponent: 65537,
+  publicKeyEncoding: { type: 'spki', format: 'der' },
+  privateKeyEncoding: { type: 'pkcs8', format: 'der' },
+};
+
 export function generateRsaKeyPair(): { publicKeyB64: string; privateKeyDer: Buffer } {
-  const { publicKey, privateKey } = generateKeyPairSync('rsa', {
-    modulusLength: 2048,
-    publicExponent: 65537,
-    publicKeyEncoding: { type: 'spki', format: 'der' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'der' },
-  });
+  const { publicKey, privateKey } = generateKeyPairSync('rsa', RSA_KEY_PAIR_OPTIONS);
   return { publicKeyB64: publicKey.toString('base64'), privateKeyDer: privateKey };
 }
 

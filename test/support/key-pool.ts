@@ -2,7 +2,7 @@ import { generateKeyPair } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateRsaKeyPair } from './bw-crypto.js';
+import { generateRsaKeyPair, RSA_KEY_PAIR_OPTIONS } from './bw-crypto.js';
 
 /**
  * Test accounts' RSA key pairs, made ahead of time. Generating a 2048-bit pair costs about
@@ -36,8 +36,7 @@ export function pooledRsaKeyPair(): KeyPair {
 
 function generate(): Promise<{ publicKeyB64: string; privateKeyB64: string }> {
   return new Promise((resolve, reject) => {
-    const encodings = { publicKeyEncoding: { type: 'spki', format: 'der' }, privateKeyEncoding: { type: 'pkcs8', format: 'der' } } as const;
-    generateKeyPair('rsa', { modulusLength: 2048, publicExponent: 65537, ...encodings }, (error: Error | null, publicKey: Buffer, privateKey: Buffer) => {
+    generateKeyPair('rsa', RSA_KEY_PAIR_OPTIONS, (error: Error | null, publicKey: Buffer, privateKey: Buffer) => {
       if (error) reject(error);
       else resolve({ publicKeyB64: publicKey.toString('base64'), privateKeyB64: privateKey.toString('base64') });
     });
