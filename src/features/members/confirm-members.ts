@@ -10,7 +10,7 @@ import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { joinPolicyError, lockOrganization, type Actor } from './member-rules.js';
 import { findMembers, updateMember, type MemberRow } from './members.repository.js';
-import { touchAccountRevision } from '../../platform/auth/users.repository.js';
+import { touchAccountRevisions } from '../../platform/auth/users.repository.js';
 import { bulkResult, type BulkResult } from './members.schemas.js';
 import { findOrganization } from '../../platform/access/memberships.js';
 
@@ -61,8 +61,9 @@ export function createConfirmMembers({ db, clock, audit, pushes }: { db: Db; clo
       const now = clock.now().toISOString();
       for (const { member, key } of confirmed) {
         await updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, key, email: null, revision_date: now });
-        if (member.user_id) await touchAccountRevision(tx, member.user_id, now);
       }
+      const users = confirmed.flatMap(({ member }) => (member.user_id ? [member.user_id] : []));
+      await touchAccountRevisions(tx, users, now);
       await audit.record(
         tx,
         actor.client,
@@ -73,7 +74,7 @@ export function createConfirmMembers({ db, clock, audit, pushes }: { db: Db; clo
           ...actingOf(actor.membership),
         })),
       );
-      return { results, changed: { users: confirmed.flatMap(({ member }) => (member.user_id ? [member.user_id] : [])), now } };
+      return { results, changed: { users, now } };
     });
     // The confirmed members' apps fetch the organization key and reconnect with the new membership.
     if (changed) pushes.send(changed.users.map((userId) => userPush(PushType.SyncOrgKeys, userId, new Date(changed.now))));
