@@ -37,4 +37,20 @@ export const notOfferedRoutes: FastifyPluginAsync = async (app) => {
       async () => list([]),
     );
   }
+
+  // The self-hosted organization's Billing sync settings ask this first; the official self-hosted
+  // server answers false unless cloud communication is on, which Strongroom never does.
+  app.get(
+    '/organizations/connections/enabled',
+    {
+      config: { access: access.user },
+      schema: {
+        summary: 'Whether organization connections (billing sync, cloud SCIM) can be set up',
+        description: 'Strongroom does not talk to the Bitwarden cloud: always false, as a self-hosted server without cloud communication answers.',
+        tags: ['Not yet offered'],
+        response: { 200: Type.Boolean() },
+      },
+    },
+    async () => false,
+  );
 };

@@ -21,7 +21,13 @@ describe('features not offered yet', () => {
     }
   });
 
+  it('say organization connections cannot be set up, as a server without cloud communication does', async () => {
+    const res = await server.request('GET', '/api/organizations/connections/enabled', { token: user.accessToken });
+    expect(res.status).toBe(200);
+    expect(res.body).toBe(false);
+  });
+
   it('refuse anonymous callers', async () => {
-    for (const path of PATHS) expect((await server.request('GET', path)).status, path).toBe(401);
+    for (const path of [...PATHS, '/api/organizations/connections/enabled']) expect((await server.request('GET', path)).status, path).toBe(401);
   });
 });
