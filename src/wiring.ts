@@ -23,6 +23,7 @@ import { createCipherImport } from './features/vault/cipher-import.js';
 import { createCipherLifecycle } from './features/vault/cipher-lifecycle.js';
 import { createCipherService } from './features/vault/ciphers.service.js';
 import { createOrgCipherService } from './features/vault/org-ciphers.service.js';
+import { createOrganizationExport } from './features/vault/org-export.js';
 import { createFolderService } from './features/vault/folders.service.js';
 import { createSyncCache } from './features/vault/sync-cache.js';
 import { createSyncService } from './features/vault/sync.service.js';
@@ -104,6 +105,7 @@ export async function createFeatures(deps: WiringDeps) {
     cipherLifecycle: createCipherLifecycle(vault),
     cipherImport: createCipherImport(vault),
     orgCiphers: createOrgCipherService(vault),
+    organizationExport: createOrganizationExport({ db }),
     folders: createFolderService(vault),
     attachments,
     vaultPurge: createVaultPurge({ ...vault, hasher }),

@@ -35,7 +35,6 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/organizations/{}/billing': 'not offered: payments and subscriptions are Bitwarden cloud billing; a self-hosted account is premium and an organization is licensed.',
   'GET /api/organizations/{}/billing/history': 'not offered: payments and subscriptions are Bitwarden cloud billing; a self-hosted account is premium and an organization is licensed.',
   'GET /api/organizations/{}/billing/metadata': '#38: billing metadata for the Members page.',
-  'GET /api/organizations/{}/export': 'not offered yet: the admin console\'s one-call organization export (clients build it from /ciphers/organization-details, which is served, when this fails). No open issue covers it yet.',
   'GET /api/organizations/{}/policies/token': '#38: invited users read the policies with their invitation token.',
   'GET /api/organizations/{}/sso': '#42: single sign-on per organization.',
   'GET /api/organizations/{}/subscription': '#38: the subscription pages answer license data.',

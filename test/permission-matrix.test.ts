@@ -845,6 +845,22 @@ const CIPHER_ADMIN_ROWS: Row[] = [
     // Every item: for admins, exports (accessImportExport), reports (accessReports) and those who edit any collection.
     { allow: [...ADMINS, 'accessImportExport', 'accessReports', 'editAnyCollection'] },
   ],
+  [
+    'GET /organizations/{orgId}/export (the whole vault)',
+    async () => ({
+      method: 'GET',
+      path: `${base()}/export`,
+      // Other members get the collections they manage (404 when none, as for outsiders): which
+      // ones depends on earlier rows, so both count as "not the whole vault" here; the
+      // managed export is tested in src/features/vault/org-export.test.ts.
+      outcome: async (res) => {
+        const all = await db().selectFrom('collections').select('id').where('organization_id', '=', org).execute();
+        if (res.status === 200 && (res.body.collections as unknown[]).length === all.length) return 'whole vault';
+        return res.status === 200 || res.status === 404 ? 'not the whole vault' : res.status;
+      },
+    }),
+    { allow: [...ADMINS, 'accessImportExport'], ok: 'whole vault', refuse: 'not the whole vault', outsiders: 'not the whole vault' },
+  ],
   ['GET /ciphers/organization-details/assigned', async () => ({ method: 'GET', path: `/ciphers/organization-details/assigned?organizationId=${org}` }), { allow: 'members' }],
   // The admin console's attachment routes: the official "edit as admin" rule (CanEditCipherAsAdmin), 404 to everyone else.
   [

@@ -293,7 +293,7 @@ async function editsEveryItem(db: Executor, membership: Membership): Promise<boo
 }
 
 /** Items of an organization with all their collections (admin views: no per-user rights). */
-async function organizationDetails(db: Executor, userId: string, organizationId: string, ids?: string[]): Promise<CipherRow[]> {
+export async function organizationDetails(db: Executor, userId: string, organizationId: string, ids?: string[]): Promise<CipherRow[]> {
   let query = viewOf(db, userId).where('c.organization_id', '=', organizationId);
   if (ids) query = query.where('c.id', 'in', ids);
   const rows = await query.execute();

@@ -1,0 +1,30 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { Type } from 'typebox';
+import type { RouteDoc } from '../../http/route-docs.js';
+import { OrgParams } from '../../http/schemas.js';
+import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
+import { cipherMiniDetailsJson } from './ciphers.schemas.js';
+import type { OrganizationExport } from './org-export.js';
+
+const doc: RouteDoc = {
+  summary: "Export an organization's vault",
+  description:
+    "Answers the organization's collections and items (in the admin views' form, with each item's collections) for the admin console's export: the whole vault to owners, admins and custom members who may import and export; to any other confirmed member, the collections they manage and the items in them (404 when they manage none). Access: a confirmed member of the organization (`orgMember`).",
+};
+
+const ExportResponse = Type.Object(
+  { object: Type.Literal('organizationExport'), collections: Type.Array(Type.Object({ object: Type.Literal('collection') }, { additionalProperties: true })), ciphers: Type.Array(Type.Object({}, { additionalProperties: true })) },
+  { description: 'OrganizationExportResponseModel' },
+);
+
+export const organizationExportRoutes: FastifyPluginAsync<{ exporter: OrganizationExport; orgAccess: OrgAccess; apiBase: string }> = async (app, { exporter, orgAccess, apiBase }) => {
+  app.get<{ Params: { orgId: string } }>(
+    '/organizations/:orgId/export',
+    { config: { access: orgAccess.member('orgId') }, schema: { tags: ['Items'], ...doc, params: OrgParams, response: { 200: ExportResponse } } },
+    async (request, reply) => {
+      const { collections, ciphers } = await exporter.export(membershipOf(request));
+      const items = ciphers.map((row) => cipherMiniDetailsJson(row, apiBase)).join(',');
+      return reply.type('application/json; charset=utf-8').send(`{"object":"organizationExport","collections":${JSON.stringify(collections)},"ciphers":[${items}]}`);
+    },
+  );
+};
