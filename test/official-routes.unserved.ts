@@ -6,8 +6,6 @@
 export const UNSERVED: Record<string, string> = {
   'DELETE /api/ciphers/{}/admin': '#38: the admin console\'s item routes.',
   'DELETE /api/ciphers/admin': '#38: the admin console\'s item routes.',
-  'DELETE /api/folders': 'not offered yet: deleting several or all folders at once (2025 clients). No open issue covers it yet.',
-  'DELETE /api/folders/all': 'not offered yet: deleting several or all folders at once (2025 clients). No open issue covers it yet.',
   'DELETE /api/organization/sponsorship/sponsored/{}': 'not offered: Families sponsorships come from Bitwarden cloud billing.',
   'DELETE /api/organizations/{}/two-factor/duo': 'not offered yet: organization-wide Duo (the page itself is GET /organizations/{id}/two-factor, #38). No open issue covers it yet.',
   'DELETE /api/organizations/{}/users/{}/delete-account': 'not offered: deleting claimed members needs verified domains.',

@@ -19,6 +19,16 @@ export async function deleteFolders(executor: Executor, userId: string, ids: rea
   for (const part of chunks(ids)) await executor.deleteFrom('folders').where('user_id', '=', userId).where('id', 'in', part).execute();
 }
 
+/** The user's items filed in any of these folders. */
+export async function cipherIdsInFolders(executor: Executor, userId: string, folderIds: readonly string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const part of chunks(folderIds)) {
+    const rows = await executor.selectFrom('cipher_user_settings').select('cipher_id').where('user_id', '=', userId).where('folder_id', 'in', part).execute();
+    ids.push(...rows.map((r) => r.cipher_id));
+  }
+  return ids;
+}
+
 export async function insertFolders(executor: Executor, rows: readonly Insertable<FoldersTable>[]): Promise<void> {
   for (let i = 0; i < rows.length; i += 200) await executor.insertInto('folders').values(rows.slice(i, i + 200)).execute();
 }

@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
+import { Type, type Static } from 'typebox';
 import { access, currentUser } from '../../http/access.js';
 import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
-import { EmptyResponse, IdParams, ListOf, list } from '../../http/schemas.js';
+import { EmptyResponse, Guid, IdParams, ListOf, list } from '../../http/schemas.js';
 import type { FolderService } from './folders.service.js';
 import { FolderRequest, FolderResponse, toFolderResponse } from './folders.schemas.js';
 
@@ -18,7 +19,14 @@ const docs = {
     summary: 'Delete a folder',
     description: `Deletes one of the caller's folders (404 for any other); the items it held move to no folder and count as changed. ${USER}`,
   },
+  deleteMany: {
+    summary: 'Delete several folders',
+    description: `Deletes the caller's folders among \`ids\` (other ids are passed over; an empty list is refused), all at once; their items move to no folder. ${USER}`,
+  },
+  deleteAll: { summary: 'Delete every folder', description: `Deletes all of the caller's folders at once; their items move to no folder. ${USER}` },
 } satisfies Record<string, RouteDoc>;
+
+const FolderIdsBody = Type.Object({ ids: Type.Array(Guid, { maxItems: 10_000 }) });
 
 /** `/folders`: a user's folders. Names are encrypted; the server keeps them as given. */
 export const folderRoutes: FastifyPluginAsync<{ folders: FolderService }> = async (app, { folders }) => {
@@ -67,4 +75,13 @@ export const folderRoutes: FastifyPluginAsync<{ folders: FolderService }> = asyn
       },
     });
   }
+
+  app.delete<{ Body: Static<typeof FolderIdsBody> }>('/folders', { config: user, schema: { tags, ...docs.deleteMany, body: FolderIdsBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    await folders.deleteMany(currentUser(request).userId, request.body.ids);
+    return reply.send();
+  });
+  app.delete('/folders/all', { config: user, schema: { tags, ...docs.deleteAll, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    await folders.deleteMany(currentUser(request).userId, 'all');
+    return reply.send();
+  });
 };

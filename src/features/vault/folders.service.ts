@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { NotFound } from '../../http/errors.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
-import { folderPush } from '../../platform/push/push-messages.js';
+import { folderPush, userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
 import { touchVault } from './revisions.js';
 import { cipherIdsInFolder, setRevisionDate } from './ciphers.repository.js';
 import type { VaultDeps } from './ciphers.service.js';
-import { deleteFolder, findFolder, insertFolders, listFolders, renameFolder, type FolderRow } from './folders.repository.js';
+import { cipherIdsInFolders, deleteFolder, deleteFolders, findFolder, insertFolders, listFolders, renameFolder, type FolderRow } from './folders.repository.js';
 
 /** A user's folders. Another user's folder answers exactly like a missing one (404). */
 export function createFolderService({ db, clock, pushes }: Omit<VaultDeps, 'audit'>) {
@@ -56,6 +56,27 @@ export function createFolderService({ db, clock, pushes }: Omit<VaultDeps, 'audi
         return folder;
       });
       pushes.send(folderPush(PushType.SyncFolderDelete, deleted, client.deviceIdentifier));
+    },
+
+    /**
+     * Deletes the caller's folders among `ids` (others' and unknown ids are passed over, as the
+     * official server does), or all of them; their items move to no folder. One "sync the
+     * vault" push instead of one per folder, since items changed folder too.
+     */
+    async deleteMany(userId: string, ids: readonly string[] | 'all'): Promise<void> {
+      if (ids !== 'all' && ids.length === 0) throw BadRequest.field('ids', 'No folder ids provided.');
+      const now = clock.now().toISOString();
+      const deleted = await db.transaction().execute(async (tx) => {
+        const requested = ids === 'all' ? null : new Set(ids.map((id) => id.toLowerCase()));
+        const folders = (await listFolders(tx, userId)).filter((folder) => !requested || requested.has(folder.id));
+        if (folders.length === 0) return false;
+        const folderIds = folders.map((folder) => folder.id);
+        await setRevisionDate(tx, await cipherIdsInFolders(tx, userId, folderIds), now);
+        await deleteFolders(tx, userId, folderIds);
+        await touchVault(tx, userId, now);
+        return true;
+      });
+      if (deleted) pushes.send(userPush(PushType.SyncVault, userId, new Date(now)));
     },
   };
 }

@@ -78,4 +78,35 @@ describe('folders', () => {
     expect((await req(alice, 'POST', `/folders/${folder.id}/delete`)).status).toBe(200);
     expect((await req(alice, 'GET', `/folders/${folder.id}`)).status).toBe(404);
   });
+
+  it('deletes several folders at once, passing over ids that are not the caller\'s, and refuses an empty list', async () => {
+    const mine = [];
+    for (const n of [1, 2, 3]) mine.push((await req(bob, 'POST', '/folders', { name: name(bob, `Bulk ${n}`) })).body.id as string);
+    const alices = (await req(alice, 'POST', '/folders', { name: name(alice, 'Not Bob\'s') })).body.id as string;
+    const item = (await req(bob, 'POST', '/ciphers', cipherBody('login', bob.account.userKey, { folderId: mine[0] }))).body;
+    await new Promise((r) => setTimeout(r, 5));
+    const res = await req(bob, 'DELETE', '/folders', { ids: [mine[0], mine[1], alices] });
+    expect(res.status, res.text).toBe(200);
+    const left = ((await req(bob, 'GET', '/folders')).body.data as { id: string }[]).map((f) => f.id);
+    expect(left).toContain(mine[2]);
+    expect(left).not.toContain(mine[0]);
+    expect(left).not.toContain(mine[1]);
+    expect((await req(alice, 'GET', `/folders/${alices}`)).status).toBe(200);
+    const after = (await req(bob, 'GET', `/ciphers/${item.id}`)).body;
+    expect(after.folderId).toBeNull();
+    expect(Date.parse(after.revisionDate)).toBeGreaterThan(Date.parse(item.revisionDate));
+
+    const empty = await req(bob, 'DELETE', '/folders', { ids: [] });
+    expect(empty.status).toBe(400);
+    expect(empty.text).toContain('No folder ids provided.');
+    expect((await req(bob, 'DELETE', '/folders', { ids: ['not-a-guid'] })).status).toBe(400);
+  });
+
+  it('deletes every folder of the caller at once, and only theirs', async () => {
+    for (const n of [1, 2]) await req(bob, 'POST', '/folders', { name: name(bob, `All ${n}`) });
+    const aliceBefore = ((await req(alice, 'GET', '/folders')).body.data as unknown[]).length;
+    expect((await req(bob, 'DELETE', '/folders/all')).status).toBe(200);
+    expect((await req(bob, 'GET', '/folders')).body.data).toEqual([]);
+    expect(((await req(alice, 'GET', '/folders')).body.data as unknown[]).length).toBe(aliceBefore);
+  });
 });
