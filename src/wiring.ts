@@ -33,6 +33,7 @@ import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
 import { createOrganizationService } from './features/organizations/organizations.service.js';
 import { createOrganizationKeys } from './features/organizations/organization-keys.js';
+import { createBillingService } from './features/billing/billing.service.js';
 import { createPublicApiService } from './features/public-api/public-api.service.js';
 import { createSecretsManager } from './features/secrets-manager/secrets-manager.js';
 import { createTwoFactorService } from './features/two-factor/two-factor.service.js';
@@ -137,6 +138,7 @@ export async function createFeatures(deps: WiringDeps) {
     organizations,
     licenses,
     organizationKeys: createOrganizationKeys({ db }),
+    billing: createBillingService({ db, selfHosted: config.selfHosted, userQuotaBytes: p.userQuotaBytes }),
     secretsManager,
     publicApi,
     rateLimits,

@@ -472,6 +472,10 @@ const ORGANIZATION_ROWS: Row[] = [
   ['GET /organizations/{id}/keys', async () => ({ method: 'GET', path: `${base()}/keys` }), { allow: 'members' }],
   ['GET /organizations/{id}/public-key', async () => ({ method: 'GET', path: `${base()}/public-key` }), { allow: 'members' }],
   ['GET /organizations/{id}/billing/vnext/self-host/metadata', async () => ({ method: 'GET', path: `${base()}/billing/vnext/self-host/metadata` }), { allow: 'members' }],
+  ['GET /organizations/{id}/billing/metadata', async () => ({ method: 'GET', path: `${base()}/billing/metadata` }), { allow: 'members' }],
+  ['GET /organizations/{id}/billing/vnext/metadata', async () => ({ method: 'GET', path: `${base()}/billing/vnext/metadata` }), { allow: 'members' }],
+  // The official ViewSubscription: owners only, the organization hidden from everyone else.
+  ['GET /organizations/{id}/subscription', async () => ({ method: 'GET', path: `${base()}/subscription` }), { allow: OWNER, hidden: 'rest' }],
   [
     'POST /organizations/{id}/keys',
     async (who) => {

@@ -9,6 +9,7 @@ import { collectionRoutes } from '../features/collections/collections.routes.js'
 import { groupRoutes } from '../features/groups/groups.routes.js';
 import { policyRoutes } from '../features/policies/policies.routes.js';
 import { organizationRoutes } from '../features/organizations/organizations.routes.js';
+import { billingRoutes } from '../features/billing/billing.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { integrationRoutes } from '../features/integrations/integrations.routes.js';
 import { memberRoutes } from '../features/members/members.routes.js';
@@ -75,4 +76,5 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   // The organization public API: its own error envelope and not-found answer under /public.
   await app.register(publicApiRoutes, { prefix: '/public', publicApi: features.publicApi });
   await app.register(organizationRoutes, { organizations: features.organizations, licenses: features.licenses, orgAccess: features.orgAccess, keys: features.organizationKeys, config });
+  await app.register(billingRoutes, { billing: features.billing, orgAccess: features.orgAccess });
 };

@@ -2,7 +2,7 @@ import { Type, type Static } from 'typebox';
 import type { Db } from '../../db/database.js';
 import { NotFound } from '../../http/errors.js';
 import { Nullable } from '../../http/schemas.js';
-import { findOrganization, countOccupiedSeats } from '../../platform/access/memberships.js';
+import { findOrganization } from '../../platform/access/memberships.js';
 
 export const OrganizationKeysResponse = Type.Object({
   object: Type.Literal('organizationKeys'),
@@ -11,12 +11,6 @@ export const OrganizationKeysResponse = Type.Object({
 });
 
 export const OrganizationPublicKeyResponse = Type.Object({ object: Type.Literal('organizationPublicKey'), publicKey: Nullable(Type.String()) });
-
-/** What a self-hosted web vault reads before it opens the member dialogs (seats in use). */
-export const SelfHostBillingMetadataResponse = Type.Object({
-  isOnSecretsManagerStandalone: Type.Boolean(),
-  organizationOccupiedSeats: Type.Integer(),
-});
 
 export function organizationKeysResponse(row: { public_key: string | null; private_key: string | null }): Static<typeof OrganizationKeysResponse> {
   return { object: 'organizationKeys', publicKey: row.public_key, privateKey: row.private_key };
@@ -41,11 +35,6 @@ export function createOrganizationKeys(deps: { db: Db }) {
       const org = await findOrganization(db, organizationId);
       if (!org) throw new NotFound();
       return { object: 'organizationPublicKey', publicKey: org.public_key };
-    },
-
-    /** There is no billing here: only the seat count, every membership but revoked ones, as for seat limits. */
-    async selfHostBillingMetadata(organizationId: string): Promise<Static<typeof SelfHostBillingMetadataResponse>> {
-      return { isOnSecretsManagerStandalone: false, organizationOccupiedSeats: await countOccupiedSeats(db, organizationId) };
     },
   };
 }

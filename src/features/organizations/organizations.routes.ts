@@ -12,7 +12,6 @@ import {
   organizationKeysResponse,
   OrganizationKeysResponse,
   OrganizationPublicKeyResponse,
-  SelfHostBillingMetadataResponse,
   type OrganizationKeysService,
 } from './organization-keys.js';
 import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
@@ -176,23 +175,6 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request) => keys.publicKey(membershipOf(request).organizationId),
-  );
-
-  // A self-hosted web vault reads this before it opens the member dialogs of the Admin Console.
-  app.get(
-    '/organizations/:id/billing/vnext/self-host/metadata',
-    {
-      ...member,
-      schema: {
-        summary: 'Seat usage (self-hosted web vault)',
-        description:
-          'To every confirmed member: the seats in use (every membership but revoked ones). There is no Secrets Manager standalone plan. Served on both variants: the answer holds on either.',
-        tags,
-        params: IdParams,
-        response: { 200: SelfHostBillingMetadataResponse },
-      },
-    },
-    async (request) => keys.selfHostBillingMetadata(membershipOf(request).organizationId),
   );
 
   app.post(
