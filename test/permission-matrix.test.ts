@@ -474,6 +474,14 @@ const ORGANIZATION_ROWS: Row[] = [
   ['GET /organizations/{id}/billing/vnext/self-host/metadata', async () => ({ method: 'GET', path: `${base()}/billing/vnext/self-host/metadata` }), { allow: 'members' }],
   ['GET /organizations/{id}/billing/metadata', async () => ({ method: 'GET', path: `${base()}/billing/metadata` }), { allow: 'members' }],
   ['GET /organizations/{id}/billing/vnext/metadata', async () => ({ method: 'GET', path: `${base()}/billing/vnext/metadata` }), { allow: 'members' }],
+  // Self-hosted only, and this server is cloud: every caller gets the variant refusal before any
+  // organization rule. The owner-only rule is tested in src/features/organizations/self-hosted-licenses.test.ts.
+  [
+    'POST /organizations/licenses/self-hosted/{id}',
+    async () => ({ method: 'POST', path: `/organizations/licenses/self-hosted/${org}`, json: { license: '{}' } }),
+    { allow: 'members', ok: 400, outsiders: 400 },
+  ],
+  ['POST /organizations/licenses/self-hosted/{id}/sync', async () => ({ method: 'POST', path: `/organizations/licenses/self-hosted/${org}/sync` }), { allow: 'members', ok: 400, outsiders: 400 }],
   // The official ViewSubscription: owners only, the organization hidden from everyone else.
   ['GET /organizations/{id}/subscription', async () => ({ method: 'GET', path: `${base()}/subscription` }), { allow: OWNER, hidden: 'rest' }],
   [

@@ -76,7 +76,7 @@ describe('the web vault license upload (multipart)', () => {
     expect(noKey.body).toEqual({ object: 'organizationPublicKey', publicKey: null });
     const seats = await s.request('GET', `/api/organizations/${license.id}/billing/vnext/self-host/metadata`, { token: owner.accessToken });
     expect(seats.status).toBe(200);
-    expect(seats.body).toEqual({ isOnSecretsManagerStandalone: false, organizationOccupiedSeats: 1 });
+    expect(seats.body).toEqual({ isOnSecretsManagerStandalone: false, organizationOccupiedSeats: 1, hasPaymentMethod: true });
 
     const pair = generateRsaKeyPair();
     const keys = { publicKey: pair.publicKeyB64, encryptedPrivateKey: encryptToEncString(pair.privateKeyDer, foundingKeys(owner).orgKey) };

@@ -6,6 +6,7 @@ import { parsePublicKeyList } from '../../shared/public-keys.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
+import { replaceLicense } from './license-update.js';
 import { licenseTerms, verifyLicense, type LicenseDocument, type LicenseIssuer } from './licenses.js';
 import { findOrganizationByLicenseKey, updateOrganization } from './organizations.repository.js';
 import type { ApplyLicenseBody } from './organizations.schemas.js';
@@ -30,6 +31,8 @@ export function createLicenseService(deps: {
 }) {
   const { db, clock, issuer } = deps;
   const configured: KeyObject[] = parsePublicKeyList(deps.licenseIssuerPublicKeys ?? '');
+  const verify = async (text: string) =>
+    verifyLicense(text, { trusted: [await issuer.publicKey(), ...configured], now: clock.now(), installationId: deps.installationId });
 
   return {
     async download(organizationId: string, installationId: string): Promise<LicenseDocument> {
@@ -46,11 +49,7 @@ export function createLicenseService(deps: {
     },
 
     async apply(userId: string, body: ApplyLicenseBody): Promise<OrganizationRow> {
-      const license = await verifyLicense(body.license, {
-        trusted: [await issuer.publicKey(), ...configured],
-        now: clock.now(),
-        installationId: deps.installationId,
-      });
+      const license = await verify(body.license);
       checkFoundingKeys(body);
       if ((await findOrganization(db, license.id)) || (await findOrganizationByLicenseKey(db, license.licenseKey))) {
         throw BadRequest.field('license', 'This license has already been applied to an organization.');
@@ -82,6 +81,26 @@ export function createLicenseService(deps: {
       // The founder's apps fetch the new organization's key and reconnect as its owner.
       deps.pushes.send(userPush(PushType.SyncOrgKeys, userId, new Date(now)));
       return org;
+    },
+
+    /**
+     * Self-hosted: replaces the license of an existing organization (its owner uploads the
+     * renewed file), after the same checks as a new one and the fit checks of replaceLicense.
+     */
+    async update(organizationId: string, text: string): Promise<void> {
+      const org = await findOrganization(db, organizationId);
+      if (!org) throw new NotFound();
+      const license = await verify(text);
+      await db.transaction().execute((tx) => replaceLicense(tx, org, license, clock.now().toISOString()));
+    },
+
+    /**
+     * Self-hosted: the official server fetches the license from the Bitwarden cloud through the
+     * organization's billing-sync connection. Strongroom has no cloud to reach, so no
+     * organization ever has that connection: the official answer for a missing one, a 404.
+     */
+    sync(): never {
+      throw new NotFound('Unable to get Cloud Billing Sync connection: this server has no connection to a cloud; upload the license file instead.');
     },
   };
 }

@@ -24,6 +24,7 @@ import {
   AutoEnrollStatusResponse,
   CreateOrganizationBody,
   IdentifierParams,
+  LicenseFileBody,
   LicenseQuery,
   OrganizationResponse,
   PaymentResponse,
@@ -54,6 +55,14 @@ const docs = {
   applyLicense: {
     summary: 'Apply an organization license',
     description: `Founds the organization described by a license signed by this server's key or a configured issuer key, with the caller as its confirmed owner (each license once); licenses are this server's own signed JSON documents, sent as JSON or as the web vault uploads them (multipart/form-data: the file in \`license\`, \`key\`, \`collectionName\`; at most 100,000 bytes). Self-hosted only: on cloud every caller gets 400 "Only allowed when self hosted.", before any other rule. ${USER}`,
+  },
+  updateLicense: {
+    summary: "Replace a self-hosted organization's license",
+    description: `Replaces the organization's license with a renewed one (JSON \`{ license }\` or multipart/form-data with the file in \`license\`): it must pass the checks of a new license (trusted issuer, intact signature, not expired, this installation), name this organization, be no other organization's, and fit what the organization already uses (seats filled, collections, groups, enabled policies); each refusal is a 400 naming \`license\`. Name, plan, seats, limits, features and expiry become the license's. Self-hosted only: on cloud every caller gets 400 "Only allowed when self hosted.", before any other rule. Access: a confirmed owner (\`orgOwner\`); anyone else gets 404, as the official server answers.`,
+  },
+  syncLicense: {
+    summary: "Sync a self-hosted organization's license from the cloud",
+    description: `The official server fetches the license through the organization's billing-sync connection to the Bitwarden cloud; this server has no cloud to reach, so it answers as the official server does without that connection: 404 "Unable to get Cloud Billing Sync connection", saying to upload the license file instead. Self-hosted only: on cloud every caller gets 400 "Only allowed when self hosted.", before any other rule. Access: a confirmed owner (\`orgOwner\`); anyone else gets 404.`,
   },
   get: {
     summary: 'Read an organization',
@@ -132,19 +141,41 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
     async (request) => toOrganizationResponse(await organizations.create(currentUser(request).userId, request.body), { billing: true }),
   );
 
-  app.post(
-    '/organizations/license',
-    {
-      config: { access: onlyOn('selfhosted', access.user) },
-      schema: {
-        tags,
-        ...docs.applyLicense,
-        body: ApplyLicenseBody,
-        response: { 200: OrganizationResponse },
+  // The web vault posts to licenses/self-hosted (the official SelfHostedOrganizationLicensesController); license is this server's first path.
+  for (const url of ['/organizations/licenses/self-hosted', '/organizations/license']) {
+    app.post(
+      url,
+      {
+        config: { access: onlyOn('selfhosted', access.user) },
+        schema: {
+          tags,
+          ...docs.applyLicense,
+          body: ApplyLicenseBody,
+          response: { 200: OrganizationResponse },
+        },
+        preValidation: multipartLicenseBody,
       },
+      async (request) => toOrganizationResponse(await licenses.apply(currentUser(request).userId, request.body), { billing: true }),
+    );
+  }
+
+  app.post(
+    '/organizations/licenses/self-hosted/:id',
+    {
+      config: { access: onlyOn('selfhosted', orgAccess.owner('id')) },
+      schema: { tags, ...docs.updateLicense, params: IdParams, body: LicenseFileBody, response: { 200: EmptyResponse } },
       preValidation: multipartLicenseBody,
     },
-    async (request) => toOrganizationResponse(await licenses.apply(currentUser(request).userId, request.body), { billing: true }),
+    async (request, reply) => {
+      await licenses.update(membershipOf(request).organizationId, request.body.license);
+      return emptyOk(reply);
+    },
+  );
+
+  app.post(
+    '/organizations/licenses/self-hosted/:id/sync',
+    { config: { access: onlyOn('selfhosted', orgAccess.owner('id')) }, schema: { tags, ...docs.syncLicense, params: IdParams, response: { 200: EmptyResponse } } },
+    () => licenses.sync(),
   );
 
   app.get(

@@ -80,6 +80,9 @@ export const ApplyLicenseBody = Type.Object({
 });
 export type ApplyLicenseBody = Static<typeof ApplyLicenseBody>;
 
+/** A renewed license for an existing organization (the official LicenseRequestModel). */
+export const LicenseFileBody = Type.Object({ license: Type.String({ minLength: 1, maxLength: 100_000 }) });
+
 export const LicenseQuery = Type.Object({
   installationId: Type.String({
     pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$',
