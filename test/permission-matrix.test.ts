@@ -482,6 +482,8 @@ const ORGANIZATION_ROWS: Row[] = [
     { allow: 'members', ok: 400, outsiders: 400 },
   ],
   ['POST /organizations/licenses/self-hosted/{id}/sync', async () => ({ method: 'POST', path: `/organizations/licenses/self-hosted/${org}/sync` }), { allow: 'members', ok: 400, outsiders: 400 }],
+  // The official OrganizationAdmin: owners and admins; every other member gets 404 too.
+  ['GET /organizations/{id}/two-factor', async () => ({ method: 'GET', path: `${base()}/two-factor` }), { allow: ADMINS, hidden: 'rest' }],
   // The official ViewSubscription: owners only, the organization hidden from everyone else.
   ['GET /organizations/{id}/subscription', async () => ({ method: 'GET', path: `${base()}/subscription` }), { allow: OWNER, hidden: 'rest' }],
   [

@@ -10,6 +10,7 @@ import { groupRoutes } from '../features/groups/groups.routes.js';
 import { policyRoutes } from '../features/policies/policies.routes.js';
 import { organizationRoutes } from '../features/organizations/organizations.routes.js';
 import { billingRoutes } from '../features/billing/billing.routes.js';
+import { unofferedTwoFactorRoutes } from '../features/two-factor/unoffered-reads.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { integrationRoutes } from '../features/integrations/integrations.routes.js';
 import { memberRoutes } from '../features/members/members.routes.js';
@@ -77,4 +78,5 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(publicApiRoutes, { prefix: '/public', publicApi: features.publicApi });
   await app.register(organizationRoutes, { organizations: features.organizations, licenses: features.licenses, orgAccess: features.orgAccess, keys: features.organizationKeys, config });
   await app.register(billingRoutes, { billing: features.billing, orgAccess: features.orgAccess });
+  await app.register(unofferedTwoFactorRoutes, { orgAccess: features.orgAccess });
 };

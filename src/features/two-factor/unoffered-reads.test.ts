@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { orgWithCallers, type Actor } from '../../../test/support/admin.js';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { OrganizationUserType as Role } from '../../platform/access/roles.js';
+
+describe("two-step login reads of features not offered yet", () => {
+  let server: TestServer;
+  let org: string;
+  let actors: Record<string, Actor>;
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    ({ org, actors } = await orgWithCallers(server, { admin: { type: Role.Admin }, user: { type: Role.User }, manager: { type: Role.Manager } }));
+  });
+  afterAll(async () => server?.close());
+
+  const get = (path: string, who: Actor | null) => server.request('GET', `/api${path}`, who ? { token: who.token } : {});
+
+  it("answers the organization's providers, an empty list, to owners and admins", async () => {
+    for (const who of ['owner', 'admin']) {
+      const res = await get(`/organizations/${org}/two-factor`, actors[who]!);
+      expect(res.status, who).toBe(200);
+      expect(res.body, who).toEqual({ object: 'list', data: [], continuationToken: null });
+    }
+  });
+
+  it('hides them from other members and outsiders (404), as the official server', async () => {
+    for (const who of ['user', 'manager', 'stranger']) expect((await get(`/organizations/${org}/two-factor`, actors[who]!)).status, who).toBe(404);
+    expect((await get(`/organizations/${org}/two-factor`, null)).status).toBe(401);
+  });
+
+  it("answers the caller's passkeys for login: an empty list", async () => {
+    const res = await get('/webauthn', actors.user!);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ object: 'list', data: [], continuationToken: null });
+    expect((await get('/webauthn', null)).status).toBe(401);
+  });
+});
