@@ -20,6 +20,7 @@ import { isSoleOwner } from './features/organizations/sole-owner.js';
 import { organizationApiKeyGrant } from './features/organizations/org-api-key.js';
 import { createOrgAccess } from './platform/access/org-access.js';
 import { createCipherImport } from './features/vault/cipher-import.js';
+import { createOrgCipherImport } from './features/vault/cipher-import-org.js';
 import { createCipherLifecycle } from './features/vault/cipher-lifecycle.js';
 import { createCipherService } from './features/vault/ciphers.service.js';
 import { createOrgCipherService } from './features/vault/org-ciphers.service.js';
@@ -107,6 +108,7 @@ export async function createFeatures(deps: WiringDeps) {
     cipherImport: createCipherImport(vault),
     orgCiphers: createOrgCipherService(vault),
     organizationExport: createOrganizationExport({ db }),
+    orgCipherImport: createOrgCipherImport(vault),
     folders: createFolderService(vault),
     attachments,
     vaultPurge: createVaultPurge({ ...vault, hasher }),

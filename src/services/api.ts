@@ -28,6 +28,7 @@ import { serverConfigRoutes } from '../features/server-config/server-config.rout
 import { cipherRoutes } from '../features/vault/ciphers.routes.js';
 import { orgCipherRoutes } from '../features/vault/org-ciphers.routes.js';
 import { organizationExportRoutes } from '../features/vault/org-export.routes.js';
+import { adminCipherRoutes } from '../features/vault/admin-ciphers.routes.js';
 import { folderRoutes } from '../features/vault/folders.routes.js';
 import { syncRoutes } from '../features/vault/sync.routes.js';
 import { unassignedCipherRoutes } from '../features/vault/unassigned-ciphers.routes.js';
@@ -54,6 +55,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport, apiBase: apiBaseUrl(config) });
   await app.register(orgCipherRoutes, { orgCiphers: features.orgCiphers, apiBase: apiBaseUrl(config) });
   await app.register(organizationExportRoutes, { exporter: features.organizationExport, orgAccess: features.orgAccess, apiBase: apiBaseUrl(config) });
+  await app.register(adminCipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, orgCiphers: features.orgCiphers, orgImport: features.orgCipherImport, apiBase: apiBaseUrl(config) });
   await app.register(folderRoutes, { folders: features.folders });
   await app.register(sendRoutes, { sends: features.sends, access: features.sendAccess, maxFileBytes: config.fileMaxMb * 1024 * 1024 });
   await app.register(attachmentRoutes, { attachments: features.attachments, apiBase: apiBaseUrl(config), maxFileBytes: config.fileMaxMb * 1024 * 1024 });

@@ -9,7 +9,7 @@ import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import { cipherPushes, sendBuilt } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { accessibleCipher, cipherEvents, touchRevisions } from './cipher-access.js';
-import { cipherAsAdmin } from './org-ciphers.service.js';
+import { cipherAsAdmin } from './admin-ciphers.js';
 import { confirmedMembership } from '../../platform/access/org-access.js';
 import type { Executor } from '../../db/database.js';
 import type { CipherRow } from './ciphers.repository.js';

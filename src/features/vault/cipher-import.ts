@@ -21,7 +21,7 @@ export const IMPORT_LIMITS = { ciphers: 7000, folderRelationships: 7000, folders
 export const IMPORT_TOO_LARGE = 'You cannot import this much data at once.';
 
 /** Re-labels a validation error of one item with its place in the import (`ciphers[3].login`). */
-function within<T>(prefix: string, build: () => T): T {
+export function within<T>(prefix: string, build: () => T): T {
   try {
     return build();
   } catch (error) {

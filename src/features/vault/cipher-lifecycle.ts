@@ -9,6 +9,7 @@ import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
 import { cipherPushes, collectionIdsOf, sendBuilt, userPush, type CipherPushType } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
 import { attachmentBytes } from './attachment-data.js';
+import { adminCiphers } from './admin-ciphers.js';
 import { releaseStorage } from '../../platform/storage/quota.js';
 import { attachmentFolder } from '../../platform/storage/store-layout.js';
 
@@ -55,6 +56,11 @@ export const TRASHED_CANNOT_ARCHIVE = 'Item is in the trash, the item must be re
 export interface Selection {
   ids: readonly string[];
   single: boolean;
+  /**
+   * Set by the admin console's routes: the items are reached as the organization's admin
+   * (admin-ciphers.ts), all or none (404), in the organization named by a bulk call.
+   */
+  admin?: { organizationId: string | null };
 }
 
 function checkLimit(selection: Selection, message: string) {
@@ -63,6 +69,7 @@ function checkLimit(selection: Selection, message: string) {
 
 async function select(executor: Executor, userId: string, selection: Selection, right: CipherRight): Promise<CipherRow[]> {
   const ids = selection.ids.map((id) => id.toLowerCase());
+  if (selection.admin) return adminCiphers(executor, userId, selection.admin.organizationId, ids, right === 'delete' ? 'delete' : 'edit');
   if (selection.single) {
     const [id] = ids;
     if (!id) throw new NotFound();

@@ -19,6 +19,7 @@ import {
   type CipherRow,
 } from './ciphers.repository.js';
 import { findFolder } from './folders.repository.js';
+import { cipherAsAdmin } from './admin-ciphers.js';
 import { cipherPushes, sendBuilt } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import type { FileStore } from '../../platform/storage/file-store.js';
@@ -111,14 +112,18 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
       return created;
     },
 
-    /** PUT replaces the whole item; a stale client copy is refused and nothing is written. */
-    async update(userId: string, client: ClientContext, id: string, request: CipherRequest): Promise<CipherRow> {
+    /**
+     * PUT replaces the whole item; a stale client copy is refused and nothing is written.
+     * `asAdmin`: the admin console's edit (`PUT /ciphers/{id}/admin`): the item is reached as the
+     * organization's admin (admin-ciphers.ts) and the caller's own folder and favorite stay.
+     */
+    async update(userId: string, client: ClientContext, id: string, request: CipherRequest, asAdmin = false): Promise<CipherRow> {
       const data = serializeCipherData(toCipherData(request));
       const folderId = request.folderId?.toLowerCase() ?? null;
       const updated = await db.transaction().execute(async (tx) => {
         // The attachments document is read and written back: an upload landing in between must wait.
         await lockCipher(tx, id.toLowerCase());
-        const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
+        const existing = asAdmin ? await cipherAsAdmin(tx, userId, id) : await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
         if ((request.organizationId?.toLowerCase() ?? null) !== existing.organization_id) {
           throw BadRequest.field(
             'organizationId',
@@ -129,7 +134,7 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
           throw new BadRequest('You cannot edit an item in the trash. Restore it first.');
         }
         assertCurrent(existing, request.lastKnownRevisionDate);
-        await assertOwnFolder(tx, userId, folderId);
+        if (!asAdmin) await assertOwnFolder(tx, userId, folderId);
         const now = clock.now().toISOString();
         const content = {
           type: request.type,
@@ -140,8 +145,8 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
           revision_date: now,
         };
         await updateCipherContent(tx, existing.id, content);
-        const favorite = request.favorite ?? false;
-        if (folderId !== existing.folder_id || favorite !== Boolean(existing.favorite)) {
+        const favorite = asAdmin ? Boolean(existing.favorite) : (request.favorite ?? false);
+        if (!asAdmin && folderId !== existing.folder_id || favorite !== Boolean(existing.favorite)) {
           await upsertUserSettings(tx, [{ user_id: userId, cipher_id: existing.id, folder_id: folderId, favorite, archived_date: null }], [
             'folder_id',
             'favorite',
@@ -149,7 +154,7 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
         }
         await audit.record(tx, client, cipherEvents(EventType.Cipher_Updated, userId, [existing]));
         await touchRevisions(tx, userId, [existing], now);
-        return { ...existing, ...content, folder_id: folderId, favorite };
+        return { ...existing, ...content, folder_id: asAdmin ? existing.folder_id : folderId, favorite };
       });
       await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, updated, client.deviceIdentifier));
       return updated;

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
-import { groupBy } from '../../shared/group-by.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
-import { grantsEdit, reachesEveryCollection } from '../../platform/access/grants.js';
+import { grantsEdit } from '../../platform/access/grants.js';
 import { accessibleCipher, can, cipherEvents, LISTS_ALL_ITEMS, reachedCollections, touchRevisions, VIEWS_ANY_ITEM, visibleCiphers } from './cipher-access.js';
 import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
@@ -15,9 +14,12 @@ import { applyShareUploads, attachmentBytes, withNewKeys } from './attachment-da
 import { fileKey } from '../../platform/storage/store-layout.js';
 import { lockCipher } from './attachments.repository.js';
 import { releaseStorage, reserveStorage } from '../../platform/storage/quota.js';
-import { insertCiphers, rowChange, setRevisionDate, upsertUserSettings, viewOf, type CipherRow } from './ciphers.repository.js';
+import { insertCiphers, rowChange, setRevisionDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
-import { cipherPushes, sendBuilt } from '../../platform/push/push-messages.js';
+import { adminMembership, cipherAsAdmin, editsEveryItem, organizationDetails } from './admin-ciphers.js';
+
+/** The admin console's item rule (admin-ciphers.ts), as the attachment routes read it. */
+import { cipherPushes, collectionIdsOf, sendBuilt } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
 
 
@@ -57,16 +59,28 @@ function assertWritable(reached: Map<string, ReachedCollection>, ids: readonly s
   }
 }
 
-async function collectionIdsOf(tx: Executor, cipherId: string): Promise<string[]> {
-  const rows = await tx.selectFrom('collection_ciphers').select('collection_id').where('cipher_id', '=', cipherId).execute();
-  return rows.map((r) => r.collection_id);
-}
-
 /** Organization items: creation in collections, sharing, collection changes and admin views. */
 export function createOrgCipherService({ db, audit, clock, pushes, files }: VaultDeps) {
   /** The item as the caller now sees it (with access), or undefined when they no longer can. */
   async function seenAs(tx: Executor, userId: string, id: string): Promise<CipherRow | undefined> {
     return (await visibleCiphers(tx, userId, [id]))[0];
+  }
+
+  /** Writes a new organization item in `collectionIds`, with the caller's folder and favorite when given, and records Cipher_Created. */
+  async function insertItem(tx: Executor, userId: string, client: ClientContext, organizationId: string, request: CipherRequest, data: string, collectionIds: readonly string[]) {
+    const folderId = request.folderId?.toLowerCase() ?? null;
+    const now = clock.now().toISOString();
+    const id = randomUUID();
+    await insertCiphers(tx, [
+      { id, user_id: null, organization_id: organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, attachments: null, creation_date: now, revision_date: now, deleted_date: null },
+    ]);
+    if (collectionIds.length > 0) await tx.insertInto('collection_ciphers').values(collectionIds.map((c) => ({ collection_id: c, cipher_id: id }))).execute();
+    if (folderId || request.favorite) {
+      await upsertUserSettings(tx, [{ user_id: userId, cipher_id: id, folder_id: folderId, favorite: request.favorite ?? false, archived_date: null }], []);
+    }
+    await audit.record(tx, client, cipherEvents(EventType.Cipher_Created, userId, [{ id, organization_id: organizationId }]));
+    await touchRevisions(tx, userId, [{ organization_id: organizationId }], now);
+    return id;
   }
 
   /** Sets an item's collections: the caller changes those they may write to and keeps the others. */
@@ -95,17 +109,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
         const reached = await collectionsIn(tx, userId, membership.organizationId, collectionIds, 'collectionIds');
         assertWritable(reached, collectionIds, 'collectionIds');
         await assertOwnFolder(tx, userId, folderId, 'cipher.folderId');
-        const now = clock.now().toISOString();
-        const id = randomUUID();
-        await insertCiphers(tx, [
-          { id, user_id: null, organization_id: membership.organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, attachments: null, creation_date: now, revision_date: now, deleted_date: null },
-        ]);
-        await tx.insertInto('collection_ciphers').values(collectionIds.map((c) => ({ collection_id: c, cipher_id: id }))).execute();
-        if (folderId || request.favorite) {
-          await upsertUserSettings(tx, [{ user_id: userId, cipher_id: id, folder_id: folderId, favorite: request.favorite ?? false, archived_date: null }], []);
-        }
-        await audit.record(tx, client, cipherEvents(EventType.Cipher_Created, userId, [{ id, organization_id: membership.organizationId }]));
-        await touchRevisions(tx, userId, [{ organization_id: membership.organizationId }], now);
+        const id = await insertItem(tx, userId, client, membership.organizationId, request, data, collectionIds);
         const row = await seenAs(tx, userId, id);
         if (!row) throw new NotFound();
         return row;
@@ -220,6 +224,62 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
     },
 
     /**
+     * `POST /ciphers/admin`: the admin console creates an item, only for members who edit every
+     * item of the organization (the official CanEditAllCiphers; 404 for anyone else), in any of
+     * its collections or in none. The caller's folder and favorite are not set.
+     */
+    async createAsAdmin(userId: string, client: ClientContext, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
+      const request = { ...body.cipher, folderId: null, favorite: false };
+      const data = serializeCipherData(toCipherData(request));
+      const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', false);
+      if (!request.organizationId) throw BadRequest.field('cipher.organizationId', 'The organization is required.');
+      const organizationId = request.organizationId;
+      const created = await db.transaction().execute(async (tx) => {
+        const membership = await adminMembership(tx, organizationId, userId);
+        if (!membership || !(await editsEveryItem(tx, membership))) throw new NotFound();
+        await collectionsIn(tx, userId, membership.organizationId, collectionIds, 'collectionIds');
+        const id = await insertItem(tx, userId, client, membership.organizationId, request, data, collectionIds);
+        const [row] = await organizationDetails(tx, userId, membership.organizationId, [id]);
+        if (!row) throw new NotFound();
+        return row;
+      });
+      await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherCreate, created, client.deviceIdentifier, collectionIds));
+      return created;
+    },
+
+    /**
+     * `PUT /ciphers/{id}/collections-admin`: an admin of the organization (admin-ciphers.ts) sets
+     * exactly the item's collections. One who edits every item may name any collection of the
+     * organization; a restricted admin only collections they may write to (404 otherwise, as the
+     * official CanEditItemsInCollections). Answers the item with all its collections.
+     */
+    async updateCollectionsAsAdmin(userId: string, client: ClientContext, id: string, ids: string[]): Promise<CipherRow> {
+      const collectionIds = normalizeIds(ids, 'collectionIds', false);
+      const updated = await db.transaction().execute(async (tx) => {
+        const existing = await cipherAsAdmin(tx, userId, id);
+        const organizationId = existing.organization_id as string;
+        const reached = await collectionsIn(tx, userId, organizationId, collectionIds, 'collectionIds');
+        const membership = await adminMembership(tx, organizationId, userId);
+        if (!membership) throw new NotFound();
+        if (!(await editsEveryItem(tx, membership)) && !collectionIds.every((c) => reached.has(c) && writable(reached.get(c) as ReachedCollection))) throw new NotFound();
+        const current = await collectionIdsOf(tx, existing.id);
+        const removed = current.filter((c) => !collectionIds.includes(c));
+        const added = collectionIds.filter((c) => !current.includes(c));
+        const now = clock.now().toISOString();
+        await setRevisionDate(tx, [existing.id], now);
+        if (removed.length > 0) await tx.deleteFrom('collection_ciphers').where('cipher_id', '=', existing.id).where('collection_id', 'in', removed).execute();
+        if (added.length > 0) await tx.insertInto('collection_ciphers').values(added.map((c) => ({ collection_id: c, cipher_id: existing.id }))).execute();
+        await audit.record(tx, client, cipherEvents(EventType.Cipher_UpdatedCollections, userId, [existing]));
+        await touchRevisions(tx, userId, [existing], now);
+        const [row] = await organizationDetails(tx, userId, organizationId, [existing.id]);
+        return { row: row as CipherRow, before: current };
+      });
+      // To everyone who sees the item now, and to those of the collections it left.
+      await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, updated.row, client.deviceIdentifier, [...new Set([...updated.before, ...collectionIds])]));
+      return updated.row;
+    },
+
+    /**
      * `GET /ciphers/{id}/admin`: an organization item for an admin or a manager: a member who
      * may view all items or edit or delete any collection (the official ViewAllCollections), or
      * who manages a collection holding it. Everyone else gets 404, as for an id that does not exist.
@@ -258,66 +318,6 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
 
     membership: (organizationId: string, userId: string) => confirmedMembership(db, organizationId.toLowerCase(), userId),
   };
-}
-
-/**
- * An organization item for the admin console's item routes (the official "edit as admin" rule,
- * CanEditCipherAsAdmin): the caller is a confirmed owner or admin of its organization, or a
- * custom member who may edit any collection, and then either edits every item there (a custom
- * member with that flag always; owners and admins while the organization allows admin access to
- * all collection items), or the item is in no collection at all, or they may edit it through
- * one of their own collections. Answers the item in the admin view's form; anyone else gets 404,
- * as for an id that does not exist.
- */
-export async function cipherAsAdmin(db: Executor, userId: string, id: string): Promise<CipherRow> {
-  const found = await db.selectFrom('ciphers').select(['id', 'organization_id']).where('id', '=', id.toLowerCase()).executeTakeFirst();
-  if (!found?.organization_id) throw new NotFound();
-  const membership = await confirmedMembership(db, found.organization_id, userId);
-  if (!membership || !membership.rights.has('editAnyCollection')) throw new NotFound();
-  if (!(await editsEveryItem(db, membership))) {
-    const places = await collectionIdsOf(db, found.id);
-    if (places.length > 0) {
-      const [seen] = await visibleCiphers(db, userId, [found.id]);
-      if (!seen || !can(seen, 'edit')) throw new NotFound();
-    }
-  }
-  const [row] = await organizationDetails(db, userId, found.organization_id, [found.id]);
-  if (!row) throw new NotFound();
-  return row;
-}
-
-/** The official CanEditAllCiphers, for a member holding editAnyCollection: a custom member always; owners and admins while the organization lets admins at all items. */
-async function editsEveryItem(db: Executor, membership: Membership): Promise<boolean> {
-  const org = await db.selectFrom('organizations').select('allow_admin_access_to_all_collection_items').where('id', '=', membership.organizationId).executeTakeFirst();
-  return reachesEveryCollection(membership, 'editAnyCollection', Boolean(org?.allow_admin_access_to_all_collection_items));
-}
-
-/** Items of an organization with all their collections (admin views: no per-user rights). */
-export async function organizationDetails(db: Executor, userId: string, organizationId: string, ids?: string[]): Promise<CipherRow[]> {
-  let query = viewOf(db, userId).where('c.organization_id', '=', organizationId);
-  if (ids) query = query.where('c.id', 'in', ids);
-  const rows = await query.execute();
-  if (rows.length === 0) return [];
-  let places = db
-    .selectFrom('collection_ciphers as cc')
-    .innerJoin('ciphers as c', 'c.id', 'cc.cipher_id')
-    .select(['cc.cipher_id', 'cc.collection_id'])
-    .where('c.organization_id', '=', organizationId);
-  if (ids) places = places.where('cc.cipher_id', 'in', ids);
-  const org = await db.selectFrom('organizations').select('use_totp').where('id', '=', organizationId).executeTakeFirst();
-  const byCipher = groupBy(await places.execute(), (p) => p.cipher_id, (p) => p.collection_id);
-  return rows.map((row) => ({
-    ...row,
-    access: {
-      collectionIds: (byCipher.get(row.id) ?? []).sort(),
-      edit: true,
-      viewPassword: true,
-      manage: true,
-      delete: true,
-      restore: true,
-      organizationUseTotp: Boolean(org?.use_totp),
-    },
-  }));
 }
 
 async function accessibleItemsIn(db: Executor, userId: string, organizationId: string): Promise<CipherRow[]> {

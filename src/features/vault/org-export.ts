@@ -4,7 +4,7 @@ import type { Membership } from '../../platform/access/org-access.js';
 import { collectionGrants } from '../../platform/access/grants.js';
 import { listCollections } from '../collections/collections.repository.js';
 import { toCollectionResponse } from '../collections/collections.schemas.js';
-import { organizationDetails } from './org-ciphers.service.js';
+import { organizationDetails } from './admin-ciphers.js';
 import type { CipherRow } from './ciphers.repository.js';
 
 /**
