@@ -930,6 +930,110 @@ const CIPHER_ADMIN_ROWS: Row[] = [
     },
     { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
   ],
+  // The admin console's item routes: the official CanEditCipherAsAdmin / CanDeleteOrRestoreCipherAsAdmin, 404 to everyone else.
+  [
+    'PUT /ciphers/{id}/admin (an item in an unassigned collection)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      const before = (await cipherRow(item))?.data;
+      return { method: 'PUT', path: `/ciphers/${item}/admin`, json: cipherBody('login', itemKey, { organizationId: org }), written: async () => (await cipherRow(item))?.data !== before };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    'PUT /ciphers/{id}/collections-admin (an item in an unassigned collection)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      return { method: 'PUT', path: `/ciphers/${item}/collections-admin`, json: { collectionIds: [] }, written: async () => (await placesOf(item)).length === 0 };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    'PUT /ciphers/{id}/delete-admin (an item in an unassigned collection)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      return { method: 'PUT', path: `/ciphers/${item}/delete-admin`, written: async () => Boolean((await cipherRow(item))?.deleted_date) };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    'PUT /ciphers/{id}/restore-admin (an item in an unassigned collection)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      await db().updateTable('ciphers').set({ deleted_date: new Date().toISOString() }).where('id', '=', item).execute();
+      return { method: 'PUT', path: `/ciphers/${item}/restore-admin`, written: async () => !(await cipherRow(item))?.deleted_date };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    'DELETE /ciphers/{id}/admin (an item in an unassigned collection)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      return { method: 'DELETE', path: `/ciphers/${item}/admin`, written: async () => !(await exists('ciphers', item)) };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    'DELETE /ciphers/{id}/admin (admins not let at all items: an item in an unassigned collection)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      return { method: 'DELETE', path: `/ciphers/${item}/admin`, written: async () => !(await exists('ciphers', item)) };
+    },
+    { allow: ['editAnyCollection'], hidden: 'rest' },
+    { before: () => setOrg({ allow_admin_access_to_all_collection_items: false }), after: () => setOrg({ allow_admin_access_to_all_collection_items: true }) },
+  ],
+  [
+    'PUT /ciphers/delete-admin (bulk: an item in an unassigned collection)',
+    async () => {
+      const item = await seedOrgItem(server, org, [await seedCollection(server, org)]);
+      return { method: 'PUT', path: '/ciphers/delete-admin', json: { ids: [item], organizationId: org }, written: async () => Boolean((await cipherRow(item))?.deleted_date) };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    'DELETE /ciphers/admin (bulk: an item in no collection)',
+    async () => {
+      const item = await seedOrgItem(server, org);
+      return { method: 'DELETE', path: '/ciphers/admin', json: { ids: [item], organizationId: org }, written: async () => !(await exists('ciphers', item)) };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    'POST /ciphers/admin (in an unassigned collection)',
+    async () => {
+      const collection = await seedCollection(server, org);
+      return { method: 'POST', path: '/ciphers/admin', json: { cipher: cipherBody('login', itemKey, { organizationId: org }), collectionIds: [collection] }, written: async () => (await placesOfCollection(collection)) > 0 };
+    },
+    { allow: ATTACHMENT_ADMINS, hidden: 'rest' },
+  ],
+  [
+    'POST /ciphers/import-organization?organizationId= (into a new collection)',
+    async () => {
+      const before = await collectionCount();
+      return {
+        method: 'POST',
+        path: `/ciphers/import-organization?organizationId=${org}`,
+        json: { ciphers: [cipherBody('login', itemKey, { organizationId: org })], collections: [{ name: ENC }], collectionRelationships: [{ key: 0, value: 0 }] },
+        written: async () => (await collectionCount()) > before,
+      };
+    },
+    // Importers (owners, admins, the custom flag) and, with collection creation open to all, anyone who may create the collection.
+    { allow: 'members', hidden: 'rest' },
+  ],
+  [
+    'POST /ciphers/import-organization?organizationId= (into a new collection, creation limited)',
+    async () => {
+      const before = await collectionCount();
+      return {
+        method: 'POST',
+        path: `/ciphers/import-organization?organizationId=${org}`,
+        json: { ciphers: [cipherBody('login', itemKey, { organizationId: org })], collections: [{ name: ENC }], collectionRelationships: [{ key: 0, value: 0 }] },
+        written: async () => (await collectionCount()) > before,
+      };
+    },
+    { allow: [...ADMINS, 'accessImportExport', 'createNewCollections'], hidden: 'rest' },
+    { before: () => setOrg({ limit_collection_creation: true }), after: () => setOrg({ limit_collection_creation: false }) },
+  ],
   [
     "POST /ciphers/purge?organizationId= (an organization's vault)",
     async (who) => {
@@ -1180,6 +1284,8 @@ const rightsOutcome = (json: CipherJson | undefined): Outcome =>
 const rightsExpected = (r: ItemRights | null): Outcome => (r ? JSON.stringify(r) : 404);
 
 const cipherRow = (id: string) => db().selectFrom('ciphers').select(['id', 'revision_date', 'deleted_date', 'data']).where('id', '=', id).executeTakeFirst();
+const placesOfCollection = async (collection: string) => (await db().selectFrom('collection_ciphers').select('cipher_id').where('collection_id', '=', collection).execute()).length;
+const collectionCount = async () => (await db().selectFrom('collections').select('id').where('organization_id', '=', org).execute()).length;
 const placesOf = async (item: string) => (await db().selectFrom('collection_ciphers').select('collection_id').where('cipher_id', '=', item).execute()).map((r) => r.collection_id).sort();
 
 const attachmentsOf = async (item: string) => (await db().selectFrom('ciphers').select('attachments').where('id', '=', item).executeTakeFirst())?.attachments ?? null;
