@@ -4,8 +4,6 @@
  * Remove an entry when its route is served: the test fails on a stale one.
  */
 export const UNSERVED: Record<string, string> = {
-  'DELETE /api/ciphers/{}/admin': '#38: the admin console\'s item routes.',
-  'DELETE /api/ciphers/admin': '#38: the admin console\'s item routes.',
   'DELETE /api/organization/sponsorship/sponsored/{}': 'not offered: Families sponsorships come from Bitwarden cloud billing.',
   'DELETE /api/organizations/{}/two-factor/duo': 'not offered yet: organization-wide Duo (the page itself is GET /organizations/{id}/two-factor, #38). No open issue covers it yet.',
   'DELETE /api/organizations/{}/users/{}/delete-account': 'not offered: deleting claimed members needs verified domains.',
@@ -60,8 +58,6 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/accounts/verify-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
   'POST /api/auth-requests/admin-request': '#42: trusted device encryption and device approvals.',
   'POST /api/bitpay-invoice': 'not offered: payments and subscriptions are Bitwarden cloud billing; a self-hosted account is premium and an organization is licensed.',
-  'POST /api/ciphers/admin': '#38: the admin console\'s item routes.',
-  'POST /api/ciphers/import-organization': '#38: the admin console import.',
   'POST /api/devices/{}/deactivate': '#42: trusted device encryption and device approvals.',
   'POST /api/devices/{}/retrieve-keys': '#42: trusted device encryption and device approvals.',
   'POST /api/devices/lost-trust': '#42: trusted device encryption and device approvals.',
@@ -115,12 +111,6 @@ export const UNSERVED: Record<string, string> = {
   'PUT /api/account/billing/vnext/storage': 'not offered: payments and subscriptions are Bitwarden cloud billing; a self-hosted account is premium and an organization is licensed.',
   'PUT /api/accounts/update-tde-offboarding-password': '#42: trusted device encryption and device approvals.',
   'PUT /api/accounts/update-temp-password': '#39: an account\'s master password life (set, temporary, change).',
-  'PUT /api/ciphers/{}/admin': '#38: the admin console\'s item routes.',
-  'PUT /api/ciphers/{}/collections-admin': '#38: the admin console\'s item routes.',
-  'PUT /api/ciphers/{}/delete-admin': '#38: the admin console\'s item routes.',
-  'PUT /api/ciphers/{}/restore-admin': '#38: the admin console\'s item routes.',
-  'PUT /api/ciphers/delete-admin': '#38: the admin console\'s item routes.',
-  'PUT /api/ciphers/restore-admin': '#38: the admin console\'s item routes.',
   'PUT /api/ciphers/share': 'not offered yet: moving several items into an organization at once (one at a time is served). No open issue covers it yet.',
   'PUT /api/devices/{}/keys': '#42: trusted device encryption and device approvals.',
   'PUT /api/organizations/{}/collection-management': 'not offered yet: the organization\'s collection management settings. No open issue covers it yet.',
