@@ -49,6 +49,7 @@ export async function createPlatform({ config, database, clock, pushes: injected
     refreshTokenLifetimeDays: config.refreshTokenLifetimeDays,
     claimsProviders: [organizationClaims],
     principalResolvers: { Organization: organizationPrincipalResolver(db), [SERVICE_ACCOUNT_CLAIM_TYPE]: serviceAccountPrincipalResolver(db, clock) },
+    ...(log ? { log } : {}),
   });
   const rateLimits = await createRateLimits({ config, clock, ...(log ? { log } : {}) });
   const notifications = await createNotifications({ config, db, clock, authenticate: tokens.authenticate, log: log ?? pino({ level: config.logLevel }, pino.destination(2)) });

@@ -19,6 +19,7 @@ import { cipherChanges } from './0020-cipher-changes.js';
 import { organizationChanges } from './0021-organization-changes.js';
 import { sendDownloads } from './0022-send-downloads.js';
 import { uncountedReservations } from './0023-uncounted-reservations.js';
+import { refreshTokenFamilies } from './0024-refresh-token-families.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -42,5 +43,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0021-organization-changes': organizationChanges(engine),
     '0022-send-downloads': sendDownloads(engine),
     '0023-uncounted-reservations': uncountedReservations(),
+    '0024-refresh-token-families': refreshTokenFamilies(engine),
   };
 }

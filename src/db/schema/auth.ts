@@ -20,6 +20,10 @@ export interface RefreshTokensTable {
   security_stamp: string;
   creation_date: string;
   expiration_date: string;
+  /** The chain of rotations from one login: a stolen token's reuse revokes all of it. */
+  family_id: string;
+  /** When the token was first exchanged; null while unused. */
+  used_date: string | null;
 }
 
 export interface AuthRequestsTable {

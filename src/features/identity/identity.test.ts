@@ -1,6 +1,6 @@
 import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, SignJWT, generateKeyPair } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createUser, loginAccount, registerAccount, TEST_DEVICE } from '../../../test/support/accounts.js';
+import { createUser, loginAccount, registerAccount, TEST_DEVICE, testAccount } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 
@@ -205,22 +205,67 @@ describe('access tokens', () => {
 });
 
 describe('refresh tokens', () => {
-  it('rotate: the new refresh token works once, the old one not at all', async () => {
-    server = await startTestServer();
+  const refreshWith = (token: string, clientId = 'cli') =>
+    server!.request('POST', '/identity/connect/token', { form: { grant_type: 'refresh_token', client_id: clientId, refresh_token: token } });
+
+  it('rotate: a used token stays good for the grace window, then its reuse revokes the family', async () => {
+    const clock = testClock();
+    server = await startTestServer({ clock });
     const user = await createUser(server);
-    const refresh = (token: string) =>
-      server!.request('POST', '/identity/connect/token', { form: { grant_type: 'refresh_token', client_id: 'cli', refresh_token: token } });
-    const first = await refresh(user.refreshToken);
+    const other = await loginAccount(server, user.account, { deviceIdentifier: 'b2c3d4e5-0000-4000-8000-000000000000' });
+    const first = await refreshWith(user.refreshToken);
     expect(first.status).toBe(200);
     expect(first.body).toMatchObject({ token_type: 'Bearer', expires_in: 3600, Key: user.account.encryptedUserKey });
     expect(first.body.refresh_token).not.toBe(user.refreshToken);
     expect((await server.request('GET', '/api/accounts/profile', { token: first.body.access_token })).status).toBe(200);
-    expect((await refresh(user.refreshToken)).body.error).toBe('invalid_grant');
-    expect((await refresh(first.body.refresh_token)).status).toBe(200);
-    const wrongClient = await server.request('POST', '/identity/connect/token', {
-      form: { grant_type: 'refresh_token', client_id: 'web', refresh_token: user.refreshToken },
+    expect((await refreshWith(user.refreshToken, 'web')).status).toBe(400);
+
+    // A retry inside the window (a lost answer) gets a working successor of its own.
+    clock.advance(59_000);
+    const retry = await refreshWith(user.refreshToken);
+    expect(retry.status).toBe(200);
+    const second = await refreshWith(first.body.refresh_token);
+    expect(second.status).toBe(200);
+
+    // Past the window the old token is a replay: every token of that login goes, the other login stays.
+    clock.advance(2_000);
+    const replay = await refreshWith(user.refreshToken);
+    expect(replay.status).toBe(400);
+    expect(replay.body.error).toBe('invalid_grant');
+    for (const token of [second.body.refresh_token, retry.body.refresh_token, first.body.refresh_token]) {
+      expect((await refreshWith(token)).body.error).toBe('invalid_grant');
+    }
+    expect(server.logs.text()).toContain('refresh token reused after rotation');
+    expect((await refreshWith(other.refreshToken)).status).toBe(200);
+  });
+
+  it('two refreshes with one token at once both succeed, and both successors work', async () => {
+    server = await startTestServer();
+    const user = await createUser(server);
+    const answers = await Promise.all([refreshWith(user.refreshToken), refreshWith(user.refreshToken)]);
+    expect(answers.map((res) => res.status)).toEqual([200, 200]);
+    const [a, b] = answers.map((res) => res.body as { access_token: string; refresh_token: string });
+    expect(a!.refresh_token).not.toBe(b!.refresh_token);
+    for (const body of [a!, b!]) {
+      expect((await server.request('GET', '/api/accounts/profile', { token: body.access_token })).status).toBe(200);
+      expect((await refreshWith(body.refresh_token)).status).toBe(200);
+    }
+  });
+
+  it('a password change ends every refresh token, used or not, inside the grace window too', async () => {
+    server = await startTestServer();
+    const user = await createUser(server, { email: 'rita@example.com' });
+    const used = await refreshWith(user.refreshToken);
+    expect(used.status).toBe(200);
+    const next = testAccount('rita@example.com', 'another long passphrase');
+    const changed = await server.request('POST', '/api/accounts/password', {
+      token: used.body.access_token,
+      json: { masterPasswordHash: user.account.masterPasswordHash, newMasterPasswordHash: next.masterPasswordHash, key: next.encryptedUserKey },
     });
-    expect(wrongClient.status).toBe(400);
+    expect(changed.status).toBe(200);
+    for (const token of [user.refreshToken, used.body.refresh_token]) {
+      expect((await refreshWith(token)).body.error).toBe('invalid_grant');
+    }
   });
 
   it('expire after their lifetime', async () => {

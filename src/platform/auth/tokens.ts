@@ -5,7 +5,14 @@ import type { Authenticator, Principal } from '../../http/access.js';
 import { findUserById, type DeviceRow, type UserRow } from './users.repository.js';
 import type { JWTPayload } from 'jose';
 import type { SigningKeys } from './signing-keys.js';
-import { consumeRefreshToken, deleteExpiredRefreshTokens, findRefreshToken, insertRefreshToken } from './tokens.repository.js';
+import {
+  deleteExpiredRefreshTokens,
+  deleteRefreshToken,
+  deleteRefreshTokenFamily,
+  findRefreshToken,
+  insertRefreshToken,
+  markRefreshTokenUsed,
+} from './tokens.repository.js';
 
 /** RFC 9068 access-token type, as the official server issues and checks it. */
 export const ACCESS_TOKEN_TYP = 'at+jwt';
@@ -18,6 +25,20 @@ export type ClaimsProvider = (db: Db, userId: string) => Promise<Record<string, 
  * ServiceAccount) into a principal, re-checking that its credentials still stand.
  */
 export type PrincipalResolver = (payload: JWTPayload) => Promise<Principal | null>;
+
+/**
+ * How long a refresh token stays good after its first use. The official identity server reuses
+ * refresh tokens until they expire; Strongroom rotates them but keeps the old one for this window,
+ * so the web vault's double refresh (two requests with one token, tens of milliseconds apart) and
+ * a client retrying a refresh whose answer it lost both succeed. A minute covers a retry over a
+ * slow mobile link while leaving a stolen token, replayed later, caught by the family rule.
+ */
+export const REFRESH_REUSE_GRACE_MS = 60_000;
+
+/** Where the token service reports a revoked token family (the app's logger). */
+export interface TokenLog {
+  warn(details: Record<string, unknown>, message: string): void;
+}
 
 export interface IssuedTokens {
   accessToken: string;
@@ -42,6 +63,7 @@ export function createTokenService(deps: {
   refreshTokenLifetimeDays: number;
   claimsProviders?: ClaimsProvider[];
   principalResolvers?: Record<string, PrincipalResolver>;
+  log?: TokenLog;
 }) {
   const { db, clock, keys } = deps;
 
@@ -51,6 +73,8 @@ export function createTokenService(deps: {
     clientId: string;
     scopes: string[];
     withRefreshToken: boolean;
+    /** The chain a rotated refresh token continues; a login starts a new one. */
+    familyId?: string;
   }): Promise<IssuedTokens> {
     const { user, device, clientId, scopes } = params;
     const extra: Record<string, unknown> = {};
@@ -75,9 +99,12 @@ export function createTokenService(deps: {
     if (!params.withRefreshToken) return { accessToken, expiresIn: deps.accessTokenLifetimeSeconds };
 
     const refreshToken = randomBytes(32).toString('base64url');
+    const tokenHash = hashToken(refreshToken);
     const now = clock.now();
     await insertRefreshToken(db, {
-      token_hash: hashToken(refreshToken),
+      token_hash: tokenHash,
+      family_id: params.familyId ?? tokenHash,
+      used_date: null,
       user_id: user.id,
       device_id: device?.id ?? null,
       client_id: clientId,
@@ -93,24 +120,37 @@ export function createTokenService(deps: {
     issueUserTokens,
 
     /**
-     * Exchanges a refresh token for new tokens. The old one stops working (rotation); a
-     * security-stamp change since it was issued, or expiry, makes it worthless.
+     * Exchanges a refresh token for new tokens of the same family. A security-stamp change since
+     * it was issued, or expiry, makes it worthless. After its first use it stays good for
+     * REFRESH_REUSE_GRACE_MS (racing refreshes each get a working successor); a use after that is
+     * a replay of a token its holder has already rotated, so the whole family (every token from
+     * that login, the legitimate client's current one too) is revoked and the event logged: no
+     * official event type names it, and User_FailedLogIn would read as a wrong password.
      */
     async refresh(refreshToken: string, clientId: string): Promise<{ user: UserRow; deviceId: string | null; tokens: IssuedTokens } | null> {
       const hash = hashToken(refreshToken);
       const row = await findRefreshToken(db, hash);
-      const now = clock.now().toISOString();
+      const at = clock.now();
+      const now = at.toISOString();
       if (!row || row.expiration_date <= now || row.client_id !== clientId) return null;
       const user = await findUserById(db, row.user_id);
       if (!user || user.security_stamp !== row.security_stamp) {
-        await consumeRefreshToken(db, hash);
+        await deleteRefreshToken(db, hash);
         return null;
       }
-      if (!(await consumeRefreshToken(db, hash))) return null;
+      if (!(await markRefreshTokenUsed(db, hash, now))) {
+        const first = (await findRefreshToken(db, hash))?.used_date;
+        if (!first) return null;
+        if (at.getTime() - new Date(first).getTime() > REFRESH_REUSE_GRACE_MS) {
+          const revoked = await deleteRefreshTokenFamily(db, row.family_id);
+          deps.log?.warn({ userId: user.id, deviceId: row.device_id, clientId, revoked }, 'refresh token reused after rotation: its family is revoked');
+          return null;
+        }
+      }
       const device = row.device_id
         ? ((await db.selectFrom('devices').selectAll().where('id', '=', row.device_id).executeTakeFirst()) ?? null)
         : null;
-      const tokens = await issueUserTokens({ user, device, clientId, scopes: row.scope.split(' '), withRefreshToken: true });
+      const tokens = await issueUserTokens({ user, device, clientId, scopes: row.scope.split(' '), withRefreshToken: true, familyId: row.family_id });
       await deleteExpiredRefreshTokens(db, now);
       return { user, deviceId: row.device_id, tokens };
     },
