@@ -15,7 +15,7 @@ import { createLoginThrottle } from './features/rate-limits/login-throttle.js';
 import { createDeviceService } from './features/devices/devices.service.js';
 import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
-import { invitationCheck } from './features/organizations/invitations.js';
+import { invitationCheck, invitationTokenCheck } from './features/organizations/invitations.js';
 import { isSoleOwner } from './features/organizations/sole-owner.js';
 import { organizationApiKeyGrant } from './features/organizations/org-api-key.js';
 import { createOrgAccess } from './platform/access/org-access.js';
@@ -78,7 +78,7 @@ export async function createFeatures(deps: WiringDeps) {
   const sync = createSyncService({ db, engine: database.engine, apiBase, cache: syncCache });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
-  const policies = createPolicyService({ db, audit, clock, pushes });
+  const policies = createPolicyService({ db, audit, clock, pushes, invitationValid: invitationTokenCheck(keys) });
   const events = createEventQueryService({ db, clock });
   const eventRetention = createEventRetention({ db, clock, days: config.eventRetentionDays, onRun: (result) => instruments.scheduledJobRun('event-retention', result) });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes });

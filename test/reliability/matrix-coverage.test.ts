@@ -30,6 +30,8 @@ const ID_NAMES = /^(orgId|organizationId|collectionId|cipherId|groupId|policyId|
 const EXEMPT: Record<string, string> = {
   'POST /organizations/{orgId}/users/{id}/accept':
     'Joining: the caller is the invited user, not a member yet (no role applies); the invitation token decides, tested in src/features/members/invitations.test.ts.',
+  'GET /organizations/{orgId}/policies/token':
+    'Registering from an invitation: the caller has no account yet (no role applies); the invitation token, its email and membership id decide, tested in src/features/policies/invited-policies.test.ts.',
   'POST /ciphers/{id}/attachment/{attachmentId}':
     "A multipart upload the matrix's JSON calls cannot make; it takes the same edit right as POST /ciphers/{id}/attachment/v2 (a row here), tested by role in src/features/vault/attachments.test.ts.",
   'POST /ciphers/{id}/attachment':

@@ -13,6 +13,12 @@ export async function listPolicies(db: Executor, organizationId: string): Promis
   return db.selectFrom('policies').selectAll().where('organization_id', '=', organizationId).orderBy('type').execute();
 }
 
+/** The organization a membership (in any status) belongs to, if it exists. */
+export async function organizationOfMember(db: Executor, organizationUserId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('organization_users').select('organization_id').where('id', '=', organizationUserId).executeTakeFirst();
+  return row?.organization_id;
+}
+
 export async function insertPolicy(db: Executor, row: PolicyRow): Promise<void> {
   await db.insertInto('policies').values(row).execute();
 }

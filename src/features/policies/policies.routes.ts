@@ -4,7 +4,7 @@ import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { list, ListOf, normalizeGuid } from '../../http/schemas.js';
 import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
-import { OrgParams, PolicyBody, PolicyResponse, PolicyTypeParams } from './policies.schemas.js';
+import { InvitationQuery, OrgParams, PolicyBody, PolicyResponse, PolicyTypeParams } from './policies.schemas.js';
 import type { PolicyService } from './policies.service.js';
 
 const tags = ['Policies'];
@@ -17,6 +17,11 @@ const docs = {
     summary: "Read an organization's master password policy",
     description:
       "Answers the organization's enabled master password policy to a user whose account holds a membership there in any status (an invitation counts once accepted, when it is linked to the account); clients read it while joining; 404 when there is none, or the organization cannot use policies. Access: any signed-in user (`user`).",
+  },
+  byToken: {
+    summary: "Read an organization's policies with an invitation link",
+    description:
+      "Answers the organization's enabled policies to whoever holds an invitation link: the web vault reads them while the invitee registers, so the organization's master password policy applies to the new account. The token must be this server's unexpired invitation token for the membership `organizationUserId` and the invited `email`, and the membership must belong to the organization in the path; otherwise, and when the organization cannot use policies, 404, as the official server answers. Access: anonymous; the invitation token authorizes (`anonymous`).",
   },
   get: {
     summary: 'Read a policy',
@@ -41,6 +46,12 @@ export const policyRoutes: FastifyPluginAsyncTypebox<{ policies: PolicyService; 
   app.get(`${base}/master-password`, { config: { access: access.user }, schema: { tags, ...docs.masterPassword, params: OrgParams, response: { 200: PolicyResponse } } }, async (request) =>
     policies.masterPasswordPolicyOf(currentUser(request).userId, normalizeGuid(request.params.orgId)),
   );
+
+  // Anonymous: the invitee has no account yet; the invitation token is the proof.
+  app.get(`${base}/token`, { config: { access: access.anonymous }, schema: { tags, ...docs.byToken, params: OrgParams, querystring: InvitationQuery, response: { 200: ListOf(PolicyResponse) } } }, async (request) => {
+    const { token, email, organizationUserId } = request.query;
+    return list(await policies.invitedPolicies(normalizeGuid(request.params.orgId), { token, email, organizationUserId: normalizeGuid(organizationUserId) }));
+  });
 
   app.get(`${base}/:type`, { config: manage, schema: { tags, ...docs.get, params: PolicyTypeParams, response: { 200: PolicyResponse } } }, async (request) =>
     policies.get(membershipOf(request), request.params.type),

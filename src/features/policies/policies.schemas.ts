@@ -7,6 +7,13 @@ const HIGHEST_POLICY_TYPE = 22;
 
 export const PolicyTypeParams = Type.Object({ orgId: Guid, type: Type.Integer({ minimum: 0, maximum: HIGHEST_POLICY_TYPE }) });
 
+/** The invitation link's query (`policies/token`), as the web vault sends it from the link. */
+export const InvitationQuery = Type.Object({
+  token: Type.String({ minLength: 1, maxLength: 4096 }),
+  email: Type.String({ minLength: 1, maxLength: 256 }),
+  organizationUserId: Guid,
+});
+
 export const PolicyBody = Type.Object({
   type: Type.Optional(Type.Integer()),
   enabled: Type.Boolean(),

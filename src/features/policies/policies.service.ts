@@ -9,14 +9,14 @@ import { EventType } from '../../platform/audit/event-type.js';
 import { actingOf, type Membership } from '../../platform/access/org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { validatePolicyData } from './policy-data.js';
-import { listPolicies, findPolicy, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
+import { listPolicies, findPolicy, organizationOfMember, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
 import { defaultPolicyResponse, parseData, toPolicyResponse, type PolicyBody, type PolicyResponse } from './policies.schemas.js';
 import { PolicyType } from './policy-type.js';
 import { policyPush, userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
 import { revokeNonCompliant, type Revocation } from './two-factor-policy.js';
 import type { Pushes } from '../../platform/push/pushes.js';
-import { touchOrganizationMembers } from '../../platform/access/memberships.js';
+import { findOrganization, touchOrganizationMembers } from '../../platform/access/memberships.js';
 
 /** The names the official server uses in its policy messages. */
 const POLICY_NAMES: Partial<Record<PolicyType, string>> = {
@@ -86,7 +86,21 @@ export async function policiesForUser(db: Executor, userId: string): Promise<Pol
   return rows.map(toPolicyResponse);
 }
 
-export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Clock; pushes: Pushes }) {
+/** An organization invitation link's token, membership id and email (the members' invitations sign it). */
+export interface InvitationLink {
+  token: string;
+  organizationUserId: string;
+  email: string;
+}
+
+export function createPolicyService(deps: {
+  db: Db;
+  audit: AuditLog;
+  clock: Clock;
+  pushes: Pushes;
+  /** Whether an invitation link's token is valid for its membership and email (organizations/invitations.ts). */
+  invitationValid: (link: InvitationLink) => Promise<boolean>;
+}) {
   const { db, audit, clock } = deps;
 
   async function checkDependencies(executor: Executor, organizationId: string, type: PolicyType, enabling: boolean, current: PolicyRow | undefined): Promise<void> {
@@ -125,6 +139,21 @@ export function createPolicyService(deps: { db: Db; audit: AuditLog; clock: Cloc
   }
 
   return {
+    /**
+     * The organization's enabled policies, to whoever holds an invitation link (the web vault
+     * reads them while the invitee registers, to enforce the master password policy on the new
+     * account). As the official server does, everything that does not hold answers 404: an
+     * unknown organization or one that cannot use policies, a bad or expired token, a token for
+     * another membership or email, a membership of another organization.
+     */
+    async invitedPolicies(organizationId: string, link: InvitationLink): Promise<PolicyResponse[]> {
+      const org = await findOrganization(db, organizationId);
+      if (!org?.use_policies) throw new NotFound();
+      if (!(await deps.invitationValid(link))) throw new NotFound();
+      if ((await organizationOfMember(db, link.organizationUserId)) !== organizationId) throw new NotFound();
+      return (await listPolicies(db, organizationId)).filter((row) => Boolean(row.enabled)).map(toPolicyResponse);
+    },
+
     /**
      * The organization's enabled master password policy, for any member including invited and
      * accepted ones (clients check it while joining); 404 when there is none.
