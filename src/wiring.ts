@@ -15,6 +15,7 @@ import { createLoginThrottle } from './features/rate-limits/login-throttle.js';
 import { createDeviceService } from './features/devices/devices.service.js';
 import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
+import { createBreachLookup } from './features/breach-report/hibp.service.js';
 import { invitationCheck, invitationTokenCheck } from './features/organizations/invitations.js';
 import { isSoleOwner } from './features/organizations/sole-owner.js';
 import { organizationApiKeyGrant } from './features/organizations/org-api-key.js';
@@ -135,6 +136,7 @@ export async function createFeatures(deps: WiringDeps) {
     eventRetention,
     securityTasks: createSecurityTasks({ db, clock, pushes }),
     reports: createReports({ db, clock }),
+    breachLookup: createBreachLookup({ settings: { apiKey: config.hibpApiKey, apiUrl: config.hibpApiUrl, cacheSeconds: config.hibpCacheSeconds }, clock }),
     mailer,
     members,
     organizations,

@@ -22,6 +22,7 @@ import { notOfferedRoutes } from '../features/not-offered/not-offered.routes.js'
 import { publicApiRoutes } from '../features/public-api/public-api.routes.js';
 import { securityTaskRoutes } from '../features/security-tasks/security-tasks.routes.js';
 import { reportRoutes } from '../features/reports/reports.routes.js';
+import { hibpRoutes } from '../features/breach-report/hibp.routes.js';
 import { secretsManagerRoutes } from '../features/secrets-manager/secrets-manager.routes.js';
 import { domainSettingsRoutes } from '../features/settings/domains.routes.js';
 import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
@@ -73,6 +74,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(eventRoutes, { events: features.events, orgAccess: features.orgAccess });
   await app.register(securityTaskRoutes, { tasks: features.securityTasks, orgAccess: features.orgAccess });
   await app.register(reportRoutes, { reports: features.reports, orgAccess: features.orgAccess });
+  await app.register(hibpRoutes, { lookup: features.breachLookup });
   await app.register(integrationRoutes, { integrations: features.integrations.service, orgAccess: features.orgAccess });
   await app.register(memberRoutes, { members: features.members, orgAccess: features.orgAccess });
   if (config.secretsManager) await app.register(secretsManagerRoutes, { sm: features.secretsManager });

@@ -81,5 +81,24 @@ export const networkSettings = {
   smtpSecure: Type.Boolean({ default: false, description: 'Use implicit TLS (port 465). When off, STARTTLS is used if offered.' }),
   smtpUsername: Type.Optional(Type.String({ description: 'SMTP user name.' })),
   smtpPassword: Type.Optional(Type.String({ description: 'SMTP password.' })),
+  hibpApiKey: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description:
+        "Have I Been Pwned API key for the web vault's data breach report (GET /hibp/breach): the server looks the username up with this key, which never leaves the server. Get one at https://haveibeenpwned.com/API/Key (a paid subscription). Unset: the report answers that the lookup is not available.",
+    }),
+  ),
+  hibpApiUrl: Type.String({
+    pattern: '^https?://.+',
+    expected: 'an http:// or https:// URL',
+    default: 'https://haveibeenpwned.com/api/v3',
+    description: 'Base URL of the Have I Been Pwned API the breach lookup calls (`{url}/breachedaccount/{username}`); change it only to go through a proxy of your own.',
+  }),
+  hibpCacheSeconds: Type.Integer({
+    minimum: 0,
+    maximum: 86400,
+    default: 300,
+    description: 'How long this instance keeps a breach lookup\'s answer (in memory, at most 1 MiB of answers) before asking Have I Been Pwned again; 0 keeps none.',
+  }),
   smtpFrom: Type.String({ minLength: 3, default: 'Strongroom <no-reply@localhost>', description: 'Sender of outgoing mail.' }),
 };

@@ -88,6 +88,7 @@ const WHAT: Record<CallerLimitKind, string> = {
   import: 'imports',
   export: 'exports',
   bulk: 'bulk changes',
+  hibp: 'data breach lookups',
 };
 
 /** Who a per-caller limit counts: the user, the machine account or the organization's API key. */

@@ -52,7 +52,7 @@ function serviceOf(url: string, config: Pick<Config, 'services' | 'servicePrefix
   return service ? { service, path: match?.[2] ?? '/' } : null;
 }
 
-export type CallerLimitKind = 'collect' | 'collectEvents' | 'import' | 'export' | 'bulk';
+export type CallerLimitKind = 'collect' | 'collectEvents' | 'import' | 'export' | 'bulk' | 'hibp';
 
 const CALLER_LIMIT_SETTINGS = {
   collect: 'rateLimitCollect',
@@ -60,6 +60,7 @@ const CALLER_LIMIT_SETTINGS = {
   import: 'rateLimitImport',
   export: 'rateLimitExport',
   bulk: 'rateLimitBulk',
+  hibp: 'rateLimitHibp',
 } as const satisfies Record<CallerLimitKind, keyof Config>;
 
 /** Each kind's bucket from its `requests/period` setting; null when it is `0`. */
