@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 import { eventually, startReceiver } from '../../../test/support/webhook-receiver.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
-import { isPrivateAddress } from './outbound.js';
+import { isPrivateAddress } from '../../platform/net/outbound-address.js';
 import { createRelay } from './relay.js';
 import type { Transport } from './transports.js';
 

@@ -1,61 +1,17 @@
 import { createHmac } from 'node:crypto';
-import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
+import { guardedLookup, isPrivateAddress, RefusedAddress } from '../../platform/net/outbound-address.js';
 import { IntegrationType, type Target } from './rules.js';
 
 /**
  * Outbound requests to integrations: POST only, to public addresses only unless the operator
- * allows private ones (INTEGRATIONS_ALLOW_PRIVATE_ADDRESSES), within a time limit, signed.
- *
- * The address check runs on what the name resolves to, inside the connection's own lookup, so
- * the address checked is the address connected to (a name that resolves to a public address
- * for the check and a private one for the connection cannot slip through).
+ * allows private ones (INTEGRATIONS_ALLOW_PRIVATE_ADDRESSES, checked by platform/net at
+ * connection time), within a time limit, signed.
  */
 
-/** Addresses refused unless allowed: loopback, private, link-local, shared, unspecified, multicast and reserved. */
-const BLOCKED = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) {
-  BLOCKED.addSubnet(net, prefix, 'ipv6');
-}
-
-/** Whether an address is one integrations may not reach without the operator's leave. */
-export function isPrivateAddress(address: string): boolean {
-  const family = isIP(address);
-  if (family === 4) return BLOCKED.check(address, 'ipv4');
-  if (family !== 6) return true;
-  // An IPv4 address written as IPv6 (::ffff:10.0.0.1) is checked as IPv4.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return BLOCKED.check(mapped[1], 'ipv4');
-  return BLOCKED.check(address, 'ipv6');
-}
-
-export class RefusedAddress extends Error {
-  constructor(host: string, address: string) {
-    super(`${host} resolves to ${address}, a private, loopback or link-local address; the operator has not allowed integrations to reach those (INTEGRATIONS_ALLOW_PRIVATE_ADDRESSES).`);
-    this.name = 'RefusedAddress';
-  }
-}
-
-function guardedLookup(allowPrivate: boolean): LookupFunction {
-  return (hostname, options, callback) => {
-    lookup(hostname, { all: true, family: options.family ?? 0 })
-      .then((addresses) => {
-        if (addresses.length === 0) throw Object.assign(new Error(`${hostname} does not resolve`), { code: 'ENOTFOUND' });
-        // Every address the name has must pass: the connection may use any of them.
-        const refused = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
-        if (refused) throw new RefusedAddress(hostname, refused.address);
-        if (options.all) callback(null, addresses);
-        else callback(null, addresses[0]!.address, addresses[0]!.family);
-      })
-      .catch((error: NodeJS.ErrnoException) => callback(error, '', 0));
-  };
-}
+const SETTING = 'INTEGRATIONS_ALLOW_PRIVATE_ADDRESSES';
 
 export interface OutboundOptions {
   allowPrivateAddresses: boolean;
@@ -114,7 +70,7 @@ export function payloadOf(type: IntegrationType, rendered: string): string {
 }
 
 export function createOutbound(options: OutboundOptions) {
-  const lookupFn = guardedLookup(options.allowPrivateAddresses);
+  const lookupFn = guardedLookup({ allowPrivate: options.allowPrivateAddresses, setting: SETTING });
   const agents = { http: new http.Agent({ keepAlive: true, lookup: lookupFn }), https: new https.Agent({ keepAlive: true, lookup: lookupFn }) };
 
   return {
@@ -123,7 +79,7 @@ export function createOutbound(options: OutboundOptions) {
       const host = target.uri.hostname.replace(/^\[|\]$/g, '');
       // A literal address needs no lookup, so it is checked here.
       if (isIP(host) && !options.allowPrivateAddresses && isPrivateAddress(host)) {
-        return { ok: false, retryable: false, status: null, error: new RefusedAddress(host, host).message, retryAfterMs: null };
+        return { ok: false, retryable: false, status: null, error: new RefusedAddress(host, host, SETTING).message, retryAfterMs: null };
       }
       const body = Buffer.from(payloadOf(delivery.type, delivery.body), 'utf8');
       const timestamp = String(Math.floor(now.getTime() / 1000));

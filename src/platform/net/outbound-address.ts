@@ -1,0 +1,74 @@
+import { lookup } from 'node:dns/promises';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
+
+/**
+ * Which addresses a request the server makes on someone's behalf (an integration's delivery, a
+ * site icon) may reach, checked on what a name resolves to at connection time.
+ *
+ * The check runs inside the connection's own lookup, so the address checked is the address
+ * connected to: a name that resolves to a public address for a check and to a private one for
+ * the connection (DNS rebinding) cannot slip through.
+ */
+
+/** Addresses refused unless allowed: loopback, private, link-local, shared, unspecified, multicast and reserved. */
+const BLOCKED = new BlockList();
+for (const [net, prefix] of [
+  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
+  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
+] as const) BLOCKED.addSubnet(net, prefix, 'ipv4');
+for (const [net, prefix] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['64:ff9b::', 96], ['2001:db8::', 32]] as const) {
+  BLOCKED.addSubnet(net, prefix, 'ipv6');
+}
+
+/** Whether an address is one the server may not reach without the operator's leave (anything not an IP address counts as one). */
+export function isPrivateAddress(address: string): boolean {
+  const family = isIP(address);
+  if (family === 4) return BLOCKED.check(address, 'ipv4');
+  if (family !== 6) return true;
+  // An IPv4 address written as IPv6 (::ffff:10.0.0.1) is checked as IPv4.
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped?.[1]) return BLOCKED.check(mapped[1], 'ipv4');
+  return BLOCKED.check(address, 'ipv6');
+}
+
+export class RefusedAddress extends Error {
+  /** `setting` names what the operator would turn on to allow it (INTEGRATIONS_ALLOW_PRIVATE_ADDRESSES...). */
+  constructor(host: string, address: string, setting: string) {
+    super(`${host} resolves to ${address}, a private, loopback or link-local address; the operator has not allowed reaching those (${setting}).`);
+    this.name = 'RefusedAddress';
+  }
+}
+
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+/** Every address of a name; the system resolver unless one is given (tests give their own). */
+export type Resolver = (hostname: string, family: number) => Promise<ResolvedAddress[]>;
+
+export const systemResolver: Resolver = (hostname, family) => lookup(hostname, { all: true, family });
+
+export interface GuardOptions {
+  allowPrivate: boolean;
+  /** The setting that allows private addresses, named in the refusal. */
+  setting: string;
+  resolve?: Resolver;
+}
+
+/** A `lookup` for http(s) agents and sockets that refuses names resolving to a private address. */
+export function guardedLookup({ allowPrivate, setting, resolve = systemResolver }: GuardOptions): LookupFunction {
+  return (hostname, options, callback) => {
+    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
+    resolve(hostname, family)
+      .then((addresses) => {
+        if (addresses.length === 0) throw Object.assign(new Error(`${hostname} does not resolve`), { code: 'ENOTFOUND' });
+        // Every address the name has must pass: the connection may use any of them.
+        const refused = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
+        if (refused) throw new RefusedAddress(hostname, refused.address, setting);
+        if (options.all) callback(null, addresses);
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
+      })
+      .catch((error: NodeJS.ErrnoException) => callback(error, '', 0));
+  };
+}
