@@ -20,6 +20,7 @@ import { identityService } from './services/identity.js';
 import { notificationsService } from './services/notifications.js';
 import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
+import { iconsRoutes } from './features/icons/icons.routes.js';
 import type { Pushes } from './platform/push/pushes.js';
 import { createFeatures, type Features } from './wiring.js';
 import { installCallerLimits, installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
@@ -127,6 +128,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });
   }
 
+  // The icons service beside the API, where the clients look for it (`{base}/icons`).
+  if (config.services.includes('api')) await app.register(iconsRoutes, { prefix: '/icons', icons: features.icons, authenticate: features.authenticate });
   if (features.metrics) await app.register(metricsRoutes, { config, metrics: features.metrics, authenticate: features.authenticate });
 
   // The web vault needs /api and /identity on its own origin, so it is served only beside them;

@@ -10,6 +10,7 @@ import { createReports } from './features/reports/reports.service.js';
 import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
 import { createIntegrations } from './features/integrations/integrations.js';
+import { createIcons } from './features/icons/icons.service.js';
 import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/rate-limits/login-throttle.js';
 import { createDeviceService } from './features/devices/devices.service.js';
@@ -59,6 +60,7 @@ export async function createFeatures(deps: WiringDeps) {
   const p = await createPlatform(deps);
   const { config, database, db, clock, audit, hasher, keys, tokens, rateLimits, notifications, pushes, mailer, brand, files, apiBase, instruments, metrics } = p;
   const integrations = createIntegrations({ config, database, ...(p.log ? { log: p.log } : {}) });
+  const icons = createIcons({ config, clock });
   const health = createHealthService({ checks: [...p.checks, integrations.check, notifications.health] });
   const throttle = createLoginThrottle({ clock, store: rateLimits.store, perAccountAndIp: config.loginAttemptsPerAccount, perAccount: config.loginAttemptsPerAccountTotal, perIp: config.loginAttemptsPerIp, windowSeconds: config.loginAttemptWindowSeconds });
   const accounts = createAccountService({ db, clock, hasher, audit, keys, mailer, pushes, files, registrationEnabled: config.registrationEnabled, isInvited: invitationCheck(keys), publicUrl: config.publicUrl, isSoleOwner });
@@ -147,6 +149,7 @@ export async function createFeatures(deps: WiringDeps) {
     publicApi,
     rateLimits,
     integrations,
+    icons,
     authenticate: tokens.authenticate,
     /** Live notifications: features send pushes after commit; the notifications service serves the hub. */
     pushes: notifications.pushes,
@@ -160,6 +163,7 @@ export async function createFeatures(deps: WiringDeps) {
       await fileSweeper.stop();
       cacheRelease.stop();
       await integrations.close();
+      icons.close();
       await p.redis?.close();
       await rateLimits.close();
     },

@@ -2,6 +2,7 @@ import { Type, type Static, type TSchema } from 'typebox';
 import { accountSettings } from './settings/accounts.js';
 import { adminSettings } from './settings/admin.js';
 import { fileSettings } from './settings/files.js';
+import { iconSettings } from './settings/icons.js';
 import { limitSettings } from './settings/limits.js';
 import { loginSettings } from './settings/logins.js';
 import { networkSettings } from './settings/network.js';
@@ -27,6 +28,7 @@ export const ConfigSchema = Type.Object({
   ...accountSettings,
   ...adminSettings,
   ...fileSettings,
+  ...iconSettings,
   ...tracingSettings,
 });
 

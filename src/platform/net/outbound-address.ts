@@ -25,10 +25,16 @@ export function isPrivateAddress(address: string): boolean {
   const family = isIP(address);
   if (family === 4) return BLOCKED.check(address, 'ipv4');
   if (family !== 6) return true;
-  // An IPv4 address written as IPv6 (::ffff:10.0.0.1) is checked as IPv4.
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped?.[1]) return BLOCKED.check(mapped[1], 'ipv4');
-  return BLOCKED.check(address, 'ipv6');
+  // An IPv4 address written as IPv6 is checked as IPv4, in either notation (::ffff:10.0.0.1,
+  // ::ffff:a00:1): the URL parser writes both as hex groups.
+  const canonical = new URL(`http://[${address.replace(/%.*$/, '')}]/`).hostname.slice(1, -1);
+  const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/i.exec(canonical);
+  if (mapped?.[1] && mapped[2]) {
+    const high = parseInt(mapped[1], 16);
+    const low = parseInt(mapped[2], 16);
+    return BLOCKED.check(`${high >> 8}.${high & 255}.${low >> 8}.${low & 255}`, 'ipv4');
+  }
+  return BLOCKED.check(canonical, 'ipv6');
 }
 
 export class RefusedAddress extends Error {
@@ -51,20 +57,22 @@ export const systemResolver: Resolver = (hostname, family) => lookup(hostname, {
 
 export interface GuardOptions {
   allowPrivate: boolean;
+  /** Private addresses allowed even so (a trusted host on the operator's own network). */
+  allowAddress?: (address: string) => boolean;
   /** The setting that allows private addresses, named in the refusal. */
   setting: string;
   resolve?: Resolver;
 }
 
 /** A `lookup` for http(s) agents and sockets that refuses names resolving to a private address. */
-export function guardedLookup({ allowPrivate, setting, resolve = systemResolver }: GuardOptions): LookupFunction {
+export function guardedLookup({ allowPrivate, allowAddress = () => false, setting, resolve = systemResolver }: GuardOptions): LookupFunction {
   return (hostname, options, callback) => {
     const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (options.family ?? 0);
     resolve(hostname, family)
       .then((addresses) => {
         if (addresses.length === 0) throw Object.assign(new Error(`${hostname} does not resolve`), { code: 'ENOTFOUND' });
         // Every address the name has must pass: the connection may use any of them.
-        const refused = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address));
+        const refused = allowPrivate ? undefined : addresses.find((a) => isPrivateAddress(a.address) && !allowAddress(a.address));
         if (refused) throw new RefusedAddress(hostname, refused.address, setting);
         if (options.all) callback(null, addresses);
         else callback(null, addresses[0]!.address, addresses[0]!.family);
