@@ -78,6 +78,10 @@ export const API_DOC_TAGS = [
     description:
       'Features Strongroom does not offer yet (emergency access): their lists answer empty, truthfully, so the web vault\'s pages load.',
   },
+  {
+    name: 'Icons',
+    description: 'The icons service at `/icons`: the website icons the clients show beside login items, and the change-password page finder behind the "change this at-risk password" link.',
+  },
   { name: 'Web vault', description: 'The official web vault when a build of it is installed, or a page saying how to add one.' },
   {
     name: 'Two-step login',

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { access, type Authenticator, enforceAccessRules } from '../../http/access.js';
+import { apiErrorHandler } from '../../http/error-handler.js';
 import { BadRequest, NotFound, TooManyRequests } from '../../http/errors.js';
 import { DEFAULT_ICON } from './default-icon.js';
 import { parseIconDomain } from './icon-domain.js';
@@ -20,6 +21,8 @@ export interface IconsRouteOptions {
 /** The Bitwarden icons service, at `/icons` beside the API: anonymous, as the clients call it without a token. */
 export const iconsRoutes: FastifyPluginAsyncTypebox<IconsRouteOptions> = async (app, { icons, authenticate }) => {
   enforceAccessRules(app, authenticate);
+  // Registered before the app sets its own, so the API's error envelope is set here too.
+  app.setErrorHandler(apiErrorHandler);
 
   app.get(
     '/:domain/icon.png',
