@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { testConfig } from '../../../test/support/test-server.js';
 import { isPrivateAddress, RefusedAddress, type Resolver } from '../../platform/net/outbound-address.js';
 import { iconLinks, sniffImage } from './icon-finder.js';
-import { createIcons } from './icons.service.js';
+import { createIcons, iconServiceOrigin } from './icons.service.js';
 import { createSafeFetch, FetchRefused } from './safe-fetch.js';
 
 /** A PNG as far as the signature goes, told apart from others by its tail. */
@@ -253,5 +253,16 @@ describe('the icons service over a local site', () => {
     expect(await icons.changePasswordUri('site.test')).toBe(`http://site.test:${port}/.well-known/change-password`);
     expect(await icons.changePasswordUri('nolinks.test')).toBeNull();
     expect(await icons.changePasswordUri('inner.test')).toBeNull();
+  });
+});
+
+describe('the origin the web vault must let icons load from', () => {
+  it('is the redirect target, or none when icons are not redirected', () => {
+    expect(iconServiceOrigin('internal')).toBeNull();
+    expect(iconServiceOrigin('off')).toBeNull();
+    expect(iconServiceOrigin('bitwarden')).toBe('https://icons.bitwarden.net');
+    expect(iconServiceOrigin('google')).toBe('https://www.google.com');
+    expect(iconServiceOrigin('https://icons.example.net:8443/i/{}?s=32')).toBe('https://icons.example.net:8443');
+    expect(iconServiceOrigin('https://{}.icons.example.net/favicon')).toBe('https://*.icons.example.net');
   });
 });

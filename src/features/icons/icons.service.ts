@@ -14,6 +14,16 @@ export const ICON_SERVICE_TEMPLATES: Record<string, string> = {
   google: 'https://www.google.com/s2/favicons?domain={}&sz=32',
 };
 
+/** The origin icons are redirected to, which the web vault's pages must let images load from; null when they are not redirected. */
+export function iconServiceOrigin(iconsService: string): string | null {
+  const template = ICON_SERVICE_TEMPLATES[iconsService] ?? (iconsService.startsWith('https://') ? iconsService : null);
+  if (!template) return null;
+  const url = new URL(template.replace('{}', 'x'));
+  // A domain in the host name (https://{}.icons.example) needs a wildcard for the labels before it.
+  const authority = template.slice('https://'.length).split('/')[0]!;
+  return authority.includes('{}') ? `https://*.${url.host.split('.').slice(1).join('.')}` : url.origin;
+}
+
 export type IconsConfig = Pick<
   Config,
   | 'dataDir'

@@ -22,14 +22,15 @@ function websocketOrigin(publicUrl: string): string {
   return `${url.protocol === 'https:' ? 'wss:' : 'ws:'}//${url.host}`;
 }
 
-export function webVaultCsp(publicUrl: string): string {
+/** `imageOrigins`: where else images may come from (the icon service the icons redirect to). */
+export function webVaultCsp(publicUrl: string, imageOrigins: readonly string[] = []): string {
   return [
     "default-src 'self'",
     // The SDK is WebAssembly; nothing else needs eval.
     "script-src 'self' 'wasm-unsafe-eval'",
     // Angular and its component library set inline styles.
     "style-src 'self' 'unsafe-inline'",
-    "img-src 'self' data: https://haveibeenpwned.com",
+    ["img-src 'self' data: https://haveibeenpwned.com", ...imageOrigins].join(' '),
     "font-src 'self'",
     `child-src 'self' ${DUO_ORIGINS}`,
     `frame-src 'self' ${DUO_ORIGINS}`,

@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import type { Config } from '../../config/config.js';
 import { access, enforceAccessRules, type Authenticator } from '../../http/access.js';
 import { appIdDocument, FIDO_TRUSTED_APPS_TYPE } from './app-id.js';
+import { iconServiceOrigin } from '../icons/icons.service.js';
 import { StartupError } from '../../shared/startup-error.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landing-page.js';
 import { linksLeavingFolder } from './outside-links.js';
@@ -18,7 +19,7 @@ const Html = Type.String({ description: 'HTML page' });
 /** Paths owned by the services and the API documentation: never answered from the web vault folder. */
 export const RESERVED_PREFIXES = ['api', 'identity', 'events', 'notifications', 'docs'] as const;
 
-type WebVaultOptions = { config: Pick<Config, 'publicUrl' | 'dataDir' | 'webVaultDir'>; authenticate: Authenticator };
+type WebVaultOptions = { config: Pick<Config, 'publicUrl' | 'dataDir' | 'webVaultDir' | 'iconsService'>; authenticate: Authenticator };
 
 /**
  * The web vault's files at `/`. Each file in the folder becomes one route when the server
@@ -27,7 +28,8 @@ type WebVaultOptions = { config: Pick<Config, 'publicUrl' | 'dataDir' | 'webVaul
  * fall through to the ordinary 404s.
  */
 const webVaultFiles: FastifyPluginAsync<{ config: WebVaultOptions['config']; root: string }> = async (app, { config, root }) => {
-  const csp = webVaultCsp(config.publicUrl);
+  const iconOrigin = iconServiceOrigin(config.iconsService);
+  const csp = webVaultCsp(config.publicUrl, iconOrigin ? [iconOrigin] : []);
   const leaving = linksLeavingFolder(root);
   if (leaving.includes('index.html')) throw new StartupError('WEB_VAULT_DIR', `${root}/index.html links outside the folder; unpack the web vault there as plain files`);
   await app.register(fastifyStatic, {
