@@ -22,6 +22,8 @@ let secretHits = 0;
 const NAMES: Record<string, string[]> = {
   'site.test': ['127.0.0.1'],
   'nolinks.test': ['127.0.0.1'],
+  'types.test': ['127.0.0.1'],
+  'large.test': ['127.0.0.1'],
   'loop.test': ['127.0.0.2'],
   'inner.test': ['10.1.2.3'],
   'metadata.test': ['169.254.169.254'],
@@ -43,6 +45,12 @@ beforeAll(async () => {
     } else if (path === '/' && host === 'site.test') {
       response.setHeader('content-type', 'text/html; charset=utf-8');
       response.end('<!doctype html><html><head><title>x</title><link rel="stylesheet" href="/s.css"><link rel="shortcut icon" href="/img/fav.png"></head><body>hi</body></html>');
+    } else if (path === '/' && host === 'types.test') {
+      response.setHeader('content-type', 'text/html');
+      response.end('<link rel="icon" href="/page.html"><link rel="icon" href="/svg">');
+    } else if (path === '/' && host === 'large.test') {
+      response.setHeader('content-type', 'text/html');
+      response.end('<link rel="icon" href="/big.png">');
     } else if (path === '/') {
       response.setHeader('content-type', 'text/html');
       response.end('<html><head></head></html>');
@@ -246,6 +254,26 @@ describe('the icons service over a local site', () => {
     expect(await icons.icon('unknown-a.test')).toMatchObject({ kind: 'none' });
     now += 60_000;
     expect(await icons.icon('unknown-b.test')).toMatchObject({ kind: 'none' });
+  });
+
+  it('keeps only raster images: not HTML dressed as an icon, not SVG, not one over the size limit', async () => {
+    const icons = make({ ICONS_MAX_KB: '16' });
+    expect(await icons.icon('types.test')).toMatchObject({ kind: 'none' });
+    expect(hits).toEqual(expect.arrayContaining(['types.test/page.html', 'types.test/svg']));
+    expect(await icons.icon('large.test')).toMatchObject({ kind: 'none' });
+    expect(hits).toContain('large.test/big.png');
+  });
+
+  it('reaches a site on a private address only when ICONS_ALLOW_PRIVATE_ADDRESSES is on', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'strongroom-icons-private-'));
+    const withSetting = (allow: string) =>
+      createIcons({ config: testConfig({ ICONS_CACHE_DIR: join(dir, allow), ICONS_ALLOW_PRIVATE_ADDRESSES: allow }), clock, resolve, origins: (d) => [`http://${d}:${port}`] });
+    const refused = withSetting('false');
+    const before = hits.length;
+    expect(await refused.icon('site.test')).toMatchObject({ kind: 'none' });
+    expect(hits.length).toBe(before);
+    expect(await withSetting('true').icon('site.test')).toMatchObject({ kind: 'icon', contentType: 'image/png' });
+    await rm(dir, { recursive: true, force: true });
   });
 
   it('finds a reliable /.well-known/change-password, and only a reliable one', async () => {
