@@ -11,19 +11,21 @@ let internal: TestServer;
 let off: TestServer;
 let redirect: TestServer;
 let template: TestServer;
+let limited: TestServer;
 
 beforeAll(async () => {
   cacheDir = await mkdtemp(join(tmpdir(), 'strongroom-icons-routes-'));
-  [internal, off, redirect, template] = await Promise.all([
+  [internal, off, redirect, template, limited] = await Promise.all([
     startTestServer({ env: { ICONS_CACHE_DIR: cacheDir, ICONS_TIMEOUT_MS: '1500', ICONS_NEGATIVE_TTL_SECONDS: '900' } }),
     startTestServer({ env: { ICONS_SERVICE: 'off' } }),
     startTestServer({ env: { ICONS_SERVICE: 'duckduckgo' } }),
     startTestServer({ env: { ICONS_SERVICE: 'https://icons.example.net/i/{}?s=32', ICONS_REDIRECT_CODE: '308' } }),
+    startTestServer({ env: { ICONS_CACHE_DIR: join(cacheDir, 'limited'), ICONS_TIMEOUT_MS: '1500', ICONS_FETCHES_PER_MINUTE: '1' } }),
   ]);
 });
 
 afterAll(async () => {
-  await Promise.all([internal, off, redirect, template].map((s) => s?.close()));
+  await Promise.all([internal, off, redirect, template, limited].map((s) => s?.close()));
   await rm(cacheDir, { recursive: true, force: true });
 });
 
@@ -52,6 +54,14 @@ describe('GET /icons/{domain}/icon.png', () => {
   it('is anonymous, as the clients fetch icons without a token', async () => {
     const res = await internal.request('GET', '/icons/no-such-site.invalid/icon.png', { token: 'not-a-token' });
     expect(res.status).toBe(200);
+  });
+
+  it('answers 429 past the lookups allowed per minute, and still serves what it knows', async () => {
+    expect((await limited.request('GET', '/icons/first.invalid/icon.png')).status).toBe(200);
+    const refused = await limited.request('GET', '/icons/second.invalid/icon.png');
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toBe('60');
+    expect((await limited.request('GET', '/icons/first.invalid/icon.png')).status).toBe(200);
   });
 
   it('answers 404 when icons are off, without looking anything up', async () => {
