@@ -117,10 +117,10 @@ const SIGNING_KEY = 'jwt-signing';
 export async function startTestServer(options: StartOptions = {}): Promise<TestServer> {
   const fresh = options.databaseUrl ? { url: options.databaseUrl, drop: async () => undefined } : await freshDatabaseUrl();
   const tlsEnv: Record<string, string> = options.tls ? { TLS_CERT_FILE: options.tls.certPath, TLS_KEY_FILE: options.tls.keyPath } : {};
-  // Each server stores files in a folder of its own, never the project's DATA_DIR.
+  // Each server stores files (and its icon cache) in a folder of its own, never the project's DATA_DIR.
   const ownFilesDir = options.env?.FILES_DIR ? undefined : await mkdtemp(join(tmpdir(), 'strongroom-files-'));
   // Every request line is logged, so the log audit sees what production would write.
-  const config = testConfig({ DATABASE_URL: fresh.url, PORT: '0', LOG_LEVEL: 'info', ...(ownFilesDir ? { FILES_DIR: ownFilesDir } : {}), ...tlsEnv, ...options.env });
+  const config = testConfig({ DATABASE_URL: fresh.url, PORT: '0', LOG_LEVEL: 'info', ...(ownFilesDir ? { FILES_DIR: ownFilesDir, ICONS_CACHE_DIR: join(ownFilesDir, 'icon_cache') } : {}), ...tlsEnv, ...options.env });
   const https = await prepareHttps(config);
   const caPem = options.tls?.caPem ?? https?.selfSigned?.caPem;
   const dispatcher = caPem ? new Agent({ connect: { ca: caPem } }) : undefined;
