@@ -37,6 +37,7 @@ export const API_DOC_TAGS = [
     name: 'Organizations',
     description: 'Organizations: creation, licenses, settings, leaving, deletion, API keys and storage.',
   },
+  { name: 'Billing', description: 'What the web vault\'s billing and subscription pages read: plans, billing metadata, an organization\'s subscription or license, and the account\'s storage.' },
   { name: 'Members', description: 'Organization membership: invitations, confirmation, roles and access, revocation, removal, account recovery details.' },
   { name: 'Groups', description: 'Groups of organization members, with the collections they reach.' },
   { name: 'Collections', description: 'Organization collections and who may reach them (members and groups).' },
