@@ -53,7 +53,35 @@ export interface ResolvedAddress {
 /** Every address of a name; the system resolver unless one is given (tests give their own). */
 export type Resolver = (hostname: string, family: number) => Promise<ResolvedAddress[]>;
 
-export const systemResolver: Resolver = (hostname, family) => lookup(hostname, { all: true, family });
+/**
+ * A resolver that runs at most `atOnce` lookups at a time and lets at most `waiting` more queue;
+ * past that it fails at once (EAI_AGAIN, which callers treat as a failure to retry later).
+ *
+ * Why: the system resolver (getaddrinfo) blocks one of libuv's four pool threads per lookup, the
+ * threads that also hash passwords and read files. Where DNS does not answer, each lookup holds
+ * its thread for seconds, so an organization's integrations pointed at such names could stall
+ * every login of the server; bounded, they wait on each other instead.
+ */
+export function limitedResolver(resolve: Resolver, atOnce: number, waiting: number): Resolver {
+  let running = 0;
+  const queue: (() => void)[] = [];
+  return async (hostname, family) => {
+    if (running < atOnce) running++;
+    else if (queue.length >= waiting) throw Object.assign(new Error(`too many name lookups at once; ${hostname} was not looked up`), { code: 'EAI_AGAIN' });
+    // A finished lookup hands its slot straight to the next in line, so none can cut in.
+    else await new Promise<void>((resume) => queue.push(resume));
+    try {
+      return await resolve(hostname, family);
+    } finally {
+      const next = queue.shift();
+      if (next) next();
+      else running--;
+    }
+  };
+}
+
+/** The system's resolver, two lookups at a time (half of libuv's pool; see limitedResolver). */
+export const systemResolver: Resolver = limitedResolver((hostname, family) => lookup(hostname, { all: true, family }), 2, 1000);
 
 export interface GuardOptions {
   allowPrivate: boolean;
