@@ -5,7 +5,7 @@ import { NotFound } from '../../http/errors.js';
 import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, Guid, IdParams } from '../../http/schemas.js';
-import { CipherDetailsResponse, CipherRequest, CipherResponse, cipherJson, cipherMiniDetailsJson, listJson } from './ciphers.schemas.js';
+import { CipherDetailsResponse, CipherMiniResponse, CipherRequest, CipherResponse, cipherJson, cipherMiniDetailsJson, cipherMiniJson, listJson } from './ciphers.schemas.js';
 import type { OrgCipherService } from './org-ciphers.service.js';
 
 const tags = ['Items'];
@@ -30,6 +30,10 @@ const docs = {
     summary: "Set an item's collections (v2 answer)",
     description: `Same change as \`PUT /ciphers/{id}/collections\`, answered as \`optionalCipherDetails\`: the item as the caller now sees it, or \`unavailable: true\` when they can no longer see it. ${USER}`,
   },
+  shareMany: {
+    summary: 'Move several items into an organization',
+    description: `Moves up to 500 of the caller's personal items, each re-encrypted with the organization key, into the organization the first one names and into ${WRITABLE}, all or nothing, and records Cipher_Shared (1105) for each; answers the moved items (\`cipherMini\`). 400 for an organization item, a stale \`lastKnownRevisionDate\` or an item listed twice. ${USER}`,
+  },
   bulkCollections: {
     summary: 'Add or remove collections on items',
     description: `Adds (or with \`removeCollections\`, removes) ${WRITABLE} on up to 500 items of one organization, all or nothing: an item the caller cannot see there answers 404, one they may not assign 400; records Cipher_UpdatedCollections (1106) per item. ${USER}`,
@@ -50,6 +54,10 @@ const docs = {
 
 const Ids = Type.Array(Guid, { maxItems: 10_000 });
 export const CipherWithCollections = Type.Object({ cipher: CipherRequest, collectionIds: Type.Optional(Type.Union([Ids, Type.Null()])) });
+const ShareManyBody = Type.Object({
+  ciphers: Type.Array(Type.Object({ ...CipherRequest.properties, id: Guid }), { maxItems: 500 }),
+  collectionIds: Ids,
+});
 export const CollectionIdsBody = Type.Object({ collectionIds: Type.Optional(Type.Union([Ids, Type.Null()])) });
 export const BulkCollectionsBody = Type.Object({
   organizationId: Guid,
@@ -66,6 +74,7 @@ export const CipherMiniDetailsResponse = Type.Object(
   { object: Type.Literal('cipherMiniDetails'), id: Guid, organizationId: Guid, collectionIds: Type.Array(Guid) },
   { additionalProperties: true, description: 'An item in the admin views (CipherMiniDetailsResponseModel): content, no per-user fields' },
 );
+const CipherMiniList = Type.Object({ object: Type.Literal('list'), data: Type.Array(CipherMiniResponse), continuationToken: Type.Null() });
 const MiniList = Type.Object({ object: Type.Literal('list'), data: Type.Array(CipherMiniDetailsResponse), continuationToken: Type.Null() });
 const OrgQuery = Type.Object({ organizationId: Guid, includeMemberItems: Type.Optional(Type.Boolean()) });
 
@@ -94,6 +103,16 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
         const { cipher, collectionIds } = request.body;
         const row = await orgCiphers.share(currentUser(request).userId, clientContext(request), request.params.id, { cipher, collectionIds: collectionIds ?? [] });
         return send(reply, cipherJson(row, 'cipher', apiBase));
+      },
+    });
+    app.route<{ Body: Static<typeof ShareManyBody> }>({
+      method,
+      url: '/ciphers/share',
+      config: { ...config, bodySize: 'large', callerLimit: 'bulk' },
+      schema: { tags, ...(method === 'PUT' ? docs.shareMany : olderForm(docs.shareMany, 'PUT /ciphers/share')), body: ShareManyBody, response: { 200: CipherMiniList } },
+      handler: async (request, reply) => {
+        const rows = await orgCiphers.shareMany(currentUser(request).userId, clientContext(request), request.body);
+        return send(reply, listJson(rows.map((row) => cipherMiniJson(row, apiBase))));
       },
     });
     app.route<Id & { Body: Static<typeof CollectionIdsBody> }>({

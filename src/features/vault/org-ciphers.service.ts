@@ -84,6 +84,65 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
   }
 
   /** Sets an item's collections: the caller changes those they may write to and keeps the others. */
+  /** Moves personal items of the caller into an organization's collections in one transaction. */
+  async function shareItems(
+    userId: string,
+    client: ClientContext,
+    items: readonly { id: string; request: CipherRequest }[],
+    organizationId: string | null | undefined,
+    ids: readonly string[] | null | undefined,
+  ): Promise<CipherRow[]> {
+    const collectionIds = normalizeIds(ids, 'collectionIds', true);
+    const stale: string[] = [];
+    const shared = await db.transaction().execute(async (tx) => {
+      const existing: CipherRow[] = [];
+      for (const { id } of items) {
+        // The attachments document and its storage move with the item: an upload must wait.
+        await lockCipher(tx, id.toLowerCase());
+        const row = await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
+        if (row.organization_id) throw new BadRequest('One or more ciphers do not belong to you.');
+        existing.push(row);
+      }
+      const membership = await memberOf(tx, organizationId, userId, 'cipher.organizationId');
+      const reached = await collectionsIn(tx, userId, membership.organizationId, collectionIds, 'collectionIds');
+      assertWritable(reached, collectionIds, 'collectionIds');
+      const now = clock.now().toISOString();
+      for (const [i, row] of existing.entries()) {
+        const request = items[i]!.request;
+        assertCurrent(row, request.lastKnownRevisionDate);
+        // The attachments move with the item: their bytes now count against the organization's
+        // storage. Copies re-encrypted for this organization (older clients) take their place.
+        const { attachments, released } = applyShareUploads(withNewKeys(row.attachments, request.attachments2), membership.organizationId);
+        const before = attachmentBytes(row.attachments);
+        const after = attachmentBytes(attachments);
+        if (before > 0) await releaseStorage(tx, row, before);
+        if (after > 0) await reserveStorage(tx, { user_id: null, organization_id: membership.organizationId }, after, 0);
+        stale.push(...released.map((name) => fileKey(row.id, name)));
+        const data = serializeCipherData(toCipherData(request));
+        await tx
+          .updateTable('ciphers')
+          .set({ user_id: null, organization_id: membership.organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, attachments, revision_date: now, ...rowChange })
+          .where('id', '=', row.id)
+          .execute();
+        await tx.insertInto('collection_ciphers').values(collectionIds.map((c) => ({ collection_id: c, cipher_id: row.id }))).execute();
+      }
+      const rows = existing;
+      await audit.record(tx, client, cipherEvents(EventType.Cipher_Shared, userId, rows.map((row) => ({ id: row.id, organization_id: membership.organizationId }))));
+      await touchRevisions(tx, userId, [{ organization_id: membership.organizationId }], now);
+      const seen: CipherRow[] = [];
+      for (const row of rows) {
+        const after = await seenAs(tx, userId, row.id);
+        if (!after) throw new NotFound();
+        seen.push(after);
+      }
+      return seen;
+    });
+    // After commit: the files the share copies replaced (the sweeper removes any a crash leaves).
+    for (const key of stale) await files.delete(key).catch(() => undefined);
+    for (const row of shared) await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, row, client.deviceIdentifier, collectionIds));
+    return shared;
+  }
+
   async function writeCollections(tx: Executor, cipherId: string, reached: Map<string, ReachedCollection>, requested: readonly string[]) {
     const current = await collectionIdsOf(tx, cipherId);
     const mine = (id: string) => {
@@ -120,44 +179,24 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
 
     /** `PUT /ciphers/{id}/share`: a personal item, re-encrypted with the organization key, moves into the organization. */
     async share(userId: string, client: ClientContext, id: string, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
-      const request = body.cipher;
-      const data = serializeCipherData(toCipherData(request));
-      const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', true);
-      let stale: string[] = [];
-      const shared = await db.transaction().execute(async (tx) => {
-        // The attachments document and its storage move with the item: an upload must wait.
-        await lockCipher(tx, id.toLowerCase());
-        const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'edit');
-        if (existing.organization_id) throw new BadRequest('One or more ciphers do not belong to you.');
-        const membership = await memberOf(tx, request.organizationId, userId, 'cipher.organizationId');
-        const reached = await collectionsIn(tx, userId, membership.organizationId, collectionIds, 'collectionIds');
-        assertWritable(reached, collectionIds, 'collectionIds');
-        assertCurrent(existing, request.lastKnownRevisionDate);
-        const now = clock.now().toISOString();
-        // The attachments move with the item: their bytes now count against the organization's
-        // storage. Copies re-encrypted for this organization (older clients) take their place.
-        const { attachments, released } = applyShareUploads(withNewKeys(existing.attachments, request.attachments2), membership.organizationId);
-        const before = attachmentBytes(existing.attachments);
-        const after = attachmentBytes(attachments);
-        if (before > 0) await releaseStorage(tx, existing, before);
-        if (after > 0) await reserveStorage(tx, { user_id: null, organization_id: membership.organizationId }, after, 0);
-        stale = released.map((name) => fileKey(existing.id, name));
-        await tx
-          .updateTable('ciphers')
-          .set({ user_id: null, organization_id: membership.organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, attachments, revision_date: now, ...rowChange })
-          .where('id', '=', existing.id)
-          .execute();
-        await tx.insertInto('collection_ciphers').values(collectionIds.map((c) => ({ collection_id: c, cipher_id: existing.id }))).execute();
-        await audit.record(tx, client, cipherEvents(EventType.Cipher_Shared, userId, [{ id: existing.id, organization_id: membership.organizationId }]));
-        await touchRevisions(tx, userId, [{ organization_id: membership.organizationId }], now);
-        const row = await seenAs(tx, userId, existing.id);
-        if (!row) throw new NotFound();
-        return row;
-      });
-      // After commit: the files the share copies replaced (the sweeper removes any a crash leaves).
-      for (const key of stale) await files.delete(key).catch(() => undefined);
-      await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, shared, client.deviceIdentifier, collectionIds));
-      return shared;
+      const [shared] = await shareItems(userId, client, [{ id, request: body.cipher }], body.cipher.organizationId, body.collectionIds);
+      return shared!;
+    },
+
+    /**
+     * `PUT /ciphers/share`: moves several of the caller's personal items into one organization
+     * and the same collections, all or nothing (the organization is the first item's, as the
+     * official server reads it).
+     */
+    async shareMany(userId: string, client: ClientContext, body: { ciphers: (CipherRequest & { id: string })[]; collectionIds: string[] }): Promise<CipherRow[]> {
+      if (body.ciphers.length === 0) throw BadRequest.field('ciphers', 'No items to move.');
+      if (body.ciphers.length > BULK_LIMIT) throw BadRequest.field('ciphers', `You can only move up to ${BULK_LIMIT} items at a time.`);
+      if (new Set(body.ciphers.map((c) => c.id.toLowerCase())).size !== body.ciphers.length) throw BadRequest.field('ciphers', 'An item is listed more than once.');
+      const organizationId = body.ciphers[0]!.organizationId;
+      if (body.ciphers.some((c) => c.organizationId?.toLowerCase() !== organizationId?.toLowerCase())) {
+        throw BadRequest.field('ciphers', 'Every item must be moved into the same organization.');
+      }
+      return shareItems(userId, client, body.ciphers.map((cipher) => ({ id: cipher.id, request: cipher })), organizationId, body.collectionIds);
     },
 
     /**

@@ -90,6 +90,53 @@ describe('PUT /ciphers/{id}/share', () => {
   });
 });
 
+describe('PUT /ciphers/share', () => {
+  const personalItems = async (who: Actor, count: number) => {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) ids.push((await call(who, 'POST', '/ciphers', cipherBody('login', key))).body.id as string);
+    return ids;
+  };
+  const moved = (ids: string[]) => ids.map((id) => ({ ...cipherBody('login', key, { organizationId: org }), id }));
+  const orgOf = async (id: string) => (await server.database.db.selectFrom('ciphers').select('organization_id').where('id', '=', id).executeTakeFirst())?.organization_id;
+
+  it('moves several personal items into the organization and its collections at once', async () => {
+    const ids = await personalItems(member, 3);
+    const res = await call(member, 'PUT', '/ciphers/share', { ciphers: moved(ids), collectionIds: [writable] });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.object).toBe('list');
+    expect((res.body.data as { object: string; id: string; organizationId: string }[]).map((c) => [c.object, c.id, c.organizationId])).toEqual(ids.map((id) => ['cipherMini', id, org]));
+    for (const id of ids) {
+      expect(await orgOf(id)).toBe(org);
+      expect(await eventTypes(id)).toContain(1105);
+    }
+  });
+
+  it('moves nothing when one of the items cannot move, and refuses bad lists naming the field', async () => {
+    const ids = await personalItems(member, 2);
+    const [orgItem] = await personalItems(member, 1);
+    expect((await call(member, 'PUT', '/ciphers/share', { ciphers: moved([orgItem!]), collectionIds: [writable] })).status).toBe(200);
+    const res = await call(member, 'POST', '/ciphers/share', { ciphers: moved([...ids, orgItem!]), collectionIds: [writable] });
+    expect(res.status).toBe(400);
+    for (const id of ids) expect(await orgOf(id)).toBeNull();
+
+    const others = await personalItems(owner, 1);
+    expect((await call(member, 'PUT', '/ciphers/share', { ciphers: moved([ids[0]!, others[0]!]), collectionIds: [writable] })).status).toBe(404);
+    const cases: [unknown, string][] = [
+      [{ ciphers: [], collectionIds: [writable] }, 'ciphers'],
+      [{ ciphers: moved([ids[0]!, ids[0]!]), collectionIds: [writable] }, 'ciphers'],
+      [{ ciphers: [moved([ids[0]!])[0], { ...cipherBody('login', key, { organizationId: otherOrg }), id: ids[1] }], collectionIds: [writable] }, 'ciphers'],
+      [{ ciphers: moved([ids[0]!]), collectionIds: [readOnly] }, 'collectionIds'],
+      [{ ciphers: moved([ids[0]!]), collectionIds: [] }, 'collectionIds'],
+    ];
+    for (const [body, field] of cases) {
+      const bad = await call(member, 'PUT', '/ciphers/share', body);
+      expect(bad.status, field).toBe(400);
+      expect(Object.keys(bad.body.validationErrors ?? {}), bad.text).toContain(field);
+    }
+    for (const id of ids) expect(await orgOf(id)).toBeNull();
+  });
+});
+
 describe('collections of an item', () => {
   it('changes the collections the caller may write to and keeps the others; _v2 says when the item is gone', async () => {
     const id = await seedOrgItem(server, org, [writable, managed]);
