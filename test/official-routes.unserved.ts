@@ -70,7 +70,6 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/organizations/{}/auth-requests/deny': '#42: trusted device encryption and device approvals.',
   'POST /api/organizations/{}/billing/restart-subscription': 'not offered: payments and subscriptions are Bitwarden cloud billing; a self-hosted account is premium and an organization is licensed.',
   'POST /api/organizations/{}/cancel': 'not offered: payments and subscriptions are Bitwarden cloud billing; a self-hosted account is premium and an organization is licensed.',
-  'POST /api/organizations/{}/collections/bulk-access': 'not offered yet: setting access on several collections at once. No open issue covers it yet.',
   'POST /api/organizations/{}/delete-recover-token': 'not offered: recovering an organization by deletion token is cloud-only.',
   'POST /api/organizations/{}/import': '#38: the admin console import.',
   'POST /api/organizations/{}/reinstate': 'not offered: payments and subscriptions are Bitwarden cloud billing; a self-hosted account is premium and an organization is licensed.',

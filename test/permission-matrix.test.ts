@@ -799,6 +799,15 @@ const COLLECTION_ROWS: Row[] = [
     { allow: [...EDIT_UNASSIGNED, 'manageUsers'], hidden: BLIND },
   ],
   [
+    'POST /organizations/{org}/collections/bulk-access (unassigned)',
+    async () => {
+      const id = await seedCollection(server, org);
+      return { method: 'POST', path: `${collections()}/bulk-access`, json: { collectionIds: [id], users: [{ id: bystander, readOnly: true }], groups: [] }, written: () => collectionUser(id, bystander) };
+    },
+    // The official server answers 404 to every caller it does not let through.
+    { allow: EDIT_UNASSIGNED, refuse: 404 },
+  ],
+  [
     'DELETE /organizations/{org}/collections/{id} (unassigned)',
     async () => {
       const id = await seedCollection(server, org);

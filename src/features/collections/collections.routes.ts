@@ -8,6 +8,7 @@ import { membershipOf, type OrgAccess } from '../../platform/access/org-access.j
 import { registerOrgDeleteRoutes } from '../organizations/org-delete-routes.js';
 import {
   AccessSelectionResponse,
+  BulkAccessBody,
   CollectionAccessDetailsResponse,
   CollectionDetailsResponse,
   CollectionResponse,
@@ -66,6 +67,10 @@ const docs = {
     summary: 'Delete a collection',
     description: `Deletes a collection and records Collection_Deleted (1302). Members who may delete any collection (owners and admins only while admins reach all collections) delete any; others delete those they manage and, as owners, admins or editAnyCollection members, those nobody manages, but while the organization limits deletion only owners and admins do. ${SEEN.replace(' read', ' delete')} ${MEMBER}`,
   },
+  bulkAccess: {
+    summary: 'Give members and groups access to several collections',
+    description: `Adds the given members' and groups' access (replacing theirs where they already have some) on up to 500 collections, all or nothing, for a caller who may edit every one of them (see \`PUT …/collections/{id}\`); a collection that is not the organization's, or that the caller may not edit, answers 404. Records Collection_Updated (1301) for each. ${MEMBER}`,
+  },
   deleteMany: {
     summary: 'Delete collections',
     description: `Deletes several collections, all or nothing, under the rules of \`DELETE …/collections/{id}\`: an id the caller cannot see answers 404, one they may not delete 403; records Collection_Deleted (1302) for each. ${MEMBER}`,
@@ -123,6 +128,11 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<{ collections: Collecti
 
   app.put(`${base}/:id/users`, { config: member, schema: { tags, ...docs.replaceUsers, params: OrgIdParams, body: CollectionUsersBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await collections.replaceUsers(membershipOf(request), normalizeGuid(request.params.id), request.body, clientContext(request));
+    return emptyOk(reply);
+  });
+
+  app.post(`${base}/bulk-access`, { config: member, schema: { tags, ...docs.bulkAccess, params: OrgParams, body: BulkAccessBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    await collections.addAccess(membershipOf(request), request.body, clientContext(request));
     return emptyOk(reply);
   });
 

@@ -37,6 +37,14 @@ export type UpdateCollectionBody = CreateCollectionBody;
 
 export const CollectionUsersBody = AccessList;
 
+/** `POST …/collections/bulk-access`: access added to several collections at once. */
+export const BulkAccessBody = Type.Object({
+  collectionIds: Type.Array(Guid, { minItems: 1, maxItems: 500 }),
+  users: Type.Optional(Nullable(Type.Array(AccessSelection, { maxItems: 1000 }))),
+  groups: Type.Optional(Nullable(Type.Array(AccessSelection, { maxItems: 1000 }))),
+});
+export type BulkAccessBody = Static<typeof BulkAccessBody>;
+
 
 
 const collectionFields = {

@@ -50,6 +50,7 @@ import {
   type CollectionDetailsResponse,
   type CreateCollectionBody,
   type UpdateCollectionBody,
+  type BulkAccessBody,
 } from './collections.schemas.js';
 import { touchOrganizationMembers } from '../../platform/access/memberships.js';
 
@@ -57,6 +58,20 @@ import { touchOrganizationMembers } from '../../platform/access/memberships.js';
 export async function collectionDetailsForUser(db: Executor, userId: string): Promise<CollectionDetailsResponse[]> {
   const rows = await collectionsForUser(db, userId);
   return rows.map(({ row, grant }) => toCollectionDetails(row, grant));
+}
+
+/** The most access rows one bulk-access request may write (collections × members and groups). */
+export const BULK_ACCESS_ROWS = 50_000;
+
+function accessInputOf(row: AccessRow): AccessInput {
+  return { id: row.id, readOnly: Boolean(row.read_only), hidePasswords: Boolean(row.hide_passwords), manage: Boolean(row.manage) };
+}
+
+/** `current` with each of `added` put in (replacing the same member's or group's access). */
+function withAccess(current: readonly AccessInput[], added: readonly AccessInput[]): AccessInput[] {
+  const byId = new Map(current.map((a) => [a.id, a]));
+  for (const a of added) byId.set(a.id, a);
+  return [...byId.values()];
 }
 
 function normalizeAccess(list: readonly AccessSelection[] | null | undefined, field: string): AccessInput[] | undefined {
@@ -247,6 +262,43 @@ export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: 
         checkSomeoneManages(actor, { users, groups: current.groups });
         await replaceCollectionUsers(tx, id, users);
         await record(tx, client, membership, EventType.Collection_Updated, [id]);
+      });
+    },
+
+    /**
+     * Adds (or, for those already there, replaces) the given members' and groups' access on
+     * several collections, all or nothing, for a caller who may edit every one of them; a
+     * collection that is not the organization's or that the caller may not edit answers 404,
+     * as the official server does. Records Collection_Updated (1301) for each.
+     */
+    async addAccess(membership: Membership, body: BulkAccessBody, client: ClientContext): Promise<void> {
+      const ids = [...new Set(body.collectionIds.map((id) => id.toLowerCase()))];
+      const users = normalizeAccess(body.users, 'users') ?? [];
+      const groups = normalizeAccess(body.groups, 'groups') ?? [];
+      // Each collection rewrites its whole access list: bounded so one request stays small.
+      if (ids.length * (users.length + groups.length) > BULK_ACCESS_ROWS) {
+        throw BadRequest.field('collectionIds', `At most ${BULK_ACCESS_ROWS} grants (collections times members and groups) at once.`);
+      }
+      await db.transaction().execute(async (tx) => {
+        const actor = await actorFor(tx, membership);
+        const rows = await listCollections(tx, membership.organizationId, ids);
+        if (rows.length !== ids.length) throw new NotFound('One or more collections not found.');
+        const access = await accessOf(tx, ids);
+        for (const id of ids) {
+          if (!canSee(actor, id) || !canEdit(actor, id, unmanagedOf(accessByCollection(access, id)))) throw new NotFound();
+        }
+        await checkAccessTargets(tx, actor, users, groups);
+        for (const id of ids) {
+          const current = accessByCollection(access, id);
+          const merged = {
+            users: withAccess(current.users.map(accessInputOf), users),
+            groups: withAccess(current.groups.map(accessInputOf), groups),
+          };
+          checkSomeoneManages(actor, merged);
+          if (users.length > 0) await replaceCollectionUsers(tx, id, merged.users);
+          if (groups.length > 0) await replaceCollectionGroups(tx, id, merged.groups);
+        }
+        await record(tx, client, membership, EventType.Collection_Updated, ids);
       });
     },
 

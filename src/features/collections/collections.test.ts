@@ -356,6 +356,74 @@ describe('collections', () => {
   });
 });
 
+describe('POST /organizations/{id}/collections/bulk-access', () => {
+  let server: TestServer;
+  let org: string;
+  let owner: Actor;
+  let otherOrg: string;
+  beforeAll(async () => {
+    server = await startTestServer();
+    ({ org, owner, otherOrg } = await orgWithOwner(server));
+  });
+  afterAll(async () => server?.close());
+
+  const bulk = (who: Actor, json: unknown) => server.request('POST', `/api/organizations/${org}/collections/bulk-access`, { token: who.token, json });
+  const usersOf = async (id: string) =>
+    (await server.database.db.selectFrom('collection_users').select(['organization_user_id as id', 'read_only', 'manage']).where('collection_id', '=', id).execute())
+      .map((r) => ({ id: r.id, readOnly: Boolean(r.read_only), manage: Boolean(r.manage) }))
+      .sort((a, b) => a.id.localeCompare(b.id));
+
+  it('adds members and groups to every collection named, replacing their own earlier access and keeping the rest', async () => {
+    const alice = await actor(server, org, 'bulk-alice@example.com');
+    const bob = await actor(server, org, 'bulk-bob@example.com');
+    const group = await seedGroup(server, org);
+    const first = await seedCollection(server, org, { users: [[alice.memberId, { manage: true }], [bob.memberId, { readOnly: true }]] });
+    const second = await seedCollection(server, org);
+    const before = (await eventsOf(server, EventType.Collection_Updated)).length;
+    const res = await bulk(owner, { collectionIds: [first, second.toUpperCase()], users: [{ id: bob.memberId, manage: true }], groups: [{ id: group, readOnly: true }] });
+    expect(res.status, res.text).toBe(200);
+    expect(await usersOf(first)).toEqual([{ id: alice.memberId, readOnly: false, manage: true }, { id: bob.memberId, readOnly: false, manage: true }].sort((a, b) => a.id.localeCompare(b.id)));
+    expect(await usersOf(second)).toEqual([{ id: bob.memberId, readOnly: false, manage: true }]);
+    const groups = await server.database.db.selectFrom('collection_groups').select(['collection_id', 'read_only']).where('group_id', '=', group).execute();
+    expect(groups.map((g) => [g.collection_id, Boolean(g.read_only)]).sort()).toEqual([[first, true], [second, true]].sort());
+    expect((await eventsOf(server, EventType.Collection_Updated)).length - before).toBe(2);
+  });
+
+  it('changes nothing and answers 404 when one collection is not the organization\'s or not the caller\'s to edit', async () => {
+    const carol = await actor(server, org, 'bulk-carol@example.com');
+    const mine = await seedCollection(server, org, { users: [[carol.memberId, { manage: true }]] });
+    const notMine = await seedCollection(server, org, { users: [[owner.memberId, { manage: true }]] });
+    const foreign = await seedCollection(server, otherOrg);
+    const target = await actor(server, org, 'bulk-target@example.com');
+    for (const collectionIds of [[mine, notMine], [mine, foreign], [mine, randomUUID()]]) {
+      const res = await bulk(carol, { collectionIds, users: [{ id: target.memberId }] });
+      expect(res.status, res.text).toBe(404);
+    }
+    expect((await usersOf(mine)).map((u) => u.id)).toEqual([carol.memberId]);
+    expect((await bulk(carol, { collectionIds: [mine], users: [{ id: target.memberId }] })).status).toBe(200);
+  });
+
+  it('refuses bad input naming the field', async () => {
+    const id = await seedCollection(server, org);
+    const stranger = await seedCollection(server, otherOrg);
+    const cases: [unknown, string][] = [
+      [{ collectionIds: [], users: [] }, 'collectionIds'],
+      [{ collectionIds: ['nope'], users: [] }, 'collectionIds'],
+      [{ collectionIds: [id], users: [{ id: randomUUID() }] }, 'users'],
+      [{ collectionIds: [id], users: [{ id: owner.memberId, readOnly: true, manage: true }] }, 'users'],
+      [{ collectionIds: Array.from({ length: 501 }, () => randomUUID()), users: [] }, 'collectionIds'],
+      // 500 collections times 101 members is past the 50,000 grants one request may write.
+      [{ collectionIds: Array.from({ length: 500 }, () => randomUUID()), users: Array.from({ length: 101 }, () => ({ id: randomUUID() })), groups: [] }, 'collectionIds'],
+    ];
+    for (const [json, field] of cases) {
+      const res = await bulk(owner, json);
+      expect(res.status, `${field}: ${res.text}`).toBe(400);
+      expect(Object.keys(res.body.validationErrors ?? {}).some((key) => key.startsWith(field)), res.text).toBe(true);
+    }
+    expect((await bulk(owner, { collectionIds: [id, stranger], users: [] })).status).toBe(404);
+  });
+});
+
 describe('the user\'s collections (GET /collections, sync)', () => {
   let server: TestServer | undefined;
   afterEach(async () => {
