@@ -109,7 +109,6 @@ export const UNSERVED: Record<string, string> = {
   'PUT /api/accounts/update-tde-offboarding-password': '#42: trusted device encryption and device approvals.',
   'PUT /api/accounts/update-temp-password': '#39: an account\'s master password life (set, temporary, change).',
   'PUT /api/devices/{}/keys': '#42: trusted device encryption and device approvals.',
-  'PUT /api/organizations/{}/collection-management': 'not offered yet: the organization\'s collection management settings. No open issue covers it yet.',
   'PUT /api/organizations/{}/two-factor/duo': 'not offered yet: organization-wide Duo (the page itself is GET /organizations/{id}/two-factor, #38). No open issue covers it yet.',
   'PUT /api/organizations/{}/users/{}/recover-account': '#39: account recovery by admins.',
   'PUT /api/organizations/{}/users/{}/reset-password-enrollment': '#39: account recovery by admins.',

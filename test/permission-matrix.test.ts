@@ -325,6 +325,21 @@ const ORGANIZATION_ROWS: Row[] = [
     },
     { allow: OWNER },
   ],
+  [
+    'PUT /organizations/{id}/collection-management (the settings it has)',
+    async () => {
+      // The same values again, so later rows see the settings they expect; the write shows in revision_date.
+      const before = await org_();
+      const json = {
+        limitCollectionCreation: Boolean(before.limit_collection_creation),
+        limitCollectionDeletion: Boolean(before.limit_collection_deletion),
+        limitItemDeletion: Boolean(before.limit_item_deletion),
+        allowAdminAccessToAllCollectionItems: Boolean(before.allow_admin_access_to_all_collection_items),
+      };
+      return { method: 'PUT', path: `${base()}/collection-management`, json, written: async () => (await org_()).revision_date !== before.revision_date };
+    },
+    { allow: OWNER, hidden: 'rest' },
+  ],
   ['GET /organizations/{id}/events', async () => ({ method: 'GET', path: `${base()}/events` }), { allow: [...ADMINS, 'accessEventLogs'] }],
   [
     'POST /organizations/{id}/api-key',

@@ -20,6 +20,7 @@ import {
   ApiKeyBody,
   ApiKeyResponse,
   ApplyLicenseBody,
+  CollectionManagementBody,
   OrganizationKeys,
   AutoEnrollStatusResponse,
   CreateOrganizationBody,
@@ -71,6 +72,10 @@ const docs = {
   update: {
     summary: 'Update an organization',
     description: `Changes the organization's name, business name, SSO identifier, billing email (only owners change it) and, once, its key pair, and records Organization_Updated (1600). ${right('manageOrganization', 'owners and admins')}`,
+  },
+  collectionManagement: {
+    summary: "Change an organization's collection management",
+    description: `Sets whether only owners and admins create collections (\`limitCollectionCreation\`), delete them (\`limitCollectionDeletion\`) and delete items (\`limitItemDeletion\`), and whether owners and admins reach every collection's items (\`allowAdminAccessToAllCollectionItems\`); every confirmed member syncs again, and Organization_CollectionManagement_Updated (1609) is recorded. Access: a confirmed owner (\`orgOwner\`); anyone else gets 404, as on the official server.`,
   },
   leave: {
     summary: 'Leave an organization',
@@ -241,6 +246,12 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
         toOrganizationResponse(await organizations.update(membershipOf(request), request.body, clientContext(request)), { billing: true }),
     });
   }
+
+  app.put(
+    '/organizations/:id/collection-management',
+    { config: { access: orgAccess.owner('id') }, schema: { tags, ...docs.collectionManagement, params: IdParams, body: CollectionManagementBody, response: { 200: OrganizationResponse } } },
+    async (request) => toOrganizationResponse(await organizations.updateCollectionManagement(membershipOf(request), request.body, clientContext(request)), { billing: true }),
+  );
 
   app.post('/organizations/:id/leave', { ...member, schema: { tags, ...docs.leave, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await organizations.leave(membershipOf(request), clientContext(request));

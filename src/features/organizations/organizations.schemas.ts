@@ -351,3 +351,13 @@ export const ProfileOrganizationResponse = Type.Object({
   isAdminInitiated: Type.Boolean(),
 });
 export type ProfileOrganizationResponse = Static<typeof ProfileOrganizationResponse>;
+
+/** `PUT /organizations/{id}/collection-management` (OrganizationCollectionManagementUpdateRequestModel). */
+export const CollectionManagementBody = Type.Object({
+  limitCollectionCreation: Type.Boolean(),
+  limitCollectionDeletion: Type.Boolean(),
+  /** Sent by clients since 2025; older ones leave it out, and it then keeps its value. */
+  limitItemDeletion: Type.Optional(Type.Boolean()),
+  allowAdminAccessToAllCollectionItems: Type.Boolean(),
+});
+export type CollectionManagementBody = Static<typeof CollectionManagementBody>;

@@ -18,13 +18,13 @@ import { PolicyType } from '../policies/policy-type.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
 import { actingOf, type Membership } from '../../platform/access/org-access.js';
 import { deleteOrganization, findApiKey, findOrganizationByIdentifier, identifierTaken, insertApiKey, updateApiKey, updateOrganization } from './organizations.repository.js';
-import type { ApiKeyBody, CreateOrganizationBody, OrganizationKeys, SecretBody, UpdateOrganizationBody } from './organizations.schemas.js';
+import type { ApiKeyBody, CollectionManagementBody, CreateOrganizationBody, OrganizationKeys, SecretBody, UpdateOrganizationBody } from './organizations.schemas.js';
 import { planFeatures, ProductTierType } from './plans.js';
 import { profileOrganizations } from './profile-organizations.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
-import { type OrganizationRow, findOrganization, findMembershipOfUser, deleteMembership, confirmedOwnerIds, memberUserIds } from '../../platform/access/memberships.js';
+import { type OrganizationRow, findOrganization, findMembershipOfUser, deleteMembership, confirmedOwnerIds, memberUserIds, touchOrganizationMembers } from '../../platform/access/memberships.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
 
 /** OrganizationApiKeyType. */
@@ -158,6 +158,27 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
         await audit.record(tx, client, { type: EventType.Organization_Updated, organizationId: org.id, actingUserId: membership.userId });
       });
       return organizationOf(org.id);
+    },
+
+    /**
+     * `PUT /organizations/:id/collection-management` (owners): who may create and delete
+     * collections and items, and whether owners and admins reach every item. Item rights in
+     * members' syncs follow these, so every confirmed member syncs again.
+     */
+    async updateCollectionManagement(membership: Membership, settings: CollectionManagementBody, client: ClientContext): Promise<OrganizationRow> {
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await updateOrganization(tx, membership.organizationId, {
+          limit_collection_creation: settings.limitCollectionCreation,
+          limit_collection_deletion: settings.limitCollectionDeletion,
+          ...(settings.limitItemDeletion !== undefined ? { limit_item_deletion: settings.limitItemDeletion } : {}),
+          allow_admin_access_to_all_collection_items: settings.allowAdminAccessToAllCollectionItems,
+          revision_date: now,
+        });
+        await touchOrganizationMembers(tx, [membership.organizationId], now);
+        await audit.record(tx, client, { type: EventType.Organization_CollectionManagement_Updated, organizationId: membership.organizationId, ...actingOf(membership) });
+      });
+      return organizationOf(membership.organizationId);
     },
 
     /** `POST /organizations/:id/keys`: the pair of an organization that has none; 400 otherwise. */
