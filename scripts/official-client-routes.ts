@@ -6,6 +6,8 @@
  * The source can be any of:
  *   --git <clients .git dir> [--rev <ref>]   a bare or fetched clone (read with git ls-tree / git show)
  *   --tree <clients work tree>               a checked-out clone
+ *     [--commits <map.json>]                 or files read one by one from an index: a JSON map
+ *                                            path -> the commit each file was read at
  *   --sourcemap <bw.js.map> --ref <name>     the map shipped in the npm package @bitwarden/cli, which
  *                                            carries the shared libraries' source (not apps/web's)
  * Add --merge to keep the routes of the current file whose source the new read does not cover
@@ -60,7 +62,7 @@ function fromGit(gitDir: string, rev: string): { sources: Sources; commit: strin
   return { sources, commit };
 }
 
-function fromTree(root: string): { sources: Sources; commit: string } {
+function fromTree(root: string): { sources: Sources; commit: string; commits?: Record<string, string> } {
   const sources: Sources = new Map();
   const walk = (dir: string): void => {
     for (const name of readdirSync(dir)) {
@@ -75,7 +77,10 @@ function fromTree(root: string): { sources: Sources; commit: string } {
   };
   walk(root);
   const commit = existsSync(join(root, '.git')) ? execFileSync('git', ['-C', root, 'rev-parse', 'HEAD'], { encoding: 'utf8' }).trim() : 'unknown';
-  return { sources, commit };
+  // Files fetched one at a time from an index come from different commits: record each one's.
+  const map = argument('--commits');
+  const commits = map ? (JSON.parse(readFileSync(map, 'utf8')) as Record<string, string>) : undefined;
+  return { sources, commit, commits };
 }
 
 function fromSourceMap(file: string, ref: string): { sources: Sources; commit: string } {
@@ -127,12 +132,44 @@ function shapes(expr: ts.Expression, seen: Set<string> = new Set()): string[] {
   }
   if (ts.isConditionalExpression(expr)) return [...shapes(expr.whenTrue, seen), ...shapes(expr.whenFalse, seen)].slice(0, MAX_ALTERNATIVES);
   if (ts.isIdentifier(expr) && !seen.has(expr.text)) return variableShapes(expr, new Set([...seen, expr.text]));
+  // A class field holding the base path (`this.endpoint`) or a method returning it (`this.getEndpoint(x)`).
+  const member = thisMember(ts.isCallExpression(expr) ? expr.expression : expr);
+  if (member && !seen.has(`this.${member.name}`)) {
+    const shaped = memberShapes(member, new Set([...seen, `this.${member.name}`]));
+    if (shaped) return shaped;
+  }
   // A helper that adds a query string to a path it is given: addEventParameters("/events", start, end).
   if (ts.isCallExpression(expr) && expr.arguments[0]) {
     const inner = shapes(expr.arguments[0], seen);
     if (inner.some((s) => s.startsWith('/'))) return inner;
   }
   return ['{}'];
+}
+
+function thisMember(expr: ts.Expression): { name: string; node: ts.Node } | undefined {
+  return ts.isPropertyAccessExpression(expr) && expr.expression.kind === ts.SyntaxKind.ThisKeyword ? { name: expr.name.text, node: expr } : undefined;
+}
+
+/** The shapes of a class member: a field's initializer, or every `return` of a method or arrow-function field. */
+function memberShapes(member: { name: string; node: ts.Node }, seen: Set<string>): string[] | undefined {
+  let cls: ts.Node | undefined = member.node.parent;
+  while (cls && !ts.isClassLike(cls)) cls = cls.parent;
+  if (!cls || !ts.isClassLike(cls)) return undefined;
+  for (const m of cls.members) {
+    if (!m.name || m.name.getText() !== member.name) continue;
+    const body = ts.isPropertyDeclaration(m) ? m.initializer : ts.isMethodDeclaration(m) ? m : undefined;
+    if (!body) return undefined;
+    if (!ts.isArrowFunction(body) && !ts.isFunctionExpression(body) && !ts.isMethodDeclaration(body)) return shapes(body, seen);
+    if (body.body && !ts.isBlock(body.body)) return shapes(body.body, seen);
+    const out: string[] = [];
+    const visit = (node: ts.Node): void => {
+      if (ts.isReturnStatement(node) && node.expression) out.push(...shapes(node.expression, seen));
+      else if (!ts.isFunctionLike(node)) ts.forEachChild(node, visit);
+    };
+    if (body.body) ts.forEachChild(body.body, visit);
+    return out.length ? out.slice(0, MAX_ALTERNATIVES) : undefined;
+  }
+  return undefined;
 }
 
 function variableShapes(id: ts.Identifier, seen: Set<string>): string[] {
@@ -235,19 +272,25 @@ function main(): void {
   const git = argument('--git');
   const tree = argument('--tree');
   const map = argument('--sourcemap');
-  const read = git ? fromGit(git, argument('--rev') ?? 'HEAD') : tree ? fromTree(tree) : map ? fromSourceMap(map, argument('--ref') ?? 'unknown') : undefined;
+  const read: { sources: Sources; commit: string; commits?: Record<string, string> } | undefined = git ? fromGit(git, argument('--rev') ?? 'HEAD') : tree ? fromTree(tree) : map ? fromSourceMap(map, argument('--ref') ?? 'unknown') : undefined;
   if (!read) {
-    console.error('usage: tsx scripts/official-client-routes.ts (--git <dir> [--rev <ref>] | --tree <dir> | --sourcemap <bw.js.map> --ref <ref>) [--merge]');
+    console.error('usage: tsx scripts/official-client-routes.ts (--git <dir> [--rev <ref>] | --tree <dir> [--commits <map.json>] | --sourcemap <bw.js.map> --ref <ref>) [--merge]');
     process.exit(2);
   }
   const routes = new Map<string, OfficialRoute>();
   for (const path of [...read.sources.keys()].sort()) {
     for (const route of routesOf(path, read.sources.get(path)!)) {
-      if (!routes.has(route)) routes.set(route, { route, source: path, commit: read.commit });
+      if (!routes.has(route)) routes.set(route, { route, source: path, commit: read.commits?.[path] ?? read.commit });
     }
   }
   const previous: RouteFile | undefined = existsSync(OUTPUT) ? (JSON.parse(readFileSync(OUTPUT, 'utf8')) as RouteFile) : undefined;
-  const reads = [{ from: git ? `git ${git}` : tree ? `tree ${tree}` : `source map ${map!}`, commit: read.commit, date: new Date().toISOString().slice(0, 10) }];
+  const date = new Date().toISOString().slice(0, 10);
+  const reads = read.commits
+    ? Object.entries(read.commits)
+        .filter(([path]) => [...routes.values()].some((r) => r.source === path))
+        .sort(([a], [b]) => a.localeCompare(b))
+        .map(([path, commit]) => ({ from: `index of bitwarden/clients: ${path}`, commit, date }))
+    : [{ from: git ? `git ${git}` : tree ? `tree ${tree}` : `source map ${map!}`, commit: read.commit, date }];
   if (process.argv.includes('--merge') && previous) {
     // Keep routes from files the new read did not include (apps/web when reading a CLI source map).
     for (const old of previous.routes) if (!read.sources.has(old.source) && !routes.has(old.route)) routes.set(old.route, old);
