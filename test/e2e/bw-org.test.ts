@@ -7,6 +7,8 @@
  * shared item in their own `bw` after a sync. One server for the file; the steps build on each
  * other in order, since each CLI command costs seconds.
  */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, type LoggedInUser } from '../support/accounts.js';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
@@ -223,5 +225,25 @@ describe('bw against an organization', () => {
     const sync = await memberBw.run(['sync', '-f']);
     expect(sync.code, sync.stderr).toBe(0);
     expect(await memberBw.json<Item[]>(['list', 'items'])).toEqual([]);
+  }, SLOW);
+
+  it('exports the organization vault and imports the file back into the organization', async () => {
+    const file = join(ownerBw.appDataDir, 'org-export.json');
+    // bw reads GET /organizations/{id}/export here, and imports through POST /ciphers/import-organization.
+    const exported = await ownerBw.run(['export', '--organizationid', orgId, '--format', 'json', '--output', file]);
+    expect(exported.code, exported.stderr).toBe(0);
+    const data = JSON.parse(await readFile(file, 'utf8')) as { collections: { id: string; name: string }[]; items: Item[] };
+    expect(data.collections.map((c) => c.id).sort()).toEqual([defaultCollectionId, engineeringId].sort());
+    expect(data.items.map((i) => [i.name, i.collectionIds])).toEqual([['Shared login', [defaultCollectionId]]]);
+
+    const imported = await ownerBw.run(['import', '--organizationid', orgId, 'bitwardenjson', file]);
+    expect(imported.code, imported.stderr).toBe(0);
+    await ownerBw.run(['sync', '-f']);
+    const items = (await ownerBw.json<Item[]>(['list', 'items', '--organizationid', orgId])).filter((i) => i.name === 'Shared login');
+    expect(items).toHaveLength(2);
+    for (const item of items) expect(item).toMatchObject({ organizationId: orgId, collectionIds: [defaultCollectionId], login: { username: 'deploy', password: 'hunter2' } });
+    // The collections the file names exist already: the import reuses them rather than making copies.
+    const collections = await server.database.db.selectFrom('collections').select('id').where('organization_id', '=', orgId).execute();
+    expect(collections).toHaveLength(2);
   }, SLOW);
 });
