@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, NullableDateTime } from '../../http/schemas.js';
-import { OrganizationResponse } from '../organizations/organizations.schemas.js';
+import { OrganizationResponse, PLAN_FIELDS } from '../organizations/organizations.schemas.js';
 
 /**
  * The organization metadata web vaults of 2024-04 to 2026-02 read from `billing/metadata`
@@ -78,32 +78,10 @@ const SecretsManagerPlan = Type.Object({
 
 /** The official PlanResponseModel the "New organization" page lists. */
 export const OfferedPlanResponse = Type.Object({
-  object: Type.Literal('plan'),
-  type: Type.Integer(),
-  productTier: Type.Integer(),
+  ...PLAN_FIELDS,
   /** The name older web vaults read (the official `product`, renamed productTier in 2024). */
   product: Type.Integer(),
-  name: Type.String(),
-  isAnnual: Type.Boolean(),
-  nameLocalizationKey: Type.String(),
-  descriptionLocalizationKey: Type.String(),
-  canBeUsedByBusiness: Type.Boolean(),
-  trialPeriodDays: Nullable(Type.Integer()),
-  hasSelfHost: Type.Boolean(),
-  hasPolicies: Type.Boolean(),
-  hasGroups: Type.Boolean(),
-  hasDirectory: Type.Boolean(),
-  hasEvents: Type.Boolean(),
-  hasTotp: Type.Boolean(),
   has2fa: Type.Boolean(),
-  hasApi: Type.Boolean(),
-  hasSso: Type.Boolean(),
-  hasResetPassword: Type.Boolean(),
-  usersGetPremium: Type.Boolean(),
-  upgradeSortOrder: Type.Integer(),
-  displaySortOrder: Type.Integer(),
-  legacyYear: Nullable(Type.Integer()),
-  disabled: Type.Boolean(),
   secretsManager: Nullable(SecretsManagerPlan),
   passwordManager: PasswordManagerPlan,
 });

@@ -148,7 +148,8 @@ const AbsentFeatures = Object.fromEntries(Object.keys(ABSENT_FEATURES).map((f) =
   ReturnType<typeof Type.Boolean>
 >;
 
-const PlanResponse = Type.Object({
+/** The fields of the official PlanResponseModel every plan answer carries (organizations, the plan list). */
+export const PLAN_FIELDS = {
   object: Type.Literal('plan'),
   type: Type.Integer(),
   productTier: Type.Integer(),
@@ -166,15 +167,19 @@ const PlanResponse = Type.Object({
   hasTotp: Type.Boolean(),
   hasApi: Type.Boolean(),
   hasSso: Type.Boolean(),
-  hasOrganizationDomains: Type.Boolean(),
   hasResetPassword: Type.Boolean(),
   usersGetPremium: Type.Boolean(),
-  hasMyItems: Type.Boolean(),
-  hasInviteLinks: Type.Boolean(),
   upgradeSortOrder: Type.Integer(),
   displaySortOrder: Type.Integer(),
   legacyYear: Nullable(Type.Integer()),
   disabled: Type.Boolean(),
+};
+
+const PlanResponse = Type.Object({
+  ...PLAN_FIELDS,
+  hasOrganizationDomains: Type.Boolean(),
+  hasMyItems: Type.Boolean(),
+  hasInviteLinks: Type.Boolean(),
   secretsManager: Type.Null(),
   passwordManager: Type.Null(),
 });
