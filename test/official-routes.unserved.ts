@@ -164,7 +164,7 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/organizations/{}/users/public-keys': 'not offered yet: bulk member public keys for user key rotation (#39).',
   'POST /api/organizations/connections': 'not offered: organization connections (billing sync, cloud SCIM) need Bitwarden cloud communication; the page reads /organizations/connections/enabled = false and stops.',
   'POST /api/organizations/create-without-payment': 'not offered: payments and subscriptions are Bitwarden cloud billing; a self-hosted account is premium and an organization is licensed.',
-  'POST /api/organizations/invite-link/policies': 'not offered yet: organization invite links (2026), whose joiners read the policies here; invitations by email are served. No open issue covers it yet.',
+  'POST /api/organizations/invite-link/policies': 'not offered yet: organization invite links, whose joiners read the policies here; invitations by email are served. No open issue covers it yet.',
   'POST /api/providers/{}/billing/vnext/credit/bitpay': 'not offered: the provider portal (MSPs) is a Bitwarden cloud feature.',
   'POST /api/providers/{}/billing/vnext/payment-method/verify-bank-account': 'not offered: the provider portal (MSPs) is a Bitwarden cloud feature.',
   'POST /api/providers/{}/billing/vnext/subscription/restart': 'not offered: the provider portal (MSPs) is a Bitwarden cloud feature.',
