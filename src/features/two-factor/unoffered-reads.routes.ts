@@ -1,11 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { access, type AccessRule } from '../../http/access.js';
-import { NotFound } from '../../http/errors.js';
+import { access } from '../../http/access.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { IdParams, ListOf, list } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
-import { OrganizationUserType } from '../../platform/access/roles.js';
+import type { OrgAccess } from '../../platform/access/org-access.js';
 import { ProviderResponse } from './two-factor.schemas.js';
 
 const tags = ['Two-step login'];
@@ -39,21 +37,9 @@ const docs = {
  * open instead of spinning.
  */
 export const unofferedTwoFactorRoutes: FastifyPluginAsyncTypebox<{ orgAccess: OrgAccess }> = async (app, { orgAccess }) => {
-  const member = orgAccess.member('id');
-  // The official OrganizationAdmin: owners and admins; everyone else, members included, gets 404.
-  const admins: AccessRule = {
-    ...member,
-    name: 'orgAdmin',
-    async authorize(request, principal) {
-      await member.authorize?.(request, principal);
-      const { type } = membershipOf(request);
-      if (type !== OrganizationUserType.Owner && type !== OrganizationUserType.Admin) throw new NotFound();
-    },
-  };
-
   app.get(
     '/organizations/:id/two-factor',
-    { config: { access: admins }, schema: { tags, ...docs.organization, params: IdParams, response: { 200: ListOf(ProviderResponse) } } },
+    { config: { access: orgAccess.admin('id') }, schema: { tags, ...docs.organization, params: IdParams, response: { 200: ListOf(ProviderResponse) } } },
     async () => list([]),
   );
 

@@ -99,7 +99,7 @@ export function membershipOf(request: FastifyRequest): Membership {
  * exactly as for an organization that does not exist; a member without the right gets 403.
  */
 export function createOrgAccess(db: Db) {
-  function rule(name: string, rights: readonly Right[], param: string, ownersOnly = false): AccessRule {
+  function rule(name: string, rights: readonly Right[], param: string, onlyTypes?: readonly OrganizationUserType[]): AccessRule {
     return {
       name,
       principals: ['user'],
@@ -110,8 +110,8 @@ export function createOrgAccess(db: Db) {
         const value = param.startsWith('?') ? (request.query as Record<string, unknown> | undefined)?.[param.slice(1)] : (request.params as Record<string, unknown>)[param];
         const organizationId = typeof value === 'string' ? value.toLowerCase() : '';
         const membership = organizationId ? await confirmedMembership(db, organizationId, principal.userId) : null;
-        // Owners-only routes hide the organization from everyone else, as the official server does.
-        if (!membership || (ownersOnly && membership.type !== OrganizationUserType.Owner)) throw new NotFound();
+        // Owners-only and admins-only routes hide the organization from everyone else, as the official server does.
+        if (!membership || (onlyTypes && !onlyTypes.includes(membership.type))) throw new NotFound();
         if (rights.length > 0 && !rights.some((right) => membership.rights.has(right))) throw new Forbidden('You do not have permission to do this.');
         request.membership = membership;
       },
@@ -125,7 +125,9 @@ export function createOrgAccess(db: Db) {
     /** A confirmed member holding any of `rights`; the route decides what each one opens. */
     anyRight: (rights: readonly Right[], param = 'orgId') => rule(`orgPermission(${rights.join('|')})`, rights, param),
     /** A confirmed Owner; any other caller, member or not, gets 404 (the official integration routes). */
-    owner: (param = 'orgId') => rule('orgOwner', [], param, true),
+    owner: (param = 'orgId') => rule('orgOwner', [], param, [OrganizationUserType.Owner]),
+    /** A confirmed Owner or Admin (the official OrganizationAdmin); anyone else, members included, gets 404. */
+    admin: (param = 'orgId') => rule('orgAdmin', [], param, [OrganizationUserType.Owner, OrganizationUserType.Admin]),
   };
 }
 
