@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { Insertable } from 'kysely';
-import type { CiphersTable } from '../../db/schema.js';
 import { chunks } from '../../db/chunks.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
@@ -15,7 +13,7 @@ import { countCollections } from '../collections/collections.repository.js';
 import { cipherEvents, touchRevisions } from './cipher-access.js';
 import { IMPORT_TOO_LARGE, within } from './cipher-import.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
-import { insertCiphers } from './ciphers.repository.js';
+import { insertCiphers, newCipherRow } from './ciphers.repository.js';
 import type { CipherRequest } from './ciphers.schemas.js';
 import type { VaultDeps } from './ciphers.service.js';
 
@@ -115,19 +113,7 @@ export function createOrgCipherImport({ db, audit, clock, pushes }: VaultDeps) {
         const managed = created.map((c) => ({ collection_id: c.id, organization_user_id: membership.id, read_only: false, hide_passwords: false, manage: true }));
         for (const part of chunks(managed)) await tx.insertInto('collection_users').values(part).execute();
       }
-      const ciphers: Insertable<CiphersTable>[] = request.ciphers.map((cipher, i) => ({
-        id: randomUUID(),
-        user_id: null,
-        organization_id: orgId,
-        type: cipher.type,
-        data: contents[i] as string,
-        key: cipher.key ?? null,
-        reprompt: cipher.reprompt ?? 0,
-        attachments: null,
-        creation_date: now,
-        revision_date: now,
-        deleted_date: null,
-      }));
+      const ciphers = request.ciphers.map((cipher, i) => newCipherRow({ user_id: null, organization_id: orgId }, cipher, contents[i] as string, now));
       await insertCiphers(tx, ciphers);
       const places = [...pairs].map((pair) => {
         const [key, value] = pair.split(':').map(Number) as [number, number];

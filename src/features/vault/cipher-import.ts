@@ -10,7 +10,7 @@ import { serializeCipherData, toCipherData } from './cipher-data.js';
 import type { ImportCiphersRequest } from './ciphers.schemas.js';
 import { chunks } from '../../db/chunks.js';
 import { createWorkQueue, mapInSlices, yieldToLoop } from '../../shared/work-slices.js';
-import { deleteCiphers, insertCiphers, upsertUserSettings } from './ciphers.repository.js';
+import { deleteCiphers, insertCiphers, newCipherRow, upsertUserSettings } from './ciphers.repository.js';
 import type { VaultDeps } from './ciphers.service.js';
 import { deleteFolders, insertFolders, listFolders } from './folders.repository.js';
 import { userPush } from '../../platform/push/push-messages.js';
@@ -85,19 +85,7 @@ export function createCipherImport({ db, audit, clock, pushes }: VaultDeps) {
           const cipher = request.ciphers[i] as ImportCiphersRequest['ciphers'][number];
           const id = randomUUID();
           const folderIndex = folderOf.get(i);
-          ciphers.push({
-            id,
-            user_id: userId,
-            organization_id: null,
-            type: cipher.type,
-            data: contents[i] as string,
-            key: cipher.key ?? null,
-            reprompt: cipher.reprompt ?? 0,
-            attachments: null,
-            creation_date: now,
-            revision_date: now,
-            deleted_date: null,
-          });
+          ciphers.push(newCipherRow({ user_id: userId, organization_id: null }, cipher, contents[i] as string, now, id));
           settings.push({
             user_id: userId,
             cipher_id: id,

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { sql, type Insertable, type RawBuilder, type Selectable } from 'kysely';
 import { chunks } from '../../db/chunks.js';
 import { sendAhead } from '../../db/postgres-driver.js';
@@ -151,6 +152,31 @@ export type CipherContent = Pick<CiphersTable, 'type' | 'data' | 'key' | 'reprom
 
 export async function updateCipherContent(executor: Executor, id: string, content: CipherContent): Promise<void> {
   await sendAhead(executor, executor.updateTable('ciphers').set({ ...content, ...rowChange }).where('id', '=', id));
+}
+
+export interface NewCipherRow {
+  id: string;
+  user_id: string | null;
+  organization_id: string | null;
+  type: number;
+  data: string;
+  key: string | null;
+  reprompt: number;
+  attachments: null;
+  creation_date: string;
+  revision_date: string;
+  deleted_date: null;
+}
+
+/** A new item's row: owned by a user or an organization, no attachments, created and revised `now`. */
+export function newCipherRow(
+  owner: { user_id: string; organization_id: null } | { user_id: null; organization_id: string },
+  cipher: { type: number; key?: string | null; reprompt?: number | null },
+  data: string,
+  now: string,
+  id: string = randomUUID(),
+): NewCipherRow {
+  return { id, ...owner, type: cipher.type, data, key: cipher.key ?? null, reprompt: cipher.reprompt ?? 0, attachments: null, creation_date: now, revision_date: now, deleted_date: null };
 }
 
 export async function setRevisionDate(executor: Executor, ids: readonly string[], date: string): Promise<void> {

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../http/errors.js';
@@ -13,6 +12,7 @@ import { serializeCipherData, toCipherData } from './cipher-data.js';
 import type { CipherPartialRequest, CipherRequest } from './ciphers.schemas.js';
 import {
   insertCiphers,
+  newCipherRow,
   listPersonalCiphers,
   updateCipherContent,
   upsertUserSettings,
@@ -85,17 +85,7 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
         await assertOwnFolder(tx, userId, folderId);
         const now = clock.now().toISOString();
         const row: CipherRow = {
-          id: randomUUID(),
-          user_id: userId,
-          organization_id: null,
-          type: request.type,
-          data,
-          key: request.key ?? null,
-          reprompt: request.reprompt ?? 0,
-          attachments: null,
-          creation_date: now,
-          revision_date: now,
-          deleted_date: null,
+          ...newCipherRow({ user_id: userId, organization_id: null }, request, data, now),
           folder_id: folderId,
           favorite: request.favorite ?? false,
           archived_date: null,

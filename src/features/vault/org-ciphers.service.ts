@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../../db/database.js';
@@ -14,7 +13,7 @@ import { applyShareUploads, attachmentBytes, withNewKeys } from './attachment-da
 import { fileKey } from '../../platform/storage/store-layout.js';
 import { lockCipher } from './attachments.repository.js';
 import { releaseStorage, reserveStorage } from '../../platform/storage/quota.js';
-import { insertCiphers, rowChange, setRevisionDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
+import { insertCiphers, newCipherRow, rowChange, setRevisionDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
 import { organizationItems, type ReachedCollection } from './org-items.js';
 import { adminMembership, cipherAsAdmin, editsEveryItem, organizationDetails } from './admin-ciphers.js';
 
@@ -70,10 +69,9 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
   async function insertItem(tx: Executor, userId: string, client: ClientContext, organizationId: string, request: CipherRequest, data: string, collectionIds: readonly string[]) {
     const folderId = request.folderId?.toLowerCase() ?? null;
     const now = clock.now().toISOString();
-    const id = randomUUID();
-    await insertCiphers(tx, [
-      { id, user_id: null, organization_id: organizationId, type: request.type, data, key: request.key ?? null, reprompt: request.reprompt ?? 0, attachments: null, creation_date: now, revision_date: now, deleted_date: null },
-    ]);
+    const row = newCipherRow({ user_id: null, organization_id: organizationId }, request, data, now);
+    const { id } = row;
+    await insertCiphers(tx, [row]);
     if (collectionIds.length > 0) await tx.insertInto('collection_ciphers').values(collectionIds.map((c) => ({ collection_id: c, cipher_id: id }))).execute();
     if (folderId || request.favorite) {
       await upsertUserSettings(tx, [{ user_id: userId, cipher_id: id, folder_id: folderId, favorite: request.favorite ?? false, archived_date: null }], []);
@@ -83,7 +81,6 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
     return id;
   }
 
-  /** Sets an item's collections: the caller changes those they may write to and keeps the others. */
   /** Moves personal items of the caller into an organization's collections in one transaction. */
   async function shareItems(
     userId: string,
@@ -143,6 +140,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
     return shared;
   }
 
+  /** Sets an item's collections: the caller changes those they may write to and keeps the others. */
   async function writeCollections(tx: Executor, cipherId: string, reached: Map<string, ReachedCollection>, requested: readonly string[]) {
     const current = await collectionIdsOf(tx, cipherId);
     const mine = (id: string) => {
