@@ -27,7 +27,12 @@ async function packagesLoadedBy(env: Record<string, string>, thenAsk?: string): 
   const file = join(dir, 'packages.txt');
   const port = await freePort();
   const hooks = pathToFileURL(join(PROJECT_ROOT, 'test/support/loaded-packages.mjs')).href;
-  const run = startProgram({ DATA_DIR: dir, PORT: String(port), LOG_LEVEL: 'warn', NODE_OPTIONS: `--import ${hooks}`, LOADED_PACKAGES_FILE: file, ...env });
+  // From source: the build bundles the packages every start loads, so only imports that stay
+  // separate modules would be seen resolving there.
+  const run = startProgram(
+    { DATA_DIR: dir, PORT: String(port), LOG_LEVEL: 'warn', NODE_OPTIONS: `--import ${hooks}`, LOADED_PACKAGES_FILE: file, ...env },
+    { program: 'source' },
+  );
   const deadline = Date.now() + 30_000;
   while (!(await answers(`http://127.0.0.1:${port}/api/alive`))) {
     if (Date.now() > deadline) throw new Error(`the server did not answer: ${run.output()}`);

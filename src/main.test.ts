@@ -46,7 +46,8 @@ async function waitForServer(url: string): Promise<void> {
 
 describe('the server program', () => {
   it('refuses to start on invalid settings, listing all of them', async () => {
-    const run = start({ PORT: 'x', DEPLOYMENT: 'moon' });
+    // From source, as `npm run dev` runs it; every other test here runs the build operators run.
+    const run = start({ PORT: 'x', DEPLOYMENT: 'moon' }, { program: 'source' });
     expect(await run.exited).toBe(2);
     expect(run.output()).toContain('PORT:');
     expect(run.output()).toContain('DEPLOYMENT:');

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabaseUrl, TEST_ENGINE } from '../../test/support/test-server.js';
+import { programArgs } from '../../test/support/program.js';
 import { openDatabase } from '../db/database.js';
 import { migrateToLatest } from '../db/migrate.js';
 
@@ -12,7 +13,7 @@ const root = new URL('../..', import.meta.url).pathname;
 
 function strongroom(args: string[], env: Record<string, string>, input = ''): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
+    const child = spawn(process.execPath, [...programArgs(), ...args], {
       cwd: root,
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn', PASSWORD_ITERATIONS: '100000', ...env },
     });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import { freshDatabaseUrl, TEST_DATABASE_URL, TEST_ENGINE } from '../../test/support/test-server.js';
+import { programArgs } from '../../test/support/program.js';
 import { openDatabase } from './database.js';
 import { migrateToLatest } from './migrate.js';
 import { migrations } from './migrations/index.js';
@@ -14,7 +15,7 @@ const root = new URL('../../', import.meta.url).pathname;
 /** Runs `strongroom migrate` as its own process, as an instance starting up would. */
 function migrateProcess(databaseUrl: string): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', 'migrate'], {
+    const child = spawn(process.execPath, [...programArgs(), 'migrate'], {
       cwd: root,
       env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' },
     });

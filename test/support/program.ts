@@ -1,6 +1,7 @@
 /**
- * Runs the server program (`src/main.ts`, through tsx, or the build in `dist/`) as a child process,
- * for tests of what an operator sees: exit codes, the lines printed, signals. Every child started here is killed by
+ * Runs the server program (the build in `dist/`, as `npm start` and the `strongroom` command run it,
+ * or `src/main.ts` through tsx, as `npm run dev` does) as a child process, for tests of what an
+ * operator sees: exit codes, the lines printed, signals. Every child started here is killed by
  * `killPrograms()`, which a test file calls after each test.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -13,6 +14,15 @@ export const PROJECT_ROOT = new URL('../../', import.meta.url).pathname;
 const TSX = pathToFileURL(join(PROJECT_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const running = new Set<ChildProcessWithoutNullStreams>();
 
+/**
+ * The arguments to `node` that run the server program. The build by default: it is what operators
+ * run, and it starts in about a second where tsx takes five or more (it compiles and loads some 400
+ * modules through a loader thread). test/global-setup.ts builds `dist/` when `src/` changed.
+ */
+export function programArgs(program: 'source' | 'build' = 'build'): string[] {
+  return program === 'build' ? [join(PROJECT_ROOT, 'dist/main.js')] : ['--import', TSX, join(PROJECT_ROOT, 'src/main.ts')];
+}
+
 export interface Program {
   proc: ChildProcessWithoutNullStreams;
   exited: Promise<number | null>;
@@ -24,11 +34,10 @@ export interface Program {
 
 export function startProgram(
   env: Record<string, string>,
-  /** `build`: `dist/main.js` as `npm start` runs it, without tsx (build it first: `node scripts/build-if-stale.mjs`). */
+  /** `source`: `src/main.ts` through tsx, as `npm run dev` runs it; the build otherwise. */
   options: { cwd?: string; args?: string[]; readStdout?: boolean; program?: 'source' | 'build' } = {},
 ): Program {
-  const program = options.program === 'build' ? [join(PROJECT_ROOT, 'dist/main.js')] : ['--import', TSX, join(PROJECT_ROOT, 'src/main.ts')];
-  const proc = spawn(process.execPath, [...program, ...(options.args ?? [])], {
+  const proc = spawn(process.execPath, [...programArgs(options.program), ...(options.args ?? [])], {
     cwd: options.cwd ?? PROJECT_ROOT,
     env: { PATH: process.env.PATH, ...env },
   });

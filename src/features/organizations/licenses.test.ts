@@ -8,6 +8,7 @@ import { createUser } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
 import { createOrganization, foundingKeys } from '../../../test/support/org-founding.js';
 import { freshDatabaseUrl, startTestServer, TEST_ENGINE, type TestServer } from '../../../test/support/test-server.js';
+import { programArgs } from '../../../test/support/program.js';
 import { systemClock } from '../../shared/clock.js';
 import { ConfigError, loadConfig } from '../../config/config.js';
 import { UsageError } from '../../shared/startup-error.js';
@@ -29,7 +30,7 @@ const root = new URL('../../../', import.meta.url).pathname;
 
 function run(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], { cwd: root, env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env } });
+    const proc = spawn(process.execPath, [...programArgs(), ...args], { cwd: root, env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env } });
     let stdout = '';
     let stderr = '';
     proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
