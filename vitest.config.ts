@@ -4,11 +4,13 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // depend on the engine under the repositories: they run in the SQLite pass, and the PostgreSQL
 // pass runs everything else (docs/architecture-tests.md). They are half of a pass's test time.
 const onPostgres = process.env.DATABASE_URL?.startsWith('postgres') ?? false;
+const INCLUDE = ['src/**/*.test.ts', 'test/**/*.test.ts'];
+const EXCLUDE = onPostgres ? [...configDefaults.exclude, 'test/e2e/**'] : configDefaults.exclude;
+// These replace a module with vi.mock, which needs a module graph of their own.
+const NEED_OWN_MODULES = ['src/platform/storage/file-store.test.ts', 'src/http/route-schemas.test.ts'];
 
 export default defineConfig({
   test: {
-    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-    exclude: onPostgres ? [...configDefaults.exclude, 'test/e2e/**'] : configDefaults.exclude,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
@@ -18,5 +20,22 @@ export default defineConfig({
     maxWorkers: 3,
     reporters: ['default'],
     globalSetup: ['test/global-setup.ts'],
+    setupFiles: ['test/per-file-setup.ts'],
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: 'shared',
+          include: INCLUDE,
+          exclude: [...EXCLUDE, ...NEED_OWN_MODULES],
+          // Test files share their worker's loaded modules instead of importing the server's
+          // 400 again for each file: that import was a quarter of a pass's CPU
+          // (docs/benchmarks.md, "What the suite costs"). test/per-file-setup.ts resets the test
+          // helpers' memory between files.
+          isolate: false,
+        },
+      },
+      { extends: true, test: { name: 'own-modules', include: NEED_OWN_MODULES, exclude: EXCLUDE } },
+    ],
   },
 });

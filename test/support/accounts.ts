@@ -39,6 +39,15 @@ export function testAccount(email: string, password = DEFAULT_TEST_PASSWORD, nam
 
 let counter = 0;
 
+/**
+ * Forgets the accounts made so far, as a fresh process would: test files share a worker process
+ * (vitest.config.ts), and one file's alice@example.com must not carry another file's name.
+ */
+export function forgetTestAccounts(): void {
+  accounts.clear();
+  counter = 0;
+}
+
 export interface NewAccount {
   email?: string;
   password?: string;

@@ -28,6 +28,11 @@ function readPool(): KeyPair[] {
   }
 }
 
+/** Hands the pool out again from its start, for the next test file in this worker process. */
+export function rewindKeyPool(): void {
+  handedOut = 0;
+}
+
 /** The next key pair of the pool, or a fresh one once this process has used the pool up. */
 export function pooledRsaKeyPair(): KeyPair {
   pool ??= readPool();

@@ -46,6 +46,11 @@ const SECRET_FIELDS = new Set(
 /** The secret values seen by this process's test client. */
 const known = new Set<string>();
 
+/** Forgets the secrets seen so far: each test file audits its servers' logs for its own. */
+export function forgetSecrets(): void {
+  known.clear();
+}
+
 /** Registers the secret fields of a request or answer body (JSON value or form fields). */
 export function remember(value: unknown, depth = 0): void {
   if (depth > 6 || value === null || typeof value !== 'object') return;
