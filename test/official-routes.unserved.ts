@@ -100,7 +100,6 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/accounts/request-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
   'POST /api/accounts/set-key-connector-key': 'not offered: Key Connector (#42 keeps it out of scope).',
   'POST /api/accounts/set-password': '#39: an account\'s master password life (set, temporary, change).',
-  'POST /api/accounts/verify-devices': 'not offered: new-device login verification by email (verify-devices) is not offered yet.',
   'POST /api/accounts/verify-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
   'POST /api/auth-requests/admin-request': '#42: trusted device encryption and device approvals.',
   'POST /api/bitpay-invoice': 'not offered: payments and subscriptions are Bitwarden cloud billing; a self-hosted account is premium and an organization is licensed.',

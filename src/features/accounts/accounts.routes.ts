@@ -19,6 +19,7 @@ import {
   toProfileResponse,
   UserKeyIdBody,
   UserPublicKeyResponse,
+  VerifyDevicesBody,
 } from './accounts.schemas.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { AccountService } from './accounts.service.js';
@@ -64,6 +65,10 @@ const docs = {
   securityStamp: {
     summary: 'Log out of all sessions',
     description: `Rotates the caller's security stamp after checking the master password hash, so that every access and refresh token issued so far stops working. Refused with 400 when the master password hash is wrong. ${USER}`,
+  },
+  verifyDevices: {
+    summary: 'Turn new-device login protection on or off',
+    description: `Settings > My account > "Turn off new-device login protection": after checking the master password hash, sets whether a login from a new device by an account without two-step login needs a code mailed to it (\`verifyDevices\`, also in the profile). Refused with 400 when the master password hash is wrong or \`verifyDevices\` is missing. ${USER}`,
   },
   apiKey: {
     summary: 'Read the personal API key',
@@ -168,6 +173,20 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{
     await accounts.rotateSecurityStamp(currentUser(request).userId, request.body.masterPasswordHash);
     return emptyOk(reply);
   });
+
+  // The web vault sends POST, which the official server keeps as an obsolete alias of PUT.
+  for (const method of ['PUT', 'POST'] as const) {
+    app.route({
+      method,
+      url: '/accounts/verify-devices',
+      ...user,
+      schema: { tags, ...docs.verifyDevices, body: VerifyDevicesBody, response: { 200: EmptyResponse } },
+      handler: async (request, reply) => {
+        await accounts.setVerifyDevices(currentUser(request).userId, request.body.masterPasswordHash, request.body.verifyDevices);
+        return emptyOk(reply);
+      },
+    });
+  }
 
   for (const [url, rotate] of [
     ['/accounts/api-key', false],

@@ -142,6 +142,12 @@ export const SecretVerificationBody = Type.Object({
   otp: Type.Optional(Nullable(Type.String())),
 });
 
+/** The official SetVerifyDevicesRequestModel: the secret check plus the new setting. */
+export const VerifyDevicesBody = Type.Object({
+  ...SecretVerificationBody.properties,
+  verifyDevices: Type.Boolean(),
+});
+
 export const PasswordChangeBody = Type.Object({
   masterPasswordHash: Hash,
   newMasterPasswordHash: Hash,

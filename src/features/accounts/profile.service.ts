@@ -109,6 +109,13 @@ export function createProfileService(deps: AccountEnds & { hasher: PasswordHashe
       return { apiKey, revisionDate: now };
     },
 
+    /** Whether logins from new devices need a mailed code (used by the identity service when the setting is on). */
+    async setVerifyDevices(userId: string, masterPasswordHash: string | null | undefined, verifyDevices: boolean): Promise<void> {
+      const user = await getUser(userId);
+      await verifySecret(user, masterPasswordHash);
+      await updateUser(db, userId, { verify_devices: verifyDevices, revision_date: clock.now().toISOString() });
+    },
+
     /** Dialogs that ask for the master password again (the web vault's export) check it here first. */
     async verifyPassword(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
       await verifySecret(await getUser(userId), masterPasswordHash);
