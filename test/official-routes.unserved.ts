@@ -95,7 +95,6 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/accounts/delete-recover': '#39: deleting an account by emailed link.',
   'POST /api/accounts/delete-recover-token': '#39: deleting an account by emailed link.',
   'POST /api/accounts/key-management/rotate-user-account-keys': '#39: user key rotation.',
-  'POST /api/accounts/license': 'not offered: payments and subscriptions are Bitwarden cloud billing; a self-hosted account is premium and an organization is licensed.',
   'POST /api/accounts/premium': 'not offered: payments and subscriptions are Bitwarden cloud billing; a self-hosted account is premium and an organization is licensed.',
   'POST /api/accounts/request-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
   'POST /api/accounts/set-key-connector-key': 'not offered: Key Connector (#42 keeps it out of scope).',

@@ -12,6 +12,25 @@ afterAll(async () => server.close());
 
 const PATHS = ['/api/emergency-access/trusted', '/api/emergency-access/granted'];
 
+/** A license file as the web vault's "Update license" dialog uploads it. */
+function licenseUpload(): { body: Buffer; contentType: string } {
+  const boundary = '----StrongroomTestBoundary';
+  const body = Buffer.from(
+    [`--${boundary}`, 'Content-Disposition: form-data; name="license"; filename="bitwarden_premium_license.json"', 'Content-Type: application/json', '', '{"LicenseKey":"x"}', `--${boundary}--`, ''].join('\r\n'),
+  );
+  return { body, contentType: `multipart/form-data; boundary=${boundary}` };
+}
+
+async function postLicense(token?: string) {
+  const { body, contentType } = licenseUpload();
+  const res = await fetch(`${server.baseUrl}/api/accounts/license`, {
+    method: 'POST',
+    headers: { 'content-type': contentType, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+    body,
+  });
+  return { status: res.status, body: (await res.json()) as { message: string; validationErrors: Record<string, string[]> | null } };
+}
+
 describe('features not offered yet', () => {
   it('answer the signed-in user an empty list, so the web vault pages open', async () => {
     for (const path of PATHS) {
@@ -27,7 +46,16 @@ describe('features not offered yet', () => {
     expect(res.body).toBe(false);
   });
 
+  it('refuse a premium license upload with a message naming the license, since every account has premium', async () => {
+    const res = await postLicense(user.accessToken);
+    expect(res.status).toBe(400);
+    expect(res.body.validationErrors?.license?.[0]).toMatch(/Premium is included with every account/);
+    const json = await server.request('POST', '/api/accounts/license', { token: user.accessToken, json: {} });
+    expect(json.status).toBe(400);
+  });
+
   it('refuse anonymous callers', async () => {
     for (const path of [...PATHS, '/api/organizations/connections/enabled']) expect((await server.request('GET', path)).status, path).toBe(401);
+    expect((await postLicense()).status).toBe(401);
   });
 });
