@@ -84,7 +84,7 @@ export async function createFeatures(deps: WiringDeps) {
   const policies = createPolicyService({ db, audit, clock, pushes, invitationValid: invitationTokenCheck(keys) });
   const events = createEventQueryService({ db, clock });
   const eventRetention = createEventRetention({ db, clock, days: config.eventRetentionDays, onRun: (result) => instruments.scheduledJobRun('event-retention', result) });
-  const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes });
+  const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes, selfHosted: config.selfHosted });
   const organizations = createOrganizationService({ db, clock, hasher, audit, pushes, files });
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
   const cacheRelease = createCacheRelease({ intervalMs: config.cacheIdleMinutes * 60_000, caches: [syncCache, secretsManager.answers] });

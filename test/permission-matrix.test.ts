@@ -627,6 +627,15 @@ const MEMBER_ROWS: Row[] = [
     ];
   }),
   [
+    'PUT /organizations/{org}/users/enable-secrets-manager',
+    async () => {
+      const target = await seedTarget(server, org);
+      const granted = async () => Boolean((await db().selectFrom('organization_users').select('access_secrets_manager').where('id', '=', target).executeTakeFirst())?.access_secrets_manager);
+      return { method: 'PUT', path: `${users()}/enable-secrets-manager`, json: { ids: [target] }, written: granted };
+    },
+    { allow: USERS_ADMINS },
+  ],
+  [
     'DELETE /organizations/{org}/users/{id}',
     async () => {
       const target = await seedTarget(server, org);

@@ -109,6 +109,10 @@ const docs = {
     summary: 'Remove members',
     description: `Deletes several memberships (not the caller's, nor the last confirmed owners') and records OrganizationUser_Removed (1503) for each. ${ROLES} ${BULK} ${MANAGE_USERS}`,
   },
+  enableSecretsManager: {
+    summary: 'Give members access to Secrets Manager',
+    description: `The member list's bulk "Activate Secrets Manager": the given members of this organization who lack access to Secrets Manager get it, whatever their role or status, within the organization's Secrets Manager seats (members with access who are not revoked hold one); 400 "Users invalid." when none of the ids is such a member, 400 when the organization does not use Secrets Manager, and 400 past the seats (self-hosted: "Cannot autoscale on a self-hosted instance."; no seats are bought). Records no event, as the official server does. ${MANAGE_USERS}`,
+  },
   resetPasswordDetails: {
     summary: "Read a member's account recovery details",
     description: `Answers what an account recovery admin needs to reset the member's master password: their KDF settings and salt, their user key escrowed to the organization (\`resetPasswordKey\`, null when not enrolled), and the organization's encrypted private key; 404 for an unknown member or one without an account yet. ${RECOVERY}`,
@@ -230,6 +234,11 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       list(await many(actorOf(request), lower(request.params.orgId), request.body.ids)),
     );
   }
+
+  app.put(`${BASE}/enable-secrets-manager`, { ...manageUsers, schema: { tags, ...docs.enableSecretsManager, params: OrgParams, body: IdsBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    await members.enableSecretsManager(lower(request.params.orgId), request.body.ids);
+    return emptyOk(reply);
+  });
 
   // DELETE is current; older clients POST to /remove.
   for (const [method, url] of [

@@ -39,11 +39,15 @@ import {
 } from './members.schemas.js';
 import { type OrganizationRow, findOrganization, deleteMembership } from '../../platform/access/memberships.js';
 import { revokeMemberships } from '../../platform/access/revocation.js';
+import { createSecretsManagerAccess } from './secrets-manager-access.js';
 
 export type { Actor } from './member-rules.js';
 
-/** `pushes`: SyncOrgKeys to each member whose access a confirm, revoke, restore or removal changed. */
-export type MemberServiceDeps = InviteDeps & { pushes: Pushes };
+/**
+ * `pushes`: SyncOrgKeys to each member whose access a confirm, revoke, restore or removal changed;
+ * `selfHosted`: the deployment variant, which words some refusals.
+ */
+export type MemberServiceDeps = InviteDeps & { pushes: Pushes; selfHosted: boolean };
 
 const LAST_OWNER = 'Organization must have at least one confirmed owner.';
 const NOT_FOUND = 'User not found.';
@@ -61,6 +65,7 @@ export function createMemberService(deps: MemberServiceDeps) {
   const { db, clock, audit } = deps;
   const invites = createInviteMembers(deps);
   const confirms = createConfirmMembers(deps);
+  const secretsManager = createSecretsManagerAccess(deps);
 
   async function organizationOrThrow(organizationId: string): Promise<OrganizationRow> {
     const org = await findOrganization(db, organizationId);
@@ -191,6 +196,7 @@ export function createMemberService(deps: MemberServiceDeps) {
   return {
     ...invites,
     ...confirms,
+    enableSecretsManager: (organizationId: string, ids: readonly string[]) => secretsManager.enable(organizationId, ids),
 
     async list(organizationId: string, opts: { includeGroups: boolean; includeCollections: boolean; enrolledOnly?: boolean }): Promise<MemberUserDetails[]> {
       const all = await listMembersWithUsers(db, organizationId);

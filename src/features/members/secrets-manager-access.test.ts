@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { memberOf, memberRow, orgWithOwner } from '../../../test/support/members.js';
+import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
+import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../../platform/access/roles.js';
+
+vi.setConfig({ testTimeout: 120_000 });
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => server?.close());
+
+const enable = (token: string, orgId: string, ids: string[]) => server.request('PUT', `/api/organizations/${orgId}/users/enable-secrets-manager`, { token, json: { ids } });
+const hasAccess = async (id: string) => Boolean((await memberRow(server, id))?.access_secrets_manager);
+const setOrg = (id: string, changes: { sm_seats?: number | null; use_secrets_manager?: boolean }) => server.database.db.updateTable('organizations').set(changes).where('id', '=', id).execute();
+
+describe('PUT /organizations/{orgId}/users/enable-secrets-manager', () => {
+  it('gives the listed members access whatever their status, skips those who have it and ids of other organizations', async () => {
+    const { orgId, owner } = await orgWithOwner(server);
+    const confirmed = await memberOf(server, orgId);
+    const invited = await seedMembership(server, { organizationId: orgId, email: 'sm-invited@example.com', status: Status.Invited });
+    const elsewhere = await seedMembership(server, { organizationId: await seedOrganization(server), email: 'sm-elsewhere@example.com' });
+    const before = (await server.database.db.selectFrom('users').select('account_revision_date').where('id', '=', confirmed.userId).executeTakeFirstOrThrow()).account_revision_date;
+
+    const res = await enable(owner.accessToken, orgId, [confirmed.memberId.toUpperCase(), invited, elsewhere]);
+    expect(res.status).toBe(200);
+    expect(res.text).toBe('');
+    expect(await hasAccess(confirmed.memberId)).toBe(true);
+    expect(await hasAccess(invited)).toBe(true);
+    expect(await hasAccess(elsewhere)).toBe(false);
+    // The member's clients learn of it at their next sync.
+    const after = (await server.database.db.selectFrom('users').select('account_revision_date').where('id', '=', confirmed.userId).executeTakeFirstOrThrow()).account_revision_date;
+    expect(after).not.toBe(before);
+
+    // Everyone listed has access already: nothing is left to change.
+    const again = await enable(owner.accessToken, orgId, [confirmed.memberId, elsewhere]);
+    expect(again.status).toBe(400);
+    expect(again.body.message).toBe('Users invalid.');
+  });
+
+  it('stays within the Secrets Manager seats, all or nothing, with the self-hosted wording', async () => {
+    const { orgId, owner } = await orgWithOwner(server);
+    await setOrg(orgId, { sm_seats: 2 });
+    const [a, b, c] = [await memberOf(server, orgId), await memberOf(server, orgId), await memberOf(server, orgId)];
+    // The owner holds no seat yet; a revoked member with access holds none either.
+    const revoked = await memberOf(server, orgId, { status: Status.Revoked });
+    await server.database.db.updateTable('organization_users').set({ access_secrets_manager: true }).where('id', '=', revoked.memberId).execute();
+
+    const over = await enable(owner.accessToken, orgId, [a.memberId, b.memberId, c.memberId]);
+    expect(over.status).toBe(400);
+    expect(over.body.message).toBe('Cannot autoscale on a self-hosted instance.');
+    for (const m of [a, b, c]) expect(await hasAccess(m.memberId)).toBe(false);
+
+    expect((await enable(owner.accessToken, orgId, [a.memberId, b.memberId])).status).toBe(200);
+    expect((await enable(owner.accessToken, orgId, [c.memberId])).body.message).toBe('Cannot autoscale on a self-hosted instance.');
+  });
+
+  it('refuses an organization without Secrets Manager', async () => {
+    const { orgId, owner } = await orgWithOwner(server);
+    await setOrg(orgId, { use_secrets_manager: false });
+    const member = await memberOf(server, orgId);
+    const res = await enable(owner.accessToken, orgId, [member.memberId]);
+    expect(res.status).toBe(400);
+    expect(res.body.message).toBe('Organization does not use Secrets Manager');
+    expect(await hasAccess(member.memberId)).toBe(false);
+  });
+
+  it('admits member managers only, and names a bad id', async () => {
+    const { orgId, owner } = await orgWithOwner(server);
+    const user = await memberOf(server, orgId, { type: Role.User });
+    const manager = await memberOf(server, orgId, { type: Role.Custom, permissions: { manageUsers: true } });
+    const target = await memberOf(server, orgId);
+    expect((await enable(user.accessToken, orgId, [target.memberId])).status).toBe(403);
+    expect(await hasAccess(target.memberId)).toBe(false);
+    expect((await enable(manager.accessToken, orgId, [target.memberId])).status).toBe(200);
+
+    const bad = await enable(owner.accessToken, orgId, ['not-a-guid']);
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.body)).toContain('ids');
+    expect((await enable(owner.accessToken, orgId, [])).status).toBe(400);
+  });
+});
