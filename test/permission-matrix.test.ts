@@ -636,6 +636,19 @@ const MEMBER_ROWS: Row[] = [
     { allow: USERS_ADMINS },
   ],
   [
+    'PUT /organizations/{org}/users/revoke-self (an organization of its own, with the data ownership policy on)',
+    async (who) => {
+      const id = await throwawayOrg(who);
+      const now = new Date().toISOString();
+      await db().insertInto('policies').values({ id: randomUUID(), organization_id: id, type: 5, enabled: true, data: null, creation_date: now, revision_date: now }).execute();
+      const mine = async () => (await db().selectFrom('organization_users').select('status').where('organization_id', '=', id).where('user_id', '=', actors[who].userId).executeTakeFirst())?.status;
+      const before = await mine();
+      return { method: 'PUT', path: `/organizations/${id}/users/revoke-self`, written: async () => before !== Status.Revoked && (await mine()) === Status.Revoked };
+    },
+    // The policy exempts owners and admins, so they have nothing to decline (400).
+    { allow: MEMBERS.filter((m) => !(ADMINS as readonly string[]).includes(m)), refuse: 400 },
+  ],
+  [
     'DELETE /organizations/{org}/users/{id}',
     async () => {
       const target = await seedTarget(server, org);

@@ -93,6 +93,11 @@ const docs = {
     summary: "Revoke members' access",
     description: `Revokes several confirmed members (not the caller, nor the last confirmed owners) and records OrganizationUser_Revoked (1511) for each. ${ROLES} ${BULK} ${MANAGE_USERS}`,
   },
+  revokeSelf: {
+    summary: 'Revoke your own access',
+    description:
+      "A member who declines to move their personal items into the organization, as the Enforce organization data ownership policy asks, revokes their own membership: they keep it without access, the organization's items leave their apps, and OrganizationUser_SelfRevoked (1518) is recorded. Only where the policy binds the caller (on, and the caller neither owner nor admin, whom it exempts); 400 otherwise. Access: a confirmed member of the organization (`orgMember`; anyone else gets 404).",
+  },
   restore: {
     summary: "Restore a member's access",
     description: `Gives a revoked member (not the caller) their access back, when a seat is free and the organization's policies allow, and records OrganizationUser_Restored (1512). ${ROLES} ${MANAGE_USERS}`,
@@ -221,6 +226,11 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       },
     });
   }
+
+  app.put(`${BASE}/revoke-self`, { config: { access: orgAccess.member() }, schema: { tags, ...docs.revokeSelf, params: OrgParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    await members.revokeSelf(actorOf(request), lower(request.params.orgId));
+    return emptyOk(reply);
+  });
 
   for (const [verb, one, many] of [
     ['revoke', members.revoke, members.revokeMany],

@@ -40,6 +40,7 @@ import {
 import { type OrganizationRow, findOrganization, deleteMembership } from '../../platform/access/memberships.js';
 import { revokeMemberships } from '../../platform/access/revocation.js';
 import { createSecretsManagerAccess } from './secrets-manager-access.js';
+import { createRevokeSelf } from './revoke-self.js';
 
 export type { Actor } from './member-rules.js';
 
@@ -66,6 +67,7 @@ export function createMemberService(deps: MemberServiceDeps) {
   const invites = createInviteMembers(deps);
   const confirms = createConfirmMembers(deps);
   const secretsManager = createSecretsManagerAccess(deps);
+  const selfRevocation = createRevokeSelf(deps);
 
   async function organizationOrThrow(organizationId: string): Promise<OrganizationRow> {
     const org = await findOrganization(db, organizationId);
@@ -303,6 +305,7 @@ export function createMemberService(deps: MemberServiceDeps) {
 
     revoke: (actor: Actor, organizationId: string, id: string) => single((ids) => revokeMany(actor, organizationId, ids), organizationId, id),
     revokeMany,
+    revokeSelf: (actor: Actor, organizationId: string) => selfRevocation.revokeSelf(actor, organizationId),
     restore: (actor: Actor, organizationId: string, id: string) => single((ids) => restoreMany(actor, organizationId, ids), organizationId, id),
     restoreMany,
     remove: (actor: Actor, organizationId: string, id: string) => single((ids) => removeMany(actor, organizationId, ids), organizationId, id),

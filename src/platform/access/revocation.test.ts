@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { seedCollection } from '../../../test/support/admin.js';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
-import { memberOf, memberRow, orgWithOwner, type SeededMember } from '../../../test/support/members.js';
+import { memberOf, memberRow, orgWithOwner, seedPolicy, type SeededMember } from '../../../test/support/members.js';
 import { seedOrgItem } from '../../../test/support/org-items.js';
 import { orgApiToken } from '../../../test/support/public-api.js';
 import { recordingPushes } from '../../../test/support/pushes.js';
@@ -27,6 +27,7 @@ afterAll(async () => server.close());
 beforeEach(() => pushes.clear());
 
 const TWO_STEP_LOGIN = 0;
+const DATA_OWNERSHIP = 5;
 
 /** A confirmed member who sees one of the organization's items through a collection. */
 async function memberWithItem(orgId: string): Promise<SeededMember & { itemId: string }> {
@@ -51,7 +52,7 @@ const eventsOf = (memberId: string) =>
     .selectFrom('events')
     .select(['type', 'organization_id', 'organization_user_id', 'acting_user_id', 'system_user'])
     .where('organization_user_id', '=', memberId)
-    .where('type', 'in', [EventType.OrganizationUser_Revoked, EventType.OrganizationUser_Revoked_TwoFactorNonCompliance])
+    .where('type', 'in', [EventType.OrganizationUser_Revoked, EventType.OrganizationUser_Revoked_TwoFactorNonCompliance, EventType.OrganizationUser_SelfRevoked])
     .execute();
 
 /** What every revocation leaves, whoever caused it. */
@@ -138,6 +139,18 @@ describe('revokeMemberships, through each feature that revokes', () => {
     const res = await server.request('PUT', '/api/two-factor/disable', { token: member.accessToken, json: { masterPasswordHash: member.account.masterPasswordHash, type: 0 } });
     expect(res.status, res.text).toBe(200);
     await expectRevoked(orgId, member, before, { type: EventType.OrganizationUser_Revoked_TwoFactorNonCompliance, acting_user_id: null, system_user: EventSystemUser.TwoFactorDisabled });
+  });
+
+  it('a member declining the data ownership policy revokes themself (PUT …/users/revoke-self): OrganizationUser_SelfRevoked by the member', async () => {
+    const { orgId } = await orgWithOwner(server);
+    await seedPolicy(server, orgId, DATA_OWNERSHIP);
+    const member = await memberWithItem(orgId);
+    const before = await revision(member.userId);
+    await tick();
+
+    const res = await server.request('PUT', `/api/organizations/${orgId}/users/revoke-self`, { token: member.accessToken });
+    expect(res.status, res.text).toBe(200);
+    await expectRevoked(orgId, member, before, { type: EventType.OrganizationUser_SelfRevoked, acting_user_id: member.userId, system_user: null });
   });
 
   it('leaves members it does not revoke as they were', async () => {

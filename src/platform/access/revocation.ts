@@ -14,13 +14,15 @@ export interface MembershipToRevoke {
 
 /**
  * Why memberships are revoked, which is the event recorded for each: a member manager's revoke
- * (OrganizationUser_Revoked, 1511) or the Two-step login policy's (…_TwoFactorNonCompliance, 1520).
+ * (OrganizationUser_Revoked, 1511), the Two-step login policy's (…_TwoFactorNonCompliance, 1520)
+ * or a member's own, declining the Enforce organization data ownership policy (…_SelfRevoked, 1518).
  */
-export type RevocationReason = 'manager' | 'two-step-login-policy';
+export type RevocationReason = 'manager' | 'two-step-login-policy' | 'self';
 
 const EVENT_OF: Record<RevocationReason, EventType> = {
   manager: EventType.OrganizationUser_Revoked,
   'two-step-login-policy': EventType.OrganizationUser_Revoked_TwoFactorNonCompliance,
+  self: EventType.OrganizationUser_SelfRevoked,
 };
 
 /** Who revokes, as the audit log records it: a user (`actingOf` a membership) or the system. */
