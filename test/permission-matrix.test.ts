@@ -627,6 +627,14 @@ const MEMBER_ROWS: Row[] = [
     ];
   }),
   [
+    'PUT /organizations/{org}/users/{id}/restore/vnext',
+    async () => {
+      const target = await seedTarget(server, org, { status: Status.Revoked });
+      return { method: 'PUT', path: `${users()}/${target}/restore/vnext`, json: { defaultUserCollectionName: ENC }, written: async () => (await memberStatus(target)) === Status.Confirmed };
+    },
+    { allow: USERS_ADMINS },
+  ],
+  [
     'PUT /organizations/{org}/users/enable-secrets-manager',
     async () => {
       const target = await seedTarget(server, org);

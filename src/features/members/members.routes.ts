@@ -23,6 +23,9 @@ import {
   OrgIdParams,
   OrgParams,
   ResetPasswordDetailsResponse,
+  RestoreBody,
+  StatusChangeBody,
+  type BulkResult,
   UpdateBody,
 } from './members.schemas.js';
 import type { Actor, MemberService } from './members.service.js';
@@ -102,9 +105,13 @@ const docs = {
     summary: "Restore a member's access",
     description: `Gives a revoked member (not the caller) their access back, when a seat is free and the organization's policies allow, and records OrganizationUser_Restored (1512). ${ROLES} ${MANAGE_USERS}`,
   },
+  restoreVnext: {
+    summary: "Restore a member's access, with their own collection",
+    description: `As \`PUT …/users/{id}/restore\` (which older web vaults call), and when the Enforce organization data ownership policy binds the member (on, and the member neither owner nor admin), gives them their own "My Items" collection named \`defaultUserCollectionName\` (encrypted), unless they have one; a missing or blank name creates none. ${ROLES} ${MANAGE_USERS}`,
+  },
   restoreMany: {
     summary: "Restore members' access",
-    description: `Gives several revoked members their access back, within the seat limit and the organization's policies, and records OrganizationUser_Restored (1512) for each. ${ROLES} ${BULK} ${MANAGE_USERS}`,
+    description: `Gives several revoked members their access back, within the seat limit and the organization's policies, and records OrganizationUser_Restored (1512) for each; with \`defaultUserCollectionName\`, those the data ownership policy binds get their own collection as with \`PUT …/users/{id}/restore/vnext\`. ${ROLES} ${BULK} ${MANAGE_USERS}`,
   },
   remove: {
     summary: 'Remove a member',
@@ -240,10 +247,16 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       await one(actorOf(request), lower(request.params.orgId), lower(request.params.id));
       return emptyOk(reply);
     });
-    app.put(`${BASE}/${verb}`, { ...manageUsers, schema: { tags, ...docs[`${verb}Many`], params: OrgParams, body: IdsBody, response: { 200: BulkResults } } }, async (request) =>
-      list(await many(actorOf(request), lower(request.params.orgId), request.body.ids)),
+    const bulkChange: (actor: Actor, organizationId: string, ids: readonly string[], defaultCollectionName?: string | null) => Promise<BulkResult[]> = many;
+    app.put(`${BASE}/${verb}`, { ...manageUsers, schema: { tags, ...docs[`${verb}Many`], params: OrgParams, body: StatusChangeBody, response: { 200: BulkResults } } }, async (request) =>
+      list(await bulkChange(actorOf(request), lower(request.params.orgId), request.body.ids, request.body.defaultUserCollectionName)),
     );
   }
+
+  app.put(`${BASE}/:id/restore/vnext`, { ...manageUsers, schema: { tags, ...docs.restoreVnext, params: OrgIdParams, body: RestoreBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    await members.restore(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body.defaultUserCollectionName);
+    return emptyOk(reply);
+  });
 
   app.put(`${BASE}/enable-secrets-manager`, { ...manageUsers, schema: { tags, ...docs.enableSecretsManager, params: OrgParams, body: IdsBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await members.enableSecretsManager(lower(request.params.orgId), request.body.ids);

@@ -51,6 +51,14 @@ export const BulkConfirmBody = Type.Object({
 
 export const IdsBody = Type.Object({ ids: Type.Array(Guid, { minItems: 1, maxItems: 500 }) });
 
+/** The encrypted "My Items" name current web vaults send when restoring, for members the data ownership policy binds. */
+const defaultUserCollectionName = NullableEncString(1000);
+
+/** Bulk revoke and restore: the official bulk model, whose collection name only a restore uses. */
+export const StatusChangeBody = Type.Object({ ids: IdsBody.properties.ids, defaultUserCollectionName });
+
+export const RestoreBody = Type.Object({ defaultUserCollectionName });
+
 export const GroupIdsBody = Type.Object({ groupIds: Type.Array(Guid, { maxItems: 1000 }) });
 
 export const ListQuery = Type.Object({

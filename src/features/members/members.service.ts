@@ -41,6 +41,7 @@ import { type OrganizationRow, findOrganization, deleteMembership } from '../../
 import { revokeMemberships } from '../../platform/access/revocation.js';
 import { createSecretsManagerAccess } from './secrets-manager-access.js';
 import { createRevokeSelf } from './revoke-self.js';
+import { createDefaultCollections } from './default-collections.js';
 
 export type { Actor } from './member-rules.js';
 
@@ -152,8 +153,15 @@ export function createMemberService(deps: MemberServiceDeps) {
     );
   }
 
-  async function restoreMany(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
+  /**
+   * `defaultCollectionName` (current web vaults): the encrypted "My Items" name for the restored
+   * members whom the data ownership policy binds, who get that collection if they lack one.
+   */
+  async function restoreMany(actor: Actor, organizationId: string, ids: readonly string[], defaultCollectionName?: string | null): Promise<BulkResult[]> {
     const org = await organizationOrThrow(organizationId);
+    const restoreEach = eachMember(actor, organizationId, EventType.OrganizationUser_Restored, (tx, member, now) =>
+      updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, revision_date: now }),
+    );
     return bulk(
       organizationId,
       ids,
@@ -167,9 +175,10 @@ export function createMemberService(deps: MemberServiceDeps) {
         if (seats) return seats;
         return member.user_id ? joinPolicyError(tx, org, member, member.user_id, 'confirm') : null;
       },
-      eachMember(actor, organizationId, EventType.OrganizationUser_Restored, (tx, member, now) =>
-        updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, revision_date: now }),
-      ),
+      async (tx, accepted, now) => {
+        await restoreEach(tx, accepted, now);
+        await createDefaultCollections(tx, org, accepted, defaultCollectionName, now);
+      },
     );
   }
 
@@ -306,7 +315,8 @@ export function createMemberService(deps: MemberServiceDeps) {
     revoke: (actor: Actor, organizationId: string, id: string) => single((ids) => revokeMany(actor, organizationId, ids), organizationId, id),
     revokeMany,
     revokeSelf: (actor: Actor, organizationId: string) => selfRevocation.revokeSelf(actor, organizationId),
-    restore: (actor: Actor, organizationId: string, id: string) => single((ids) => restoreMany(actor, organizationId, ids), organizationId, id),
+    restore: (actor: Actor, organizationId: string, id: string, defaultCollectionName?: string | null) =>
+      single((ids) => restoreMany(actor, organizationId, ids, defaultCollectionName), organizationId, id),
     restoreMany,
     remove: (actor: Actor, organizationId: string, id: string) => single((ids) => removeMany(actor, organizationId, ids), organizationId, id),
     removeMany,

@@ -1,0 +1,31 @@
+import { randomUUID } from 'node:crypto';
+import type { Executor } from '../../db/database.js';
+import type { OrganizationRow } from '../../platform/access/memberships.js';
+import { OrganizationUserType } from '../../platform/access/roles.js';
+import { insertCollection, replaceCollectionUsers } from '../collections/collections.repository.js';
+import { findPolicy } from '../policies/policies.repository.js';
+import { PolicyType } from '../policies/policy-type.js';
+import { membersWithCollectionOfType, type MemberRow } from './members.repository.js';
+
+/** CollectionType.DefaultUserCollection: a member's own "My Items". */
+const DEFAULT_USER_COLLECTION = 1;
+
+/**
+ * Gives each member whom the Enforce organization data ownership policy binds (on in an
+ * organization that uses policies; owners and admins exempt) their own "My Items" collection,
+ * named with the encrypted `name` the web vault sends, which they manage. A member who has one
+ * already keeps it and gets no second; a blank name creates none, as in the official server.
+ */
+export async function createDefaultCollections(tx: Executor, org: OrganizationRow, members: readonly MemberRow[], name: string | null | undefined, now: string): Promise<void> {
+  if (!name?.trim() || !org.use_policies) return;
+  const policy = await findPolicy(tx, org.id, PolicyType.OrganizationDataOwnership);
+  if (!policy?.enabled) return;
+  const bound = members.filter((m) => m.user_id && m.type !== OrganizationUserType.Owner && m.type !== OrganizationUserType.Admin);
+  if (bound.length === 0) return;
+  const having = await membersWithCollectionOfType(tx, org.id, bound.map((m) => m.id), DEFAULT_USER_COLLECTION);
+  for (const member of bound.filter((m) => !having.has(m.id))) {
+    const id = randomUUID();
+    await insertCollection(tx, { id, organization_id: org.id, name, external_id: null, type: DEFAULT_USER_COLLECTION, creation_date: now, revision_date: now });
+    await replaceCollectionUsers(tx, id, [{ id: member.id, readOnly: false, hidePasswords: false, manage: true }]);
+  }
+}
