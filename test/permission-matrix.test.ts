@@ -627,6 +627,16 @@ const MEMBER_ROWS: Row[] = [
     ];
   }),
   [
+    'POST /organizations/{org}/import (the older private directory sync)',
+    async (who) => {
+      const externalId = unique(`directory-${who}`);
+      const imported = async () => Boolean(await db().selectFrom('organization_users').select('id').where('organization_id', '=', org).where('external_id', '=', externalId).executeTakeFirst());
+      return { method: 'POST', path: `${base()}/import`, json: { overwriteExisting: false, users: [{ email: `${externalId}@example.com`, externalId }], groups: [] }, written: imported };
+    },
+    // The official OrganizationAdmin: owners and admins; every other member gets 404 too.
+    { allow: ADMINS, hidden: 'rest' },
+  ],
+  [
     'PUT /organizations/{org}/users/{id}/restore/vnext',
     async () => {
       const target = await seedTarget(server, org, { status: Status.Revoked });

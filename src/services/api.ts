@@ -20,6 +20,7 @@ import { twoFactorRoutes } from '../features/two-factor/two-factor.routes.js';
 import { accountEmailRoutes } from '../features/account-emails/account-emails.routes.js';
 import { notOfferedRoutes } from '../features/not-offered/not-offered.routes.js';
 import { publicApiRoutes } from '../features/public-api/public-api.routes.js';
+import { directoryImportRoutes } from '../features/public-api/directory-import.routes.js';
 import { securityTaskRoutes } from '../features/security-tasks/security-tasks.routes.js';
 import { reportRoutes } from '../features/reports/reports.routes.js';
 import { hibpRoutes } from '../features/breach-report/hibp.routes.js';
@@ -80,6 +81,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   if (config.secretsManager) await app.register(secretsManagerRoutes, { sm: features.secretsManager });
   // The organization public API: its own error envelope and not-found answer under /public.
   await app.register(publicApiRoutes, { prefix: '/public', publicApi: features.publicApi });
+  await app.register(directoryImportRoutes, { publicApi: features.publicApi, orgAccess: features.orgAccess });
   await app.register(organizationRoutes, { organizations: features.organizations, licenses: features.licenses, orgAccess: features.orgAccess, keys: features.organizationKeys, config });
   await app.register(billingRoutes, { billing: features.billing, orgAccess: features.orgAccess });
   await app.register(unofferedTwoFactorRoutes, { orgAccess: features.orgAccess });

@@ -40,12 +40,18 @@ interface ImportedGroup {
 
 const externalIdText = (value: string | number) => String(value);
 
-/** The body's lists with external ids as text; a missing email on an enabled member, or an external id listed twice, is a 400 naming the field. */
-function normalize(body: ImportBody): { members: ImportedMember[]; groups: ImportedGroup[] } {
+/** What the request calls its member list: `members` (public API) or `users` (the older private route). */
+export type MemberListName = 'members' | 'users';
+
+/**
+ * The body's lists with external ids as text; a missing email on an enabled member, or an external
+ * id listed twice, is a 400 naming the field, under the caller's name for the member list.
+ */
+function normalize(body: ImportBody, memberList: MemberListName): { members: ImportedMember[]; groups: ImportedGroup[] } {
   const errors: ValidationErrors = {};
   const members = (body.members ?? []).map((m, i) => {
     const email = m.email ? normalizeEmail(m.email) : null;
-    if (!m.deleted && !email) (errors[`members[${i}].email`] ??= []).push('Email is required for enabled members.');
+    if (!m.deleted && !email) (errors[`${memberList}[${i}].email`] ??= []).push(`Email is required for enabled ${memberList}.`);
     return { email, externalId: externalIdText(m.externalId), deleted: m.deleted ?? false };
   });
   const groups = (body.groups ?? []).map((g) => ({ name: g.name, externalId: externalIdText(g.externalId), memberExternalIds: [...new Set((g.memberExternalIds ?? []).map(externalIdText))] }));
@@ -56,12 +62,12 @@ function normalize(body: ImportBody): { members: ImportedMember[]; groups: Impor
       seen.add(id);
     });
   };
-  twice(members.map((m) => m.externalId), 'members');
+  twice(members.map((m) => m.externalId), memberList);
   twice(groups.map((g) => g.externalId), 'groups');
   const emails = new Set<string>();
   members.forEach((m, i) => {
     if (!m.email || m.deleted) return;
-    if (emails.has(m.email)) (errors[`members[${i}].email`] ??= []).push(`The email ${m.email} is listed more than once.`);
+    if (emails.has(m.email)) (errors[`${memberList}[${i}].email`] ??= []).push(`The email ${m.email} is listed more than once.`);
     emails.add(m.email);
   });
   if (Object.keys(errors).length > 0) throw new BadRequest("The request's model state is invalid.", errors);
@@ -81,12 +87,12 @@ export function createDirectoryImport(deps: { db: Db; clock: Clock; audit: Audit
   const { db, clock, audit } = deps;
 
   return {
-    async run(actor: Actor, body: ImportBody, config: Pick<Config, 'selfHosted'>): Promise<void> {
+    async run(actor: Actor, body: ImportBody, config: Pick<Config, 'selfHosted'>, memberList: MemberListName = 'members'): Promise<void> {
       const organizationId = actor.membership.organizationId;
       const groupsSent = body.groups?.length ?? 0;
       const activeSent = (body.members ?? []).filter((m) => !m.deleted).length;
       if (!config.selfHosted && !body.largeImport && (groupsSent > IMPORT_LIMIT || activeSent > IMPORT_LIMIT)) throw new BadRequest(TOO_MUCH);
-      const { members: imported, groups: importedGroups } = normalize(body);
+      const { members: imported, groups: importedGroups } = normalize(body, memberList);
       const org = await findOrganization(db, organizationId);
       if (!org) throw new NotFound();
       if (importedGroups.length > 0 && !org.use_groups) throw BadRequest.field('groups', 'This organization cannot use groups.');

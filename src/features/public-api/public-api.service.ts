@@ -9,7 +9,7 @@ import type { CollectionService } from '../collections/collections.service.js';
 import { EventSystemUser } from '../../platform/audit/event-type.js';
 import type { EventQueryInput, EventQueryService } from '../events/events.service.js';
 import type { GroupService } from '../groups/groups.service.js';
-import type { MemberService } from '../members/members.service.js';
+import type { Actor, MemberService } from '../members/members.service.js';
 import { toCollectionAccess, toMemberUserDetails } from '../members/members.schemas.js';
 import { collectionsOfMembers, findMember, listMembersWithUsers } from '../members/members.repository.js';
 import { organizationActor, type Membership } from '../../platform/access/org-access.js';
@@ -268,6 +268,11 @@ export function createPublicApiService(deps: PublicApiDeps) {
     // -- organization -------------------------------------------------------------------
     async importDirectory(caller: PublicCaller, body: Parameters<typeof importer.run>[1]): Promise<void> {
       await importer.run(await memberActor(caller), body, deps.config);
+    },
+
+    /** The same directory import for an owner or admin signed in (the older private route), who is the acting user of its events. */
+    async importDirectoryAs(actor: Actor, body: Parameters<typeof importer.run>[1]): Promise<void> {
+      await importer.run(actor, body, deps.config, 'users');
     },
 
     async subscription(caller: PublicCaller) {
