@@ -206,10 +206,14 @@ export function createTwoFactorSetup(deps: {
       return { enabled: true, email };
     },
 
-    async disableEmail(userId: string, body: SecretVerification, client: ClientContext): Promise<void> {
+    /**
+     * Turns one provider off (every security key, for WebAuthn), proven with the verification
+     * token of that provider's get route or the master password hash, as `DELETE /two-factor/{provider}` asks.
+     */
+    async disableProvider(userId: string, type: TwoFactorProviderType, body: SecretVerification, client: ClientContext): Promise<void> {
       const user = await userOrThrow(userId);
-      await verifyChange(user, body, TwoFactorProviderType.Email);
-      await disable(user, [TwoFactorProviderType.Email], client, EventType.User_Disabled2fa);
+      await verifyChange(user, body, type);
+      await disable(user, [type], client, EventType.User_Disabled2fa);
     },
 
     /** A new recovery code, shown this once: only its hash is kept, and the one before stops working. */

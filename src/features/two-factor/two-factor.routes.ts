@@ -31,6 +31,7 @@ import {
   WebAuthnUpdateResponse,
 } from './two-factor.schemas.js';
 import type { TwoFactorService } from './two-factor.service.js';
+import { TwoFactorProviderType } from './two-factor-rules.js';
 
 const tags = ['Two-step login'];
 
@@ -70,6 +71,18 @@ const docs = {
     description: `Saves the address once \`token\` is the code sent to that address (400 naming \`token\` otherwise); records User_Updated2fa (1002). ${CHANGE} ${USER}`,
   },
   deleteEmail: { summary: 'Turn off two-step login by email', description: `As DELETE /two-factor/authenticator, for the email provider. ${CHANGE} ${USER}` },
+  deleteDuo: {
+    summary: 'Turn off two-step login with Duo',
+    description: `As DELETE /two-factor/authenticator, for the Duo provider (which this server does not set up; an account that has it, say from a restored database, can still turn it off). The verification token is one for Duo. ${CHANGE} ${USER}`,
+  },
+  deleteYubiKey: {
+    summary: 'Turn off two-step login with YubiKey OTP',
+    description: `As DELETE /two-factor/authenticator, for the YubiKey OTP provider (which this server does not set up; an account that has it can still turn it off). The verification token is one for YubiKey. ${CHANGE} ${USER}`,
+  },
+  deleteWebAuthnAll: {
+    summary: 'Remove every security key',
+    description: `Turns the WebAuthn provider off, removing every registered key, as DELETE /two-factor/authenticator does for its provider; the verification token is the one POST /two-factor/get-webauthn answered. ${CHANGE} ${USER}`,
+  },
   sendEmailLogin: {
     summary: 'Send a login code by email',
     description:
@@ -192,11 +205,19 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
     });
   }
 
-  app.delete('/two-factor/email', { ...user, schema: { tags, ...docs.deleteEmail, body: ChangeBody, response: { 204: EmptyResponse } } }, async (request, reply) => {
-    const body = request.body;
-    await twoFactor.disableEmail(currentUser(request).userId, { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null }, clientContext(request));
-    return reply.code(204).send(null);
-  });
+  // Current clients turn a provider off by its own route; DELETE /two-factor/webauthn/all removes every security key.
+  for (const [path, type, doc] of [
+    ['email', TwoFactorProviderType.Email, docs.deleteEmail],
+    ['duo', TwoFactorProviderType.Duo, docs.deleteDuo],
+    ['yubikey', TwoFactorProviderType.YubiKey, docs.deleteYubiKey],
+    ['webauthn/all', TwoFactorProviderType.WebAuthn, docs.deleteWebAuthnAll],
+  ] as const) {
+    app.delete(`/two-factor/${path}`, { ...user, schema: { tags, ...doc, body: ChangeBody, response: { 204: EmptyResponse } } }, async (request, reply) => {
+      const body = request.body;
+      await twoFactor.disableProvider(currentUser(request).userId, type, { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null }, clientContext(request));
+      return reply.code(204).send(null);
+    });
+  }
 
   app.post('/two-factor/send-email-login', { ...anonymous, schema: { tags, ...docs.sendEmailLogin, body: EmailLoginBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     const body = request.body;
