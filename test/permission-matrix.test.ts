@@ -499,6 +499,10 @@ const ORGANIZATION_ROWS: Row[] = [
   ['POST /organizations/licenses/self-hosted/{id}/sync', async () => ({ method: 'POST', path: `/organizations/licenses/self-hosted/${org}/sync` }), { allow: 'members', ok: 400, outsiders: 400 }],
   // The official OrganizationAdmin: owners and admins; every other member gets 404 too.
   ['GET /organizations/{id}/two-factor', async () => ({ method: 'GET', path: `${base()}/two-factor` }), { allow: ADMINS, hidden: 'rest' }],
+  // Organization-wide Duo is not offered: policy managers are told so (400).
+  ['POST /organizations/{id}/two-factor/get-duo', async (who) => ({ method: 'POST', path: `${base()}/two-factor/get-duo`, json: { masterPasswordHash: secret(who) } }), { allow: POLICY_ADMINS, ok: 400 }],
+  ['PUT /organizations/{id}/two-factor/duo', async () => ({ method: 'PUT', path: `${base()}/two-factor/duo`, json: { clientId: 'DI', clientSecret: 's', host: 'api-x.duosecurity.com' } }), { allow: POLICY_ADMINS, ok: 400 }],
+  ['DELETE /organizations/{id}/two-factor/duo', async () => ({ method: 'DELETE', path: `${base()}/two-factor/duo`, json: { userVerificationToken: 't' } }), { allow: POLICY_ADMINS, ok: 400 }],
   // The official ViewSubscription: owners only, the organization hidden from everyone else.
   ['GET /organizations/{id}/subscription', async () => ({ method: 'GET', path: `${base()}/subscription` }), { allow: OWNER, hidden: 'rest' }],
   [

@@ -29,6 +29,23 @@ describe("two-step login reads of features not offered yet", () => {
     expect((await get(`/organizations/${org}/two-factor`, null)).status).toBe(401);
   });
 
+  it('refuses organization-wide Duo with a reason to policy managers, 403 to other members, 404 to outsiders', async () => {
+    const duo = [
+      ['POST', `/organizations/${org}/two-factor/get-duo`, { masterPasswordHash: 'aGFzaA==' }],
+      ['PUT', `/organizations/${org}/two-factor/duo`, { clientId: 'DIXXXXXXXXXXXXXXXXXX', clientSecret: 'secret', host: 'api-x.duosecurity.com' }],
+      ['DELETE', `/organizations/${org}/two-factor/duo`, { userVerificationToken: 'token' }],
+    ] as const;
+    for (const [method, path, json] of duo) {
+      for (const who of ['owner', 'admin']) {
+        const res = await server.request(method, `/api${path}`, { token: actors[who]!.token, json });
+        expect(res.status, `${method} ${who}`).toBe(400);
+        expect(res.body.validationErrors, `${method} ${who}`).toEqual({ type: ['Duo two-step login is not offered by this server.'] });
+      }
+      for (const who of ['user', 'manager']) expect((await server.request(method, `/api${path}`, { token: actors[who]!.token, json })).status, `${method} ${who}`).toBe(403);
+      expect((await server.request(method, `/api${path}`, { token: actors.stranger!.token, json })).status, `${method} stranger`).toBe(404);
+    }
+  });
+
   it("answers the caller's passkeys for login: an empty list", async () => {
     const res = await get('/webauthn', actors.user!);
     expect(res.status).toBe(200);
