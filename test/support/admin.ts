@@ -103,12 +103,22 @@ export async function seedTarget(
 }
 
 /** An organization with a confirmed owner, and a stranger who owns another organization. */
-export async function orgWithOwner(server: TestServer, planType = PlanType.EnterpriseAnnually) {
+export async function orgWithOwner(server: TestServer, planType = PlanType.EnterpriseAnnually, emails = { owner: 'owner@example.com', stranger: 'stranger@example.com' }) {
   const org = await seedOrganization(server, { planType });
-  const owner = await actor(server, org, 'owner@example.com', { type: OrganizationUserType.Owner });
+  const owner = await actor(server, org, emails.owner, { type: OrganizationUserType.Owner });
   const otherOrg = await seedOrganization(server, { name: 'Other' });
-  const stranger = await actor(server, otherOrg, 'stranger@example.com', { type: OrganizationUserType.Owner });
+  const stranger = await actor(server, otherOrg, emails.stranger, { type: OrganizationUserType.Owner });
   return { org, owner, otherOrg, stranger };
+}
+
+/** An email no other call gives: a server shared by a file's tests takes each email once. */
+export function freshEmail(name: string): string {
+  return `${name}-${randomUUID().slice(0, 8)}@example.com`;
+}
+
+/** `orgWithOwner` with fresh emails, for a test on a server its file shares. */
+export function freshOrgWithOwner(server: TestServer, planType = PlanType.EnterpriseAnnually) {
+  return orgWithOwner(server, planType, { owner: freshEmail('owner'), stranger: freshEmail('stranger') });
 }
 
 /**
@@ -171,6 +181,9 @@ function grantValues(g: Partial<Grant>) {
   return { read_only: g.readOnly ?? false, hide_passwords: g.hidePasswords ?? false, manage: g.manage ?? false };
 }
 
-export async function eventsOf(server: TestServer, type: number) {
-  return server.database.db.selectFrom('events').selectAll().where('type', '=', type).orderBy('seq').execute();
+/** The audit events of one type, oldest first; of one organization's when it is named. */
+export async function eventsOf(server: TestServer, type: number, organizationId?: string) {
+  let query = server.database.db.selectFrom('events').selectAll().where('type', '=', type);
+  if (organizationId !== undefined) query = query.where('organization_id', '=', organizationId);
+  return query.orderBy('seq').execute();
 }
