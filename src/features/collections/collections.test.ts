@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { actor, orgWithCallers, custom, ENC, eventsOf, orgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actor, orgWithCallers, custom, ENC, eventsOf, freshEmail, freshOrgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestResponse, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../../platform/audit/event-type.js';
@@ -18,8 +18,15 @@ const idsOf = (res: TestResponse) => dataOf(res).map((c) => c.id);
 
 const body = (extra: Record<string, unknown> = {}) => ({ name: ENC, externalId: null, groups: [], users: [], ...extra });
 
+// One server for the file: each test makes its own organizations and users (fresh emails) and
+// reads back only those.
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => server.close());
+
 describe('collection permission matrix', () => {
-  let server: TestServer;
   let org: string;
   let actors: Record<string, Actor> = {};
   const ROLE_CASES = {
@@ -34,10 +41,8 @@ describe('collection permission matrix', () => {
   };
 
   beforeAll(async () => {
-    server = await startTestServer();
     ({ org, actors } = await orgWithCallers(server, ROLE_CASES));
   });
-  afterAll(async () => server.close());
 
   /** A collection where `name` holds the given grant directly (none: unassigned). */
   async function collectionFor(name: string, grant?: { readOnly?: boolean; manage?: boolean }): Promise<string> {
@@ -157,16 +162,9 @@ describe('collection permission matrix', () => {
 });
 
 describe('collections', () => {
-  let server: TestServer | undefined;
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
-
   it('creates a collection with access as bw create org-collection sends it, and records the event', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
-    const member = await actor(server, org, 'member@example.com');
+    const { org, owner } = await freshOrgWithOwner(server);
+    const member = await actor(server, org, freshEmail('member'));
     const group = await seedGroup(server, org);
     const res = await server.request('POST', `/api/organizations/${org}/collections`, {
       token: owner.token,
@@ -192,7 +190,7 @@ describe('collections', () => {
         { id: member.memberId, readOnly: true, hidePasswords: false, manage: false },
       ]),
     );
-    const [event] = await eventsOf(server, EventType.Collection_Created);
+    const [event] = await eventsOf(server, EventType.Collection_Created, org);
     expect(event).toMatchObject({ collection_id: res.body.id, organization_id: org, acting_user_id: owner.userId });
 
     const users = await server.request('GET', `/api/organizations/${org}/collections/${res.body.id}/users`, { token: owner.token });
@@ -204,18 +202,16 @@ describe('collections', () => {
   });
 
   it('gives a creator who cannot edit every collection manage access to the new one', async () => {
-    server = await startTestServer();
-    const { org } = await orgWithOwner(server);
-    const member = await actor(server, org, 'member@example.com');
+    const { org } = await freshOrgWithOwner(server);
+    const member = await actor(server, org, freshEmail('member'));
     const res = await server.request('POST', `/api/organizations/${org}/collections`, { token: member.token, json: body() });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ assigned: true, manage: true, users: [{ id: member.memberId, manage: true }] });
   });
 
   it('updates the name, keeps access that is left out, and replaces access that is sent', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
-    const member = await actor(server, org, 'member@example.com');
+    const { org, owner } = await freshOrgWithOwner(server);
+    const member = await actor(server, org, freshEmail('member'));
     const id = await seedCollection(server, org, { users: [[member.memberId, { readOnly: true }]] });
     const other = ENC.replace('2.A', '2.B');
     const kept = await server.request('PUT', `/api/organizations/${org}/collections/${id}`, { token: owner.token, json: { name: other } });
@@ -223,7 +219,7 @@ describe('collections', () => {
     expect(kept.body).toMatchObject({ name: other, users: [{ id: member.memberId, readOnly: true }] });
     const replaced = await server.request('POST', `/api/organizations/${org}/collections/${id}`, { token: owner.token, json: { name: other, users: [] } });
     expect(replaced.body.users).toEqual([]);
-    expect(await eventsOf(server, EventType.Collection_Updated)).toHaveLength(2);
+    expect(await eventsOf(server, EventType.Collection_Updated, org)).toHaveLength(2);
 
     const put = await server.request('PUT', `/api/organizations/${org}/collections/${id}/users`, { token: owner.token, json: [{ id: member.memberId, manage: true }] });
     expect(put.status).toBe(200);
@@ -232,8 +228,7 @@ describe('collections', () => {
   });
 
   it('deletes one or many collections with their item assignments, and records each', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
+    const { org, owner } = await freshOrgWithOwner(server);
     const db = server.database.db;
     const [a, b, c, d] = [await seedCollection(server, org), await seedCollection(server, org), await seedCollection(server, org), await seedCollection(server, org)];
     const now = new Date().toISOString();
@@ -252,28 +247,26 @@ describe('collections', () => {
     expect((await server.request('POST', `/api/organizations/${org}/collections/delete`, { token: owner.token, json: { ids: [d] } })).status).toBe(200);
 
     expect(await db.selectFrom('collections').select('id').where('organization_id', '=', org).execute()).toEqual([]);
-    expect(await db.selectFrom('collection_ciphers').selectAll().execute()).toEqual([]);
-    expect((await eventsOf(server, EventType.Collection_Deleted)).map((e) => e.collection_id)).toEqual([a, b, c, d]);
+    expect(await db.selectFrom('collection_ciphers').selectAll().where('collection_id', 'in', [a, b, c, d]).execute()).toEqual([]);
+    expect((await eventsOf(server, EventType.Collection_Deleted, org)).map((e) => e.collection_id)).toEqual([a, b, c, d]);
   });
 
   it('deletes nothing when a bulk delete names a collection of another organization or an unknown id', async () => {
-    server = await startTestServer();
-    const { org, owner, otherOrg } = await orgWithOwner(server);
+    const { org, owner, otherOrg } = await freshOrgWithOwner(server);
     const mine = await seedCollection(server, org);
     const theirs = await seedCollection(server, otherOrg);
     for (const ids of [[mine, theirs], [mine, '6f3b6c1e-0000-4000-8000-000000000000']]) {
       const res = await server.request('DELETE', `/api/organizations/${org}/collections`, { token: owner.token, json: { ids } });
       expect(res.status).toBe(404);
     }
-    expect(await server.database.db.selectFrom('collections').select('id').execute()).toHaveLength(2);
+    expect(await server.database.db.selectFrom('collections').select('id').where('organization_id', 'in', [org, otherOrg]).execute()).toHaveLength(2);
     const empty = await server.request('DELETE', `/api/organizations/${org}/collections`, { token: owner.token, json: { ids: [] } });
     expect(empty.status).toBe(400);
     expect(Object.keys(empty.body.validationErrors)).toEqual(['ids']);
   });
 
   it('refuses members and groups of another organization, and groups where the plan has none', async () => {
-    server = await startTestServer();
-    const { org, owner, otherOrg, stranger } = await orgWithOwner(server);
+    const { org, owner, otherOrg, stranger } = await freshOrgWithOwner(server);
     const foreignGroup = await seedGroup(server, otherOrg);
     const path = `/api/organizations/${org}/collections`;
     const users = await server.request('POST', path, { token: owner.token, json: body({ users: [{ id: stranger.memberId }] }) });
@@ -284,18 +277,17 @@ describe('collections', () => {
     expect(Object.keys(groups.body.validationErrors)).toEqual(['groups']);
 
     const free = await seedOrganization(server, { planType: PlanType.Free });
-    const freeOwner = await actor(server, free, 'freeowner@example.com', ROLES.owner);
+    const freeOwner = await actor(server, free, freshEmail('freeowner'), ROLES.owner);
     const freeGroup = await seedGroup(server, free);
     const res = await server.request('POST', `/api/organizations/${free}/collections`, { token: freeOwner.token, json: body({ groups: [{ id: freeGroup }] }) });
     expect(res.status).toBe(400);
     expect(res.body.validationErrors).toEqual({ groups: ['This organization cannot use groups.'] });
-    expect(await server.database.db.selectFrom('collections').selectAll().execute()).toEqual([]);
+    expect(await server.database.db.selectFrom('collections').selectAll().where('organization_id', 'in', [org, otherOrg, free]).execute()).toEqual([]);
   });
 
   it('enforces the plan\'s collection limit (Free: 2)', async () => {
-    server = await startTestServer();
     const free = await seedOrganization(server, { planType: PlanType.Free });
-    const owner = await actor(server, free, 'owner@example.com', ROLES.owner);
+    const owner = await actor(server, free, freshEmail('owner'), ROLES.owner);
     const path = `/api/organizations/${free}/collections`;
     expect((await server.request('POST', path, { token: owner.token, json: body() })).status).toBe(200);
     expect((await server.request('POST', path, { token: owner.token, json: body() })).status).toBe(200);
@@ -305,8 +297,7 @@ describe('collections', () => {
   });
 
   it('answers bad input with a 400 naming the field', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
+    const { org, owner } = await freshOrgWithOwner(server);
     const path = `/api/organizations/${org}/collections`;
     const cases: [unknown, string][] = [
       [{ ...body(), name: 'plain text' }, 'name'],
@@ -329,10 +320,9 @@ describe('collections', () => {
   });
 
   it('keeps owners to collections they manage or nobody manages when admins may not reach every collection', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
+    const { org, owner } = await freshOrgWithOwner(server);
     await server.database.db.updateTable('organizations').set({ allow_admin_access_to_all_collection_items: false }).where('id', '=', org).execute();
-    const member = await actor(server, org, 'member@example.com');
+    const member = await actor(server, org, freshEmail('member'));
     const managed = await seedCollection(server, org, { users: [[member.memberId, { manage: true }]] });
     const orphan = await seedCollection(server, org);
     const path = `/api/organizations/${org}/collections`;
@@ -346,10 +336,9 @@ describe('collections', () => {
   });
 
   it('lets only owners and admins delete collections while deletion is limited', async () => {
-    server = await startTestServer();
-    const { org } = await orgWithOwner(server);
+    const { org } = await freshOrgWithOwner(server);
     await server.database.db.updateTable('organizations').set({ limit_collection_deletion: true }).where('id', '=', org).execute();
-    const member = await actor(server, org, 'member@example.com');
+    const member = await actor(server, org, freshEmail('member'));
     const id = await seedCollection(server, org, { users: [[member.memberId, { manage: true }]] });
     expect((await server.request('DELETE', `/api/organizations/${org}/collections/${id}`, { token: member.token })).status).toBe(403);
     expect((await server.request('PUT', `/api/organizations/${org}/collections/${id}`, { token: member.token, json: { name: ENC } })).status).toBe(200);
@@ -357,15 +346,12 @@ describe('collections', () => {
 });
 
 describe('POST /organizations/{id}/collections/bulk-access', () => {
-  let server: TestServer;
   let org: string;
   let owner: Actor;
   let otherOrg: string;
   beforeAll(async () => {
-    server = await startTestServer();
-    ({ org, owner, otherOrg } = await orgWithOwner(server));
+    ({ org, owner, otherOrg } = await freshOrgWithOwner(server));
   });
-  afterAll(async () => server?.close());
 
   const bulk = (who: Actor, json: unknown) => server.request('POST', `/api/organizations/${org}/collections/bulk-access`, { token: who.token, json });
   const usersOf = async (id: string) =>
@@ -425,16 +411,9 @@ describe('POST /organizations/{id}/collections/bulk-access', () => {
 });
 
 describe('the user\'s collections (GET /collections, sync)', () => {
-  let server: TestServer | undefined;
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
-
   it('gives the highest access across direct grants and several groups', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
-    const member = await actor(server, org, 'member@example.com');
+    const { org, owner } = await freshOrgWithOwner(server);
+    const member = await actor(server, org, freshEmail('member'));
     const g1 = await seedGroup(server, org, [member.memberId]);
     const g2 = await seedGroup(server, org, [member.memberId]);
     const g3 = await seedGroup(server, org, [owner.memberId]);
@@ -449,9 +428,8 @@ describe('the user\'s collections (GET /collections, sync)', () => {
   });
 
   it('reaches every collection through a group with access to all, and nothing through unconfirmed or disabled memberships', async () => {
-    server = await startTestServer();
-    const { org, otherOrg, stranger } = await orgWithOwner(server);
-    const member = await actor(server, org, 'member@example.com');
+    const { org, otherOrg, stranger } = await freshOrgWithOwner(server);
+    const member = await actor(server, org, freshEmail('member'));
     await seedGroup(server, org, [member.memberId], true);
     const ids = [await seedCollection(server, org), await seedCollection(server, org)];
     const res = await server.request('GET', '/api/collections', { token: member.token });
