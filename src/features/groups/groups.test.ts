@@ -1,12 +1,19 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { actor, orgWithCallers, custom, eventsOf, orgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { actor, orgWithCallers, custom, eventsOf, freshEmail, freshOrgWithOwner, ROLES, seedCollection, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { PlanType } from '../organizations/plans.js';
 
+// One server for the file: each test makes its own organizations and users (fresh emails) and
+// reads back only those.
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => server.close());
+
 describe('group permission matrix', () => {
-  let server: TestServer;
   let org: string;
   let group: string;
   let actors: Record<string, Actor> = {};
@@ -19,13 +26,11 @@ describe('group permission matrix', () => {
   };
 
   beforeAll(async () => {
-    server = await startTestServer();
     ({ org, actors } = await orgWithCallers(server, CASES));
     group = await seedGroup(server, org);
     // With creation open every member may list the groups (see below); limited, the roles decide.
     await server.database.db.updateTable('organizations').set({ limit_collection_creation: true }).where('id', '=', org).execute();
   });
-  afterAll(async () => server.close());
 
   const call = (who: string, method: string, path: string, json?: unknown) =>
     server.request(method, path, { token: actors[who]?.token ?? '', ...(json !== undefined ? { json } : {}) });
@@ -76,17 +81,10 @@ describe('group permission matrix', () => {
 });
 
 describe('groups', () => {
-  let server: TestServer | undefined;
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
-
   it('creates, reads, updates and deletes a group with collections and members, recording each change', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
-    const alice = await actor(server, org, 'alice@example.com');
-    const bob = await actor(server, org, 'bob@example.com');
+    const { org, owner } = await freshOrgWithOwner(server);
+    const alice = await actor(server, org, freshEmail('alice'));
+    const bob = await actor(server, org, freshEmail('bob'));
     const [c1, c2] = [await seedCollection(server, org), await seedCollection(server, org)];
     const base = `/api/organizations/${org}/groups`;
 
@@ -123,20 +121,19 @@ describe('groups', () => {
     // Bob stays a member of the organization; only the access through the group is gone.
     const bobRow = await server.database.db.selectFrom('organization_users').select('id').where('id', '=', bob.memberId).executeTakeFirst();
     expect(bobRow).toBeDefined();
-    expect(await server.database.db.selectFrom('group_users').selectAll().execute()).toEqual([]);
-    expect(await server.database.db.selectFrom('collection_groups').selectAll().execute()).toEqual([]);
+    expect(await server.database.db.selectFrom('group_users').selectAll().where('group_id', '=', id).execute()).toEqual([]);
+    expect(await server.database.db.selectFrom('collection_groups').selectAll().where('group_id', '=', id).execute()).toEqual([]);
     expect((await server.request('GET', '/api/collections', { token: bob.token })).body.data).toEqual([]);
 
-    expect((await eventsOf(server, EventType.Group_Created))[0]).toMatchObject({ group_id: id, organization_id: org, acting_user_id: owner.userId });
-    expect(await eventsOf(server, EventType.Group_Updated)).toHaveLength(1);
-    expect(await eventsOf(server, EventType.Group_Deleted)).toHaveLength(1);
-    const memberEvents = (await eventsOf(server, EventType.OrganizationUser_UpdatedGroups)).map((e) => e.organization_user_id);
+    expect((await eventsOf(server, EventType.Group_Created, org))[0]).toMatchObject({ group_id: id, organization_id: org, acting_user_id: owner.userId });
+    expect(await eventsOf(server, EventType.Group_Updated, org)).toHaveLength(1);
+    expect(await eventsOf(server, EventType.Group_Deleted, org)).toHaveLength(1);
+    const memberEvents = (await eventsOf(server, EventType.OrganizationUser_UpdatedGroups, org)).map((e) => e.organization_user_id);
     expect(memberEvents).toEqual([alice.memberId, bob.memberId, alice.memberId]);
   });
 
   it('requires every field of an update, naming the missing one', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
+    const { org, owner } = await freshOrgWithOwner(server);
     const id = await seedGroup(server, org);
     const collection = await seedCollection(server, org);
     for (const [json, field] of [
@@ -163,17 +160,15 @@ describe('groups', () => {
     [PlanType.TeamsAnnually, 200],
     [PlanType.EnterpriseAnnually, 200],
   ])('on plan %i, creating a group answers %i', async (plan, status) => {
-    server = await startTestServer();
     const org = await seedOrganization(server, { planType: plan });
-    const owner = await actor(server, org, 'owner@example.com', ROLES.owner);
+    const owner = await actor(server, org, freshEmail('owner'), ROLES.owner);
     const res = await server.request('POST', `/api/organizations/${org}/groups`, { token: owner.token, json: { name: 'G', collections: [], users: [] } });
     expect(res.status).toBe(status);
     if (status === 400) expect(res.body.message).toBe('This organization cannot use groups.');
   });
 
   it('refuses to let callers add themselves, unless the group has access to all collections', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
+    const { org, owner } = await freshOrgWithOwner(server);
     const base = `/api/organizations/${org}/groups`;
     const refused = await server.request('POST', base, { token: owner.token, json: { name: 'G', collections: [], users: [owner.memberId] } });
     expect(refused.status).toBe(400);
@@ -194,21 +189,19 @@ describe('groups', () => {
   });
 
   it('lets only members who may edit every collection give a group access to all of them', async () => {
-    server = await startTestServer();
-    const { org } = await orgWithOwner(server);
-    const groupsManager = await actor(server, org, 'gm@example.com', custom('manageGroups'));
+    const { org } = await freshOrgWithOwner(server);
+    const groupsManager = await actor(server, org, freshEmail('gm'), custom('manageGroups'));
     const res = await server.request('POST', `/api/organizations/${org}/groups`, { token: groupsManager.token, json: { name: 'All', accessAll: true } });
     expect(res.status).toBe(403);
-    expect(await server.database.db.selectFrom('groups').selectAll().execute()).toEqual([]);
+    expect(await server.database.db.selectFrom('groups').selectAll().where('organization_id', '=', org).execute()).toEqual([]);
   });
 
   it('keeps the access to collections the caller may not edit when they save the group, and leaves it all with a null list', async () => {
-    server = await startTestServer();
     const s = server;
-    const { org, owner } = await orgWithOwner(s);
+    const { org, owner } = await freshOrgWithOwner(s);
     // Admins do not reach every collection, so a group manager edits only the collections they manage.
     await s.database.db.updateTable('organizations').set({ allow_admin_access_to_all_collection_items: false }).where('id', '=', org).execute();
-    const manager = await actor(s, org, 'gm@example.com', custom('manageGroups'));
+    const manager = await actor(s, org, freshEmail('gm'), custom('manageGroups'));
     const group = await seedGroup(s, org);
     const theirs = await seedCollection(s, org, { users: [[manager.memberId, { manage: true }]], groups: [[group, { readOnly: true }]] });
     const notTheirs = await seedCollection(s, org, { users: [[owner.memberId, { manage: true }]], groups: [[group, { hidePasswords: true }]] });
@@ -239,8 +232,7 @@ describe('groups', () => {
   });
 
   it('refuses collections and members of another organization', async () => {
-    server = await startTestServer();
-    const { org, owner, otherOrg, stranger } = await orgWithOwner(server);
+    const { org, owner, otherOrg, stranger } = await freshOrgWithOwner(server);
     const theirs = await seedCollection(server, otherOrg);
     const base = `/api/organizations/${org}/groups`;
     const c = await server.request('POST', base, { token: owner.token, json: { name: 'G', collections: [{ id: theirs }], users: [] } });
@@ -257,24 +249,22 @@ describe('groups', () => {
   });
 
   it('deletes groups in bulk, all or none', async () => {
-    server = await startTestServer();
-    const { org, owner, otherOrg } = await orgWithOwner(server);
+    const { org, owner, otherOrg } = await freshOrgWithOwner(server);
     const [a, b, c] = [await seedGroup(server, org), await seedGroup(server, org), await seedGroup(server, org)];
     const theirs = await seedGroup(server, otherOrg);
     const base = `/api/organizations/${org}/groups`;
     expect((await server.request('DELETE', base, { token: owner.token, json: { ids: [a, theirs] } })).status).toBe(404);
-    expect(await server.database.db.selectFrom('groups').selectAll().execute()).toHaveLength(4);
+    expect(await server.database.db.selectFrom('groups').selectAll().where('organization_id', 'in', [org, otherOrg]).execute()).toHaveLength(4);
     expect((await server.request('DELETE', base, { token: owner.token, json: { ids: [a, b] } })).status).toBe(200);
     expect((await server.request('POST', `${base}/delete`, { token: owner.token, json: { ids: [c] } })).status).toBe(200);
-    expect((await server.database.db.selectFrom('groups').select('id').execute()).map((g) => g.id)).toEqual([theirs]);
-    expect(await eventsOf(server, EventType.Group_Deleted)).toHaveLength(3);
+    expect((await server.database.db.selectFrom('groups').select('id').where('organization_id', 'in', [org, otherOrg]).execute()).map((g) => g.id)).toEqual([theirs]);
+    expect(await eventsOf(server, EventType.Group_Deleted, org)).toHaveLength(3);
     expect((await server.request('DELETE', base, { token: owner.token, json: {} })).body.validationErrors).toEqual({ ids: ['The ids field is required.'] });
   });
 
   it('sets and removes single members', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
-    const alice = await actor(server, org, 'alice@example.com');
+    const { org, owner } = await freshOrgWithOwner(server);
+    const alice = await actor(server, org, freshEmail('alice'));
     const id = await seedGroup(server, org);
     const base = `/api/organizations/${org}/groups/${id}`;
     expect((await server.request('PUT', `${base}/users`, { token: owner.token, json: [alice.memberId] })).status).toBe(200);
@@ -282,6 +272,6 @@ describe('groups', () => {
     expect((await server.request('DELETE', `${base}/user/${alice.memberId}`, { token: owner.token })).status).toBe(200);
     expect((await server.request('GET', `${base}/users`, { token: owner.token })).body).toEqual([]);
     expect((await server.request('POST', `${base}/delete-user/${alice.memberId}`, { token: owner.token })).status).toBe(404);
-    expect(await eventsOf(server, EventType.OrganizationUser_UpdatedGroups)).toHaveLength(2);
+    expect(await eventsOf(server, EventType.OrganizationUser_UpdatedGroups, org)).toHaveLength(2);
   });
 });
