@@ -1,6 +1,6 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passwordGrantForm, testAccount } from '../../../test/support/accounts.js';
-import { actor, orgWithCallers, custom, eventsOf, orgWithOwner, ROLES, type Actor } from '../../../test/support/admin.js';
+import { actor, orgWithCallers, custom, eventsOf, freshEmail, freshOrgWithOwner, ROLES, type Actor } from '../../../test/support/admin.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../../platform/audit/event-type.js';
@@ -12,17 +12,22 @@ import { PolicyType } from './policy-type.js';
 const put = (server: TestServer, token: string, org: string, type: number, json: unknown) =>
   server.request('PUT', `/api/organizations/${org}/policies/${type}`, { token, json });
 
+// One server for the file: each test makes its own organizations and users (fresh emails) and
+// reads back only those.
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => server.close());
+
 describe('policy permission matrix', () => {
-  let server: TestServer;
   let org: string;
   let actors: Record<string, Actor> = {};
   const CASES = { ...ROLES, managePolicies: custom('managePolicies'), manageGroups: custom('manageGroups') };
 
   beforeAll(async () => {
-    server = await startTestServer();
     ({ org, actors } = await orgWithCallers(server, CASES));
   });
-  afterAll(async () => server.close());
 
   it.each([
     ['owner', 200],
@@ -44,15 +49,8 @@ describe('policy permission matrix', () => {
 });
 
 describe('policies', () => {
-  let server: TestServer | undefined;
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
-
   it('answers an unsaved policy as off, saves one, lists it and records the change', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
+    const { org, owner } = await freshOrgWithOwner(server);
     const base = `/api/organizations/${org}/policies`;
     const before = await server.request('GET', `${base}/${PolicyType.MasterPassword}`, { token: owner.token });
     expect(before.body).toEqual({ object: 'policy', id: null, organizationId: org, type: 1, data: null, enabled: false, revisionDate: null, canToggleState: true });
@@ -68,7 +66,7 @@ describe('policies', () => {
     expect(again.body).toMatchObject({ id: saved.body.id, enabled: false, data: null });
     const list = await server.request('GET', base, { token: owner.token });
     expect(list.body.data).toEqual([again.body]);
-    const events = await eventsOf(server, EventType.Policy_Updated);
+    const events = await eventsOf(server, EventType.Policy_Updated, org);
     expect(events.map((e) => [e.policy_id, e.organization_id, e.acting_user_id])).toEqual([
       [saved.body.id, org, owner.userId],
       [saved.body.id, org, owner.userId],
@@ -76,17 +74,15 @@ describe('policies', () => {
   });
 
   it('refuses organizations whose plan has no policies', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server, PlanType.TeamsAnnually);
+    const { org, owner } = await freshOrgWithOwner(server, PlanType.TeamsAnnually);
     const res = await put(server, owner.token, org, PolicyType.TwoFactorAuthentication, { enabled: true });
     expect(res.status).toBe(400);
     expect(res.body.message).toBe('This organization cannot use policies.');
-    expect(await server.database.db.selectFrom('policies').selectAll().execute()).toEqual([]);
+    expect(await server.database.db.selectFrom('policies').selectAll().where('organization_id', '=', org).execute()).toEqual([]);
   });
 
   it('answers bad input with a 400 naming the field', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
+    const { org, owner } = await freshOrgWithOwner(server);
     const cases: [number, unknown, string][] = [
       [1, { enabled: true, data: { minLength: 5 } }, 'data.minLength'],
       [1, { enabled: true, data: { minComplexity: 7 } }, 'data.minComplexity'],
@@ -107,8 +103,7 @@ describe('policies', () => {
   });
 
   it('keeps policies that need Single organization behind it', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
+    const { org, owner } = await freshOrgWithOwner(server);
     const sso = await put(server, owner.token, org, PolicyType.RequireSso, { enabled: true });
     expect(sso.status).toBe(400);
     expect(sso.body.message).toBe('Turn on the Single organization policy because it is required for the Require single sign-on authentication policy.');
@@ -122,29 +117,27 @@ describe('policies', () => {
   });
 
   it('refuses Single organization while a member who is not an owner or admin belongs to another organization', async () => {
-    server = await startTestServer();
-    const { org, owner, otherOrg } = await orgWithOwner(server);
-    const member = await actor(server, org, 'member@example.com');
-    const admin = await actor(server, org, 'admin@example.com', ROLES.admin);
-    await seedMembership(server, { organizationId: otherOrg, userId: admin.userId, email: 'admin@example.com' });
+    const { org, owner, otherOrg } = await freshOrgWithOwner(server);
+    const member = await actor(server, org, freshEmail('member'));
+    const admin = await actor(server, org, freshEmail('admin'), ROLES.admin);
+    await seedMembership(server, { organizationId: otherOrg, userId: admin.userId, email: admin.account.email });
     // Invited elsewhere does not count.
-    const invitedElsewhere = await seedMembership(server, { organizationId: otherOrg, userId: member.userId, email: 'member@example.com', status: OrganizationUserStatusType.Invited });
+    const invitedElsewhere = await seedMembership(server, { organizationId: otherOrg, userId: member.userId, email: member.account.email, status: OrganizationUserStatusType.Invited });
     expect((await put(server, owner.token, org, PolicyType.SingleOrg, { enabled: false })).status).toBe(200);
 
     await server.database.db.updateTable('organization_users').set({ status: OrganizationUserStatusType.Confirmed }).where('id', '=', invitedElsewhere).execute();
     const refused = await put(server, owner.token, org, PolicyType.SingleOrg, { enabled: true });
     expect(refused.status).toBe(400);
-    expect(refused.body.message).toContain('member@example.com');
-    expect(refused.body.message).not.toContain('admin@example.com');
+    expect(refused.body.message).toContain(member.account.email);
+    expect(refused.body.message).not.toContain(admin.account.email);
 
     await server.database.db.deleteFrom('organization_users').where('id', '=', invitedElsewhere).execute();
     expect((await put(server, owner.token, org, PolicyType.SingleOrg, { enabled: true })).status).toBe(200);
   });
 
   it('shows the enabled master password policy to members of any status, and 404 to others', async () => {
-    server = await startTestServer();
-    const { org, owner, stranger } = await orgWithOwner(server);
-    const invited = await actor(server, org, 'invited@example.com', ROLES.invited);
+    const { org, owner, stranger } = await freshOrgWithOwner(server);
+    const invited = await actor(server, org, freshEmail('invited'), ROLES.invited);
     const path = `/api/organizations/${org}/policies/master-password`;
     expect((await server.request('GET', path, { token: invited.token })).status).toBe(404);
     const saved = await put(server, owner.token, org, PolicyType.MasterPassword, { enabled: true, data: { minLength: 16 } });
@@ -156,20 +149,13 @@ describe('policies', () => {
   });
 
   it('records Two-step login as a policy', async () => {
-    server = await startTestServer();
-    const { org, owner } = await orgWithOwner(server);
+    const { org, owner } = await freshOrgWithOwner(server);
     const res = await put(server, owner.token, org, PolicyType.TwoFactorAuthentication, { enabled: true, data: null });
     expect(res.body).toMatchObject({ type: 0, enabled: true });
   });
 });
 
 describe('policy effects for users', () => {
-  let server: TestServer | undefined;
-  afterEach(async () => {
-    await server?.close();
-    server = undefined;
-  });
-
   async function tokenResponse(s: TestServer, email: string): Promise<Record<string, unknown>> {
     const account = testAccount(email);
     const res = await s.request('POST', '/identity/connect/token', { form: passwordGrantForm(account) });
@@ -178,19 +164,18 @@ describe('policy effects for users', () => {
   }
 
   it('puts the strictest enabled master password requirements of the user\'s organizations in the token response', async () => {
-    server = await startTestServer();
-    const { org, owner, otherOrg, stranger } = await orgWithOwner(server);
-    expect((await tokenResponse(server, 'owner@example.com')).MasterPasswordPolicy).toEqual({ Object: 'masterPasswordPolicy' });
+    const { org, owner, otherOrg, stranger } = await freshOrgWithOwner(server);
+    expect((await tokenResponse(server, owner.account.email)).MasterPasswordPolicy).toEqual({ Object: 'masterPasswordPolicy' });
 
-    await seedMembership(server, { organizationId: otherOrg, userId: owner.userId, email: 'owner@example.com', status: OrganizationUserStatusType.Accepted });
+    await seedMembership(server, { organizationId: otherOrg, userId: owner.userId, email: owner.account.email, status: OrganizationUserStatusType.Accepted });
     await put(server, owner.token, org, PolicyType.MasterPassword, { enabled: true, data: { minComplexity: 2, minLength: 20, requireUpper: true, requireLower: false } });
     await put(server, stranger.token, otherOrg, PolicyType.MasterPassword, { enabled: true, data: { minComplexity: 4, minLength: 12, requireLower: true, enforceOnLogin: true } });
     const thirdOrg = await seedOrganization(server, { name: 'Third' });
-    const third = await actor(server, thirdOrg, 'third@example.com', ROLES.owner);
-    await seedMembership(server, { organizationId: thirdOrg, userId: owner.userId, email: 'owner@example.com', status: OrganizationUserStatusType.Invited });
+    const third = await actor(server, thirdOrg, freshEmail('third'), ROLES.owner);
+    await seedMembership(server, { organizationId: thirdOrg, userId: owner.userId, email: owner.account.email, status: OrganizationUserStatusType.Invited });
     await put(server, third.token, thirdOrg, PolicyType.MasterPassword, { enabled: true, data: { minLength: 100 } });
 
-    expect((await tokenResponse(server, 'owner@example.com')).MasterPasswordPolicy).toEqual({
+    expect((await tokenResponse(server, owner.account.email)).MasterPasswordPolicy).toEqual({
       Object: 'masterPasswordPolicy',
       MinComplexity: 4,
       MinLength: 20,
@@ -200,7 +185,7 @@ describe('policy effects for users', () => {
     });
 
     await put(server, owner.token, org, PolicyType.MasterPassword, { enabled: false, data: { minLength: 30 } });
-    expect((await tokenResponse(server, 'owner@example.com')).MasterPasswordPolicy).toEqual({
+    expect((await tokenResponse(server, owner.account.email)).MasterPasswordPolicy).toEqual({
       Object: 'masterPasswordPolicy',
       MinComplexity: 4,
       MinLength: 12,
@@ -210,9 +195,8 @@ describe('policy effects for users', () => {
   });
 
   it('gives sync the policies of organizations where the user is confirmed', async () => {
-    server = await startTestServer();
-    const { org, owner, otherOrg, stranger } = await orgWithOwner(server);
-    await seedMembership(server, { organizationId: otherOrg, userId: owner.userId, email: 'owner@example.com', type: OrganizationUserType.User, status: OrganizationUserStatusType.Accepted });
+    const { org, owner, otherOrg, stranger } = await freshOrgWithOwner(server);
+    await seedMembership(server, { organizationId: otherOrg, userId: owner.userId, email: owner.account.email, type: OrganizationUserType.User, status: OrganizationUserStatusType.Accepted });
     const mine = await put(server, owner.token, org, PolicyType.DisableSend, { enabled: true });
     await put(server, stranger.token, otherOrg, PolicyType.DisableSend, { enabled: true });
     expect(await policiesForUser(server.database.db, owner.userId)).toEqual([mine.body]);
