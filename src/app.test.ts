@@ -1,6 +1,14 @@
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { rawGet } from '../test/support/raw-request.js';
 import { startTestServer, type TestServer } from '../test/support/test-server.js';
+
+// One server with the test defaults (logging at info) for the tests that need nothing else; a
+// test that needs other settings starts its own, `server`, closed after it.
+let shared: TestServer;
+beforeAll(async () => {
+  shared = await startTestServer();
+});
+afterAll(async () => shared.close());
 
 let server: TestServer | undefined;
 afterEach(async () => {
@@ -10,14 +18,13 @@ afterEach(async () => {
 
 describe('one program, several services', () => {
   it('serves every service under its prefix on one port', async () => {
-    server = await startTestServer();
     for (const prefix of ['/api', '/identity', '/events']) {
-      const res = await server.request('GET', `${prefix}/alive`);
+      const res = await shared.request('GET', `${prefix}/alive`);
       expect(res.status, prefix).toBe(200);
       expect(new Date(res.body as string).getTime()).toBeGreaterThan(0);
       expect(res.headers.get('content-type')).toContain('application/json');
     }
-    expect((await server.request('GET', '/alive')).status).toBe(404);
+    expect((await shared.request('GET', '/alive')).status).toBe(404);
   });
 
   it('serves a service started alone at the root', async () => {
@@ -28,16 +35,14 @@ describe('one program, several services', () => {
   });
 
   it('serves the notifications hub under /notifications, a plain GET of the hub being a 404 (it takes WebSocket upgrades only)', async () => {
-    server = await startTestServer();
-    expect((await server.request('GET', '/notifications/alive')).status).toBe(200);
-    const res = await server.request('GET', '/notifications/hub');
+    expect((await shared.request('GET', '/notifications/alive')).status).toBe(200);
+    const res = await shared.request('GET', '/notifications/hub');
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ object: 'error' });
   });
 
   it('answers unknown paths with the error envelope and a request id', async () => {
-    server = await startTestServer();
-    const res = await server.request('GET', '/api/no-such-thing');
+    const res = await shared.request('GET', '/api/no-such-thing');
     expect(res.status).toBe(404);
     expect(res.body).toEqual({
       message: 'Resource not found.',
@@ -51,25 +56,24 @@ describe('one program, several services', () => {
   });
 
   it('matches paths without regard to letter case or a trailing slash', async () => {
-    server = await startTestServer();
-    expect((await server.request('GET', '/API/Alive/')).status).toBe(200);
+    expect((await shared.request('GET', '/API/Alive/')).status).toBe(200);
   });
 
   it('never logs tokens, from headers or query strings', async () => {
-    server = await startTestServer({ env: { LOG_LEVEL: 'info' } });
-    await server.request('GET', '/api/alive?access_token=query-secret-123', { headers: { authorization: 'Bearer header-secret-456' } });
-    const logs = server.logs.text();
+    const before = shared.logs.lines.length;
+    await shared.request('GET', '/api/alive?access_token=query-secret-123', { headers: { authorization: 'Bearer header-secret-456' } });
+    // Only this request's lines: the shared server has logged /api/alive before.
+    const logs = shared.logs.lines.slice(before).join('\n');
     expect(logs).toContain('/api/alive');
     expect(logs).not.toContain('query-secret-123');
     expect(logs).not.toContain('header-secret-456');
   });
 
   it('logs one line per request, when it is answered: method, url, address, status and response time', async () => {
-    server = await startTestServer({ env: { LOG_LEVEL: 'info' } });
-    const before = server.logs.lines.length;
-    const res = await server.request('GET', '/api/alive?access_token=query-secret-789');
+    const before = shared.logs.lines.length;
+    const res = await shared.request('GET', '/api/alive?access_token=query-secret-789');
     await new Promise((resolve) => setTimeout(resolve, 20));
-    const lines = server.logs.lines.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>);
+    const lines = shared.logs.lines.slice(before).map((line) => JSON.parse(line) as Record<string, unknown>);
     const mine = lines.filter((line) => line.reqId === res.headers.get('x-request-id'));
     expect(mine).toHaveLength(1);
     expect(mine[0]).toMatchObject({
@@ -82,15 +86,15 @@ describe('one program, several services', () => {
   });
 
   it('publishes an OpenAPI document built from the route schemas on self-hosted', async () => {
-    server = await startTestServer();
-    const res = await server.request('GET', '/docs/json');
+    const res = await shared.request('GET', '/docs/json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toMatch(/^3\./);
     expect(Object.keys(res.body.paths)).toContain('/api/alive');
-    expect((await server.request('GET', '/docs/')).headers.get('content-type')).toContain('text/html');
+    expect((await shared.request('GET', '/docs/')).headers.get('content-type')).toContain('text/html');
   });
 
   it('builds the API documentation on its first requests, arriving together, and answers what it does not serve with its own 404', async () => {
+    // A server of its own: on the shared one an earlier test may have built the documentation.
     const docs = await startTestServer();
     server = docs;
     const answers = await Promise.all(['/docs/json', '/docs/json', '/docs/', '/docs/yaml'].map((path) => docs.request('GET', path)));
