@@ -154,18 +154,6 @@ export async function replaceMemberGroups(db: Executor, memberId: string, groupI
     .execute();
 }
 
-/** Members holding a Secrets Manager seat: access to it and not revoked (the official occupied SM seats). */
-export async function countOccupiedSmSeats(db: Executor, organizationId: string): Promise<number> {
-  const row = await db
-    .selectFrom('organization_users')
-    .select((eb) => eb.fn.countAll<string | number>().as('n'))
-    .where('organization_id', '=', organizationId)
-    .where('access_secrets_manager', '=', true)
-    .where('status', '!=', OrganizationUserStatusType.Revoked)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 /** Gives the memberships access to Secrets Manager in one statement. */
 export async function grantSecretsManager(db: Executor, ids: readonly string[], now: string): Promise<void> {
   if (ids.length === 0) return;

@@ -1,10 +1,10 @@
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import { findOrganization } from '../../platform/access/memberships.js';
+import { countOccupiedSeats, findOrganization } from '../../platform/access/memberships.js';
 import { touchAccountRevisions } from '../../platform/auth/users.repository.js';
 import { lockOrganization } from './member-rules.js';
-import { countOccupiedSmSeats, findMembers, grantSecretsManager } from './members.repository.js';
+import { findMembers, grantSecretsManager } from './members.repository.js';
 
 /**
  * The member list's bulk "Activate Secrets Manager": gives the listed members of this organization
@@ -27,7 +27,7 @@ export function createSecretsManagerAccess({ db, clock, selfHosted }: { db: Db; 
         if (!org) throw new NotFound();
         if (!org.use_secrets_manager) throw new BadRequest('Organization does not use Secrets Manager');
         // The official cloud server buys the missing seats; there is no billing here to buy them from.
-        if (org.sm_seats !== null && (await countOccupiedSmSeats(tx, organizationId)) + members.length > org.sm_seats) {
+        if (org.sm_seats !== null && (await countOccupiedSeats(tx, organizationId, { secretsManager: true })) + members.length > org.sm_seats) {
           throw new BadRequest(selfHosted ? 'Cannot autoscale on a self-hosted instance.' : 'Secrets Manager seat limit has been reached.');
         }
         const now = clock.now().toISOString();

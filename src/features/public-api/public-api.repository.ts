@@ -1,7 +1,6 @@
 import type { Executor } from '../../db/database.js';
 import { findCollection, type CollectionRow } from '../collections/collections.repository.js';
-import { OrganizationUserStatusType } from '../../platform/access/roles.js';
-import { type OrganizationRow, findOrganization } from '../../platform/access/memberships.js';
+import { type OrganizationRow, countOccupiedSeats, findOrganization } from '../../platform/access/memberships.js';
 
 /** CollectionType.DefaultUserCollection: a member's own "My Items". */
 const DEFAULT_USER_COLLECTION = 1;
@@ -29,19 +28,13 @@ export async function groupMembersOfOrganization(db: Executor, organizationId: s
 
 /** Members with access to Secrets Manager, and machine accounts: the floors of a Secrets Manager subscription. */
 export async function secretsManagerUsage(db: Executor, organizationId: string): Promise<{ seats: number; serviceAccounts: number }> {
-  const seats = await db
-    .selectFrom('organization_users')
-    .select((eb) => eb.fn.countAll<string | number>().as('n'))
-    .where('organization_id', '=', organizationId)
-    .where('access_secrets_manager', '=', true)
-    .where('status', '!=', OrganizationUserStatusType.Revoked)
-    .executeTakeFirstOrThrow();
+  const seats = await countOccupiedSeats(db, organizationId, { secretsManager: true });
   const accounts = await db
     .selectFrom('service_accounts')
     .select((eb) => eb.fn.countAll<string | number>().as('n'))
     .where('organization_id', '=', organizationId)
     .executeTakeFirstOrThrow();
-  return { seats: Number(seats.n), serviceAccounts: Number(accounts.n) };
+  return { seats, serviceAccounts: Number(accounts.n) };
 }
 
 /** Deletes memberships (their group and collection rows go with them), a few hundred ids a statement. */

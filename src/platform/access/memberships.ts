@@ -113,13 +113,17 @@ export async function touchOrganizationMembers(db: Executor, organizationIds: re
     .execute();
 }
 
-/** Seats in use: every membership except revoked ones (a revoked member frees a seat). */
-export async function countOccupiedSeats(db: Executor, organizationId: string): Promise<number> {
-  const row = await db
+/**
+ * Seats in use: every membership except revoked ones (a revoked member frees a seat); with
+ * `secretsManager`, the Secrets Manager seats: those of them with access to it.
+ */
+export async function countOccupiedSeats(db: Executor, organizationId: string, opts: { secretsManager?: boolean } = {}): Promise<number> {
+  let query = db
     .selectFrom('organization_users')
     .select((eb) => eb.fn.countAll<string | number>().as('n'))
     .where('organization_id', '=', organizationId)
-    .where('status', '!=', OrganizationUserStatusType.Revoked)
-    .executeTakeFirstOrThrow();
+    .where('status', '!=', OrganizationUserStatusType.Revoked);
+  if (opts.secretsManager) query = query.where('access_secrets_manager', '=', true);
+  const row = await query.executeTakeFirstOrThrow();
   return Number(row.n);
 }
