@@ -21,7 +21,7 @@ import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
-import { assertCanManage, joinPolicyError, lockOrganization, seatError, validateAssignment, type Actor } from './member-rules.js';
+import { assertCanManage, joinPolicyError, lockOrganization, seatError, smSeatError, validateAssignment, type Actor } from './member-rules.js';
 import {
   findMember,
   findMemberById,
@@ -46,6 +46,8 @@ export interface InviteDeps {
   keys: SigningKeys;
   mailer: Mailer;
   publicUrl: string;
+  /** The deployment variant, which words the refusal past the Secrets Manager seats. */
+  selfHosted: boolean;
 }
 
 async function organizationOrThrow(db: Executor, organizationId: string): Promise<OrganizationRow> {
@@ -122,7 +124,7 @@ export function createInviteMembers(deps: InviteDeps) {
           await lockOrganization(tx, org.id);
           const known = await knownEmails(tx, org.id, emails);
           const fresh = emails.filter((email) => !known.has(email));
-          const seats = await seatError(tx, org, fresh.length);
+          const seats = (await seatError(tx, org, fresh.length)) ?? (assignment.accessSecretsManager ? await smSeatError(tx, org, fresh.length, deps.selfHosted) : null);
           if (seats) throw new BadRequest(seats);
           const rows: Insertable<OrganizationUsersTable>[] = fresh.map((email) => ({
             id: randomUUID(),

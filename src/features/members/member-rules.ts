@@ -136,6 +136,18 @@ export async function seatError(db: Executor, org: OrganizationRow, adding: numb
   return used + adding > org.seats ? `You have reached the maximum number of users (${org.seats}) for this organization.` : null;
 }
 
+/**
+ * Whether `adding` more members with access to Secrets Manager fit its seats (`sm_seats`, null:
+ * no limit). The official cloud server buys the missing seats; with no billing here to buy them
+ * from, both variants refuse, self-hosted in the official self-hosted words.
+ */
+export async function smSeatError(db: Executor, org: OrganizationRow, adding: number, selfHosted: boolean): Promise<string | null> {
+  if (org.sm_seats === null || adding === 0) return null;
+  const used = await countOccupiedSeats(db, org.id, { secretsManager: true });
+  if (used + adding <= org.sm_seats) return null;
+  return selfHosted ? 'Cannot autoscale on a self-hosted instance.' : 'Secrets Manager seat limit has been reached.';
+}
+
 const isExempt = (type: OrganizationUserType) => type === OrganizationUserType.Owner || type === OrganizationUserType.Admin;
 
 const MESSAGES = {

@@ -11,7 +11,7 @@ import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { createConfirmMembers } from './confirm-members.js';
 import { createInviteMembers, type InviteDeps } from './invite-members.js';
-import { assertCanManage, joinPolicyError, lockOrganization, manageError, ownGroupsError, seatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
+import { assertCanManage, joinPolicyError, lockOrganization, manageError, ownGroupsError, seatError, smSeatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
 import {
   collectionsOfMembers,
   countConfirmedOwnersExcept,
@@ -170,9 +170,11 @@ export function createMemberService(deps: MemberServiceDeps) {
         const role = manageError(actor.membership, member.type, 'restore');
         if (role) return role;
         if (member.status !== OrganizationUserStatusType.Revoked) return 'Already active.';
-        // A revoked member frees a seat, so coming back needs one.
+        // A revoked member frees a seat, and a Secrets Manager seat, so coming back needs them.
         const seats = await seatError(tx, org, accepted.length + 1);
         if (seats) return seats;
+        const smSeats = member.access_secrets_manager ? await smSeatError(tx, org, accepted.filter((m) => m.access_secrets_manager).length + 1, deps.selfHosted) : null;
+        if (smSeats) return smSeats;
         return member.user_id ? joinPolicyError(tx, org, member, member.user_id, 'confirm') : null;
       },
       async (tx, accepted, now) => {
@@ -273,6 +275,10 @@ export function createMemberService(deps: MemberServiceDeps) {
       await db.transaction().execute(async (tx) => {
         await lockOrganization(tx, organizationId);
         if (assignment.type !== OrganizationUserType.Owner && (await lastOwnerLeaving(tx, organizationId, member, []))) throw new BadRequest(LAST_OWNER);
+        // Giving a member Secrets Manager takes one of its seats, unless a revoked member's.
+        const takesSmSeat = assignment.accessSecretsManager === true && !member.access_secrets_manager && member.status !== OrganizationUserStatusType.Revoked;
+        const smSeats = takesSmSeat ? await smSeatError(tx, org, 1, deps.selfHosted) : null;
+        if (smSeats) throw new BadRequest(smSeats);
         await updateMember(tx, id, {
           type: assignment.type,
           permissions: assignment.permissions,

@@ -82,3 +82,41 @@ describe('PUT /organizations/{orgId}/users/enable-secrets-manager', () => {
     expect((await enable(owner.accessToken, orgId, [])).status).toBe(400);
   });
 });
+
+describe('the Secrets Manager seats when inviting, editing and restoring members', () => {
+  it('refuses to invite, edit or restore past them, writing nothing, and admits what fits', async () => {
+    const { orgId, owner } = await orgWithOwner(server);
+    await setOrg(orgId, { sm_seats: 1 });
+    const holder = await memberOf(server, orgId);
+    const other = await memberOf(server, orgId);
+    const invite = (emails: string[], accessSecretsManager: boolean) =>
+      server.request('POST', `/api/organizations/${orgId}/users/invite`, { token: owner.accessToken, json: { emails, type: Role.User, accessSecretsManager, collections: [], groups: [] } });
+    const edit = (memberId: string, accessSecretsManager: boolean) =>
+      server.request('PUT', `/api/organizations/${orgId}/users/${memberId}`, { token: owner.accessToken, json: { type: Role.User, accessSecretsManager, collections: [], groups: [] } });
+
+    // Two invitations with access do not fit one seat; without access they do.
+    const two = await invite(['sm-seat-a@example.com', 'sm-seat-b@example.com'], true);
+    expect(two.status).toBe(400);
+    expect(two.body.message).toBe('Cannot autoscale on a self-hosted instance.');
+    const invited = await server.database.db.selectFrom('organization_users').select('id').where('organization_id', '=', orgId).where('email', 'in', ['sm-seat-a@example.com', 'sm-seat-b@example.com']).execute();
+    expect(invited).toEqual([]);
+    expect((await invite(['sm-seat-c@example.com'], false)).status).toBe(200);
+
+    // The one seat goes to the first member given access; the second edit is refused.
+    expect((await edit(holder.memberId, true)).status).toBe(200);
+    const refused = await edit(other.memberId, true);
+    expect(refused.status).toBe(400);
+    expect(refused.body.message).toBe('Cannot autoscale on a self-hosted instance.');
+    expect(await hasAccess(other.memberId)).toBe(false);
+    // Editing the holder again keeps its own seat.
+    expect((await edit(holder.memberId, true)).status).toBe(200);
+
+    // Revoked, the holder frees the seat, which `other` then takes; the holder cannot come back.
+    expect((await server.request('PUT', `/api/organizations/${orgId}/users/${holder.memberId}/revoke`, { token: owner.accessToken })).status).toBe(200);
+    expect((await edit(other.memberId, true)).status).toBe(200);
+    const restore = await server.request('PUT', `/api/organizations/${orgId}/users/${holder.memberId}/restore`, { token: owner.accessToken });
+    expect(restore.status).toBe(400);
+    expect(restore.body.message).toBe('Cannot autoscale on a self-hosted instance.');
+    expect((await memberRow(server, holder.memberId))?.status).toBe(Status.Revoked);
+  });
+});

@@ -1,9 +1,9 @@
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import { countOccupiedSeats, findOrganization } from '../../platform/access/memberships.js';
+import { findOrganization } from '../../platform/access/memberships.js';
 import { touchAccountRevisions } from '../../platform/auth/users.repository.js';
-import { lockOrganization } from './member-rules.js';
+import { lockOrganization, smSeatError } from './member-rules.js';
 import { findMembers, grantSecretsManager } from './members.repository.js';
 
 /**
@@ -26,10 +26,8 @@ export function createSecretsManagerAccess({ db, clock, selfHosted }: { db: Db; 
         const org = await findOrganization(tx, organizationId);
         if (!org) throw new NotFound();
         if (!org.use_secrets_manager) throw new BadRequest('Organization does not use Secrets Manager');
-        // The official cloud server buys the missing seats; there is no billing here to buy them from.
-        if (org.sm_seats !== null && (await countOccupiedSeats(tx, organizationId, { secretsManager: true })) + members.length > org.sm_seats) {
-          throw new BadRequest(selfHosted ? 'Cannot autoscale on a self-hosted instance.' : 'Secrets Manager seat limit has been reached.');
-        }
+        const seats = await smSeatError(tx, org, members.length, selfHosted);
+        if (seats) throw new BadRequest(seats);
         const now = clock.now().toISOString();
         await grantSecretsManager(tx, members.map((m) => m.id), now);
         await touchAccountRevisions(tx, members.flatMap((m) => (m.user_id ? [m.user_id] : [])), now);
