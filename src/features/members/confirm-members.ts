@@ -13,6 +13,7 @@ import { findMembers, updateMember, type MemberRow } from './members.repository.
 import { touchAccountRevisions } from '../../platform/auth/users.repository.js';
 import { bulkResult, type BulkResult } from './members.schemas.js';
 import { findOrganization } from '../../platform/access/memberships.js';
+import { createDefaultCollections } from './default-collections.js';
 
 const NOT_FOUND = 'User not found.';
 
@@ -35,7 +36,7 @@ export function createConfirmMembers({ db, clock, audit, pushes }: { db: Db; clo
    * Checks and writes in one transaction under the organization lock the other member commands
    * take, so two confirmations of one member (or a confirmation racing a revoke) cannot both pass.
    */
-  async function confirmMany(actor: Actor, organizationId: string, keys: readonly { id: string; key: string }[]): Promise<BulkResult[]> {
+  async function confirmMany(actor: Actor, organizationId: string, keys: readonly { id: string; key: string }[], defaultCollectionName?: string | null): Promise<BulkResult[]> {
     const { results, changed } = await db.transaction().execute(async (tx) => {
       await lockOrganization(tx, organizationId);
       const org = await findOrganization(tx, organizationId);
@@ -62,6 +63,7 @@ export function createConfirmMembers({ db, clock, audit, pushes }: { db: Db; clo
       for (const { member, key } of confirmed) {
         await updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, key, email: null, revision_date: now });
       }
+      await createDefaultCollections(tx, org, confirmed.map(({ member }) => member), defaultCollectionName, now);
       const users = confirmed.flatMap(({ member }) => (member.user_id ? [member.user_id] : []));
       await touchAccountRevisions(tx, users, now);
       await audit.record(
@@ -82,13 +84,13 @@ export function createConfirmMembers({ db, clock, audit, pushes }: { db: Db; clo
   }
 
   return {
-    async confirm(actor: Actor, organizationId: string, id: string, key: string): Promise<void> {
+    async confirm(actor: Actor, organizationId: string, id: string, key: string, defaultCollectionName?: string | null): Promise<void> {
       const [member] = await findMembers(db, organizationId, [id]);
       if (!member) throw new NotFound();
       const status = statusError(member);
       if (status) throw new BadRequest(status);
       if (!isEncString(key)) throw BadRequest.field('key', 'The key field is not a valid encrypted string.');
-      const [result] = await confirmMany(actor, organizationId, [{ id, key }]);
+      const [result] = await confirmMany(actor, organizationId, [{ id, key }], defaultCollectionName);
       if (result?.error) throw new BadRequest(result.error);
     },
     confirmMany,

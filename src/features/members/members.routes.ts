@@ -213,12 +213,12 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
   );
 
   app.post(`${BASE}/:id/confirm`, { ...manageUsers, schema: { tags, ...docs.confirm, params: OrgIdParams, body: ConfirmBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await members.confirm(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body.key);
+    await members.confirm(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body.key, request.body.defaultUserCollectionName);
     return emptyOk(reply);
   });
 
   app.post(`${BASE}/confirm`, { ...manageUsers, schema: { tags, ...docs.confirmMany, params: OrgParams, body: BulkConfirmBody, response: { 200: BulkResults } } }, async (request) =>
-    list(await members.confirmMany(actorOf(request), lower(request.params.orgId), request.body.keys)),
+    list(await members.confirmMany(actorOf(request), lower(request.params.orgId), request.body.keys, request.body.defaultUserCollectionName)),
   );
 
   for (const method of ['PUT', 'POST'] as const) {

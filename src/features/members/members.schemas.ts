@@ -38,21 +38,24 @@ export const AcceptBody = Type.Object({
   resetPasswordKey: NullableEncString(10_000),
 });
 
+/**
+ * The encrypted "My Items" name current web vaults send when confirming or restoring, for the
+ * members the data ownership policy binds.
+ */
+const defaultUserCollectionName = NullableEncString(1000);
+
 export const ConfirmBody = Type.Object({
   key: Type.String({ minLength: 1, maxLength: 10_000 }),
-  // Current clients send an encrypted "My Items" name for the organization-data-ownership policy.
-  defaultUserCollectionName: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+  defaultUserCollectionName: Type.Optional(defaultUserCollectionName),
 });
 
 export const BulkConfirmBody = Type.Object({
   keys: Type.Array(Type.Object({ id: Guid, key: Type.String({ minLength: 1, maxLength: 10_000 }) }), { minItems: 1, maxItems: 500 }),
-  defaultUserCollectionName: Type.Optional(Nullable(Type.String({ maxLength: 10_000 }))),
+  defaultUserCollectionName: Type.Optional(defaultUserCollectionName),
 });
 
 export const IdsBody = Type.Object({ ids: Type.Array(Guid, { minItems: 1, maxItems: 500 }) });
 
-/** The encrypted "My Items" name current web vaults send when restoring, for members the data ownership policy binds. */
-const defaultUserCollectionName = NullableEncString(1000);
 
 /** Bulk revoke and restore: the official bulk model, whose collection name only a restore uses. */
 export const StatusChangeBody = Type.Object({ ids: IdsBody.properties.ids, defaultUserCollectionName });

@@ -109,3 +109,39 @@ describe('PUT /organizations/{orgId}/users/restore with defaultUserCollectionNam
     expect(await myItems(second.memberId)).toHaveLength(1);
   });
 });
+
+describe('POST /organizations/{orgId}/users/{id}/confirm and the bulk confirm, with a "My Items" name', () => {
+  it('give each confirmed member the policy binds their own collection, and no one else', async () => {
+    const on = await orgWithPolicy();
+    const off = await orgWithPolicy(false);
+    const one = await memberOf(server, on.orgId, { status: Status.Accepted });
+    const [a, b] = [await memberOf(server, on.orgId, { status: Status.Accepted }), await memberOf(server, on.orgId, { status: Status.Accepted })];
+    const admin = await memberOf(server, on.orgId, { type: Role.Admin, status: Status.Accepted });
+    const unbound = await memberOf(server, off.orgId, { status: Status.Accepted });
+    const confirm = (org: { orgId: string; owner: { accessToken: string } }, memberId: string) =>
+      server.request('POST', `${users(org.orgId)}/${memberId}/confirm`, { token: org.owner.accessToken, json: { key: ENC, defaultUserCollectionName: ENC } });
+
+    expect((await confirm(on, one.memberId)).status).toBe(200);
+    expect(await myItems(one.memberId)).toHaveLength(1);
+    const bulk = await server.request('POST', `${users(on.orgId)}/confirm`, {
+      token: on.owner.accessToken,
+      json: { keys: [a, b, admin].map((m) => ({ id: m.memberId, key: ENC })), defaultUserCollectionName: ENC },
+    });
+    expect(bulk.status, bulk.text).toBe(200);
+    expect((await myItems(a.memberId)).map((c) => c.name)).toEqual([ENC]);
+    expect(await myItems(b.memberId)).toHaveLength(1);
+    // Admins are exempt from the policy; where it is off nobody gets one.
+    expect(await myItems(admin.memberId)).toEqual([]);
+    expect((await confirm(off, unbound.memberId)).status).toBe(200);
+    expect(await myItems(unbound.memberId)).toEqual([]);
+  });
+
+  it('refuse a name that is not an encrypted string, confirming nobody', async () => {
+    const on = await orgWithPolicy();
+    const member = await memberOf(server, on.orgId, { status: Status.Accepted });
+    const res = await server.request('POST', `${users(on.orgId)}/${member.memberId}/confirm`, { token: on.owner.accessToken, json: { key: ENC, defaultUserCollectionName: 'My Items' } });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(res.body)).toContain('defaultUserCollectionName');
+    expect(await statusOf(member.memberId)).toBe(Status.Accepted);
+  });
+});
