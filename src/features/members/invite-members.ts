@@ -46,7 +46,7 @@ export interface InviteDeps {
   keys: SigningKeys;
   mailer: Mailer;
   publicUrl: string;
-  /** The deployment variant, which words the refusal past the Secrets Manager seats. */
+  /** The deployment variant, which words some refusals (past the Secrets Manager seats). */
   selfHosted: boolean;
 }
 

@@ -45,11 +45,8 @@ import { createDefaultCollections } from './default-collections.js';
 
 export type { Actor } from './member-rules.js';
 
-/**
- * `pushes`: SyncOrgKeys to each member whose access a confirm, revoke, restore or removal changed;
- * `selfHosted`: the deployment variant, which words some refusals.
- */
-export type MemberServiceDeps = InviteDeps & { pushes: Pushes; selfHosted: boolean };
+/** `pushes`: SyncOrgKeys to each member whose access a confirm, revoke, restore or removal changed. */
+export type MemberServiceDeps = InviteDeps & { pushes: Pushes };
 
 const LAST_OWNER = 'Organization must have at least one confirmed owner.';
 const NOT_FOUND = 'User not found.';
@@ -275,8 +272,10 @@ export function createMemberService(deps: MemberServiceDeps) {
       await db.transaction().execute(async (tx) => {
         await lockOrganization(tx, organizationId);
         if (assignment.type !== OrganizationUserType.Owner && (await lastOwnerLeaving(tx, organizationId, member, []))) throw new BadRequest(LAST_OWNER);
-        // Giving a member Secrets Manager takes one of its seats, unless a revoked member's.
-        const takesSmSeat = assignment.accessSecretsManager === true && !member.access_secrets_manager && member.status !== OrganizationUserStatusType.Revoked;
+        // Giving a member Secrets Manager takes one of its seats, unless a revoked member's; read
+        // again under the lock, as a restore or another edit may have changed the member since.
+        const current = (await findMember(tx, organizationId, id)) ?? member;
+        const takesSmSeat = assignment.accessSecretsManager === true && !current.access_secrets_manager && current.status !== OrganizationUserStatusType.Revoked;
         const smSeats = takesSmSeat ? await smSeatError(tx, org, 1, deps.selfHosted) : null;
         if (smSeats) throw new BadRequest(smSeats);
         await updateMember(tx, id, {

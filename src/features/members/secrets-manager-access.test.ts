@@ -118,5 +118,19 @@ describe('the Secrets Manager seats when inviting, editing and restoring members
     expect(restore.status).toBe(400);
     expect(restore.body.message).toBe('Cannot autoscale on a self-hosted instance.');
     expect((await memberRow(server, holder.memberId))?.status).toBe(Status.Revoked);
+    // A revoked member holds no seat, so giving one access while the seats are full is allowed.
+    expect((await edit(holder.memberId, true)).status).toBe(200);
+  });
+
+  it('restores several members with access only as far as the free seats go', async () => {
+    const { orgId, owner } = await orgWithOwner(server);
+    await setOrg(orgId, { sm_seats: 1 });
+    const [a, b] = [await memberOf(server, orgId, { status: Status.Revoked }), await memberOf(server, orgId, { status: Status.Revoked })];
+    await server.database.db.updateTable('organization_users').set({ access_secrets_manager: true }).where('id', 'in', [a.memberId, b.memberId]).execute();
+    const res = await server.request('PUT', `/api/organizations/${orgId}/users/restore`, { token: owner.accessToken, json: { ids: [a.memberId, b.memberId] } });
+    expect(res.status, res.text).toBe(200);
+    const errors = Object.fromEntries((res.body.data as { id: string; error: string }[]).map((r) => [r.id, r.error]));
+    expect(errors).toEqual({ [a.memberId]: '', [b.memberId]: 'Cannot autoscale on a self-hosted instance.' });
+    expect([(await memberRow(server, a.memberId))?.status, (await memberRow(server, b.memberId))?.status]).toEqual([Status.Confirmed, Status.Revoked]);
   });
 });
