@@ -6,9 +6,8 @@ import { insertCollection, replaceCollectionUsers } from '../collections/collect
 import { findPolicy } from '../policies/policies.repository.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { membersWithCollectionOfType, type MemberRow } from './members.repository.js';
+import { CollectionType } from '../collections/collection-type.js';
 
-/** CollectionType.DefaultUserCollection: a member's own "My Items". */
-const DEFAULT_USER_COLLECTION = 1;
 
 /**
  * Gives each member whom the Enforce organization data ownership policy binds (on in an
@@ -22,10 +21,10 @@ export async function createDefaultCollections(tx: Executor, org: OrganizationRo
   if (!policy?.enabled) return;
   const bound = members.filter((m) => m.user_id && m.type !== OrganizationUserType.Owner && m.type !== OrganizationUserType.Admin);
   if (bound.length === 0) return;
-  const having = await membersWithCollectionOfType(tx, org.id, bound.map((m) => m.id), DEFAULT_USER_COLLECTION);
+  const having = await membersWithCollectionOfType(tx, org.id, bound.map((m) => m.id), CollectionType.DefaultUserCollection);
   for (const member of bound.filter((m) => !having.has(m.id))) {
     const id = randomUUID();
-    await insertCollection(tx, { id, organization_id: org.id, name, external_id: null, type: DEFAULT_USER_COLLECTION, creation_date: now, revision_date: now });
+    await insertCollection(tx, { id, organization_id: org.id, name, external_id: null, type: CollectionType.DefaultUserCollection, creation_date: now, revision_date: now });
     await replaceCollectionUsers(tx, id, [{ id: member.id, readOnly: false, hidePasswords: false, manage: true }]);
   }
 }

@@ -1,9 +1,8 @@
 import type { Executor } from '../../db/database.js';
 import { findCollection, type CollectionRow } from '../collections/collections.repository.js';
 import { type OrganizationRow, countOccupiedSeats, findOrganization } from '../../platform/access/memberships.js';
+import { CollectionType } from '../collections/collection-type.js';
 
-/** CollectionType.DefaultUserCollection: a member's own "My Items". */
-const DEFAULT_USER_COLLECTION = 1;
 
 export async function organizationOf(db: Executor, organizationId: string): Promise<OrganizationRow | undefined> {
   return findOrganization(db, organizationId);
@@ -12,7 +11,7 @@ export async function organizationOf(db: Executor, organizationId: string): Prom
 /** A collection of the organization, leaving out members' own "My Items" collections unless asked. */
 export async function findPublicCollection(db: Executor, organizationId: string, id: string, opts: { includeDefault?: boolean } = {}): Promise<CollectionRow | undefined> {
   const row = await findCollection(db, organizationId, id);
-  if (!row || (row.type === DEFAULT_USER_COLLECTION && !opts.includeDefault)) return undefined;
+  if (!row || (row.type === CollectionType.DefaultUserCollection && !opts.includeDefault)) return undefined;
   return row;
 }
 

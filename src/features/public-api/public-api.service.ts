@@ -36,6 +36,7 @@ import {
 } from './public-api.schemas.js';
 import { renamingField } from './field-names.js';
 import { createSubscriptions } from './subscription.js';
+import { CollectionType } from '../collections/collection-type.js';
 
 export interface PublicApiDeps {
   db: Db;
@@ -212,7 +213,7 @@ export function createPublicApiService(deps: PublicApiDeps) {
     // -- collections --------------------------------------------------------------------
     async listCollections(caller: PublicCaller) {
       const all = await collections.listForOrganization(await actorFor(caller), true);
-      return all.filter((c) => c.type !== DEFAULT_USER_COLLECTION).map(toPublicCollection);
+      return all.filter((c) => c.type !== CollectionType.DefaultUserCollection).map(toPublicCollection);
     },
 
     async getCollection(caller: PublicCaller, id: string) {
@@ -236,7 +237,7 @@ export function createPublicApiService(deps: PublicApiDeps) {
     async deleteCollection(caller: PublicCaller, id: string): Promise<void> {
       const row = await findPublicCollection(db, caller.organizationId, id, { includeDefault: true });
       if (!row) throw new NotFound();
-      if (row.type === DEFAULT_USER_COLLECTION) throw new BadRequest('You cannot delete a collection with the type as DefaultUserCollection.');
+      if (row.type === CollectionType.DefaultUserCollection) throw new BadRequest('You cannot delete a collection with the type as DefaultUserCollection.');
       await collections.delete(await actorFor(caller), [id], caller.client);
     },
 
@@ -287,8 +288,6 @@ export function createPublicApiService(deps: PublicApiDeps) {
   };
 }
 
-/** CollectionType.DefaultUserCollection: a member's own "My Items", hidden from the public API. */
-const DEFAULT_USER_COLLECTION = 1;
 
 const SELF_HOSTED_SUBSCRIPTION = 'Seats and storage of a self-hosted organization are set by its license; upload a new license to change them.';
 

@@ -13,9 +13,8 @@ import { confirmedMembership } from '../../platform/access/org-access.js';
 import type { VaultDeps } from './ciphers.service.js';
 import { touchVault } from './revisions.js';
 import { confirmedMemberUserIds, touchOrganizationMembers } from '../../platform/access/memberships.js';
+import { CollectionType } from '../collections/collection-type.js';
 
-/** The official default user collection ("My Items"): its items survive an organization purge. */
-const DEFAULT_USER_COLLECTION = 1;
 
 /**
  * `POST /ciphers/purge`: the caller's whole vault, or with `organizationId` an organization's,
@@ -70,7 +69,7 @@ export function createVaultPurge({ db, audit, clock, pushes, files, hasher }: Va
                 .innerJoin('collections as col', 'col.id', 'cc.collection_id')
                 .select('cc.cipher_id')
                 .whereRef('cc.cipher_id', '=', 'ciphers.id')
-                .where('col.type', '=', DEFAULT_USER_COLLECTION),
+                .where('col.type', '=', CollectionType.DefaultUserCollection),
             ),
           ),
         )
@@ -82,7 +81,7 @@ export function createVaultPurge({ db, audit, clock, pushes, files, hasher }: Va
       await tx
         .deleteFrom('collection_ciphers')
         .where('cipher_id', 'in', (eb) => eb.selectFrom('ciphers').select('id').where('organization_id', '=', orgId))
-        .where('collection_id', 'in', (eb) => eb.selectFrom('collections').select('id').where('organization_id', '=', orgId).where('type', '<>', DEFAULT_USER_COLLECTION))
+        .where('collection_id', 'in', (eb) => eb.selectFrom('collections').select('id').where('organization_id', '=', orgId).where('type', '<>', CollectionType.DefaultUserCollection))
         .execute();
       await touchOrganizationMembers(tx, [orgId], now);
       await audit.record(tx, client, { type: EventType.Organization_PurgedVault, organizationId: orgId, actingUserId: userId });
