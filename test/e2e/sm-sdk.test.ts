@@ -5,7 +5,7 @@
  * is not granted stays out of reach. One server for the file; the steps build on each other.
  */
 import { BitwardenClient, DeviceType } from '@bitwarden/sdk-napi';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { decryptText, encryptText, type SymmetricKey } from '../support/bw-crypto.js';
 import { createAccessToken, createMachineAccount, smOrg } from '../support/sm.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
@@ -36,8 +36,9 @@ async function ownerCall(method: string, path: string, json?: unknown) {
 
 beforeAll(async () => {
   tls = await createTestTls();
-  // The SDK's rustls reads the trusted roots from SSL_CERT_FILE when a client is made.
-  process.env.SSL_CERT_FILE = tls.caPath;
+  // The SDK's rustls reads the trusted roots from SSL_CERT_FILE when a client is made. Put back
+  // afterwards: later test files in this worker start programs with this process's environment.
+  vi.stubEnv('SSL_CERT_FILE', tls.caPath);
   server = await startTestServer({ tls });
   const made = await smOrg(server);
   org = made.orgId;
@@ -61,6 +62,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  vi.unstubAllEnvs();
   await server?.close();
 });
 
