@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // The official-client suites (test/e2e) prove what the clients send and read, which does not
@@ -6,8 +8,14 @@ import { configDefaults, defineConfig } from 'vitest/config';
 const onPostgres = process.env.DATABASE_URL?.startsWith('postgres') ?? false;
 const INCLUDE = ['src/**/*.test.ts', 'test/**/*.test.ts'];
 const EXCLUDE = onPostgres ? [...configDefaults.exclude, 'test/e2e/**'] : configDefaults.exclude;
-// These replace a module with vi.mock, which needs a module graph of their own.
-const NEED_OWN_MODULES = ['src/platform/storage/file-store.test.ts', 'src/http/route-schemas.test.ts'];
+// Files that replace a module with vi.mock need a module graph of their own: found by reading
+// them, so that a new one cannot leave its mock in a shared worker for the files after it.
+const NEED_OWN_MODULES = ['src', 'test'].flatMap((dir) =>
+  readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.test.ts'))
+    .map((file) => join(dir, file))
+    .filter((file) => /\bvi\.(do)?mock\(/.test(readFileSync(file, 'utf8'))),
+);
 
 export default defineConfig({
   test: {

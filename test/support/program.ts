@@ -1,6 +1,6 @@
 /**
- * Runs the server program (the build in `dist/`, as `npm start` and the `strongroom` command run it,
- * or `src/main.ts` through tsx, as `npm run dev` does) as a child process, for tests of what an
+ * Runs the server program (the build in `dist/`, which `npm start` and the `strongroom` command run,
+ * here without their V8 memory flags, or `src/main.ts` through tsx, as `npm run dev` does) as a child process, for tests of what an
  * operator sees: exit codes, the lines printed, signals. Every child started here is killed by
  * `killPrograms()`, which a test file calls after each test.
  */
