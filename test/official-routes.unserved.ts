@@ -19,6 +19,10 @@ const API_KEY_INFO =
   'not offered: billing-sync API key information (cloud communication); the organization API key itself is served. The web vault calls it only from OrganizationCloudManageSelfHostComponent on the cloud organization subscription page (the billing sync token of enterprise plans), which a self-hosted web vault replaces with OrganizationSubscriptionSelfhostComponent.';
 const KEY_CONNECTOR =
   'not offered: Key Connector (#42 keeps it out of scope). The web vault calls it only after a single sign-on login to an organization that uses Key Connector (keyConnectorEnabled and keyConnectorUrl in the profile and the token\'s user decryption options); Strongroom has no single sign-on and answers keyConnectorEnabled false.';
+const REPORT_FILES =
+  'not offered: Access Intelligence reports kept as files in cloud storage; the reports themselves are served (the latest report, its summary and application data, deletion). The web vault calls these only while the AccessIntelligenceReportFileStorage flag ("pm-31920-access-intelligence-azure-file-storage") is on: FilePersistenceFeatureFlagService picks FileReportPersistenceService then, and otherwise DefaultReportPersistenceService, which uses only served routes; Strongroom\'s /config sends no feature flags.';
+const RECEIVE =
+  'not offered yet: Receive (a 2026 Tools feature: a link through which anyone may upload a file to an account holder). The official server serves it (ReceivesController: create and update need premium; shared, file upload and validation are anonymous with a Receive-Secret header), but no stored web vault source opens a page that calls it: apps/web oss-routing.module.ts (at 420bd761 and 0221a8e8) routes nothing to tools/receive, and the FeatureFlag enum (at 0001ba61) has no Receive flag. No open issue covers it yet.';
 
 /**
  * The routes the official clients call that Strongroom does not serve yet (see
@@ -40,10 +44,12 @@ export const UNSERVED: Record<string, string> = {
   'DELETE /api/providers/{}/organizations/{}': PROVIDERS,
   'DELETE /api/providers/{}/users': PROVIDERS,
   'DELETE /api/providers/{}/users/{}': PROVIDERS,
+  'DELETE /api/receives/{}': RECEIVE,
   'GET /api/access-requests/history': PAM,
   'GET /api/access-requests/inbox': PAM,
   'GET /api/access-requests/mine': PAM,
   'GET /api/access-requests/{}': PAM,
+  'GET /api/account/billing/subscription/preview': ACCOUNT_BILLING,
   'GET /api/account/billing/subscription/purchase/preview': ACCOUNT_BILLING,
   'GET /api/account/billing/subscription/upgrade/preview': ACCOUNT_BILLING,
   'GET /api/account/billing/vnext/address': ACCOUNT_BILLING,
@@ -73,6 +79,7 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/organizations/{}/billing': ORG_BILLING,
   'GET /api/organizations/{}/billing/churn-offer': ORG_BILLING,
   'GET /api/organizations/{}/billing/history': ORG_BILLING,
+  'GET /api/organizations/{}/billing/subscription/preview': ORG_BILLING,
   'GET /api/organizations/{}/billing/vnext/address': ORG_BILLING,
   'GET /api/organizations/{}/billing/vnext/credit': ORG_BILLING,
   'GET /api/organizations/{}/billing/vnext/payment-method': ORG_BILLING,
@@ -98,12 +105,23 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/providers/{}/users': PROVIDERS,
   'GET /api/providers/{}/users/{}': PROVIDERS,
   'GET /api/providers/{}/users/{}/events': PROVIDERS,
+  'GET /api/receives/{}': RECEIVE,
+  'GET /api/receives/{}/file/{}': RECEIVE,
+  'GET /api/receives/{}/shared': RECEIVE,
+  'GET /api/reports/member-access/{}':
+    'not offered yet: the organization member access report (Reports > Member access). A self-hosted web vault reaches it: its route needs only canAccessReports and an Enterprise organization (isEnterpriseOrgGuard), and the official server answers it for an organization with UseRiskInsights (ReportsController member-access/{orgId}, 404 without AccessReports), which Strongroom\'s Enterprise organizations answer true. It lists each member\'s groups, collections, permissions and item ids, so an empty answer would mislead. No open issue covers it yet.',
   'GET /api/reports/member-adoption/{}': 'not offered yet: the organization member adoption report, which the web vault calls ahead of the official server (bitwarden/server of 2026-08-20 has no such route, so its answer is unknown). No open issue covers it yet.',
+  'GET /api/reports/organizations/{}/{}/file/download': REPORT_FILES,
+  'GET /api/reports/organizations/{}/{}/file/renew': REPORT_FILES,
   'GET /identity/accounts/webauthn/assertion-options': '#41: log in with a passkey (PRF) and its settings.',
   'GET /identity/sso/prevalidate': '#42: single sign-on per organization.',
+  'PATCH /api/reports/organizations/{}/{}': REPORT_FILES,
   'POST /api/access-requests/{}/activate': PAM,
   'POST /api/access-requests/{}/decision': PAM,
   'POST /api/access-requests/{}/revoke': PAM,
+  'POST /api/account/billing/subscriptions/organizations/invoice/preview': ORG_BILLING,
+  'POST /api/account/billing/subscriptions/premium/invoice/preview': ACCOUNT_BILLING,
+  'POST /api/account/billing/subscriptions/premium/upgrade/invoice/preview': ACCOUNT_BILLING,
   'POST /api/account/billing/vnext/credit/bitpay': ACCOUNT_BILLING,
   'POST /api/account/billing/vnext/payment-method/verify-bank-account': ACCOUNT_BILLING,
   'POST /api/account/billing/vnext/subscription': ACCOUNT_BILLING,
@@ -121,6 +139,11 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/accounts/set-password': '#39: an account\'s master password life (set, temporary, change).',
   'POST /api/accounts/verify-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
   'POST /api/auth-requests/admin-request': '#42: trusted device encryption and device approvals.',
+  'POST /api/billing/preview-invoice/organizations/{}/subscription/plan-change': ORG_BILLING,
+  'POST /api/billing/preview-invoice/organizations/{}/subscription/update': ORG_BILLING,
+  'POST /api/billing/preview-invoice/organizations/subscriptions/purchase': ORG_BILLING,
+  'POST /api/billing/preview-invoice/premium/subscriptions/purchase': ACCOUNT_BILLING,
+  'POST /api/billing/preview-invoice/premium/subscriptions/upgrade': ACCOUNT_BILLING,
   'POST /api/bitpay-invoice': ACCOUNT_BILLING,
   'POST /api/devices/{}/deactivate': '#42: trusted device encryption and device approvals.',
   'POST /api/devices/{}/retrieve-keys': '#42: trusted device encryption and device approvals.',
@@ -202,6 +225,10 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/providers/{}/users/invite': PROVIDERS,
   'POST /api/providers/{}/users/public-keys': PROVIDERS,
   'POST /api/providers/{}/users/reinvite': PROVIDERS,
+  'POST /api/receives': RECEIVE,
+  'POST /api/receives/{}/file': RECEIVE,
+  'POST /api/receives/{}/file/{}/validate': RECEIVE,
+  'POST /api/reports/organizations/{}/{}/file': REPORT_FILES,
   'POST /api/setup-payment': ACCOUNT_BILLING,
   'POST /api/webauthn': '#41: log in with a passkey (PRF) and its settings.',
   'POST /api/webauthn/{}/delete': '#41: log in with a passkey (PRF) and its settings.',
@@ -230,5 +257,6 @@ export const UNSERVED: Record<string, string> = {
   'PUT /api/providers/{}/billing/vnext/payment-method': PROVIDERS,
   'PUT /api/providers/{}/clients/{}': PROVIDERS,
   'PUT /api/providers/{}/users/{}': PROVIDERS,
+  'PUT /api/receives/{}': RECEIVE,
   'PUT /api/webauthn': '#41: log in with a passkey (PRF) and its settings.',
 };
