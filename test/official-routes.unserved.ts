@@ -112,6 +112,8 @@ export const UNSERVED: Record<string, string> = {
     'not offered yet: the organization member access report (Reports > Member access). A self-hosted web vault reaches it: its route needs only canAccessReports and an Enterprise organization (isEnterpriseOrgGuard), and the official server answers it for an organization with UseRiskInsights (ReportsController member-access/{orgId}, 404 without AccessReports), which Strongroom\'s Enterprise organizations answer true. It lists each member\'s groups, collections, permissions and item ids, so an empty answer would mislead. No open issue covers it yet.',
   'GET /api/reports/member-adoption/{}': 'not offered yet: the organization member adoption report, which the web vault calls ahead of the official server (bitwarden/server of 2026-08-20 has no such route, so its answer is unknown). No open issue covers it yet.',
   'GET /api/reports/organizations/{}/{}/file/download': REPORT_FILES,
+  'GET /api/reports/passkey-directory':
+    'not offered: the passkey login report (which saved logins could use a passkey, from the public 2FA Directory list the official server fetches). The web vault opens it only while the PasskeyLoginReport flag ("inno-passkey-directory-report") is on: both its personal and organization routes are guarded by canAccessFeature, and the reports pages list its card only then; Strongroom\'s /config sends no feature flags.',
   'GET /api/reports/organizations/{}/{}/file/renew': REPORT_FILES,
   'GET /identity/accounts/webauthn/assertion-options': '#41: log in with a passkey (PRF) and its settings.',
   'GET /identity/sso/prevalidate': '#42: single sign-on per organization.',
