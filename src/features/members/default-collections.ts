@@ -13,7 +13,8 @@ import { CollectionType } from '../collections/collection-type.js';
  * Gives each member whom the Enforce organization data ownership policy binds (on in an
  * organization that uses policies; owners and admins exempt) their own "My Items" collection,
  * named with the encrypted `name` the web vault sends, which they manage. A member who has one
- * already keeps it and gets no second; a blank name creates none, as in the official server.
+ * already keeps it and gets no second; no name creates none, as in the official server (the
+ * routes refuse a name that is not an encrypted string).
  */
 export async function createDefaultCollections(tx: Executor, org: OrganizationRow, members: readonly MemberRow[], name: string | null | undefined, now: string): Promise<void> {
   if (!name?.trim() || !org.use_policies) return;

@@ -107,7 +107,7 @@ const docs = {
   },
   restoreVnext: {
     summary: "Restore a member's access, with their own collection",
-    description: `As \`PUT …/users/{id}/restore\` (which older web vaults call), and when the Enforce organization data ownership policy binds the member (on, and the member neither owner nor admin), gives them their own "My Items" collection named \`defaultUserCollectionName\` (encrypted), unless they have one; a missing or blank name creates none. ${ROLES} ${MANAGE_USERS}`,
+    description: `As \`PUT …/users/{id}/restore\` (which older web vaults call), and when the Enforce organization data ownership policy binds the member (on, and the member neither owner nor admin), gives them their own "My Items" collection named \`defaultUserCollectionName\` (encrypted), unless they have one; a missing or null name creates none, and one that is not an encrypted string is refused (400). ${ROLES} ${MANAGE_USERS}`,
   },
   restoreMany: {
     summary: "Restore members' access",
