@@ -154,19 +154,11 @@ export async function updateCipherContent(executor: Executor, id: string, conten
   await sendAhead(executor, executor.updateTable('ciphers').set({ ...content, ...rowChange }).where('id', '=', id));
 }
 
-export interface NewCipherRow {
-  id: string;
-  user_id: string | null;
-  organization_id: string | null;
-  type: number;
-  data: string;
-  key: string | null;
-  reprompt: number;
+/** A new item's columns: those of the table, with no attachments and not in the trash yet. */
+export type NewCipherRow = Pick<CiphersTable, 'id' | 'user_id' | 'organization_id' | 'type' | 'data' | 'key' | 'reprompt' | 'creation_date' | 'revision_date'> & {
   attachments: null;
-  creation_date: string;
-  revision_date: string;
   deleted_date: null;
-}
+};
 
 /** A new item's row: owned by a user or an organization, no attachments, created and revised `now`. */
 export function newCipherRow(
