@@ -1,4 +1,5 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import { currentUser } from './access.js';
 
 /** What an audit event or a device record needs to know about the caller's client. */
 export interface ClientContext {
@@ -26,3 +27,38 @@ export function clientContext(request: FastifyRequest): ClientContext {
     clientVersion: header('bitwarden-client-version'),
   };
 }
+
+/**
+ * Who acts, from which client, logging where: the first argument of every use case. `Who` is
+ * what the feature needs to know of the actor (a user id, an organization membership, the
+ * calling organization, a Secrets Manager principal), spread beside the client and the log so
+ * every service reads `caller.client` and `caller.log` the same way (docs/architecture.md,
+ * "Calling a use case").
+ */
+export type Caller<Who extends object> = Readonly<Who> & {
+  readonly client: ClientContext;
+  readonly log: FastifyBaseLogger;
+};
+
+/** A signed-in user acting on their own account, vault, Sends or devices. */
+export type UserCaller = Caller<{ userId: string }>;
+
+/** The caller of a request, acting as `who`. */
+export function callerOf<Who extends object>(request: FastifyRequest, who: Who): Caller<Who> {
+  return { ...who, client: clientContext(request), log: request.log };
+}
+
+/** The signed-in user of a request (401 when the token is not a user's). */
+export function userCaller(request: FastifyRequest): UserCaller {
+  return callerOf(request, { userId: currentUser(request).userId });
+}
+
+/** Nobody signed in (registration, log in, a Send's recipient): the use case still knows the client and the log. */
+export type AnonymousCaller = Caller<object>;
+
+export function anonymousCaller(request: FastifyRequest): AnonymousCaller {
+  return callerOf(request, {});
+}
+
+/** The client of a use case no request started (an operator command, a scheduled job). */
+export const NO_CLIENT: ClientContext = Object.freeze({ ipAddress: null, deviceType: null, deviceIdentifier: null, clientVersion: null });

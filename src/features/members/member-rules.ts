@@ -1,8 +1,6 @@
 import { BadRequest } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
 import type { Executor } from '../../db/database.js';
-import type { MailLog } from '../mail/mailer.js';
-import type { Membership } from '../../platform/access/org-access.js';
+import type { MemberCaller, Membership } from '../../platform/access/org-access.js';
 import { PlanType } from '../organizations/plans.js';
 import { canManageMemberOfType, OrganizationUserStatusType, OrganizationUserType, PERMISSION_FLAGS } from '../../platform/access/roles.js';
 import { findPolicy, policiesOfMemberships } from '../policies/policies.repository.js';
@@ -15,11 +13,7 @@ import { type OrganizationRow, countOccupiedSeats } from '../../platform/access/
 import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
 
 /** Who is acting on the members of an organization, and through which request. */
-export interface Actor {
-  membership: Membership;
-  client: ClientContext;
-  log: MailLog;
-}
+export type Actor = MemberCaller;
 
 export type ManageVerb = 'configure' | 'remove' | 'revoke' | 'restore';
 

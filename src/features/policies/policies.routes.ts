@@ -1,9 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { access, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { list, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
+import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
 import { InvitationQuery, OrgParams, PolicyBody, PolicyResponse, PolicyTypeParams } from './policies.schemas.js';
 import type { PolicyService } from './policies.service.js';
 
@@ -39,12 +39,12 @@ export const policyRoutes: FastifyPluginAsyncTypebox<{ policies: PolicyService; 
   const base = '/organizations/:orgId/policies';
 
   app.get(base, { config: manage, schema: { tags, ...docs.list, params: OrgParams, response: { 200: ListOf(PolicyResponse) } } }, async (request) =>
-    list(await policies.list(membershipOf(request))),
+    list(await policies.list(memberCaller(request))),
   );
 
   // Static before the typed route: clients read it while accepting an invitation, before they are confirmed.
   app.get(`${base}/master-password`, { config: { access: access.user }, schema: { tags, ...docs.masterPassword, params: OrgParams, response: { 200: PolicyResponse } } }, async (request) =>
-    policies.masterPasswordPolicyOf(currentUser(request).userId, normalizeGuid(request.params.orgId)),
+    policies.masterPasswordPolicyOf(userCaller(request), normalizeGuid(request.params.orgId)),
   );
 
   // Anonymous: the invitee has no account yet; the invitation token is the proof.
@@ -54,10 +54,10 @@ export const policyRoutes: FastifyPluginAsyncTypebox<{ policies: PolicyService; 
   });
 
   app.get(`${base}/:type`, { config: manage, schema: { tags, ...docs.get, params: PolicyTypeParams, response: { 200: PolicyResponse } } }, async (request) =>
-    policies.get(membershipOf(request), request.params.type),
+    policies.get(memberCaller(request), request.params.type),
   );
 
   app.put(`${base}/:type`, { config: manage, schema: { tags, ...docs.save, params: PolicyTypeParams, body: PolicyBody, response: { 200: PolicyResponse } } }, async (request) =>
-    policies.save(membershipOf(request), request.params.type, request.body, clientContext(request)),
+    policies.save(memberCaller(request), request.params.type, request.body),
   );
 };

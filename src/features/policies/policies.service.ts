@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { UserCaller } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { actingOf, type Membership } from '../../platform/access/org-access.js';
+import { actingOf, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { validatePolicyData } from './policy-data.js';
 import { listPolicies, findPolicy, organizationOfMember, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
@@ -158,7 +158,7 @@ export function createPolicyService(deps: {
      * The organization's enabled master password policy, for any member including invited and
      * accepted ones (clients check it while joining); 404 when there is none.
      */
-    async masterPasswordPolicyOf(userId: string, organizationId: string): Promise<PolicyResponse> {
+    async masterPasswordPolicyOf(caller: UserCaller, organizationId: string): Promise<PolicyResponse> {
       const row = await db
         .selectFrom('policies')
         .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
@@ -168,22 +168,22 @@ export function createPolicyService(deps: {
         .where('policies.type', '=', PolicyType.MasterPassword)
         .where('policies.enabled', '=', true)
         .where('organizations.use_policies', '=', true)
-        .where('organization_users.user_id', '=', userId)
+        .where('organization_users.user_id', '=', caller.userId)
         .executeTakeFirst();
       if (!row) throw new NotFound();
       return toPolicyResponse(row);
     },
 
-    async list(membership: Membership): Promise<PolicyResponse[]> {
+    async list({ membership }: MemberCaller): Promise<PolicyResponse[]> {
       return (await listPolicies(db, membership.organizationId)).map(toPolicyResponse);
     },
 
-    async get(membership: Membership, type: PolicyType): Promise<PolicyResponse> {
+    async get({ membership }: MemberCaller, type: PolicyType): Promise<PolicyResponse> {
       const row = await findPolicy(db, membership.organizationId, type);
       return row ? toPolicyResponse(row) : defaultPolicyResponse(membership.organizationId, type);
     },
 
-    async save(membership: Membership, type: PolicyType, body: PolicyBody, client: ClientContext): Promise<PolicyResponse> {
+    async save({ membership, client }: MemberCaller, type: PolicyType, body: PolicyBody): Promise<PolicyResponse> {
       if (body.type !== undefined && body.type !== (type as number)) throw BadRequest.field('type', 'The type field must match the policy type in the path.');
       const data = validatePolicyData(type, body.data);
       let revoked: Revocation[] = [];

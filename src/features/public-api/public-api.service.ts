@@ -2,8 +2,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
-import type { MailLog } from '../mail/mailer.js';
+import type { Caller } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { CollectionService } from '../collections/collections.service.js';
 import { EventSystemUser } from '../../platform/audit/event-type.js';
@@ -12,7 +11,7 @@ import type { GroupService } from '../groups/groups.service.js';
 import type { Actor, MemberService } from '../members/members.service.js';
 import { toCollectionAccess, toMemberUserDetails } from '../members/members.schemas.js';
 import { collectionsOfMembers, findMember, listMembersWithUsers } from '../members/members.repository.js';
-import { organizationActor, type Membership } from '../../platform/access/org-access.js';
+import { organizationActor, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
 import type { OrganizationService } from '../organizations/organizations.service.js';
 import { OrganizationUserType, parsePermissions } from '../../platform/access/roles.js';
 import type { PolicyService } from '../policies/policies.service.js';
@@ -52,11 +51,7 @@ export interface PublicApiDeps {
 }
 
 /** The calling organization (from its API key token) and the request it made. */
-export interface PublicCaller {
-  organizationId: string;
-  client: ClientContext;
-  log: MailLog;
-}
+export type PublicCaller = Caller<{ organizationId: string }>;
 
 const CUSTOM_ONLY = 'Only users with the Custom role may use custom permissions.';
 
@@ -82,7 +77,7 @@ export function createPublicApiService(deps: PublicApiDeps) {
     return organizationActor(caller.organizationId, EventSystemUser.PublicApi, Boolean(org.use_secrets_manager));
   }
 
-  async function memberActor(caller: PublicCaller) {
+  async function memberActor(caller: PublicCaller): Promise<MemberCaller> {
     return { membership: await actorFor(caller), client: caller.client, log: caller.log };
   }
 
@@ -243,19 +238,19 @@ export function createPublicApiService(deps: PublicApiDeps) {
 
     // -- policies -----------------------------------------------------------------------
     async listPolicies(caller: PublicCaller) {
-      const saved = await policies.list(await actorFor(caller));
+      const saved = await policies.list(await memberActor(caller));
       return saved.flatMap((p) => (p.id ? [toPublicPolicy({ ...p, id: p.id })] : []));
     },
 
     /** A policy the organization never saved is a 404, as on the official public API. */
     async getPolicy(caller: PublicCaller, type: PolicyType) {
-      const policy = await policies.get(await actorFor(caller), type);
+      const policy = await policies.get(await memberActor(caller), type);
       if (!policy.id) throw new NotFound();
       return toPublicPolicy({ ...policy, id: policy.id });
     },
 
     async savePolicy(caller: PublicCaller, type: PolicyType, body: PolicyBody) {
-      const saved = await policies.save(await actorFor(caller), type, { enabled: body.enabled, data: body.data }, caller.client);
+      const saved = await policies.save(await memberActor(caller), type, { enabled: body.enabled, data: body.data });
       if (!saved.id) throw new Error('a saved policy has an id');
       return toPublicPolicy({ ...saved, id: saved.id });
     },

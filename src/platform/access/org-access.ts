@@ -3,6 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { AccessRule } from '../../http/access.js';
 import { Forbidden, NotFound } from '../../http/errors.js';
 import { isGuid } from '../../http/ids.js';
+import { callerOf, type Caller } from '../../http/request-context.js';
 import type { Executor } from '../../db/database.js';
 import type { EventSystemUser } from '../audit/event-type.js';
 import { confirmedInEnabledOrganizations } from './memberships.js';
@@ -92,6 +93,14 @@ export async function confirmedMembership(db: Executor, organizationId: string, 
 export function membershipOf(request: FastifyRequest): Membership {
   if (!request.membership) throw new NotFound();
   return request.membership;
+}
+
+/** An organization member (or the organization itself) acting through a request. */
+export type MemberCaller = Caller<{ membership: Membership }>;
+
+/** The caller of an organization route, as the membership its access rule resolved. */
+export function memberCaller(request: FastifyRequest): MemberCaller {
+  return callerOf(request, { membership: membershipOf(request) });
 }
 
 /**
