@@ -81,6 +81,80 @@ export async function collectionGrants(db: Executor, membership: Pick<Membership
   return grants;
 }
 
+/** One way a member reaches a collection: directly (`groupId` null) or through one of their groups. */
+export interface CollectionReach {
+  memberId: string;
+  groupId: string | null;
+  collectionId: string;
+  grant: CollectionGrant;
+}
+
+/** What collectionReaches needs to know of each member (see fullAccessFrom). */
+export type ReachingMember = Pick<Membership, 'id' | 'accessAll' | 'type'>;
+
+/**
+ * Every way the given members of an organization reach its collections, one reach per member,
+ * group (or none: directly) and collection, where collectionGrants keeps only the highest per
+ * collection. Grants count on the organization's own collections and groups only. Access to all
+ * collections, from the membership or from a group, reaches every collection that way with full
+ * access (and so stands for that way's grants); a Manager manages what it is assigned
+ * (fullAccessFrom). Which members count (statuses) is the caller's choice. `count` is known
+ * before `list` expands access to all collections, so a caller can bound its work first.
+ */
+export async function collectionReaches(
+  db: Executor,
+  organizationId: string,
+  members: readonly ReachingMember[],
+): Promise<{ count: number; list(): CollectionReach[] }> {
+  const byId = new Map(members.map((m) => [m.id, m]));
+  // Filtered by organization rather than by a list of member ids, which may run to thousands.
+  const direct = await db
+    .selectFrom('collection_users as cu')
+    .innerJoin('collections as c', 'c.id', 'cu.collection_id')
+    .select(['cu.organization_user_id as memberId', 'cu.collection_id as collectionId', 'cu.read_only', 'cu.hide_passwords', 'cu.manage'])
+    .where('c.organization_id', '=', organizationId)
+    .execute();
+  const viaGroups = await db
+    .selectFrom('group_users as gu')
+    .innerJoin('groups as g', 'g.id', 'gu.group_id')
+    .innerJoin('collection_groups as cg', 'cg.group_id', 'g.id')
+    .innerJoin('collections as c', 'c.id', 'cg.collection_id')
+    .select(['gu.organization_user_id as memberId', 'g.id as groupId', 'cg.collection_id as collectionId', 'cg.read_only', 'cg.hide_passwords', 'cg.manage'])
+    .where('g.organization_id', '=', organizationId)
+    .where('c.organization_id', '=', organizationId)
+    .execute();
+  const allAccessGroups = await db
+    .selectFrom('group_users as gu')
+    .innerJoin('groups as g', 'g.id', 'gu.group_id')
+    .select(['gu.organization_user_id as memberId', 'g.id as groupId'])
+    .where('g.organization_id', '=', organizationId)
+    .where('g.access_all', '=', true)
+    .execute();
+
+  const wayOf = (memberId: string, groupId: string | null) => `${memberId}/${groupId ?? ''}`;
+  const toAll: { memberId: string; groupId: string | null }[] = [
+    ...members.filter((m) => m.accessAll).map((m) => ({ memberId: m.id, groupId: null })),
+    ...allAccessGroups.filter((r) => byId.has(r.memberId)),
+  ];
+  const coveredWays = new Set(toAll.map((w) => wayOf(w.memberId, w.groupId)));
+  const inAllAccessGroup = new Set(allAccessGroups.map((r) => r.memberId));
+  const assigned: CollectionReach[] = [];
+  for (const row of [...direct.map((r) => ({ ...r, groupId: null })), ...viaGroups]) {
+    const member = byId.get(row.memberId);
+    if (!member || coveredWays.has(wayOf(row.memberId, row.groupId))) continue;
+    const grant = fullAccessFrom(member, inAllAccessGroup).toAssigned
+      ? FULL_ACCESS
+      : { readOnly: Boolean(row.read_only), hidePasswords: Boolean(row.hide_passwords), manage: Boolean(row.manage) };
+    assigned.push({ memberId: row.memberId, groupId: row.groupId, collectionId: row.collectionId, grant });
+  }
+  const everyCollection =
+    toAll.length === 0 ? [] : (await db.selectFrom('collections').select('id').where('organization_id', '=', organizationId).orderBy('creation_date').orderBy('id').execute()).map((c) => c.id);
+  return {
+    count: assigned.length + toAll.length * everyCollection.length,
+    list: () => [...assigned, ...toAll.flatMap((w) => everyCollection.map((collectionId) => ({ ...w, collectionId, grant: FULL_ACCESS })))],
+  };
+}
+
 /**
  * Every collection a user reaches through confirmed memberships of enabled organizations, with
  * the highest access among direct and group grants. A constant number of queries.
