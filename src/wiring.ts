@@ -7,6 +7,7 @@ import { createEventCollector } from './features/events/collect.js';
 import { createEventRetention } from './features/events/retention.js';
 import { createSecurityTasks } from './features/security-tasks/security-tasks.service.js';
 import { createReports } from './features/reports/reports.service.js';
+import { createMemberAccessReport } from './features/reports/member-access.service.js';
 import { createHealthService } from './features/health/health.service.js';
 import { createGroupService } from './features/groups/groups.service.js';
 import { createIntegrations } from './features/integrations/integrations.js';
@@ -138,6 +139,7 @@ export async function createFeatures(deps: WiringDeps) {
     eventRetention,
     securityTasks: createSecurityTasks({ db, clock, pushes }),
     reports: createReports({ db, clock }),
+    memberAccessReport: createMemberAccessReport({ db }),
     breachLookup: createBreachLookup({ settings: { apiKey: config.hibpApiKey, apiUrl: config.hibpApiUrl, cacheSeconds: config.hibpCacheSeconds }, clock }),
     mailer,
     members,

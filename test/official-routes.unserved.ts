@@ -108,8 +108,6 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/receives/{}': RECEIVE,
   'GET /api/receives/{}/file/{}': RECEIVE,
   'GET /api/receives/{}/shared': RECEIVE,
-  'GET /api/reports/member-access/{}':
-    'not offered yet: the organization member access report (Reports > Member access). A self-hosted web vault reaches it: the organization reports page shows its card for an Enterprise organization, whose route asks only canAccessReports and isEnterpriseOrgGuard, and the official server answers it for an organization with UseRiskInsights (ReportsController member-access/{orgId}, 404 without AccessReports), which Strongroom\'s Enterprise organizations answer true. It lists each member\'s groups, collections, permissions and item ids, so an empty answer would mislead. No open issue covers it yet.',
   'GET /api/reports/member-adoption/{}': 'not offered yet: the organization member adoption report, which the web vault calls ahead of the official server (bitwarden/server of 2026-08-20 has no such route, so its answer is unknown). No open issue covers it yet.',
   'GET /api/reports/organizations/{}/{}/file/download': REPORT_FILES,
   'GET /api/reports/passkey-directory':

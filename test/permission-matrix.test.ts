@@ -1193,6 +1193,7 @@ const REPORT_ROWS: Row[] = [
     { allow: REPORTERS },
   ],
   ['GET /reports/organizations/{org}/{id}', async () => ({ method: 'GET', path: `${reports()}/${await seedReport()}` }), { allow: REPORTERS }],
+  ['GET /reports/member-access/{org}', async () => ({ method: 'GET', path: `/reports/member-access/${org}` }), { allow: REPORTERS }],
   [
     'DELETE /reports/organizations/{org}/{id}',
     async () => {

@@ -23,6 +23,7 @@ import { publicApiRoutes } from '../features/public-api/public-api.routes.js';
 import { directoryImportRoutes } from '../features/public-api/directory-import.routes.js';
 import { securityTaskRoutes } from '../features/security-tasks/security-tasks.routes.js';
 import { reportRoutes } from '../features/reports/reports.routes.js';
+import { memberAccessRoutes } from '../features/reports/member-access.routes.js';
 import { hibpRoutes } from '../features/breach-report/hibp.routes.js';
 import { secretsManagerRoutes } from '../features/secrets-manager/secrets-manager.routes.js';
 import { domainSettingsRoutes } from '../features/settings/domains.routes.js';
@@ -75,6 +76,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(eventRoutes, { events: features.events, orgAccess: features.orgAccess });
   await app.register(securityTaskRoutes, { tasks: features.securityTasks, orgAccess: features.orgAccess });
   await app.register(reportRoutes, { reports: features.reports, orgAccess: features.orgAccess });
+  await app.register(memberAccessRoutes, { memberAccess: features.memberAccessReport, orgAccess: features.orgAccess });
   await app.register(hibpRoutes, { lookup: features.breachLookup });
   await app.register(integrationRoutes, { integrations: features.integrations.service, orgAccess: features.orgAccess });
   await app.register(memberRoutes, { members: features.members, orgAccess: features.orgAccess });
