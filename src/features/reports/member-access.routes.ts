@@ -33,14 +33,14 @@ export const memberAccessRoutes: FastifyPluginAsyncTypebox<{ memberAccess: Membe
   app.get(
     '/reports/member-access/:orgId',
     {
-      config: { access: orgAccess.right('accessReports') },
+      config: { access: orgAccess.right('accessReports'), callerLimit: 'export' },
       schema: {
         tags,
         summary: "Get an organization's member access report",
         description:
           "Who reaches which collection, and how: one row per member and way they reach a collection (directly, `groupId` null, or through each group), with that way's access (`readOnly`, `hidePasswords`, `manage`) and the ids of the collection's items not in the trash (`cipherIds`); a member who reaches no collection has one row with the collection fields null. Members of every status but revoked are listed (invited and accepted ones hold their assignments before they are confirmed); `userGuid` is the membership id. Access to all collections, from the membership or a group, is a row per collection with full access; the Manager role manages what it is assigned. " +
           `An organization whose report would pass ${MEMBER_ACCESS_LIMITS.rows} rows or ${MEMBER_ACCESS_LIMITS.itemIds} item ids in all gets 400. ` +
-          "Access: owners, admins and custom members with accessReports (`orgPermission(accessReports)`) of an organization whose plan has reports (Enterprise; 400 otherwise); non-members get 404, other members 403.",
+          "Limited per caller as the exports are (`RATE_LIMIT_EXPORT`). Access: owners, admins and custom members with accessReports (`orgPermission(accessReports)`) of an organization whose plan has reports (Enterprise; 400 otherwise); non-members get 404, other members 403.",
         params: OrgParams,
         response: { 200: Type.Array(MemberAccessRow) },
       },
