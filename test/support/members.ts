@@ -48,19 +48,22 @@ export async function seedPolicy(server: TestServer, organizationId: string, typ
     .execute();
 }
 
-/** The organization-user audit events (15xx), oldest first. */
-export async function memberEvents(server: TestServer) {
-  return server.database.db
+/**
+ * The organization-user audit events (15xx), oldest first; of the given organizations only, for a
+ * test on a server its file shares.
+ */
+export async function memberEvents(server: TestServer, organizationIds?: string[]) {
+  let query = server.database.db
     .selectFrom('events')
     .select(['type', 'organization_id', 'organization_user_id', 'acting_user_id'])
     .where('type', '>=', 1500)
-    .where('type', '<', 1600)
-    .orderBy('seq')
-    .execute();
+    .where('type', '<', 1600);
+  if (organizationIds) query = query.where('organization_id', 'in', organizationIds);
+  return query.orderBy('seq').execute();
 }
 
-export async function memberEventTypes(server: TestServer): Promise<number[]> {
-  return (await memberEvents(server)).map((e) => e.type);
+export async function memberEventTypes(server: TestServer, organizationIds?: string[]): Promise<number[]> {
+  return (await memberEvents(server, organizationIds)).map((e) => e.type);
 }
 
 /** The `data` of a list response, typed for the fields tests read. */
