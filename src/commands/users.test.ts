@@ -3,8 +3,9 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loginAccount, registerAccount, testAccount } from '../../test/support/accounts.js';
+import { freshEmail } from '../../test/support/admin.js';
 import { decryptEncString, registerFinishBody, stretchMasterKey } from '../../test/support/bw-crypto.js';
 import { seedMembership, seedOrganization } from '../../test/support/orgs.js';
 import { startSmtpSink } from '../../test/support/smtp-sink.js';
@@ -14,12 +15,16 @@ import type { CommandInput } from '../shared/terminal-input.js';
 import { OrganizationUserType } from '../platform/access/roles.js';
 import { runUsersCommand } from './users.js';
 
-/** `strongroom users …` in process, on the test server's database, with its standard streams replaced. */
-let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
+/**
+ * `strongroom users …` in process, on the test server's database, with its standard streams
+ * replaced. One server for the file: each test makes its own accounts (fresh emails) and reads
+ * back only those; the tests that need other settings or an empty database start their own.
+ */
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
 });
+afterAll(async () => server.close());
 
 class Capture extends Writable {
   text = '';
@@ -72,92 +77,109 @@ function expectOneLine(stderr: string, fragment: string): void {
   expect(stderr).not.toMatch(/\n\s+at /);
 }
 
-const emails = async (s: TestServer) => (await s.database.db.selectFrom('users').select('email').orderBy('email').execute()).map((r) => r.email);
+/** The accounts' emails, sorted; only those given, when given. */
+async function emails(s: TestServer, only?: string[]): Promise<string[]> {
+  let query = s.database.db.selectFrom('users').select('email').orderBy('email');
+  if (only) query = query.where('email', 'in', only);
+  return (await query.execute()).map((r) => r.email);
+}
+const idOf = async (s: TestServer, email: string) => (await s.database.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow()).id;
 const PASSWORD = 'a long enough master password';
 
 describe('strongroom users create', () => {
   it('creates an account from the first line of standard input that the client-derived hash logs into, even with registration closed', async () => {
-    server = await startTestServer({ env: { REGISTRATION_ENABLED: 'false' } });
-    const s = server;
-    const res = await users(s, ['create', '--email', ' New@Example.com ', '--name', 'New User', '--hint', 'the usual'], { input: `${PASSWORD}\nnot read\n` });
-    expect(res.stderr).toBe('');
-    expect(res.code).toBe(0);
-    const row = await s.database.db.selectFrom('users').selectAll().executeTakeFirstOrThrow();
-    expect(res.stdout).toBe(`Created user new@example.com (${row.id}).\n`);
-    expect(row).toMatchObject({ email: 'new@example.com', name: 'New User', master_password_hint: 'the usual', kdf: 0, kdf_iterations: 600_000 });
+    // Closed registration is a configuration of its own, which only this test needs.
+    const s = await startTestServer({ env: { REGISTRATION_ENABLED: 'false' } });
+    try {
+      const res = await users(s, ['create', '--email', ' New@Example.com ', '--name', 'New User', '--hint', 'the usual'], { input: `${PASSWORD}\nnot read\n` });
+      expect(res.stderr).toBe('');
+      expect(res.code).toBe(0);
+      const row = await s.database.db.selectFrom('users').selectAll().executeTakeFirstOrThrow();
+      expect(res.stdout).toBe(`Created user new@example.com (${row.id}).\n`);
+      expect(row).toMatchObject({ email: 'new@example.com', name: 'New User', master_password_hint: 'the usual', kdf: 0, kdf_iterations: 600_000 });
 
-    // The tests' own client derivation, from the password alone, opens what the command stored.
-    const account = testAccount('new@example.com', PASSWORD, undefined, 'real');
-    expect(decryptEncString(row.key ?? '', stretchMasterKey(account.masterKey))).toHaveLength(64);
-    const login = await loginAccount(s, account);
-    expect((await s.request('GET', '/api/accounts/profile', { token: login.accessToken })).body).toMatchObject({ email: 'new@example.com', name: 'New User' });
+      // The tests' own client derivation, from the password alone, opens what the command stored.
+      const account = testAccount('new@example.com', PASSWORD, undefined, 'real');
+      expect(decryptEncString(row.key ?? '', stretchMasterKey(account.masterKey))).toHaveLength(64);
+      const login = await loginAccount(s, account);
+      expect((await s.request('GET', '/api/accounts/profile', { token: login.accessToken })).body).toMatchObject({ email: 'new@example.com', name: 'New User' });
+    } finally {
+      await s.close();
+    }
   });
 
   it('asks twice at a terminal without echoing, and refuses two different answers', async () => {
-    server = await startTestServer();
     const s = server;
-    const differ = await users(s, ['create', '--email', 'tty@example.com'], { tty: true, input: `${PASSWORD}\r${PASSWORD}x\r` });
+    const email = freshEmail('tty');
+    const differ = await users(s, ['create', '--email', email], { tty: true, input: `${PASSWORD}\r${PASSWORD}x\r` });
     expect(differ.code).toBe(2);
     expect(differ.stderr).toContain('The two passwords differ; nothing was created.');
 
-    const cancelled = await users(s, ['create', '--email', 'tty@example.com'], { tty: true, input: 'half typed\u0003' });
+    const cancelled = await users(s, ['create', '--email', email], { tty: true, input: 'half typed\u0003' });
     expect(cancelled.code).toBe(1);
     expect(cancelled.stderr).toBe('Master password: \nCancelled.\n');
     expect(cancelled.rawModes).toEqual([true, false]);
 
-    const gone = await users(s, ['create', '--email', 'tty@example.com'], { tty: true, input: 'half typed', closeTerminal: true });
+    const gone = await users(s, ['create', '--email', email], { tty: true, input: 'half typed', closeTerminal: true });
     expect(gone.code).toBe(1);
     expect(gone.stderr).toBe('Master password: \nStandard input closed before an answer.\n');
     expect(gone.rawModes).toEqual([true, false]);
 
     // Both answers in one chunk, as a paste delivers them; a typo taken back with backspace.
-    const res = await users(s, ['create', '--email', 'tty@example.com', '--iterations', '700000'], { tty: true, input: `${PASSWORD}x\u007f\r${PASSWORD}\r` });
+    const res = await users(s, ['create', '--email', email, '--iterations', '700000'], { tty: true, input: `${PASSWORD}x\u007f\r${PASSWORD}\r` });
     expect(res.code, res.stderr).toBe(0);
     expect(res.stderr).toBe('Master password: \nMaster password again: \n');
     expect(res.stdout).not.toContain(PASSWORD);
     expect(res.rawModes).toEqual([true, false, true, false]);
-    const row = await s.database.db.selectFrom('users').select(['kdf_iterations']).executeTakeFirstOrThrow();
+    const row = await s.database.db.selectFrom('users').select(['kdf_iterations']).where('email', '=', email).executeTakeFirstOrThrow();
     expect(row.kdf_iterations).toBe(700_000);
   });
 
   it('derives an Argon2id account with the official defaults, or the settings given', async () => {
-    server = await startTestServer();
     const s = server;
-    expect((await users(s, ['create', '--email', 'argon@example.com', '--kdf', 'argon2id'], { input: PASSWORD })).code).toBe(0);
-    const res = await users(s, ['create', '--email', 'argon2@example.com', '--kdf', 'argon2id', '--iterations', '2', '--memory', '16', '--parallelism', '1'], { input: PASSWORD });
+    const [argon, argon2] = [freshEmail('argon'), freshEmail('argon2')];
+    expect((await users(s, ['create', '--email', argon, '--kdf', 'argon2id'], { input: PASSWORD })).code).toBe(0);
+    const res = await users(s, ['create', '--email', argon2, '--kdf', 'argon2id', '--iterations', '2', '--memory', '16', '--parallelism', '1'], { input: PASSWORD });
     expect(res.code, res.stderr).toBe(0);
-    const rows = await s.database.db.selectFrom('users').select(['email', 'kdf', 'kdf_iterations', 'kdf_memory', 'kdf_parallelism']).orderBy('email').execute();
+    const rows = await s.database.db
+      .selectFrom('users')
+      .select(['email', 'kdf', 'kdf_iterations', 'kdf_memory', 'kdf_parallelism'])
+      .where('email', 'in', [argon, argon2])
+      .orderBy('kdf_iterations')
+      .execute();
     expect(rows).toEqual([
-      { email: 'argon2@example.com', kdf: 1, kdf_iterations: 2, kdf_memory: 16, kdf_parallelism: 1 },
-      { email: 'argon@example.com', kdf: 1, kdf_iterations: 3, kdf_memory: 64, kdf_parallelism: 4 },
+      { email: argon2, kdf: 1, kdf_iterations: 2, kdf_memory: 16, kdf_parallelism: 1 },
+      { email: argon, kdf: 1, kdf_iterations: 3, kdf_memory: 64, kdf_parallelism: 4 },
     ]);
-    const prelogin = await s.request('POST', '/identity/accounts/prelogin', { json: { email: 'argon@example.com' } });
+    const prelogin = await s.request('POST', '/identity/accounts/prelogin', { json: { email: argon } });
     expect(prelogin.body).toMatchObject({ kdf: 1, kdfIterations: 3, kdfMemory: 64, kdfParallelism: 4 });
   });
 
   it('refuses an email that is taken, in any letter case, with exit code 1 and before asking for the password', async () => {
-    server = await startTestServer();
-    await registerAccount(server, { email: 'taken@example.com' });
-    const res = await users(server, ['create', '--email', 'TAKEN@example.com'], { tty: true });
+    const email = freshEmail('taken');
+    await registerAccount(server, { email });
+    const res = await users(server, ['create', '--email', email.replace('taken', 'TAKEN')], { tty: true });
     expect(res.code).toBe(1);
-    expectOneLine(res.stderr, "Email 'taken@example.com' is already taken.");
+    expectOneLine(res.stderr, `Email '${email}' is already taken.`);
     expect(res.rawModes).toEqual([]);
   });
 
   it('never takes the password from the command line', async () => {
-    server = await startTestServer();
+    const email = freshEmail('argv');
     for (const args of [['--password', 'secret-on-argv'], ['--password=secret-on-argv'], ['-p', 'secret-on-argv']]) {
-      const res = await users(server, ['create', '--email', 'argv@example.com', ...args], { input: PASSWORD });
+      const res = await users(server, ['create', '--email', email, ...args], { input: PASSWORD });
       expect(res.code).toBe(2);
       expectOneLine(res.stderr, 'The password is not accepted on the command line');
       expect(res.stderr).not.toContain('secret-on-argv');
     }
-    expect(await emails(server)).toEqual([]);
+    expect(await emails(server, [email])).toEqual([]);
   });
 
   it('refuses bad input with exit code 2 and one line, creating nothing', async () => {
-    server = await startTestServer();
-    const email = ['--email', 'bad@example.com'];
+    // Every account, before and after: some cases name no email, and the file's tests run one at
+    // a time.
+    const before = await emails(server);
+    const email = ['--email', freshEmail('bad')];
     const cases: [string[], string, string][] = [
       [[], PASSWORD, '--email is required.'],
       [['--email', 'not-an-email'], PASSWORD, '--email: "not-an-email" is not an email address.'],
@@ -183,40 +205,43 @@ describe('strongroom users create', () => {
       expect(res.code, `${args.join(' ')}: ${res.stderr}`).toBe(2);
       expectOneLine(res.stderr, message);
     }
-    expect(await emails(server)).toEqual([]);
+    expect(await emails(server)).toEqual(before);
   });
 });
 
 describe('strongroom users list', () => {
   it('lists every account as a table or as JSON', async () => {
-    server = await startTestServer();
-    const s = server;
-    expect((await users(s, ['list'])).stdout).toBe('No users.\n');
-    await registerAccount(s, { email: 'ann@example.com', name: 'Ann' });
-    await registerAccount(s, { email: 'bob@example.com' });
-    const [ann, bob] = await s.database.db.selectFrom('users').select(['id', 'email', 'creation_date']).orderBy('email').execute();
-    const orgId = await seedOrganization(s);
-    await seedMembership(s, { organizationId: orgId, userId: bob?.id ?? '' });
-    await s.database.db.updateTable('users').set({ email_verified: true }).where('email', '=', 'ann@example.com').execute();
-    expect((await users(s, ['disable', '--email', 'bob@example.com'])).code).toBe(0);
+    // Empty to begin with: the list shows every account.
+    const s = await startTestServer();
+    try {
+      expect((await users(s, ['list'])).stdout).toBe('No users.\n');
+      await registerAccount(s, { email: 'ann@example.com', name: 'Ann' });
+      await registerAccount(s, { email: 'bob@example.com' });
+      const [ann, bob] = await s.database.db.selectFrom('users').select(['id', 'email', 'creation_date']).orderBy('email').execute();
+      const orgId = await seedOrganization(s);
+      await seedMembership(s, { organizationId: orgId, userId: bob?.id ?? '' });
+      await s.database.db.updateTable('users').set({ email_verified: true }).where('email', '=', 'ann@example.com').execute();
+      expect((await users(s, ['disable', '--email', 'bob@example.com'])).code).toBe(0);
 
-    const json = await users(s, ['list', '--json']);
-    expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual([
-      { id: ann?.id, email: 'ann@example.com', name: 'Ann', creationDate: ann?.creation_date, disabled: false, emailVerified: true, organizations: 0 },
-      { id: bob?.id, email: 'bob@example.com', name: 'bob', creationDate: bob?.creation_date, disabled: true, emailVerified: false, organizations: 1 },
-    ]);
+      const json = await users(s, ['list', '--json']);
+      expect(json.code).toBe(0);
+      expect(JSON.parse(json.stdout)).toEqual([
+        { id: ann?.id, email: 'ann@example.com', name: 'Ann', creationDate: ann?.creation_date, disabled: false, emailVerified: true, organizations: 0 },
+        { id: bob?.id, email: 'bob@example.com', name: 'bob', creationDate: bob?.creation_date, disabled: true, emailVerified: false, organizations: 1 },
+      ]);
 
-    const table = (await users(s, ['list'])).stdout.trimEnd().split('\n');
-    expect(table).toHaveLength(3);
-    expect(table[0]?.split(/\s{2,}/)).toEqual(['ID', 'EMAIL', 'NAME', 'CREATED (UTC)', 'STATUS', 'VERIFIED', 'ORGS']);
-    expect(table[1]?.split(/\s{2,}/)).toEqual([ann?.id, 'ann@example.com', 'Ann', ann?.creation_date.slice(0, 19).replace('T', ' '), 'enabled', 'yes', '0']);
-    expect(table[2]?.split(/\s{2,}/)).toEqual([bob?.id, 'bob@example.com', 'bob', bob?.creation_date.slice(0, 19).replace('T', ' '), 'disabled', 'no', '1']);
+      const table = (await users(s, ['list'])).stdout.trimEnd().split('\n');
+      expect(table).toHaveLength(3);
+      expect(table[0]?.split(/\s{2,}/)).toEqual(['ID', 'EMAIL', 'NAME', 'CREATED (UTC)', 'STATUS', 'VERIFIED', 'ORGS']);
+      expect(table[1]?.split(/\s{2,}/)).toEqual([ann?.id, 'ann@example.com', 'Ann', ann?.creation_date.slice(0, 19).replace('T', ' '), 'enabled', 'yes', '0']);
+      expect(table[2]?.split(/\s{2,}/)).toEqual([bob?.id, 'bob@example.com', 'bob', bob?.creation_date.slice(0, 19).replace('T', ' '), 'disabled', 'no', '1']);
+    } finally {
+      await s.close();
+    }
   });
 
   it('shows control characters in names as escapes, never sending them to the terminal', async () => {
-    server = await startTestServer();
-    await registerAccount(server, { email: 'eve@example.com', name: 'Eve\u001b]52;c;ZXZpbA==\u0007' });
+    await registerAccount(server, { email: freshEmail('eve'), name: 'Eve\u001b]52;c;ZXZpbA==\u0007' });
     const out = (await users(server, ['list'])).stdout;
     expect(out).toContain('Eve\\x1b]52;c;ZXZpbA==\\x07');
     // eslint-disable-next-line no-control-regex -- the point of the test
@@ -228,33 +253,37 @@ describe('strongroom users invite', () => {
   const linkIn = (text: string) => /(\S+#\/finish-signup\?\S+)/.exec(text)?.[1] ?? '';
 
   it('prints the sign-up link without SMTP; its token registers that email while registration is closed', async () => {
-    server = await startTestServer({ env: { REGISTRATION_ENABLED: 'false', PUBLIC_URL: 'https://vault.example.com' } });
-    const s = server;
-    const res = await users(s, ['invite', '--email', 'Guest@Example.com']);
-    expect(res.code, res.stderr).toBe(0);
-    expect(res.stdout).toContain('SMTP is not configured (SMTP_HOST), so no mail was sent. Pass this link on to guest@example.com; it works for 5 days:');
-    const link = new URL(linkIn(res.stdout));
-    expect(`${link.origin}${link.pathname}`).toBe('https://vault.example.com/');
-    const params = new URLSearchParams(link.hash.slice('#/finish-signup?'.length));
-    expect(link.hash.startsWith('#/finish-signup?')).toBe(true);
-    expect(params.get('email')).toBe('guest@example.com');
-    expect(params.get('fromEmail')).toBe('true');
+    // Closed registration and a public address are a configuration of their own, which only this
+    // test needs.
+    const s = await startTestServer({ env: { REGISTRATION_ENABLED: 'false', PUBLIC_URL: 'https://vault.example.com' } });
+    try {
+      const res = await users(s, ['invite', '--email', 'Guest@Example.com']);
+      expect(res.code, res.stderr).toBe(0);
+      expect(res.stdout).toContain('SMTP is not configured (SMTP_HOST), so no mail was sent. Pass this link on to guest@example.com; it works for 5 days:');
+      const link = new URL(linkIn(res.stdout));
+      expect(`${link.origin}${link.pathname}`).toBe('https://vault.example.com/');
+      const params = new URLSearchParams(link.hash.slice('#/finish-signup?'.length));
+      expect(link.hash.startsWith('#/finish-signup?')).toBe(true);
+      expect(params.get('email')).toBe('guest@example.com');
+      expect(params.get('fromEmail')).toBe('true');
 
-    const body = registerFinishBody(testAccount('guest@example.com'), { emailVerificationToken: params.get('token') });
-    const finish = await s.request('POST', '/identity/accounts/register/finish', { json: body });
-    expect(finish.status, finish.text).toBe(200);
-    expect(await emails(s)).toEqual(['guest@example.com']);
+      const body = registerFinishBody(testAccount('guest@example.com'), { emailVerificationToken: params.get('token') });
+      const finish = await s.request('POST', '/identity/accounts/register/finish', { json: body });
+      expect(finish.status, finish.text).toBe(200);
+      expect(await emails(s)).toEqual(['guest@example.com']);
 
-    const again = await users(s, ['invite', '--email', 'guest@example.com']);
-    expect(again.code).toBe(1);
-    expectOneLine(again.stderr, "Email 'guest@example.com' is already taken.");
-    const bad = await users(s, ['invite', '--email', 'nobody']);
-    expect(bad.code).toBe(2);
-    expectOneLine(bad.stderr, 'is not an email address');
+      const again = await users(s, ['invite', '--email', 'guest@example.com']);
+      expect(again.code).toBe(1);
+      expectOneLine(again.stderr, "Email 'guest@example.com' is already taken.");
+      const bad = await users(s, ['invite', '--email', 'nobody']);
+      expect(bad.code).toBe(2);
+      expectOneLine(bad.stderr, 'is not an email address');
+    } finally {
+      await s.close();
+    }
   });
 
   it('mails the link through the configured SMTP server, and prints it with exit code 4 when the server is down', async () => {
-    server = await startTestServer();
     const s = server;
     const sink = await startSmtpSink();
     try {
@@ -276,26 +305,25 @@ describe('strongroom users invite', () => {
 
 describe('strongroom users disable, enable', () => {
   it('disables an account at once and enables it again, by email or id', async () => {
-    server = await startTestServer();
     const s = server;
-    const account = await registerAccount(s, { email: 'dana@example.com' });
+    const email = freshEmail('dana');
+    const account = await registerAccount(s, { email });
     const session = await loginAccount(s, account);
-    const id = (await s.database.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
+    const id = await idOf(s, email);
 
-    const off = await users(s, ['disable', '--email', 'Dana@example.com']);
-    expect(off).toMatchObject({ code: 0, stdout: 'Disabled dana@example.com; its sessions have ended.\n', stderr: '' });
+    const off = await users(s, ['disable', '--email', email.replace('dana', 'Dana')]);
+    expect(off).toMatchObject({ code: 0, stdout: `Disabled ${email}; its sessions have ended.\n`, stderr: '' });
     expect((await s.request('GET', '/api/accounts/profile', { token: session.accessToken })).status).toBe(401);
     await expect(loginAccount(s, account)).rejects.toThrow(/400.*This account has been disabled/);
-    expect((await users(s, ['disable', '--id', id.toUpperCase()])).stdout).toBe('dana@example.com was already disabled.\n');
+    expect((await users(s, ['disable', '--id', id.toUpperCase()])).stdout).toBe(`${email} was already disabled.\n`);
 
     const on = await users(s, ['enable', '--id', id]);
-    expect(on).toMatchObject({ code: 0, stdout: 'Enabled dana@example.com.\n' });
+    expect(on).toMatchObject({ code: 0, stdout: `Enabled ${email}.\n` });
     await loginAccount(s, account);
-    expect((await users(s, ['enable', '--email', 'dana@example.com'])).stdout).toBe('dana@example.com was already enabled.\n');
+    expect((await users(s, ['enable', '--email', email])).stdout).toBe(`${email} was already enabled.\n`);
   });
 
   it('refuses an unknown user with 1 and an ambiguous or malformed target with 2', async () => {
-    server = await startTestServer();
     const s = server;
     for (const command of ['disable', 'enable', 'delete']) {
       const yes = command === 'delete' ? ['--yes'] : [];
@@ -321,47 +349,45 @@ describe('strongroom users disable, enable', () => {
 
 describe('strongroom users delete', () => {
   it('asks at a terminal, refuses without one unless told --yes, and deletes', async () => {
-    server = await startTestServer();
     const s = server;
-    const account = await registerAccount(s, { email: 'erin@example.com' });
-    await registerAccount(s, { email: 'fred@example.com' });
+    const [erin, fred] = [freshEmail('erin'), freshEmail('fred')];
+    const account = await registerAccount(s, { email: erin });
+    await registerAccount(s, { email: fred });
     const session = await loginAccount(s, account);
 
-    const piped = await users(s, ['delete', '--email', 'erin@example.com'], { input: 'y\n' });
+    const piped = await users(s, ['delete', '--email', erin], { input: 'y\n' });
     expect(piped.code).toBe(2);
     expectOneLine(piped.stderr, 'Standard input is not a terminal, so there is no one to confirm the deletion: pass --yes.');
 
-    const declined = await users(s, ['delete', '--email', 'erin@example.com'], { tty: true, input: 'n\n' });
+    const declined = await users(s, ['delete', '--email', erin], { tty: true, input: 'n\n' });
     expect(declined.code).toBe(1);
-    expect(declined.stderr).toMatch(/^Delete erin@example\.com \([0-9a-f-]{36}\) and everything in its vault\? This cannot be undone\. \[y\/N\] Not deleted\.\n$/);
-    expect(await emails(s)).toEqual(['erin@example.com', 'fred@example.com']);
+    expect(declined.stderr).toMatch(new RegExp(`^Delete ${erin.replaceAll('.', '\\.')} \\([0-9a-f-]{36}\\) and everything in its vault\\? This cannot be undone\\. \\[y/N\\] Not deleted\\.\n$`));
+    expect(await emails(s, [erin, fred])).toEqual([erin, fred]);
 
-    const confirmed = await users(s, ['delete', '--email', 'erin@example.com'], { tty: true, input: 'yes\n' });
+    const confirmed = await users(s, ['delete', '--email', erin], { tty: true, input: 'yes\n' });
     expect(confirmed.code, confirmed.stderr).toBe(0);
-    expect(confirmed.stdout).toBe('Deleted erin@example.com.\n');
+    expect(confirmed.stdout).toBe(`Deleted ${erin}.\n`);
     expect((await s.request('GET', '/api/accounts/profile', { token: session.accessToken })).status).toBe(401);
 
-    const fred = (await s.database.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
-    expect((await users(s, ['delete', '--id', fred, '--yes'])).code).toBe(0);
-    expect(await emails(s)).toEqual([]);
+    expect((await users(s, ['delete', '--id', await idOf(s, fred), '--yes'])).code).toBe(0);
+    expect(await emails(s, [erin, fred])).toEqual([]);
   });
 
   it("refuses to delete an organization's only owner", async () => {
-    server = await startTestServer();
     const s = server;
-    await registerAccount(s, { email: 'owner@example.com' });
-    const id = (await s.database.db.selectFrom('users').select('id').executeTakeFirstOrThrow()).id;
+    const email = freshEmail('owner');
+    await registerAccount(s, { email });
+    const id = await idOf(s, email);
     await seedMembership(s, { organizationId: await seedOrganization(s), userId: id, type: OrganizationUserType.Owner });
-    const res = await users(s, ['delete', '--email', 'owner@example.com', '--yes']);
+    const res = await users(s, ['delete', '--email', email, '--yes']);
     expect(res.code).toBe(1);
     expectOneLine(res.stderr, 'Cannot delete this user because it is the sole owner of at least one organization.');
-    expect(await emails(s)).toEqual(['owner@example.com']);
+    expect(await emails(s, [email])).toEqual([email]);
   });
 });
 
 describe('strongroom users: usage and database errors', () => {
   it('prints its usage with --help, and refuses a missing or unknown subcommand with 2', async () => {
-    server = await startTestServer();
     const help = await users(server, ['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('strongroom users create --email <email>');
@@ -376,7 +402,6 @@ describe('strongroom users: usage and database errors', () => {
   });
 
   it('answers 3 in one line when the database is missing or unreachable, creating nothing', async () => {
-    server = await startTestServer();
     const s = server;
     const missing = await users(s, ['list'], { ownDatabase: true, config: { databaseUrl: 'sqlite:/nonexistent-strongroom/dir/x.sqlite' } });
     expect(missing.code).toBe(3);
