@@ -1,5 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createUser, loginAccount, registerAccount, testAccount } from '../../../test/support/accounts.js';
+import { freshEmail } from '../../../test/support/admin.js';
 import { registerFinishBody } from '../../../test/support/bw-crypto.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { recordingPushes } from '../../../test/support/pushes.js';
@@ -13,12 +14,14 @@ import { OrganizationUserType } from '../../platform/access/roles.js';
 /**
  * The account rules the operator command relies on, through the services and the real HTTP
  * routes: disabled accounts, deletion of an organization's only owner, operator invitations.
+ * One server for the file: each test makes its own accounts (fresh emails) and reads back only
+ * those.
  */
-let server: TestServer | undefined;
-afterEach(async () => {
-  await server?.close();
-  server = undefined;
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
 });
+afterAll(async () => server.close());
 
 /** The services as the operator command builds them, over the server's database. */
 function servicesOf(s: TestServer, overrides: Partial<TestServer['config']> = {}) {
@@ -29,9 +32,9 @@ const token = (s: TestServer, form: Record<string, string>) => s.request('POST',
 
 describe('a disabled account', () => {
   it('cannot log in, and every session it had ends at once', async () => {
-    server = await startTestServer();
     const s = server;
-    const user = await createUser(s, { email: 'dis@example.com' });
+    const email = freshEmail('dis');
+    const user = await createUser(s, { email });
     const apiKey = (await s.request('POST', '/api/accounts/api-key', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } }))
       .body.apiKey as string;
     const pushes = recordingPushes();
@@ -44,7 +47,7 @@ describe('a disabled account', () => {
 
     const login = await token(s, {
       grant_type: 'password',
-      username: 'dis@example.com',
+      username: email,
       password: user.account.masterPasswordHash,
       scope: 'api offline_access',
       client_id: 'cli',
@@ -82,14 +85,14 @@ describe('a disabled account', () => {
   });
 
   it('answers a wrong password as for any account, so only its owner learns it is disabled', async () => {
-    server = await startTestServer();
     const s = server;
-    const user = await createUser(s, { email: 'quiet@example.com' });
+    const email = freshEmail('quiet');
+    const user = await createUser(s, { email });
     await (await servicesOf(s)).accounts.setDisabled(user.userId, true);
     const res = await token(s, {
       grant_type: 'password',
-      username: 'quiet@example.com',
-      password: testAccount('quiet@example.com', 'not the password').masterPasswordHash,
+      username: email,
+      password: testAccount(email, 'not the password').masterPasswordHash,
       scope: 'api',
       client_id: 'cli',
       deviceType: '25',
@@ -105,13 +108,12 @@ describe('deleting an account', () => {
   const SOLE_OWNER = 'Cannot delete this user because it is the sole owner of at least one organization. Please delete these organizations or upgrade another user.';
 
   it('is refused while it is the only confirmed owner of an organization, from the API as from the operator', async () => {
-    server = await startTestServer();
     const s = server;
-    const owner = await createUser(s, { email: 'owner@example.com' });
+    const owner = await createUser(s, { email: freshEmail('owner') });
     const orgId = await seedOrganization(s);
     await seedMembership(s, { organizationId: orgId, userId: owner.userId, type: OrganizationUserType.Owner });
     // Another owner who has not been confirmed does not count.
-    const pending = await createUser(s, { email: 'pending@example.com' });
+    const pending = await createUser(s, { email: freshEmail('pending') });
     await seedMembership(s, { organizationId: orgId, userId: pending.userId, type: OrganizationUserType.Owner, status: 1 });
 
     const res = await s.request('DELETE', '/api/accounts', { token: owner.accessToken, json: { masterPasswordHash: owner.account.masterPasswordHash } });
@@ -122,10 +124,9 @@ describe('deleting an account', () => {
   });
 
   it('goes ahead when another confirmed owner remains, taking the memberships along', async () => {
-    server = await startTestServer();
     const s = server;
-    const owner = await createUser(s, { email: 'first@example.com' });
-    const other = await createUser(s, { email: 'second@example.com' });
+    const owner = await createUser(s, { email: freshEmail('first') });
+    const other = await createUser(s, { email: freshEmail('second') });
     const orgId = await seedOrganization(s);
     await seedMembership(s, { organizationId: orgId, userId: owner.userId, type: OrganizationUserType.Owner });
     await seedMembership(s, { organizationId: orgId, userId: other.userId, type: OrganizationUserType.Owner });
@@ -138,9 +139,15 @@ describe('deleting an account', () => {
 });
 
 describe('operator invitations', () => {
+  // Closed registration is a configuration of its own, which only the first test needs.
+  let closed: TestServer;
+  beforeAll(async () => {
+    closed = await startTestServer({ env: { REGISTRATION_ENABLED: 'false' } });
+  });
+  afterAll(async () => closed.close());
+
   it('let the invited email register while registration is closed; a public verification token does not', async () => {
-    server = await startTestServer({ env: { REGISTRATION_ENABLED: 'false' } });
-    const s = server;
+    const s = closed;
     const invitation = await (await servicesOf(s)).accounts.operatorInvitationToken('Guest@Example.com');
     // Issued while registration was open, by the same key: it verifies the email and nothing more.
     const publicToken = await (await servicesOf(s, { registrationEnabled: true })).accounts.verificationToken('walkin@example.com', null);
@@ -165,10 +172,10 @@ describe('operator invitations', () => {
   });
 
   it('are refused for an email that has an account', async () => {
-    server = await startTestServer();
-    await registerAccount(server, { email: 'taken@example.com' });
-    await expect((await servicesOf(server)).accounts.operatorInvitationToken(' TAKEN@example.com')).rejects.toMatchObject({
-      validationErrors: { email: ["Email 'taken@example.com' is already taken."] },
+    const email = freshEmail('taken');
+    await registerAccount(server, { email });
+    await expect((await servicesOf(server)).accounts.operatorInvitationToken(` ${email.replace('taken', 'TAKEN')}`)).rejects.toMatchObject({
+      validationErrors: { email: [`Email '${email}' is already taken.`] },
     });
   });
 });
