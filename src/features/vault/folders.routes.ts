@@ -1,11 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, Guid, IdParams, ListOf, list } from '../../http/schemas.js';
 import type { FolderService } from './folders.service.js';
-import { FolderRequest, FolderResponse, toFolderResponse } from './folders.schemas.js';
+import { FolderRequest, FolderResponse } from './folders.schemas.js';
 
 const tags = ['Folders'];
 
@@ -33,19 +33,19 @@ export const folderRoutes: FastifyPluginAsync<{ folders: FolderService }> = asyn
   const user = { access: access.user };
 
   app.get('/folders', { config: user, schema: { tags, ...docs.list, response: { 200: ListOf(FolderResponse) } } }, async (request) =>
-    list((await folders.list(currentUser(request).userId)).map(toFolderResponse)),
+    list(await folders.list(userCaller(request))),
   );
 
   app.get<{ Params: { id: string } }>(
     '/folders/:id',
     { config: user, schema: { tags, ...docs.get, params: IdParams, response: { 200: FolderResponse } } },
-    async (request) => toFolderResponse(await folders.get(currentUser(request).userId, request.params.id)),
+    async (request) => folders.get(userCaller(request), request.params.id),
   );
 
   app.post<{ Body: { name: string } }>(
     '/folders',
     { config: user, schema: { tags, ...docs.create, body: FolderRequest, response: { 200: FolderResponse } } },
-    async (request) => toFolderResponse(await folders.create(currentUser(request).userId, clientContext(request), request.body.name)),
+    async (request) => folders.create(userCaller(request), request.body.name),
   );
 
   // Older clients rename with POST.
@@ -55,7 +55,7 @@ export const folderRoutes: FastifyPluginAsync<{ folders: FolderService }> = asyn
       url: '/folders/:id',
       config: user,
       schema: { tags, ...(method === 'PUT' ? docs.rename : olderForm(docs.rename, 'PUT /folders/{id}')), params: IdParams, body: FolderRequest, response: { 200: FolderResponse } },
-      handler: async (request) => toFolderResponse(await folders.rename(currentUser(request).userId, clientContext(request), request.params.id, request.body.name)),
+      handler: async (request) => folders.rename(userCaller(request), request.params.id, request.body.name),
     });
   }
 
@@ -70,18 +70,18 @@ export const folderRoutes: FastifyPluginAsync<{ folders: FolderService }> = asyn
       config: user,
       schema: { tags, ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /folders/{id}')), params: IdParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await folders.delete(currentUser(request).userId, clientContext(request), request.params.id);
+        await folders.delete(userCaller(request), request.params.id);
         return reply.send();
       },
     });
   }
 
   app.delete<{ Body: Static<typeof FolderIdsBody> }>('/folders', { config: user, schema: { tags, ...docs.deleteMany, body: FolderIdsBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await folders.deleteMany(currentUser(request).userId, request.body.ids);
+    await folders.deleteMany(userCaller(request), request.body.ids);
     return reply.send();
   });
   app.delete('/folders/all', { config: user, schema: { tags, ...docs.deleteAll, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await folders.deleteMany(currentUser(request).userId, 'all');
+    await folders.deleteMany(userCaller(request), 'all');
     return reply.send();
   });
 };

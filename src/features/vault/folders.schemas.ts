@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { EncString, Guid } from '../../http/schemas.js';
 import type { FolderRow } from './folders.repository.js';
 
@@ -13,7 +13,8 @@ export const FolderResponse = Type.Object(
   },
   { description: 'Folder (FolderResponseModel)' },
 );
+export type FolderResponse = Static<typeof FolderResponse>;
 
-export function toFolderResponse(folder: FolderRow) {
+export function toFolderResponse(folder: FolderRow): FolderResponse {
   return { object: 'folder' as const, id: folder.id, name: folder.name, revisionDate: folder.revision_date };
 }

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { UserCaller } from '../../http/request-context.js';
 import { folderPush, userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
 import { touchVault } from './revisions.js';
 import { cipherIdsInFolder, setRevisionDate } from './ciphers.repository.js';
 import type { VaultDeps } from './ciphers.service.js';
 import { cipherIdsInFolders, deleteFolder, deleteFolders, findFolder, insertFolders, listFolders, renameFolder, type FolderRow } from './folders.repository.js';
+import { toFolderResponse, type FolderResponse } from './folders.schemas.js';
 
 /** A user's folders. Another user's folder answers exactly like a missing one (404). */
 export function createFolderService({ db, clock, pushes }: Omit<VaultDeps, 'audit'>) {
@@ -17,10 +18,15 @@ export function createFolderService({ db, clock, pushes }: Omit<VaultDeps, 'audi
   }
 
   return {
-    list: (userId: string) => listFolders(db, userId),
-    get: own,
+    async list({ userId }: UserCaller): Promise<FolderResponse[]> {
+      return (await listFolders(db, userId)).map(toFolderResponse);
+    },
 
-    async create(userId: string, client: ClientContext, name: string): Promise<FolderRow> {
+    async get({ userId }: UserCaller, id: string): Promise<FolderResponse> {
+      return toFolderResponse(await own(userId, id));
+    },
+
+    async create({ userId, client }: UserCaller, name: string): Promise<FolderResponse> {
       const now = clock.now().toISOString();
       const folder: FolderRow = { id: randomUUID(), user_id: userId, name, creation_date: now, revision_date: now };
       await db.transaction().execute(async (tx) => {
@@ -28,10 +34,10 @@ export function createFolderService({ db, clock, pushes }: Omit<VaultDeps, 'audi
         await touchVault(tx, userId, now);
       });
       pushes.send(folderPush(PushType.SyncFolderCreate, folder, client.deviceIdentifier));
-      return folder;
+      return toFolderResponse(folder);
     },
 
-    async rename(userId: string, client: ClientContext, id: string, name: string): Promise<FolderRow> {
+    async rename({ userId, client }: UserCaller, id: string, name: string): Promise<FolderResponse> {
       const renamed = await db.transaction().execute(async (tx) => {
         const folder = await findFolder(tx, userId, id.toLowerCase());
         if (!folder) throw new NotFound();
@@ -41,11 +47,11 @@ export function createFolderService({ db, clock, pushes }: Omit<VaultDeps, 'audi
         return { ...folder, name, revision_date: now };
       });
       pushes.send(folderPush(PushType.SyncFolderUpdate, renamed, client.deviceIdentifier));
-      return renamed;
+      return toFolderResponse(renamed);
     },
 
     /** The folder's items move to no folder (the foreign key clears them); they count as changed. */
-    async delete(userId: string, client: ClientContext, id: string): Promise<void> {
+    async delete({ userId, client }: UserCaller, id: string): Promise<void> {
       const deleted = await db.transaction().execute(async (tx) => {
         const folder = await findFolder(tx, userId, id.toLowerCase());
         if (!folder) throw new NotFound();
@@ -63,7 +69,7 @@ export function createFolderService({ db, clock, pushes }: Omit<VaultDeps, 'audi
      * official server does), or all of them; their items move to no folder. One "sync the
      * vault" push instead of one per folder, since items changed folder too.
      */
-    async deleteMany(userId: string, ids: readonly string[] | 'all'): Promise<void> {
+    async deleteMany({ userId }: UserCaller, ids: readonly string[] | 'all'): Promise<void> {
       if (ids !== 'all' && ids.length === 0) throw BadRequest.field('ids', 'No folder ids provided.');
       const now = clock.now().toISOString();
       const deleted = await db.transaction().execute(async (tx) => {
