@@ -6,6 +6,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { systemClock } from '../src/shared/clock.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
@@ -15,6 +16,7 @@ import { syncBody, syncBytes } from '../src/features/vault/sync.schemas.js';
 import { touchVault } from '../src/features/vault/revisions.js';
 import { rowChange } from '../src/features/vault/ciphers.repository.js';
 import { loadConfig } from '../src/config/config.js';
+import { NO_CLIENT } from '../src/http/request-context.js';
 import { createFeatures } from '../src/wiring.js';
 import { makeTestAccount, registerFinishBody } from '../test/support/bw-crypto.js';
 import { itemBody } from './items.js';
@@ -28,10 +30,10 @@ const account = makeTestAccount({ email: 'prof@example.com' });
 const features = await createFeatures({ config: loadConfig({ LOG_LEVEL: 'warn' }), database, clock: systemClock });
 const registration = registerFinishBody(account) as Parameters<typeof features.accounts.registerFinish>[0];
 const userId = (await features.accounts.registerFinish(registration)).id;
-const client = { ipAddress: null, deviceType: null, deviceIdentifier: null, clientVersion: null };
+const caller = { userId, client: NO_CLIENT, log: pino({ level: 'silent' }) };
 for (let start = 0; start < items; start += 5000) {
   const ciphers = Array.from({ length: Math.min(5000, items - start) }, (_, i) => itemBody(account, start + i));
-  await features.cipherImport.import(userId, client, { folders: [], ciphers: ciphers as never, folderRelationships: [] });
+  await features.cipherImport.import(caller, { folders: [], ciphers: ciphers as never, folderRelationships: [] });
 }
 const cold = createSyncService({ db: database.db, engine: database.engine, apiBase: 'http://bench/api', cache: createSyncCache(0) });
 const warm = createSyncService({ db: database.db, engine: database.engine, apiBase: 'http://bench/api', cache: createSyncCache(256 * 1024 * 1024) });

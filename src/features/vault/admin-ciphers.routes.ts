@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Type, type Static } from 'typebox';
 import { access, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { clientContext, userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, Guid, IdParams } from '../../http/schemas.js';
 import type { OrgCipherImport } from './cipher-import-org.js';
@@ -86,7 +86,7 @@ export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async
       url: '/ciphers/:id/admin',
       config,
       schema: { tags, ...(older ? olderForm(docs.update, 'PUT /ciphers/{id}/admin') : docs.update), params: IdParams, body: CipherRequest, response: { 200: CipherMiniResponse } },
-      handler: async (request, reply) => mini(reply, await ciphers.update(currentUser(request).userId, clientContext(request), request.params.id, request.body, true)),
+      handler: async (request, reply) => mini(reply, await ciphers.update(userCaller(request), request.params.id, request.body, true)),
     });
     app.route<Id & { Body: Static<typeof CollectionIdsBody> }>({
       method,
@@ -107,11 +107,11 @@ export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async
   }
 
   app.put<Id>('/ciphers/:id/delete-admin', { config, schema: { tags, ...docs.softDelete, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await lifecycle.softDelete(currentUser(request).userId, clientContext(request), single(request));
+    await lifecycle.softDelete(userCaller(request), single(request));
     return reply.send();
   });
   app.put<{ Body: AdminIds }>('/ciphers/delete-admin', { config: bulkConfig, schema: { tags, ...docs.softDeleteMany, body: AdminIdsRequest, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await lifecycle.softDelete(currentUser(request).userId, clientContext(request), bulk(request));
+    await lifecycle.softDelete(userCaller(request), bulk(request));
     return reply.send();
   });
 
@@ -126,7 +126,7 @@ export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async
       config,
       schema: { tags, ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /ciphers/{id}/admin')), params: IdParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await lifecycle.deletePermanently(currentUser(request).userId, clientContext(request), single(request));
+        await lifecycle.deletePermanently(userCaller(request), single(request));
         return reply.send();
       },
     });
@@ -141,17 +141,17 @@ export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async
       config: bulkConfig,
       schema: { tags, ...(method === 'DELETE' ? docs.deleteMany : olderForm(docs.deleteMany, 'DELETE /ciphers/admin')), body: AdminIdsRequest, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await lifecycle.deletePermanently(currentUser(request).userId, clientContext(request), bulk(request));
+        await lifecycle.deletePermanently(userCaller(request), bulk(request));
         return reply.send();
       },
     });
   }
 
   app.put<Id>('/ciphers/:id/restore-admin', { config, schema: { tags, ...docs.restore, params: IdParams, response: { 200: CipherMiniResponse } } }, async (request, reply) =>
-    mini(reply, (await lifecycle.restore(currentUser(request).userId, clientContext(request), single(request)))[0] as CipherRow),
+    mini(reply, (await lifecycle.restore(userCaller(request), single(request)))[0] as CipherRow),
   );
   app.put<{ Body: AdminIds }>('/ciphers/restore-admin', { config: bulkConfig, schema: { tags, ...docs.restoreMany, body: AdminIdsRequest, response: { 200: MiniList } } }, async (request, reply) => {
-    const rows = await lifecycle.restore(currentUser(request).userId, clientContext(request), bulk(request));
+    const rows = await lifecycle.restore(userCaller(request), bulk(request));
     return send(reply, listJson(rows.map((row) => cipherMiniJson(row, apiBase))));
   });
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import type { CiphersTable, CipherUserSettingsTable, FoldersTable } from '../../db/schema.js';
 import { BadRequest, HttpError } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { ClientContext, UserCaller } from '../../http/request-context.js';
 import { touchVault } from './revisions.js';
 import { cipherEvents } from './cipher-access.js';
 import { EventType } from '../../platform/audit/event-type.js';
@@ -110,7 +110,7 @@ export function createCipherImport({ db, audit, clock, pushes }: VaultDeps) {
   }
 
   return {
-    async import(userId: string, client: ClientContext, request: ImportCiphersRequest): Promise<void> {
+    async import({ userId, client }: UserCaller, request: ImportCiphersRequest): Promise<void> {
       if (
         request.ciphers.length > IMPORT_LIMITS.ciphers ||
         request.folders.length > IMPORT_LIMITS.folders ||

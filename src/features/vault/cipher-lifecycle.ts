@@ -1,5 +1,5 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { ClientContext, UserCaller } from '../../http/request-context.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { accessibleCipher, accessibleCiphers, cipherEvents, personalRevision, touchPersonalSettings, touchRevisions, type CipherRight } from './cipher-access.js';
@@ -125,7 +125,7 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
   }
 
   return {
-    async archive(userId: string, client: ClientContext, selection: Selection): Promise<CipherRow[]> {
+    async archive({ userId, client }: UserCaller, selection: Selection): Promise<CipherRow[]> {
       return change(
         userId,
         selection,
@@ -144,7 +144,7 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
       );
     },
 
-    async unarchive(userId: string, client: ClientContext, selection: Selection): Promise<CipherRow[]> {
+    async unarchive({ userId, client }: UserCaller, selection: Selection): Promise<CipherRow[]> {
       return change(
         userId,
         selection,
@@ -160,7 +160,7 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
       );
     },
 
-    async softDelete(userId: string, client: ClientContext, selection: Selection): Promise<CipherRow[]> {
+    async softDelete({ userId, client }: UserCaller, selection: Selection): Promise<CipherRow[]> {
       return change(
         userId,
         selection,
@@ -176,7 +176,7 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
       );
     },
 
-    async restore(userId: string, client: ClientContext, selection: Selection): Promise<CipherRow[]> {
+    async restore({ userId, client }: UserCaller, selection: Selection): Promise<CipherRow[]> {
       return change(
         userId,
         selection,
@@ -193,7 +193,7 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
     },
 
     /** Gone for good: from every read and every sync. */
-    async deletePermanently(userId: string, client: ClientContext, selection: Selection): Promise<void> {
+    async deletePermanently({ userId, client }: UserCaller, selection: Selection): Promise<void> {
       let withFiles: CipherRow[] = [];
       await change(
         userId,
@@ -222,7 +222,7 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
       await removeFolders(files, withFiles.map((row) => attachmentFolder(row.id)));
     },
 
-    async move(userId: string, selection: Selection, folderId: string | null): Promise<void> {
+    async move({ userId }: UserCaller, selection: Selection, folderId: string | null): Promise<void> {
       const folder = folderId?.toLowerCase() ?? null;
       checkLimit(selection, BULK_LIMIT_MESSAGES.move);
       await assertOwnFolder(db, userId, folder);

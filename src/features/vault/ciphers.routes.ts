@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { access, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, IdParams } from '../../http/schemas.js';
 import type { CipherImport } from './cipher-import.js';
@@ -130,25 +130,25 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
   const bulk = (request: { body: CipherIdsRequest }) => ({ ids: request.body.ids, single: false });
 
   app.get('/ciphers', { config, schema: { tags, ...docs.list, response: { 200: CipherListResponse } } }, async (request, reply) => {
-    const rows = await ciphers.list(currentUser(request).userId);
+    const rows = await ciphers.list(userCaller(request));
     return sendJson(reply, listJson(rows.map((r) => cipherJson(r, 'cipherDetails', apiBase))));
   });
 
   app.get<Id>('/ciphers/:id', { config, schema: { tags, ...docs.get, params: IdParams, response: { 200: CipherResponse } } }, async (request, reply) =>
-    one(reply, await ciphers.get(currentUser(request).userId, request.params.id)),
+    one(reply, await ciphers.get(userCaller(request), request.params.id)),
   );
 
   // The web vault asks for full-details; both carry the collections.
   for (const url of ['/ciphers/:id/details', '/ciphers/:id/full-details']) {
     app.get<Id>(url, { config, schema: { tags, ...docs.details, params: IdParams, response: { 200: CipherDetailsResponse } } }, async (request, reply) =>
-      sendJson(reply, cipherJson(await ciphers.get(currentUser(request).userId, request.params.id), 'cipherDetails', apiBase)),
+      sendJson(reply, cipherJson(await ciphers.get(userCaller(request), request.params.id), 'cipherDetails', apiBase)),
     );
   }
 
   app.post<{ Body: CipherRequest }>(
     '/ciphers',
     { config, schema: { tags, ...docs.create, body: CipherRequest, response: { 200: CipherResponse } } },
-    async (request, reply) => one(reply, await ciphers.create(currentUser(request).userId, clientContext(request), request.body)),
+    async (request, reply) => one(reply, await ciphers.create(userCaller(request), request.body)),
   );
 
   // Older clients replace an item, and set folder and favorite, with POST.
@@ -159,14 +159,14 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
       config,
       schema: { tags, ...(method === 'PUT' ? docs.update : olderForm(docs.update, 'PUT /ciphers/{id}')), params: IdParams, body: CipherRequest, response: { 200: CipherResponse } },
       handler: async (request, reply) =>
-        one(reply, await ciphers.update(currentUser(request).userId, clientContext(request), request.params.id, request.body)),
+        one(reply, await ciphers.update(userCaller(request), request.params.id, request.body)),
     });
     app.route<Id & { Body: CipherPartialRequest }>({
       method,
       url: '/ciphers/:id/partial',
       config,
       schema: { tags, ...(method === 'PUT' ? docs.partial : olderForm(docs.partial, 'PUT /ciphers/{id}/partial')), params: IdParams, body: CipherPartialRequest, response: { 200: CipherResponse } },
-      handler: async (request, reply) => one(reply, await ciphers.updatePartial(currentUser(request).userId, request.params.id, request.body)),
+      handler: async (request, reply) => one(reply, await ciphers.updatePartial(userCaller(request), request.params.id, request.body)),
     });
     app.route<{ Body: CipherMoveRequest }>({
       method,
@@ -174,7 +174,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
       config: bulkConfig,
       schema: { tags, ...(method === 'PUT' ? docs.move : olderForm(docs.move, 'PUT /ciphers/move')), body: CipherMoveRequest, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await lifecycle.move(currentUser(request).userId, { ids: request.body.ids, single: false }, request.body.folderId ?? null);
+        await lifecycle.move(userCaller(request), { ids: request.body.ids, single: false }, request.body.folderId ?? null);
         return reply.send();
       },
     });
@@ -184,29 +184,29 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
     app.put<Id>(
       `/ciphers/:id/${action}`,
       { config, schema: { tags, ...docs[action], params: IdParams, response: { 200: CipherResponse } } },
-      async (request, reply) => one(reply, (await lifecycle[action](currentUser(request).userId, clientContext(request), single(request)))[0] as CipherRow),
+      async (request, reply) => one(reply, (await lifecycle[action](userCaller(request), single(request)))[0] as CipherRow),
     );
     app.put<Ids>(
       `/ciphers/${action}`,
       { config: bulkConfig, schema: { tags, ...docs[`${action}Many`], body: CipherIdsRequest, response: { 200: CipherResponseList } } },
-      async (request, reply) => many(reply, await lifecycle[action](currentUser(request).userId, clientContext(request), bulk(request))),
+      async (request, reply) => many(reply, await lifecycle[action](userCaller(request), bulk(request))),
     );
   }
 
   app.put<Id>('/ciphers/:id/delete', { config, schema: { tags, ...docs.softDelete, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await lifecycle.softDelete(currentUser(request).userId, clientContext(request), single(request));
+    await lifecycle.softDelete(userCaller(request), single(request));
     return reply.send();
   });
   app.put<Ids>('/ciphers/delete', { config: bulkConfig, schema: { tags, ...docs.softDeleteMany, body: CipherIdsRequest, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await lifecycle.softDelete(currentUser(request).userId, clientContext(request), bulk(request));
+    await lifecycle.softDelete(userCaller(request), bulk(request));
     return reply.send();
   });
 
   app.put<Id>('/ciphers/:id/restore', { config, schema: { tags, ...docs.restore, params: IdParams, response: { 200: CipherResponse } } }, async (request, reply) =>
-    one(reply, (await lifecycle.restore(currentUser(request).userId, clientContext(request), single(request)))[0] as CipherRow),
+    one(reply, (await lifecycle.restore(userCaller(request), single(request)))[0] as CipherRow),
   );
   app.put<Ids>('/ciphers/restore', { config: bulkConfig, schema: { tags, ...docs.restoreMany, body: CipherIdsRequest, response: { 200: CipherResponseList } } }, async (request, reply) =>
-    many(reply, await lifecycle.restore(currentUser(request).userId, clientContext(request), bulk(request))),
+    many(reply, await lifecycle.restore(userCaller(request), bulk(request))),
   );
 
   // Permanent deletion; older clients use the POST forms.
@@ -220,7 +220,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
       config,
       schema: { tags, ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /ciphers/{id}')), params: IdParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await lifecycle.deletePermanently(currentUser(request).userId, clientContext(request), single(request));
+        await lifecycle.deletePermanently(userCaller(request), single(request));
         return reply.send();
       },
     });
@@ -235,7 +235,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
       config: bulkConfig,
       schema: { tags, ...(method === 'DELETE' ? docs.deleteMany : olderForm(docs.deleteMany, 'DELETE /ciphers')), body: CipherIdsRequest, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await lifecycle.deletePermanently(currentUser(request).userId, clientContext(request), bulk(request));
+        await lifecycle.deletePermanently(userCaller(request), bulk(request));
         return reply.send();
       },
     });
@@ -245,7 +245,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
     '/ciphers/import',
     { config: { ...config, bodySize: 'large', callerLimit: 'import' }, schema: { tags, ...docs.import, body: ImportCiphersRequest, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await importer.import(currentUser(request).userId, clientContext(request), request.body);
+      await importer.import(userCaller(request), request.body);
       return reply.send();
     },
   );

@@ -1,7 +1,7 @@
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { UserCaller } from '../../http/request-context.js';
 import { touchVault } from './revisions.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
@@ -67,17 +67,17 @@ function assertPersonal(request: { organizationId?: string | null }) {
 export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
   return {
     /** The caller's items and the organization items they reach through collections, as in sync. */
-    async list(userId: string): Promise<CipherRow[]> {
+    async list({ userId }: UserCaller): Promise<CipherRow[]> {
       const [personal, collections] = await Promise.all([listPersonalCiphers(db, userId), reachedCollections(db, userId)]);
       const own = new Set(personal.map((c) => c.id));
       return [...personal, ...(await organizationItems(db, userId, collections)).filter((c) => !own.has(c.id))];
     },
 
-    async get(userId: string, id: string): Promise<CipherRow> {
+    async get({ userId }: UserCaller, id: string): Promise<CipherRow> {
       return accessibleCipher(db, userId, id.toLowerCase());
     },
 
-    async create(userId: string, client: ClientContext, request: CipherRequest): Promise<CipherRow> {
+    async create({ userId, client }: UserCaller, request: CipherRequest): Promise<CipherRow> {
       assertPersonal(request);
       const data = serializeCipherData(toCipherData(request));
       const folderId = request.folderId?.toLowerCase() ?? null;
@@ -107,7 +107,7 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
      * `asAdmin`: the admin console's edit (`PUT /ciphers/{id}/admin`): the item is reached as the
      * organization's admin (admin-ciphers.ts) and the caller's own folder and favorite stay.
      */
-    async update(userId: string, client: ClientContext, id: string, request: CipherRequest, asAdmin = false): Promise<CipherRow> {
+    async update({ userId, client }: UserCaller, id: string, request: CipherRequest, asAdmin = false): Promise<CipherRow> {
       const data = serializeCipherData(toCipherData(request));
       const folderId = request.folderId?.toLowerCase() ?? null;
       const updated = await db.transaction().execute(async (tx) => {
@@ -151,7 +151,7 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
     },
 
     /** The caller's own folder and favorite of an item, in any state (trash and archive too). */
-    async updatePartial(userId: string, id: string, request: CipherPartialRequest): Promise<CipherRow> {
+    async updatePartial({ userId }: UserCaller, id: string, request: CipherPartialRequest): Promise<CipherRow> {
       const folderId = request.folderId?.toLowerCase() ?? null;
       const favorite = request.favorite ?? false;
       return db.transaction().execute(async (tx) => {
