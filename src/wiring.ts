@@ -32,6 +32,7 @@ import { createFolderService } from './features/vault/folders.service.js';
 import { createSyncCache } from './features/vault/sync-cache.js';
 import { createSyncService } from './features/vault/sync.service.js';
 import { adminsUnassignedItems } from './features/vault/unassigned-ciphers.repository.js';
+import type { UserCaller } from './http/request-context.js';
 import { createPolicyService, masterPasswordPolicyFor } from './features/policies/policies.service.js';
 import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
@@ -128,7 +129,7 @@ export async function createFeatures(deps: WiringDeps) {
     devices: createDeviceService({ db }),
     domainSettings: createDomainSettings({ db, clock, getUser: accounts.getUser, pushes }),
     /** The web vault's "unassigned items" banner: a read with no rule beyond the caller's own roles. */
-    hasUnassignedItems: (userId: string) => adminsUnassignedItems(db, userId),
+    hasUnassignedItems: ({ userId }: UserCaller) => adminsUnassignedItems(db, userId),
     masterPasswordPolicy: (userId: string) => masterPasswordPolicyFor(db, userId),
     collections,
     groups,

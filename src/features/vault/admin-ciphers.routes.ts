@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
-import { clientContext, userCaller } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, Guid, IdParams } from '../../http/schemas.js';
 import type { OrgCipherImport } from './cipher-import-org.js';
@@ -75,7 +75,7 @@ export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async
     { config, schema: { tags, ...docs.create, body: CipherWithCollections, response: { 200: CipherMiniResponse } } },
     async (request, reply) => {
       const { cipher, collectionIds } = request.body;
-      return mini(reply, await orgCiphers.createAsAdmin(currentUser(request).userId, clientContext(request), { cipher, collectionIds: collectionIds ?? [] }));
+      return mini(reply, await orgCiphers.createAsAdmin(userCaller(request), { cipher, collectionIds: collectionIds ?? [] }));
     },
   );
 
@@ -100,7 +100,7 @@ export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async
         response: { 200: CipherMiniDetailsResponse },
       },
       handler: async (request, reply) => {
-        const row = await orgCiphers.updateCollectionsAsAdmin(currentUser(request).userId, clientContext(request), request.params.id, request.body.collectionIds ?? []);
+        const row = await orgCiphers.updateCollectionsAsAdmin(userCaller(request), request.params.id, request.body.collectionIds ?? []);
         return send(reply, cipherMiniDetailsJson(row, apiBase));
       },
     });
@@ -159,7 +159,7 @@ export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async
     '/ciphers/import-organization',
     { config: { ...config, bodySize: 'large', callerLimit: 'import' }, schema: { tags, ...docs.import, querystring: ImportQuery, body: OrgImportRequest, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await orgImport.import(currentUser(request).userId, clientContext(request), request.query.organizationId, request.body);
+      await orgImport.import(userCaller(request), request.query.organizationId, request.body);
       return reply.send();
     },
   );

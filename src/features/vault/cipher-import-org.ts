@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { chunks } from '../../db/chunks.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { ClientContext, UserCaller } from '../../http/request-context.js';
 import type { Executor } from '../../db/database.js';
 import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
 import { collectionGrants } from '../../platform/access/grants.js';
@@ -56,7 +56,7 @@ export function createOrgCipherImport({ db, audit, clock, pushes }: VaultDeps) {
   const queue = createWorkQueue({ concurrency: 2, queueLimit: 32, busy: 'The server is busy with other imports. Try again in a moment.' });
 
   return {
-    async import(userId: string, client: ClientContext, organizationId: string, request: OrgImportRequest): Promise<void> {
+    async import({ userId, client }: UserCaller, organizationId: string, request: OrgImportRequest): Promise<void> {
       if (
         request.ciphers.length > ORG_IMPORT_LIMITS.ciphers ||
         request.collections.length > ORG_IMPORT_LIMITS.collections ||

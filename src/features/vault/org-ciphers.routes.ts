@@ -1,8 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
-import { NotFound } from '../../http/errors.js';
-import { clientContext } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, Guid, IdParams } from '../../http/schemas.js';
 import { CipherDetailsResponse, CipherMiniResponse, CipherRequest, CipherResponse, cipherJson, cipherMiniDetailsJson, cipherMiniJson, listJson } from './ciphers.schemas.js';
@@ -88,7 +87,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
     { config, schema: { tags, ...docs.create, body: CipherWithCollections, response: { 200: CipherResponse } } },
     async (request, reply) => {
       const { cipher, collectionIds } = request.body;
-      const row = await orgCiphers.create(currentUser(request).userId, clientContext(request), { cipher, collectionIds: collectionIds ?? [] });
+      const row = await orgCiphers.create(userCaller(request), { cipher, collectionIds: collectionIds ?? [] });
       return send(reply, cipherJson(row, 'cipher', apiBase));
     },
   );
@@ -101,7 +100,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
       schema: { tags, ...(method === 'PUT' ? docs.share : olderForm(docs.share, 'PUT /ciphers/{id}/share')), params: IdParams, body: CipherWithCollections, response: { 200: CipherResponse } },
       handler: async (request, reply) => {
         const { cipher, collectionIds } = request.body;
-        const row = await orgCiphers.share(currentUser(request).userId, clientContext(request), request.params.id, { cipher, collectionIds: collectionIds ?? [] });
+        const row = await orgCiphers.share(userCaller(request), request.params.id, { cipher, collectionIds: collectionIds ?? [] });
         return send(reply, cipherJson(row, 'cipher', apiBase));
       },
     });
@@ -111,7 +110,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
       config: { ...config, bodySize: 'large', callerLimit: 'bulk' },
       schema: { tags, ...(method === 'PUT' ? docs.shareMany : olderForm(docs.shareMany, 'PUT /ciphers/share')), body: ShareManyBody, response: { 200: CipherMiniList } },
       handler: async (request, reply) => {
-        const rows = await orgCiphers.shareMany(currentUser(request).userId, clientContext(request), request.body);
+        const rows = await orgCiphers.shareMany(userCaller(request), request.body);
         return send(reply, listJson(rows.map((row) => cipherMiniJson(row, apiBase))));
       },
     });
@@ -121,7 +120,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
       config,
       schema: { tags, ...(method === 'PUT' ? docs.collections : olderForm(docs.collections, 'PUT /ciphers/{id}/collections')), params: IdParams, body: CollectionIdsBody, response: { 200: Type.Union([CipherDetailsResponse, EmptyResponse]) } },
       handler: async (request, reply) => {
-        const row = await orgCiphers.updateCollections(currentUser(request).userId, clientContext(request), request.params.id, request.body.collectionIds ?? []);
+        const row = await orgCiphers.updateCollections(userCaller(request), request.params.id, request.body.collectionIds ?? []);
         if (!row) return reply.code(200).send();
         return send(reply, cipherJson(row, 'cipherDetails', apiBase));
       },
@@ -132,7 +131,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
       config,
       schema: { tags, ...(method === 'PUT' ? docs.collectionsV2 : olderForm(docs.collectionsV2, 'PUT /ciphers/{id}/collections_v2')), params: IdParams, body: CollectionIdsBody, response: { 200: OptionalCipherDetailsResponse } },
       handler: async (request, reply) => {
-        const row = await orgCiphers.updateCollections(currentUser(request).userId, clientContext(request), request.params.id, request.body.collectionIds ?? []);
+        const row = await orgCiphers.updateCollections(userCaller(request), request.params.id, request.body.collectionIds ?? []);
         return send(reply, `{"object":"optionalCipherDetails","unavailable":${row ? 'false' : 'true'},"cipher":${row ? cipherJson(row, 'cipherDetails', apiBase) : 'null'}}`);
       },
     });
@@ -142,23 +141,20 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
     '/ciphers/bulk-collections',
     { config: { ...config, callerLimit: 'bulk' }, schema: { tags, ...docs.bulkCollections, body: BulkCollectionsBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await orgCiphers.bulkCollections(currentUser(request).userId, clientContext(request), request.body);
+      await orgCiphers.bulkCollections(userCaller(request), request.body);
       return reply.code(200).send();
     },
   );
 
   app.get<Id>('/ciphers/:id/admin', { config, schema: { tags, ...docs.admin, params: IdParams, response: { 200: CipherMiniDetailsResponse } } }, async (request, reply) =>
-    send(reply, cipherMiniDetailsJson(await orgCiphers.adminGet(currentUser(request).userId, request.params.id), apiBase)),
+    send(reply, cipherMiniDetailsJson(await orgCiphers.adminGet(userCaller(request), request.params.id), apiBase)),
   );
 
   app.get<{ Querystring: Static<typeof OrgQuery> }>(
     '/ciphers/organization-details',
     { config, schema: { tags, ...docs.organizationDetails, querystring: OrgQuery, response: { 200: MiniList } } },
     async (request, reply) => {
-      const userId = currentUser(request).userId;
-      const membership = await orgCiphers.membership(request.query.organizationId, userId);
-      if (!membership) throw new NotFound();
-      const rows = await orgCiphers.organizationItems(membership, userId);
+      const rows = await orgCiphers.organizationItems(userCaller(request), request.query.organizationId);
       return send(reply, listJson(rows.map((r) => cipherMiniDetailsJson(r, apiBase))));
     },
   );
@@ -167,10 +163,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
     '/ciphers/organization-details/assigned',
     { config, schema: { tags, ...docs.assigned, querystring: OrgQuery, response: { 200: MiniList } } },
     async (request, reply) => {
-      const userId = currentUser(request).userId;
-      const membership = await orgCiphers.membership(request.query.organizationId, userId);
-      if (!membership) throw new NotFound();
-      const rows = await orgCiphers.assignedItems(membership, userId);
+      const rows = await orgCiphers.assignedItems(userCaller(request), request.query.organizationId);
       return send(reply, listJson(rows.map((r) => cipherMiniDetailsJson(r, apiBase))));
     },
   );

@@ -1,5 +1,5 @@
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { ClientContext, UserCaller } from '../../http/request-context.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
@@ -60,6 +60,13 @@ function assertWritable(reached: Map<string, ReachedCollection>, ids: readonly s
 
 /** Organization items: creation in collections, sharing, collection changes and admin views. */
 export function createOrgCipherService({ db, audit, clock, pushes, files }: VaultDeps) {
+  /** The caller's confirmed membership of an organization named by the query; 404 when there is none. */
+  async function memberIn(organizationId: string, userId: string): Promise<Membership> {
+    const membership = await confirmedMembership(db, organizationId.toLowerCase(), userId);
+    if (!membership) throw new NotFound();
+    return membership;
+  }
+
   /** The item as the caller now sees it (with access), or undefined when they no longer can. */
   async function seenAs(tx: Executor, userId: string, id: string): Promise<CipherRow | undefined> {
     return (await visibleCiphers(tx, userId, [id]))[0];
@@ -156,7 +163,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
 
   return {
     /** `POST /ciphers/create`: a new organization item in collections the caller may write to. */
-    async create(userId: string, client: ClientContext, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
+    async create({ userId, client }: UserCaller, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
       const request = body.cipher;
       const data = serializeCipherData(toCipherData(request));
       const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', true);
@@ -176,7 +183,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
     },
 
     /** `PUT /ciphers/{id}/share`: a personal item, re-encrypted with the organization key, moves into the organization. */
-    async share(userId: string, client: ClientContext, id: string, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
+    async share({ userId, client }: UserCaller, id: string, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
       const [shared] = await shareItems(userId, client, [{ id, request: body.cipher }], body.cipher.organizationId, body.collectionIds);
       return shared!;
     },
@@ -186,7 +193,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
      * and the same collections, all or nothing (the organization is the first item's, as the
      * official server reads it).
      */
-    async shareMany(userId: string, client: ClientContext, body: { ciphers: (CipherRequest & { id: string })[]; collectionIds: string[] }): Promise<CipherRow[]> {
+    async shareMany({ userId, client }: UserCaller, body: { ciphers: (CipherRequest & { id: string })[]; collectionIds: string[] }): Promise<CipherRow[]> {
       if (body.ciphers.length === 0) throw BadRequest.field('ciphers', 'No items to move.');
       if (body.ciphers.length > BULK_LIMIT) throw BadRequest.field('ciphers', `You can only move up to ${BULK_LIMIT} items at a time.`);
       if (new Set(body.ciphers.map((c) => c.id.toLowerCase())).size !== body.ciphers.length) throw BadRequest.field('ciphers', 'An item is listed more than once.');
@@ -203,7 +210,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
      * Bitwarden's non-admin update does). Returns the item as the caller now sees it, or
      * undefined when it left all of their collections.
      */
-    async updateCollections(userId: string, client: ClientContext, id: string, ids: string[]): Promise<CipherRow | undefined> {
+    async updateCollections({ userId, client }: UserCaller, id: string, ids: string[]): Promise<CipherRow | undefined> {
       const collectionIds = normalizeIds(ids, 'collectionIds', false);
       const { existing, now, seen } = await db.transaction().execute(async (tx) => {
         const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'assign');
@@ -224,8 +231,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
 
     /** `POST /ciphers/bulk-collections`: adds or removes collections on many items the caller may edit. */
     async bulkCollections(
-      userId: string,
-      client: ClientContext,
+      { userId, client }: UserCaller,
       body: { organizationId: string; cipherIds: string[]; collectionIds: string[]; removeCollections?: boolean | null },
     ): Promise<void> {
       const cipherIds = normalizeIds(body.cipherIds, 'cipherIds', false);
@@ -265,7 +271,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
      * item of the organization (the official CanEditAllCiphers; 404 for anyone else), in any of
      * its collections or in none. The caller's folder and favorite are not set.
      */
-    async createAsAdmin(userId: string, client: ClientContext, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
+    async createAsAdmin({ userId, client }: UserCaller, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
       const request = { ...body.cipher, folderId: null, favorite: false };
       const data = serializeCipherData(toCipherData(request));
       const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', false);
@@ -290,7 +296,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
      * organization; a restricted admin only collections they may write to (404 otherwise, as the
      * official CanEditItemsInCollections). Answers the item with all its collections.
      */
-    async updateCollectionsAsAdmin(userId: string, client: ClientContext, id: string, ids: string[]): Promise<CipherRow> {
+    async updateCollectionsAsAdmin({ userId, client }: UserCaller, id: string, ids: string[]): Promise<CipherRow> {
       const collectionIds = normalizeIds(ids, 'collectionIds', false);
       const updated = await db.transaction().execute(async (tx) => {
         const existing = await cipherAsAdmin(tx, userId, id);
@@ -321,7 +327,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
      * may view all items or edit or delete any collection (the official ViewAllCollections), or
      * who manages a collection holding it. Everyone else gets 404, as for an id that does not exist.
      */
-    async adminGet(userId: string, id: string): Promise<CipherRow> {
+    async adminGet({ userId }: UserCaller, id: string): Promise<CipherRow> {
       const row = await db.selectFrom('ciphers').select(['id', 'organization_id']).where('id', '=', id.toLowerCase()).executeTakeFirst();
       if (!row?.organization_id) throw new NotFound();
       const membership = await confirmedMembership(db, row.organization_id, userId);
@@ -339,9 +345,10 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
     /**
      * `GET /ciphers/organization-details`: every item of the organization, for members who may
      * view all items or edit any collection, and for those who export the organization's vault
-     * or read its reports (the official CanAccessAllCiphers).
+     * or read its reports (the official CanAccessAllCiphers). 404 for anyone not a confirmed member.
      */
-    async organizationItems(membership: Membership, userId: string): Promise<CipherRow[]> {
+    async organizationItems({ userId }: UserCaller, organizationId: string): Promise<CipherRow[]> {
+      const membership = await memberIn(organizationId, userId);
       if (!LISTS_ALL_ITEMS.some((right) => membership.rights.has(right))) {
         throw new Forbidden('You do not have permission to view all items of this organization.');
       }
@@ -349,11 +356,10 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
     },
 
     /** `GET /ciphers/organization-details/assigned`: the organization's items in collections assigned to the caller. */
-    async assignedItems(membership: Membership, userId: string): Promise<CipherRow[]> {
+    async assignedItems({ userId }: UserCaller, organizationId: string): Promise<CipherRow[]> {
+      const membership = await memberIn(organizationId, userId);
       return accessibleItemsIn(db, userId, membership.organizationId);
     },
-
-    membership: (organizationId: string, userId: string) => confirmedMembership(db, organizationId.toLowerCase(), userId),
   };
 }
 

@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { OrgParams } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
+import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
 import { cipherMiniDetailsJson } from './ciphers.schemas.js';
 import type { OrganizationExport } from './org-export.js';
 
@@ -22,7 +22,7 @@ export const organizationExportRoutes: FastifyPluginAsync<{ exporter: Organizati
     '/organizations/:orgId/export',
     { config: { access: orgAccess.member('orgId') }, schema: { tags: ['Items'], ...doc, params: OrgParams, response: { 200: ExportResponse } } },
     async (request, reply) => {
-      const { collections, ciphers } = await exporter.export(membershipOf(request));
+      const { collections, ciphers } = await exporter.export(memberCaller(request));
       const items = ciphers.map((row) => cipherMiniDetailsJson(row, apiBase)).join(',');
       return reply.type('application/json; charset=utf-8').send(`{"object":"organizationExport","collections":${JSON.stringify(collections)},"ciphers":[${items}]}`);
     },

@@ -1,6 +1,6 @@
 import type { Db } from '../../db/database.js';
 import { NotFound } from '../../http/errors.js';
-import type { Membership } from '../../platform/access/org-access.js';
+import type { MemberCaller } from '../../platform/access/org-access.js';
 import { collectionGrants } from '../../platform/access/grants.js';
 import { listCollections } from '../collections/collections.repository.js';
 import { toCollectionResponse } from '../collections/collections.schemas.js';
@@ -15,7 +15,7 @@ import type { CipherRow } from './ciphers.repository.js';
  */
 export function createOrganizationExport({ db }: { db: Db }) {
   return {
-    async export(membership: Membership): Promise<{ collections: ReturnType<typeof toCollectionResponse>[]; ciphers: CipherRow[] }> {
+    async export({ membership }: MemberCaller): Promise<{ collections: ReturnType<typeof toCollectionResponse>[]; ciphers: CipherRow[] }> {
       const { organizationId, userId } = membership;
       if (membership.rights.has('accessImportExport')) {
         const [collections, ciphers] = [await listCollections(db, organizationId), await organizationDetails(db, userId, organizationId)];

@@ -1,12 +1,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
+import { access } from '../../http/access.js';
+import { userCaller, type UserCaller } from '../../http/request-context.js';
 
 /**
  * GET {base_url}/ciphers/has-unassigned-ciphers: the web vault's vault page asks it to decide
  * whether to show its "unassigned items" banner to organization owners and admins.
  */
-export const unassignedCipherRoutes: FastifyPluginAsync<{ hasUnassignedItems: (userId: string) => Promise<boolean> }> = async (
+export const unassignedCipherRoutes: FastifyPluginAsync<{ hasUnassignedItems: (caller: UserCaller) => Promise<boolean> }> = async (
   app,
   { hasUnassignedItems },
 ) => {
@@ -21,6 +22,6 @@ export const unassignedCipherRoutes: FastifyPluginAsync<{ hasUnassignedItems: (u
         response: { 200: Type.Boolean() },
       },
     },
-    async (request) => hasUnassignedItems(currentUser(request).userId),
+    async (request) => hasUnassignedItems(userCaller(request)),
   );
 };
