@@ -1,8 +1,8 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { access, currentUser } from '../../http/access.js';
+import { access } from '../../http/access.js';
 import { BadRequest } from '../../http/errors.js';
-import { clientContext } from '../../http/request-context.js';
+import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { DownloadQuery, EmptyResponse, emptyOk, IdParams } from '../../http/schemas.js';
 import { CipherMiniResponse, CipherResponse, cipherJson, cipherMiniJson } from './ciphers.schemas.js';
@@ -81,7 +81,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
     '/ciphers/:id/attachment/v2',
     { config, schema: { tags, ...docs.begin, params: IdParams, body: AttachmentRequest, response: { 200: AttachmentUploadResponse } } },
     async (request, reply) => {
-      const { row, attachmentId, url } = await attachments.begin(currentUser(request).userId, clientContext(request), request.params.id, request.body);
+      const { row, attachmentId, url } = await attachments.begin(userCaller(request), request.params.id, request.body);
       // The admin console's request is answered with the item in its admin form, as cipherMini.
       const item = request.body.adminRequest ? `"cipherResponse":null,"cipherMiniResponse":${cipherMiniJson(row, apiBase)}` : `"cipherResponse":${cipherJson(row, 'cipher', apiBase)},"cipherMiniResponse":null`;
       return json(reply, `{"object":"attachment-fileUpload","attachmentId":${JSON.stringify(attachmentId)},"url":${JSON.stringify(url)},"fileUploadType":${FileUploadType.Direct},${item}}`);
@@ -92,7 +92,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
     '/ciphers/:id/attachment/:attachmentId/renew',
     { config, schema: { tags, ...docs.renew, params: AttachmentParams, response: { 200: AttachmentUploadResponse } } },
     async (request) => {
-      const { url } = await attachments.renew(currentUser(request).userId, request.params.id, request.params.attachmentId);
+      const { url } = await attachments.renew(userCaller(request), request.params.id, request.params.attachmentId);
       return { object: 'attachment-fileUpload' as const, attachmentId: null, url, fileUploadType: FileUploadType.Direct, cipherResponse: null, cipherMiniResponse: null };
     },
   );
@@ -102,7 +102,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
     { config, schema: { tags, ...docs.upload, params: AttachmentParams, response: { 200: EmptyResponse } } },
     async (request, reply) => {
       const file = await filePart(request, maxFileBytes);
-      await attachments.upload(currentUser(request).userId, clientContext(request), request.params.id, request.params.attachmentId, file);
+      await attachments.upload(userCaller(request), request.params.id, request.params.attachmentId, file);
       return emptyOk(reply);
     },
   );
@@ -118,7 +118,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
       async (request, reply) => {
         const length = declaredLength(request);
         const file = await filePart(request, maxFileBytes);
-        const row = await attachments.uploadLegacy(currentUser(request).userId, clientContext(request), request.params.id, length, file.fields.key ?? null, file, reach);
+        const row = await attachments.uploadLegacy(userCaller(request), request.params.id, length, file.fields.key ?? null, file, reach);
         return json(reply, reach === 'admin' ? cipherMiniJson(row, apiBase) : cipherJson(row, 'cipher', apiBase));
       },
     );
@@ -131,7 +131,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
       const length = declaredLength(request);
       const file = await filePart(request, maxFileBytes);
       const { id, attachmentId } = request.params;
-      await attachments.uploadForShare(currentUser(request).userId, id, attachmentId, request.query.organizationId, length, file.fields.key ?? null, file);
+      await attachments.uploadForShare(userCaller(request), id, attachmentId, request.query.organizationId, length, file.fields.key ?? null, file);
       return emptyOk(reply);
     },
   );
@@ -139,13 +139,13 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
   app.get<Params>(
     '/ciphers/:id/attachment/:attachmentId/admin',
     { config, schema: { tags, ...docs.getAdmin, params: AttachmentParams, response: { 200: AttachmentResponseSchema } } },
-    async (request) => attachments.downloadData(currentUser(request).userId, request.params.id, request.params.attachmentId, 'admin'),
+    async (request) => attachments.downloadData(userCaller(request), request.params.id, request.params.attachmentId, 'admin'),
   );
 
   app.get<Params>(
     '/ciphers/:id/attachment/:attachmentId',
     { config, schema: { tags, ...docs.get, params: AttachmentParams, response: { 200: AttachmentResponseSchema } } },
-    async (request) => attachments.downloadData(currentUser(request).userId, request.params.id, request.params.attachmentId),
+    async (request) => attachments.downloadData(userCaller(request), request.params.id, request.params.attachmentId),
   );
 
   app.get<{ Querystring: { token: string } }>(
@@ -175,7 +175,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
       config,
       schema: { tags, ...(method === 'DELETE' ? doc : olderForm(doc, current)), params: AttachmentParams, response: { 200: DeleteAttachmentResponse } },
       handler: async (request, reply) => {
-        const row = await attachments.delete(currentUser(request).userId, clientContext(request), request.params.id, request.params.attachmentId, reach);
+        const row = await attachments.delete(userCaller(request), request.params.id, request.params.attachmentId, reach);
         return json(reply, `{"object":"deleteAttachment","cipher":${cipherMiniJson(row, apiBase)}}`);
       },
     });

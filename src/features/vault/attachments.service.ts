@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { ClientContext, UserCaller } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
@@ -135,7 +135,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
      * `POST /ciphers/{id}/attachment/v2`: reserves the attachment and answers where to upload it.
      * With `adminRequest`, the admin console's form: the item as an organization admin reaches it.
      */
-    async begin(userId: string, client: ClientContext, cipherId: string, request: AttachmentRequest) {
+    async begin({ userId, client }: UserCaller, cipherId: string, request: AttachmentRequest) {
       checkSize(request.fileSize);
       const { row, attachmentId } = await addAttachment(
         userId,
@@ -150,7 +150,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
     },
 
     /** `GET …/renew`: a new upload window for a reservation not uploaded yet. */
-    async renew(userId: string, cipherId: string, attachmentId: string) {
+    async renew({ userId }: UserCaller, cipherId: string, attachmentId: string) {
       const id = cipherId.toLowerCase();
       await db.transaction().execute(async (tx) => {
         await lockCipher(tx, id);
@@ -169,7 +169,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
      * must be exactly the declared size; otherwise (or when the upload breaks off) the file and
      * the reservation are removed and the client starts again.
      */
-    async upload(userId: string, client: ClientContext, cipherId: string, attachmentId: string, file: UploadedFile): Promise<void> {
+    async upload({ userId, client }: UserCaller, cipherId: string, attachmentId: string, file: UploadedFile): Promise<void> {
       const id = cipherId.toLowerCase();
       const row = await forEdit(db, userId, id, 'either');
       const meta = parseAttachments(row.attachments)[attachmentId];
@@ -228,7 +228,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
      * Nothing is recorded until the file is stored whole: a broken upload leaves no attachment,
      * event, revision or storage behind.
      */
-    async uploadLegacy(userId: string, client: ClientContext, cipherId: string, contentLength: number, key: string | null, file: UploadedFile, reach: Reach = 'member'): Promise<CipherRow> {
+    async uploadLegacy({ userId, client }: UserCaller, cipherId: string, contentLength: number, key: string | null, file: UploadedFile, reach: Reach = 'member'): Promise<CipherRow> {
       const id = cipherId.toLowerCase();
       if (!file.fileName) throw BadRequest.field('data', 'The file part needs its (encrypted) file name.');
       checkSize(contentLength);
@@ -266,7 +266,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
      * organization must have room for the request when it arrives, and for all the item's
      * files when the item moves. Records no event and pushes nothing, as the official server.
      */
-    async uploadForShare(userId: string, cipherId: string, attachmentId: string, organizationId: string, contentLength: number, key: string | null, file: UploadedFile): Promise<void> {
+    async uploadForShare({ userId }: UserCaller, cipherId: string, attachmentId: string, organizationId: string, contentLength: number, key: string | null, file: UploadedFile): Promise<void> {
       const id = cipherId.toLowerCase();
       const orgId = organizationId.toLowerCase();
       const owned = await storedAttachments(db, id);
@@ -312,7 +312,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
     },
 
     /** `GET /ciphers/{id}/attachment/{attachmentId}`: the attachment with a download URL good for a minute. */
-    async downloadData(userId: string, cipherId: string, attachmentId: string, reach: Exclude<Reach, 'either'> = 'member'): Promise<AttachmentResponse> {
+    async downloadData({ userId }: UserCaller, cipherId: string, attachmentId: string, reach: Exclude<Reach, 'either'> = 'member'): Promise<AttachmentResponse> {
       const id = cipherId.toLowerCase();
       const row = reach === 'admin' ? await cipherAsAdmin(db, userId, id) : await accessibleCipher(db, userId, id, 'read');
       const meta = parseAttachments(row.attachments)[attachmentId];
@@ -336,7 +336,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
     },
 
     /** `DELETE /ciphers/{id}/attachment/{attachmentId}`: needs the right to edit the item (or, `…/admin`, to edit it as an organization admin). */
-    async delete(userId: string, client: ClientContext, cipherId: string, attachmentId: string, reach: Exclude<Reach, 'either'> = 'member'): Promise<CipherRow> {
+    async delete({ userId, client }: UserCaller, cipherId: string, attachmentId: string, reach: Exclude<Reach, 'either'> = 'member'): Promise<CipherRow> {
       const id = cipherId.toLowerCase();
       const now = clock.now().toISOString();
       let files: string[] = [];
