@@ -11,6 +11,7 @@ import { createSyncCache } from './sync-cache.js';
 import { createSyncService } from './sync.service.js';
 import { isSection } from './sync-vault.js';
 import { SyncResponse, type SyncData } from './sync.schemas.js';
+import { NO_CLIENT, type UserCaller } from '../../http/request-context.js';
 
 const itemsOf = (data: SyncData) => {
   if (!isSection(data.vault)) throw new Error('a vault this small is kept as a section');
@@ -55,6 +56,9 @@ beforeAll(async () => {
   item.nowhere = await seedOrgItem(server, org);
 });
 afterAll(async () => server?.close());
+
+/** The user as a sync service's caller (no client: the service reads only who it is). */
+const asCaller = (userId: string): UserCaller => ({ userId, client: NO_CLIENT, log: server.app.log });
 
 describe('sync with organizations', () => {
   it('never answers from the sync cache once the vault holds organization items', async () => {
@@ -150,9 +154,9 @@ describe('sync with organizations', () => {
       }
     }
     const forSmall = counted();
-    const a = await forSmall.sync.load(small.userId, { withSshKeys: true });
+    const a = await forSmall.sync.load(asCaller(small.userId), { withSshKeys: true });
     const forHeavy = counted();
-    const b = await forHeavy.sync.load(heavy.userId, { withSshKeys: true });
+    const b = await forHeavy.sync.load(asCaller(heavy.userId), { withSshKeys: true });
     expect(itemsOf(a)).toHaveLength(0);
     expect(itemsOf(b)).toHaveLength(120);
     expect(b.organizations).toHaveLength(3);

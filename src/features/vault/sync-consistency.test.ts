@@ -16,6 +16,7 @@ import { createSyncService } from './sync.service.js';
 import { isSection } from './sync-vault.js';
 import { rowChange } from './ciphers.repository.js';
 import { syncBody, syncBytes, type SyncData } from './sync.schemas.js';
+import { NO_CLIENT, type UserCaller } from '../../http/request-context.js';
 
 /**
  * Sync answers from its caches (whole sections and each item's encoded shared part) must be
@@ -67,7 +68,7 @@ function serviceWith(cacheBytes: number, options: { plugin?: KyselyPlugin; listi
 const bodyOf = async (data: SyncData) => JSON.parse((await syncBytes(syncBody(data, { excludeDomains: false }))).toString()) as SyncJson;
 
 async function uncachedSync(who: Actor, withSshKeys = true): Promise<SyncJson> {
-  return bodyOf(await serviceWith(0).load(who.userId, { withSshKeys }));
+  return bodyOf(await serviceWith(0).load(asCaller(who.userId), { withSshKeys }));
 }
 
 /** Everyone's sync, through the server's caches, equals an uncached build; answers the item ids each sees. */
@@ -135,6 +136,9 @@ beforeAll(async () => {
   c.spare = await seedCollection(server, org, { users: [byOwner] });
 });
 afterAll(async () => server?.close());
+
+/** The user as a sync service's caller (no client: the service reads only who it is). */
+const asCaller = (userId: string): UserCaller => ({ userId, client: NO_CLIENT, log: server.app.log });
 
 describe('sync from its caches', () => {
   it('answers exactly the uncached build after every kind of change, for the owner and members with different rights', async () => {
@@ -253,7 +257,7 @@ describe('sync from its caches', () => {
     const mine = await personalItem(member);
     const listings = recordedListings();
     // Each build with a cache of its own, so that every item's content is read.
-    const build = async () => bodyOf(await serviceWith(64 * 1024 * 1024, { plugin: listings.plugin }).load(member.userId, { withSshKeys: true }));
+    const build = async () => bodyOf(await serviceWith(64 * 1024 * 1024, { plugin: listings.plugin }).load(asCaller(member.userId), { withSshKeys: true }));
     const before = await build();
     expect(before.ciphers.map((x) => x.id)).toEqual(expect.arrayContaining([kept.id, revoked.id, mine.id]));
 
@@ -280,7 +284,7 @@ describe('sync from its caches', () => {
     await personalItem(member);
     const shared = await personalItem(member);
     const listings = recordedListings();
-    const build = async () => bodyOf(await serviceWith(64 * 1024 * 1024, { plugin: listings.plugin }).load(member.userId, { withSshKeys: true }));
+    const build = async () => bodyOf(await serviceWith(64 * 1024 * 1024, { plugin: listings.plugin }).load(asCaller(member.userId), { withSshKeys: true }));
     await build();
     expect([...listings.recorded.keys()].sort()).toEqual(['ids', 'organization', 'personal']);
     // Shared as the share route does it in the database: the item moves to the organization and into the collection.
@@ -302,12 +306,12 @@ describe('sync from its caches', () => {
     for (let i = 0; i < 12; i++) await orgItem(owner, [collection]);
     await personalItem(member);
     // 20 KB: sections of up to 10 KB are kept, a few items.
-    const data = await service(20_000).load(member.userId, { withSshKeys: true });
+    const data = await service(20_000).load(asCaller(member.userId), { withSshKeys: true });
     expect(isSection(data.vault)).toBe(false);
     const sent = await bodyOf(data);
     expect(sent.ciphers).toHaveLength(13);
     expect(normalized(sent)).toEqual(normalized(await uncachedSync(member)));
-    expect(isSection((await service(64 * 1024 * 1024).load(member.userId, { withSshKeys: true })).vault)).toBe(true);
+    expect(isSection((await service(64 * 1024 * 1024).load(asCaller(member.userId), { withSshKeys: true })).vault)).toBe(true);
   });
 
   it('patches the section of a vault in no organization with exactly what changed, for new and older clients', async () => {

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsync } from 'fastify';
-import { access, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import type { SyncService } from './sync.service.js';
 import { SyncQuery, SyncResponse, supportsSshKeys, syncBody } from './sync.schemas.js';
 
@@ -68,7 +68,8 @@ export const syncRoutes: FastifyPluginAsync<{ sync: SyncService }> = async (app,
       },
     },
     async (request, reply) => {
-      const data = await sync.load(currentUser(request).userId, { withSshKeys: supportsSshKeys(clientContext(request).clientVersion) });
+      const caller = userCaller(request);
+      const data = await sync.load(caller, { withSshKeys: supportsSshKeys(caller.client.clientVersion) });
       const body = syncBody(data, { excludeDomains: request.query.excludeDomains });
       reply.type('application/json; charset=utf-8');
       if (body.length === undefined) return reply.send(spilledStream(body.head, body.items, body.tail));

@@ -1,6 +1,7 @@
 import type { Db } from '../../db/database.js';
 import type { Engine } from '../../db/dialect.js';
 import { Unauthorized } from '../../http/errors.js';
+import type { UserCaller } from '../../http/request-context.js';
 import { findUserWithTwoFactor } from '../two-factor/two-factor.repository.js';
 import { collectionsForUser } from '../../platform/access/grants.js';
 import { toCollectionDetails } from '../collections/collections.schemas.js';
@@ -31,7 +32,7 @@ export function createSyncService(settings: {
   const syncVault = createSyncVault(settings);
 
   return {
-    async load(userId: string, options: { withSshKeys: boolean }): Promise<SyncData> {
+    async load({ userId }: UserCaller, options: { withSshKeys: boolean }): Promise<SyncData> {
       // The revision is read before the vault: a change landing in between makes the stored
       // section newer than its revision, which costs one extra read later, never a stale answer.
       const [user, revision, organizations, policies, collections, sends] = await Promise.all([

@@ -16,6 +16,7 @@ import { createSyncService } from './sync.service.js';
 import { isSection } from './sync-vault.js';
 import { SyncResponse, supportsSshKeys, syncBody, syncBytes, type SyncData } from './sync.schemas.js';
 import { apiBaseUrl } from './attachment-data.js';
+import { NO_CLIENT, type UserCaller } from '../../http/request-context.js';
 
 const itemsOf = (data: SyncData) => {
   if (!isSection(data.vault)) throw new Error('a vault this small is kept as a section');
@@ -32,6 +33,9 @@ beforeAll(async () => {
   bob = await seedAccount(server, { email: 'bob@example.com' });
 });
 afterAll(async () => server?.close());
+
+/** The user as a sync service's caller (no client: the service reads only who it is). */
+const asCaller = (userId: string): UserCaller => ({ userId, client: NO_CLIENT, log: server.app.log });
 
 const CLIENT = { 'bitwarden-client-version': '2026.9.0' };
 const req = (user: LoggedInUser, method: string, path: string, json?: unknown, headers = CLIENT) =>
@@ -118,9 +122,9 @@ describe('sync', () => {
     await importItems(small, 10);
     await importItems(large, 200);
     const a = counting(server.database.db);
-    const smallData = await createSyncService({ db: a.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(small.userId, { withSshKeys: true });
+    const smallData = await createSyncService({ db: a.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(asCaller(small.userId), { withSshKeys: true });
     const b = counting(server.database.db);
-    const largeData = await createSyncService({ db: b.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(large.userId, { withSshKeys: true });
+    const largeData = await createSyncService({ db: b.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(asCaller(large.userId), { withSshKeys: true });
     expect(itemsOf(smallData)).toHaveLength(10);
     expect(itemsOf(largeData)).toHaveLength(200);
     expect(b.count()).toBe(a.count());
@@ -135,19 +139,19 @@ describe('sync', () => {
     await importItems(user, 20);
     const c = counting(server.database.db);
     const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(1024 * 1024) });
-    const first = await sync.load(user.userId, { withSshKeys: true });
+    const first = await sync.load(asCaller(user.userId), { withSshKeys: true });
     const cold = c.count();
-    const second = await sync.load(user.userId, { withSshKeys: true });
+    const second = await sync.load(asCaller(user.userId), { withSshKeys: true });
     // Only the user, the revision and the organization lookups; no folders or items.
     expect(c.count() - cold).toBeLessThan(cold);
     expect(c.count() - cold).toBeLessThanOrEqual(6);
     expect(second.vault).toBe(first.vault);
     // Any change through the vault services moves the revision: the next answer is fresh.
     await req(user, 'POST', '/ciphers', cipherBody('card', user.account.userKey));
-    const third = await sync.load(user.userId, { withSshKeys: true });
+    const third = await sync.load(asCaller(user.userId), { withSshKeys: true });
     expect(itemsOf(third)).toHaveLength(21);
     // Older clients get their own answer, without SSH keys.
-    const older = await sync.load(user.userId, { withSshKeys: false });
+    const older = await sync.load(asCaller(user.userId), { withSshKeys: false });
     expect(itemsOf(older).length).toBeLessThan(21);
   });
 
@@ -157,16 +161,16 @@ describe('sync', () => {
     const c = counting(server.database.db);
     const cache = createSyncCache(1024 * 1024);
     const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache });
-    const first = await sync.load(user.userId, { withSshKeys: true });
+    const first = await sync.load(asCaller(user.userId), { withSshKeys: true });
     const cold = c.count();
     // Built in this round, then served in the next: kept both times.
     expect(cache.dropUnused()).toBe(0);
-    expect((await sync.load(user.userId, { withSshKeys: true })).vault).toBe(first.vault);
+    expect((await sync.load(asCaller(user.userId), { withSshKeys: true })).vault).toBe(first.vault);
     expect(cache.dropUnused()).toBe(0);
     const warm = c.count();
     // A round without a sync: the section (its items' JSON, at least) goes.
     expect(cache.dropUnused()).toBeGreaterThan(20 * 500);
-    const again = await sync.load(user.userId, { withSshKeys: true });
+    const again = await sync.load(asCaller(user.userId), { withSshKeys: true });
     expect(c.count() - warm).toBe(cold);
     expect(again.vault).not.toBe(first.vault);
     expect(itemsOf(again)).toEqual(itemsOf(first));
@@ -179,7 +183,7 @@ describe('sync', () => {
     const sync = createSyncService({ db: server.database.db.withPlugin(rowCounter), engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(64 * 1024 * 1024) });
     const load = async () => {
       await marksSettled(server.database);
-      return itemsOf(await sync.load(user.userId, { withSshKeys: true })) as { id: string; type: number }[];
+      return itemsOf(await sync.load(asCaller(user.userId), { withSshKeys: true })) as { id: string; type: number }[];
     };
     const first = await load();
     expect(first).toHaveLength(200);
@@ -226,7 +230,7 @@ describe('sync', () => {
       const syncOf = (user: LoggedInUser) => small.request('GET', '/api/sync', { token: user.accessToken, headers: CLIENT });
       const uncached = async (user: LoggedInUser) => {
         const fresh = createSyncService({ db: small.database.db, engine: small.database.engine, apiBase: apiBaseUrl(small.config), cache: createSyncCache(0) });
-        return JSON.parse((await syncBytes(syncBody(await fresh.load(user.userId, { withSshKeys: true }), { excludeDomains: false }))).toString()) as unknown;
+        return JSON.parse((await syncBytes(syncBody(await fresh.load(asCaller(user.userId), { withSshKeys: true }), { excludeDomains: false }))).toString()) as unknown;
       };
       const large = await seedAccount(small, { email: 'large@example.com' });
       const ciphers = Array.from({ length: 600 }, (_, i) => cipherBody(KINDS[i % KINDS.length] ?? 'login', large.account.userKey));
@@ -276,7 +280,7 @@ describe('sync', () => {
     const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(64 * 1024 * 1024) });
     const load = async (who: Actor) => {
       await marksSettled(server.database);
-      return itemsOf(await sync.load(who.userId, { withSshKeys: true })) as { id: string; type: number; favorite: boolean; collectionIds: string[] }[];
+      return itemsOf(await sync.load(asCaller(who.userId), { withSshKeys: true })) as { id: string; type: number; favorite: boolean; collectionIds: string[] }[];
     };
     const first = await load(member);
     expect(first).toHaveLength(200);

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, emptyOk, Guid } from '../../http/schemas.js';
 import { SecretBody } from '../organizations/organizations.schemas.js';
@@ -21,7 +21,7 @@ export const vaultPurgeRoutes: FastifyPluginAsync<{ purge: VaultPurge }> = async
     '/ciphers/purge',
     { config: { access: access.user, callerLimit: 'bulk' }, schema: { tags: ['Items'], ...doc, body: SecretBody, querystring: PurgeQuery, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await purge.purge(currentUser(request).userId, clientContext(request), request.body, request.query.organizationId);
+      await purge.purge(userCaller(request), request.body, request.query.organizationId);
       return emptyOk(reply);
     },
   );
