@@ -61,7 +61,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(adminCipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, orgCiphers: features.orgCiphers, orgImport: features.orgCipherImport, apiBase: apiBaseUrl(config) });
   await app.register(folderRoutes, { folders: features.folders });
   await app.register(sendRoutes, { sends: features.sends, access: features.sendAccess, maxFileBytes: config.fileMaxMb * 1024 * 1024 });
-  await app.register(attachmentRoutes, { attachments: features.attachments, apiBase: apiBaseUrl(config), maxFileBytes: config.fileMaxMb * 1024 * 1024 });
+  await app.register(attachmentRoutes, { attachments: features.attachments, maxFileBytes: config.fileMaxMb * 1024 * 1024 });
   await app.register(vaultPurgeRoutes, { purge: features.vaultPurge });
   await app.register(syncRoutes, { sync: features.sync });
   await app.register(deviceRoutes, { devices: features.devices });

@@ -5,10 +5,10 @@ import { BadRequest } from '../../http/errors.js';
 import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { DownloadQuery, EmptyResponse, emptyOk, IdParams } from '../../http/schemas.js';
-import { CipherMiniResponse, CipherResponse, cipherJson, cipherMiniJson } from './ciphers.schemas.js';
+import { CipherMiniResponse, CipherResponse } from './ciphers.schemas.js';
 import type { AttachmentService } from './attachments.service.js';
 import { filePart } from '../../platform/storage/multipart.js';
-import { AttachmentParams, AttachmentRequest, AttachmentResponseSchema, AttachmentUploadResponse, DeleteAttachmentResponse, FileUploadType, ShareUploadQuery } from './attachments.schemas.js';
+import { AttachmentParams, AttachmentRequest, AttachmentResponseSchema, AttachmentUploadResponse, DeleteAttachmentResponse, ShareUploadQuery } from './attachments.schemas.js';
 
 const tags = ['Items'];
 const config = { access: access.user };
@@ -67,12 +67,13 @@ const docs = {
 } satisfies Record<string, RouteDoc>;
 
 type Params = { Params: { id: string; attachmentId: string } };
+/** The item answers come from the service as JSON text (cipherJson); Fastify sends it as it is. */
 const json = (reply: FastifyReply, text: string) => reply.type('application/json; charset=utf-8').send(text);
 
 
-export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentService; apiBase: string; maxFileBytes: number }> = async (
+export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentService; maxFileBytes: number }> = async (
   app,
-  { attachments, apiBase, maxFileBytes },
+  { attachments, maxFileBytes },
 ) => {
   // Upload bodies are read as streams here; the envelope of a file may pass the file limit a little.
   await app.register(multipart, { limits: { fileSize: maxFileBytes + 1 } });
@@ -81,20 +82,14 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
     '/ciphers/:id/attachment/v2',
     { config, schema: { tags, ...docs.begin, params: IdParams, body: AttachmentRequest, response: { 200: AttachmentUploadResponse } } },
     async (request, reply) => {
-      const { row, attachmentId, url } = await attachments.begin(userCaller(request), request.params.id, request.body);
-      // The admin console's request is answered with the item in its admin form, as cipherMini.
-      const item = request.body.adminRequest ? `"cipherResponse":null,"cipherMiniResponse":${cipherMiniJson(row, apiBase)}` : `"cipherResponse":${cipherJson(row, 'cipher', apiBase)},"cipherMiniResponse":null`;
-      return json(reply, `{"object":"attachment-fileUpload","attachmentId":${JSON.stringify(attachmentId)},"url":${JSON.stringify(url)},"fileUploadType":${FileUploadType.Direct},${item}}`);
+      return json(reply, await attachments.begin(userCaller(request), request.params.id, request.body));
     },
   );
 
   app.get<Params>(
     '/ciphers/:id/attachment/:attachmentId/renew',
     { config, schema: { tags, ...docs.renew, params: AttachmentParams, response: { 200: AttachmentUploadResponse } } },
-    async (request) => {
-      const { url } = await attachments.renew(userCaller(request), request.params.id, request.params.attachmentId);
-      return { object: 'attachment-fileUpload' as const, attachmentId: null, url, fileUploadType: FileUploadType.Direct, cipherResponse: null, cipherMiniResponse: null };
-    },
+    async (request) => attachments.renew(userCaller(request), request.params.id, request.params.attachmentId),
   );
 
   app.post<Params>(
@@ -118,8 +113,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
       async (request, reply) => {
         const length = declaredLength(request);
         const file = await filePart(request, maxFileBytes);
-        const row = await attachments.uploadLegacy(userCaller(request), request.params.id, length, file.fields.key ?? null, file, reach);
-        return json(reply, reach === 'admin' ? cipherMiniJson(row, apiBase) : cipherJson(row, 'cipher', apiBase));
+        return json(reply, await attachments.uploadLegacy(userCaller(request), request.params.id, length, file.fields.key ?? null, file, reach));
       },
     );
   }
@@ -160,7 +154,6 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
     },
   );
 
-  // Every form answers the item's mini form, as the official DeleteAttachmentResponseModel (clients read its revisionDate).
   for (const [method, url, reach] of [
     ['DELETE', '/ciphers/:id/attachment/:attachmentId', 'member'],
     ['POST', '/ciphers/:id/attachment/:attachmentId/delete', 'member'],
@@ -175,8 +168,7 @@ export const attachmentRoutes: FastifyPluginAsync<{ attachments: AttachmentServi
       config,
       schema: { tags, ...(method === 'DELETE' ? doc : olderForm(doc, current)), params: AttachmentParams, response: { 200: DeleteAttachmentResponse } },
       handler: async (request, reply) => {
-        const row = await attachments.delete(userCaller(request), request.params.id, request.params.attachmentId, reach);
-        return json(reply, `{"object":"deleteAttachment","cipher":${cipherMiniJson(row, apiBase)}}`);
+        return json(reply, await attachments.delete(userCaller(request), request.params.id, request.params.attachmentId, reach));
       },
     });
   }

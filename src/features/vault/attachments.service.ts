@@ -17,7 +17,8 @@ import { assertCurrent } from './ciphers.service.js';
 import { countedBytes, namedFiles, parseAttachments, serializeAttachments, storedFileOf, toAttachmentResponse, type AttachmentMeta, type AttachmentResponse } from './attachment-data.js';
 import { lockCipher, setAttachments, storedAttachments } from './attachments.repository.js';
 import { assertOrganizationRoom, assertStorageRoom, releaseStorage, reserveStorage } from '../../platform/storage/quota.js';
-import type { AttachmentRequest } from './attachments.schemas.js';
+import { FileUploadType, type AttachmentRequest } from './attachments.schemas.js';
+import { cipherJson, cipherMiniJson } from './ciphers.schemas.js';
 import { FileTooLarge, type FileStore } from '../../platform/storage/file-store.js';
 import type { UploadedFile } from '../../platform/storage/multipart.js';
 import { fileKey, newFileId } from '../../platform/storage/store-layout.js';
@@ -84,6 +85,11 @@ export function createAttachmentService(deps: AttachmentDeps) {
     }
   }
 
+  /** An item in an answer: in the admin console's form (cipherMini) when reached as an admin, else as its member sees it. */
+  function itemJson(row: CipherRow, admin: boolean): string {
+    return admin ? cipherMiniJson(row, apiBase) : cipherJson(row, 'cipher', apiBase);
+  }
+
   async function pushUpdate(row: Pick<CipherRow, 'id' | 'user_id' | 'organization_id'>, revisionDate: string, client: ClientContext): Promise<void> {
     await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, { ...row, revision_date: revisionDate }, client.deviceIdentifier));
   }
@@ -133,9 +139,10 @@ export function createAttachmentService(deps: AttachmentDeps) {
   return {
     /**
      * `POST /ciphers/{id}/attachment/v2`: reserves the attachment and answers where to upload it.
-     * With `adminRequest`, the admin console's form: the item as an organization admin reaches it.
+     * With `adminRequest`, the admin console's form: the item as an organization admin reaches it,
+     * answered as cipherMini. Answers the JSON text of the upload data (AttachmentUploadResponse).
      */
-    async begin({ userId, client }: UserCaller, cipherId: string, request: AttachmentRequest) {
+    async begin({ userId, client }: UserCaller, cipherId: string, request: AttachmentRequest): Promise<string> {
       checkSize(request.fileSize);
       const { row, attachmentId } = await addAttachment(
         userId,
@@ -146,7 +153,9 @@ export function createAttachmentService(deps: AttachmentDeps) {
         request.adminRequest ? 'admin' : 'member',
       );
       await pushUpdate(row, row.revision_date, client);
-      return { row, attachmentId, url: `${row.id}/attachment/${attachmentId}` };
+      const item = request.adminRequest ? `"cipherResponse":null,"cipherMiniResponse":${itemJson(row, true)}` : `"cipherResponse":${itemJson(row, false)},"cipherMiniResponse":null`;
+      const url = `${row.id}/attachment/${attachmentId}`;
+      return `{"object":"attachment-fileUpload","attachmentId":${JSON.stringify(attachmentId)},"url":${JSON.stringify(url)},"fileUploadType":${FileUploadType.Direct},${item}}`;
     },
 
     /** `GET …/renew`: a new upload window for a reservation not uploaded yet. */
@@ -161,7 +170,14 @@ export function createAttachmentService(deps: AttachmentDeps) {
         all[attachmentId] = { ...meta, uploadStarted: clock.now().toISOString() };
         await setAttachments(tx, id, serializeAttachments(all), null);
       });
-      return { url: `${id}/attachment/${attachmentId}` };
+      return {
+        object: 'attachment-fileUpload' as const,
+        attachmentId: null,
+        url: `${id}/attachment/${attachmentId}`,
+        fileUploadType: FileUploadType.Direct,
+        cipherResponse: null,
+        cipherMiniResponse: null,
+      };
     },
 
     /**
@@ -226,9 +242,9 @@ export function createAttachmentService(deps: AttachmentDeps) {
      * `POST /ciphers/{id}/attachment` (legacy): one multipart request with the file and its key.
      * The declared size is the request's Content-Length, an upper bound checked before writing.
      * Nothing is recorded until the file is stored whole: a broken upload leaves no attachment,
-     * event, revision or storage behind.
+     * event, revision or storage behind. Answers the item's JSON text, in the admin form for `admin`.
      */
-    async uploadLegacy({ userId, client }: UserCaller, cipherId: string, contentLength: number, key: string | null, file: UploadedFile, reach: Reach = 'member'): Promise<CipherRow> {
+    async uploadLegacy({ userId, client }: UserCaller, cipherId: string, contentLength: number, key: string | null, file: UploadedFile, reach: Reach = 'member'): Promise<string> {
       const id = cipherId.toLowerCase();
       if (!file.fileName) throw BadRequest.field('data', 'The file part needs its (encrypted) file name.');
       checkSize(contentLength);
@@ -252,7 +268,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
         throw error;
       }
       await pushUpdate(row, row.revision_date, client);
-      return row;
+      return itemJson(row, reach === 'admin');
     },
 
     /**
@@ -335,8 +351,11 @@ export function createAttachmentService(deps: AttachmentDeps) {
       return file;
     },
 
-    /** `DELETE /ciphers/{id}/attachment/{attachmentId}`: needs the right to edit the item (or, `…/admin`, to edit it as an organization admin). */
-    async delete({ userId, client }: UserCaller, cipherId: string, attachmentId: string, reach: Exclude<Reach, 'either'> = 'member'): Promise<CipherRow> {
+    /**
+     * `DELETE /ciphers/{id}/attachment/{attachmentId}`: needs the right to edit the item (or, `…/admin`, to edit it as an organization admin).
+     * Every form answers the item's mini form, as the official DeleteAttachmentResponseModel (clients read its revisionDate), as JSON text.
+     */
+    async delete({ userId, client }: UserCaller, cipherId: string, attachmentId: string, reach: Exclude<Reach, 'either'> = 'member'): Promise<string> {
       const id = cipherId.toLowerCase();
       const now = clock.now().toISOString();
       let files: string[] = [];
@@ -357,7 +376,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
       });
       for (const name of files) await store.delete(fileKey(id, name));
       await pushUpdate(row, now, client);
-      return row;
+      return `{"object":"deleteAttachment","cipher":${cipherMiniJson(row, apiBase)}}`;
     },
   };
 }
