@@ -6,9 +6,8 @@ import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, Guid, IdParams } from '../../http/schemas.js';
 import type { OrgCipherImport } from './cipher-import-org.js';
 import type { CipherLifecycle, Selection } from './cipher-lifecycle.js';
-import type { CipherRow } from './ciphers.repository.js';
 import type { CipherService } from './ciphers.service.js';
-import { CipherMiniResponse, CipherRequest, ImportCiphersRequest, cipherMiniDetailsJson, cipherMiniJson, listJson } from './ciphers.schemas.js';
+import { CipherMiniResponse, CipherRequest, ImportCiphersRequest, listJson } from './ciphers.schemas.js';
 import { CipherMiniDetailsResponse, CipherWithCollections, CollectionIdsBody } from './org-ciphers.routes.js';
 import type { OrgCipherService } from './org-ciphers.service.js';
 
@@ -17,7 +16,6 @@ export interface AdminCipherRouteDeps {
   lifecycle: CipherLifecycle;
   orgCiphers: OrgCipherService;
   orgImport: OrgCipherImport;
-  apiBase: string;
 }
 
 const tags = ['Items'];
@@ -65,8 +63,7 @@ type Id = { Params: { id: string } };
 const send = (reply: FastifyReply, text: string) => reply.type('application/json; charset=utf-8').send(text);
 
 /** The admin console's item routes (`CiphersController`'s admin forms) and the organization import. */
-export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async (app, { ciphers, lifecycle, orgCiphers, orgImport, apiBase }) => {
-  const mini = (reply: FastifyReply, row: CipherRow) => send(reply, cipherMiniJson(row, apiBase));
+export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async (app, { ciphers, lifecycle, orgCiphers, orgImport }) => {
   const single = (request: { params: { id: string } }): Selection => ({ ids: [request.params.id], single: true, admin: { organizationId: null } });
   const bulk = (request: { body: AdminIds }): Selection => ({ ids: request.body.ids, single: false, admin: { organizationId: request.body.organizationId } });
 
@@ -75,7 +72,7 @@ export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async
     { config, schema: { tags, ...docs.create, body: CipherWithCollections, response: { 200: CipherMiniResponse } } },
     async (request, reply) => {
       const { cipher, collectionIds } = request.body;
-      return mini(reply, await orgCiphers.createAsAdmin(userCaller(request), { cipher, collectionIds: collectionIds ?? [] }));
+      return send(reply, await orgCiphers.createAsAdmin(userCaller(request), { cipher, collectionIds: collectionIds ?? [] }));
     },
   );
 
@@ -86,7 +83,7 @@ export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async
       url: '/ciphers/:id/admin',
       config,
       schema: { tags, ...(older ? olderForm(docs.update, 'PUT /ciphers/{id}/admin') : docs.update), params: IdParams, body: CipherRequest, response: { 200: CipherMiniResponse } },
-      handler: async (request, reply) => mini(reply, await ciphers.update(userCaller(request), request.params.id, request.body, true)),
+      handler: async (request, reply) => send(reply, await ciphers.update(userCaller(request), request.params.id, request.body, true)),
     });
     app.route<Id & { Body: Static<typeof CollectionIdsBody> }>({
       method,
@@ -100,8 +97,7 @@ export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async
         response: { 200: CipherMiniDetailsResponse },
       },
       handler: async (request, reply) => {
-        const row = await orgCiphers.updateCollectionsAsAdmin(userCaller(request), request.params.id, request.body.collectionIds ?? []);
-        return send(reply, cipherMiniDetailsJson(row, apiBase));
+        return send(reply, await orgCiphers.updateCollectionsAsAdmin(userCaller(request), request.params.id, request.body.collectionIds ?? []));
       },
     });
   }
@@ -148,11 +144,10 @@ export const adminCipherRoutes: FastifyPluginAsync<AdminCipherRouteDeps> = async
   }
 
   app.put<Id>('/ciphers/:id/restore-admin', { config, schema: { tags, ...docs.restore, params: IdParams, response: { 200: CipherMiniResponse } } }, async (request, reply) =>
-    mini(reply, (await lifecycle.restore(userCaller(request), single(request)))[0] as CipherRow),
+    send(reply, (await lifecycle.restore(userCaller(request), single(request)))[0] as string),
   );
   app.put<{ Body: AdminIds }>('/ciphers/restore-admin', { config: bulkConfig, schema: { tags, ...docs.restoreMany, body: AdminIdsRequest, response: { 200: MiniList } } }, async (request, reply) => {
-    const rows = await lifecycle.restore(userCaller(request), bulk(request));
-    return send(reply, listJson(rows.map((row) => cipherMiniJson(row, apiBase))));
+    return send(reply, listJson(await lifecycle.restore(userCaller(request), bulk(request))));
   });
 
   app.post<{ Querystring: Static<typeof ImportQuery>; Body: Static<typeof OrgImportRequest> }>(

@@ -6,6 +6,7 @@ import { accessibleCipher, accessibleCiphers, cipherEvents, personalRevision, to
 import { removeFolders } from '../../platform/storage/orphans.js';
 import { deleteCiphers, setDeletedDate, upsertUserSettings, type CipherRow } from './ciphers.repository.js';
 import { assertOwnFolder, type VaultDeps } from './ciphers.service.js';
+import { cipherJson, cipherMiniJson } from './ciphers.schemas.js';
 import { cipherPushes, collectionIdsOf, sendBuilt, userPush, type CipherPushType } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
 import { attachmentBytes } from './attachment-data.js';
@@ -89,7 +90,11 @@ interface Announcement {
 }
 
 
-export function createCipherLifecycle({ db, audit, clock, pushes, files }: VaultDeps) {
+export function createCipherLifecycle({ db, audit, clock, pushes, files, apiBase }: VaultDeps) {
+  /** The changed items as JSON text: the admin console's mini form for its selections, else as the caller sees them. */
+  const answer = (selection: Selection, rows: readonly CipherRow[]) =>
+    rows.map((row) => (selection.admin ? cipherMiniJson(row, apiBase) : cipherJson(row, 'cipher', apiBase)));
+
   /** Runs a state change on the selected rows that `accepts`, in one transaction, and announces it once committed. */
   async function change(
     userId: string,
@@ -125,8 +130,8 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
   }
 
   return {
-    async archive({ userId, client }: UserCaller, selection: Selection): Promise<CipherRow[]> {
-      return change(
+    async archive({ userId, client }: UserCaller, selection: Selection): Promise<string[]> {
+      const rows = await change(
         userId,
         selection,
         'edit',
@@ -142,10 +147,11 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
         { device: client.deviceIdentifier },
         'personal',
       );
+      return answer(selection, rows);
     },
 
-    async unarchive({ userId, client }: UserCaller, selection: Selection): Promise<CipherRow[]> {
-      return change(
+    async unarchive({ userId, client }: UserCaller, selection: Selection): Promise<string[]> {
+      const rows = await change(
         userId,
         selection,
         'edit',
@@ -158,10 +164,11 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
         { device: client.deviceIdentifier },
         'personal',
       );
+      return answer(selection, rows);
     },
 
-    async softDelete({ userId, client }: UserCaller, selection: Selection): Promise<CipherRow[]> {
-      return change(
+    async softDelete({ userId, client }: UserCaller, selection: Selection): Promise<void> {
+      await change(
         userId,
         selection,
         'delete',
@@ -176,8 +183,8 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
       );
     },
 
-    async restore({ userId, client }: UserCaller, selection: Selection): Promise<CipherRow[]> {
-      return change(
+    async restore({ userId, client }: UserCaller, selection: Selection): Promise<string[]> {
+      const rows = await change(
         userId,
         selection,
         'delete',
@@ -190,6 +197,7 @@ export function createCipherLifecycle({ db, audit, clock, pushes, files }: Vault
         },
         bulkOrItem(selection, PushType.SyncCipherUpdate, client),
       );
+      return answer(selection, rows);
     },
 
     /** Gone for good: from every read and every sync. */

@@ -5,7 +5,6 @@ import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, IdParams } from '../../http/schemas.js';
 import type { CipherImport } from './cipher-import.js';
 import type { CipherLifecycle } from './cipher-lifecycle.js';
-import type { CipherRow } from './ciphers.repository.js';
 import type { CipherService } from './ciphers.service.js';
 import {
   CipherDetailsResponse,
@@ -17,7 +16,6 @@ import {
   CipherResponse,
   CipherResponseList,
   ImportCiphersRequest,
-  cipherJson,
   listJson,
 } from './ciphers.schemas.js';
 
@@ -25,8 +23,6 @@ export interface CipherRouteDeps {
   ciphers: CipherService;
   lifecycle: CipherLifecycle;
   importer: CipherImport;
-  /** Base of the attachment URLs in items (files/attachment-data.ts). */
-  apiBase: string;
 }
 
 const tags = ['Items'];
@@ -114,7 +110,7 @@ const docs = {
   },
 } satisfies Record<string, RouteDoc>;
 
-/** Cipher responses are written by cipherJson (see there); Fastify sends JSON text as it is. */
+/** The services answer items as JSON text (cipherJson, see there); Fastify sends it as it is. */
 function sendJson(reply: FastifyReply, json: string) {
   return reply.type('application/json; charset=utf-8').send(json);
 }
@@ -123,32 +119,30 @@ type Id = { Params: { id: string } };
 type Ids = { Body: CipherIdsRequest };
 
 /** `/ciphers`: a user's own items (the personal part of the spec's Ciphers table). */
-export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { ciphers, lifecycle, importer, apiBase }) => {
-  const one = (reply: FastifyReply, row: CipherRow) => sendJson(reply, cipherJson(row, 'cipher', apiBase));
-  const many = (reply: FastifyReply, rows: readonly CipherRow[]) => sendJson(reply, listJson(rows.map((r) => cipherJson(r, 'cipher', apiBase))));
+export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { ciphers, lifecycle, importer }) => {
+  const many = (reply: FastifyReply, items: readonly string[]) => sendJson(reply, listJson(items));
   const single = (request: { params: { id: string } }) => ({ ids: [request.params.id], single: true });
   const bulk = (request: { body: CipherIdsRequest }) => ({ ids: request.body.ids, single: false });
 
   app.get('/ciphers', { config, schema: { tags, ...docs.list, response: { 200: CipherListResponse } } }, async (request, reply) => {
-    const rows = await ciphers.list(userCaller(request));
-    return sendJson(reply, listJson(rows.map((r) => cipherJson(r, 'cipherDetails', apiBase))));
+    return many(reply, await ciphers.list(userCaller(request)));
   });
 
   app.get<Id>('/ciphers/:id', { config, schema: { tags, ...docs.get, params: IdParams, response: { 200: CipherResponse } } }, async (request, reply) =>
-    one(reply, await ciphers.get(userCaller(request), request.params.id)),
+    sendJson(reply, await ciphers.get(userCaller(request), request.params.id)),
   );
 
   // The web vault asks for full-details; both carry the collections.
   for (const url of ['/ciphers/:id/details', '/ciphers/:id/full-details']) {
     app.get<Id>(url, { config, schema: { tags, ...docs.details, params: IdParams, response: { 200: CipherDetailsResponse } } }, async (request, reply) =>
-      sendJson(reply, cipherJson(await ciphers.get(userCaller(request), request.params.id), 'cipherDetails', apiBase)),
+      sendJson(reply, await ciphers.details(userCaller(request), request.params.id)),
     );
   }
 
   app.post<{ Body: CipherRequest }>(
     '/ciphers',
     { config, schema: { tags, ...docs.create, body: CipherRequest, response: { 200: CipherResponse } } },
-    async (request, reply) => one(reply, await ciphers.create(userCaller(request), request.body)),
+    async (request, reply) => sendJson(reply, await ciphers.create(userCaller(request), request.body)),
   );
 
   // Older clients replace an item, and set folder and favorite, with POST.
@@ -159,14 +153,14 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
       config,
       schema: { tags, ...(method === 'PUT' ? docs.update : olderForm(docs.update, 'PUT /ciphers/{id}')), params: IdParams, body: CipherRequest, response: { 200: CipherResponse } },
       handler: async (request, reply) =>
-        one(reply, await ciphers.update(userCaller(request), request.params.id, request.body)),
+        sendJson(reply, await ciphers.update(userCaller(request), request.params.id, request.body)),
     });
     app.route<Id & { Body: CipherPartialRequest }>({
       method,
       url: '/ciphers/:id/partial',
       config,
       schema: { tags, ...(method === 'PUT' ? docs.partial : olderForm(docs.partial, 'PUT /ciphers/{id}/partial')), params: IdParams, body: CipherPartialRequest, response: { 200: CipherResponse } },
-      handler: async (request, reply) => one(reply, await ciphers.updatePartial(userCaller(request), request.params.id, request.body)),
+      handler: async (request, reply) => sendJson(reply, await ciphers.updatePartial(userCaller(request), request.params.id, request.body)),
     });
     app.route<{ Body: CipherMoveRequest }>({
       method,
@@ -184,7 +178,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
     app.put<Id>(
       `/ciphers/:id/${action}`,
       { config, schema: { tags, ...docs[action], params: IdParams, response: { 200: CipherResponse } } },
-      async (request, reply) => one(reply, (await lifecycle[action](userCaller(request), single(request)))[0] as CipherRow),
+      async (request, reply) => sendJson(reply, (await lifecycle[action](userCaller(request), single(request)))[0] as string),
     );
     app.put<Ids>(
       `/ciphers/${action}`,
@@ -203,7 +197,7 @@ export const cipherRoutes: FastifyPluginAsync<CipherRouteDeps> = async (app, { c
   });
 
   app.put<Id>('/ciphers/:id/restore', { config, schema: { tags, ...docs.restore, params: IdParams, response: { 200: CipherResponse } } }, async (request, reply) =>
-    one(reply, (await lifecycle.restore(userCaller(request), single(request)))[0] as CipherRow),
+    sendJson(reply, (await lifecycle.restore(userCaller(request), single(request)))[0] as string),
   );
   app.put<Ids>('/ciphers/restore', { config: bulkConfig, schema: { tags, ...docs.restoreMany, body: CipherIdsRequest, response: { 200: CipherResponseList } } }, async (request, reply) =>
     many(reply, await lifecycle.restore(userCaller(request), bulk(request))),

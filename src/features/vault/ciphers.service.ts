@@ -9,7 +9,7 @@ import { EventType } from '../../platform/audit/event-type.js';
 import { accessibleCipher, cipherEvents, personalRevision, touchPersonalSettings, reachedCollections, touchRevisions } from './cipher-access.js';
 import { organizationItems } from './org-items.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
-import type { CipherPartialRequest, CipherRequest } from './ciphers.schemas.js';
+import { cipherJson, cipherMiniJson, type CipherPartialRequest, type CipherRequest } from './ciphers.schemas.js';
 import {
   insertCiphers,
   newCipherRow,
@@ -34,6 +34,8 @@ export interface VaultDeps {
   pushes: Pushes;
   /** Where attachment files live: a permanent delete removes them after commit. */
   files: FileStore;
+  /** Base of the attachment URLs in the items answered (attachment-data.ts apiBaseUrl). */
+  apiBase: string;
 }
 
 /** Bitwarden's text for a stale lastKnownRevisionDate; the clients show it as it is. */
@@ -63,21 +65,32 @@ function assertPersonal(request: { organizationId?: string | null }) {
   }
 }
 
-/** Creating, reading and replacing items; lifecycle moves are in cipher-lifecycle.ts. */
-export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
+/**
+ * Creating, reading and replacing items; lifecycle moves are in cipher-lifecycle.ts. Items are
+ * answered as JSON text (cipherJson), which the routes send as it is.
+ */
+export function createCipherService({ db, audit, clock, pushes, apiBase }: VaultDeps) {
+  const answer = (row: CipherRow) => cipherJson(row, 'cipher', apiBase);
+
   return {
-    /** The caller's items and the organization items they reach through collections, as in sync. */
-    async list({ userId }: UserCaller): Promise<CipherRow[]> {
+    /** The caller's items and the organization items they reach through collections, as in sync, in the details form. */
+    async list({ userId }: UserCaller): Promise<string[]> {
       const [personal, collections] = await Promise.all([listPersonalCiphers(db, userId), reachedCollections(db, userId)]);
       const own = new Set(personal.map((c) => c.id));
-      return [...personal, ...(await organizationItems(db, userId, collections)).filter((c) => !own.has(c.id))];
+      const rows = [...personal, ...(await organizationItems(db, userId, collections)).filter((c) => !own.has(c.id))];
+      return rows.map((row) => cipherJson(row, 'cipherDetails', apiBase));
     },
 
-    async get({ userId }: UserCaller, id: string): Promise<CipherRow> {
-      return accessibleCipher(db, userId, id.toLowerCase());
+    async get({ userId }: UserCaller, id: string): Promise<string> {
+      return answer(await accessibleCipher(db, userId, id.toLowerCase()));
     },
 
-    async create({ userId, client }: UserCaller, request: CipherRequest): Promise<CipherRow> {
+    /** The item in the details form, with the collections the caller sees it in. */
+    async details({ userId }: UserCaller, id: string): Promise<string> {
+      return cipherJson(await accessibleCipher(db, userId, id.toLowerCase()), 'cipherDetails', apiBase);
+    },
+
+    async create({ userId, client }: UserCaller, request: CipherRequest): Promise<string> {
       assertPersonal(request);
       const data = serializeCipherData(toCipherData(request));
       const folderId = request.folderId?.toLowerCase() ?? null;
@@ -99,15 +112,16 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
         return row;
       });
       await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherCreate, created, client.deviceIdentifier, []));
-      return created;
+      return answer(created);
     },
 
     /**
      * PUT replaces the whole item; a stale client copy is refused and nothing is written.
      * `asAdmin`: the admin console's edit (`PUT /ciphers/{id}/admin`): the item is reached as the
-     * organization's admin (admin-ciphers.ts) and the caller's own folder and favorite stay.
+     * organization's admin (admin-ciphers.ts) and the caller's own folder and favorite stay; it
+     * answers the item's mini form.
      */
-    async update({ userId, client }: UserCaller, id: string, request: CipherRequest, asAdmin = false): Promise<CipherRow> {
+    async update({ userId, client }: UserCaller, id: string, request: CipherRequest, asAdmin = false): Promise<string> {
       const data = serializeCipherData(toCipherData(request));
       const folderId = request.folderId?.toLowerCase() ?? null;
       const updated = await db.transaction().execute(async (tx) => {
@@ -147,14 +161,14 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
         return { ...existing, ...content, folder_id: asAdmin ? existing.folder_id : folderId, favorite };
       });
       await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, updated, client.deviceIdentifier));
-      return updated;
+      return asAdmin ? cipherMiniJson(updated, apiBase) : answer(updated);
     },
 
     /** The caller's own folder and favorite of an item, in any state (trash and archive too). */
-    async updatePartial({ userId }: UserCaller, id: string, request: CipherPartialRequest): Promise<CipherRow> {
+    async updatePartial({ userId }: UserCaller, id: string, request: CipherPartialRequest): Promise<string> {
       const folderId = request.folderId?.toLowerCase() ?? null;
       const favorite = request.favorite ?? false;
-      return db.transaction().execute(async (tx) => {
+      const updated = await db.transaction().execute(async (tx) => {
         const existing = await accessibleCipher(tx, userId, id.toLowerCase());
         await assertOwnFolder(tx, userId, folderId);
         const now = clock.now().toISOString();
@@ -165,6 +179,7 @@ export function createCipherService({ db, audit, clock, pushes }: VaultDeps) {
         await touchPersonalSettings(tx, userId, [existing], now);
         return { ...existing, folder_id: folderId, favorite, revision_date: personalRevision(existing, now) };
       });
+      return answer(updated);
     },
   };
 }

@@ -4,7 +4,7 @@ import { access } from '../../http/access.js';
 import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, Guid, IdParams } from '../../http/schemas.js';
-import { CipherDetailsResponse, CipherMiniResponse, CipherRequest, CipherResponse, cipherJson, cipherMiniDetailsJson, cipherMiniJson, listJson } from './ciphers.schemas.js';
+import { CipherDetailsResponse, CipherMiniResponse, CipherRequest, CipherResponse, listJson } from './ciphers.schemas.js';
 import type { OrgCipherService } from './org-ciphers.service.js';
 
 const tags = ['Items'];
@@ -78,17 +78,17 @@ const MiniList = Type.Object({ object: Type.Literal('list'), data: Type.Array(Ci
 const OrgQuery = Type.Object({ organizationId: Guid, includeMemberItems: Type.Optional(Type.Boolean()) });
 
 type Id = { Params: { id: string } };
+/** The service answers items as JSON text (cipherJson); Fastify sends it as it is. */
 const send = (reply: { type: (t: string) => { send: (s: string) => unknown } }, text: string) => reply.type('application/json; charset=utf-8').send(text);
 
 /** Organization items: creation in collections, sharing, collections, and the admin views. */
-export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService; apiBase: string }> = async (app, { orgCiphers, apiBase }) => {
+export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService }> = async (app, { orgCiphers }) => {
   app.post<{ Body: Static<typeof CipherWithCollections> }>(
     '/ciphers/create',
     { config, schema: { tags, ...docs.create, body: CipherWithCollections, response: { 200: CipherResponse } } },
     async (request, reply) => {
       const { cipher, collectionIds } = request.body;
-      const row = await orgCiphers.create(userCaller(request), { cipher, collectionIds: collectionIds ?? [] });
-      return send(reply, cipherJson(row, 'cipher', apiBase));
+      return send(reply, await orgCiphers.create(userCaller(request), { cipher, collectionIds: collectionIds ?? [] }));
     },
   );
 
@@ -100,8 +100,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
       schema: { tags, ...(method === 'PUT' ? docs.share : olderForm(docs.share, 'PUT /ciphers/{id}/share')), params: IdParams, body: CipherWithCollections, response: { 200: CipherResponse } },
       handler: async (request, reply) => {
         const { cipher, collectionIds } = request.body;
-        const row = await orgCiphers.share(userCaller(request), request.params.id, { cipher, collectionIds: collectionIds ?? [] });
-        return send(reply, cipherJson(row, 'cipher', apiBase));
+        return send(reply, await orgCiphers.share(userCaller(request), request.params.id, { cipher, collectionIds: collectionIds ?? [] }));
       },
     });
     app.route<{ Body: Static<typeof ShareManyBody> }>({
@@ -110,8 +109,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
       config: { ...config, bodySize: 'large', callerLimit: 'bulk' },
       schema: { tags, ...(method === 'PUT' ? docs.shareMany : olderForm(docs.shareMany, 'PUT /ciphers/share')), body: ShareManyBody, response: { 200: CipherMiniList } },
       handler: async (request, reply) => {
-        const rows = await orgCiphers.shareMany(userCaller(request), request.body);
-        return send(reply, listJson(rows.map((row) => cipherMiniJson(row, apiBase))));
+        return send(reply, listJson(await orgCiphers.shareMany(userCaller(request), request.body)));
       },
     });
     app.route<Id & { Body: Static<typeof CollectionIdsBody> }>({
@@ -120,9 +118,9 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
       config,
       schema: { tags, ...(method === 'PUT' ? docs.collections : olderForm(docs.collections, 'PUT /ciphers/{id}/collections')), params: IdParams, body: CollectionIdsBody, response: { 200: Type.Union([CipherDetailsResponse, EmptyResponse]) } },
       handler: async (request, reply) => {
-        const row = await orgCiphers.updateCollections(userCaller(request), request.params.id, request.body.collectionIds ?? []);
-        if (!row) return reply.code(200).send();
-        return send(reply, cipherJson(row, 'cipherDetails', apiBase));
+        const item = await orgCiphers.updateCollections(userCaller(request), request.params.id, request.body.collectionIds ?? []);
+        if (!item) return reply.code(200).send();
+        return send(reply, item);
       },
     });
     app.route<Id & { Body: Static<typeof CollectionIdsBody> }>({
@@ -131,8 +129,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
       config,
       schema: { tags, ...(method === 'PUT' ? docs.collectionsV2 : olderForm(docs.collectionsV2, 'PUT /ciphers/{id}/collections_v2')), params: IdParams, body: CollectionIdsBody, response: { 200: OptionalCipherDetailsResponse } },
       handler: async (request, reply) => {
-        const row = await orgCiphers.updateCollections(userCaller(request), request.params.id, request.body.collectionIds ?? []);
-        return send(reply, `{"object":"optionalCipherDetails","unavailable":${row ? 'false' : 'true'},"cipher":${row ? cipherJson(row, 'cipherDetails', apiBase) : 'null'}}`);
+        return send(reply, await orgCiphers.updateCollectionsV2(userCaller(request), request.params.id, request.body.collectionIds ?? []));
       },
     });
   }
@@ -147,15 +144,14 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
   );
 
   app.get<Id>('/ciphers/:id/admin', { config, schema: { tags, ...docs.admin, params: IdParams, response: { 200: CipherMiniDetailsResponse } } }, async (request, reply) =>
-    send(reply, cipherMiniDetailsJson(await orgCiphers.adminGet(userCaller(request), request.params.id), apiBase)),
+    send(reply, await orgCiphers.adminGet(userCaller(request), request.params.id)),
   );
 
   app.get<{ Querystring: Static<typeof OrgQuery> }>(
     '/ciphers/organization-details',
     { config, schema: { tags, ...docs.organizationDetails, querystring: OrgQuery, response: { 200: MiniList } } },
     async (request, reply) => {
-      const rows = await orgCiphers.organizationItems(userCaller(request), request.query.organizationId);
-      return send(reply, listJson(rows.map((r) => cipherMiniDetailsJson(r, apiBase))));
+      return send(reply, listJson(await orgCiphers.organizationItems(userCaller(request), request.query.organizationId)));
     },
   );
 
@@ -163,8 +159,7 @@ export const orgCipherRoutes: FastifyPluginAsync<{ orgCiphers: OrgCipherService;
     '/ciphers/organization-details/assigned',
     { config, schema: { tags, ...docs.assigned, querystring: OrgQuery, response: { 200: MiniList } } },
     async (request, reply) => {
-      const rows = await orgCiphers.assignedItems(userCaller(request), request.query.organizationId);
-      return send(reply, listJson(rows.map((r) => cipherMiniDetailsJson(r, apiBase))));
+      return send(reply, listJson(await orgCiphers.assignedItems(userCaller(request), request.query.organizationId)));
     },
   );
 };

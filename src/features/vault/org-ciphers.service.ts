@@ -8,7 +8,7 @@ import { accessibleCipher, can, cipherEvents, LISTS_ALL_ITEMS, reachedCollection
 import { BULK_LIMIT } from './cipher-lifecycle.js';
 import { serializeCipherData, toCipherData } from './cipher-data.js';
 import { assertCurrent, assertOwnFolder, type VaultDeps } from './ciphers.service.js';
-import type { CipherRequest } from './ciphers.schemas.js';
+import { cipherJson, cipherMiniDetailsJson, cipherMiniJson, type CipherRequest } from './ciphers.schemas.js';
 import { applyShareUploads, attachmentBytes, withNewKeys } from './attachment-data.js';
 import { fileKey } from '../../platform/storage/store-layout.js';
 import { lockCipher } from './attachments.repository.js';
@@ -58,8 +58,14 @@ function assertWritable(reached: Map<string, ReachedCollection>, ids: readonly s
   }
 }
 
-/** Organization items: creation in collections, sharing, collection changes and admin views. */
-export function createOrgCipherService({ db, audit, clock, pushes, files }: VaultDeps) {
+/**
+ * Organization items: creation in collections, sharing, collection changes and admin views.
+ * Items are answered as JSON text (cipherJson and its forms), which the routes send as it is.
+ */
+export function createOrgCipherService({ db, audit, clock, pushes, files, apiBase }: VaultDeps) {
+  const details = (row: CipherRow) => cipherJson(row, 'cipherDetails', apiBase);
+  const miniDetails = (row: CipherRow) => cipherMiniDetailsJson(row, apiBase);
+
   /** The caller's confirmed membership of an organization named by the query; 404 when there is none. */
   async function memberIn(organizationId: string, userId: string): Promise<Membership> {
     const membership = await confirmedMembership(db, organizationId.toLowerCase(), userId);
@@ -161,9 +167,29 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
     if (added.length > 0) await tx.insertInto('collection_ciphers').values(added.map((id) => ({ collection_id: id, cipher_id: cipherId }))).execute();
   }
 
+  /** Sets an organization item's collections (`updateCollections` below); the item as the caller now sees it, if they still do. */
+  async function setCollections({ userId, client }: UserCaller, id: string, ids: string[]): Promise<CipherRow | undefined> {
+    const collectionIds = normalizeIds(ids, 'collectionIds', false);
+    const { existing, now, seen } = await db.transaction().execute(async (tx) => {
+      const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'assign');
+      if (!existing.organization_id) throw new BadRequest('Cipher must belong to an organization.');
+      const reached = await collectionsIn(tx, userId, existing.organization_id, collectionIds, 'collectionIds');
+      await writeCollections(tx, existing.id, reached, collectionIds);
+      const now = clock.now().toISOString();
+      await setRevisionDate(tx, [existing.id], now);
+      await audit.record(tx, client, cipherEvents(EventType.Cipher_UpdatedCollections, userId, [existing]));
+      await touchRevisions(tx, userId, [existing], now);
+      return { existing, now, seen: await seenAs(tx, userId, existing.id) };
+    });
+    // To everyone who sees the item now, in its collections as they now are (the official
+    // server names the requested ones); members it left learn of it at their next sync.
+    await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, { ...existing, revision_date: now }, client.deviceIdentifier));
+    return seen;
+  }
+
   return {
     /** `POST /ciphers/create`: a new organization item in collections the caller may write to. */
-    async create({ userId, client }: UserCaller, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
+    async create({ userId, client }: UserCaller, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<string> {
       const request = body.cipher;
       const data = serializeCipherData(toCipherData(request));
       const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', true);
@@ -179,21 +205,21 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
         return row;
       });
       await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherCreate, created, client.deviceIdentifier, collectionIds));
-      return created;
+      return cipherJson(created, 'cipher', apiBase);
     },
 
     /** `PUT /ciphers/{id}/share`: a personal item, re-encrypted with the organization key, moves into the organization. */
-    async share({ userId, client }: UserCaller, id: string, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
+    async share({ userId, client }: UserCaller, id: string, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<string> {
       const [shared] = await shareItems(userId, client, [{ id, request: body.cipher }], body.cipher.organizationId, body.collectionIds);
-      return shared!;
+      return cipherJson(shared!, 'cipher', apiBase);
     },
 
     /**
      * `PUT /ciphers/share`: moves several of the caller's personal items into one organization
      * and the same collections, all or nothing (the organization is the first item's, as the
-     * official server reads it).
+     * official server reads it). Answers the items in their mini form.
      */
-    async shareMany({ userId, client }: UserCaller, body: { ciphers: (CipherRequest & { id: string })[]; collectionIds: string[] }): Promise<CipherRow[]> {
+    async shareMany({ userId, client }: UserCaller, body: { ciphers: (CipherRequest & { id: string })[]; collectionIds: string[] }): Promise<string[]> {
       if (body.ciphers.length === 0) throw BadRequest.field('ciphers', 'No items to move.');
       if (body.ciphers.length > BULK_LIMIT) throw BadRequest.field('ciphers', `You can only move up to ${BULK_LIMIT} items at a time.`);
       if (new Set(body.ciphers.map((c) => c.id.toLowerCase())).size !== body.ciphers.length) throw BadRequest.field('ciphers', 'An item is listed more than once.');
@@ -201,32 +227,25 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
       if (body.ciphers.some((c) => c.organizationId?.toLowerCase() !== organizationId?.toLowerCase())) {
         throw BadRequest.field('ciphers', 'Every item must be moved into the same organization.');
       }
-      return shareItems(userId, client, body.ciphers.map((cipher) => ({ id: cipher.id, request: cipher })), organizationId, body.collectionIds);
+      const shared = await shareItems(userId, client, body.ciphers.map((cipher) => ({ id: cipher.id, request: cipher })), organizationId, body.collectionIds);
+      return shared.map((row) => cipherMiniJson(row, apiBase));
     },
 
     /**
      * `PUT /ciphers/{id}/collections(_v2)`: the caller sets the collections of an organization
      * item they may edit. Collections they cannot write to keep the item as it is (as
-     * Bitwarden's non-admin update does). Returns the item as the caller now sees it, or
-     * undefined when it left all of their collections.
+     * Bitwarden's non-admin update does). Returns the item as the caller now sees it, in the
+     * details form, or undefined when it left all of their collections.
      */
-    async updateCollections({ userId, client }: UserCaller, id: string, ids: string[]): Promise<CipherRow | undefined> {
-      const collectionIds = normalizeIds(ids, 'collectionIds', false);
-      const { existing, now, seen } = await db.transaction().execute(async (tx) => {
-        const existing = await accessibleCipher(tx, userId, id.toLowerCase(), 'assign');
-        if (!existing.organization_id) throw new BadRequest('Cipher must belong to an organization.');
-        const reached = await collectionsIn(tx, userId, existing.organization_id, collectionIds, 'collectionIds');
-        await writeCollections(tx, existing.id, reached, collectionIds);
-        const now = clock.now().toISOString();
-        await setRevisionDate(tx, [existing.id], now);
-        await audit.record(tx, client, cipherEvents(EventType.Cipher_UpdatedCollections, userId, [existing]));
-        await touchRevisions(tx, userId, [existing], now);
-        return { existing, now, seen: await seenAs(tx, userId, existing.id) };
-      });
-      // To everyone who sees the item now, in its collections as they now are (the official
-      // server names the requested ones); members it left learn of it at their next sync.
-      await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, { ...existing, revision_date: now }, client.deviceIdentifier));
-      return seen;
+    async updateCollections(caller: UserCaller, id: string, ids: string[]): Promise<string | undefined> {
+      const seen = await setCollections(caller, id, ids);
+      return seen && details(seen);
+    },
+
+    /** `PUT /ciphers/{id}/collections_v2`: the same change, answered as OptionalCipherDetailsResponseModel. */
+    async updateCollectionsV2(caller: UserCaller, id: string, ids: string[]): Promise<string> {
+      const seen = await setCollections(caller, id, ids);
+      return `{"object":"optionalCipherDetails","unavailable":${seen ? 'false' : 'true'},"cipher":${seen ? details(seen) : 'null'}}`;
     },
 
     /** `POST /ciphers/bulk-collections`: adds or removes collections on many items the caller may edit. */
@@ -269,9 +288,9 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
     /**
      * `POST /ciphers/admin`: the admin console creates an item, only for members who edit every
      * item of the organization (the official CanEditAllCiphers; 404 for anyone else), in any of
-     * its collections or in none. The caller's folder and favorite are not set.
+     * its collections or in none. The caller's folder and favorite are not set. Answers its mini form.
      */
-    async createAsAdmin({ userId, client }: UserCaller, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<CipherRow> {
+    async createAsAdmin({ userId, client }: UserCaller, body: { cipher: CipherRequest; collectionIds: string[] }): Promise<string> {
       const request = { ...body.cipher, folderId: null, favorite: false };
       const data = serializeCipherData(toCipherData(request));
       const collectionIds = normalizeIds(body.collectionIds, 'collectionIds', false);
@@ -287,7 +306,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
         return row;
       });
       await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherCreate, created, client.deviceIdentifier, collectionIds));
-      return created;
+      return cipherMiniJson(created, apiBase);
     },
 
     /**
@@ -296,7 +315,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
      * organization; a restricted admin only collections they may write to (404 otherwise, as the
      * official CanEditItemsInCollections). Answers the item with all its collections.
      */
-    async updateCollectionsAsAdmin({ userId, client }: UserCaller, id: string, ids: string[]): Promise<CipherRow> {
+    async updateCollectionsAsAdmin({ userId, client }: UserCaller, id: string, ids: string[]): Promise<string> {
       const collectionIds = normalizeIds(ids, 'collectionIds', false);
       const updated = await db.transaction().execute(async (tx) => {
         const existing = await cipherAsAdmin(tx, userId, id);
@@ -319,7 +338,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
       });
       // To everyone who sees the item now, and to those of the collections it left.
       await sendBuilt(pushes, () => cipherPushes(db, PushType.SyncCipherUpdate, updated.row, client.deviceIdentifier, [...new Set([...updated.before, ...collectionIds])]));
-      return updated.row;
+      return miniDetails(updated.row);
     },
 
     /**
@@ -327,7 +346,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
      * may view all items or edit or delete any collection (the official ViewAllCollections), or
      * who manages a collection holding it. Everyone else gets 404, as for an id that does not exist.
      */
-    async adminGet({ userId }: UserCaller, id: string): Promise<CipherRow> {
+    async adminGet({ userId }: UserCaller, id: string): Promise<string> {
       const row = await db.selectFrom('ciphers').select(['id', 'organization_id']).where('id', '=', id.toLowerCase()).executeTakeFirst();
       if (!row?.organization_id) throw new NotFound();
       const membership = await confirmedMembership(db, row.organization_id, userId);
@@ -339,7 +358,7 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
       }
       const [full] = await organizationDetails(db, userId, row.organization_id, [row.id]);
       if (!full) throw new NotFound();
-      return full;
+      return miniDetails(full);
     },
 
     /**
@@ -347,18 +366,18 @@ export function createOrgCipherService({ db, audit, clock, pushes, files }: Vaul
      * view all items or edit any collection, and for those who export the organization's vault
      * or read its reports (the official CanAccessAllCiphers). 404 for anyone not a confirmed member.
      */
-    async organizationItems({ userId }: UserCaller, organizationId: string): Promise<CipherRow[]> {
+    async organizationItems({ userId }: UserCaller, organizationId: string): Promise<string[]> {
       const membership = await memberIn(organizationId, userId);
       if (!LISTS_ALL_ITEMS.some((right) => membership.rights.has(right))) {
         throw new Forbidden('You do not have permission to view all items of this organization.');
       }
-      return organizationDetails(db, userId, membership.organizationId);
+      return (await organizationDetails(db, userId, membership.organizationId)).map(miniDetails);
     },
 
     /** `GET /ciphers/organization-details/assigned`: the organization's items in collections assigned to the caller. */
-    async assignedItems({ userId }: UserCaller, organizationId: string): Promise<CipherRow[]> {
+    async assignedItems({ userId }: UserCaller, organizationId: string): Promise<string[]> {
       const membership = await memberIn(organizationId, userId);
-      return accessibleItemsIn(db, userId, membership.organizationId);
+      return (await accessibleItemsIn(db, userId, membership.organizationId)).map(miniDetails);
     },
   };
 }

@@ -3,7 +3,6 @@ import { Type } from 'typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { OrgParams } from '../../http/schemas.js';
 import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
-import { cipherMiniDetailsJson } from './ciphers.schemas.js';
 import type { OrganizationExport } from './org-export.js';
 
 const doc: RouteDoc = {
@@ -17,14 +16,11 @@ const ExportResponse = Type.Object(
   { description: 'OrganizationExportResponseModel' },
 );
 
-export const organizationExportRoutes: FastifyPluginAsync<{ exporter: OrganizationExport; orgAccess: OrgAccess; apiBase: string }> = async (app, { exporter, orgAccess, apiBase }) => {
+export const organizationExportRoutes: FastifyPluginAsync<{ exporter: OrganizationExport; orgAccess: OrgAccess }> = async (app, { exporter, orgAccess }) => {
   app.get<{ Params: { orgId: string } }>(
     '/organizations/:orgId/export',
     { config: { access: orgAccess.member('orgId') }, schema: { tags: ['Items'], ...doc, params: OrgParams, response: { 200: ExportResponse } } },
-    async (request, reply) => {
-      const { collections, ciphers } = await exporter.export(memberCaller(request));
-      const items = ciphers.map((row) => cipherMiniDetailsJson(row, apiBase)).join(',');
-      return reply.type('application/json; charset=utf-8').send(`{"object":"organizationExport","collections":${JSON.stringify(collections)},"ciphers":[${items}]}`);
-    },
+    // The service answers JSON text (the items are written by cipherMiniDetailsJson); Fastify sends it as it is.
+    async (request, reply) => reply.type('application/json; charset=utf-8').send(await exporter.export(memberCaller(request))),
   );
 };
