@@ -189,7 +189,7 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
       const organizationId = serviceAccount.organization_id;
       await db.transaction().execute(async (tx) => {
         const changes = await replaceGrants(tx, { organizationId, granted: 'granted_service_account_id', grantedId: serviceAccount.id }, peopleLists(body), { rule: 'readWrite', now });
-        const actor = actorOf(access.caller);
+        const actor = actorOf(access.standing);
         const about = { organizationId, grantedServiceAccountId: serviceAccount.id, actingUserId: actor.actingUserId, serviceAccountId: actor.serviceAccountId };
         const events: AuditEvent[] = [
           ...changes.removed.map((row) =>
@@ -262,8 +262,8 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
       const access = await smAccessIn(db, principal, normalizeGuid(organizationId));
       // A machine account manages no policies, so it may not enumerate the members and their emails.
       const { userId: currentUserId } = requireUser(access);
-      const members = await memberGrantees(db, access.caller.organizationId);
-      const groups = await groupGrantees(db, access.caller.organizationId, currentUserId);
+      const members = await memberGrantees(db, access.standing.organizationId);
+      const groups = await groupGrantees(db, access.standing.organizationId, currentUserId);
       return [
         ...members.map((m) => ({
           object: 'potentialGrantee' as const,
@@ -289,16 +289,16 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
     /** The machine accounts the caller can write (and so grant access to). */
     async serviceAccountPotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
       const access = await smAccessIn(db, principal, normalizeGuid(organizationId));
-      const ids = access.caller.kind === 'admin' ? 'all' : [...access.grants.serviceAccounts].filter(([id]) => serviceAccountRights(access, id).write).map(([id]) => id);
-      const rows = await namedRowsOf(db, 'service_accounts', access.caller.organizationId, ids);
+      const ids = access.standing.kind === 'admin' ? 'all' : [...access.grants.serviceAccounts].filter(([id]) => serviceAccountRights(access, id).write).map(([id]) => id);
+      const rows = await namedRowsOf(db, 'service_accounts', access.standing.organizationId, ids);
       return rows.map((r) => ({ object: 'potentialGrantee' as const, id: r.id, name: r.name, type: 'serviceAccount' as const, email: null, currentUserInGroup: false, currentUser: false }));
     },
 
     /** The projects the caller can write. */
     async projectPotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
       const access = await smAccessIn(db, principal, normalizeGuid(organizationId));
-      const ids = access.caller.kind === 'admin' ? 'all' : [...access.grants.projects].filter(([, rights]) => rights.write).map(([id]) => id);
-      const rows = await namedRowsOf(db, 'projects', access.caller.organizationId, ids);
+      const ids = access.standing.kind === 'admin' ? 'all' : [...access.grants.projects].filter(([, rights]) => rights.write).map(([id]) => id);
+      const rows = await namedRowsOf(db, 'projects', access.standing.organizationId, ids);
       return rows.map((r) => ({ object: 'potentialGrantee' as const, id: r.id, name: r.name, type: 'project' as const, email: null, currentUserInGroup: false, currentUser: false }));
     },
   };

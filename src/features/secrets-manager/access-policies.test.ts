@@ -8,7 +8,7 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 import { EventType } from '../../platform/audit/event-type.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
 import { saveSecretAccessPolicies } from './access-policies.service.js';
-import { requireSmCaller, smAccessOf } from './sm-access.js';
+import { requireSmStanding, smAccessOf } from './sm-access.js';
 
 let server: TestServer;
 let org: string;
@@ -337,7 +337,7 @@ describe('secret access policies', () => {
   it('saves the policies of a secret being written, in the caller’s transaction', async () => {
     const secret = await seedSecret(server, org, null, at);
     await seedPolicy(server, { member: reader.memberId }, { secret }, READ_WRITE, at);
-    const access = await smAccessOf(server.database.db, await requireSmCaller(server.database.db, { kind: 'user', userId: writer.userId, scopes: ['api'] } as never, org));
+    const access = await smAccessOf(server.database.db, await requireSmStanding(server.database.db, { kind: 'user', userId: writer.userId, scopes: ['api'] } as never, org));
     const now = '2026-06-01T00:00:00.000Z';
     await server.database.db.transaction().execute(async (tx) =>
       saveSecretAccessPolicies(
@@ -377,7 +377,7 @@ describe('secret access policies', () => {
 
   it('refuses bad secret policies without writing: duplicates, no read, other organizations, accounts the caller cannot write', async () => {
     const secret = await seedSecret(server, org, null, at);
-    const access = await smAccessOf(server.database.db, await requireSmCaller(server.database.db, { kind: 'user', userId: writer.userId, scopes: ['api'] } as never, org));
+    const access = await smAccessOf(server.database.db, await requireSmStanding(server.database.db, { kind: 'user', userId: writer.userId, scopes: ['api'] } as never, org));
     const none = { userAccessPolicyRequests: [], groupAccessPolicyRequests: [], serviceAccountAccessPolicyRequests: [] };
     const attempts: [object, number][] = [
       [{ ...none, userAccessPolicyRequests: [{ granteeId: writer.memberId, read: true, write: true }, { granteeId: writer.memberId, read: true, write: true }] }, 400],
@@ -464,7 +464,7 @@ describe('who reaches the policy routes', () => {
     await expect(service.projectServiceAccounts(principal, project)).rejects.toMatchObject({ statusCode: 404 });
     await expect(service.serviceAccountGrantedPolicies(principal, account)).rejects.toMatchObject({ statusCode: 404 });
     await expect(service.replaceProjectPeople(principal, project, {})).rejects.toMatchObject({ statusCode: 404 });
-    const access = await smAccessOf(server.database.db, await requireSmCaller(server.database.db, principal, org));
+    const access = await smAccessOf(server.database.db, await requireSmStanding(server.database.db, principal, org));
     const secret = await seedSecret(server, org, project, at);
     const none = { userAccessPolicyRequests: [], groupAccessPolicyRequests: [], serviceAccountAccessPolicyRequests: [] };
     await expect(server.database.db.transaction().execute(async (tx) => saveSecretAccessPolicies(tx, access, { id: secret, organizationId: org }, none, T0))).rejects.toMatchObject({

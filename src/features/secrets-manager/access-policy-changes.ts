@@ -141,8 +141,8 @@ export async function requireInOrganization(db: Executor, table: Parameters<type
 
 /** Only people (owners, admins, members) manage access policies; machine accounts never do. */
 export function requireUser(access: SmAccess): { userId: string } {
-  if (access.caller.kind === 'serviceAccount') throw new NotFound();
-  return { userId: access.caller.userId };
+  if (access.standing.kind === 'serviceAccount') throw new NotFound();
+  return { userId: access.standing.userId };
 }
 
 const TABLE_OF = { organization_user_id: 'organization_users', group_id: 'groups', service_account_id: 'service_accounts' } as const;

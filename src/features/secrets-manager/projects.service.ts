@@ -9,10 +9,10 @@ import { EventType } from '../../platform/audit/event-type.js';
 import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projectsByIds, projectsOfOrganization, renameProject, touchSecretsOfProjects } from './projects.repository.js';
 import { toProjectResponse, type ProjectBody, type ProjectRow } from './projects.schemas.js';
 import { resultsPerId } from './sm-schemas.js';
-import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmCaller, type Rights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
+import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmStanding, type Rights, type SmAccess, smAccessIn, type SmStanding } from './sm-access.js';
 import { touchSecretsManager, touchServiceAccounts, touchServiceAccountsReaching } from './sm-revisions.js';
 
-function projectEvent(caller: SmCaller, type: EventType, project: ProjectRow): AuditEvent {
+function projectEvent(caller: SmStanding, type: EventType, project: ProjectRow): AuditEvent {
   return { type, organizationId: project.organization_id, projectId: project.id, ...actorOf(caller) };
 }
 
@@ -50,7 +50,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
      * receives read and write on it, as the official server grants, or could not see it.
      */
     async create(principal: Principal, organizationId: string, body: ProjectBody, client: ClientContext) {
-      const caller = await requireSmCaller(db, principal, organizationId);
+      const caller = await requireSmStanding(db, principal, organizationId);
       const now = clock.now().toISOString();
       const row: ProjectRow = { id: randomUUID(), organization_id: organizationId, name: body.name, creation_date: now, revision_date: now };
       await db.transaction().execute(async (tx) => {
@@ -85,7 +85,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
         await touchSecretsManager(tx, project.organization_id);
         // Machine accounts see the project's name with its secrets.
         await touchServiceAccountsReaching(tx, { projectIds: [project.id] }, now);
-        await audit.record(tx, client, projectEvent(access.caller, EventType.Project_Edited, project));
+        await audit.record(tx, client, projectEvent(access.standing, EventType.Project_Edited, project));
       });
       return toProjectResponse({ ...project, name: body.name, revision_date: now }, ALL_RIGHTS);
     },
@@ -97,7 +97,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
       const bulk = await bulkAccess(db, principal, wanted, projects, (access, p) => projectRights(access, p.id));
       const doomed = bulk?.writable ?? [];
       if (bulk && doomed.length > 0) {
-        const { caller } = bulk.access;
+        const { standing: caller } = bulk.access;
         const ids = doomed.map((p) => p.id);
         const now = clock.now().toISOString();
         await db.transaction().execute(async (tx) => {

@@ -3,7 +3,7 @@ import type { AuditEvent } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import type { EventType } from '../../platform/audit/event-type.js';
 import { insertVersion, pruneVersions } from './secrets.repository.js';
-import { actorOf, editorOf, type SmCaller } from './sm-access.js';
+import { actorOf, editorOf, type SmStanding } from './sm-access.js';
 
 /**
  * What writes of secrets record, shared by the secret, secret-version and event services so that
@@ -11,7 +11,7 @@ import { actorOf, editorOf, type SmCaller } from './sm-access.js';
  */
 
 /** One event of `type` per secret, naming the acting user or machine account. */
-export function secretEvents(caller: SmCaller, type: EventType, secrets: readonly { id: string }[]): AuditEvent[] {
+export function secretEvents(caller: SmStanding, type: EventType, secrets: readonly { id: string }[]): AuditEvent[] {
   const actor = actorOf(caller);
   return secrets.map((s) => ({ type, secretId: s.id, organizationId: caller.organizationId, ...actor }));
 }
@@ -23,7 +23,7 @@ export function secretEvents(caller: SmCaller, type: EventType, secrets: readonl
  * (newest first) are the values it had before, so the history is the secret plus its versions,
  * and restoring one of them puts it back as the current value.
  */
-export async function keepEarlierValue(executor: Executor, caller: SmCaller, secretId: string, value: string, now: string, keep: number): Promise<void> {
+export async function keepEarlierValue(executor: Executor, caller: SmStanding, secretId: string, value: string, now: string, keep: number): Promise<void> {
   await insertVersion(executor, { id: randomUUID(), secret_id: secretId, value, version_date: now, ...editorOf(caller) });
   await pruneVersions(executor, secretId, keep);
 }

@@ -66,11 +66,11 @@ export function createSecretVersionService(deps: Omit<SecretServiceDeps, 'answer
       if (!version) throw new NotFound();
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
-        if (secret.value !== version.value) await keepEarlierValue(tx, access.caller, secret.id, secret.value, now, config.secretVersionsKept);
+        if (secret.value !== version.value) await keepEarlierValue(tx, access.standing, secret.id, secret.value, now, config.secretVersionsKept);
         await updateSecret(tx, secret.id, { value: version.value, revision_date: now });
         await touchSecretsManager(tx, secret.organization_id);
         await touchServiceAccountsReaching(tx, { secretIds: [secret.id] }, now);
-        await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Edited, [secret]));
+        await audit.record(tx, client, secretEvents(access.standing, EventType.Secret_Edited, [secret]));
       });
       return toSecretResponse({ ...secret, value: version.value, revision_date: now }, ALL_RIGHTS);
     },

@@ -44,13 +44,13 @@ import {
   ALL_RIGHTS,
   bulkAccess,
   projectRights,
-  requireSmCaller,
+  requireSmStanding,
   secretAccessKey,
   secretRights,
   type SmAccess,
   smAccessIn,
   smAccessOf,
-  type SmCaller,
+  type SmStanding,
 } from './sm-access.js';
 import { digestOf, type SmAnswers } from './sm-answers.js';
 import { secretsManagerRevision, touchSecretsManager, touchServiceAccountsReaching } from './sm-revisions.js';
@@ -89,8 +89,8 @@ export function createSecretService(deps: SecretServiceDeps) {
     if (projectIds.length > 1) throw BadRequest.field('projectIds', 'Only one project assignment is supported.');
     const id = projectIds[0]?.toLowerCase();
     const project = id ? await findProject(db, id) : undefined;
-    if (id && project?.organization_id !== access.caller.organizationId) throw new NotFound();
-    if (project ? !projectRights(access, project.id).write : access.caller.kind !== 'admin') throw new NotFound();
+    if (id && project?.organization_id !== access.standing.organizationId) throw new NotFound();
+    if (project ? !projectRights(access, project.id).write : access.standing.kind !== 'admin') throw new NotFound();
     return project ?? null;
   }
 
@@ -99,7 +99,7 @@ export function createSecretService(deps: SecretServiceDeps) {
    * secret, or a set stored lately, is one row in one statement; otherwise the set is stored with
    * the row, in one transaction.
    */
-  async function recordReads(caller: SmCaller, reads: ReadSet, client: ClientContext | null): Promise<void> {
+  async function recordReads(caller: SmStanding, reads: ReadSet, client: ClientContext | null): Promise<void> {
     if (reads.secretIds.length === 0) return;
     const event = { type: EventType.Secret_Retrieved, organizationId: caller.organizationId, ...actorOf(caller) };
     // One secret is one row naming it: a single statement.
@@ -139,7 +139,7 @@ export function createSecretService(deps: SecretServiceDeps) {
 
     async get(principal: Principal, id: string, client: ClientContext) {
       const { row: secret, access, rights } = await accessTo(db, principal, await findSecret(db, id), secretRights, 'read');
-      await recordReads(access.caller, readSetOf([secret.id]), client);
+      await recordReads(access.standing, readSetOf([secret.id]), client);
       return toSecretResponse(secret, rights);
     },
 
@@ -170,7 +170,7 @@ export function createSecretService(deps: SecretServiceDeps) {
         await touchSecretsManager(tx, organizationId);
         if (body.accessPoliciesRequests) await saveSecretAccessPolicies(tx, access, { id: secret.id, organizationId }, body.accessPoliciesRequests, now);
         await touchServiceAccountsReaching(tx, { secretIds: [secret.id] }, now);
-        await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Created, [secret]));
+        await audit.record(tx, client, secretEvents(access.standing, EventType.Secret_Created, [secret]));
       });
       return toSecretResponse(secret, ALL_RIGHTS);
     },
@@ -192,7 +192,7 @@ export function createSecretService(deps: SecretServiceDeps) {
       const now = clock.now().toISOString();
       const projectId = moves ? (target?.id ?? null) : secret.project_id;
       await db.transaction().execute(async (tx) => {
-        if (valueChanged) await keepEarlierValue(tx, access.caller, secret.id, secret.value, now, config.secretVersionsKept);
+        if (valueChanged) await keepEarlierValue(tx, access.standing, secret.id, secret.value, now, config.secretVersionsKept);
         await updateSecret(tx, secret.id, { key: body.key, value: body.value, note: body.note, project_id: projectId, revision_date: now });
         await touchSecretsManager(tx, secret.organization_id);
         if (body.accessPoliciesRequests) {
@@ -200,7 +200,7 @@ export function createSecretService(deps: SecretServiceDeps) {
         }
         // The secret's new project is found from the secret; the project it leaves is named.
         await touchServiceAccountsReaching(tx, { secretIds: [secret.id], projectIds: moves && secret.project_id ? [secret.project_id] : [] }, now);
-        await audit.record(tx, client, secretEvents(access.caller, EventType.Secret_Edited, [secret]));
+        await audit.record(tx, client, secretEvents(access.standing, EventType.Secret_Edited, [secret]));
       });
       const updated: SecretRow = {
         ...secret,
@@ -231,8 +231,8 @@ export function createSecretService(deps: SecretServiceDeps) {
         await db.transaction().execute(async (tx) => {
           await touchServiceAccountsReaching(tx, { secretIds: doomed.map((s) => s.id) }, now);
           await setDeletedDate(tx, doomed.map((s) => s.id), now, now);
-          await touchSecretsManager(tx, bulk.access.caller.organizationId);
-          await audit.record(tx, client, secretEvents(bulk.access.caller, EventType.Secret_Deleted, doomed));
+          await touchSecretsManager(tx, bulk.access.standing.organizationId);
+          await audit.record(tx, client, secretEvents(bulk.access.standing, EventType.Secret_Deleted, doomed));
         });
       }
       return resultsPerId(ids, doomed);
@@ -258,7 +258,7 @@ export function createSecretService(deps: SecretServiceDeps) {
         const ordered = ids.map((id) => byId.get(id)).filter((s) => s !== undefined);
         return { body: encodeJson(BaseSecretList, list(ordered.map(toBaseSecret))), reads: readSetOf(ids) };
       });
-      if (answer.reads) await recordReads(access.caller, answer.reads, client);
+      if (answer.reads) await recordReads(access.standing, answer.reads, client);
       return answer.body;
     },
 
@@ -268,7 +268,7 @@ export function createSecretService(deps: SecretServiceDeps) {
      */
     async sync(principal: Principal, organizationId: string, lastSyncedDate: string | undefined, client: ClientContext) {
       const since = parseSyncDate(lastSyncedDate, clock.now());
-      const caller = await requireSmCaller(db, principal, organizationId);
+      const caller = await requireSmStanding(db, principal, organizationId);
       if (caller.kind !== 'serviceAccount') throw new BadRequest('Only service accounts can sync secrets.');
       // The usual poll finds nothing new: it costs this one query, not the account's grants.
       if (since) {
@@ -320,8 +320,8 @@ export function createSecretService(deps: SecretServiceDeps) {
     },
   };
 
-  async function requireAdmin(principal: Principal, organizationId: string): Promise<SmCaller> {
-    const caller = await requireSmCaller(db, principal, organizationId);
+  async function requireAdmin(principal: Principal, organizationId: string): Promise<SmStanding> {
+    const caller = await requireSmStanding(db, principal, organizationId);
     if (caller.kind !== 'admin') throw new Unauthorized();
     return caller;
   }

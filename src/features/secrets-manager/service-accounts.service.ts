@@ -30,7 +30,7 @@ import {
   type ServiceAccountBody,
   type ServiceAccountRow,
 } from './service-accounts.schemas.js';
-import { accessTo, actorOf, bulkAccess, requireSmCaller, type Rights, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
+import { accessTo, actorOf, bulkAccess, requireSmStanding, type Rights, serviceAccountRights, type SmAccess, smAccessIn, type SmStanding } from './sm-access.js';
 import { hashClientSecret, SECRETS_SCOPE } from './sm-identity.js';
 import { resultsPerId } from './sm-schemas.js';
 
@@ -52,7 +52,7 @@ export function generateClientSecret(): string {
 
 const PAST_EXPIRATION = 'Please select an expiration date that is in the future.';
 
-function accountEvent(caller: SmCaller, type: EventType, account: ServiceAccountRow): AuditEvent {
+function accountEvent(caller: SmStanding, type: EventType, account: ServiceAccountRow): AuditEvent {
   return { type, organizationId: account.organization_id, grantedServiceAccountId: account.id, ...actorOf(caller) };
 }
 
@@ -87,7 +87,7 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
      * receives the read+write people policy on it, or could not manage what they made.
      */
     async create(principal: Principal, organizationId: string, body: ServiceAccountBody, client: ClientContext) {
-      const caller = await requireSmCaller(db, principal, organizationId);
+      const caller = await requireSmStanding(db, principal, organizationId);
       if (caller.kind === 'serviceAccount') throw new NotFound();
       const now = clock.now().toISOString();
       const row: ServiceAccountRow = { id: randomUUID(), organization_id: organizationId, name: body.name, creation_date: now, revision_date: now };
@@ -134,7 +134,7 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
       const bulk = await bulkAccess(db, principal, wanted, accounts, (access, a) => serviceAccountRights(access, a.id));
       const doomed = bulk?.writable ?? [];
       if (bulk && doomed.length > 0) {
-        const { caller } = bulk.access;
+        const { standing: caller } = bulk.access;
         await db.transaction().execute(async (tx) => {
           await deleteServiceAccounts(tx, doomed.map((a) => a.id));
           await audit.record(tx, client, doomed.map((a) => accountEvent(caller, EventType.ServiceAccount_Deleted, a)));

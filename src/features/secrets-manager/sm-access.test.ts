@@ -7,7 +7,7 @@ import { allowSecretsManager, policyRow, READ, READ_WRITE, seedMachineAccount, s
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import type { Principal } from '../../http/access.js';
 import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../../platform/access/roles.js';
-import { projectRights, secretRights, serviceAccountRights, smAccessOf, smCaller } from './sm-access.js';
+import { projectRights, secretRights, serviceAccountRights, smAccessOf, smStandingOf } from './sm-access.js';
 
 let server: TestServer;
 let org: string;
@@ -36,9 +36,9 @@ describe('who acts in Secrets Manager', () => {
     const admin = await member(Role.Admin);
     const custom = await member(Role.Custom);
     const group = await seedGroup(server, org, [custom.memberId]);
-    expect(await smCaller(db(), owner.principal, org)).toMatchObject({ kind: 'admin', organizationUserId: owner.memberId });
-    expect(await smCaller(db(), admin.principal, org)).toMatchObject({ kind: 'admin' });
-    expect(await smCaller(db(), custom.principal, org)).toMatchObject({ kind: 'member', organizationUserId: custom.memberId, groupIds: [group] });
+    expect(await smStandingOf(db(), owner.principal, org)).toMatchObject({ kind: 'admin', organizationUserId: owner.memberId });
+    expect(await smStandingOf(db(), admin.principal, org)).toMatchObject({ kind: 'admin' });
+    expect(await smStandingOf(db(), custom.principal, org)).toMatchObject({ kind: 'member', organizationUserId: custom.memberId, groupIds: [group] });
   });
 
   it('gives no standing without the Secrets Manager flag, without confirmation, or in an organization without Secrets Manager', async () => {
@@ -46,9 +46,9 @@ describe('who acts in Secrets Manager', () => {
     const revoked = await member(Role.Owner, { status: Status.Revoked });
     const noSmOrg = await seedOrganization(server, { overrides: { use_secrets_manager: false } });
     const there = await member(Role.Owner, { organizationId: noSmOrg });
-    expect(await smCaller(db(), flagless.principal, org)).toBeNull();
-    expect(await smCaller(db(), revoked.principal, org)).toBeNull();
-    expect(await smCaller(db(), there.principal, noSmOrg)).toBeNull();
+    expect(await smStandingOf(db(), flagless.principal, org)).toBeNull();
+    expect(await smStandingOf(db(), revoked.principal, org)).toBeNull();
+    expect(await smStandingOf(db(), there.principal, noSmOrg)).toBeNull();
   });
 
   it('decides an admin in one query and a member in two (the membership with its organization, then its groups)', async () => {
@@ -56,15 +56,15 @@ describe('who acts in Secrets Manager', () => {
     const user = await member(Role.User);
     for (const [who, queries] of [[admin, 1], [user, 2]] as const) {
       const counted = counting(db());
-      expect(await smCaller(counted.db, who.principal, org)).not.toBeNull();
+      expect(await smStandingOf(counted.db, who.principal, org)).not.toBeNull();
       expect(counted.count()).toBe(queries);
     }
   });
 
   it("gives a machine account standing in its own organization only", async () => {
     const principal: Principal = { kind: 'serviceAccount', serviceAccountId: randomUUID(), organizationId: org, accessTokenId: randomUUID(), clientId: 'x', scopes: ['api.secrets'] };
-    expect(await smCaller(db(), principal, org)).toMatchObject({ kind: 'serviceAccount' });
-    expect(await smCaller(db(), principal, randomUUID())).toBeNull();
+    expect(await smStandingOf(db(), principal, org)).toMatchObject({ kind: 'serviceAccount' });
+    expect(await smStandingOf(db(), principal, randomUUID())).toBeNull();
   });
 });
 
@@ -85,7 +85,7 @@ describe('what access policies grant', () => {
         policyRow({ group }, { machineAccount: machine }, READ_WRITE),
       ])
       .execute();
-    const caller = await smCaller(db(), someone.principal, org);
+    const caller = await smStandingOf(db(), someone.principal, org);
     const access = await smAccessOf(db(), caller!);
     expect(projectRights(access, p1)).toEqual({ read: true, write: true });
     expect(projectRights(access, p2)).toEqual({ read: true, write: false });
@@ -95,7 +95,7 @@ describe('what access policies grant', () => {
     expect(secretRights(access, { id: loose, project_id: null })).toEqual({ read: false, write: false });
     expect(serviceAccountRights(access, machine)).toEqual({ read: true, write: true });
 
-    const admin = await smAccessOf(db(), (await smCaller(db(), (await member(Role.Admin)).principal, org))!);
+    const admin = await smAccessOf(db(), (await smStandingOf(db(), (await member(Role.Admin)).principal, org))!);
     expect(secretRights(admin, { id: loose, project_id: null })).toEqual({ read: true, write: true });
   });
 
@@ -104,7 +104,7 @@ describe('what access policies grant', () => {
     const project = await seedProject(server, org);
     await seedPolicy(server, { machineAccount: machine }, { project }, READ);
     const principal: Principal = { kind: 'serviceAccount', serviceAccountId: machine, organizationId: org, accessTokenId: randomUUID(), clientId: 'x', scopes: ['api.secrets'] };
-    const access = await smAccessOf(db(), (await smCaller(db(), principal, org))!);
+    const access = await smAccessOf(db(), (await smStandingOf(db(), principal, org))!);
     expect(projectRights(access, project)).toEqual({ read: true, write: false });
     expect(serviceAccountRights(access, machine)).toEqual({ read: false, write: false });
   });

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Principal } from '../../http/access.js';
 import { NotFound, Unauthorized } from '../../http/errors.js';
+import { callerOf, type Caller } from '../../http/request-context.js';
 import type { Executor } from '../../db/database.js';
 import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
@@ -13,7 +14,7 @@ import { OrganizationUserType } from '../../platform/access/roles.js';
  *   their membership and their groups;
  * - `serviceAccount`: a machine account of the organization; reaches what policies grant it.
  */
-export type SmCaller =
+export type SmStanding =
   | { kind: 'admin'; organizationId: string; userId: string; organizationUserId: string }
   | { kind: 'member'; organizationId: string; userId: string; organizationUserId: string; groupIds: readonly string[] }
   | { kind: 'serviceAccount'; organizationId: string; serviceAccountId: string };
@@ -31,10 +32,22 @@ function union(a: Rights | undefined, b: Rights): Rights {
   return a ? { read: a.read || b.read, write: a.write || b.write } : b;
 }
 
-/** The caller of a Secrets Manager route. */
+/**
+ * Who acts in Secrets Manager: a user or a machine account, as its token says. Its standing in
+ * an organization (`SmStanding`) is read by the use case, which knows the organization.
+ */
+export type SmCaller = Caller<{ principal: Principal }>;
+
+/** The principal of a Secrets Manager route. */
 export function smPrincipal(request: FastifyRequest): Principal {
   if (!request.principal) throw new Unauthorized();
   return request.principal;
+}
+
+/** The caller of a Secrets Manager route. */
+export function smCaller(request: FastifyRequest): SmCaller {
+  if (!request.principal) throw new Unauthorized();
+  return callerOf(request, { principal: request.principal });
 }
 
 /**
@@ -42,18 +55,18 @@ export function smPrincipal(request: FastifyRequest): Principal {
  * (not a confirmed member, no `accessSecretsManager`, an organization without Secrets Manager
  * or disabled, another organization's machine account). Callers answer null with 404.
  */
-export async function smCaller(db: Executor, principal: Principal, organizationId: string): Promise<SmCaller | null> {
+export async function smStandingOf(db: Executor, principal: Principal, organizationId: string): Promise<SmStanding | null> {
   if (principal.kind === 'serviceAccount') {
     // The token's resolver already checked that the account, its token and the organization stand.
     return principal.organizationId === organizationId ? { kind: 'serviceAccount', organizationId, serviceAccountId: principal.serviceAccountId } : null;
   }
   if (principal.kind !== 'user') return null;
   const membership = await confirmedMembership(db, organizationId, principal.userId);
-  return membership ? memberCaller(db, membership) : null;
+  return membership ? memberStanding(db, membership) : null;
 }
 
-/** The Secrets Manager standing of a membership a route has already read (see `smCaller`). */
-export async function memberCaller(db: Executor, membership: Membership): Promise<SmCaller | null> {
+/** The Secrets Manager standing of a membership a use case has already read (see `smStandingOf`). */
+export async function memberStanding(db: Executor, membership: Membership): Promise<SmStanding | null> {
   if (!membership.accessSecretsManager || !membership.organizationUsesSecretsManager) return null;
   const base = { organizationId: membership.organizationId, userId: membership.userId, organizationUserId: membership.id };
   if (membership.type === OrganizationUserType.Owner || membership.type === OrganizationUserType.Admin) return { kind: 'admin', ...base };
@@ -61,11 +74,11 @@ export async function memberCaller(db: Executor, membership: Membership): Promis
   return { kind: 'member', ...base, groupIds: groups.map((g) => g.group_id) };
 }
 
-/** `smCaller`, or 404 exactly as for a resource that does not exist. */
-export async function requireSmCaller(db: Executor, principal: Principal, organizationId: string): Promise<SmCaller> {
-  const caller = await smCaller(db, principal, organizationId);
-  if (!caller) throw new NotFound();
-  return caller;
+/** `smStandingOf`, or 404 exactly as for a resource that does not exist. */
+export async function requireSmStanding(db: Executor, principal: Principal, organizationId: string): Promise<SmStanding> {
+  const standing = await smStandingOf(db, principal, organizationId);
+  if (!standing) throw new NotFound();
+  return standing;
 }
 
 /** What the access policies naming a caller grant it, per granted resource. */
@@ -81,17 +94,17 @@ const EMPTY_GRANTS: Grants = { projects: new Map(), secrets: new Map(), serviceA
  * Every policy naming the caller (their membership and groups, or the machine account), in one
  * query, whatever the number of resources. Admins need none: they reach everything.
  */
-async function grantsOf(db: Executor, caller: SmCaller): Promise<Grants> {
-  if (caller.kind === 'admin') return EMPTY_GRANTS;
+async function grantsOf(db: Executor, standing: SmStanding): Promise<Grants> {
+  if (standing.kind === 'admin') return EMPTY_GRANTS;
   const rows = await db
     .selectFrom('access_policies')
     .select(['granted_project_id', 'granted_secret_id', 'granted_service_account_id', 'read', 'write'])
     .where((eb) =>
-      caller.kind === 'serviceAccount'
-        ? eb('service_account_id', '=', caller.serviceAccountId)
+      standing.kind === 'serviceAccount'
+        ? eb('service_account_id', '=', standing.serviceAccountId)
         : eb.or([
-            eb('organization_user_id', '=', caller.organizationUserId),
-            ...(caller.groupIds.length > 0 ? [eb('group_id', 'in', caller.groupIds)] : []),
+            eb('organization_user_id', '=', standing.organizationUserId),
+            ...(standing.groupIds.length > 0 ? [eb('group_id', 'in', standing.groupIds)] : []),
           ]),
     )
     .execute();
@@ -107,19 +120,19 @@ async function grantsOf(db: Executor, caller: SmCaller): Promise<Grants> {
   return { projects, secrets, serviceAccounts };
 }
 
-/** A caller with the grants that decide its access, read once per request. */
+/** A caller's standing with the grants that decide its access, read once per request. */
 export interface SmAccess {
-  caller: SmCaller;
+  standing: SmStanding;
   grants: Grants;
 }
 
-export async function smAccessOf(db: Executor, caller: SmCaller): Promise<SmAccess> {
-  return { caller, grants: await grantsOf(db, caller) };
+export async function smAccessOf(db: Executor, standing: SmStanding): Promise<SmAccess> {
+  return { standing, grants: await grantsOf(db, standing) };
 }
 
 /** The caller's standing and grants in an organization's Secrets Manager (404 without). */
 export async function smAccessIn(db: Executor, principal: Principal, organizationId: string): Promise<SmAccess> {
-  return smAccessOf(db, await requireSmCaller(db, principal, organizationId));
+  return smAccessOf(db, await requireSmStanding(db, principal, organizationId));
 }
 
 /**
@@ -144,13 +157,13 @@ export async function accessTo<T extends { organization_id: string }>(
 
 /** Access to a project: admins everything, others what a policy on it grants. */
 export function projectRights(access: SmAccess, projectId: string): Rights {
-  if (access.caller.kind === 'admin') return ALL_RIGHTS;
+  if (access.standing.kind === 'admin') return ALL_RIGHTS;
   return access.grants.projects.get(projectId) ?? NO_RIGHTS;
 }
 
 /** Access to a secret: through its project's policies and the policies on the secret itself. */
 export function secretRights(access: SmAccess, secret: { id: string; project_id: string | null }): Rights {
-  if (access.caller.kind === 'admin') return ALL_RIGHTS;
+  if (access.standing.kind === 'admin') return ALL_RIGHTS;
   const direct = access.grants.secrets.get(secret.id) ?? NO_RIGHTS;
   return secret.project_id ? union(direct, projectRights(access, secret.project_id)) : direct;
 }
@@ -161,7 +174,7 @@ export function secretRights(access: SmAccess, secret: { id: string; project_id:
  * membership that changes moves the key, not the organization's revision.
  */
 export function secretAccessKey(access: SmAccess): string {
-  if (access.caller.kind === 'admin') return 'admin';
+  if (access.standing.kind === 'admin') return 'admin';
   const part = (grants: ReadonlyMap<string, Rights>) =>
     [...grants]
       .map(([id, rights]) => `${id}:${rights.read ? 'r' : ''}${rights.write ? 'w' : ''}`)
@@ -175,21 +188,21 @@ export function secretAccessKey(access: SmAccess): string {
  * (always read and write), machine accounts nothing (they do not manage machine accounts).
  */
 export function serviceAccountRights(access: SmAccess, serviceAccountId: string): Rights {
-  if (access.caller.kind === 'admin') return ALL_RIGHTS;
-  if (access.caller.kind === 'serviceAccount') return NO_RIGHTS;
+  if (access.standing.kind === 'admin') return ALL_RIGHTS;
+  if (access.standing.kind === 'serviceAccount') return NO_RIGHTS;
   return access.grants.serviceAccounts.get(serviceAccountId) ?? NO_RIGHTS;
 }
 
 /** Who acted, as an audit event records it: the user, or the machine account. */
-export function actorOf(caller: SmCaller): { actingUserId: string | null; serviceAccountId: string | null } {
-  return caller.kind === 'serviceAccount' ? { actingUserId: null, serviceAccountId: caller.serviceAccountId } : { actingUserId: caller.userId, serviceAccountId: null };
+export function actorOf(standing: SmStanding): { actingUserId: string | null; serviceAccountId: string | null } {
+  return standing.kind === 'serviceAccount' ? { actingUserId: null, serviceAccountId: standing.serviceAccountId } : { actingUserId: standing.userId, serviceAccountId: null };
 }
 
 /** Who changed a value, as a secret version records it: the membership, or the machine account. */
-export function editorOf(caller: SmCaller): { editor_organization_user_id: string | null; editor_service_account_id: string | null } {
-  return caller.kind === 'serviceAccount'
-    ? { editor_organization_user_id: null, editor_service_account_id: caller.serviceAccountId }
-    : { editor_organization_user_id: caller.organizationUserId, editor_service_account_id: null };
+export function editorOf(standing: SmStanding): { editor_organization_user_id: string | null; editor_service_account_id: string | null } {
+  return standing.kind === 'serviceAccount'
+    ? { editor_organization_user_id: null, editor_service_account_id: standing.serviceAccountId }
+    : { editor_organization_user_id: standing.organizationUserId, editor_service_account_id: null };
 }
 
 /**
@@ -210,8 +223,8 @@ export async function bulkAccess<T extends { id: string; organization_id: string
   const orgOf = new Map(found.map((row) => [row.id, row.organization_id]));
   const first = requested.find((id) => orgOf.has(id));
   const organizationId = principal.kind === 'serviceAccount' ? principal.organizationId : first && orgOf.get(first);
-  const caller = organizationId ? await smCaller(db, principal, organizationId) : null;
-  if (!caller) return null;
-  const access = await smAccessOf(db, caller);
-  return { access, writable: found.filter((row) => row.organization_id === caller.organizationId && rightsOf(access, row).write) };
+  const standing = organizationId ? await smStandingOf(db, principal, organizationId) : null;
+  if (!standing) return null;
+  const access = await smAccessOf(db, standing);
+  return { access, writable: found.filter((row) => row.organization_id === standing.organizationId && rightsOf(access, row).write) };
 }

@@ -8,7 +8,7 @@ import { organizationItems, projectItems, serviceAccountCounts } from './sm-coun
 
 /** Counts are for people managing Secrets Manager; machine accounts get 404, as officially. */
 function refuseMachines(access: SmAccess): void {
-  if (access.caller.kind === 'serviceAccount') throw new NotFound();
+  if (access.standing.kind === 'serviceAccount') throw new NotFound();
 }
 
 export function createCountsService(deps: { db: Db; projects: ProjectService; serviceAccounts: ServiceAccountService }) {

@@ -8,7 +8,7 @@ import { confirmedMembership, type Membership } from '../../platform/access/org-
 import { findProject } from './projects.repository.js';
 import { findSecret, trashedSecretIds } from './secrets.repository.js';
 import { findServiceAccount } from './service-accounts.repository.js';
-import { memberCaller, secretRights, serviceAccountRights, smAccessIn, smAccessOf } from './sm-access.js';
+import { memberStanding, secretRights, serviceAccountRights, smAccessIn, smAccessOf } from './sm-access.js';
 
 type PageQuery = Omit<EventQueryInput, 'actingUserId' | 'itemId'>;
 
@@ -47,7 +47,7 @@ export function createSmEventService({ db, events }: { db: Db; events: EventQuer
     async secretEvents(principal: Principal, rawOrgId: string, rawId: string, query: PageQuery): Promise<EventPage> {
       const organizationId = normalizeGuid(rawOrgId);
       const id = normalizeGuid(rawId);
-      const caller = await memberCaller(db, await requireEventReader(principal, organizationId));
+      const caller = await memberStanding(db, await requireEventReader(principal, organizationId));
       if (!caller) throw new NotFound();
       const secret = await secretOf(organizationId, id);
       if (secret) {

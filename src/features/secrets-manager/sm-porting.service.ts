@@ -9,7 +9,7 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import { normalizeGuid } from '../../http/schemas.js';
 import { projectsOfOrganization } from './projects.repository.js';
 import { listSecrets } from './secrets.repository.js';
-import { requireSmCaller } from './sm-access.js';
+import { requireSmStanding } from './sm-access.js';
 import { MAX_IMPORT_PROJECTS, MAX_IMPORT_SECRETS, type ImportBody } from './sm-porting.schemas.js';
 import { touchSecretsManager } from './sm-revisions.js';
 import { createWorkQueue, mapInSlices, yieldToLoop } from '../../shared/work-slices.js';
@@ -59,7 +59,7 @@ export function createSmPortingService({ db, clock }: { db: Db; clock: Clock }) 
   }
 
   async function requireAdmin(principal: Principal, organizationId: string): Promise<void> {
-    const caller = await requireSmCaller(db, principal, organizationId);
+    const caller = await requireSmStanding(db, principal, organizationId);
     if (caller.kind !== 'admin') throw new NotFound();
   }
 
