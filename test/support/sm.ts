@@ -11,7 +11,11 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
+import { pino } from 'pino';
 import type { AccessPoliciesTable } from '../../src/db/schema.js';
+import type { Principal } from '../../src/http/access.js';
+import { NO_CLIENT, type ClientContext } from '../../src/http/request-context.js';
+import type { SmCaller } from '../../src/features/secrets-manager/sm-access.js';
 import { OrganizationUserType, type Permissions } from '../../src/platform/access/roles.js';
 import { actor, ENC, type Actor } from './admin.js';
 import { encryptText, encryptToEncString, rsaEncryptToEncString, smAccessTokenKey, type SymmetricKey, generateSymmetricKey } from './bw-crypto.js';
@@ -19,6 +23,13 @@ import { seedOrganization } from './orgs.js';
 import type { TestServer } from './test-server.js';
 
 let seeded = 0;
+
+const SILENT = pino({ enabled: false });
+
+/** The caller of a Secrets Manager service that a test calls directly: `principal`, from `client`, logging nowhere. */
+export function smCallerOf(principal: Principal, client: ClientContext = NO_CLIENT): SmCaller {
+  return { principal, client, log: SILENT };
+}
 
 /**
  * A member of `organizationId` with Secrets Manager access (unless `accessSecretsManager` is

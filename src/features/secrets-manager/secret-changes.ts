@@ -11,9 +11,9 @@ import { actorOf, editorOf, type SmStanding } from './sm-access.js';
  */
 
 /** One event of `type` per secret, naming the acting user or machine account. */
-export function secretEvents(caller: SmStanding, type: EventType, secrets: readonly { id: string }[]): AuditEvent[] {
-  const actor = actorOf(caller);
-  return secrets.map((s) => ({ type, secretId: s.id, organizationId: caller.organizationId, ...actor }));
+export function secretEvents(standing: SmStanding, type: EventType, secrets: readonly { id: string }[]): AuditEvent[] {
+  const actor = actorOf(standing);
+  return secrets.map((s) => ({ type, secretId: s.id, organizationId: standing.organizationId, ...actor }));
 }
 
 /**
@@ -23,7 +23,7 @@ export function secretEvents(caller: SmStanding, type: EventType, secrets: reado
  * (newest first) are the values it had before, so the history is the secret plus its versions,
  * and restoring one of them puts it back as the current value.
  */
-export async function keepEarlierValue(executor: Executor, caller: SmStanding, secretId: string, value: string, now: string, keep: number): Promise<void> {
-  await insertVersion(executor, { id: randomUUID(), secret_id: secretId, value, version_date: now, ...editorOf(caller) });
+export async function keepEarlierValue(executor: Executor, standing: SmStanding, secretId: string, value: string, now: string, keep: number): Promise<void> {
+  await insertVersion(executor, { id: randomUUID(), secret_id: secretId, value, version_date: now, ...editorOf(standing) });
   await pruneVersions(executor, secretId, keep);
 }

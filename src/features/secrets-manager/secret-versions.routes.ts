@@ -1,12 +1,11 @@
 import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, ListOf, normalizeGuid } from '../../http/schemas.js';
 import { RestoreVersionBody, SecretResponse, SecretVersionResponse, VersionIdsBody } from './secrets.schemas.js';
 import { SecretIdParams } from './sm-schemas.js';
 import type { SecretVersionService } from './secret-versions.service.js';
-import { smPrincipal } from './sm-access.js';
+import { smCaller } from './sm-access.js';
 
 const tags = ['Secrets'];
 
@@ -38,28 +37,28 @@ export const secretVersionRoutes: FastifyPluginAsyncTypebox<{ versions: SecretVe
   app.get(
     '/secrets/:secretId/versions',
     { config, schema: { tags, ...docs.list, params: SecretIdParams, response: { 200: ListOf(SecretVersionResponse) } } },
-    async (request) => versions.listOfSecret(smPrincipal(request), normalizeGuid(request.params.secretId)),
+    async (request) => versions.listOfSecret(smCaller(request), normalizeGuid(request.params.secretId)),
   );
 
   app.get('/secret-versions/:id', { config, schema: { tags, ...docs.get, params: IdParams, response: { 200: SecretVersionResponse } } }, async (request) =>
-    versions.get(smPrincipal(request), normalizeGuid(request.params.id)),
+    versions.get(smCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.post(
     '/secret-versions/get-by-ids',
     { config, schema: { tags, ...docs.getByIds, body: VersionIdsBody, response: { 200: ListOf(SecretVersionResponse) } } },
-    async (request) => versions.getByIds(smPrincipal(request), request.body),
+    async (request) => versions.getByIds(smCaller(request), request.body),
   );
 
   app.put(
     '/secrets/:secretId/versions/restore',
     { config, schema: { tags, ...docs.restore, params: SecretIdParams, body: RestoreVersionBody, response: { 200: SecretResponse } } },
     async (request) =>
-      versions.restore(smPrincipal(request), normalizeGuid(request.params.secretId), normalizeGuid(request.body.versionId), clientContext(request)),
+      versions.restore(smCaller(request), normalizeGuid(request.params.secretId), normalizeGuid(request.body.versionId)),
   );
 
   app.post('/secret-versions/delete', { config, schema: { tags, ...docs.delete, body: VersionIdsBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await versions.delete(smPrincipal(request), request.body);
+    await versions.delete(smCaller(request), request.body);
     return emptyOk(reply);
   });
 };

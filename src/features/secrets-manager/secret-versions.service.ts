@@ -1,14 +1,13 @@
 import type { Principal } from '../../http/access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { distinctIds, mergedIds } from '../../http/ids.js';
-import type { ClientContext } from '../../http/request-context.js';
 import { list } from '../../http/schemas.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { deleteVersions, findSecret, findVersionOf, findVersions, updateSecret, versionsOfSecret, type VersionWithSecretRow } from './secrets.repository.js';
 import { toSecretResponse, toSecretVersion } from './secrets.schemas.js';
 import { keepEarlierValue, secretEvents } from './secret-changes.js';
 import type { SecretServiceDeps } from './secrets.service.js';
-import { accessTo, ALL_RIGHTS, type Rights, secretRights, type SmAccess, smAccessIn } from './sm-access.js';
+import { accessTo, ALL_RIGHTS, type Rights, secretRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { touchSecretsManager, touchServiceAccountsReaching } from './sm-revisions.js';
 
 const NO_IDS = 'No version IDs provided.';
@@ -42,17 +41,17 @@ export function createSecretVersionService(deps: Omit<SecretServiceDeps, 'answer
 
   return {
     /** The secret's earlier values, newest first. */
-    async listOfSecret(principal: Principal, secretId: string) {
+    async listOfSecret({ principal }: SmCaller, secretId: string) {
       await accessTo(db, principal, await findSecret(db, secretId), secretRights, 'read');
       return list((await versionsOfSecret(db, secretId)).map(toSecretVersion));
     },
 
-    async get(principal: Principal, id: string) {
+    async get({ principal }: SmCaller, id: string) {
       const [found] = await findVersions(db, [id]);
       return toSecretVersion((await accessTo(db, principal, found, versionRights, 'read')).row);
     },
 
-    async getByIds(principal: Principal, ids: readonly string[]) {
+    async getByIds({ principal }: SmCaller, ids: readonly string[]) {
       return list((await versionsWith(principal, distinctIds(ids, 'ids'), 'read')).map(toSecretVersion));
     },
 
@@ -60,7 +59,7 @@ export function createSecretVersionService(deps: Omit<SecretServiceDeps, 'answer
      * Makes an earlier value the current one. The value it replaces is kept as a version first
      * (unless it is the same value), so a restore can itself be undone.
      */
-    async restore(principal: Principal, secretId: string, versionId: string, client: ClientContext) {
+    async restore({ principal, client }: SmCaller, secretId: string, versionId: string) {
       const { row: secret, access } = await accessTo(db, principal, await findSecret(db, secretId), secretRights, 'write');
       const version = await findVersionOf(db, secret.id, versionId);
       if (!version) throw new NotFound();
@@ -76,7 +75,7 @@ export function createSecretVersionService(deps: Omit<SecretServiceDeps, 'answer
     },
 
     /** Deletes versions, all or nothing: the caller must write every secret they belong to. */
-    async delete(principal: Principal, ids: readonly string[]) {
+    async delete({ principal }: SmCaller, ids: readonly string[]) {
       const versions = await versionsWith(principal, mergedIds(ids), 'write');
       await deleteVersions(db, versions.map((v) => v.id));
     },

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { actor, eventsOf, type Actor } from '../../../test/support/admin.js';
 import { testClock } from '../../../test/support/clock.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
-import { seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor, type PolicyGrantee } from '../../../test/support/sm.js';
+import { seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor, smCallerOf, type PolicyGrantee } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import type { ServiceAccountPrincipal } from '../../http/access.js';
 import { createAuditLog } from '../../platform/audit/audit-log.js';
@@ -209,15 +209,15 @@ describe('secret versions', () => {
     const secrets = createSecretService(deps);
     const versions = createSecretVersionService(deps);
     const id = await secretWith(project, 'm1');
-    await secrets.update(principal, id, body('m2'), CLIENT);
+    await secrets.update(smCallerOf(principal, CLIENT), id, body('m2'));
     const [kept] = await versionRows(id);
     expect(kept).toMatchObject({ value: enc('m1'), editor_service_account_id: sa, editor_organization_user_id: null });
     await server.database.db.updateTable('service_accounts').set({ revision_date: LONG_AGO }).where('id', '=', sa).execute();
     clock.advance(1000);
-    expect((await versions.restore(principal, id, kept!.id, CLIENT)).value).toBe(enc('m1'));
+    expect((await versions.restore(smCallerOf(principal, CLIENT), id, kept!.id)).value).toBe(enc('m1'));
     const account = await server.database.db.selectFrom('service_accounts').select('revision_date').where('id', '=', sa).executeTakeFirstOrThrow();
     expect(account.revision_date > LONG_AGO).toBe(true);
-    expect((await versions.listOfSecret(principal, id)).data.map((v) => [v.value, v.editorServiceAccountId])).toEqual([
+    expect((await versions.listOfSecret(smCallerOf(principal), id)).data.map((v) => [v.value, v.editorServiceAccountId])).toEqual([
       [enc('m2'), sa],
       [enc('m1'), sa],
     ]);

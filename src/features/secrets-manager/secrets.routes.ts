@@ -1,6 +1,5 @@
 import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { clientContext } from '../../http/request-context.js';
 import { sendEncoded } from '../../http/serialization.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, ListOf, normalizeGuid } from '../../http/schemas.js';
@@ -14,7 +13,7 @@ import {
   UpdateSecretBody,
 } from './secrets.schemas.js';
 import type { SecretService } from './secrets.service.js';
-import { smPrincipal } from './sm-access.js';
+import { smCaller } from './sm-access.js';
 import { BulkDeleteResult, bulkResults, IdArrayBody, IdsObjectBody, OrganizationIdParams, ProjectIdParams } from './sm-schemas.js';
 
 const tags = ['Secrets'];
@@ -75,55 +74,55 @@ export const secretRoutes: FastifyPluginAsyncTypebox<{ secrets: SecretService }>
   app.get(
     '/organizations/:organizationId/secrets',
     { config, schema: { tags, ...docs.list, params: OrganizationIdParams, response: { 200: SecretListResponse } } },
-    async (request, reply) => sendEncoded(reply, await secrets.list(smPrincipal(request), normalizeGuid(request.params.organizationId))),
+    async (request, reply) => sendEncoded(reply, await secrets.list(smCaller(request), normalizeGuid(request.params.organizationId))),
   );
 
   app.post(
     '/organizations/:organizationId/secrets',
     { config, schema: { tags, ...docs.create, params: OrganizationIdParams, body: CreateSecretBody, response: { 200: SecretResponse } } },
-    async (request) => secrets.create(smPrincipal(request), normalizeGuid(request.params.organizationId), request.body, clientContext(request)),
+    async (request) => secrets.create(smCaller(request), normalizeGuid(request.params.organizationId), request.body),
   );
 
   app.get(
     '/organizations/:organizationId/secrets/sync',
     { config, schema: { tags, ...docs.sync, params: OrganizationIdParams, querystring: SyncQuery, response: { 200: SecretsSyncResponse } } },
     async (request, reply) =>
-      sendEncoded(reply, await secrets.sync(smPrincipal(request), normalizeGuid(request.params.organizationId), request.query.lastSyncedDate, clientContext(request))),
+      sendEncoded(reply, await secrets.sync(smCaller(request), normalizeGuid(request.params.organizationId), request.query.lastSyncedDate)),
   );
 
   app.get('/secrets/:id', { config, schema: { tags, ...docs.get, params: IdParams, response: { 200: SecretResponse } } }, async (request) =>
-    secrets.get(smPrincipal(request), normalizeGuid(request.params.id), clientContext(request)),
+    secrets.get(smCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.put('/secrets/:id', { config, schema: { tags, ...docs.update, params: IdParams, body: UpdateSecretBody, response: { 200: SecretResponse } } }, async (request) =>
-    secrets.update(smPrincipal(request), normalizeGuid(request.params.id), request.body, clientContext(request)),
+    secrets.update(smCaller(request), normalizeGuid(request.params.id), request.body),
   );
 
   app.get(
     '/projects/:projectId/secrets',
     { config, schema: { tags, ...docs.listOfProject, params: ProjectIdParams, response: { 200: SecretListResponse } } },
-    async (request, reply) => sendEncoded(reply, await secrets.listOfProject(smPrincipal(request), normalizeGuid(request.params.projectId))),
+    async (request, reply) => sendEncoded(reply, await secrets.listOfProject(smCaller(request), normalizeGuid(request.params.projectId))),
   );
 
   app.post('/secrets/delete', { config: { ...config, callerLimit: 'bulk' }, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
-    bulkResults(await secrets.delete(smPrincipal(request), request.body, clientContext(request))),
+    bulkResults(await secrets.delete(smCaller(request), request.body)),
   );
 
   app.post('/secrets/get-by-ids', { config, schema: { tags, ...docs.getByIds, body: IdsObjectBody, response: { 200: BaseSecretList } } }, async (request, reply) =>
-    sendEncoded(reply, await secrets.getByIds(smPrincipal(request), request.body.ids, clientContext(request))),
+    sendEncoded(reply, await secrets.getByIds(smCaller(request), request.body.ids)),
   );
 
   app.get(
     '/secrets/:organizationId/trash',
     { config, schema: { tags, ...docs.trash, params: OrganizationIdParams, response: { 200: SecretListResponse } } },
-    async (request) => secrets.listTrash(smPrincipal(request), normalizeGuid(request.params.organizationId)),
+    async (request) => secrets.listTrash(smCaller(request), normalizeGuid(request.params.organizationId)),
   );
 
   app.post(
     '/secrets/:organizationId/trash/empty',
     { config, schema: { tags, ...docs.emptyTrash, params: OrganizationIdParams, body: IdArrayBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await secrets.emptyTrash(smPrincipal(request), normalizeGuid(request.params.organizationId), request.body, clientContext(request));
+      await secrets.emptyTrash(smCaller(request), normalizeGuid(request.params.organizationId), request.body);
       return emptyOk(reply);
     },
   );
@@ -132,7 +131,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox<{ secrets: SecretService }>
     '/secrets/:organizationId/trash/restore',
     { config, schema: { tags, ...docs.restoreTrash, params: OrganizationIdParams, body: IdArrayBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await secrets.restoreTrash(smPrincipal(request), normalizeGuid(request.params.organizationId), request.body, clientContext(request));
+      await secrets.restoreTrash(smCaller(request), normalizeGuid(request.params.organizationId), request.body);
       return emptyOk(reply);
     },
   );

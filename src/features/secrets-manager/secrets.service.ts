@@ -50,6 +50,7 @@ import {
   type SmAccess,
   smAccessIn,
   smAccessOf,
+  type SmCaller,
   type SmStanding,
 } from './sm-access.js';
 import { digestOf, type SmAnswers } from './sm-answers.js';
@@ -99,9 +100,9 @@ export function createSecretService(deps: SecretServiceDeps) {
    * secret, or a set stored lately, is one row in one statement; otherwise the set is stored with
    * the row, in one transaction.
    */
-  async function recordReads(caller: SmStanding, reads: ReadSet, client: ClientContext | null): Promise<void> {
+  async function recordReads(standing: SmStanding, reads: ReadSet, client: ClientContext): Promise<void> {
     if (reads.secretIds.length === 0) return;
-    const event = { type: EventType.Secret_Retrieved, organizationId: caller.organizationId, ...actorOf(caller) };
+    const event = { type: EventType.Secret_Retrieved, organizationId: standing.organizationId, ...actorOf(standing) };
     // One secret is one row naming it: a single statement.
     if (reads.secretIds.length === 1) return audit.recordReads(db, client, event, reads);
     if (storedSets.has(reads.id)) return audit.record(db, client, { ...event, readSetId: reads.id });
@@ -127,17 +128,17 @@ export function createSecretService(deps: SecretServiceDeps) {
 
   return {
     /** The organization's secrets in use the caller can read, without values (encoded). */
-    async list(principal: Principal, organizationId: string): Promise<Buffer> {
+    async list({ principal }: SmCaller, organizationId: string): Promise<Buffer> {
       return summaries(...(await accessAndRevision(principal, organizationId)), organizationId);
     },
 
     /** A project's secrets the caller can read (encoded); 404 unless the caller can read the project. */
-    async listOfProject(principal: Principal, projectId: string): Promise<Buffer> {
+    async listOfProject({ principal }: SmCaller, projectId: string): Promise<Buffer> {
       const { row: project, access } = await accessTo(db, principal, await findProject(db, projectId), (a, p) => projectRights(a, p.id), 'read');
       return summaries(access, await secretsManagerRevision(db, project.organization_id), project.organization_id, project.id);
     },
 
-    async get(principal: Principal, id: string, client: ClientContext) {
+    async get({ principal, client }: SmCaller, id: string) {
       const { row: secret, access, rights } = await accessTo(db, principal, await findSecret(db, id), secretRights, 'read');
       await recordReads(access.standing, readSetOf([secret.id]), client);
       return toSecretResponse(secret, rights);
@@ -148,7 +149,7 @@ export function createSecretService(deps: SecretServiceDeps) {
      * project they can write (a secret outside any project is admins' alone), as the official
      * SecretAuthorizationHandler decides.
      */
-    async create(principal: Principal, organizationId: string, body: CreateSecretBody, client: ClientContext) {
+    async create({ principal, client }: SmCaller, organizationId: string, body: CreateSecretBody) {
       const access = await smAccessIn(db, principal, organizationId);
       const project = await placeIn(access, body.projectIds ?? []);
       const now = clock.now().toISOString();
@@ -182,7 +183,7 @@ export function createSecretService(deps: SecretServiceDeps) {
      * every project. A value change keeps the replaced value as a version (see keepEarlierValue):
      * `valueChanged` decides when the client sends it, otherwise a different ciphertext does.
      */
-    async update(principal: Principal, id: string, body: UpdateSecretBody, client: ClientContext) {
+    async update({ principal, client }: SmCaller, id: string, body: UpdateSecretBody) {
       // Access first: what the body asks must not tell a caller who cannot write it that it exists.
       const { row: secret, access } = await accessTo(db, principal, await findSecret(db, id), secretRights, 'write');
       const requested = body.projectIds;
@@ -221,7 +222,7 @@ export function createSecretService(deps: SecretServiceDeps) {
      * another organization answers "access denied" alike, so the answer never tells which ids
      * exist; the other ids are still moved (spec Errors rule 3).
      */
-    async delete(principal: Principal, rawIds: readonly string[], client: ClientContext) {
+    async delete({ principal, client }: SmCaller, rawIds: readonly string[]) {
       const ids = mergedIds(rawIds);
       const found = await findSecrets(db, ids);
       const bulk = await bulkAccess(db, principal, ids, found, secretRights);
@@ -243,7 +244,7 @@ export function createSecretService(deps: SecretServiceDeps) {
      * unreadable or of another organization (a machine account's own organization is the one
      * asked, a user's that of the first id).
      */
-    async getByIds(principal: Principal, rawIds: readonly string[], client: ClientContext): Promise<Buffer> {
+    async getByIds({ principal, client }: SmCaller, rawIds: readonly string[]): Promise<Buffer> {
       const organizationId = principal.kind === 'serviceAccount' ? principal.organizationId : await organizationOfSecret(db, rawIds[0]?.toLowerCase() ?? '');
       if (!organizationId) throw new NotFound();
       const [access, revision] = await accessAndRevision(principal, organizationId);
@@ -266,35 +267,35 @@ export function createSecretService(deps: SecretServiceDeps) {
      * The machine-account sync: every secret the account can read when nothing was synced yet or
      * something it reaches changed since (its revision date moved past `lastSyncedDate`).
      */
-    async sync(principal: Principal, organizationId: string, lastSyncedDate: string | undefined, client: ClientContext) {
+    async sync({ principal, client }: SmCaller, organizationId: string, lastSyncedDate: string | undefined) {
       const since = parseSyncDate(lastSyncedDate, clock.now());
-      const caller = await requireSmStanding(db, principal, organizationId);
-      if (caller.kind !== 'serviceAccount') throw new BadRequest('Only service accounts can sync secrets.');
+      const standing = await requireSmStanding(db, principal, organizationId);
+      if (standing.kind !== 'serviceAccount') throw new BadRequest('Only service accounts can sync secrets.');
       // The usual poll finds nothing new: it costs this one query, not the account's grants.
       if (since) {
-        const revision = await serviceAccountRevision(db, caller.serviceAccountId);
+        const revision = await serviceAccountRevision(db, standing.serviceAccountId);
         if (!revision || Date.parse(revision) < since.getTime()) return encodeJson(SecretsSyncResponse, NO_CHANGES);
       }
-      const [access, revision] = await Promise.all([smAccessOf(db, caller), secretsManagerRevision(db, organizationId)]);
+      const [access, revision] = await Promise.all([smAccessOf(db, standing), secretsManagerRevision(db, organizationId)]);
       const answer = await answers.answer(organizationId, revision, `sync|${digestOf(secretAccessKey(access))}`, async () => {
         const secrets = (await listSecrets(db, organizationId)).filter((s) => secretRights(access, s).read);
         const body = encodeJson(SecretsSyncResponse, { object: 'secretsSync', hasChanges: true, secrets: list(secrets.map(toBaseSecret)) });
         return { body, reads: readSetOf(secrets.map((s) => s.id)) };
       });
-      if (answer.reads) await recordReads(caller, answer.reads, client);
+      if (answer.reads) await recordReads(standing, answer.reads, client);
       return answer.body;
     },
 
     /** The organization's trash: admins only (401 for other callers, as the official server). */
-    async listTrash(principal: Principal, organizationId: string) {
+    async listTrash({ principal }: SmCaller, organizationId: string) {
       await requireAdmin(principal, organizationId);
       const rows = await listSecretSummaries(db, organizationId, { place: 'trash' });
       return toSecretList(rows.map((row) => ({ ...row, rights: ALL_RIGHTS })));
     },
 
     /** Deletes trashed secrets for good; 404 (nothing deleted) when an id is not in the trash. */
-    async emptyTrash(principal: Principal, organizationId: string, rawIds: readonly string[], client: ClientContext) {
-      const caller = await requireAdmin(principal, organizationId);
+    async emptyTrash({ principal, client }: SmCaller, organizationId: string, rawIds: readonly string[]) {
+      const standing = await requireAdmin(principal, organizationId);
       const trashed = await trashedOrThrow(organizationId, rawIds);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
@@ -302,28 +303,28 @@ export function createSecretService(deps: SecretServiceDeps) {
         await touchServiceAccountsReaching(tx, { secretIds: trashed.map((s) => s.id) }, now);
         await deleteSecrets(tx, trashed.map((s) => s.id));
         await touchSecretsManager(tx, organizationId);
-        await audit.record(tx, client, secretEvents(caller, EventType.Secret_Permanently_Deleted, trashed));
+        await audit.record(tx, client, secretEvents(standing, EventType.Secret_Permanently_Deleted, trashed));
       });
     },
 
     /** Puts trashed secrets back in use; 404 (nothing restored) when an id is not in the trash. */
-    async restoreTrash(principal: Principal, organizationId: string, rawIds: readonly string[], client: ClientContext) {
-      const caller = await requireAdmin(principal, organizationId);
+    async restoreTrash({ principal, client }: SmCaller, organizationId: string, rawIds: readonly string[]) {
+      const standing = await requireAdmin(principal, organizationId);
       const trashed = await trashedOrThrow(organizationId, rawIds);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await setDeletedDate(tx, trashed.map((s) => s.id), null, now);
         await touchSecretsManager(tx, organizationId);
         await touchServiceAccountsReaching(tx, { secretIds: trashed.map((s) => s.id) }, now);
-        await audit.record(tx, client, secretEvents(caller, EventType.Secret_Restored, trashed));
+        await audit.record(tx, client, secretEvents(standing, EventType.Secret_Restored, trashed));
       });
     },
   };
 
   async function requireAdmin(principal: Principal, organizationId: string): Promise<SmStanding> {
-    const caller = await requireSmStanding(db, principal, organizationId);
-    if (caller.kind !== 'admin') throw new Unauthorized();
-    return caller;
+    const standing = await requireSmStanding(db, principal, organizationId);
+    if (standing.kind !== 'admin') throw new Unauthorized();
+    return standing;
   }
 
   async function trashedOrThrow(organizationId: string, rawIds: readonly string[]) {

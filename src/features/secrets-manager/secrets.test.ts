@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsOf, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { counting } from '../../../test/support/query-count.js';
-import { READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor } from '../../../test/support/sm.js';
+import { READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor, smCallerOf } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { systemClock } from '../../shared/clock.js';
 import type { ServiceAccountPrincipal } from '../../http/access.js';
@@ -492,16 +492,16 @@ describe('secrets over HTTP', () => {
     it('syncs every secret the account reads, then only when something it reaches changed', async () => {
       const sm = service();
       const sa = machine(reader, org);
-      const first = decoded(await sm.sync(sa, org, undefined, CLIENT));
+      const first = decoded(await sm.sync(smCallerOf(sa, CLIENT), org, undefined));
       expect(first.hasChanges).toBe(true);
       expect(first.secrets?.data.map((s) => s.id)).toEqual([granted]);
       expect(first.secrets).toMatchObject({ object: 'list', continuationToken: null, data: [{ object: 'baseSecret', value: enc('granted'), projects: [{ id: project }] }] });
       await server.database.db.updateTable('service_accounts').set({ revision_date: LONG_AGO }).where('id', '=', reader).execute();
       const since = new Date(Date.now() - 1000).toISOString();
-      expect(decoded(await sm.sync(sa, org, since, CLIENT))).toEqual({ object: 'secretsSync', hasChanges: false, secrets: null });
-      expect(decoded(await sm.sync(sa, org, LONG_AGO, CLIENT)).hasChanges).toBe(true);
+      expect(decoded(await sm.sync(smCallerOf(sa, CLIENT), org, since))).toEqual({ object: 'secretsSync', hasChanges: false, secrets: null });
+      expect(decoded(await sm.sync(smCallerOf(sa, CLIENT), org, LONG_AGO)).hasChanges).toBe(true);
       await call('owner', 'PUT', `/secrets/${granted}`, { ...secretBody('changed', [project]), value: enc('granted') });
-      expect(decoded(await sm.sync(sa, org, since, CLIENT)).hasChanges).toBe(true);
+      expect(decoded(await sm.sync(smCallerOf(sa, CLIENT), org, since)).hasChanges).toBe(true);
       const events = await eventsOf(server, EventType.Secret_Retrieved);
       expect(events.at(-1)).toMatchObject({ secret_id: granted, service_account_id: reader, acting_user_id: null });
     });
@@ -510,35 +510,35 @@ describe('secrets over HTTP', () => {
       const { db, count } = counting(server.database.db);
       const sm = createSecretService({ db, clock: systemClock, audit: createAuditLog({ clock: systemClock }), config: { secretVersionsKept: 10 }, answers: createSmAnswers(1 << 20) });
       await server.database.db.updateTable('service_accounts').set({ revision_date: LONG_AGO }).where('id', '=', reader).execute();
-      expect(decoded(await sm.sync(machine(reader, org), org, new Date(Date.now() - 1000).toISOString(), CLIENT))).toMatchObject({ hasChanges: false });
+      expect(decoded(await sm.sync(smCallerOf(machine(reader, org), CLIENT), org, new Date(Date.now() - 1000).toISOString()))).toMatchObject({ hasChanges: false });
       expect(count()).toBe(1);
     });
 
     it('reads granted secrets (recording Secret_Retrieved with the account) and nothing else', async () => {
       const sm = service();
       const sa = machine(reader, org);
-      expect(await sm.get(sa, granted, CLIENT)).toMatchObject({ id: granted, read: true, write: false });
+      expect(await sm.get(smCallerOf(sa, CLIENT), granted)).toMatchObject({ id: granted, read: true, write: false });
       expect((await eventsOf(server, EventType.Secret_Retrieved)).at(-1)).toMatchObject({ secret_id: granted, service_account_id: reader });
-      await expect(sm.get(sa, notGranted, CLIENT)).rejects.toMatchObject({ statusCode: 404 });
-      await expect(sm.getByIds(sa, [granted, notGranted], CLIENT)).rejects.toMatchObject({ statusCode: 404 });
-      expect(decoded(await sm.getByIds(sa, [granted], CLIENT)).data).toHaveLength(1);
-      expect(await listed(sm.list(sa, org))).toEqual([granted]);
-      await expect(sm.listTrash(sa, org)).rejects.toMatchObject({ statusCode: 401 });
+      await expect(sm.get(smCallerOf(sa, CLIENT), notGranted)).rejects.toMatchObject({ statusCode: 404 });
+      await expect(sm.getByIds(smCallerOf(sa, CLIENT), [granted, notGranted])).rejects.toMatchObject({ statusCode: 404 });
+      expect(decoded(await sm.getByIds(smCallerOf(sa, CLIENT), [granted])).data).toHaveLength(1);
+      expect(await listed(sm.list(smCallerOf(sa), org))).toEqual([granted]);
+      await expect(sm.listTrash(smCallerOf(sa), org)).rejects.toMatchObject({ statusCode: 401 });
     });
 
     it('writes only with a write grant, and only into its projects', async () => {
       const sm = service();
-      await expect(sm.create(machine(reader, org), org, secretBody('sa', [project]), CLIENT)).rejects.toMatchObject({ statusCode: 404 });
-      await expect(sm.create(machine(writer, org), org, secretBody('sa'), CLIENT)).rejects.toMatchObject({ statusCode: 404 });
-      const created = await sm.create(machine(writer, org), org, secretBody('sa', [project]), CLIENT);
+      await expect(sm.create(smCallerOf(machine(reader, org), CLIENT), org, secretBody('sa', [project]))).rejects.toMatchObject({ statusCode: 404 });
+      await expect(sm.create(smCallerOf(machine(writer, org), CLIENT), org, secretBody('sa'))).rejects.toMatchObject({ statusCode: 404 });
+      const created = await sm.create(smCallerOf(machine(writer, org), CLIENT), org, secretBody('sa', [project]));
       expect((await eventsOf(server, EventType.Secret_Created)).at(-1)).toMatchObject({ secret_id: created.id, service_account_id: writer, acting_user_id: null });
-      await expect(sm.update(machine(reader, org), created.id, secretBody('x'), CLIENT)).rejects.toMatchObject({ statusCode: 404 });
-      expect((await sm.update(machine(writer, org), created.id, secretBody('y'), CLIENT)).value).toBe(enc('y-value'));
-      expect(await sm.delete(machine(reader, org), [created.id, notGranted], CLIENT)).toEqual([
+      await expect(sm.update(smCallerOf(machine(reader, org), CLIENT), created.id, secretBody('x'))).rejects.toMatchObject({ statusCode: 404 });
+      expect((await sm.update(smCallerOf(machine(writer, org), CLIENT), created.id, secretBody('y'))).value).toBe(enc('y-value'));
+      expect(await sm.delete(smCallerOf(machine(reader, org), CLIENT), [created.id, notGranted])).toEqual([
         { id: created.id, error: 'access denied' },
         { id: notGranted, error: 'access denied' },
       ]);
-      expect(await sm.delete(machine(writer, org), [created.id], CLIENT)).toEqual([{ id: created.id, error: null }]);
+      expect(await sm.delete(smCallerOf(machine(writer, org), CLIENT), [created.id])).toEqual([{ id: created.id, error: null }]);
     });
 
     it('records a repeated read of the same secrets as one event row naming the stored set, in one statement, and stores the set again after an hour', async () => {
@@ -551,7 +551,7 @@ describe('secrets over HTTP', () => {
       const ids = [second, granted];
       const read = async () => {
         const before = count();
-        expect(decoded(await sm.getByIds(sa, ids, CLIENT)).data).toHaveLength(2);
+        expect(decoded(await sm.getByIds(smCallerOf(sa, CLIENT), ids)).data).toHaveLength(2);
         return count() - before;
       };
       const setRows = async () => (await eventsOf(server, EventType.Secret_Retrieved)).filter((e) => e.service_account_id === reader && e.read_set_id !== null);
@@ -575,10 +575,10 @@ describe('secrets over HTTP', () => {
     it("refuses another organization's machine account", async () => {
       const foreign = await machineAccountIn(server, otherOrg);
       const sm = service();
-      await expect(sm.get(machine(foreign, otherOrg), granted, CLIENT)).rejects.toMatchObject({ statusCode: 404 });
-      await expect(sm.list(machine(foreign, otherOrg), org)).rejects.toMatchObject({ statusCode: 404 });
-      await expect(sm.sync(machine(foreign, otherOrg), org, undefined, CLIENT)).rejects.toMatchObject({ statusCode: 404 });
-      expect(await sm.delete(machine(foreign, otherOrg), [granted], CLIENT)).toEqual([{ id: granted, error: 'access denied' }]);
+      await expect(sm.get(smCallerOf(machine(foreign, otherOrg), CLIENT), granted)).rejects.toMatchObject({ statusCode: 404 });
+      await expect(sm.list(smCallerOf(machine(foreign, otherOrg)), org)).rejects.toMatchObject({ statusCode: 404 });
+      await expect(sm.sync(smCallerOf(machine(foreign, otherOrg), CLIENT), org, undefined)).rejects.toMatchObject({ statusCode: 404 });
+      expect(await sm.delete(smCallerOf(machine(foreign, otherOrg), CLIENT), [granted])).toEqual([{ id: granted, error: 'access denied' }]);
     });
   });
 
@@ -587,15 +587,15 @@ describe('secrets over HTTP', () => {
     const run = async () => {
       const { db, count } = counting(server.database.db);
       const sm = createSecretService({ db, clock: systemClock, audit: createAuditLog({ clock: systemClock }), config: { secretVersionsKept: 10 }, answers: createSmAnswers(1 << 20) });
-      await sm.list(bench.member, bench.org);
+      await sm.list(smCallerOf(bench.member), bench.org);
       const listed = count();
-      await sm.sync(machine(bench.sa, bench.org), bench.org, LONG_AGO, CLIENT);
+      await sm.sync(smCallerOf(machine(bench.sa, bench.org), CLIENT), bench.org, LONG_AGO);
       const synced = count() - listed;
       // All but the first: never the sync's read set, so one of its own.
       const ids = bench.granted.slice(1);
-      await sm.getByIds(machine(bench.sa, bench.org), ids, CLIENT);
+      await sm.getByIds(smCallerOf(machine(bench.sa, bench.org), CLIENT), ids);
       const fetched = count() - listed - synced;
-      await sm.getByIds(machine(bench.sa, bench.org), ids, CLIENT);
+      await sm.getByIds(smCallerOf(machine(bench.sa, bench.org), CLIENT), ids);
       return { listed, synced, fetched, fetchedAgain: count() - listed - synced - fetched };
     };
     // Three readable secrets: a read of one is a plain event row, of several a stored set.

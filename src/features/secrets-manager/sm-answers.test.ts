@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../../test/support/admin.js';
 import { seedGroup } from '../../../test/support/admin.js';
-import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy, seedSecretVersion, smActor, smOrg } from '../../../test/support/sm.js';
+import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy, seedSecretVersion, smActor, smCallerOf, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { systemClock } from '../../shared/clock.js';
 import type { Principal } from '../../http/access.js';
@@ -70,11 +70,11 @@ async function views() {
     return { status: res.status, body: res.status === 200 ? (res.body as unknown) : null };
   };
   return {
-    ownerList: [await route('GET', `/organizations/${org}/secrets`, owner.token), await outcome(() => service.list(userPrincipal(owner), org))],
-    memberList: [await route('GET', `/organizations/${org}/secrets`, member.token), await outcome(() => service.list(userPrincipal(member), org))],
-    projectList: [await route('GET', `/projects/${p1}/secrets`, owner.token), await outcome(() => service.listOfProject(userPrincipal(owner), p1))],
-    machineSync: [await route('GET', `/organizations/${org}/secrets/sync`, machineToken), await outcome(() => service.sync(machinePrincipal(), org, undefined, CLIENT))],
-    machineByIds: [await route('POST', '/secrets/get-by-ids', machineToken, { ids: asked }), await outcome(() => service.getByIds(machinePrincipal(), asked, CLIENT))],
+    ownerList: [await route('GET', `/organizations/${org}/secrets`, owner.token), await outcome(() => service.list(smCallerOf(userPrincipal(owner)), org))],
+    memberList: [await route('GET', `/organizations/${org}/secrets`, member.token), await outcome(() => service.list(smCallerOf(userPrincipal(member)), org))],
+    projectList: [await route('GET', `/projects/${p1}/secrets`, owner.token), await outcome(() => service.listOfProject(smCallerOf(userPrincipal(owner)), p1))],
+    machineSync: [await route('GET', `/organizations/${org}/secrets/sync`, machineToken), await outcome(() => service.sync(smCallerOf(machinePrincipal(), CLIENT), org, undefined))],
+    machineByIds: [await route('POST', '/secrets/get-by-ids', machineToken, { ids: asked }), await outcome(() => service.getByIds(smCallerOf(machinePrincipal(), CLIENT), asked))],
   };
 }
 
