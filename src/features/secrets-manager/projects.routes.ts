@@ -1,11 +1,10 @@
 import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { IdParams, list, ListOf, normalizeGuid } from '../../http/schemas.js';
 import { ProjectBody, ProjectResponse } from './projects.schemas.js';
 import type { ProjectService } from './projects.service.js';
-import { smPrincipal } from './sm-access.js';
+import { smCaller } from './sm-access.js';
 import { BulkDeleteResult, bulkResults, IdArrayBody, OrganizationIdParams } from './sm-schemas.js';
 
 const tags = ['Projects'];
@@ -39,22 +38,22 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectService
   const base = '/organizations/:organizationId/projects';
 
   app.get(base, { config, schema: { tags, ...docs.list, params: OrganizationIdParams, response: { 200: ListOf(ProjectResponse) } } }, async (request) =>
-    list(await projects.list(smPrincipal(request), normalizeGuid(request.params.organizationId))),
+    list(await projects.list(smCaller(request), normalizeGuid(request.params.organizationId))),
   );
 
   app.post(base, { config, schema: { tags, ...docs.create, params: OrganizationIdParams, body: ProjectBody, response: { 200: ProjectResponse } } }, async (request) =>
-    projects.create(smPrincipal(request), normalizeGuid(request.params.organizationId), request.body, clientContext(request)),
+    projects.create(smCaller(request), normalizeGuid(request.params.organizationId), request.body),
   );
 
   app.get('/projects/:id', { config, schema: { tags, ...docs.get, params: IdParams, response: { 200: ProjectResponse } } }, async (request) =>
-    projects.get(smPrincipal(request), normalizeGuid(request.params.id)),
+    projects.get(smCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.put('/projects/:id', { config, schema: { tags, ...docs.update, params: IdParams, body: ProjectBody, response: { 200: ProjectResponse } } }, async (request) =>
-    projects.update(smPrincipal(request), normalizeGuid(request.params.id), request.body, clientContext(request)),
+    projects.update(smCaller(request), normalizeGuid(request.params.id), request.body),
   );
 
   app.post('/projects/delete', { config: { ...config, callerLimit: 'bulk' }, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
-    bulkResults(await projects.delete(smPrincipal(request), request.body, clientContext(request))),
+    bulkResults(await projects.delete(smCaller(request), request.body)),
   );
 };

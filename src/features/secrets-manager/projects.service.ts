@@ -3,17 +3,16 @@ import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { mergedIds } from '../../http/ids.js';
-import type { ClientContext } from '../../http/request-context.js';
 import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { deleteProjects, findProject, insertCreatorPolicy, insertProject, projectsByIds, projectsOfOrganization, renameProject, touchSecretsOfProjects } from './projects.repository.js';
 import { toProjectResponse, type ProjectBody, type ProjectRow } from './projects.schemas.js';
 import { resultsPerId } from './sm-schemas.js';
-import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmStanding, type Rights, type SmAccess, smAccessIn, type SmStanding } from './sm-access.js';
+import { accessTo, actorOf, ALL_RIGHTS, bulkAccess, projectRights, requireSmStanding, type Rights, type SmAccess, smAccessIn, type SmCaller, type SmStanding } from './sm-access.js';
 import { touchSecretsManager, touchServiceAccounts, touchServiceAccountsReaching } from './sm-revisions.js';
 
-function projectEvent(caller: SmStanding, type: EventType, project: ProjectRow): AuditEvent {
-  return { type, organizationId: project.organization_id, projectId: project.id, ...actorOf(caller) };
+function projectEvent(standing: SmStanding, type: EventType, project: ProjectRow): AuditEvent {
+  return { type, organizationId: project.organization_id, projectId: project.id, ...actorOf(standing) };
 }
 
 export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
@@ -31,7 +30,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
   return {
     readable,
 
-    async list(principal: Principal, organizationId: string) {
+    async list({ principal }: SmCaller, organizationId: string) {
       const access = await smAccessIn(db, principal, organizationId);
       const projects = await projectsOfOrganization(db, organizationId);
       return projects.flatMap((p) => {
@@ -40,7 +39,7 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
       });
     },
 
-    async get(principal: Principal, id: string) {
+    async get({ principal }: SmCaller, id: string) {
       const { project, rights } = await readable(principal, id);
       return toProjectResponse(project, rights);
     },
@@ -49,18 +48,18 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
      * Admins, members and machine accounts may create projects. A creator who is not an admin
      * receives read and write on it, as the official server grants, or could not see it.
      */
-    async create(principal: Principal, organizationId: string, body: ProjectBody, client: ClientContext) {
-      const caller = await requireSmStanding(db, principal, organizationId);
+    async create({ principal, client }: SmCaller, organizationId: string, body: ProjectBody) {
+      const standing = await requireSmStanding(db, principal, organizationId);
       const now = clock.now().toISOString();
       const row: ProjectRow = { id: randomUUID(), organization_id: organizationId, name: body.name, creation_date: now, revision_date: now };
       await db.transaction().execute(async (tx) => {
         await insertProject(tx, row);
         await touchSecretsManager(tx, organizationId);
-        if (caller.kind !== 'admin') {
+        if (standing.kind !== 'admin') {
           await insertCreatorPolicy(tx, {
             id: randomUUID(),
-            organization_user_id: caller.kind === 'member' ? caller.organizationUserId : null,
-            service_account_id: caller.kind === 'serviceAccount' ? caller.serviceAccountId : null,
+            organization_user_id: standing.kind === 'member' ? standing.organizationUserId : null,
+            service_account_id: standing.kind === 'serviceAccount' ? standing.serviceAccountId : null,
             group_id: null,
             granted_project_id: row.id,
             granted_service_account_id: null,
@@ -71,13 +70,13 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
             revision_date: now,
           });
         }
-        if (caller.kind === 'serviceAccount') await touchServiceAccounts(tx, [caller.serviceAccountId], now);
-        await audit.record(tx, client, projectEvent(caller, EventType.Project_Created, row));
+        if (standing.kind === 'serviceAccount') await touchServiceAccounts(tx, [standing.serviceAccountId], now);
+        await audit.record(tx, client, projectEvent(standing, EventType.Project_Created, row));
       });
       return toProjectResponse(row, ALL_RIGHTS);
     },
 
-    async update(principal: Principal, id: string, body: ProjectBody, client: ClientContext) {
+    async update({ principal, client }: SmCaller, id: string, body: ProjectBody) {
       const { project, access } = await projectWith(principal, id, 'write');
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
@@ -91,13 +90,13 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
     },
 
     /** Deletes the projects the caller may write; one result per id, as `bulkAccess` describes. */
-    async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
+    async delete({ principal, client }: SmCaller, ids: readonly string[]) {
       const wanted = mergedIds(ids);
       const projects = await projectsByIds(db, wanted);
       const bulk = await bulkAccess(db, principal, wanted, projects, (access, p) => projectRights(access, p.id));
       const doomed = bulk?.writable ?? [];
       if (bulk && doomed.length > 0) {
-        const { standing: caller } = bulk.access;
+        const { standing } = bulk.access;
         const ids = doomed.map((p) => p.id);
         const now = clock.now().toISOString();
         await db.transaction().execute(async (tx) => {
@@ -106,8 +105,8 @@ export function createProjectService(deps: { db: Db; clock: Clock; audit: AuditL
           // Its secrets lose their project: clients comparing revision dates must see them change.
           await touchSecretsOfProjects(tx, ids, now);
           await deleteProjects(tx, ids);
-          await touchSecretsManager(tx, caller.organizationId);
-          await audit.record(tx, client, doomed.map((p) => projectEvent(caller, EventType.Project_Deleted, p)));
+          await touchSecretsManager(tx, standing.organizationId);
+          await audit.record(tx, client, doomed.map((p) => projectEvent(standing, EventType.Project_Deleted, p)));
         });
       }
       return resultsPerId(wanted, doomed);

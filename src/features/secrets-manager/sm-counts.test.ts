@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENC, type Actor } from '../../../test/support/admin.js';
 import type { SymmetricKey } from '../../../test/support/bw-crypto.js';
 import { counting } from '../../../test/support/query-count.js';
-import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy, seedSecret, smActor, smOrg } from '../../../test/support/sm.js';
+import { createAccessToken, createMachineAccount, machineLogin, READ, seedPolicy, seedSecret, smActor, smCallerOf, smOrg } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import type { UserPrincipal } from '../../http/access.js';
 import { createAuditLog } from '../../platform/audit/audit-log.js';
@@ -110,7 +110,7 @@ describe('query counts', () => {
     const measure = async () => {
       const before = view.count();
       await sm.serviceAccounts.list(principal, orgId, true);
-      await sm.projects.list(principal, orgId);
+      await sm.projects.list(smCallerOf(principal), orgId);
       await sm.counts.organization(principal, orgId);
       return view.count() - before;
     };
