@@ -1,6 +1,5 @@
 import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, list, ListOf, normalizeGuid } from '../../http/schemas.js';
 import {
@@ -13,7 +12,7 @@ import {
   ServiceAccountResponse,
 } from './service-accounts.schemas.js';
 import type { ServiceAccountService } from './service-accounts.service.js';
-import { smPrincipal } from './sm-access.js';
+import { smCaller } from './sm-access.js';
 import { BulkDeleteResult, bulkResults, IdArrayBody, IdsObjectBody, OrganizationIdParams } from './sm-schemas.js';
 
 const tags = ['Machine accounts'];
@@ -59,40 +58,40 @@ export const serviceAccountRoutes: FastifyPluginAsyncTypebox<{ serviceAccounts: 
   app.get(
     base,
     { config, schema: { tags, ...docs.list, params: OrganizationIdParams, querystring: ServiceAccountListQuery, response: { 200: ListOf(ServiceAccountDetailsResponse) } } },
-    async (request) => list(await serviceAccounts.list(smPrincipal(request), normalizeGuid(request.params.organizationId), request.query.includeAccessToSecrets ?? false)),
+    async (request) => list(await serviceAccounts.list(smCaller(request), normalizeGuid(request.params.organizationId), request.query.includeAccessToSecrets ?? false)),
   );
 
   app.post(base, { config, schema: { tags, ...docs.create, params: OrganizationIdParams, body: ServiceAccountBody, response: { 200: ServiceAccountResponse } } }, async (request) =>
-    serviceAccounts.create(smPrincipal(request), normalizeGuid(request.params.organizationId), request.body, clientContext(request)),
+    serviceAccounts.create(smCaller(request), normalizeGuid(request.params.organizationId), request.body),
   );
 
   app.get('/service-accounts/:id', { config, schema: { tags, ...docs.get, params: IdParams, response: { 200: ServiceAccountResponse } } }, async (request) =>
-    serviceAccounts.get(smPrincipal(request), normalizeGuid(request.params.id)),
+    serviceAccounts.get(smCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.put('/service-accounts/:id', { config, schema: { tags, ...docs.update, params: IdParams, body: ServiceAccountBody, response: { 200: ServiceAccountResponse } } }, async (request) =>
-    serviceAccounts.update(smPrincipal(request), normalizeGuid(request.params.id), request.body),
+    serviceAccounts.update(smCaller(request), normalizeGuid(request.params.id), request.body),
   );
 
   app.post('/service-accounts/delete', { config: { ...config, callerLimit: 'bulk' }, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
-    bulkResults(await serviceAccounts.delete(smPrincipal(request), request.body, clientContext(request))),
+    bulkResults(await serviceAccounts.delete(smCaller(request), request.body)),
   );
 
   app.get('/service-accounts/:id/access-tokens', { config, schema: { tags, ...docs.listTokens, params: IdParams, response: { 200: ListOf(AccessTokenResponse) } } }, async (request) =>
-    list(await serviceAccounts.listTokens(smPrincipal(request), normalizeGuid(request.params.id))),
+    list(await serviceAccounts.listTokens(smCaller(request), normalizeGuid(request.params.id))),
   );
 
   app.post(
     '/service-accounts/:id/access-tokens',
     { config, schema: { tags, ...docs.createToken, params: IdParams, body: AccessTokenCreateBody, response: { 200: AccessTokenCreationResponse } } },
-    async (request) => serviceAccounts.createToken(smPrincipal(request), normalizeGuid(request.params.id), request.body),
+    async (request) => serviceAccounts.createToken(smCaller(request), normalizeGuid(request.params.id), request.body),
   );
 
   app.post(
     '/service-accounts/:id/access-tokens/revoke',
     { config, schema: { tags, ...docs.revokeTokens, params: IdParams, body: IdsObjectBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await serviceAccounts.revokeTokens(smPrincipal(request), normalizeGuid(request.params.id), request.body.ids);
+      await serviceAccounts.revokeTokens(smCaller(request), normalizeGuid(request.params.id), request.body.ids);
       return emptyOk(reply);
     },
   );

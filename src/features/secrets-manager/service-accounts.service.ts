@@ -4,7 +4,6 @@ import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { mergedIds } from '../../http/ids.js';
-import type { ClientContext } from '../../http/request-context.js';
 import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { insertCreatorPolicy } from './projects.repository.js';
@@ -30,7 +29,7 @@ import {
   type ServiceAccountBody,
   type ServiceAccountRow,
 } from './service-accounts.schemas.js';
-import { accessTo, actorOf, bulkAccess, requireSmStanding, type Rights, serviceAccountRights, type SmAccess, smAccessIn, type SmStanding } from './sm-access.js';
+import { accessTo, actorOf, bulkAccess, requireSmStanding, type Rights, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller, type SmStanding } from './sm-access.js';
 import { hashClientSecret, SECRETS_SCOPE } from './sm-identity.js';
 import { resultsPerId } from './sm-schemas.js';
 
@@ -52,8 +51,8 @@ export function generateClientSecret(): string {
 
 const PAST_EXPIRATION = 'Please select an expiration date that is in the future.';
 
-function accountEvent(caller: SmStanding, type: EventType, account: ServiceAccountRow): AuditEvent {
-  return { type, organizationId: account.organization_id, grantedServiceAccountId: account.id, ...actorOf(caller) };
+function accountEvent(standing: SmStanding, type: EventType, account: ServiceAccountRow): AuditEvent {
+  return { type, organizationId: account.organization_id, grantedServiceAccountId: account.id, ...actorOf(standing) };
 }
 
 export function createServiceAccountService(deps: { db: Db; clock: Clock; audit: AuditLog }) {
@@ -71,14 +70,14 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
   return {
     readable,
 
-    async list(principal: Principal, organizationId: string, includeAccessToSecrets: boolean) {
+    async list({ principal }: SmCaller, organizationId: string, includeAccessToSecrets: boolean) {
       const access = await smAccessIn(db, principal, organizationId);
       const accounts = (await serviceAccountsOfOrganization(db, organizationId)).filter((a) => serviceAccountRights(access, a.id).read);
       const reached = includeAccessToSecrets ? await secretsReachedBy(db, organizationId, accounts.map((a) => a.id)) : new Map<string, number>();
       return accounts.map((a) => toServiceAccountDetails(a, reached.get(a.id) ?? 0));
     },
 
-    async get(principal: Principal, id: string) {
+    async get({ principal }: SmCaller, id: string) {
       return toServiceAccountResponse((await readable(principal, id)).account);
     },
 
@@ -86,18 +85,18 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
      * Users create machine accounts, machine accounts do not. A member who is not an admin
      * receives the read+write people policy on it, or could not manage what they made.
      */
-    async create(principal: Principal, organizationId: string, body: ServiceAccountBody, client: ClientContext) {
-      const caller = await requireSmStanding(db, principal, organizationId);
-      if (caller.kind === 'serviceAccount') throw new NotFound();
+    async create({ principal, client }: SmCaller, organizationId: string, body: ServiceAccountBody) {
+      const standing = await requireSmStanding(db, principal, organizationId);
+      if (standing.kind === 'serviceAccount') throw new NotFound();
       const now = clock.now().toISOString();
       const row: ServiceAccountRow = { id: randomUUID(), organization_id: organizationId, name: body.name, creation_date: now, revision_date: now };
       await db.transaction().execute(async (tx) => {
         await insertServiceAccount(tx, row);
-        const events = [accountEvent(caller, EventType.ServiceAccount_Created, row)];
-        if (caller.kind === 'member') {
+        const events = [accountEvent(standing, EventType.ServiceAccount_Created, row)];
+        if (standing.kind === 'member') {
           await insertCreatorPolicy(tx, {
             id: randomUUID(),
-            organization_user_id: caller.organizationUserId,
+            organization_user_id: standing.organizationUserId,
             service_account_id: null,
             group_id: null,
             granted_project_id: null,
@@ -108,7 +107,7 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
             creation_date: now,
             revision_date: now,
           });
-          events.push({ ...accountEvent(caller, EventType.ServiceAccount_UserAdded, row), organizationUserId: caller.organizationUserId });
+          events.push({ ...accountEvent(standing, EventType.ServiceAccount_UserAdded, row), organizationUserId: standing.organizationUserId });
         }
         await audit.record(tx, client, events);
       });
@@ -116,7 +115,7 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
     },
 
     /** Renames; the official server records no event for it. */
-    async update(principal: Principal, id: string, body: ServiceAccountBody) {
+    async update({ principal }: SmCaller, id: string, body: ServiceAccountBody) {
       const { account } = await writable(principal, id);
       const now = clock.now().toISOString();
       await renameServiceAccount(db, account.id, body.name, now);
@@ -127,23 +126,23 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
      * Deletes the machine accounts the caller may write (with their tokens, which stop working
      * at once); one result per id, as `bulkAccess` describes. Machine accounts manage none.
      */
-    async delete(principal: Principal, ids: readonly string[], client: ClientContext) {
+    async delete({ principal, client }: SmCaller, ids: readonly string[]) {
       const wanted = mergedIds(ids);
       const accounts = await serviceAccountsByIds(db, wanted);
       // A machine account writes none (serviceAccountRights), so it deletes nothing.
       const bulk = await bulkAccess(db, principal, wanted, accounts, (access, a) => serviceAccountRights(access, a.id));
       const doomed = bulk?.writable ?? [];
       if (bulk && doomed.length > 0) {
-        const { standing: caller } = bulk.access;
+        const { standing } = bulk.access;
         await db.transaction().execute(async (tx) => {
           await deleteServiceAccounts(tx, doomed.map((a) => a.id));
-          await audit.record(tx, client, doomed.map((a) => accountEvent(caller, EventType.ServiceAccount_Deleted, a)));
+          await audit.record(tx, client, doomed.map((a) => accountEvent(standing, EventType.ServiceAccount_Deleted, a)));
         });
       }
       return resultsPerId(wanted, doomed);
     },
 
-    async listTokens(principal: Principal, id: string) {
+    async listTokens({ principal }: SmCaller, id: string) {
       const { account } = await readable(principal, id);
       return (await accessTokensOf(db, account.id)).map(toAccessTokenResponse);
     },
@@ -152,7 +151,7 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
      * Makes a token with a server-generated client secret, answered once and stored only as
      * its SHA-256 hash. The name, payload and key are the client's ciphertext.
      */
-    async createToken(principal: Principal, id: string, body: AccessTokenCreateBody) {
+    async createToken({ principal }: SmCaller, id: string, body: AccessTokenCreateBody) {
       const { account } = await writable(principal, id);
       const now = clock.now();
       let expireAt: string | null = null;
@@ -179,7 +178,7 @@ export function createServiceAccountService(deps: { db: Db; clock: Clock; audit:
     },
 
     /** Deletes the listed tokens of this machine account; ids of other tokens are ignored. */
-    async revokeTokens(principal: Principal, id: string, ids: readonly string[]) {
+    async revokeTokens({ principal }: SmCaller, id: string, ids: readonly string[]) {
       const { account } = await writable(principal, id);
       await revokeAccessTokens(db, account.id, mergedIds(ids));
     },

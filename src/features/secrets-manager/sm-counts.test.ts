@@ -109,7 +109,7 @@ describe('query counts', () => {
     const principal: UserPrincipal = { kind: 'user', userId: member.userId, email: '', securityStamp: '', deviceIdentifier: null, clientId: 'web', scopes: ['api'], amr: [] };
     const measure = async () => {
       const before = view.count();
-      await sm.serviceAccounts.list(principal, orgId, true);
+      await sm.serviceAccounts.list(smCallerOf(principal), orgId, true);
       await sm.projects.list(smCallerOf(principal), orgId);
       await sm.counts.organization(principal, orgId);
       return view.count() - before;
