@@ -1,6 +1,5 @@
 import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { IdParams, list, ListOf } from '../../http/schemas.js';
 import {
@@ -16,7 +15,7 @@ import {
   ServiceAccountPeopleResponse,
 } from './access-policies.schemas.js';
 import type { AccessPolicyService } from './access-policies.service.js';
-import { smPrincipal } from './sm-access.js';
+import { smCaller } from './sm-access.js';
 
 const tags = ['Access policies'];
 
@@ -76,60 +75,60 @@ export const accessPolicyRoutes: FastifyPluginAsyncTypebox<{ policies: AccessPol
   app.get(
     '/organizations/:id/access-policies/people/potential-grantees',
     { config, schema: { tags, ...docs.peopleGrantees, params: IdParams, response: { 200: ListOf(PotentialGranteeResponse) } } },
-    async (request) => list(await policies.peoplePotentialGrantees(smPrincipal(request), request.params.id)),
+    async (request) => list(await policies.peoplePotentialGrantees(smCaller(request), request.params.id)),
   );
   app.get(
     '/organizations/:id/access-policies/service-accounts/potential-grantees',
     { config, schema: { tags, ...docs.accountGrantees, params: IdParams, response: { 200: ListOf(PotentialGranteeResponse) } } },
-    async (request) => list(await policies.serviceAccountPotentialGrantees(smPrincipal(request), request.params.id)),
+    async (request) => list(await policies.serviceAccountPotentialGrantees(smCaller(request), request.params.id)),
   );
   app.get(
     '/organizations/:id/access-policies/projects/potential-grantees',
     { config, schema: { tags, ...docs.projectGrantees, params: IdParams, response: { 200: ListOf(PotentialGranteeResponse) } } },
-    async (request) => list(await policies.projectPotentialGrantees(smPrincipal(request), request.params.id)),
+    async (request) => list(await policies.projectPotentialGrantees(smCaller(request), request.params.id)),
   );
 
   app.get('/projects/:id/access-policies/people', { config, schema: { tags, ...docs.projectPeople, params: IdParams, response: { 200: ProjectPeopleResponse } } }, async (request) =>
-    policies.projectPeople(smPrincipal(request), request.params.id),
+    policies.projectPeople(smCaller(request), request.params.id),
   );
   app.put(
     '/projects/:id/access-policies/people',
     { config, schema: { tags, ...docs.replaceProjectPeople, params: IdParams, body: PeopleAccessPoliciesBody, response: { 200: ProjectPeopleResponse } } },
-    async (request) => policies.replaceProjectPeople(smPrincipal(request), request.params.id, request.body),
+    async (request) => policies.replaceProjectPeople(smCaller(request), request.params.id, request.body),
   );
 
   app.get(
     '/projects/:id/access-policies/service-accounts',
     { config, schema: { tags, ...docs.projectAccounts, params: IdParams, response: { 200: ProjectServiceAccountsResponse } } },
-    async (request) => policies.projectServiceAccounts(smPrincipal(request), request.params.id),
+    async (request) => policies.projectServiceAccounts(smCaller(request), request.params.id),
   );
   app.put(
     '/projects/:id/access-policies/service-accounts',
     { config, schema: { tags, ...docs.replaceProjectAccounts, params: IdParams, body: ProjectServiceAccountsBody, response: { 200: ProjectServiceAccountsResponse } } },
-    async (request) => policies.replaceProjectServiceAccounts(smPrincipal(request), request.params.id, request.body),
+    async (request) => policies.replaceProjectServiceAccounts(smCaller(request), request.params.id, request.body),
   );
 
   app.get(
     '/service-accounts/:id/access-policies/people',
     { config, schema: { tags, ...docs.accountPeople, params: IdParams, response: { 200: ServiceAccountPeopleResponse } } },
-    async (request) => policies.serviceAccountPeople(smPrincipal(request), request.params.id),
+    async (request) => policies.serviceAccountPeople(smCaller(request), request.params.id),
   );
   app.put(
     '/service-accounts/:id/access-policies/people',
     { config, schema: { tags, ...docs.replaceAccountPeople, params: IdParams, body: PeopleAccessPoliciesBody, response: { 200: ServiceAccountPeopleResponse } } },
-    async (request) => policies.replaceServiceAccountPeople(smPrincipal(request), clientContext(request), request.params.id, request.body),
+    async (request) => policies.replaceServiceAccountPeople(smCaller(request), request.params.id, request.body),
   );
 
   app.get('/service-accounts/:id/granted-policies', { config, schema: { tags, ...docs.granted, params: IdParams, response: { 200: GrantedPoliciesResponse } } }, async (request) =>
-    policies.serviceAccountGrantedPolicies(smPrincipal(request), request.params.id),
+    policies.serviceAccountGrantedPolicies(smCaller(request), request.params.id),
   );
   app.put(
     '/service-accounts/:id/granted-policies',
     { config, schema: { tags, ...docs.replaceGranted, params: IdParams, body: ServiceAccountGrantedPoliciesBody, response: { 200: GrantedPoliciesResponse } } },
-    async (request) => policies.replaceServiceAccountGrantedPolicies(smPrincipal(request), request.params.id, request.body),
+    async (request) => policies.replaceServiceAccountGrantedPolicies(smCaller(request), request.params.id, request.body),
   );
 
   app.get('/secrets/:secretId/access-policies', { config, schema: { tags, ...docs.secret, params: SecretIdParams, response: { 200: SecretAccessPoliciesResponse } } }, async (request) =>
-    policies.secretAccessPolicies(smPrincipal(request), request.params.secretId),
+    policies.secretAccessPolicies(smCaller(request), request.params.secretId),
   );
 };

@@ -2,7 +2,6 @@ import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { Principal } from '../../http/access.js';
 import { NotFound } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
 import { normalizeGuid } from '../../http/schemas.js';
 import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
@@ -28,7 +27,7 @@ import type {
 import { findProject } from './projects.repository.js';
 import { findSecret } from './secrets.repository.js';
 import { findServiceAccount } from './service-accounts.repository.js';
-import { actorOf, projectRights, secretRights, serviceAccountRights, type SmAccess, smAccessIn } from './sm-access.js';
+import { actorOf, projectRights, secretRights, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { touchServiceAccounts } from './sm-revisions.js';
 
 /** The user and group policies on a resource, as the web app lists them. */
@@ -145,24 +144,24 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
   }
 
   return {
-    async projectPeople(principal: Principal, projectId: string) {
+    async projectPeople({ principal }: SmCaller, projectId: string) {
       const { project, userId } = await writableProject(principal, projectId);
       return { object: 'projectPeopleAccessPolicies' as const, ...(await peopleOn(db, 'granted_project_id', project.id, userId)) };
     },
 
-    async replaceProjectPeople(principal: Principal, projectId: string, body: PeopleAccessPoliciesBody) {
+    async replaceProjectPeople({ principal }: SmCaller, projectId: string, body: PeopleAccessPoliciesBody) {
       const { project, userId } = await writableProject(principal, projectId);
       const now = clock.now().toISOString();
       await db.transaction().execute((tx) => replaceGrants(tx, { organizationId: project.organization_id, granted: 'granted_project_id', grantedId: project.id }, peopleLists(body), { rule: 'read', now }));
       return { object: 'projectPeopleAccessPolicies' as const, ...(await peopleOn(db, 'granted_project_id', project.id, userId)) };
     },
 
-    async projectServiceAccounts(principal: Principal, projectId: string) {
+    async projectServiceAccounts({ principal }: SmCaller, projectId: string) {
       const { project } = await writableProject(principal, projectId);
       return { object: 'ProjectServiceAccountsAccessPolicies' as const, serviceAccountAccessPolicies: await serviceAccountsOn(db, 'granted_project_id', project.id) };
     },
 
-    async replaceProjectServiceAccounts(principal: Principal, projectId: string, body: ProjectServiceAccountsBody) {
+    async replaceProjectServiceAccounts({ principal }: SmCaller, projectId: string, body: ProjectServiceAccountsBody) {
       const { project, access } = await writableProject(principal, projectId);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
@@ -178,12 +177,12 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
       return { object: 'ProjectServiceAccountsAccessPolicies' as const, serviceAccountAccessPolicies: await serviceAccountsOn(db, 'granted_project_id', project.id) };
     },
 
-    async serviceAccountPeople(principal: Principal, serviceAccountId: string) {
+    async serviceAccountPeople({ principal }: SmCaller, serviceAccountId: string) {
       const { serviceAccount, userId } = await writableServiceAccount(principal, serviceAccountId);
       return { object: 'serviceAccountAccessPolicies' as const, ...(await peopleOn(db, 'granted_service_account_id', serviceAccount.id, userId)) };
     },
 
-    async replaceServiceAccountPeople(principal: Principal, client: ClientContext, serviceAccountId: string, body: PeopleAccessPoliciesBody) {
+    async replaceServiceAccountPeople({ principal, client }: SmCaller, serviceAccountId: string, body: PeopleAccessPoliciesBody) {
       const { serviceAccount, access, userId } = await writableServiceAccount(principal, serviceAccountId);
       const now = clock.now().toISOString();
       const organizationId = serviceAccount.organization_id;
@@ -208,12 +207,12 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
       return { object: 'serviceAccountAccessPolicies' as const, ...(await peopleOn(db, 'granted_service_account_id', serviceAccount.id, userId)) };
     },
 
-    async serviceAccountGrantedPolicies(principal: Principal, serviceAccountId: string) {
+    async serviceAccountGrantedPolicies({ principal }: SmCaller, serviceAccountId: string) {
       const { serviceAccount, access } = await writableServiceAccount(principal, serviceAccountId);
       return grantedPolicies(access, serviceAccount.id);
     },
 
-    async replaceServiceAccountGrantedPolicies(principal: Principal, serviceAccountId: string, body: ServiceAccountGrantedPoliciesBody) {
+    async replaceServiceAccountGrantedPolicies({ principal }: SmCaller, serviceAccountId: string, body: ServiceAccountGrantedPoliciesBody) {
       const { serviceAccount, access } = await writableServiceAccount(principal, serviceAccountId);
       const projects = body.projectGrantedPolicyRequests.map((r) => ({ id: normalizeGuid(r.grantedId), read: r.read, write: r.write }));
       checkRequests('projectGrantedPolicyRequests', projects, 'read');
@@ -244,7 +243,7 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
       return grantedPolicies(access, serviceAccount.id);
     },
 
-    async secretAccessPolicies(principal: Principal, secretId: string) {
+    async secretAccessPolicies({ principal }: SmCaller, secretId: string) {
       const secret = await findSecret(db, normalizeGuid(secretId));
       if (!secret) throw new NotFound();
       const access = await smAccessIn(db, principal, secret.organization_id);
@@ -258,7 +257,7 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
     },
 
     /** Members with Secrets Manager access and the organization's groups, to people only. */
-    async peoplePotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
+    async peoplePotentialGrantees({ principal }: SmCaller, organizationId: string): Promise<PotentialGrantee[]> {
       const access = await smAccessIn(db, principal, normalizeGuid(organizationId));
       // A machine account manages no policies, so it may not enumerate the members and their emails.
       const { userId: currentUserId } = requireUser(access);
@@ -287,7 +286,7 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
     },
 
     /** The machine accounts the caller can write (and so grant access to). */
-    async serviceAccountPotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
+    async serviceAccountPotentialGrantees({ principal }: SmCaller, organizationId: string): Promise<PotentialGrantee[]> {
       const access = await smAccessIn(db, principal, normalizeGuid(organizationId));
       const ids = access.standing.kind === 'admin' ? 'all' : [...access.grants.serviceAccounts].filter(([id]) => serviceAccountRights(access, id).write).map(([id]) => id);
       const rows = await namedRowsOf(db, 'service_accounts', access.standing.organizationId, ids);
@@ -295,7 +294,7 @@ export function createAccessPolicyService({ db, clock, audit }: AccessPolicyServ
     },
 
     /** The projects the caller can write. */
-    async projectPotentialGrantees(principal: Principal, organizationId: string): Promise<PotentialGrantee[]> {
+    async projectPotentialGrantees({ principal }: SmCaller, organizationId: string): Promise<PotentialGrantee[]> {
       const access = await smAccessIn(db, principal, normalizeGuid(organizationId));
       const ids = access.standing.kind === 'admin' ? 'all' : [...access.grants.projects].filter(([, rights]) => rights.write).map(([id]) => id);
       const rows = await namedRowsOf(db, 'projects', access.standing.organizationId, ids);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENC, seedGroup, type Actor } from '../../../test/support/admin.js';
 import { counting } from '../../../test/support/query-count.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
-import { READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor } from '../../../test/support/sm.js';
+import { READ, READ_WRITE, seedMachineAccount, seedPolicy, seedProject, seedSecret, smActor, smCallerOf } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
@@ -430,8 +430,8 @@ describe('potential grantees', () => {
   it('answers 404 to a machine account asking for the members, and lists it no machine accounts', async () => {
     const machine = { kind: 'serviceAccount', serviceAccountId: account, organizationId: org, scopes: ['api.secrets'] } as never;
     const service = (await import('./access-policies.service.js')).createAccessPolicyService({ db: server.database.db, clock: { now: () => new Date() }, audit: { record: async () => undefined, recordReads: async () => undefined } });
-    await expect(service.peoplePotentialGrantees(machine, org)).rejects.toMatchObject({ statusCode: 404 });
-    expect(await service.serviceAccountPotentialGrantees(machine, org)).toEqual([]);
+    await expect(service.peoplePotentialGrantees(smCallerOf(machine), org)).rejects.toMatchObject({ statusCode: 404 });
+    expect(await service.serviceAccountPotentialGrantees(smCallerOf(machine), org)).toEqual([]);
   });
 
   it('answers 404 to members without Secrets Manager and to other organizations', async () => {
@@ -460,27 +460,27 @@ describe('who reaches the policy routes', () => {
     const service = createAccessPolicyService({ db: server.database.db, clock: { now: () => new Date() }, audit: { record: async () => undefined, recordReads: async () => undefined } });
     const principal = { kind: 'serviceAccount', serviceAccountId: account, organizationId: org, scopes: ['api.secrets'] } as never;
     await seedPolicy(server, { machineAccount: account }, { project }, READ_WRITE, at);
-    await expect(service.projectPeople(principal, project)).rejects.toMatchObject({ statusCode: 404 });
-    await expect(service.projectServiceAccounts(principal, project)).rejects.toMatchObject({ statusCode: 404 });
-    await expect(service.serviceAccountGrantedPolicies(principal, account)).rejects.toMatchObject({ statusCode: 404 });
-    await expect(service.replaceProjectPeople(principal, project, {})).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.projectPeople(smCallerOf(principal), project)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.projectServiceAccounts(smCallerOf(principal), project)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.serviceAccountGrantedPolicies(smCallerOf(principal), account)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.replaceProjectPeople(smCallerOf(principal), project, {})).rejects.toMatchObject({ statusCode: 404 });
     const access = await smAccessOf(server.database.db, await requireSmStanding(server.database.db, principal, org));
     const secret = await seedSecret(server, org, project, at);
     const none = { userAccessPolicyRequests: [], groupAccessPolicyRequests: [], serviceAccountAccessPolicyRequests: [] };
     await expect(server.database.db.transaction().execute(async (tx) => saveSecretAccessPolicies(tx, access, { id: secret, organizationId: org }, none, T0))).rejects.toMatchObject({
       statusCode: 404,
     });
-    await expect(service.secretAccessPolicies(principal, secret)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.secretAccessPolicies(smCallerOf(principal), secret)).rejects.toMatchObject({ statusCode: 404 });
     // Not even its own policies, nor those of the project it writes: a machine account manages no policies.
     const client = { ipAddress: null, deviceType: null, deviceIdentifier: null, clientVersion: null };
     const before = await server.database.db.selectFrom('access_policies').selectAll().orderBy('id').execute();
-    await expect(service.replaceProjectServiceAccounts(principal, project, { serviceAccountAccessPolicyRequests: [] })).rejects.toMatchObject({ statusCode: 404 });
-    await expect(service.serviceAccountPeople(principal, account)).rejects.toMatchObject({ statusCode: 404 });
-    await expect(service.replaceServiceAccountPeople(principal, client, account, {})).rejects.toMatchObject({ statusCode: 404 });
-    await expect(service.replaceServiceAccountGrantedPolicies(principal, account, { projectGrantedPolicyRequests: [] })).rejects.toMatchObject({ statusCode: 404 });
-    await expect(service.peoplePotentialGrantees(principal, org)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.replaceProjectServiceAccounts(smCallerOf(principal), project, { serviceAccountAccessPolicyRequests: [] })).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.serviceAccountPeople(smCallerOf(principal), account)).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.replaceServiceAccountPeople(smCallerOf(principal, client), account, {})).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.replaceServiceAccountGrantedPolicies(smCallerOf(principal), account, { projectGrantedPolicyRequests: [] })).rejects.toMatchObject({ statusCode: 404 });
+    await expect(service.peoplePotentialGrantees(smCallerOf(principal), org)).rejects.toMatchObject({ statusCode: 404 });
     expect(await server.database.db.selectFrom('access_policies').selectAll().orderBy('id').execute()).toEqual(before);
-    expect(await service.serviceAccountPotentialGrantees(principal, org)).toEqual([]);
+    expect(await service.serviceAccountPotentialGrantees(smCallerOf(principal), org)).toEqual([]);
   });
 
   it('answers 404 for the policies of a secret in the trash', async () => {
@@ -496,10 +496,10 @@ describe('query counts', () => {
     const { db, count } = counting(server.database.db);
     const service = (await import('./access-policies.service.js')).createAccessPolicyService({ db, clock: { now: () => new Date() }, audit: { record: async () => undefined, recordReads: async () => undefined } });
     const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
-    await service.projectPeople(principal, p);
+    await service.projectPeople(smCallerOf(principal), p);
     const few = count();
     for (let i = 0; i < 20; i++) await seedPolicy(server, { group: await seedGroup(server, org) }, { project: p }, READ_WRITE, at);
-    await service.projectPeople(principal, p);
+    await service.projectPeople(smCallerOf(principal), p);
     expect(count() - few).toBe(few);
   });
   it('replaces policies in the same number of queries for 2 grantees as for 30', async () => {
@@ -515,7 +515,7 @@ describe('query counts', () => {
       await seedPolicy(server, { group: groups[0] as string }, { project: p }, READ_WRITE, at);
       const { db, count } = counting(server.database.db);
       const service = createAccessPolicyService({ db, clock: { now: () => new Date() }, audit: { record: async () => undefined, recordReads: async () => undefined } });
-      await service.replaceProjectPeople(principal, p, { groupAccessPolicyRequests: groups.slice(0, n).map((id) => ({ granteeId: id, read: true, write: false })) });
+      await service.replaceProjectPeople(smCallerOf(principal), p, { groupAccessPolicyRequests: groups.slice(0, n).map((id) => ({ granteeId: id, read: true, write: false })) });
       counts.push(count());
     }
     expect(counts[1]).toBe(counts[0]);
