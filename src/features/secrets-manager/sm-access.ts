@@ -38,12 +38,6 @@ function union(a: Rights | undefined, b: Rights): Rights {
  */
 export type SmCaller = Caller<{ principal: Principal }>;
 
-/** The principal of a Secrets Manager route. */
-export function smPrincipal(request: FastifyRequest): Principal {
-  if (!request.principal) throw new Unauthorized();
-  return request.principal;
-}
-
 /** The caller of a Secrets Manager route. */
 export function smCaller(request: FastifyRequest): SmCaller {
   if (!request.principal) throw new Unauthorized();

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { normalizeGuid } from '../../http/schemas.js';
 import type { CountsService } from './sm-counts.service.js';
-import { smPrincipal } from './sm-access.js';
+import { smCaller } from './sm-access.js';
 import { OrganizationIdParams, ProjectIdParams, ServiceAccountIdParams } from './sm-schemas.js';
 
 const tags = ['Secrets Manager'];
@@ -39,16 +39,16 @@ export const smCountsRoutes: FastifyPluginAsyncTypebox<{ counts: CountsService }
   app.get(
     '/organizations/:organizationId/sm-counts',
     { config, schema: { tags, ...docs.organization, params: OrganizationIdParams, response: { 200: OrganizationCounts } } },
-    async (request) => counts.organization(smPrincipal(request), normalizeGuid(request.params.organizationId)),
+    async (request) => counts.organization(smCaller(request), normalizeGuid(request.params.organizationId)),
   );
 
   app.get('/projects/:projectId/sm-counts', { config, schema: { tags, ...docs.project, params: ProjectIdParams, response: { 200: ProjectCounts } } }, async (request) =>
-    counts.project(smPrincipal(request), normalizeGuid(request.params.projectId)),
+    counts.project(smCaller(request), normalizeGuid(request.params.projectId)),
   );
 
   app.get(
     '/service-accounts/:serviceAccountId/sm-counts',
     { config, schema: { tags, ...docs.serviceAccount, params: ServiceAccountIdParams, response: { 200: ServiceAccountCounts } } },
-    async (request) => counts.serviceAccount(smPrincipal(request), normalizeGuid(request.params.serviceAccountId)),
+    async (request) => counts.serviceAccount(smCaller(request), normalizeGuid(request.params.serviceAccountId)),
   );
 };

@@ -1,9 +1,8 @@
 import type { Db } from '../../db/database.js';
-import type { Principal } from '../../http/access.js';
 import { NotFound } from '../../http/errors.js';
 import type { ProjectService } from './projects.service.js';
 import type { ServiceAccountService } from './service-accounts.service.js';
-import { projectRights, secretRights, serviceAccountRights, type SmAccess, smAccessIn } from './sm-access.js';
+import { projectRights, secretRights, serviceAccountRights, type SmAccess, smAccessIn, type SmCaller } from './sm-access.js';
 import { organizationItems, projectItems, serviceAccountCounts } from './sm-counts.repository.js';
 
 /** Counts are for people managing Secrets Manager; machine accounts get 404, as officially. */
@@ -16,7 +15,7 @@ export function createCountsService(deps: { db: Db; projects: ProjectService; se
 
   return {
     /** What the caller can see: projects and machine accounts they read, secrets (not in the trash) they read. */
-    async organization(principal: Principal, organizationId: string) {
+    async organization({ principal }: SmCaller, organizationId: string) {
       const access = await smAccessIn(db, principal, organizationId);
       refuseMachines(access);
       const { projects, serviceAccounts, secrets } = await organizationItems(db, organizationId);
@@ -29,7 +28,7 @@ export function createCountsService(deps: { db: Db; projects: ProjectService; se
     },
 
     /** Secrets in the project for readers; people and machine accounts with access only for writers (0 otherwise), as officially. */
-    async project(principal: Principal, projectId: string) {
+    async project({ principal }: SmCaller, projectId: string) {
       const { project, access, rights } = await deps.projects.readable(principal, projectId);
       refuseMachines(access);
       const { secrets, policies } = await projectItems(db, project.id);
@@ -42,7 +41,7 @@ export function createCountsService(deps: { db: Db; projects: ProjectService; se
       };
     },
 
-    async serviceAccount(principal: Principal, serviceAccountId: string) {
+    async serviceAccount({ principal }: SmCaller, serviceAccountId: string) {
       const { account } = await deps.serviceAccounts.readable(principal, serviceAccountId);
       return { object: 'serviceAccountCounts' as const, ...(await serviceAccountCounts(db, account.id)) };
     },

@@ -111,7 +111,7 @@ describe('query counts', () => {
       const before = view.count();
       await sm.serviceAccounts.list(smCallerOf(principal), orgId, true);
       await sm.projects.list(smCallerOf(principal), orgId);
-      await sm.counts.organization(principal, orgId);
+      await sm.counts.organization(smCallerOf(principal), orgId);
       return view.count() - before;
     };
     const few = await measure();

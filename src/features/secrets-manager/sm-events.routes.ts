@@ -3,8 +3,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { Guid, list, ListOf, OrgIdParams } from '../../http/schemas.js';
-import { EventQuery, EventResponse, toEventResponse } from '../events/events.schemas.js';
-import { smPrincipal } from './sm-access.js';
+import { EventQuery, EventResponse } from '../events/events.schemas.js';
+import { smCaller } from './sm-access.js';
 import type { SmEventService } from './sm-events.service.js';
 
 const tags = ['Secrets Manager'];
@@ -36,20 +36,20 @@ const docs = {
 export const smEventRoutes: FastifyPluginAsyncTypebox<{ smEvents: SmEventService }> = async (app, { smEvents }) => {
   const config = { access: access.userOrServiceAccount };
   const response = { 200: ListOf(EventResponse) };
-  const asList = (page: Awaited<ReturnType<SmEventService['itemEvents']>>) => list(page.data.map(toEventResponse), page.continuationToken);
+  const asList = (page: Awaited<ReturnType<SmEventService['itemEvents']>>) => list(page.data, page.continuationToken);
 
   app.get('/organization/:orgId/secrets/:id/events', { config, schema: { tags, ...docs.secret, params: OrgIdParams, querystring: PageQuery, response } }, async (request) =>
-    asList(await smEvents.secretEvents(smPrincipal(request), request.params.orgId, request.params.id, request.query)),
+    asList(await smEvents.secretEvents(smCaller(request), request.params.orgId, request.params.id, request.query)),
   );
   app.get('/organization/:orgId/projects/:id/events', { config, schema: { tags, ...docs.project, params: OrgIdParams, querystring: PageQuery, response } }, async (request) =>
-    asList(await smEvents.itemEvents(smPrincipal(request), 'project', request.params.orgId, request.params.id, request.query)),
+    asList(await smEvents.itemEvents(smCaller(request), 'project', request.params.orgId, request.params.id, request.query)),
   );
   app.get('/organization/:orgId/service-account/:id/events', { config, schema: { tags, ...docs.account, params: OrgIdParams, querystring: PageQuery, response } }, async (request) =>
-    asList(await smEvents.itemEvents(smPrincipal(request), 'serviceAccount', request.params.orgId, request.params.id, request.query)),
+    asList(await smEvents.itemEvents(smCaller(request), 'serviceAccount', request.params.orgId, request.params.id, request.query)),
   );
   app.get(
     '/sm/events/service-accounts/:serviceAccountId',
     { config, schema: { tags, ...docs.accountOwn, params: Type.Object({ serviceAccountId: Guid }), querystring: PageQuery, response } },
-    async (request) => asList(await smEvents.machineAccountEvents(smPrincipal(request), request.params.serviceAccountId, request.query)),
+    async (request) => asList(await smEvents.machineAccountEvents(smCaller(request), request.params.serviceAccountId, request.query)),
   );
 };

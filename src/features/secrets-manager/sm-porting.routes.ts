@@ -2,7 +2,7 @@ import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse } from '../../http/schemas.js';
-import { smPrincipal } from './sm-access.js';
+import { smCaller } from './sm-access.js';
 import { ExportResponse, ImportBody, PortingParams } from './sm-porting.schemas.js';
 import type { SmPortingService } from './sm-porting.service.js';
 
@@ -26,10 +26,10 @@ const docs = {
 export const smPortingRoutes: FastifyPluginAsyncTypebox<{ porting: SmPortingService }> = async (app, { porting }) => {
   const config = { access: access.userOrServiceAccount };
   app.get('/sm/:organizationId/export', { config: { ...config, callerLimit: 'export' }, schema: { tags, ...docs.export, params: PortingParams, response: { 200: ExportResponse } } }, async (request) =>
-    porting.exportData(smPrincipal(request), request.params.organizationId),
+    porting.exportData(smCaller(request), request.params.organizationId),
   );
   app.post('/sm/:organizationId/import', { config: { ...config, bodySize: 'large', callerLimit: 'import' }, schema: { tags, ...docs.import, params: PortingParams, body: ImportBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await porting.importData(smPrincipal(request), request.params.organizationId, request.body);
+    await porting.importData(smCaller(request), request.params.organizationId, request.body);
     return emptyOk(reply);
   });
 };

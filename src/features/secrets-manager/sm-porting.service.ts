@@ -9,7 +9,7 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import { normalizeGuid } from '../../http/schemas.js';
 import { projectsOfOrganization } from './projects.repository.js';
 import { listSecrets } from './secrets.repository.js';
-import { requireSmStanding } from './sm-access.js';
+import { requireSmStanding, type SmCaller } from './sm-access.js';
 import { MAX_IMPORT_PROJECTS, MAX_IMPORT_SECRETS, type ImportBody } from './sm-porting.schemas.js';
 import { touchSecretsManager } from './sm-revisions.js';
 import { createWorkQueue, mapInSlices, yieldToLoop } from '../../shared/work-slices.js';
@@ -59,12 +59,12 @@ export function createSmPortingService({ db, clock }: { db: Db; clock: Clock }) 
   }
 
   async function requireAdmin(principal: Principal, organizationId: string): Promise<void> {
-    const caller = await requireSmStanding(db, principal, organizationId);
-    if (caller.kind !== 'admin') throw new NotFound();
+    const standing = await requireSmStanding(db, principal, organizationId);
+    if (standing.kind !== 'admin') throw new NotFound();
   }
 
   return {
-    async exportData(principal: Principal, rawOrganizationId: string) {
+    async exportData({ principal }: SmCaller, rawOrganizationId: string) {
       const organizationId = normalizeGuid(rawOrganizationId);
       await requireAdmin(principal, organizationId);
       const projects = await projectsOfOrganization(db, organizationId);
@@ -84,7 +84,7 @@ export function createSmPortingService({ db, clock }: { db: Db; clock: Clock }) 
      * hold the server for everyone else, and a failure part-way undoes what was written. One
      * caller's imports run one after another.
      */
-    async importData(principal: Principal, rawOrganizationId: string, body: ImportBody): Promise<void> {
+    async importData({ principal }: SmCaller, rawOrganizationId: string, body: ImportBody): Promise<void> {
       const organizationId = normalizeGuid(rawOrganizationId);
       await requireAdmin(principal, organizationId);
       const projects = body.projects ?? [];
@@ -116,8 +116,8 @@ export function createSmPortingService({ db, clock }: { db: Db; clock: Clock }) 
         creation_date: now,
         revision_date: now,
       }));
-      const caller = principal.kind === 'user' ? principal.userId : organizationId;
-      await queue(caller, () => write(organizationId, projectRows, secretRows));
+      const importer = principal.kind === 'user' ? principal.userId : organizationId;
+      await queue(importer, () => write(organizationId, projectRows, secretRows));
     },
   };
 }

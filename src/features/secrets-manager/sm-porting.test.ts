@@ -3,7 +3,7 @@ import { InsertQueryNode, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ENC, type Actor } from '../../../test/support/admin.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
-import { allowSecretsManager, seedSecret, smActor } from '../../../test/support/sm.js';
+import { allowSecretsManager, seedSecret, smActor, smCallerOf } from '../../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
 import { MAX_IMPORT_PROJECTS, MAX_IMPORT_SECRETS } from './sm-porting.schemas.js';
@@ -154,7 +154,7 @@ describe('POST /sm/{organizationId}/import and GET /sm/{organizationId}/export',
     };
     const service = createSmPortingService({ db: server.database.db.withPlugin(failing), clock: { now: () => new Date() } });
     const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
-    await expect(service.importData(principal, target, fullImport())).rejects.toThrow('disk full');
+    await expect(service.importData(smCallerOf(principal), target, fullImport())).rejects.toThrow('disk full');
     expect(secretInserts).toBe(3);
     expect(await contents(target)).toEqual({ projects: [], secrets: [] });
   });
@@ -172,7 +172,7 @@ describe('POST /sm/{organizationId}/import and GET /sm/{organizationId}/export',
     };
     const service = createSmPortingService({ db: server.database.db.withPlugin(failing), clock: { now: () => new Date() } });
     const principal = { kind: 'user', userId: owner.userId, scopes: ['api'] } as never;
-    await expect(service.importData(principal, target, fullImport())).rejects.toThrow('disk full');
+    await expect(service.importData(smCallerOf(principal), target, fullImport())).rejects.toThrow('disk full');
     expect(await contents(target)).toEqual({ projects: [], secrets: [] });
   });
 
@@ -188,7 +188,7 @@ describe('POST /sm/{organizationId}/import and GET /sm/{organizationId}/export',
       if (running) setImmediate(turn);
     };
     setImmediate(turn);
-    await service.importData(principal, target, fullImport());
+    await service.importData(smCallerOf(principal), target, fullImport());
     running = false;
     // At least one turn for each slice of 500 secrets.
     expect(turns).toBeGreaterThanOrEqual(MAX_IMPORT_SECRETS / 500);
