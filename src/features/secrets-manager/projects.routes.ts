@@ -5,7 +5,7 @@ import { IdParams, list, ListOf, normalizeGuid } from '../../http/schemas.js';
 import { ProjectBody, ProjectResponse } from './projects.schemas.js';
 import type { ProjectService } from './projects.service.js';
 import { smCaller } from './sm-access.js';
-import { BulkDeleteResult, bulkResults, IdArrayBody, OrganizationIdParams } from './sm-schemas.js';
+import { BulkDeleteResult, IdArrayBody, OrganizationIdParams } from './sm-schemas.js';
 
 const tags = ['Projects'];
 
@@ -54,6 +54,6 @@ export const projectRoutes: FastifyPluginAsyncTypebox<{ projects: ProjectService
   );
 
   app.post('/projects/delete', { config: { ...config, callerLimit: 'bulk' }, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
-    bulkResults(await projects.delete(smCaller(request), request.body)),
+    list(await projects.delete(smCaller(request), request.body)),
   );
 };

@@ -2,7 +2,7 @@ import { access } from '../../http/access.js';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { sendEncoded } from '../../http/serialization.js';
 import type { RouteDoc } from '../../http/route-docs.js';
-import { emptyOk, EmptyResponse, IdParams, ListOf, normalizeGuid } from '../../http/schemas.js';
+import { emptyOk, EmptyResponse, IdParams, list, ListOf, normalizeGuid } from '../../http/schemas.js';
 import {
   BaseSecretList,
   CreateSecretBody,
@@ -14,7 +14,7 @@ import {
 } from './secrets.schemas.js';
 import type { SecretService } from './secrets.service.js';
 import { smCaller } from './sm-access.js';
-import { BulkDeleteResult, bulkResults, IdArrayBody, IdsObjectBody, OrganizationIdParams, ProjectIdParams } from './sm-schemas.js';
+import { BulkDeleteResult, IdArrayBody, IdsObjectBody, OrganizationIdParams, ProjectIdParams } from './sm-schemas.js';
 
 const tags = ['Secrets'];
 
@@ -105,7 +105,7 @@ export const secretRoutes: FastifyPluginAsyncTypebox<{ secrets: SecretService }>
   );
 
   app.post('/secrets/delete', { config: { ...config, callerLimit: 'bulk' }, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
-    bulkResults(await secrets.delete(smCaller(request), request.body)),
+    list(await secrets.delete(smCaller(request), request.body)),
   );
 
   app.post('/secrets/get-by-ids', { config, schema: { tags, ...docs.getByIds, body: IdsObjectBody, response: { 200: BaseSecretList } } }, async (request, reply) =>

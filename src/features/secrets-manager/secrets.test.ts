@@ -535,10 +535,10 @@ describe('secrets over HTTP', () => {
       await expect(sm.update(smCallerOf(machine(reader, org), CLIENT), created.id, secretBody('x'))).rejects.toMatchObject({ statusCode: 404 });
       expect((await sm.update(smCallerOf(machine(writer, org), CLIENT), created.id, secretBody('y'))).value).toBe(enc('y-value'));
       expect(await sm.delete(smCallerOf(machine(reader, org), CLIENT), [created.id, notGranted])).toEqual([
-        { id: created.id, error: 'access denied' },
-        { id: notGranted, error: 'access denied' },
+        { object: 'BulkDeleteResponseModel', id: created.id, error: 'access denied' },
+        { object: 'BulkDeleteResponseModel', id: notGranted, error: 'access denied' },
       ]);
-      expect(await sm.delete(smCallerOf(machine(writer, org), CLIENT), [created.id])).toEqual([{ id: created.id, error: null }]);
+      expect(await sm.delete(smCallerOf(machine(writer, org), CLIENT), [created.id])).toEqual([{ object: 'BulkDeleteResponseModel', id: created.id, error: null }]);
     });
 
     it('records a repeated read of the same secrets as one event row naming the stored set, in one statement, and stores the set again after an hour', async () => {
@@ -578,7 +578,7 @@ describe('secrets over HTTP', () => {
       await expect(sm.get(smCallerOf(machine(foreign, otherOrg), CLIENT), granted)).rejects.toMatchObject({ statusCode: 404 });
       await expect(sm.list(smCallerOf(machine(foreign, otherOrg)), org)).rejects.toMatchObject({ statusCode: 404 });
       await expect(sm.sync(smCallerOf(machine(foreign, otherOrg), CLIENT), org, undefined)).rejects.toMatchObject({ statusCode: 404 });
-      expect(await sm.delete(smCallerOf(machine(foreign, otherOrg), CLIENT), [granted])).toEqual([{ id: granted, error: 'access denied' }]);
+      expect(await sm.delete(smCallerOf(machine(foreign, otherOrg), CLIENT), [granted])).toEqual([{ object: 'BulkDeleteResponseModel', id: granted, error: 'access denied' }]);
     });
   });
 

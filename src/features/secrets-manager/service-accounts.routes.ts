@@ -13,7 +13,7 @@ import {
 } from './service-accounts.schemas.js';
 import type { ServiceAccountService } from './service-accounts.service.js';
 import { smCaller } from './sm-access.js';
-import { BulkDeleteResult, bulkResults, IdArrayBody, IdsObjectBody, OrganizationIdParams } from './sm-schemas.js';
+import { BulkDeleteResult, IdArrayBody, IdsObjectBody, OrganizationIdParams } from './sm-schemas.js';
 
 const tags = ['Machine accounts'];
 
@@ -74,7 +74,7 @@ export const serviceAccountRoutes: FastifyPluginAsyncTypebox<{ serviceAccounts: 
   );
 
   app.post('/service-accounts/delete', { config: { ...config, callerLimit: 'bulk' }, schema: { tags, ...docs.delete, body: IdArrayBody, response: { 200: ListOf(BulkDeleteResult) } } }, async (request) =>
-    bulkResults(await serviceAccounts.delete(smCaller(request), request.body)),
+    list(await serviceAccounts.delete(smCaller(request), request.body)),
   );
 
   app.get('/service-accounts/:id/access-tokens', { config, schema: { tags, ...docs.listTokens, params: IdParams, response: { 200: ListOf(AccessTokenResponse) } } }, async (request) =>

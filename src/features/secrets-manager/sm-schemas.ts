@@ -1,5 +1,5 @@
-import { Type } from 'typebox';
-import { Guid, list } from '../../http/schemas.js';
+import { Type, type Static } from 'typebox';
+import { Guid } from '../../http/schemas.js';
 
 /** Path parameters of the Secrets Manager routes; a bare `{id}` is `IdParams` (src/http/schemas.ts). */
 export const OrganizationIdParams = Type.Object({ organizationId: Guid });
@@ -26,12 +26,8 @@ export const BulkDeleteResult = Type.Object({
 /** The official server's text for an id the caller may not act on. */
 export const ACCESS_DENIED = 'access denied';
 
-/** One answer per requested id: done, or "access denied" alike for every other reason. */
-export function resultsPerId(requested: readonly string[], done: readonly { id: string }[]): { id: string; error: string | null }[] {
+/** One answer per requested id, as a bulk call answers it: done, or "access denied" alike for every other reason. */
+export function resultsPerId(requested: readonly string[], done: readonly { id: string }[]): Static<typeof BulkDeleteResult>[] {
   const ids = new Set(done.map((row) => row.id));
-  return requested.map((id) => ({ id, error: ids.has(id) ? null : ACCESS_DENIED }));
-}
-
-export function bulkResults(results: readonly { id: string; error: string | null }[]) {
-  return list(results.map(({ id, error }) => ({ object: 'BulkDeleteResponseModel' as const, id, error })));
+  return requested.map((id) => ({ object: 'BulkDeleteResponseModel', id, error: ids.has(id) ? null : ACCESS_DENIED }));
 }
