@@ -136,5 +136,5 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<{ collections: Collecti
     return emptyOk(reply);
   });
 
-  registerOrgDeleteRoutes(app, { base, access: member.access, tags, docs: { one: docs.delete, many: docs.deleteMany }, remove: (membership, ids, client) => collections.delete(membership, ids, client) });
+  registerOrgDeleteRoutes(app, { base, access: member.access, tags, docs: { one: docs.delete, many: docs.deleteMany }, remove: ({ membership, client }, ids) => collections.delete(membership, ids, client) });
 };

@@ -123,5 +123,5 @@ export const groupRoutes: FastifyPluginAsyncTypebox<{ groups: GroupService; orgA
     });
   }
 
-  registerOrgDeleteRoutes(app, { base, access: manage.access, tags, docs: { one: docs.delete, many: docs.deleteMany }, remove: (membership, ids, client) => groups.delete(membership, ids, client) });
+  registerOrgDeleteRoutes(app, { base, access: manage.access, tags, docs: { one: docs.delete, many: docs.deleteMany }, remove: ({ membership, client }, ids) => groups.delete(membership, ids, client) });
 };

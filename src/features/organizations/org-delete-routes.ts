@@ -1,10 +1,9 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { AccessRule } from '../../http/access.js';
-import { clientContext, type ClientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { BulkIdsBody, emptyOk, EmptyResponse, OrgIdParams, OrgParams } from '../../http/schemas.js';
-import { membershipOf, type Membership } from '../../platform/access/org-access.js';
+import { memberCaller, type MemberCaller } from '../../platform/access/org-access.js';
 
 type TypeBoxApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -21,7 +20,7 @@ export function registerOrgDeleteRoutes(
     access: AccessRule;
     tags: string[];
     docs: { one: RouteDoc; many: RouteDoc };
-    remove: (membership: Membership, ids: string[], client: ClientContext) => Promise<void>;
+    remove: (caller: MemberCaller, ids: string[]) => Promise<void>;
   },
 ): void {
   const { base, access, tags, docs, remove } = opts;
@@ -36,7 +35,7 @@ export function registerOrgDeleteRoutes(
       config: { access },
       schema: { tags, ...(method === 'DELETE' ? docs.one : olderForm(docs.one, `DELETE ${path}/{id}`)), params: OrgIdParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await remove(membershipOf(request), [request.params.id], clientContext(request));
+        await remove(memberCaller(request), [request.params.id]);
         return emptyOk(reply);
       },
     });
@@ -51,7 +50,7 @@ export function registerOrgDeleteRoutes(
       config: { access },
       schema: { tags, ...(method === 'DELETE' ? docs.many : olderForm(docs.many, `DELETE ${path}`)), params: OrgParams, body: BulkIdsBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await remove(membershipOf(request), request.body.ids, clientContext(request));
+        await remove(memberCaller(request), request.body.ids);
         return emptyOk(reply);
       },
     });

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import type { Db } from '../../db/database.js';
+import type { MemberCaller } from '../../platform/access/org-access.js';
 import { NotFound } from '../../http/errors.js';
 import { Nullable } from '../../http/schemas.js';
 import { findOrganization } from '../../platform/access/memberships.js';
@@ -9,10 +10,11 @@ export const OrganizationKeysResponse = Type.Object({
   publicKey: Nullable(Type.String()),
   privateKey: Nullable(Type.String()),
 });
+export type OrganizationKeysResponse = Static<typeof OrganizationKeysResponse>;
 
 export const OrganizationPublicKeyResponse = Type.Object({ object: Type.Literal('organizationPublicKey'), publicKey: Nullable(Type.String()) });
 
-export function organizationKeysResponse(row: { public_key: string | null; private_key: string | null }): Static<typeof OrganizationKeysResponse> {
+export function organizationKeysResponse(row: { public_key: string | null; private_key: string | null }): OrganizationKeysResponse {
   return { object: 'organizationKeys', publicKey: row.public_key, privateKey: row.private_key };
 }
 
@@ -25,14 +27,14 @@ export function createOrganizationKeys(deps: { db: Db }) {
   const { db } = deps;
 
   return {
-    async get(organizationId: string) {
-      const org = await findOrganization(db, organizationId);
+    async get({ membership }: MemberCaller): Promise<OrganizationKeysResponse> {
+      const org = await findOrganization(db, membership.organizationId);
       if (!org) throw new NotFound();
       return organizationKeysResponse(org);
     },
 
-    async publicKey(organizationId: string): Promise<Static<typeof OrganizationPublicKeyResponse>> {
-      const org = await findOrganization(db, organizationId);
+    async publicKey({ membership }: MemberCaller): Promise<Static<typeof OrganizationPublicKeyResponse>> {
+      const org = await findOrganization(db, membership.organizationId);
       if (!org) throw new NotFound();
       return { object: 'organizationPublicKey', publicKey: org.public_key };
     },

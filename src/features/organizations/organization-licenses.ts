@@ -1,6 +1,8 @@
 import type { KeyObject } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
+import type { UserCaller } from '../../http/request-context.js';
+import type { MemberCaller } from '../../platform/access/org-access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { parsePublicKeyList } from '../../shared/public-keys.js';
 import { userPush } from '../../platform/push/push-messages.js';
@@ -9,8 +11,7 @@ import { checkFoundingKeys, foundOrganization } from './create-organization.js';
 import { replaceLicense } from './license-update.js';
 import { licenseTerms, verifyLicense, type LicenseDocument, type LicenseIssuer } from './licenses.js';
 import { findOrganizationByLicenseKey, updateOrganization } from './organizations.repository.js';
-import type { ApplyLicenseBody } from './organizations.schemas.js';
-import { flagsOf } from './organizations.schemas.js';
+import { flagsOf, toOrganizationResponse, type ApplyLicenseBody, type OrganizationResponse } from './organizations.schemas.js';
 import { type OrganizationRow, findOrganization } from '../../platform/access/memberships.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
 
@@ -35,8 +36,8 @@ export function createLicenseService(deps: {
     verifyLicense(text, { trusted: [await issuer.publicKey(), ...configured], now: clock.now(), installationId: deps.installationId });
 
   return {
-    async download(organizationId: string, installationId: string): Promise<LicenseDocument> {
-      const org = await findOrganization(db, organizationId);
+    async download({ membership }: MemberCaller, installationId: string): Promise<LicenseDocument> {
+      const org = await findOrganization(db, membership.organizationId);
       if (!org) throw new NotFound();
       let licenseKey = org.license_key;
       if (!licenseKey) {
@@ -48,7 +49,7 @@ export function createLicenseService(deps: {
       return issuer.issue(termsOf(org, licenseKey, installationId.toLowerCase(), expires));
     },
 
-    async apply(userId: string, body: ApplyLicenseBody): Promise<OrganizationRow> {
+    async apply({ userId }: UserCaller, body: ApplyLicenseBody): Promise<OrganizationResponse> {
       const license = await verify(body.license);
       checkFoundingKeys(body);
       if ((await findOrganization(db, license.id)) || (await findOrganizationByLicenseKey(db, license.licenseKey))) {
@@ -80,15 +81,15 @@ export function createLicenseService(deps: {
       );
       // The founder's apps fetch the new organization's key and reconnect as its owner.
       deps.pushes.send(userPush(PushType.SyncOrgKeys, userId, new Date(now)));
-      return org;
+      return toOrganizationResponse(org, { billing: true });
     },
 
     /**
      * Self-hosted: replaces the license of an existing organization (its owner uploads the
      * renewed file), after the same checks as a new one and the fit checks of replaceLicense.
      */
-    async update(organizationId: string, text: string): Promise<void> {
-      const org = await findOrganization(db, organizationId);
+    async update({ membership }: MemberCaller, text: string): Promise<void> {
+      const org = await findOrganization(db, membership.organizationId);
       if (!org) throw new NotFound();
       const license = await verify(text);
       await db.transaction().execute((tx) => replaceLicense(tx, org, license, clock.now().toISOString()));
@@ -99,7 +100,7 @@ export function createLicenseService(deps: {
      * organization's billing-sync connection. Strongroom has no cloud to reach, so no
      * organization ever has that connection: the official answer for a missing one, a 404.
      */
-    sync(): never {
+    sync(_caller: MemberCaller): never {
       throw new NotFound('Unable to get Cloud Billing Sync connection: this server has no connection to a cloud; upload the license file instead.');
     },
   };

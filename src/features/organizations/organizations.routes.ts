@@ -1,20 +1,15 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { Config } from '../../config/config.js';
-import { access, currentUser, type AccessRule } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { access, type AccessRule } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, ListOf, list } from '../../http/schemas.js';
 import { requireVariant } from '../../http/variant.js';
 import { LICENSE_MAX_BYTES, multipartLicenseBody } from './license-upload.js';
 import { LicenseDocument } from './licenses.js';
-import {
-  organizationKeysResponse,
-  OrganizationKeysResponse,
-  OrganizationPublicKeyResponse,
-  type OrganizationKeysService,
-} from './organization-keys.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
+import { OrganizationKeysResponse, OrganizationPublicKeyResponse, type OrganizationKeysService } from './organization-keys.js';
+import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
 import type { LicenseService } from './organization-licenses.js';
 import {
   ApiKeyBody,
@@ -33,7 +28,6 @@ import {
   SecretBody,
   SsoParams,
   StorageBody,
-  toOrganizationResponse,
   UpdateOrganizationBody,
 } from './organizations.schemas.js';
 import type { OrganizationService } from './organizations.service.js';
@@ -137,13 +131,13 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
   const user = { config: { access: access.user } };
 
   app.get('/organizations', { ...user, schema: { tags, ...docs.list, response: { 200: ListOf(ProfileOrganizationResponse) } } }, async (request) =>
-    list(await organizations.list(currentUser(request).userId)),
+    list(await organizations.list(userCaller(request))),
   );
 
   app.post(
     '/organizations',
     { config: { access: onlyOn('cloud', access.user) }, schema: { tags, ...docs.create, body: CreateOrganizationBody, response: { 200: OrganizationResponse } } },
-    async (request) => toOrganizationResponse(await organizations.create(currentUser(request).userId, request.body), { billing: true }),
+    async (request) => organizations.create(userCaller(request), request.body),
   );
 
   // The web vault posts to licenses/self-hosted (the official SelfHostedOrganizationLicensesController); license is this server's first path.
@@ -160,7 +154,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
         },
         preValidation: multipartLicenseBody,
       },
-      async (request) => toOrganizationResponse(await licenses.apply(currentUser(request).userId, request.body), { billing: true }),
+      async (request) => licenses.apply(userCaller(request), request.body),
     );
   }
 
@@ -172,7 +166,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
       preValidation: multipartLicenseBody,
     },
     async (request, reply) => {
-      await licenses.update(membershipOf(request).organizationId, request.body.license);
+      await licenses.update(memberCaller(request), request.body.license);
       return emptyOk(reply);
     },
   );
@@ -180,7 +174,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
   app.post(
     '/organizations/licenses/self-hosted/:id/sync',
     { config: { access: onlyOn('selfhosted', orgAccess.owner('id')) }, schema: { tags, ...docs.syncLicense, params: IdParams, response: { 200: EmptyResponse } } },
-    () => licenses.sync(),
+    (request) => licenses.sync(memberCaller(request)),
   );
 
   app.get(
@@ -195,7 +189,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: OrganizationKeysResponse },
       },
     },
-    async (request) => keys.get(membershipOf(request).organizationId),
+    async (request) => keys.get(memberCaller(request)),
   );
 
   app.get(
@@ -210,7 +204,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: OrganizationPublicKeyResponse },
       },
     },
-    async (request) => keys.publicKey(membershipOf(request).organizationId),
+    async (request) => keys.publicKey(memberCaller(request)),
   );
 
   app.post(
@@ -227,13 +221,12 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
         response: { 200: OrganizationKeysResponse },
       },
     },
-    async (request) => organizationKeysResponse(await organizations.setKeysOnce(membershipOf(request), request.body, clientContext(request))),
+    async (request) => organizations.setKeysOnce(memberCaller(request), request.body),
   );
 
-  app.get('/organizations/:id', { ...member, schema: { tags, ...docs.get, params: IdParams, response: { 200: OrganizationResponse } } }, async (request) => {
-    const { org, billing } = await organizations.get(membershipOf(request));
-    return toOrganizationResponse(org, { billing });
-  });
+  app.get('/organizations/:id', { ...member, schema: { tags, ...docs.get, params: IdParams, response: { 200: OrganizationResponse } } }, async (request) =>
+    organizations.get(memberCaller(request)),
+  );
 
   // POST is the official deprecated alias of PUT.
   for (const method of ['PUT', 'POST'] as const) {
@@ -242,19 +235,18 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
       url: '/organizations/:id',
       config: { access: orgAccess.right('manageOrganization', 'id') },
       schema: { tags, ...(method === 'PUT' ? docs.update : olderForm(docs.update, 'PUT /organizations/{id}')), params: IdParams, body: UpdateOrganizationBody, response: { 200: OrganizationResponse } },
-      handler: async (request) =>
-        toOrganizationResponse(await organizations.update(membershipOf(request), request.body, clientContext(request)), { billing: true }),
+      handler: async (request) => organizations.update(memberCaller(request), request.body),
     });
   }
 
   app.put(
     '/organizations/:id/collection-management',
     { config: { access: orgAccess.owner('id') }, schema: { tags, ...docs.collectionManagement, params: IdParams, body: CollectionManagementBody, response: { 200: OrganizationResponse } } },
-    async (request) => toOrganizationResponse(await organizations.updateCollectionManagement(membershipOf(request), request.body, clientContext(request)), { billing: true }),
+    async (request) => organizations.updateCollectionManagement(memberCaller(request), request.body),
   );
 
   app.post('/organizations/:id/leave', { ...member, schema: { tags, ...docs.leave, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await organizations.leave(membershipOf(request), clientContext(request));
+    await organizations.leave(memberCaller(request));
     return emptyOk(reply);
   });
 
@@ -268,7 +260,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
       config: { access: orgAccess.right('deleteOrganization', 'id') },
       schema: { tags, ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /organizations/{id}')), params: IdParams, body: SecretBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await organizations.delete(membershipOf(request), request.body);
+        await organizations.delete(memberCaller(request), request.body);
         return emptyOk(reply);
       },
     });
@@ -279,26 +271,22 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
     ['/organizations/:id/rotate-api-key', true],
   ] as const) {
     // Owners for the default key, manageScim for the SCIM key: the service checks the one the body names.
-    app.post(url, { config: { access: orgAccess.anyRight(['manageApiKey', 'manageScim'], 'id') }, schema: { tags, ...(rotate ? docs.rotateApiKey : docs.apiKey), params: IdParams, body: ApiKeyBody, response: { 200: ApiKeyResponse } } }, async (request) => ({
-      object: 'apiKey' as const,
-      ...(await organizations.apiKey(membershipOf(request), request.body, rotate)),
-    }));
+    app.post(url, { config: { access: orgAccess.anyRight(['manageApiKey', 'manageScim'], 'id') }, schema: { tags, ...(rotate ? docs.rotateApiKey : docs.apiKey), params: IdParams, body: ApiKeyBody, response: { 200: ApiKeyResponse } } }, async (request) =>
+      organizations.apiKey(memberCaller(request), request.body, rotate),
+    );
   }
 
   app.get(
     '/organizations/:id/auto-enroll-status',
     { ...user, schema: { tags, ...docs.autoEnrollStatus, params: IdentifierParams, response: { 200: AutoEnrollStatusResponse } } },
-    async (request) => ({
-      object: 'organizationAutoEnrollStatus' as const,
-      ...(await organizations.autoEnrollStatus(currentUser(request).userId, request.params.id)),
-    }),
+    async (request) => organizations.autoEnrollStatus(userCaller(request), request.params.id),
   );
 
   app.delete(
     '/accounts/sso/:organizationId',
     { ...user, schema: { tags, ...docs.unlinkSso, params: SsoParams, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await organizations.unlinkSso(currentUser(request).userId, request.params.organizationId, clientContext(request));
+      await organizations.unlinkSso(userCaller(request), request.params.organizationId);
       return emptyOk(reply);
     },
   );
@@ -309,10 +297,7 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
       config: { access: onlyOn('cloud', orgAccess.right('editSubscription', 'id')) },
       schema: { tags, ...docs.storage, params: IdParams, body: StorageBody, response: { 200: PaymentResponse } },
     },
-    async (request) => {
-      await organizations.adjustStorage(membershipOf(request), request.body.storageGbAdjustment, clientContext(request));
-      return { object: 'payment' as const, success: true, paymentIntentClientSecret: null };
-    },
+    async (request) => organizations.adjustStorage(memberCaller(request), request.body.storageGbAdjustment),
   );
 
   app.get(
@@ -321,6 +306,6 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
       config: { access: onlyOn('cloud', orgAccess.right('editSubscription', 'id')) },
       schema: { tags, ...docs.downloadLicense, params: IdParams, querystring: LicenseQuery, response: { 200: LicenseDocument } },
     },
-    async (request) => licenses.download(membershipOf(request).organizationId, request.query.installationId),
+    async (request) => licenses.download(memberCaller(request), request.query.installationId),
   );
 };

@@ -94,18 +94,21 @@ export const IdentifierParams = Type.Object({ id: Type.String({ minLength: 1, ma
 export const SsoParams = Type.Object({ organizationId: Type.String({ minLength: 1, maxLength: 50 }) });
 
 export const ApiKeyResponse = Type.Object({ object: Type.Literal('apiKey'), apiKey: Type.String(), revisionDate: Type.String() });
+export type ApiKeyResponse = Static<typeof ApiKeyResponse>;
 
 export const AutoEnrollStatusResponse = Type.Object({
   object: Type.Literal('organizationAutoEnrollStatus'),
   id: Type.String(),
   resetPasswordEnabled: Type.Boolean(),
 });
+export type AutoEnrollStatusResponse = Static<typeof AutoEnrollStatusResponse>;
 
 export const PaymentResponse = Type.Object({
   object: Type.Literal('payment'),
   success: Type.Boolean(),
   paymentIntentClientSecret: Type.Null(),
 });
+export type PaymentResponse = Static<typeof PaymentResponse>;
 
 const FLAG_NAMES = [...FEATURE_FLAGS, 'usePasswordManager'] as const;
 type FlagName = (typeof FLAG_NAMES)[number];

@@ -3,7 +3,7 @@ import type { Static } from 'typebox';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { UserCaller } from '../../http/request-context.js';
 import type { FileStore } from '../../platform/storage/file-store.js';
 import { fileFoldersOf, removeFolders } from '../../platform/storage/orphans.js';
 import { verifyMasterPassword } from '../../platform/auth/secret-verification.js';
@@ -16,9 +16,22 @@ import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
-import { actingOf, type Membership } from '../../platform/access/org-access.js';
+import { organizationKeysResponse, type OrganizationKeysResponse } from './organization-keys.js';
+import { actingOf, type MemberCaller } from '../../platform/access/org-access.js';
 import { deleteOrganization, findApiKey, findOrganizationByIdentifier, identifierTaken, insertApiKey, updateApiKey, updateOrganization } from './organizations.repository.js';
-import type { ApiKeyBody, CollectionManagementBody, CreateOrganizationBody, OrganizationKeys, SecretBody, UpdateOrganizationBody } from './organizations.schemas.js';
+import {
+  toOrganizationResponse,
+  type ApiKeyBody,
+  type ApiKeyResponse,
+  type AutoEnrollStatusResponse,
+  type CollectionManagementBody,
+  type CreateOrganizationBody,
+  type OrganizationKeys,
+  type OrganizationResponse,
+  type PaymentResponse,
+  type SecretBody,
+  type UpdateOrganizationBody,
+} from './organizations.schemas.js';
 import { planFeatures, ProductTierType } from './plans.js';
 import { profileOrganizations } from './profile-organizations.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
@@ -92,7 +105,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
   const verifySecret = (userId: string, body: SecretBody, field: string, message: string) => verifyMasterPassword(db, deps.hasher, userId, body, () => BadRequest.field(field, message));
 
   return {
-    async create(userId: string, body: CreateOrganizationBody): Promise<OrganizationRow> {
+    async create({ userId }: UserCaller, body: CreateOrganizationBody): Promise<OrganizationResponse> {
       const plan = planFeatures(body.planType);
       if (!plan) throw BadRequest.field('planType', `Unknown plan type ${body.planType}.`);
       checkFoundingKeys(body);
@@ -126,16 +139,20 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
       );
       // The founder's apps fetch the new organization's key and reconnect as its owner.
       deps.pushes.send(userPush(PushType.SyncOrgKeys, userId, new Date(now)));
-      return org;
+      return toOrganizationResponse(org, { billing: true });
     },
 
-    async get(membership: Membership): Promise<{ org: OrganizationRow; billing: boolean }> {
-      return { org: await organizationOf(membership.organizationId), billing: membership.rights.has('manageOrganization') };
+    /** Billing details go only to members who manage the organization. */
+    async get({ membership }: MemberCaller): Promise<OrganizationResponse> {
+      return toOrganizationResponse(await organizationOf(membership.organizationId), { billing: membership.rights.has('manageOrganization') });
     },
 
-    list: (userId: string) => profileOrganizations(db, userId),
+    list: ({ userId }: UserCaller) => profileOrganizations(db, userId),
 
-    async update(membership: Membership, body: UpdateOrganizationBody, client: ClientContext): Promise<OrganizationRow> {
+    /** The same list read by plain id, for the account routes' profile, which reads it beside the user. */
+    profileOf: (userId: string) => profileOrganizations(db, userId),
+
+    async update({ membership, client }: MemberCaller, body: UpdateOrganizationBody): Promise<OrganizationResponse> {
       const org = await organizationOf(membership.organizationId);
       const billingEmail = body.billingEmail?.trim().toLowerCase();
       if (billingEmail !== undefined && billingEmail !== org.billing_email && !membership.rights.has('editSubscription')) {
@@ -157,7 +174,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
         if (body.keys) await storeKeysOnce(tx, org.id, body.keys, now);
         await audit.record(tx, client, { type: EventType.Organization_Updated, organizationId: org.id, actingUserId: membership.userId });
       });
-      return organizationOf(org.id);
+      return toOrganizationResponse(await organizationOf(org.id), { billing: true });
     },
 
     /**
@@ -165,7 +182,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
      * collections and items, and whether owners and admins reach every item. Item rights in
      * members' syncs follow these, so every confirmed member syncs again.
      */
-    async updateCollectionManagement(membership: Membership, settings: CollectionManagementBody, client: ClientContext): Promise<OrganizationRow> {
+    async updateCollectionManagement({ membership, client }: MemberCaller, settings: CollectionManagementBody): Promise<OrganizationResponse> {
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         await updateOrganization(tx, membership.organizationId, {
@@ -178,20 +195,20 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
         await touchOrganizationMembers(tx, [membership.organizationId], now);
         await audit.record(tx, client, { type: EventType.Organization_CollectionManagement_Updated, organizationId: membership.organizationId, ...actingOf(membership) });
       });
-      return organizationOf(membership.organizationId);
+      return toOrganizationResponse(await organizationOf(membership.organizationId), { billing: true });
     },
 
     /** `POST /organizations/:id/keys`: the pair of an organization that has none; 400 otherwise. */
-    async setKeysOnce(membership: Membership, keys: Static<typeof OrganizationKeys>, client: ClientContext): Promise<OrganizationRow> {
+    async setKeysOnce({ membership, client }: MemberCaller, keys: Static<typeof OrganizationKeys>): Promise<OrganizationKeysResponse> {
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         if (!(await storeKeysOnce(tx, membership.organizationId, keys, now))) throw new BadRequest('Organization Keys already exist');
         await audit.record(tx, client, { type: EventType.Organization_Updated, organizationId: membership.organizationId, actingUserId: membership.userId });
       });
-      return organizationOf(membership.organizationId);
+      return organizationKeysResponse(await organizationOf(membership.organizationId));
     },
 
-    async leave(membership: Membership, client: ClientContext): Promise<void> {
+    async leave({ membership, client }: MemberCaller): Promise<void> {
       const org = await organizationOf(membership.organizationId);
       const user = await findUserById(db, membership.userId);
       if (!user) throw new NotFound();
@@ -218,7 +235,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
       deps.pushes.send(userPush(PushType.SyncOrgKeys, membership.userId, new Date(now)));
     },
 
-    async delete(membership: Membership, body: SecretBody): Promise<void> {
+    async delete({ membership }: MemberCaller, body: SecretBody): Promise<void> {
       await verifySecret(membership.userId, body, 'secret', 'User verification failed.');
       await remove(membership.organizationId);
     },
@@ -243,7 +260,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
     },
 
     /** Reads (creating it when missing) or rotates an organization API key. */
-    async apiKey(membership: Membership, body: ApiKeyBody, rotate: boolean): Promise<{ apiKey: string; revisionDate: string }> {
+    async apiKey({ membership }: MemberCaller, body: ApiKeyBody, rotate: boolean): Promise<ApiKeyResponse> {
       const type: OrganizationApiKeyType = body.type ?? OrganizationApiKeyType.Default;
       const right = type === OrganizationApiKeyType.Scim ? 'manageScim' : 'manageApiKey';
       if (!membership.rights.has(right)) throw new Forbidden('You do not have permission to do this.');
@@ -261,24 +278,24 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
         key = await findApiKey(db, org.id, type);
         if (!key) throw new Error('organization API key vanished after insert');
       }
-      if (!rotate) return { apiKey: key.api_key, revisionDate: key.revision_date };
+      if (!rotate) return { object: 'apiKey', apiKey: key.api_key, revisionDate: key.revision_date };
       const apiKey = randomApiKey();
       await updateApiKey(db, key.id, apiKey, now);
-      return { apiKey, revisionDate: now };
+      return { object: 'apiKey', apiKey, revisionDate: now };
     },
 
     /** Whether members of the organization (by SSO identifier or id) are enrolled in account recovery automatically. */
-    async autoEnrollStatus(userId: string, identifier: string): Promise<{ id: string; resetPasswordEnabled: boolean }> {
+    async autoEnrollStatus({ userId }: UserCaller, identifier: string): Promise<AutoEnrollStatusResponse> {
       const org = await findOrganizationByIdentifier(db, identifier);
       if (!org || !(await findMembershipOfUser(db, org.id, userId))) throw new NotFound();
-      return { id: org.id, resetPasswordEnabled: autoEnrollsInRecovery(await findPolicy(db, org.id, PolicyType.ResetPassword)) };
+      return { object: 'organizationAutoEnrollStatus', id: org.id, resetPasswordEnabled: autoEnrollsInRecovery(await findPolicy(db, org.id, PolicyType.ResetPassword)) };
     },
 
     /**
      * Removes the caller's SSO link to the organization. No SSO links are stored yet, so this
      * only checks membership and records the event, as the official server does.
      */
-    async unlinkSso(userId: string, organizationId: string, client: ClientContext): Promise<void> {
+    async unlinkSso({ userId, client }: UserCaller, organizationId: string): Promise<void> {
       const membership = await findMembershipOfUser(db, organizationId.toLowerCase(), userId);
       if (!membership) throw new NotFound();
       await audit.record(db, client, {
@@ -290,7 +307,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
       });
     },
 
-    async adjustStorage(membership: Membership, adjustmentGb: number, client: ClientContext): Promise<void> {
+    async adjustStorage({ membership, client }: MemberCaller, adjustmentGb: number): Promise<PaymentResponse> {
       const org = await organizationOf(membership.organizationId);
       const base = planFeatures(org.plan_type)?.maxStorageGb ?? null;
       if (base === null) throw new BadRequest('Plan does not allow additional storage.');
@@ -308,6 +325,8 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
         await updateOrganization(tx, org.id, { max_storage_gb: next, revision_date: clock.now().toISOString() });
         await audit.record(tx, client, { type: EventType.Organization_Updated, organizationId: org.id, ...actingOf(membership) });
       });
+      // No payment is taken here: the answer says it went through, with no intent for the client to confirm.
+      return { object: 'payment', success: true, paymentIntentClientSecret: null };
     },
   };
 }

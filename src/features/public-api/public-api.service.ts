@@ -278,7 +278,7 @@ export function createPublicApiService(deps: PublicApiDeps) {
 
     async updateSubscription(caller: PublicCaller, body: Parameters<typeof subscriptions.update>[1]) {
       requireCloud(deps.config);
-      return subscriptions.update(await actorFor(caller), body, caller.client);
+      return subscriptions.update(await memberActor(caller), body);
     },
   };
 }

@@ -1,10 +1,9 @@
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { actingOf, type Membership } from '../../platform/access/org-access.js';
+import { actingOf, type MemberCaller } from '../../platform/access/org-access.js';
 import { updateOrganization } from '../organizations/organizations.repository.js';
 import type { OrganizationService } from '../organizations/organizations.service.js';
 import { planFeatures } from '../organizations/plans.js';
@@ -44,7 +43,8 @@ export function createSubscriptions(deps: { db: Db; clock: Clock; audit: AuditLo
       return details(await organizationOrThrow(organizationId));
     },
 
-    async update(actor: Membership, body: SubscriptionBody, client: ClientContext): Promise<SubscriptionResponse> {
+    async update(caller: MemberCaller, body: SubscriptionBody): Promise<SubscriptionResponse> {
+      const { membership: actor, client } = caller;
       const pm = body.passwordManager;
       const sm = body.secretsManager;
       if (!pm && !sm) throw new BadRequest('At least one of PasswordManager or SecretsManager must be provided.', { '': ['At least one of PasswordManager or SecretsManager must be provided.'] });
@@ -77,7 +77,7 @@ export function createSubscriptions(deps: { db: Db; clock: Clock; audit: AuditLo
         const current = org.max_storage_gb ?? plan?.maxStorageGb ?? 0;
         const adjustment = pm.storage - current;
         // The organization service checks the plan's storage rules and records the event.
-        if (adjustment !== 0) await renamingField('storageGbAdjustment', 'passwordManager.storage', () => deps.organizations.adjustStorage(actor, adjustment, client));
+        if (adjustment !== 0) await renamingField('storageGbAdjustment', 'passwordManager.storage', () => deps.organizations.adjustStorage(caller, adjustment));
       }
       if (Object.keys(changes).length > 0) {
         await db.transaction().execute(async (tx) => {
