@@ -1,4 +1,4 @@
-import { actingOf } from '../../platform/access/org-access.js';
+import { actingOf, type MemberCaller } from '../../platform/access/org-access.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
@@ -8,7 +8,7 @@ import { EventType } from '../../platform/audit/event-type.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
-import { joinPolicyError, lockOrganization, type Actor } from './member-rules.js';
+import { joinPolicyError, lockOrganization } from './member-rules.js';
 import { findMembers, updateMember, type MemberRow } from './members.repository.js';
 import { touchAccountRevisions } from '../../platform/auth/users.repository.js';
 import { bulkResult, type BulkResult } from './members.schemas.js';
@@ -36,7 +36,7 @@ export function createConfirmMembers({ db, clock, audit, pushes }: { db: Db; clo
    * Checks and writes in one transaction under the organization lock the other member commands
    * take, so two confirmations of one member (or a confirmation racing a revoke) cannot both pass.
    */
-  async function confirmMany(actor: Actor, organizationId: string, keys: readonly { id: string; key: string }[], defaultCollectionName?: string | null): Promise<BulkResult[]> {
+  async function confirmMany(actor: MemberCaller, organizationId: string, keys: readonly { id: string; key: string }[], defaultCollectionName?: string | null): Promise<BulkResult[]> {
     const { results, changed } = await db.transaction().execute(async (tx) => {
       await lockOrganization(tx, organizationId);
       const org = await findOrganization(tx, organizationId);
@@ -84,7 +84,7 @@ export function createConfirmMembers({ db, clock, audit, pushes }: { db: Db; clo
   }
 
   return {
-    async confirm(actor: Actor, organizationId: string, id: string, key: string, defaultCollectionName?: string | null): Promise<void> {
+    async confirm(actor: MemberCaller, organizationId: string, id: string, key: string, defaultCollectionName?: string | null): Promise<void> {
       const [member] = await findMembers(db, organizationId, [id]);
       if (!member) throw new NotFound();
       const status = statusError(member);

@@ -1,12 +1,11 @@
-import { actingOf } from '../../platform/access/org-access.js';
+import { actingOf, type MemberCaller } from '../../platform/access/org-access.js';
 import { randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { OrganizationUsersTable } from '../../db/schema.js';
 import { isUniqueViolation } from '../../db/dialect.js';
-import type { UserPrincipal } from '../../http/access.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { UserCaller } from '../../http/request-context.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { findUserByEmail, findUserById, touchAccountRevision } from '../../platform/auth/users.repository.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
@@ -21,7 +20,7 @@ import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
-import { assertCanManage, joinPolicyError, lockOrganization, seatError, smSeatError, validateAssignment, type Actor } from './member-rules.js';
+import { assertCanManage, joinPolicyError, lockOrganization, seatError, smSeatError, validateAssignment } from './member-rules.js';
 import {
   findMember,
   findMemberById,
@@ -87,7 +86,7 @@ export function createInviteMembers(deps: InviteDeps) {
     }
   }
 
-  async function reinviteMembers(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
+  async function reinviteMembers(actor: MemberCaller, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
     const org = await organizationOrThrow(db, organizationId);
     const found = new Map((await findMembers(db, organizationId, ids.map((id) => id.toLowerCase()))).map((m) => [m.id, m]));
     const results: BulkResult[] = [];
@@ -112,7 +111,7 @@ export function createInviteMembers(deps: InviteDeps) {
      * invitations after commit; answers the new memberships' ids. `externalId` (the public API's)
      * is set on each new membership.
      */
-    async invite(actor: Actor, organizationId: string, body: InviteBody & { externalId?: string | null }): Promise<string[]> {
+    async invite(actor: MemberCaller, organizationId: string, body: InviteBody & { externalId?: string | null }): Promise<string[]> {
       const org = await organizationOrThrow(db, organizationId);
       assertCanManage(actor.membership, body.type, 'configure');
       const assignment = await validateAssignment(db, org, actor.membership, body);
@@ -170,7 +169,7 @@ export function createInviteMembers(deps: InviteDeps) {
 
     sendInvitations,
 
-    async reinvite(actor: Actor, organizationId: string, id: string): Promise<void> {
+    async reinvite(actor: MemberCaller, organizationId: string, id: string): Promise<void> {
       const member = await findMember(db, organizationId, id);
       if (!member) throw new NotFound();
       const [result] = await reinviteMembers(actor, organizationId, [id]);
@@ -183,13 +182,13 @@ export function createInviteMembers(deps: InviteDeps) {
      * The invited account takes up its invitation: the token must be this server's, for this
      * membership, and the caller's email must be the invited one.
      */
-    async accept(caller: UserPrincipal, client: ClientContext, organizationId: string, id: string, body: { token: string; resetPasswordKey?: string | null }): Promise<void> {
+    async accept({ userId, client }: UserCaller, organizationId: string, id: string, body: { token: string; resetPasswordKey?: string | null }): Promise<void> {
       const { token } = body;
       const member = await findMemberById(db, id);
       if (!member || member.organization_id !== organizationId) throw new NotFound();
       const payload = await keys.verify(token, { typ: INVITE_TOKEN_TYP });
       if (!payload || payload.orgUserId !== member.id || typeof payload.email !== 'string') throw new BadRequest('Invalid token.');
-      const user = await findUserById(db, caller.userId);
+      const user = await findUserById(db, userId);
       if (!user) throw new NotFound();
       if (member.user_id === user.id && member.status === OrganizationUserStatusType.Accepted) {
         throw new BadRequest('Invitation already accepted. You will receive an email when your organization membership is confirmed.');

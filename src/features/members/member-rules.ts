@@ -1,6 +1,6 @@
 import { BadRequest } from '../../http/errors.js';
 import type { Executor } from '../../db/database.js';
-import type { MemberCaller, Membership } from '../../platform/access/org-access.js';
+import type { Membership } from '../../platform/access/org-access.js';
 import { PlanType } from '../organizations/plans.js';
 import { canManageMemberOfType, OrganizationUserStatusType, OrganizationUserType, PERMISSION_FLAGS } from '../../platform/access/roles.js';
 import { findPolicy, policiesOfMemberships } from '../policies/policies.repository.js';
@@ -11,9 +11,6 @@ import { collectionsOfOrganization, groupsOfOrganization } from '../collections/
 import { permissionsJson, type CollectionAccessBody, type PermissionsBody } from './members.schemas.js';
 import { type OrganizationRow, countOccupiedSeats } from '../../platform/access/memberships.js';
 import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
-
-/** Who is acting on the members of an organization, and through which request. */
-export type Actor = MemberCaller;
 
 export type ManageVerb = 'configure' | 'remove' | 'revoke' | 'restore';
 

@@ -1,12 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
-import { NotFound } from '../../http/errors.js';
-import { clientContext } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, ListOf, list } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
+import { memberCaller, type MemberCaller, type OrgAccess } from '../../platform/access/org-access.js';
 import {
   AcceptBody,
   BulkConfirmBody,
@@ -28,7 +26,7 @@ import {
   type BulkResult,
   UpdateBody,
 } from './members.schemas.js';
-import type { Actor, MemberService } from './members.service.js';
+import type { MemberService } from './members.service.js';
 
 const tags = ['Members'];
 const BASE = '/organizations/:orgId/users';
@@ -135,10 +133,6 @@ const docs = {
   },
 } satisfies Record<string, RouteDoc>;
 
-function actorOf(request: FastifyRequest): Actor {
-  return { membership: membershipOf(request), client: clientContext(request), log: request.log };
-}
-
 const lower = (id: string) => id.toLowerCase();
 
 /** Organization membership administration ({base_url}/organizations/{orgId}/users/...). */
@@ -147,7 +141,6 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
   const resetPassword = { config: { access: orgAccess.right('manageResetPassword') } };
   const BulkResults = ListOf(BulkResultResponse);
 
-  // Account-recovery managers see the members they may recover: those enrolled in account recovery.
   app.get(
     BASE,
     {
@@ -156,23 +149,22 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
     },
     async (request) => {
       const { includeGroups = false, includeCollections = false } = request.query;
-      const enrolledOnly = !membershipOf(request).rights.has('manageUsers');
-      return list(await members.list(lower(request.params.orgId), { includeGroups, includeCollections, enrolledOnly }));
+      return list(await members.list(memberCaller(request), lower(request.params.orgId), { includeGroups, includeCollections }));
     },
   );
 
   app.get(
     `${BASE}/mini-details`,
     { config: { access: orgAccess.member() }, schema: { tags, ...docs.miniDetails, params: OrgParams, response: { 200: ListOf(MiniDetailsResponse) } } },
-    async (request) => list(await members.miniDetails(lower(request.params.orgId))),
+    async (request) => list(await members.miniDetails(memberCaller(request), lower(request.params.orgId))),
   );
 
   app.get(`${BASE}/:id`, { ...manageUsers, schema: { tags, ...docs.get, params: OrgIdParams, querystring: GetQuery, response: { 200: MemberDetailsResponse } } }, async (request) =>
-    members.get(lower(request.params.orgId), lower(request.params.id), request.query.includeGroups ?? false),
+    members.get(memberCaller(request), lower(request.params.orgId), lower(request.params.id), request.query.includeGroups ?? false),
   );
 
   app.get(`${BASE}/:id/groups`, { ...manageUsers, schema: { tags, ...docs.groups, params: OrgIdParams, response: { 200: Type.Array(Type.String()) } } }, async (request) =>
-    members.groupIds(lower(request.params.orgId), lower(request.params.id)),
+    members.groupIds(memberCaller(request), lower(request.params.orgId), lower(request.params.id)),
   );
 
   for (const method of ['PUT', 'POST'] as const) {
@@ -182,23 +174,23 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       ...manageUsers,
       schema: { tags, ...(method === 'PUT' ? docs.setGroups : olderForm(docs.setGroups, 'PUT /organizations/{orgId}/users/{id}/groups')), params: OrgIdParams, body: GroupIdsBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await members.updateGroups(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body.groupIds);
+        await members.updateGroups(memberCaller(request), lower(request.params.orgId), lower(request.params.id), request.body.groupIds);
         return emptyOk(reply);
       },
     });
   }
 
   app.post(`${BASE}/invite`, { ...manageUsers, schema: { tags, ...docs.invite, params: OrgParams, body: InviteBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await members.invite(actorOf(request), lower(request.params.orgId), request.body);
+    await members.invite(memberCaller(request), lower(request.params.orgId), request.body);
     return emptyOk(reply);
   });
 
   app.post(`${BASE}/reinvite`, { ...manageUsers, schema: { tags, ...docs.reinviteMany, params: OrgParams, body: IdsBody, response: { 200: BulkResults } } }, async (request) =>
-    list(await members.reinviteMany(actorOf(request), lower(request.params.orgId), request.body.ids)),
+    list(await members.reinviteMany(memberCaller(request), lower(request.params.orgId), request.body.ids)),
   );
 
   app.post(`${BASE}/:id/reinvite`, { ...manageUsers, schema: { tags, ...docs.reinvite, params: OrgIdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await members.reinvite(actorOf(request), lower(request.params.orgId), lower(request.params.id));
+    await members.reinvite(memberCaller(request), lower(request.params.orgId), lower(request.params.id));
     return emptyOk(reply);
   });
 
@@ -207,18 +199,18 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
     `${BASE}/:id/accept`,
     { config: { access: access.user }, schema: { tags, ...docs.accept, params: OrgIdParams, body: AcceptBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await members.accept(currentUser(request), clientContext(request), lower(request.params.orgId), lower(request.params.id), request.body);
+      await members.accept(userCaller(request), lower(request.params.orgId), lower(request.params.id), request.body);
       return emptyOk(reply);
     },
   );
 
   app.post(`${BASE}/:id/confirm`, { ...manageUsers, schema: { tags, ...docs.confirm, params: OrgIdParams, body: ConfirmBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await members.confirm(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body.key, request.body.defaultUserCollectionName);
+    await members.confirm(memberCaller(request), lower(request.params.orgId), lower(request.params.id), request.body.key, request.body.defaultUserCollectionName);
     return emptyOk(reply);
   });
 
   app.post(`${BASE}/confirm`, { ...manageUsers, schema: { tags, ...docs.confirmMany, params: OrgParams, body: BulkConfirmBody, response: { 200: BulkResults } } }, async (request) =>
-    list(await members.confirmMany(actorOf(request), lower(request.params.orgId), request.body.keys, request.body.defaultUserCollectionName)),
+    list(await members.confirmMany(memberCaller(request), lower(request.params.orgId), request.body.keys, request.body.defaultUserCollectionName)),
   );
 
   for (const method of ['PUT', 'POST'] as const) {
@@ -228,14 +220,14 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       ...manageUsers,
       schema: { tags, ...(method === 'PUT' ? docs.update : olderForm(docs.update, 'PUT /organizations/{orgId}/users/{id}')), params: OrgIdParams, body: UpdateBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await members.update(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body);
+        await members.update(memberCaller(request), lower(request.params.orgId), lower(request.params.id), request.body);
         return emptyOk(reply);
       },
     });
   }
 
   app.put(`${BASE}/revoke-self`, { config: { access: orgAccess.member() }, schema: { tags, ...docs.revokeSelf, params: OrgParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await members.revokeSelf(actorOf(request), lower(request.params.orgId));
+    await members.revokeSelf(memberCaller(request), lower(request.params.orgId));
     return emptyOk(reply);
   });
 
@@ -244,22 +236,22 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
     ['restore', members.restore, members.restoreMany],
   ] as const) {
     app.put(`${BASE}/:id/${verb}`, { ...manageUsers, schema: { tags, ...docs[verb], params: OrgIdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-      await one(actorOf(request), lower(request.params.orgId), lower(request.params.id));
+      await one(memberCaller(request), lower(request.params.orgId), lower(request.params.id));
       return emptyOk(reply);
     });
-    const bulkChange: (actor: Actor, organizationId: string, ids: readonly string[], defaultCollectionName?: string | null) => Promise<BulkResult[]> = many;
+    const bulkChange: (caller: MemberCaller, organizationId: string, ids: readonly string[], defaultCollectionName?: string | null) => Promise<BulkResult[]> = many;
     app.put(`${BASE}/${verb}`, { ...manageUsers, schema: { tags, ...docs[`${verb}Many`], params: OrgParams, body: StatusChangeBody, response: { 200: BulkResults } } }, async (request) =>
-      list(await bulkChange(actorOf(request), lower(request.params.orgId), request.body.ids, request.body.defaultUserCollectionName)),
+      list(await bulkChange(memberCaller(request), lower(request.params.orgId), request.body.ids, request.body.defaultUserCollectionName)),
     );
   }
 
   app.put(`${BASE}/:id/restore/vnext`, { ...manageUsers, schema: { tags, ...docs.restoreVnext, params: OrgIdParams, body: RestoreBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await members.restore(actorOf(request), lower(request.params.orgId), lower(request.params.id), request.body.defaultUserCollectionName);
+    await members.restore(memberCaller(request), lower(request.params.orgId), lower(request.params.id), request.body.defaultUserCollectionName);
     return emptyOk(reply);
   });
 
   app.put(`${BASE}/enable-secrets-manager`, { ...manageUsers, schema: { tags, ...docs.enableSecretsManager, params: OrgParams, body: IdsBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await members.enableSecretsManager(lower(request.params.orgId), request.body.ids);
+    await members.enableSecretsManager(memberCaller(request), lower(request.params.orgId), request.body.ids);
     return emptyOk(reply);
   });
 
@@ -274,7 +266,7 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       ...manageUsers,
       schema: { tags, ...(method === 'DELETE' ? docs.remove : olderForm(docs.remove, 'DELETE /organizations/{orgId}/users/{id}')), params: OrgIdParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await members.remove(actorOf(request), lower(request.params.orgId), lower(request.params.id));
+        await members.remove(memberCaller(request), lower(request.params.orgId), lower(request.params.id));
         return emptyOk(reply);
       },
     });
@@ -288,23 +280,19 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
       url,
       ...manageUsers,
       schema: { tags, ...(method === 'DELETE' ? docs.removeMany : olderForm(docs.removeMany, 'DELETE /organizations/{orgId}/users')), params: OrgParams, body: IdsBody, response: { 200: BulkResults } },
-      handler: async (request) => list(await members.removeMany(actorOf(request), lower(request.params.orgId), request.body.ids)),
+      handler: async (request) => list(await members.removeMany(memberCaller(request), lower(request.params.orgId), request.body.ids)),
     });
   }
 
   app.get(
     `${BASE}/:id/reset-password-details`,
     { ...resetPassword, schema: { tags, ...docs.resetPasswordDetails, params: OrgIdParams, response: { 200: ResetPasswordDetailsResponse } } },
-    async (request) => {
-      const [details] = await members.recoveryDetails(lower(request.params.orgId), [lower(request.params.id)]);
-      if (!details) throw new NotFound();
-      return details;
-    },
+    async (request) => members.recoveryDetailsOf(memberCaller(request), lower(request.params.orgId), lower(request.params.id)),
   );
 
   app.post(
     `${BASE}/account-recovery-details`,
     { ...resetPassword, schema: { tags, ...docs.accountRecoveryDetails, params: OrgParams, body: IdsBody, response: { 200: ListOf(ResetPasswordDetailsResponse) } } },
-    async (request) => list(await members.recoveryDetails(lower(request.params.orgId), request.body.ids)),
+    async (request) => list(await members.recoveryDetails(memberCaller(request), lower(request.params.orgId), request.body.ids)),
   );
 };

@@ -1,4 +1,4 @@
-import { actingOf } from '../../platform/access/org-access.js';
+import { actingOf, type MemberCaller } from '../../platform/access/org-access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { groupBy } from '../../shared/group-by.js';
 import { findUserById, touchAccountRevision, touchAccountRevisions } from '../../platform/auth/users.repository.js';
@@ -11,7 +11,7 @@ import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { createConfirmMembers } from './confirm-members.js';
 import { createInviteMembers, type InviteDeps } from './invite-members.js';
-import { assertCanManage, joinPolicyError, lockOrganization, manageError, ownGroupsError, seatError, smSeatError, validateAssignment, validateGroups, type Actor } from './member-rules.js';
+import { assertCanManage, joinPolicyError, lockOrganization, manageError, ownGroupsError, seatError, smSeatError, validateAssignment, validateGroups } from './member-rules.js';
 import {
   collectionsOfMembers,
   countConfirmedOwnersExcept,
@@ -42,8 +42,6 @@ import { revokeMemberships } from '../../platform/access/revocation.js';
 import { createSecretsManagerAccess } from './secrets-manager-access.js';
 import { createRevokeSelf } from './revoke-self.js';
 import { createDefaultCollections } from './default-collections.js';
-
-export type { Actor } from './member-rules.js';
 
 /** `pushes`: SyncOrgKeys to each member whose access a confirm, revoke, restore or removal changed. */
 export type MemberServiceDeps = InviteDeps & { pushes: Pushes };
@@ -106,7 +104,7 @@ export function createMemberService(deps: MemberServiceDeps) {
   }
 
   /** A write of restore and remove: each member's change, their account revision, `event` for each. */
-  function eachMember(actor: Actor, organizationId: string, event: EventType, apply: Apply): Write {
+  function eachMember(actor: MemberCaller, organizationId: string, event: EventType, apply: Apply): Write {
     return async (tx, accepted, now) => {
       for (const member of accepted) await apply(tx, member, now);
       await touchAccountRevisions(tx, accepted.flatMap((member) => (member.user_id ? [member.user_id] : [])), now);
@@ -127,7 +125,7 @@ export function createMemberService(deps: MemberServiceDeps) {
     return (await countConfirmedOwnersExcept(tx, organizationId, [member.id, ...accepted.map((m) => m.id)])) === 0;
   }
 
-  function revokeMany(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
+  function revokeMany(actor: MemberCaller, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
     return bulk(
       organizationId,
       ids,
@@ -154,7 +152,7 @@ export function createMemberService(deps: MemberServiceDeps) {
    * `defaultCollectionName` (current web vaults): the encrypted "My Items" name for the restored
    * members whom the data ownership policy binds, who get that collection if they lack one.
    */
-  async function restoreMany(actor: Actor, organizationId: string, ids: readonly string[], defaultCollectionName?: string | null): Promise<BulkResult[]> {
+  async function restoreMany(actor: MemberCaller, organizationId: string, ids: readonly string[], defaultCollectionName?: string | null): Promise<BulkResult[]> {
     const org = await organizationOrThrow(organizationId);
     const restoreEach = eachMember(actor, organizationId, EventType.OrganizationUser_Restored, (tx, member, now) =>
       updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, revision_date: now }),
@@ -181,7 +179,7 @@ export function createMemberService(deps: MemberServiceDeps) {
     );
   }
 
-  function removeMany(actor: Actor, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
+  function removeMany(actor: MemberCaller, organizationId: string, ids: readonly string[]): Promise<BulkResult[]> {
     return bulk(
       organizationId,
       ids,
@@ -203,21 +201,44 @@ export function createMemberService(deps: MemberServiceDeps) {
     return groupBy(await groupsOfMembers(db, ids), (r) => r.organization_user_id, (r) => r.group_id);
   }
 
+  async function recoveryDetails(organizationId: string, ids: readonly string[]) {
+    const org = await organizationOrThrow(organizationId);
+    const members = await findMembers(db, organizationId, [...new Set(ids.map((id) => id.toLowerCase()))]);
+    const details = [];
+    for (const member of members) {
+      const user = member.user_id ? await findUserById(db, member.user_id) : undefined;
+      if (!user) continue;
+      details.push({
+        object: 'organizationUserResetPasswordDetails' as const,
+        organizationUserId: member.id,
+        kdf: user.kdf,
+        kdfIterations: user.kdf_iterations,
+        kdfMemory: user.kdf_memory,
+        kdfParallelism: user.kdf_parallelism,
+        masterPasswordSalt: saltOf(user),
+        resetPasswordKey: member.reset_password_key,
+        encryptedPrivateKey: org.private_key,
+      });
+    }
+    return details;
+  }
+
   return {
     ...invites,
     ...confirms,
-    enableSecretsManager: (organizationId: string, ids: readonly string[]) => secretsManager.enable(organizationId, ids),
+    enableSecretsManager: (_caller: MemberCaller, organizationId: string, ids: readonly string[]) => secretsManager.enable(organizationId, ids),
 
-    async list(organizationId: string, opts: { includeGroups: boolean; includeCollections: boolean; enrolledOnly?: boolean }): Promise<MemberUserDetails[]> {
+    /** Account-recovery managers without manageUsers see only the members they may recover: those enrolled in account recovery. */
+    async list({ membership }: MemberCaller, organizationId: string, opts: { includeGroups: boolean; includeCollections: boolean }): Promise<MemberUserDetails[]> {
       const all = await listMembersWithUsers(db, organizationId);
-      const rows = opts.enrolledOnly ? all.filter((row) => row.reset_password_key !== null) : all;
+      const rows = membership.rights.has('manageUsers') ? all : all.filter((row) => row.reset_password_key !== null);
       const ids = rows.map((r) => r.id);
       const collections = opts.includeCollections ? await collectionsByMember(ids) : new Map<string, CollectionAccessResponse[]>();
       const groups = opts.includeGroups ? await groupsByMember(ids) : new Map<string, string[]>();
       return rows.map((row) => toMemberUserDetails(row, collections.get(row.id) ?? [], groups.get(row.id) ?? []));
     },
 
-    async get(organizationId: string, id: string, includeGroups: boolean): Promise<MemberDetails> {
+    async get(_caller: MemberCaller, organizationId: string, id: string, includeGroups: boolean): Promise<MemberDetails> {
       const [row] = await listMembersWithUsers(db, organizationId, [id]);
       if (!row) throw new NotFound();
       const collections = (await collectionsByMember([id])).get(id) ?? [];
@@ -225,40 +246,27 @@ export function createMemberService(deps: MemberServiceDeps) {
       return toMemberDetails(row, collections, groups);
     },
 
-    async miniDetails(organizationId: string): Promise<MiniDetails[]> {
+    async miniDetails(_caller: MemberCaller, organizationId: string): Promise<MiniDetails[]> {
       return (await listMembersWithUsers(db, organizationId)).map(toMiniDetails);
     },
 
-    async groupIds(organizationId: string, id: string): Promise<string[]> {
+    async groupIds(_caller: MemberCaller, organizationId: string, id: string): Promise<string[]> {
       await memberOrThrow(organizationId, id);
       return (await groupsByMember([id])).get(id) ?? [];
     },
 
     /** What an account-recovery admin needs to reset a member's password: KDF, salt, escrowed key, org private key. */
-    async recoveryDetails(organizationId: string, ids: readonly string[]) {
-      const org = await organizationOrThrow(organizationId);
-      const members = await findMembers(db, organizationId, [...new Set(ids.map((id) => id.toLowerCase()))]);
-      const details = [];
-      for (const member of members) {
-        const user = member.user_id ? await findUserById(db, member.user_id) : undefined;
-        if (!user) continue;
-        details.push({
-          object: 'organizationUserResetPasswordDetails' as const,
-          organizationUserId: member.id,
-          kdf: user.kdf,
-          kdfIterations: user.kdf_iterations,
-          kdfMemory: user.kdf_memory,
-          kdfParallelism: user.kdf_parallelism,
-          masterPasswordSalt: saltOf(user),
-          resetPasswordKey: member.reset_password_key,
-          encryptedPrivateKey: org.private_key,
-        });
-      }
+    recoveryDetails: (_caller: MemberCaller, organizationId: string, ids: readonly string[]) => recoveryDetails(organizationId, ids),
+
+    /** One member's recovery details; 404 for an unknown member or one without an account yet. */
+    async recoveryDetailsOf(_caller: MemberCaller, organizationId: string, id: string) {
+      const [details] = await recoveryDetails(organizationId, [id]);
+      if (!details) throw new NotFound();
       return details;
     },
 
     /** Updates a member; `externalId`, when present (the public API's), replaces the stored one. */
-    async update(actor: Actor, organizationId: string, id: string, body: UpdateBody & { externalId?: string | null }): Promise<void> {
+    async update(actor: MemberCaller, organizationId: string, id: string, body: UpdateBody & { externalId?: string | null }): Promise<void> {
       const org = await organizationOrThrow(organizationId);
       const member = await memberOrThrow(organizationId, id);
       assertCanManage(actor.membership, member.type, 'configure');
@@ -297,7 +305,7 @@ export function createMemberService(deps: MemberServiceDeps) {
       });
     },
 
-    async updateGroups(actor: Actor, organizationId: string, id: string, groupIds: readonly string[]): Promise<void> {
+    async updateGroups(actor: MemberCaller, organizationId: string, id: string, groupIds: readonly string[]): Promise<void> {
       const member = await memberOrThrow(organizationId, id);
       assertCanManage(actor.membership, member.type, 'configure');
       const groups = await validateGroups(db, await organizationOrThrow(organizationId), groupIds, 'groupIds');
@@ -317,13 +325,13 @@ export function createMemberService(deps: MemberServiceDeps) {
       });
     },
 
-    revoke: (actor: Actor, organizationId: string, id: string) => single((ids) => revokeMany(actor, organizationId, ids), organizationId, id),
+    revoke: (actor: MemberCaller, organizationId: string, id: string) => single((ids) => revokeMany(actor, organizationId, ids), organizationId, id),
     revokeMany,
-    revokeSelf: (actor: Actor, organizationId: string) => selfRevocation.revokeSelf(actor, organizationId),
-    restore: (actor: Actor, organizationId: string, id: string, defaultCollectionName?: string | null) =>
+    revokeSelf: (actor: MemberCaller, organizationId: string) => selfRevocation.revokeSelf(actor, organizationId),
+    restore: (actor: MemberCaller, organizationId: string, id: string, defaultCollectionName?: string | null) =>
       single((ids) => restoreMany(actor, organizationId, ids, defaultCollectionName), organizationId, id),
     restoreMany,
-    remove: (actor: Actor, organizationId: string, id: string) => single((ids) => removeMany(actor, organizationId, ids), organizationId, id),
+    remove: (actor: MemberCaller, organizationId: string, id: string) => single((ids) => removeMany(actor, organizationId, ids), organizationId, id),
     removeMany,
   };
 }

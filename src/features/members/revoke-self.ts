@@ -3,14 +3,14 @@ import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { findOrganization } from '../../platform/access/memberships.js';
-import { actingOf } from '../../platform/access/org-access.js';
+import { actingOf, type MemberCaller } from '../../platform/access/org-access.js';
 import { revokeMemberships } from '../../platform/access/revocation.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { PolicyType } from '../policies/policy-type.js';
-import { lockOrganization, type Actor } from './member-rules.js';
+import { lockOrganization } from './member-rules.js';
 import { findMember } from './members.repository.js';
 
 const NOT_ELIGIBLE =
@@ -27,7 +27,7 @@ export function createRevokeSelf({ db, clock, audit, pushes }: { db: Db; clock: 
      * the caller is a confirmed member other than an owner or admin (whom the policy exempts, so
      * the last owner never gets this far). The revocation writer records OrganizationUser_SelfRevoked.
      */
-    async revokeSelf(actor: Actor, organizationId: string): Promise<void> {
+    async revokeSelf(actor: MemberCaller, organizationId: string): Promise<void> {
       const revoked = await db.transaction().execute(async (tx) => {
         await lockOrganization(tx, organizationId);
         const member = await findMember(tx, organizationId, actor.membership.id);

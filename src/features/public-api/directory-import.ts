@@ -10,10 +10,10 @@ import { normalizeEmail } from '../../platform/auth/kdf.js';
 import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { addGroupMembers, deleteGroups, insertGroup, listGroups, removeGroupMembers, updateGroup, type GroupRow } from '../groups/groups.repository.js';
-import { lockOrganization, seatError, type Actor } from '../members/member-rules.js';
+import { lockOrganization, seatError } from '../members/member-rules.js';
 import { insertMembers, listMembersWithUsers, updateMember, type MemberRow } from '../members/members.repository.js';
 import type { MemberService } from '../members/members.service.js';
-import { actingOf } from '../../platform/access/org-access.js';
+import { actingOf, type MemberCaller } from '../../platform/access/org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { deleteMemberships, groupMembersOfOrganization } from './public-api.repository.js';
 import type { ImportBody } from './public-api.schemas.js';
@@ -87,7 +87,7 @@ export function createDirectoryImport(deps: { db: Db; clock: Clock; audit: Audit
   const { db, clock, audit } = deps;
 
   return {
-    async run(actor: Actor, body: ImportBody, config: Pick<Config, 'selfHosted'>, memberList: MemberListName = 'members'): Promise<void> {
+    async run(actor: MemberCaller, body: ImportBody, config: Pick<Config, 'selfHosted'>, memberList: MemberListName = 'members'): Promise<void> {
       const organizationId = actor.membership.organizationId;
       const groupsSent = body.groups?.length ?? 0;
       const activeSent = (body.members ?? []).filter((m) => !m.deleted).length;

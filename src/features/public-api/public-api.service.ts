@@ -8,7 +8,7 @@ import type { CollectionService } from '../collections/collections.service.js';
 import { EventSystemUser } from '../../platform/audit/event-type.js';
 import type { EventQueryInput, EventQueryService } from '../events/events.service.js';
 import type { GroupService } from '../groups/groups.service.js';
-import type { Actor, MemberService } from '../members/members.service.js';
+import type { MemberService } from '../members/members.service.js';
 import { toCollectionAccess, toMemberUserDetails } from '../members/members.schemas.js';
 import { collectionsOfMembers, findMember, listMembersWithUsers } from '../members/members.repository.js';
 import { organizationActor, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
@@ -106,7 +106,7 @@ export function createPublicApiService(deps: PublicApiDeps) {
   return {
     // -- members ------------------------------------------------------------------------
     async listMembers(caller: PublicCaller): Promise<MemberResponse[]> {
-      return (await members.list(caller.organizationId, { includeGroups: false, includeCollections: true })).map(toPublicMember);
+      return (await members.list(await memberActor(caller), caller.organizationId, { includeGroups: false, includeCollections: true })).map(toPublicMember);
     },
 
     getMember: (caller: PublicCaller, id: string) => readMember(caller.organizationId, id),
@@ -147,7 +147,7 @@ export function createPublicApiService(deps: PublicApiDeps) {
     },
 
     async memberGroupIds(caller: PublicCaller, id: string): Promise<string[]> {
-      return members.groupIds(caller.organizationId, id);
+      return members.groupIds(await memberActor(caller), caller.organizationId, id);
     },
 
     async setMemberGroupIds(caller: PublicCaller, id: string, groupIds: readonly string[]): Promise<void> {
@@ -267,7 +267,7 @@ export function createPublicApiService(deps: PublicApiDeps) {
     },
 
     /** The same directory import for an owner or admin signed in (the older private route), who is the acting user of its events. */
-    async importDirectoryAs(actor: Actor, body: Parameters<typeof importer.run>[1]): Promise<void> {
+    async importDirectoryAs(actor: MemberCaller, body: Parameters<typeof importer.run>[1]): Promise<void> {
       await importer.run(actor, body, deps.config, 'users');
     },
 
