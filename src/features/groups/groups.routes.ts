@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { clientContext } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, list, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
+import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
 import { registerOrgDeleteRoutes } from '../organizations/org-delete-routes.js';
 import {
   CreateGroupBody,
@@ -67,27 +66,27 @@ export const groupRoutes: FastifyPluginAsyncTypebox<{ groups: GroupService; orgA
   const base = '/organizations/:orgId/groups';
 
   app.get(base, { config: member, schema: { tags, ...docs.list, params: OrgParams, response: { 200: ListOf(GroupResponse) } } }, async (request) =>
-    list(await groups.list(membershipOf(request))),
+    list(await groups.list(memberCaller(request))),
   );
 
   app.get(`${base}/details`, { config: { access: orgAccess.anyRight(['manageGroups', 'manageUsers']) }, schema: { tags, ...docs.listDetails, params: OrgParams, response: { 200: ListOf(GroupDetailsResponse) } } }, async (request) =>
-    list(await groups.listDetails(membershipOf(request))),
+    list(await groups.listDetails(memberCaller(request))),
   );
 
   app.get(`${base}/:id`, { config: manage, schema: { tags, ...docs.get, params: OrgIdParams, response: { 200: GroupResponse } } }, async (request) =>
-    groups.get(membershipOf(request), normalizeGuid(request.params.id)),
+    groups.get(memberCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.get(`${base}/:id/details`, { config: manage, schema: { tags, ...docs.getDetails, params: OrgIdParams, response: { 200: GroupDetailsResponse } } }, async (request) =>
-    groups.getDetails(membershipOf(request), normalizeGuid(request.params.id)),
+    groups.getDetails(memberCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.get(`${base}/:id/users`, { config: manage, schema: { tags, ...docs.users, params: OrgIdParams, response: { 200: Type.Array(Type.String()) } } }, async (request) =>
-    groups.members(membershipOf(request), normalizeGuid(request.params.id)),
+    groups.members(memberCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.post(base, { config: manage, schema: { tags, ...docs.create, params: OrgParams, body: CreateGroupBody, response: { 200: GroupResponse } } }, async (request) =>
-    groups.create(membershipOf(request), request.body, clientContext(request)),
+    groups.create(memberCaller(request), request.body),
   );
 
   // POST is the deprecated form of the update.
@@ -97,12 +96,12 @@ export const groupRoutes: FastifyPluginAsyncTypebox<{ groups: GroupService; orgA
       url: `${base}/:id`,
       config: manage,
       schema: { tags, ...(method === 'PUT' ? docs.update : olderForm(docs.update, 'PUT /organizations/{orgId}/groups/{id}')), params: OrgIdParams, body: UpdateGroupBody, response: { 200: GroupResponse } },
-      handler: async (request) => groups.update(membershipOf(request), normalizeGuid(request.params.id), request.body, clientContext(request)),
+      handler: async (request) => groups.update(memberCaller(request), normalizeGuid(request.params.id), request.body),
     });
   }
 
   app.put(`${base}/:id/users`, { config: manage, schema: { tags, ...docs.replaceUsers, params: OrgIdParams, body: GroupUsersBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await groups.replaceMembers(membershipOf(request), normalizeGuid(request.params.id), request.body, clientContext(request));
+    await groups.replaceMembers(memberCaller(request), normalizeGuid(request.params.id), request.body);
     return emptyOk(reply);
   });
 
@@ -117,11 +116,11 @@ export const groupRoutes: FastifyPluginAsyncTypebox<{ groups: GroupService; orgA
       schema: { tags, ...(method === 'DELETE' ? docs.removeUser : olderForm(docs.removeUser, 'DELETE /organizations/{orgId}/groups/{id}/user/{orgUserId}')), params: OrgIdUserParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         const { id, orgUserId } = request.params;
-        await groups.removeMember(membershipOf(request), normalizeGuid(id), normalizeGuid(orgUserId), clientContext(request));
+        await groups.removeMember(memberCaller(request), normalizeGuid(id), normalizeGuid(orgUserId));
         return emptyOk(reply);
       },
     });
   }
 
-  registerOrgDeleteRoutes(app, { base, access: manage.access, tags, docs: { one: docs.delete, many: docs.deleteMany }, remove: ({ membership, client }, ids) => groups.delete(membership, ids, client) });
+  registerOrgDeleteRoutes(app, { base, access: manage.access, tags, docs: { one: docs.delete, many: docs.deleteMany }, remove: (caller, ids) => groups.delete(caller, ids) });
 };

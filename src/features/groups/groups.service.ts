@@ -5,7 +5,6 @@ import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import { accessInputs } from '../collections/access-input.js';
 import { distinctIds } from '../../http/ids.js';
 import { groupBy } from '../../shared/group-by.js';
-import type { ClientContext } from '../../http/request-context.js';
 import { canEdit, collectionGrants, type CollectionActor } from '../../platform/access/grants.js';
 import {
   accessOf,
@@ -17,7 +16,7 @@ import {
 import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { actingOf, type Membership } from '../../platform/access/org-access.js';
+import { actingOf, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
 import {
   addGroupMembers,
   collectionsOfGroups,
@@ -148,7 +147,7 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
     return [...added, ...removed];
   }
 
-  async function finish(executor: Executor, membership: Membership, client: ClientContext, events: AuditEvent[]): Promise<void> {
+  async function finish(executor: Executor, { membership, client }: MemberCaller, events: AuditEvent[]): Promise<void> {
     await audit.record(executor, client, events);
     await touchOrganizationMembers(executor, [membership.organizationId], clock.now().toISOString());
   }
@@ -160,7 +159,7 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
      * creation open is every member; member and group managers and report readers; and whoever
      * edits or manages a collection.
      */
-    async list(membership: Membership) {
+    async list({ membership }: MemberCaller) {
       const r = membership.rights;
       const org = await findOrganization(db, membership.organizationId);
       if (!org) throw new NotFound();
@@ -179,28 +178,29 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
     },
 
     /** Group and member managers (the route's access rule). */
-    async listDetails(membership: Membership) {
+    async listDetails({ membership }: MemberCaller) {
       const groups = await listGroups(db, membership.organizationId);
       const access = await collectionsOfGroups(db, groups.map((g) => g.id));
       const byGroup = groupBy(access, (a) => a.group_id);
       return groups.map((g) => toGroupDetails(g, byGroup.get(g.id) ?? []));
     },
 
-    async get(membership: Membership, id: string) {
+    async get({ membership }: MemberCaller, id: string) {
       return toGroupResponse(await groupOrThrow(db, membership, id));
     },
 
-    async getDetails(membership: Membership, id: string) {
+    async getDetails({ membership }: MemberCaller, id: string) {
       const group = await groupOrThrow(db, membership, id);
       return toGroupDetails(group, await collectionsOfGroups(db, [id]));
     },
 
-    async members(membership: Membership, id: string): Promise<string[]> {
+    async members({ membership }: MemberCaller, id: string): Promise<string[]> {
       await groupOrThrow(db, membership, id);
       return memberIdsOfGroup(db, id);
     },
 
-    async create(membership: Membership, body: CreateGroupBody, client: ClientContext) {
+    async create(caller: MemberCaller, body: CreateGroupBody) {
+      const { membership } = caller;
       const accessAll = body.accessAll ?? false;
       if (!accessAll && (body.collections === undefined || body.collections === null)) {
         throw BadRequest.field('collections', 'The collections field is required unless the group has access to all collections.');
@@ -227,12 +227,13 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
         await insertGroup(tx, row);
         await replaceGroupCollections(tx, row.id, input.collections);
         const changed = await setMembers(tx, row.id, [], input.users ?? []);
-        await finish(tx, membership, client, [groupEvent(membership, EventType.Group_Created, row.id), ...membershipEvents(membership, changed)]);
+        await finish(tx, caller, [groupEvent(membership, EventType.Group_Created, row.id), ...membershipEvents(membership, changed)]);
         return toGroupResponse(row);
       });
     },
 
-    async update(membership: Membership, id: string, body: UpdateGroupBody, client: ClientContext) {
+    async update(caller: MemberCaller, id: string, body: UpdateGroupBody) {
+      const { membership } = caller;
       return db.transaction().execute(async (tx) => {
         const group = await groupOrThrow(tx, membership, id);
         const before = await memberIdsOfGroup(tx, id);
@@ -259,40 +260,43 @@ export function createGroupService(deps: { db: Db; audit: AuditLog; clock: Clock
         }
         // A null member list leaves the members as they are (directory sync sends members separately).
         const changed = input.users ? await setMembers(tx, id, before, input.users) : [];
-        await finish(tx, membership, client, [groupEvent(membership, EventType.Group_Updated, id), ...membershipEvents(membership, changed)]);
+        await finish(tx, caller, [groupEvent(membership, EventType.Group_Updated, id), ...membershipEvents(membership, changed)]);
         return toGroupResponse({ ...group, ...values });
       });
     },
 
-    async replaceMembers(membership: Membership, id: string, users: readonly string[], client: ClientContext): Promise<void> {
+    async replaceMembers(caller: MemberCaller, id: string, users: readonly string[]): Promise<void> {
+      const { membership } = caller;
       const ids = distinctIds(users, 'users');
       await db.transaction().execute(async (tx) => {
         const group = await groupOrThrow(tx, membership, id);
         const before = await memberIdsOfGroup(tx, id);
         await checkSave(tx, membership, { name: group.name, accessAll: Boolean(group.access_all), externalId: group.external_id, collections: [], users: ids }, { group, members: before });
         const changed = await setMembers(tx, id, before, ids);
-        await finish(tx, membership, client, membershipEvents(membership, changed));
+        await finish(tx, caller, membershipEvents(membership, changed));
       });
     },
 
-    async removeMember(membership: Membership, id: string, organizationUserId: string, client: ClientContext): Promise<void> {
+    async removeMember(caller: MemberCaller, id: string, organizationUserId: string): Promise<void> {
+      const { membership } = caller;
       await db.transaction().execute(async (tx) => {
         await groupOrThrow(tx, membership, id);
         const before = await memberIdsOfGroup(tx, id);
         if (!before.includes(organizationUserId)) throw new NotFound();
         await removeGroupMembers(tx, id, [organizationUserId]);
-        await finish(tx, membership, client, membershipEvents(membership, [organizationUserId]));
+        await finish(tx, caller, membershipEvents(membership, [organizationUserId]));
       });
     },
 
     /** Deletes groups of this organization; any id that is not one answers 404 and nothing is deleted. */
-    async delete(membership: Membership, ids: readonly string[], client: ClientContext): Promise<void> {
+    async delete(caller: MemberCaller, ids: readonly string[]): Promise<void> {
+      const { membership } = caller;
       const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
       await db.transaction().execute(async (tx) => {
         const groups = await listGroups(tx, membership.organizationId, unique);
         if (groups.length !== unique.length) throw new NotFound();
         await deleteGroups(tx, unique);
-        await finish(tx, membership, client, unique.map((groupId) => groupEvent(membership, EventType.Group_Deleted, groupId)));
+        await finish(tx, caller, unique.map((groupId) => groupEvent(membership, EventType.Group_Deleted, groupId)));
       });
     },
   };

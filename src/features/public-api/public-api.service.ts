@@ -172,37 +172,37 @@ export function createPublicApiService(deps: PublicApiDeps) {
 
     // -- groups -------------------------------------------------------------------------
     async listGroups(caller: PublicCaller) {
-      return (await groups.listDetails(await actorFor(caller))).map(toPublicGroup);
+      return (await groups.listDetails(await memberActor(caller))).map(toPublicGroup);
     },
 
     async getGroup(caller: PublicCaller, id: string) {
-      return toPublicGroup(await groups.getDetails(await actorFor(caller), id));
+      return toPublicGroup(await groups.getDetails(await memberActor(caller), id));
     },
 
     async createGroup(caller: PublicCaller, body: GroupBody) {
-      const actor = await actorFor(caller);
-      const created = await groups.create(actor, { name: body.name, externalId: body.externalId ?? null, collections: associations(body.collections), users: [] }, caller.client);
+      const actor = await memberActor(caller);
+      const created = await groups.create(actor, { name: body.name, externalId: body.externalId ?? null, collections: associations(body.collections), users: [] });
       return toPublicGroup(await groups.getDetails(actor, created.id));
     },
 
     /** Replaces name, external id and collection access (left out: cleared and emptied); members stay. */
     async updateGroup(caller: PublicCaller, id: string, body: GroupBody) {
-      const actor = await actorFor(caller);
-      await groups.update(actor, id, { name: body.name, externalId: body.externalId ?? null, collections: associations(body.collections), users: null }, caller.client);
+      const actor = await memberActor(caller);
+      await groups.update(actor, id, { name: body.name, externalId: body.externalId ?? null, collections: associations(body.collections), users: null });
       return toPublicGroup(await groups.getDetails(actor, id));
     },
 
     async deleteGroup(caller: PublicCaller, id: string): Promise<void> {
-      await groups.delete(await actorFor(caller), [id], caller.client);
+      await groups.delete(await memberActor(caller), [id]);
     },
 
     async groupMemberIds(caller: PublicCaller, id: string): Promise<string[]> {
-      return groups.members(await actorFor(caller), id);
+      return groups.members(await memberActor(caller), id);
     },
 
     async setGroupMemberIds(caller: PublicCaller, id: string, memberIds: readonly string[]): Promise<void> {
-      const actor = await actorFor(caller);
-      await renamingField('users', 'memberIds', () => groups.replaceMembers(actor, id, memberIds, caller.client));
+      const actor = await memberActor(caller);
+      await renamingField('users', 'memberIds', () => groups.replaceMembers(actor, id, memberIds));
     },
 
     // -- collections --------------------------------------------------------------------
