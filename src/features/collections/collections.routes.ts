@@ -1,10 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, list, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
+import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
 import { registerOrgDeleteRoutes } from '../organizations/org-delete-routes.js';
 import {
   AccessSelectionResponse,
@@ -16,7 +16,6 @@ import {
   CreateCollectionBody,
   OrgIdParams,
   OrgParams,
-  toAccessSelection,
   UpdateCollectionBody,
 } from './collections.schemas.js';
 import type { CollectionService } from './collections.service.js';
@@ -86,7 +85,7 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<{ collections: Collecti
   const base = '/organizations/:orgId/collections';
 
   app.get('/collections', { config: { access: access.user }, schema: { tags, ...docs.mine, response: { 200: ListOf(CollectionDetailsResponse) } } }, async (request) =>
-    list(await collections.forUser(currentUser(request).userId)),
+    list(await collections.forUser(userCaller(request))),
   );
 
   // `bw list org-collections` reads this list with access details (groups, users).
@@ -95,24 +94,24 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<{ collections: Collecti
     [`${base}/details`, true],
   ] as const) {
     app.get(url, { config: member, schema: { tags, ...(withAccess ? docs.listDetails : docs.list), params: OrgParams, response: { 200: ListOf(CollectionAccessDetailsResponse) } } }, async (request) =>
-      list(await collections.listForOrganization(membershipOf(request), withAccess)),
+      list(await collections.listForOrganization(memberCaller(request), withAccess)),
     );
   }
 
   app.get(`${base}/:id`, { config: member, schema: { tags, ...docs.get, params: OrgIdParams, response: { 200: CollectionResponse } } }, async (request) =>
-    collections.get(membershipOf(request), normalizeGuid(request.params.id)),
+    collections.get(memberCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.get(`${base}/:id/details`, { config: member, schema: { tags, ...docs.getDetails, params: OrgIdParams, response: { 200: CollectionAccessDetailsResponse } } }, async (request) =>
-    collections.getDetails(membershipOf(request), normalizeGuid(request.params.id)),
+    collections.getDetails(memberCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.get(`${base}/:id/users`, { config: member, schema: { tags, ...docs.users, params: OrgIdParams, response: { 200: Type.Array(AccessSelectionResponse) } } }, async (request) =>
-    (await collections.getUsers(membershipOf(request), normalizeGuid(request.params.id))).map(toAccessSelection),
+    collections.getUsers(memberCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.post(base, { config: member, schema: { tags, ...docs.create, params: OrgParams, body: CreateCollectionBody, response: { 200: CollectionAccessDetailsResponse } } }, async (request) =>
-    collections.create(membershipOf(request), request.body, clientContext(request)),
+    collections.create(memberCaller(request), request.body),
   );
 
   // POST is the deprecated form the older clients still send.
@@ -122,19 +121,19 @@ export const collectionRoutes: FastifyPluginAsyncTypebox<{ collections: Collecti
       url: `${base}/:id`,
       config: member,
       schema: { tags, ...(method === 'PUT' ? docs.update : olderForm(docs.update, 'PUT /organizations/{orgId}/collections/{id}')), params: OrgIdParams, body: UpdateCollectionBody, response: { 200: CollectionAccessDetailsResponse } },
-      handler: async (request) => collections.update(membershipOf(request), normalizeGuid(request.params.id), request.body, clientContext(request)),
+      handler: async (request) => collections.update(memberCaller(request), normalizeGuid(request.params.id), request.body),
     });
   }
 
   app.put(`${base}/:id/users`, { config: member, schema: { tags, ...docs.replaceUsers, params: OrgIdParams, body: CollectionUsersBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await collections.replaceUsers(membershipOf(request), normalizeGuid(request.params.id), request.body, clientContext(request));
+    await collections.replaceUsers(memberCaller(request), normalizeGuid(request.params.id), request.body);
     return emptyOk(reply);
   });
 
   app.post(`${base}/bulk-access`, { config: member, schema: { tags, ...docs.bulkAccess, params: OrgParams, body: BulkAccessBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await collections.addAccess(membershipOf(request), request.body, clientContext(request));
+    await collections.addAccess(memberCaller(request), request.body);
     return emptyOk(reply);
   });
 
-  registerOrgDeleteRoutes(app, { base, access: member.access, tags, docs: { one: docs.delete, many: docs.deleteMany }, remove: ({ membership, client }, ids) => collections.delete(membership, ids, client) });
+  registerOrgDeleteRoutes(app, { base, access: member.access, tags, docs: { one: docs.delete, many: docs.deleteMany }, remove: (caller, ids) => collections.delete(caller, ids) });
 };

@@ -18,6 +18,7 @@ export const AccessSelectionResponse = Type.Object({
   hidePasswords: Type.Boolean(),
   manage: Type.Boolean(),
 });
+export type AccessSelectionResponse = Static<typeof AccessSelectionResponse>;
 
 const AccessList = Type.Array(AccessSelection, { maxItems: 10_000 });
 const Name = Type.String({ minLength: 1, maxLength: 1000 });
@@ -80,7 +81,7 @@ export const CollectionAccessDetailsResponse = Type.Object({
 });
 export type CollectionAccessDetailsResponse = Static<typeof CollectionAccessDetailsResponse>;
 
-export function toAccessSelection(row: AccessRow): Static<typeof AccessSelectionResponse> {
+export function toAccessSelection(row: AccessRow): AccessSelectionResponse {
   return { id: row.id, readOnly: Boolean(row.read_only), hidePasswords: Boolean(row.hide_passwords), manage: Boolean(row.manage) };
 }
 

@@ -3,12 +3,12 @@ import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import { accessInputs } from './access-input.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { ClientContext, UserCaller } from '../../http/request-context.js';
 import { isEncString } from '../../http/enc-string.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { actingOf, type Membership } from '../../platform/access/org-access.js';
+import { actingOf, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
 import {
   canCreate,
   canDelete,
@@ -42,10 +42,12 @@ import {
   type CollectionRow,
 } from './collections.repository.js';
 import {
+  toAccessSelection,
   toCollectionAccessDetails,
   toCollectionDetails,
   toCollectionResponse,
   type AccessSelection,
+  type AccessSelectionResponse,
   type CollectionAccessDetailsResponse,
   type CollectionDetailsResponse,
   type CreateCollectionBody,
@@ -165,7 +167,7 @@ export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: 
      * The organization's collections for its admin views: every one for members who may read
      * them all, otherwise only those the caller manages (as the official server answers).
      */
-    async listForOrganization(membership: Membership, withAccess: boolean): Promise<CollectionAccessDetailsResponse[]> {
+    async listForOrganization({ membership }: MemberCaller, withAccess: boolean): Promise<CollectionAccessDetailsResponse[]> {
       const actor = await actorFor(db, membership);
       const all = withAccess ? canReadAllWithAccess(actor) : canReadAll(actor);
       const rows = await listCollections(db, membership.organizationId);
@@ -174,28 +176,28 @@ export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: 
       return shown.map((row) => toCollectionAccessDetails(row, accessByCollection(access, row.id), actor.grants.get(row.id)));
     },
 
-    async get(membership: Membership, id: string) {
+    async get({ membership }: MemberCaller, id: string) {
       const actor = await actorFor(db, membership);
       const row = await visibleCollection(db, actor, id);
       if (!canRead(actor, id)) throw new Forbidden('You do not have permission to view this collection.');
       return toCollectionResponse(row);
     },
 
-    async getDetails(membership: Membership, id: string): Promise<CollectionAccessDetailsResponse> {
+    async getDetails({ membership }: MemberCaller, id: string): Promise<CollectionAccessDetailsResponse> {
       const actor = await actorFor(db, membership);
       const row = await visibleCollection(db, actor, id);
       if (!canReadWithAccess(actor, id)) throw new Forbidden('You do not have permission to view this collection.');
       return toCollectionAccessDetails(row, await accessOf(db, [id]), actor.grants.get(id));
     },
 
-    async getUsers(membership: Membership, id: string): Promise<AccessRow[]> {
+    async getUsers({ membership }: MemberCaller, id: string): Promise<AccessSelectionResponse[]> {
       const actor = await actorFor(db, membership);
       await visibleCollection(db, actor, id);
       if (!canRead(actor, id)) throw new Forbidden('You do not have permission to view this collection.');
-      return (await accessOf(db, [id])).users;
+      return (await accessOf(db, [id])).users.map(toAccessSelection);
     },
 
-    async create(membership: Membership, body: CreateCollectionBody, client: ClientContext): Promise<CollectionAccessDetailsResponse> {
+    async create({ membership, client }: MemberCaller, body: CreateCollectionBody): Promise<CollectionAccessDetailsResponse> {
       checkName(body.name);
       const users = normalizeAccess(body.users, 'users') ?? [];
       const groups = normalizeAccess(body.groups, 'groups') ?? [];
@@ -229,7 +231,7 @@ export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: 
       });
     },
 
-    async update(membership: Membership, id: string, body: UpdateCollectionBody, client: ClientContext): Promise<CollectionAccessDetailsResponse> {
+    async update({ membership, client }: MemberCaller, id: string, body: UpdateCollectionBody): Promise<CollectionAccessDetailsResponse> {
       checkName(body.name);
       const users = normalizeAccess(body.users, 'users');
       const groups = normalizeAccess(body.groups, 'groups');
@@ -250,7 +252,7 @@ export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: 
       });
     },
 
-    async replaceUsers(membership: Membership, id: string, list: readonly AccessSelection[], client: ClientContext): Promise<void> {
+    async replaceUsers({ membership, client }: MemberCaller, id: string, list: readonly AccessSelection[]): Promise<void> {
       const users = normalizeAccess(list, 'users') ?? [];
       await db.transaction().execute(async (tx) => {
         const actor = await actorFor(tx, membership);
@@ -271,7 +273,7 @@ export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: 
      * collection that is not the organization's or that the caller may not edit answers 404,
      * as the official server does. Records Collection_Updated (1301) for each.
      */
-    async addAccess(membership: Membership, body: BulkAccessBody, client: ClientContext): Promise<void> {
+    async addAccess({ membership, client }: MemberCaller, body: BulkAccessBody): Promise<void> {
       const ids = [...new Set(body.collectionIds.map((id) => id.toLowerCase()))];
       const users = normalizeAccess(body.users, 'users') ?? [];
       const groups = normalizeAccess(body.groups, 'groups') ?? [];
@@ -302,7 +304,7 @@ export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: 
       });
     },
 
-    async delete(membership: Membership, ids: readonly string[], client: ClientContext): Promise<void> {
+    async delete({ membership, client }: MemberCaller, ids: readonly string[]): Promise<void> {
       const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
       await db.transaction().execute(async (tx) => {
         const actor = await actorFor(tx, membership);
@@ -319,7 +321,7 @@ export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: 
       });
     },
 
-    forUser: (userId: string) => collectionDetailsForUser(db, userId),
+    forUser: ({ userId }: UserCaller) => collectionDetailsForUser(db, userId),
   };
 }
 

@@ -207,25 +207,23 @@ export function createPublicApiService(deps: PublicApiDeps) {
 
     // -- collections --------------------------------------------------------------------
     async listCollections(caller: PublicCaller) {
-      const all = await collections.listForOrganization(await actorFor(caller), true);
+      const all = await collections.listForOrganization(await memberActor(caller), true);
       return all.filter((c) => c.type !== CollectionType.DefaultUserCollection).map(toPublicCollection);
     },
 
     async getCollection(caller: PublicCaller, id: string) {
       await visibleCollection(caller.organizationId, id);
-      return toPublicCollection(await collections.getDetails(await actorFor(caller), id));
+      return toPublicCollection(await collections.getDetails(await memberActor(caller), id));
     },
 
     /** Sets the external id (left out: cleared) and, when given, the groups' access; names stay (they are encrypted). */
     async updateCollection(caller: PublicCaller, id: string, body: CollectionBody) {
       const row = await visibleCollection(caller.organizationId, id);
-      const actor = await actorFor(caller);
-      const updated = await collections.update(
-        actor,
-        id,
-        { name: row.name, externalId: body.externalId ?? null, ...(body.groups ? { groups: associations(body.groups) } : {}) },
-        caller.client,
-      );
+      const updated = await collections.update(await memberActor(caller), id, {
+        name: row.name,
+        externalId: body.externalId ?? null,
+        ...(body.groups ? { groups: associations(body.groups) } : {}),
+      });
       return toPublicCollection(updated);
     },
 
@@ -233,7 +231,7 @@ export function createPublicApiService(deps: PublicApiDeps) {
       const row = await findPublicCollection(db, caller.organizationId, id, { includeDefault: true });
       if (!row) throw new NotFound();
       if (row.type === CollectionType.DefaultUserCollection) throw new BadRequest('You cannot delete a collection with the type as DefaultUserCollection.');
-      await collections.delete(await actorFor(caller), [id], caller.client);
+      await collections.delete(await memberActor(caller), [id]);
     },
 
     // -- policies -----------------------------------------------------------------------
