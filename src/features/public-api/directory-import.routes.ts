@@ -1,9 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import { clientContext } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { Email, emptyOk, EmptyResponse, Nullable, OrgParams } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
+import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
 import type { PublicApiService } from './public-api.service.js';
 
 const ExternalId = Type.String({ minLength: 1, maxLength: 300 });
@@ -37,7 +36,7 @@ export const directoryImportRoutes: FastifyPluginAsyncTypebox<{ publicApi: Publi
     async (request, reply) => {
       const body: Static<typeof PrivateImportBody> = request.body;
       await publicApi.importDirectoryAs(
-        { membership: membershipOf(request), client: clientContext(request), log: request.log },
+        memberCaller(request),
         {
           groups: (body.groups ?? []).map((g) => ({ name: g.name, externalId: g.externalId, memberExternalIds: g.users ?? [] })),
           members: body.users ?? [],

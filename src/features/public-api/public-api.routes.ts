@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { publicErrorHandler } from '../../http/error-handler.js';
 import { NotFound, Unauthorized } from '../../http/errors.js';
-import { clientContext } from '../../http/request-context.js';
+import { callerOf } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, list, ListOf } from '../../http/schemas.js';
 import { EventQuery } from '../events/events.schemas.js';
@@ -90,10 +90,11 @@ const docs = {
   ),
 } satisfies Record<string, RouteDoc>;
 
-function callerOf(request: FastifyRequest): PublicCaller {
+/** The calling organization, from its API key token; any other token is a 401. */
+export function publicCaller(request: FastifyRequest): PublicCaller {
   const principal = request.principal;
   if (principal?.kind !== 'organization') throw new Unauthorized();
-  return { organizationId: principal.organizationId, client: clientContext(request), log: request.log };
+  return callerOf(request, { organizationId: principal.organizationId });
 }
 
 const lower = (id: string) => id.toLowerCase();
@@ -111,25 +112,25 @@ export const publicApiRoutes: FastifyPluginAsyncTypebox<{ publicApi: PublicApiSe
   const config = { access: access.organizationApiKey };
 
   // -- members ------------------------------------------------------------------------
-  app.get('/members', { config, schema: { tags, ...docs.listMembers, response: { 200: ListOf(MemberResponse) } } }, async (request) => list(await api.listMembers(callerOf(request))));
+  app.get('/members', { config, schema: { tags, ...docs.listMembers, response: { 200: ListOf(MemberResponse) } } }, async (request) => list(await api.listMembers(publicCaller(request))));
   app.get('/members/:id', { config, schema: { tags, ...docs.getMember, params: IdParams, response: { 200: MemberResponse } } }, async (request) =>
-    api.getMember(callerOf(request), lower(request.params.id)),
+    api.getMember(publicCaller(request), lower(request.params.id)),
   );
   app.post('/members', { config, schema: { tags, ...docs.inviteMember, body: MemberCreateBody, response: { 200: MemberResponse } } }, async (request) =>
-    api.inviteMember(callerOf(request), request.body),
+    api.inviteMember(publicCaller(request), request.body),
   );
   app.put('/members/:id', { config, schema: { tags, ...docs.updateMember, params: IdParams, body: MemberUpdateBody, response: { 200: MemberResponse } } }, async (request) =>
-    api.updateMember(callerOf(request), lower(request.params.id), request.body),
+    api.updateMember(publicCaller(request), lower(request.params.id), request.body),
   );
   app.delete('/members/:id', { config, schema: { tags, ...docs.removeMember, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await api.removeMember(callerOf(request), lower(request.params.id));
+    await api.removeMember(publicCaller(request), lower(request.params.id));
     return emptyOk(reply);
   });
   app.get('/members/:id/group-ids', { config, schema: { tags, ...docs.memberGroupIds, params: IdParams, response: { 200: IdList } } }, async (request) =>
-    api.memberGroupIds(callerOf(request), lower(request.params.id)),
+    api.memberGroupIds(publicCaller(request), lower(request.params.id)),
   );
   app.put('/members/:id/group-ids', { config, schema: { tags, ...docs.setMemberGroupIds, params: IdParams, body: GroupIdsBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await api.setMemberGroupIds(callerOf(request), lower(request.params.id), request.body.groupIds);
+    await api.setMemberGroupIds(publicCaller(request), lower(request.params.id), request.body.groupIds);
     return emptyOk(reply);
   });
   for (const [verb, run, routeDoc] of [
@@ -138,71 +139,71 @@ export const publicApiRoutes: FastifyPluginAsyncTypebox<{ publicApi: PublicApiSe
     ['restore', (caller: PublicCaller, id: string) => api.restoreMember(caller, id), docs.restoreMember],
   ] as const) {
     app.post(`/members/:id/${verb}`, { config, schema: { tags, ...routeDoc, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-      await run(callerOf(request), lower(request.params.id));
+      await run(publicCaller(request), lower(request.params.id));
       return emptyOk(reply);
     });
   }
 
   // -- groups -------------------------------------------------------------------------
-  app.get('/groups', { config, schema: { tags, ...docs.listGroups, response: { 200: ListOf(GroupResponse) } } }, async (request) => list(await api.listGroups(callerOf(request))));
+  app.get('/groups', { config, schema: { tags, ...docs.listGroups, response: { 200: ListOf(GroupResponse) } } }, async (request) => list(await api.listGroups(publicCaller(request))));
   app.get('/groups/:id', { config, schema: { tags, ...docs.getGroup, params: IdParams, response: { 200: GroupResponse } } }, async (request) =>
-    api.getGroup(callerOf(request), lower(request.params.id)),
+    api.getGroup(publicCaller(request), lower(request.params.id)),
   );
-  app.post('/groups', { config, schema: { tags, ...docs.createGroup, body: GroupBody, response: { 200: GroupResponse } } }, async (request) => api.createGroup(callerOf(request), request.body));
+  app.post('/groups', { config, schema: { tags, ...docs.createGroup, body: GroupBody, response: { 200: GroupResponse } } }, async (request) => api.createGroup(publicCaller(request), request.body));
   app.put('/groups/:id', { config, schema: { tags, ...docs.updateGroup, params: IdParams, body: GroupBody, response: { 200: GroupResponse } } }, async (request) =>
-    api.updateGroup(callerOf(request), lower(request.params.id), request.body),
+    api.updateGroup(publicCaller(request), lower(request.params.id), request.body),
   );
   app.delete('/groups/:id', { config, schema: { tags, ...docs.deleteGroup, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await api.deleteGroup(callerOf(request), lower(request.params.id));
+    await api.deleteGroup(publicCaller(request), lower(request.params.id));
     return emptyOk(reply);
   });
   app.get('/groups/:id/member-ids', { config, schema: { tags, ...docs.groupMemberIds, params: IdParams, response: { 200: IdList } } }, async (request) =>
-    api.groupMemberIds(callerOf(request), lower(request.params.id)),
+    api.groupMemberIds(publicCaller(request), lower(request.params.id)),
   );
   app.put('/groups/:id/member-ids', { config, schema: { tags, ...docs.setGroupMemberIds, params: IdParams, body: MemberIdsBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await api.setGroupMemberIds(callerOf(request), lower(request.params.id), request.body.memberIds);
+    await api.setGroupMemberIds(publicCaller(request), lower(request.params.id), request.body.memberIds);
     return emptyOk(reply);
   });
 
   // -- collections --------------------------------------------------------------------
   app.get('/collections', { config, schema: { tags, ...docs.listCollections, response: { 200: ListOf(CollectionResponse) } } }, async (request) =>
-    list(await api.listCollections(callerOf(request))),
+    list(await api.listCollections(publicCaller(request))),
   );
   app.get('/collections/:id', { config, schema: { tags, ...docs.getCollection, params: IdParams, response: { 200: CollectionResponse } } }, async (request) =>
-    api.getCollection(callerOf(request), lower(request.params.id)),
+    api.getCollection(publicCaller(request), lower(request.params.id)),
   );
   app.put('/collections/:id', { config, schema: { tags, ...docs.updateCollection, params: IdParams, body: CollectionBody, response: { 200: CollectionResponse } } }, async (request) =>
-    api.updateCollection(callerOf(request), lower(request.params.id), request.body),
+    api.updateCollection(publicCaller(request), lower(request.params.id), request.body),
   );
   app.delete('/collections/:id', { config, schema: { tags, ...docs.deleteCollection, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await api.deleteCollection(callerOf(request), lower(request.params.id));
+    await api.deleteCollection(publicCaller(request), lower(request.params.id));
     return emptyOk(reply);
   });
 
   // -- policies -----------------------------------------------------------------------
-  app.get('/policies', { config, schema: { tags, ...docs.listPolicies, response: { 200: ListOf(PolicyResponse) } } }, async (request) => list(await api.listPolicies(callerOf(request))));
+  app.get('/policies', { config, schema: { tags, ...docs.listPolicies, response: { 200: ListOf(PolicyResponse) } } }, async (request) => list(await api.listPolicies(publicCaller(request))));
   app.get('/policies/:type', { config, schema: { tags, ...docs.getPolicy, params: PolicyTypeParams, response: { 200: PolicyResponse } } }, async (request) =>
-    api.getPolicy(callerOf(request), request.params.type),
+    api.getPolicy(publicCaller(request), request.params.type),
   );
   app.put('/policies/:type', { config, schema: { tags, ...docs.savePolicy, params: PolicyTypeParams, body: PolicyBody, response: { 200: PolicyResponse } } }, async (request) =>
-    api.savePolicy(callerOf(request), request.params.type, request.body),
+    api.savePolicy(publicCaller(request), request.params.type, request.body),
   );
 
   // -- events -------------------------------------------------------------------------
   app.get('/events', { config, schema: { tags, ...docs.events, querystring: EventQuery, response: { 200: ListOf(EventResponse) } } }, async (request) => {
-    const page = await api.events(callerOf(request), request.query);
+    const page = await api.events(publicCaller(request), request.query);
     return list(page.data, page.continuationToken);
   });
 
   // -- organization -------------------------------------------------------------------
   app.post('/organization/import', { config: { ...config, bodySize: 'large', callerLimit: 'import' }, schema: { tags, ...docs.importDirectory, body: ImportBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await api.importDirectory(callerOf(request), request.body);
+    await api.importDirectory(publicCaller(request), request.body);
     return emptyOk(reply);
   });
   app.get('/organization/subscription', { config, schema: { tags, ...docs.subscription, response: { 200: SubscriptionResponse } } }, async (request) =>
-    api.subscription(callerOf(request)),
+    api.subscription(publicCaller(request)),
   );
   app.put('/organization/subscription', { config, schema: { tags, ...docs.updateSubscription, body: SubscriptionBody, response: { 200: SubscriptionResponse } } }, async (request) =>
-    api.updateSubscription(callerOf(request), request.body),
+    api.updateSubscription(publicCaller(request), request.body),
   );
 };

@@ -11,7 +11,7 @@ import type { GroupService } from '../groups/groups.service.js';
 import type { MemberService } from '../members/members.service.js';
 import { toCollectionAccess, toMemberUserDetails } from '../members/members.schemas.js';
 import { collectionsOfMembers, findMember, listMembersWithUsers } from '../members/members.repository.js';
-import { organizationActor, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
+import { organizationActor, type MemberCaller } from '../../platform/access/org-access.js';
 import type { OrganizationService } from '../organizations/organizations.service.js';
 import { OrganizationUserType, parsePermissions } from '../../platform/access/roles.js';
 import type { PolicyService } from '../policies/policies.service.js';
@@ -70,15 +70,14 @@ export function createPublicApiService(deps: PublicApiDeps) {
   const importer = createDirectoryImport({ db, clock: deps.clock, audit: deps.audit, members });
   const subscriptions = createSubscriptions({ db, clock: deps.clock, audit: deps.audit, organizations: deps.organizations });
 
-  /** The organization acting through its API key; the principal resolver already checked it is enabled and may use the API. */
-  async function actorFor(caller: PublicCaller): Promise<Membership> {
-    const org = await organizationOf(db, caller.organizationId);
+  /**
+   * The organization acting through its API key, as the caller of the member, group, collection
+   * and policy use cases; the principal resolver already checked it is enabled and may use the API.
+   */
+  async function memberActor({ organizationId, client, log }: PublicCaller): Promise<MemberCaller> {
+    const org = await organizationOf(db, organizationId);
     if (!org) throw new NotFound();
-    return organizationActor(caller.organizationId, EventSystemUser.PublicApi, Boolean(org.use_secrets_manager));
-  }
-
-  async function memberActor(caller: PublicCaller): Promise<MemberCaller> {
-    return { membership: await actorFor(caller), client: caller.client, log: caller.log };
+    return { membership: organizationActor(organizationId, EventSystemUser.PublicApi, Boolean(org.use_secrets_manager)), client, log };
   }
 
   async function readMember(organizationId: string, id: string): Promise<MemberResponse> {
@@ -265,8 +264,8 @@ export function createPublicApiService(deps: PublicApiDeps) {
     },
 
     /** The same directory import for an owner or admin signed in (the older private route), who is the acting user of its events. */
-    async importDirectoryAs(actor: MemberCaller, body: Parameters<typeof importer.run>[1]): Promise<void> {
-      await importer.run(actor, body, deps.config, 'users');
+    async importDirectoryAs(caller: MemberCaller, body: Parameters<typeof importer.run>[1]): Promise<void> {
+      await importer.run(caller, body, deps.config, 'users');
     },
 
     async subscription(caller: PublicCaller) {
