@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, list, ListOf, normalizeGuid } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
+import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
 import {
   ConfigurationBody,
   ConfigurationParams,
@@ -54,18 +54,17 @@ const docs = {
 export const integrationRoutes: FastifyPluginAsyncTypebox<{ integrations: IntegrationService; orgAccess: OrgAccess }> = async (app, { integrations, orgAccess }) => {
   const config = { access: orgAccess.owner() };
   const base = '/organizations/:orgId/integrations';
-  const orgOf = (request: Parameters<typeof membershipOf>[0]) => membershipOf(request).organizationId;
 
   app.get(base, { config, schema: { tags, ...docs.list, params: OrgParams, response: { 200: ListOf(IntegrationResponse) } } }, async (request) =>
-    list(await integrations.list(orgOf(request))),
+    list(await integrations.list(memberCaller(request))),
   );
 
   app.post(base, { config, schema: { tags, ...docs.create, params: OrgParams, body: IntegrationBody, response: { 200: IntegrationResponse } } }, async (request) =>
-    integrations.create(orgOf(request), request.body),
+    integrations.create(memberCaller(request), request.body),
   );
 
   app.put(`${base}/:integrationId`, { config, schema: { tags, ...docs.update, params: IntegrationParams, body: IntegrationBody, response: { 200: IntegrationResponse } } }, async (request) =>
-    integrations.update(orgOf(request), normalizeGuid(request.params.integrationId), request.body),
+    integrations.update(memberCaller(request), normalizeGuid(request.params.integrationId), request.body),
   );
 
   for (const [method, url] of [
@@ -78,7 +77,7 @@ export const integrationRoutes: FastifyPluginAsyncTypebox<{ integrations: Integr
       config,
       schema: { tags, ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /organizations/{orgId}/integrations/{integrationId}')), params: IntegrationParams, response: { 204: EmptyResponse } },
       handler: async (request, reply) => {
-        await integrations.delete(orgOf(request), normalizeGuid(request.params.integrationId));
+        await integrations.delete(memberCaller(request), normalizeGuid(request.params.integrationId));
         return reply.code(204).send(null);
       },
     });
@@ -86,15 +85,15 @@ export const integrationRoutes: FastifyPluginAsyncTypebox<{ integrations: Integr
 
   const configurations = `${base}/:integrationId/configurations`;
   app.get(configurations, { config, schema: { tags, ...docs.listConfigurations, params: IntegrationParams, response: { 200: { type: 'array', items: ConfigurationResponse } } } }, async (request) =>
-    integrations.listConfigurations(orgOf(request), normalizeGuid(request.params.integrationId)),
+    integrations.listConfigurations(memberCaller(request), normalizeGuid(request.params.integrationId)),
   );
 
   app.post(configurations, { config, schema: { tags, ...docs.createConfiguration, params: IntegrationParams, body: ConfigurationBody, response: { 200: ConfigurationResponse } } }, async (request) =>
-    integrations.createConfiguration(orgOf(request), normalizeGuid(request.params.integrationId), request.body),
+    integrations.createConfiguration(memberCaller(request), normalizeGuid(request.params.integrationId), request.body),
   );
 
   app.put(`${configurations}/:configurationId`, { config, schema: { tags, ...docs.updateConfiguration, params: ConfigurationParams, body: ConfigurationBody, response: { 200: ConfigurationResponse } } }, async (request) =>
-    integrations.updateConfiguration(orgOf(request), normalizeGuid(request.params.integrationId), normalizeGuid(request.params.configurationId), request.body),
+    integrations.updateConfiguration(memberCaller(request), normalizeGuid(request.params.integrationId), normalizeGuid(request.params.configurationId), request.body),
   );
 
   for (const [method, url] of [
@@ -112,22 +111,22 @@ export const integrationRoutes: FastifyPluginAsyncTypebox<{ integrations: Integr
         response: { 200: EmptyResponse },
       },
       handler: async (request, reply) => {
-        await integrations.deleteConfiguration(orgOf(request), normalizeGuid(request.params.integrationId), normalizeGuid(request.params.configurationId));
+        await integrations.deleteConfiguration(memberCaller(request), normalizeGuid(request.params.integrationId), normalizeGuid(request.params.configurationId));
         return emptyOk(reply);
       },
     });
   }
 
   app.get(`${base}/dead-letters`, { config, schema: { tags, ...docs.deadLetters, params: OrgParams, querystring: DeadLetterQuery, response: { 200: ListOf(DeadLetterResponse) } } }, async (request) =>
-    list(await integrations.deadLetters(orgOf(request), request.query.integrationId ? normalizeGuid(request.query.integrationId) : undefined)),
+    list(await integrations.deadLetters(memberCaller(request), request.query.integrationId ? normalizeGuid(request.query.integrationId) : undefined)),
   );
 
   app.post(`${base}/dead-letters/:deadLetterId/replay`, { config, schema: { tags, ...docs.replay, params: DeadLetterParams, response: { 200: ReplayResponse } } }, async (request) =>
-    integrations.replay(orgOf(request), { id: normalizeGuid(request.params.deadLetterId) }),
+    integrations.replay(memberCaller(request), { id: normalizeGuid(request.params.deadLetterId) }),
   );
 
   app.post(`${base}/dead-letters/replay`, { config, schema: { tags, ...docs.replayAll, params: OrgParams, body: ReplayAllBody, response: { 200: ReplayResponse } } }, async (request) => {
     const integrationId = request.body?.integrationId;
-    return integrations.replay(orgOf(request), integrationId ? { integrationId: normalizeGuid(integrationId) } : {});
+    return integrations.replay(memberCaller(request), integrationId ? { integrationId: normalizeGuid(integrationId) } : {});
   });
 };

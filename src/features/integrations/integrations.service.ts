@@ -1,5 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.js';
+import type { MemberCaller } from '../../platform/access/org-access.js';
 import { BadRequest, HttpError, NotFound } from '../../http/errors.js';
 import { replayMessage } from './messages.js';
 import { integrationStatus, validateConfiguration, validateIntegrationConfiguration, type IntegrationType } from './rules.js';
@@ -66,12 +67,12 @@ export function createIntegrationService({ db, transport }: { db: Db; transport:
   }
 
   return {
-    async list(organizationId: string) {
+    async list({ membership: { organizationId } }: MemberCaller) {
       const rows = await db.selectFrom('organization_integrations').selectAll().where('organization_id', '=', organizationId).orderBy('creation_date').orderBy('id').execute();
       return rows.map(integrationResponse);
     },
 
-    async create(organizationId: string, body: IntegrationBody) {
+    async create({ membership: { organizationId } }: MemberCaller, body: IntegrationBody) {
       const configurationText = blankToNull(body.configuration);
       validateIntegrationConfiguration(body.type, configurationText);
       const now = new Date().toISOString();
@@ -84,7 +85,7 @@ export function createIntegrationService({ db, transport }: { db: Db; transport:
       });
     },
 
-    async update(organizationId: string, id: string, body: IntegrationBody) {
+    async update({ membership: { organizationId } }: MemberCaller, id: string, body: IntegrationBody) {
       const current = await integration(organizationId, id);
       if (current.type !== body.type) throw BadRequest.field('type', 'Integration not found for this organization with the specified type.');
       const configurationText = blankToNull(body.configuration);
@@ -93,18 +94,18 @@ export function createIntegrationService({ db, transport }: { db: Db; transport:
       return integrationResponse({ ...current, configuration: configurationText });
     },
 
-    async delete(organizationId: string, id: string) {
+    async delete({ membership: { organizationId } }: MemberCaller, id: string) {
       await integration(organizationId, id);
       await db.deleteFrom('organization_integrations').where('id', '=', id).execute();
     },
 
-    async listConfigurations(organizationId: string, integrationId: string) {
+    async listConfigurations({ membership: { organizationId } }: MemberCaller, integrationId: string) {
       await integration(organizationId, integrationId);
       const rows = await db.selectFrom('organization_integration_configurations').selectAll().where('organization_integration_id', '=', integrationId).orderBy('creation_date').orderBy('id').execute();
       return rows.map(configurationResponse);
     },
 
-    async createConfiguration(organizationId: string, integrationId: string, body: ConfigurationBody) {
+    async createConfiguration({ membership: { organizationId } }: MemberCaller, integrationId: string, body: ConfigurationBody) {
       const parent = await integration(organizationId, integrationId);
       const fields = configurationFields(parent.type, body);
       const now = new Date().toISOString();
@@ -113,7 +114,7 @@ export function createIntegrationService({ db, transport }: { db: Db; transport:
       return configurationResponse(row);
     },
 
-    async updateConfiguration(organizationId: string, integrationId: string, id: string, body: ConfigurationBody) {
+    async updateConfiguration({ membership: { organizationId } }: MemberCaller, integrationId: string, id: string, body: ConfigurationBody) {
       const parent = await integration(organizationId, integrationId);
       const current = await configuration(integrationId, id);
       const fields = configurationFields(parent.type, body);
@@ -121,13 +122,13 @@ export function createIntegrationService({ db, transport }: { db: Db; transport:
       return configurationResponse({ ...current, ...fields });
     },
 
-    async deleteConfiguration(organizationId: string, integrationId: string, id: string) {
+    async deleteConfiguration({ membership: { organizationId } }: MemberCaller, integrationId: string, id: string) {
       await integration(organizationId, integrationId);
       await configuration(integrationId, id);
       await db.deleteFrom('organization_integration_configurations').where('id', '=', id).execute();
     },
 
-    async deadLetters(organizationId: string, integrationId?: string) {
+    async deadLetters({ membership: { organizationId } }: MemberCaller, integrationId?: string) {
       let query = db.selectFrom('integration_dead_letters').selectAll().where('organization_id', '=', organizationId);
       if (integrationId) query = query.where('integration_id', '=', integrationId);
       const rows = await query.orderBy('creation_date').orderBy('id').limit(10_000).execute();
@@ -147,7 +148,7 @@ export function createIntegrationService({ db, transport }: { db: Db; transport:
     },
 
     /** Queues dead letters for delivery again, with their configuration's current target; each leaves the list once queued. */
-    async replay(organizationId: string, select: { id?: string; integrationId?: string | null }) {
+    async replay({ membership: { organizationId } }: MemberCaller, select: { id?: string; integrationId?: string | null }) {
       const queue = transport();
       if (!queue) throw new BadRequest('Forwarding is not running on this server (INTEGRATIONS_RELAY is off and no broker is set).');
       let query = db.selectFrom('integration_dead_letters').selectAll().where('organization_id', '=', organizationId);
