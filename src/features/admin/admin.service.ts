@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { Clock } from '../../shared/clock.js';
 import type { Config } from '../../config/config.js';
 import type { Database, Db } from '../../db/database.js';
@@ -15,10 +16,18 @@ import { listOrganizationsPage, listUsersPage, membersOfOrganization, membership
 import { findOrganization } from '../../platform/access/memberships.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
 
-/** Who did it: the console's operator, known by address. */
+/**
+ * Who did it: the console's operator, known by address. The first argument of every console use
+ * case that changes something, as a caller is of the API's use cases.
+ */
 export interface Operator {
   ipAddress: string | null;
   log: MailLog;
+}
+
+/** The operator of a console request (the admin session was checked by the console's guard). */
+export function operatorOf(request: FastifyRequest): Operator {
+  return { ipAddress: request.ip ?? null, log: request.log };
 }
 
 export const ROLE_NAMES: Record<number, string> = {
@@ -127,7 +136,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
      * Invites by mail; without SMTP, or when the mail server refuses the message, the page shows
      * the link to pass on and says why (the invitation exists either way, so it is logged).
      */
-    async invite(email: string, operator: Operator): Promise<{ email: string; link: string; mailed: boolean; why: string | null }> {
+    async invite(operator: Operator, email: string): Promise<{ email: string; link: string; mailed: boolean; why: string | null }> {
       let result: { email: string; link: string; mailed: boolean; why: string | null };
       try {
         result = { ...(await accounts.inviteByOperator(email, operator.log)), why: null };
@@ -140,21 +149,21 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
       return result;
     },
 
-    async setDisabled(userId: string, disabled: boolean, operator: Operator) {
+    async setDisabled(operator: Operator, userId: string, disabled: boolean) {
       const user = await userOrThrow(userId);
       const changed = await accounts.setDisabled(user, disabled);
       if (changed) await audit.record({ action: disabled ? 'user-disabled' : 'user-enabled', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
       return { user, changed };
     },
 
-    async resendVerification(userId: string, operator: Operator) {
+    async resendVerification(operator: Operator, userId: string) {
       const user = await userOrThrow(userId);
       const result = await deps.features.accountEmails.sendVerification(user.id, operator.log);
       await audit.record({ action: 'user-verification-sent', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
       return result;
     },
 
-    async endSessions(userId: string, operator: Operator) {
+    async endSessions(operator: Operator, userId: string) {
       const user = await userOrThrow(userId);
       await accounts.endSessions(user.id);
       await audit.record({ action: 'user-sessions-ended', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
@@ -168,7 +177,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
     },
 
     /** Every provider off through the two-factor feature's service (it refuses with 400 when none is on). */
-    async removeTwoStepLogin(userId: string, confirm: string, operator: Operator) {
+    async removeTwoStepLogin(operator: Operator, userId: string, confirm: string) {
       const user = await userOrThrow(userId);
       if (confirm.trim().toLowerCase() !== user.email) throw BadRequest.field('confirm', `Type the account's email (${user.email}) to confirm.`);
       const client = { ipAddress: operator.ipAddress, deviceType: null, deviceIdentifier: null, clientVersion: null };
@@ -184,14 +193,14 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
 
     organization: organizationDetails,
 
-    async setOrganizationEnabled(organizationId: string, enabled: boolean, operator: Operator) {
+    async setOrganizationEnabled(operator: Operator, organizationId: string, enabled: boolean) {
       const org = await organizationOrThrow(organizationId);
       const changed = await features.organizations.setEnabled(org.id, enabled);
       if (changed) await audit.record({ action: enabled ? 'organization-enabled' : 'organization-disabled', targetType: 'organization', targetId: org.id, detail: org.name, ipAddress: operator.ipAddress });
       return changed;
     },
 
-    async deleteOrganization(organizationId: string, confirm: string, operator: Operator) {
+    async deleteOrganization(operator: Operator, organizationId: string, confirm: string) {
       const org = await organizationOrThrow(organizationId);
       if (confirm.trim() !== org.name) throw BadRequest.field('confirm', `Type the organization's name (${org.name}) to confirm the deletion.`);
       await features.organizations.remove(org.id);
@@ -203,7 +212,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
      * `strongroom license issue` makes it: the web vault's self-hosted "new organization"
      * page uploads it.
      */
-    async issueLicense(input: { name: string; planType: number; billingEmail: string; days: number; seats: number | null }, operator: Operator) {
+    async issueLicense(operator: Operator, input: { name: string; planType: number; billingEmail: string; days: number; seats: number | null }) {
       if (!planFeatures(input.planType)) throw BadRequest.field('planType', 'Unknown plan.');
       const issuer = createLicenseIssuer({ db, clock: deps.clock });
       const expires = new Date(deps.clock.now().getTime() + input.days * 86_400_000).toISOString();
@@ -235,7 +244,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
     /** Every organization by name, for the events filter. */
     organizationNames: () => db.selectFrom('organizations').select(['id', 'name']).orderBy('name').execute(),
 
-    async deleteUser(userId: string, confirm: string, operator: Operator) {
+    async deleteUser(operator: Operator, userId: string, confirm: string) {
       const user = await userOrThrow(userId);
       if (confirm.trim().toLowerCase() !== user.email) throw BadRequest.field('confirm', `Type the account's email (${user.email}) to confirm the deletion.`);
       await accounts.removeAccount(user);

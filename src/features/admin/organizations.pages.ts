@@ -6,7 +6,7 @@ import { Email } from '../../http/schemas.js';
 import { PlanType } from '../organizations/plans.js';
 import { adminAccess } from './admin-access.js';
 import { Csrf, frameOf, Html, IdParam, PAGE_SIZE, PageQuery, pager, sendPage } from './admin.pages.js';
-import { PLAN_NAMES, type AdminService, type Operator } from './admin.service.js';
+import { operatorOf, PLAN_NAMES, type AdminService } from './admin.service.js';
 import { definePage, PARTS } from './admin.views.js';
 
 const { CSRF, NOTICE, PAGER } = PARTS;
@@ -115,7 +115,6 @@ const docs = {
 
 export const organizationPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags: string[]; selfHosted: boolean }> = async (app, { service, tags, selfHosted }) => {
   const session = { access: adminAccess.session };
-  const operatorOf = (request: { ip: string; log: Operator['log'] }): Operator => ({ ipAddress: request.ip ?? null, log: request.log });
   const plans = Object.entries(PLAN_NAMES).map(([value, name]) => ({ value: Number(value), name }));
 
   app.get(
@@ -167,7 +166,7 @@ export const organizationPages: FastifyPluginAsyncTypebox<{ service: AdminServic
       const seats = request.body.seats ? Number(request.body.seats) : null;
       if (days < 1 || days > 36500) throw BadRequest.field('days', 'The days field must be between 1 and 36500.');
       if (seats !== null && seats < 1) throw BadRequest.field('seats', 'The seats field must be at least 1, or empty for the plan\'s own.');
-      const license = await service.issueLicense({ name, planType: Number(request.body.planType), billingEmail, days, seats }, operatorOf(request));
+      const license = await service.issueLicense(operatorOf(request), { name, planType: Number(request.body.planType), billingEmail, days, seats });
       return reply
         .header('content-disposition', `attachment; filename="bitwarden_organization_license_${license.id}.json"`)
         .type('application/json; charset=utf-8')
@@ -195,7 +194,7 @@ export const organizationPages: FastifyPluginAsyncTypebox<{ service: AdminServic
       `/organizations/:id/${action}`,
       { config: session, schema: { tags, ...docs[action], params: IdParam, body: Type.Object({ _csrf: Csrf }), response: { 200: Html } } },
       async (request, reply) => {
-        const changed = await service.setOrganizationEnabled(request.params.id, enabled, operatorOf(request));
+        const changed = await service.setOrganizationEnabled(operatorOf(request), request.params.id, enabled);
         return reply.redirect(`/admin/organizations/${request.params.id}?notice=${changed ? (enabled ? 'enabled' : 'disabled') : 'unchanged'}`, 303);
       },
     );
@@ -217,7 +216,7 @@ export const organizationPages: FastifyPluginAsyncTypebox<{ service: AdminServic
     '/organizations/:id/delete',
     { config: session, schema: { tags, ...docs.delete, params: IdParam, body: Type.Object({ _csrf: Csrf, confirm: Type.String({ minLength: 1, maxLength: 256 }) }), response: { 200: Html } } },
     async (request, reply) => {
-      await service.deleteOrganization(request.params.id, request.body.confirm, operatorOf(request));
+      await service.deleteOrganization(operatorOf(request), request.params.id, request.body.confirm);
       return reply.redirect('/admin/organizations?notice=deleted', 303);
     },
   );

@@ -1,5 +1,4 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { Email } from '../../http/schemas.js';
@@ -8,7 +7,7 @@ import { OPERATOR_INVITATION_DAYS } from '../accounts/operator.service.js';
 import { TWO_STEP_LOGIN_NOT_ON } from '../two-factor/two-factor-setup.service.js';
 import { adminAccess } from './admin-access.js';
 import { Csrf, frameOf, Html, IdParam, PAGE_SIZE, PageQuery, pager, sendPage } from './admin.pages.js';
-import type { AdminService, Operator } from './admin.service.js';
+import { operatorOf, type AdminService } from './admin.service.js';
 
 const NOTICES = {
   disabled: 'The account is disabled: it cannot log in and its sessions have ended.',
@@ -51,7 +50,6 @@ const docs = {
   },
 } satisfies Record<string, RouteDoc>;
 
-const operatorOf = (request: FastifyRequest): Operator => ({ ipAddress: request.ip ?? null, log: request.log });
 
 export const userPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags: string[] }> = async (app, { service, tags }) => {
   const session = { access: adminAccess.session };
@@ -76,7 +74,7 @@ export const userPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags:
     '/users/invite',
     { config: session, schema: { tags, ...docs.invite, body: Type.Object({ _csrf: Csrf, email: Email }), response: { 200: Html } } },
     async (request, reply) => {
-      const result = await service.invite(request.body.email, operatorOf(request));
+      const result = await service.invite(operatorOf(request), request.body.email);
       return sendPage(reply, 'invited', frameOf(request, 'Invitation', '/admin/users'), { ...result, days: OPERATOR_INVITATION_DAYS });
     },
   );
@@ -89,7 +87,7 @@ export const userPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags:
       `/users/:id/${action}`,
       { config: session, schema: { tags, ...docs[action], params: IdParam, body: Action, response: { 200: Html } } },
       async (request, reply) => {
-        const { changed } = await service.setDisabled(request.params.id, disabled, operatorOf(request));
+        const { changed } = await service.setDisabled(operatorOf(request), request.params.id, disabled);
         return reply.redirect(`/admin/users?notice=${changed ? (disabled ? 'disabled' : 'enabled') : 'unchanged'}`, 303);
       },
     );
@@ -99,7 +97,7 @@ export const userPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags:
     '/users/:id/resend-verification',
     { config: session, schema: { tags, ...docs.resendVerification, params: IdParam, body: Action, response: { 200: Html } } },
     async (request, reply) => {
-      const result = await service.resendVerification(request.params.id, operatorOf(request));
+      const result = await service.resendVerification(operatorOf(request), request.params.id);
       return sendPage(reply, 'verification', frameOf(request, 'Email verification', '/admin/users'), result);
     },
   );
@@ -108,7 +106,7 @@ export const userPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags:
     '/users/:id/deauthorize',
     { config: session, schema: { tags, ...docs.deauthorize, params: IdParam, body: Action, response: { 200: Html } } },
     async (request, reply) => {
-      await service.endSessions(request.params.id, operatorOf(request));
+      await service.endSessions(operatorOf(request), request.params.id);
       return reply.redirect('/admin/users?notice=deauthorized', 303);
     },
   );
@@ -135,7 +133,7 @@ export const userPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags:
     '/users/:id/remove-two-step-login',
     { config: session, schema: { tags, ...docs.removeTwoStep, params: IdParam, body: Type.Object({ _csrf: Csrf, confirm: Type.String({ minLength: 1, maxLength: 256 }) }), response: { 200: Html } } },
     async (request, reply) => {
-      await service.removeTwoStepLogin(request.params.id, request.body.confirm, operatorOf(request));
+      await service.removeTwoStepLogin(operatorOf(request), request.params.id, request.body.confirm);
       return reply.redirect('/admin/users?notice=twoStepLoginRemoved', 303);
     },
   );
@@ -156,7 +154,7 @@ export const userPages: FastifyPluginAsyncTypebox<{ service: AdminService; tags:
     '/users/:id/delete',
     { config: session, schema: { tags, ...docs.delete, params: IdParam, body: Type.Object({ _csrf: Csrf, confirm: Type.String({ minLength: 1, maxLength: 256 }) }), response: { 200: Html } } },
     async (request, reply) => {
-      await service.deleteUser(request.params.id, request.body.confirm, operatorOf(request));
+      await service.deleteUser(operatorOf(request), request.params.id, request.body.confirm);
       return reply.redirect('/admin/users?notice=deleted', 303);
     },
   );
