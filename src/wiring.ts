@@ -75,7 +75,7 @@ export async function createFeatures(deps: WiringDeps) {
   const clientCredentialGrants = [organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }), secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager })];
   const identity = createIdentityService({ db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants, loginChecks: accountEmails, extensionGrants: { send_access: (form, client) => sendAccess.grant(form, client) } });
   const vault = { db, audit, clock, pushes, files, apiBase };
-  const attachments = createAttachmentService({ ...vault, store: files, keys, apiBase, userQuotaBytes: p.userQuotaBytes, maxFileBytes: p.maxFileBytes });
+  const attachments = createAttachmentService({ ...vault, store: files, keys, userQuotaBytes: p.userQuotaBytes, maxFileBytes: p.maxFileBytes });
   const sends = createSendService({ db, audit, clock, pushes, hasher, store: files, userQuotaBytes: p.userQuotaBytes, maxFileBytes: p.maxFileBytes });
   const sendPurge = createSendPurge({ db, clock, store: files, pushes, intervalMs: config.sendPurgeIntervalSeconds * 1000, onRun: (result) => instruments.scheduledJobRun('send-purge', result) });
   const fileSweeper = createFileSweeper({ db, clock, store: files, onRun: (result) => instruments.scheduledJobRun('file-sweep', result) });
