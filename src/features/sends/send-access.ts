@@ -4,7 +4,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { NotFound, TooManyRequests, Unauthorized, BadRequest } from '../../http/errors.js';
 import { OAuthError } from '../../http/error-handler.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { AnonymousCaller, ClientContext } from '../../http/request-context.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
@@ -145,7 +145,7 @@ export function createSendAccess(deps: SendAccessDeps) {
 
   return {
     /** `POST /sends/access/{accessId}` (older clients): the Send, with the password hash in the body when it has one. */
-    async accessLegacy(accessId: string, password: string | null | undefined, client: ClientContext) {
+    async accessLegacy({ client }: AnonymousCaller, accessId: string, password: string | null | undefined) {
       await limit(client);
       const row = await accessible(idOfAccessId(accessId));
       await checkPassword(row, password);
@@ -153,7 +153,7 @@ export function createSendAccess(deps: SendAccessDeps) {
     },
 
     /** `POST /sends/{accessId}/access/file/{fileId}` (older clients): a download URL for the file. */
-    async fileLegacy(accessId: string, fileId: string, password: string | null | undefined, client: ClientContext) {
+    async fileLegacy({ client }: AnonymousCaller, accessId: string, fileId: string, password: string | null | undefined) {
       await limit(client);
       const row = await accessible(idOfAccessId(accessId));
       await checkPassword(row, password);
@@ -186,13 +186,13 @@ export function createSendAccess(deps: SendAccessDeps) {
     },
 
     /** `POST /sends/access` with a `send_access` token. */
-    async accessWithToken(token: string | null, client: ClientContext) {
+    async accessWithToken({ client }: AnonymousCaller, token: string | null) {
       await limit(client);
       return view(await tokenSend(token), client);
     },
 
     /** `POST /sends/access/file/{fileId}` with a `send_access` token. */
-    async fileWithToken(token: string | null, fileId: string, client: ClientContext) {
+    async fileWithToken({ client }: AnonymousCaller, token: string | null, fileId: string) {
       await limit(client);
       return fileUrl(await tokenSend(token), fileId, client);
     },

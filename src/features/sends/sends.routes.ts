@@ -1,10 +1,10 @@
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
-import { access, bearerToken, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { access, bearerToken } from '../../http/access.js';
+import { anonymousCaller, userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
-import { DownloadQuery, EmptyResponse, emptyOk, IdParams } from '../../http/schemas.js';
+import { DownloadQuery, EmptyResponse, emptyOk, IdParams, list } from '../../http/schemas.js';
 import { filePart } from '../../platform/storage/multipart.js';
 import type { SendAccess } from './send-access.js';
 import {
@@ -15,7 +15,6 @@ import {
   SendListResponse,
   SendRequest,
   SendResponse,
-  toSendResponse,
 } from './sends.schemas.js';
 import type { SendService } from './sends.service.js';
 
@@ -74,44 +73,37 @@ type PasswordBody = { Body: { password?: string | null } | undefined };
 
 export const sendRoutes: FastifyPluginAsync<{ sends: SendService; access: SendAccess; maxFileBytes: number }> = async (app, { sends, access: anonymous, maxFileBytes }) => {
   await app.register(multipart, { limits: { fileSize: maxFileBytes + 1 } });
-  const me = (request: Parameters<typeof currentUser>[0]) => currentUser(request).userId;
 
-  app.get('/sends', { config, schema: { tags, ...docs.list, response: { 200: SendListResponse } } }, async (request) => ({
-    object: 'list' as const,
-    data: (await sends.list(me(request))).map(toSendResponse),
-    continuationToken: null,
-  }));
+  app.get('/sends', { config, schema: { tags, ...docs.list, response: { 200: SendListResponse } } }, async (request) => list(await sends.list(userCaller(request))));
   app.get<Id>('/sends/:id', { config, schema: { tags, ...docs.get, params: IdParams, response: { 200: SendResponse } } }, async (request) =>
-    toSendResponse(await sends.owned(me(request), request.params.id)),
+    sends.get(userCaller(request), request.params.id),
   );
   app.post<Body>('/sends', { config, schema: { tags, ...docs.create, body: SendRequest, response: { 200: SendResponse } } }, async (request) =>
-    toSendResponse(await sends.createText(me(request), clientContext(request), request.body)),
+    sends.createText(userCaller(request), request.body),
   );
-  app.post<Body>('/sends/file/v2', { config, schema: { tags, ...docs.createFile, body: SendRequest, response: { 200: SendFileUploadResponse } } }, async (request) => {
-    const { row, url } = await sends.createFile(me(request), clientContext(request), request.body);
-    return { object: 'send-fileUpload' as const, url, fileUploadType: 0 as const, sendResponse: toSendResponse(row) };
-  });
-  app.get<FileId>('/sends/:id/file/:fileId', { config, schema: { tags, ...docs.renew, params: FileParams, response: { 200: SendFileUploadResponse } } }, async (request) => {
-    const { row, url } = await sends.renewUpload(me(request), request.params.id, request.params.fileId);
-    return { object: 'send-fileUpload' as const, url, fileUploadType: 0 as const, sendResponse: toSendResponse(row) };
-  });
+  app.post<Body>('/sends/file/v2', { config, schema: { tags, ...docs.createFile, body: SendRequest, response: { 200: SendFileUploadResponse } } }, async (request) =>
+    sends.createFile(userCaller(request), request.body),
+  );
+  app.get<FileId>('/sends/:id/file/:fileId', { config, schema: { tags, ...docs.renew, params: FileParams, response: { 200: SendFileUploadResponse } } }, async (request) =>
+    sends.renewUpload(userCaller(request), request.params.id, request.params.fileId),
+  );
   app.post<FileId>('/sends/:id/file/:fileId', { config, schema: { tags, ...docs.upload, params: FileParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
     const { stream } = await filePart(request, maxFileBytes);
-    await sends.uploadFile(me(request), clientContext(request), request.params.id, request.params.fileId, stream);
+    await sends.uploadFile(userCaller(request), request.params.id, request.params.fileId, stream);
     return emptyOk(reply);
   });
   app.put<Id & Body>('/sends/:id', { config, schema: { tags, ...docs.update, params: IdParams, body: SendRequest, response: { 200: SendResponse } } }, async (request) =>
-    toSendResponse(await sends.update(me(request), clientContext(request), request.params.id, request.body)),
+    sends.update(userCaller(request), request.params.id, request.body),
   );
   for (const url of ['/sends/:id/remove-password', '/sends/:id/remove-auth']) {
     app.put<Id>(
       url,
       { config, schema: { tags, ...(url.endsWith('password') ? docs.removePassword : olderForm(docs.removePassword, 'PUT /sends/{id}/remove-password')), params: IdParams, response: { 200: SendResponse } } },
-      async (request) => toSendResponse(await sends.removePassword(me(request), clientContext(request), request.params.id)),
+      async (request) => sends.removePassword(userCaller(request), request.params.id),
     );
   }
   app.delete<Id>('/sends/:id', { config, schema: { tags, ...docs.delete, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await sends.delete(me(request), clientContext(request), request.params.id);
+    await sends.delete(userCaller(request), request.params.id);
     return emptyOk(reply);
   });
 
@@ -119,20 +111,20 @@ export const sendRoutes: FastifyPluginAsync<{ sends: SendService; access: SendAc
   app.post<{ Params: { accessId: string } } & PasswordBody>(
     '/sends/access/:accessId',
     { config: open, schema: { tags, ...docs.accessLegacy, params: AccessParams, body: Type.Optional(SendAccessRequest), response: { 200: SendAccessResponse } } },
-    async (request) => anonymous.accessLegacy(request.params.accessId, request.body?.password, clientContext(request)),
+    async (request) => anonymous.accessLegacy(anonymousCaller(request), request.params.accessId, request.body?.password),
   );
   app.post<{ Params: { accessId: string; fileId: string } } & PasswordBody>(
     '/sends/:accessId/access/file/:fileId',
     { config: open, schema: { tags, ...docs.fileLegacy, params: AccessFileParams, body: Type.Optional(SendAccessRequest), response: { 200: SendFileDownloadResponse } } },
-    async (request) => anonymous.fileLegacy(request.params.accessId, request.params.fileId, request.body?.password, clientContext(request)),
+    async (request) => anonymous.fileLegacy(anonymousCaller(request), request.params.accessId, request.params.fileId, request.body?.password),
   );
   app.post('/sends/access', { config: open, schema: { tags, ...docs.access, response: { 200: SendAccessResponse } } }, async (request) =>
-    anonymous.accessWithToken(bearerToken(request), clientContext(request)),
+    anonymous.accessWithToken(anonymousCaller(request), bearerToken(request)),
   );
   app.post<{ Params: { fileId: string } }>(
     '/sends/access/file/:fileId',
     { config: open, schema: { tags, ...docs.file, params: TokenFileParams, response: { 200: SendFileDownloadResponse } } },
-    async (request) => anonymous.fileWithToken(bearerToken(request), request.params.fileId, clientContext(request)),
+    async (request) => anonymous.fileWithToken(anonymousCaller(request), bearerToken(request), request.params.fileId),
   );
   app.get<{ Querystring: { token: string } }>(
     '/sends/file/download',

@@ -144,6 +144,11 @@ export function toSendResponse(row: SendRow): SendResponse {
   };
 }
 
+/** Where the client uploads a file Send's bytes (Direct upload to this server). */
+export function toSendFileUploadResponse(row: SendRow, url: string): Static<typeof SendFileUploadResponse> {
+  return { object: 'send-fileUpload', url, fileUploadType: 0, sendResponse: toSendResponse(row) };
+}
+
 export function toSendAccessResponse(row: SendRow, creatorEmail: string | null) {
   const data = parseSendData(row.data);
   return {

@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { ClientContext, UserCaller } from '../../http/request-context.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { touchAccountRevision } from '../../platform/auth/users.repository.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
@@ -14,7 +14,7 @@ import { FileTooLarge, type FileStore } from '../../platform/storage/file-store.
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { bindingPolicies, deleteSend, findSend, insertSend, listSends, lockSend, updateSend } from './sends.repository.js';
-import { parseSendData, SendAuthType, SendType, type SendData, type SendRequest, type SendRow } from './sends.schemas.js';
+import { parseSendData, SendAuthType, SendType, toSendFileUploadResponse, toSendResponse, type SendData, type SendRequest, type SendResponse, type SendRow } from './sends.schemas.js';
 import { newFileId, sendFileKey, sendFolder } from '../../platform/storage/store-layout.js';
 
 export interface SendDeps {
@@ -169,17 +169,22 @@ export function createSendService(deps: SendDeps) {
   }
 
   return {
-    owned: (userId: string, id: string) => owned(db, userId, id),
-    list: (userId: string) => listSends(db, userId),
+    async get({ userId }: UserCaller, id: string): Promise<SendResponse> {
+      return toSendResponse(await owned(db, userId, id));
+    },
 
-    async createText(userId: string, client: ClientContext, request: SendRequest): Promise<SendRow> {
+    async list({ userId }: UserCaller): Promise<SendResponse[]> {
+      return (await listSends(db, userId)).map(toSendResponse);
+    },
+
+    async createText({ userId, client }: UserCaller, request: SendRequest): Promise<SendResponse> {
       if (request.type !== (SendType.Text as number)) throw BadRequest.field('type', 'File Sends are created with POST /sends/file/v2.');
       if (!request.text) throw BadRequest.field('text', 'Text is required for text sends.');
-      return create(userId, client, request, null);
+      return toSendResponse(await create(userId, client, request, null));
     },
 
     /** `POST /sends/file/v2`: the Send with its file reserved; the bytes come to the URL answered. */
-    async createFile(userId: string, client: ClientContext, request: SendRequest): Promise<{ row: SendRow; url: string }> {
+    async createFile({ userId, client }: UserCaller, request: SendRequest) {
       if (request.type !== (SendType.File as number)) throw new BadRequest('Invalid content.');
       if (request.fileLength === undefined || request.fileLength === null) throw new BadRequest('Invalid content. File size hint is required.');
       if (request.fileLength > deps.maxFileBytes) throw new BadRequest(`Max file size is ${maxReadable}.`);
@@ -187,20 +192,20 @@ export function createSendService(deps: SendDeps) {
       if (!request.file?.fileName) throw new BadRequest('File metadata is required for file sends.');
       const file = { id: newFileId(), fileName: request.file.fileName, size: request.fileLength, validated: false, uploadStarted: clock.now().toISOString() };
       const row = await create(userId, client, request, file);
-      return { row, url: `/sends/${row.id}/file/${file.id}` };
+      return toSendFileUploadResponse(row, `/sends/${row.id}/file/${file.id}`);
     },
 
-    async renewUpload(userId: string, id: string, fileId: string): Promise<{ row: SendRow; url: string }> {
+    async renewUpload({ userId }: UserCaller, id: string, fileId: string) {
       const row = await owned(db, userId, id);
       const data = parseSendData(row.data);
       if (!data.file || data.file.id !== fileId || data.file.validated) throw new NotFound();
       data.file = { ...data.file, uploadStarted: clock.now().toISOString() };
       await updateSend(db, row.id, { data: JSON.stringify(data) });
-      return { row: { ...row, data: JSON.stringify(data) }, url: `/sends/${row.id}/file/${fileId}` };
+      return toSendFileUploadResponse({ ...row, data: JSON.stringify(data) }, `/sends/${row.id}/file/${fileId}`);
     },
 
     /** `POST /sends/{id}/file/{fileId}`: exactly the declared bytes, within the upload window; otherwise the Send goes. */
-    async uploadFile(userId: string, client: ClientContext, id: string, fileId: string, stream: Readable): Promise<void> {
+    async uploadFile({ userId, client }: UserCaller, id: string, fileId: string, stream: Readable): Promise<void> {
       const row = await owned(db, userId, id);
       const data = parseSendData(row.data);
       if (!data.file || data.file.id !== fileId) throw new NotFound();
@@ -252,7 +257,7 @@ export function createSendService(deps: SendDeps) {
       pushes.send(sendPush(PushType.SyncSendUpdate, { ...row, revision_date: now }, client.deviceIdentifier));
     },
 
-    async update(userId: string, client: ClientContext, id: string, request: SendRequest): Promise<SendRow> {
+    async update({ userId, client }: UserCaller, id: string, request: SendRequest): Promise<SendResponse> {
       const now = clock.now();
       checkDates(request, now, false);
       const stamp = now.toISOString();
@@ -284,10 +289,10 @@ export function createSendService(deps: SendDeps) {
         return { ...row, ...values };
       });
       pushes.send(sendPush(PushType.SyncSendUpdate, updated, client.deviceIdentifier));
-      return updated;
+      return toSendResponse(updated);
     },
 
-    async removePassword(userId: string, client: ClientContext, id: string): Promise<SendRow> {
+    async removePassword({ userId, client }: UserCaller, id: string): Promise<SendResponse> {
       const stamp = clock.now().toISOString();
       const updated = await db.transaction().execute(async (tx) => {
         const row = await owned(tx, userId, id);
@@ -297,10 +302,10 @@ export function createSendService(deps: SendDeps) {
         return { ...row, password_hash: null, revision_date: stamp };
       });
       pushes.send(sendPush(PushType.SyncSendUpdate, updated, client.deviceIdentifier));
-      return updated;
+      return toSendResponse(updated);
     },
 
-    async delete(userId: string, client: ClientContext, id: string): Promise<void> {
+    async delete({ userId, client }: UserCaller, id: string): Promise<void> {
       const stamp = clock.now().toISOString();
       const row = await db.transaction().execute(async (tx) => {
         const row = await owned(tx, userId, id);
