@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { AnonymousCaller, ClientContext } from '../../http/request-context.js';
 import { safeEqual } from '../../shared/constant-time.js';
 import { findUserByEmail, type UserRow } from '../../platform/auth/users.repository.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
@@ -99,9 +99,9 @@ export function createTwoFactorLogin(deps: {
      * failure gives the same answer.
      */
     async sendEmailLogin(
+      { log }: AnonymousCaller,
       body: { email: string; masterPasswordHash?: string | null; authRequestId?: string | null; authRequestAccessCode?: string | null },
       authRequestValid: (userId: string, id: string, code: string) => Promise<boolean>,
-      log: MailLog,
     ): Promise<boolean> {
       const user = await findUserByEmail(db, normalizeEmail(body.email));
       const proven = body.authRequestAccessCode
@@ -116,7 +116,7 @@ export function createTwoFactorLogin(deps: {
     },
 
     /** `POST /two-factor/recover` (older clients): email, master password hash and recovery code. */
-    async recoverByCode(body: { email: string; masterPasswordHash: string; recoveryCode: string }, client: ClientContext, log: MailLog): Promise<boolean> {
+    async recoverByCode({ client, log }: AnonymousCaller, body: { email: string; masterPasswordHash: string; recoveryCode: string }): Promise<boolean> {
       const user = await findUserByEmail(db, normalizeEmail(body.email));
       const valid = await deps.hasher.verify(body.masterPasswordHash, user?.master_password_hash ?? null);
       if (!user || !valid) return false;

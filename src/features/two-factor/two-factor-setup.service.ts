@@ -2,7 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { ClientContext, UserCaller } from '../../http/request-context.js';
 import { findUserById, type UserRow } from '../../platform/auth/users.repository.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
@@ -145,20 +145,22 @@ export function createTwoFactorSetup(deps: {
 
   return {
     /** GET /two-factor: the caller's providers. */
-    async list(userId: string): Promise<{ type: number; enabled: boolean }[]> {
-      return (await providersOf(db, userId)).map((row) => ({ type: row.type, enabled: Boolean(row.enabled) }));
+    async list({ userId }: UserCaller) {
+      return (await providersOf(db, userId)).map((row) => ({ object: 'twoFactorProvider' as const, type: row.type, enabled: Boolean(row.enabled) }));
     },
 
-    async getAuthenticator(userId: string, secret: SecretVerification) {
+    async getAuthenticator({ userId }: UserCaller, secret: SecretVerification) {
       const user = await userOrThrow(userId);
       await verifySecret(user, secret);
       const row = await findProvider(db, user.id, TwoFactorProviderType.Authenticator);
       const stored = metadataOf(row).Key;
       const key = typeof stored === 'string' ? stored : await newAuthenticatorKey();
-      return { enabled: Boolean(row?.enabled), key, userVerificationToken: await verificationToken(user, TwoFactorProviderType.Authenticator, key) };
+      const enabled = Boolean(row?.enabled);
+      const userVerificationToken = await verificationToken(user, TwoFactorProviderType.Authenticator, key);
+      return { object: 'twoFactorAuthenticator' as const, authenticator: { enabled, key }, enabled, key, userVerificationToken };
     },
 
-    async putAuthenticator(userId: string, body: SecretVerification & { key: string; token: string }, client: ClientContext) {
+    async putAuthenticator({ userId, client }: UserCaller, body: SecretVerification & { key: string; token: string }) {
       const user = await userOrThrow(userId);
       await verifyChange(user, body, TwoFactorProviderType.Authenticator, body.key);
       if (!isAuthenticatorKey(body.key)) throw BadRequest.field('key', 'The key is not a Base32 authenticator key.');
@@ -166,63 +168,65 @@ export function createTwoFactorSetup(deps: {
       const step = await totpStep(body.key, body.token, clock.now(), null);
       if (step === null) throw BadRequest.field('token', INVALID_TOKEN);
       await enable(user, TwoFactorProviderType.Authenticator, { Key: body.key }, client, step);
-      return { enabled: true, key: body.key };
+      const saved = { enabled: true, key: body.key };
+      return { object: 'twoFactorAuthenticatorUpdate' as const, authenticator: saved, ...saved };
     },
 
-    async disableAuthenticator(userId: string, body: SecretVerification & { key?: string | null }, client: ClientContext): Promise<void> {
+    async disableAuthenticator({ userId, client }: UserCaller, body: SecretVerification & { key?: string | null }): Promise<void> {
       const user = await userOrThrow(userId);
       await verifyChange(user, body, TwoFactorProviderType.Authenticator, body.userVerificationToken ? (body.key ?? '') : undefined);
       await disable(user, [TwoFactorProviderType.Authenticator], client, EventType.User_Disabled2fa);
     },
 
     /** `PUT /two-factor/disable` (older clients): one provider, by type, with the master password. */
-    async disableType(userId: string, body: SecretVerification & { type: number }, client: ClientContext): Promise<void> {
+    async disableType({ userId, client }: UserCaller, body: SecretVerification & { type: number }) {
       const user = await userOrThrow(userId);
       await verifySecret(user, body);
       await disable(user, [body.type], client, EventType.User_Disabled2fa);
+      return { object: 'twoFactorProvider' as const, enabled: false, type: body.type };
     },
 
-    async getEmail(userId: string, secret: SecretVerification) {
+    async getEmail({ userId }: UserCaller, secret: SecretVerification) {
       const user = await userOrThrow(userId);
       await verifySecret(user, secret);
       const row = await findProvider(db, user.id, TwoFactorProviderType.Email);
-      return { email: emailDetails(row), userVerificationToken: await verificationToken(user, TwoFactorProviderType.Email) };
+      return { object: 'twoFactorEmail' as const, email: emailDetails(row), userVerificationToken: await verificationToken(user, TwoFactorProviderType.Email) };
     },
 
     /** Sends the setup code to the address being set up (not yet saved). */
-    async sendEmailSetup(userId: string, body: SecretVerification & { email: string }, log: MailLog): Promise<void> {
+    async sendEmailSetup({ userId, log }: UserCaller, body: SecretVerification & { email: string }): Promise<void> {
       const user = await userOrThrow(userId);
       await verifyChange(user, body, TwoFactorProviderType.Email);
       const email = normalizeEmail(body.email);
       await codes.send(user, CodePurpose.TwoFactorSetup, email, 'Set up two-step login by email', `Enter this code to receive your ${deps.brand.serverName} two-step login codes at this address:`, log);
     },
 
-    async putEmail(userId: string, body: SecretVerification & { email: string; token: string }, client: ClientContext) {
+    async putEmail({ userId, client }: UserCaller, body: SecretVerification & { email: string; token: string }) {
       const user = await userOrThrow(userId);
       await verifyChange(user, body, TwoFactorProviderType.Email);
       const email = normalizeEmail(body.email);
       if (!(await codes.use(user.id, CodePurpose.TwoFactorSetup, body.token, email))) throw BadRequest.field('token', INVALID_TOKEN);
       await enable(user, TwoFactorProviderType.Email, { Email: email }, client);
-      return { enabled: true, email };
+      return { object: 'twoFactorEmailUpdate' as const, email: { enabled: true, email } };
     },
 
     /**
      * Turns one provider off (every security key, for WebAuthn), proven with the verification
      * token of that provider's get route or the master password hash, as `DELETE /two-factor/{provider}` asks.
      */
-    async disableProvider(userId: string, type: TwoFactorProviderType, body: SecretVerification, client: ClientContext): Promise<void> {
+    async disableProvider({ userId, client }: UserCaller, type: TwoFactorProviderType, body: SecretVerification): Promise<void> {
       const user = await userOrThrow(userId);
       await verifyChange(user, body, type);
       await disable(user, [type], client, EventType.User_Disabled2fa);
     },
 
     /** A new recovery code, shown this once: only its hash is kept, and the one before stops working. */
-    async getRecover(userId: string, secret: SecretVerification): Promise<{ code: string }> {
+    async getRecover({ userId }: UserCaller, secret: SecretVerification) {
       const user = await userOrThrow(userId);
       await verifySecret(user, secret);
       const code = newRecoveryCode();
       await setRecoveryHash(db, user.id, recoveryHash(user.id, code), now());
-      return { code };
+      return { object: 'twoFactorRecover' as const, code };
     },
 
     /**
@@ -250,23 +254,23 @@ export function createTwoFactorSetup(deps: {
     },
 
     /** `get-webauthn`: the registered keys and a verification token for the following changes. */
-    async getWebAuthn(userId: string, secret: SecretVerification) {
+    async getWebAuthn({ userId }: UserCaller, secret: SecretVerification) {
       const user = await userOrThrow(userId);
       await verifySecret(user, secret);
-      return { webAuthn: await webAuthnDetails(user.id), userVerificationToken: await verificationToken(user, TwoFactorProviderType.WebAuthn) };
+      return { object: 'twoFactorWebAuthn' as const, webAuthn: await webAuthnDetails(user.id), userVerificationToken: await verificationToken(user, TwoFactorProviderType.WebAuthn) };
     },
 
     /** `get-webauthn-challenge`: registration options; the challenge stays pending for five minutes. */
-    async webAuthnChallenge(userId: string, secret: SecretVerification) {
+    async webAuthnChallenge({ userId }: UserCaller, secret: SecretVerification) {
       const user = await userOrThrow(userId);
       await verifyChange(user, secret, TwoFactorProviderType.WebAuthn);
       const keys = keysOf(await findProvider(db, user.id, TwoFactorProviderType.WebAuthn));
       if (keys.length >= MAX_WEBAUTHN_KEYS) throw new BadRequest('Maximum allowed WebAuthn credential count exceeded.');
-      return deps.webauthn.registrationOptions(user, keys);
+      return { object: 'twoFactorWebAuthnChallenge' as const, options: await deps.webauthn.registrationOptions(user, keys) };
     },
 
     /** Saves the key in slot `id` (replacing one there) once its attestation answers the pending challenge. */
-    async putWebAuthn(userId: string, body: SecretVerification & { id: number; name: string; deviceResponse: Record<string, unknown> }, client: ClientContext) {
+    async putWebAuthn({ userId, client }: UserCaller, body: SecretVerification & { id: number; name: string; deviceResponse: Record<string, unknown> }) {
       const user = await userOrThrow(userId);
       await verifyChange(user, body, TwoFactorProviderType.WebAuthn);
       const key = await deps.webauthn.register(user, body.id, body.name, body.deviceResponse);
@@ -274,17 +278,17 @@ export function createTwoFactorSetup(deps: {
       const others = keysOf(await findProvider(db, user.id, TwoFactorProviderType.WebAuthn)).filter((k) => k.id !== key.id);
       if (others.some((k) => k.credentialId === key.credentialId)) throw new BadRequest('This security key is already registered.');
       await enable(user, TwoFactorProviderType.WebAuthn, { keys: [...others, key].sort((a, b) => a.id - b.id) }, client);
-      return webAuthnDetails(user.id);
+      return { object: 'twoFactorWebAuthnUpdate' as const, webAuthn: await webAuthnDetails(user.id) };
     },
 
     /** Removes one key; never the last one (turn the provider off for that, as officially). */
-    async deleteWebAuthn(userId: string, body: SecretVerification & { id: number }, client: ClientContext) {
+    async deleteWebAuthn({ userId, client }: UserCaller, body: SecretVerification & { id: number }) {
       const user = await userOrThrow(userId);
       await verifyChange(user, body, TwoFactorProviderType.WebAuthn);
       const keys = keysOf(await findProvider(db, user.id, TwoFactorProviderType.WebAuthn));
       if (!keys.some((k) => k.id === body.id) || keys.length < 2) throw new BadRequest('Unable to delete WebAuthn credential.');
       await enable(user, TwoFactorProviderType.WebAuthn, { keys: keys.filter((k) => k.id !== body.id) }, client);
-      return webAuthnDetails(user.id);
+      return { object: 'twoFactorWebAuthnDelete' as const, webAuthn: await webAuthnDetails(user.id) };
     },
   };
 }

@@ -1,8 +1,8 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
+import { access } from '../../http/access.js';
 import { BadRequest, TooManyRequests } from '../../http/errors.js';
-import { clientContext } from '../../http/request-context.js';
+import { anonymousCaller, userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, ListOf, emptyOk, list } from '../../http/schemas.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
@@ -143,13 +143,12 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
   }
 
   app.get('/two-factor', { ...user, schema: { tags, ...docs.list, response: { 200: ListOf(ProviderResponse) } } }, async (request) =>
-    list((await twoFactor.list(currentUser(request).userId)).map((p) => ({ object: 'twoFactorProvider' as const, ...p }))),
+    list(await twoFactor.list(userCaller(request))),
   );
 
-  app.post('/two-factor/get-authenticator', { ...user, schema: { tags, ...docs.getAuthenticator, body: SecretBody, response: { 200: AuthenticatorResponse } } }, async (request) => {
-    const details = await twoFactor.getAuthenticator(currentUser(request).userId, secretOf(request.body));
-    return { object: 'twoFactorAuthenticator' as const, authenticator: { enabled: details.enabled, key: details.key }, ...details };
-  });
+  app.post('/two-factor/get-authenticator', { ...user, schema: { tags, ...docs.getAuthenticator, body: SecretBody, response: { 200: AuthenticatorResponse } } }, async (request) =>
+    twoFactor.getAuthenticator(userCaller(request), secretOf(request.body)),
+  );
 
   for (const [method, doc] of [
     ['put', docs.putAuthenticator],
@@ -158,8 +157,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
     app[method]('/two-factor/authenticator', { ...user, schema: { tags, ...doc, body: AuthenticatorBody, response: { 200: AuthenticatorUpdateResponse } } }, async (request) => {
       const body = request.body;
       const change = { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null, key: body.key, token: body.token };
-      const saved = await twoFactor.putAuthenticator(currentUser(request).userId, change, clientContext(request));
-      return { object: 'twoFactorAuthenticatorUpdate' as const, authenticator: saved, ...saved };
+      return twoFactor.putAuthenticator(userCaller(request), change);
     });
   }
 
@@ -168,7 +166,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
     { ...user, schema: { tags, ...docs.deleteAuthenticator, body: DisableAuthenticatorBody, response: { 204: EmptyResponse } } },
     async (request, reply) => {
       const body = request.body;
-      await twoFactor.disableAuthenticator(currentUser(request).userId, { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null, key: body.key ?? null }, clientContext(request));
+      await twoFactor.disableAuthenticator(userCaller(request), { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null, key: body.key ?? null });
       return reply.code(204).send(null);
     },
   );
@@ -177,20 +175,18 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
     ['put', docs.disable],
     ['post', olderForm(docs.disable, 'PUT /two-factor/disable')],
   ] as const) {
-    app[method]('/two-factor/disable', { ...user, schema: { tags, ...doc, body: DisableTypeBody, response: { 200: ProviderResponse } } }, async (request) => {
-      await twoFactor.disableType(currentUser(request).userId, { ...secretOf(request.body), type: request.body.type }, clientContext(request));
-      return { object: 'twoFactorProvider' as const, enabled: false, type: request.body.type };
-    });
+    app[method]('/two-factor/disable', { ...user, schema: { tags, ...doc, body: DisableTypeBody, response: { 200: ProviderResponse } } }, async (request) =>
+      twoFactor.disableType(userCaller(request), { ...secretOf(request.body), type: request.body.type }),
+    );
   }
 
-  app.post('/two-factor/get-email', { ...user, schema: { tags, ...docs.getEmail, body: SecretBody, response: { 200: EmailResponse } } }, async (request) => ({
-    object: 'twoFactorEmail' as const,
-    ...(await twoFactor.getEmail(currentUser(request).userId, secretOf(request.body))),
-  }));
+  app.post('/two-factor/get-email', { ...user, schema: { tags, ...docs.getEmail, body: SecretBody, response: { 200: EmailResponse } } }, async (request) =>
+    twoFactor.getEmail(userCaller(request), secretOf(request.body)),
+  );
 
   app.post('/two-factor/send-email', { ...user, schema: { tags, ...docs.sendEmail, body: EmailSetupBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     const body = request.body;
-    await twoFactor.sendEmailSetup(currentUser(request).userId, { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null, email: body.email }, request.log);
+    await twoFactor.sendEmailSetup(userCaller(request), { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null, email: body.email });
     return emptyOk(reply);
   });
 
@@ -201,7 +197,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
     app[method]('/two-factor/email', { ...user, schema: { tags, ...doc, body: EmailUpdateBody, response: { 200: EmailUpdateResponse } } }, async (request) => {
       const body = request.body;
       const change = { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null, email: body.email, token: body.token };
-      return { object: 'twoFactorEmailUpdate' as const, email: await twoFactor.putEmail(currentUser(request).userId, change, clientContext(request)) };
+      return twoFactor.putEmail(userCaller(request), change);
     });
   }
 
@@ -214,7 +210,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
   ] as const) {
     app.delete(`/two-factor/${path}`, { ...user, schema: { tags, ...doc, body: ChangeBody, response: { 204: EmptyResponse } } }, async (request, reply) => {
       const body = request.body;
-      await twoFactor.disableProvider(currentUser(request).userId, type, { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null }, clientContext(request));
+      await twoFactor.disableProvider(userCaller(request), type, { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null });
       return reply.code(204).send(null);
     });
   }
@@ -226,6 +222,7 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
       request.ip ?? null,
       () =>
         twoFactor.sendEmailLogin(
+          anonymousCaller(request),
           {
             email: body.email,
             masterPasswordHash: body.masterPasswordHash ?? body.secret ?? null,
@@ -233,36 +230,32 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
             authRequestAccessCode: body.authRequestAccessCode ?? null,
           },
           authRequestValid,
-          request.log,
         ),
       'Cannot send two-factor email.',
     );
     return emptyOk(reply);
   });
 
-  app.post('/two-factor/get-recover', { ...user, schema: { tags, ...docs.getRecover, body: SecretBody, response: { 200: RecoverResponse } } }, async (request) => ({
-    object: 'twoFactorRecover' as const,
-    ...(await twoFactor.getRecover(currentUser(request).userId, secretOf(request.body))),
-  }));
+  app.post('/two-factor/get-recover', { ...user, schema: { tags, ...docs.getRecover, body: SecretBody, response: { 200: RecoverResponse } } }, async (request) =>
+    twoFactor.getRecover(userCaller(request), secretOf(request.body)),
+  );
 
   app.post('/two-factor/recover', { ...anonymous, schema: { tags, ...docs.recover, body: RecoverBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     const body = request.body;
-    await guarded(body.email, request.ip ?? null, () => twoFactor.recoverByCode(body, clientContext(request), request.log), 'Invalid information. Try again.');
+    await guarded(body.email, request.ip ?? null, () => twoFactor.recoverByCode(anonymousCaller(request), body), 'Invalid information. Try again.');
     return emptyOk(reply);
   });
 
-  app.post('/two-factor/get-webauthn', { ...user, schema: { tags, ...docs.getWebAuthn, body: SecretBody, response: { 200: WebAuthnResponse } } }, async (request) => ({
-    object: 'twoFactorWebAuthn' as const,
-    ...(await twoFactor.getWebAuthn(currentUser(request).userId, secretOf(request.body))),
-  }));
+  app.post('/two-factor/get-webauthn', { ...user, schema: { tags, ...docs.getWebAuthn, body: SecretBody, response: { 200: WebAuthnResponse } } }, async (request) =>
+    twoFactor.getWebAuthn(userCaller(request), secretOf(request.body)),
+  );
 
   app.post(
     '/two-factor/get-webauthn-challenge',
     { ...user, schema: { tags, ...docs.getWebAuthnChallenge, body: ChangeBody, response: { 200: WebAuthnChallengeResponse } } },
     async (request) => {
       const body = request.body;
-      const options = await twoFactor.webAuthnChallenge(currentUser(request).userId, { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null });
-      return { object: 'twoFactorWebAuthnChallenge' as const, options };
+      return twoFactor.webAuthnChallenge(userCaller(request), { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null });
     },
   );
 
@@ -273,14 +266,14 @@ export const twoFactorRoutes: FastifyPluginAsyncTypebox<{
     app[method]('/two-factor/webauthn', { ...user, schema: { tags, ...doc, body: WebAuthnUpdateBody, response: { 200: WebAuthnUpdateResponse } } }, async (request) => {
       const body = request.body;
       const change = { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null, id: body.id, name: body.name ?? '', deviceResponse: body.deviceResponse };
-      return { object: 'twoFactorWebAuthnUpdate' as const, webAuthn: await twoFactor.putWebAuthn(currentUser(request).userId, change, clientContext(request)) };
+      return twoFactor.putWebAuthn(userCaller(request), change);
     });
   }
 
   app.delete('/two-factor/webauthn', { ...user, schema: { tags, ...docs.deleteWebAuthn, body: WebAuthnDeleteBody, response: { 200: WebAuthnDeleteResponse } } }, async (request) => {
     const body = request.body;
     const change = { ...secretOf(body), userVerificationToken: body.userVerificationToken ?? null, id: body.id };
-    return { object: 'twoFactorWebAuthnDelete' as const, webAuthn: await twoFactor.deleteWebAuthn(currentUser(request).userId, change, clientContext(request)) };
+    return twoFactor.deleteWebAuthn(userCaller(request), change);
   });
 
   // Duo and YubiKey OTP call outside services (Duo's API, YubiCloud) that cannot be tested here.
