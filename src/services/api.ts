@@ -51,7 +51,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(aliveRoutes, { clock });
   if (config.healthEnabled) await app.register(healthRoutes, { health: features.health });
   await app.register(serverConfigRoutes, { config });
-  await app.register(accountRoutes, { accounts: features.accounts, organizations: features.organizations.profileOf, twoFactorEnabled: (userId) => features.twoFactor.isEnabled(userId) });
+  await app.register(accountRoutes, { accounts: features.accounts });
   await app.register(unassignedCipherRoutes, { hasUnassignedItems: features.hasUnassignedItems });
   await app.register(verifyPasswordRoutes, { accounts: features.accounts, masterPasswordPolicy: features.masterPasswordPolicy });
   await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });

@@ -1,11 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, normalizeGuid } from '../../http/schemas.js';
 import {
-  accountKeysOf,
   ApiKeyResponse,
   AvatarBody,
   KeysBody,
@@ -16,12 +15,10 @@ import {
   RegisterBody,
   RegisterResponse,
   SecretVerificationBody,
-  toProfileResponse,
   UserKeyIdBody,
   UserPublicKeyResponse,
   VerifyDevicesBody,
 } from './accounts.schemas.js';
-import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { AccountService } from './accounts.service.js';
 
 const tags = ['Accounts'];
@@ -92,20 +89,8 @@ const docs = {
   },
 } satisfies Record<string, RouteDoc>;
 
-function keysResponse(user: UserRow) {
-  return { object: 'keys' as const, key: user.key, publicKey: user.public_key, privateKey: user.private_key, accountKeys: accountKeysOf(user) };
-}
-
-/** The caller's organizations as `profile.organizations` shows them. */
-export type ProfileOrganizations = (userId: string) => Promise<unknown[]>;
-
 /** The account routes of the API service ({base_url}/accounts/...). */
-export const accountRoutes: FastifyPluginAsyncTypebox<{
-  accounts: AccountService;
-  organizations: ProfileOrganizations;
-  /** Whether the user has a two-step login provider on (the profile's `twoFactorEnabled`). */
-  twoFactorEnabled: (userId: string) => Promise<boolean>;
-}> = async (app, { accounts, organizations, twoFactorEnabled }) => {
+export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService }> = async (app, { accounts }) => {
   const user = { config: { access: access.user } };
 
   // The spec's registration path; current clients use /identity/accounts/register/finish.
@@ -118,10 +103,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{
     },
   );
 
-  app.get('/accounts/profile', { ...user, schema: { tags, ...docs.profile, response: { 200: ProfileResponse } } }, async (request) => {
-    const { userId } = currentUser(request);
-    return toProfileResponse(await accounts.getUser(userId), await organizations(userId), await twoFactorEnabled(userId));
-  });
+  app.get('/accounts/profile', { ...user, schema: { tags, ...docs.profile, response: { 200: ProfileResponse } } }, async (request) => accounts.profile(userCaller(request)));
 
   for (const method of ['PUT', 'POST'] as const) {
     app.route({
@@ -129,10 +111,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{
       url: '/accounts/profile',
       ...user,
       schema: { tags, ...(method === 'PUT' ? docs.updateProfile : olderForm(docs.updateProfile, 'PUT /accounts/profile')), body: ProfileBody, response: { 200: ProfileResponse } },
-      handler: async (request) => {
-        const { userId } = currentUser(request);
-        return toProfileResponse(await accounts.updateProfile(userId, request.body), await organizations(userId), await twoFactorEnabled(userId));
-      },
+      handler: async (request) => accounts.updateProfile(userCaller(request), request.body),
     });
   }
 
@@ -142,35 +121,30 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{
       url: '/accounts/avatar',
       ...user,
       schema: { tags, ...(method === 'PUT' ? docs.avatar : olderForm(docs.avatar, 'PUT /accounts/avatar')), body: AvatarBody, response: { 200: ProfileResponse } },
-      handler: async (request) => {
-        const { userId } = currentUser(request);
-        return toProfileResponse(await accounts.updateAvatar(userId, request.body.avatarColor), await organizations(userId), await twoFactorEnabled(userId));
-      },
+      handler: async (request) => accounts.updateAvatar(userCaller(request), request.body.avatarColor),
     });
   }
 
   // A bare JSON number (milliseconds); a negative one would make the CLI log out.
-  app.get('/accounts/revision-date', { ...user, schema: { tags, ...docs.revisionDate, response: { 200: Type.Number() } } }, async (request) => {
-    const row = await accounts.getUser(currentUser(request).userId);
-    return new Date(row.account_revision_date).getTime();
-  });
-
-  app.get('/accounts/keys', { ...user, schema: { tags, ...docs.keys, response: { 200: KeysResponse } } }, async (request) =>
-    keysResponse(await accounts.getUser(currentUser(request).userId)),
+  app.get('/accounts/revision-date', { ...user, schema: { tags, ...docs.revisionDate, response: { 200: Type.Number() } } }, async (request) =>
+    accounts.revisionDate(userCaller(request)),
   );
 
-  app.post('/accounts/keys', { ...user, schema: { tags, ...docs.setKeys, body: KeysBody, response: { 200: KeysResponse } } }, async (request) => {
-    const body = request.body;
-    return keysResponse(await accounts.setKeys(currentUser(request).userId, body.publicKey, body.encryptedPrivateKey));
-  });
+  app.get('/accounts/keys', { ...user, schema: { tags, ...docs.keys, response: { 200: KeysResponse } } }, async (request) =>
+    accounts.keys(userCaller(request)),
+  );
+
+  app.post('/accounts/keys', { ...user, schema: { tags, ...docs.setKeys, body: KeysBody, response: { 200: KeysResponse } } }, async (request) =>
+    accounts.setKeys(userCaller(request), request.body.publicKey, request.body.encryptedPrivateKey),
+  );
 
   app.post('/accounts/password', { ...user, schema: { tags, ...docs.password, body: PasswordChangeBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await accounts.changePassword(currentUser(request).userId, request.body, clientContext(request));
+    await accounts.changePassword(userCaller(request), request.body);
     return emptyOk(reply);
   });
 
   app.post('/accounts/security-stamp', { ...user, schema: { tags, ...docs.securityStamp, body: SecretVerificationBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await accounts.rotateSecurityStamp(currentUser(request).userId, request.body.masterPasswordHash);
+    await accounts.rotateSecurityStamp(userCaller(request), request.body.masterPasswordHash);
     return emptyOk(reply);
   });
 
@@ -182,7 +156,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{
       ...user,
       schema: { tags, ...docs.verifyDevices, body: VerifyDevicesBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await accounts.setVerifyDevices(currentUser(request).userId, request.body.masterPasswordHash, request.body.verifyDevices);
+        await accounts.setVerifyDevices(userCaller(request), request.body.masterPasswordHash, request.body.verifyDevices);
         return emptyOk(reply);
       },
     });
@@ -192,11 +166,9 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{
     ['/accounts/api-key', false],
     ['/accounts/rotate-api-key', true],
   ] as const) {
-    app.post(url, { ...user, schema: { tags, ...(rotate ? docs.rotateApiKey : docs.apiKey), body: SecretVerificationBody, response: { 200: ApiKeyResponse } } }, async (request) => {
-      const body = request.body;
-      const key = await accounts.apiKey(currentUser(request).userId, body.masterPasswordHash, rotate);
-      return { object: 'apiKey' as const, ...key };
-    });
+    app.post(url, { ...user, schema: { tags, ...(rotate ? docs.rotateApiKey : docs.apiKey), body: SecretVerificationBody, response: { 200: ApiKeyResponse } } }, async (request) =>
+      accounts.apiKey(userCaller(request), request.body.masterPasswordHash, rotate),
+    );
   }
 
   for (const [method, url] of [
@@ -209,7 +181,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{
       ...user,
       schema: { tags, ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /accounts')), body: SecretVerificationBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await accounts.deleteAccount(currentUser(request).userId, request.body.masterPasswordHash);
+        await accounts.deleteAccount(userCaller(request), request.body.masterPasswordHash);
         return emptyOk(reply);
       },
     });
@@ -220,13 +192,12 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{
     '/accounts/key-management/user-key-id',
     { ...user, schema: { tags, ...docs.userKeyId, body: UserKeyIdBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await accounts.setUserKeyId(currentUser(request).userId, request.body.userKeyId);
+      await accounts.setUserKeyId(userCaller(request), request.body.userKeyId);
       return emptyOk(reply);
     },
   );
 
-  app.get('/users/:id/public-key', { ...user, schema: { tags, ...docs.publicKey, params: IdParams, response: { 200: UserPublicKeyResponse } } }, async (request) => {
-    const { id } = request.params;
-    return { object: 'userKey' as const, ...(await accounts.publicKey(normalizeGuid(id))) };
-  });
+  app.get('/users/:id/public-key', { ...user, schema: { tags, ...docs.publicKey, params: IdParams, response: { 200: UserPublicKeyResponse } } }, async (request) =>
+    accounts.publicKey(userCaller(request), normalizeGuid(request.params.id)),
+  );
 };

@@ -217,6 +217,10 @@ export function kdfJson(user: UserRow): Static<typeof KdfJson> {
   return { kdfType: user.kdf, iterations: user.kdf_iterations, memory: user.kdf_memory, parallelism: user.kdf_parallelism };
 }
 
+export function toKeysResponse(user: UserRow): Static<typeof KeysResponse> {
+  return { object: 'keys', key: user.key, publicKey: user.public_key, privateKey: user.private_key, accountKeys: accountKeysOf(user) };
+}
+
 export function toProfileResponse(user: UserRow, organizations: unknown[] = [], twoFactorEnabled = false): Static<typeof ProfileResponse> {
   return {
     object: 'profile',

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequest } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { UserCaller } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { deleteRefreshTokensOfUser } from '../../platform/auth/tokens.repository.js';
@@ -11,12 +11,17 @@ import { PushType } from '../../platform/push/pushes.js';
 import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
 import { endSessions, removeAccount, requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
+import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
+import { toKeysResponse, toProfileResponse } from './accounts.schemas.js';
+
+/** The caller's organizations as `profile.organizations` shows them (the organizations feature reads them). */
+export type ProfileOrganizations = (userId: string) => Promise<unknown[]>;
 
 /**
  * The signed-in user's own account: the profile, the key pair, the master password, the API
  * key, logging out everywhere and deleting the account.
  */
-export function createProfileService(deps: AccountEnds & { hasher: PasswordHasher; audit: AuditLog }) {
+export function createProfileService(deps: AccountEnds & { hasher: PasswordHasher; audit: AuditLog; profileOrganizations: ProfileOrganizations }) {
   const { db, clock, hasher } = deps;
   const getUser = (userId: string) => userOrThrow(db, userId);
 
@@ -27,10 +32,25 @@ export function createProfileService(deps: AccountEnds & { hasher: PasswordHashe
     }
   }
 
+  /** The profile as the clients read it: the account, its organizations and whether two-step login is on. */
+  async function profileOf(userId: string) {
+    const user = await getUser(userId);
+    return toProfileResponse(user, await deps.profileOrganizations(userId), (await usersWithTwoFactor(db, [userId])).has(userId));
+  }
+
   return {
     getUser,
 
-    async updateProfile(userId: string, changes: { name?: string | null; culture?: string | null; masterPasswordHint?: string | null; avatarColor?: string | null }) {
+    profile: ({ userId }: UserCaller) => profileOf(userId),
+
+    /** The account's revision date in milliseconds: the CLI compares it to decide whether to sync. */
+    async revisionDate({ userId }: UserCaller): Promise<number> {
+      return new Date((await getUser(userId)).account_revision_date).getTime();
+    },
+
+    keys: async ({ userId }: UserCaller) => toKeysResponse(await getUser(userId)),
+
+    async updateProfile({ userId }: UserCaller, changes: { name?: string | null; culture?: string | null; masterPasswordHint?: string | null; avatarColor?: string | null }) {
       const now = clock.now().toISOString();
       await updateUser(db, userId, {
         ...(changes.name !== undefined ? { name: changes.name?.trim() || null } : {}),
@@ -40,34 +60,33 @@ export function createProfileService(deps: AccountEnds & { hasher: PasswordHashe
         revision_date: now,
         account_revision_date: now,
       });
-      return getUser(userId);
+      return profileOf(userId);
     },
 
     /** `PUT /accounts/avatar`: the avatar colour (null: the default); the user's other apps sync settings. */
-    async updateAvatar(userId: string, avatarColor: string | null): Promise<UserRow> {
+    async updateAvatar({ userId }: UserCaller, avatarColor: string | null) {
       const now = clock.now().toISOString();
       await updateUser(db, userId, { avatar_color: avatarColor, revision_date: now, account_revision_date: now });
       deps.pushes.send(userPush(PushType.SyncSettings, userId, new Date(now)));
-      return getUser(userId);
+      return profileOf(userId);
     },
 
     /** Sets the account's key pair once; replacing it would make everything shared with it unreadable. */
-    async setKeys(userId: string, publicKey: string, encryptedPrivateKey: string): Promise<UserRow> {
+    async setKeys({ userId }: UserCaller, publicKey: string, encryptedPrivateKey: string) {
       const user = await getUser(userId);
       requireEnc(encryptedPrivateKey, 'encryptedPrivateKey');
       if (user.public_key || user.private_key) {
-        if (user.public_key === publicKey && user.private_key === encryptedPrivateKey) return user;
+        if (user.public_key === publicKey && user.private_key === encryptedPrivateKey) return toKeysResponse(user);
         throw new BadRequest('The account already has a key pair.');
       }
       const now = clock.now().toISOString();
       await updateUser(db, userId, { public_key: publicKey, private_key: encryptedPrivateKey, revision_date: now, account_revision_date: now });
-      return getUser(userId);
+      return toKeysResponse(await getUser(userId));
     },
 
     async changePassword(
-      userId: string,
+      { userId, client }: UserCaller,
       body: { masterPasswordHash: string; newMasterPasswordHash: string; masterPasswordHint?: string | null; key: string },
-      client: ClientContext,
     ): Promise<void> {
       const user = await getUser(userId);
       await verifySecret(user, body.masterPasswordHash);
@@ -93,47 +112,48 @@ export function createProfileService(deps: AccountEnds & { hasher: PasswordHashe
     },
 
     /** "Log out of all sessions": every token issued so far stops working. */
-    async rotateSecurityStamp(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
+    async rotateSecurityStamp({ userId }: UserCaller, masterPasswordHash: string | null | undefined): Promise<void> {
       const user = await getUser(userId);
       await verifySecret(user, masterPasswordHash);
       await endSessions(deps, user.id);
     },
 
-    async apiKey(userId: string, masterPasswordHash: string | null | undefined, rotate: boolean): Promise<{ apiKey: string; revisionDate: string }> {
+    async apiKey({ userId }: UserCaller, masterPasswordHash: string | null | undefined, rotate: boolean) {
       const user = await getUser(userId);
       await verifySecret(user, masterPasswordHash);
-      if (!rotate) return { apiKey: user.api_key, revisionDate: user.revision_date };
+      if (!rotate) return { object: 'apiKey' as const, apiKey: user.api_key, revisionDate: user.revision_date };
       const apiKey = randomApiKey();
       const now = clock.now().toISOString();
       await updateUser(db, userId, { api_key: apiKey, revision_date: now });
-      return { apiKey, revisionDate: now };
+      return { object: 'apiKey' as const, apiKey, revisionDate: now };
     },
 
     /** Whether logins from new devices need a mailed code (used by the identity service when the setting is on). */
-    async setVerifyDevices(userId: string, masterPasswordHash: string | null | undefined, verifyDevices: boolean): Promise<void> {
+    async setVerifyDevices({ userId }: UserCaller, masterPasswordHash: string | null | undefined, verifyDevices: boolean): Promise<void> {
       const user = await getUser(userId);
       await verifySecret(user, masterPasswordHash);
       await updateUser(db, userId, { verify_devices: verifyDevices, revision_date: clock.now().toISOString() });
     },
 
     /** Dialogs that ask for the master password again (the web vault's export) check it here first. */
-    async verifyPassword(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
+    async verifyPassword({ userId }: UserCaller, masterPasswordHash: string | null | undefined): Promise<void> {
       await verifySecret(await getUser(userId), masterPasswordHash);
     },
 
-    async deleteAccount(userId: string, masterPasswordHash: string | null | undefined): Promise<void> {
+    async deleteAccount({ userId }: UserCaller, masterPasswordHash: string | null | undefined): Promise<void> {
       const user = await getUser(userId);
       await verifySecret(user, masterPasswordHash);
       await removeAccount(deps, user);
     },
 
-    async setUserKeyId(userId: string, userKeyId: string): Promise<void> {
+    async setUserKeyId({ userId }: UserCaller, userKeyId: string): Promise<void> {
       await updateUser(db, userId, { user_key_id: userKeyId.toLowerCase() });
     },
 
-    async publicKey(userId: string): Promise<{ userId: string; publicKey: string | null }> {
+    /** Any account's public key, by id: admins encrypt the organization key to it when confirming a member. */
+    async publicKey(_caller: UserCaller, userId: string) {
       const user = await getUser(userId);
-      return { userId: user.id, publicKey: user.public_key };
+      return { object: 'userKey' as const, userId: user.id, publicKey: user.public_key };
     },
   };
 }

@@ -1,12 +1,12 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
+import { anonymousCaller } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse } from '../../http/schemas.js';
 import {
   PreloginBody,
   PreloginResponse,
-  preloginOf,
   RegisterBody,
   RegisterFinishBody,
   RegisterResponse,
@@ -50,10 +50,9 @@ const docs = {
 export const registrationRoutes: FastifyPluginAsyncTypebox<{ accounts: RegistrationService }> = async (app, { accounts }) => {
   // The 2026 CLI calls /prelogin/password; older clients call /prelogin.
   for (const url of ['/accounts/prelogin', '/accounts/prelogin/password']) {
-    app.post(url, { ...anonymous, schema: { tags: ['Identity'], ...docs.prelogin, body: PreloginBody, response: { 200: PreloginResponse } } }, async (request) => {
-      const { kdf, salt } = await accounts.prelogin(request.body.email);
-      return preloginOf(kdf.kdf, kdf.iterations, kdf.memory, kdf.parallelism, salt);
-    });
+    app.post(url, { ...anonymous, schema: { tags: ['Identity'], ...docs.prelogin, body: PreloginBody, response: { 200: PreloginResponse } } }, async (request) =>
+      accounts.prelogin(request.body.email),
+    );
   }
 
   app.post(
@@ -69,7 +68,7 @@ export const registrationRoutes: FastifyPluginAsyncTypebox<{ accounts: Registrat
     },
     async (request, reply) => {
       const body = request.body;
-      const started = await accounts.startRegistration(body.email, body.name ?? null, request.log);
+      const started = await accounts.startRegistration(anonymousCaller(request), body.email, body.name ?? null);
       if ('mailed' in started) return reply.code(204).send(null);
       return reply.type('application/json; charset=utf-8').send(JSON.stringify(started.token));
     },

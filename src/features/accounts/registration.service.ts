@@ -7,7 +7,8 @@ import { sendOrFail } from '../mail/delivery.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import { findUserByEmail, insertUser, type UserRow } from '../../platform/auth/users.repository.js';
-import type { RegisterBody, RegisterFinishBody } from './accounts.schemas.js';
+import { preloginOf, type RegisterBody, type RegisterFinishBody } from './accounts.schemas.js';
+import type { AnonymousCaller } from '../../http/request-context.js';
 import { DEFAULT_KDF, normalizeEmail, validateKdf, type KdfSettings } from '../../platform/auth/kdf.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { finishSignupLink, OPERATOR_INVITATION_CLAIM, requireEnc, VERIFICATION_TYP } from './account-rules.js';
@@ -193,7 +194,7 @@ export function createRegistrationService(deps: {
      * Starts registration as the official server does: with SMTP the link is mailed and nothing
      * is answered (the caller answers 204); without SMTP the token itself is the answer.
      */
-    async startRegistration(email: string, name: string | null, log: MailLog): Promise<{ token: string } | { mailed: true }> {
+    async startRegistration({ log }: AnonymousCaller, email: string, name: string | null): Promise<{ token: string } | { mailed: true }> {
       const token = await verificationToken(email, name);
       if (!deps.mailer.enabled) return { token };
       const normalized = normalizeEmail(email);
@@ -209,14 +210,11 @@ export function createRegistrationService(deps: {
     },
 
     /** KDF settings for an email; an unknown email gets the defaults, so accounts cannot be enumerated. */
-    async prelogin(email: string): Promise<{ kdf: KdfSettings; salt: string }> {
+    async prelogin(email: string) {
       const normalized = normalizeEmail(email);
       const user = await findUserByEmail(db, normalized);
-      if (!user) return { kdf: DEFAULT_KDF, salt: normalized };
-      return {
-        kdf: { kdf: user.kdf, iterations: user.kdf_iterations, memory: user.kdf_memory, parallelism: user.kdf_parallelism },
-        salt: user.master_password_salt ?? normalized,
-      };
+      if (!user) return preloginOf(DEFAULT_KDF.kdf, DEFAULT_KDF.iterations, DEFAULT_KDF.memory, DEFAULT_KDF.parallelism, normalized);
+      return preloginOf(user.kdf, user.kdf_iterations, user.kdf_memory, user.kdf_parallelism, user.master_password_salt ?? normalized);
     },
   };
 }

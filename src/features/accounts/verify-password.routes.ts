@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import { Nullable } from '../../http/schemas.js';
 import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
 import { SecretVerificationBody } from './accounts.schemas.js';
@@ -50,9 +51,9 @@ export const verifyPasswordRoutes: FastifyPluginAsyncTypebox<{
       },
     },
     async (request) => {
-      const { userId } = currentUser(request);
-      await accounts.verifyPassword(userId, request.body.masterPasswordHash);
-      return camelPolicy(await masterPasswordPolicy(userId));
+      const caller = userCaller(request);
+      await accounts.verifyPassword(caller, request.body.masterPasswordHash);
+      return camelPolicy(await masterPasswordPolicy(caller.userId));
     },
   );
 };

@@ -149,9 +149,6 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
 
     list: ({ userId }: UserCaller) => profileOrganizations(db, userId),
 
-    /** The same list read by plain id, for the account routes' profile, which reads it beside the user. */
-    profileOf: (userId: string) => profileOrganizations(db, userId),
-
     async update({ membership, client }: MemberCaller, body: UpdateOrganizationBody): Promise<OrganizationResponse> {
       const org = await organizationOf(membership.organizationId);
       const billingEmail = body.billingEmail?.trim().toLowerCase();
