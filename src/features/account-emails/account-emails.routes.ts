@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { anonymousCaller, userCaller } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { Email, EmptyResponse, Nullable, emptyOk } from '../../http/schemas.js';
 import type { AccountEmails } from './account-emails.service.js';
@@ -54,7 +54,7 @@ export const accountEmailRoutes: FastifyPluginAsyncTypebox<{ accountEmails: Acco
   const anonymous = { config: { access: access.anonymous } };
 
   app.post('/accounts/verify-email', { ...user, schema: { tags, ...docs.verifyEmail, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await accountEmails.sendVerification(currentUser(request).userId, request.log);
+    await accountEmails.sendVerification(userCaller(request));
     return emptyOk(reply);
   });
 
@@ -64,17 +64,17 @@ export const accountEmailRoutes: FastifyPluginAsyncTypebox<{ accountEmails: Acco
   });
 
   app.post('/accounts/password-hint', { ...anonymous, schema: { tags, ...docs.passwordHint, body: HintBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await accountEmails.passwordHint(request.body.email, request.log);
+    await accountEmails.passwordHint(anonymousCaller(request), request.body.email);
     return emptyOk(reply);
   });
 
   app.post('/accounts/email-token', { ...user, schema: { tags, ...docs.emailToken, body: EmailTokenBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await accountEmails.startEmailChange(currentUser(request).userId, request.body, request.log);
+    await accountEmails.startEmailChange(userCaller(request), request.body);
     return emptyOk(reply);
   });
 
   app.post('/accounts/email', { ...user, schema: { tags, ...docs.email, body: EmailBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await accountEmails.changeEmail(currentUser(request).userId, request.body, clientContext(request), request.log);
+    await accountEmails.changeEmail(userCaller(request), request.body);
     return emptyOk(reply);
   });
 };

@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../../db/dialect.js';
 import { isEncString } from '../../http/enc-string.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { OAuthError } from '../../http/error-handler.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { AnonymousCaller, ClientContext, UserCaller } from '../../http/request-context.js';
 import { findUserByEmail, findUserById, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
 import { deviceTypeName } from '../devices/device-types.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
@@ -95,9 +95,10 @@ export function createAccountEmails(deps: {
     /**
      * POST /accounts/verify-email (and the admin console's resend): mails the account a
      * verification link (400 when already verified); answers the link and whether it was mailed
-     * (without SMTP it went to the log).
+     * (without SMTP it went to the log). It reads only the user and the log of its caller, so the
+     * console's operator, who has no client of their own, resends through it too.
      */
-    async sendVerification(userId: string, log: MailLog): Promise<{ email: string; link: string; mailed: boolean }> {
+    async sendVerification({ userId, log }: Pick<UserCaller, 'userId'> & { log: MailLog }): Promise<{ email: string; link: string; mailed: boolean }> {
       const user = await verifiedUserOf(userId);
       if (user.email_verified) throw new BadRequest('Email is already verified.');
       if (!(await allowed(`verify:${user.id}`, 5, HOUR))) throw new BadRequest('Too many verification mails were sent. Try again later.');
@@ -119,7 +120,7 @@ export function createAccountEmails(deps: {
      * same for unknown addresses and past the per-address limit (3 an hour), so the form tells
      * nobody whether an account exists.
      */
-    async passwordHint(email: string, log: MailLog): Promise<void> {
+    async passwordHint({ log }: AnonymousCaller, email: string): Promise<void> {
       const normalized = normalizeEmail(email);
       if (!(await allowed(`hint:${normalized}`, 3, HOUR))) return;
       const user = await findUserByEmail(db, normalized);
@@ -143,7 +144,7 @@ export function createAccountEmails(deps: {
      * POST /accounts/email-token: after the master password, a code goes to the new address.
      * An address that already has an account gets no code and the same answer.
      */
-    async startEmailChange(userId: string, body: { newEmail: string; masterPasswordHash: string }, log: MailLog): Promise<void> {
+    async startEmailChange({ userId, log }: UserCaller, body: { newEmail: string; masterPasswordHash: string }): Promise<void> {
       const user = await verifiedUserOf(userId);
       if (!(await masterPasswordMatches(deps.hasher, user, body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', 'Invalid password.');
       const newEmail = normalizeEmail(body.newEmail);
@@ -159,10 +160,8 @@ export function createAccountEmails(deps: {
      * address is told.
      */
     async changeEmail(
-      userId: string,
+      { userId, client, log }: UserCaller,
       body: { newEmail: string; masterPasswordHash: string; newMasterPasswordHash: string; token: string; key: string; masterPasswordHint?: string | null },
-      client: ClientContext,
-      log: MailLog,
     ): Promise<void> {
       const user = await verifiedUserOf(userId);
       if (!(await masterPasswordMatches(deps.hasher, user, body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', 'Invalid password.');

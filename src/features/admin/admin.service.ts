@@ -158,7 +158,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
 
     async resendVerification(operator: Operator, userId: string) {
       const user = await userOrThrow(userId);
-      const result = await deps.features.accountEmails.sendVerification(user.id, operator.log);
+      const result = await deps.features.accountEmails.sendVerification({ userId: user.id, log: operator.log });
       await audit.record({ action: 'user-verification-sent', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
       return result;
     },
