@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import { ListOf, list } from '../../http/schemas.js';
-import { DeviceResponse, IdentifierParams, KnownDeviceHeaders, toDeviceResponse } from './devices.schemas.js';
+import { DeviceResponse, IdentifierParams, KnownDeviceHeaders } from './devices.schemas.js';
 import type { DeviceService } from './devices.service.js';
 
 const tags = ['Devices'];
@@ -39,7 +40,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService }>
         response: { 200: ListOf(DeviceResponse) },
       },
     },
-    async (request) => list((await devices.list(currentUser(request).userId)).map(toDeviceResponse)),
+    async (request) => list(await devices.list(userCaller(request))),
   );
 
   app.get(
@@ -54,6 +55,6 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService }>
         response: { 200: DeviceResponse },
       },
     },
-    async (request) => toDeviceResponse(await devices.byIdentifier(currentUser(request).userId, request.params.identifier)),
+    async (request) => devices.byIdentifier(userCaller(request), request.params.identifier),
   );
 };

@@ -4,7 +4,9 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import { Email } from '../../http/schemas.js';
 import { findDevice } from '../../platform/auth/users.repository.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
+import type { UserCaller } from '../../http/request-context.js';
 import { findDevicesOfUser, isKnownDevice } from './devices.repository.js';
+import { toDeviceResponse } from './devices.schemas.js';
 
 /**
  * The web vault sends the email base64url-encoded; the iOS app sends standard base64 and then
@@ -27,12 +29,12 @@ function decodeRequestEmail(header: string): string {
 export function createDeviceService(deps: { db: Db }) {
   const { db } = deps;
   return {
-    list: (userId: string) => findDevicesOfUser(db, userId),
+    list: async ({ userId }: UserCaller) => (await findDevicesOfUser(db, userId)).map(toDeviceResponse),
 
-    async byIdentifier(userId: string, identifier: string) {
+    async byIdentifier({ userId }: UserCaller, identifier: string) {
       const device = await findDevice(db, userId, identifier);
       if (!device) throw new NotFound();
-      return device;
+      return toDeviceResponse(device);
     },
 
     /** Answers false for an unknown account as for an unknown device, so accounts cannot be told apart. */
