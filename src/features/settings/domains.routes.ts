@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { access, currentUser } from '../../http/access.js';
-import { DomainsQuery, DomainsResponse, toDomainsResponse, UpdateDomainsBody } from './domains.schemas.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
+import { DomainsQuery, DomainsResponse, UpdateDomainsBody } from './domains.schemas.js';
 import type { DomainSettings } from './domains.service.js';
 
 const tags = ['Settings'];
@@ -21,7 +22,7 @@ export const domainSettingsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainSe
         response: { 200: DomainsResponse },
       },
     },
-    async (request) => toDomainsResponse(await domains.get(currentUser(request).userId)),
+    async (request) => domains.get(userCaller(request)),
   );
 
   // POST is the official deprecated alias of PUT.
@@ -37,7 +38,7 @@ export const domainSettingsRoutes: FastifyPluginAsyncTypebox<{ domains: DomainSe
         body: UpdateDomainsBody,
         response: { 200: DomainsResponse },
       },
-      handler: async (request) => toDomainsResponse(await domains.update(currentUser(request).userId, request.body)),
+      handler: async (request) => domains.update(userCaller(request), request.body),
     });
   }
 };

@@ -3,15 +3,16 @@ import type { Db } from '../../db/database.js';
 import { updateUser, type UserRow } from '../../platform/auth/users.repository.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
-import type { UpdateDomainsBody } from './domains.schemas.js';
+import type { UserCaller } from '../../http/request-context.js';
+import { toDomainsResponse, type UpdateDomainsBody } from './domains.schemas.js';
 
 /** The user's equivalent domains (Settings > Domain rules), which autofill treats as one site. */
 export function createDomainSettings(deps: { db: Db; clock: Clock; getUser: (userId: string) => Promise<UserRow>; pushes: Pushes }) {
   const { db, clock, getUser: userOrThrow } = deps;
   return {
-    get: userOrThrow,
+    get: async ({ userId }: UserCaller) => toDomainsResponse(await userOrThrow(userId)),
 
-    async update(userId: string, body: UpdateDomainsBody): Promise<UserRow> {
+    async update({ userId }: UserCaller, body: UpdateDomainsBody) {
       // Blank entries and groups of fewer than two domains match nothing; they are not kept.
       const groups = (body.equivalentDomains ?? [])
         .map((group) => [...new Set(group.map((d) => d.trim().toLowerCase()).filter(Boolean))])
@@ -26,7 +27,7 @@ export function createDomainSettings(deps: { db: Db; clock: Clock; getUser: (use
       });
       // The user's other apps sync their settings now.
       deps.pushes.send(userPush(PushType.SyncSettings, userId, new Date(now)));
-      return userOrThrow(userId);
+      return toDomainsResponse(await userOrThrow(userId));
     },
   };
 }
