@@ -71,7 +71,7 @@ export async function createFeatures(deps: WiringDeps) {
   const webauthn = createWebAuthn({ db, clock, rpName: config.serverName, publicUrl: config.publicUrl });
   const twoFactor = createTwoFactorService({ db, clock, hasher, audit, keys, mailer, brand, codes, pushes, webauthn, rememberDays: config.twoFactorRememberDays });
   const accountEmails = createAccountEmails({ db, clock, hasher, keys, mailer, brand, codes, pushes, limits: rateLimits.store, settings: { requireVerifiedEmail: config.requireVerifiedEmail, newDeviceLoginMail: config.newDeviceLoginMail, newDeviceVerification: config.newDeviceVerification } });
-  const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly });
+  const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly, origin: new URL(config.publicUrl).host });
   const sendAccess = createSendAccess({ db, audit, clock, pushes, hasher, keys, apiBase, store: files, limits: rateLimits.store, perMinute: config.sendAccessPerMinute });
   const clientCredentialGrants = [organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }), secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager })];
   const identity = createIdentityService({ db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants, loginChecks: accountEmails, extensionGrants: { send_access: (form, client) => sendAccess.grant(form, client) } });

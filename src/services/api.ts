@@ -64,7 +64,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(vaultPurgeRoutes, { purge: features.vaultPurge });
   await app.register(syncRoutes, { sync: features.sync });
   await app.register(deviceRoutes, { devices: features.devices });
-  await app.register(authRequestRoutes, { authRequests: features.authRequests, origin: new URL(config.publicUrl).host });
+  await app.register(authRequestRoutes, { authRequests: features.authRequests });
   await app.register(domainSettingsRoutes, { domains: features.domainSettings });
   await app.register(accountEmailRoutes, { accountEmails: features.accountEmails });
   await app.register(twoFactorRoutes, { twoFactor: features.twoFactor, throttle: features.loginThrottle, authRequestValid: (userId, id, code) => features.authRequests.validForLogin(userId, id, code) });

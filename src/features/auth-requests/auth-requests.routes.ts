@@ -1,6 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { access, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { access } from '../../http/access.js';
+import { anonymousCaller, userCaller } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { IdParams, ListOf, list } from '../../http/schemas.js';
 import type { AuthRequestService } from './auth-requests.service.js';
@@ -10,7 +10,6 @@ import {
   CreateAuthRequestBody,
   PendingAuthRequestResponse,
   ResponseCodeQuery,
-  toAuthRequestResponse,
 } from './auth-requests.schemas.js';
 
 const tags = ['Auth requests'];
@@ -40,36 +39,35 @@ const docs = {
 } satisfies Record<string, RouteDoc>;
 
 /** `/auth-requests`: log in with a device (auth-requests.service.ts). */
-export const authRequestRoutes: FastifyPluginAsyncTypebox<{ authRequests: AuthRequestService; origin: string }> = async (app, { authRequests, origin }) => {
+export const authRequestRoutes: FastifyPluginAsyncTypebox<{ authRequests: AuthRequestService }> = async (app, { authRequests }) => {
   const user = { config: { access: access.application } };
   const anonymous = { config: { access: access.anonymous } };
-  const answer = (row: Parameters<typeof toAuthRequestResponse>[0]) => toAuthRequestResponse(row, origin);
 
   app.post('/auth-requests', { ...anonymous, schema: { tags, ...docs.create, body: CreateAuthRequestBody, response: { 200: AuthRequestResponse } } }, async (request) =>
-    answer(await authRequests.create(clientContext(request), request.body)),
+    authRequests.create(anonymousCaller(request), request.body),
   );
 
   app.get('/auth-requests', { ...user, schema: { tags, ...docs.list, response: { 200: ListOf(AuthRequestResponse) } } }, async (request) =>
-    list((await authRequests.list(currentUser(request).userId)).map(answer)),
+    list(await authRequests.list(userCaller(request))),
   );
 
   app.get('/auth-requests/pending', { ...user, schema: { tags, ...docs.pending, response: { 200: ListOf(PendingAuthRequestResponse) } } }, async (request) =>
-    list((await authRequests.pending(currentUser(request).userId)).map((row) => ({ ...answer(row), requestDeviceId: row.request_device_id }))),
+    list(await authRequests.pending(userCaller(request))),
   );
 
   app.get('/auth-requests/:id', { ...user, schema: { tags, ...docs.get, params: IdParams, response: { 200: AuthRequestResponse } } }, async (request) =>
-    answer(await authRequests.get(currentUser(request).userId, request.params.id)),
+    authRequests.get(userCaller(request), request.params.id),
   );
 
   app.put(
     '/auth-requests/:id',
     { ...user, schema: { tags, ...docs.answer, params: IdParams, body: AnswerAuthRequestBody, response: { 200: AuthRequestResponse } } },
-    async (request) => answer(await authRequests.answer(currentUser(request).userId, clientContext(request), request.params.id, request.body)),
+    async (request) => authRequests.answer(userCaller(request), request.params.id, request.body),
   );
 
   app.get(
     '/auth-requests/:id/response',
     { ...anonymous, schema: { tags, ...docs.response, params: IdParams, querystring: ResponseCodeQuery, response: { 200: AuthRequestResponse } } },
-    async (request) => answer(await authRequests.response(request.params.id, request.query.code)),
+    async (request) => authRequests.response(request.params.id, request.query.code),
   );
 };

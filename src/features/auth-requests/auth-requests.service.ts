@@ -4,7 +4,7 @@ import type { Db } from '../../db/database.js';
 import { isEncString } from '../../http/enc-string.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { isGuid } from '../../http/ids.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { AnonymousCaller, UserCaller } from '../../http/request-context.js';
 import { safeEqual } from '../../shared/constant-time.js';
 import { findDevice, findUserByEmail } from '../../platform/auth/users.repository.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
@@ -19,7 +19,7 @@ import {
   pendingAuthRequests,
   type AuthRequestRow,
 } from './auth-requests.repository.js';
-import { AuthRequestType, type AnswerAuthRequestBody, type CreateAuthRequestBody } from './auth-requests.schemas.js';
+import { AuthRequestType, toAuthRequestResponse, type AnswerAuthRequestBody, type AuthRequestResponse, type CreateAuthRequestBody, type PendingAuthRequestResponse } from './auth-requests.schemas.js';
 
 /** The official lifetime of a user's request: answered and used within 15 minutes of asking. */
 export const AUTH_REQUEST_LIFETIME_MS = 15 * 60 * 1000;
@@ -43,12 +43,14 @@ export const AUTH_REQUEST_TEXTS = {
  * password (identity password grant with `AuthRequest`). Everything must happen within 15
  * minutes of asking. Admin-approved organization requests are not offered.
  */
-export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: Pushes; knownDevicesOnly: boolean }) {
+export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: Pushes; knownDevicesOnly: boolean; origin: string }) {
   const { db, clock, pushes } = deps;
 
   const expired = (row: AuthRequestRow) => clock.now().getTime() > Date.parse(row.creation_date) + AUTH_REQUEST_LIFETIME_MS;
 
   const pending = (userId: string) => pendingAuthRequests(db, userId, new Date(clock.now().getTime() - AUTH_REQUEST_LIFETIME_MS).toISOString());
+
+  const answerOf = (row: AuthRequestRow) => toAuthRequestResponse(row, deps.origin);
 
   async function ownOrThrow(userId: string, id: string): Promise<AuthRequestRow> {
     const row = await findAuthRequest(db, id.toLowerCase());
@@ -58,7 +60,7 @@ export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: P
 
   return {
     /** `POST /auth-requests`, anonymous. Unknown emails (and, with knownDevicesOnly, unknown devices) get one answer, so nothing leaks. */
-    async create(client: ClientContext, body: CreateAuthRequestBody): Promise<AuthRequestRow> {
+    async create({ client }: AnonymousCaller, body: CreateAuthRequestBody): Promise<AuthRequestResponse> {
       if (body.type === (AuthRequestType.AdminApproval as number)) throw new BadRequest(AUTH_REQUEST_TEXTS.adminApproval);
       if (client.deviceType === null) throw new BadRequest(AUTH_REQUEST_TEXTS.noDeviceType);
       const user = await findUserByEmail(db, normalizeEmail(body.email));
@@ -84,14 +86,16 @@ export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: P
       await insertAuthRequest(db, row);
       // The asking device is anonymous: its identifier comes from the Device-Identifier header.
       pushes.send(authRequestPush(row, client.deviceIdentifier));
-      return row;
+      return answerOf(row);
     },
 
-    list: (userId: string) => listAuthRequests(db, userId),
+    list: async ({ userId }: UserCaller) => (await listAuthRequests(db, userId)).map(answerOf),
 
-    pending,
+    async pending({ userId }: UserCaller): Promise<PendingAuthRequestResponse[]> {
+      return (await pending(userId)).map((row) => ({ ...answerOf(row), requestDeviceId: row.request_device_id }));
+    },
 
-    get: ownOrThrow,
+    get: async ({ userId }: UserCaller, id: string) => answerOf(await ownOrThrow(userId, id)),
 
     /**
      * `PUT /auth-requests/{id}`: one answer per request, from one of the user's devices, within
@@ -99,7 +103,7 @@ export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: P
      * key. Only an approval is pushed to the asking device, as officially (a denial is not told
      * to a possibly malicious asker).
      */
-    async answer(userId: string, client: ClientContext, id: string, body: AnswerAuthRequestBody): Promise<AuthRequestRow> {
+    async answer({ userId, client }: UserCaller, id: string, body: AnswerAuthRequestBody): Promise<AuthRequestResponse> {
       const row = await ownOrThrow(userId, id);
       if (body.requestApproved) {
         const newest = (await pending(userId)).find((p) => p.request_device_identifier === row.request_device_identifier);
@@ -120,14 +124,14 @@ export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: P
       if (!(await answerAuthRequest(db, row.id, answer))) throw new BadRequest(AUTH_REQUEST_TEXTS.answered);
       const answered = { ...row, ...answer };
       if (body.requestApproved) pushes.send(authRequestResponsePush(answered, client.deviceIdentifier));
-      return answered;
+      return answerOf(answered);
     },
 
     /** `GET /auth-requests/{id}/response?code=`, anonymous: 404 unless the code matches and the request is within its lifetime. */
-    async response(id: string, code: string): Promise<AuthRequestRow> {
+    async response(id: string, code: string): Promise<AuthRequestResponse> {
       const row = await findAuthRequest(db, id.toLowerCase());
       if (!row || !safeEqual(row.access_code, code) || expired(row)) throw new NotFound();
-      return row;
+      return answerOf(row);
     },
 
     /**
