@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { access, currentUser } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { userCaller } from '../../http/request-context.js';
 import { emptyOk, EmptyResponse, Guid, Nullable } from '../../http/schemas.js';
 import { takeCallerLimit } from '../rate-limits/rate-limit.hooks.js';
 import type { RateLimits } from '../rate-limits/rate-limits.js';
@@ -38,7 +38,7 @@ export const collectRoutes: FastifyPluginAsyncTypebox<{ collector: EventCollecto
       const user = currentUser(request);
       // Each event is a row: what one user may upload is counted in events, not only in requests.
       await takeCallerLimit(limits, 'collectEvents', user, null, request.body.length);
-      await collector.collect(user.userId, request.body, clientContext(request));
+      await collector.collect(userCaller(request), request.body);
       return emptyOk(reply);
     },
   );

@@ -138,7 +138,7 @@ describe('POST /events/collect', () => {
     const queries = async (ids: string[]) => {
       const counted = counting(server.database.db);
       const collector = createEventCollector({ db: counted.db, clock, audit: createAuditLog({ clock }) });
-      const written = await collector.collect(owner.userId, ids.map((cipherId) => ({ type: EventType.Cipher_ClientViewed, cipherId, organizationId: org })), CLIENT);
+      const written = await collector.collect({ userId: owner.userId, client: CLIENT, log: server.app.log }, ids.map((cipherId) => ({ type: EventType.Cipher_ClientViewed, cipherId, organizationId: org })));
       expect(written).toBe(ids.length);
       return counted.count();
     };

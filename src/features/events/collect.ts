@@ -3,7 +3,7 @@ import { chunks } from '../../db/chunks.js';
 import type { Db } from '../../db/database.js';
 import type { Clock } from '../../shared/clock.js';
 import { BadRequest } from '../../http/errors.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { ClientContext, UserCaller } from '../../http/request-context.js';
 import { confirmedInEnabledOrganizations } from '../../platform/access/memberships.js';
 import { parsePermissions, rightsOf } from '../../platform/access/roles.js';
 import { readsEveryItem, visibleCiphers } from '../vault/cipher-access.js';
@@ -174,7 +174,7 @@ export function createEventCollector({ db, clock, audit }: { db: Db; clock: Cloc
      * never hold the server for everyone else; uploads of more than one slice of one caller run
      * one after another. Answers how many events were written.
      */
-    async collect(userId: string, events: readonly CollectedEvent[], client: ClientContext): Promise<number> {
+    async collect({ userId, client }: UserCaller, events: readonly CollectedEvent[]): Promise<number> {
       const dates = await datesOf(events);
       const accepted = events.map((event, index) => ({ event, date: dates[index] as string })).filter(({ event }) => acceptedType(event.type));
       if (accepted.length === 0) return 0;

@@ -1,11 +1,12 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { access, currentUser, type AccessRule } from '../../http/access.js';
-import { Forbidden, NotFound } from '../../http/errors.js';
+import { access, type AccessRule } from '../../http/access.js';
+import { Forbidden } from '../../http/errors.js';
+import { userCaller } from '../../http/request-context.js';
 import { IdParams, list, ListOf, OrgIdParams } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
-import { EventQuery, EventResponse, OrgParams, toEventResponse } from './events.schemas.js';
+import { memberCaller, membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
+import { EventQuery, EventResponse, OrgParams } from './events.schemas.js';
 import type { EventQueryService } from './events.service.js';
 import { eventsCsv, eventsJson } from './export.js';
 
@@ -53,8 +54,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventQueryService;
       },
     },
     async (request) => {
-      const page = await events.organizationEvents(membershipOf(request).organizationId, request.query);
-      return list(page.data.map(toEventResponse), page.continuationToken);
+      const page = await events.organizationLog(memberCaller(request), request.query);
+      return list(page.data, page.continuationToken);
     },
   );
 
@@ -72,11 +73,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventQueryService;
       },
     },
     async (request) => {
-      const organizationId = membershipOf(request).organizationId;
-      const memberUser = await events.memberUser(organizationId, request.params.id);
-      if (!memberUser) throw new NotFound();
-      const page = await events.memberEvents(organizationId, memberUser, request.query);
-      return list(page.data.map(toEventResponse), page.continuationToken);
+      const page = await events.memberEvents(memberCaller(request), request.params.id, request.query);
+      return list(page.data, page.continuationToken);
     },
   );
 
@@ -93,8 +91,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventQueryService;
       },
     },
     async (request) => {
-      const page = await events.userEvents(currentUser(request).userId, request.query);
-      return list(page.data.map(toEventResponse), page.continuationToken);
+      const page = await events.userEvents(userCaller(request), request.query);
+      return list(page.data, page.continuationToken);
     },
   );
 
@@ -112,10 +110,8 @@ export const eventRoutes: FastifyPluginAsyncTypebox<{ events: EventQueryService;
       },
     },
     async (request) => {
-      const cipher = await events.readableCipher(currentUser(request).userId, request.params.id);
-      if (!cipher) throw new NotFound();
-      const page = await events.cipherEvents(cipher, request.query);
-      return list(page.data.map(toEventResponse), page.continuationToken);
+      const page = await events.cipherEvents(userCaller(request), request.params.id, request.query);
+      return list(page.data, page.continuationToken);
     },
   );
 

@@ -1,10 +1,12 @@
 import type { Clock } from '../../shared/clock.js';
-import { BadRequest } from '../../http/errors.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
 import type { Executor } from '../../db/database.js';
 import { eventsPerDay, ITEM_COLUMNS, organizationEvents, type EventCursor, type EventFilter, type EventRow, type EventsAbout } from './events.repository.js';
 import { readSetMembers } from '../../platform/audit/read-sets.js';
 import { yieldToLoop } from '../../shared/work-slices.js';
-import { confirmedMembership } from '../../platform/access/org-access.js';
+import { confirmedMembership, type MemberCaller } from '../../platform/access/org-access.js';
+import type { UserCaller } from '../../http/request-context.js';
+import { toEventResponse } from './events.schemas.js';
 
 /** Events per page, as the official server pages them. */
 const EVENT_PAGE_SIZE = 50;
@@ -23,6 +25,11 @@ export interface EventQueryInput {
 export interface EventPage {
   data: EventRow[];
   continuationToken: string | null;
+}
+
+/** A page of events as the clients read it; the route adds the list envelope. */
+function toEventList(page: EventPage) {
+  return { data: page.data.map(toEventResponse), continuationToken: page.continuationToken };
 }
 
 export function parseDate(field: string, value: string): Date {
@@ -156,52 +163,64 @@ export function createEventQueryService({ db, clock }: { db: Executor; clock: Cl
     } while (continuationToken);
   }
 
+  /** The user of a member of the organization, or null (no such member, or not linked to a user yet). */
+  async function memberUser(organizationId: string, memberId: string): Promise<string | null> {
+    const row = await db.selectFrom('organization_users').select('user_id').where('id', '=', memberId.toLowerCase()).where('organization_id', '=', organizationId).executeTakeFirst();
+    return row?.user_id ?? null;
+  }
+
+  /**
+   * The item whose events the user may read, or null: an organization item for a confirmed
+   * member holding accessEventLogs on a plan with useEvents, a personal item for its owner.
+   */
+  async function readableCipher(userId: string, cipherId: string): Promise<{ id: string; organization_id: string | null; user_id: string | null } | null> {
+    const cipher = await db.selectFrom('ciphers').select(['id', 'organization_id', 'user_id']).where('id', '=', cipherId.toLowerCase()).executeTakeFirst();
+    if (!cipher) return null;
+    if (!cipher.organization_id) return cipher.user_id === userId ? cipher : null;
+    const membership = await confirmedMembership(db, cipher.organization_id, userId);
+    return membership?.rights.has('accessEventLogs') && (await usesEvents(cipher.organization_id)) ? cipher : null;
+  }
+
+  /**
+   * One page of the organization's events. `only` keeps those naming one resource in the
+   * given columns (the Secrets Manager routes); otherwise `itemId` keeps those naming it in any.
+   */
+  async function organizationPage(organizationId: string, query: EventQueryInput, only?: EventsAbout): Promise<EventPage> {
+    const subject = only ?? (query.itemId ? { columns: ITEM_COLUMNS, id: query.itemId } : undefined);
+    return page({ organizationId, ...(query.actingUserId ? { actingUserId: query.actingUserId.toLowerCase() } : {}) }, query, subject);
+  }
+
   return {
     usesEvents,
 
-    /** The user of a member of the organization, or null (no such member, or not linked to a user yet). */
-    async memberUser(organizationId: string, memberId: string): Promise<string | null> {
-      const row = await db.selectFrom('organization_users').select('user_id').where('id', '=', memberId.toLowerCase()).where('organization_id', '=', organizationId).executeTakeFirst();
-      return row?.user_id ?? null;
-    },
+    organizationEvents: organizationPage,
 
-    /**
-     * The item whose events the user may read, or null: an organization item for a confirmed
-     * member holding accessEventLogs on a plan with useEvents, a personal item for its owner.
-     */
-    async readableCipher(userId: string, cipherId: string): Promise<{ id: string; organization_id: string | null; user_id: string | null } | null> {
-      const cipher = await db.selectFrom('ciphers').select(['id', 'organization_id', 'user_id']).where('id', '=', cipherId.toLowerCase()).executeTakeFirst();
-      if (!cipher) return null;
-      if (!cipher.organization_id) return cipher.user_id === userId ? cipher : null;
-      const membership = await confirmedMembership(db, cipher.organization_id, userId);
-      return membership?.rights.has('accessEventLogs') && (await usesEvents(cipher.organization_id)) ? cipher : null;
-    },
-
-    /**
-     * One page of the organization's events. `only` keeps those naming one resource in the
-     * given columns (the Secrets Manager routes); otherwise `itemId` keeps those naming it in any.
-     */
-    async organizationEvents(organizationId: string, query: EventQueryInput, only?: EventsAbout): Promise<EventPage> {
-      const subject = only ?? (query.itemId ? { columns: ITEM_COLUMNS, id: query.itemId } : undefined);
-      return page({ organizationId, ...(query.actingUserId ? { actingUserId: query.actingUserId.toLowerCase() } : {}) }, query, subject);
+    /** `GET /organizations/{orgId}/events`: a page of the organization's log, as the clients read it. */
+    async organizationLog({ membership }: MemberCaller, query: EventQueryInput) {
+      return toEventList(await organizationPage(membership.organizationId, query));
     },
 
     /** The caller's own events outside any organization (the official GET /events). */
-    async userEvents(userId: string, query: EventQueryInput): Promise<EventPage> {
-      return page({ organizationId: null, actingUserId: userId }, query, undefined);
+    async userEvents({ userId }: UserCaller, query: EventQueryInput) {
+      return toEventList(await page({ organizationId: null, actingUserId: userId }, query, undefined));
     },
 
-    /** What one member did in the organization (the official GET /organizations/{orgId}/users/{id}/events). */
-    async memberEvents(organizationId: string, memberUserId: string, query: EventQueryInput): Promise<EventPage> {
-      return page({ organizationId, actingUserId: memberUserId }, query, undefined);
+    /** What one member did in the organization (the official GET /organizations/{orgId}/users/{id}/events); 404 for a member not linked to a user. */
+    async memberEvents({ membership }: MemberCaller, memberId: string, query: EventQueryInput) {
+      const { organizationId } = membership;
+      const memberUserId = await memberUser(organizationId, memberId);
+      if (!memberUserId) throw new NotFound();
+      return toEventList(await page({ organizationId, actingUserId: memberUserId }, query, undefined));
     },
 
-    /** An item's events: an organization item's within its organization, a personal item's within its owner's. */
-    async cipherEvents(cipher: { id: string; organization_id: string | null; user_id: string | null }, query: EventQueryInput): Promise<EventPage> {
+    /** An item's events: an organization item's within its organization, a personal item's within its owner's; 404 for an item the caller may not read. */
+    async cipherEvents({ userId }: UserCaller, cipherId: string, query: EventQueryInput) {
+      const cipher = await readableCipher(userId, cipherId);
+      if (!cipher) throw new NotFound();
       const scope: EventScope = cipher.organization_id
         ? { organizationId: cipher.organization_id, cipherId: cipher.id }
         : { organizationId: null, cipherId: cipher.id, ...(cipher.user_id ? { userId: cipher.user_id } : {}) };
-      return page(scope, query, undefined);
+      return toEventList(await page(scope, query, undefined));
     },
 
     /**
