@@ -74,7 +74,7 @@ export async function createFeatures(deps: WiringDeps) {
   const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly, origin: new URL(config.publicUrl).host });
   const sendAccess = createSendAccess({ db, audit, clock, pushes, hasher, keys, apiBase, store: files, limits: rateLimits.store, perMinute: config.sendAccessPerMinute });
   const clientCredentialGrants = [organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }), secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager })];
-  const identity = createIdentityService({ db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants, loginChecks: accountEmails, extensionGrants: { send_access: (form, client) => sendAccess.grant(form, client) } });
+  const identity = createIdentityService({ db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants, loginChecks: accountEmails, extensionGrants: { send_access: (caller, form) => sendAccess.grant(caller, form) } });
   const vault = { db, audit, clock, pushes, files, apiBase };
   const attachments = createAttachmentService({ ...vault, store: files, keys, userQuotaBytes: p.userQuotaBytes, maxFileBytes: p.maxFileBytes });
   const sends = createSendService({ db, audit, clock, pushes, hasher, store: files, userQuotaBytes: p.userQuotaBytes, maxFileBytes: p.maxFileBytes });

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
-import { clientContext } from '../../http/request-context.js';
+import { anonymousCaller } from '../../http/request-context.js';
 import type { IdentityService } from './identity.service.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 
@@ -41,7 +41,7 @@ export const identityRoutes: FastifyPluginAsync<{ identity: IdentityService; key
     },
     async (request, reply) => {
       void reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-      return identity.token(request.body, clientContext(request), request.log);
+      return identity.token(anonymousCaller(request), request.body);
     },
   );
 

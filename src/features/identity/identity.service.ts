@@ -3,7 +3,7 @@ import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { OAuthError } from '../../http/error-handler.js';
 import { isGuid } from '../../http/ids.js';
-import type { ClientContext } from '../../http/request-context.js';
+import type { AnonymousCaller, ClientContext } from '../../http/request-context.js';
 import type { MailLog } from '../mail/mailer.js';
 import { safeEqual } from '../../shared/constant-time.js';
 import {
@@ -37,7 +37,6 @@ const INVALID_PASSWORD = 'Username or password is incorrect. Try again.';
 const DISABLED = 'This account has been disabled. Contact your administrator.';
 const TWO_FACTOR_REQUIRED = 'Two factor required.';
 const INVALID_TWO_FACTOR = 'Two-step token is invalid. Try again.';
-const QUIET_LOG: MailLog = { info: () => undefined };
 
 /** Form keys are matched case-insensitively, as the official server does. */
 export type TokenForm = Record<string, string>;
@@ -82,7 +81,7 @@ export function createIdentityService(deps: {
   /** Counts refused logins (the metrics). */
   instruments?: Pick<Instruments, 'loginFailed'>;
   /** Grant types beyond the OAuth ones, by name (`send_access`: sends/send-access.ts). */
-  extensionGrants?: Record<string, (form: TokenForm, client: ClientContext) => Promise<Record<string, unknown>>>;
+  extensionGrants?: Record<string, (caller: AnonymousCaller, form: TokenForm) => Promise<Record<string, unknown>>>;
 }) {
   const { db, clock } = deps;
 
@@ -310,7 +309,8 @@ export function createIdentityService(deps: {
   ];
 
   return {
-    async token(body: unknown, client: ClientContext, log: MailLog = QUIET_LOG): Promise<Record<string, unknown>> {
+    async token(caller: AnonymousCaller, body: unknown): Promise<Record<string, unknown>> {
+      const { client, log } = caller;
       const form = normalizeForm(body);
       const grantType = required(form, 'grant_type');
       switch (grantType) {
@@ -326,7 +326,7 @@ export function createIdentityService(deps: {
         }
         default: {
           const extension = deps.extensionGrants?.[grantType];
-          if (extension) return extension(form, client);
+          if (extension) return extension(caller, form);
           throw new OAuthError('unsupported_grant_type', `The grant type "${grantType}" is not supported.`);
         }
       }

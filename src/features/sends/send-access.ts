@@ -165,7 +165,7 @@ export function createSendAccess(deps: SendAccessDeps) {
      * without a password, or for the right `password_hash_b64`; the errors carry
      * `send_access_error_type` as the official server's do.
      */
-    async grant(form: TokenForm, client: ClientContext): Promise<Record<string, unknown>> {
+    async grant({ client }: AnonymousCaller, form: TokenForm): Promise<Record<string, unknown>> {
       try {
         await limit(client);
       } catch {
