@@ -1,9 +1,10 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import { Guid, list, ListOf, OrgParams } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
-import { MAX_TASKS_PER_REQUEST, SecurityTaskStatus, SecurityTaskType, type SecurityTask, type SecurityTasks } from './security-tasks.service.js';
+import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
+import { MAX_TASKS_PER_REQUEST, SecurityTaskStatus, SecurityTaskType, type SecurityTasks } from './security-tasks.service.js';
 
 const tags = ['Security tasks'];
 
@@ -30,19 +31,6 @@ const BulkCreateBody = Type.Object({
   }),
 });
 
-function toResponse(task: SecurityTask) {
-  return {
-    object: 'securityTask' as const,
-    id: task.id,
-    organizationId: task.organization_id,
-    cipherId: task.cipher_id,
-    type: task.type,
-    status: task.status,
-    creationDate: task.creation_date,
-    revisionDate: task.revision_date,
-  };
-}
-
 const ADMINS = 'owners, admins and custom members with accessReports (`orgPermission(accessReports)`); non-members get 404, other members 403';
 
 /** Security tasks ({base_url}/tasks, as the official SecurityTaskController) and their metrics. */
@@ -61,7 +49,7 @@ export const securityTaskRoutes: FastifyPluginAsyncTypebox<{ tasks: SecurityTask
         response: { 200: ListOf(SecurityTaskResponse) },
       },
     },
-    async (request) => list((await tasks.forUser(currentUser(request).userId, request.query.status)).map(toResponse)),
+    async (request) => list(await tasks.forUser(userCaller(request), request.query.status)),
   );
 
   app.patch(
@@ -77,7 +65,7 @@ export const securityTaskRoutes: FastifyPluginAsyncTypebox<{ tasks: SecurityTask
       },
     },
     async (request, reply) => {
-      await tasks.complete(currentUser(request).userId, request.params.taskId);
+      await tasks.complete(userCaller(request), request.params.taskId);
       return reply.status(204).send(null);
     },
   );
@@ -94,7 +82,7 @@ export const securityTaskRoutes: FastifyPluginAsyncTypebox<{ tasks: SecurityTask
         response: { 200: ListOf(SecurityTaskResponse) },
       },
     },
-    async (request) => list((await tasks.forOrganization(membershipOf(request).organizationId, request.query.status)).map(toResponse)),
+    async (request) => list(await tasks.forOrganization(memberCaller(request), request.query.status)),
   );
 
   const metrics = {
@@ -107,8 +95,8 @@ export const securityTaskRoutes: FastifyPluginAsyncTypebox<{ tasks: SecurityTask
       response: { 200: MetricsResponse },
     },
   };
-  app.get('/tasks/:orgId/metrics', metrics, async (request) => tasks.metrics(membershipOf(request).organizationId));
-  app.get('/organizations/:orgId/security-tasks/metrics', metrics, async (request) => tasks.metrics(membershipOf(request).organizationId));
+  app.get('/tasks/:orgId/metrics', metrics, async (request) => tasks.metrics(memberCaller(request)));
+  app.get('/organizations/:orgId/security-tasks/metrics', metrics, async (request) => tasks.metrics(memberCaller(request)));
 
   app.post(
     '/tasks/:orgId/bulk-create',
@@ -123,6 +111,6 @@ export const securityTaskRoutes: FastifyPluginAsyncTypebox<{ tasks: SecurityTask
         response: { 200: ListOf(SecurityTaskResponse) },
       },
     },
-    async (request) => list((await tasks.bulkCreate(membershipOf(request).organizationId, request.body.tasks)).map(toResponse)),
+    async (request) => list(await tasks.bulkCreate(memberCaller(request), request.body.tasks)),
   );
 };

@@ -10,6 +10,8 @@ import { noPushes, PushType, type Push, type Pushes } from '../../platform/push/
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { can, visibleCiphers } from '../vault/cipher-access.js';
 import { confirmedMemberUserIds } from '../../platform/access/memberships.js';
+import type { MemberCaller } from '../../platform/access/org-access.js';
+import type { UserCaller } from '../../http/request-context.js';
 
 /** The official SecurityTaskType. */
 export enum SecurityTaskType {
@@ -23,6 +25,20 @@ export enum SecurityTaskStatus {
 }
 
 export type SecurityTask = Selectable<SecurityTasksTable>;
+
+/** The official SecurityTasksResponseModel. */
+export function toSecurityTaskResponse(task: SecurityTask) {
+  return {
+    object: 'securityTask' as const,
+    id: task.id,
+    organizationId: task.organization_id,
+    cipherId: task.cipher_id,
+    type: task.type,
+    status: task.status,
+    creationDate: task.creation_date,
+    revisionDate: task.revision_date,
+  };
+}
 
 /** Most tasks one bulk-create may ask for. */
 export const MAX_TASKS_PER_REQUEST = 5000;
@@ -54,7 +70,7 @@ export function createSecurityTasks({ db, clock, pushes = noPushes }: { db: Db; 
 
   return {
     /** The caller's tasks: those of organizations they are a confirmed member of, for items they may edit. */
-    async forUser(userId: string, status?: SecurityTaskStatus): Promise<SecurityTask[]> {
+    async forUser({ userId }: UserCaller, status?: SecurityTaskStatus) {
       let query = db
         .selectFrom('security_tasks as t')
         .innerJoin('organization_users as ou', (join) => join.onRef('ou.organization_id', '=', 't.organization_id').on('ou.user_id', '=', userId))
@@ -64,17 +80,19 @@ export function createSecurityTasks({ db, clock, pushes = noPushes }: { db: Db; 
       const tasks = await query.orderBy('t.creation_date', 'desc').execute();
       const ids = [...new Set(tasks.map((t) => t.cipher_id).filter((id): id is string => id !== null))];
       const mine = await editable(db, userId, ids);
-      return tasks.filter((t) => t.cipher_id !== null && mine.has(t.cipher_id));
+      return tasks.filter((t) => t.cipher_id !== null && mine.has(t.cipher_id)).map(toSecurityTaskResponse);
     },
 
     /** Every task of the organization (administrators). */
-    async forOrganization(organizationId: string, status?: SecurityTaskStatus): Promise<SecurityTask[]> {
+    async forOrganization({ membership }: MemberCaller, status?: SecurityTaskStatus) {
+      const { organizationId } = membership;
       let query = db.selectFrom('security_tasks').selectAll().where('organization_id', '=', organizationId);
       if (status !== undefined) query = query.where('status', '=', status);
-      return query.orderBy('creation_date', 'desc').execute();
+      return (await query.orderBy('creation_date', 'desc').execute()).map(toSecurityTaskResponse);
     },
 
-    async metrics(organizationId: string): Promise<{ completedTasks: number; totalTasks: number }> {
+    async metrics({ membership }: MemberCaller): Promise<{ completedTasks: number; totalTasks: number }> {
+      const { organizationId } = membership;
       const row = await db
         .selectFrom('security_tasks')
         .select((eb) => [eb.fn.countAll().as('total'), eb.fn.sum(eb.case().when('status', '=', SecurityTaskStatus.Completed).then(1).else(0).end()).as('completed')])
@@ -89,7 +107,8 @@ export function createSecurityTasks({ db, clock, pushes = noPushes }: { db: Db; 
      * organization, else 400 and nothing is created. The members who can edit an item are told
      * to refresh their tasks once the tasks are committed.
      */
-    async bulkCreate(organizationId: string, requests: readonly { type: SecurityTaskType; cipherId: string }[]): Promise<SecurityTask[]> {
+    async bulkCreate({ membership }: MemberCaller, requests: readonly { type: SecurityTaskType; cipherId: string }[]) {
+      const { organizationId } = membership;
       const cipherIds = [...new Set(requests.map((r) => r.cipherId.toLowerCase()))];
       const created = await db.transaction().execute(async (tx) => {
         const found = new Set<string>();
@@ -128,11 +147,11 @@ export function createSecurityTasks({ db, clock, pushes = noPushes }: { db: Db; 
         return [...pending, ...fresh];
       });
       pushes.send(refresh(await membersToTell(organizationId, cipherIds)));
-      return created;
+      return created.map(toSecurityTaskResponse);
     },
 
     /** Marks a task done: for a member who may edit its item; anyone else, 404 as for no task. */
-    async complete(userId: string, taskId: string): Promise<void> {
+    async complete({ userId }: UserCaller, taskId: string): Promise<void> {
       const task = await db.selectFrom('security_tasks').selectAll().where('id', '=', taskId.toLowerCase()).executeTakeFirst();
       if (!task?.cipher_id || !(await editable(db, userId, [task.cipher_id])).has(task.cipher_id)) throw new NotFound();
       await db.updateTable('security_tasks').set({ status: SecurityTaskStatus.Completed, revision_date: clock.now().toISOString() }).where('id', '=', task.id).execute();

@@ -7,6 +7,9 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 import { PushType, type Push } from '../../platform/push/pushes.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
 import { createSecurityTasks, SecurityTaskStatus } from './security-tasks.service.js';
+import { organizationActor } from '../../platform/access/org-access.js';
+import { EventSystemUser } from '../../platform/audit/event-type.js';
+import { NO_CLIENT } from '../../http/request-context.js';
 
 const clock = testClock(new Date('2026-11-22T12:00:00.000Z'));
 let server: TestServer;
@@ -125,15 +128,16 @@ describe('security tasks', () => {
     const sent: Push[] = [];
     const tasks = createSecurityTasks({ db: server.database.db, clock, pushes: { send: (p) => void sent.push(...[p].flat()) } });
     const item = await seedOrgItem(server, org, [await seedCollection(server, org, { users: [[editor.memberId], [reader.memberId, { readOnly: true }]] })]);
-    await tasks.bulkCreate(org, [{ type: 0, cipherId: item }]);
+    await tasks.bulkCreate({ membership: organizationActor(org, EventSystemUser.PublicApi, false), client: NO_CLIENT, log: server.app.log }, [{ type: 0, cipherId: item }]);
     const told = sent.map((p) => (p.target as { user: string }).user);
     // The editor may edit it; the read-only member and the owner (not in its collection) are not told.
     expect(told).toEqual([editor.userId]);
     expect(sent.every((p) => p.type === PushType.RefreshSecurityTasks && (p.payload as { UserId: string }).UserId === (p.target as { user: string }).user)).toBe(true);
 
     sent.length = 0;
-    const [task] = await tasks.forUser(editor.userId, SecurityTaskStatus.Pending);
-    await tasks.complete(editor.userId, task?.id ?? '');
+    const asEditor = { userId: editor.userId, client: NO_CLIENT, log: server.app.log };
+    const [task] = await tasks.forUser(asEditor, SecurityTaskStatus.Pending);
+    await tasks.complete(asEditor, task?.id ?? '');
     expect(sent.map((p) => (p.target as { user: string }).user)).toEqual([editor.userId]);
   });
 });
