@@ -1,8 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { access, currentUser } from '../../http/access.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { IdParams, ListOf, list } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
+import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
 import {
   AccountSubscriptionResponse,
   BillingMetadataResponse,
@@ -52,7 +53,7 @@ export const billingRoutes: FastifyPluginAsyncTypebox<{ billing: BillingService;
   app.get(
     '/organizations/:id/billing/metadata',
     { ...member, schema: { tags, ...docs.metadata, params: IdParams, response: { 200: BillingMetadataResponse } } },
-    async (request) => billing.metadata(membershipOf(request).organizationId),
+    async (request) => billing.metadata(memberCaller(request)),
   );
 
   for (const [url, doc] of [
@@ -60,7 +61,7 @@ export const billingRoutes: FastifyPluginAsyncTypebox<{ billing: BillingService;
     ['/organizations/:id/billing/vnext/self-host/metadata', docs.selfHostMetadata],
   ] as const) {
     app.get(url, { ...member, schema: { tags, ...doc, params: IdParams, response: { 200: VNextBillingMetadataResponse } } }, async (request) =>
-      billing.vnextMetadata(membershipOf(request).organizationId),
+      billing.vnextMetadata(memberCaller(request)),
     );
   }
 
@@ -71,12 +72,12 @@ export const billingRoutes: FastifyPluginAsyncTypebox<{ billing: BillingService;
   app.get(
     '/organizations/:id/subscription',
     { config: { access: orgAccess.owner('id') }, schema: { tags, ...docs.organizationSubscription, params: IdParams, response: { 200: OrganizationSubscriptionResponse } } },
-    async (request) => billing.organizationSubscription(membershipOf(request).organizationId),
+    async (request) => billing.organizationSubscription(memberCaller(request)),
   );
 
   app.get(
     '/accounts/subscription',
     { config: { access: access.user }, schema: { tags, ...docs.accountSubscription, response: { 200: AccountSubscriptionResponse } } },
-    async (request) => billing.accountSubscription(currentUser(request).userId),
+    async (request) => billing.accountSubscription(userCaller(request)),
   );
 };

@@ -3,6 +3,8 @@ import { NotFound, Unauthorized } from '../../http/errors.js';
 import { readableBytes } from '../../shared/readable-bytes.js';
 import { countOccupiedSeats, findOrganization } from '../../platform/access/memberships.js';
 import { findUserById } from '../../platform/auth/users.repository.js';
+import type { UserCaller } from '../../http/request-context.js';
+import type { MemberCaller } from '../../platform/access/org-access.js';
 import { toOrganizationResponse } from '../organizations/organizations.schemas.js';
 import type {
   AccountSubscriptionResponse,
@@ -26,7 +28,8 @@ export function createBillingService(deps: { db: Db; selfHosted: boolean; userQu
   const { db, selfHosted } = deps;
 
   return {
-    async metadata(organizationId: string): Promise<BillingMetadataResponse> {
+    async metadata({ membership }: MemberCaller): Promise<BillingMetadataResponse> {
+      const { organizationId } = membership;
       return {
         isEligibleForSelfHost: false,
         isManaged: false,
@@ -44,8 +47,8 @@ export function createBillingService(deps: { db: Db; selfHosted: boolean; userQu
     },
 
     /** Seats in use count every membership but revoked ones, as the seat limit does. */
-    async vnextMetadata(organizationId: string): Promise<VNextBillingMetadataResponse> {
-      return { isOnSecretsManagerStandalone: false, organizationOccupiedSeats: await countOccupiedSeats(db, organizationId), hasPaymentMethod: true };
+    async vnextMetadata({ membership }: MemberCaller): Promise<VNextBillingMetadataResponse> {
+      return { isOnSecretsManagerStandalone: false, organizationOccupiedSeats: await countOccupiedSeats(db, membership.organizationId), hasPaymentMethod: true };
     },
 
     /** Self-hosted offers no plans to buy: the official self-hosted server answers an empty list too. */
@@ -53,8 +56,8 @@ export function createBillingService(deps: { db: Db; selfHosted: boolean; userQu
       return selfHosted ? [] : OFFERED_PLANS;
     },
 
-    async organizationSubscription(organizationId: string): Promise<OrganizationSubscriptionResponse> {
-      const org = await findOrganization(db, organizationId);
+    async organizationSubscription({ membership }: MemberCaller): Promise<OrganizationSubscriptionResponse> {
+      const org = await findOrganization(db, membership.organizationId);
       if (!org) throw new NotFound();
       // A license here has no grace period: it stops at its expiry, so both dates are the same.
       const expiration = org.expiration_date;
@@ -72,7 +75,7 @@ export function createBillingService(deps: { db: Db; selfHosted: boolean; userQu
       };
     },
 
-    async accountSubscription(userId: string): Promise<AccountSubscriptionResponse> {
+    async accountSubscription({ userId }: UserCaller): Promise<AccountSubscriptionResponse> {
       const user = await findUserById(db, userId);
       if (!user) throw new Unauthorized();
       return {
