@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { access, currentUser } from '../../http/access.js';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import type { BreachLookup } from './hibp.service.js';
 
@@ -24,6 +25,6 @@ export const hibpRoutes: FastifyPluginAsyncTypebox<{ lookup: BreachLookup }> = a
       config: { access: access.user, callerLimit: 'hibp' },
       schema: { tags, ...docs.breach, querystring: BreachQuery, response: { 200: Type.Array(Type.Unknown(), { description: "Have I Been Pwned's breach models, as it answers them" }) } },
     },
-    async (request) => lookup.breaches(currentUser(request).userId, request.query.username),
+    async (request) => lookup.breaches(userCaller(request), request.query.username),
   );
 };

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import { createByteLru } from '../../shared/byte-lru.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
+import type { UserCaller } from '../../http/request-context.js';
 
 /** The answers one instance keeps, whatever HIBP_CACHE_SECONDS says. */
 const CACHE_BYTES = 1024 * 1024;
@@ -54,7 +55,7 @@ export function createBreachLookup(deps: { settings: BreachLookupSettings; clock
 
   return {
     /** The breaches HIBP lists for the username (its own JSON), or NotFound when it lists none. */
-    async breaches(userId: string, username: string): Promise<unknown[]> {
+    async breaches({ userId }: UserCaller, username: string): Promise<unknown[]> {
       const apiKey = settings.apiKey;
       if (!apiKey) throw new BadRequest('HaveIBeenPwned API key not set.');
       const key = username.toLowerCase();
