@@ -2,8 +2,8 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { BadRequest } from '../../http/errors.js';
 import { EmptyResponse, emptyOk, Guid, Nullable, NullableEncString, OrgParams } from '../../http/schemas.js';
-import { membershipOf, type OrgAccess } from '../../platform/access/org-access.js';
-import { metricsOf, REPORT_METRICS, type OrganizationReport, type ReportSummary, type Reports } from './reports.service.js';
+import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
+import { REPORT_METRICS, type Reports } from './reports.service.js';
 
 const tags = ['Reports'];
 
@@ -46,27 +46,6 @@ const ReportResponse = Type.Object({
 const SummaryResponse = Type.Object({ encryptedData: Type.String(), encryptionKey: Type.String(), date: Type.String() });
 const ApplicationDataResponse = Type.Object({ applicationData: Nullable(Type.String()) });
 
-function toResponse(report: OrganizationReport) {
-  return {
-    id: report.id,
-    organizationId: report.organization_id,
-    reportData: report.report_data,
-    contentEncryptionKey: report.content_encryption_key,
-    summaryData: report.summary_data,
-    applicationData: report.application_data,
-    reportFile: null,
-    reportFileDownloadUrl: null,
-    fileUploadType: null,
-    creationDate: report.creation_date,
-    revisionDate: report.revision_date,
-    metrics: metricsOf(report),
-  };
-}
-
-function summaryOf(report: ReportSummary) {
-  return { encryptedData: report.summary_data ?? '', encryptionKey: report.content_encryption_key, date: report.revision_date };
-}
-
 /** A date query parameter as the official server binds a DateTime: a day or a timestamp. */
 function dateParam(name: string, value: string): Date {
   const date = new Date(value);
@@ -82,7 +61,6 @@ const ReportParams = Type.Object({ orgId: Guid, reportId: Guid });
 export const reportRoutes: FastifyPluginAsyncTypebox<{ reports: Reports; orgAccess: OrgAccess }> = async (app, { reports, orgAccess }) => {
   const config = { access: orgAccess.right('accessReports') };
   const base = '/reports/organizations/:orgId';
-  const orgOf = (request: Parameters<typeof membershipOf>[0]) => membershipOf(request).organizationId;
 
   app.post(
     base,
@@ -97,7 +75,7 @@ export const reportRoutes: FastifyPluginAsyncTypebox<{ reports: Reports; orgAcce
         response: { 200: ReportResponse },
       },
     },
-    async (request) => toResponse(await reports.add(orgOf(request), request.body)),
+    async (request) => reports.add(memberCaller(request), request.body),
   );
 
   app.get(
@@ -106,7 +84,7 @@ export const reportRoutes: FastifyPluginAsyncTypebox<{ reports: Reports; orgAcce
       config,
       schema: { tags, summary: "Get an organization's latest report", description: `The report revised last; 404 when there is none. ${ACCESS}`, params: OrgParams, response: { 200: ReportResponse } },
     },
-    async (request) => toResponse(await reports.latest(orgOf(request))),
+    async (request) => reports.latest(memberCaller(request)),
   );
 
   app.get(
@@ -122,10 +100,7 @@ export const reportRoutes: FastifyPluginAsyncTypebox<{ reports: Reports; orgAcce
         response: { 200: Type.Array(SummaryResponse) },
       },
     },
-    async (request) => {
-      const rows = await reports.summariesBetween(orgOf(request), dateParam('startDate', request.query.startDate), dateParam('endDate', request.query.endDate));
-      return rows.map(summaryOf);
-    },
+    async (request) => reports.summariesBetween(memberCaller(request), dateParam('startDate', request.query.startDate), dateParam('endDate', request.query.endDate)),
   );
 
   app.get(
@@ -134,7 +109,7 @@ export const reportRoutes: FastifyPluginAsyncTypebox<{ reports: Reports; orgAcce
       config,
       schema: { tags, summary: "Get a report's summary", description: `The report's encrypted summary, its key and revision date. ${ACCESS}`, params: ReportParams, response: { 200: SummaryResponse } },
     },
-    async (request) => summaryOf(await reports.get(orgOf(request), request.params.reportId.toLowerCase())),
+    async (request) => reports.summary(memberCaller(request), request.params.reportId.toLowerCase()),
   );
 
   app.patch(
@@ -150,7 +125,7 @@ export const reportRoutes: FastifyPluginAsyncTypebox<{ reports: Reports; orgAcce
         response: { 200: ReportResponse },
       },
     },
-    async (request) => toResponse(await reports.updateSummary(orgOf(request), request.params.reportId.toLowerCase(), request.body.summaryData, request.body.metrics)),
+    async (request) => reports.updateSummary(memberCaller(request), request.params.reportId.toLowerCase(), request.body.summaryData, request.body.metrics),
   );
 
   app.get(
@@ -159,7 +134,7 @@ export const reportRoutes: FastifyPluginAsyncTypebox<{ reports: Reports; orgAcce
       config,
       schema: { tags, summary: "Get a report's application data", description: `The report's encrypted application data. ${ACCESS}`, params: ReportParams, response: { 200: ApplicationDataResponse } },
     },
-    async (request) => ({ applicationData: (await reports.get(orgOf(request), request.params.reportId.toLowerCase())).application_data }),
+    async (request) => reports.applicationData(memberCaller(request), request.params.reportId.toLowerCase()),
   );
 
   app.patch(
@@ -175,7 +150,7 @@ export const reportRoutes: FastifyPluginAsyncTypebox<{ reports: Reports; orgAcce
         response: { 200: ReportResponse },
       },
     },
-    async (request) => toResponse(await reports.updateApplicationData(orgOf(request), request.params.reportId.toLowerCase(), request.body.applicationData)),
+    async (request) => reports.updateApplicationData(memberCaller(request), request.params.reportId.toLowerCase(), request.body.applicationData),
   );
 
   app.get(
@@ -184,7 +159,7 @@ export const reportRoutes: FastifyPluginAsyncTypebox<{ reports: Reports; orgAcce
       config,
       schema: { tags, summary: 'Get an organization report', description: `One report; 404 when there is none, 400 when it is another organization's. ${ACCESS}`, params: ReportParams, response: { 200: ReportResponse } },
     },
-    async (request) => toResponse(await reports.get(orgOf(request), request.params.reportId.toLowerCase())),
+    async (request) => reports.get(memberCaller(request), request.params.reportId.toLowerCase()),
   );
 
   app.delete(
@@ -194,7 +169,7 @@ export const reportRoutes: FastifyPluginAsyncTypebox<{ reports: Reports; orgAcce
       schema: { tags, summary: 'Delete an organization report', description: `Deletes the report; answers an empty 200. ${ACCESS}`, params: ReportParams, response: { 200: EmptyResponse } },
     },
     async (request, reply) => {
-      await reports.remove(orgOf(request), request.params.reportId.toLowerCase());
+      await reports.remove(memberCaller(request), request.params.reportId.toLowerCase());
       return emptyOk(reply);
     },
   );

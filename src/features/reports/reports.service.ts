@@ -5,6 +5,7 @@ import type { Db } from '../../db/database.js';
 import type { OrganizationReportsTable } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { usesRiskInsights } from '../organizations/plans.js';
+import type { MemberCaller } from '../../platform/access/org-access.js';
 
 export type OrganizationReport = Selectable<OrganizationReportsTable>;
 /** What a summary read answers of a report. */
@@ -61,6 +62,28 @@ export function metricsOf(report: OrganizationReport): Record<ReportMetricName, 
  * key it wraps with the organization key, and sends it with twelve counters in the clear; the
  * server stores and answers them, and never reads the encrypted parts.
  */
+/** The official OrganizationReportResponseModel, with the stored metrics beside it (`metrics`, ours). */
+export function toReportResponse(report: OrganizationReport) {
+  return {
+    id: report.id,
+    organizationId: report.organization_id,
+    reportData: report.report_data,
+    contentEncryptionKey: report.content_encryption_key,
+    summaryData: report.summary_data,
+    applicationData: report.application_data,
+    reportFile: null,
+    reportFileDownloadUrl: null,
+    fileUploadType: null,
+    creationDate: report.creation_date,
+    revisionDate: report.revision_date,
+    metrics: metricsOf(report),
+  };
+}
+
+function toSummaryResponse(report: ReportSummary) {
+  return { encryptedData: report.summary_data ?? '', encryptionKey: report.content_encryption_key, date: report.revision_date };
+}
+
 export function createReports({ db, clock }: { db: Db; clock: Clock }) {
   /** The official plan check (UseRiskInsights): 400 for an organization whose plan has no reports. */
   async function requirePlan(organizationId: string): Promise<void> {
@@ -84,7 +107,8 @@ export function createReports({ db, clock }: { db: Db; clock: Clock }) {
     requirePlan,
 
     /** Adds a report; every encrypted part is required, as the official AddOrganizationReportCommand has it. */
-    async add(organizationId: string, body: NewReport): Promise<OrganizationReport> {
+    async add({ membership }: MemberCaller, body: NewReport) {
+      const { organizationId } = membership;
       await requirePlan(organizationId);
       if (blank(body.contentEncryptionKey)) throw BadRequest.field('contentEncryptionKey', 'Content Encryption Key is required');
       if (blank(body.reportData)) throw BadRequest.field('reportData', 'Report Data is required');
@@ -103,11 +127,12 @@ export function createReports({ db, clock }: { db: Db; clock: Clock }) {
         ...metricColumns(body.metrics),
       };
       await db.insertInto('organization_reports').values(report).execute();
-      return report;
+      return toReportResponse(report);
     },
 
     /** The organization's report revised last; 404 when it has none. */
-    async latest(organizationId: string): Promise<OrganizationReport> {
+    async latest({ membership }: MemberCaller) {
+      const { organizationId } = membership;
       await requirePlan(organizationId);
       const report = await db
         .selectFrom('organization_reports')
@@ -118,15 +143,28 @@ export function createReports({ db, clock }: { db: Db; clock: Clock }) {
         .limit(1)
         .executeTakeFirst();
       if (!report) throw new NotFound(`No report found for organization: ${organizationId}`);
-      return report;
+      return toReportResponse(report);
     },
 
-    async get(organizationId: string, reportId: string): Promise<OrganizationReport> {
-      await requirePlan(organizationId);
-      return reportOf(organizationId, reportId);
+    async get({ membership }: MemberCaller, reportId: string) {
+      await requirePlan(membership.organizationId);
+      return toReportResponse(await reportOf(membership.organizationId, reportId));
     },
 
-    async remove(organizationId: string, reportId: string): Promise<void> {
+    /** A report's summary alone, with its key and revision date. */
+    async summary({ membership }: MemberCaller, reportId: string) {
+      await requirePlan(membership.organizationId);
+      return toSummaryResponse(await reportOf(membership.organizationId, reportId));
+    },
+
+    /** A report's application data alone. */
+    async applicationData({ membership }: MemberCaller, reportId: string) {
+      await requirePlan(membership.organizationId);
+      return { applicationData: (await reportOf(membership.organizationId, reportId)).application_data };
+    },
+
+    async remove({ membership }: MemberCaller, reportId: string): Promise<void> {
+      const { organizationId } = membership;
       await requirePlan(organizationId);
       // Only whose it is: the encrypted parts need not be read to delete them.
       mustBeOurs(organizationId, reportId, await db.selectFrom('organization_reports').select('organization_id').where('id', '=', reportId).executeTakeFirst());
@@ -137,13 +175,14 @@ export function createReports({ db, clock }: { db: Db; clock: Clock }) {
      * The summaries of the reports revised within [startDate, endDate], whole days (UTC) at both
      * ends, newest first: what the web app charts over time.
      */
-    async summariesBetween(organizationId: string, startDate: Date, endDate: Date): Promise<ReportSummary[]> {
+    async summariesBetween({ membership }: MemberCaller, startDate: Date, endDate: Date) {
+      const { organizationId } = membership;
       await requirePlan(organizationId);
       if (startDate.getTime() > endDate.getTime()) throw BadRequest.field('startDate', 'StartDate must be earlier than or equal to EndDate');
       const from = new Date(Date.UTC(startDate.getUTCFullYear(), startDate.getUTCMonth(), startDate.getUTCDate()));
       const until = new Date(Date.UTC(endDate.getUTCFullYear(), endDate.getUTCMonth(), endDate.getUTCDate() + 1));
       // The summaries only: the reports' other encrypted parts can be large.
-      return db
+      const summaries: ReportSummary[] = await db
         .selectFrom('organization_reports')
         .select(['summary_data', 'content_encryption_key', 'revision_date'])
         .where('organization_id', '=', organizationId)
@@ -152,26 +191,29 @@ export function createReports({ db, clock }: { db: Db; clock: Clock }) {
         .where('summary_data', 'is not', null)
         .orderBy('revision_date', 'desc')
         .execute();
+      return summaries.map(toSummaryResponse);
     },
 
     /** Replaces a report's summary and its twelve metrics (a metric left out becomes null). */
-    async updateSummary(organizationId: string, reportId: string, summaryData: string | null | undefined, metrics: ReportMetrics | null | undefined): Promise<OrganizationReport> {
+    async updateSummary({ membership }: MemberCaller, reportId: string, summaryData: string | null | undefined, metrics: ReportMetrics | null | undefined) {
+      const { organizationId } = membership;
       await requirePlan(organizationId);
       if (blank(summaryData)) throw BadRequest.field('summaryData', 'Summary Data is required');
       const report = await reportOf(organizationId, reportId);
       const changes = { summary_data: summaryData, revision_date: clock.now().toISOString(), ...metricColumns(metrics) };
       await db.updateTable('organization_reports').set(changes).where('id', '=', reportId).execute();
-      return { ...report, ...changes };
+      return toReportResponse({ ...report, ...changes });
     },
 
     /** Replaces a report's application data. */
-    async updateApplicationData(organizationId: string, reportId: string, applicationData: string | null | undefined): Promise<OrganizationReport> {
+    async updateApplicationData({ membership }: MemberCaller, reportId: string, applicationData: string | null | undefined) {
+      const { organizationId } = membership;
       await requirePlan(organizationId);
       if (blank(applicationData)) throw BadRequest.field('applicationData', 'Application Data is required');
       const report = await reportOf(organizationId, reportId);
       const changes = { application_data: applicationData, revision_date: clock.now().toISOString() };
       await db.updateTable('organization_reports').set(changes).where('id', '=', reportId).execute();
-      return { ...report, ...changes };
+      return toReportResponse({ ...report, ...changes });
     },
   };
 }
