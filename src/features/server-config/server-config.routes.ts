@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { Config } from '../../config/config.js';
 import { access } from '../../http/access.js';
 import type { RouteDoc } from '../../http/route-docs.js';
@@ -32,11 +32,11 @@ const configDoc: RouteDoc = {
     'Answers the server version, the URLs of the vault, API, identity and notifications services, and whether registration is open; no feature flags are set. The official clients read it before and after login and compare the version with their minimum server versions. Access: anonymous.',
 };
 
-/** GET {base_url}/config: what the clients read before and after login. */
-export const serverConfigRoutes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) => {
+/** The official ConfigResponseModel, from the settings. */
+function toConfigResponse(config: Config): Static<typeof ConfigResponse> {
   const url = config.publicUrl;
-  app.get('/config', { config: { access: access.anonymous }, schema: { tags: ['Configuration'], ...configDoc, response: { 200: ConfigResponse } } }, async () => ({
-    object: 'config' as const,
+  return {
+    object: 'config',
     version: SERVER_VERSION,
     gitHash: 'strongrm',
     server: { name: 'Strongroom', url },
@@ -53,5 +53,10 @@ export const serverConfigRoutes: FastifyPluginAsync<{ config: Config }> = async 
     push: { pushTechnology: 0, vapidPublicKey: null },
     settings: { disableUserRegistration: !config.registrationEnabled, suppressOnboardingInterstitials: false },
     communication: null,
-  }));
+  };
+}
+
+/** GET {base_url}/config: what the clients read before and after login. */
+export const serverConfigRoutes: FastifyPluginAsync<{ config: Config }> = async (app, { config }) => {
+  app.get('/config', { config: { access: access.anonymous }, schema: { tags: ['Configuration'], ...configDoc, response: { 200: ConfigResponse } } }, async () => toConfigResponse(config));
 };
