@@ -9,6 +9,7 @@ import { DATABASE_CONNECT_TIMEOUT_MS, DatabaseNotReady, openReadyDatabase } from
 import { BadRequest, HttpError, NotFound } from '../http/errors.js';
 import { isGuid } from '../http/ids.js';
 import { Email } from '../http/schemas.js';
+import { NO_CLIENT, type OperatorCaller } from '../http/request-context.js';
 import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } from '../shared/terminal-input.js';
 import { causeOf } from '../shared/startup-error.js';
 import { createFeatures, type Features } from '../wiring.js';
@@ -16,6 +17,9 @@ import type { UserRow } from '../platform/auth/users.repository.js';
 import { InvitationNotMailed, OPERATOR_INVITATION_DAYS } from '../features/accounts/operator.service.js';
 import { createClientAccountKeys } from '../features/accounts/client-keys.js';
 import { DEFAULT_KDF, KdfType, normalizeEmail, validateKdf, type KdfSettings } from '../platform/auth/kdf.js';
+
+/** The operator at the terminal: no client, and the command prints what it has to say itself. */
+const COMMAND_CALLER: OperatorCaller = { client: NO_CLIENT, log: { info: () => undefined, warn: () => undefined } };
 
 /** Exit codes of `strongroom users …` (docs/command-line.md). */
 export const ExitCode = {
@@ -386,7 +390,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
       const email = prepared as string;
       let invitation: { link: string; mailed: boolean };
       try {
-        invitation = await features.accounts.inviteByOperator(email, { info: () => undefined });
+        invitation = await features.accounts.inviteByOperator(COMMAND_CALLER, email);
       } catch (error) {
         if (!(error instanceof InvitationNotMailed)) throw error;
         io.stdout.write(`${error.link}\n`);

@@ -1,4 +1,4 @@
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import { currentUser } from './access.js';
 
 /** What an audit event or a device record needs to know about the caller's client. */
@@ -37,8 +37,14 @@ export function clientContext(request: FastifyRequest): ClientContext {
  */
 export type Caller<Who extends object> = Readonly<Who> & {
   readonly client: ClientContext;
-  readonly log: FastifyBaseLogger;
+  readonly log: CallerLog;
 };
+
+/** The slice of the request's logger a use case writes to; a command passes one that drops the lines. */
+export interface CallerLog {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
 
 /** A signed-in user acting on their own account, vault, Sends or devices. */
 export type UserCaller = Caller<{ userId: string }>;
@@ -55,6 +61,12 @@ export function userCaller(request: FastifyRequest): UserCaller {
 
 /** Nobody signed in (registration, log in, a Send's recipient): the use case still knows the client and the log. */
 export type AnonymousCaller = Caller<object>;
+
+/**
+ * The server's operator (the admin console, a `strongroom` command): no account here, known by
+ * the address of the request, if any.
+ */
+export type OperatorCaller = Caller<object>;
 
 export function anonymousCaller(request: FastifyRequest): AnonymousCaller {
   return callerOf(request, {});

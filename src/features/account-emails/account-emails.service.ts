@@ -98,7 +98,7 @@ export function createAccountEmails(deps: {
      * (without SMTP it went to the log). It reads only the user and the log of its caller, so the
      * console's operator, who has no client of their own, resends through it too.
      */
-    async sendVerification({ userId, log }: Pick<UserCaller, 'userId'> & { log: MailLog }): Promise<{ email: string; link: string; mailed: boolean }> {
+    async sendVerification({ userId, log }: UserCaller): Promise<{ email: string; link: string; mailed: boolean }> {
       const user = await verifiedUserOf(userId);
       if (user.email_verified) throw new BadRequest('Email is already verified.');
       if (!(await allowed(`verify:${user.id}`, 5, HOUR))) throw new BadRequest('Too many verification mails were sent. Try again later.');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequest, GatewayError } from '../../http/errors.js';
-import type { MailLog, Mailer } from '../mail/mailer.js';
+import type { OperatorCaller } from '../../http/request-context.js';
+import type { Mailer } from '../mail/mailer.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import { deleteRefreshTokensOfUser } from '../../platform/auth/tokens.repository.js';
 import { findUserByEmail, findUserById, listUsers, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
@@ -72,7 +73,7 @@ export function createOperatorService(deps: AccountEnds & { keys: SigningKeys; m
    * whether it was mailed. Without SMTP nothing is sent and the caller passes the link on; a
    * mail server that refuses it is a GatewayError carrying the link.
    */
-  async function inviteByOperator(email: string, log: MailLog): Promise<{ email: string; link: string; mailed: boolean }> {
+  async function inviteByOperator({ log }: OperatorCaller, email: string): Promise<{ email: string; link: string; mailed: boolean }> {
     const normalized = normalizeEmail(email);
     const token = await operatorInvitationToken(normalized);
     const link = finishSignupLink(deps.publicUrl, token, normalized);

@@ -4,7 +4,7 @@ import type { Config } from '../../config/config.js';
 import type { Database, Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { AdminConsoleFeatures } from './admin-features.js';
-import type { MailLog } from '../mail/mailer.js';
+import { callerOf, type OperatorCaller } from '../../http/request-context.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import type { AdminAudit } from './admin-audit.js';
 import { randomUUID } from 'node:crypto';
@@ -16,18 +16,12 @@ import { listOrganizationsPage, listUsersPage, membersOfOrganization, membership
 import { findOrganization } from '../../platform/access/memberships.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
 
-/**
- * Who did it: the console's operator, known by address. The first argument of every console use
- * case that changes something, as a caller is of the API's use cases.
- */
-export interface Operator {
-  ipAddress: string | null;
-  log: MailLog;
-}
+/** Who did it: the console's operator, the first argument of every console use case that changes something. */
+export type Operator = OperatorCaller;
 
 /** The operator of a console request (the admin session was checked by the console's guard). */
 export function operatorOf(request: FastifyRequest): Operator {
-  return { ipAddress: request.ip ?? null, log: request.log };
+  return callerOf(request, {});
 }
 
 export const ROLE_NAMES: Record<number, string> = {
@@ -139,34 +133,34 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
     async invite(operator: Operator, email: string): Promise<{ email: string; link: string; mailed: boolean; why: string | null }> {
       let result: { email: string; link: string; mailed: boolean; why: string | null };
       try {
-        result = { ...(await accounts.inviteByOperator(email, operator.log)), why: null };
+        result = { ...(await accounts.inviteByOperator(operator, email)), why: null };
       } catch (error) {
         if (!(error instanceof InvitationNotMailed)) throw error;
         result = { email: normalizeEmail(email), link: error.link, mailed: false, why: error.message };
       }
       if (!result.mailed) result.why ??= 'SMTP is not configured (SMTP_HOST), so no mail was sent.';
-      await audit.record({ action: 'user-invited', targetType: 'user', detail: result.email, ipAddress: operator.ipAddress });
+      await audit.record({ action: 'user-invited', targetType: 'user', detail: result.email, ipAddress: operator.client.ipAddress });
       return result;
     },
 
     async setDisabled(operator: Operator, userId: string, disabled: boolean) {
       const user = await userOrThrow(userId);
       const changed = await accounts.setDisabled(user, disabled);
-      if (changed) await audit.record({ action: disabled ? 'user-disabled' : 'user-enabled', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
+      if (changed) await audit.record({ action: disabled ? 'user-disabled' : 'user-enabled', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.client.ipAddress });
       return { user, changed };
     },
 
     async resendVerification(operator: Operator, userId: string) {
       const user = await userOrThrow(userId);
-      const result = await deps.features.accountEmails.sendVerification({ userId: user.id, log: operator.log });
-      await audit.record({ action: 'user-verification-sent', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
+      const result = await deps.features.accountEmails.sendVerification({ userId: user.id, client: operator.client, log: operator.log });
+      await audit.record({ action: 'user-verification-sent', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.client.ipAddress });
       return result;
     },
 
     async endSessions(operator: Operator, userId: string) {
       const user = await userOrThrow(userId);
       await accounts.endSessions(user.id);
-      await audit.record({ action: 'user-sessions-ended', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
+      await audit.record({ action: 'user-sessions-ended', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.client.ipAddress });
       return user;
     },
 
@@ -180,9 +174,8 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
     async removeTwoStepLogin(operator: Operator, userId: string, confirm: string) {
       const user = await userOrThrow(userId);
       if (confirm.trim().toLowerCase() !== user.email) throw BadRequest.field('confirm', `Type the account's email (${user.email}) to confirm.`);
-      const client = { ipAddress: operator.ipAddress, deviceType: null, deviceIdentifier: null, clientVersion: null };
-      await features.twoFactor.removeByOperator(user.id, client, operator.log);
-      await audit.record({ action: 'user-two-step-login-removed', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
+      await features.twoFactor.removeByOperator(operator, user.id);
+      await audit.record({ action: 'user-two-step-login-removed', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.client.ipAddress });
       return user;
     },
 
@@ -196,7 +189,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
     async setOrganizationEnabled(operator: Operator, organizationId: string, enabled: boolean) {
       const org = await organizationOrThrow(organizationId);
       const changed = await features.organizations.setEnabled(org.id, enabled);
-      if (changed) await audit.record({ action: enabled ? 'organization-enabled' : 'organization-disabled', targetType: 'organization', targetId: org.id, detail: org.name, ipAddress: operator.ipAddress });
+      if (changed) await audit.record({ action: enabled ? 'organization-enabled' : 'organization-disabled', targetType: 'organization', targetId: org.id, detail: org.name, ipAddress: operator.client.ipAddress });
       return changed;
     },
 
@@ -204,7 +197,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
       const org = await organizationOrThrow(organizationId);
       if (confirm.trim() !== org.name) throw BadRequest.field('confirm', `Type the organization's name (${org.name}) to confirm the deletion.`);
       await features.organizations.remove(org.id);
-      await audit.record({ action: 'organization-deleted', targetType: 'organization', targetId: org.id, detail: org.name, ipAddress: operator.ipAddress });
+      await audit.record({ action: 'organization-deleted', targetType: 'organization', targetId: org.id, detail: org.name, ipAddress: operator.client.ipAddress });
     },
 
     /**
@@ -228,7 +221,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
           expires,
         }),
       );
-      await audit.record({ action: 'license-issued', targetType: 'organization', targetId: license.id, detail: input.name, ipAddress: operator.ipAddress });
+      await audit.record({ action: 'license-issued', targetType: 'organization', targetId: license.id, detail: input.name, ipAddress: operator.client.ipAddress });
       return license;
     },
 
@@ -248,7 +241,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
       const user = await userOrThrow(userId);
       if (confirm.trim().toLowerCase() !== user.email) throw BadRequest.field('confirm', `Type the account's email (${user.email}) to confirm the deletion.`);
       await accounts.removeAccount(user);
-      await audit.record({ action: 'user-deleted', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.ipAddress });
+      await audit.record({ action: 'user-deleted', targetType: 'user', targetId: user.id, detail: user.email, ipAddress: operator.client.ipAddress });
       return user;
     },
   };

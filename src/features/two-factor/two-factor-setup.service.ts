@@ -2,14 +2,14 @@ import { randomInt } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
-import type { ClientContext, UserCaller } from '../../http/request-context.js';
+import type { ClientContext, OperatorCaller, UserCaller } from '../../http/request-context.js';
 import { findUserById, type UserRow } from '../../platform/auth/users.repository.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
-import type { MailLog, Mailer } from '../mail/mailer.js';
+import type { Mailer } from '../mail/mailer.js';
 import type { MailBrand } from '../mail/templates.js';
 import type { Pushes } from '../../platform/push/pushes.js';
 import { CodePurpose, type MailedCodes } from './mailed-codes.js';
@@ -236,7 +236,7 @@ export function createTwoFactorSetup(deps: {
      * and the Two-step login policy revokes the user where it binds them. The user is told by
      * mail. 404 for no such user, 400 when no provider is on.
      */
-    async removeByOperator(userId: string, client: ClientContext, log: MailLog): Promise<UserRow> {
+    async removeByOperator({ client, log }: OperatorCaller, userId: string): Promise<UserRow> {
       const user = await findUserById(db, userId);
       if (!user) throw new NotFound('There is no such user.');
       const revocations = await db.transaction().execute(async (tx) => {
