@@ -53,7 +53,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(serverConfigRoutes, { config });
   await app.register(accountRoutes, { accounts: features.accounts });
   await app.register(unassignedCipherRoutes, { hasUnassignedItems: features.hasUnassignedItems });
-  await app.register(verifyPasswordRoutes, { accounts: features.accounts, masterPasswordPolicy: features.masterPasswordPolicy });
+  await app.register(verifyPasswordRoutes, { accounts: features.accounts });
   await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });
   await app.register(orgCipherRoutes, { orgCiphers: features.orgCiphers });
   await app.register(organizationExportRoutes, { exporter: features.organizationExport, orgAccess: features.orgAccess });

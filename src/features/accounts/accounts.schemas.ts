@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { Email, Nullable } from '../../http/schemas.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { KdfType } from '../../platform/auth/kdf.js';
+import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
 
 const Hash = Type.String({ minLength: 1, maxLength: 1000 });
 const Enc = Type.String({ minLength: 1, maxLength: 10_000 });
@@ -271,5 +272,31 @@ export function preloginOf(kdf: KdfType, iterations: number, memory: number | nu
     kdfParallelism: parallelism,
     kdfSettings: { kdfType: kdf, iterations, memory, parallelism },
     salt,
+  };
+}
+
+/** What `/accounts/verify-password` answers: the strictest master password policy of the caller's organizations. */
+export const VerifiedPasswordPolicyResponse = Type.Object({
+  object: Type.Literal('masterPasswordPolicy'),
+  minComplexity: Nullable(Type.Integer()),
+  minLength: Nullable(Type.Integer()),
+  requireLower: Nullable(Type.Boolean()),
+  requireUpper: Nullable(Type.Boolean()),
+  requireNumbers: Nullable(Type.Boolean()),
+  requireSpecial: Nullable(Type.Boolean()),
+  enforceOnLogin: Nullable(Type.Boolean()),
+});
+
+/** The token response's PascalCase policy, in the camelCase of the API service. */
+export function toVerifiedPasswordPolicy(policy: MasterPasswordPolicyResponse): Static<typeof VerifiedPasswordPolicyResponse> {
+  return {
+    object: 'masterPasswordPolicy',
+    minComplexity: policy.MinComplexity ?? null,
+    minLength: policy.MinLength ?? null,
+    requireLower: policy.RequireLower ?? null,
+    requireUpper: policy.RequireUpper ?? null,
+    requireNumbers: policy.RequireNumbers ?? null,
+    requireSpecial: policy.RequireSpecial ?? null,
+    enforceOnLogin: policy.EnforceOnLogin ?? null,
   };
 }

@@ -12,7 +12,8 @@ import { masterPasswordMatches } from '../../platform/auth/secret-verification.j
 import { endSessions, removeAccount, requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
 import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
-import { toKeysResponse, toProfileResponse } from './accounts.schemas.js';
+import { toKeysResponse, toProfileResponse, toVerifiedPasswordPolicy } from './accounts.schemas.js';
+import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
 
 /** The caller's organizations as `profile.organizations` shows them (the organizations feature reads them). */
 export type ProfileOrganizations = (userId: string) => Promise<unknown[]>;
@@ -21,7 +22,15 @@ export type ProfileOrganizations = (userId: string) => Promise<unknown[]>;
  * The signed-in user's own account: the profile, the key pair, the master password, the API
  * key, logging out everywhere and deleting the account.
  */
-export function createProfileService(deps: AccountEnds & { hasher: PasswordHasher; audit: AuditLog; profileOrganizations: ProfileOrganizations }) {
+export function createProfileService(
+  deps: AccountEnds & {
+    hasher: PasswordHasher;
+    audit: AuditLog;
+    profileOrganizations: ProfileOrganizations;
+    /** The strictest master password policy of the user's organizations (the policies feature reads it). */
+    masterPasswordPolicy: (userId: string) => Promise<MasterPasswordPolicyResponse>;
+  },
+) {
   const { db, clock, hasher } = deps;
   const getUser = (userId: string) => userOrThrow(db, userId);
 
@@ -135,9 +144,13 @@ export function createProfileService(deps: AccountEnds & { hasher: PasswordHashe
       await updateUser(db, userId, { verify_devices: verifyDevices, revision_date: clock.now().toISOString() });
     },
 
-    /** Dialogs that ask for the master password again (the web vault's export) check it here first. */
-    async verifyPassword({ userId }: UserCaller, masterPasswordHash: string | null | undefined): Promise<void> {
+    /**
+     * Dialogs that ask for the master password again (the web vault's export) check it here
+     * first; the answer is the strictest master password policy of the user's organizations.
+     */
+    async verifyPassword({ userId }: UserCaller, masterPasswordHash: string | null | undefined) {
       await verifySecret(await getUser(userId), masterPasswordHash);
+      return toVerifiedPasswordPolicy(await deps.masterPasswordPolicy(userId));
     },
 
     async deleteAccount({ userId }: UserCaller, masterPasswordHash: string | null | undefined): Promise<void> {
