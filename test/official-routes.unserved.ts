@@ -23,6 +23,14 @@ const REPORT_FILES =
   'not offered: Access Intelligence reports kept as files in cloud storage; the reports themselves are served (the latest report, its summary and application data, deletion). The web vault calls these only while the AccessIntelligenceReportFileStorage flag ("pm-31920-access-intelligence-azure-file-storage") is on: FilePersistenceFeatureFlagService picks FileReportPersistenceService then, and otherwise DefaultReportPersistenceService, which uses only served routes; Strongroom\'s /config sends no feature flags.';
 const RECEIVE =
   'not offered yet: Receive (a 2026 Tools feature: a link through which anyone may upload a file to an account holder). The official server serves it (ReceivesController: create and update need premium; shared, file upload and validation are anonymous with a Receive-Secret header), but no stored web vault source opens a page that calls it: apps/web oss-routing.module.ts (at 420bd761 and 0221a8e8) routes nothing to tools/receive, and the FeatureFlag enum (at 0001ba61) has no Receive flag. No open issue covers it yet.';
+const SPONSORSHIPS =
+  'not offered: Families sponsorships come from Bitwarden cloud billing. A self-hosted web vault lists, re-sends and revokes them only on the sponsored-families pages (Settings > Free Bitwarden Families rows, Members > sponsored families), shown for an organization with familySponsorshipAvailable or a familySponsorshipFriendlyName (Organization.canManageSponsorships) or, under Members, with useAdminSponsoredFamilies and the PM17772 flag; Strongroom answers false, null and false, and /config sends no flags.';
+const SPONSORSHIPS_CLOUD =
+  'not offered: Families sponsorships come from Bitwarden cloud billing. The web vault uses this path only when !isSelfHost(): OrganizationSponsorshipApiService adds "self-hosted/" otherwise.';
+const END_USER_NOTIFICATIONS =
+  'not offered yet: end-user notifications (the notification center fed by security tasks; the tasks themselves are served). The callers found in the index are the browser extension\'s: its background starts DefaultEndUserNotificationService.listenForEndUserNotifications (behind the EndUserNotifications flag in older releases); none was found in apps/web. No open issue covers it yet.';
+const ALERT_EXCLUSIONS =
+  'not offered yet: personal vault alert exclusions (a 2026 feature: a user marks an at-risk password as accepted). The callers found in the index are the browser extension popup\'s (PersonalVaultAlertService, the reports detail page); the client treats a 404 as an empty list ("server endpoint not yet deployed"). No open issue covers it yet.';
 
 /**
  * The routes the official clients call that Strongroom does not serve yet (see
@@ -30,7 +38,11 @@ const RECEIVE =
  * Remove an entry when its route is served: the test fails on a stale one.
  */
 export const UNSERVED: Record<string, string> = {
+  'DELETE /api/alerts/dismissals/{}': ALERT_EXCLUSIONS,
   'DELETE /api/emergency-access/{}': '#39: emergency access.',
+  'DELETE /api/notifications/{}/delete': END_USER_NOTIFICATIONS,
+  'DELETE /api/organization/sponsorship/{}': SPONSORSHIPS_CLOUD,
+  'DELETE /api/organization/sponsorship/self-hosted/{}': SPONSORSHIPS,
   'DELETE /api/organization/sponsorship/sponsored/{}':
     'not offered: Families sponsorships come from Bitwarden cloud billing. The web vault removes a sponsorship only from the sponsored Families organization\'s cloud subscription page, which a self-hosted web vault replaces with OrganizationSubscriptionSelfhostComponent; the official self-hosted server answers 400 "Only allowed when not self hosted.".',
   'DELETE /api/organizations/{}/rotation/configs/{}': PAM,
@@ -61,6 +73,7 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/accounts/billing/invoices': ACCOUNT_BILLING,
   'GET /api/accounts/billing/transactions': ACCOUNT_BILLING,
   'GET /api/accounts/sso/user-identifier': '#42: single sign-on per organization.',
+  'GET /api/alerts/dismissals': ALERT_EXCLUSIONS,
   'GET /api/emergency-access/{}': '#39: emergency access.',
   'GET /api/emergency-access/{}/policies': '#39: emergency access.',
   'GET /api/emergency-access/{}/{}/attachment/{}': '#39: emergency access.',
@@ -70,8 +83,11 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/leases/ciphers/{}/state': PAM,
   'GET /api/leases/history': PAM,
   'GET /api/leases/mine': PAM,
+  'GET /api/notifications': END_USER_NOTIFICATIONS,
+  'GET /api/organization/sponsorship/{}/sponsored': SPONSORSHIPS_CLOUD,
   'GET /api/organization/sponsorship/{}/sync-status':
     'not offered: Families sponsorships come from Bitwarden cloud billing. The web vault reads it only in the billing sync token dialog (BillingSyncApiKeyComponent), opened from the cloud organization subscription page, which a self-hosted web vault never shows.',
+  'GET /api/organization/sponsorship/self-hosted/{}/sponsored': SPONSORSHIPS,
   'GET /api/organizations/{}/api-key-information': API_KEY_INFO,
   'GET /api/organizations/{}/api-key-information/{}': API_KEY_INFO,
   'GET /api/organizations/{}/audit': PAM,
@@ -115,6 +131,7 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/reports/organizations/{}/{}/file/renew': REPORT_FILES,
   'GET /identity/accounts/webauthn/assertion-options': '#41: log in with a passkey (PRF) and its settings.',
   'GET /identity/sso/prevalidate': '#42: single sign-on per organization.',
+  'PATCH /api/notifications/{}/read': END_USER_NOTIFICATIONS,
   'PATCH /api/reports/organizations/{}/{}': REPORT_FILES,
   'POST /api/access-requests/{}/activate': PAM,
   'POST /api/access-requests/{}/decision': PAM,
@@ -132,12 +149,14 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/accounts/convert-to-key-connector': KEY_CONNECTOR,
   'POST /api/accounts/delete-recover': '#39: deleting an account by emailed link.',
   'POST /api/accounts/delete-recover-token': '#39: deleting an account by emailed link.',
+  'POST /api/accounts/kdf': '#39: KDF change.',
   'POST /api/accounts/key-management/rotate-user-account-keys': '#39: user key rotation.',
   'POST /api/accounts/premium': ACCOUNT_BILLING,
   'POST /api/accounts/request-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
   'POST /api/accounts/set-key-connector-key': KEY_CONNECTOR,
   'POST /api/accounts/set-password': '#39: an account\'s master password life (set, temporary, change).',
   'POST /api/accounts/verify-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
+  'POST /api/alerts/dismissals': ALERT_EXCLUSIONS,
   'POST /api/auth-requests/admin-request': '#42: trusted device encryption and device approvals.',
   'POST /api/billing/preview-invoice/organizations/{}/subscription/plan-change': ORG_BILLING,
   'POST /api/billing/preview-invoice/organizations/{}/subscription/update': ORG_BILLING,
@@ -164,6 +183,7 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/leases/{}/revoke': PAM,
   'POST /api/organization/sponsorship/{}/families-for-enterprise':
     'not offered: Families sponsorships come from Bitwarden cloud billing. The web vault uses this path only when !isSelfHost() (api.service postCreateSponsorship adds "self-hosted/" otherwise); the official self-hosted server answers 400 "Only allowed when not self hosted.".',
+  'POST /api/organization/sponsorship/{}/families-for-enterprise/resend': SPONSORSHIPS,
   'POST /api/organization/sponsorship/redeem':
     'not offered: Families sponsorships come from Bitwarden cloud billing. The web vault sends it only from /families-for-enterprise?token=, the link in the sponsorship offer mail that only the Bitwarden cloud sends; the official self-hosted server answers 400 "Only allowed when not self hosted.".',
   'POST /api/organization/sponsorship/self-hosted/{}/families-for-enterprise':
