@@ -3,6 +3,9 @@ const ORG_BILLING =
   'not offered: an organization\'s cloud billing (payments, plan and seat changes, invoices, credit, trial and churn offers, warnings). A self-hosted web vault never calls it: it shows Payment method and Billing history only when !isSelfHost() (organization-layout showPaymentAndHistory$), its Billing > Subscription is OrganizationSubscriptionSelfhostComponent (license upload, no plan changes), OrganizationWarningsService answers null when isSelfHost(), and New organization there is the license upload. The official self-hosted server refuses the billing routes it has with 400 "Only allowed when not self hosted." ([SelfHosted(NotSelfHostedOnly = true)] on OrganizationBillingVNextController and the organization billing actions).';
 const ACCOUNT_BILLING =
   'not offered: an account\'s cloud billing (premium purchase, payment method, invoices, credit, storage). A self-hosted web vault never calls it: Settings > Subscription hides the Payment details and Billing history tabs when selfHosted (subscription.component), shows the self-hosted premium panel whose only action is the license upload (POST /accounts/license, served), its Premium page is SelfHostedPremiumComponent (license upload), and every Strongroom account has premium. The official self-hosted server refuses AccountBillingVNextController and accounts/billing/history with 400 "Only allowed when not self hosted.".';
+/* What a cloud deployment answers for the reads of the cloud build's billing pages (src/features/billing/cloud-billing.routes.ts); this test runs a self-hosted server. */
+const ORG_BILLING_READ = `${ORG_BILLING} On DEPLOYMENT=cloud Strongroom answers it as the official cloud server answers an organization with no payment records (no invoices or transactions, an empty 200 for the payment method, address and credit, no warnings), for the cloud build of the web vault.`;
+const ACCOUNT_BILLING_READ = `${ACCOUNT_BILLING} On DEPLOYMENT=cloud Strongroom answers it as the official cloud server answers an account with no payment records (no invoices or transactions, an empty 200 for the payment method, address and credit), for the cloud build of the web vault.`;
 const SM_SUBSCRIPTION =
   'not offered: Secrets Manager subscriptions are cloud billing; Secrets Manager itself is served. The web vault calls it only from the Secrets Manager sections of OrganizationSubscriptionCloudComponent (adjust seats, subscribe standalone), which a self-hosted web vault replaces with OrganizationSubscriptionSelfhostComponent; the official self-hosted server answers 400 "Only allowed when not self hosted.".';
 const PAM =
@@ -64,14 +67,14 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/account/billing/subscription/preview': ACCOUNT_BILLING,
   'GET /api/account/billing/subscription/purchase/preview': ACCOUNT_BILLING,
   'GET /api/account/billing/subscription/upgrade/preview': ACCOUNT_BILLING,
-  'GET /api/account/billing/vnext/address': ACCOUNT_BILLING,
-  'GET /api/account/billing/vnext/credit': ACCOUNT_BILLING,
+  'GET /api/account/billing/vnext/address': ACCOUNT_BILLING_READ,
+  'GET /api/account/billing/vnext/credit': ACCOUNT_BILLING_READ,
   'GET /api/account/billing/vnext/license': ACCOUNT_BILLING,
-  'GET /api/account/billing/vnext/payment-method': ACCOUNT_BILLING,
+  'GET /api/account/billing/vnext/payment-method': ACCOUNT_BILLING_READ,
   'GET /api/account/billing/vnext/subscription': ACCOUNT_BILLING,
-  'GET /api/accounts/billing/history': ACCOUNT_BILLING,
-  'GET /api/accounts/billing/invoices': ACCOUNT_BILLING,
-  'GET /api/accounts/billing/transactions': ACCOUNT_BILLING,
+  'GET /api/accounts/billing/history': ACCOUNT_BILLING_READ,
+  'GET /api/accounts/billing/invoices': ACCOUNT_BILLING_READ,
+  'GET /api/accounts/billing/transactions': ACCOUNT_BILLING_READ,
   'GET /api/accounts/sso/user-identifier': '#42: single sign-on per organization.',
   'GET /api/alerts/dismissals': ALERT_EXCLUSIONS,
   'GET /api/emergency-access/{}': '#39: emergency access.',
@@ -92,14 +95,14 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/organizations/{}/api-key-information/{}': API_KEY_INFO,
   'GET /api/organizations/{}/audit': PAM,
   'GET /api/organizations/{}/auth-requests': '#42: trusted device encryption and device approvals.',
-  'GET /api/organizations/{}/billing': ORG_BILLING,
+  'GET /api/organizations/{}/billing': ORG_BILLING_READ,
   'GET /api/organizations/{}/billing/churn-offer': ORG_BILLING,
-  'GET /api/organizations/{}/billing/history': ORG_BILLING,
+  'GET /api/organizations/{}/billing/history': ORG_BILLING_READ,
   'GET /api/organizations/{}/billing/subscription/preview': ORG_BILLING,
-  'GET /api/organizations/{}/billing/vnext/address': ORG_BILLING,
-  'GET /api/organizations/{}/billing/vnext/credit': ORG_BILLING,
-  'GET /api/organizations/{}/billing/vnext/payment-method': ORG_BILLING,
-  'GET /api/organizations/{}/billing/vnext/warnings': ORG_BILLING,
+  'GET /api/organizations/{}/billing/vnext/address': ORG_BILLING_READ,
+  'GET /api/organizations/{}/billing/vnext/credit': ORG_BILLING_READ,
+  'GET /api/organizations/{}/billing/vnext/payment-method': ORG_BILLING_READ,
+  'GET /api/organizations/{}/billing/vnext/warnings': ORG_BILLING_READ,
   'GET /api/organizations/{}/rotation/configs': PAM,
   'GET /api/organizations/{}/rotation/configs/{}': PAM,
   'GET /api/organizations/{}/rotation/daemons': PAM,

@@ -505,6 +505,14 @@ const ORGANIZATION_ROWS: Row[] = [
   ['DELETE /organizations/{id}/two-factor/duo', async () => ({ method: 'DELETE', path: `${base()}/two-factor/duo`, json: { userVerificationToken: 't' } }), { allow: POLICY_ADMINS, ok: 400 }],
   // The official ViewSubscription: owners only, the organization hidden from everyone else.
   ['GET /organizations/{id}/subscription', async () => ({ method: 'GET', path: `${base()}/subscription` }), { allow: OWNER, hidden: 'rest' }],
+  // The cloud billing pages' reads (cloud only, as this server is): the official ManageOrganizationBilling
+  // and ViewBillingHistory are owners only, the warnings any member.
+  ['GET /organizations/{id}/billing/history', async () => ({ method: 'GET', path: `${base()}/billing/history` }), { allow: OWNER, hidden: 'rest' }],
+  ['GET /organizations/{id}/billing', async () => ({ method: 'GET', path: `${base()}/billing` }), { allow: OWNER, hidden: 'rest' }],
+  ['GET /organizations/{id}/billing/vnext/payment-method', async () => ({ method: 'GET', path: `${base()}/billing/vnext/payment-method` }), { allow: OWNER, hidden: 'rest' }],
+  ['GET /organizations/{id}/billing/vnext/address', async () => ({ method: 'GET', path: `${base()}/billing/vnext/address` }), { allow: OWNER, hidden: 'rest' }],
+  ['GET /organizations/{id}/billing/vnext/credit', async () => ({ method: 'GET', path: `${base()}/billing/vnext/credit` }), { allow: OWNER, hidden: 'rest' }],
+  ['GET /organizations/{id}/billing/vnext/warnings', async () => ({ method: 'GET', path: `${base()}/billing/vnext/warnings` }), { allow: 'members' }],
   [
     'POST /organizations/{id}/keys',
     async (who) => {

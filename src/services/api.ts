@@ -10,6 +10,7 @@ import { groupRoutes } from '../features/groups/groups.routes.js';
 import { policyRoutes } from '../features/policies/policies.routes.js';
 import { organizationRoutes } from '../features/organizations/organizations.routes.js';
 import { billingRoutes } from '../features/billing/billing.routes.js';
+import { cloudBillingRoutes } from '../features/billing/cloud-billing.routes.js';
 import { unofferedTwoFactorRoutes } from '../features/two-factor/unoffered-reads.routes.js';
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { integrationRoutes } from '../features/integrations/integrations.routes.js';
@@ -85,5 +86,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(directoryImportRoutes, { publicApi: features.publicApi, orgAccess: features.orgAccess });
   await app.register(organizationRoutes, { organizations: features.organizations, licenses: features.licenses, orgAccess: features.orgAccess, keys: features.organizationKeys, config });
   await app.register(billingRoutes, { billing: features.billing, orgAccess: features.orgAccess });
+  // The cloud build of the web vault reads its billing pages from these; a self-hosted one never does.
+  if (!config.selfHosted) await app.register(cloudBillingRoutes, { orgAccess: features.orgAccess });
   await app.register(unofferedTwoFactorRoutes, { orgAccess: features.orgAccess });
 };

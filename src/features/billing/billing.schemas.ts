@@ -122,3 +122,41 @@ export const AccountSubscriptionResponse = Type.Object({
   usingInAppPurchase: Type.Boolean(),
 });
 export type AccountSubscriptionResponse = Static<typeof AccountSubscriptionResponse>;
+
+/** An invoice or a transaction of the official billing history: none is ever present here. */
+const NeverPresent = Type.Object({}, { description: 'Never present: no payment is taken here' });
+
+/** The official BillingHistoryResponseModel of a subscriber with no payment records. */
+export const BillingHistoryResponse = Type.Object({
+  object: Type.Literal('billingHistory'),
+  invoices: Type.Array(NeverPresent),
+  transactions: Type.Array(NeverPresent),
+});
+export type BillingHistoryResponse = Static<typeof BillingHistoryResponse>;
+
+/** The official BillingResponseModel (an organization's older Payment method page), with no customer behind it. */
+export const LegacyBillingResponse = Type.Object({
+  object: Type.Literal('billing'),
+  balance: Type.Number(),
+  paymentSource: Type.Null(),
+  invoices: Type.Array(NeverPresent),
+  transactions: Type.Array(NeverPresent),
+});
+export type LegacyBillingResponse = Static<typeof LegacyBillingResponse>;
+
+/** The official BillingPaymentResponseModel (the account's older Payment method page), with no customer behind it. */
+export const LegacyBillingPaymentResponse = Type.Object({
+  object: Type.Literal('billingPayment'),
+  balance: Type.Number(),
+  paymentSource: Type.Null(),
+});
+export type LegacyBillingPaymentResponse = Static<typeof LegacyBillingPaymentResponse>;
+
+/** The official OrganizationWarnings of an organization with no subscription: every warning null. */
+export const OrganizationWarningsResponse = Type.Object({
+  freeTrial: Type.Null(),
+  inactiveSubscription: Type.Null(),
+  resellerRenewal: Type.Null(),
+  taxId: Type.Null(),
+});
+export type OrganizationWarningsResponse = Static<typeof OrganizationWarningsResponse>;
