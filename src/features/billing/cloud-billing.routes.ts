@@ -53,6 +53,24 @@ const InvoicesQuery = Type.Object({ status: Type.Optional(Type.String()), startA
 const TransactionsQuery = Type.Object({ startAfter: Type.Optional(Type.String()) });
 const NoRecords = Type.Array(Type.Object({}, { description: 'Never present: no payment is taken here' }));
 
+/**
+ * The Payment details page's three reads (payment method, billing address, credit), which the
+ * official server answers with an empty 200 when no payment customer stands behind them.
+ */
+function noCustomerReads(base: string, who: CloudBillingRead['who'], whose: string, page: string): CloudBillingRead[] {
+  const access = who === 'owner' ? OWNER : USER;
+  return [
+    ['payment-method', 'payment method', 'no payment method'],
+    ['address', 'billing address', 'no billing address'],
+    ['credit', 'account credit', 'no credit'],
+  ].map(([path, what, none]) => ({
+    url: `${base}/${path}`,
+    who,
+    doc: { summary: `${whose} ${what}`, description: `${page} › Payment details: ${none}. ${NO_BODY} ${CLOUD} ${access}` },
+    body: EmptyResponse,
+  }));
+}
+
 const READS: CloudBillingRead[] = [
   {
     url: '/organizations/:id/billing/history',
@@ -71,24 +89,7 @@ const READS: CloudBillingRead[] = [
     body: LegacyBillingResponse,
     answer: legacyBilling,
   },
-  {
-    url: '/organizations/:id/billing/vnext/payment-method',
-    who: 'owner',
-    doc: { summary: "An organization's payment method", description: `Billing › Payment details: no payment method. ${NO_BODY} ${CLOUD} ${OWNER}` },
-    body: EmptyResponse,
-  },
-  {
-    url: '/organizations/:id/billing/vnext/address',
-    who: 'owner',
-    doc: { summary: "An organization's billing address", description: `Billing › Payment details: no billing address. ${NO_BODY} ${CLOUD} ${OWNER}` },
-    body: EmptyResponse,
-  },
-  {
-    url: '/organizations/:id/billing/vnext/credit',
-    who: 'owner',
-    doc: { summary: "An organization's account credit", description: `Billing › Payment details: no credit. ${NO_BODY} ${CLOUD} ${OWNER}` },
-    body: EmptyResponse,
-  },
+  ...noCustomerReads('/organizations/:id/billing/vnext', 'owner', "An organization's", 'Billing'),
   {
     url: '/organizations/:id/billing/vnext/warnings',
     who: 'member',
@@ -132,24 +133,7 @@ const READS: CloudBillingRead[] = [
     body: LegacyBillingPaymentResponse,
     answer: legacyPayment,
   },
-  {
-    url: '/account/billing/vnext/payment-method',
-    who: 'user',
-    doc: { summary: "The caller's payment method", description: `Settings › Payment details: no payment method. ${NO_BODY} ${CLOUD} ${USER}` },
-    body: EmptyResponse,
-  },
-  {
-    url: '/account/billing/vnext/address',
-    who: 'user',
-    doc: { summary: "The caller's billing address", description: `Settings › Payment details: no billing address. ${NO_BODY} ${CLOUD} ${USER}` },
-    body: EmptyResponse,
-  },
-  {
-    url: '/account/billing/vnext/credit',
-    who: 'user',
-    doc: { summary: "The caller's account credit", description: `Settings › Payment details: no credit. ${NO_BODY} ${CLOUD} ${USER}` },
-    body: EmptyResponse,
-  },
+  ...noCustomerReads('/account/billing/vnext', 'user', "The caller's", 'Settings'),
 ];
 
 /** The cloud billing pages' reads; registered only when the deployment is cloud. */
