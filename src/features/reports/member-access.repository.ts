@@ -15,11 +15,6 @@ export interface ReportedMember {
   resetPasswordKey: string | null;
 }
 
-/** The organization's plan and whether it uses account recovery. */
-export function organizationOf(db: Executor, organizationId: string) {
-  return db.selectFrom('organizations').select(['plan_type', 'use_reset_password']).where('id', '=', organizationId).executeTakeFirst();
-}
-
 /**
  * The organization's members in every status but revoked (invited and accepted too, as the
  * official report lists them), with their account's name, email and two-step login.
@@ -64,29 +59,22 @@ export function groupsOf(db: Executor, organizationId: string) {
   return db.selectFrom('groups').select(['id', 'name']).where('organization_id', '=', organizationId).orderBy('name').orderBy('id').execute();
 }
 
-/** The organization's items in its collections, not in the trash (the official report leaves deleted items out). */
-function placedItems(db: Executor, organizationId: string) {
-  return db
+/**
+ * The ids of the organization's items in each of its collections, leaving out those in the trash
+ * (the official report leaves deleted items out).
+ */
+export async function itemIdsByCollection(db: Executor, organizationId: string): Promise<Map<string, string[]>> {
+  const rows = await db
     .selectFrom('collection_ciphers as cc')
     .innerJoin('collections as c', 'c.id', 'cc.collection_id')
     .innerJoin('ciphers as i', 'i.id', 'cc.cipher_id')
+    .select(['cc.collection_id', 'cc.cipher_id'])
     .where('c.organization_id', '=', organizationId)
     .where('i.organization_id', '=', organizationId)
-    .where('i.deleted_date', 'is', null);
-}
-
-/** How many such items each collection holds (collections holding none are left out). */
-export async function itemCountsByCollection(db: Executor, organizationId: string): Promise<Map<string, number>> {
-  const rows = await placedItems(db, organizationId)
-    .select(['cc.collection_id', (eb) => eb.fn.countAll().as('n')])
-    .groupBy('cc.collection_id')
+    .where('i.deleted_date', 'is', null)
+    .orderBy('cc.collection_id')
+    .orderBy('cc.cipher_id')
     .execute();
-  return new Map(rows.map((r) => [r.collection_id, Number(r.n)]));
-}
-
-/** The ids of such items, per collection. */
-export async function itemIdsByCollection(db: Executor, organizationId: string): Promise<Map<string, string[]>> {
-  const rows = await placedItems(db, organizationId).select(['cc.collection_id', 'cc.cipher_id']).orderBy('cc.collection_id').orderBy('cc.cipher_id').execute();
   return groupBy(
     rows,
     (r) => r.collection_id,

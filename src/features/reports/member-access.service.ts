@@ -3,8 +3,8 @@ import { BadRequest } from '../../http/errors.js';
 import { collectionReaches, type CollectionReach } from '../../platform/access/grants.js';
 import type { MemberCaller } from '../../platform/access/org-access.js';
 import { groupBy } from '../../shared/group-by.js';
-import { usesRiskInsights } from '../organizations/plans.js';
-import { collectionsOf, groupsOf, itemCountsByCollection, itemIdsByCollection, organizationOf, reportedMembers } from './member-access.repository.js';
+import { collectionsOf, groupsOf, itemIdsByCollection, reportedMembers } from './member-access.repository.js';
+import { requireReportsPlan } from './reports.service.js';
 import { toMemberAccessRow, type MemberAccessRow } from './member-access.schemas.js';
 
 /**
@@ -34,20 +34,19 @@ export function createMemberAccessReport({ db, limits = MEMBER_ACCESS_LIMITS }: 
      */
     async report({ membership }: MemberCaller): Promise<MemberAccessRow[]> {
       const organizationId = membership.organizationId;
-      const org = await organizationOf(db, organizationId);
       // The plan check of the sibling report routes: the member access report is an Enterprise one.
-      if (!org || !usesRiskInsights(org.plan_type)) throw new BadRequest("Your organization's plan does not support this feature.");
+      const org = await requireReportsPlan(db, organizationId);
 
       const members = await reportedMembers(db, organizationId);
-      const reaches = await collectionReaches(db, organizationId, members);
-      // Counted before anything proportional to members × collections is built.
-      if (reaches.count + members.length > limits.rows) throw tooLarge();
-      const all = reaches.list();
-      const itemCounts = await itemCountsByCollection(db, organizationId);
-      if (all.reduce((n, r) => n + (itemCounts.get(r.collectionId) ?? 0), 0) > limits.itemIds) throw tooLarge();
-
-      const items = await itemIdsByCollection(db, organizationId);
       const collections = await collectionsOf(db, organizationId);
+      const reaches = await collectionReaches(db, organizationId, members, collections.map((c) => c.id));
+      // Counted before anything proportional to members × collections is built: a row per reach,
+      // and one for each member who reaches nothing.
+      if (reaches.count + members.filter((m) => !reaches.reached.has(m.id)).length > limits.rows) throw tooLarge();
+      const all = reaches.list();
+      const items = await itemIdsByCollection(db, organizationId);
+      if (all.reduce((n, r) => n + (items.get(r.collectionId)?.length ?? 0), 0) > limits.itemIds) throw tooLarge();
+
       const groups = await groupsOf(db, organizationId);
       // One id array per collection, shared by every row of it.
       const collectionById = new Map(collections.map((c, rank) => [c.id, { id: c.id, name: c.name, cipherIds: items.get(c.id) ?? [], rank }]));

@@ -198,9 +198,9 @@ describe('who may read the member access report', () => {
     if (!membership) throw new Error('no membership');
     const caller = { membership, client: NO_CLIENT, log: server.app.log };
 
-    // Two rows of three item ids each.
-    expect(await createMemberAccessReport({ db: db(), limits: { rows: 4, itemIds: 6 } }).report(caller)).toHaveLength(2);
-    await expect(createMemberAccessReport({ db: db(), limits: { rows: 3, itemIds: 6 } }).report(caller)).rejects.toThrow(/too large for the member access report/);
-    await expect(createMemberAccessReport({ db: db(), limits: { rows: 4, itemIds: 5 } }).report(caller)).rejects.toThrow(/more than 4 accesses or 5 item ids/);
+    // Two rows of three item ids each: exactly at both bounds is fine, one past either is refused.
+    expect(await createMemberAccessReport({ db: db(), limits: { rows: 2, itemIds: 6 } }).report(caller)).toHaveLength(2);
+    await expect(createMemberAccessReport({ db: db(), limits: { rows: 1, itemIds: 6 } }).report(caller)).rejects.toThrow(/too large for the member access report/);
+    await expect(createMemberAccessReport({ db: db(), limits: { rows: 2, itemIds: 5 } }).report(caller)).rejects.toThrow(/more than 2 accesses or 5 item ids/);
   });
 });

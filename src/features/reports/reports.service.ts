@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { Clock } from '../../shared/clock.js';
-import type { Db } from '../../db/database.js';
+import type { Db, Executor } from '../../db/database.js';
 import type { OrganizationReportsTable } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { usesRiskInsights } from '../organizations/plans.js';
@@ -52,18 +52,12 @@ function metricColumns(metrics: ReportMetrics | null | undefined) {
 }
 
 /** A report's stored metrics under their official names. */
-export function metricsOf(report: OrganizationReport): Record<ReportMetricName, number | null> {
+function metricsOf(report: OrganizationReport): Record<ReportMetricName, number | null> {
   return Object.fromEntries(Object.entries(REPORT_METRICS).map(([name, column]) => [name, report[column]])) as Record<ReportMetricName, number | null>;
 }
 
-/**
- * Organization reports, as the official reports routes keep them: the client computes a report
- * of the organization's applications, members and passwords at risk, encrypts it under a content
- * key it wraps with the organization key, and sends it with twelve counters in the clear; the
- * server stores and answers them, and never reads the encrypted parts.
- */
 /** The official OrganizationReportResponseModel, with the stored metrics beside it (`metrics`, ours). */
-export function toReportResponse(report: OrganizationReport) {
+function toReportResponse(report: OrganizationReport) {
   return {
     id: report.id,
     organizationId: report.organization_id,
@@ -84,12 +78,26 @@ function toSummaryResponse(report: ReportSummary) {
   return { encryptedData: report.summary_data ?? '', encryptionKey: report.content_encryption_key, date: report.revision_date };
 }
 
+/**
+ * The official plan check of the organization reports (UseRiskInsights): 400 for an organization
+ * whose plan has none. Answers the organization's row for what a report reads of it.
+ */
+export async function requireReportsPlan(db: Executor, organizationId: string) {
+  const org = await db.selectFrom('organizations').select(['plan_type', 'use_reset_password']).where('id', '=', organizationId).executeTakeFirst();
+  if (!org || !usesRiskInsights(org.plan_type)) throw new BadRequest("Your organization's plan does not support this feature.");
+  return org;
+}
+
+/**
+ * Organization reports, as the official reports routes keep them: the client computes a report
+ * of the organization's applications, members and passwords at risk, encrypts it under a content
+ * key it wraps with the organization key, and sends it with twelve counters in the clear; the
+ * server stores and answers them, and never reads the encrypted parts.
+ */
 export function createReports({ db, clock }: { db: Db; clock: Clock }) {
-  /** The official plan check (UseRiskInsights): 400 for an organization whose plan has no reports. */
-  async function requirePlan(organizationId: string): Promise<void> {
-    const org = await db.selectFrom('organizations').select('plan_type').where('id', '=', organizationId).executeTakeFirst();
-    if (!org || !usesRiskInsights(org.plan_type)) throw new BadRequest("Your organization's plan does not support this feature.");
-  }
+  const requirePlan = async (organizationId: string): Promise<void> => {
+    await requireReportsPlan(db, organizationId);
+  };
 
   /** 404 when there is no report `reportId`, 400 when it is another organization's (as the official server). */
   function mustBeOurs<T extends { organization_id: string }>(organizationId: string, reportId: string, report: T | undefined): T {

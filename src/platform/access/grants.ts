@@ -98,14 +98,17 @@ export type ReachingMember = Pick<Membership, 'id' | 'accessAll' | 'type'>;
  * collection. Grants count on the organization's own collections and groups only. Access to all
  * collections, from the membership or from a group, reaches every collection that way with full
  * access (and so stands for that way's grants); a Manager manages what it is assigned
- * (fullAccessFrom). Which members count (statuses) is the caller's choice. `count` is known
- * before `list` expands access to all collections, so a caller can bound its work first.
+ * (fullAccessFrom). Which members count (statuses) is the caller's choice, and so is reading
+ * the organization's collections (`everyCollection`, their ids in the order access to all lists
+ * them). `count`, and which members reach any collection, are known before `list` expands access
+ * to all collections, so a caller can bound its work first.
  */
 export async function collectionReaches(
   db: Executor,
   organizationId: string,
   members: readonly ReachingMember[],
-): Promise<{ count: number; list(): CollectionReach[] }> {
+  everyCollection: readonly string[],
+): Promise<{ count: number; reached: ReadonlySet<string>; list(): CollectionReach[] }> {
   const byId = new Map(members.map((m) => [m.id, m]));
   // Filtered by organization rather than by a list of member ids, which may run to thousands.
   const direct = await db
@@ -147,10 +150,10 @@ export async function collectionReaches(
       : { readOnly: Boolean(row.read_only), hidePasswords: Boolean(row.hide_passwords), manage: Boolean(row.manage) };
     assigned.push({ memberId: row.memberId, groupId: row.groupId, collectionId: row.collectionId, grant });
   }
-  const everyCollection =
-    toAll.length === 0 ? [] : (await db.selectFrom('collections').select('id').where('organization_id', '=', organizationId).orderBy('creation_date').orderBy('id').execute()).map((c) => c.id);
+  const reached = new Set([...assigned.map((r) => r.memberId), ...(everyCollection.length === 0 ? [] : toAll.map((w) => w.memberId))]);
   return {
     count: assigned.length + toAll.length * everyCollection.length,
+    reached,
     list: () => [...assigned, ...toAll.flatMap((w) => everyCollection.map((collectionId) => ({ ...w, collectionId, grant: FULL_ACCESS })))],
   };
 }
