@@ -28,7 +28,7 @@ export interface EventPage {
 }
 
 /** A page of events as the clients read it; the route adds the list envelope. */
-function toEventList(page: EventPage) {
+export function toEventList(page: EventPage) {
   return { data: page.data.map(toEventResponse), continuationToken: page.continuationToken };
 }
 

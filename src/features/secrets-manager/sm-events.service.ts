@@ -3,8 +3,7 @@ import type { Principal } from '../../http/access.js';
 import { NotFound } from '../../http/errors.js';
 import { normalizeGuid } from '../../http/schemas.js';
 import type { EventsAbout } from '../events/events.repository.js';
-import { toEventResponse } from '../events/events.schemas.js';
-import type { EventPage, EventQueryInput, EventQueryService } from '../events/events.service.js';
+import { toEventList, type EventQueryInput, type EventQueryService } from '../events/events.service.js';
 import { confirmedMembership, type Membership } from '../../platform/access/org-access.js';
 import { findProject } from './projects.repository.js';
 import { findSecret, trashedSecretIds } from './secrets.repository.js';
@@ -21,16 +20,6 @@ const ITEMS = {
 } as const satisfies Record<string, { find: (db: Db, id: string) => Promise<{ organization_id: string } | undefined>; columns: EventsAbout['columns'] }>;
 
 type EventItem = keyof typeof ITEMS;
-
-/** A page of events as the routes answer it, before the list envelope. */
-interface EventResponsePage {
-  data: ReturnType<typeof toEventResponse>[];
-  continuationToken: string | null;
-}
-
-function responsesOf(page: EventPage): EventResponsePage {
-  return { data: page.data.map(toEventResponse), continuationToken: page.continuationToken };
-}
 
 /**
  * The per-secret, per-project and per-machine-account event routes. The three under
@@ -55,7 +44,7 @@ export function createSmEventService({ db, events }: { db: Db; events: EventQuer
   }
 
   return {
-    async secretEvents({ principal }: SmCaller, rawOrgId: string, rawId: string, query: PageQuery): Promise<EventResponsePage> {
+    async secretEvents({ principal }: SmCaller, rawOrgId: string, rawId: string, query: PageQuery): Promise<ReturnType<typeof toEventList>> {
       const organizationId = normalizeGuid(rawOrgId);
       const id = normalizeGuid(rawId);
       const standing = await memberStanding(db, await requireEventReader(principal, organizationId));
@@ -68,28 +57,28 @@ export function createSmEventService({ db, events }: { db: Db; events: EventQuer
         // A permanently deleted secret's events: only those who saw every secret may read them.
         throw new NotFound();
       }
-      return responsesOf(await events.organizationEvents(organizationId, query, { columns: ['secret_id'], id }));
+      return toEventList(await events.organizationEvents(organizationId, query, { columns: ['secret_id'], id }));
     },
 
     /** The events about a project or a machine account, for the event log's readers. */
-    async itemEvents({ principal }: SmCaller, item: EventItem, rawOrgId: string, rawId: string, query: PageQuery): Promise<EventResponsePage> {
+    async itemEvents({ principal }: SmCaller, item: EventItem, rawOrgId: string, rawId: string, query: PageQuery): Promise<ReturnType<typeof toEventList>> {
       const organizationId = normalizeGuid(rawOrgId);
       const id = normalizeGuid(rawId);
       await requireEventReader(principal, organizationId);
       // 404 for a row of another organization; a missing row may have been deleted, its events remain.
       const row = await ITEMS[item].find(db, id);
       if (row && row.organization_id !== organizationId) throw new NotFound();
-      return responsesOf(await events.organizationEvents(organizationId, query, { columns: ITEMS[item].columns, id }));
+      return toEventList(await events.organizationEvents(organizationId, query, { columns: ITEMS[item].columns, id }));
     },
 
     /** The machine-account page's own event route: whoever can read the machine account. */
-    async machineAccountEvents({ principal }: SmCaller, rawId: string, query: PageQuery): Promise<EventResponsePage> {
+    async machineAccountEvents({ principal }: SmCaller, rawId: string, query: PageQuery): Promise<ReturnType<typeof toEventList>> {
       const id = normalizeGuid(rawId);
       const account = await findServiceAccount(db, id);
       if (!account) throw new NotFound();
       const access = await smAccessIn(db, principal, account.organization_id);
       if (!serviceAccountRights(access, account.id).read) throw new NotFound();
-      return responsesOf(await events.organizationEvents(account.organization_id, query, { columns: ITEMS.serviceAccount.columns, id }));
+      return toEventList(await events.organizationEvents(account.organization_id, query, { columns: ITEMS.serviceAccount.columns, id }));
     },
   };
 }
