@@ -9,7 +9,7 @@ import { DATABASE_CONNECT_TIMEOUT_MS, DatabaseNotReady, openReadyDatabase } from
 import { BadRequest, HttpError, NotFound } from '../http/errors.js';
 import { isGuid } from '../http/ids.js';
 import { Email } from '../http/schemas.js';
-import { NO_CLIENT, type OperatorCaller } from '../http/request-context.js';
+import { NO_CLIENT, SILENT_LOG, type OperatorCaller } from '../http/request-context.js';
 import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } from '../shared/terminal-input.js';
 import { causeOf } from '../shared/startup-error.js';
 import { createFeatures, type Features } from '../wiring.js';
@@ -19,7 +19,7 @@ import { createClientAccountKeys } from '../features/accounts/client-keys.js';
 import { DEFAULT_KDF, KdfType, normalizeEmail, validateKdf, type KdfSettings } from '../platform/auth/kdf.js';
 
 /** The operator at the terminal: no client, and the command prints what it has to say itself. */
-const COMMAND_CALLER: OperatorCaller = { client: NO_CLIENT, log: { info: () => undefined, warn: () => undefined } };
+const COMMAND_CALLER: OperatorCaller = { operator: true, client: NO_CLIENT, log: SILENT_LOG };
 
 /** Exit codes of `strongroom users …` (docs/command-line.md). */
 export const ExitCode = {

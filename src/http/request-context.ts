@@ -66,7 +66,7 @@ export type AnonymousCaller = Caller<object>;
  * The server's operator (the admin console, a `strongroom` command): no account here, known by
  * the address of the request, if any.
  */
-export type OperatorCaller = Caller<object>;
+export type OperatorCaller = Caller<{ operator: true }>;
 
 export function anonymousCaller(request: FastifyRequest): AnonymousCaller {
   return callerOf(request, {});
@@ -74,3 +74,6 @@ export function anonymousCaller(request: FastifyRequest): AnonymousCaller {
 
 /** The client of a use case no request started (an operator command, a scheduled job). */
 export const NO_CLIENT: ClientContext = Object.freeze({ ipAddress: null, deviceType: null, deviceIdentifier: null, clientVersion: null });
+
+/** A log that drops the lines: for a caller whose output is its own (an operator command). */
+export const SILENT_LOG: CallerLog = Object.freeze({ info: () => undefined, warn: () => undefined });

@@ -4,7 +4,7 @@ import type { Config } from '../../config/config.js';
 import type { Database, Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { AdminConsoleFeatures } from './admin-features.js';
-import { callerOf, type OperatorCaller } from '../../http/request-context.js';
+import { NO_CLIENT, type OperatorCaller } from '../../http/request-context.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import type { AdminAudit } from './admin-audit.js';
 import { randomUUID } from 'node:crypto';
@@ -19,9 +19,12 @@ import { randomApiKey } from '../../platform/auth/api-keys.js';
 /** Who did it: the console's operator, the first argument of every console use case that changes something. */
 export type Operator = OperatorCaller;
 
-/** The operator of a console request (the admin session was checked by the console's guard). */
+/**
+ * The operator of a console request (the admin session was checked by the console's guard),
+ * known by address only: the console is no Bitwarden client, so its events carry no device.
+ */
 export function operatorOf(request: FastifyRequest): Operator {
-  return callerOf(request, {});
+  return { operator: true, client: { ...NO_CLIENT, ipAddress: request.ip ?? null }, log: request.log };
 }
 
 export const ROLE_NAMES: Record<number, string> = {

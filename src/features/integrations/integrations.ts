@@ -1,5 +1,6 @@
 import type { Config } from '../../config/config.js';
 import type { Database } from '../../db/database.js';
+import { SILENT_LOG } from '../../http/request-context.js';
 import type { HealthCheck } from '../health/health.service.js';
 import { createDeliverer } from './delivery.js';
 import { createIntegrationService } from './integrations.service.js';
@@ -19,9 +20,7 @@ export interface IntegrationsLog {
   info(obj: object, msg: string): void;
 }
 
-const silent: IntegrationsLog = { warn: () => undefined, info: () => undefined };
-
-export function createIntegrations({ config, database, log = silent }: { config: Config; database: Database; log?: IntegrationsLog }) {
+export function createIntegrations({ config, database, log = SILENT_LOG }: { config: Config; database: Database; log?: IntegrationsLog }) {
   const db = database.db;
   const runRelay = config.integrationsRelay;
   const outbound = createOutbound({ allowPrivateAddresses: config.integrationsAllowPrivateAddresses, timeoutMs: config.integrationsTimeoutMs });
