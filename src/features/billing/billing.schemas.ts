@@ -124,7 +124,7 @@ export const AccountSubscriptionResponse = Type.Object({
 export type AccountSubscriptionResponse = Static<typeof AccountSubscriptionResponse>;
 
 /** An invoice or a transaction of the official billing history: none is ever present here. */
-const NeverPresent = Type.Object({}, { description: 'Never present: no payment is taken here' });
+export const NeverPresent = Type.Object({}, { description: 'Never present: no payment is taken here' });
 
 /** The official BillingHistoryResponseModel of a subscriber with no payment records. */
 export const BillingHistoryResponse = Type.Object({

@@ -9,6 +9,7 @@ import {
   BillingHistoryResponse,
   LegacyBillingPaymentResponse,
   LegacyBillingResponse,
+  NeverPresent,
   OrganizationWarningsResponse,
   type BillingHistoryResponse as BillingHistory,
   type LegacyBillingPaymentResponse as LegacyBillingPayment,
@@ -38,7 +39,7 @@ interface CloudBillingRead {
 
 const tags = ['Billing'];
 const CLOUD = 'Served on cloud only (the cloud build of the web vault reads it; a self-hosted one never does). No payment is ever taken here.';
-const OWNER = 'Access: a confirmed owner (`orgOwner`), as the official server requires (owners and the provider); anyone else gets 404.';
+const OWNER = 'Access: a confirmed owner (`orgOwner`): who may read it is the official rule (owners, and providers, which do not exist here); anyone else gets 404, as on the other organization routes.';
 const MEMBER = 'Access: a confirmed member of the organization (`orgMember`; anyone else gets 404).';
 const USER = 'Access: any signed-in user (`user`).';
 const NO_BODY = 'An empty 200, as the official server answers a subscriber with no payment customer (the web vault reads it as null).';
@@ -51,7 +52,7 @@ const noRecords = (): never[] => [];
 
 const InvoicesQuery = Type.Object({ status: Type.Optional(Type.String()), startAfter: Type.Optional(Type.String()) });
 const TransactionsQuery = Type.Object({ startAfter: Type.Optional(Type.String()) });
-const NoRecords = Type.Array(Type.Object({}, { description: 'Never present: no payment is taken here' }));
+const NoRecords = Type.Array(NeverPresent);
 
 /**
  * The Payment details page's three reads (payment method, billing address, credit), which the

@@ -24,7 +24,7 @@ export interface Membership {
   permissions: Permissions | null;
   accessAll: boolean;
   accessSecretsManager: boolean;
-  /** The organization's plan includes Secrets Manager (read with the membership, for `smCaller`). */
+  /** The organization's plan includes Secrets Manager (read with the membership, for Secrets Manager's `memberStanding`). */
   organizationUsesSecretsManager: boolean;
   rights: ReadonlySet<Right>;
   /** Set when the organization itself acts (the public API): its events name this system user and no acting user. */
