@@ -1,4 +1,4 @@
-import type { UsersTable, DevicesTable } from './schema/accounts.js';
+import type { UsersTable, DevicesTable, EmergencyAccessTable } from './schema/accounts.js';
 import type { AdminSessionsTable, AdminEventsTable } from './schema/admin.js';
 import type {
   ServerKeysTable,
@@ -69,6 +69,7 @@ export type * from './schema/leases.js';
 export interface DB {
   users: UsersTable;
   devices: DevicesTable;
+  emergency_access: EmergencyAccessTable;
   events: EventsTable;
   server_keys: ServerKeysTable;
   refresh_tokens: RefreshTokensTable;

@@ -20,6 +20,7 @@ import { organizationChanges } from './0021-organization-changes.js';
 import { sendDownloads } from './0022-send-downloads.js';
 import { uncountedReservations } from './0023-uncounted-reservations.js';
 import { refreshTokenFamilies } from './0024-refresh-token-families.js';
+import { emergencyAccess } from './0025-emergency-access.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -44,5 +45,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0022-send-downloads': sendDownloads(engine),
     '0023-uncounted-reservations': uncountedReservations(),
     '0024-refresh-token-families': refreshTokenFamilies(engine),
+    '0025-emergency-access': emergencyAccess(engine),
   };
 }

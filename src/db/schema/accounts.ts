@@ -50,3 +50,23 @@ export interface DevicesTable {
   creation_date: string;
   revision_date: string;
 }
+
+/**
+ * A trusted emergency contact (0025-emergency-access). Type: 0 view, 1 takeover. Status: 0
+ * invited, 1 accepted, 2 confirmed, 3 recovery initiated, 4 recovery approved.
+ */
+export interface EmergencyAccessTable {
+  id: string;
+  grantor_id: string;
+  grantee_id: string | null;
+  email: string | null;
+  /** The grantor's user key wrapped with the grantee's public key; set at confirmation. */
+  key_encrypted: string | null;
+  type: number;
+  status: number;
+  wait_time_days: number;
+  recovery_initiated_date: string | null;
+  last_notification_date: string | null;
+  creation_date: string;
+  revision_date: string;
+}

@@ -1,0 +1,130 @@
+import { randomUUID } from 'node:crypto';
+import { Type, type Static } from 'typebox';
+import type { Executor } from '../../db/database.js';
+import { BadRequest } from '../../http/errors.js';
+import { Nullable } from '../../http/schemas.js';
+import { validateKdf, type KdfSettings } from './kdf.js';
+import { deleteRefreshTokensOfUser } from './tokens.repository.js';
+import { updateUser, type UserRow } from './users.repository.js';
+
+/**
+ * The master password as the 2025–2026 clients send it (password change, KDF change, key
+ * rotation, account recovery, emergency takeover): an authentication object, whose hash the
+ * server stores, and an unlock object, whose wrapped user key it keeps, each naming the salt and
+ * KDF it was made with. Those must agree with each other and with the account, as the official
+ * `KdfSettingsValidator.ValidateKdfAndSaltAgreement` requires; and one writer sets a new master
+ * password for every feature that does.
+ */
+
+const Int = Type.Integer();
+const OptionalInt = Type.Optional(Nullable(Type.Integer()));
+
+/** The official KdfRequestModel. */
+export const KdfBody = Type.Object({ kdfType: Int, iterations: Int, memory: OptionalInt, parallelism: OptionalInt });
+export type KdfBody = Static<typeof KdfBody>;
+
+const Salt = Type.String({ minLength: 1, maxLength: 1000 });
+
+/** MasterPasswordAuthenticationDataRequestModel. */
+export const MasterPasswordAuthenticationBody = Type.Object({
+  kdf: KdfBody,
+  masterPasswordAuthenticationHash: Type.String({ minLength: 1, maxLength: 1000 }),
+  salt: Salt,
+});
+export type MasterPasswordAuthenticationBody = Static<typeof MasterPasswordAuthenticationBody>;
+
+/** MasterPasswordUnlockDataRequestModel. */
+export const MasterPasswordUnlockBody = Type.Object({
+  kdf: KdfBody,
+  masterKeyWrappedUserKey: Type.String({ minLength: 1, maxLength: 10_000 }),
+  salt: Salt,
+});
+export type MasterPasswordUnlockBody = Static<typeof MasterPasswordUnlockBody>;
+
+export function kdfOf(body: KdfBody): KdfSettings {
+  return { kdf: body.kdfType, iterations: body.iterations, memory: body.memory ?? null, parallelism: body.parallelism ?? null };
+}
+
+export function sameKdf(a: KdfSettings, b: KdfSettings): boolean {
+  return a.kdf === b.kdf && a.iterations === b.iterations && (a.memory ?? null) === (b.memory ?? null) && (a.parallelism ?? null) === (b.parallelism ?? null);
+}
+
+/** The account's KDF settings as stored. */
+export function accountKdf(user: Pick<UserRow, 'kdf' | 'kdf_iterations' | 'kdf_memory' | 'kdf_parallelism'>): KdfSettings {
+  return { kdf: user.kdf, iterations: user.kdf_iterations, memory: user.kdf_memory, parallelism: user.kdf_parallelism };
+}
+
+/** The salt the account's master key is derived with: the stored one, or the lower-cased email. */
+export function accountSalt(user: Pick<UserRow, 'master_password_salt' | 'email'>): string {
+  return user.master_password_salt ?? user.email.trim().toLowerCase();
+}
+
+/** A new master password both objects agree on. */
+export interface AgreedMasterPassword {
+  kdf: KdfSettings;
+  /** The client's authentication hash, not yet hashed by the server. */
+  authenticationHash: string;
+  wrappedUserKey: string;
+}
+
+/**
+ * Checks that the authentication and unlock objects name the same salt and KDF, that the salt is
+ * the account's, that the KDF is within the official bounds and, unless `kdfMayChange` (the KDF
+ * change itself), that it is the account's current one. Each refusal is a 400 naming the field
+ * (`prefix` is where the objects sit in the body, e.g. `unlockData`).
+ */
+export function agreedMasterPassword(
+  user: Pick<UserRow, 'master_password_salt' | 'email' | 'kdf' | 'kdf_iterations' | 'kdf_memory' | 'kdf_parallelism'>,
+  authentication: MasterPasswordAuthenticationBody,
+  unlock: MasterPasswordUnlockBody,
+  fields: { authentication: string; unlock: string; kdfMayChange?: boolean },
+): AgreedMasterPassword {
+  const kdf = kdfOf(unlock.kdf);
+  if (!sameKdf(kdfOf(authentication.kdf), kdf)) {
+    throw BadRequest.field(`${fields.unlock}.kdf`, 'KDF settings must be equal for authentication and unlock.');
+  }
+  if (authentication.salt !== unlock.salt) throw BadRequest.field(`${fields.unlock}.salt`, 'Salt must be equal for authentication and unlock.');
+  if (unlock.salt !== accountSalt(user)) throw BadRequest.field(`${fields.unlock}.salt`, "The salt is not the account's.");
+  validateKdf(kdf, `${fields.unlock}.kdf`);
+  if (!fields.kdfMayChange && !sameKdf(kdf, accountKdf(user))) {
+    throw BadRequest.field(`${fields.unlock}.kdf`, "The KDF settings are not the account's; change them with POST /accounts/kdf.");
+  }
+  return { kdf, authenticationHash: authentication.masterPasswordAuthenticationHash, wrappedUserKey: unlock.masterKeyWrappedUserKey };
+}
+
+/** What a new master password changes on the account. */
+export interface NewMasterPassword {
+  /** The server-side hash of the client's authentication hash (PasswordHasher.hash), made before the transaction. */
+  serverHash: string;
+  /** The user key wrapped with the new master key. */
+  key: string;
+  /** New KDF settings (the KDF change, a takeover); left out, they stay. */
+  kdf?: KdfSettings;
+  /** Left out, the hint stays; null or empty clears it. */
+  hint?: string | null;
+  /** True when an admin set it: the member must choose their own at next login. */
+  forcePasswordReset: boolean;
+  now: string;
+}
+
+/**
+ * The one writer of a new master password: stores it, rotates the security stamp and deletes
+ * every refresh token, so every session ends (access tokens carry the stamp). Run it inside the
+ * caller's transaction with its audit event; after the commit the caller sends the LogOut push.
+ */
+export async function setMasterPassword(tx: Executor, userId: string, change: NewMasterPassword): Promise<void> {
+  await updateUser(tx, userId, {
+    master_password_hash: change.serverHash,
+    key: change.key,
+    ...(change.kdf
+      ? { kdf: change.kdf.kdf, kdf_iterations: change.kdf.iterations, kdf_memory: change.kdf.memory, kdf_parallelism: change.kdf.parallelism }
+      : {}),
+    ...(change.hint !== undefined ? { master_password_hint: change.hint || null } : {}),
+    security_stamp: randomUUID(),
+    last_password_change_date: change.now,
+    revision_date: change.now,
+    account_revision_date: change.now,
+    force_password_reset: change.forcePasswordReset,
+  });
+  await deleteRefreshTokensOfUser(tx, userId);
+}
