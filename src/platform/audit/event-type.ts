@@ -129,6 +129,24 @@ export enum EventType {
   Send_Deleted_File = 2509,
   Send_Accessed_Text = 2510,
   Send_Accessed_File = 2511,
+
+  // Strongroom's own events for account changes the official enum has no type for (the KDF
+  // change, a key rotation, a deletion, emergency access). They are user events, so no
+  // organization's event log shows them; a range far from the official ones, which grow by 100.
+  User_ChangedKdf = 9000,
+  User_RotatedKeys = 9001,
+  User_Deleted = 9002,
+
+  EmergencyAccess_Invited = 9100,
+  EmergencyAccess_Accepted = 9101,
+  EmergencyAccess_Confirmed = 9102,
+  EmergencyAccess_Updated = 9103,
+  EmergencyAccess_Removed = 9104,
+  EmergencyAccess_RecoveryInitiated = 9105,
+  EmergencyAccess_RecoveryApproved = 9106,
+  EmergencyAccess_RecoveryRejected = 9107,
+  EmergencyAccess_Viewed = 9108,
+  EmergencyAccess_TakenOver = 9109,
 }
 
 /** Bitwarden's EventSystemUser: who acted when no user did (recorded in an event's `systemUser`). */
