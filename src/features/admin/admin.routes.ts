@@ -23,6 +23,7 @@ import { verifyAdminToken } from './admin-token.js';
 import { Csrf, frameOf, Html, PAGE_SIZE, PageQuery, pager, sendPage } from './admin.pages.js';
 import { organizationPages } from './organizations.pages.js';
 import { userPages } from './users.pages.js';
+import { userDetailsPages } from './user-details.pages.js';
 import { eventPages } from './events.pages.js';
 import { diagnosticsPages } from './diagnostics.pages.js';
 
@@ -189,6 +190,7 @@ export const adminConsoleRoutes: FastifyPluginAsyncTypebox<AdminConsoleOptions> 
   );
 
   await app.register(userPages, { service, tags });
+  await app.register(userDetailsPages, { service, tags });
   await app.register(organizationPages, { service, tags, selfHosted: config.selfHosted });
   await app.register(eventPages, { service, tags });
   await app.register(diagnosticsPages, { service, tags });

@@ -15,6 +15,7 @@ import { PlanType, planFeatures } from '../organizations/plans.js';
 import { listOrganizationsPage, listUsersPage, membersOfOrganization, membershipsOfUsers, type Page } from './admin.repository.js';
 import { findOrganization } from '../../platform/access/memberships.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
+import { readUserDetails } from './user-details.js';
 
 /** Who did it: the console's operator, the first argument of every console use case that changes something. */
 export type Operator = OperatorCaller;
@@ -128,6 +129,18 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
     },
 
     getUser: userOrThrow,
+
+    /** One account's page: its facts, its emergency access both ways, its account recovery per membership. */
+    async userDetails(userId: string) {
+      const user = await userOrThrow(userId);
+      const details = await readUserDetails(db, user);
+      const memberships = details.memberships.rows.map((m) => ({ ...m, role: ROLE_NAMES[m.type] ?? String(m.type), status: STATUS_NAMES[m.status] ?? String(m.status) }));
+      return {
+        user: { id: user.id, email: user.email, name: user.name, created: day(user.creation_date), disabled: Boolean(user.disabled) },
+        ...details,
+        memberships: { rows: memberships, total: details.memberships.total },
+      };
+    },
 
     /**
      * Invites by mail; without SMTP, or when the mail server refuses the message, the page shows

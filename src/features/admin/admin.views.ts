@@ -79,7 +79,7 @@ ${CSRF}
 <tbody>
 <% for (const u of it.users) { %>
 <tr>
-<td data-label="Email"><%= u.email %></td>
+<td data-label="Email"><a href="/admin/users/<%= u.id %>"><%= u.email %></a></td>
 <td data-label="Name"><%= u.name ?? '' %></td>
 <td data-label="Created"><%= u.created %></td>
 <td data-label="Last activity"><%= u.lastActivity ?? 'never' %></td>

@@ -37,7 +37,7 @@ describe('the users page', () => {
 
     const page = await browser.get('/admin/users');
     expect(page.statusCode).toBe(200);
-    const row = /<tr>\s*<td data-label="Email">alice@example.com<\/td>[\s\S]*?<\/tr>/.exec(page.body)?.[0] ?? '';
+    const row = /<tr>\s*<td data-label="Email"><a href="\/admin\/users\/[0-9a-f-]+">alice@example.com<\/a><\/td>[\s\S]*?<\/tr>/.exec(page.body)?.[0] ?? '';
     expect(row).toContain('Alice Liddell');
     expect(row).toContain('<td data-label="Items">1</td>');
     expect(row).toContain('<td data-label="Organizations">Wonderland</td>');
@@ -230,7 +230,7 @@ describe('removing two-step login', () => {
   const login = (s: TestServer, user: LoggedInUser, extra: Record<string, string> = {}) =>
     s.request('POST', '/identity/connect/token', { form: { ...passwordGrantForm(user.account, TEST_DEVICE), ...extra } });
 
-  const rowOf = (html: string, email: string) => new RegExp(`<tr>\\s*<td data-label="Email">${email.replace(/[.]/g, '\\.')}</td>[\\s\\S]*?</tr>`).exec(html)?.[0] ?? '';
+  const rowOf = (html: string, email: string) => new RegExp(`<tr>\\s*<td data-label="Email"><a href="[^"]+">${email.replace(/[.]/g, '\\.')}</a></td>[\\s\\S]*?</tr>`).exec(html)?.[0] ?? '';
 
   it('shows the column, and the action turns every provider off through the two-factor feature', async () => {
     const { server: s, browser } = await startWithClock();
