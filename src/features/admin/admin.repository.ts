@@ -21,6 +21,7 @@ export interface AdminUserRow {
   creation_date: string;
   email_verified: boolean | number;
   disabled: boolean | number;
+  force_password_reset: boolean | number;
   two_factor_enabled: boolean | number;
   items: number | string | bigint;
   last_token: string | null;
@@ -44,6 +45,7 @@ export async function listUsersPage(db: Executor, search: string, page: Page): P
       'users.creation_date',
       'users.email_verified',
       'users.disabled',
+      'users.force_password_reset',
       // The two-factor feature's own test of "on", read in this query rather than once per row.
       twoFactorOn().as('two_factor_enabled'),
       eb.selectFrom('ciphers').select((inner) => inner.fn.countAll().as('n')).whereRef('ciphers.user_id', '=', 'users.id').as('items'),

@@ -121,6 +121,7 @@ export function createAdminService(deps: { db: Db; clock: Clock; config: Config;
         lastActivity: day(latest(row.last_token, row.last_device)),
         emailVerified: Boolean(row.email_verified),
         disabled: Boolean(row.disabled),
+        forcePasswordReset: Boolean(row.force_password_reset),
         twoStepLogin: Boolean(row.two_factor_enabled),
         items: Number(row.items),
         organizations: memberships.filter((m) => m.user_id === row.id).map((m) => m.name),

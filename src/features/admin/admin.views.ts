@@ -87,7 +87,7 @@ ${CSRF}
 <td data-label="Two-step login"><%= u.twoStepLogin ? 'on' : 'off' %></td>
 <td data-label="Items"><%= u.items %></td>
 <td data-label="Organizations"><%= u.organizations.join(', ') || 'none' %></td>
-<td data-label="Status"><%= u.disabled ? 'disabled' : 'enabled' %></td>
+<td data-label="Status"><%= u.disabled ? 'disabled' : 'enabled' %><% if (u.forcePasswordReset) { %>, must set a new password<% } %></td>
 <td data-label="Actions" class="actions">
 <form class="inline" method="post" action="/admin/users/<%= u.id %>/<%= u.disabled ? 'enable' : 'disable' %>">${CSRF}<button type="submit" class="secondary" aria-label="<%= u.disabled ? 'Enable' : 'Disable' %> <%= u.email %>"><%= u.disabled ? 'Enable' : 'Disable' %></button></form>
 <% if (!u.emailVerified) { %><form class="inline" method="post" action="/admin/users/<%= u.id %>/resend-verification">${CSRF}<button type="submit" class="secondary" aria-label="Resend the verification mail to <%= u.email %>">Resend verification</button></form><% } %>

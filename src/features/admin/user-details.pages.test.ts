@@ -135,10 +135,11 @@ describe("a user's page in the admin console", () => {
     await s.database.db.updateTable('users').set({ force_password_reset: true }).where('id', '=', user).execute();
     const after = await browser.get(`/admin/users/${user}`);
     expect(after.body).toContain('<dt>Must set a new password at next login</dt><dd>yes</dd>');
-    // The list links the account's page.
+    // The list says it too, and links the account's page.
     const list = await browser.get('/admin/users?q=member%40example.com');
     const row = /<tr>\s*<td data-label="Email">[\s\S]*?<\/tr>/.exec(list.body)?.[0] ?? '';
     expect(row).toContain(`<a href="/admin/users/${user}">member@example.com</a>`);
+    expect(row).toContain('<td data-label="Status">enabled, must set a new password</td>');
   });
 
   it('shows at most 100 rows a list and says how many there are', async () => {

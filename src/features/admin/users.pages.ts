@@ -21,7 +21,7 @@ const NOTICES = {
 const docs = {
   list: {
     summary: 'Users page',
-    description: 'Every account, searchable by email or name, 50 a page: created, last activity, email verified, two-step login on, items, organizations, status, a link to its details, and the actions. Access: an admin session.',
+    description: 'Every account, searchable by email or name, 50 a page: created, last activity, email verified, two-step login on, items, organizations, status (and whether it must set a new password at next login), a link to its details, and the actions. Access: an admin session.',
   },
   invite: {
     summary: 'Invite a user',
