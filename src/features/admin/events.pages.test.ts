@@ -67,6 +67,22 @@ describe('the events page', () => {
     expect((await browser.get('/admin/events?start=2020-01-01&end=2026-11-30')).statusCode).toBe(400);
   });
 
+  it("names Strongroom's own account-change and emergency-access events and filters by their categories", async () => {
+    const { s, userId, browser } = await start();
+    const record = (type: EventType) => s.app.features.audit.record(s.database.db, client, { type, organizationId: null, actingUserId: userId, userId, date: '2026-11-23T10:00:00.000Z' });
+    await record(EventType.User_ChangedKdf);
+    await record(EventType.EmergencyAccess_RecoveryInitiated);
+    await record(EventType.EmergencyAccess_TakenOver);
+    const page = await browser.get(`/admin/events?${WINDOW}`);
+    const data = JSON.parse(/<script type="application\/json" id="events-chart-data">([^<]*)<\/script>/.exec(page.body)?.[1] ?? '{}') as { series: { label: string; counts: number[] }[] };
+    expect(data.series.map((s) => s.label)).toEqual(['Users', 'Items', 'Collections', 'Account changes', 'Emergency access']);
+    expect(page.body).toContain('<option value="91">Emergency access</option>');
+    const types = async (query: string) => [...(await browser.get(`/admin/events?${query}`)).body.matchAll(/<td data-label="Type">([^<]+)<\/td>/g)].map((m) => m[1]);
+    expect(await types(`${WINDOW}&category=90`)).toEqual(['User_ChangedKdf']);
+    expect(await types(`${WINDOW}&category=91`)).toEqual(expect.arrayContaining(['EmergencyAccess_RecoveryInitiated', 'EmergencyAccess_TakenOver']));
+    expect(await types(`${WINDOW}&category=91`)).toHaveLength(2);
+  });
+
   it('pages by 50 with a continuation link', async () => {
     const { s, orgA, browser } = await start();
     for (let i = 0; i < 55; i++) await s.app.features.audit.record(s.database.db, client, { type: EventType.Cipher_Deleted, organizationId: orgA, date: `2026-11-23T10:00:${String(i).padStart(2, '0')}.000Z` });

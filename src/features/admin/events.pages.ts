@@ -25,6 +25,9 @@ export const CATEGORIES: Record<number, string> = {
   22: 'Projects',
   23: 'Machine accounts',
   24: 'Phishing blocker',
+  // Strongroom's own ranges (event-type.ts): account changes the official enum has no type for.
+  90: 'Account changes',
+  91: 'Emergency access',
 };
 
 const TYPE_NAMES: Record<number, string> = Object.fromEntries(
