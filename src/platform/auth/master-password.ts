@@ -85,11 +85,12 @@ export function agreedMasterPassword(
   }
   if (authentication.salt !== unlock.salt) throw BadRequest.field(`${fields.unlock}.salt`, 'Salt must be equal for authentication and unlock.');
   if (unlock.salt !== accountSalt(user)) throw BadRequest.field(`${fields.unlock}.salt`, "The salt is not the account's.");
-  validateKdf(kdf, `${fields.unlock}.kdf`);
-  if (!fields.kdfMayChange && !sameKdf(kdf, accountKdf(user))) {
+  // The validated settings are the ones stored: PBKDF2 keeps no memory or parallelism.
+  const valid = validateKdf(kdf, `${fields.unlock}.kdf`);
+  if (!fields.kdfMayChange && !sameKdf(valid, accountKdf(user))) {
     throw BadRequest.field(`${fields.unlock}.kdf`, "The KDF settings are not the account's; change them with POST /accounts/kdf.");
   }
-  return { kdf, authenticationHash: authentication.masterPasswordAuthenticationHash, wrappedUserKey: unlock.masterKeyWrappedUserKey };
+  return { kdf: valid, authenticationHash: authentication.masterPasswordAuthenticationHash, wrappedUserKey: unlock.masterKeyWrappedUserKey };
 }
 
 /** What a new master password changes on the account. */
