@@ -121,6 +121,7 @@ describe('deleting an account', () => {
     expect(res.body.message).toBe(SOLE_OWNER);
     await expect((await servicesOf(s)).accounts.removeAccount(owner.userId)).rejects.toThrow(SOLE_OWNER);
     expect(await s.database.db.selectFrom('users').select('id').where('id', '=', owner.userId).executeTakeFirst()).toBeDefined();
+    expect(await s.database.db.selectFrom('events').select('type').where('user_id', '=', owner.userId).where('type', '=', EventType.User_Deleted).execute()).toEqual([]);
   });
 
   it('goes ahead when another confirmed owner remains, taking the memberships along', async () => {
@@ -135,6 +136,9 @@ describe('deleting an account', () => {
     expect(await s.database.db.selectFrom('users').select('id').where('id', '=', owner.userId).executeTakeFirst()).toBeUndefined();
     expect(await s.database.db.selectFrom('organization_users').select('user_id').where('organization_id', '=', orgId).execute()).toEqual([{ user_id: other.userId }]);
     expect((await s.request('GET', '/api/accounts/profile', { token: owner.accessToken })).status).toBe(401);
+    // The operator's deletion is recorded too, naming no acting user.
+    const events = await s.database.db.selectFrom('events').select(['type', 'acting_user_id']).where('user_id', '=', owner.userId).where('type', '=', EventType.User_Deleted).execute();
+    expect(events).toEqual([{ type: EventType.User_Deleted, acting_user_id: null }]);
   });
 });
 

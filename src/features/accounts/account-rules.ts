@@ -3,6 +3,9 @@ import type { Clock } from '../../shared/clock.js';
 import type { Db, Executor } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { isEncString } from '../../http/enc-string.js';
+import type { ClientContext } from '../../http/request-context.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
 import type { FileStore } from '../../platform/storage/file-store.js';
 import { fileFoldersOf, removeFolders } from '../../platform/storage/orphans.js';
 import { deleteRefreshTokensOfUser } from '../../platform/auth/tokens.repository.js';
@@ -53,15 +56,22 @@ export interface AccountEnds {
   pushes: Pushes;
   /** Where attachment and Send files live: an account's go after its deletion commits. */
   files: FileStore;
+  audit: AuditLog;
+}
+
+/** Who deletes an account, for its User_Deleted event: the user's own client, or none for the operator. */
+export interface Deleter {
+  client: ClientContext | null;
+  actingUserId: string | null;
 }
 
 /**
  * Deletes the account and, through the foreign keys, its devices, tokens, vault and
- * memberships. Refused while it is the only confirmed owner of an organization, as the
- * official server refuses it, so no organization is left without an owner. Takes the id, or
- * the row a caller has just read.
+ * memberships, and records User_Deleted with it. Refused while it is the only confirmed owner
+ * of an organization, as the official server refuses it, so no organization is left without an
+ * owner. Takes the id, or the row a caller has just read.
  */
-export async function removeAccount(deps: AccountEnds, target: UserRow | string): Promise<void> {
+export async function removeAccount(deps: AccountEnds, target: UserRow | string, by: Deleter): Promise<void> {
   const { db } = deps;
   const userId = (typeof target === 'string' ? await userOrThrow(db, target) : target).id;
   const folders = await db.transaction().execute(async (tx) => {
@@ -72,6 +82,7 @@ export async function removeAccount(deps: AccountEnds, target: UserRow | string)
     }
     const owned = await fileFoldersOf(tx, { userId });
     await deleteUser(tx, userId);
+    await deps.audit.record(tx, by.client, { type: EventType.User_Deleted, userId, actingUserId: by.actingUserId });
     return owned;
   });
   await removeFolders(deps.files, folders);

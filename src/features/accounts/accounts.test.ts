@@ -257,6 +257,8 @@ describe('account routes', () => {
     expect(res.status).toBe(200);
     expect((await server.request('GET', '/api/accounts/profile', { token: user.accessToken })).status).toBe(401);
     expect(await server.database.db.selectFrom('users').selectAll().where('id', '=', user.userId).execute()).toEqual([]);
+    const events = await server.database.db.selectFrom('events').select(['type', 'acting_user_id']).where('user_id', '=', user.userId).where('type', '=', 9002).execute();
+    expect(events).toEqual([{ type: 9002, acting_user_id: user.userId }]);
   });
 
   it('publish a user\'s public key to other users', async () => {

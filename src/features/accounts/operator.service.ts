@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { BadRequest, GatewayError } from '../../http/errors.js';
-import type { OperatorCaller } from '../../http/request-context.js';
+import { NO_CLIENT, type OperatorCaller } from '../../http/request-context.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import { deleteRefreshTokensOfUser } from '../../platform/auth/tokens.repository.js';
@@ -94,7 +94,8 @@ export function createOperatorService(deps: AccountEnds & { keys: SigningKeys; m
   }
 
   return {
-    removeAccount: (target: UserRow | string) => removeAccount(deps, target),
+    /** The operator's deletion (`strongroom users delete`, the admin console): its event names no acting user. */
+    removeAccount: (target: UserRow | string) => removeAccount(deps, target, { client: NO_CLIENT, actingUserId: null }),
     setDisabled,
     /** The operator's "deauthorize sessions" (admin console): the same as the user's own, without their password. */
     endSessions: async (userId: string) => endSessions(deps, (await userOrThrow(db, userId)).id),

@@ -153,10 +153,10 @@ export function createProfileService(
       return toVerifiedPasswordPolicy(await deps.masterPasswordPolicy(userId));
     },
 
-    async deleteAccount({ userId }: UserCaller, masterPasswordHash: string | null | undefined): Promise<void> {
+    async deleteAccount({ userId, client }: UserCaller, masterPasswordHash: string | null | undefined): Promise<void> {
       const user = await getUser(userId);
       await verifySecret(user, masterPasswordHash);
-      await removeAccount(deps, user);
+      await removeAccount(deps, user, { client, actingUserId: userId });
     },
 
     async setUserKeyId({ userId }: UserCaller, userKeyId: string): Promise<void> {
