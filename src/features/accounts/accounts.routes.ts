@@ -57,7 +57,11 @@ const docs = {
   },
   password: {
     summary: 'Change the master password',
-    description: `Checks the current master password hash, then stores the new hash and re-wrapped user key, rotates the security stamp (ending every access and refresh token) and records the User_ChangedPassword event (1001). Refused with 400 when the master password hash is wrong. ${USER}`,
+    description: `Checks the current master password hash, then stores the new password as the 2026 clients send it (\`authenticationData\` and \`unlockData\`, whose salt and KDF must agree with each other and with the account's) or as older clients do (\`newMasterPasswordHash\` and \`key\`); rotates the security stamp (ending every access and refresh token), records the User_ChangedPassword event (1001) and tells the other devices to log out. Refused with 400 naming the field when the master password hash is wrong, only one of the two objects is sent, the salt or KDF does not agree, or neither form is complete. ${USER}`,
+  },
+  kdf: {
+    summary: 'Change the KDF settings',
+    description: `Checks the current master password hash, then stores the KDF settings of \`authenticationData\` and \`unlockData\` (both required, with equal KDF settings and the account's unchanged salt; PBKDF2 600,000–2,000,000 iterations, or Argon2id 2–10 iterations, 15–1024 MiB, parallelism 1–16) with the new hash and re-wrapped user key; rotates the security stamp, records Strongroom's User_ChangedKdf event (9000) and tells every device to log out. Prelogin then answers the new settings. Refused with 400 naming the field otherwise. ${USER}`,
   },
   securityStamp: {
     summary: 'Log out of all sessions',
@@ -140,6 +144,12 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
 
   app.post('/accounts/password', { ...user, schema: { tags, ...docs.password, body: PasswordChangeBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await accounts.changePassword(userCaller(request), request.body);
+    return emptyOk(reply);
+  });
+
+  // The official server takes the password change's body here too.
+  app.post('/accounts/kdf', { ...user, schema: { tags, ...docs.kdf, body: PasswordChangeBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    await accounts.changeKdf(userCaller(request), request.body);
     return emptyOk(reply);
   });
 

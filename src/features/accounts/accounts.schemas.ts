@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Email, Nullable } from '../../http/schemas.js';
+import { MasterPasswordAuthenticationBody, MasterPasswordUnlockBody } from '../../platform/auth/master-password.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { KdfType } from '../../platform/auth/kdf.js';
 import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
@@ -149,12 +150,21 @@ export const VerifyDevicesBody = Type.Object({
   verifyDevices: Type.Boolean(),
 });
 
+/**
+ * The official PasswordRequestModel, the body of both `POST /accounts/password` and
+ * `POST /accounts/kdf`: the current hash, then the new password either as the 2025–2026
+ * `authenticationData` and `unlockData` objects or as the older flat `newMasterPasswordHash` and
+ * `key` (which clients of 2025 send alongside the objects). The service says which are required.
+ */
 export const PasswordChangeBody = Type.Object({
   masterPasswordHash: Hash,
-  newMasterPasswordHash: Hash,
+  newMasterPasswordHash: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 300 }))),
+  key: Type.Optional(Nullable(Enc)),
   masterPasswordHint: Type.Optional(Hint),
-  key: Enc,
+  authenticationData: Type.Optional(MasterPasswordAuthenticationBody),
+  unlockData: Type.Optional(MasterPasswordUnlockBody),
 });
+export type PasswordChangeBody = Static<typeof PasswordChangeBody>;
 
 export const KeysBody = Type.Object({ publicKey: Type.String({ minLength: 1, maxLength: 10_000 }), encryptedPrivateKey: Enc });
 

@@ -1,4 +1,5 @@
 import { createOperatorService } from './operator.service.js';
+import { createPasswordService } from './password.service.js';
 import { createProfileService } from './profile.service.js';
 import { createRegistrationService } from './registration.service.js';
 
@@ -10,7 +11,12 @@ import { createRegistrationService } from './registration.service.js';
 export function createAccountService(
   deps: Parameters<typeof createRegistrationService>[0] & Parameters<typeof createProfileService>[0] & Parameters<typeof createOperatorService>[0],
 ) {
-  return { ...createRegistrationService(deps), ...createProfileService(deps), ...createOperatorService(deps) };
+  return {
+    ...createRegistrationService(deps),
+    ...createProfileService(deps),
+    ...createPasswordService(deps),
+    ...createOperatorService(deps),
+  };
 }
 
 export type AccountService = ReturnType<typeof createAccountService>;

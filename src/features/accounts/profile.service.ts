@@ -1,12 +1,9 @@
-import { randomUUID } from 'node:crypto';
 import { BadRequest } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
-import { EventType } from '../../platform/audit/event-type.js';
-import { deleteRefreshTokensOfUser } from '../../platform/auth/tokens.repository.js';
 import { updateUser, type UserRow } from '../../platform/auth/users.repository.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
-import { logOutPush, userPush } from '../../platform/push/push-messages.js';
+import { userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
 import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
 import { endSessions, removeAccount, requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
@@ -20,7 +17,7 @@ export type ProfileOrganizations = (userId: string) => Promise<unknown[]>;
 
 /**
  * The signed-in user's own account: the profile, the key pair, the master password, the API
- * key, logging out everywhere and deleting the account.
+ * key, logging out everywhere and deleting the account (password and KDF changes: password.service.ts).
  */
 export function createProfileService(
   deps: AccountEnds & {
@@ -91,33 +88,6 @@ export function createProfileService(
       const now = clock.now().toISOString();
       await updateUser(db, userId, { public_key: publicKey, private_key: encryptedPrivateKey, revision_date: now, account_revision_date: now });
       return toKeysResponse(await getUser(userId));
-    },
-
-    async changePassword(
-      { userId, client }: UserCaller,
-      body: { masterPasswordHash: string; newMasterPasswordHash: string; masterPasswordHint?: string | null; key: string },
-    ): Promise<void> {
-      const user = await getUser(userId);
-      await verifySecret(user, body.masterPasswordHash);
-      requireEnc(body.key, 'key');
-      const hash = await hasher.hash(body.newMasterPasswordHash);
-      const now = clock.now().toISOString();
-      await db.transaction().execute(async (tx) => {
-        await updateUser(tx, userId, {
-          master_password_hash: hash,
-          key: body.key,
-          ...(body.masterPasswordHint !== undefined ? { master_password_hint: body.masterPasswordHint || null } : {}),
-          security_stamp: randomUUID(),
-          last_password_change_date: now,
-          revision_date: now,
-          account_revision_date: now,
-          force_password_reset: false,
-        });
-        await deleteRefreshTokensOfUser(tx, userId);
-        await deps.audit.record(tx, client, { type: EventType.User_ChangedPassword, userId, actingUserId: userId });
-      });
-      // Every other device logs out; the one that changed the password keeps its new tokens' session.
-      deps.pushes.send(logOutPush(userId, client.deviceIdentifier));
     },
 
     /** "Log out of all sessions": every token issued so far stops working. */

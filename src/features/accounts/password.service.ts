@@ -1,0 +1,105 @@
+import { BadRequest } from '../../http/errors.js';
+import type { UserCaller } from '../../http/request-context.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { agreedMasterPassword, setMasterPassword, type AgreedMasterPassword } from '../../platform/auth/master-password.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
+import type { UserRow } from '../../platform/auth/users.repository.js';
+import { logOutPush } from '../../platform/push/push-messages.js';
+import { requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
+import type { PasswordChangeBody } from './accounts.schemas.js';
+
+const BOTH_OBJECTS = 'AuthenticationData and UnlockData must be provided.';
+const OBJECTS = { authentication: 'authenticationData', unlock: 'unlockData' } as const;
+
+/**
+ * The objects of a body that carries them both; one without the other is refused, as the
+ * official PasswordRequestModel refuses it. Neither answers null.
+ */
+function objectsOf(body: PasswordChangeBody) {
+  const { authenticationData, unlockData } = body;
+  if (!authenticationData && !unlockData) return null;
+  if (!authenticationData) throw BadRequest.field(OBJECTS.authentication, BOTH_OBJECTS);
+  if (!unlockData) throw BadRequest.field(OBJECTS.unlock, BOTH_OBJECTS);
+  return { authenticationData, unlockData };
+}
+
+/**
+ * Clients of 2025 send the flat fields beside the objects with the same values; a body whose
+ * two forms name different passwords is refused rather than one of them silently chosen.
+ */
+function sameAsFlat(body: PasswordChangeBody, agreed: AgreedMasterPassword): AgreedMasterPassword {
+  if (body.newMasterPasswordHash && body.newMasterPasswordHash !== agreed.authenticationHash) {
+    throw BadRequest.field('newMasterPasswordHash', 'The newMasterPasswordHash differs from authenticationData.masterPasswordAuthenticationHash.');
+  }
+  if (body.key && body.key !== agreed.wrappedUserKey) throw BadRequest.field('key', 'The key differs from unlockData.masterKeyWrappedUserKey.');
+  requireEnc(agreed.wrappedUserKey, `${OBJECTS.unlock}.masterKeyWrappedUserKey`);
+  return agreed;
+}
+
+/**
+ * The signed-in user changes their master password (`POST /accounts/password`) or its KDF
+ * settings (`POST /accounts/kdf`). Both go through the one master password writer, which ends
+ * every session; the other devices are told to log out once the change is committed.
+ */
+export function createPasswordService(deps: AccountEnds & { hasher: PasswordHasher; audit: AuditLog }) {
+  const { db, clock, hasher } = deps;
+
+  async function verifySecret(user: UserRow, masterPasswordHash: string): Promise<void> {
+    if (!(await masterPasswordMatches(hasher, user, masterPasswordHash))) throw BadRequest.field('masterPasswordHash', 'Invalid password.');
+  }
+
+  return {
+    /**
+     * The 2026 body (the two objects, which must agree with each other and with the account's
+     * salt and KDF) or the older one (`newMasterPasswordHash` and `key`, the KDF unchanged).
+     */
+    async changePassword({ userId, client }: UserCaller, body: PasswordChangeBody): Promise<void> {
+      const objects = objectsOf(body);
+      if (!objects) {
+        if (!body.newMasterPasswordHash) throw BadRequest.field('newMasterPasswordHash', 'The newMasterPasswordHash field is required.');
+        if (!body.key) throw BadRequest.field('key', 'The key field is required.');
+      }
+      const user = await userOrThrow(db, userId);
+      await verifySecret(user, body.masterPasswordHash);
+      const next = objects
+        ? sameAsFlat(body, agreedMasterPassword(user, objects.authenticationData, objects.unlockData, OBJECTS))
+        : { authenticationHash: body.newMasterPasswordHash as string, wrappedUserKey: requireEnc(body.key, 'key') };
+      const serverHash = await hasher.hash(next.authenticationHash);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await setMasterPassword(tx, userId, {
+          serverHash,
+          key: next.wrappedUserKey,
+          ...(body.masterPasswordHint !== undefined ? { hint: body.masterPasswordHint } : {}),
+          forcePasswordReset: false,
+          now,
+        });
+        await deps.audit.record(tx, client, { type: EventType.User_ChangedPassword, userId, actingUserId: userId });
+      });
+      // Every other device logs out; the one that changed the password logs in again with it.
+      deps.pushes.send(logOutPush(userId, client.deviceIdentifier));
+    },
+
+    /**
+     * A new KDF (PBKDF2 ↔ Argon2id, or new costs) for the same password and salt: the two
+     * objects are required, as the official server requires them, and its flat fields ignored
+     * unless they contradict the objects. Every session ends, this device's too, as there.
+     */
+    async changeKdf({ userId, client }: UserCaller, body: PasswordChangeBody): Promise<void> {
+      const objects = objectsOf(body);
+      if (!objects) throw BadRequest.field(OBJECTS.authentication, BOTH_OBJECTS);
+      const user = await userOrThrow(db, userId);
+      await verifySecret(user, body.masterPasswordHash);
+      const next = sameAsFlat(body, agreedMasterPassword(user, objects.authenticationData, objects.unlockData, { ...OBJECTS, kdfMayChange: true }));
+      const serverHash = await hasher.hash(next.authenticationHash);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await setMasterPassword(tx, userId, { serverHash, key: next.wrappedUserKey, kdf: next.kdf, forcePasswordReset: Boolean(user.force_password_reset), now });
+        await deps.audit.record(tx, client, { type: EventType.User_ChangedKdf, userId, actingUserId: userId });
+      });
+      deps.pushes.send(logOutPush(userId));
+    },
+  };
+}
