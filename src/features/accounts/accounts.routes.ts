@@ -1,12 +1,14 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
-import { userCaller } from '../../http/request-context.js';
+import { anonymousCaller, userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { emptyOk, EmptyResponse, IdParams, normalizeGuid } from '../../http/schemas.js';
 import {
   ApiKeyResponse,
   AvatarBody,
+  DeleteRecoverBody,
+  DeleteRecoverTokenBody,
   KeysBody,
   KeysResponse,
   PasswordChangeBody,
@@ -63,6 +65,16 @@ const docs = {
     summary: 'Change the KDF settings',
     description: `Checks the current master password hash, then stores the KDF settings of \`authenticationData\` and \`unlockData\` (both required, with equal KDF settings and the account's unchanged salt; PBKDF2 600,000–2,000,000 iterations, or Argon2id 2–10 iterations, 15–1024 MiB, parallelism 1–16) with the new hash and re-wrapped user key; rotates the security stamp, records Strongroom's User_ChangedKdf event (9000) and tells every device to log out. Prelogin then answers the new settings. Refused with 400 naming the field otherwise. ${USER}`,
   },
+  deleteRecoverToken: {
+    summary: 'Ask for an account deletion link by mail',
+    description:
+      "Mails a link to the web vault's verify-recover-delete page to the account with this email; the link works for one hour and until the account's security stamp changes. Always answers 200, whether or not an account has the address, so it tells nobody who has an account; without SMTP the mail, link included, is logged for the operator. Access: anonymous.",
+  },
+  deleteRecover: {
+    summary: 'Delete an account from a mailed link',
+    description:
+      'Deletes the account named by `userId` when `token` is the one its deletion mail carried, with its items, Sends, files and memberships, and records User_Deleted (9002). Refused with 400 on `token` for an unknown account or a forged, expired or voided token, and with 400 when the account is the sole owner of an organization. Access: anonymous.',
+  },
   securityStamp: {
     summary: 'Log out of all sessions',
     description: `Rotates the caller's security stamp after checking the master password hash, so that every access and refresh token issued so far stops working. Refused with 400 when the master password hash is wrong. ${USER}`,
@@ -81,7 +93,7 @@ const docs = {
   },
   delete: {
     summary: 'Delete the account',
-    description: `Deletes the caller's account with their folders, personal items and memberships after checking the master password hash; their tokens stop working. Refused with 400 when the master password hash is wrong. ${USER}`,
+    description: `Deletes the caller's account with their folders, personal items, Sends, files and memberships after checking the master password hash, and records User_Deleted (9002); their tokens stop working. Refused with 400 when the master password hash is wrong or the caller is the sole owner of an organization. ${USER}`,
   },
   userKeyId: {
     summary: 'Record the user key id',
@@ -150,6 +162,21 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
   // The official server takes the password change's body here too.
   app.post('/accounts/kdf', { ...user, schema: { tags, ...docs.kdf, body: PasswordChangeBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await accounts.changeKdf(userCaller(request), request.body);
+    return emptyOk(reply);
+  });
+
+  const anonymous = { config: { access: access.anonymous } };
+  app.post(
+    '/accounts/delete-recover-token',
+    { ...anonymous, schema: { tags, ...docs.deleteRecoverToken, body: DeleteRecoverTokenBody, response: { 200: EmptyResponse } } },
+    async (request, reply) => {
+      await accounts.deleteRecoverToken(anonymousCaller(request), request.body.email);
+      return emptyOk(reply);
+    },
+  );
+
+  app.post('/accounts/delete-recover', { ...anonymous, schema: { tags, ...docs.deleteRecover, body: DeleteRecoverBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    await accounts.deleteRecover(anonymousCaller(request), normalizeGuid(request.body.userId), request.body.token);
     return emptyOk(reply);
   });
 

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { Email, Nullable } from '../../http/schemas.js';
+import { Email, Guid, Nullable } from '../../http/schemas.js';
 import { MasterPasswordAuthenticationBody, MasterPasswordUnlockBody } from '../../platform/auth/master-password.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { KdfType } from '../../platform/auth/kdf.js';
@@ -165,6 +165,12 @@ export const PasswordChangeBody = Type.Object({
   unlockData: Type.Optional(MasterPasswordUnlockBody),
 });
 export type PasswordChangeBody = Static<typeof PasswordChangeBody>;
+
+/** `POST /accounts/delete-recover-token` (DeleteRecoverRequestModel). */
+export const DeleteRecoverTokenBody = Type.Object({ email: Email });
+
+/** `POST /accounts/delete-recover` (VerifyDeleteRecoverRequestModel), from the mailed link. */
+export const DeleteRecoverBody = Type.Object({ userId: Guid, token: Type.String({ minLength: 1, maxLength: 4096 }) });
 
 export const KeysBody = Type.Object({ publicKey: Type.String({ minLength: 1, maxLength: 10_000 }), encryptedPrivateKey: Enc });
 

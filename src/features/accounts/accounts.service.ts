@@ -1,3 +1,4 @@
+import { createDeleteRecoverService } from './delete-recover.service.js';
 import { createOperatorService } from './operator.service.js';
 import { createPasswordService } from './password.service.js';
 import { createProfileService } from './profile.service.js';
@@ -15,6 +16,7 @@ export function createAccountService(
     ...createRegistrationService(deps),
     ...createProfileService(deps),
     ...createPasswordService(deps),
+    ...createDeleteRecoverService(deps),
     ...createOperatorService(deps),
   };
 }
