@@ -54,6 +54,7 @@ import { createSendPurge } from './features/sends/send-purge.js';
 import { createSendService } from './features/sends/sends.service.js';
 import { secretsManagerGrant } from './features/secrets-manager/sm-identity.js';
 import { createCacheRelease } from './shared/cache-release.js';
+import { createKeyRotation } from './features/key-rotation/key-rotation.service.js';
 
 
 export type { WiringDeps };
@@ -118,6 +119,7 @@ export async function createFeatures(deps: WiringDeps) {
     folders: createFolderService(vault),
     attachments,
     vaultPurge: createVaultPurge({ ...vault, hasher }),
+    keyRotation: createKeyRotation({ db, audit, clock, pushes, hasher }),
     sends,
     sendAccess,
     /** Started by the app (buildApp), stopped by close(). */

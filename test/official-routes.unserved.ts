@@ -150,7 +150,6 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/account/billing/vnext/upgrade': ACCOUNT_BILLING,
   'POST /api/accounts/cancel': ACCOUNT_BILLING,
   'POST /api/accounts/convert-to-key-connector': KEY_CONNECTOR,
-  'POST /api/accounts/key-management/rotate-user-account-keys': '#39: user key rotation.',
   'POST /api/accounts/premium': ACCOUNT_BILLING,
   'POST /api/accounts/request-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
   'POST /api/accounts/set-key-connector-key': KEY_CONNECTOR,

@@ -39,6 +39,7 @@ import { unassignedCipherRoutes } from '../features/vault/unassigned-ciphers.rou
 import { attachmentRoutes } from '../features/vault/attachments.routes.js';
 import { vaultPurgeRoutes } from '../features/vault/vault-purge.routes.js';
 import { sendRoutes } from '../features/sends/sends.routes.js';
+import { keyRotationRoutes } from '../features/key-rotation/key-rotation.routes.js';
 import type { ServiceOptions } from './service-options.js';
 
 /** The API service ({base_url}): the route table, one register per feature. */
@@ -63,6 +64,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(sendRoutes, { sends: features.sends, access: features.sendAccess, maxFileBytes: config.fileMaxMb * 1024 * 1024 });
   await app.register(attachmentRoutes, { attachments: features.attachments, maxFileBytes: config.fileMaxMb * 1024 * 1024 });
   await app.register(vaultPurgeRoutes, { purge: features.vaultPurge });
+  await app.register(keyRotationRoutes, { keyRotation: features.keyRotation });
   await app.register(syncRoutes, { sync: features.sync });
   await app.register(deviceRoutes, { devices: features.devices });
   await app.register(authRequestRoutes, { authRequests: features.authRequests });

@@ -1,0 +1,64 @@
+import type { Executor } from '../../db/database.js';
+import { sendAhead } from '../../db/postgres-driver.js';
+import type { GrantKeyRow, RecoveryEnrollmentRow } from './key-rotation.schemas.js';
+
+/** Emergency access: confirmed, recovery initiated, recovery approved (the grants that hold a key). */
+export const EmergencyAccessStatus = { Confirmed: 2, RecoveryInitiated: 3, RecoveryApproved: 4 } as const;
+
+/** The user's personal items (trashed and archived too), with what a rotation keeps of them. */
+export async function personalItems(executor: Executor, userId: string): Promise<{ id: string; attachments: string | null }[]> {
+  return executor.selectFrom('ciphers').select(['id', 'attachments']).where('user_id', '=', userId).where('organization_id', 'is', null).execute();
+}
+
+/** The grants the user gave that hold the user key (the official filter: a key is set). */
+export async function grantsWithKey(executor: Executor, grantorId: string): Promise<(GrantKeyRow & { status: number })[]> {
+  return executor
+    .selectFrom('emergency_access as ea')
+    .leftJoin('users as u', 'u.id', 'ea.grantee_id')
+    .select(['ea.id', 'ea.status', 'ea.grantee_id', 'u.name as grantee_name', 'u.email as grantee_email', 'u.public_key as grantee_public_key'])
+    .where('ea.grantor_id', '=', grantorId)
+    .where('ea.key_encrypted', 'is not', null)
+    .execute();
+}
+
+/** The user's memberships enrolled in account recovery, with the organization's public key. */
+export async function recoveryEnrollments(executor: Executor, userId: string): Promise<RecoveryEnrollmentRow[]> {
+  return executor
+    .selectFrom('organization_users as ou')
+    .innerJoin('organizations as o', 'o.id', 'ou.organization_id')
+    .select(['ou.organization_id', 'o.name', 'o.public_key'])
+    .where('ou.user_id', '=', userId)
+    .where('ou.reset_password_key', 'is not', null)
+    .where('ou.reset_password_key', '!=', '')
+    .execute();
+}
+
+/**
+ * A re-wrapped grant. A grant in recovery goes back to confirmed: the grantor acting on the
+ * account ends a pending or granted emergency access, and the grantee must ask again.
+ */
+export async function rewrapGrant(executor: Executor, id: string, keyEncrypted: string, status: number, now: string): Promise<void> {
+  const inRecovery = status === EmergencyAccessStatus.RecoveryInitiated || status === EmergencyAccessStatus.RecoveryApproved;
+  await sendAhead(
+    executor,
+    executor
+      .updateTable('emergency_access')
+      .set({ key_encrypted: keyEncrypted, revision_date: now, ...(inRecovery ? { status: EmergencyAccessStatus.Confirmed, recovery_initiated_date: null } : {}) })
+      .where('id', '=', id),
+  );
+}
+
+export async function rewrapRecoveryKey(executor: Executor, userId: string, organizationId: string, resetPasswordKey: string, now: string): Promise<void> {
+  await sendAhead(
+    executor,
+    executor
+      .updateTable('organization_users')
+      .set({ reset_password_key: resetPasswordKey, revision_date: now })
+      .where('user_id', '=', userId)
+      .where('organization_id', '=', organizationId),
+  );
+}
+
+export async function rewriteSend(executor: Executor, id: string, values: { key: string; data: string; revision_date: string }): Promise<void> {
+  await sendAhead(executor, executor.updateTable('sends').set(values).where('id', '=', id));
+}

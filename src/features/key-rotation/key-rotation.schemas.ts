@@ -1,0 +1,137 @@
+import { Type, type Static } from 'typebox';
+import { EncString, Guid, Nullable } from '../../http/schemas.js';
+import { CipherRequest } from '../vault/ciphers.schemas.js';
+import { SendRequest } from '../sends/sends.schemas.js';
+
+/**
+ * The bounds of one rotation. The whole body is also held to BODY_LIMIT_BYTES (16 MiB by
+ * default), which a vault of 5,000 typical items fits in; an account with more items than these
+ * cannot rotate its key until the operator raises the limits (docs/key-rotation.md).
+ */
+export const ROTATION_LIMITS = { ciphers: 20_000, folders: 5_000, sends: 1_000, emergencyAccess: 200, organizations: 500, passkeys: 100, devices: 100 };
+
+const OptionalInt = Type.Optional(Nullable(Type.Integer()));
+
+/** MasterPasswordUnlockAndAuthenticationDataModel: the new master password, flat, with the KDF it was made with. */
+const MasterPasswordUnlockData = Type.Object({
+  kdfType: Type.Integer(),
+  kdfIterations: Type.Integer(),
+  kdfMemory: OptionalInt,
+  kdfParallelism: OptionalInt,
+  email: Type.String({ minLength: 1, maxLength: 256 }),
+  masterKeyAuthenticationHash: Type.String({ minLength: 1, maxLength: 300 }),
+  masterKeyEncryptedUserKey: EncString(10_000, { description: 'The new user key wrapped with the master key' }),
+  masterPasswordHint: Type.Optional(Nullable(Type.String({ maxLength: 50 }))),
+  masterPasswordSalt: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 256 }))),
+});
+
+/** Each list a rotation re-wraps; optional, as older clients leave out the ones they have nothing for. */
+const list = <T extends Parameters<typeof Type.Array>[0]>(item: T, maxItems: number) => Type.Optional(Type.Array(item, { maxItems }));
+
+const UnlockData = Type.Object({
+  masterPasswordUnlockData: MasterPasswordUnlockData,
+  emergencyAccessUnlockData: list(Type.Object({ id: Guid, keyEncrypted: EncString(10_000, { description: "The new user key wrapped with the grantee's public key" }) }), ROTATION_LIMITS.emergencyAccess),
+  organizationAccountRecoveryUnlockData: list(
+    Type.Object({ organizationId: Guid, resetPasswordKey: EncString(10_000, { description: "The new user key wrapped with the organization's public key" }) }),
+    ROTATION_LIMITS.organizations,
+  ),
+  passkeyUnlockData: list(Type.Object({ id: Guid }), ROTATION_LIMITS.passkeys),
+  deviceKeyUnlockData: list(Type.Object({ deviceId: Guid }), ROTATION_LIMITS.devices),
+});
+
+const PublicKeyEncryptionKeyPair = Type.Object({
+  wrappedPrivateKey: EncString(20_000),
+  publicKey: Type.String({ minLength: 1, maxLength: 10_000 }),
+  signedPublicKey: Type.Optional(Nullable(Type.String({ maxLength: 20_000 }))),
+});
+
+const AccountKeys = Type.Object({
+  userKeyEncryptedAccountPrivateKey: EncString(20_000, { description: 'The account private key wrapped with the new user key' }),
+  accountPublicKey: Type.String({ minLength: 1, maxLength: 10_000 }),
+  publicKeyEncryptionKeyPair: Type.Optional(Nullable(PublicKeyEncryptionKeyPair)),
+  signatureKeyPair: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
+  securityState: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
+});
+
+const AccountData = Type.Object({
+  ciphers: Type.Array(Type.Object({ ...CipherRequest.properties, id: Guid }), { maxItems: ROTATION_LIMITS.ciphers }),
+  folders: Type.Array(Type.Object({ id: Guid, name: EncString(1000) }), { maxItems: ROTATION_LIMITS.folders }),
+  sends: Type.Array(Type.Object({ ...SendRequest.properties, id: Guid }), { maxItems: ROTATION_LIMITS.sends }),
+});
+
+/** RotateUserAccountKeysAndDataRequestModel. */
+export const RotateUserAccountKeysRequest = Type.Object({
+  oldMasterKeyAuthenticationHash: Type.String({ minLength: 1, maxLength: 1000 }),
+  accountUnlockData: UnlockData,
+  accountKeys: AccountKeys,
+  accountData: AccountData,
+});
+export type RotateUserAccountKeysRequest = Static<typeof RotateUserAccountKeysRequest>;
+export type RotationCipher = RotateUserAccountKeysRequest['accountData']['ciphers'][number];
+export type RotationSend = RotateUserAccountKeysRequest['accountData']['sends'][number];
+
+const OrganizationPasswordResetKeyData = Type.Object({
+  object: Type.Literal('organizationPasswordResetKeyData'),
+  organizationId: Guid,
+  organizationName: Type.String(),
+  organizationPublicKey: Type.String(),
+});
+
+const EmergencyAccessKeyData = Type.Object({
+  object: Type.Literal('emergencyAccessKeyData'),
+  id: Guid,
+  granteeId: Nullable(Guid),
+  granteeName: Nullable(Type.String()),
+  granteeEmail: Nullable(Type.String()),
+  publicKey: Type.String(),
+});
+
+/** KeyRotationDataResponseModel: what the new user key must be wrapped for. Every list is always present. */
+export const KeyRotationDataResponse = Type.Object({
+  object: Type.Literal('keyRotationData'),
+  organizationPasswordResetKeyData: Type.Array(OrganizationPasswordResetKeyData),
+  emergencyAccessKeyData: Type.Array(EmergencyAccessKeyData),
+  trustedDeviceKeyData: Type.Array(Type.Object({ id: Guid })),
+  passkeyKeyData: Type.Array(Type.Object({ id: Guid })),
+});
+export type KeyRotationDataResponse = Static<typeof KeyRotationDataResponse>;
+
+export interface RecoveryEnrollmentRow {
+  organization_id: string;
+  name: string;
+  public_key: string | null;
+}
+
+export interface GrantKeyRow {
+  id: string;
+  grantee_id: string | null;
+  grantee_name: string | null;
+  grantee_email: string | null;
+  grantee_public_key: string | null;
+}
+
+/**
+ * The rotation data as the official KeyRotationDataQuery builds it: organizations with a public
+ * key, grants whose grantee has one (a wrap needs the key); Strongroom stores no trusted-device or
+ * passkey keys yet, so those lists are empty.
+ */
+export function toKeyRotationDataResponse(enrollments: readonly RecoveryEnrollmentRow[], grants: readonly GrantKeyRow[]): KeyRotationDataResponse {
+  return {
+    object: 'keyRotationData',
+    organizationPasswordResetKeyData: enrollments
+      .filter((e) => e.public_key)
+      .map((e) => ({ object: 'organizationPasswordResetKeyData', organizationId: e.organization_id, organizationName: e.name, organizationPublicKey: e.public_key as string })),
+    emergencyAccessKeyData: grants
+      .filter((g) => g.grantee_id && g.grantee_public_key)
+      .map((g) => ({
+        object: 'emergencyAccessKeyData',
+        id: g.id,
+        granteeId: g.grantee_id,
+        granteeName: g.grantee_name,
+        granteeEmail: g.grantee_email,
+        publicKey: g.grantee_public_key as string,
+      })),
+    trustedDeviceKeyData: [],
+    passkeyKeyData: [],
+  };
+}

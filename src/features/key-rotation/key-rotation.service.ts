@@ -1,0 +1,239 @@
+import type { Db, Executor } from '../../db/database.js';
+import { chunks } from '../../db/chunks.js';
+import { BadRequest } from '../../http/errors.js';
+import type { UserCaller } from '../../http/request-context.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { accountKdf, accountSalt, agreedMasterPassword, sameKdf, setMasterPassword, type AgreedMasterPassword } from '../../platform/auth/master-password.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
+import { findUserById, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
+import { logOutPush } from '../../platform/push/push-messages.js';
+import type { Pushes } from '../../platform/push/pushes.js';
+import type { Clock } from '../../shared/clock.js';
+import { createWorkQueue, mapInSlices, yieldToLoop } from '../../shared/work-slices.js';
+import { NotFound } from '../../http/errors.js';
+import { listSends } from '../sends/sends.repository.js';
+import { parseSendData, SendType } from '../sends/sends.schemas.js';
+import { withNewKeys } from '../vault/attachment-data.js';
+import { serializeCipherData, toCipherData } from '../vault/cipher-data.js';
+import { within } from '../vault/cipher-import.js';
+import { updateCipherContent } from '../vault/ciphers.repository.js';
+import { listFolders, renameFolder } from '../vault/folders.repository.js';
+import { touchVault } from '../vault/revisions.js';
+import { grantsWithKey, personalItems, recoveryEnrollments, rewrapGrant, rewrapRecoveryKey, rewriteSend } from './key-rotation.repository.js';
+import { toKeyRotationDataResponse, type KeyRotationDataResponse, type RotateUserAccountKeysRequest, type RotationSend } from './key-rotation.schemas.js';
+
+export interface KeyRotationDeps {
+  db: Db;
+  audit: AuditLog;
+  clock: Clock;
+  pushes: Pushes;
+  hasher: PasswordHasher;
+}
+
+/** Rows written between two yields to the event loop, inside the rotation's one transaction. */
+const ROWS_PER_SLICE = 200;
+
+const UNLOCK = 'accountUnlockData.masterPasswordUnlockData';
+
+/**
+ * Checks that every id the client sent is one of `existing`, once, and that none of `existing`
+ * is left out: the official validators' rule that a rotation re-encrypts everything or nothing.
+ */
+function matchAll(sent: readonly string[], existing: ReadonlySet<string>, field: string, missing: string, idField = 'id'): void {
+  const seen = new Set<string>();
+  sent.forEach((id, i) => {
+    if (seen.has(id)) throw BadRequest.field(`${field}[${i}].${idField}`, 'This id is sent more than once.');
+    if (!existing.has(id)) throw BadRequest.field(`${field}[${i}].${idField}`, 'Only what the account holds can be rotated; this id is not one of it.');
+    seen.add(id);
+  });
+  if (seen.size !== existing.size) throw BadRequest.field(field, missing);
+}
+
+/**
+ * The new master password of a rotation: the flat official model, whose email (or salt) and KDF
+ * must be the account's, since a rotation changes the key and may change the password but not
+ * how the master key is derived (that is `POST /accounts/kdf`).
+ */
+function newMasterPassword(user: UserRow, unlock: RotateUserAccountKeysRequest['accountUnlockData']['masterPasswordUnlockData']): AgreedMasterPassword {
+  const kdf = { kdf: unlock.kdfType, iterations: unlock.kdfIterations, memory: unlock.kdfMemory ?? null, parallelism: unlock.kdfParallelism ?? null };
+  const current = accountKdf(user);
+  if (!sameKdf(kdf, current)) {
+    const field = kdf.kdf !== Number(current.kdf) ? 'kdfType' : kdf.iterations !== current.iterations ? 'kdfIterations' : kdf.memory !== current.memory ? 'kdfMemory' : 'kdfParallelism';
+    throw BadRequest.field(`${UNLOCK}.${field}`, 'A key rotation cannot change the KDF settings; change them with POST /accounts/kdf first.');
+  }
+  const salt = unlock.masterPasswordSalt ?? unlock.email.trim().toLowerCase();
+  if (salt !== accountSalt(user)) {
+    throw BadRequest.field(`${UNLOCK}.${unlock.masterPasswordSalt ? 'masterPasswordSalt' : 'email'}`, "A key rotation cannot change the account's email or salt.");
+  }
+  const kdfBody = { kdfType: kdf.kdf, iterations: kdf.iterations, memory: kdf.memory, parallelism: kdf.parallelism };
+  return agreedMasterPassword(
+    user,
+    { kdf: kdfBody, salt, masterPasswordAuthenticationHash: unlock.masterKeyAuthenticationHash },
+    { kdf: kdfBody, salt, masterKeyWrappedUserKey: unlock.masterKeyEncryptedUserKey },
+    { authentication: UNLOCK, unlock: UNLOCK },
+  );
+}
+
+/**
+ * The account key pair after a rotation: the same public key (the official server does not
+ * change the pair on a rotation; everything shared with it would become unreadable) and its
+ * private key wrapped with the new user key. Strongroom keeps v1 accounts (AES-CBC-HMAC keys, no
+ * signature key pair), so an upgrade to v2 keys is refused rather than half stored.
+ */
+function newPrivateKey(user: UserRow, keys: RotateUserAccountKeysRequest['accountKeys']): string {
+  const pair = keys.publicKeyEncryptionKeyPair;
+  const publicKey = pair?.publicKey ?? keys.accountPublicKey;
+  const field = pair ? 'accountKeys.publicKeyEncryptionKeyPair' : 'accountKeys';
+  if (publicKey !== user.public_key) {
+    throw BadRequest.field(`${field}.${pair ? 'publicKey' : 'accountPublicKey'}`, "The account public key must stay the same in a key rotation.");
+  }
+  if (keys.signatureKeyPair || keys.securityState) {
+    throw BadRequest.field(`accountKeys.${keys.signatureKeyPair ? 'signatureKeyPair' : 'securityState'}`, 'This server does not offer account encryption v2 (signature key pairs).');
+  }
+  const privateKey = pair?.wrappedPrivateKey ?? keys.userKeyEncryptedAccountPrivateKey;
+  if (!privateKey.startsWith('2.')) {
+    throw BadRequest.field(`${field}.${pair ? 'wrappedPrivateKey' : 'userKeyEncryptedAccountPrivateKey'}`, 'The account private key must be wrapped with AES-256-CBC-HMAC (type 2).');
+  }
+  return privateKey;
+}
+
+/** The stored Send after its key and encrypted fields were re-encrypted; its other settings stay. */
+function rotatedSend(existing: { type: number; data: string }, sent: RotationSend, field: string): string {
+  if (existing.type !== sent.type) throw BadRequest.field(`${field}.type`, "A key rotation cannot change a Send's type.");
+  const data = parseSendData(existing.data);
+  data.name = sent.name ?? '';
+  data.notes = sent.notes ?? null;
+  if (existing.type === (SendType.Text as number)) {
+    if (!sent.text) throw BadRequest.field(`${field}.text`, 'Text is required for text sends.');
+    data.text = { text: sent.text.text ?? null, hidden: Boolean(sent.text.hidden) };
+  } else if (data.file && sent.file?.fileName) {
+    data.file = { ...data.file, fileName: sent.file.fileName };
+  }
+  return JSON.stringify(data);
+}
+
+/**
+ * User key rotation (`POST /accounts/key-management/rotate-user-account-keys`): the client sends
+ * every personal item, folder and Send re-encrypted with a new user key, the key re-wrapped for
+ * each emergency contact and each organization the account is enrolled in account recovery with,
+ * the private key re-wrapped, and the master password (possibly new) wrapping the new key. All
+ * of it is checked, then written in one transaction, a slice of rows at a time with the event
+ * loop let go in between, so a vault of thousands of items neither half-rotates nor holds the
+ * server. A user's rotations run one after another.
+ */
+export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotationDeps) {
+  const queue = createWorkQueue({ concurrency: 2, queueLimit: 16, busy: 'The server is busy with other key rotations. Try again in a moment.' });
+
+  async function userOf(executor: Executor, userId: string): Promise<UserRow> {
+    const user = await findUserById(executor, userId);
+    if (!user) throw new NotFound();
+    return user;
+  }
+
+  async function rotate({ userId, client }: UserCaller, body: RotateUserAccountKeysRequest): Promise<void> {
+    const user = await userOf(db, userId);
+    if (!(await masterPasswordMatches(hasher, user, body.oldMasterKeyAuthenticationHash))) {
+      throw BadRequest.field('oldMasterKeyAuthenticationHash', 'Incorrect password.');
+    }
+    const unlock = body.accountUnlockData;
+    const password = newMasterPassword(user, unlock.masterPasswordUnlockData);
+    const privateKey = newPrivateKey(user, body.accountKeys);
+    // Strongroom stores no passkey-login or trusted-device keys yet: any id sent names nothing.
+    if (unlock.passkeyUnlockData?.length) throw BadRequest.field('accountUnlockData.passkeyUnlockData[0].id', 'No passkey with this id holds a key of this account.');
+    if (unlock.deviceKeyUnlockData?.length) throw BadRequest.field('accountUnlockData.deviceKeyUnlockData[0].deviceId', 'No trusted device with this id holds a key of this account.');
+
+    const { ciphers, folders, sends } = body.accountData;
+    const contents = await mapInSlices(ciphers, (cipher, i) =>
+      within(`accountData.ciphers[${i}]`, () => {
+        if (cipher.organizationId) throw BadRequest.field('organizationId', 'Organization items are not rotated with the user key.');
+        return serializeCipherData(toCipherData(cipher));
+      }),
+    );
+    const lower = (id: string) => id.toLowerCase();
+    const grants = (unlock.emergencyAccessUnlockData ?? []).map((g) => ({ id: lower(g.id), keyEncrypted: g.keyEncrypted }));
+    const recoveries = (unlock.organizationAccountRecoveryUnlockData ?? []).map((r) => ({ organizationId: lower(r.organizationId), key: r.resetPasswordKey }));
+    const serverHash = await hasher.hash(password.authenticationHash);
+
+    await queue(userId, () =>
+      db.transaction().execute(async (tx) => {
+        const now = clock.now().toISOString();
+        const items = await personalItems(tx, userId);
+        const userFolders = await listFolders(tx, userId);
+        const userSends = await listSends(tx, userId);
+        const userGrants = await grantsWithKey(tx, userId);
+        const enrollments = await recoveryEnrollments(tx, userId);
+        const itemAttachments = new Map(items.map((c) => [c.id, c.attachments]));
+        matchAll(ciphers.map((c) => lower(c.id)), new Set(itemAttachments.keys()), 'accountData.ciphers', 'All existing ciphers must be included in the rotation.');
+        matchAll(folders.map((f) => lower(f.id)), new Set(userFolders.map((f) => f.id)), 'accountData.folders', 'All existing folders must be included in the rotation.');
+        const sendRows = new Map(userSends.map((s) => [s.id, s]));
+        matchAll(sends.map((s) => lower(s.id)), new Set(sendRows.keys()), 'accountData.sends', 'All existing sends must be included in the rotation.');
+        const grantStatus = new Map(userGrants.map((g) => [g.id, g.status]));
+        matchAll(
+          grants.map((g) => g.id),
+          new Set(grantStatus.keys()),
+          'accountUnlockData.emergencyAccessUnlockData',
+          'All existing emergency access keys must be included in the rotation.',
+        );
+        matchAll(
+          recoveries.map((r) => r.organizationId),
+          new Set(enrollments.map((e) => e.organization_id)),
+          'accountUnlockData.organizationAccountRecoveryUnlockData',
+          'All existing reset password keys must be included in the rotation.',
+          'organizationId',
+        );
+        const sendData = sends.map((s, i) => rotatedSend(sendRows.get(lower(s.id)) as { type: number; data: string }, s, `accountData.sends[${i}]`));
+
+        for (const slice of chunks(ciphers.map((_, i) => i), ROWS_PER_SLICE)) {
+          await yieldToLoop();
+          for (const i of slice) {
+            const cipher = ciphers[i] as (typeof ciphers)[number];
+            const id = lower(cipher.id);
+            await updateCipherContent(tx, id, {
+              type: cipher.type,
+              data: contents[i] as string,
+              key: cipher.key ?? null,
+              reprompt: cipher.reprompt ?? 0,
+              attachments: withNewKeys(itemAttachments.get(id), cipher.attachments2),
+              revision_date: now,
+            });
+          }
+        }
+        for (const slice of chunks(folders, ROWS_PER_SLICE)) {
+          await yieldToLoop();
+          for (const folder of slice) await renameFolder(tx, lower(folder.id), folder.name, now);
+        }
+        for (const [i, send] of sends.entries()) await rewriteSend(tx, lower(send.id), { key: send.key, data: sendData[i] as string, revision_date: now });
+        for (const grant of grants) await rewrapGrant(tx, grant.id, grant.keyEncrypted, grantStatus.get(grant.id) as number, now);
+        for (const recovery of recoveries) await rewrapRecoveryKey(tx, userId, recovery.organizationId, recovery.key, now);
+
+        await setMasterPassword(tx, userId, {
+          serverHash,
+          key: password.wrappedUserKey,
+          ...(unlock.masterPasswordUnlockData.masterPasswordHint !== undefined ? { hint: unlock.masterPasswordUnlockData.masterPasswordHint } : {}),
+          forcePasswordReset: false,
+          now,
+        });
+        // The key id named the old user key; the clients set the new one's after they log in again.
+        await updateUser(tx, userId, { private_key: privateKey, user_key_id: null });
+        await audit.record(tx, client, { type: EventType.User_RotatedKeys, userId, actingUserId: userId });
+        await touchVault(tx, userId, now);
+      }),
+    );
+    // Every session holds the old key: all of them end, and the clients log in again.
+    pushes.send(logOutPush(userId, client.deviceIdentifier));
+  }
+
+  return {
+    rotate,
+
+    /** What the new user key must be wrapped for (`GET /accounts/key-management/key-rotation-data`). */
+    async rotationData({ userId }: UserCaller): Promise<KeyRotationDataResponse> {
+      const [enrollments, grants] = await Promise.all([recoveryEnrollments(db, userId), grantsWithKey(db, userId)]);
+      return toKeyRotationDataResponse(enrollments, grants);
+    },
+  };
+}
+
+export type KeyRotation = ReturnType<typeof createKeyRotation>;
