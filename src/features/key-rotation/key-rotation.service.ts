@@ -33,7 +33,7 @@ export interface KeyRotationDeps {
 }
 
 /** Rows written between two yields to the event loop, inside the rotation's one transaction. */
-const ROWS_PER_SLICE = 200;
+const ROWS_PER_SLICE = 100;
 
 const UNLOCK = 'accountUnlockData.masterPasswordUnlockData';
 
