@@ -17,6 +17,7 @@ import { createLoginThrottle } from './features/rate-limits/login-throttle.js';
 import { createDeviceService } from './features/devices/devices.service.js';
 import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
+import { createAccountRecovery } from './features/account-recovery/account-recovery.service.js';
 import { createBreachLookup } from './features/breach-report/hibp.service.js';
 import { invitationCheck, invitationTokenCheck } from './features/organizations/invitations.js';
 import { isSoleOwner } from './features/organizations/sole-owner.js';
@@ -146,6 +147,7 @@ export async function createFeatures(deps: WiringDeps) {
     breachLookup: createBreachLookup({ settings: { apiKey: config.hibpApiKey, apiUrl: config.hibpApiUrl, cacheSeconds: config.hibpCacheSeconds }, clock }),
     mailer,
     members,
+    accountRecovery: createAccountRecovery({ db, clock, hasher, audit, pushes, mailer, brand }),
     organizations,
     licenses,
     organizationKeys: createOrganizationKeys({ db }),

@@ -15,6 +15,7 @@ import { unofferedTwoFactorRoutes } from '../features/two-factor/unoffered-reads
 import { aliveRoutes, healthRoutes } from '../features/health/health.routes.js';
 import { integrationRoutes } from '../features/integrations/integrations.routes.js';
 import { memberRoutes } from '../features/members/members.routes.js';
+import { accountRecoveryRoutes } from '../features/account-recovery/account-recovery.routes.js';
 import { authRequestRoutes } from '../features/auth-requests/auth-requests.routes.js';
 import { deviceRoutes } from '../features/devices/devices.routes.js';
 import { twoFactorRoutes } from '../features/two-factor/two-factor.routes.js';
@@ -82,6 +83,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(hibpRoutes, { lookup: features.breachLookup });
   await app.register(integrationRoutes, { integrations: features.integrations.service, orgAccess: features.orgAccess });
   await app.register(memberRoutes, { members: features.members, orgAccess: features.orgAccess });
+  await app.register(accountRecoveryRoutes, { recovery: features.accountRecovery, orgAccess: features.orgAccess });
   if (config.secretsManager) await app.register(secretsManagerRoutes, { sm: features.secretsManager });
   // The organization public API: its own error envelope and not-found answer under /public.
   await app.register(publicApiRoutes, { prefix: '/public', publicApi: features.publicApi });

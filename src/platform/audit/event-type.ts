@@ -73,6 +73,7 @@ export enum EventType {
   OrganizationUser_Deleted = 1515,
   OrganizationUser_Left = 1516,
   OrganizationUser_SelfRevoked = 1518,
+  OrganizationUser_AdminResetTwoFactor = 1519,
   OrganizationUser_Revoked_TwoFactorNonCompliance = 1520,
   OrganizationUser_NotificationBannerActionClicked = 1522,
 

@@ -1,0 +1,84 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { access } from '../../http/access.js';
+import { userCaller } from '../../http/request-context.js';
+import { olderForm, type RouteDoc } from '../../http/route-docs.js';
+import { emptyOk, EmptyResponse, Guid, OrgIdParams } from '../../http/schemas.js';
+import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
+import { EnrollmentBody, RecoverAccountBody, ResetPasswordBody, UpdateTempPasswordBody } from './account-recovery.schemas.js';
+import type { AccountRecovery } from './account-recovery.service.js';
+
+// The member routes sit with the other member routes of the API documentation, the password with the account's.
+const tags = ['Members'];
+const accountTags = ['Accounts'];
+const BASE = '/organizations/:orgId/users';
+
+const RECOVERY =
+  'Access: a confirmed member holding manageResetPassword (`orgPermission(manageResetPassword)`: owners, admins, custom members with it); non-members get 404, other members 403; an owner is recovered only by an owner and an admin only by an owner or admin (400 "You are not permitted to recover this user\'s account.", as the official server answers to keep the clients signed in).';
+const RECOVER =
+  'Needs the organization to use account recovery with the Account recovery administration policy (8) on, and the member accepted, confirmed or revoked and enrolled (400 otherwise). The new master password comes as `authenticationData` and `unlockData` (salt and KDF the member\'s, as `reset-password-details` gives them) or as the obsolete `newMasterPasswordHash` and `key`; the member must replace it at next login (`ForcePasswordReset`). Every session of the member ends (security stamp, refresh tokens, a LogOut push) and the member is mailed (logged when no mail server is set).';
+
+const docs = {
+  enroll: {
+    summary: 'Enroll in account recovery, or withdraw',
+    description:
+      "The caller escrows their user key with the organization: `resetPasswordKey` is the user key wrapped with the organization's public key, and enrolling needs the caller's `masterPasswordHash` (400 \"Incorrect password\"); a null key withdraws, refused (400) where the policy enrolls automatically. Only for the caller's own membership (`userId` is the caller's user id; 400 \"User not valid.\" otherwise), where the organization uses account recovery and has the policy on (400 otherwise). Records OrganizationUser_ResetPassword_Enroll (1506) or _Withdraw (1507). Access: any signed-in user (`user`); the membership decides.",
+  },
+  recover: {
+    summary: "Recover a member's account",
+    description: `Sets a new master password for the member (\`resetMasterPassword\`) and/or turns their two-step login off (\`resetTwoFactor\`; 400 when neither), recording OrganizationUser_AdminResetPassword (1508) and OrganizationUser_AdminResetTwoFactor (1519). ${RECOVER} ${RECOVERY}`,
+  },
+  resetPassword: {
+    summary: "Reset a member's master password",
+    description: `Sets a new master password for the member and records OrganizationUser_AdminResetPassword (1508). ${RECOVER} ${RECOVERY}`,
+  },
+  updateTempPassword: {
+    summary: 'Replace a temporary master password',
+    description:
+      'The caller, whose master password an organization admin set through account recovery, sets their own: `authenticationData` and `unlockData` with the account\'s salt and KDF, or the obsolete `newMasterPasswordHash` and `key`, and `masterPasswordHint`. Only while the account must change its password (400 "User does not have a temporary password to update." otherwise). Records User_UpdatedTempPassword (1008) and ends every session. Access: any signed-in user (`user`), on their own account.',
+  },
+} satisfies Record<string, RouteDoc>;
+
+const lower = (id: string) => id.toLowerCase();
+
+/** Account recovery by organization admins ({base_url}/organizations/{orgId}/users/..., /accounts/update-temp-password). */
+export const accountRecoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: AccountRecovery; orgAccess: OrgAccess }> = async (app, { recovery, orgAccess }) => {
+  const recoverer = { config: { access: orgAccess.right('manageResetPassword') } };
+
+  app.put(
+    `${BASE}/:userId/reset-password-enrollment`,
+    {
+      config: { access: access.user },
+      schema: { tags, ...docs.enroll, params: Type.Object({ orgId: Guid, userId: Guid }), body: EnrollmentBody, response: { 200: EmptyResponse } },
+    },
+    async (request, reply) => {
+      await recovery.enroll(userCaller(request), lower(request.params.orgId), lower(request.params.userId), request.body);
+      return emptyOk(reply);
+    },
+  );
+
+  app.put(`${BASE}/:id/recover-account`, { ...recoverer, schema: { tags, ...docs.recover, params: OrgIdParams, body: RecoverAccountBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    const { resetMasterPassword = false, resetTwoFactor = false, ...password } = request.body;
+    await recovery.recover(memberCaller(request), lower(request.params.orgId), lower(request.params.id), { ...password, resetMasterPassword, resetTwoFactor });
+    return emptyOk(reply);
+  });
+
+  // Web vaults before 2026.4.2 reset the password alone here.
+  app.put(
+    `${BASE}/:id/reset-password`,
+    { ...recoverer, schema: { tags, ...olderForm(docs.resetPassword, 'PUT /organizations/{orgId}/users/{id}/recover-account'), params: OrgIdParams, body: ResetPasswordBody, response: { 200: EmptyResponse } } },
+    async (request, reply) => {
+      await recovery.recover(memberCaller(request), lower(request.params.orgId), lower(request.params.id), { ...request.body, resetMasterPassword: true, resetTwoFactor: false });
+      return emptyOk(reply);
+    },
+  );
+
+  app.put(
+    '/accounts/update-temp-password',
+    { config: { access: access.user }, schema: { tags: accountTags, ...docs.updateTempPassword, body: UpdateTempPasswordBody, response: { 200: EmptyResponse } } },
+    async (request, reply) => {
+      await recovery.updateTempPassword(userCaller(request), request.body);
+      return emptyOk(reply);
+    },
+  );
+};

@@ -1,0 +1,53 @@
+import { Type, type Static } from 'typebox';
+import { Nullable, NullableEncString } from '../../http/schemas.js';
+import { MasterPasswordAuthenticationBody, MasterPasswordUnlockBody } from '../../platform/auth/master-password.js';
+
+const Hash = Type.String({ minLength: 1, maxLength: 300 });
+const OptionalHash = Type.Optional(Nullable(Hash));
+
+/**
+ * The official OrganizationUserResetPasswordEnrollmentRequestModel: the member's user key wrapped
+ * with the organization's public key (null withdraws), and the member's master password hash,
+ * which enrolling needs and withdrawing does not.
+ */
+export const EnrollmentBody = Type.Object({
+  resetPasswordKey: NullableEncString(10_000),
+  masterPasswordHash: Type.Optional(Nullable(Type.String({ maxLength: 1000 }))),
+});
+export type EnrollmentBody = Static<typeof EnrollmentBody>;
+
+/**
+ * The official OrganizationUserResetPasswordRequestModel: what to reset, and the new master
+ * password either as the 2026 authentication and unlock objects or as the obsolete
+ * `newMasterPasswordHash` and `key`, which clients before 2026.8 still send.
+ */
+export const RecoverAccountBody = Type.Object({
+  resetMasterPassword: Type.Optional(Type.Boolean()),
+  resetTwoFactor: Type.Optional(Type.Boolean()),
+  newMasterPasswordHash: OptionalHash,
+  key: NullableEncString(10_000),
+  authenticationData: Type.Optional(Nullable(MasterPasswordAuthenticationBody)),
+  unlockData: Type.Optional(Nullable(MasterPasswordUnlockBody)),
+});
+export type RecoverAccountBody = Static<typeof RecoverAccountBody>;
+
+/** The deprecated `…/reset-password` body (web vaults before 2026.4.2): a new master password only. */
+export const ResetPasswordBody = Type.Object({
+  newMasterPasswordHash: OptionalHash,
+  key: NullableEncString(10_000),
+  authenticationData: Type.Optional(Nullable(MasterPasswordAuthenticationBody)),
+  unlockData: Type.Optional(Nullable(MasterPasswordUnlockBody)),
+});
+
+/** The official UpdateTempPasswordRequestModel. */
+export const UpdateTempPasswordBody = Type.Object({
+  newMasterPasswordHash: OptionalHash,
+  key: NullableEncString(10_000),
+  masterPasswordHint: Type.Optional(Nullable(Type.String({ maxLength: 50 }))),
+  authenticationData: Type.Optional(Nullable(MasterPasswordAuthenticationBody)),
+  unlockData: Type.Optional(Nullable(MasterPasswordUnlockBody)),
+});
+export type UpdateTempPasswordBody = Static<typeof UpdateTempPasswordBody>;
+
+/** A new master password in either form the clients send. */
+export type NewPasswordPayload = Pick<RecoverAccountBody, 'newMasterPasswordHash' | 'key' | 'authenticationData' | 'unlockData'>;

@@ -1,0 +1,193 @@
+import type { Db, Executor } from '../../db/database.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import type { ClientContext, UserCaller } from '../../http/request-context.js';
+import { findMembershipOfUser, findOrganization } from '../../platform/access/memberships.js';
+import { actingOf, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
+import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { setMasterPassword } from '../../platform/auth/master-password.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
+import { findUserById, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
+import { logOutPush, userPush } from '../../platform/push/push-messages.js';
+import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import type { Clock } from '../../shared/clock.js';
+import { sendOrLog } from '../mail/delivery.js';
+import type { MailLog, Mailer } from '../mail/mailer.js';
+import { renderMail, type MailBrand } from '../mail/templates.js';
+import { findMember } from '../members/members.repository.js';
+import { findPolicy } from '../policies/policies.repository.js';
+import { autoEnrollsInRecovery } from '../policies/policy-data.js';
+import { PolicyType } from '../policies/policy-type.js';
+import { revokeNonCompliant, type Revocation } from '../policies/two-factor-policy.js';
+import { deleteAllProviders, deleteRecovery, deleteRememberTokens } from '../two-factor/two-factor.repository.js';
+import type { EnrollmentBody, NewPasswordPayload, UpdateTempPasswordBody } from './account-recovery.schemas.js';
+import { prepareNewPassword, type PreparedPassword } from './new-password.js';
+
+/** The official server's refusals, word for word: the web vault shows them as they come. */
+export const REFUSALS = {
+  userNotValid: 'User not valid.',
+  enrollmentNotAllowed: 'Organization does not allow password reset enrollment.',
+  resetNotAllowed: 'Organization does not allow password reset.',
+  policyNotEnabled: 'Organization does not have the password reset policy enabled.',
+  withdrawalRefused: 'Due to an Enterprise policy, you are not allowed to withdraw from account recovery.',
+  incorrectPassword: 'Incorrect password',
+  notPermitted: "You are not permitted to recover this user's account.",
+  noAction: 'At least one recovery action must be requested.',
+  missingPassword: 'Master password hash and key are required when resetting master password.',
+  memberNotValid: 'Organization User not valid.',
+  noTemporaryPassword: 'User does not have a temporary password to update.',
+} as const;
+
+/** Members an account recovery may reach: the official validator's statuses (an invited one has no account yet). */
+const RECOVERABLE = [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed, OrganizationUserStatusType.Revoked];
+
+/**
+ * Whether the caller may recover a member of `target`'s role: an owner only by an owner, an
+ * admin by an owner or admin, anyone else by those or a custom member with manageResetPassword
+ * (the official RecoverAccountAuthorizationHandler; the route's rule has already asked for that right).
+ */
+export function mayRecover(actor: Membership, target: OrganizationUserType): boolean {
+  if (target === OrganizationUserType.Owner) return actor.type === OrganizationUserType.Owner;
+  if (target === OrganizationUserType.Admin) return actor.type === OrganizationUserType.Owner || actor.type === OrganizationUserType.Admin;
+  return actor.rights.has('manageResetPassword');
+}
+
+/** What an admin asks a recovery to do: the current route's flags, or the deprecated route's password only. */
+export interface RecoveryRequest extends NewPasswordPayload {
+  resetMasterPassword: boolean;
+  resetTwoFactor: boolean;
+}
+
+/**
+ * Account recovery (policy 8, "Account recovery administration"): a member escrows their user key
+ * with the organization, an admin who may sets them a new master password (and may turn their
+ * two-step login off), and the member replaces that temporary password at their next login.
+ */
+export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: PasswordHasher; audit: AuditLog; pushes: Pushes; mailer: Mailer; brand: MailBrand }) {
+  const { db, clock, hasher, audit, pushes } = deps;
+
+  async function recoveryPolicy(organizationId: string, notAllowed: string) {
+    const org = await findOrganization(db, organizationId);
+    if (!org?.use_reset_password) throw new BadRequest(notAllowed);
+    const policy = await findPolicy(db, organizationId, PolicyType.ResetPassword);
+    if (!policy?.enabled) throw new BadRequest(REFUSALS.policyNotEnabled);
+    return { org, policy };
+  }
+
+  /** Turns every second step of login off, as a recovery code does, and revokes memberships the two-step login policy then binds. */
+  async function turnOffTwoFactor(tx: Executor, client: ClientContext, userId: string, now: string): Promise<Revocation[]> {
+    await deleteAllProviders(tx, userId);
+    await deleteRecovery(tx, userId);
+    await deleteRememberTokens(tx, userId);
+    return revokeNonCompliant(tx, audit, client, { userId }, now);
+  }
+
+  async function notify(user: UserRow, subject: string, paragraphs: string[], log: MailLog): Promise<void> {
+    const message = renderMail(user.email, deps.brand, {
+      subject,
+      paragraphs,
+      link: { label: 'Log in', url: `${deps.brand.publicUrl.replace(/\/+$/, '')}/#/login` },
+      footnote: 'If you did not expect this, contact your organization’s administrators.',
+    });
+    await sendOrLog(deps.mailer, message, log, 'account recovery');
+  }
+
+  return {
+    /**
+     * The member escrows their user key with the organization (`resetPasswordKey`, wrapped with
+     * its public key) or withdraws (null). Only for themselves, where the organization may use
+     * account recovery and has the policy on; enrolling proves the master password, and a policy
+     * that enrolls automatically forbids withdrawing.
+     */
+    async enroll({ userId: callerId, client }: UserCaller, organizationId: string, userId: string, body: EnrollmentBody): Promise<void> {
+      const key = body.resetPasswordKey ?? null;
+      const caller = await findUserById(db, callerId);
+      if (!caller) throw new NotFound();
+      if (key && !(await masterPasswordMatches(hasher, caller, body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', REFUSALS.incorrectPassword);
+      const member = await findMembershipOfUser(db, organizationId, userId);
+      if (userId !== callerId || !member) throw new BadRequest(REFUSALS.userNotValid);
+      const { policy } = await recoveryPolicy(organizationId, REFUSALS.enrollmentNotAllowed);
+      if (!key && autoEnrollsInRecovery(policy)) throw BadRequest.field('resetPasswordKey', REFUSALS.withdrawalRefused);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await tx.updateTable('organization_users').set({ reset_password_key: key, revision_date: now }).where('id', '=', member.id).execute();
+        await updateUser(tx, callerId, { account_revision_date: now });
+        await audit.record(tx, client, {
+          type: key ? EventType.OrganizationUser_ResetPassword_Enroll : EventType.OrganizationUser_ResetPassword_Withdraw,
+          organizationId,
+          organizationUserId: member.id,
+          actingUserId: callerId,
+        });
+      });
+      // The profile's organizations carry `resetPasswordEnrolled`.
+      pushes.send([userPush(PushType.SyncOrgKeys, callerId, clock.now())]);
+    },
+
+    /**
+     * An admin recovers a member enrolled in account recovery: a new master password the member
+     * must replace at next login, and/or two-step login off; every session of the member ends.
+     */
+    async recover(actor: MemberCaller, organizationId: string, id: string, request: RecoveryRequest): Promise<void> {
+      const member = await findMember(db, organizationId, id);
+      if (!member) throw new NotFound();
+      // 400, not 403: the official server avoids a 403 here because the clients log out on one.
+      if (!mayRecover(actor.membership, member.type)) throw new BadRequest(REFUSALS.notPermitted);
+      if (!request.resetMasterPassword && !request.resetTwoFactor) throw BadRequest.field('resetMasterPassword', REFUSALS.noAction);
+      await recoveryPolicy(organizationId, REFUSALS.resetNotAllowed);
+      if (!RECOVERABLE.includes(member.status) || !member.reset_password_key?.trim() || !member.user_id) throw new BadRequest(REFUSALS.memberNotValid);
+      const user = await findUserById(db, member.user_id);
+      if (!user) throw new NotFound('User not found.');
+      const password: PreparedPassword | null = request.resetMasterPassword
+        ? await prepareNewPassword(hasher, user, request, { field: 'newMasterPasswordHash', message: REFUSALS.missingPassword })
+        : null;
+      const now = clock.now().toISOString();
+      const event = { organizationId, organizationUserId: member.id, ...actingOf(actor.membership) };
+      const revocations = await db.transaction().execute(async (tx) => {
+        const events: AuditEvent[] = [];
+        if (password) {
+          await setMasterPassword(tx, user.id, { ...password, forcePasswordReset: true, now });
+          events.push({ type: EventType.OrganizationUser_AdminResetPassword, ...event });
+        }
+        const revoked = request.resetTwoFactor ? await turnOffTwoFactor(tx, actor.client, user.id, now) : [];
+        if (request.resetTwoFactor) events.push({ type: EventType.OrganizationUser_AdminResetTwoFactor, ...event });
+        await audit.record(tx, actor.client, events);
+        return revoked;
+      });
+      pushes.send([logOutPush(user.id), ...revocations.map((r) => userPush(PushType.SyncOrgKeys, r.userId, clock.now()))]);
+      const org = await findOrganization(db, organizationId);
+      const what = [password ? 'set a new master password for your account' : null, request.resetTwoFactor ? 'turned two-step login off for your account' : null].filter(Boolean).join(' and ');
+      await notify(
+        user,
+        'Your account was recovered',
+        [
+          `An administrator of ${org?.name ?? 'your organization'} ${what}. You were logged out everywhere.`,
+          ...(password ? ['Log in with the master password the administrator gives you; you will then choose a new one of your own.'] : []),
+        ],
+        actor.log,
+      );
+    },
+
+    /**
+     * The member replaces the temporary master password an admin set (only while the account
+     * must change it): the new one, in either form, with the account's salt and KDF; every
+     * session ends, so the member logs in with it.
+     */
+    async updateTempPassword({ userId, client, log }: UserCaller, body: UpdateTempPasswordBody): Promise<void> {
+      const user = await findUserById(db, userId);
+      if (!user) throw new NotFound();
+      if (!user.force_password_reset) throw new BadRequest(REFUSALS.noTemporaryPassword);
+      const password = await prepareNewPassword(hasher, user, body);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (tx) => {
+        await setMasterPassword(tx, user.id, { ...password, hint: body.masterPasswordHint ?? null, forcePasswordReset: false, now });
+        await audit.record(tx, client, { type: EventType.User_UpdatedTempPassword, userId: user.id, actingUserId: user.id });
+      });
+      pushes.send([logOutPush(user.id)]);
+      await notify(user, 'Your master password was changed', ['You replaced the temporary master password of your account with your own.'], log);
+    },
+  };
+}
+
+export type AccountRecovery = ReturnType<typeof createAccountRecovery>;
