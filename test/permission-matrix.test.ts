@@ -301,6 +301,17 @@ type Row = [name: string, call: (who: Caller) => Promise<Call>, expectation: Exp
 const base = () => `/organizations/${org}`;
 const secret = (who: Caller) => actors[who].account.masterPasswordHash;
 
+/** The Account recovery administration policy (8) on for a row: recovery and enrollment need it. */
+const recoveryPolicy = {
+  async before() {
+    const now = new Date().toISOString();
+    await db().insertInto('policies').values({ id: randomUUID(), organization_id: org, type: 8, enabled: true, data: null, creation_date: now, revision_date: now }).execute();
+  },
+  async after() {
+    await db().deleteFrom('policies').where('organization_id', '=', org).where('type', '=', 8).execute();
+  },
+};
+
 const ORGANIZATION_ROWS: Row[] = [
   [
     'GET /organizations/{id} (billing details shown)',
@@ -703,6 +714,41 @@ const MEMBER_ROWS: Row[] = [
     'POST /organizations/{org}/users/account-recovery-details',
     async () => ({ method: 'POST', path: `${users()}/account-recovery-details`, json: { ids: [await seedTarget(server, org)] } }),
     { allow: RECOVERY_ADMINS },
+  ],
+  ...(
+    [
+      ['recover-account', Role.User, { allow: RECOVERY_ADMINS }],
+      // Only an owner recovers an owner, and only an owner or admin an admin: the others who may recover get the official 400.
+      ['recover-account', Role.Owner, { allow: OWNER, except: { admin: 400, manageResetPassword: 400 } }],
+      ['recover-account', Role.Admin, { allow: ADMINS, except: { manageResetPassword: 400 } }],
+      ['reset-password', Role.User, { allow: RECOVERY_ADMINS }],
+    ] as const
+  ).map(
+    ([route, type, expectation]): Row => [
+      `PUT /organizations/{org}/users/{id}/${route} (an enrolled ${Role[type]})`,
+      async () => {
+        const target = await seedTarget(server, org, { type });
+        await db().updateTable('organization_users').set({ reset_password_key: KEY }).where('id', '=', target).execute();
+        const userId = (await db().selectFrom('organization_users').select('user_id').where('id', '=', target).executeTakeFirstOrThrow()).user_id ?? '';
+        const reset = async () => Boolean((await db().selectFrom('users').select('force_password_reset').where('id', '=', userId).executeTakeFirst())?.force_password_reset);
+        const json = { resetMasterPassword: true, newMasterPasswordHash: 'bmV3IGhhc2g=', key: ENC };
+        return { method: 'PUT', path: `${users()}/${target}/${route}`, json, written: reset };
+      },
+      expectation,
+      recoveryPolicy,
+    ],
+  ),
+  [
+    'PUT /organizations/{org}/users/{userId}/reset-password-enrollment (another member\'s)',
+    async (who) => {
+      const target = await seedTarget(server, org);
+      const userId = (await db().selectFrom('organization_users').select('user_id').where('id', '=', target).executeTakeFirstOrThrow()).user_id ?? '';
+      const enrolled = async () => (await db().selectFrom('organization_users').select('reset_password_key').where('id', '=', target).executeTakeFirst())?.reset_password_key !== null;
+      return { method: 'PUT', path: `${users()}/${userId}/reset-password-enrollment`, json: { resetPasswordKey: KEY, masterPasswordHash: secret(who) }, written: enrolled };
+    },
+    // Members enroll only themselves: everyone, the organization's owner included, gets the official 400 "User not valid.".
+    { allow: [], refuse: 400, outsiders: 400 },
+    recoveryPolicy,
   ],
 ];
 
