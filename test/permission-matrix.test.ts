@@ -715,6 +715,27 @@ const MEMBER_ROWS: Row[] = [
     async () => ({ method: 'POST', path: `${users()}/account-recovery-details`, json: { ids: [await seedTarget(server, org)] } }),
     { allow: RECOVERY_ADMINS },
   ],
+  // An owner's escrowed key would let whoever reads it take over the owner's account: only owners read it, admins an admin's.
+  [
+    'GET /organizations/{org}/users/{id}/reset-password-details (an owner)',
+    async () => ({ method: 'GET', path: `${users()}/${await seedTarget(server, org, { type: Role.Owner })}/reset-password-details` }),
+    { allow: OWNER, except: { admin: 404, manageResetPassword: 404 } },
+  ],
+  [
+    'GET /organizations/{org}/users/{id}/reset-password-details (an admin)',
+    async () => ({ method: 'GET', path: `${users()}/${await seedTarget(server, org, { type: Role.Admin })}/reset-password-details` }),
+    { allow: ADMINS, except: { manageResetPassword: 404 } },
+  ],
+  [
+    'POST /organizations/{org}/users/account-recovery-details (an owner)',
+    async () => ({
+      method: 'POST',
+      path: `${users()}/account-recovery-details`,
+      json: { ids: [await seedTarget(server, org, { type: Role.Owner })] },
+      outcome: (res) => (res.status === 200 ? ((res.body.data as unknown[]).length === 1 ? 'listed' : 'not listed') : res.status),
+    }),
+    { allow: OWNER, ok: 'listed', except: { admin: 'not listed', manageResetPassword: 'not listed' } },
+  ],
   ...(
     [
       ['recover-account', Role.User, { allow: RECOVERY_ADMINS }],

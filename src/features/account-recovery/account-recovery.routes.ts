@@ -3,9 +3,10 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
-import { emptyOk, EmptyResponse, Guid, OrgIdParams } from '../../http/schemas.js';
+import { emptyOk, EmptyResponse, Guid, list, ListOf, OrgIdParams, OrgParams } from '../../http/schemas.js';
 import { memberCaller, type OrgAccess } from '../../platform/access/org-access.js';
-import { EnrollmentBody, RecoverAccountBody, ResetPasswordBody, UpdateTempPasswordBody } from './account-recovery.schemas.js';
+import { IdsBody } from '../members/members.schemas.js';
+import { EnrollmentBody, RecoverAccountBody, ResetPasswordBody, ResetPasswordDetailsResponse, UpdateTempPasswordBody } from './account-recovery.schemas.js';
 import type { AccountRecovery } from './account-recovery.service.js';
 
 // The member routes sit with the other member routes of the API documentation, the password with the account's.
@@ -13,12 +14,24 @@ const tags = ['Members'];
 const accountTags = ['Accounts'];
 const BASE = '/organizations/:orgId/users';
 
+const RECOVERY_RIGHT =
+  'Access: a confirmed member holding manageResetPassword (`orgPermission(manageResetPassword)`: owners, admins, custom members with it); non-members get 404, other members 403.';
 const RECOVERY =
   'Access: a confirmed member holding manageResetPassword (`orgPermission(manageResetPassword)`: owners, admins, custom members with it); non-members get 404, other members 403; an owner is recovered only by an owner and an admin only by an owner or admin (400 "You are not permitted to recover this user\'s account.", as the official server answers to keep the clients signed in).';
 const RECOVER =
   'Needs the organization to use account recovery with the Account recovery administration policy (8) on, and the member accepted, confirmed or revoked and enrolled (400 otherwise). The new master password comes as `authenticationData` and `unlockData` (salt and KDF the member\'s, as `reset-password-details` gives them) or as the obsolete `newMasterPasswordHash` and `key`; the member must replace it at next login (`ForcePasswordReset`). Every session of the member ends (security stamp, refresh tokens, a LogOut push) and the member is mailed (logged when no mail server is set).';
 
+const READ_ROLES = 'Owners are left out for anyone but an owner, and admins for custom members, as the official server does since 2026-08-18.';
+
 const docs = {
+  resetPasswordDetails: {
+    summary: "Read a member's account recovery details",
+    description: `Answers what an account recovery admin needs to reset the member's master password: their KDF settings and salt, their user key escrowed to the organization (\`resetPasswordKey\`, null when not enrolled), and the organization's encrypted private key; 404 for an unknown member, one without an account yet, or one of a role the caller may not recover. ${READ_ROLES} ${RECOVERY_RIGHT}`,
+  },
+  accountRecoveryDetails: {
+    summary: "Read members' account recovery details",
+    description: `Answers the account recovery details (see \`GET …/users/{id}/reset-password-details\`) of the given members; unknown ids, members without an account yet and those the caller may not recover are left out. ${READ_ROLES} ${RECOVERY_RIGHT}`,
+  },
   enroll: {
     summary: 'Enroll in account recovery, or withdraw',
     description:
@@ -44,6 +57,18 @@ const lower = (id: string) => id.toLowerCase();
 /** Account recovery by organization admins ({base_url}/organizations/{orgId}/users/..., /accounts/update-temp-password). */
 export const accountRecoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: AccountRecovery; orgAccess: OrgAccess }> = async (app, { recovery, orgAccess }) => {
   const recoverer = { config: { access: orgAccess.right('manageResetPassword') } };
+
+  app.get(
+    `${BASE}/:id/reset-password-details`,
+    { ...recoverer, schema: { tags, ...docs.resetPasswordDetails, params: OrgIdParams, response: { 200: ResetPasswordDetailsResponse } } },
+    async (request) => recovery.detailsOf(memberCaller(request), lower(request.params.orgId), lower(request.params.id)),
+  );
+
+  app.post(
+    `${BASE}/account-recovery-details`,
+    { ...recoverer, schema: { tags, ...docs.accountRecoveryDetails, params: OrgParams, body: IdsBody, response: { 200: ListOf(ResetPasswordDetailsResponse) } } },
+    async (request) => list(await recovery.details(memberCaller(request), lower(request.params.orgId), request.body.ids)),
+  );
 
   app.put(
     `${BASE}/:userId/reset-password-enrollment`,

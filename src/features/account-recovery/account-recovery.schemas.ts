@@ -1,6 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { Nullable, NullableEncString } from '../../http/schemas.js';
-import { MasterPasswordAuthenticationBody, MasterPasswordUnlockBody } from '../../platform/auth/master-password.js';
+import { accountSalt, MasterPasswordAuthenticationBody, MasterPasswordUnlockBody } from '../../platform/auth/master-password.js';
+import type { MemberWithAccount } from './account-recovery.repository.js';
 
 const Hash = Type.String({ minLength: 1, maxLength: 300 });
 const OptionalHash = Type.Optional(Nullable(Hash));
@@ -51,3 +52,31 @@ export type UpdateTempPasswordBody = Static<typeof UpdateTempPasswordBody>;
 
 /** A new master password in either form the clients send. */
 export type NewPasswordPayload = Pick<RecoverAccountBody, 'newMasterPasswordHash' | 'key' | 'authenticationData' | 'unlockData'>;
+
+/** The official OrganizationUserResetPasswordDetailsResponseModel. */
+export const ResetPasswordDetailsResponse = Type.Object({
+  object: Type.Literal('organizationUserResetPasswordDetails'),
+  organizationUserId: Type.String(),
+  kdf: Type.Integer(),
+  kdfIterations: Type.Integer(),
+  kdfMemory: Nullable(Type.Integer()),
+  kdfParallelism: Nullable(Type.Integer()),
+  masterPasswordSalt: Type.String(),
+  resetPasswordKey: Nullable(Type.String()),
+  encryptedPrivateKey: Nullable(Type.String()),
+});
+export type ResetPasswordDetailsResponse = Static<typeof ResetPasswordDetailsResponse>;
+
+export function toResetPasswordDetails(member: MemberWithAccount, organizationPrivateKey: string | null): ResetPasswordDetailsResponse {
+  return {
+    object: 'organizationUserResetPasswordDetails',
+    organizationUserId: member.id,
+    kdf: member.kdf,
+    kdfIterations: member.kdf_iterations,
+    kdfMemory: member.kdf_memory,
+    kdfParallelism: member.kdf_parallelism,
+    masterPasswordSalt: accountSalt(member),
+    resetPasswordKey: member.reset_password_key,
+    encryptedPrivateKey: organizationPrivateKey,
+  };
+}

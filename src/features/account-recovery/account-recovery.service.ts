@@ -22,7 +22,8 @@ import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { revokeNonCompliant, type Revocation } from '../policies/two-factor-policy.js';
 import { deleteAllProviders, deleteRecovery, deleteRememberTokens } from '../two-factor/two-factor.repository.js';
-import type { EnrollmentBody, NewPasswordPayload, UpdateTempPasswordBody } from './account-recovery.schemas.js';
+import { membersWithAccounts } from './account-recovery.repository.js';
+import { toResetPasswordDetails, type EnrollmentBody, type NewPasswordPayload, type ResetPasswordDetailsResponse, type UpdateTempPasswordBody } from './account-recovery.schemas.js';
 import { prepareNewPassword, type PreparedPassword } from './new-password.js';
 
 /** The official server's refusals, word for word: the web vault shows them as they come. */
@@ -94,7 +95,29 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
     await sendOrLog(deps.mailer, message, log, 'account recovery');
   }
 
+  /**
+   * The recovery details of the members among `ids` the caller may recover: the official server
+   * leaves out (or answers 404 for) those of a higher role since 2026-08-18, as their escrowed key
+   * would let a custom recoverer or an admin take over an owner's account.
+   */
+  async function details(actor: MemberCaller, organizationId: string, ids: readonly string[]): Promise<ResetPasswordDetailsResponse[]> {
+    const org = await findOrganization(db, organizationId);
+    if (!org) throw new NotFound();
+    const members = await membersWithAccounts(db, organizationId, [...new Set(ids.map((id) => id.toLowerCase()))]);
+    return members.filter((member) => mayRecover(actor.membership, member.type)).map((member) => toResetPasswordDetails(member, org.private_key));
+  }
+
   return {
+    /** What an account recovery admin needs to recover the given members (see `details`). */
+    details,
+
+    /** One member's recovery details; 404 for an unknown member, one without an account yet, or one the caller may not recover. */
+    async detailsOf(actor: MemberCaller, organizationId: string, id: string): Promise<ResetPasswordDetailsResponse> {
+      const [found] = await details(actor, organizationId, [id]);
+      if (!found) throw new NotFound();
+      return found;
+    },
+
     /**
      * The member escrows their user key with the organization (`resetPasswordKey`, wrapped with
      * its public key) or withdraws (null). Only for themselves, where the organization may use

@@ -232,6 +232,13 @@ describe('account recovery', () => {
     wrongSalt.authenticationData.salt = wrongSalt.unlockData.salt = 'someone@else.example';
     expect((await recover(admin.accessToken, enrolled.memberId, { resetMasterPassword: true, ...wrongSalt })).body.validationErrors).toHaveProperty(['unlockData.salt']);
 
+    // Nor do they read the escrowed key of a higher role: 404 alone, left out of a list.
+    expect((await server.request('GET', `${users(orgId)}/${owner.memberId}/reset-password-details`, { token: admin.accessToken })).status).toBe(404);
+    expect((await server.request('GET', `${users(orgId)}/${admin.memberId}/reset-password-details`, { token: recoverer.accessToken })).status).toBe(404);
+    const listed = await server.request('POST', `${users(orgId)}/account-recovery-details`, { token: recoverer.accessToken, json: { ids: [owner.memberId, admin.memberId, enrolled.memberId] } });
+    expect((listed.body.data as { organizationUserId: string }[]).map((d) => d.organizationUserId)).toEqual([enrolled.memberId]);
+    expect((await server.request('GET', `${users(orgId)}/${owner.memberId}/reset-password-details`, { token: owner.accessToken })).body.resetPasswordKey).toMatch(/^4\./);
+
     // With the policy off, nobody recovers anyone.
     await server.database.db.updateTable('policies').set({ enabled: false }).where('organization_id', '=', orgId).execute();
     const policyOff = await recover(admin.accessToken, enrolled.memberId);

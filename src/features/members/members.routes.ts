@@ -20,7 +20,6 @@ import {
   MiniDetailsResponse,
   OrgIdParams,
   OrgParams,
-  ResetPasswordDetailsResponse,
   RestoreBody,
   StatusChangeBody,
   type BulkResult,
@@ -33,8 +32,6 @@ const BASE = '/organizations/:orgId/users';
 
 const MANAGE_USERS =
   'Access: a confirmed member holding manageUsers (`orgPermission(manageUsers)`: owners, admins, custom members with it); non-members get 404, other members 403.';
-const RECOVERY =
-  'Access: a confirmed member holding manageResetPassword (`orgPermission(manageResetPassword)`: owners, admins, custom members with it); non-members get 404, other members 403.';
 const ROLES = 'Only owners act on owners, and custom members do not act on admins.';
 const BULK = 'Answers one result per id, with the reason each refused one was skipped; the others change together.';
 const docs = {
@@ -123,14 +120,6 @@ const docs = {
     summary: 'Give members access to Secrets Manager',
     description: `The member list's bulk "Activate Secrets Manager": the given members of this organization who lack access to Secrets Manager get it, whatever their role or status, within the organization's Secrets Manager seats (members with access who are not revoked hold one); 400 "Users invalid." when none of the ids is such a member, 400 when the organization does not use Secrets Manager, and 400 past the seats (self-hosted: "Cannot autoscale on a self-hosted instance."; no seats are bought). Records no event, as the official server does. ${MANAGE_USERS}`,
   },
-  resetPasswordDetails: {
-    summary: "Read a member's account recovery details",
-    description: `Answers what an account recovery admin needs to reset the member's master password: their KDF settings and salt, their user key escrowed to the organization (\`resetPasswordKey\`, null when not enrolled), and the organization's encrypted private key; 404 for an unknown member or one without an account yet. ${RECOVERY}`,
-  },
-  accountRecoveryDetails: {
-    summary: "Read members' account recovery details",
-    description: `Answers the account recovery details (see \`GET …/users/{id}/reset-password-details\`) of the given members; unknown ids and members without an account yet are left out. ${RECOVERY}`,
-  },
 } satisfies Record<string, RouteDoc>;
 
 const lower = (id: string) => id.toLowerCase();
@@ -138,7 +127,6 @@ const lower = (id: string) => id.toLowerCase();
 /** Organization membership administration ({base_url}/organizations/{orgId}/users/...). */
 export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; orgAccess: OrgAccess }> = async (app, { members, orgAccess }) => {
   const manageUsers = { config: { access: orgAccess.right('manageUsers') } };
-  const resetPassword = { config: { access: orgAccess.right('manageResetPassword') } };
   const BulkResults = ListOf(BulkResultResponse);
 
   app.get(
@@ -284,15 +272,4 @@ export const memberRoutes: FastifyPluginAsyncTypebox<{ members: MemberService; o
     });
   }
 
-  app.get(
-    `${BASE}/:id/reset-password-details`,
-    { ...resetPassword, schema: { tags, ...docs.resetPasswordDetails, params: OrgIdParams, response: { 200: ResetPasswordDetailsResponse } } },
-    async (request) => members.recoveryDetailsOf(memberCaller(request), lower(request.params.orgId), lower(request.params.id)),
-  );
-
-  app.post(
-    `${BASE}/account-recovery-details`,
-    { ...resetPassword, schema: { tags, ...docs.accountRecoveryDetails, params: OrgParams, body: IdsBody, response: { 200: ListOf(ResetPasswordDetailsResponse) } } },
-    async (request) => list(await members.recoveryDetails(memberCaller(request), lower(request.params.orgId), request.body.ids)),
-  );
 };

@@ -127,18 +127,6 @@ export const MiniDetailsResponse = Type.Object({
   email: Nullable(Type.String()),
 });
 
-export const ResetPasswordDetailsResponse = Type.Object({
-  object: Type.Literal('organizationUserResetPasswordDetails'),
-  organizationUserId: Type.String(),
-  kdf: Type.Integer(),
-  kdfIterations: Type.Integer(),
-  kdfMemory: Nullable(Type.Integer()),
-  kdfParallelism: Nullable(Type.Integer()),
-  masterPasswordSalt: Type.String(),
-  resetPasswordKey: Nullable(Type.String()),
-  encryptedPrivateKey: Nullable(Type.String()),
-});
-
 /** Per-id outcome of a bulk command; `error` is "" on success. The name is the official model's, capital and all. */
 export const BulkResultResponse = Type.Object({ object: Type.Literal('OrganizationBulkConfirmResponseModel'), id: Type.String(), error: Type.String() });
 export type BulkResult = Static<typeof BulkResultResponse>;

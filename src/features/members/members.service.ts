@@ -1,8 +1,7 @@
 import { actingOf, type MemberCaller } from '../../platform/access/org-access.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { groupBy } from '../../shared/group-by.js';
-import { findUserById, touchAccountRevision, touchAccountRevisions } from '../../platform/auth/users.repository.js';
-import { saltOf } from '../accounts/accounts.schemas.js';
+import { touchAccountRevision, touchAccountRevisions } from '../../platform/auth/users.repository.js';
 import type { AuditEvent } from '../../platform/audit/audit-log.js';
 import type { Executor } from '../../db/database.js';
 import { EventType } from '../../platform/audit/event-type.js';
@@ -201,28 +200,6 @@ export function createMemberService(deps: MemberServiceDeps) {
     return groupBy(await groupsOfMembers(db, ids), (r) => r.organization_user_id, (r) => r.group_id);
   }
 
-  async function recoveryDetails(organizationId: string, ids: readonly string[]) {
-    const org = await organizationOrThrow(organizationId);
-    const members = await findMembers(db, organizationId, [...new Set(ids.map((id) => id.toLowerCase()))]);
-    const details = [];
-    for (const member of members) {
-      const user = member.user_id ? await findUserById(db, member.user_id) : undefined;
-      if (!user) continue;
-      details.push({
-        object: 'organizationUserResetPasswordDetails' as const,
-        organizationUserId: member.id,
-        kdf: user.kdf,
-        kdfIterations: user.kdf_iterations,
-        kdfMemory: user.kdf_memory,
-        kdfParallelism: user.kdf_parallelism,
-        masterPasswordSalt: saltOf(user),
-        resetPasswordKey: member.reset_password_key,
-        encryptedPrivateKey: org.private_key,
-      });
-    }
-    return details;
-  }
-
   return {
     ...invites,
     ...confirms,
@@ -253,16 +230,6 @@ export function createMemberService(deps: MemberServiceDeps) {
     async groupIds(_caller: MemberCaller, organizationId: string, id: string): Promise<string[]> {
       await memberOrThrow(organizationId, id);
       return (await groupsByMember([id])).get(id) ?? [];
-    },
-
-    /** What an account-recovery admin needs to reset a member's password: KDF, salt, escrowed key, org private key. */
-    recoveryDetails: (_caller: MemberCaller, organizationId: string, ids: readonly string[]) => recoveryDetails(organizationId, ids),
-
-    /** One member's recovery details; 404 for an unknown member or one without an account yet. */
-    async recoveryDetailsOf(_caller: MemberCaller, organizationId: string, id: string) {
-      const [details] = await recoveryDetails(organizationId, [id]);
-      if (!details) throw new NotFound();
-      return details;
     },
 
     /** Updates a member; `externalId`, when present (the public API's), replaces the stored one. */
