@@ -120,6 +120,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   features.eventRetention.start((error) => app.log.error({ err: error }, 'event retention failed; it runs again at the next interval'));
   if (config.services.includes('api')) features.sendPurge.start((error) => app.log.error({ err: error }, 'Send purge failed; it runs again at the next interval'));
   if (config.services.includes('api')) features.fileSweeper.start((error) => app.log.error({ err: error }, 'file sweep failed; it runs again at the next interval'));
+  if (config.services.includes('api')) features.emergencyTimeout.start((error) => app.log.error({ err: error }, 'emergency access timeout failed; it runs again at the next interval'));
+  if (config.services.includes('api')) features.emergencyReminder.start((error) => app.log.error({ err: error }, 'emergency access reminder failed; it runs again at the next interval'));
   features.cacheRelease.start();
   // Forwarding to integrations runs in the background of a serving instance.
   features.integrations.start();

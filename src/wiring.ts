@@ -56,6 +56,9 @@ import { createSendService } from './features/sends/sends.service.js';
 import { secretsManagerGrant } from './features/secrets-manager/sm-identity.js';
 import { createCacheRelease } from './shared/cache-release.js';
 import { createKeyRotation } from './features/key-rotation/key-rotation.service.js';
+import { createEmergencyAccessService } from './features/emergency-access/emergency-access.service.js';
+import { createEmergencyRecovery } from './features/emergency-access/emergency-recovery.js';
+import { createEmergencyReminderJob, createEmergencyTimeoutJob } from './features/emergency-access/emergency-access-jobs.js';
 
 
 export type { WiringDeps };
@@ -94,6 +97,9 @@ export async function createFeatures(deps: WiringDeps) {
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
   const cacheRelease = createCacheRelease({ intervalMs: config.cacheIdleMinutes * 60_000, caches: [syncCache, secretsManager.answers] });
   const publicApi = createPublicApiService({ db, clock, audit, config, members, groups, collections, policies, events, organizations });
+  const emergencyJobs = { db, clock, audit, mailer, ...(p.log ? { log: p.log } : {}) };
+  const emergencyTimeout = createEmergencyTimeoutJob({ ...emergencyJobs, onRun: (result) => instruments.scheduledJobRun('emergency-access-timeout', result) });
+  const emergencyReminder = createEmergencyReminderJob({ ...emergencyJobs, onRun: (result) => instruments.scheduledJobRun('emergency-access-reminder', result) });
   const licenses = createLicenseService({ db, clock, pushes, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys: config.licenseIssuerPublicKeys, installationId: config.installationId });
 
   metrics?.watch({ database, hubConnections: () => notifications.hub.connectionCount() });
@@ -130,6 +136,11 @@ export async function createFeatures(deps: WiringDeps) {
     /** Started by the app (buildApp), stopped by close(): drops what the caches hold for nobody. */
     cacheRelease,
     sync,
+    emergencyAccess: createEmergencyAccessService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl }),
+    emergencyRecovery: createEmergencyRecovery({ db, clock, audit, keys, hasher, pushes, apiBase }),
+    /** Started by the app (buildApp), stopped by close(): grant recoveries whose wait is over, remind grantors. */
+    emergencyTimeout,
+    emergencyReminder,
     devices: createDeviceService({ db }),
     domainSettings: createDomainSettings({ db, clock, getUser: accounts.getUser, pushes }),
     /** The web vault's "unassigned items" banner: a read with no rule beyond the caller's own roles. */
@@ -168,6 +179,8 @@ export async function createFeatures(deps: WiringDeps) {
       await eventRetention.stop();
       await sendPurge.stop();
       await fileSweeper.stop();
+      await emergencyTimeout.stop();
+      await emergencyReminder.stop();
       cacheRelease.stop();
       await integrations.close();
       icons.close();

@@ -55,6 +55,10 @@ export const API_DOC_TAGS = [
     description: 'Log in with a device: a new device asks, one of the user\'s logged-in devices approves it with the encrypted user key, and the new device logs in once with its access code.',
   },
   {
+    name: 'Emergency access',
+    description: 'Trusted emergency contacts: a grantor names a contact who, after a wait the grantor may cut short or refuse, may view or take over the account. Free for every account.',
+  },
+  {
     name: 'Integrations',
     description: "Forwarding an organization's events to the tools it runs (webhooks, Slack, Microsoft Teams, Splunk HEC, Datadog), and the deliveries that failed.",
   },
@@ -77,7 +81,7 @@ export const API_DOC_TAGS = [
   {
     name: 'Not yet offered',
     description:
-      'Features Strongroom does not offer yet (emergency access): their lists answer empty, truthfully, so the web vault\'s pages load.',
+      'What the web vault asks about features Strongroom does not offer (cloud billing connections, user licenses): answered as a self-hosted server without them answers, so the web vault\'s pages load.',
   },
   {
     name: 'Icons',

@@ -21,6 +21,7 @@ import { deviceRoutes } from '../features/devices/devices.routes.js';
 import { twoFactorRoutes } from '../features/two-factor/two-factor.routes.js';
 import { accountEmailRoutes } from '../features/account-emails/account-emails.routes.js';
 import { notOfferedRoutes } from '../features/not-offered/not-offered.routes.js';
+import { emergencyAccessRoutes } from '../features/emergency-access/emergency-access.routes.js';
 import { publicApiRoutes } from '../features/public-api/public-api.routes.js';
 import { directoryImportRoutes } from '../features/public-api/directory-import.routes.js';
 import { securityTaskRoutes } from '../features/security-tasks/security-tasks.routes.js';
@@ -73,6 +74,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(accountEmailRoutes, { accountEmails: features.accountEmails });
   await app.register(twoFactorRoutes, { twoFactor: features.twoFactor, throttle: features.loginThrottle, authRequestValid: (userId, id, code) => features.authRequests.validForLogin(userId, id, code) });
   await app.register(notOfferedRoutes);
+  await app.register(emergencyAccessRoutes, { emergencyAccess: features.emergencyAccess, recovery: features.emergencyRecovery });
   await app.register(collectionRoutes, { collections: features.collections, orgAccess: features.orgAccess });
   await app.register(groupRoutes, { groups: features.groups, orgAccess: features.orgAccess });
   await app.register(policyRoutes, { policies: features.policies, orgAccess: features.orgAccess });

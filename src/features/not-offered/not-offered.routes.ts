@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import { access } from '../../http/access.js';
 import { BadRequest } from '../../http/errors.js';
-import { ErrorResponse, ListOf, list } from '../../http/schemas.js';
+import { ErrorResponse } from '../../http/schemas.js';
 
 /**
  * What the web vault's pages read or send for features Strongroom does not offer, answered as
@@ -21,25 +21,7 @@ interface NotOffered {
   answer: () => unknown;
 }
 
-const EMERGENCY_ACCESS = 'Emergency access is not offered yet: always an empty list. Access: any signed-in user (`user`).';
-
 const ROUTES: NotOffered[] = [
-  {
-    method: 'GET',
-    url: '/emergency-access/trusted',
-    summary: 'Emergency contacts the caller trusts',
-    description: EMERGENCY_ACCESS,
-    body: ListOf(Type.Object({}, { description: 'Never present yet' })),
-    answer: () => list([]),
-  },
-  {
-    method: 'GET',
-    url: '/emergency-access/granted',
-    summary: 'Accounts that trust the caller',
-    description: EMERGENCY_ACCESS,
-    body: ListOf(Type.Object({}, { description: 'Never present yet' })),
-    answer: () => list([]),
-  },
   {
     // The self-hosted organization's Billing > Subscription asks this first and offers billing
     // sync only on true; the official self-hosted server answers false without cloud communication.

@@ -10,8 +10,6 @@ beforeAll(async () => {
 });
 afterAll(async () => server.close());
 
-const PATHS = ['/api/emergency-access/trusted', '/api/emergency-access/granted'];
-
 /** A license file as the web vault's "Update license" dialog uploads it. */
 function licenseUpload(): { body: Buffer; contentType: string } {
   const boundary = '----StrongroomTestBoundary';
@@ -32,14 +30,6 @@ async function postLicense(token?: string) {
 }
 
 describe('features not offered yet', () => {
-  it('answer the signed-in user an empty list, so the web vault pages open', async () => {
-    for (const path of PATHS) {
-      const res = await server.request('GET', path, { token: user.accessToken });
-      expect(res.status, path).toBe(200);
-      expect(res.body, path).toEqual({ object: 'list', data: [], continuationToken: null });
-    }
-  });
-
   it('say organization connections cannot be set up, as a server without cloud communication does', async () => {
     const res = await server.request('GET', '/api/organizations/connections/enabled', { token: user.accessToken });
     expect(res.status).toBe(200);
@@ -55,7 +45,7 @@ describe('features not offered yet', () => {
   });
 
   it('refuse anonymous callers', async () => {
-    for (const path of [...PATHS, '/api/organizations/connections/enabled']) expect((await server.request('GET', path)).status, path).toBe(401);
+    for (const path of ['/api/organizations/connections/enabled']) expect((await server.request('GET', path)).status, path).toBe(401);
     expect((await postLicense()).status).toBe(401);
   });
 });

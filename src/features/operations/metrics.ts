@@ -20,7 +20,7 @@ const LOGIN_FAILURE_REASONS = ['password', 'two-factor', 'throttled', 'disabled'
 export type LoginFailureReason = (typeof LOGIN_FAILURE_REASONS)[number];
 
 /** The fleet's scheduled jobs, each behind its lease (src/db/leases.ts). */
-export const SCHEDULED_JOBS = ['event-retention', 'send-purge', 'file-sweep'] as const;
+export const SCHEDULED_JOBS = ['event-retention', 'send-purge', 'file-sweep', 'emergency-access-timeout', 'emergency-access-reminder'] as const;
 export type ScheduledJob = (typeof SCHEDULED_JOBS)[number];
 
 /** What features report; a no-op until the app wires metrics in. */

@@ -1,0 +1,151 @@
+import type { Db, Executor } from '../../db/database.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
+import type { UserCaller } from '../../http/request-context.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
+import { deleteMembership } from '../../platform/access/memberships.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { agreedMasterPassword, setMasterPassword } from '../../platform/auth/master-password.js';
+import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import type { SigningKeys } from '../../platform/auth/signing-keys.js';
+import { findUserById, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
+import { logOutPush } from '../../platform/push/push-messages.js';
+import type { Pushes } from '../../platform/push/pushes.js';
+import type { Clock } from '../../shared/clock.js';
+import { policiesOfMemberships } from '../policies/policies.repository.js';
+import { toPolicyResponse, type PolicyResponse } from '../policies/policies.schemas.js';
+import { deleteAllProviders } from '../two-factor/two-factor.repository.js';
+import { parseAttachments, toAttachmentResponse, type AttachmentResponse } from '../vault/attachment-data.js';
+import { DOWNLOAD_TOKEN_TYP, DOWNLOAD_URL_SECONDS } from '../vault/attachments.service.js';
+import { listPersonalCiphers } from '../vault/ciphers.repository.js';
+import { cipherJson } from '../vault/ciphers.schemas.js';
+import { membershipsOf, type EmergencyAccessRow } from './emergency-access.repository.js';
+import { EmergencyAccessStatus as Status, EmergencyAccessType, type PasswordBody, type TakeoverResponse } from './emergency-access.schemas.js';
+import { grantOf, NOT_VALID, refuseUnderAutoConfirm } from './emergency-access.service.js';
+
+export interface EmergencyRecoveryDeps {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  keys: SigningKeys;
+  hasher: PasswordHasher;
+  pushes: Pushes;
+  apiBase: string;
+}
+
+const AUTO_CONFIRM = 'Emergency access is not available for this account: it is a member of an organization that uses Automatic User Confirmation.';
+
+/**
+ * What a grantee does with granted access (status 4, "recovery approved"), each only with the
+ * grant's own type, as the official IsValidRequest checks: a view grant reads the grantor's
+ * personal items and their attachments; a takeover grant reads the grantor's KDF settings and
+ * wrapped user key, then sets the grantor's new master password.
+ */
+export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
+  const { db, clock, audit, keys, hasher, pushes, apiBase } = deps;
+
+  async function granted(userId: string, id: string, type: EmergencyAccessType, executor: Executor = db): Promise<EmergencyAccessRow> {
+    const grant = await grantOf(executor, userId, id, ['grantee'], executor !== db);
+    if (grant.status !== (Status.RecoveryApproved as number) || grant.type !== (type as number) || !grant.key_encrypted) throw new BadRequest(NOT_VALID);
+    return grant;
+  }
+
+  async function grantorOf(grant: EmergencyAccessRow): Promise<UserRow> {
+    const grantor = await findUserById(db, grant.grantor_id);
+    if (!grantor) throw new NotFound();
+    return grantor;
+  }
+
+  /** The new password as the client sent it: the 2026 pair of objects, else the legacy pair. */
+  function newPassword(grantor: UserRow, body: PasswordBody) {
+    if (body.authenticationData && body.unlockData) {
+      // The client derives the new master key with the KDF the takeover answered, but it may send others.
+      const agreed = agreedMasterPassword(grantor, body.authenticationData, body.unlockData, { authentication: 'authenticationData', unlock: 'unlockData', kdfMayChange: true });
+      return { clientHash: agreed.authenticationHash, key: agreed.wrappedUserKey, kdf: agreed.kdf };
+    }
+    if (body.authenticationData || body.unlockData) throw BadRequest.field(body.unlockData ? 'authenticationData' : 'unlockData', 'Send both authenticationData and unlockData.');
+    if (!body.newMasterPasswordHash) throw BadRequest.field('newMasterPasswordHash', 'The new master password hash is required.');
+    if (!body.key) throw BadRequest.field('key', 'The new key is required.');
+    return { clientHash: body.newMasterPasswordHash, key: body.key };
+  }
+
+  return {
+    /** POST {id}/view: the grantor's personal items, as `cipher` answers, with the wrapped key; JSON text. */
+    async view(caller: UserCaller, id: string): Promise<string> {
+      const grant = await granted(caller.userId, id, EmergencyAccessType.View);
+      const rows = await listPersonalCiphers(db, grant.grantor_id);
+      await audit.record(db, caller.client, { type: EventType.EmergencyAccess_Viewed, userId: grant.grantor_id, actingUserId: caller.userId });
+      const items = rows.map((row) => cipherJson(row, 'cipher', apiBase));
+      return `{"object":"emergencyAccessView","keyEncrypted":${JSON.stringify(grant.key_encrypted)},"ciphers":[${items.join(',')}]}`;
+    },
+
+    /** GET {id}/{cipherId}/attachment/{attachmentId}: a viewed item's attachment with a download URL good for a minute. */
+    async attachment(caller: UserCaller, id: string, cipherId: string, attachmentId: string): Promise<AttachmentResponse> {
+      const grant = await granted(caller.userId, id, EmergencyAccessType.View);
+      const cid = cipherId.toLowerCase();
+      const row = (await listPersonalCiphers(db, grant.grantor_id)).find((c) => c.id === cid);
+      const meta = row ? parseAttachments(row.attachments)[attachmentId] : undefined;
+      if (!meta || !meta.validated) throw new NotFound();
+      // The vault's own download route serves the bytes for this token.
+      const token = await keys.sign({ cid, aid: attachmentId }, { typ: DOWNLOAD_TOKEN_TYP, expiresInSeconds: DOWNLOAD_URL_SECONDS });
+      return toAttachmentResponse(attachmentId, meta, `${apiBase}/ciphers/attachment/download?token=${encodeURIComponent(token)}`);
+    },
+
+    /** POST {id}/takeover: what the grantee needs to make the new password: the grantor's KDF and the wrapped key. */
+    async takeover(caller: UserCaller, id: string): Promise<TakeoverResponse> {
+      const grant = await granted(caller.userId, id, EmergencyAccessType.Takeover);
+      const grantor = await grantorOf(grant);
+      await refuseUnderAutoConfirm(db, grantor.id, AUTO_CONFIRM);
+      return {
+        object: 'emergencyAccessTakeover',
+        keyEncrypted: grant.key_encrypted ?? '',
+        kdf: grantor.kdf,
+        kdfIterations: grantor.kdf_iterations,
+        kdfMemory: grantor.kdf_memory,
+        kdfParallelism: grantor.kdf_parallelism,
+      };
+    },
+
+    /**
+     * POST {id}/password: sets the grantor's new master password, turns off their two-step
+     * login and new-device checks (they would lock the grantee out), removes them from every
+     * organization they do not own, and ends all their sessions, as the official server does.
+     */
+    async password(caller: UserCaller, id: string, body: PasswordBody): Promise<void> {
+      const grant = await granted(caller.userId, id, EmergencyAccessType.Takeover);
+      const grantor = await grantorOf(grant);
+      await refuseUnderAutoConfirm(db, grantor.id, AUTO_CONFIRM);
+      const change = newPassword(grantor, body);
+      const serverHash = await hasher.hash(change.clientHash);
+      await db.transaction().execute(async (tx) => {
+        // Still granted now that the transaction holds the grant: a rejection may have come between.
+        await granted(caller.userId, grant.id, EmergencyAccessType.Takeover, tx);
+        const now = clock.now().toISOString();
+        await setMasterPassword(tx, grantor.id, { serverHash, key: change.key, ...(change.kdf ? { kdf: change.kdf } : {}), forcePasswordReset: false, now });
+        await deleteAllProviders(tx, grantor.id);
+        await updateUser(tx, grantor.id, { verify_devices: false });
+        const left = (await membershipsOf(tx, grantor.id)).filter((m) => m.type !== (OrganizationUserType.Owner as number));
+        for (const membership of left) await deleteMembership(tx, membership.id);
+        await audit.record(tx, caller.client, [
+          { type: EventType.EmergencyAccess_TakenOver, userId: grantor.id, actingUserId: caller.userId },
+          ...left.map((m) => ({ type: EventType.OrganizationUser_Removed, organizationId: m.organization_id, organizationUserId: m.id, actingUserId: caller.userId })),
+        ]);
+      });
+      pushes.send(logOutPush(grantor.id));
+    },
+
+    /**
+     * GET {id}/policies: for a takeover, the policies of the grantor's organizations when the
+     * grantor owns one (the client applies their master password rules to the new password);
+     * an empty list otherwise, as the official server answers.
+     */
+    async policies(caller: UserCaller, id: string): Promise<PolicyResponse[]> {
+      const grant = await granted(caller.userId, id, EmergencyAccessType.Takeover);
+      const owner = (await membershipsOf(db, grant.grantor_id)).some((m) => m.type === (OrganizationUserType.Owner as number));
+      if (!owner) return [];
+      return (await policiesOfMemberships(db, grant.grantor_id, [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])).map(toPolicyResponse);
+    },
+  };
+}
+
+export type EmergencyRecovery = ReturnType<typeof createEmergencyRecovery>;
