@@ -39,6 +39,8 @@ export const RegisterFinishBody = Type.Object({
   emailVerificationToken: Type.Optional(Nullable(Type.String())),
   orgInviteToken: Type.Optional(Nullable(Type.String())),
   organizationUserId: Type.Optional(Nullable(Type.String())),
+  acceptEmergencyAccessInviteToken: Type.Optional(Nullable(Type.String({ maxLength: 4000 }))),
+  acceptEmergencyAccessId: Type.Optional(Nullable(Type.String())),
 });
 export type RegisterFinishBody = Static<typeof RegisterFinishBody>;
 

@@ -21,6 +21,9 @@ export type InvitationCheck = (db: Executor, email: string, proof: InvitationPro
 export interface InvitationProof {
   token?: string | null;
   organizationUserId?: string | null;
+  /** From an emergency access invitation link (`acceptEmergencyAccessInviteToken`, `acceptEmergencyAccessId`). */
+  emergencyAccessToken?: string | null;
+  emergencyAccessId?: string | null;
 }
 
 interface Registration {
@@ -165,7 +168,12 @@ export function createRegistrationService(deps: {
         encryptedPrivateKey: body.userAsymmetricKeys?.encryptedPrivateKey ?? null,
         kdf,
         invited,
-        invitation: { token: body.orgInviteToken, organizationUserId: body.organizationUserId },
+        invitation: {
+          token: body.orgInviteToken,
+          organizationUserId: body.organizationUserId,
+          emergencyAccessToken: body.acceptEmergencyAccessInviteToken,
+          emergencyAccessId: body.acceptEmergencyAccessId,
+        },
       });
     },
 
