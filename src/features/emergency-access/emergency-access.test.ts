@@ -15,16 +15,19 @@ import {
 } from '../../../test/support/bw-crypto.js';
 import { testClock } from '../../../test/support/clock.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
+import { recordingPushes } from '../../../test/support/pushes.js';
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody } from '../../../test/support/vault.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
 import { EventType } from '../../platform/audit/event-type.js';
+import { PushType } from '../../platform/push/pushes.js';
 import { PolicyType } from '../policies/policy-type.js';
 
 /** Emergency access over HTTP, with the clients' cryptography: invite to view or takeover, and every refusal. */
 const DAY = 86_400_000;
 const clock = testClock();
+const pushes = recordingPushes();
 let server: TestServer;
 let sink: SmtpSink;
 let alice: LoggedInUser;
@@ -33,7 +36,7 @@ let carol: LoggedInUser;
 
 beforeAll(async () => {
   sink = await startSmtpSink();
-  server = await startTestServer({ clock, env: sink.env });
+  server = await startTestServer({ clock, env: sink.env, pushes });
   alice = await seedAccount(server, { email: 'ea-alice@example.com', name: 'Alice' });
   bob = await seedAccount(server, { email: 'ea-bob@example.com', name: 'Bob' });
   carol = await seedAccount(server, { email: 'ea-carol@example.com', name: 'Carol' });
@@ -239,9 +242,11 @@ describe('a takeover grant', () => {
     expect(wrongSalt.body.validationErrors).toHaveProperty(['unlockData.salt']);
     expect((await ea(frank, 'POST', `/${id}/password`, { key })).body.validationErrors).toHaveProperty('newMasterPasswordHash');
 
+    pushes.clear();
     const set = await ea(frank, 'POST', `/${id}/password`, { authenticationData: { kdf, salt, masterPasswordAuthenticationHash: hash }, unlockData: { kdf, salt, masterKeyWrappedUserKey: key } });
     expect(set.status, set.text).toBe(200);
 
+    expect(pushes.of(PushType.LogOut).map((p) => p.target)).toEqual([{ user: erin.userId }]);
     // Erin's sessions are over; the old password no longer logs in; the new one does and unwraps the same user key.
     expect((await server.request('GET', '/api/accounts/profile', { token: erin.accessToken })).status).toBe(401);
     expect((await server.request('POST', '/identity/connect/token', { form: passwordGrantForm(erin.account) })).status).toBe(400);
