@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventsOf, seedUser } from '../../../test/support/admin.js';
 import { testClock } from '../../../test/support/clock.js';
+import { sharedDatabaseUrl } from '../../../test/support/shared-database.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { createLease } from '../../db/leases.js';
 import { EventType } from '../../platform/audit/event-type.js';
@@ -123,5 +124,33 @@ describe('the reminder job', () => {
     const reminders = [createEmergencyReminderJob({ ...deps(), lease: createLease(db(), clock, 'a', 'a') }), createEmergencyReminderJob({ ...deps(), lease: createLease(db(), clock, 'b', 'b') })];
     await Promise.all(reminders.map((r) => r.runOnce()));
     expect(mailsTo(grant.grantorEmail)).toHaveLength(1);
+  });
+});
+
+describe('two instances on one database', () => {
+  it('grant a recovery once: the instance holding the lease runs the timeout, the other skips', { timeout: 60_000 }, async () => {
+    const databaseUrl = await sharedDatabaseUrl();
+    const instances: TestServer[] = [];
+    try {
+      // Each instance starts its jobs as it starts (buildApp); one takes each lease.
+      instances.push(await startTestServer({ databaseUrl, clock }));
+      instances.push(await startTestServer({ databaseUrl, clock }));
+      const [a, b] = instances as [TestServer, TestServer];
+      const grantor = await seedUser(a);
+      const grantee = await seedUser(a);
+      const started = new Date(clock.now().getTime() - 2 * DAY).toISOString();
+      const id = randomUUID();
+      await a.database.db
+        .insertInto('emergency_access')
+        .values({ id, grantor_id: grantor, grantee_id: grantee, email: null, key_encrypted: '4.a2V5', type: 0, status: 3, wait_time_days: 1, recovery_initiated_date: started, last_notification_date: started, creation_date: started, revision_date: started })
+        .execute();
+      const runs = await Promise.all([a.app.features.emergencyTimeout.runOnce(), b.app.features.emergencyTimeout.runOnce()]);
+      expect(runs.filter((r) => r === null), JSON.stringify(runs)).toHaveLength(1);
+      expect((await a.database.db.selectFrom('emergency_access').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status).toBe(4);
+      const approvals = await a.database.db.selectFrom('events').select('id').where('type', '=', EventType.EmergencyAccess_RecoveryApproved).where('user_id', '=', grantor).execute();
+      expect(approvals).toHaveLength(1);
+    } finally {
+      for (const one of instances) await one.close();
+    }
   });
 });
