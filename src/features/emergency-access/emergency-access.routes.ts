@@ -24,9 +24,9 @@ import {
 const tags = ['Emergency access'];
 
 const WHO = 'Another user, or an unknown id, answers 404; a step the grant\'s status (or type) does not allow answers 400 "Emergency Access not valid.".';
-const GRANTOR = `Access: a signed-in user of an official client (\`application\`), as the grant's grantor. ${WHO}`;
-const GRANTEE = `Access: a signed-in user of an official client (\`application\`), as the grant's grantee. ${WHO}`;
-const EITHER = `Access: a signed-in user of an official client (\`application\`), as the grant's grantor or grantee. ${WHO}`;
+const GRANTOR = `${WHO} Access: a signed-in user of an official client (\`application\`), as the grant's grantor.`;
+const GRANTEE = `${WHO} Access: a signed-in user of an official client (\`application\`), as the grant's grantee.`;
+const EITHER = `${WHO} Access: a signed-in user of an official client (\`application\`), as the grant's grantor or grantee.`;
 const GRANTED = 'Only once the recovery is approved (status 4), by the grantor or after the wait time, and only for a grant of that type.';
 
 const docs = {
@@ -42,7 +42,7 @@ const docs = {
   accept: {
     summary: 'Accept an emergency access invitation',
     description:
-      'The invited account takes up the grant with the mailed token: the token must be this server\'s, unexpired, for this grant and for the caller\'s email (400 "Invalid token." otherwise); records EmergencyAccess_Accepted (9101) and mails the grantor. Access: a signed-in user of an official client (`application`), the invited one; an unknown id answers 404.',
+      'The invited account takes up the grant with the mailed token: the token must be this server\'s, unexpired, for this grant and for the caller\'s email (400 "Invalid token." otherwise); records EmergencyAccess_Accepted (9101) and mails the grantor. An unknown id answers 404. Access: a signed-in user of an official client (`application`), the invited one.',
   },
   confirm: { summary: 'Confirm an emergency contact', description: `The grantor hands over the user key wrapped with the contact's public key (\`key\`) once the contact has accepted (status 1); records EmergencyAccess_Confirmed (9102) and mails the contact. ${GRANTOR}` },
   update: { summary: 'Change an emergency contact', description: `Sets the type and wait time; \`keyEncrypted\` replaces the wrapped key only on a grant that holds one (key rotation). Records EmergencyAccess_Updated (9103). ${GRANTOR}` },
