@@ -29,6 +29,8 @@ export function emergencyAccess(engine: Engine) {
         .execute();
       await db.schema.createIndex('emergency_access_grantor').on('emergency_access').column('grantor_id').execute();
       await db.schema.createIndex('emergency_access_grantee').on('emergency_access').column('grantee_id').execute();
+      // An invitation not accepted yet is found by the invited address (the admin console's user page).
+      await db.schema.createIndex('emergency_access_email').on('emergency_access').column('email').execute();
       // The reminder and timeout jobs look for grants waiting on a recovery.
       await db.schema.createIndex('emergency_access_status').on('emergency_access').columns(['status', 'recovery_initiated_date']).execute();
     },

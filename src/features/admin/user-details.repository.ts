@@ -48,12 +48,13 @@ export async function grantsAsGrantor(db: Executor, userId: string, limit: numbe
 
 /**
  * The grants where the user is the grantee: whose vault they may ask for, oldest first. An
- * invitation not yet accepted names the user by address only, so it is matched by email.
+ * invitation not yet accepted names the user by address only, so it is matched by email
+ * (stored lower-cased by the invitation, and indexed).
  */
 export async function grantsAsGrantee(db: Executor, user: { id: string; email: string }, limit: number): Promise<{ rows: GrantRow[]; total: number }> {
   const base = db
     .selectFrom('emergency_access')
-    .where((eb) => eb.or([eb('emergency_access.grantee_id', '=', user.id), eb.and([eb('emergency_access.grantee_id', 'is', null), eb(sql`lower(emergency_access.email)`, '=', user.email.toLowerCase())])]));
+    .where((eb) => eb.or([eb('emergency_access.grantee_id', '=', user.id), eb.and([eb('emergency_access.grantee_id', 'is', null), eb('emergency_access.email', '=', user.email.toLowerCase())])]));
   const rows = await base
     .innerJoin('users', 'users.id', 'emergency_access.grantor_id')
     .select([

@@ -1,5 +1,6 @@
 import type { Executor } from '../../db/database.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
+import { EmergencyAccessStatus, EmergencyAccessType } from '../emergency-access/emergency-access-status.js';
 import { grantsAsGrantee, grantsAsGrantor, recoveryOfMemberships, type GrantRow } from './user-details.repository.js';
 
 /**
@@ -10,17 +11,15 @@ import { grantsAsGrantee, grantsAsGrantor, recoveryOfMemberships, type GrantRow 
  */
 export const USER_DETAILS_LIMIT = 100;
 
-/** Emergency access types and statuses by Bitwarden's numbers (EmergencyAccessType, EmergencyAccessStatusType). */
-export const GRANT_TYPE_NAMES: Record<number, string> = { 0: 'view', 1: 'takeover' };
+/** Emergency access types and statuses in words, by Bitwarden's numbers. */
+export const GRANT_TYPE_NAMES: Record<number, string> = { [EmergencyAccessType.View]: 'view', [EmergencyAccessType.Takeover]: 'takeover' };
 export const GRANT_STATUS_NAMES: Record<number, string> = {
-  0: 'invited',
-  1: 'accepted',
-  2: 'confirmed',
-  3: 'recovery initiated',
-  4: 'recovery approved',
+  [EmergencyAccessStatus.Invited]: 'invited',
+  [EmergencyAccessStatus.Accepted]: 'accepted',
+  [EmergencyAccessStatus.Confirmed]: 'confirmed',
+  [EmergencyAccessStatus.RecoveryInitiated]: 'recovery initiated',
+  [EmergencyAccessStatus.RecoveryApproved]: 'recovery approved',
 };
-const RECOVERY_INITIATED = 3;
-const RECOVERY_APPROVED = 4;
 
 const minute = (iso: string) => iso.slice(0, 16).replace('T', ' ');
 
@@ -32,11 +31,12 @@ function recoveryOf(row: GrantRow): string | null {
   if (!row.recovery_initiated_date) return null;
   const since = new Date(row.recovery_initiated_date);
   if (Number.isNaN(since.getTime())) return null;
-  if (row.status === RECOVERY_INITIATED) {
+  const status = row.status as EmergencyAccessStatus;
+  if (status === EmergencyAccessStatus.RecoveryInitiated) {
     const ends = new Date(since.getTime() + row.wait_time_days * 86_400_000).toISOString();
     return `waiting since ${minute(since.toISOString())} UTC; the wait ends ${minute(ends)} UTC`;
   }
-  if (row.status === RECOVERY_APPROVED) return `asked ${minute(since.toISOString())} UTC, approved`;
+  if (status === EmergencyAccessStatus.RecoveryApproved) return `asked ${minute(since.toISOString())} UTC, approved`;
   return null;
 }
 

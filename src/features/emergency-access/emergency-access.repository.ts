@@ -1,6 +1,8 @@
 import { type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { EmergencyAccessTable } from '../../db/schema.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
+import { EmergencyAccessStatus } from './emergency-access-status.js';
 
 export type EmergencyAccessRow = Selectable<EmergencyAccessTable>;
 
@@ -77,9 +79,9 @@ export async function grantExists(db: Executor, grantorId: string, email: string
   return row !== undefined;
 }
 
-/** Recoveries still waiting on the grantor (status 3), with the details the jobs mail. */
+/** Recoveries still waiting on the grantor, with the details the jobs mail. */
 export async function waitingRecoveries(db: Executor, limit: number, afterId: string): Promise<GrantDetailsRow[]> {
-  return details(db).where('ea.status', '=', 3).where('ea.id', '>', afterId).orderBy('ea.id').limit(limit).execute();
+  return details(db).where('ea.status', '=', EmergencyAccessStatus.RecoveryInitiated).where('ea.id', '>', afterId).orderBy('ea.id').limit(limit).execute();
 }
 
 /** Sets the reminder date only if no other run set it since `seen`: one reminder per period across a fleet. */
@@ -88,7 +90,7 @@ export async function claimReminder(db: Executor, id: string, seen: string | nul
     .updateTable('emergency_access')
     .set({ last_notification_date: now })
     .where('id', '=', id)
-    .where('status', '=', 3)
+    .where('status', '=', EmergencyAccessStatus.RecoveryInitiated)
     .where((eb) => (seen === null ? eb('last_notification_date', 'is', null) : eb('last_notification_date', '=', seen)))
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
@@ -98,9 +100,9 @@ export async function claimReminder(db: Executor, id: string, seen: string | nul
 export async function approveWaiting(db: Executor, id: string, now: string): Promise<boolean> {
   const result = await db
     .updateTable('emergency_access')
-    .set({ status: 4, revision_date: now })
+    .set({ status: EmergencyAccessStatus.RecoveryApproved, revision_date: now })
     .where('id', '=', id)
-    .where('status', '=', 3)
+    .where('status', '=', EmergencyAccessStatus.RecoveryInitiated)
     .executeTakeFirst();
   return Number(result.numUpdatedRows) === 1;
 }
@@ -113,7 +115,7 @@ export async function organizationsWithPolicy(db: Executor, userId: string, type
     .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
     .select('policies.organization_id')
     .where('organization_users.user_id', '=', userId)
-    .where('organization_users.status', 'in', [1, 2])
+    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
     .where('organizations.enabled', '=', true)
     .where('organizations.use_policies', '=', true)
     .where('policies.type', '=', type)

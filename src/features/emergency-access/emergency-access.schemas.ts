@@ -3,21 +3,7 @@ import { Email, EncString, Guid, Nullable } from '../../http/schemas.js';
 import { MasterPasswordAuthenticationBody, MasterPasswordUnlockBody } from '../../platform/auth/master-password.js';
 import { CipherResponse } from '../vault/ciphers.schemas.js';
 import type { EmergencyAccessRow, GrantDetailsRow } from './emergency-access.repository.js';
-
-/** EmergencyAccessType: what the grantee may do once access is granted. */
-export enum EmergencyAccessType {
-  View = 0,
-  Takeover = 1,
-}
-
-/** EmergencyAccessStatusType: where a grant is in its life. */
-export enum EmergencyAccessStatus {
-  Invited = 0,
-  Accepted = 1,
-  Confirmed = 2,
-  RecoveryInitiated = 3,
-  RecoveryApproved = 4,
-}
+import { EmergencyAccessType } from './emergency-access-status.js';
 
 /** The official `[Range(1, short.MaxValue)]` of the request models. */
 const WaitTimeDays = Type.Integer({ minimum: 1, maximum: 32_767, description: 'Days the grantor has to reject a recovery before it is granted' });

@@ -24,9 +24,8 @@ import {
   updateGrant,
   type EmergencyAccessRow,
 } from './emergency-access.repository.js';
+import { EmergencyAccessStatus as Status, EmergencyAccessType } from './emergency-access-status.js';
 import {
-  EmergencyAccessStatus as Status,
-  EmergencyAccessType,
   toGranteeDetails,
   toGrantorDetails,
   type GranteeDetailsResponse,

@@ -1,7 +1,7 @@
 import type { InvitationCheck } from '../accounts/registration.service.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import { EMERGENCY_INVITE_TYP } from './emergency-access.service.js';
-import { EmergencyAccessStatus } from './emergency-access.schemas.js';
+import { EmergencyAccessStatus } from './emergency-access-status.js';
 
 /**
  * While open registration is off, someone invited as an emergency contact may still register,

@@ -20,7 +20,8 @@ import { DOWNLOAD_TOKEN_TYP, DOWNLOAD_URL_SECONDS } from '../vault/attachments.s
 import { listPersonalCiphers } from '../vault/ciphers.repository.js';
 import { cipherJson } from '../vault/ciphers.schemas.js';
 import { membershipsOf, type EmergencyAccessRow } from './emergency-access.repository.js';
-import { EmergencyAccessStatus as Status, EmergencyAccessType, type PasswordBody, type TakeoverResponse } from './emergency-access.schemas.js';
+import { EmergencyAccessStatus as Status, EmergencyAccessType } from './emergency-access-status.js';
+import type { PasswordBody, TakeoverResponse } from './emergency-access.schemas.js';
 import { grantOf, NOT_VALID, refuseUnderAutoConfirm } from './emergency-access.service.js';
 
 export interface EmergencyRecoveryDeps {
