@@ -98,7 +98,7 @@ export async function createFeatures(deps: WiringDeps) {
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
   const cacheRelease = createCacheRelease({ intervalMs: config.cacheIdleMinutes * 60_000, caches: [syncCache, secretsManager.answers] });
   const publicApi = createPublicApiService({ db, clock, audit, config, members, groups, collections, policies, events, organizations });
-  const emergencyJobs = { db, clock, audit, mailer, ...(p.log ? { log: p.log } : {}) };
+  const emergencyJobs = { db, clock, audit, mailer, intervalMs: config.emergencyAccessJobIntervalSeconds * 1000, ...(p.log ? { log: p.log } : {}) };
   const emergencyTimeout = createEmergencyTimeoutJob({ ...emergencyJobs, onRun: (result) => instruments.scheduledJobRun('emergency-access-timeout', result) });
   const emergencyReminder = createEmergencyReminderJob({ ...emergencyJobs, onRun: (result) => instruments.scheduledJobRun('emergency-access-reminder', result) });
   const licenses = createLicenseService({ db, clock, pushes, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys: config.licenseIssuerPublicKeys, installationId: config.installationId });

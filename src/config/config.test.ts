@@ -152,6 +152,12 @@ describe('configuration', () => {
     expect(problemsOf({ CONFIG_FILE: join(dir, 'missing.json') }).join()).toContain('cannot read');
   });
 
+  it('runs the emergency access jobs hourly unless EMERGENCY_ACCESS_JOB_INTERVAL_SECONDS says, from 1 s to a day', () => {
+    expect(loadConfig({}).emergencyAccessJobIntervalSeconds).toBe(3600);
+    expect(loadConfig({ EMERGENCY_ACCESS_JOB_INTERVAL_SECONDS: '2' }).emergencyAccessJobIntervalSeconds).toBe(2);
+    for (const bad of ['0', '86401', 'hourly']) expect(problemsOf({ EMERGENCY_ACCESS_JOB_INTERVAL_SECONDS: bad }).join('\n')).toContain('EMERGENCY_ACCESS_JOB_INTERVAL_SECONDS:');
+  });
+
   it('keeps .env.example in step with the schema', () => {
     const committed = readFileSync(new URL('../../.env.example', import.meta.url), 'utf8');
     expect(committed, 'run `npm run config:doc`').toBe(renderEnvExample());

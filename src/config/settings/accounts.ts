@@ -27,4 +27,11 @@ export const accountSettings = {
     description:
       'The official new-device verification: an account without two-step login, older than a day, that logs in from a new device must enter a code mailed to it (NewDeviceOtp). Needs working mail.',
   }),
+  emergencyAccessJobIntervalSeconds: Type.Integer({
+    minimum: 1,
+    maximum: 86_400,
+    default: 3600,
+    description:
+      'How often the emergency access jobs look for recoveries whose wait is over (granting them) or ends within a day (reminding the grantor); one instance of a fleet runs each, the holder of its lease.',
+  }),
 };

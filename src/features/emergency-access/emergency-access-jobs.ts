@@ -12,7 +12,10 @@ import { typeName } from './emergency-access.service.js';
 
 const BATCH = 500;
 const DAY_MS = 86_400_000;
-/** The official jobs run hourly; a reminder or an approval is then at most an hour late. */
+/**
+ * The official jobs run hourly, so a reminder or an approval is at most an hour late; the server
+ * passes EMERGENCY_ACCESS_JOB_INTERVAL_SECONDS (default an hour) as `intervalMs`.
+ */
 const HOURLY = 60 * 60 * 1000;
 
 export interface EmergencyJobDeps {
@@ -22,6 +25,7 @@ export interface EmergencyJobDeps {
   mailer: Mailer;
   /** Where the mails are logged when SMTP is off (the server's logger). */
   log?: MailLog;
+  /** How often each job runs (EMERGENCY_ACCESS_JOB_INTERVAL_SECONDS); hourly when unset. */
   intervalMs?: number;
   lease?: Lease;
   onRun?: (result: JobRunResult) => void;
