@@ -6,6 +6,7 @@
  * failures and the throughput / latency figures for 1, 2 and 3 instances.
  */
 import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -34,7 +35,9 @@ import { testService } from '../support/services.js';
 import { httpRequest, testConfig, type RequestOptions, type TestServer } from '../support/test-server.js';
 import { createTestTls, type TestTls } from '../support/tls.js';
 import { startReceiver } from '../support/webhook-receiver.js';
-import { purgeRunsIn } from '../support/scheduled-job-runs.js';
+import { jobRunsIn } from '../support/scheduled-job-runs.js';
+import { seedUser } from '../support/admin.js';
+import { EventType } from '../../src/platform/audit/event-type.js';
 
 const SLOW = 600_000;
 const databaseUrl = process.env.DATABASE_URL?.startsWith('postgres') ? process.env.DATABASE_URL : undefined;
@@ -56,6 +59,9 @@ let memberBw: BwCli | undefined;
 let sink: SmtpSink | undefined;
 /** The Send purge's interval on the fleet: short, so that the test sees several runs. */
 const PURGE_SECONDS = 2;
+/** The emergency access jobs' interval on the fleet, short for the same reason. */
+const EMERGENCY_SECONDS = 2;
+const DAY_MS = 86_400_000;
 
 /** The balancer as the test helpers see a server: requests through nginx, the fleet's database. */
 function through(base: () => string): TestServer {
@@ -92,16 +98,17 @@ async function hubThroughBalancer(token: string): Promise<{ messages: unknown[];
   return { messages, close: () => ws.close() };
 }
 
-/** How often each running instance ran the Send purge (holding its lease) or skipped it, from its /metrics. */
-async function purgeRuns(): Promise<{ ran: number; skipped: number }[]> {
+/** How often each running instance ran a scheduled job (holding its lease) or skipped it, from its /metrics. */
+async function jobRuns(job: string): Promise<{ ran: number; skipped: number }[]> {
   return Promise.all(
     fleet.instances.map(async (one) => {
       if (!one.proc) return { ran: 0, skipped: 0 };
       const text = await fetch(`${one.url}/metrics`).then((r) => r.text());
-      return purgeRunsIn(text);
+      return jobRunsIn(text, job);
     }),
   );
 }
+const purgeRuns = () => jobRuns('send-purge');
 
 const minus = (after: { ran: number; skipped: number }[], before: { ran: number; skipped: number }[]) =>
   after.map((r, i) => ({ ran: r.ran - (before[i]?.ran ?? 0), skipped: r.skipped - (before[i]?.skipped ?? 0) }));
@@ -154,7 +161,7 @@ beforeAll(async () => {
     dir,
     tls,
     instances: 3,
-    env: { PUBLIC_API_RATE_LIMIT: '60', PUBLIC_API_BURST: '5', SEND_PURGE_INTERVAL_SECONDS: String(PURGE_SECONDS), ...sink.env },
+    env: { PUBLIC_API_RATE_LIMIT: '60', PUBLIC_API_BURST: '5', SEND_PURGE_INTERVAL_SECONDS: String(PURGE_SECONDS), EMERGENCY_ACCESS_JOB_INTERVAL_SECONDS: String(EMERGENCY_SECONDS), ...sink.env },
   });
   database = openDatabase(fleet.databaseUrl, { poolSize: 2 });
 }, SLOW);
@@ -357,6 +364,54 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     const back = (await purgeRuns())[holder];
     expect(back?.ran).toBe(0);
     expect(back?.skipped).toBeGreaterThanOrEqual(1);
+  }, SLOW);
+
+  it('grants a recovery whose wait is over once per fleet: the emergency access timeout job, on the holder of its lease', async () => {
+    if (!sink) throw new Error('no SMTP sink');
+    // Two recoveries the contacts started, seeded as the API leaves them: one waited two days of a
+    // one-day wait, the other one day of seven (not yet due, nor due for a reminder).
+    const seed = async (waitTimeDays: number, startedDaysAgo: number) => {
+      const tag = randomUUID().slice(0, 8);
+      const grantorEmail = `fleet-grantor-${tag}@example.com`;
+      const granteeEmail = `fleet-grantee-${tag}@example.com`;
+      const grantor = await seedUser(lb, grantorEmail);
+      const grantee = await seedUser(lb, granteeEmail);
+      const started = new Date(Date.now() - startedDaysAgo * DAY_MS).toISOString();
+      const id = randomUUID();
+      await database.db
+        .insertInto('emergency_access')
+        .values({ id, grantor_id: grantor, grantee_id: grantee, email: null, key_encrypted: ENC, type: 1, status: 3, wait_time_days: waitTimeDays, recovery_initiated_date: started, last_notification_date: started, creation_date: started, revision_date: started })
+        .execute();
+      return { id, grantor, grantorEmail, granteeEmail };
+    };
+    const before = await jobRuns('emergency-access-timeout');
+    const due = await seed(1, 2);
+    const waiting = await seed(7, 1);
+
+    // Over three intervals, one instance runs the job each interval and the others skip.
+    await new Promise((r) => setTimeout(r, 3 * EMERGENCY_SECONDS * 1000 + 500));
+    const window = minus(await jobRuns('emergency-access-timeout'), before);
+    const holders = window.flatMap((r, i) => (r.ran > 0 ? [i] : []));
+    expect(holders, JSON.stringify(window)).toHaveLength(1);
+    const fleetRuns = window.reduce((n, r) => n + r.ran, 0);
+    expect(fleetRuns, JSON.stringify(window)).toBeGreaterThanOrEqual(2);
+    expect(fleetRuns, JSON.stringify(window)).toBeLessThanOrEqual(4);
+    for (const r of window.filter((r) => r.ran === 0)) expect(r.skipped, JSON.stringify(window)).toBeGreaterThanOrEqual(2);
+
+    // The due grant was approved once, whichever instance ran it: one event, one mail to each party.
+    const statusOf = async (id: string) => (await database.db.selectFrom('emergency_access').select('status').where('id', '=', id).executeTakeFirstOrThrow()).status;
+    expect(await statusOf(due.id)).toBe(4);
+    const approvals = (grantor: string) =>
+      database.db.selectFrom('events').select('id').where('type', '=', EventType.EmergencyAccess_RecoveryApproved).where('user_id', '=', grantor).execute();
+    expect(await approvals(due.grantor)).toHaveLength(1);
+    const mailsTo = (address: string) => sink?.messages.filter((m) => m.to.includes(address)).map((m) => /^Subject: (.*)$/m.exec(m.text)?.[1]) ?? [];
+    expect(mailsTo(due.granteeEmail)).toEqual(['Emergency access approved']);
+    expect(mailsTo(due.grantorEmail)).toEqual(['Emergency access granted']);
+
+    // The grant still waiting is untouched.
+    expect(await statusOf(waiting.id)).toBe(3);
+    expect(await approvals(waiting.grantor)).toHaveLength(0);
+    expect([...mailsTo(waiting.granteeEmail), ...mailsTo(waiting.grantorEmail)]).toEqual([]);
   }, SLOW);
 
   it('relays each event to an integration once per fleet, and again after the relaying instance dies', async () => {
