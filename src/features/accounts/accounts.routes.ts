@@ -8,7 +8,6 @@ import {
   ApiKeyResponse,
   AvatarBody,
   DeleteRecoverBody,
-  DeleteRecoverTokenBody,
   KeysBody,
   KeysResponse,
   PasswordChangeBody,
@@ -19,6 +18,7 @@ import {
   SecretVerificationBody,
   UserKeyIdBody,
   UserPublicKeyResponse,
+  VerifyDeleteRecoverBody,
   VerifyDevicesBody,
 } from './accounts.schemas.js';
 import type { AccountService } from './accounts.service.js';
@@ -65,12 +65,12 @@ const docs = {
     summary: 'Change the KDF settings',
     description: `Checks the current master password hash, then stores the KDF settings of \`authenticationData\` and \`unlockData\` (both required, with equal KDF settings and the account's unchanged salt; PBKDF2 600,000–2,000,000 iterations, or Argon2id 2–10 iterations, 15–1024 MiB, parallelism 1–16) with the new hash and re-wrapped user key; rotates the security stamp, records Strongroom's User_ChangedKdf event (9000) and tells every device to log out. Prelogin then answers the new settings. Refused with 400 naming the field otherwise. ${USER}`,
   },
-  deleteRecoverToken: {
+  deleteRecover: {
     summary: 'Ask for an account deletion link by mail',
     description:
       "Mails a link to the web vault's verify-recover-delete page to the account with this email; the link works for one hour and until the account's security stamp changes. Always answers 200, whether or not an account has the address, so it tells nobody who has an account; without SMTP the mail, link included, is logged for the operator. Access: anonymous.",
   },
-  deleteRecover: {
+  deleteRecoverToken: {
     summary: 'Delete an account from a mailed link',
     description:
       'Deletes the account named by `userId` when `token` is the one its deletion mail carried, with its items, Sends, files and memberships, and records User_Deleted (9002). Refused with 400 on `token` for an unknown account or a forged, expired or voided token, and with 400 when the account is the sole owner of an organization. Access: anonymous.',
@@ -166,19 +166,20 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
   });
 
   const anonymous = { config: { access: access.anonymous } };
+  // As the official server names them: delete-recover mails the link, delete-recover-token follows it.
+  app.post('/accounts/delete-recover', { ...anonymous, schema: { tags, ...docs.deleteRecover, body: DeleteRecoverBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+    await accounts.mailDeleteLink(anonymousCaller(request), request.body.email);
+    return emptyOk(reply);
+  });
+
   app.post(
     '/accounts/delete-recover-token',
-    { ...anonymous, schema: { tags, ...docs.deleteRecoverToken, body: DeleteRecoverTokenBody, response: { 200: EmptyResponse } } },
+    { ...anonymous, schema: { tags, ...docs.deleteRecoverToken, body: VerifyDeleteRecoverBody, response: { 200: EmptyResponse } } },
     async (request, reply) => {
-      await accounts.deleteRecoverToken(anonymousCaller(request), request.body.email);
+      await accounts.deleteByMailedLink(anonymousCaller(request), normalizeGuid(request.body.userId), request.body.token);
       return emptyOk(reply);
     },
   );
-
-  app.post('/accounts/delete-recover', { ...anonymous, schema: { tags, ...docs.deleteRecover, body: DeleteRecoverBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await accounts.deleteRecover(anonymousCaller(request), normalizeGuid(request.body.userId), request.body.token);
-    return emptyOk(reply);
-  });
 
   app.post('/accounts/security-stamp', { ...user, schema: { tags, ...docs.securityStamp, body: SecretVerificationBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await accounts.rotateSecurityStamp(userCaller(request), request.body.masterPasswordHash);

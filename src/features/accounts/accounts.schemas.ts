@@ -168,11 +168,11 @@ export const PasswordChangeBody = Type.Object({
 });
 export type PasswordChangeBody = Static<typeof PasswordChangeBody>;
 
-/** `POST /accounts/delete-recover-token` (DeleteRecoverRequestModel). */
-export const DeleteRecoverTokenBody = Type.Object({ email: Email });
+/** `POST /accounts/delete-recover` (DeleteRecoverRequestModel): the address to mail the link to. */
+export const DeleteRecoverBody = Type.Object({ email: Email });
 
-/** `POST /accounts/delete-recover` (VerifyDeleteRecoverRequestModel), from the mailed link. */
-export const DeleteRecoverBody = Type.Object({ userId: Guid, token: Type.String({ minLength: 1, maxLength: 4096 }) });
+/** `POST /accounts/delete-recover-token` (VerifyDeleteRecoverRequestModel), from the mailed link. */
+export const VerifyDeleteRecoverBody = Type.Object({ userId: Guid, token: Type.String({ minLength: 1, maxLength: 4096 }) });
 
 export const KeysBody = Type.Object({ publicKey: Type.String({ minLength: 1, maxLength: 10_000 }), encryptedPrivateKey: Enc });
 

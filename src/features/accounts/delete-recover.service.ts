@@ -44,7 +44,7 @@ export function createDeleteRecoverService(deps: AccountEnds & { keys: SigningKe
      * disabled one, which stays the operator's to delete) gets nothing and the same answer, so
      * the form tells nobody who has an account; a mail server's refusal is only logged.
      */
-    async deleteRecoverToken({ log }: AnonymousCaller, email: string): Promise<void> {
+    async mailDeleteLink({ log }: AnonymousCaller, email: string): Promise<void> {
       const user = await findUserByEmail(db, normalizeEmail(email));
       if (!user || user.disabled) return;
       const token = await deps.keys.sign(
@@ -66,7 +66,7 @@ export function createDeleteRecoverService(deps: AccountEnds & { keys: SigningKe
      * Deletes the account the link names. An unknown account, a forged or expired token and one
      * made before the security stamp changed all get the same 400, which tells nothing more.
      */
-    async deleteRecover({ client }: AnonymousCaller, userId: string, token: string): Promise<void> {
+    async deleteByMailedLink({ client }: AnonymousCaller, userId: string, token: string): Promise<void> {
       const claims = await deps.keys.verify(token, { typ: DELETE_RECOVER_TYP });
       const user = claims?.sub === userId ? await findUserById(db, userId) : undefined;
       if (!user || claims?.[STAMP_CLAIM] !== stampMark(user.security_stamp)) throw BadRequest.field('token', INVALID_TOKEN);

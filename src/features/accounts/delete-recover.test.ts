@@ -9,8 +9,8 @@ import { OrganizationUserType } from '../../platform/access/roles.js';
 import { EventType } from '../../platform/audit/event-type.js';
 
 /**
- * Deleting an account by a mailed link: `POST /api/accounts/delete-recover-token` mails it,
- * `POST /api/accounts/delete-recover` follows it. One server with a mail sink and a clock the
+ * Deleting an account by a mailed link: `POST /api/accounts/delete-recover` mails it,
+ * `POST /api/accounts/delete-recover-token` follows it, as the official server names them. One server with a mail sink and a clock the
  * last test moves; a second without SMTP for the logged link.
  */
 const PUBLIC_URL = 'https://vault.example.com';
@@ -28,8 +28,8 @@ afterAll(async () => {
   await sink.close();
 });
 
-const askLink = (s: TestServer, email: string) => s.request('POST', '/api/accounts/delete-recover-token', { json: { email } });
-const confirm = (userId: string, token: string) => server.request('POST', '/api/accounts/delete-recover', { json: { userId, token } });
+const askLink = (s: TestServer, email: string) => s.request('POST', '/api/accounts/delete-recover', { json: { email } });
+const confirm = (userId: string, token: string) => server.request('POST', '/api/accounts/delete-recover-token', { json: { userId, token } });
 const exists = async (userId: string) => (await server.database.db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst()) !== undefined;
 
 /** Asks for the link and reads it from the mail, as the web vault's page reads its query. */
@@ -59,7 +59,7 @@ describe('deleting an account by mailed link', () => {
       ['an id that is no GUID', { userId: 'abc', token: link.token }, 'userId'],
     ];
     for (const [what, json, field] of refusals) {
-      const res = await server.request('POST', '/api/accounts/delete-recover', { json });
+      const res = await server.request('POST', '/api/accounts/delete-recover-token', { json });
       expect(res.status, what).toBe(400);
       expect(Object.keys(res.body.validationErrors ?? {}), what).toEqual([field]);
     }
@@ -72,6 +72,23 @@ describe('deleting an account by mailed link', () => {
     const events = await server.database.db.selectFrom('events').select(['type', 'acting_user_id']).where('user_id', '=', user.userId).where('type', '=', EventType.User_Deleted).execute();
     expect(events).toEqual([{ type: EventType.User_Deleted, acting_user_id: user.userId }]);
     expect((await confirm(link.userId, link.token)).status).toBe(400);
+  });
+
+  it("takes exactly what the web vault's recover-delete and verify-recover-delete pages post", async () => {
+    const user = await createUser(server, { email: freshEmail('webvault') });
+    // recover-delete: new DeleteRecoverRequest() with only its email set, anonymous.
+    const asked = await server.request('POST', '/api/accounts/delete-recover', { json: { email: user.account.email } });
+    expect(asked.status).toBe(200);
+    const mail = await sink.waitFor(user.account.email);
+    const match = /verify-recover-delete\?(\S+)/.exec(mail.text);
+    const query = new URLSearchParams(match?.[1] ?? '');
+    // verify-recover-delete: new VerifyDeleteRecoverRequest(userId, token) from the link's query.
+    const body = { userId: query.get('userId'), token: query.get('token') };
+    const wrongWay = await server.request('POST', '/api/accounts/delete-recover', { json: body });
+    expect(wrongWay.status).toBe(400);
+    expect(await exists(user.userId)).toBe(true);
+    expect((await server.request('POST', '/api/accounts/delete-recover-token', { json: body })).status).toBe(200);
+    expect(await exists(user.userId)).toBe(false);
   });
 
   it('answers 200 for an address with no account, or a disabled one, and mails nothing', async () => {
@@ -87,7 +104,7 @@ describe('deleting an account by mailed link', () => {
     const known = await createUser(server, { email: freshEmail('known') });
     await mailedLink(known);
     expect(sink.messages.length).toBe(before + 1);
-    expect((await server.request('POST', '/api/accounts/delete-recover-token', { json: { email: 'not an address' } })).status).toBe(400);
+    expect((await server.request('POST', '/api/accounts/delete-recover', { json: { email: 'not an address' } })).status).toBe(400);
   });
 
   it('voids the link when the security stamp changes', async () => {
