@@ -10,7 +10,8 @@ import { createRegistrationService } from './registration.service.js';
  * operator commands and the admin console reach them through `features.accounts`.
  */
 export function createAccountService(
-  deps: Parameters<typeof createRegistrationService>[0] & Parameters<typeof createProfileService>[0] & Parameters<typeof createOperatorService>[0],
+  deps: Parameters<typeof createRegistrationService>[0] & Parameters<typeof createProfileService>[0] & Parameters<typeof createOperatorService>[0] &
+    Parameters<typeof createDeleteRecoverService>[0],
 ) {
   return {
     ...createRegistrationService(deps),

@@ -3,9 +3,12 @@ import { BadRequest } from '../../http/errors.js';
 import type { AnonymousCaller } from '../../http/request-context.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
-import { findUserByEmail, findUserById } from '../../platform/auth/users.repository.js';
+import { findUserByEmail, findUserById, type UserRow } from '../../platform/auth/users.repository.js';
 import { sendOrLog } from '../mail/delivery.js';
-import type { Mailer } from '../mail/mailer.js';
+import type { MailLog, Mailer } from '../mail/mailer.js';
+import { renderMail, type MailBrand } from '../mail/templates.js';
+import type { LimitStore } from '../rate-limits/limit-store.js';
+import { keyDigest } from '../rate-limits/rate-limits.js';
 import { removeAccount, type AccountEnds } from './account-rules.js';
 
 /** The `typ` of the signed token in the mailed deletion link. */
@@ -30,36 +33,55 @@ export function deleteRecoverLink(publicUrl: string, userId: string, token: stri
   return `${publicUrl}/#/verify-recover-delete?${params.toString()}`;
 }
 
+/** Links one address may be sent in an hour, past which the form answers the same and mails nothing. */
+const MAILS_PER_ADDRESS_HOUR = 3;
+const HOUR = 3_600_000;
+
 /**
  * Deleting an account without signing in (the web vault's "Delete account" on the login page,
  * for someone who forgot the master password): a link mailed to the account's address, and the
  * deletion that link confirms.
  */
-export function createDeleteRecoverService(deps: AccountEnds & { keys: SigningKeys; mailer: Mailer; publicUrl: string }) {
-  const { db } = deps;
+export function createDeleteRecoverService(deps: AccountEnds & { keys: SigningKeys; mailer: Mailer; brand: MailBrand; limits: LimitStore }) {
+  const { db, clock, brand } = deps;
+
+  /** Whether the address may get another link now; the per-IP rule alone would let many IPs flood one inbox. */
+  async function allowed(email: string): Promise<boolean> {
+    const bucket = { key: `acctdel:${keyDigest(email)}`, intervalMs: HOUR / MAILS_PER_ADDRESS_HOUR, burst: MAILS_PER_ADDRESS_HOUR };
+    return (await deps.limits.consume([bucket], clock.now().getTime())).allowed;
+  }
+
+  async function mailLink(user: UserRow, log: MailLog): Promise<void> {
+    const token = await deps.keys.sign(
+      { sub: user.id, [STAMP_CLAIM]: stampMark(user.security_stamp) },
+      { typ: DELETE_RECOVER_TYP, expiresInSeconds: DELETE_RECOVER_HOURS * 3600 },
+    );
+    const message = renderMail(user.email, brand, {
+      subject: 'Delete your account',
+      paragraphs: [
+        `Someone asked to delete the ${brand.serverName} account of this address, with everything in its vault.`,
+        `Open this link to confirm. It works for ${DELETE_RECOVER_HOURS} hour, once.`,
+      ],
+      link: { label: 'Delete account', url: deleteRecoverLink(brand.publicUrl, user.id, token, user.email) },
+      footnote: 'If you did not ask for this, ignore this message; nothing is deleted.',
+    });
+    await sendOrLog(deps.mailer, message, log, 'account deletion');
+  }
 
   return {
     /**
      * Mails the deletion link to an account's address. An address with no account (or a
-     * disabled one, which stays the operator's to delete) gets nothing and the same answer, so
-     * the form tells nobody who has an account; a mail server's refusal is only logged.
+     * disabled one, which stays the operator's to delete), or past its limit of links an hour,
+     * gets nothing and the same answer, so the form tells nobody who has an account. The link
+     * is signed and sent after the answer, so a known address answers as fast as an unknown one;
+     * a failure there is only logged.
      */
     async mailDeleteLink({ log }: AnonymousCaller, email: string): Promise<void> {
-      const user = await findUserByEmail(db, normalizeEmail(email));
+      const normalized = normalizeEmail(email);
+      if (!(await allowed(normalized))) return;
+      const user = await findUserByEmail(db, normalized);
       if (!user || user.disabled) return;
-      const token = await deps.keys.sign(
-        { sub: user.id, [STAMP_CLAIM]: stampMark(user.security_stamp) },
-        { typ: DELETE_RECOVER_TYP, expiresInSeconds: DELETE_RECOVER_HOURS * 3600 },
-      );
-      const link = deleteRecoverLink(deps.publicUrl, user.id, token, user.email);
-      const text = [
-        'Someone asked to delete the account of this address, with everything in its vault.',
-        `Open this link to confirm (it works for ${DELETE_RECOVER_HOURS} hour, once):`,
-        link,
-        '',
-        'If you did not ask for this, ignore this message; nothing is deleted.',
-      ].join('\n');
-      await sendOrLog(deps.mailer, { to: user.email, subject: 'Delete your account', text }, log, 'account deletion');
+      void mailLink(user, log).catch((error: unknown) => log.info({ err: error, to: user.email }, 'account deletion mail failed'));
     },
 
     /**

@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer, type Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
 import { freshEmail } from '../../../test/support/admin.js';
 import { testClock } from '../../../test/support/clock.js';
@@ -107,6 +108,16 @@ describe('deleting an account by mailed link', () => {
     expect((await server.request('POST', '/api/accounts/delete-recover', { json: { email: 'not an address' } })).status).toBe(400);
   });
 
+  it('mails one address three links an hour, then answers the same and mails nothing', async () => {
+    const user = await createUser(server, { email: freshEmail('flood') });
+    for (let i = 0; i < 4; i++) expect((await askLink(server, user.account.email)).status).toBe(200);
+    for (let i = 0; i < 3; i++) await sink.waitFor(user.account.email);
+    // A later request's mail arrives after the fourth one would have.
+    const control = await createUser(server, { email: freshEmail('control') });
+    await mailedLink(control);
+    expect(sink.messages.filter((m) => m.to.includes(user.account.email)).length).toBe(3);
+  });
+
   it('voids the link when the security stamp changes', async () => {
     const user = await createUser(server, { email: freshEmail('stamp') });
     const link = await mailedLink(user);
@@ -145,10 +156,38 @@ describe('without SMTP', () => {
       expect((await askLink(plain, freshEmail('unknown'))).status).toBe(200);
       expect(plain.logs.text()).not.toContain('verify-recover-delete');
       expect((await askLink(plain, user.account.email)).status).toBe(200);
-      const line = plain.logs.lines.find((l) => l.includes('SMTP_HOST is not set'));
+      // The mail goes out after the answer.
+      const line = await vi.waitFor(() => {
+        const found = plain.logs.lines.find((l) => l.includes('SMTP_HOST is not set'));
+        if (!found) throw new Error('no mail logged yet');
+        return found;
+      });
       expect(line).toContain(`${PUBLIC_URL}/#/verify-recover-delete?userId=${user.userId}&token=`);
     } finally {
       await plain.close();
+    }
+  });
+});
+
+describe('with a mail server that never answers', () => {
+  it('answers a known address at once and logs the failed delivery', async () => {
+    const sockets = new Set<Socket>();
+    const stalled = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+    const port = (stalled.address() as { port: number }).port;
+    const slow = await startTestServer({ env: { PUBLIC_URL, SMTP_HOST: '127.0.0.1', SMTP_PORT: String(port), SMTP_SECURE: 'false', SMTP_FROM: 'Strongroom <no-reply@strongroom.test>' } });
+    try {
+      const user = await createUser(slow, { email: freshEmail('stalled') });
+      const started = Date.now();
+      expect((await askLink(slow, user.account.email)).status).toBe(200);
+      // Waiting for the greeting would take the mailer's 30-second timeout.
+      expect(Date.now() - started).toBeLessThan(5_000);
+      await vi.waitFor(() => expect(sockets.size).toBe(1));
+      for (const socket of sockets) socket.destroy();
+      await vi.waitFor(() => expect(slow.logs.text()).toContain('account deletion mail failed'), { timeout: 5_000 });
+    } finally {
+      await slow.close();
+      await new Promise((resolve) => stalled.close(resolve));
     }
   });
 });
