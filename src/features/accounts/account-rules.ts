@@ -65,16 +65,29 @@ export interface Deleter {
   actingUserId: string | null;
 }
 
+/** A deletion allowed only while the account's security stamp is still the one it was asked with. */
+export interface StampCheck {
+  securityStamp: string;
+  /** What to throw when the stamp has changed since. */
+  refusal: () => BadRequest;
+}
+
 /**
  * Deletes the account and, through the foreign keys, its devices, tokens, vault and
  * memberships, and records User_Deleted with it. Refused while it is the only confirmed owner
  * of an organization, as the official server refuses it, so no organization is left without an
- * owner. Takes the id, or the row a caller has just read.
+ * owner. Takes the id, or the row a caller has just read. With `stamp`, the stamp is read again
+ * under the row's lock in the deleting transaction, so a password change or "log out
+ * everywhere" that commits after the caller's read still voids the deletion.
  */
-export async function removeAccount(deps: AccountEnds, target: UserRow | string, by: Deleter): Promise<void> {
+export async function removeAccount(deps: AccountEnds, target: UserRow | string, by: Deleter, stamp?: StampCheck): Promise<void> {
   const { db } = deps;
   const userId = (typeof target === 'string' ? await userOrThrow(db, target) : target).id;
   const folders = await db.transaction().execute(async (tx) => {
+    if (stamp) {
+      const row = await tx.selectFrom('users').select('security_stamp').where('id', '=', userId).forUpdate().executeTakeFirst();
+      if (row?.security_stamp !== stamp.securityStamp) throw stamp.refusal();
+    }
     if (await deps.isSoleOwner(tx, userId)) {
       throw new BadRequest(
         'Cannot delete this user because it is the sole owner of at least one organization. Please delete these organizations or upgrade another user.',

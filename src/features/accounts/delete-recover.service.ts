@@ -92,7 +92,7 @@ export function createDeleteRecoverService(deps: AccountEnds & { keys: SigningKe
       const claims = await deps.keys.verify(token, { typ: DELETE_RECOVER_TYP });
       const user = claims?.sub === userId ? await findUserById(db, userId) : undefined;
       if (!user || claims?.[STAMP_CLAIM] !== stampMark(user.security_stamp)) throw BadRequest.field('token', INVALID_TOKEN);
-      await removeAccount(deps, user, { client, actingUserId: user.id });
+      await removeAccount(deps, user, { client, actingUserId: user.id }, { securityStamp: user.security_stamp, refusal: () => BadRequest.field('token', INVALID_TOKEN) });
     },
   };
 }

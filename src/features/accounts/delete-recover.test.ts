@@ -6,8 +6,14 @@ import { testClock } from '../../../test/support/clock.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
+import { recordingPushes } from '../../../test/support/pushes.js';
+import { BadRequest } from '../../http/errors.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
+import { createAuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
+import { localFileStore } from '../../platform/storage/file-store.js';
+import { isSoleOwner } from '../organizations/sole-owner.js';
+import { removeAccount } from './account-rules.js';
 
 /**
  * Deleting an account by a mailed link: `POST /api/accounts/delete-recover` mails it,
@@ -125,6 +131,23 @@ describe('deleting an account by mailed link', () => {
     expect(stamp.status).toBe(200);
     expect((await confirm(link.userId, link.token)).body.validationErrors).toEqual({ token: ['Invalid token.'] });
     expect(await exists(user.userId)).toBe(true);
+  });
+
+  it('refuses in the deleting transaction when the stamp changed after the link was checked', async () => {
+    const user = await createUser(server, { email: freshEmail('race') });
+    const { db } = server.database;
+    const checked = await db.selectFrom('users').selectAll().where('id', '=', user.userId).executeTakeFirstOrThrow();
+    // "Log out of all sessions" commits between the link's check and the deletion.
+    const stamp = await server.request('POST', '/api/accounts/security-stamp', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } });
+    expect(stamp.status).toBe(200);
+    const deps = { db, clock, isSoleOwner, pushes: recordingPushes(), files: localFileStore(server.filesDir), audit: createAuditLog({ clock }) };
+    const by = { client: null, actingUserId: user.userId };
+    const refusal = () => BadRequest.field('token', 'Invalid token.');
+    await expect(removeAccount(deps, checked, by, { securityStamp: checked.security_stamp, refusal })).rejects.toBeInstanceOf(BadRequest);
+    expect(await exists(user.userId)).toBe(true);
+    const current = await db.selectFrom('users').select('security_stamp').where('id', '=', user.userId).executeTakeFirstOrThrow();
+    await removeAccount(deps, checked, by, { securityStamp: current.security_stamp, refusal });
+    expect(await exists(user.userId)).toBe(false);
   });
 
   it('refuses the sole owner of an organization, keeping the account', async () => {
