@@ -60,6 +60,9 @@ describe('registration', () => {
       [{ ...body, kdf: 1, kdfIterations: 3, kdfMemory: 4, kdfParallelism: 1, masterPasswordAuthentication: undefined, masterPasswordUnlock: undefined }, 'kdfMemory'],
       [{ ...body, kdfIterations: 700_000 }, 'kdf'],
       [{ ...body, masterPasswordUnlock: { ...(body.masterPasswordUnlock as object), salt: 'someone@else.com' } }, 'masterPasswordUnlock.salt'],
+      // The salt is compared as the account will answer it in prelogin: no case or space folding.
+      [{ ...body, masterPasswordUnlock: { ...(body.masterPasswordUnlock as object), salt: account.email.toUpperCase() } }, 'masterPasswordUnlock.salt'],
+      [{ ...body, masterPasswordAuthentication: { ...(body.masterPasswordAuthentication as object), salt: ` ${account.email}` } }, 'masterPasswordAuthentication.salt'],
       [{ ...body, masterPasswordUnlock: { ...(body.masterPasswordUnlock as object), masterKeyWrappedUserKey: 'not encrypted' } }, 'key'],
       [{ ...body, userAsymmetricKeys: { publicKey: account.publicKeyB64, encryptedPrivateKey: 'plain' } }, 'encryptedPrivateKey'],
       [{ ...body, email: 'not-an-email' }, 'email'],

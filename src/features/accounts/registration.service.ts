@@ -10,6 +10,7 @@ import { findUserByEmail, insertUser, type UserRow } from '../../platform/auth/u
 import { preloginOf, type RegisterBody, type RegisterFinishBody } from './accounts.schemas.js';
 import type { AnonymousCaller } from '../../http/request-context.js';
 import { DEFAULT_KDF, normalizeEmail, validateKdf, type KdfSettings } from '../../platform/auth/kdf.js';
+import { accountSalt, kdfOf, requireAccountSalt, sameKdf } from '../../platform/auth/master-password.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { finishSignupLink, OPERATOR_INVITATION_CLAIM, requireEnc, VERIFICATION_TYP } from './account-rules.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
@@ -56,10 +57,6 @@ async function mailRegistrationLink(mailer: Mailer, publicUrl: string, email: st
 }
 
 const EXPIRED_LINK = 'Expired link. Please restart registration or try logging in. You may already have an account';
-
-function sameKdf(a: KdfSettings, b: KdfSettings): boolean {
-  return a.kdf === b.kdf && a.iterations === b.iterations && (a.memory ?? null) === (b.memory ?? null) && (a.parallelism ?? null) === (b.parallelism ?? null);
-}
 
 /** Becoming an account: prelogin, the verification link, and registration by every client's form. */
 export function createRegistrationService(deps: {
@@ -126,12 +123,6 @@ export function createRegistrationService(deps: {
         body.kdf !== undefined && body.kdfIterations !== undefined
           ? { kdf: body.kdf, iterations: body.kdfIterations, memory: body.kdfMemory ?? null, parallelism: body.kdfParallelism ?? null }
           : null;
-      const kdfOf = (k: NonNullable<typeof auth>['kdf']): KdfSettings => ({
-        kdf: k.kdfType,
-        iterations: k.iterations,
-        memory: k.memory ?? null,
-        parallelism: k.parallelism ?? null,
-      });
       const unlockKdf = unlock ? kdfOf(unlock.kdf) : null;
       const authKdf = auth ? kdfOf(auth.kdf) : null;
       const kdf = unlockKdf ?? authKdf ?? flatKdf;
@@ -139,12 +130,10 @@ export function createRegistrationService(deps: {
       for (const other of [authKdf, flatKdf]) {
         if (other && !sameKdf(other, kdf)) throw BadRequest.field('kdf', 'KDF settings must be equal for authentication and unlock.');
       }
-      for (const [field, salt] of [
-        ['masterPasswordAuthentication.salt', auth?.salt],
-        ['masterPasswordUnlock.salt', unlock?.salt],
-      ] as const) {
-        if (salt !== undefined && normalizeEmail(salt) !== email) throw BadRequest.field(field, 'The salt must be the account email.');
-      }
+      // A new account has no stored salt: its salt is the trimmed, lower-cased email.
+      const salt = accountSalt({ master_password_salt: null, email });
+      if (auth) requireAccountSalt(auth.salt, salt, 'masterPasswordAuthentication.salt');
+      if (unlock) requireAccountSalt(unlock.salt, salt, 'masterPasswordUnlock.salt');
       const masterPasswordHash = auth?.masterPasswordAuthenticationHash ?? body.masterPasswordHash;
       if (!masterPasswordHash) throw BadRequest.field('masterPasswordHash', 'The masterPasswordHash field is required.');
       if (auth && body.masterPasswordHash && auth.masterPasswordAuthenticationHash !== body.masterPasswordHash) {

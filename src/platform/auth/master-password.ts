@@ -59,6 +59,16 @@ export function accountSalt(user: Pick<UserRow, 'master_password_salt' | 'email'
   return user.master_password_salt ?? user.email.trim().toLowerCase();
 }
 
+/**
+ * The one salt rule of every flow (registration, password and KDF changes, recovery): the
+ * client's salt must be exactly the account's, with no folding of case or spaces, as the
+ * official `ValidateSaltUnchangedForUser` compares it. A master key made with any other string
+ * would not match the salt prelogin answers, and the account could not log in again.
+ */
+export function requireAccountSalt(salt: string, expected: string, field: string): void {
+  if (salt !== expected) throw BadRequest.field(field, "The salt is not the account's.");
+}
+
 /** A new master password both objects agree on. */
 export interface AgreedMasterPassword {
   kdf: KdfSettings;
@@ -84,7 +94,7 @@ export function agreedMasterPassword(
     throw BadRequest.field(`${fields.unlock}.kdf`, 'KDF settings must be equal for authentication and unlock.');
   }
   if (authentication.salt !== unlock.salt) throw BadRequest.field(`${fields.unlock}.salt`, 'Salt must be equal for authentication and unlock.');
-  if (unlock.salt !== accountSalt(user)) throw BadRequest.field(`${fields.unlock}.salt`, "The salt is not the account's.");
+  requireAccountSalt(unlock.salt, accountSalt(user), `${fields.unlock}.salt`);
   // The validated settings are the ones stored: PBKDF2 keeps no memory or parallelism.
   const valid = validateKdf(kdf, `${fields.unlock}.kdf`);
   if (!fields.kdfMayChange && !sameKdf(valid, accountKdf(user))) {
