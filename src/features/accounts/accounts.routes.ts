@@ -8,6 +8,7 @@ import {
   ApiKeyResponse,
   AvatarBody,
   DeleteRecoverBody,
+  KdfChangeBody,
   KeysBody,
   KeysResponse,
   PasswordChangeBody,
@@ -159,8 +160,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
     return emptyOk(reply);
   });
 
-  // The official server takes the password change's body here too.
-  app.post('/accounts/kdf', { ...user, schema: { tags, ...docs.kdf, body: PasswordChangeBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
+  app.post('/accounts/kdf', { ...user, schema: { tags, ...docs.kdf, body: KdfChangeBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
     await accounts.changeKdf(userCaller(request), request.body);
     return emptyOk(reply);
   });

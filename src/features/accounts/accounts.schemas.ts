@@ -153,10 +153,10 @@ export const VerifyDevicesBody = Type.Object({
 });
 
 /**
- * The official PasswordRequestModel, the body of both `POST /accounts/password` and
- * `POST /accounts/kdf`: the current hash, then the new password either as the 2025–2026
- * `authenticationData` and `unlockData` objects or as the older flat `newMasterPasswordHash` and
- * `key` (which clients of 2025 send alongside the objects). The service says which are required.
+ * The official PasswordRequestModel of `POST /accounts/password`: the current hash, then the new
+ * password either as the 2025–2026 `authenticationData` and `unlockData` objects or as the
+ * older flat `newMasterPasswordHash` and `key` (which clients of 2025 send alongside the
+ * objects). The service says which are required.
  */
 export const PasswordChangeBody = Type.Object({
   masterPasswordHash: Hash,
@@ -167,6 +167,18 @@ export const PasswordChangeBody = Type.Object({
   unlockData: Type.Optional(MasterPasswordUnlockBody),
 });
 export type PasswordChangeBody = Static<typeof PasswordChangeBody>;
+
+/**
+ * `POST /accounts/kdf`: the current hash and both objects, with the new KDF. The official server
+ * declares the password change's model here but its ChangeKdfCommand reads only these three, so
+ * the flat fields and the hint that clients send beside them are dropped, not stored.
+ */
+export const KdfChangeBody = Type.Object({
+  masterPasswordHash: Hash,
+  authenticationData: MasterPasswordAuthenticationBody,
+  unlockData: MasterPasswordUnlockBody,
+});
+export type KdfChangeBody = Static<typeof KdfChangeBody>;
 
 /** `POST /accounts/delete-recover` (DeleteRecoverRequestModel): the address to mail the link to. */
 export const DeleteRecoverBody = Type.Object({ email: Email });

@@ -8,7 +8,7 @@ import { masterPasswordMatches } from '../../platform/auth/secret-verification.j
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import { logOutPush } from '../../platform/push/push-messages.js';
 import { requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
-import type { PasswordChangeBody } from './accounts.schemas.js';
+import type { KdfChangeBody, PasswordChangeBody } from './accounts.schemas.js';
 
 const BOTH_OBJECTS = 'AuthenticationData and UnlockData must be provided.';
 const OBJECTS = { authentication: 'authenticationData', unlock: 'unlockData' } as const;
@@ -83,16 +83,14 @@ export function createPasswordService(deps: AccountEnds & { hasher: PasswordHash
     },
 
     /**
-     * A new KDF (PBKDF2 ↔ Argon2id, or new costs) for the same password and salt: the two
-     * objects are required, as the official server requires them, and its flat fields ignored
-     * unless they contradict the objects. Every session ends, this device's too, as there.
+     * A new KDF (PBKDF2 ↔ Argon2id, or new costs) for the same password and salt, from the two
+     * objects the schema requires. Every session ends, this device's too, as on the official server.
      */
-    async changeKdf({ userId, client }: UserCaller, body: PasswordChangeBody): Promise<void> {
-      const objects = objectsOf(body);
-      if (!objects) throw BadRequest.field(OBJECTS.authentication, BOTH_OBJECTS);
+    async changeKdf({ userId, client }: UserCaller, body: KdfChangeBody): Promise<void> {
       const user = await userOrThrow(db, userId);
       await verifySecret(user, body.masterPasswordHash);
-      const next = sameAsFlat(body, agreedMasterPassword(user, objects.authenticationData, objects.unlockData, { ...OBJECTS, kdfMayChange: true }));
+      const next = agreedMasterPassword(user, body.authenticationData, body.unlockData, { ...OBJECTS, kdfMayChange: true });
+      requireEnc(next.wrappedUserKey, `${OBJECTS.unlock}.masterKeyWrappedUserKey`);
       const serverHash = await hasher.hash(next.authenticationHash);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
