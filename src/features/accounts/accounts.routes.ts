@@ -60,7 +60,7 @@ const docs = {
   },
   password: {
     summary: 'Change the master password',
-    description: `Checks the current master password hash, then stores the new password as the 2026 clients send it (\`authenticationData\` and \`unlockData\`, whose salt and KDF must agree with each other and with the account's) or as older clients do (\`newMasterPasswordHash\` and \`key\`); rotates the security stamp (ending every access and refresh token), records the User_ChangedPassword event (1001) and tells the other devices to log out. Refused with 400 naming the field when the master password hash is wrong, only one of the two objects is sent, the salt or KDF does not agree, or neither form is complete. ${USER}`,
+    description: `Checks the current master password hash, then stores the new password as the 2026 clients send it (\`authenticationData\` and \`unlockData\`, whose salt and KDF must agree with each other and with the account's) or as older clients do (\`newMasterPasswordHash\` and \`key\`); rotates the security stamp (ending every access and refresh token), records the User_ChangedPassword event (1001) and tells the other devices to log out. Refused with 400 naming the field when the master password hash is wrong, the salt or KDF does not agree, or neither form is complete (a lone object beside the older fields is not read, as on the official server). ${USER}`,
   },
   kdf: {
     summary: 'Change the KDF settings',

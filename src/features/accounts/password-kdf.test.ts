@@ -29,6 +29,8 @@ const eventsOf = (userId: string, type: EventType) =>
 const refresh = (token: string) => server.request('POST', '/identity/connect/token', { form: { grant_type: 'refresh_token', client_id: 'cli', refresh_token: token } });
 const logOutsOf = (userId: string) => pushes.of(PushType.LogOut).filter((p) => (p.payload as { UserId: string }).UserId === userId);
 
+const NO_FORM = 'Must provide either new payloads (UnlockData/AuthenticationData) or legacy payloads (NewMasterPasswordHash/Key).';
+
 /** The 2026 web vault's body: the current hash, the two objects and the hint. */
 const body2026 = (user: LoggedInUser, next: NewMasterPassword, hint: string | null = null) => ({
   masterPasswordHash: user.account.masterPasswordHash,
@@ -72,6 +74,15 @@ describe('POST /api/accounts/password', () => {
     await onlyNewPasswordWorks(older, third);
   });
 
+  it('uses the flat fields when only one object comes with them, as the official validator does', async () => {
+    const user = await createUser(server, { email: freshEmail('pwone') });
+    const next = await newMasterPassword(user.account.email, 'flat wins', PBKDF2, user.account.userKey);
+    const ignored = await newMasterPassword(user.account.email, 'lone object', PBKDF2, user.account.userKey);
+    const body = { masterPasswordHash: user.account.masterPasswordHash, newMasterPasswordHash: next.masterPasswordHash, key: next.wrappedUserKey, authenticationData: ignored.authenticationData };
+    expect((await post(user, 'password', body)).status).toBe(200);
+    await onlyNewPasswordWorks(user, next);
+  });
+
   it('refuses bad bodies with 400 naming the field, changing nothing', async () => {
     const user = await createUser(server, { email: freshEmail('pwbad') });
     const email = user.account.email;
@@ -101,6 +112,8 @@ describe('POST /api/accounts/password', () => {
       expect(res.status, what).toBe(400);
       expect(Object.keys(res.body.validationErrors ?? {}), what).toContain(field);
     }
+    const lone = await post(user, 'password', { ...good, unlockData: undefined });
+    expect(lone.body.validationErrors).toMatchObject({ authenticationData: [NO_FORM], unlockData: [NO_FORM], newMasterPasswordHash: [NO_FORM], key: [NO_FORM] });
     expect(await userRow(user.userId)).toEqual(before);
     expect(await eventsOf(user.userId, EventType.User_ChangedPassword)).toEqual([]);
     expect(logOutsOf(user.userId)).toEqual([]);

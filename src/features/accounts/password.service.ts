@@ -1,4 +1,4 @@
-import { BadRequest } from '../../http/errors.js';
+import { BadRequest, MODEL_STATE_INVALID } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
@@ -10,19 +10,20 @@ import { logOutPush } from '../../platform/push/push-messages.js';
 import { requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
 import type { KdfChangeBody, PasswordChangeBody } from './accounts.schemas.js';
 
-const BOTH_OBJECTS = 'AuthenticationData and UnlockData must be provided.';
 const OBJECTS = { authentication: 'authenticationData', unlock: 'unlockData' } as const;
+/** The official MasterPasswordPayloadVariantValidator's message, on the four fields it names. */
+const NO_FORM = 'Must provide either new payloads (UnlockData/AuthenticationData) or legacy payloads (NewMasterPasswordHash/Key).';
 
 /**
- * The objects of a body that carries them both; one without the other is refused, as the
- * official PasswordRequestModel refuses it. Neither answers null.
+ * Which form of the new password the body carries, as the official validator decides: the two
+ * objects when both are there, else the flat `newMasterPasswordHash` and `key` when both are
+ * there (a lone object beside them is not read), else neither, which is refused.
  */
-function objectsOf(body: PasswordChangeBody) {
-  const { authenticationData, unlockData } = body;
-  if (!authenticationData && !unlockData) return null;
-  if (!authenticationData) throw BadRequest.field(OBJECTS.authentication, BOTH_OBJECTS);
-  if (!unlockData) throw BadRequest.field(OBJECTS.unlock, BOTH_OBJECTS);
-  return { authenticationData, unlockData };
+function formOf(body: PasswordChangeBody) {
+  const { authenticationData, unlockData, newMasterPasswordHash, key } = body;
+  if (authenticationData && unlockData) return { objects: { authenticationData, unlockData } };
+  if (newMasterPasswordHash && key) return { flat: { newMasterPasswordHash, key } };
+  throw new BadRequest(MODEL_STATE_INVALID, { authenticationData: [NO_FORM], unlockData: [NO_FORM], newMasterPasswordHash: [NO_FORM], key: [NO_FORM] });
 }
 
 /**
@@ -53,19 +54,16 @@ export function createPasswordService(deps: AccountEnds & { hasher: PasswordHash
   return {
     /**
      * The 2026 body (the two objects, which must agree with each other and with the account's
-     * salt and KDF) or the older one (`newMasterPasswordHash` and `key`, the KDF unchanged).
+     * salt and KDF) or the older one (`newMasterPasswordHash` and `key`, the KDF unchanged);
+     * formOf says which.
      */
     async changePassword({ userId, client }: UserCaller, body: PasswordChangeBody): Promise<void> {
-      const objects = objectsOf(body);
-      if (!objects) {
-        if (!body.newMasterPasswordHash) throw BadRequest.field('newMasterPasswordHash', 'The newMasterPasswordHash field is required.');
-        if (!body.key) throw BadRequest.field('key', 'The key field is required.');
-      }
+      const { objects, flat } = formOf(body);
       const user = await userOrThrow(db, userId);
       await verifySecret(user, body.masterPasswordHash);
       const next = objects
         ? sameAsFlat(body, agreedMasterPassword(user, objects.authenticationData, objects.unlockData, OBJECTS))
-        : { authenticationHash: body.newMasterPasswordHash as string, wrappedUserKey: requireEnc(body.key, 'key') };
+        : { authenticationHash: flat.newMasterPasswordHash, wrappedUserKey: requireEnc(flat.key, 'key') };
       const serverHash = await hasher.hash(next.authenticationHash);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
