@@ -20,7 +20,7 @@ import type { Pushes } from '../../platform/push/pushes.js';
 import type { LimitStore } from '../rate-limits/limit-store.js';
 import { keyDigest } from '../rate-limits/rate-limits.js';
 import { CodePurpose, type MailedCodes } from '../two-factor/mailed-codes.js';
-import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
+import { requireMasterPassword } from '../../platform/auth/secret-verification.js';
 
 const VERIFY_TYP = 'strongroom-verify-email';
 const VERIFY_SECONDS = 24 * 60 * 60;
@@ -146,7 +146,7 @@ export function createAccountEmails(deps: {
      */
     async startEmailChange({ userId, log }: UserCaller, body: { newEmail: string; masterPasswordHash: string }): Promise<void> {
       const user = await verifiedUserOf(userId);
-      if (!(await masterPasswordMatches(deps.hasher, user, body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', 'Invalid password.');
+      await requireMasterPassword(deps.hasher, user, body.masterPasswordHash);
       const newEmail = normalizeEmail(body.newEmail);
       if (newEmail === user.email) throw BadRequest.field('newEmail', 'This is already your email address.');
       if (await findUserByEmail(db, newEmail)) return;
@@ -164,7 +164,7 @@ export function createAccountEmails(deps: {
       body: { newEmail: string; masterPasswordHash: string; newMasterPasswordHash: string; token: string; key: string; masterPasswordHint?: string | null },
     ): Promise<void> {
       const user = await verifiedUserOf(userId);
-      if (!(await masterPasswordMatches(deps.hasher, user, body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', 'Invalid password.');
+      await requireMasterPassword(deps.hasher, user, body.masterPasswordHash);
       if (!isEncString(body.key)) throw BadRequest.field('key', 'The key field is not a valid encrypted string.');
       const newEmail = normalizeEmail(body.newEmail);
       if (!(await deps.codes.use(user.id, CodePurpose.EmailChange, body.token, newEmail))) throw BadRequest.field('token', INVALID_TOKEN);

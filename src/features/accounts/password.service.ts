@@ -4,8 +4,7 @@ import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { agreedMasterPassword, setMasterPassword, type AgreedMasterPassword } from '../../platform/auth/master-password.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
-import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
-import type { UserRow } from '../../platform/auth/users.repository.js';
+import { requireMasterPassword } from '../../platform/auth/secret-verification.js';
 import { logOutPush } from '../../platform/push/push-messages.js';
 import { requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
 import type { KdfChangeBody, PasswordChangeBody } from './accounts.schemas.js';
@@ -47,10 +46,6 @@ function sameAsFlat(body: PasswordChangeBody, agreed: AgreedMasterPassword): Agr
 export function createPasswordService(deps: AccountEnds & { hasher: PasswordHasher; audit: AuditLog }) {
   const { db, clock, hasher } = deps;
 
-  async function verifySecret(user: UserRow, masterPasswordHash: string): Promise<void> {
-    if (!(await masterPasswordMatches(hasher, user, masterPasswordHash))) throw BadRequest.field('masterPasswordHash', 'Invalid password.');
-  }
-
   return {
     /**
      * The 2026 body (the two objects, which must agree with each other and with the account's
@@ -60,7 +55,7 @@ export function createPasswordService(deps: AccountEnds & { hasher: PasswordHash
     async changePassword({ userId, client }: UserCaller, body: PasswordChangeBody): Promise<void> {
       const { objects, flat } = formOf(body);
       const user = await userOrThrow(db, userId);
-      await verifySecret(user, body.masterPasswordHash);
+      await requireMasterPassword(hasher, user, body.masterPasswordHash);
       const next = objects
         ? sameAsFlat(body, agreedMasterPassword(user, objects.authenticationData, objects.unlockData, OBJECTS))
         : { authenticationHash: flat.newMasterPasswordHash, wrappedUserKey: requireEnc(flat.key, 'key') };
@@ -86,7 +81,7 @@ export function createPasswordService(deps: AccountEnds & { hasher: PasswordHash
      */
     async changeKdf({ userId, client }: UserCaller, body: KdfChangeBody): Promise<void> {
       const user = await userOrThrow(db, userId);
-      await verifySecret(user, body.masterPasswordHash);
+      await requireMasterPassword(hasher, user, body.masterPasswordHash);
       const next = agreedMasterPassword(user, body.authenticationData, body.unlockData, { ...OBJECTS, kdfMayChange: true });
       requireEnc(next.wrappedUserKey, `${OBJECTS.unlock}.masterKeyWrappedUserKey`);
       const serverHash = await hasher.hash(next.authenticationHash);

@@ -1,11 +1,11 @@
 import { BadRequest } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
-import { updateUser, type UserRow } from '../../platform/auth/users.repository.js';
+import { updateUser } from '../../platform/auth/users.repository.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
-import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
+import { requireMasterPassword } from '../../platform/auth/secret-verification.js';
 import { endSessions, removeAccount, requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
 import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
@@ -30,13 +30,6 @@ export function createProfileService(
 ) {
   const { db, clock, hasher } = deps;
   const getUser = (userId: string) => userOrThrow(db, userId);
-
-  /** Commands that change security settings must carry the current master password hash. */
-  async function verifySecret(user: UserRow, masterPasswordHash: string | null | undefined): Promise<void> {
-    if (!(await masterPasswordMatches(hasher, user, masterPasswordHash))) {
-      throw BadRequest.field('masterPasswordHash', 'Invalid password.');
-    }
-  }
 
   /** The profile as the clients read it: the account, its organizations and whether two-step login is on. */
   async function profileOf(userId: string) {
@@ -93,13 +86,13 @@ export function createProfileService(
     /** "Log out of all sessions": every token issued so far stops working. */
     async rotateSecurityStamp({ userId }: UserCaller, masterPasswordHash: string | null | undefined): Promise<void> {
       const user = await getUser(userId);
-      await verifySecret(user, masterPasswordHash);
+      await requireMasterPassword(hasher, user, masterPasswordHash);
       await endSessions(deps, user.id);
     },
 
     async apiKey({ userId }: UserCaller, masterPasswordHash: string | null | undefined, rotate: boolean) {
       const user = await getUser(userId);
-      await verifySecret(user, masterPasswordHash);
+      await requireMasterPassword(hasher, user, masterPasswordHash);
       if (!rotate) return { object: 'apiKey' as const, apiKey: user.api_key, revisionDate: user.revision_date };
       const apiKey = randomApiKey();
       const now = clock.now().toISOString();
@@ -110,7 +103,7 @@ export function createProfileService(
     /** Whether logins from new devices need a mailed code (used by the identity service when the setting is on). */
     async setVerifyDevices({ userId }: UserCaller, masterPasswordHash: string | null | undefined, verifyDevices: boolean): Promise<void> {
       const user = await getUser(userId);
-      await verifySecret(user, masterPasswordHash);
+      await requireMasterPassword(hasher, user, masterPasswordHash);
       await updateUser(db, userId, { verify_devices: verifyDevices, revision_date: clock.now().toISOString() });
     },
 
@@ -119,13 +112,13 @@ export function createProfileService(
      * first; the answer is the strictest master password policy of the user's organizations.
      */
     async verifyPassword({ userId }: UserCaller, masterPasswordHash: string | null | undefined) {
-      await verifySecret(await getUser(userId), masterPasswordHash);
+      await requireMasterPassword(hasher, await getUser(userId), masterPasswordHash);
       return toVerifiedPasswordPolicy(await deps.masterPasswordPolicy(userId));
     },
 
     async deleteAccount({ userId, client }: UserCaller, masterPasswordHash: string | null | undefined): Promise<void> {
       const user = await getUser(userId);
-      await verifySecret(user, masterPasswordHash);
+      await requireMasterPassword(hasher, user, masterPasswordHash);
       await removeAccount(deps, user, { client, actingUserId: userId });
     },
 

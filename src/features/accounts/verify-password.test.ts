@@ -54,3 +54,24 @@ describe('POST /api/accounts/verify-password', () => {
     expect((await verify(user.account.masterPasswordHash, '')).status).toBe(401);
   });
 });
+
+describe('every command that asks for the master password', () => {
+  it('refuses a wrong hash with the same 400 naming masterPasswordHash, changing nothing', async () => {
+    const wrong = 'd3Jvbmcgd3Jvbmcgd3Jvbmc=';
+    const commands: [string, string, Record<string, unknown>][] = [
+      ['POST', '/api/accounts/password', { newMasterPasswordHash: 'bmV3', key: '2.AAAA|AAAA|AAAA' }],
+      ['POST', '/api/accounts/security-stamp', {}],
+      ['POST', '/api/accounts/api-key', {}],
+      ['POST', '/api/accounts/rotate-api-key', {}],
+      ['PUT', '/api/accounts/verify-devices', { verifyDevices: false }],
+      ['DELETE', '/api/accounts', {}],
+      ['POST', '/api/accounts/email-token', { newEmail: 'elsewhere@example.com' }],
+      ['POST', '/api/accounts/email', { newEmail: 'elsewhere@example.com', newMasterPasswordHash: 'bmV3', token: '123456', key: '2.AAAA|AAAA|AAAA' }],
+    ];
+    for (const [method, path, json] of commands) {
+      const res = await server.request(method, path, { token: user.accessToken, json: { ...json, masterPasswordHash: wrong } });
+      expect([res.status, res.body.validationErrors], `${method} ${path}`).toEqual([400, { masterPasswordHash: ['Invalid password.'] }]);
+    }
+    expect((await server.request('GET', '/api/accounts/profile', { token: user.accessToken })).status).toBe(200);
+  });
+});

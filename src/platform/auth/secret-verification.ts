@@ -1,6 +1,5 @@
 import type { Executor } from '../../db/database.js';
-import type { BadRequest } from '../../http/errors.js';
-import { NotFound } from '../../http/errors.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
 import { findUserById, type UserRow } from './users.repository.js';
 import type { PasswordHasher } from './password-hasher.js';
 
@@ -24,4 +23,13 @@ export async function verifyMasterPassword(db: Executor, hasher: PasswordHasher,
 /** Whether `hash` is the user's master password hash (a missing one is not). */
 export async function masterPasswordMatches(hasher: PasswordHasher, user: Pick<UserRow, 'master_password_hash'>, hash: string | null | undefined): Promise<boolean> {
   return Boolean(hash) && (await hasher.verify(hash as string, user.master_password_hash));
+}
+
+/**
+ * The account's own commands that change security settings (password, KDF, email, API key, log
+ * out everywhere, deletion) check the current master password hash first: a wrong or missing
+ * one is the official 400 `masterPasswordHash: Invalid password.`.
+ */
+export async function requireMasterPassword(hasher: PasswordHasher, user: Pick<UserRow, 'master_password_hash'>, hash: string | null | undefined): Promise<void> {
+  if (!(await masterPasswordMatches(hasher, user, hash))) throw BadRequest.field('masterPasswordHash', 'Invalid password.');
 }
