@@ -168,6 +168,7 @@ describe('POST /api/accounts/kdf', () => {
       ['Argon2id parallelism above 16', argon({ parallelism: 17 }), 'unlockData.kdfParallelism'],
       ['PBKDF2 below 600,000', { ...good, authenticationData: { ...authenticationData, kdf: { ...PBKDF2, iterations: 5000 } }, unlockData: { ...unlockData, kdf: { ...PBKDF2, iterations: 5000 } } }, 'unlockData.kdfIterations'],
       ['an unknown KDF', { ...good, authenticationData: { ...authenticationData, kdf: { ...PBKDF2, kdfType: 7 } }, unlockData: { ...unlockData, kdf: { ...PBKDF2, kdfType: 7 } } }, 'unlockData.kdf'],
+      ['wrapped key not an EncString', { ...good, unlockData: { ...unlockData, masterKeyWrappedUserKey: 'plain' } }, 'unlockData.masterKeyWrappedUserKey'],
     ];
     const before = await userRow(user.userId);
     for (const [what, json, field] of cases) {

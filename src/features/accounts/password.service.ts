@@ -34,7 +34,6 @@ function sameAsFlat(body: PasswordChangeBody, agreed: AgreedMasterPassword): Agr
     throw BadRequest.field('newMasterPasswordHash', 'The newMasterPasswordHash differs from authenticationData.masterPasswordAuthenticationHash.');
   }
   if (body.key && body.key !== agreed.wrappedUserKey) throw BadRequest.field('key', 'The key differs from unlockData.masterKeyWrappedUserKey.');
-  requireEnc(agreed.wrappedUserKey, `${OBJECTS.unlock}.masterKeyWrappedUserKey`);
   return agreed;
 }
 
@@ -83,7 +82,6 @@ export function createPasswordService(deps: AccountEnds & { hasher: PasswordHash
       const user = await userOrThrow(db, userId);
       await requireMasterPassword(hasher, user, body.masterPasswordHash);
       const next = agreedMasterPassword(user, body.authenticationData, body.unlockData, { ...OBJECTS, kdfMayChange: true });
-      requireEnc(next.wrappedUserKey, `${OBJECTS.unlock}.masterKeyWrappedUserKey`);
       const serverHash = await hasher.hash(next.authenticationHash);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import type { Executor } from '../../db/database.js';
+import { isEncString } from '../../http/enc-string.js';
 import { BadRequest } from '../../http/errors.js';
 import { Nullable } from '../../http/schemas.js';
 import { validateKdf, type KdfSettings } from './kdf.js';
@@ -80,7 +81,8 @@ export interface AgreedMasterPassword {
 /**
  * Checks that the authentication and unlock objects name the same salt and KDF, that the salt is
  * the account's, that the KDF is within the official bounds and, unless `kdfMayChange` (the KDF
- * change itself), that it is the account's current one. Each refusal is a 400 naming the field
+ * change itself), that it is the account's current one, and that the wrapped user key is an
+ * EncString. Each refusal is a 400 naming the field
  * (`prefix` is where the objects sit in the body, e.g. `unlockData`).
  */
 export function agreedMasterPassword(
@@ -100,6 +102,9 @@ export function agreedMasterPassword(
   if (!fields.kdfMayChange && !sameKdf(valid, accountKdf(user))) {
     throw BadRequest.field(`${fields.unlock}.kdf`, "The KDF settings are not the account's; change them with POST /accounts/kdf.");
   }
+  // The server cannot open the wrapped key, but it can refuse what no client could ever unwrap.
+  const wrapped = `${fields.unlock}.masterKeyWrappedUserKey`;
+  if (!isEncString(unlock.masterKeyWrappedUserKey)) throw BadRequest.field(wrapped, `The ${wrapped} field is not a valid encrypted string.`);
   return { kdf: valid, authenticationHash: authentication.masterPasswordAuthenticationHash, wrappedUserKey: unlock.masterKeyWrappedUserKey };
 }
 
