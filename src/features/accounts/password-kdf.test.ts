@@ -52,9 +52,11 @@ describe('POST /api/accounts/password', () => {
   it('takes the 2026 body: stores the new password, ends every session, pushes LogOut, records 1001', async () => {
     const user = await createUser(server, { email: freshEmail('pw26') });
     const next = await newMasterPassword(user.account.email, 'a brand new passphrase', PBKDF2, user.account.userKey);
+    const changedBefore = (await userRow(user.userId)).last_password_change_date;
     const res = await post(user, 'password', body2026(user, next, 'the new hint'));
     expect(res.status).toBe(200);
     await onlyNewPasswordWorks(user, next);
+    expect((await userRow(user.userId)).last_password_change_date).not.toBe(changedBefore);
     expect(await userRow(user.userId)).toMatchObject({ key: next.wrappedUserKey, master_password_hint: 'the new hint', kdf: 0, kdf_iterations: 600_000 });
     expect(await eventsOf(user.userId, EventType.User_ChangedPassword)).toEqual([{ type: 1001, acting_user_id: user.userId }]);
     expect(logOutsOf(user.userId)).toHaveLength(1);
@@ -125,13 +127,15 @@ describe('POST /api/accounts/kdf', () => {
   it('moves the account to Argon2id: prelogin answers it, only the new hash logs in, LogOut to every device, records 9000', async () => {
     const user = await createUser(server, { email: freshEmail('kdf') });
     const next = await newMasterPassword(user.account.email, user.account.password, ARGON2, user.account.userKey);
-    const hintBefore = (await userRow(user.userId)).master_password_hint;
+    const { master_password_hint: hintBefore, last_password_change_date: changedBefore } = await userRow(user.userId);
     // Clients of 2025 also send the flat fields, which the KDF change does not read; nor a hint.
     const flat = { newMasterPasswordHash: next.masterPasswordHash, key: next.wrappedUserKey, kdf: 1, kdfIterations: 2, kdfMemory: 16, kdfParallelism: 1, masterPasswordHint: 'not stored' };
     const res = await post(user, 'kdf', { ...body2026(user, next), ...flat });
     expect(res.status).toBe(200);
     await onlyNewPasswordWorks(user, next);
     expect(await userRow(user.userId)).toMatchObject({ kdf: 1, kdf_iterations: 2, kdf_memory: 16, kdf_parallelism: 1, key: next.wrappedUserKey, master_password_hint: hintBefore });
+    // The password is the same: its change date stays, as the official ChangeKdfCommand leaves it.
+    expect((await userRow(user.userId)).last_password_change_date).toBe(changedBefore);
     for (const path of ['/identity/accounts/prelogin/password', '/identity/accounts/prelogin']) {
       const prelogin = await server.request('POST', path, { json: { email: user.account.email } });
       expect(prelogin.body, path).toMatchObject({ kdf: 1, kdfIterations: 2, kdfMemory: 16, kdfParallelism: 1, kdfSettings: { kdfType: 1, iterations: 2, memory: 16, parallelism: 1 } });

@@ -85,7 +85,7 @@ export function createPasswordService(deps: AccountEnds & { hasher: PasswordHash
       const serverHash = await hasher.hash(next.authenticationHash);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
-        await setMasterPassword(tx, userId, { serverHash, key: next.wrappedUserKey, kdf: next.kdf, forcePasswordReset: Boolean(user.force_password_reset), now });
+        await setMasterPassword(tx, userId, { serverHash, key: next.wrappedUserKey, kdf: next.kdf, forcePasswordReset: Boolean(user.force_password_reset), passwordChanged: false, now });
         await deps.audit.record(tx, client, { type: EventType.User_ChangedKdf, userId, actingUserId: userId });
       });
       deps.pushes.send(logOutPush(userId));

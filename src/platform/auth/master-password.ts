@@ -120,6 +120,11 @@ export interface NewMasterPassword {
   hint?: string | null;
   /** True when an admin set it: the member must choose their own at next login. */
   forcePasswordReset: boolean;
+  /**
+   * Whether the password itself is new (the default). The KDF change passes false: the official
+   * ChangeKdfCommand leaves LastPasswordChangeDate alone, as the password is the same.
+   */
+  passwordChanged?: boolean;
   now: string;
 }
 
@@ -137,7 +142,7 @@ export async function setMasterPassword(tx: Executor, userId: string, change: Ne
       : {}),
     ...(change.hint !== undefined ? { master_password_hint: change.hint || null } : {}),
     security_stamp: randomUUID(),
-    last_password_change_date: change.now,
+    ...(change.passwordChanged === false ? {} : { last_password_change_date: change.now }),
     revision_date: change.now,
     account_revision_date: change.now,
     force_password_reset: change.forcePasswordReset,
