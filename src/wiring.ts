@@ -59,7 +59,7 @@ import { createKeyRotation } from './features/key-rotation/key-rotation.service.
 import { createEmergencyAccessService } from './features/emergency-access/emergency-access.service.js';
 import { createEmergencyRecovery } from './features/emergency-access/emergency-recovery.js';
 import { createEmergencyReminderJob, createEmergencyTimeoutJob } from './features/emergency-access/emergency-access-jobs.js';
-import { orEmergencyInvitation } from './features/emergency-access/emergency-invitations.js';
+import { emergencyInvitationCheck } from './features/emergency-access/emergency-invitations.js';
 
 
 export type { WiringDeps };
@@ -72,7 +72,7 @@ export async function createFeatures(deps: WiringDeps) {
   const icons = createIcons({ config, clock });
   const health = createHealthService({ checks: [...p.checks, integrations.check, notifications.health] });
   const throttle = createLoginThrottle({ clock, store: rateLimits.store, perAccountAndIp: config.loginAttemptsPerAccount, perAccount: config.loginAttemptsPerAccountTotal, perIp: config.loginAttemptsPerIp, windowSeconds: config.loginAttemptWindowSeconds });
-  const accounts = createAccountService({ db, clock, hasher, audit, keys, mailer, brand, limits: rateLimits.store, pushes, files, registrationEnabled: config.registrationEnabled, isInvited: orEmergencyInvitation(invitationCheck(keys), keys), publicUrl: config.publicUrl, isSoleOwner, profileOrganizations: (userId) => profileOrganizations(db, userId), masterPasswordPolicy: (userId) => masterPasswordPolicyFor(db, userId) });
+  const accounts = createAccountService({ db, clock, hasher, audit, keys, mailer, brand, limits: rateLimits.store, pushes, files, registrationEnabled: config.registrationEnabled, isInvited: invitationCheck(keys), isEmergencyInvited: emergencyInvitationCheck(keys), publicUrl: config.publicUrl, isSoleOwner, profileOrganizations: (userId) => profileOrganizations(db, userId), masterPasswordPolicy: (userId) => masterPasswordPolicyFor(db, userId) });
   const codes = createMailedCodes({ db, clock, mailer, brand, limits: rateLimits.store });
   const webauthn = createWebAuthn({ db, clock, rpName: config.serverName, publicUrl: config.publicUrl });
   const twoFactor = createTwoFactorService({ db, clock, hasher, audit, keys, mailer, brand, codes, pushes, webauthn, rememberDays: config.twoFactorRememberDays });

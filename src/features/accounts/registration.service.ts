@@ -18,6 +18,12 @@ import { randomApiKey } from '../../platform/auth/api-keys.js';
 /** Says whether an email has a pending organization invitation (registration stays open to it). */
 export type InvitationCheck = (db: Executor, email: string, proof: InvitationProof) => Promise<boolean>;
 
+/**
+ * Says whether an emergency access invitation token is this server's, for that grant and that
+ * email, and the grant still an invitation of that address.
+ */
+export type EmergencyInvitationCheck = (db: Executor, email: string, token: string, emergencyAccessId: string) => Promise<boolean>;
+
 /** What a registration carries from an organization invitation link. */
 export interface InvitationProof {
   token?: string | null;
@@ -66,6 +72,7 @@ export function createRegistrationService(deps: {
   keys: SigningKeys;
   registrationEnabled: boolean;
   isInvited: InvitationCheck;
+  isEmergencyInvited: EmergencyInvitationCheck;
   mailer: Mailer;
   publicUrl: string;
 }) {
@@ -84,6 +91,15 @@ export function createRegistrationService(deps: {
     const email = normalizeEmail(input.email);
     if (!deps.registrationEnabled && !input.invited && !(await deps.isInvited(db, email, input.invitation ?? {}))) {
       throw new BadRequest('Open registration has been disabled by the system administrator.');
+    }
+    // An emergency access invitation does not open closed registration (the official server
+    // checks open registration first); where it is open, the link's token must hold, and it
+    // proves the address as a verification mail would.
+    const { emergencyAccessToken, emergencyAccessId } = input.invitation ?? {};
+    let emailVerified = false;
+    if (emergencyAccessToken && emergencyAccessId) {
+      if (!(await deps.isEmergencyInvited(db, email, emergencyAccessToken, emergencyAccessId))) throw new BadRequest('Invalid accept emergency access invite token.');
+      emailVerified = true;
     }
     const kdf = validateKdf(input.kdf);
     const key = requireEnc(input.key, 'key');
@@ -104,6 +120,7 @@ export function createRegistrationService(deps: {
       },
       now,
     );
+    user.email_verified = emailVerified;
     try {
       await insertUser(db, user);
     } catch (error) {

@@ -79,6 +79,11 @@ export async function grantExists(db: Executor, grantorId: string, email: string
   return row !== undefined;
 }
 
+/** The grant `id` while it is still an invitation of `email`. */
+export async function findInvitation(db: Executor, id: string, email: string): Promise<{ id: string } | undefined> {
+  return db.selectFrom('emergency_access').select('id').where('id', '=', id).where('email', '=', email).where('status', '=', EmergencyAccessStatus.Invited).executeTakeFirst();
+}
+
 /** Recoveries still waiting on the grantor, with the details the jobs mail. */
 export async function waitingRecoveries(db: Executor, limit: number, afterId: string): Promise<GrantDetailsRow[]> {
   return details(db).where('ea.status', '=', EmergencyAccessStatus.RecoveryInitiated).where('ea.id', '>', afterId).orderBy('ea.id').limit(limit).execute();

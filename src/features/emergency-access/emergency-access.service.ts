@@ -39,6 +39,12 @@ export const EMERGENCY_INVITE_TYP = 'strongroom-emergency-invite';
 /** As long as an organization invitation: the official server uses OrganizationInviteExpirationHours (120) for both. */
 const INVITE_LIFETIME_DAYS = 5;
 
+/** Whether `token` is this server's unexpired invitation to grant `id` for `email`. */
+export async function verifyInviteToken(keys: SigningKeys, token: string, id: string, email: string): Promise<boolean> {
+  const payload = await keys.verify(token, { typ: EMERGENCY_INVITE_TYP });
+  return !!payload && payload.eaId === id.toLowerCase() && typeof payload.email === 'string' && payload.email.toLowerCase() === email.toLowerCase();
+}
+
 /** The official refusal of a step the grant's status or type does not allow. */
 export const NOT_VALID = 'Emergency Access not valid.';
 
@@ -184,11 +190,8 @@ export function createEmergencyAccessService(deps: EmergencyAccessDeps) {
     /** The invited account takes up the invitation: the token must be this server's, for this grant and the caller's email. */
     async accept(caller: UserCaller, id: string, token: string): Promise<void> {
       const grantee = await userOrThrow(caller.userId);
-      const payload = await keys.verify(token, { typ: EMERGENCY_INVITE_TYP });
       const email = grantee.email.toLowerCase();
-      if (!payload || payload.eaId !== id.toLowerCase() || typeof payload.email !== 'string' || payload.email.toLowerCase() !== email) {
-        throw new BadRequest('Invalid token.');
-      }
+      if (!(await verifyInviteToken(keys, token, id, email))) throw new BadRequest('Invalid token.');
       await refuseUnderAutoConfirm(db, grantee.id, 'You cannot accept emergency access invitations because you are a member of an organization that uses Automatic User Confirmation.');
       const grant = await db.transaction().execute(async (tx) => {
         const row = await lockGrant(tx, id.toLowerCase());

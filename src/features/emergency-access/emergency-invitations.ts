@@ -1,30 +1,18 @@
-import type { InvitationCheck } from '../accounts/registration.service.js';
+import type { EmergencyInvitationCheck } from '../accounts/registration.service.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
-import { EMERGENCY_INVITE_TYP } from './emergency-access.service.js';
-import { EmergencyAccessStatus } from './emergency-access-status.js';
+import { findInvitation } from './emergency-access.repository.js';
+import { verifyInviteToken } from './emergency-access.service.js';
 
 /**
- * While open registration is off, someone invited as an emergency contact may still register,
- * with the invitation's token and grant id as the web vault sends them from the link
- * (`acceptEmergencyAccessInviteToken`, `acceptEmergencyAccessId`), as the official server allows.
- * The token must be this server's, unexpired, for that grant and that email, and the grant still
- * an invitation of that address. Otherwise `other` (the organization invitations) decides.
+ * Checks the invitation a registration carries from the link (`acceptEmergencyAccessInviteToken`,
+ * `acceptEmergencyAccessId`) where open registration is on: the token must be this server's,
+ * unexpired, for that grant and that email, and the grant still an invitation of that address.
+ * It never opens closed registration, as on the official server.
  */
-export function orEmergencyInvitation(other: InvitationCheck, keys: SigningKeys): InvitationCheck {
-  return async (db, email, proof) => {
-    if (await other(db, email, proof)) return true;
-    const { emergencyAccessToken: token, emergencyAccessId } = proof;
-    if (!token || !emergencyAccessId) return false;
-    const payload = await keys.verify(token, { typ: EMERGENCY_INVITE_TYP });
+export function emergencyInvitationCheck(keys: SigningKeys): EmergencyInvitationCheck {
+  return async (db, email, token, emergencyAccessId) => {
     const id = emergencyAccessId.toLowerCase();
-    if (!payload || payload.eaId !== id || typeof payload.email !== 'string' || payload.email.toLowerCase() !== email.toLowerCase()) return false;
-    const row = await db
-      .selectFrom('emergency_access')
-      .select('id')
-      .where('id', '=', id)
-      .where('email', '=', email.toLowerCase())
-      .where('status', '=', EmergencyAccessStatus.Invited)
-      .executeTakeFirst();
-    return row !== undefined;
+    if (!(await verifyInviteToken(keys, token, id, email))) return false;
+    return (await findInvitation(db, id, email.toLowerCase())) !== undefined;
   };
 }
