@@ -237,16 +237,24 @@ describe('a takeover grant', () => {
     const key = encryptToEncString(userKey, stretchMasterKey(masterKey));
     const kdf = { kdfType: 0, iterations: erin.account.iterations, memory: null, parallelism: null };
     const salt = erin.account.email;
+    const otherKdf = { ...kdf, iterations: erin.account.iterations + 1 };
+    const changedKdf = await ea(frank, 'POST', `/${id}/password`, { authenticationData: { kdf: otherKdf, salt, masterPasswordAuthenticationHash: hash }, unlockData: { kdf: otherKdf, salt, masterKeyWrappedUserKey: key } });
+    expect(changedKdf.status).toBe(400);
+    expect(changedKdf.body.validationErrors).toHaveProperty(['unlockData.kdf']);
     const wrongSalt = await ea(frank, 'POST', `/${id}/password`, { authenticationData: { kdf, salt, masterPasswordAuthenticationHash: hash }, unlockData: { kdf, salt: 'other@example.com', masterKeyWrappedUserKey: key } });
     expect(wrongSalt.status).toBe(400);
     expect(wrongSalt.body.validationErrors).toHaveProperty(['unlockData.salt']);
     expect((await ea(frank, 'POST', `/${id}/password`, { key })).body.validationErrors).toHaveProperty('newMasterPasswordHash');
 
+    await server.database.db.updateTable('users').set({ master_password_hint: 'the old one' }).where('id', '=', erin.userId).execute();
     pushes.clear();
     const set = await ea(frank, 'POST', `/${id}/password`, { authenticationData: { kdf, salt, masterPasswordAuthenticationHash: hash }, unlockData: { kdf, salt, masterKeyWrappedUserKey: key } });
     expect(set.status, set.text).toBe(200);
 
     expect(pushes.of(PushType.LogOut).map((p) => p.target)).toEqual([{ user: erin.userId }]);
+    // The hint was for the old password, and the KDF stays as it was.
+    const stored = await server.database.db.selectFrom('users').select(['master_password_hint', 'kdf_iterations']).where('id', '=', erin.userId).executeTakeFirstOrThrow();
+    expect(stored).toEqual({ master_password_hint: null, kdf_iterations: erin.account.iterations });
     // Erin's sessions are over; the old password no longer logs in; the new one does and unwraps the same user key.
     expect((await server.request('GET', '/api/accounts/profile', { token: erin.accessToken })).status).toBe(401);
     expect((await server.request('POST', '/identity/connect/token', { form: passwordGrantForm(erin.account) })).status).toBe(400);

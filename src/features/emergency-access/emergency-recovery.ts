@@ -60,9 +60,10 @@ export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
   /** The new password as the client sent it: the 2026 pair of objects, else the legacy pair. */
   function newPassword(grantor: UserRow, body: PasswordBody) {
     if (body.authenticationData && body.unlockData) {
-      // The client derives the new master key with the KDF the takeover answered, but it may send others.
-      const agreed = agreedMasterPassword(grantor, body.authenticationData, body.unlockData, { authentication: 'authenticationData', unlock: 'unlockData', kdfMayChange: true });
-      return { clientHash: agreed.authenticationHash, key: agreed.wrappedUserKey, kdf: agreed.kdf };
+      // The grantee derives the new master key with the KDF and salt the takeover answered: the
+      // official server refuses others, since the grantor's other clients still expect them.
+      const agreed = agreedMasterPassword(grantor, body.authenticationData, body.unlockData, { authentication: 'authenticationData', unlock: 'unlockData' });
+      return { clientHash: agreed.authenticationHash, key: agreed.wrappedUserKey };
     }
     if (body.authenticationData || body.unlockData) throw BadRequest.field(body.unlockData ? 'authenticationData' : 'unlockData', 'Send both authenticationData and unlockData.');
     if (!body.newMasterPasswordHash) throw BadRequest.field('newMasterPasswordHash', 'The new master password hash is required.');
@@ -122,7 +123,8 @@ export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
         // Still granted now that the transaction holds the grant: a rejection may have come between.
         await granted(caller.userId, grant.id, EmergencyAccessType.Takeover, tx);
         const now = clock.now().toISOString();
-        await setMasterPassword(tx, grantor.id, { serverHash, key: change.key, ...(change.kdf ? { kdf: change.kdf } : {}), forcePasswordReset: false, now });
+        // The grantor's hint was for the old password; the official server clears it.
+        await setMasterPassword(tx, grantor.id, { serverHash, key: change.key, hint: null, forcePasswordReset: false, now });
         await deleteAllProviders(tx, grantor.id);
         await updateUser(tx, grantor.id, { verify_devices: false });
         const left = (await membershipsOf(tx, grantor.id)).filter((m) => m.type !== (OrganizationUserType.Owner as number));
