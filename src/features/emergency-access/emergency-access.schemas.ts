@@ -86,6 +86,7 @@ export const TakeoverResponse = Type.Object(
     kdfIterations: Type.Integer(),
     kdfMemory: Nullable(Type.Integer()),
     kdfParallelism: Nullable(Type.Integer()),
+    salt: Type.String({ description: "The grantor's master password salt, which the new master key must be derived with" }),
   },
   { additionalProperties: false },
 );

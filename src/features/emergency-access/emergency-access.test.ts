@@ -226,7 +226,7 @@ describe('a takeover grant', () => {
 
     const takeover = await ea(frank, 'POST', `/${id}/takeover`);
     expect(takeover.status, takeover.text).toBe(200);
-    expect(takeover.body).toEqual({ object: 'emergencyAccessTakeover', keyEncrypted: expect.any(String), kdf: 0, kdfIterations: erin.account.iterations, kdfMemory: null, kdfParallelism: null });
+    expect(takeover.body).toEqual({ object: 'emergencyAccessTakeover', keyEncrypted: expect.any(String), kdf: 0, kdfIterations: erin.account.iterations, kdfMemory: null, kdfParallelism: null, salt: erin.account.email });
     const userKey = rsaDecryptEncString(takeover.body.keyEncrypted, frank.account.privateKeyDer);
     expect(userKey.equals(erin.account.userKey.raw)).toBe(true);
 
@@ -236,7 +236,7 @@ describe('a takeover grant', () => {
     const hash = masterPasswordHash(masterKey, password);
     const key = encryptToEncString(userKey, stretchMasterKey(masterKey));
     const kdf = { kdfType: 0, iterations: erin.account.iterations, memory: null, parallelism: null };
-    const salt = erin.account.email;
+    const salt = takeover.body.salt as string;
     const otherKdf = { ...kdf, iterations: erin.account.iterations + 1 };
     const changedKdf = await ea(frank, 'POST', `/${id}/password`, { authenticationData: { kdf: otherKdf, salt, masterPasswordAuthenticationHash: hash }, unlockData: { kdf: otherKdf, salt, masterKeyWrappedUserKey: key } });
     expect(changedKdf.status).toBe(400);

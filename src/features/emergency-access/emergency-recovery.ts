@@ -5,7 +5,7 @@ import { OrganizationUserStatusType, OrganizationUserType } from '../../platform
 import { deleteMembership } from '../../platform/access/memberships.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { agreedMasterPassword, setMasterPassword } from '../../platform/auth/master-password.js';
+import { accountSalt, agreedMasterPassword, setMasterPassword } from '../../platform/auth/master-password.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import { findUserById, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
@@ -105,6 +105,7 @@ export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
         kdfIterations: grantor.kdf_iterations,
         kdfMemory: grantor.kdf_memory,
         kdfParallelism: grantor.kdf_parallelism,
+        salt: accountSalt(grantor),
       };
     },
 
