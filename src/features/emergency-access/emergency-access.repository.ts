@@ -1,6 +1,7 @@
 import { type Insertable, type Selectable, type Updateable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { EmergencyAccessTable } from '../../db/schema.js';
+import type { UserRow } from '../../platform/auth/users.repository.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { EmergencyAccessStatus } from './emergency-access-status.js';
 
@@ -43,6 +44,11 @@ export async function findGrant(db: Executor, id: string): Promise<EmergencyAcce
 /** The grant, locked for the rest of the transaction, so two steps on one grant go one after the other. */
 export async function lockGrant(db: Executor, id: string): Promise<EmergencyAccessRow | undefined> {
   return db.selectFrom('emergency_access').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** The grantor's account, locked for the rest of the transaction, so a takeover reads it as it writes it. */
+export async function lockUser(db: Executor, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
 }
 
 export async function findGrantDetails(db: Executor, id: string): Promise<GrantDetailsRow | undefined> {

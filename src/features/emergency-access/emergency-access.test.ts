@@ -350,6 +350,31 @@ describe('refusals', () => {
   });
 });
 
+describe('a takeover racing a change of the grantor', () => {
+  it("checks the new password against the grantor's KDF as it is when the password is written", async () => {
+    const ivy = await seedAccount(server, { email: 'ea-ivy@example.com' });
+    const jack = await seedAccount(server, { email: 'ea-jack@example.com' });
+    const id = await confirmedGrant(ivy, jack, 1, 1);
+    expect((await ea(jack, 'POST', `/${id}/initiate`)).status).toBe(200);
+    expect((await ea(ivy, 'POST', `/${id}/approve`)).status).toBe(200);
+    const kdf = { kdfType: 0, iterations: ivy.account.iterations, memory: null, parallelism: null };
+    const salt = ivy.account.email;
+    const body = { authenticationData: { kdf, salt, masterPasswordAuthenticationHash: secret() }, unlockData: { kdf, salt, masterKeyWrappedUserKey: encryptToEncString('k', ivy.account.userKey) } };
+    // Ivy changes her KDF while the takeover is under way: the takeover, checked against the old
+    // row, must wait for the change and then refuse the KDF it was made with.
+    let pending: ReturnType<typeof ea> | undefined;
+    await server.database.db.transaction().execute(async (tx) => {
+      await tx.updateTable('users').set({ kdf_iterations: ivy.account.iterations + 1 }).where('id', '=', ivy.userId).execute();
+      pending = ea(jack, 'POST', `/${id}/password`, body);
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+    });
+    const res = await pending!;
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.validationErrors).toHaveProperty(['unlockData.kdf']);
+    expect((await server.database.db.selectFrom('users').select('kdf_iterations').where('id', '=', ivy.userId).executeTakeFirstOrThrow()).kdf_iterations).toBe(ivy.account.iterations + 1);
+  });
+});
+
 describe('who may call what', () => {
   it('lets only the grantor and the grantee act, each on their own steps; anyone else gets 404 and changes nothing', async () => {
     const mia = await seedAccount(server, { email: 'ea-mia@example.com' });

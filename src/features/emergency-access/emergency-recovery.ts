@@ -19,7 +19,7 @@ import { parseAttachments, toAttachmentResponse, type AttachmentResponse } from 
 import { DOWNLOAD_TOKEN_TYP, DOWNLOAD_URL_SECONDS } from '../vault/attachments.service.js';
 import { listPersonalCiphers } from '../vault/ciphers.repository.js';
 import { cipherJson } from '../vault/ciphers.schemas.js';
-import { membershipsOf, type EmergencyAccessRow } from './emergency-access.repository.js';
+import { lockUser, membershipsOf, type EmergencyAccessRow } from './emergency-access.repository.js';
 import { EmergencyAccessStatus as Status, EmergencyAccessType } from './emergency-access-status.js';
 import type { PasswordBody, TakeoverResponse } from './emergency-access.schemas.js';
 import { grantOf, NOT_VALID, refuseUnderAutoConfirm } from './emergency-access.service.js';
@@ -123,6 +123,12 @@ export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
       await db.transaction().execute(async (tx) => {
         // Still granted now that the transaction holds the grant: a rejection may have come between.
         await granted(caller.userId, grant.id, EmergencyAccessType.Takeover, tx);
+        // The checks above read the grantor before the hashing; a KDF change or a policy may
+        // have come since, so they run again on the locked row before anything is written.
+        const fresh = await lockUser(tx, grant.grantor_id);
+        if (!fresh) throw new NotFound();
+        await refuseUnderAutoConfirm(tx, fresh.id, AUTO_CONFIRM);
+        newPassword(fresh, body);
         const now = clock.now().toISOString();
         // The grantor's hint was for the old password; the official server clears it.
         await setMasterPassword(tx, grantor.id, { serverHash, key: change.key, hint: null, forcePasswordReset: false, now });
