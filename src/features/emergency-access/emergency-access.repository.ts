@@ -85,6 +85,11 @@ export async function grantExists(db: Executor, grantorId: string, email: string
   return row !== undefined;
 }
 
+export async function countGrants(db: Executor, grantorId: string): Promise<number> {
+  const row = await db.selectFrom('emergency_access').select((eb) => eb.fn.countAll<number | string>().as('n')).where('grantor_id', '=', grantorId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 /** The grant `id` while it is still an invitation of `email`. */
 export async function findInvitation(db: Executor, id: string, email: string): Promise<{ id: string } | undefined> {
   return db.selectFrom('emergency_access').select('id').where('id', '=', id).where('email', '=', email).where('status', '=', EmergencyAccessStatus.Invited).executeTakeFirst();

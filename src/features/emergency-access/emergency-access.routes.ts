@@ -71,6 +71,7 @@ function sendJson(reply: FastifyReply, json: string) {
 /** `/emergency-access`: trusted emergency contacts (emergency-access.service.ts, emergency-recovery.ts). */
 export const emergencyAccessRoutes: FastifyPluginAsyncTypebox<{ emergencyAccess: EmergencyAccessService; recovery: EmergencyRecovery }> = async (app, { emergencyAccess, recovery }) => {
   const config = { access: access.application };
+  const inviteConfig = { ...config, callerLimit: 'emergencyInvite' } as const;
   const empty = { 200: EmptyResponse };
   const BASE = '/emergency-access';
 
@@ -112,7 +113,7 @@ export const emergencyAccessRoutes: FastifyPluginAsyncTypebox<{ emergencyAccess:
     });
   }
 
-  app.post(`${BASE}/invite`, { config, schema: { tags, ...docs.invite, body: InviteBody, response: empty } }, async (request, reply) => {
+  app.post(`${BASE}/invite`, { config: inviteConfig, schema: { tags, ...docs.invite, body: InviteBody, response: empty } }, async (request, reply) => {
     await emergencyAccess.invite(userCaller(request), request.body);
     return emptyOk(reply);
   });
@@ -127,7 +128,8 @@ export const emergencyAccessRoutes: FastifyPluginAsyncTypebox<{ emergencyAccess:
 
   // The steps without a body: each one call on the grant.
   for (const name of ['reinvite', 'initiate', 'approve', 'reject'] as const) {
-    app.post(`${BASE}/:id/${name}`, { config, schema: { tags, ...docs[name], params: IdParams, response: empty } }, async (request, reply) => {
+    // Each invitation mails an address the caller chooses, so invite and resend share a per-user limit.
+    app.post(`${BASE}/:id/${name}`, { config: name === 'reinvite' ? inviteConfig : config, schema: { tags, ...docs[name], params: IdParams, response: empty } }, async (request, reply) => {
       await emergencyAccess[name](userCaller(request), request.params.id);
       return emptyOk(reply);
     });

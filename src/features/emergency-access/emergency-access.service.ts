@@ -20,6 +20,8 @@ import {
   grantsByGrantor,
   insertGrant,
   lockGrant,
+  lockUser,
+  countGrants,
   organizationsWithPolicy,
   updateGrant,
   type EmergencyAccessRow,
@@ -44,6 +46,9 @@ export async function verifyInviteToken(keys: SigningKeys, token: string, id: st
   const payload = await keys.verify(token, { typ: EMERGENCY_INVITE_TYP });
   return !!payload && payload.eaId === id.toLowerCase() && typeof payload.email === 'string' && payload.email.toLowerCase() === email.toLowerCase();
 }
+
+/** Contacts one grantor may name: far more than anyone needs, and a bound on what one account stores and lists. */
+export const MAX_GRANTS = 100;
 
 /** The official refusal of a step the grant's status or type does not allow. */
 export const NOT_VALID = 'Emergency Access not valid.';
@@ -173,8 +178,12 @@ export function createEmergencyAccessService(deps: EmergencyAccessDeps) {
         revision_date: now,
       };
       await db.transaction().execute(async (tx) => {
+        // The grantor's row is locked so that two invitations at once see each other's grant:
+        // the checks below are then exact on PostgreSQL too.
+        await lockUser(tx, grantor.id);
         // One grant per contact, as vaultwarden keeps it: a second would only confuse both lists.
         if (await grantExists(tx, grantor.id, email)) throw BadRequest.field('email', 'Emergency contact already invited.');
+        if ((await countGrants(tx, grantor.id)) >= MAX_GRANTS) throw BadRequest.field('email', `You cannot name more than ${MAX_GRANTS} emergency access contacts.`);
         await insertGrant(tx, grant);
         await audit.record(tx, caller.client, { type: EventType.EmergencyAccess_Invited, userId: grantor.id, actingUserId: grantor.id });
       });

@@ -375,6 +375,32 @@ describe('a takeover racing a change of the grantor', () => {
   });
 });
 
+describe('bounds on invitations', () => {
+  it('caps the contacts of one grantor, lets two invitations of one address at once make one grant, and limits the mails', async () => {
+    const kim = await seedAccount(server, { email: 'ea-kim@example.com' });
+    // Two invitations of one address at once: one grant, the other refused on email.
+    const both = await Promise.all([0, 1].map(() => ea(kim, 'POST', '/invite', { email: 'ea-twice@example.com', type: 0, waitTimeDays: 1 })));
+    expect(both.map((r) => r.status).sort()).toEqual([200, 400]);
+    expect(both.find((r) => r.status === 400)!.body.validationErrors).toHaveProperty('email');
+    const { id } = await invitationTo('ea-twice@example.com');
+
+    // Up to the cap with stored grants, then the next one is refused on email.
+    const now = clock.now().toISOString();
+    const rows = Array.from({ length: 99 }, (_, i) => ({ id: randomUUID(), grantor_id: kim.userId, grantee_id: null, email: `ea-cap-${i}@example.com`, key_encrypted: null, type: 0, status: 0, wait_time_days: 1, recovery_initiated_date: null, last_notification_date: null, creation_date: now, revision_date: now }));
+    await server.database.db.insertInto('emergency_access').values(rows).execute();
+    const over = await ea(kim, 'POST', '/invite', { email: 'ea-one-too-many@example.com', type: 0, waitTimeDays: 1 });
+    expect(over.status).toBe(400);
+    expect(over.body.validationErrors).toHaveProperty('email');
+
+    // Two invitations and the refused one above counted; resends share the budget of 10 an hour.
+    for (let i = 0; i < 7; i++) expect((await ea(kim, 'POST', `/${id}/reinvite`)).status, `resend ${i}`).toBe(200);
+    const limited = await ea(kim, 'POST', `/${id}/reinvite`);
+    expect(limited.status).toBe(429);
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await ea(kim, 'POST', '/invite', { email: 'ea-later@example.com', type: 0, waitTimeDays: 1 })).status).toBe(429);
+  });
+});
+
 describe('who may call what', () => {
   it('lets only the grantor and the grantee act, each on their own steps; anyone else gets 404 and changes nothing', async () => {
     const mia = await seedAccount(server, { email: 'ea-mia@example.com' });

@@ -89,6 +89,7 @@ const WHAT: Record<CallerLimitKind, string> = {
   export: 'exports',
   bulk: 'bulk changes',
   hibp: 'data breach lookups',
+  emergencyInvite: 'emergency access invitations',
 };
 
 /** Who a per-caller limit counts: the user, the machine account or the organization's API key. */

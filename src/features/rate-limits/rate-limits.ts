@@ -52,7 +52,7 @@ function serviceOf(url: string, config: Pick<Config, 'services' | 'servicePrefix
   return service ? { service, path: match?.[2] ?? '/' } : null;
 }
 
-export type CallerLimitKind = 'collect' | 'collectEvents' | 'import' | 'export' | 'bulk' | 'hibp';
+export type CallerLimitKind = 'collect' | 'collectEvents' | 'import' | 'export' | 'bulk' | 'hibp' | 'emergencyInvite';
 
 const CALLER_LIMIT_SETTINGS = {
   collect: 'rateLimitCollect',
@@ -61,6 +61,7 @@ const CALLER_LIMIT_SETTINGS = {
   export: 'rateLimitExport',
   bulk: 'rateLimitBulk',
   hibp: 'rateLimitHibp',
+  emergencyInvite: 'rateLimitEmergencyInvite',
 } as const satisfies Record<CallerLimitKind, keyof Config>;
 
 /** Each kind's bucket from its `requests/period` setting; null when it is `0`. */
