@@ -90,6 +90,15 @@ export async function countGrants(db: Executor, grantorId: string): Promise<numb
   return Number(row.n);
 }
 
+/** Deletes every grant the users made or were named in, answering what it deleted. */
+export async function deleteGrantsOfUsers(db: Executor, userIds: readonly string[]): Promise<EmergencyAccessRow[]> {
+  return db
+    .deleteFrom('emergency_access')
+    .where((eb) => eb.or([eb('grantor_id', 'in', userIds), eb('grantee_id', 'in', userIds)]))
+    .returningAll()
+    .execute();
+}
+
 /** The grant `id` while it is still an invitation of `email`. */
 export async function findInvitation(db: Executor, id: string, email: string): Promise<{ id: string } | undefined> {
   return db.selectFrom('emergency_access').select('id').where('id', '=', id).where('email', '=', email).where('status', '=', EmergencyAccessStatus.Invited).executeTakeFirst();
@@ -131,7 +140,8 @@ export async function organizationsWithPolicy(db: Executor, userId: string, type
     .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
     .select('policies.organization_id')
     .where('organization_users.user_id', '=', userId)
-    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
+    // A revoked member is still bound by the organization's policies (the official policy queries count them).
+    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed, OrganizationUserStatusType.Revoked])
     .where('organizations.enabled', '=', true)
     .where('organizations.use_policies', '=', true)
     .where('policies.type', '=', type)

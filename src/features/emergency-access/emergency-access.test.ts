@@ -401,6 +401,30 @@ describe('bounds on invitations', () => {
   });
 });
 
+describe('joining an organization that uses Automatic User Confirmation', () => {
+  it("ends every grant of the member, on both sides, when they are confirmed, and no one else's", async () => {
+    const pat = await seedAccount(server, { email: 'ea-pat@example.com' });
+    const quinn = await seedAccount(server, { email: 'ea-quinn@example.com' });
+    const rita = await seedAccount(server, { email: 'ea-rita@example.com' });
+    const owner = await seedAccount(server, { email: 'ea-auc-owner@example.com' });
+    const asGrantor = await confirmedGrant(pat, quinn, 0, 1);
+    const asGrantee = await confirmedGrant(rita, pat, 1, 1);
+    const unrelated = await confirmedGrant(rita, quinn, 0, 1);
+    const org = await seedOrganization(server);
+    await seedMembership(server, { organizationId: org, userId: owner.userId, type: OrganizationUserType.Owner });
+    const now = clock.now().toISOString();
+    await server.database.db.insertInto('policies').values({ id: randomUUID(), organization_id: org, type: PolicyType.AutomaticUserConfirmation, enabled: true, data: null, creation_date: now, revision_date: now }).execute();
+    const membership = await seedMembership(server, { organizationId: org, userId: pat.userId, status: 1 });
+
+    const confirmed = await server.request('POST', `/api/organizations/${org}/users/${membership}/confirm`, { token: owner.accessToken, json: { key: encryptToEncString('org key', pat.account.userKey) } });
+    expect(confirmed.status, confirmed.text).toBe(200);
+    const left = await server.database.db.selectFrom('emergency_access').select('id').where('id', 'in', [asGrantor, asGrantee, unrelated]).execute();
+    expect(left.map((r) => r.id)).toEqual([unrelated]);
+    const removed = (await eventsOf(server, EventType.EmergencyAccess_Removed)).filter((e) => e.acting_user_id === owner.userId);
+    expect(removed.map((e) => e.user_id).sort()).toEqual([pat.userId, rita.userId].sort());
+  });
+});
+
 describe('who may call what', () => {
   it('lets only the grantor and the grantee act, each on their own steps; anyone else gets 404 and changes nothing', async () => {
     const mia = await seedAccount(server, { email: 'ea-mia@example.com' });

@@ -13,6 +13,7 @@ import { findMembers, updateMember, type MemberRow } from './members.repository.
 import { touchAccountRevisions } from '../../platform/auth/users.repository.js';
 import { bulkResult, type BulkResult } from './members.schemas.js';
 import { findOrganization } from '../../platform/access/memberships.js';
+import { endGrantsOnJoin } from '../emergency-access/emergency-access-joins.js';
 import { createDefaultCollections } from './default-collections.js';
 
 const NOT_FOUND = 'User not found.';
@@ -66,6 +67,7 @@ export function createConfirmMembers({ db, clock, audit, pushes }: { db: Db; clo
       await createDefaultCollections(tx, org, confirmed.map(({ member }) => member), defaultCollectionName, now);
       const users = confirmed.flatMap(({ member }) => (member.user_id ? [member.user_id] : []));
       await touchAccountRevisions(tx, users, now);
+      await endGrantsOnJoin(tx, audit, actor.client, org, users, actingOf(actor.membership));
       await audit.record(
         tx,
         actor.client,

@@ -20,6 +20,7 @@ import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
+import { endGrantsOnJoin } from '../emergency-access/emergency-access-joins.js';
 import { assertCanManage, joinPolicyError, lockOrganization, seatError, smSeatError, validateAssignment } from './member-rules.js';
 import {
   findMember,
@@ -210,6 +211,7 @@ export function createInviteMembers(deps: InviteDeps) {
       await db.transaction().execute(async (tx) => {
         await updateMember(tx, member.id, { status: OrganizationUserStatusType.Accepted, user_id: user.id, email: null, reset_password_key: resetPasswordKey ?? null, revision_date: now });
         await touchAccountRevision(tx, user.id, now);
+        await endGrantsOnJoin(tx, audit, client, org, [user.id], { actingUserId: user.id });
         if (resetPasswordKey) {
           await audit.record(tx, client, [{ type: EventType.OrganizationUser_ResetPassword_Enroll, organizationId: org.id, organizationUserId: member.id, actingUserId: user.id }]);
         }
