@@ -183,6 +183,25 @@ describe('a view grant, from invitation to reading the vault', () => {
   });
 });
 
+describe('a view of a large vault', () => {
+  it('shows every item of a vault larger than one slice of reads', async () => {
+    const sue = await seedAccount(server, { email: 'ea-sue@example.com' });
+    const tom = await seedAccount(server, { email: 'ea-tom@example.com' });
+    const first = await server.request('POST', '/api/ciphers', { token: sue.accessToken, json: cipherBody('login', sue.account.userKey) });
+    expect(first.status, first.text).toBe(200);
+    const row = await server.database.db.selectFrom('ciphers').selectAll().where('id', '=', first.body.id).executeTakeFirstOrThrow();
+    const copies = Array.from({ length: 1000 }, () => ({ ...row, id: randomUUID() }));
+    for (let i = 0; i < copies.length; i += 250) await server.database.db.insertInto('ciphers').values(copies.slice(i, i + 250)).execute();
+    const id = await confirmedGrant(sue, tom, 0, 1);
+    expect((await ea(tom, 'POST', `/${id}/initiate`)).status).toBe(200);
+    expect((await ea(sue, 'POST', `/${id}/approve`)).status).toBe(200);
+    const view = await ea(tom, 'POST', `/${id}/view`);
+    expect(view.status, view.text.slice(0, 300)).toBe(200);
+    const ids = (view.body.ciphers as { id: string }[]).map((c) => c.id).sort();
+    expect(ids).toEqual([row.id, ...copies.map((c) => c.id)].sort());
+  });
+});
+
 describe('a takeover grant', () => {
   it('waits, grants after the wait unless rejected, and sets the new password that then logs in, ending the old sessions', async () => {
     const erin = await seedAccount(server, { email: 'ea-erin@example.com', name: 'Erin' });

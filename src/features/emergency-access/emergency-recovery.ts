@@ -1,3 +1,4 @@
+import { chunks } from '../../db/chunks.js';
 import type { Db, Executor } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
@@ -15,9 +16,9 @@ import type { Clock } from '../../shared/clock.js';
 import { policiesOfMemberships } from '../policies/policies.repository.js';
 import { toPolicyResponse, type PolicyResponse } from '../policies/policies.schemas.js';
 import { deleteAllProviders } from '../two-factor/two-factor.repository.js';
-import { parseAttachments, toAttachmentResponse, type AttachmentResponse } from '../vault/attachment-data.js';
-import { DOWNLOAD_TOKEN_TYP, DOWNLOAD_URL_SECONDS } from '../vault/attachments.service.js';
-import { listPersonalCiphers } from '../vault/ciphers.repository.js';
+import { parseAttachments, type AttachmentResponse } from '../vault/attachment-data.js';
+import { signedDownload } from '../vault/attachments.service.js';
+import { findPersonalCiphers, listPersonalIds } from '../vault/ciphers.repository.js';
 import { cipherJson } from '../vault/ciphers.schemas.js';
 import { lockUser, membershipsOf, type EmergencyAccessRow } from './emergency-access.repository.js';
 import { EmergencyAccessStatus as Status, EmergencyAccessType } from './emergency-access-status.js';
@@ -75,9 +76,13 @@ export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
     /** POST {id}/view: the grantor's personal items, as `cipher` answers, with the wrapped key; JSON text. */
     async view(caller: UserCaller, id: string): Promise<string> {
       const grant = await granted(caller.userId, id, EmergencyAccessType.View);
-      const rows = await listPersonalCiphers(db, grant.grantor_id);
+      // Ids first, then the rows a slice at a time, as sync reads a vault: only one slice's rows
+      // are held beside the answer's text, however large the grantor's vault.
+      const items: string[] = [];
+      for (const slice of chunks(await listPersonalIds(db, grant.grantor_id))) {
+        for (const row of await findPersonalCiphers(db, grant.grantor_id, slice)) items.push(cipherJson(row, 'cipher', apiBase));
+      }
       await audit.record(db, caller.client, { type: EventType.EmergencyAccess_Viewed, userId: grant.grantor_id, actingUserId: caller.userId });
-      const items = rows.map((row) => cipherJson(row, 'cipher', apiBase));
       return `{"object":"emergencyAccessView","keyEncrypted":${JSON.stringify(grant.key_encrypted)},"ciphers":[${items.join(',')}]}`;
     },
 
@@ -85,12 +90,12 @@ export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
     async attachment(caller: UserCaller, id: string, cipherId: string, attachmentId: string): Promise<AttachmentResponse> {
       const grant = await granted(caller.userId, id, EmergencyAccessType.View);
       const cid = cipherId.toLowerCase();
-      const row = (await listPersonalCiphers(db, grant.grantor_id)).find((c) => c.id === cid);
+      // Only that item, and only if it is the grantor's own.
+      const [row] = await findPersonalCiphers(db, grant.grantor_id, [cid]);
       const meta = row ? parseAttachments(row.attachments)[attachmentId] : undefined;
       if (!meta || !meta.validated) throw new NotFound();
       // The vault's own download route serves the bytes for this token.
-      const token = await keys.sign({ cid, aid: attachmentId }, { typ: DOWNLOAD_TOKEN_TYP, expiresInSeconds: DOWNLOAD_URL_SECONDS });
-      return toAttachmentResponse(attachmentId, meta, `${apiBase}/ciphers/attachment/download?token=${encodeURIComponent(token)}`);
+      return signedDownload(keys, apiBase, cid, attachmentId, meta);
     },
 
     /** POST {id}/takeover: what the grantee needs to make the new password: the grantor's KDF and the wrapped key. */

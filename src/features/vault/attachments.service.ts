@@ -42,6 +42,12 @@ export const UPLOAD_WINDOW_MS = 60 * 60 * 1000;
 export const DOWNLOAD_URL_SECONDS = 60;
 export const DOWNLOAD_TOKEN_TYP = 'strongroom-attachment-download';
 
+/** An attachment's answer with the URL of the download route, signed for a minute (the reader checked access). */
+export async function signedDownload(keys: SigningKeys, apiBase: string, cipherId: string, attachmentId: string, meta: AttachmentMeta): Promise<AttachmentResponse> {
+  const token = await keys.sign({ cid: cipherId, aid: attachmentId }, { typ: DOWNLOAD_TOKEN_TYP, expiresInSeconds: DOWNLOAD_URL_SECONDS });
+  return toAttachmentResponse(attachmentId, meta, `${apiBase}/ciphers/attachment/download?token=${encodeURIComponent(token)}`);
+}
+
 
 /**
  * How the caller reaches an item: as a member (their own item, or through a collection with the
@@ -333,8 +339,7 @@ export function createAttachmentService(deps: AttachmentDeps) {
       const row = reach === 'admin' ? await cipherAsAdmin(db, userId, id) : await accessibleCipher(db, userId, id, 'read');
       const meta = parseAttachments(row.attachments)[attachmentId];
       if (!meta || !meta.validated) throw new NotFound();
-      const token = await keys.sign({ cid: id, aid: attachmentId }, { typ: DOWNLOAD_TOKEN_TYP, expiresInSeconds: DOWNLOAD_URL_SECONDS });
-      return toAttachmentResponse(attachmentId, meta, `${apiBase}/ciphers/attachment/download?token=${encodeURIComponent(token)}`);
+      return signedDownload(keys, apiBase, id, attachmentId, meta);
     },
 
     /** `GET /ciphers/attachment/download?token=…`: the bytes, for a token this server signed and that has not expired. */
