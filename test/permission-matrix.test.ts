@@ -1937,3 +1937,66 @@ describe('who may call the organization public API', () => {
     }
   });
 });
+
+// ---------------------------------------------------------------------------------------
+// Emergency access: a grant belongs to its two accounts, never to an organization
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Every emergency access route on a grant, against its grantor (a plain member of the
+ * organization), its grantee, an owner of another organization, and the organization's admin,
+ * custom member with manageResetPassword and custom member without it: only the grant's own
+ * parties pass the ownership check (their outcome is then the grant's status and type); anyone
+ * else gets 404, whatever their role over the grantor. Each call gets a fresh grant, approved
+ * (status 4), of the type the route needs, so the parties' outcomes are not 404.
+ */
+const EA_CALLERS = ['grantor', 'grantee', 'stranger', 'orgAdmin', 'resetManager', 'customNoFlags'] as const;
+type EaCaller = (typeof EA_CALLERS)[number];
+const EA_ACTOR: Record<EaCaller, Caller> = { grantor: 'user', grantee: 'manager', stranger: 'stranger', orgAdmin: 'admin', resetManager: 'manageResetPassword', customNoFlags: 'custom' };
+
+/** A route, the grant type its call needs, its body, and the outcomes of the two parties (everyone else: 404). */
+const EA_ROWS: [string, 0 | 1, unknown, Partial<Record<EaCaller, Outcome>>][] = [
+  ['GET /emergency-access/{id}', 0, undefined, { grantor: 200 }],
+  ['PUT /emergency-access/{id}', 0, { type: 0, waitTimeDays: 1 }, { grantor: 200 }],
+  ['POST /emergency-access/{id}', 0, { type: 0, waitTimeDays: 1 }, { grantor: 200 }],
+  ['DELETE /emergency-access/{id}', 0, undefined, { grantor: 200, grantee: 200 }],
+  ['POST /emergency-access/{id}/delete', 0, undefined, { grantor: 200, grantee: 200 }],
+  ['POST /emergency-access/{id}/reinvite', 0, undefined, { grantor: 400 }],
+  ['POST /emergency-access/{id}/confirm', 0, { key: KEY }, { grantor: 400 }],
+  ['POST /emergency-access/{id}/approve', 0, undefined, { grantor: 400 }],
+  ['POST /emergency-access/{id}/reject', 0, undefined, { grantor: 200 }],
+  ['POST /emergency-access/{id}/initiate', 0, undefined, { grantee: 400 }],
+  ['POST /emergency-access/{id}/view', 0, undefined, { grantee: 200 }],
+  // A takeover grant: the grantee passes the ownership check and is refused on the type (400).
+  ['GET /emergency-access/{id}/{cipherId}/attachment/{attachmentId}', 1, undefined, { grantee: 400 }],
+  ['POST /emergency-access/{id}/takeover', 1, undefined, { grantee: 200 }],
+  // Without the new hash, so that the grantee's call stops at the body and takes no account over.
+  ['POST /emergency-access/{id}/password', 1, { key: ENC }, { grantee: 400 }],
+  ['GET /emergency-access/{id}/policies', 1, undefined, { grantee: 200 }],
+];
+
+describe('who may act on an emergency access grant', () => {
+  async function approvedGrant(type: 0 | 1): Promise<string> {
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    await server.database.db
+      .insertInto('emergency_access')
+      .values({ id, grantor_id: actors.user.userId, grantee_id: actors.manager.userId, email: null, key_encrypted: KEY, type, status: 4, wait_time_days: 1, recovery_initiated_date: now, last_notification_date: now, creation_date: now, revision_date: now })
+      .execute();
+    return id;
+  }
+
+  it.each(EA_ROWS)('%s', async (route, type, json, parties) => {
+    const [method, path] = route.split(' ') as [string, string];
+    const want: Record<string, Outcome> = {};
+    const got: Record<string, Outcome> = {};
+    for (const who of EA_CALLERS) {
+      want[who] = parties[who] ?? 404;
+      const id = await approvedGrant(type);
+      const url = `/api${path.replace('{id}', id).replace('{cipherId}', randomUUID()).replace('{attachmentId}', 'abc')}`;
+      const res = await server.request(method, url, { token: actors[EA_ACTOR[who]].token, headers: CLIENT, ...(json === undefined ? {} : { json }) });
+      got[who] = res.status >= 500 ? `${res.status} ${res.text}` : res.status;
+    }
+    expect(got).toEqual(want);
+  });
+});
