@@ -1,9 +1,29 @@
 import type { Executor } from '../../db/database.js';
 import { sendAhead } from '../../db/postgres-driver.js';
+import type { UserRow } from '../../platform/auth/users.repository.js';
+import { rowChange } from '../vault/ciphers.repository.js';
 import type { GrantKeyRow, RecoveryEnrollmentRow } from './key-rotation.schemas.js';
 
 /** Emergency access: confirmed, recovery initiated, recovery approved (the grants that hold a key). */
 export const EmergencyAccessStatus = { Confirmed: 2, RecoveryInitiated: 3, RecoveryApproved: 4 } as const;
+
+/**
+ * Locks what a rotation rewrites for the rest of its transaction (`for update` on PostgreSQL; on
+ * SQLite the transaction holds the database's write lock from its start and the clause is left
+ * out), then answers the user's row as it is now. The user's row is locked last: every item,
+ * folder or Send write locks its row and then the user's (touchVault), and taking them in the
+ * same order keeps a rotation and an item edit from deadlocking. A password change or another
+ * rotation updates the user's row, so it waits for this rotation or committed before, and the
+ * answered row shows which.
+ */
+export async function lockForRotation(executor: Executor, userId: string): Promise<UserRow | undefined> {
+  await sendAhead(executor, executor.selectFrom('ciphers').select('id').where('user_id', '=', userId).where('organization_id', 'is', null).forUpdate());
+  await sendAhead(executor, executor.selectFrom('folders').select('id').where('user_id', '=', userId).forUpdate());
+  await sendAhead(executor, executor.selectFrom('sends').select('id').where('user_id', '=', userId).forUpdate());
+  await sendAhead(executor, executor.selectFrom('emergency_access').select('id').where('grantor_id', '=', userId).forUpdate());
+  await sendAhead(executor, executor.selectFrom('organization_users').select('id').where('user_id', '=', userId).forUpdate());
+  return executor.selectFrom('users').selectAll().where('id', '=', userId).forUpdate().executeTakeFirst();
+}
 
 /** The user's personal items (trashed and archived too), with what a rotation keeps of them. */
 export async function personalItems(executor: Executor, userId: string): Promise<{ id: string; attachments: string | null }[]> {
@@ -37,14 +57,15 @@ export async function recoveryEnrollments(executor: Executor, userId: string): P
  * A re-wrapped grant. A grant in recovery goes back to confirmed: the grantor acting on the
  * account ends a pending or granted emergency access, and the grantee must ask again.
  */
-export async function rewrapGrant(executor: Executor, id: string, keyEncrypted: string, status: number, now: string): Promise<void> {
+export async function rewrapGrant(executor: Executor, grantorId: string, id: string, keyEncrypted: string, status: number, now: string): Promise<void> {
   const inRecovery = status === EmergencyAccessStatus.RecoveryInitiated || status === EmergencyAccessStatus.RecoveryApproved;
   await sendAhead(
     executor,
     executor
       .updateTable('emergency_access')
       .set({ key_encrypted: keyEncrypted, revision_date: now, ...(inRecovery ? { status: EmergencyAccessStatus.Confirmed, recovery_initiated_date: null } : {}) })
-      .where('id', '=', id),
+      .where('id', '=', id)
+      .where('grantor_id', '=', grantorId),
   );
 }
 
@@ -59,6 +80,30 @@ export async function rewrapRecoveryKey(executor: Executor, userId: string, orga
   );
 }
 
-export async function rewriteSend(executor: Executor, id: string, values: { key: string; data: string; revision_date: string }): Promise<void> {
-  await sendAhead(executor, executor.updateTable('sends').set(values).where('id', '=', id));
+/** A Send re-encrypted, updated only while it is still the user's (as the official `WHERE [UserId] = @UserId`). */
+export async function rewriteSend(executor: Executor, userId: string, id: string, values: { key: string; data: string; revision_date: string }): Promise<void> {
+  await sendAhead(executor, executor.updateTable('sends').set(values).where('id', '=', id).where('user_id', '=', userId));
+}
+
+/** A folder's re-encrypted name, updated only while it is still the user's. */
+export async function rewriteFolder(executor: Executor, userId: string, id: string, name: string, now: string): Promise<void> {
+  await sendAhead(executor, executor.updateTable('folders').set({ name, revision_date: now }).where('id', '=', id).where('user_id', '=', userId));
+}
+
+/** What a rotation writes of a personal item. */
+export interface RotatedCipher {
+  type: number;
+  data: string;
+  key: string | null;
+  reprompt: number;
+  attachments: string | null;
+  revision_date: string;
+}
+
+/** A personal item re-encrypted, updated only while it is still the user's and not an organization's. */
+export async function rewriteCipher(executor: Executor, userId: string, id: string, values: RotatedCipher): Promise<void> {
+  await sendAhead(
+    executor,
+    executor.updateTable('ciphers').set({ ...values, ...rowChange }).where('id', '=', id).where('user_id', '=', userId).where('organization_id', 'is', null),
+  );
 }

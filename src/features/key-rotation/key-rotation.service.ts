@@ -18,10 +18,19 @@ import { parseSendData, SendType } from '../sends/sends.schemas.js';
 import { withNewKeys } from '../vault/attachment-data.js';
 import { serializeCipherData, toCipherData } from '../vault/cipher-data.js';
 import { within } from '../vault/cipher-import.js';
-import { updateCipherContent } from '../vault/ciphers.repository.js';
-import { listFolders, renameFolder } from '../vault/folders.repository.js';
+import { listFolders } from '../vault/folders.repository.js';
 import { touchVault } from '../vault/revisions.js';
-import { grantsWithKey, personalItems, recoveryEnrollments, rewrapGrant, rewrapRecoveryKey, rewriteSend } from './key-rotation.repository.js';
+import {
+  grantsWithKey,
+  lockForRotation,
+  personalItems,
+  recoveryEnrollments,
+  rewrapGrant,
+  rewrapRecoveryKey,
+  rewriteCipher,
+  rewriteFolder,
+  rewriteSend,
+} from './key-rotation.repository.js';
 import { toKeyRotationDataResponse, type KeyRotationDataResponse, type RotateUserAccountKeysRequest, type RotationSend } from './key-rotation.schemas.js';
 
 export interface KeyRotationDeps {
@@ -159,6 +168,15 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
     await queue(userId, () =>
       db.transaction().execute(async (tx) => {
         const now = clock.now().toISOString();
+        // Lock first and compare the user's row with the one whose password was checked: a
+        // password change or another rotation committed meanwhile changed the hash or the stamp,
+        // and this rotation's wrapped key would overwrite theirs. Everything read below is read
+        // under the locks, so no other rotation, password change or edit interleaves with it.
+        const locked = await lockForRotation(tx, userId);
+        if (!locked) throw new NotFound();
+        if (locked.master_password_hash !== user.master_password_hash || locked.security_stamp !== user.security_stamp) {
+          throw BadRequest.field('oldMasterKeyAuthenticationHash', 'The master password or keys of this account changed during the rotation. Sync and try again.');
+        }
         const items = await personalItems(tx, userId);
         const userFolders = await listFolders(tx, userId);
         const userSends = await listSends(tx, userId);
@@ -190,7 +208,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
           for (const i of slice) {
             const cipher = ciphers[i] as (typeof ciphers)[number];
             const id = lower(cipher.id);
-            await updateCipherContent(tx, id, {
+            await rewriteCipher(tx, userId, id, {
               type: cipher.type,
               data: contents[i] as string,
               key: cipher.key ?? null,
@@ -202,10 +220,10 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
         }
         for (const slice of chunks(folders, ROWS_PER_SLICE)) {
           await yieldToLoop();
-          for (const folder of slice) await renameFolder(tx, lower(folder.id), folder.name, now);
+          for (const folder of slice) await rewriteFolder(tx, userId, lower(folder.id), folder.name, now);
         }
-        for (const [i, send] of sends.entries()) await rewriteSend(tx, lower(send.id), { key: send.key, data: sendData[i] as string, revision_date: now });
-        for (const grant of grants) await rewrapGrant(tx, grant.id, grant.keyEncrypted, grantStatus.get(grant.id) as number, now);
+        for (const [i, send] of sends.entries()) await rewriteSend(tx, userId, lower(send.id), { key: send.key, data: sendData[i] as string, revision_date: now });
+        for (const grant of grants) await rewrapGrant(tx, userId, grant.id, grant.keyEncrypted, grantStatus.get(grant.id) as number, now);
         for (const recovery of recoveries) await rewrapRecoveryKey(tx, userId, recovery.organizationId, recovery.key, now);
 
         await setMasterPassword(tx, userId, {

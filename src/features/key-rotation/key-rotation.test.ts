@@ -22,9 +22,12 @@ import { recordingPushes, type RecordedPushes } from '../../../test/support/push
 import { textSendBody } from '../../../test/support/sends.js';
 import { CALLER_LIMITS_OFF, startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody, type CipherKind } from '../../../test/support/vault.js';
+import { createAuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
+import { createPasswordHasher, type PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { PushType } from '../../platform/push/pushes.js';
 import type { RotateUserAccountKeysRequest as Body } from './key-rotation.schemas.js';
+import { createKeyRotation } from './key-rotation.service.js';
 
 let server: TestServer;
 let pushes: RecordedPushes;
@@ -289,6 +292,44 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
 
   it('refuses anonymous callers', async () => {
     expect((await server.request('POST', ROTATE, { json: {} })).status).toBe(401);
+  });
+});
+
+describe('a password change committed while a rotation waits', () => {
+  /** The rotation use case with a hasher that lets `change` commit between the password check and the transaction. */
+  function rotationRacing(change: () => Promise<void>) {
+    const real = createPasswordHasher({ iterations: 1000 });
+    const hasher: PasswordHasher = {
+      verify: (secret, stored) => real.verify(secret, stored),
+      hash: async (secret) => {
+        const hash = await real.hash(secret);
+        await change();
+        return hash;
+      },
+    };
+    return createKeyRotation({ db: db(), audit: createAuditLog({ clock: server.clock }), clock: server.clock, pushes: recordingPushes(), hasher });
+  }
+  const caller = (vault: Vault) => ({ userId: vault.user.userId, client: { ipAddress: null, deviceType: null, deviceIdentifier: null, clientVersion: null }, log: { info() {}, warn() {} } });
+
+  it.each([
+    ['a new password hash', { master_password_hash: 'another password' }],
+    ['a new security stamp (another rotation)', { security_stamp: 'another stamp' }],
+  ])('is seen under the lock (%s): the rotation is refused and writes nothing', async (_name, values) => {
+    const vault = await prepared();
+    const { body } = rotationOf(vault);
+    const before = await snapshot(vault);
+    const rotation = rotationRacing(async () => {
+      await db().updateTable('users').set(values).where('id', '=', vault.user.userId).execute();
+    });
+    const error = await rotation.rotate(caller(vault), body).then(
+      () => null,
+      (e: unknown) => e as { statusCode: number; validationErrors: Record<string, string[]> },
+    );
+    expect(error?.statusCode).toBe(400);
+    expect(Object.keys(error!.validationErrors)).toEqual(['oldMasterKeyAuthenticationHash']);
+    expect(error!.validationErrors.oldMasterKeyAuthenticationHash![0]).toContain('Sync and try again');
+    const after = await snapshot(vault);
+    expect({ ...after, user: { key: after.user.key, private_key: after.user.private_key } }).toEqual({ ...before, user: { key: before.user.key, private_key: before.user.private_key } });
   });
 });
 
