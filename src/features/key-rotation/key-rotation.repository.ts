@@ -26,8 +26,8 @@ export async function lockForRotation(executor: Executor, userId: string): Promi
 }
 
 /** The user's personal items (trashed and archived too), with what a rotation keeps of them. */
-export async function personalItems(executor: Executor, userId: string): Promise<{ id: string; attachments: string | null }[]> {
-  return executor.selectFrom('ciphers').select(['id', 'attachments']).where('user_id', '=', userId).where('organization_id', 'is', null).execute();
+export async function personalItems(executor: Executor, userId: string): Promise<{ id: string; key: string | null; attachments: string | null }[]> {
+  return executor.selectFrom('ciphers').select(['id', 'key', 'attachments']).where('user_id', '=', userId).where('organization_id', 'is', null).execute();
 }
 
 /** The grants the user gave that hold the user key (the official filter: a key is set). */

@@ -15,7 +15,7 @@ import { createWorkQueue, mapInSlices, yieldToLoop } from '../../shared/work-sli
 import { NotFound } from '../../http/errors.js';
 import { listSends } from '../sends/sends.repository.js';
 import { parseSendData, SendType } from '../sends/sends.schemas.js';
-import { withNewKeys } from '../vault/attachment-data.js';
+import { parseAttachments, withNewKeys } from '../vault/attachment-data.js';
 import { serializeCipherData, toCipherData } from '../vault/cipher-data.js';
 import { within } from '../vault/cipher-import.js';
 import { listFolders } from '../vault/folders.repository.js';
@@ -31,7 +31,13 @@ import {
   rewriteFolder,
   rewriteSend,
 } from './key-rotation.repository.js';
-import { toKeyRotationDataResponse, type KeyRotationDataResponse, type RotateUserAccountKeysRequest, type RotationSend } from './key-rotation.schemas.js';
+import {
+  toKeyRotationDataResponse,
+  type KeyRotationDataResponse,
+  type RotateUserAccountKeysRequest,
+  type RotationCipher,
+  type RotationSend,
+} from './key-rotation.schemas.js';
 
 export interface KeyRotationDeps {
   db: Db;
@@ -108,6 +114,29 @@ function newPrivateKey(user: UserRow, keys: RotateUserAccountKeysRequest['accoun
   return privateKey;
 }
 
+/**
+ * Checks that the rotation leaves every attachment of an item readable. An attachment without a
+ * key of its own (uploaded by clients before 2018) is encrypted with the user key itself, which no
+ * client re-encrypts in a rotation: it is refused until the user fixes it in the web vault (which
+ * re-uploads it with a key). The other attachments' keys and file names are wrapped with the item
+ * key when the item has one, and the client re-wraps that key; without one they are wrapped with
+ * the user key and each must come back in `attachments2` re-encrypted.
+ */
+function checkAttachments(stored: { key: string | null; attachments: string | null }, cipher: RotationCipher, field: string): void {
+  const attachments = parseAttachments(stored.attachments);
+  const withoutKey = Object.keys(attachments).find((id) => !attachments[id]?.key);
+  if (withoutKey) {
+    throw BadRequest.field(field, `This item has an attachment (${withoutKey}) encrypted with the user key itself. Fix its old attachments in the web vault, then rotate.`);
+  }
+  if (stored.key && cipher.key) return;
+  for (const id of Object.keys(attachments)) {
+    const sent = cipher.attachments2?.[id];
+    if (!sent?.key || !sent.fileName) {
+      throw BadRequest.field(`${field}.attachments2`, `The attachment ${id} must be sent with its file name and key re-encrypted with the new user key.`);
+    }
+  }
+}
+
 /** The stored Send after its key and encrypted fields were re-encrypted; its other settings stay. */
 function rotatedSend(existing: { type: number; data: string }, sent: RotationSend, field: string): string {
   if (existing.type !== sent.type) throw BadRequest.field(`${field}.type`, "A key rotation cannot change a Send's type.");
@@ -182,8 +211,9 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
         const userSends = await listSends(tx, userId);
         const userGrants = await grantsWithKey(tx, userId);
         const enrollments = await recoveryEnrollments(tx, userId);
-        const itemAttachments = new Map(items.map((c) => [c.id, c.attachments]));
-        matchAll(ciphers.map((c) => lower(c.id)), new Set(itemAttachments.keys()), 'accountData.ciphers', 'All existing ciphers must be included in the rotation.');
+        const storedItems = new Map(items.map((c) => [c.id, c]));
+        matchAll(ciphers.map((c) => lower(c.id)), new Set(storedItems.keys()), 'accountData.ciphers', 'All existing ciphers must be included in the rotation.');
+        ciphers.forEach((cipher, i) => checkAttachments(storedItems.get(lower(cipher.id)) as (typeof items)[number], cipher, `accountData.ciphers[${i}]`));
         matchAll(folders.map((f) => lower(f.id)), new Set(userFolders.map((f) => f.id)), 'accountData.folders', 'All existing folders must be included in the rotation.');
         const sendRows = new Map(userSends.map((s) => [s.id, s]));
         matchAll(sends.map((s) => lower(s.id)), new Set(sendRows.keys()), 'accountData.sends', 'All existing sends must be included in the rotation.');
@@ -213,7 +243,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
               data: contents[i] as string,
               key: cipher.key ?? null,
               reprompt: cipher.reprompt ?? 0,
-              attachments: withNewKeys(itemAttachments.get(id), cipher.attachments2),
+              attachments: withNewKeys(storedItems.get(id)?.attachments, cipher.attachments2),
               revision_date: now,
             });
           }

@@ -295,6 +295,81 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
   });
 });
 
+describe('attachments', () => {
+  const meta = (key: string | null, fileName: string) => ({ fileName, key, size: 10, validated: true, uploadStarted: new Date().toISOString() });
+  const setAttachments = async (id: string, attachments: Record<string, unknown>): Promise<void> => {
+    await db().updateTable('ciphers').set({ attachments: JSON.stringify(attachments) }).where('id', '=', id).execute();
+  };
+  const storedAttachments = async (id: string) =>
+    JSON.parse((await db().selectFrom('ciphers').select('attachments').where('id', '=', id).executeTakeFirstOrThrow()).attachments as string) as Record<string, { fileName: string; key: string }>;
+
+  it('re-wraps the file name and key of each attachment of an item without an item key', async () => {
+    const vault = await prepared();
+    const oldKey = vault.user.account.userKey;
+    const itemId = vault.items[0]!.id;
+    await setAttachments(itemId, { att1: meta(encryptToEncString(randomBytes(64), oldKey), encryptText('a.txt', oldKey)) });
+    const { body, userKey } = rotationOf(vault);
+    const fileKey = randomBytes(64);
+    body.accountData.ciphers[0]!.attachments2 = { att1: { fileName: encryptText('a.txt', userKey), key: encryptToEncString(fileKey, userKey) } };
+    const res = await rotate(vault, body);
+    expect(res.status, res.text).toBe(200);
+    const stored = (await storedAttachments(itemId)).att1!;
+    expect(decryptText(stored.fileName, userKey)).toBe('a.txt');
+    expect(decryptEncString(stored.key, userKey)).toEqual(fileKey);
+  });
+
+  it('keeps the attachments of an item with its own key, which the client re-wraps', async () => {
+    const vault = await prepared();
+    const itemKey = generateSymmetricKey();
+    const itemId = vault.items[0]!.id;
+    const attachment = meta(encryptToEncString(randomBytes(64), itemKey), encryptText('b.txt', itemKey));
+    await setAttachments(itemId, { att2: attachment });
+    await db().updateTable('ciphers').set({ key: encryptToEncString(itemKey.raw, vault.user.account.userKey) }).where('id', '=', itemId).execute();
+    const { body, userKey } = rotationOf(vault);
+    body.accountData.ciphers[0]!.key = encryptToEncString(itemKey.raw, userKey);
+    const res = await rotate(vault, body);
+    expect(res.status, res.text).toBe(200);
+    expect((await storedAttachments(itemId)).att2).toEqual(attachment);
+  });
+
+  const refusals: [string, (vault: Vault) => Promise<void>, (body: Body) => void, string, string][] = [
+    [
+      'an attachment without a key of its own',
+      (v) => setAttachments(v.items[0]!.id, { old1: meta(null, encryptText('old.txt', v.user.account.userKey)) }),
+      (b) => (b.accountData.ciphers[0]!.attachments2 = { old1: { fileName: b.accountData.ciphers[0]!.name, key: null } }),
+      'accountData.ciphers[0]',
+      'Fix its old attachments',
+    ],
+    [
+      'an attachment left out of an item without an item key',
+      (v) => setAttachments(v.items[1]!.id, { att3: meta(encryptToEncString(randomBytes(64), v.user.account.userKey), encryptText('c.txt', v.user.account.userKey)) }),
+      () => {},
+      'accountData.ciphers[1].attachments2',
+      'att3',
+    ],
+    [
+      'an attachment sent without its file name',
+      (v) => setAttachments(v.items[1]!.id, { att4: meta(encryptToEncString(randomBytes(64), v.user.account.userKey), encryptText('d.txt', v.user.account.userKey)) }),
+      (b) => (b.accountData.ciphers[1]!.attachments2 = { att4: { fileName: null, key: b.accountData.ciphers[1]!.name } }),
+      'accountData.ciphers[1].attachments2',
+      'att4',
+    ],
+  ];
+
+  it.each(refusals)('refuses %s with a 400 naming the item and changes nothing', async (_name, seed, change, field, message) => {
+    const vault = await prepared();
+    await seed(vault);
+    const { body } = rotationOf(vault);
+    change(body);
+    const before = await snapshot(vault);
+    const res = await rotate(vault, body);
+    expect(res.status, res.text).toBe(400);
+    expect(Object.keys(res.body.validationErrors ?? {})).toEqual([field]);
+    expect(String(res.body.validationErrors[field][0])).toContain(message);
+    expect(await snapshot(vault)).toEqual(before);
+  });
+});
+
 describe('a password change committed while a rotation waits', () => {
   /** The rotation use case with a hasher that lets `change` commit between the password check and the transaction. */
   function rotationRacing(change: () => Promise<void>) {
