@@ -26,8 +26,8 @@ export async function lockForRotation(executor: Executor, userId: string): Promi
 }
 
 /** The user's personal items (trashed and archived too), with what a rotation keeps of them. */
-export async function personalItems(executor: Executor, userId: string): Promise<{ id: string; key: string | null; attachments: string | null }[]> {
-  return executor.selectFrom('ciphers').select(['id', 'key', 'attachments']).where('user_id', '=', userId).where('organization_id', 'is', null).execute();
+export async function personalItems(executor: Executor, userId: string): Promise<{ id: string; type: number; key: string | null; attachments: string | null }[]> {
+  return executor.selectFrom('ciphers').select(['id', 'type', 'key', 'attachments']).where('user_id', '=', userId).where('organization_id', 'is', null).execute();
 }
 
 /** The grants the user gave that hold the user key (the official filter: a key is set). */
@@ -90,12 +90,14 @@ export async function rewriteFolder(executor: Executor, userId: string, id: stri
   await sendAhead(executor, executor.updateTable('folders').set({ name, revision_date: now }).where('id', '=', id).where('user_id', '=', userId));
 }
 
-/** What a rotation writes of a personal item. */
+/**
+ * What a rotation writes of a personal item: only what the new key re-encrypts, as the official
+ * UpdateForKeyRotation (data, attachments, key, revision date); its type, re-prompt, folder and
+ * favorite are not the rotation's to change.
+ */
 export interface RotatedCipher {
-  type: number;
   data: string;
   key: string | null;
-  reprompt: number;
   attachments: string | null;
   revision_date: string;
 }

@@ -213,7 +213,11 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
         const enrollments = await recoveryEnrollments(tx, userId);
         const storedItems = new Map(items.map((c) => [c.id, c]));
         matchAll(ciphers.map((c) => lower(c.id)), new Set(storedItems.keys()), 'accountData.ciphers', 'All existing ciphers must be included in the rotation.');
-        ciphers.forEach((cipher, i) => checkAttachments(storedItems.get(lower(cipher.id)) as (typeof items)[number], cipher, `accountData.ciphers[${i}]`));
+        ciphers.forEach((cipher, i) => {
+          const stored = storedItems.get(lower(cipher.id)) as (typeof items)[number];
+          if (stored.type !== cipher.type) throw BadRequest.field(`accountData.ciphers[${i}].type`, "A key rotation cannot change an item's type.");
+          checkAttachments(stored, cipher, `accountData.ciphers[${i}]`);
+        });
         matchAll(folders.map((f) => lower(f.id)), new Set(userFolders.map((f) => f.id)), 'accountData.folders', 'All existing folders must be included in the rotation.');
         const sendRows = new Map(userSends.map((s) => [s.id, s]));
         matchAll(sends.map((s) => lower(s.id)), new Set(sendRows.keys()), 'accountData.sends', 'All existing sends must be included in the rotation.');
@@ -239,10 +243,8 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
             const cipher = ciphers[i] as (typeof ciphers)[number];
             const id = lower(cipher.id);
             await rewriteCipher(tx, userId, id, {
-              type: cipher.type,
               data: contents[i] as string,
               key: cipher.key ?? null,
-              reprompt: cipher.reprompt ?? 0,
               attachments: withNewKeys(storedItems.get(id)?.attachments, cipher.attachments2),
               revision_date: now,
             });

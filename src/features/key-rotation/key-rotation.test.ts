@@ -274,8 +274,20 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
     ['another public key', (b) => (b.accountKeys.accountPublicKey = generateRsaKeyPair().publicKeyB64), 'accountKeys.accountPublicKey', 'must stay the same'],
     ['a passkey this server does not hold', (b) => b.accountUnlockData.passkeyUnlockData!.push({ id: randomUUID() }), 'accountUnlockData.passkeyUnlockData[0].id', 'No passkey'],
     ['an item name that is no EncString', (b) => (b.accountData.ciphers[0]!.name = 'plain text'), 'accountData.ciphers[0].name', ''],
+    ['an item changing type', (b, v) => (b.accountData.ciphers[1] = { ...cipherBody('card', v.user.account.userKey), id: b.accountData.ciphers[1]!.id } as unknown as Body['accountData']['ciphers'][number]), 'accountData.ciphers[1].type', "cannot change an item's type"],
     ['a Send changing type', (b) => Object.assign(b.accountData.sends[0]!, { type: 1, file: { fileName: b.accountData.sends[0]!.name } }), 'accountData.sends[0].type', 'type'],
   ];
+
+  it("writes only what the new key encrypts: an item's re-prompt stays when the client leaves it out", async () => {
+    const vault = await prepared();
+    const itemId = vault.items[0]!.id;
+    await db().updateTable('ciphers').set({ reprompt: 1 }).where('id', '=', itemId).execute();
+    const { body } = rotationOf(vault);
+    delete (body.accountData.ciphers[0] as { reprompt?: unknown }).reprompt;
+    const res = await rotate(vault, body);
+    expect(res.status, res.text).toBe(200);
+    expect(await db().selectFrom('ciphers').select(['type', 'reprompt']).where('id', '=', itemId).executeTakeFirstOrThrow()).toEqual({ type: 1, reprompt: 1 });
+  });
 
   it.each(refusals)('refuses %s with a 400 naming the field and changes nothing', async (_name, change, field, message) => {
     const vault = await prepared();
