@@ -4,7 +4,7 @@ import { BadRequest } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { accountKdf, accountSalt, agreedMasterPassword, sameKdf, setMasterPassword, type AgreedMasterPassword } from '../../platform/auth/master-password.js';
+import { masterPasswordKeepingKdf, setMasterPassword, type AgreedMasterPassword } from '../../platform/auth/master-password.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
 import { findUserById, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
@@ -72,22 +72,17 @@ function matchAll(sent: readonly string[], existing: ReadonlySet<string>, field:
  * how the master key is derived (that is `POST /accounts/kdf`).
  */
 function newMasterPassword(user: UserRow, unlock: RotateUserAccountKeysRequest['accountUnlockData']['masterPasswordUnlockData']): AgreedMasterPassword {
-  const kdf = { kdf: unlock.kdfType, iterations: unlock.kdfIterations, memory: unlock.kdfMemory ?? null, parallelism: unlock.kdfParallelism ?? null };
-  const current = accountKdf(user);
-  if (!sameKdf(kdf, current)) {
-    const field = kdf.kdf !== Number(current.kdf) ? 'kdfType' : kdf.iterations !== current.iterations ? 'kdfIterations' : kdf.memory !== current.memory ? 'kdfMemory' : 'kdfParallelism';
-    throw BadRequest.field(`${UNLOCK}.${field}`, 'A key rotation cannot change the KDF settings; change them with POST /accounts/kdf first.');
-  }
+  const kdf = { kdfType: unlock.kdfType, iterations: unlock.kdfIterations, memory: unlock.kdfMemory ?? null, parallelism: unlock.kdfParallelism ?? null };
   const salt = unlock.masterPasswordSalt ?? unlock.email.trim().toLowerCase();
-  if (salt !== accountSalt(user)) {
-    throw BadRequest.field(`${UNLOCK}.${unlock.masterPasswordSalt ? 'masterPasswordSalt' : 'email'}`, "A key rotation cannot change the account's email or salt.");
-  }
-  const kdfBody = { kdfType: kdf.kdf, iterations: kdf.iterations, memory: kdf.memory, parallelism: kdf.parallelism };
-  return agreedMasterPassword(
+  return masterPasswordKeepingKdf(
     user,
-    { kdf: kdfBody, salt, masterPasswordAuthenticationHash: unlock.masterKeyAuthenticationHash },
-    { kdf: kdfBody, salt, masterKeyWrappedUserKey: unlock.masterKeyEncryptedUserKey },
-    { authentication: UNLOCK, unlock: UNLOCK },
+    { kdf, salt, masterPasswordAuthenticationHash: unlock.masterKeyAuthenticationHash },
+    { kdf, salt, masterKeyWrappedUserKey: unlock.masterKeyEncryptedUserKey },
+    {
+      kdf: { kdfType: `${UNLOCK}.kdfType`, iterations: `${UNLOCK}.kdfIterations`, memory: `${UNLOCK}.kdfMemory`, parallelism: `${UNLOCK}.kdfParallelism` },
+      salt: `${UNLOCK}.${unlock.masterPasswordSalt ? 'masterPasswordSalt' : 'email'}`,
+      unlock: UNLOCK,
+    },
   );
 }
 
@@ -261,7 +256,8 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
         await setMasterPassword(tx, userId, {
           serverHash,
           key: password.wrappedUserKey,
-          ...(unlock.masterPasswordUnlockData.masterPasswordHint !== undefined ? { hint: unlock.masterPasswordUnlockData.masterPasswordHint } : {}),
+          // As the official rotation: the hint is the request's, and one left out or null clears it.
+          hint: unlock.masterPasswordUnlockData.masterPasswordHint ?? null,
           forcePasswordReset: false,
           now,
         });

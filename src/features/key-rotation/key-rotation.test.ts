@@ -268,8 +268,8 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
       'All existing reset password keys must be included in the rotation.',
     ],
     ['a wrong old master password hash', (b) => (b.oldMasterKeyAuthenticationHash = Buffer.alloc(32).toString('base64')), 'oldMasterKeyAuthenticationHash', 'Incorrect password.'],
-    ['a KDF change', (b) => (b.accountUnlockData.masterPasswordUnlockData.kdfIterations = 700_000), 'accountUnlockData.masterPasswordUnlockData.kdfIterations', 'cannot change the KDF'],
-    ['a move to Argon2id', (b) => Object.assign(b.accountUnlockData.masterPasswordUnlockData, { kdfType: 1, kdfIterations: 3, kdfMemory: 64, kdfParallelism: 4 }), 'accountUnlockData.masterPasswordUnlockData.kdfType', 'cannot change the KDF'],
+    ['a KDF change', (b) => (b.accountUnlockData.masterPasswordUnlockData.kdfIterations = 700_000), 'accountUnlockData.masterPasswordUnlockData.kdfIterations', "KDF settings must stay the account's"],
+    ['a move to Argon2id', (b) => Object.assign(b.accountUnlockData.masterPasswordUnlockData, { kdfType: 1, kdfIterations: 3, kdfMemory: 64, kdfParallelism: 4 }), 'accountUnlockData.masterPasswordUnlockData.kdfType', "KDF settings must stay the account's"],
     ['a salt change (another email)', (b) => (b.accountUnlockData.masterPasswordUnlockData.email = 'someone.else@example.com'), 'accountUnlockData.masterPasswordUnlockData.email', 'email or salt'],
     ['another public key', (b) => (b.accountKeys.accountPublicKey = generateRsaKeyPair().publicKeyB64), 'accountKeys.accountPublicKey', 'must stay the same'],
     ['a passkey this server does not hold', (b) => b.accountUnlockData.passkeyUnlockData!.push({ id: randomUUID() }), 'accountUnlockData.passkeyUnlockData[0].id', 'No passkey'],
@@ -277,6 +277,19 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
     ['an item changing type', (b, v) => (b.accountData.ciphers[1] = { ...cipherBody('card', v.user.account.userKey), id: b.accountData.ciphers[1]!.id } as unknown as Body['accountData']['ciphers'][number]), 'accountData.ciphers[1].type', "cannot change an item's type"],
     ['a Send changing type', (b) => Object.assign(b.accountData.sends[0]!, { type: 1, file: { fileName: b.accountData.sends[0]!.name } }), 'accountData.sends[0].type', 'type'],
   ];
+
+  it("rotates an account whose KDF is below today's minimum, keeping it, and sets the hint the request sends", async () => {
+    const vault = await prepared();
+    // Made when 5,000 iterations were allowed: the rotation only requires the KDF to stay as it is.
+    await db().updateTable('users').set({ kdf_iterations: 5_000, master_password_hint: 'the old hint' }).where('id', '=', vault.user.userId).execute();
+    const { body } = rotationOf(vault);
+    body.accountUnlockData.masterPasswordUnlockData.kdfIterations = 5_000;
+    delete body.accountUnlockData.masterPasswordUnlockData.masterPasswordHint;
+    const res = await rotate(vault, body);
+    expect(res.status, res.text).toBe(200);
+    const user = await db().selectFrom('users').select(['kdf', 'kdf_iterations', 'master_password_hint']).where('id', '=', vault.user.userId).executeTakeFirstOrThrow();
+    expect(user).toEqual({ kdf: 0, kdf_iterations: 5_000, master_password_hint: null });
+  });
 
   it("writes only what the new key encrypts: an item's re-prompt stays when the client leaves it out", async () => {
     const vault = await prepared();

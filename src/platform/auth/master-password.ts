@@ -108,6 +108,45 @@ export function agreedMasterPassword(
   return { kdf: valid, authenticationHash: authentication.masterPasswordAuthenticationHash, wrappedUserKey: unlock.masterKeyWrappedUserKey };
 }
 
+/** Where a body keeps the parts of the KDF and the salt, to name the one a refusal is about. */
+export interface KeptKdfFields {
+  kdf: { kdfType: string; iterations: string; memory: string; parallelism: string };
+  salt: string;
+  /** Where the unlock object sits, for the authentication and unlock objects' disagreement. */
+  unlock: string;
+}
+
+/**
+ * A new master password made with the account's current KDF and salt, as the key rotation
+ * requires (the official rotation only checks the KDF is unchanged). Unlike agreedMasterPassword
+ * it does not hold the KDF to today's bounds: an account made when the minimum was lower keeps its
+ * settings and may still rotate; changing them is `POST /accounts/kdf`'s job, which checks them.
+ */
+export function masterPasswordKeepingKdf(
+  user: Pick<UserRow, 'master_password_salt' | 'email' | 'kdf' | 'kdf_iterations' | 'kdf_memory' | 'kdf_parallelism'>,
+  authentication: MasterPasswordAuthenticationBody,
+  unlock: MasterPasswordUnlockBody,
+  fields: KeptKdfFields,
+): AgreedMasterPassword {
+  const kdf = kdfOf(unlock.kdf);
+  const account = accountKdf(user);
+  const changed =
+    kdf.kdf !== account.kdf
+      ? 'kdfType'
+      : kdf.iterations !== account.iterations
+        ? 'iterations'
+        : kdf.memory !== (account.memory ?? null)
+          ? 'memory'
+          : kdf.parallelism !== (account.parallelism ?? null)
+            ? 'parallelism'
+            : null;
+  if (changed) throw BadRequest.field(fields.kdf[changed], "The KDF settings must stay the account's; change them first with POST /accounts/kdf.");
+  if (!sameKdf(kdfOf(authentication.kdf), kdf)) throw BadRequest.field(`${fields.unlock}.kdf`, 'KDF settings must be equal for authentication and unlock.');
+  if (authentication.salt !== unlock.salt) throw BadRequest.field(fields.salt, 'Salt must be equal for authentication and unlock.');
+  if (unlock.salt !== accountSalt(user)) throw BadRequest.field(fields.salt, "The email or salt must stay the account's.");
+  return { kdf: account, authenticationHash: authentication.masterPasswordAuthenticationHash, wrappedUserKey: unlock.masterKeyWrappedUserKey };
+}
+
 /** What a new master password changes on the account. */
 export interface NewMasterPassword {
   /** The server-side hash of the client's authentication hash (PasswordHasher.hash), made before the transaction. */
