@@ -45,9 +45,14 @@ const PublicKeyEncryptionKeyPair = Type.Object({
   signedPublicKey: Type.Optional(Nullable(Type.String({ maxLength: 20_000 }))),
 });
 
+/**
+ * AccountKeysRequestModel. The flat pair is what clients before 2025.8 send, and later ones send it
+ * beside publicKeyEncryptionKeyPair, which then wins (as on the official server); the clients type
+ * the flat fields as nullable, so either form alone is accepted (the service requires one).
+ */
 const AccountKeys = Type.Object({
-  userKeyEncryptedAccountPrivateKey: EncString(20_000, { description: 'The account private key wrapped with the new user key' }),
-  accountPublicKey: Type.String({ minLength: 1, maxLength: 10_000 }),
+  userKeyEncryptedAccountPrivateKey: Type.Optional(Nullable(EncString(20_000, { description: 'The account private key wrapped with the new user key (deprecated form)' }))),
+  accountPublicKey: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 10_000 }))),
   publicKeyEncryptionKeyPair: Type.Optional(Nullable(PublicKeyEncryptionKeyPair)),
   signatureKeyPair: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
   securityState: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
@@ -65,6 +70,8 @@ export const RotateUserAccountKeysRequest = Type.Object({
   accountUnlockData: UnlockData,
   accountKeys: AccountKeys,
   accountData: AccountData,
+  /** The new user key's id: only a v2 (COSE) key has one, and v2 accounts are not stored yet (refused by the service). */
+  newUserKeyId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
 });
 export type RotateUserAccountKeysRequest = Static<typeof RotateUserAccountKeysRequest>;
 export type RotationCipher = RotateUserAccountKeysRequest['accountData']['ciphers'][number];

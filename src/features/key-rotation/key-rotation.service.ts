@@ -60,7 +60,7 @@ function matchAll(sent: readonly string[], existing: ReadonlySet<string>, field:
   const seen = new Set<string>();
   sent.forEach((id, i) => {
     if (seen.has(id)) throw BadRequest.field(`${field}[${i}].${idField}`, 'This id is sent more than once.');
-    if (!existing.has(id)) throw BadRequest.field(`${field}[${i}].${idField}`, 'Only what the account holds can be rotated; this id is not one of it.');
+    if (!existing.has(id)) throw BadRequest.field(`${field}[${i}].${idField}`, "This id is not one of the account's (it may have been deleted meanwhile). Sync and try again.");
     seen.add(id);
   });
   if (seen.size !== existing.size) throw BadRequest.field(field, missing);
@@ -86,25 +86,31 @@ function newMasterPassword(user: UserRow, unlock: RotateUserAccountKeysRequest['
   );
 }
 
+const V2_NOT_YET = 'Account encryption v2 keys are not supported by this server yet; rotate from a client that keeps the account on v1 keys.';
+
 /**
  * The account key pair after a rotation: the same public key (the official server does not
  * change the pair on a rotation; everything shared with it would become unreadable) and its
- * private key wrapped with the new user key. Strongroom keeps v1 accounts (AES-CBC-HMAC keys, no
- * signature key pair), so an upgrade to v2 keys is refused rather than half stored.
+ * private key wrapped with the new user key, from publicKeyEncryptionKeyPair when sent (it wins,
+ * as on the official server) or else the flat pair. Strongroom keeps v1 accounts (AES-CBC-HMAC
+ * keys, no signature key pair) until v2 accounts are built (issue 41), so what only a v2 rotation
+ * sends is refused by name rather than half stored or dropped.
  */
-function newPrivateKey(user: UserRow, keys: RotateUserAccountKeysRequest['accountKeys']): string {
+function newPrivateKey(user: UserRow, keys: RotateUserAccountKeysRequest['accountKeys'], newUserKeyId: string | null | undefined): string {
+  if (newUserKeyId) throw BadRequest.field('newUserKeyId', V2_NOT_YET);
+  if (keys.signatureKeyPair) throw BadRequest.field('accountKeys.signatureKeyPair', V2_NOT_YET);
+  if (keys.securityState) throw BadRequest.field('accountKeys.securityState', V2_NOT_YET);
   const pair = keys.publicKeyEncryptionKeyPair;
-  const publicKey = pair?.publicKey ?? keys.accountPublicKey;
-  const field = pair ? 'accountKeys.publicKeyEncryptionKeyPair' : 'accountKeys';
-  if (publicKey !== user.public_key) {
-    throw BadRequest.field(`${field}.${pair ? 'publicKey' : 'accountPublicKey'}`, "The account public key must stay the same in a key rotation.");
-  }
-  if (keys.signatureKeyPair || keys.securityState) {
-    throw BadRequest.field(`accountKeys.${keys.signatureKeyPair ? 'signatureKeyPair' : 'securityState'}`, 'This server does not offer account encryption v2 (signature key pairs).');
-  }
-  const privateKey = pair?.wrappedPrivateKey ?? keys.userKeyEncryptedAccountPrivateKey;
+  if (pair?.signedPublicKey) throw BadRequest.field('accountKeys.publicKeyEncryptionKeyPair.signedPublicKey', V2_NOT_YET);
+  const [publicKey, privateKey, field, publicField, privateField] = pair
+    ? [pair.publicKey, pair.wrappedPrivateKey, 'accountKeys.publicKeyEncryptionKeyPair', 'publicKey', 'wrappedPrivateKey']
+    : [keys.accountPublicKey, keys.userKeyEncryptedAccountPrivateKey, 'accountKeys', 'accountPublicKey', 'userKeyEncryptedAccountPrivateKey'];
+  const required = 'The account keys are required: send publicKeyEncryptionKeyPair, or userKeyEncryptedAccountPrivateKey and accountPublicKey.';
+  if (!privateKey) throw BadRequest.field(`${field}.${privateField}`, required);
+  if (!publicKey) throw BadRequest.field(`${field}.${publicField}`, required);
+  if (publicKey !== user.public_key) throw BadRequest.field(`${field}.${publicField}`, 'The account public key must stay the same in a key rotation.');
   if (!privateKey.startsWith('2.')) {
-    throw BadRequest.field(`${field}.${pair ? 'wrappedPrivateKey' : 'userKeyEncryptedAccountPrivateKey'}`, 'The account private key must be wrapped with AES-256-CBC-HMAC (type 2).');
+    throw BadRequest.field(`${field}.${privateField}`, `The account private key must be wrapped with AES-256-CBC-HMAC (type 2). ${V2_NOT_YET}`);
   }
   return privateKey;
 }
@@ -172,7 +178,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
     }
     const unlock = body.accountUnlockData;
     const password = newMasterPassword(user, unlock.masterPasswordUnlockData);
-    const privateKey = newPrivateKey(user, body.accountKeys);
+    const privateKey = newPrivateKey(user, body.accountKeys, body.newUserKeyId);
     // Strongroom stores no passkey-login or trusted-device keys yet: any id sent names nothing.
     if (unlock.passkeyUnlockData?.length) throw BadRequest.field('accountUnlockData.passkeyUnlockData[0].id', 'No passkey with this id holds a key of this account.');
     if (unlock.deviceKeyUnlockData?.length) throw BadRequest.field('accountUnlockData.deviceKeyUnlockData[0].deviceId', 'No trusted device with this id holds a key of this account.');

@@ -249,9 +249,9 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
 
   const refusals: [string, (body: Body, vault: Vault) => void, string, string][] = [
     ['a missing item (the trashed one)', (b) => b.accountData.ciphers.pop(), 'accountData.ciphers', 'All existing ciphers must be included in the rotation.'],
-    ['an extra item', (b) => b.accountData.ciphers.push({ ...b.accountData.ciphers[0]!, id: randomUUID() }), 'accountData.ciphers[2].id', 'not one of it'],
+    ['an extra item', (b) => b.accountData.ciphers.push({ ...b.accountData.ciphers[0]!, id: randomUUID() }), 'accountData.ciphers[2].id', 'Sync and try again'],
     ['an item sent twice', (b) => b.accountData.ciphers.push(b.accountData.ciphers[0]!), 'accountData.ciphers[2].id', 'more than once'],
-    ["an organization's item", (b, v) => b.accountData.ciphers.push({ ...b.accountData.ciphers[1]!, id: v.orgItemId }), 'accountData.ciphers[2].id', 'not one of it'],
+    ["an organization's item", (b, v) => b.accountData.ciphers.push({ ...b.accountData.ciphers[1]!, id: v.orgItemId }), 'accountData.ciphers[2].id', 'Sync and try again'],
     ['a missing folder', (b) => (b.accountData.folders = []), 'accountData.folders', 'All existing folders must be included in the rotation.'],
     ['a missing Send', (b) => (b.accountData.sends = []), 'accountData.sends', 'All existing sends must be included in the rotation.'],
     ['a missing emergency access grant', (b) => (b.accountUnlockData.emergencyAccessUnlockData = []), 'accountUnlockData.emergencyAccessUnlockData', 'All existing emergency access keys must be included in the rotation.'],
@@ -259,7 +259,7 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
       'a grant without a key (not confirmed)',
       (b, v) => b.accountUnlockData.emergencyAccessUnlockData!.push({ id: v.pendingGrantId, keyEncrypted: b.accountUnlockData.emergencyAccessUnlockData![0]!.keyEncrypted }),
       'accountUnlockData.emergencyAccessUnlockData[1].id',
-      'not one of it',
+      'Sync and try again',
     ],
     [
       'a missing recovery enrollment',
@@ -272,6 +272,20 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
     ['a move to Argon2id', (b) => Object.assign(b.accountUnlockData.masterPasswordUnlockData, { kdfType: 1, kdfIterations: 3, kdfMemory: 64, kdfParallelism: 4 }), 'accountUnlockData.masterPasswordUnlockData.kdfType', "KDF settings must stay the account's"],
     ['a salt change (another email)', (b) => (b.accountUnlockData.masterPasswordUnlockData.email = 'someone.else@example.com'), 'accountUnlockData.masterPasswordUnlockData.email', 'email or salt'],
     ['another public key', (b) => (b.accountKeys.accountPublicKey = generateRsaKeyPair().publicKeyB64), 'accountKeys.accountPublicKey', 'must stay the same'],
+    [
+      'no account keys in either form',
+      (b) => Object.assign(b.accountKeys, { userKeyEncryptedAccountPrivateKey: null, accountPublicKey: null, publicKeyEncryptionKeyPair: null }),
+      'accountKeys.userKeyEncryptedAccountPrivateKey',
+      'account keys are required',
+    ],
+    ['a v2 user key id', (b) => Object.assign(b, { newUserKeyId: '0123456789abcdef0123456789abcdef' }), 'newUserKeyId', 'v2 keys are not supported by this server yet'],
+    ['a signature key pair (v2)', (b) => Object.assign(b.accountKeys, { signatureKeyPair: { wrappedSigningKey: '7.abc', verifyingKey: 'abc' } }), 'accountKeys.signatureKeyPair', 'not supported by this server yet'],
+    [
+      'a private key wrapped as a v2 (COSE) EncString',
+      (b) => Object.assign(b.accountKeys, { publicKeyEncryptionKeyPair: { wrappedPrivateKey: '7.AAAA', publicKey: b.accountKeys.accountPublicKey } }),
+      'accountKeys.publicKeyEncryptionKeyPair.wrappedPrivateKey',
+      'not supported by this server yet',
+    ],
     ['a passkey this server does not hold', (b) => b.accountUnlockData.passkeyUnlockData!.push({ id: randomUUID() }), 'accountUnlockData.passkeyUnlockData[0].id', 'No passkey'],
     ['an item name that is no EncString', (b) => (b.accountData.ciphers[0]!.name = 'plain text'), 'accountData.ciphers[0].name', ''],
     ['an item changing type', (b, v) => (b.accountData.ciphers[1] = { ...cipherBody('card', v.user.account.userKey), id: b.accountData.ciphers[1]!.id } as unknown as Body['accountData']['ciphers'][number]), 'accountData.ciphers[1].type', "cannot change an item's type"],
@@ -289,6 +303,17 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
     expect(res.status, res.text).toBe(200);
     const user = await db().selectFrom('users').select(['kdf', 'kdf_iterations', 'master_password_hint']).where('id', '=', vault.user.userId).executeTakeFirstOrThrow();
     expect(user).toEqual({ kdf: 0, kdf_iterations: 5_000, master_password_hint: null });
+  });
+
+  it('takes the account keys from publicKeyEncryptionKeyPair alone, as later clients may send them', async () => {
+    const vault = await prepared();
+    const { body, userKey } = rotationOf(vault);
+    const wrapped = body.accountKeys.userKeyEncryptedAccountPrivateKey!;
+    body.accountKeys = { userKeyEncryptedAccountPrivateKey: null, accountPublicKey: null, publicKeyEncryptionKeyPair: { wrappedPrivateKey: wrapped, publicKey: vault.user.account.publicKeyB64, signedPublicKey: null } };
+    const res = await rotate(vault, body);
+    expect(res.status, res.text).toBe(200);
+    const user = await db().selectFrom('users').select('private_key').where('id', '=', vault.user.userId).executeTakeFirstOrThrow();
+    expect(decryptEncString(user.private_key as string, userKey)).toEqual(vault.user.account.privateKeyDer);
   });
 
   it("writes only what the new key encrypts: an item's re-prompt stays when the client leaves it out", async () => {
