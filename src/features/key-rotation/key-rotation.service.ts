@@ -273,8 +273,9 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
         await touchVault(tx, userId, now);
       }),
     );
-    // Every session holds the old key: all of them end, and the clients log in again.
-    pushes.send(logOutPush(userId, client.deviceIdentifier));
+    // Every session holds the old key, the rotating device's too: all of them end (no context id
+    // skips the caller), as after a KDF change, and the clients log in again.
+    pushes.send(logOutPush(userId));
   }
 
   return {

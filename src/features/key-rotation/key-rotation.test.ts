@@ -197,7 +197,7 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
     const vault = await prepared();
     const { body, userKey, newHash, masterKey } = rotationOf(vault);
     pushes.clear();
-    const res = await rotate(vault, body);
+    const res = await server.request('POST', ROTATE, { token: vault.user.accessToken, json: body, headers: { 'device-identifier': randomUUID() } });
     expect(res.status, res.text).toBe(200);
 
     const user = await db().selectFrom('users').selectAll().where('id', '=', vault.user.userId).executeTakeFirstOrThrow();
@@ -215,7 +215,8 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
     const membership = await db().selectFrom('organization_users').select('reset_password_key').where('user_id', '=', vault.user.userId).executeTakeFirstOrThrow();
     expect(rsaDecryptEncString(membership.reset_password_key as string, vault.orgPrivateKey)).toEqual(userKey.raw);
     expect((await snapshot(vault)).events).toHaveLength(1);
-    expect(pushes.of(PushType.LogOut).map((p) => p.target)).toEqual([{ user: vault.user.userId }]);
+    // Every device, the rotating one too: the push names no context to skip.
+    expect(pushes.of(PushType.LogOut).map((p) => [p.target, p.contextId])).toEqual([[{ user: vault.user.userId }, null]]);
 
     // The old tokens and the old password are refused; the new password logs in and reads everything with the new key.
     expect((await server.request('GET', '/api/sync', { token: vault.user.accessToken })).status).toBe(401);
