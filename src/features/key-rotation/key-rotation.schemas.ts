@@ -118,6 +118,17 @@ export interface GrantKeyRow {
 }
 
 /**
+ * What the new user key can be wrapped for, and so what a rotation requires: an enrollment whose
+ * organization has a public key, a grant whose grantee exists and has one. The rotation data lists
+ * exactly these and the rotation requires exactly these, so a client that wraps what it was given
+ * is never refused for one it could not wrap.
+ */
+export const canWrapFor = {
+  enrollment: (e: Pick<RecoveryEnrollmentRow, 'public_key'>): boolean => Boolean(e.public_key),
+  grant: (g: Pick<GrantKeyRow, 'grantee_id' | 'grantee_public_key'>): boolean => Boolean(g.grantee_id && g.grantee_public_key),
+};
+
+/**
  * The rotation data as the official KeyRotationDataQuery builds it: organizations with a public
  * key, grants whose grantee has one (a wrap needs the key); Strongroom stores no trusted-device or
  * passkey keys yet, so those lists are empty.
@@ -126,10 +137,10 @@ export function toKeyRotationDataResponse(enrollments: readonly RecoveryEnrollme
   return {
     object: 'keyRotationData',
     organizationPasswordResetKeyData: enrollments
-      .filter((e) => e.public_key)
+      .filter(canWrapFor.enrollment)
       .map((e) => ({ object: 'organizationPasswordResetKeyData', organizationId: e.organization_id, organizationName: e.name, organizationPublicKey: e.public_key as string })),
     emergencyAccessKeyData: grants
-      .filter((g) => g.grantee_id && g.grantee_public_key)
+      .filter(canWrapFor.grant)
       .map((g) => ({
         object: 'emergencyAccessKeyData',
         id: g.id,

@@ -32,6 +32,7 @@ import {
   rewriteSend,
 } from './key-rotation.repository.js';
 import {
+  canWrapFor,
   toKeyRotationDataResponse,
   type KeyRotationDataResponse,
   type RotateUserAccountKeysRequest,
@@ -210,8 +211,8 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
         const items = await personalItems(tx, userId);
         const userFolders = await listFolders(tx, userId);
         const userSends = await listSends(tx, userId);
-        const userGrants = await grantsWithKey(tx, userId);
-        const enrollments = await recoveryEnrollments(tx, userId);
+        const userGrants = (await grantsWithKey(tx, userId)).filter(canWrapFor.grant);
+        const enrollments = (await recoveryEnrollments(tx, userId)).filter(canWrapFor.enrollment);
         const storedItems = new Map(items.map((c) => [c.id, c]));
         matchAll(ciphers.map((c) => lower(c.id)), new Set(storedItems.keys()), 'accountData.ciphers', 'All existing ciphers must be included in the rotation.');
         ciphers.forEach((cipher, i) => {

@@ -483,6 +483,21 @@ describe('GET /api/accounts/key-management/key-rotation-data', () => {
   });
 });
 
+describe('what the rotation data lists and the rotation requires', () => {
+  it('agree: a grant holding a key whose grantee is gone is neither listed nor required, and stays as it was', async () => {
+    const vault = await prepared();
+    const now = new Date().toISOString();
+    // The grantee deleted their account: the grant keeps a key nobody can be wrapped for again.
+    const orphan = { id: randomUUID(), grantor_id: vault.user.userId, grantee_id: null, email: 'gone@example.com', key_encrypted: '4.b2xk', type: 1, status: 2, wait_time_days: 7, recovery_initiated_date: null, last_notification_date: null, creation_date: now, revision_date: now };
+    await db().insertInto('emergency_access').values(orphan).execute();
+    const data = await server.request('GET', '/api/accounts/key-management/key-rotation-data', { token: vault.user.accessToken });
+    expect((data.body.emergencyAccessKeyData as { id: string }[]).map((g) => g.id)).toEqual([vault.grantId]);
+    const res = await rotate(vault, rotationOf(vault).body);
+    expect(res.status, res.text).toBe(200);
+    expect(await db().selectFrom('emergency_access').select(['key_encrypted', 'status']).where('id', '=', orphan.id).executeTakeFirstOrThrow()).toEqual({ key_encrypted: '4.b2xk', status: 2 });
+  });
+});
+
 describe('a vault of 5,000 items', () => {
   it('rotates in one request while the server keeps answering others', { timeout: 120_000 }, async () => {
     const vault = await prepared();
