@@ -70,8 +70,11 @@ export const RotateUserAccountKeysRequest = Type.Object({
   accountUnlockData: UnlockData,
   accountKeys: AccountKeys,
   accountData: AccountData,
-  /** The new user key's id: only a v2 (COSE) key has one, and v2 accounts are not stored yet (refused by the service). */
-  newUserKeyId: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+  /**
+   * The new user key's id (the official KeyId): the SDK sends it for v2 keys, but the 2026 clients
+   * also derive one for a v1 key and report it (`PUT /accounts/key-id`), so it is kept when sent.
+   */
+  newUserKeyId: Type.Optional(Nullable(Type.String({ pattern: '^[0-9a-fA-F]{32}$' }))),
 });
 export type RotateUserAccountKeysRequest = Static<typeof RotateUserAccountKeysRequest>;
 export type RotationCipher = RotateUserAccountKeysRequest['accountData']['ciphers'][number];

@@ -97,8 +97,7 @@ const V2_NOT_YET = 'Account encryption v2 keys are not supported by this server 
  * keys, no signature key pair) until v2 accounts are built (issue 41), so what only a v2 rotation
  * sends is refused by name rather than half stored or dropped.
  */
-function newPrivateKey(user: UserRow, keys: RotateUserAccountKeysRequest['accountKeys'], newUserKeyId: string | null | undefined): string {
-  if (newUserKeyId) throw BadRequest.field('newUserKeyId', V2_NOT_YET);
+function newPrivateKey(user: UserRow, keys: RotateUserAccountKeysRequest['accountKeys']): string {
   if (keys.signatureKeyPair) throw BadRequest.field('accountKeys.signatureKeyPair', V2_NOT_YET);
   if (keys.securityState) throw BadRequest.field('accountKeys.securityState', V2_NOT_YET);
   const pair = keys.publicKeyEncryptionKeyPair;
@@ -179,7 +178,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
     }
     const unlock = body.accountUnlockData;
     const password = newMasterPassword(user, unlock.masterPasswordUnlockData);
-    const privateKey = newPrivateKey(user, body.accountKeys, body.newUserKeyId);
+    const privateKey = newPrivateKey(user, body.accountKeys);
     // Strongroom stores no passkey-login or trusted-device keys yet: any id sent names nothing.
     if (unlock.passkeyUnlockData?.length) throw BadRequest.field('accountUnlockData.passkeyUnlockData[0].id', 'No passkey with this id holds a key of this account.');
     if (unlock.deviceKeyUnlockData?.length) throw BadRequest.field('accountUnlockData.deviceKeyUnlockData[0].deviceId', 'No trusted device with this id holds a key of this account.');
@@ -268,8 +267,9 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
           forcePasswordReset: false,
           now,
         });
-        // The key id named the old user key; the clients set the new one's after they log in again.
-        await updateUser(tx, userId, { private_key: privateKey, user_key_id: null });
+        // The key id named the old user key: the new one's when the client sent it, else none
+        // until the clients report it after they log in again.
+        await updateUser(tx, userId, { private_key: privateKey, user_key_id: body.newUserKeyId?.toLowerCase() ?? null });
         await audit.record(tx, client, { type: EventType.User_RotatedKeys, userId, actingUserId: userId });
         await touchVault(tx, userId, now);
       }),

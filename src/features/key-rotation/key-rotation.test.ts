@@ -10,6 +10,7 @@ import {
   encryptToEncString,
   generateRsaKeyPair,
   generateSymmetricKey,
+  keyId,
   masterPasswordHash,
   rsaDecryptEncString,
   rsaEncryptToEncString,
@@ -279,7 +280,7 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
       'accountKeys.userKeyEncryptedAccountPrivateKey',
       'account keys are required',
     ],
-    ['a v2 user key id', (b) => Object.assign(b, { newUserKeyId: '0123456789abcdef0123456789abcdef' }), 'newUserKeyId', 'v2 keys are not supported by this server yet'],
+    ['a malformed new user key id', (b) => Object.assign(b, { newUserKeyId: 'not a key id' }), 'newUserKeyId', ''],
     ['a signature key pair (v2)', (b) => Object.assign(b.accountKeys, { signatureKeyPair: { wrappedSigningKey: '7.abc', verifyingKey: 'abc' } }), 'accountKeys.signatureKeyPair', 'not supported by this server yet'],
     [
       'a private key wrapped as a v2 (COSE) EncString',
@@ -304,6 +305,15 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
     expect(res.status, res.text).toBe(200);
     const user = await db().selectFrom('users').select(['kdf', 'kdf_iterations', 'master_password_hint']).where('id', '=', vault.user.userId).executeTakeFirstOrThrow();
     expect(user).toEqual({ kdf: 0, kdf_iterations: 5_000, master_password_hint: null });
+  });
+
+  it("keeps the new user key's id when the client sends it", async () => {
+    const vault = await prepared();
+    const { body, userKey } = rotationOf(vault);
+    Object.assign(body, { newUserKeyId: keyId(userKey).toUpperCase() });
+    const res = await rotate(vault, body);
+    expect(res.status, res.text).toBe(200);
+    expect(await db().selectFrom('users').select('user_key_id').where('id', '=', vault.user.userId).executeTakeFirstOrThrow()).toEqual({ user_key_id: keyId(userKey) });
   });
 
   it('takes the account keys from publicKeyEncryptionKeyPair alone, as later clients may send them', async () => {
