@@ -104,7 +104,7 @@ describe('official bw client: user key rotation', { timeout: 300_000 }, () => {
     const folders = await bw.json<{ id: string | null; name: string }[]>(['list', 'folders']);
     expect(folders.filter((f) => f.id).map((f) => f.name)).toEqual(['Rotated folder']);
     // The CLI tells the server the id of the key it now holds (the rotation cleared the old one).
-    const row = await server.database.db.selectFrom('users').select('user_key_id').executeTakeFirstOrThrow();
+    const row = await server.database.db.selectFrom('users').select('user_key_id').where('id', '=', user.userId).executeTakeFirstOrThrow();
     expect(row.user_key_id).toBe(keyId(newKey));
   });
 });

@@ -351,6 +351,26 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
     expect((await server.request('GET', '/api/accounts/revision-date', { token: vault.user.accessToken })).status).toBe(200);
   });
 
+  const othersIds: [string, (body: Body, other: Vault) => void, string][] = [
+    ["another user's item", (b, o) => (b.accountData.ciphers[0]!.id = o.items[0]!.id), 'accountData.ciphers[0].id'],
+    ["another user's folder", (b, o) => (b.accountData.folders[0]!.id = o.folderId), 'accountData.folders[0].id'],
+    ["another user's Send", (b, o) => (b.accountData.sends[0]!.id = o.sendId), 'accountData.sends[0].id'],
+    ["another user's emergency access grant", (b, o) => (b.accountUnlockData.emergencyAccessUnlockData![0]!.id = o.grantId), 'accountUnlockData.emergencyAccessUnlockData[0].id'],
+  ];
+
+  it.each(othersIds)("refuses %s in place of the account's own, and changes neither account", async (_name, change, field) => {
+    const vault = await prepared();
+    const other = await prepared();
+    const { body } = rotationOf(vault);
+    change(body, other);
+    const [before, otherBefore] = [await snapshot(vault), await snapshot(other)];
+    const res = await rotate(vault, body);
+    expect(res.status, res.text).toBe(400);
+    expect(Object.keys(res.body.validationErrors ?? {})).toEqual([field]);
+    expect(String(res.body.validationErrors[field][0])).toContain('Sync and try again');
+    expect([await snapshot(vault), await snapshot(other)]).toEqual([before, otherBefore]);
+  });
+
   it('refuses anonymous callers', async () => {
     expect((await server.request('POST', ROTATE, { json: {} })).status).toBe(401);
   });
