@@ -4,9 +4,10 @@ import { CipherRequest } from '../vault/ciphers.schemas.js';
 import { SendRequest } from '../sends/sends.schemas.js';
 
 /**
- * The bounds of one rotation. The whole body is also held to BODY_LIMIT_BYTES (16 MiB by
- * default), which a vault of 5,000 typical items fits in; an account with more items than these
- * cannot rotate its key until the operator raises the limits (docs/key-rotation.md).
+ * The bounds of one rotation, fixed in the code (not settings). The whole body is also held to
+ * BODY_LIMIT_BYTES (16 MiB by default), which a vault of 5,000 typical items fits in; an account
+ * with more items than these, or a larger body than the operator allows, cannot rotate its key
+ * (docs/key-rotation.md).
  */
 export const ROTATION_LIMITS = { ciphers: 20_000, folders: 5_000, sends: 1_000, emergencyAccess: 200, organizations: 500, passkeys: 100, devices: 100 };
 

@@ -171,7 +171,16 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
     return user;
   }
 
-  async function rotate({ userId, client }: UserCaller, body: RotateUserAccountKeysRequest): Promise<void> {
+  async function rotate(caller: UserCaller, body: RotateUserAccountKeysRequest): Promise<void> {
+    // The queue is entered before the password check and the hashing, so that a rotation the
+    // server is too busy for is refused before it costs them.
+    await queue(caller.userId, () => rotateNow(caller, body));
+    // Every session holds the old key, the rotating device's too: all of them end (no context id
+    // skips the caller), as after a KDF change, and the clients log in again.
+    pushes.send(logOutPush(caller.userId));
+  }
+
+  async function rotateNow({ userId, client }: UserCaller, body: RotateUserAccountKeysRequest): Promise<void> {
     const user = await userOf(db, userId);
     if (!(await masterPasswordMatches(hasher, user, body.oldMasterKeyAuthenticationHash))) {
       throw BadRequest.field('oldMasterKeyAuthenticationHash', 'Incorrect password.');
@@ -195,88 +204,83 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
     const recoveries = (unlock.organizationAccountRecoveryUnlockData ?? []).map((r) => ({ organizationId: lower(r.organizationId), key: r.resetPasswordKey }));
     const serverHash = await hasher.hash(password.authenticationHash);
 
-    await queue(userId, () =>
-      db.transaction().execute(async (tx) => {
-        const now = clock.now().toISOString();
-        // Lock first and compare the user's row with the one whose password was checked: a
-        // password change or another rotation committed meanwhile changed the hash or the stamp,
-        // and this rotation's wrapped key would overwrite theirs. Everything read below is read
-        // under the locks, so no other rotation, password change or edit interleaves with it.
-        const locked = await lockForRotation(tx, userId);
-        if (!locked) throw new NotFound();
-        if (locked.master_password_hash !== user.master_password_hash || locked.security_stamp !== user.security_stamp) {
-          throw BadRequest.field('oldMasterKeyAuthenticationHash', 'The master password or keys of this account changed during the rotation. Sync and try again.');
-        }
-        const items = await personalItems(tx, userId);
-        const userFolders = await listFolders(tx, userId);
-        const userSends = await listSends(tx, userId);
-        const userGrants = (await grantsWithKey(tx, userId)).filter(canWrapFor.grant);
-        const enrollments = (await recoveryEnrollments(tx, userId)).filter(canWrapFor.enrollment);
-        const storedItems = new Map(items.map((c) => [c.id, c]));
-        matchAll(ciphers.map((c) => lower(c.id)), new Set(storedItems.keys()), 'accountData.ciphers', 'All existing ciphers must be included in the rotation.');
-        ciphers.forEach((cipher, i) => {
-          const stored = storedItems.get(lower(cipher.id)) as (typeof items)[number];
-          if (stored.type !== cipher.type) throw BadRequest.field(`accountData.ciphers[${i}].type`, "A key rotation cannot change an item's type.");
-          checkAttachments(stored, cipher, `accountData.ciphers[${i}]`);
-        });
-        matchAll(folders.map((f) => lower(f.id)), new Set(userFolders.map((f) => f.id)), 'accountData.folders', 'All existing folders must be included in the rotation.');
-        const sendRows = new Map(userSends.map((s) => [s.id, s]));
-        matchAll(sends.map((s) => lower(s.id)), new Set(sendRows.keys()), 'accountData.sends', 'All existing sends must be included in the rotation.');
-        const grantStatus = new Map(userGrants.map((g) => [g.id, g.status]));
-        matchAll(
-          grants.map((g) => g.id),
-          new Set(grantStatus.keys()),
-          'accountUnlockData.emergencyAccessUnlockData',
-          'All existing emergency access keys must be included in the rotation.',
-        );
-        matchAll(
-          recoveries.map((r) => r.organizationId),
-          new Set(enrollments.map((e) => e.organization_id)),
-          'accountUnlockData.organizationAccountRecoveryUnlockData',
-          'All existing reset password keys must be included in the rotation.',
-          'organizationId',
-        );
-        const sendData = sends.map((s, i) => rotatedSend(sendRows.get(lower(s.id)) as { type: number; data: string }, s, `accountData.sends[${i}]`));
+    await db.transaction().execute(async (tx) => {
+      const now = clock.now().toISOString();
+      // Lock first and compare the user's row with the one whose password was checked: a
+      // password change or another rotation committed meanwhile changed the hash or the stamp,
+      // and this rotation's wrapped key would overwrite theirs. Everything read below is read
+      // under the locks, so no other rotation, password change or edit interleaves with it.
+      const locked = await lockForRotation(tx, userId);
+      if (!locked) throw new NotFound();
+      if (locked.master_password_hash !== user.master_password_hash || locked.security_stamp !== user.security_stamp) {
+        throw BadRequest.field('oldMasterKeyAuthenticationHash', 'The master password or keys of this account changed during the rotation. Sync and try again.');
+      }
+      const items = await personalItems(tx, userId);
+      const userFolders = await listFolders(tx, userId);
+      const userSends = await listSends(tx, userId);
+      const userGrants = (await grantsWithKey(tx, userId)).filter(canWrapFor.grant);
+      const enrollments = (await recoveryEnrollments(tx, userId)).filter(canWrapFor.enrollment);
+      const storedItems = new Map(items.map((c) => [c.id, c]));
+      matchAll(ciphers.map((c) => lower(c.id)), new Set(storedItems.keys()), 'accountData.ciphers', 'All existing ciphers must be included in the rotation.');
+      ciphers.forEach((cipher, i) => {
+        const stored = storedItems.get(lower(cipher.id)) as (typeof items)[number];
+        if (stored.type !== cipher.type) throw BadRequest.field(`accountData.ciphers[${i}].type`, "A key rotation cannot change an item's type.");
+        checkAttachments(stored, cipher, `accountData.ciphers[${i}]`);
+      });
+      matchAll(folders.map((f) => lower(f.id)), new Set(userFolders.map((f) => f.id)), 'accountData.folders', 'All existing folders must be included in the rotation.');
+      const sendRows = new Map(userSends.map((s) => [s.id, s]));
+      matchAll(sends.map((s) => lower(s.id)), new Set(sendRows.keys()), 'accountData.sends', 'All existing sends must be included in the rotation.');
+      const grantStatus = new Map(userGrants.map((g) => [g.id, g.status]));
+      matchAll(
+        grants.map((g) => g.id),
+        new Set(grantStatus.keys()),
+        'accountUnlockData.emergencyAccessUnlockData',
+        'All existing emergency access keys must be included in the rotation.',
+      );
+      matchAll(
+        recoveries.map((r) => r.organizationId),
+        new Set(enrollments.map((e) => e.organization_id)),
+        'accountUnlockData.organizationAccountRecoveryUnlockData',
+        'All existing reset password keys must be included in the rotation.',
+        'organizationId',
+      );
+      const sendData = sends.map((s, i) => rotatedSend(sendRows.get(lower(s.id)) as { type: number; data: string }, s, `accountData.sends[${i}]`));
 
-        for (const slice of chunks(ciphers.map((_, i) => i), ROWS_PER_SLICE)) {
-          await yieldToLoop();
-          for (const i of slice) {
-            const cipher = ciphers[i] as (typeof ciphers)[number];
-            const id = lower(cipher.id);
-            await rewriteCipher(tx, userId, id, {
-              data: contents[i] as string,
-              key: cipher.key ?? null,
-              attachments: withNewKeys(storedItems.get(id)?.attachments, cipher.attachments2),
-              revision_date: now,
-            });
-          }
+      for (const slice of chunks(ciphers.map((_, i) => i), ROWS_PER_SLICE)) {
+        await yieldToLoop();
+        for (const i of slice) {
+          const cipher = ciphers[i] as (typeof ciphers)[number];
+          const id = lower(cipher.id);
+          await rewriteCipher(tx, userId, id, {
+            data: contents[i] as string,
+            key: cipher.key ?? null,
+            attachments: withNewKeys(storedItems.get(id)?.attachments, cipher.attachments2),
+            revision_date: now,
+          });
         }
-        for (const slice of chunks(folders, ROWS_PER_SLICE)) {
-          await yieldToLoop();
-          for (const folder of slice) await rewriteFolder(tx, userId, lower(folder.id), folder.name, now);
-        }
-        for (const [i, send] of sends.entries()) await rewriteSend(tx, userId, lower(send.id), { key: send.key, data: sendData[i] as string, revision_date: now });
-        for (const grant of grants) await rewrapGrant(tx, userId, grant.id, grant.keyEncrypted, grantStatus.get(grant.id) as number, now);
-        for (const recovery of recoveries) await rewrapRecoveryKey(tx, userId, recovery.organizationId, recovery.key, now);
+      }
+      for (const slice of chunks(folders, ROWS_PER_SLICE)) {
+        await yieldToLoop();
+        for (const folder of slice) await rewriteFolder(tx, userId, lower(folder.id), folder.name, now);
+      }
+      for (const [i, send] of sends.entries()) await rewriteSend(tx, userId, lower(send.id), { key: send.key, data: sendData[i] as string, revision_date: now });
+      for (const grant of grants) await rewrapGrant(tx, userId, grant.id, grant.keyEncrypted, grantStatus.get(grant.id) as number, now);
+      for (const recovery of recoveries) await rewrapRecoveryKey(tx, userId, recovery.organizationId, recovery.key, now);
 
-        await setMasterPassword(tx, userId, {
-          serverHash,
-          key: password.wrappedUserKey,
-          // As the official rotation: the hint is the request's, and one left out or null clears it.
-          hint: unlock.masterPasswordUnlockData.masterPasswordHint ?? null,
-          forcePasswordReset: false,
-          now,
-        });
-        // The key id named the old user key: the new one's when the client sent it, else none
-        // until the clients report it after they log in again.
-        await updateUser(tx, userId, { private_key: privateKey, user_key_id: body.newUserKeyId?.toLowerCase() ?? null });
-        await audit.record(tx, client, { type: EventType.User_RotatedKeys, userId, actingUserId: userId });
-        await touchVault(tx, userId, now);
-      }),
-    );
-    // Every session holds the old key, the rotating device's too: all of them end (no context id
-    // skips the caller), as after a KDF change, and the clients log in again.
-    pushes.send(logOutPush(userId));
+      await setMasterPassword(tx, userId, {
+        serverHash,
+        key: password.wrappedUserKey,
+        // As the official rotation: the hint is the request's, and one left out or null clears it.
+        hint: unlock.masterPasswordUnlockData.masterPasswordHint ?? null,
+        forcePasswordReset: false,
+        now,
+      });
+      // The key id named the old user key: the new one's when the client sent it, else none
+      // until the clients report it after they log in again.
+      await updateUser(tx, userId, { private_key: privateKey, user_key_id: body.newUserKeyId?.toLowerCase() ?? null });
+      await audit.record(tx, client, { type: EventType.User_RotatedKeys, userId, actingUserId: userId });
+      await touchVault(tx, userId, now);
+    });
   }
 
   return {
