@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loginAccount, seedAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import {
@@ -525,38 +524,5 @@ describe('what the rotation data lists and the rotation requires', () => {
     const res = await rotate(vault, rotationOf(vault).body);
     expect(res.status, res.text).toBe(200);
     expect(await db().selectFrom('emergency_access').select(['key_encrypted', 'status']).where('id', '=', orphan.id).executeTakeFirstOrThrow()).toEqual({ key_encrypted: '4.b2xk', status: 2 });
-  });
-});
-
-describe('a vault of 5,000 items', () => {
-  it('rotates in one request while the server keeps answering others', { timeout: 120_000 }, async () => {
-    const vault = await prepared();
-    const oldKey = vault.user.account.userKey;
-    const note = cipherBody('secureNote', oldKey, { fields: null });
-    await api(vault.user, 'POST', '/api/ciphers/import', { folders: [], folderRelationships: [], ciphers: Array.from({ length: 4_998 }, () => note) });
-    const ids = (await db().selectFrom('ciphers').select('id').where('user_id', '=', vault.user.userId).execute()).map((r) => r.id);
-    expect(ids).toHaveLength(5_000);
-    const rotation = rotationOf(vault);
-    const known = new Set(vault.items.map((i) => i.id));
-    const renote = cipherBody('secureNote', rotation.userKey, { fields: null });
-    rotation.body.accountData.ciphers.push(...(ids.filter((id) => !known.has(id)).map((id) => ({ ...renote, id })) as unknown as Body['accountData']['ciphers']));
-
-    const delay = monitorEventLoopDelay({ resolution: 5 });
-    delay.enable();
-    let done = false;
-    const rotated = rotate(vault, rotation.body).finally(() => (done = true));
-    let answeredMeanwhile = 0;
-    while (!done) {
-      const alive = await server.request('GET', '/api/alive');
-      if (alive.status === 200 && !done) answeredMeanwhile++;
-    }
-    delay.disable();
-    const res = await rotated;
-    expect(res.status, res.text).toBe(200);
-    expect(answeredMeanwhile).toBeGreaterThan(0);
-    // Parsing and schema-checking the 5,000 items is one step of Fastify's; the rotation's own work goes in slices.
-    expect(delay.max / 1e6).toBeLessThan(1_000);
-    const rows = await db().selectFrom('ciphers').select('data').where('user_id', '=', vault.user.userId).execute();
-    expect(rows.every((r) => decryptText((JSON.parse(r.data) as { name: string }).name, rotation.userKey).endsWith('item'))).toBe(true);
   });
 });
