@@ -2,10 +2,8 @@ import type { Executor } from '../../db/database.js';
 import { sendAhead } from '../../db/postgres-driver.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import { rowChange } from '../vault/ciphers.repository.js';
+import { EmergencyAccessStatus } from '../emergency-access/emergency-access-status.js';
 import type { GrantKeyRow, RecoveryEnrollmentRow } from './key-rotation.schemas.js';
-
-/** Emergency access: confirmed, recovery initiated, recovery approved (the grants that hold a key). */
-export const EmergencyAccessStatus = { Confirmed: 2, RecoveryInitiated: 3, RecoveryApproved: 4 } as const;
 
 /**
  * Locks what a rotation rewrites for the rest of its transaction (`for update` on PostgreSQL; on
@@ -58,7 +56,7 @@ export async function recoveryEnrollments(executor: Executor, userId: string): P
  * account ends a pending or granted emergency access, and the grantee must ask again.
  */
 export async function rewrapGrant(executor: Executor, grantorId: string, id: string, keyEncrypted: string, status: number, now: string): Promise<void> {
-  const inRecovery = status === EmergencyAccessStatus.RecoveryInitiated || status === EmergencyAccessStatus.RecoveryApproved;
+  const inRecovery = [EmergencyAccessStatus.RecoveryInitiated, EmergencyAccessStatus.RecoveryApproved].includes(status);
   await sendAhead(
     executor,
     executor
