@@ -24,7 +24,7 @@ import { revokeNonCompliant, type Revocation } from '../policies/two-factor-poli
 import { deleteAllProviders, deleteRecovery, deleteRememberTokens } from '../two-factor/two-factor.repository.js';
 import { membersWithAccounts } from './account-recovery.repository.js';
 import { toResetPasswordDetails, type EnrollmentBody, type NewPasswordPayload, type ResetPasswordDetailsResponse, type UpdateTempPasswordBody } from './account-recovery.schemas.js';
-import { prepareNewPassword, type PreparedPassword } from './new-password.js';
+import { hasNewPassword, missingPassword, prepareNewPassword, type PreparedPassword } from './new-password.js';
 
 /** The official server's refusals, word for word: the web vault shows them as they come. */
 export const REFUSALS = {
@@ -36,7 +36,6 @@ export const REFUSALS = {
   incorrectPassword: 'Incorrect password',
   notPermitted: "You are not permitted to recover this user's account.",
   noAction: 'At least one recovery action must be requested.',
-  missingPassword: 'Master password hash and key are required when resetting master password.',
   memberNotValid: 'Organization User not valid.',
   noTemporaryPassword: 'User does not have a temporary password to update.',
 } as const;
@@ -153,18 +152,18 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
      * must replace at next login, and/or two-step login off; every session of the member ends.
      */
     async recover(actor: MemberCaller, organizationId: string, id: string, request: RecoveryRequest): Promise<void> {
+      // What the body alone decides comes first, as the official request model's validation runs before the controller.
+      if (!request.resetMasterPassword && !request.resetTwoFactor) throw BadRequest.field('resetMasterPassword', REFUSALS.noAction);
+      if (request.resetMasterPassword && !hasNewPassword(request)) throw missingPassword();
       const member = await findMember(db, organizationId, id);
       if (!member) throw new NotFound();
       // 400, not 403: the official server avoids a 403 here because the clients log out on one.
       if (!mayRecover(actor.membership, member.type)) throw new BadRequest(REFUSALS.notPermitted);
-      if (!request.resetMasterPassword && !request.resetTwoFactor) throw BadRequest.field('resetMasterPassword', REFUSALS.noAction);
-      await recoveryPolicy(organizationId, REFUSALS.resetNotAllowed);
+      const { org } = await recoveryPolicy(organizationId, REFUSALS.resetNotAllowed);
       if (!RECOVERABLE.includes(member.status) || !member.reset_password_key?.trim() || !member.user_id) throw new BadRequest(REFUSALS.memberNotValid);
       const user = await findUserById(db, member.user_id);
       if (!user) throw new NotFound('User not found.');
-      const password: PreparedPassword | null = request.resetMasterPassword
-        ? await prepareNewPassword(hasher, user, request, { field: 'newMasterPasswordHash', message: REFUSALS.missingPassword })
-        : null;
+      const password: PreparedPassword | null = request.resetMasterPassword ? await prepareNewPassword(hasher, user, request) : null;
       const now = clock.now().toISOString();
       const event = { organizationId, organizationUserId: member.id, ...actingOf(actor.membership) };
       const revocations = await db.transaction().execute(async (tx) => {
@@ -179,13 +178,12 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
         return revoked;
       });
       pushes.send([logOutPush(user.id), ...revocations.map((r) => userPush(PushType.SyncOrgKeys, r.userId, clock.now()))]);
-      const org = await findOrganization(db, organizationId);
       const what = [password ? 'set a new master password for your account' : null, request.resetTwoFactor ? 'turned two-step login off for your account' : null].filter(Boolean).join(' and ');
       await notify(
         user,
         'Your account was recovered',
         [
-          `An administrator of ${org?.name ?? 'your organization'} ${what}. You were logged out everywhere.`,
+          `An administrator of ${org.name} ${what}. You were logged out everywhere.`,
           ...(password ? ['Log in with the master password the administrator gives you; you will then choose a new one of your own.'] : []),
         ],
         actor.log,

@@ -287,3 +287,49 @@ describe('enrollment', () => {
     expect((await memberRow(server, member.memberId))?.reset_password_key).not.toBeNull();
   });
 });
+
+describe('the new master password', () => {
+  const MISSING = 'Must provide either new payloads (UnlockData/AuthenticationData) or legacy payloads (NewMasterPasswordHash/Key).';
+  const missingEverywhere = { authenticationData: [MISSING], unlockData: [MISSING], newMasterPasswordHash: [MISSING], key: [MISSING] };
+  const wrappedOf = (body: Record<string, unknown>) => (body.unlockData as { masterKeyWrappedUserKey: string }).masterKeyWrappedUserKey;
+
+  it('takes either form, prefers the objects when both come, and refuses neither form complete or a malformed wrapped key', async () => {
+    const { orgId, orgPublicKey, owner, admin } = await recoveryOrg();
+    const member = await memberOf(server, orgId);
+    await enroll(orgId, member, orgPublicKey);
+    const objects = await adminBuildsNewPassword(orgId, admin, member.memberId, 'the objects win');
+    const legacy = newPassword(member.account.email, 600_000, member.account.userKey, 'the obsolete pair');
+    const legacyPair = { newMasterPasswordHash: legacy.hash, key: wrappedOf(legacy.body) };
+    const recover = (json: Record<string, unknown>, id = member.memberId, org = orgId) => server.request('PUT', `${users(org)}/${id}/recover-account`, { token: admin.accessToken, json });
+    const before = await userRow(member.userId);
+
+    // One object alone is no password; the body is refused before the caller's right to the member, or the policy, is weighed.
+    const unlockOnly = await recover({ resetMasterPassword: true, unlockData: objects.body.unlockData });
+    expect([unlockOnly.status, unlockOnly.body.validationErrors]).toEqual([400, missingEverywhere]);
+    expect((await recover({ resetMasterPassword: true, authenticationData: objects.body.authenticationData, key: legacyPair.key }, owner.memberId)).body.validationErrors).toEqual(missingEverywhere);
+    const off = await recoveryOrg({ policy: false });
+    const offMember = await memberOf(server, off.orgId);
+    const offMissing = await server.request('PUT', `${users(off.orgId)}/${offMember.memberId}/recover-account`, { token: off.admin.accessToken, json: { resetMasterPassword: true } });
+    expect([offMissing.status, offMissing.body.validationErrors]).toEqual([400, missingEverywhere]);
+    const malformed = structuredClone(objects.body) as { unlockData: { masterKeyWrappedUserKey: string } };
+    malformed.unlockData.masterKeyWrappedUserKey = 'not an encrypted string';
+    const badWrapped = await recover({ resetMasterPassword: true, ...malformed });
+    expect([badWrapped.status, Object.keys(badWrapped.body.validationErrors ?? {})]).toEqual([400, ['unlockData.masterKeyWrappedUserKey']]);
+    const after = await userRow(member.userId);
+    expect([after.master_password_hash, after.key, after.security_stamp]).toEqual([before.master_password_hash, before.key, before.security_stamp]);
+
+    // An incomplete object beside the complete obsolete pair: the pair is the password.
+    expect((await recover({ resetMasterPassword: true, unlockData: objects.body.unlockData, ...legacyPair })).status).toBe(200);
+    expect((await login(member.account.email, legacy.hash)).status).toBe(200);
+    expect((await login(member.account.email, objects.hash)).status).toBe(400);
+    // Both complete, naming different passwords: the objects, as the official server prefers them.
+    expect((await recover({ resetMasterPassword: true, ...objects.body, ...legacyPair })).status).toBe(200);
+    const first = await login(member.account.email, objects.hash);
+    expect(first.status).toBe(200);
+    expect((await login(member.account.email, legacy.hash)).status).toBe(400);
+
+    // The member's own replacement reads the same way.
+    const own = await server.request('PUT', '/api/accounts/update-temp-password', { token: first.body.access_token, json: { unlockData: objects.body.unlockData } });
+    expect([own.status, own.body.validationErrors]).toEqual([400, missingEverywhere]);
+  });
+});
