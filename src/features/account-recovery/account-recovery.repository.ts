@@ -14,3 +14,17 @@ export async function membersWithAccounts(db: Executor, organizationId: string, 
 }
 
 export type MemberWithAccount = Awaited<ReturnType<typeof membersWithAccounts>>[number];
+
+/**
+ * The account, locked for the rest of the transaction (`select … for update` on PostgreSQL; on
+ * SQLite the transaction already holds the database), so a recovery's checks and its write see
+ * the same row.
+ */
+export async function lockUser(tx: Executor, id: string) {
+  return tx.selectFrom('users').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+}
+
+/** The membership, locked likewise (after the account, always in that order). */
+export async function lockMember(tx: Executor, organizationId: string, id: string) {
+  return tx.selectFrom('organization_users').selectAll().where('organization_id', '=', organizationId).where('id', '=', id).forUpdate().executeTakeFirst();
+}

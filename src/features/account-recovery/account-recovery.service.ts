@@ -6,7 +6,7 @@ import { actingOf, type MemberCaller, type Membership } from '../../platform/acc
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { setMasterPassword } from '../../platform/auth/master-password.js';
+import { accountKdf, accountSalt, sameKdf, setMasterPassword } from '../../platform/auth/master-password.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
 import { findUserById, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
@@ -16,13 +16,13 @@ import type { Clock } from '../../shared/clock.js';
 import { sendOrLog } from '../mail/delivery.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
-import { findMember } from '../members/members.repository.js';
+import { findMember, type MemberRow } from '../members/members.repository.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { revokeNonCompliant, type Revocation } from '../policies/two-factor-policy.js';
 import { deleteAllProviders, deleteRecovery, deleteRememberTokens } from '../two-factor/two-factor.repository.js';
-import { membersWithAccounts } from './account-recovery.repository.js';
+import { lockMember, lockUser, membersWithAccounts } from './account-recovery.repository.js';
 import { toResetPasswordDetails, type EnrollmentBody, type NewPasswordPayload, type ResetPasswordDetailsResponse, type UpdateTempPasswordBody } from './account-recovery.schemas.js';
 import { hasNewPassword, missingPassword, prepareNewPassword, type PreparedPassword } from './new-password.js';
 
@@ -38,10 +38,22 @@ export const REFUSALS = {
   noAction: 'At least one recovery action must be requested.',
   memberNotValid: 'Organization User not valid.',
   noTemporaryPassword: 'User does not have a temporary password to update.',
+  /** Strongroom's own: the official server has no such race check to word it. */
+  accountChanged: 'The account changed while the new password was prepared; try again.',
 } as const;
 
 /** Members an account recovery may reach: the official validator's statuses (an invited one has no account yet). */
 const RECOVERABLE = [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed, OrganizationUserStatusType.Revoked];
+
+/** The account still has the security stamp, salt and KDF a new password was checked and made against. */
+function sameAccount(read: UserRow, locked: UserRow): boolean {
+  return read.security_stamp === locked.security_stamp && accountSalt(read) === accountSalt(locked) && sameKdf(accountKdf(read), accountKdf(locked));
+}
+
+/** The membership is still the one authorized and found recoverable: same account, role and escrowed key, and a recoverable status. */
+function sameEnrollment(read: MemberRow, locked: MemberRow): boolean {
+  return locked.user_id === read.user_id && locked.type === read.type && locked.reset_password_key === read.reset_password_key && RECOVERABLE.includes(locked.status);
+}
 
 /**
  * Whether the caller may recover a member of `target`'s role: an owner only by an owner, an
@@ -167,6 +179,10 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
       const now = clock.now().toISOString();
       const event = { organizationId, organizationUserId: member.id, ...actingOf(actor.membership) };
       const revocations = await db.transaction().execute(async (tx) => {
+        // The checks above ran before a slow hash: what they read must still hold under the lock.
+        const lockedUser = await lockUser(tx, user.id);
+        const lockedMember = await lockMember(tx, organizationId, member.id);
+        if (!lockedUser || !lockedMember || !sameAccount(user, lockedUser) || !sameEnrollment(member, lockedMember)) throw new BadRequest(REFUSALS.memberNotValid);
         const events: AuditEvent[] = [];
         if (password) {
           await setMasterPassword(tx, user.id, { ...password, forcePasswordReset: true, now });
@@ -202,6 +218,10 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
       const password = await prepareNewPassword(hasher, user, body);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
+        // Another replacement (or a new recovery) may have committed during the hash.
+        const locked = await lockUser(tx, user.id);
+        if (!locked?.force_password_reset) throw new BadRequest(REFUSALS.noTemporaryPassword);
+        if (!sameAccount(user, locked)) throw new BadRequest(REFUSALS.accountChanged);
         await setMasterPassword(tx, user.id, { ...password, hint: body.masterPasswordHint ?? null, forcePasswordReset: false, now });
         await audit.record(tx, client, { type: EventType.User_UpdatedTempPassword, userId: user.id, actingUserId: user.id });
       });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { passwordGrantForm, seedAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { freshEmail } from '../../../test/support/admin.js';
 import {
@@ -20,6 +20,21 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../../platform/access/roles.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { PolicyType } from '../policies/policy-type.js';
+import type * as NewPassword from './new-password.js';
+
+/** What runs after the server hashed a new password and before its transaction: the races' other side. */
+const afterHash = vi.hoisted(() => ({ run: async (): Promise<void> => undefined }));
+vi.mock('./new-password.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof NewPassword>();
+  return {
+    ...actual,
+    prepareNewPassword: async (...args: Parameters<typeof actual.prepareNewPassword>) => {
+      const prepared = await actual.prepareNewPassword(...args);
+      await afterHash.run();
+      return prepared;
+    },
+  };
+});
 
 // Real key derivation (600,000 PBKDF2 iterations) for every new password; a busy machine needs the room.
 vi.setConfig({ testTimeout: 120_000 });
@@ -331,5 +346,62 @@ describe('the new master password', () => {
     // The member's own replacement reads the same way.
     const own = await server.request('PUT', '/api/accounts/update-temp-password', { token: first.body.access_token, json: { unlockData: objects.body.unlockData } });
     expect([own.status, own.body.validationErrors]).toEqual([400, missingEverywhere]);
+  });
+});
+
+describe('a change committed while the new password is hashed', () => {
+  afterEach(() => {
+    afterHash.run = async () => undefined;
+  });
+
+  const recoverWhile = async (change: (member: SeededMember) => Promise<unknown>, as: 'owner' | 'admin' = 'admin') => {
+    const org = await recoveryOrg();
+    const member = await memberOf(server, org.orgId);
+    await enroll(org.orgId, member, org.orgPublicKey);
+    const temporary = await adminBuildsNewPassword(org.orgId, org[as], member.memberId, 'raced');
+    afterHash.run = async () => {
+      await change(member);
+    };
+    const res = await server.request('PUT', `${users(org.orgId)}/${member.memberId}/recover-account`, { token: org[as].accessToken, json: { resetMasterPassword: true, resetTwoFactor: true, ...temporary.body } });
+    return { res, member, temporary };
+  };
+  const setMember = (member: SeededMember, changes: Record<string, unknown>) => server.database.db.updateTable('organization_users').set(changes).where('id', '=', member.memberId).execute();
+
+  it('refuses the recovery when the member withdrew, was made an owner or changed their password meanwhile, and writes nothing', async () => {
+    const withdrew = await recoverWhile((member) => setMember(member, { reset_password_key: null }));
+    const promoted = await recoverWhile((member) => setMember(member, { type: Role.Owner }));
+    const removed = await recoverWhile((member) => setMember(member, { status: Status.Invited }));
+    for (const { res, member, temporary } of [withdrew, promoted, removed]) {
+      expect([res.status, res.body.message]).toEqual([400, 'Organization User not valid.']);
+      expect((await login(member.account.email, member.account.masterPasswordHash)).status).toBe(200);
+      expect((await login(member.account.email, temporary.hash)).status).toBe(400);
+      expect(await eventTypes((await memberRow(server, member.memberId))?.organization_id ?? '', member.userId)).toEqual([EventType.OrganizationUser_ResetPassword_Enroll]);
+    }
+    // The member's own password change lands first: it stays, with its stamp.
+    const stamp = 'stamp of a password change';
+    const changed = await recoverWhile((member) => server.database.db.updateTable('users').set({ security_stamp: stamp }).where('id', '=', member.userId).execute());
+    expect([changed.res.status, changed.res.body.message]).toEqual([400, 'Organization User not valid.']);
+    const row = await userRow(changed.member.userId);
+    expect([row.security_stamp, Boolean(row.force_password_reset)]).toEqual([stamp, false]);
+  });
+
+  it('refuses a second replacement of the temporary password once the first has landed', async () => {
+    const { orgId, orgPublicKey, admin } = await recoveryOrg();
+    const member = await memberOf(server, orgId);
+    await enroll(orgId, member, orgPublicKey);
+    const temporary = await adminBuildsNewPassword(orgId, admin, member.memberId, 'temporary');
+    expect((await server.request('PUT', `${users(orgId)}/${member.memberId}/recover-account`, { token: admin.accessToken, json: { resetMasterPassword: true, ...temporary.body } })).status).toBe(200);
+    const token = (await login(member.account.email, temporary.hash)).body.access_token as string;
+    const first = newPassword(member.account.email, 600_000, member.account.userKey, 'first replacement');
+    const second = newPassword(member.account.email, 600_000, member.account.userKey, 'second replacement');
+    afterHash.run = async () => {
+      afterHash.run = async () => undefined;
+      const res = await server.request('PUT', '/api/accounts/update-temp-password', { token, json: first.body });
+      expect(res.status, res.text).toBe(200);
+    };
+    const res = await server.request('PUT', '/api/accounts/update-temp-password', { token, json: second.body });
+    expect([res.status, res.body.message]).toEqual([400, 'User does not have a temporary password to update.']);
+    expect((await login(member.account.email, first.hash)).status).toBe(200);
+    expect((await login(member.account.email, second.hash)).status).toBe(400);
   });
 });
