@@ -1,10 +1,10 @@
-import type { Db, Executor } from '../../db/database.js';
+import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { ClientContext, UserCaller } from '../../http/request-context.js';
+import type { UserCaller } from '../../http/request-context.js';
 import { findMembershipOfUser, findOrganization } from '../../platform/access/memberships.js';
 import { actingOf, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
-import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
+import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { accountKdf, accountSalt, sameKdf, setMasterPassword } from '../../platform/auth/master-password.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
@@ -20,8 +20,7 @@ import { findMember, type MemberRow } from '../members/members.repository.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
-import { revokeNonCompliant, type Revocation } from '../policies/two-factor-policy.js';
-import { deleteAllProviders, deleteRecovery, deleteRememberTokens } from '../two-factor/two-factor.repository.js';
+import { pushChange, turnOffTwoFactor } from '../two-factor/two-factor-rules.js';
 import { lockMember, lockUser, membersWithAccounts } from './account-recovery.repository.js';
 import { toResetPasswordDetails, type EnrollmentBody, type NewPasswordPayload, type ResetPasswordDetailsResponse, type UpdateTempPasswordBody } from './account-recovery.schemas.js';
 import { hasNewPassword, missingPassword, prepareNewPassword, type PreparedPassword } from './new-password.js';
@@ -86,14 +85,6 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
     const policy = await findPolicy(db, organizationId, PolicyType.ResetPassword);
     if (!policy?.enabled) throw new BadRequest(REFUSALS.policyNotEnabled);
     return { org, policy };
-  }
-
-  /** Turns every second step of login off, as a recovery code does, and revokes memberships the two-step login policy then binds. */
-  async function turnOffTwoFactor(tx: Executor, client: ClientContext, userId: string, now: string): Promise<Revocation[]> {
-    await deleteAllProviders(tx, userId);
-    await deleteRecovery(tx, userId);
-    await deleteRememberTokens(tx, userId);
-    return revokeNonCompliant(tx, audit, client, { userId }, now);
   }
 
   async function notify(user: UserRow, subject: string, paragraphs: string[], log: MailLog): Promise<void> {
@@ -183,17 +174,16 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
         const lockedUser = await lockUser(tx, user.id);
         const lockedMember = await lockMember(tx, organizationId, member.id);
         if (!lockedUser || !lockedMember || !sameAccount(user, lockedUser) || !sameEnrollment(member, lockedMember)) throw new BadRequest(REFUSALS.memberNotValid);
-        const events: AuditEvent[] = [];
         if (password) {
           await setMasterPassword(tx, user.id, { ...password, forcePasswordReset: true, now });
-          events.push({ type: EventType.OrganizationUser_AdminResetPassword, ...event });
+          await audit.record(tx, actor.client, { type: EventType.OrganizationUser_AdminResetPassword, ...event });
         }
-        const revoked = request.resetTwoFactor ? await turnOffTwoFactor(tx, actor.client, user.id, now) : [];
-        if (request.resetTwoFactor) events.push({ type: EventType.OrganizationUser_AdminResetTwoFactor, ...event });
-        await audit.record(tx, actor.client, events);
-        return revoked;
+        if (!request.resetTwoFactor) return null;
+        const off = await turnOffTwoFactor(tx, audit, actor.client, { userId: user.id, event: { type: EventType.OrganizationUser_AdminResetTwoFactor, ...event }, now });
+        return off.revocations;
       });
-      pushes.send([logOutPush(user.id), ...revocations.map((r) => userPush(PushType.SyncOrgKeys, r.userId, clock.now()))]);
+      pushes.send([logOutPush(user.id)]);
+      if (revocations) pushChange(deps, user.id, revocations);
       const what = [password ? 'set a new master password for your account' : null, request.resetTwoFactor ? 'turned two-step login off for your account' : null].filter(Boolean).join(' and ');
       await notify(
         user,

@@ -14,12 +14,14 @@ import {
   symmetricKeyFrom,
   type SymmetricKey,
 } from '../../../test/support/bw-crypto.js';
-import { memberOf, memberRow, seedPolicy, type SeededMember } from '../../../test/support/members.js';
-import { seedOrganization } from '../../../test/support/orgs.js';
+import { memberEventTypes, memberOf, memberRow, seedPolicy, type SeededMember } from '../../../test/support/members.js';
+import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
+import { recordingPushes } from '../../../test/support/pushes.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../../platform/access/roles.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { PolicyType } from '../policies/policy-type.js';
+import { PushType } from '../../platform/push/pushes.js';
 import type * as NewPassword from './new-password.js';
 
 /** What runs after the server hashed a new password and before its transaction: the races' other side. */
@@ -40,8 +42,9 @@ vi.mock('./new-password.js', async (importOriginal) => {
 vi.setConfig({ testTimeout: 120_000 });
 
 let server: TestServer;
+const pushes = recordingPushes();
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startTestServer({ pushes });
 });
 afterAll(async () => server.close());
 
@@ -403,5 +406,45 @@ describe('a change committed while the new password is hashed', () => {
     expect([res.status, res.body.message]).toEqual([400, 'User does not have a temporary password to update.']);
     expect((await login(member.account.email, first.hash)).status).toBe(200);
     expect((await login(member.account.email, second.hash)).status).toBe(400);
+  });
+});
+
+describe('turning two-step login off', () => {
+  it('clears every provider, the recovery code and the remember tokens, revokes where a two-step policy binds, and keeps the password and the sessions', async () => {
+    const { orgId, orgPublicKey, admin } = await recoveryOrg();
+    const member = await memberOf(server, orgId);
+    await enroll(orgId, member, orgPublicKey);
+    // Elsewhere, an organization whose two-step login policy binds the member.
+    const strict = await seedOrganization(server, { overrides: { use_policies: true } });
+    await seedPolicy(server, strict, PolicyType.TwoFactorAuthentication);
+    const bound = await seedMembership(server, { organizationId: strict, userId: member.userId, type: Role.User, status: Status.Confirmed, key: '4.aGVsbG8=' });
+    const db = server.database.db;
+    const now = new Date().toISOString();
+    const before = await userRow(member.userId);
+    await db.insertInto('two_factor_providers').values({ user_id: member.userId, type: 0, enabled: true, metadata: '{}', creation_date: now, revision_date: now, last_used_step: null }).execute();
+    await db.insertInto('two_factor_recovery').values({ user_id: member.userId, code_hash: 'a recovery code hash', creation_date: now }).execute();
+    const device = await db.selectFrom('devices').select('id').where('user_id', '=', member.userId).executeTakeFirstOrThrow();
+    await db
+      .insertInto('two_factor_remember_tokens')
+      .values({ token_hash: 'a remember token hash', user_id: member.userId, device_id: device.id, security_stamp: before.security_stamp, expiration_date: new Date(Date.now() + 86_400_000).toISOString(), creation_date: now })
+      .execute();
+    pushes.clear();
+
+    const res = await server.request('PUT', `${users(orgId)}/${member.memberId}/recover-account`, { token: admin.accessToken, json: { resetTwoFactor: true } });
+    expect(res.status, res.text).toBe(200);
+    for (const table of ['two_factor_providers', 'two_factor_recovery', 'two_factor_remember_tokens'] as const) {
+      expect(await db.selectFrom(table).select('user_id').where('user_id', '=', member.userId).execute(), table).toEqual([]);
+    }
+    expect((await memberRow(server, bound))?.status).toBe(Status.Revoked);
+    expect(await memberEventTypes(server, [strict])).toEqual([EventType.OrganizationUser_Revoked_TwoFactorNonCompliance]);
+    expect(await eventTypes(orgId, member.userId)).toEqual([EventType.OrganizationUser_ResetPassword_Enroll, EventType.OrganizationUser_AdminResetTwoFactor]);
+    const to = (type: PushType) => pushes.of(type).map((p) => p.payload.UserId);
+    expect([to(PushType.LogOut), to(PushType.SyncSettings), to(PushType.SyncOrgKeys)]).toEqual([[member.userId], [member.userId], [member.userId]]);
+
+    // The password, the stamp and the sessions stay, as on the official server: the LogOut push alone signs the apps out.
+    const after = await userRow(member.userId);
+    expect([after.master_password_hash, after.key, after.security_stamp, Boolean(after.force_password_reset)]).toEqual([before.master_password_hash, before.key, before.security_stamp, false]);
+    expect((await login(member.account.email, member.account.masterPasswordHash)).status).toBe(200);
+    expect((await server.request('GET', '/api/accounts/profile', { token: member.accessToken })).status).toBe(200);
   });
 });

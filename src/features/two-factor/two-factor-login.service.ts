@@ -12,11 +12,8 @@ import type { MailLog, Mailer } from '../mail/mailer.js';
 import type { MailBrand } from '../mail/templates.js';
 import type { Pushes } from '../../platform/push/pushes.js';
 import { CodePurpose, type MailedCodes } from './mailed-codes.js';
-import { revokeNonCompliant } from '../policies/two-factor-policy.js';
 import {
   claimTimeStep,
-  deleteAllProviders,
-  deleteRememberTokens,
   findProvider,
   findUserWithTwoFactor,
   insertRememberToken,
@@ -29,7 +26,7 @@ import {
 } from './two-factor.repository.js';
 import { totpStep } from './totp.js';
 import { keysOf, type WebAuthn } from './webauthn.js';
-import { mailTurnedOff, metadataOf, OFFERED_PROVIDERS, pushChange, recoveryHash, sha256, TwoFactorProviderType } from './two-factor-rules.js';
+import { mailTurnedOff, metadataOf, OFFERED_PROVIDERS, pushChange, recoveryHash, sha256, turnOffTwoFactor, TwoFactorProviderType } from './two-factor-rules.js';
 
 export interface Challenge {
   TwoFactorProviders: string[];
@@ -72,10 +69,8 @@ export function createTwoFactorLogin(deps: {
     if (!stored || !safeEqual(stored, hash)) return false;
     const revocations = await db.transaction().execute(async (tx) => {
       if (!(await takeRecovery(tx, user.id, hash))) return null;
-      await deleteAllProviders(tx, user.id);
-      await deleteRememberTokens(tx, user.id);
-      await deps.audit.record(tx, client, { type: EventType.User_Recovered2fa, userId: user.id, actingUserId: user.id });
-      return revokeNonCompliant(tx, deps.audit, client, { userId: user.id }, now());
+      const off = await turnOffTwoFactor(tx, deps.audit, client, { userId: user.id, event: { type: EventType.User_Recovered2fa, userId: user.id, actingUserId: user.id }, now: now() });
+      return off.revocations;
     });
     if (!revocations) return false;
     pushChange(deps, user.id, revocations);

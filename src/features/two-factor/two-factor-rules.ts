@@ -1,4 +1,7 @@
 import { createHash } from 'node:crypto';
+import type { Executor } from '../../db/database.js';
+import type { ClientContext } from '../../http/request-context.js';
+import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
 import type { Clock } from '../../shared/clock.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
@@ -6,8 +9,8 @@ import { sendOrLog } from '../mail/delivery.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
-import type { Revocation } from '../policies/two-factor-policy.js';
-import type { ProviderRow } from './two-factor.repository.js';
+import { revokeNonCompliant, type Revocation } from '../policies/two-factor-policy.js';
+import { deleteAllProviders, deleteRecovery, deleteRememberTokens, type ProviderRow } from './two-factor.repository.js';
 
 /**
  * What setting two-step login up and checking it at login share: the provider types, their
@@ -40,6 +43,26 @@ export function metadataOf(row: ProviderRow | undefined): Record<string, unknown
   } catch {
     return {};
   }
+}
+
+/**
+ * The one way two-step login is turned off for a user (a recovery code, the operator, an account
+ * recovery): every provider, the recovery code and the remember tokens go, `event` is recorded,
+ * and the Two-step login policy revokes the user where it binds them. Runs in the caller's
+ * transaction; `providers` is how many provider rows were deleted (0: none was on record), and
+ * the caller sends `pushChange` with the revocations after the commit.
+ */
+export async function turnOffTwoFactor(
+  tx: Executor,
+  audit: AuditLog,
+  client: ClientContext,
+  change: { userId: string; event: AuditEvent; now: string },
+): Promise<{ providers: number; revocations: Revocation[] }> {
+  const providers = await deleteAllProviders(tx, change.userId);
+  await deleteRecovery(tx, change.userId);
+  await deleteRememberTokens(tx, change.userId);
+  await audit.record(tx, client, change.event);
+  return { providers, revocations: await revokeNonCompliant(tx, audit, client, { userId: change.userId }, change.now) };
 }
 
 /** After a change of providers: the profile and the vault page read `twoFactorEnabled`. */

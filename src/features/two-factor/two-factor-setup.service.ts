@@ -17,7 +17,6 @@ import { revokeNonCompliant } from '../policies/two-factor-policy.js';
 import {
   deleteAllProviders,
   deleteProvider,
-  deleteRecovery,
   deleteRememberTokens,
   findProvider,
   providersOf,
@@ -28,7 +27,7 @@ import {
 import { isAuthenticatorKey, newAuthenticatorKey, totpStep } from './totp.js';
 import { keysOf, MAX_WEBAUTHN_KEYS, type WebAuthn } from './webauthn.js';
 import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
-import { mailTurnedOff, metadataOf, pushChange, recoveryHash, sha256, TwoFactorProviderType } from './two-factor-rules.js';
+import { mailTurnedOff, metadataOf, pushChange, recoveryHash, sha256, turnOffTwoFactor, TwoFactorProviderType } from './two-factor-rules.js';
 
 const VERIFICATION_TYP = 'strongroom-2fa-verification';
 const VERIFICATION_SECONDS = 30 * 60;
@@ -242,11 +241,10 @@ export function createTwoFactorSetup(deps: {
       const revocations = await db.transaction().execute(async (tx) => {
         const on = (await providersOf(tx, user.id)).some((row) => Boolean(row.enabled));
         // The delete's count settles a race with a second removal: only one of them finds rows.
-        if (!on || (await deleteAllProviders(tx, user.id)) === 0) throw new BadRequest(TWO_STEP_LOGIN_NOT_ON);
-        await deleteRecovery(tx, user.id);
-        await deleteRememberTokens(tx, user.id);
-        await deps.audit.record(tx, client, { type: EventType.User_Disabled2fa, userId: user.id });
-        return revokeNonCompliant(tx, deps.audit, client, { userId: user.id }, now());
+        if (!on) throw new BadRequest(TWO_STEP_LOGIN_NOT_ON);
+        const off = await turnOffTwoFactor(tx, deps.audit, client, { userId: user.id, event: { type: EventType.User_Disabled2fa, userId: user.id }, now: now() });
+        if (off.providers === 0) throw new BadRequest(TWO_STEP_LOGIN_NOT_ON);
+        return off.revocations;
       });
       pushChange(deps, user.id, revocations);
       await mailTurnedOff(deps, user, `The operator of ${deps.brand.serverName} turned two-step login off for your account at ${clock.now().toUTCString()}.`, log);
