@@ -743,6 +743,8 @@ const MEMBER_ROWS: Row[] = [
       ['recover-account', Role.Owner, { allow: OWNER, except: { admin: 400, manageResetPassword: 400 } }],
       ['recover-account', Role.Admin, { allow: ADMINS, except: { manageResetPassword: 400 } }],
       ['reset-password', Role.User, { allow: RECOVERY_ADMINS }],
+      ['reset-password', Role.Owner, { allow: OWNER, except: { admin: 400, manageResetPassword: 400 } }],
+      ['reset-password', Role.Admin, { allow: ADMINS, except: { manageResetPassword: 400 } }],
     ] as const
   ).map(
     ([route, type, expectation]): Row => [
@@ -759,6 +761,61 @@ const MEMBER_ROWS: Row[] = [
       recoveryPolicy,
     ],
   ),
+  [
+    'PUT /organizations/{org}/users/{id}/recover-account (two-step login only, an enrolled User)',
+    async () => {
+      const target = await seedTarget(server, org);
+      const row = await db().updateTable('organization_users').set({ reset_password_key: KEY }).where('id', '=', target).returning('user_id').executeTakeFirstOrThrow();
+      const userId = row.user_id ?? '';
+      const now = new Date().toISOString();
+      await db().insertInto('two_factor_providers').values({ user_id: userId, type: 0, enabled: true, metadata: '{}', creation_date: now, revision_date: now, last_used_step: null }).execute();
+      const turnedOff = async () => !(await db().selectFrom('two_factor_providers').select('type').where('user_id', '=', userId).executeTakeFirst());
+      return { method: 'PUT', path: `${users()}/${target}/recover-account`, json: { resetTwoFactor: true }, written: turnedOff };
+    },
+    { allow: RECOVERY_ADMINS },
+    recoveryPolicy,
+  ],
+  // Recovering one's own membership is no higher role: allowed, as on the official server. The caller's account is put back after.
+  [
+    "PUT /organizations/{org}/users/{id}/recover-account (the caller's own, enrolled)",
+    async (who) => {
+      const { memberId, userId } = actors[who];
+      const saved = await db().selectFrom('users').select(['master_password_hash', 'key', 'security_stamp', 'force_password_reset']).where('id', '=', userId).executeTakeFirstOrThrow();
+      const enrollment = (await db().selectFrom('organization_users').select('reset_password_key').where('id', '=', memberId).executeTakeFirstOrThrow()).reset_password_key;
+      await db().updateTable('organization_users').set({ reset_password_key: KEY }).where('id', '=', memberId).execute();
+      return {
+        method: 'PUT',
+        path: `${users()}/${memberId}/recover-account`,
+        json: { resetMasterPassword: true, newMasterPasswordHash: 'bmV3IGhhc2g=', key: ENC },
+        written: async () => (await db().selectFrom('users').select('master_password_hash').where('id', '=', userId).executeTakeFirstOrThrow()).master_password_hash !== saved.master_password_hash,
+        cleanup: async () => {
+          await db().updateTable('users').set(saved).where('id', '=', userId).execute();
+          await db().updateTable('organization_users').set({ reset_password_key: enrollment }).where('id', '=', memberId).execute();
+        },
+      };
+    },
+    { allow: RECOVERY_ADMINS },
+    recoveryPolicy,
+  ],
+  // A user route, on the caller's own account: anyone signed in whose password an admin set replaces it. The account is put back after.
+  [
+    'PUT /accounts/update-temp-password (the caller with a temporary password)',
+    async (who) => {
+      const { userId } = actors[who];
+      const saved = await db().selectFrom('users').select(['master_password_hash', 'key', 'security_stamp', 'force_password_reset', 'master_password_hint']).where('id', '=', userId).executeTakeFirstOrThrow();
+      await db().updateTable('users').set({ force_password_reset: true }).where('id', '=', userId).execute();
+      return {
+        method: 'PUT',
+        path: '/accounts/update-temp-password',
+        json: { newMasterPasswordHash: 'bmV3IGhhc2g=', key: ENC },
+        written: async () => !(await db().selectFrom('users').select('force_password_reset').where('id', '=', userId).executeTakeFirstOrThrow()).force_password_reset,
+        cleanup: async () => {
+          await db().updateTable('users').set(saved).where('id', '=', userId).execute();
+        },
+      };
+    },
+    { allow: 'members', outsiders: 200 },
+  ],
   [
     'PUT /organizations/{org}/users/{userId}/reset-password-enrollment (another member\'s)',
     async (who) => {
