@@ -152,7 +152,8 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
 
     /**
      * An admin recovers a member enrolled in account recovery: a new master password the member
-     * must replace at next login, and/or two-step login off; every session of the member ends.
+     * must replace at next login (every session ends), and/or two-step login off (password and
+     * sessions stay, as the official ResetUserTwoFactorCommand leaves them); either sends LogOut.
      */
     async recover(actor: MemberCaller, organizationId: string, id: string, request: RecoveryRequest): Promise<void> {
       // What the body alone decides comes first, as the official request model's validation runs before the controller.
@@ -189,7 +190,8 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
         user,
         'Your account was recovered',
         [
-          `An administrator of ${org.name} ${what}. You were logged out everywhere.`,
+          `An administrator of ${org.name} ${what}.`,
+          password ? 'You were logged out everywhere.' : 'Your apps were asked to log out; your master password is unchanged and no second step is asked at login.',
           ...(password ? ['Log in with the master password the administrator gives you; you will then choose a new one of your own.'] : []),
         ],
         actor.log,

@@ -429,9 +429,14 @@ describe('turning two-step login off', () => {
       .values({ token_hash: 'a remember token hash', user_id: member.userId, device_id: device.id, security_stamp: before.security_stamp, expiration_date: new Date(Date.now() + 86_400_000).toISOString(), creation_date: now })
       .execute();
     pushes.clear();
+    const logsFrom = server.logs.lines.length;
 
     const res = await server.request('PUT', `${users(orgId)}/${member.memberId}/recover-account`, { token: admin.accessToken, json: { resetTwoFactor: true } });
     expect(res.status, res.text).toBe(200);
+    // The mail says what happened, and no more: the sessions did not end.
+    const mailed = server.logs.lines.slice(logsFrom).join('\n');
+    expect(mailed).toContain('turned two-step login off for your account');
+    expect(mailed).not.toContain('logged out everywhere');
     for (const table of ['two_factor_providers', 'two_factor_recovery', 'two_factor_remember_tokens'] as const) {
       expect(await db.selectFrom(table).select('user_id').where('user_id', '=', member.userId).execute(), table).toEqual([]);
     }
