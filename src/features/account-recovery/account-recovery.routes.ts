@@ -43,7 +43,7 @@ const docs = {
   },
   resetPassword: {
     summary: "Reset a member's master password",
-    description: `Sets a new master password for the member and records OrganizationUser_AdminResetPassword (1508). ${RECOVER} ${RECOVERY}`,
+    description: `Sets a new master password for the member and records OrganizationUser_AdminResetPassword (1508). The official server dropped this route in 2026-06; Strongroom keeps it for web vaults before 2026.4.2. ${RECOVER} ${RECOVERY}`,
   },
   updateTempPassword: {
     summary: 'Replace a temporary master password',
@@ -88,7 +88,8 @@ export const accountRecoveryRoutes: FastifyPluginAsyncTypebox<{ recovery: Accoun
     return emptyOk(reply);
   });
 
-  // Web vaults before 2026.4.2 reset the password alone here.
+  // Web vaults before 2026.4.2 reset the password alone here. The official server dropped the route in 2026-06;
+  // self-hosted web vaults that old still call it, so it stays.
   app.put(
     `${BASE}/:id/reset-password`,
     { ...recoverer, schema: { tags, ...olderForm(docs.resetPassword, 'PUT /organizations/{orgId}/users/{id}/recover-account'), params: OrgIdParams, body: ResetPasswordBody, response: { 200: EmptyResponse } } },
