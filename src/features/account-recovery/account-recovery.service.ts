@@ -131,6 +131,8 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
       const caller = await findUserById(db, callerId);
       if (!caller) throw new NotFound();
       if (key && !(await masterPasswordMatches(hasher, caller, body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', REFUSALS.incorrectPassword);
+      // An invited member cannot enroll here: Strongroom stores no invited row with a user_id
+      // (accepting sets it, and may enroll in the same write), so the lookup never finds one.
       const member = await findMembershipOfUser(db, organizationId, userId);
       if (userId !== callerId || !member) throw new BadRequest(REFUSALS.userNotValid);
       const { policy } = await recoveryPolicy(organizationId, REFUSALS.enrollmentNotAllowed);
