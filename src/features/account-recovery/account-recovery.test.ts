@@ -226,7 +226,17 @@ describe('account recovery', () => {
     const temporary = await adminBuildsNewPassword(orgId, admin, enrolled.memberId, 'never used');
     const recover = (token: string, id: string, body: Record<string, unknown> = { resetMasterPassword: true, ...temporary.body }, org = orgId) =>
       server.request('PUT', `${users(org)}/${id}/recover-account`, { token, json: body });
-    const snapshot = async () => (await server.database.db.selectFrom('users').select(['id', 'master_password_hash', 'key', 'security_stamp']).orderBy('id').execute());
+    const db = server.database.db;
+    const snapshot = async () => ({
+      users: await db.selectFrom('users').select(['id', 'master_password_hash', 'key', 'security_stamp', 'force_password_reset']).orderBy('id').execute(),
+      providers: await db.selectFrom('two_factor_providers').select(['user_id', 'type']).orderBy('user_id').execute(),
+      enrollments: await db.selectFrom('organization_users').select(['id', 'reset_password_key', 'status']).where('organization_id', '=', orgId).orderBy('id').execute(),
+    });
+    // Two-step login on for every member a refused request names, so a refused turn-off would show.
+    const now = new Date().toISOString();
+    for (const userId of [enrolled.userId, notEnrolled.userId, owner.userId, admin.userId]) {
+      await db.insertInto('two_factor_providers').values({ user_id: userId, type: 0, enabled: true, metadata: '{}', creation_date: now, revision_date: now, last_used_step: null }).execute();
+    }
     const before = await snapshot();
 
     const notValid = await recover(admin.accessToken, notEnrolled.memberId);
@@ -257,13 +267,24 @@ describe('account recovery', () => {
     expect((listed.body.data as { organizationUserId: string }[]).map((d) => d.organizationUserId)).toEqual([enrolled.memberId]);
     expect((await server.request('GET', `${users(orgId)}/${owner.memberId}/reset-password-details`, { token: owner.accessToken })).body.resetPasswordKey).toMatch(/^4\./);
 
+    // Two-step login alone is refused the same way.
+    const twoStep = { resetTwoFactor: true };
+    expect((await recover(admin.accessToken, notEnrolled.memberId, twoStep)).body.message).toBe('Organization User not valid.');
+    expect((await recover(admin.accessToken, owner.memberId, twoStep)).body.message).toBe("You are not permitted to recover this user's account.");
+    expect((await recover(recoverer.accessToken, admin.memberId, twoStep)).body.message).toBe("You are not permitted to recover this user's account.");
+    expect((await recover(custom.accessToken, enrolled.memberId, twoStep)).status).toBe(403);
+    expect((await recover(other.admin.accessToken, enrolled.memberId, twoStep)).status).toBe(404);
+
     // With the policy off, nobody recovers anyone.
     await server.database.db.updateTable('policies').set({ enabled: false }).where('organization_id', '=', orgId).execute();
     const policyOff = await recover(admin.accessToken, enrolled.memberId);
     expect([policyOff.status, policyOff.body.message]).toEqual([400, 'Organization does not have the password reset policy enabled.']);
+    expect((await recover(admin.accessToken, enrolled.memberId, twoStep)).body.message).toBe('Organization does not have the password reset policy enabled.');
 
     expect(await snapshot()).toEqual(before);
-    expect(await eventTypes(orgId, enrolled.userId)).not.toContain(EventType.OrganizationUser_AdminResetPassword);
+    const events = await eventTypes(orgId, enrolled.userId);
+    expect(events).not.toContain(EventType.OrganizationUser_AdminResetPassword);
+    expect(events).not.toContain(EventType.OrganizationUser_AdminResetTwoFactor);
   });
 });
 
