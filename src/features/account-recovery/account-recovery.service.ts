@@ -6,7 +6,7 @@ import { actingOf, type MemberCaller, type Membership } from '../../platform/acc
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { accountKdf, accountSalt, sameKdf, setMasterPassword } from '../../platform/auth/master-password.js';
+import { accountKdf, accountSalt, hasNewMasterPassword, noNewMasterPassword, sameKdf, setMasterPassword } from '../../platform/auth/master-password.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
 import { findUserById, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
@@ -23,7 +23,7 @@ import { PolicyType } from '../policies/policy-type.js';
 import { pushChange, turnOffTwoFactor } from '../two-factor/two-factor-rules.js';
 import { lockMember, lockUser, membersWithAccounts } from './account-recovery.repository.js';
 import { toResetPasswordDetails, type EnrollmentBody, type NewPasswordPayload, type ResetPasswordDetailsResponse, type UpdateTempPasswordBody } from './account-recovery.schemas.js';
-import { hasNewPassword, missingPassword, prepareNewPassword, type PreparedPassword } from './new-password.js';
+import { prepareNewPassword, type PreparedPassword } from './new-password.js';
 
 /** The official server's refusals, word for word: the web vault shows them as they come. */
 export const REFUSALS = {
@@ -160,7 +160,7 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
     async recover(actor: MemberCaller, organizationId: string, id: string, request: RecoveryRequest): Promise<void> {
       // What the body alone decides comes first, as the official request model's validation runs before the controller.
       if (!request.resetMasterPassword && !request.resetTwoFactor) throw BadRequest.field('resetMasterPassword', REFUSALS.noAction);
-      if (request.resetMasterPassword && !hasNewPassword(request)) throw missingPassword();
+      if (request.resetMasterPassword && !hasNewMasterPassword(request)) throw noNewMasterPassword();
       const member = await findMember(db, organizationId, id);
       if (!member) throw new NotFound();
       // 400, not 403: the official server avoids a 403 here because the clients log out on one.

@@ -1,29 +1,22 @@
-import { BadRequest, MODEL_STATE_INVALID } from '../../http/errors.js';
+import { BadRequest } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { agreedMasterPassword, setMasterPassword, type AgreedMasterPassword } from '../../platform/auth/master-password.js';
+import {
+  agreedMasterPassword,
+  hasNewMasterPassword,
+  newMasterPasswordOf,
+  noNewMasterPassword,
+  setMasterPassword,
+  type AgreedMasterPassword,
+} from '../../platform/auth/master-password.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { requireMasterPassword } from '../../platform/auth/secret-verification.js';
 import { logOutPush } from '../../platform/push/push-messages.js';
-import { requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
+import { userOrThrow, type AccountEnds } from './account-rules.js';
 import type { KdfChangeBody, PasswordChangeBody } from './accounts.schemas.js';
 
 const OBJECTS = { authentication: 'authenticationData', unlock: 'unlockData' } as const;
-/** The official MasterPasswordPayloadVariantValidator's message, on the four fields it names. */
-const NO_FORM = 'Must provide either new payloads (UnlockData/AuthenticationData) or legacy payloads (NewMasterPasswordHash/Key).';
-
-/**
- * Which form of the new password the body carries, as the official validator decides: the two
- * objects when both are there, else the flat `newMasterPasswordHash` and `key` when both are
- * there (a lone object beside them is not read), else neither, which is refused.
- */
-function formOf(body: PasswordChangeBody) {
-  const { authenticationData, unlockData, newMasterPasswordHash, key } = body;
-  if (authenticationData && unlockData) return { objects: { authenticationData, unlockData } };
-  if (newMasterPasswordHash && key) return { flat: { newMasterPasswordHash, key } };
-  throw new BadRequest(MODEL_STATE_INVALID, { authenticationData: [NO_FORM], unlockData: [NO_FORM], newMasterPasswordHash: [NO_FORM], key: [NO_FORM] });
-}
 
 /**
  * Clients of 2025 send the flat fields beside the objects with the same values; a body whose
@@ -48,16 +41,15 @@ export function createPasswordService(deps: AccountEnds & { hasher: PasswordHash
   return {
     /**
      * The 2026 body (the two objects, which must agree with each other and with the account's
-     * salt and KDF) or the older one (`newMasterPasswordHash` and `key`, the KDF unchanged);
-     * formOf says which.
+     * salt and KDF) or the older one (`newMasterPasswordHash` and `key`, the KDF unchanged), as
+     * newMasterPasswordOf reads them.
      */
     async changePassword({ userId, client }: UserCaller, body: PasswordChangeBody): Promise<void> {
-      const { objects, flat } = formOf(body);
+      if (!hasNewMasterPassword(body)) throw noNewMasterPassword();
       const user = await userOrThrow(db, userId);
       await requireMasterPassword(hasher, user, body.masterPasswordHash);
-      const next = objects
-        ? sameAsFlat(body, agreedMasterPassword(user, objects.authenticationData, objects.unlockData, OBJECTS))
-        : { authenticationHash: flat.newMasterPasswordHash, wrappedUserKey: requireEnc(flat.key, 'key') };
+      const next = newMasterPasswordOf(user, body);
+      if (body.authenticationData && body.unlockData) sameAsFlat(body, next);
       const serverHash = await hasher.hash(next.authenticationHash);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {

@@ -6,7 +6,7 @@ import { OrganizationUserStatusType, OrganizationUserType } from '../../platform
 import { deleteMembership } from '../../platform/access/memberships.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
-import { accountSalt, agreedMasterPassword, setMasterPassword } from '../../platform/auth/master-password.js';
+import { accountSalt, newMasterPasswordOf, setMasterPassword } from '../../platform/auth/master-password.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import { findUserById, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
@@ -58,18 +58,14 @@ export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
     return grantor;
   }
 
-  /** The new password as the client sent it: the 2026 pair of objects, else the legacy pair. */
+  /**
+   * The new password as the client sent it (newMasterPasswordOf). The grantee derives the new
+   * master key with the KDF and salt the takeover answered: the official server refuses others,
+   * since the grantor's other clients still expect them.
+   */
   function newPassword(grantor: UserRow, body: PasswordBody) {
-    if (body.authenticationData && body.unlockData) {
-      // The grantee derives the new master key with the KDF and salt the takeover answered: the
-      // official server refuses others, since the grantor's other clients still expect them.
-      const agreed = agreedMasterPassword(grantor, body.authenticationData, body.unlockData, { authentication: 'authenticationData', unlock: 'unlockData' });
-      return { clientHash: agreed.authenticationHash, key: agreed.wrappedUserKey };
-    }
-    if (body.authenticationData || body.unlockData) throw BadRequest.field(body.unlockData ? 'authenticationData' : 'unlockData', 'Send both authenticationData and unlockData.');
-    if (!body.newMasterPasswordHash) throw BadRequest.field('newMasterPasswordHash', 'The new master password hash is required.');
-    if (!body.key) throw BadRequest.field('key', 'The new key is required.');
-    return { clientHash: body.newMasterPasswordHash, key: body.key };
+    const next = newMasterPasswordOf(grantor, body);
+    return { clientHash: next.authenticationHash, key: next.wrappedUserKey };
   }
 
   return {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Type, type Static } from 'typebox';
 import type { Executor } from '../../db/database.js';
 import { isEncString } from '../../http/enc-string.js';
-import { BadRequest } from '../../http/errors.js';
+import { BadRequest, MODEL_STATE_INVALID } from '../../http/errors.js';
 import { Nullable } from '../../http/schemas.js';
 import { validateKdf, type KdfSettings } from './kdf.js';
 import { deleteRefreshTokensOfUser } from './tokens.repository.js';
@@ -106,6 +106,43 @@ export function agreedMasterPassword(
   const wrapped = `${fields.unlock}.masterKeyWrappedUserKey`;
   if (!isEncString(unlock.masterKeyWrappedUserKey)) throw BadRequest.field(wrapped, `The ${wrapped} field is not a valid encrypted string.`);
   return { kdf: valid, authenticationHash: authentication.masterPasswordAuthenticationHash, wrappedUserKey: unlock.masterKeyWrappedUserKey };
+}
+
+/** A new master password in either form the clients send (password change, account recovery, emergency takeover). */
+export interface NewMasterPasswordBody {
+  authenticationData?: MasterPasswordAuthenticationBody | null;
+  unlockData?: MasterPasswordUnlockBody | null;
+  newMasterPasswordHash?: string | null;
+  key?: string | null;
+}
+
+/** The official MasterPasswordPayloadVariantValidator's refusal, word for word. */
+export const NO_NEW_MASTER_PASSWORD = 'Must provide either new payloads (UnlockData/AuthenticationData) or legacy payloads (NewMasterPasswordHash/Key).';
+
+/** Whether the body carries a complete new master password in either form. */
+export function hasNewMasterPassword(body: NewMasterPasswordBody): boolean {
+  return Boolean((body.authenticationData && body.unlockData) || (body.newMasterPasswordHash && body.key));
+}
+
+/** The refusal of a body with neither form complete, on the four fields, as the official model state names them. */
+export function noNewMasterPassword(): BadRequest {
+  const fields = ['authenticationData', 'unlockData', 'newMasterPasswordHash', 'key'];
+  return new BadRequest(MODEL_STATE_INVALID, Object.fromEntries(fields.map((field) => [field, [NO_NEW_MASTER_PASSWORD]])));
+}
+
+/**
+ * The new master password of a body, as the official MasterPasswordPayloadVariantValidator reads
+ * it: the two objects when both are there (checked by agreedMasterPassword, the KDF unchanged),
+ * else the obsolete `newMasterPasswordHash` and `key` when both are (a lone object beside them is
+ * not read), else refused.
+ */
+export function newMasterPasswordOf(user: Parameters<typeof agreedMasterPassword>[0], body: NewMasterPasswordBody): AgreedMasterPassword {
+  if (body.authenticationData && body.unlockData) {
+    return agreedMasterPassword(user, body.authenticationData, body.unlockData, { authentication: 'authenticationData', unlock: 'unlockData' });
+  }
+  if (!body.newMasterPasswordHash || !body.key) throw noNewMasterPassword();
+  if (!isEncString(body.key)) throw BadRequest.field('key', 'The key field is not a valid encrypted string.');
+  return { kdf: accountKdf(user), authenticationHash: body.newMasterPasswordHash, wrappedUserKey: body.key };
 }
 
 /** Where a body keeps the parts of the KDF and the salt, to name the one a refusal is about. */
