@@ -22,18 +22,23 @@ export interface GrantRow {
 
 const count = (n: number | string | bigint | undefined) => Number(n ?? 0);
 
+/** The grant's own columns both lists show; each adds the other side's email and name. */
+const GRANT_COLUMNS = [
+  'emergency_access.id',
+  'emergency_access.type',
+  'emergency_access.status',
+  'emergency_access.wait_time_days',
+  'emergency_access.recovery_initiated_date',
+  'emergency_access.creation_date',
+] as const;
+
 /** The grants where the user is the grantor: their trusted contacts, oldest first. */
 export async function grantsAsGrantor(db: Executor, userId: string, limit: number): Promise<{ rows: GrantRow[]; total: number }> {
   const base = db.selectFrom('emergency_access').where('emergency_access.grantor_id', '=', userId);
   const rows = await base
     .leftJoin('users', 'users.id', 'emergency_access.grantee_id')
     .select([
-      'emergency_access.id',
-      'emergency_access.type',
-      'emergency_access.status',
-      'emergency_access.wait_time_days',
-      'emergency_access.recovery_initiated_date',
-      'emergency_access.creation_date',
+      ...GRANT_COLUMNS,
       // Until the grantee accepts there is no account, only the address invited.
       sql<string | null>`coalesce(users.email, emergency_access.email)`.as('other_email'),
       'users.name as other_name',
@@ -58,12 +63,7 @@ export async function grantsAsGrantee(db: Executor, user: { id: string; email: s
   const rows = await base
     .innerJoin('users', 'users.id', 'emergency_access.grantor_id')
     .select([
-      'emergency_access.id',
-      'emergency_access.type',
-      'emergency_access.status',
-      'emergency_access.wait_time_days',
-      'emergency_access.recovery_initiated_date',
-      'emergency_access.creation_date',
+      ...GRANT_COLUMNS,
       'users.email as other_email',
       'users.name as other_name',
     ])
