@@ -16,7 +16,7 @@ import {
 import { testClock } from '../../../test/support/clock.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { recordingPushes } from '../../../test/support/pushes.js';
-import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
+import { invitationFrom, startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { cipherBody } from '../../../test/support/vault.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
@@ -441,6 +441,28 @@ describe('joining an organization that uses Automatic User Confirmation', () => 
     expect(left.map((r) => r.id)).toEqual([unrelated]);
     const removed = (await eventsOf(server, EventType.EmergencyAccess_Removed)).filter((e) => e.acting_user_id === owner.userId);
     expect(removed.map((e) => e.user_id).sort()).toEqual([pat.userId, rita.userId].sort());
+  });
+
+  it('ends them too when the member accepts an invitation to such an organization', async () => {
+    const sam = await seedAccount(server, { email: 'ea-sam@example.com' });
+    const tess = await seedAccount(server, { email: 'ea-tess@example.com' });
+    const owner = await seedAccount(server, { email: 'ea-auc-owner2@example.com' });
+    const asGrantor = await confirmedGrant(sam, tess, 0, 1);
+    const asGrantee = await confirmedGrant(tess, sam, 1, 1);
+    const org = await seedOrganization(server);
+    await seedMembership(server, { organizationId: org, userId: owner.userId, type: OrganizationUserType.Owner });
+    const now = clock.now().toISOString();
+    await server.database.db.insertInto('policies').values({ id: randomUUID(), organization_id: org, type: PolicyType.AutomaticUserConfirmation, enabled: true, data: null, creation_date: now, revision_date: now }).execute();
+
+    const invited = await server.request('POST', `/api/organizations/${org}/users/invite`, { token: owner.accessToken, json: { emails: [sam.account.email], type: OrganizationUserType.User, collections: [] } });
+    expect(invited.status, invited.text).toBe(200);
+    const invitation = invitationFrom(await sink.waitFor(sam.account.email));
+    const accepted = await server.request('POST', `/api/organizations/${org}/users/${invitation.organizationUserId}/accept`, { token: sam.accessToken, json: { token: invitation.token } });
+    expect(accepted.status, accepted.text).toBe(200);
+
+    expect(await server.database.db.selectFrom('emergency_access').select('id').where('id', 'in', [asGrantor, asGrantee]).execute()).toEqual([]);
+    const removed = (await eventsOf(server, EventType.EmergencyAccess_Removed)).filter((e) => e.acting_user_id === sam.userId);
+    expect(removed.map((e) => e.user_id).sort()).toEqual([sam.userId, tess.userId].sort());
   });
 });
 
