@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Email, Guid, Nullable } from '../../http/schemas.js';
-import { MasterPasswordAuthenticationBody, MasterPasswordUnlockBody } from '../../platform/auth/master-password.js';
+import { accountSalt, MasterPasswordAuthenticationBody, MasterPasswordUnlockBody } from '../../platform/auth/master-password.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { KdfType } from '../../platform/auth/kdf.js';
 import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
@@ -224,11 +224,6 @@ export const UserDecryption = Type.Object({
 
 const bool = (value: boolean | number) => Boolean(value);
 
-/** The client's KDF salt: the stored one, or the lower-cased email. */
-export function saltOf(user: UserRow): string {
-  return user.master_password_salt ?? user.email.trim().toLowerCase();
-}
-
 export function accountKeysOf(user: UserRow): Static<typeof AccountKeys> | null {
   if (!user.public_key || !user.private_key) return null;
   return {
@@ -286,7 +281,7 @@ export function toUserDecryption(user: UserRow): Static<typeof UserDecryption> {
           kdf: kdfJson(user),
           masterKeyEncryptedUserKey: user.key,
           masterKeyWrappedUserKey: user.key,
-          salt: saltOf(user),
+          salt: accountSalt(user),
           containedKeyId: user.user_key_id,
         }
       : null,

@@ -15,7 +15,8 @@ import {
   type DeviceRow,
   type UserRow,
 } from '../../platform/auth/users.repository.js';
-import { accountKeysOf, kdfJson, saltOf } from '../accounts/accounts.schemas.js';
+import { accountKeysOf, kdfJson } from '../accounts/accounts.schemas.js';
+import { accountSalt } from '../../platform/auth/master-password.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
@@ -156,7 +157,7 @@ export function createIdentityService(deps: {
           },
           MasterKeyEncryptedUserKey: user.key,
           MasterKeyWrappedUserKey: user.key,
-          Salt: saltOf(user),
+          Salt: accountSalt(user),
           ...(user.user_key_id ? { ContainedKeyId: user.user_key_id } : {}),
         },
         Object: 'userDecryptionOptions',
