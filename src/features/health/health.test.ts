@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 
 let server: TestServer | undefined;
@@ -44,7 +44,16 @@ describe('health endpoints', () => {
   });
 
   it('turns 503 Unhealthy when the database is gone', async () => {
-    server = await startTestServer({ env: { DEPLOYMENT: 'cloud' } });
+    const started = await startTestServer({ env: { DEPLOYMENT: 'cloud' } });
+    server = started;
+    // The scheduled jobs' first runs start with the server. A query still waiting for a pooled
+    // connection when the pool ends is never answered, so the pool is closed once they are done
+    // (the server itself stops its jobs before it closes the database).
+    await vi.waitFor(() => {
+      const pool = started.database.poolStats();
+      expect(pool.waiting).toBe(0);
+      if (started.database.engine === 'postgres') expect(pool.idle).toBe(pool.total);
+    });
     await server.database.close();
     const basic = await server.request('GET', '/api/healthz');
     expect(basic.status).toBe(503);
