@@ -16,6 +16,7 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
  * `strongroom signing-key rotate|list` rotates the token signing key;
  * `strongroom backup <file>` / `strongroom restore <file>` copy the database and DATA_DIR (docs/operations.md).
  * `strongroom admin-token` makes the admin console's token and its ADMIN_TOKEN hash.
+ * `strongroom orgs create|list|invite|confirm` manages organizations as a user who types their master password.
  * Exit codes: 0 done, 1 an unexpected error, 2 a problem the operator can fix (settings, usage,
  * a file, the database or the port), printed as one line per problem.
  */

@@ -6,7 +6,7 @@ import { systemClock } from '../shared/clock.js';
 import { causeOf, StartupError, UsageError } from '../shared/startup-error.js';
 
 /** The operator commands besides `serve`, as `strongroom <command>` takes them. */
-export const COMMAND_NAMES = ['migrate', 'license', 'users', 'signing-key', 'backup', 'restore', 'admin-token'] as const;
+export const COMMAND_NAMES = ['migrate', 'license', 'users', 'signing-key', 'backup', 'restore', 'admin-token', 'orgs'] as const;
 
 /**
  * Runs an operator command and answers its exit code: 0 done, 2 a problem the operator can fix
@@ -47,6 +47,10 @@ export async function runOperatorCommand(command: string, args: string[]): Promi
     case 'backup': {
       const { runBackup } = await import('./backup.js');
       return operatorCommand(() => runBackup(args, config));
+    }
+    case 'orgs': {
+      const { runOrgsCommand } = await import('./orgs.js');
+      return runOrgsCommand(args, { config, io: process });
     }
     default: {
       const { runRestore } = await import('./backup.js');

@@ -1,0 +1,140 @@
+import { isGuid } from '../http/ids.js';
+import { decryptString, rsaWrap } from './client/crypto.js';
+import type { UserSession } from './client/session.js';
+import { emailOption, text, usage, type OrgsSubcommand, type Values } from './orgs-options.js';
+import { CommandFailure, ExitCode } from './users.js';
+
+interface Membership {
+  id: string;
+  name: string;
+  type: number;
+  status: number;
+}
+
+interface Member {
+  id: string;
+  userId: string | null;
+  email: string | null;
+  type: number;
+  status: number;
+}
+
+const ROLES: Record<string, number> = { owner: 0, admin: 1, user: 2, manager: 3 };
+const ROLE_NAMES = ['owner', 'admin', 'user', 'manager', 'custom'];
+const STATUS_NAMES: Record<number, string> = { [-1]: 'revoked', 0: 'invited', 1: 'accepted', 2: 'confirmed' };
+const ACCEPTED = 1;
+const CONFIRMED = 2;
+/** The server takes at most this many collections in one invitation. */
+const MAX_COLLECTIONS = 1000;
+
+/** Control characters in names someone else chose are shown as \xNN, never sent to the terminal. */
+function printable(value: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return value.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}
+
+/** The organization --org names, by id or by its exact name, among this account's. */
+async function organizationOf(session: UserSession, values: Values): Promise<Membership> {
+  const wanted = text(values, 'org');
+  if (wanted === undefined) throw usage('--org is required.');
+  const { data } = await session.request<{ data: Membership[] }>('GET', '/api/organizations');
+  const matches = isGuid(wanted) ? data.filter((o) => o.id.toLowerCase() === wanted.toLowerCase()) : data.filter((o) => o.name === wanted);
+  if (matches.length === 0) throw new CommandFailure(`${session.email} is in no organization ${isGuid(wanted) ? 'with id' : 'named'} "${printable(wanted)}".`, ExitCode.Refused);
+  if (matches.length > 1) throw new CommandFailure(`${matches.length} organizations are named "${printable(wanted)}": name one by id (${matches.map((o) => o.id).join(', ')}).`, ExitCode.Refused);
+  return matches[0] as Membership;
+}
+
+/** The collections --collection names (each an id or a name), with their ids. */
+async function collectionsOf(session: UserSession, orgId: string, wanted: string[]): Promise<{ id: string; name: string }[]> {
+  if (wanted.length === 0) return [];
+  if (wanted.length > MAX_COLLECTIONS) throw new CommandFailure(`--collection: at most ${MAX_COLLECTIONS} collections.`, ExitCode.Usage);
+  const orgKey = await session.organizationKey(orgId);
+  const { data } = await session.request<{ data: { id: string; name: string }[] }>('GET', `/api/organizations/${orgId}/collections`);
+  const known = data.map((c) => ({ id: c.id, name: decryptString(c.name, orgKey) }));
+  const chosen = new Map<string, { id: string; name: string }>();
+  for (const item of wanted) {
+    const matches = known.filter((c) => c.id.toLowerCase() === item.toLowerCase() || c.name === item);
+    if (matches.length === 0) throw new CommandFailure(`The organization has no collection "${printable(item)}".`, ExitCode.Refused);
+    if (matches.length > 1) throw new CommandFailure(`${matches.length} collections are named "${printable(item)}": name one by id.`, ExitCode.Refused);
+    const match = matches[0] as { id: string; name: string };
+    chosen.set(match.id, match);
+  }
+  return [...chosen.values()];
+}
+
+async function memberOf(session: UserSession, orgId: string, email: string): Promise<Member> {
+  const { data } = await session.request<{ data: Member[] }>('GET', `/api/organizations/${orgId}/users`);
+  const member = data.find((m) => m.email?.toLowerCase() === email);
+  if (!member) throw new CommandFailure(`${email} is not a member of the organization (invite them first).`, ExitCode.Refused);
+  return member;
+}
+
+export const listOrganizationsCommand: OrgsSubcommand = {
+  options: { email: { type: 'string' } },
+  async run({ values, login, print }) {
+    const session = await login(emailOption(values, 'email'));
+    const { data } = await session.request<{ data: Membership[] }>('GET', '/api/organizations');
+    const rows = data.map((o) => `${o.id}  ${printable(o.name)}  (${ROLE_NAMES[o.type] ?? o.type}, ${STATUS_NAMES[o.status] ?? o.status})`);
+    print(rows.length > 0 ? rows.join('\n') : `${session.email} is in no organization.`, data.map((o) => ({ id: o.id, name: o.name, role: ROLE_NAMES[o.type] ?? o.type, status: STATUS_NAMES[o.status] ?? o.status })));
+    return ExitCode.Ok;
+  },
+};
+
+export const inviteMemberCommand: OrgsSubcommand = {
+  options: { email: { type: 'string' }, org: { type: 'string' }, member: { type: 'string' }, type: { type: 'string' }, collection: { type: 'string', multiple: true } },
+  async run({ values, login, print }) {
+    const admin = emailOption(values, 'email');
+    const member = emailOption(values, 'member');
+    const role = text(values, 'type') ?? 'user';
+    const type = ROLES[role];
+    if (type === undefined) throw new CommandFailure(`--type: expected user, admin, manager or owner, got "${role}".`, ExitCode.Usage);
+    const wanted = (values.collection as string[] | undefined) ?? [];
+    if (wanted.length > MAX_COLLECTIONS) throw new CommandFailure(`--collection: at most ${MAX_COLLECTIONS} collections.`, ExitCode.Usage);
+    if (text(values, 'org') === undefined) throw usage('--org is required.');
+    const session = await login(admin);
+    const org = await organizationOf(session, values);
+    const collections = await collectionsOf(session, org.id, wanted);
+    await session.request('POST', `/api/organizations/${org.id}/users/invite`, {
+      emails: [member],
+      type,
+      accessSecretsManager: false,
+      collections: collections.map((c) => ({ id: c.id, readOnly: false, hidePasswords: false, manage: false })),
+      groups: [],
+      permissions: null,
+    });
+    const invited = await memberOf(session, org.id, member);
+    const access = collections.length > 0 ? ` with access to ${collections.map((c) => `"${printable(c.name)}"`).join(', ')}` : '';
+    print(
+      `Invited ${member} to "${printable(org.name)}" as ${role}${access}. They join with the link mailed to them; then confirm them with "strongroom orgs confirm".`,
+      { organizationId: org.id, memberId: invited.id, email: member, type: role, status: STATUS_NAMES[invited.status] ?? invited.status, collections },
+    );
+    return ExitCode.Ok;
+  },
+};
+
+export const confirmMemberCommand: OrgsSubcommand = {
+  options: { email: { type: 'string' }, org: { type: 'string' }, member: { type: 'string' } },
+  async run({ values, login, print }) {
+    const admin = emailOption(values, 'email');
+    const email = emailOption(values, 'member');
+    if (text(values, 'org') === undefined) throw usage('--org is required.');
+    const session = await login(admin);
+    const org = await organizationOf(session, values);
+    const member = await memberOf(session, org.id, email);
+    const result = { organizationId: org.id, memberId: member.id, email, status: 'confirmed' };
+    if (member.status === CONFIRMED) {
+      print(`${email} is already a confirmed member of "${printable(org.name)}".`, result);
+      return ExitCode.Ok;
+    }
+    if (member.status !== ACCEPTED || member.userId === null) {
+      throw new CommandFailure(`${email} is ${STATUS_NAMES[member.status] ?? `in status ${member.status}`}, not accepted: a member is confirmed after accepting the invitation.`, ExitCode.Refused);
+    }
+    // The member's own public key, from the server; the organization key is wrapped to it here.
+    const { publicKey } = await session.request<{ publicKey: string | null }>('GET', `/api/users/${member.userId}/public-key`);
+    if (!publicKey) throw new CommandFailure(`${email} has no public key yet (they have not finished setting up their account).`, ExitCode.Refused);
+    const key = rsaWrap(await session.organizationKey(org.id), publicKey);
+    await session.request('POST', `/api/organizations/${org.id}/users/${member.id}/confirm`, { key });
+    print(`Confirmed ${email} in "${printable(org.name)}": they now see its items they have access to.`, result);
+    return ExitCode.Ok;
+  },
+};

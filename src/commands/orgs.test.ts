@@ -1,0 +1,187 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { seedAccount, type LoggedInUser } from '../../test/support/accounts.js';
+import { startTestServer, type TestServer } from '../../test/support/test-server.js';
+import { decryptBytes, decryptString, publicKeyOf } from './client/crypto.js';
+import { openUserSession } from './client/session.js';
+import { runOrgsCommand } from './orgs.js';
+
+/**
+ * `strongroom orgs` against running servers, self-hosted and cloud, without the official client:
+ * what the command writes is opened again with the owner's keys; bad input, refusals and a
+ * server that is down end with the documented exit codes and one line saying why.
+ */
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
+    this.text += chunk.toString('utf8');
+    callback();
+  }
+}
+
+let selfHosted: TestServer;
+let cloud: TestServer;
+let owner: LoggedInUser;
+let cloudOwner: LoggedInUser;
+let member: LoggedInUser;
+
+async function orgs(server: TestServer, argv: string[], password: string | null = owner.account.password) {
+  const stdin = new PassThrough();
+  stdin.end(password === null ? '' : `${password}\n`);
+  const stdout = new Capture();
+  const stderr = new Capture();
+  const withServer = argv.length > 1 && !argv.includes('--server') ? [...argv, '--server', server.baseUrl] : argv;
+  const code = await runOrgsCommand(withServer, { config: server.config, io: { stdin, stdout, stderr }, database: server.database });
+  return { code, stdout: stdout.text, stderr: stderr.text };
+}
+
+beforeAll(async () => {
+  selfHosted = await startTestServer();
+  cloud = await startTestServer({ env: { DEPLOYMENT: 'cloud' } });
+  owner = await seedAccount(selfHosted, { email: 'orgs-owner@example.com', derivation: 'real' });
+  member = await seedAccount(selfHosted, { email: 'orgs-member@example.com', derivation: 'real' });
+  cloudOwner = await seedAccount(cloud, { email: 'orgs-owner@example.com', derivation: 'real' });
+}, 120_000);
+
+afterAll(async () => {
+  await selfHosted?.close();
+  await cloud?.close();
+});
+
+/** What the owner's own keys open of the organization: its key, its key pair and its collections' names. */
+async function openedByOwner(server: TestServer, orgId: string) {
+  const session = await openUserSession({ serverUrl: server.baseUrl, email: owner.account.email, password: owner.account.password });
+  try {
+    const orgKey = await session.organizationKey(orgId);
+    const keys = await session.request<{ publicKey: string; privateKey: string }>('GET', `/api/organizations/${orgId}/keys`);
+    const collections = await session.request<{ data: { id: string; name: string }[] }>('GET', `/api/organizations/${orgId}/collections`);
+    return {
+      keyPairMatches: publicKeyOf(decryptBytes(keys.privateKey, orgKey)) === keys.publicKey,
+      collections: collections.data.map((c) => ({ id: c.id, name: decryptString(c.name, orgKey) })),
+    };
+  } finally {
+    session.close();
+  }
+}
+
+describe('strongroom orgs create', { timeout: 60_000 }, () => {
+  it('signs a license and founds a self-hosted organization with its keys and first collection', async () => {
+    const result = await orgs(selfHosted, ['create', '--email', owner.account.email, '--name', 'Acme Ops', '--collection', 'Servers', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const printed = JSON.parse(result.stdout) as { id: string; name: string; planType: number; collection: { id: string; name: string } };
+    expect(printed).toMatchObject({ name: 'Acme Ops', planType: 0, owner: owner.account.email, collection: { name: 'Servers' } });
+
+    const row = await selfHosted.database.db.selectFrom('organizations').select(['name', 'self_host', 'license_key', 'billing_email']).where('id', '=', printed.id).executeTakeFirstOrThrow();
+    expect({ ...row, self_host: Boolean(row.self_host) }).toMatchObject({ name: 'Acme Ops', self_host: true, billing_email: owner.account.email });
+    expect(row.license_key).toBeTruthy();
+    expect(await openedByOwner(selfHosted, printed.id)).toEqual({ keyPairMatches: true, collections: [{ id: printed.collection.id, name: 'Servers' }] });
+  });
+
+  it('uploads a license file made elsewhere, taking its name from it', async () => {
+    const { runLicenseCommand } = await import('./license.js');
+    const dir = await mkdtemp(join(tmpdir(), 'orgs-license-'));
+    const file = join(dir, 'license.json');
+    await writeFile(file, await runLicenseCommand(['issue', '--name', 'Licensed Org', '--plan', 'EnterpriseAnnually', '--expires', '30d'], { db: selfHosted.database.db, clock: selfHosted.clock }));
+    const result = await orgs(selfHosted, ['create', '--email', owner.account.email, '--license', file]);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^Created the organization "Licensed Org" \(([0-9a-f-]{36})\), owned by orgs-owner@example.com, with the collection "Default collection" \([0-9a-f-]{36}\)\.\n$/);
+    const id = /\(([0-9a-f-]{36})\)/.exec(result.stdout)?.[1] ?? '';
+    const row = await selfHosted.database.db.selectFrom('organizations').select(['plan_type']).where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.plan_type).toBe(20);
+  });
+
+  it('founds a Free organization on a cloud deployment', async () => {
+    const result = await orgs(cloud, ['create', '--email', cloudOwner.account.email, '--name', 'Cloud Team', '--billing-email', 'billing@example.com', '--json'], cloudOwner.account.password);
+    expect(result.code, result.stderr).toBe(0);
+    const printed = JSON.parse(result.stdout) as { id: string };
+    const row = await cloud.database.db.selectFrom('organizations').select(['plan_type', 'billing_email', 'self_host']).where('id', '=', printed.id).executeTakeFirstOrThrow();
+    expect({ ...row, self_host: Boolean(row.self_host) }).toEqual({ plan_type: 0, billing_email: 'billing@example.com', self_host: false });
+    expect(await openedByOwner(cloud, printed.id)).toMatchObject({ keyPairMatches: true, collections: [{ name: 'Default collection' }] });
+  });
+
+  it('refuses bad input before asking for the password, exit code 2', async () => {
+    const cases: [string[], RegExp][] = [
+      [['create', '--name', 'No Owner'], /^--email is required\./],
+      [['create', '--email', 'not-an-email', '--name', 'X'], /^--email: "not-an-email" is not an email address\./],
+      [['create', '--email', owner.account.email], /^--name is required\./],
+      [['create', '--email', owner.account.email, '--name', 'X', '--plan', 'Platinum'], /^--plan: unknown plan "Platinum"\./],
+      [['create', '--email', owner.account.email, '--license', '/nonexistent/license.json'], /^--license: cannot read \/nonexistent\/license\.json/],
+      [['create', '--email', owner.account.email, '--name', 'X', '--password', 'secret'], /^The password is not accepted on the command line/],
+      [['invite', '--email', owner.account.email, '--org', 'Acme Ops', '--member', member.account.email, '--type', 'boss'], /^--type: expected user, admin, manager or owner, got "boss"\./],
+      [['frobnicate'], /^Unknown orgs command "frobnicate"\./],
+    ];
+    for (const [argv, message] of cases) {
+      const result = await orgs(selfHosted, argv, null);
+      expect([argv, result.code]).toEqual([argv, 2]);
+      expect(result.stderr).toMatch(message);
+    }
+  });
+
+  it("refuses a wrong password with the server's message, exit code 1", async () => {
+    const result = await orgs(selfHosted, ['create', '--email', owner.account.email, '--name', 'Never'], 'not the master password');
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe('The login was refused: Username or password is incorrect. Try again.\n');
+    expect(await selfHosted.database.db.selectFrom('organizations').select('id').where('name', '=', 'Never').execute()).toEqual([]);
+  });
+
+  it('says it cannot reach a server that is not running, exit code 3', async () => {
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as { port: number }).port;
+    await new Promise((resolve) => probe.close(resolve));
+    const result = await orgs(selfHosted, ['list', '--email', owner.account.email, '--server', `http://127.0.0.1:${port}`]);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(new RegExp(`^cannot reach http://127\\.0\\.0\\.1:${port}: `));
+  });
+});
+
+describe('strongroom orgs list, invite and confirm', { timeout: 60_000 }, () => {
+  it('lists the organizations of the account', async () => {
+    const result = await orgs(selfHosted, ['list', '--email', owner.account.email, '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const listed = JSON.parse(result.stdout) as { name: string; role: string; status: string }[];
+    expect(listed.map((o) => [o.name, o.role, o.status]).sort()).toEqual([
+      ['Acme Ops', 'owner', 'confirmed'],
+      ['Licensed Org', 'owner', 'confirmed'],
+    ]);
+  });
+
+  it('invites a member to a collection named by its decrypted name, and refuses to confirm before they accept', async () => {
+    const invited = await orgs(selfHosted, ['invite', '--email', owner.account.email, '--org', 'Acme Ops', '--member', member.account.email, '--type', 'admin', '--collection', 'Servers', '--json']);
+    expect(invited.code, invited.stderr).toBe(0);
+    const printed = JSON.parse(invited.stdout) as { organizationId: string; memberId: string; status: string; collections: { name: string }[] };
+    expect(printed).toMatchObject({ email: member.account.email, type: 'admin', status: 'invited', collections: [{ name: 'Servers' }] });
+    const row = await selfHosted.database.db.selectFrom('organization_users').select(['type', 'status', 'email']).where('id', '=', printed.memberId).executeTakeFirstOrThrow();
+    expect(row).toEqual({ type: 1, status: 0, email: member.account.email });
+
+    const early = await orgs(selfHosted, ['confirm', '--email', owner.account.email, '--org', printed.organizationId, '--member', member.account.email]);
+    expect(early.code).toBe(1);
+    expect(early.stderr).toBe(`${member.account.email} is invited, not accepted: a member is confirmed after accepting the invitation.\n`);
+  });
+
+  it('refuses an unknown organization or collection, exit code 1', async () => {
+    const unknownOrg = await orgs(selfHosted, ['invite', '--email', owner.account.email, '--org', 'Nobody Inc', '--member', 'x@example.com']);
+    expect(unknownOrg.code).toBe(1);
+    expect(unknownOrg.stderr).toBe('orgs-owner@example.com is in no organization named "Nobody Inc".\n');
+    const unknownCollection = await orgs(selfHosted, ['invite', '--email', owner.account.email, '--org', 'Acme Ops', '--member', 'x@example.com', '--collection', 'Nope']);
+    expect(unknownCollection.code).toBe(1);
+    expect(unknownCollection.stderr).toBe('The organization has no collection "Nope".\n');
+  });
+
+  it('does not find an organization the account is only invited to, exit code 1', async () => {
+    const outsider = await orgs(selfHosted, ['invite', '--email', member.account.email, '--org', 'Acme Ops', '--member', 'x@example.com'], member.account.password);
+    expect(outsider.code).toBe(1);
+    expect(outsider.stderr).toBe('orgs-member@example.com is in no organization named "Acme Ops".\n');
+  });
+
+  it("answers the server's refusal with its message, exit code 1", async () => {
+    // The Free plan has two seats: the owner's and the member's.
+    const again = await orgs(selfHosted, ['invite', '--email', owner.account.email, '--org', 'Acme Ops', '--member', 'third@example.com']);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe('You have reached the maximum number of users (2) for this organization.\n');
+  });
+});

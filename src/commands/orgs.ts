@@ -1,0 +1,100 @@
+import { parseArgs } from 'node:util';
+import { systemClock } from '../shared/clock.js';
+import { InputAborted } from '../shared/terminal-input.js';
+import { SESSION_OPTIONS, SESSION_USAGE, readMasterPassword, sessionTarget } from './client/server.js';
+import { openUserSession, type UserSession } from './client/session.js';
+import { createOrganizationCommand } from './orgs-create.js';
+import { confirmMemberCommand, inviteMemberCommand, listOrganizationsCommand } from './orgs-members.js';
+import { usage, type Options, type OrgsCommandDeps, type OrgsContext, type OrgsSubcommand, type Values } from './orgs-options.js';
+import { CommandFailure, ExitCode } from './users.js';
+
+export const ORGS_USAGE = `Usage:
+  strongroom orgs create --email <owner> --name <name> [--billing-email <email>]
+                         [--collection <name>] [--plan <plan>] [--license <file>] [--json]
+      Creates an organization owned by this account, as the web vault does: its key (made
+      here and wrapped to the owner's public key), its key pair and a first collection
+      ("Default collection" unless named). Self-hosted, the command signs a license with this
+      instance's issuer key (the Free plan unless --plan names another, as "strongroom license
+      issue" takes it) and uploads it; off the server's machine, pass a license file made
+      there with --license (its name and plan are the organization's). On a cloud deployment
+      it creates a Free organization.
+  strongroom orgs list --email <user> [--json]
+      The organizations of this account, with its role and status in each.
+  strongroom orgs invite --email <admin> --org <id or name> --member <email>
+                         [--type user|admin|manager|owner] [--collection <name or id>]... [--json]
+      Invites a member (mailed a link to join) with access to the named collections.
+  strongroom orgs confirm --email <admin> --org <id or name> --member <email> [--json]
+      Confirms a member who accepted: hands them the organization key, wrapped here to their
+      public key, after which they see the organization's items.
+
+${SESSION_USAGE}
+
+Exit codes: 0 done, 1 refused (wrong password, two-step login, the server's refusal),
+  2 usage error or bad input or configuration, 3 server or database unavailable, 70 internal error.`;
+
+const SUBCOMMANDS: Record<string, OrgsSubcommand> = {
+  create: createOrganizationCommand,
+  list: listOrganizationsCommand,
+  invite: inviteMemberCommand,
+  confirm: confirmMemberCommand,
+};
+
+function parse(args: string[], options: Options): Values {
+  if (args.some((a) => a === '--password' || a.startsWith('--password=') || a === '-p')) {
+    throw new CommandFailure('The password is not accepted on the command line, where other users (ps) and the shell history can read it: type it at the prompt or pipe it on standard input.', ExitCode.Usage);
+  }
+  try {
+    return parseArgs({ args, options: { ...options, ...SESSION_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    throw usage((error as Error).message.split('\n')[0] ?? '');
+  }
+}
+
+/**
+ * `strongroom orgs …`: organizations, run as a user who types their master password. Answers
+ * the exit code; every failure is one line on standard error.
+ */
+export async function runOrgsCommand(args: string[], deps: OrgsCommandDeps): Promise<number> {
+  const { io } = deps;
+  const sessions: UserSession[] = [];
+  try {
+    const [name, ...rest] = args;
+    if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+      (name === undefined ? io.stderr : io.stdout).write(`${ORGS_USAGE}\n`);
+      return name === undefined ? ExitCode.Usage : ExitCode.Ok;
+    }
+    const subcommand = SUBCOMMANDS[name];
+    if (!subcommand) throw usage(`Unknown orgs command "${name}".`);
+    const values = parse(rest, subcommand.options);
+    if (values.help) {
+      io.stdout.write(`${ORGS_USAGE}\n`);
+      return ExitCode.Ok;
+    }
+    const target = sessionTarget(values as Record<string, string | boolean | undefined>, deps.config);
+    const context: OrgsContext = {
+      values,
+      deps: { ...deps, clock: deps.clock ?? systemClock },
+      login: async (email) => {
+        const password = await readMasterPassword(io, email);
+        const session = await openUserSession({ ...target, email, password });
+        sessions.push(session);
+        return session;
+      },
+      print: (text, json) => {
+        io.stdout.write(values.json ? `${JSON.stringify(json, null, 2)}\n` : `${text}\n`);
+      },
+    };
+    return await subcommand.run(context);
+  } catch (error) {
+    const [message, code] =
+      error instanceof CommandFailure
+        ? [error.message, error.exitCode]
+        : error instanceof InputAborted
+          ? [error.message, ExitCode.Refused]
+          : [`Internal error: ${error instanceof Error ? error.message : String(error)}`, ExitCode.Internal];
+    io.stderr.write(`${message}\n`);
+    return code;
+  } finally {
+    for (const session of sessions) session.close();
+  }
+}
