@@ -6,6 +6,7 @@ import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedAccount, type LoggedInUser } from '../../test/support/accounts.js';
 import { startTestServer, type TestServer } from '../../test/support/test-server.js';
+import { totpCode } from '../features/two-factor/totp.js';
 import { decryptBytes, decryptString, publicKeyOf } from './client/crypto.js';
 import { openUserSession } from './client/session.js';
 import { runOrgsCommand } from './orgs.js';
@@ -183,5 +184,27 @@ describe('strongroom orgs list, invite and confirm', { timeout: 60_000 }, () => 
     const again = await orgs(selfHosted, ['invite', '--email', owner.account.email, '--org', 'Acme Ops', '--member', 'third@example.com']);
     expect(again.code).toBe(1);
     expect(again.stderr).toBe('You have reached the maximum number of users (2) for this organization.\n');
+  });
+});
+
+describe('strongroom orgs with two-step login', { timeout: 60_000 }, () => {
+  it('asks for --code, then logs in with the authenticator code', async () => {
+    const user = await seedAccount(selfHosted, { email: 'orgs-2fa@example.com', derivation: 'real' });
+    const read = await selfHosted.request('POST', '/api/two-factor/get-authenticator', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } });
+    const key = String(read.body.authenticator.key);
+    const put = await selfHosted.request('PUT', '/api/two-factor/authenticator', {
+      token: user.accessToken,
+      json: { key, token: await totpCode(key, new Date()), userVerificationToken: read.body.userVerificationToken },
+    });
+    expect(put.status, put.text).toBe(200);
+
+    const asked = await orgs(selfHosted, ['list', '--email', user.account.email], user.account.password);
+    expect(asked.code).toBe(1);
+    expect(asked.stderr).toBe('Two-step login is on for this account: run the command again with --code <code from your authenticator app>.\n');
+    // The next time step's code: the one just used to turn the authenticator on is spent.
+    const code = await totpCode(key, new Date(Date.now() + 30_000));
+    const listed = await orgs(selfHosted, ['list', '--email', user.account.email, '--code', code], user.account.password);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toBe('orgs-2fa@example.com is in no organization.\n');
   });
 });

@@ -10,14 +10,15 @@ import { CommandFailure, ExitCode } from './users.js';
 
 export const ORGS_USAGE = `Usage:
   strongroom orgs create --email <owner> --name <name> [--billing-email <email>]
-                         [--collection <name>] [--plan <plan>] [--license <file>] [--json]
+                         [--collection <name>] [--plan <plan>] [--expires <date|Nd>]
+                         [--license <file>] [--json]
       Creates an organization owned by this account, as the web vault does: its key (made
       here and wrapped to the owner's public key), its key pair and a first collection
       ("Default collection" unless named). Self-hosted, the command signs a license with this
-      instance's issuer key (the Free plan unless --plan names another, as "strongroom license
-      issue" takes it) and uploads it; off the server's machine, pass a license file made
-      there with --license (its name and plan are the organization's). On a cloud deployment
-      it creates a Free organization.
+      instance's issuer key and uploads it: the Free plan unless --plan names another (as
+      "strongroom license issue" takes it), for 100 years unless --expires says otherwise. Off
+      the server's machine, pass a license file made there with --license (its name and plan
+      are the organization's). On a cloud deployment it creates a Free organization.
   strongroom orgs list --email <user> [--json]
       The organizations of this account, with its role and status in each.
   strongroom orgs invite --email <admin> --org <id or name> --member <email>
