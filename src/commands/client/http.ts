@@ -19,6 +19,8 @@ export interface HttpAnswer {
 /** The largest answer a command reads; a sync of a big vault stays far below it. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 const TIMEOUT_MS = 60_000;
+/** Exit code 3: what the operator commands answer when what they work on is down, a database or, here, the server. */
+const SERVER_UNAVAILABLE = ExitCode.DatabaseUnavailable;
 
 /** TLS errors that mean the server's certificate is not trusted here, which --ca mends. */
 const CERTIFICATE_ERRORS = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_CERT_ALTNAME/;
@@ -82,7 +84,7 @@ export function send(endpoint: ServerEndpoint, method: string, path: string, opt
       if (CERTIFICATE_ERRORS.test(error.code ?? '')) {
         reject(new CommandFailure(`The certificate of ${endpoint.url} is not trusted here (${error.message}): pass its CA with --ca <file>.`, ExitCode.Usage));
       } else {
-        reject(new CommandFailure(`cannot reach ${endpoint.url}: ${error.message}`, ExitCode.DatabaseUnavailable));
+        reject(new CommandFailure(`cannot reach ${endpoint.url}: ${error.message}`, SERVER_UNAVAILABLE));
       }
     });
     if (options.body !== undefined) req.write(options.body);

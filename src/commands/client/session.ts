@@ -13,7 +13,8 @@
  *   UserSession.close()
  *   crypto.ts: encryptString(text, key) / decryptString(enc, key), encryptBytes / decryptBytes,
  *              generateSymmetricKey(), rsaWrap(keyBytes, publicKeyB64), rsaUnwrap, generateRsaKeyPair
- *   server.ts: SESSION_OPTIONS, sessionTarget(values, config), readMasterPassword(io)
+ *   server.ts: SESSION_OPTIONS, SESSION_USAGE, sessionTarget(values, config) → { serverUrl, caFile?, … },
+ *              readMasterPassword(io, email)
  * Symmetric keys are Buffers of 64 raw bytes.
  */
 import { createHash } from 'node:crypto';
