@@ -1,0 +1,111 @@
+import { parseArgs } from 'node:util';
+import Value from 'typebox/value';
+import { isGuid } from '../http/ids.js';
+import { Email } from '../http/schemas.js';
+import { normalizeEmail } from '../platform/auth/kdf.js';
+import { CommandFailure, ExitCode } from './users.js';
+
+/** The command line of `strongroom sm …`, checked before anything is asked or sent. */
+
+export type SmValues = Record<string, string | boolean | undefined>;
+export type SmOptionSpec = Record<string, { type: 'string' | 'boolean' }>;
+
+export const smUsageError = (message: string) => new CommandFailure(`${message} See "strongroom sm --help".`, ExitCode.Usage);
+
+/** The options every `sm` command takes: who acts, where the server is, how to trust it, and the help flag. */
+export const SESSION_OPTIONS = { email: { type: 'string' }, server: { type: 'string' }, ca: { type: 'string' } } as const;
+
+export function parseSmArgs(args: string[], options: SmOptionSpec): SmValues {
+  // A password or token on the command line is readable by every local user (ps, /proc) and
+  // stays in the shell history, so it is refused by name rather than as an unknown option.
+  const secretFlag = args.find((a) => /^(--password|--value|-p)(=|$)/.test(a));
+  if (secretFlag !== undefined) {
+    const what = secretFlag.startsWith('--value') ? 'A secret value' : 'The password';
+    throw new CommandFailure(`${what} is not accepted on the command line, where other users (ps) and the shell history can read it: pipe it on standard input.`, ExitCode.Usage);
+  }
+  try {
+    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }).values;
+  } catch (error) {
+    // parseArgs sometimes adds a second line of advice; the first says what is wrong.
+    throw smUsageError((error as Error).message.split('\n')[0] ?? '');
+  }
+}
+
+export function textOption(values: SmValues, name: string): string | undefined {
+  const value = values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function requiredText(values: SmValues, name: string): string {
+  const value = textOption(values, name);
+  if (value === undefined || value.trim() === '') throw smUsageError(`--${name} is required.`);
+  return value;
+}
+
+export function emailOf(values: SmValues): string {
+  const email = requiredText(values, 'email');
+  const normalized = normalizeEmail(email);
+  if (!Value.Check(Email, normalized)) throw new CommandFailure(`--email: "${email}" is not an email address.`, ExitCode.Usage);
+  return normalized;
+}
+
+/** An id option: required, a GUID, lower-cased as the server answers ids. */
+export function guidOf(values: SmValues, name: string): string {
+  const id = requiredText(values, name);
+  if (!isGuid(id)) throw new CommandFailure(`--${name}: expected an id (a GUID), got "${id}".`, ExitCode.Usage);
+  return id.toLowerCase();
+}
+
+/**
+ * A name the command encrypts before sending: the official web app's limit on what a user types
+ * is far below the server's on the ciphertext, so the name is checked here, by its length.
+ */
+export function nameOf(values: SmValues, name: string, fallback?: string): string {
+  const value = (textOption(values, name) ?? fallback)?.trim();
+  if (value === undefined || value === '') throw smUsageError(`--${name} is required.`);
+  if ([...value].length > MAX_NAME_LENGTH) throw new CommandFailure(`--${name}: at most ${MAX_NAME_LENGTH} characters.`, ExitCode.Usage);
+  return value;
+}
+
+/** At most this many characters in a project, machine account or token name. */
+export const MAX_NAME_LENGTH = 200;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+/** The longest lifetime `--expires <days>` takes: ten years. */
+export const MAX_EXPIRY_DAYS = 3650;
+
+/**
+ * `--expires`: `never`, a number of days from now (1 to 3650), or a date in the future: a bare
+ * `YYYY-MM-DD` is the start of that day in UTC, a date-time with its zone is taken as written.
+ * Absent, the token never expires, as the web app's default.
+ */
+export function expiryOf(values: SmValues, now: Date): Date | null {
+  const value = textOption(values, 'expires')?.trim();
+  if (value === undefined || value === 'never') return null;
+  if (/^\d{1,9}$/.test(value)) {
+    const days = Number(value);
+    if (days < 1 || days > MAX_EXPIRY_DAYS) throw new CommandFailure(`--expires: a number of days from 1 to ${MAX_EXPIRY_DAYS}, got ${value}.`, ExitCode.Usage);
+    return new Date(now.getTime() + days * DAY_MS);
+  }
+  const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
+  const dateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/.test(value);
+  const at = dateOnly || dateTime ? new Date(dateOnly ? `${value}T00:00:00Z` : value) : null;
+  // Date accepts 2026-02-30 as 2 March; a date that does not read back as written is refused.
+  if (at === null || Number.isNaN(at.getTime()) || (dateOnly && at.toISOString().slice(0, 10) !== value)) {
+    throw new CommandFailure(`--expires: expected "never", a number of days or a date (YYYY-MM-DD or an ISO date-time with its zone), got "${value}".`, ExitCode.Usage);
+  }
+  if (at.getTime() <= now.getTime()) throw new CommandFailure(`--expires: ${value} is not in the future.`, ExitCode.Usage);
+  return at;
+}
+
+/**
+ * `--read` / `--write` of `sm access`: write includes read, as the web app's "can read, write";
+ * neither means read only; `--revoke` removes the grant and takes neither.
+ */
+export function rightsOf(values: SmValues): { read: boolean; write: boolean } | 'revoke' {
+  if (values.revoke) {
+    if (values.read || values.write) throw smUsageError('--revoke takes neither --read nor --write.');
+    return 'revoke';
+  }
+  return { read: true, write: values.write === true };
+}
