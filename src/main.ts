@@ -17,6 +17,7 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
  * `strongroom backup <file>` / `strongroom restore <file>` copy the database and DATA_DIR (docs/operations.md).
  * `strongroom admin-token` makes the admin console's token and its ADMIN_TOKEN hash.
  * `strongroom orgs create|list|invite|confirm` manages organizations as a user who types their master password.
+ * `strongroom sm …` makes Secrets Manager projects, machine accounts, grants and access tokens as a user.
  * Exit codes: 0 done, 1 an unexpected error, 2 a problem the operator can fix (settings, usage,
  * a file, the database or the port), printed as one line per problem.
  */

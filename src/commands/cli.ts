@@ -6,7 +6,7 @@ import { systemClock } from '../shared/clock.js';
 import { causeOf, StartupError, UsageError } from '../shared/startup-error.js';
 
 /** The operator commands besides `serve`, as `strongroom <command>` takes them. */
-export const COMMAND_NAMES = ['migrate', 'license', 'users', 'signing-key', 'backup', 'restore', 'admin-token', 'orgs'] as const;
+export const COMMAND_NAMES = ['migrate', 'license', 'users', 'signing-key', 'backup', 'restore', 'admin-token', 'orgs', 'sm'] as const;
 
 /**
  * Runs an operator command and answers its exit code: 0 done, 2 a problem the operator can fix
@@ -51,6 +51,10 @@ export async function runOperatorCommand(command: string, args: string[]): Promi
     case 'orgs': {
       const { runOrgsCommand } = await import('./orgs.js');
       return runOrgsCommand(args, { config, io: process });
+    }
+    case 'sm': {
+      const { runSmCommand } = await import('./sm.js');
+      return runSmCommand(args, { config, io: process });
     }
     default: {
       const { runRestore } = await import('./backup.js');

@@ -12,9 +12,6 @@ export type SmOptionSpec = Record<string, { type: 'string' | 'boolean' }>;
 
 export const smUsageError = (message: string) => new CommandFailure(`${message} See "strongroom sm --help".`, ExitCode.Usage);
 
-/** The options every `sm` command takes: who acts, where the server is, how to trust it, and the help flag. */
-export const SESSION_OPTIONS = { email: { type: 'string' }, server: { type: 'string' }, ca: { type: 'string' } } as const;
-
 export function parseSmArgs(args: string[], options: SmOptionSpec): SmValues {
   // A password or token on the command line is readable by every local user (ps, /proc) and
   // stays in the shell history, so it is refused by name rather than as an unknown option.
