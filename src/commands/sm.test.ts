@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decryptText, encryptText, type SymmetricKey } from '../../test/support/bw-crypto.js';
+import { runSm, smOwnerOrg } from '../../test/support/sm-cli.js';
+import { seedMachineAccount, seedPolicy, seedProject, READ } from '../../test/support/sm.js';
+import { startTestServer, type TestServer } from '../../test/support/test-server.js';
+
+/**
+ * `strongroom sm …` in process against a running server (plain HTTP: the e2e file covers HTTPS
+ * and the SDK), for what it refuses and what it leaves alone. One server and one owner for the
+ * file; each test makes its own projects and machine accounts.
+ */
+const EMAIL = 'sm-command-owner@example.com';
+let server: TestServer;
+let org: string;
+let orgKey: SymmetricKey;
+let password: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  const made = await smOwnerOrg(server, EMAIL);
+  org = made.orgId;
+  orgKey = made.orgKey;
+  password = made.owner.account.password;
+}, 60_000);
+
+afterAll(async () => server?.close());
+
+const sm = (argv: string[], input = `${password}\n`) => runSm(server, argv, input);
+const asOwner = (...argv: string[]) => sm([...argv, '--email', EMAIL]);
+
+const named = (name: string) => ({ name: encryptText(name, orgKey) });
+
+describe('strongroom sm refuses', () => {
+  it('an unknown machine account, naming it (exit 1)', async () => {
+    const missing = randomUUID();
+    const run = await asOwner('tokens', 'create', '--machine-account', missing);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(new RegExp(`^There is no machine account ${missing} that ${EMAIL} can reach`));
+    expect(run.stdout).toBe('');
+  });
+
+  it('a bad --expires before the password is asked (exit 2)', async () => {
+    const account = await seedMachineAccount(server, org, named('expiring'));
+    for (const expires of ['tomorrow', '0', '2001-01-01']) {
+      const run = await sm(['tokens', 'create', '--email', EMAIL, '--machine-account', account, '--expires', expires], '');
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/^--expires: /);
+    }
+    expect(await server.database.db.selectFrom('access_tokens').select('id').where('service_account_id', '=', account).execute()).toEqual([]);
+  });
+
+  it('a wrong password with the server’s answer (exit 1), making nothing', async () => {
+    const run = await sm(['projects', 'create', '--email', EMAIL, '--org', org, '--name', 'never made'], 'not the password at all\n');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^The login was refused: /);
+    const names = (await server.database.db.selectFrom('projects').select('name').where('organization_id', '=', org).execute()).map((r) => decryptText(r.name, orgKey));
+    expect(names).not.toContain('never made');
+  });
+
+  it('an organization the user has no key to (exit 1)', async () => {
+    const run = await asOwner('projects', 'create', '--org', randomUUID(), '--name', 'elsewhere');
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/has no key to organization/);
+  });
+
+  it('bad command lines (exit 2)', async () => {
+    expect((await sm(['projects', 'create', '--org', org, '--name', 'x'])).stderr).toMatch(/^--email is required/);
+    expect((await asOwner('projects', 'rename', '--org', org)).stderr).toMatch(/^"sm projects" takes create, list, not "rename"/);
+    expect((await asOwner('vaults', 'list')).stderr).toMatch(/^Unknown sm command "vaults"/);
+    const project = await asOwner('access', '--machine-account', randomUUID(), '--project', 'production');
+    expect(project).toMatchObject({ code: 2, stderr: '--project: expected an id (a GUID), got "production".\n' });
+    expect((await sm([])).code).toBe(2);
+    const help = await sm(['--help']);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/strongroom sm tokens create/);
+  });
+
+  it('a project of another organization than the machine account (exit 1)', async () => {
+    const other = await smOwnerOrg(server, 'sm-command-other@example.com');
+    const foreign = await seedProject(server, other.orgId);
+    const account = await seedMachineAccount(server, org, named('crossing'));
+    // The owner of both organizations sees both, so only the command's own check stands between.
+    await server.database.db
+      .updateTable('organization_users')
+      .set({ user_id: (await server.database.db.selectFrom('users').select('id').where('email', '=', EMAIL).executeTakeFirstOrThrow()).id })
+      .where('organization_id', '=', other.orgId)
+      .execute();
+    const run = await asOwner('access', '--machine-account', account, '--project', foreign);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe(`Project ${foreign} belongs to another organization than machine account ${account}.\n`);
+    expect(await server.database.db.selectFrom('access_policies').select('id').where('service_account_id', '=', account).execute()).toEqual([]);
+  });
+});
+
+describe('strongroom sm access and tokens', () => {
+  it('changes one grant and leaves the machine account’s others as they were', async () => {
+    const account = await seedMachineAccount(server, org, named('builder'));
+    const kept = await seedProject(server, org, named('kept'));
+    const changed = await seedProject(server, org, named('changed'));
+    await seedPolicy(server, { machineAccount: account }, { project: kept }, READ);
+    const grants = async (): Promise<Record<string, string>> => {
+      const rows = await server.database.db.selectFrom('access_policies').select(['granted_project_id', 'read', 'write']).where('service_account_id', '=', account).execute();
+      return Object.fromEntries(rows.map((p) => [String(p.granted_project_id), `${Boolean(p.read)}/${Boolean(p.write)}`]));
+    };
+
+    expect((await asOwner('access', '--machine-account', account, '--project', changed)).stdout).toBe(`Machine account builder (${account}) can read project changed (${changed}).\n`);
+    expect(await grants()).toEqual({ [kept]: 'true/false', [changed]: 'true/false' });
+    expect((await asOwner('access', '--machine-account', account, '--project', changed, '--write')).code).toBe(0);
+    expect(await grants()).toEqual({ [kept]: 'true/false', [changed]: 'true/true' });
+    expect((await asOwner('access', '--machine-account', account, '--project', changed, '--revoke')).stdout).toMatch(/has no access to project changed/);
+    expect(await grants()).toEqual({ [kept]: 'true/false' });
+  });
+
+  it('lists and revokes tokens, and refuses a token id the machine account does not have', async () => {
+    const account = await seedMachineAccount(server, org, named('rotating'));
+    const made = await asOwner('tokens', 'create', '--machine-account', account, '--json', '--expires', '2099-01-01');
+    expect(made.code).toBe(0);
+    const token = JSON.parse(made.stdout) as { id: string; accessToken: string; expireAt: string; name: string };
+    expect(token).toMatchObject({ name: 'strongroom command line', expireAt: '2099-01-01T00:00:00.000Z' });
+    expect(token.accessToken.startsWith(`0.${token.id}.`)).toBe(true);
+
+    const listed = JSON.parse((await asOwner('tokens', 'list', '--machine-account', account, '--json')).stdout) as { id: string; name: string }[];
+    expect(listed.map((t) => [t.id, t.name])).toEqual([[token.id, 'strongroom command line']]);
+
+    const unknown = randomUUID();
+    const refused = await asOwner('tokens', 'revoke', '--machine-account', account, '--token', unknown);
+    expect(refused).toMatchObject({ code: 1, stderr: `Machine account ${account} has no access token ${unknown}.\n` });
+    expect((await asOwner('tokens', 'revoke', '--machine-account', account, '--token', token.id)).code).toBe(0);
+    expect((await asOwner('tokens', 'list', '--machine-account', account)).stdout).toBe('No access tokens.\n');
+  });
+});
