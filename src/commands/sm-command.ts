@@ -5,9 +5,11 @@ import { CommandFailure, ExitCode, type CommandIo } from './users.js';
 /** One `strongroom sm <noun> <verb>`: its options, its checks before login, and its work as the user. */
 export interface SmCommand<Prepared = unknown> {
   options: SmOptionSpec;
+  /** The command reads a secret's value after the password (standard input or a second prompt). */
+  readsValue?: boolean;
   /** Checks the command line before the password is asked; answers what `run` needs from it. */
   prepare(values: SmValues, now: Date): Prepared;
-  run(context: { session: UserSession; values: SmValues; io: CommandIo }, prepared: Prepared): Promise<number>;
+  run(context: { session: UserSession; values: SmValues; io: CommandIo; value?: string }, prepared: Prepared): Promise<number>;
 }
 
 /** A command's own definition, typed by what its `prepare` answers, for the table of commands. */

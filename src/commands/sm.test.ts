@@ -130,3 +130,28 @@ describe('strongroom sm access and tokens', () => {
     expect((await asOwner('tokens', 'list', '--machine-account', account)).stdout).toBe('No access tokens.\n');
   });
 });
+
+describe('strongroom sm secrets create', () => {
+  it('takes the value from standard input after the password, never from the command line', async () => {
+    const project = await seedProject(server, org, named('app'));
+    const refused = await sm(['secrets', 'create', '--email', EMAIL, '--project', project, '--key', 'API_KEY', '--value=hunter2']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/^A secret value is not accepted on the command line/);
+    const empty = await asOwner('secrets', 'create', '--project', project, '--key', 'API_KEY');
+    expect(empty).toMatchObject({ code: 2, stderr: expect.stringMatching(/^No value: /) });
+
+    const made = await sm(['secrets', 'create', '--email', EMAIL, '--project', project, '--key', 'API_KEY', '--note', 'rotated yearly'], `${password}\nhunter2\n`);
+    expect(made.code).toBe(0);
+    const rows = await server.database.db.selectFrom('secrets').selectAll().where('project_id', '=', project).execute();
+    expect(rows.map((r) => [decryptText(r.key, orgKey), decryptText(r.value, orgKey), decryptText(r.note, orgKey)])).toEqual([['API_KEY', 'hunter2', 'rotated yearly']]);
+    expect(made.stdout).toBe(`Created secret API_KEY (${rows[0]?.id}) in project ${project}.\n`);
+  });
+
+  it('refuses a value too long for the server before sending it (exit 2)', async () => {
+    const project = await seedProject(server, org, named('big'));
+    const run = await sm(['secrets', 'create', '--email', EMAIL, '--project', project, '--key', 'BIG'], `${password}\n${'x'.repeat(30_000)}\n`);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/^The value is too long: encrypted, it would take \d+ of the 35000 characters/);
+    expect(await server.database.db.selectFrom('secrets').select('id').where('project_id', '=', project).execute()).toEqual([]);
+  });
+});

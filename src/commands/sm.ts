@@ -6,6 +6,7 @@ import { accessCommand } from './sm-access.js';
 import type { SmCommand } from './sm-command.js';
 import { emailOf, parseSmArgs, smUsageError } from './sm-options.js';
 import { createItemCommand, listItemsCommand, MACHINE_ACCOUNTS, PROJECTS } from './sm-org-items.js';
+import { createSecretCommand, readPasswordAndValue } from './sm-secrets.js';
 import { createTokenCommand, listTokensCommand, revokeTokenCommand } from './sm-tokens.js';
 import { CommandFailure, ExitCode, type CommandIo } from './users.js';
 
@@ -26,6 +27,10 @@ export const SM_USAGE = `Usage:
       (0.<id>.<secret>:<key>), alone on standard output. It cannot be shown again.
   strongroom sm tokens list --email <email> --machine-account <id> [--json]
   strongroom sm tokens revoke --email <email> --machine-account <id> --token <id>
+  strongroom sm secrets create --email <email> --project <id> --key <name> [--note <note>] [--json]
+      Adds a secret to the project. Its value is never an option: it is asked after the
+      password at a terminal, or piped after the password's line (all the rest of the input,
+      less one final line break).
 
 Each command logs in as the user with --email, as an official client does: the master
 password is derived here and the server never sees it or a plain key. The user needs
@@ -46,6 +51,7 @@ const COMMANDS: Record<string, SmCommand> = {
   'tokens list': listTokensCommand,
   'tokens revoke': revokeTokenCommand,
   access: accessCommand,
+  'secrets create': createSecretCommand,
 };
 
 export interface SmCommandDeps {
@@ -88,9 +94,9 @@ export async function runSmCommand(argv: string[], deps: SmCommandDeps): Promise
     const email = emailOf(values);
     const prepared = command.prepare(values, deps.now?.() ?? new Date());
     const target = sessionTarget(values, config);
-    const password = await readMasterPassword(io, email);
+    const { password, value } = command.readsValue ? await readPasswordAndValue(io, email) : { password: await readMasterPassword(io, email), value: undefined };
     session = await openUserSession({ ...target, email, password });
-    return await command.run({ session, values, io }, prepared);
+    return await command.run({ session, values, io, ...(value !== undefined ? { value } : {}) }, prepared);
   } catch (error) {
     const [message, code] =
       error instanceof CommandFailure

@@ -96,6 +96,13 @@ describe('Secrets Manager made from the command line, used by the SDK', () => {
     expect(decryptText(row.value, orgKey)).toBe('from-the-sdk');
   });
 
+  it('hands the SDK a secret made from the command line, its value piped after the password', async () => {
+    const run = await runSm(server, ['secrets', 'create', '--email', EMAIL, '--project', granted, '--key', 'TLS_KEY', '--json'], `${password}\nline one\nline two\n`, { caFile: tls.caPath });
+    expect(run.code).toBe(0);
+    const id = String(json(run.stdout).id);
+    expect(await sdk.secrets().get(id)).toMatchObject({ key: 'TLS_KEY', value: 'line one\nline two', projectId: granted });
+  });
+
   it('keeps the SDK out of the project it was not granted', async () => {
     await expect(sdk.projects().get(withheld)).rejects.toThrow();
     await expect(sdk.secrets().create(org, 'SNEAKY', 'value', '', [withheld])).rejects.toThrow();
