@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptText, encryptText, type SymmetricKey } from '../../test/support/bw-crypto.js';
 import { runSm, smOwnerOrg } from '../../test/support/sm-cli.js';
-import { seedMachineAccount, seedPolicy, seedProject, READ } from '../../test/support/sm.js';
+import { seedGroup, seedUser } from '../../test/support/admin.js';
+import { seedMembership } from '../../test/support/orgs.js';
+import { allowSecretsManager, seedMachineAccount, seedPolicy, seedProject, READ } from '../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../test/support/test-server.js';
 
 /**
@@ -108,8 +110,32 @@ describe('strongroom sm access and tokens', () => {
     expect(await grants()).toEqual({ [kept]: 'true/false', [changed]: 'true/false' });
     expect((await asOwner('access', '--machine-account', account, '--project', changed, '--write')).code).toBe(0);
     expect(await grants()).toEqual({ [kept]: 'true/false', [changed]: 'true/true' });
-    expect((await asOwner('access', '--machine-account', account, '--project', changed, '--revoke')).stdout).toMatch(/has no access to project changed/);
+    expect((await asOwner('access', '--machine-account', account, '--project', changed, '--revoke')).stdout).toMatch(/no longer has a grant on project changed/);
     expect(await grants()).toEqual({ [kept]: 'true/false' });
+  });
+
+  it('grants a member and a group, keeping the project’s other people', async () => {
+    const project = await seedProject(server, org, named('shared'));
+    const member = await seedMembership(server, { organizationId: org, userId: await seedUser(server, 'sm-command-member@example.com'), email: 'sm-command-member@example.com' });
+    await allowSecretsManager(server, [member]);
+    const group = await seedGroup(server, org);
+    const people = async (): Promise<Record<string, string>> => {
+      const rows = await server.database.db.selectFrom('access_policies').select(['organization_user_id', 'group_id', 'read', 'write']).where('granted_project_id', '=', project).execute();
+      return Object.fromEntries(rows.map((p) => [String(p.organization_user_id ?? p.group_id), `${Boolean(p.read)}/${Boolean(p.write)}`]));
+    };
+    const before = await people();
+
+    const granted = await asOwner('access', '--member', 'SM-Command-Member@example.com', '--project', project, '--write');
+    expect(granted.stdout).toBe(`Member sm-command-member@example.com can read and write project shared (${project}).\n`);
+    expect((await asOwner('access', '--group', group, '--project', project)).code).toBe(0);
+    expect(await people()).toEqual({ ...before, [member]: 'true/true', [group]: 'true/false' });
+    expect((await asOwner('access', '--member', 'sm-command-member@example.com', '--project', project, '--revoke')).code).toBe(0);
+    expect(await people()).toEqual({ ...before, [group]: 'true/false' });
+
+    const stranger = await asOwner('access', '--member', 'nobody@example.com', '--project', project);
+    expect(stranger).toMatchObject({ code: 1, stderr: `The organization of project ${project} has no member nobody@example.com.\n` });
+    const both = await asOwner('access', '--member', 'nobody@example.com', '--group', group, '--project', project);
+    expect(both).toMatchObject({ code: 2, stderr: expect.stringMatching(/^Name who gets the access with one of/) });
   });
 
   it('lists and revokes tokens, and refuses a token id the machine account does not have', async () => {

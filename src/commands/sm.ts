@@ -17,10 +17,12 @@ export const SM_USAGE = `Usage:
   strongroom sm machine-accounts list --email <email> --org <id> [--json]
       Secrets Manager projects and machine accounts of an organization. Names are encrypted
       and opened with the organization key on this machine.
-  strongroom sm access --email <email> --machine-account <id> --project <id>
+  strongroom sm access --email <email> --project <id>
+                       (--machine-account <id> | --member <email> | --group <id>)
                        [--read | --write | --revoke]
-      Lets the machine account read (--read, the default) or read and write (--write) the
-      project's secrets, or takes that away (--revoke). Its other projects are left as they are.
+      Lets a machine account, a member or a group read (--read, the default) or read and
+      write (--write) the project's secrets, or removes that grant (--revoke). Every other
+      grant is left as it is.
   strongroom sm tokens create --email <email> --machine-account <id> [--name <name>]
                               [--expires never|<days>|<YYYY-MM-DD>|<ISO date-time>] [--json]
       Makes an access token and prints it once, as the SDK and bws take it
@@ -39,7 +41,7 @@ Secrets Manager access in the organization, and the rights the web app would ask
 ${SESSION_USAGE}
 
 Exit codes: 0 done, 1 refused (wrong password, no such organization, project, machine
-  account or token, no permission), 2 usage error or bad input, 3 server unreachable,
+  account, member, group or token, no permission), 2 usage error or bad input, 3 server unreachable,
   70 internal error.`;
 
 const COMMANDS: Record<string, SmCommand> = {
