@@ -147,7 +147,7 @@ describe('configuration', () => {
     const file = join(dir, 'config.json');
     writeFileSync(file, JSON.stringify({ prot: 9000, port: 'x' }));
     const text = problemsOf({ CONFIG_FILE: file }).join('\n');
-    expect(text).toContain('unknown setting "prot"');
+    expect(text).toContain('unknown setting "prot"; did you mean "port"?');
     expect(text).toContain('PORT:');
     expect(problemsOf({ CONFIG_FILE: join(dir, 'missing.json') }).join()).toContain('cannot read');
   });

@@ -9,6 +9,7 @@ import {
   resolveWebVaultDir,
   type TlsMode,
 } from './derived.js';
+import { checkEnvFileNames, checkProcessEnvNames } from './env-names.js';
 import { checkDependentSettings, ConfigError, parseAddressSettings, readEnvFile, readSettings } from './load.js';
 import type { ServiceName, Settings } from './settings.js';
 
@@ -103,7 +104,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   };
 }
 
-/** The program's settings: the environment, over a `.env` file in the working directory. */
-export function loadProcessConfig(): Config {
-  return loadConfig({ ...readEnvFile('.env'), ...process.env });
+/**
+ * The program's settings: the environment, over a `.env` file in the working directory. An
+ * unknown name in `.env` is refused like an unknown key of CONFIG_FILE; doubtful names are
+ * warned about on `warn` (standard error), since the environment holds other programs' names too.
+ */
+export function loadProcessConfig(
+  processEnv: NodeJS.ProcessEnv = process.env,
+  envFile = '.env',
+  warn: (line: string) => void = (line) => process.stderr.write(`Warning: ${line}\n`),
+): Config {
+  const fileEnv = readEnvFile(envFile);
+  const { problems, warnings } = checkEnvFileNames(fileEnv, processEnv);
+  for (const line of [...warnings, ...checkProcessEnvNames(processEnv, Object.keys(fileEnv))]) warn(line);
+  let config: Config;
+  try {
+    config = loadConfig({ ...fileEnv, ...processEnv });
+  } catch (error) {
+    // Every problem at once: the unknown names first, since they explain a setting left at its default.
+    if (error instanceof ConfigError && problems.length > 0) throw new ConfigError([...problems, ...error.problems]);
+    throw error;
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
 }

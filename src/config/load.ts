@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parseEnv } from 'node:util';
 import type { TSchema } from 'typebox';
 import Value from 'typebox/value';
+import { nearestSetting } from './env-names.js';
 import { parsePublicKeyList } from '../shared/public-keys.js';
 import { CLOUD_IP_RULES, parseIpList, parseIpRules, type IpRule } from './rate-limit-settings.js';
 import { ALL_SERVICES, ConfigSchema, envName, isSecretSetting, type ServiceName, type Settings } from './settings.js';
@@ -56,7 +57,10 @@ export function readSettings(env: NodeJS.ProcessEnv): { settings: Settings; serv
   const fromFile = env.CONFIG_FILE ? readConfigFile(env.CONFIG_FILE, problems) : {};
 
   for (const key of Object.keys(fromFile)) {
-    if (!(key in properties)) problems.push(`CONFIG_FILE: unknown setting "${key}"`);
+    if (key in properties) continue;
+    const near = nearestSetting(key);
+    const nearKey = Object.keys(properties).find((name) => envName(name) === near);
+    problems.push(`CONFIG_FILE: unknown setting "${key}"${nearKey ? `; did you mean "${nearKey}"?` : ''}`);
   }
 
   const raw: Record<string, unknown> = {};
