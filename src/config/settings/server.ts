@@ -83,7 +83,7 @@ export const serverSettings = {
     description: 'development turns on the API documentation and more detailed logs.',
   }),
   healthEnabled: Type.Optional(
-    Type.Boolean({ description: 'Serve /healthz and /healthz/extended. Defaults to on for cloud, off for selfhosted.' }),
+    Type.Boolean({ description: 'Serve /api/healthz and /api/healthz/extended (/healthz when the API service runs alone at /). Defaults to on for cloud, off for selfhosted.' }),
   ),
   apiDocsEnabled: Type.Optional(
     Type.Boolean({
