@@ -42,9 +42,14 @@ export function envName(key: string): string {
   return key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase();
 }
 
-/** Settings whose values are never shown (start-up errors, the admin console): passwords, secrets, tokens and the trace exporter's headers (an API key). */
+/**
+ * Settings whose values are never shown (start-up errors, the admin console): those declared
+ * `secret: true` in their schema. A declared flag rather than a pattern of names, which hid
+ * ordinary numbers (PASSWORD_ITERATIONS) and missed keys (HIBP_API_KEY).
+ */
 export function isSecretSetting(key: string): boolean {
-  return /password|secret|token|headers/i.test(key);
+  const schema = (ConfigSchema.properties as Record<string, { secret?: unknown } | undefined>)[key];
+  return schema?.secret === true;
 }
 
 /** The documented settings, for `.env.example` and the configuration reference. */

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 export const adminSettings = {
   adminToken: Type.Optional(
     Type.String({
+      secret: true,
       pattern: '^\\$argon2id\\$v=19\\$m=\\d+,t=\\d+,p=\\d+\\$[A-Za-z0-9+/]+\\$[A-Za-z0-9+/]+$',
       expected: 'an Argon2id PHC string ($argon2id$v=19$m=…) as `strongroom admin-token` prints it, never the token itself',
       description:

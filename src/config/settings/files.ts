@@ -35,7 +35,7 @@ export const fileSettings = {
   ),
   s3ForcePathStyle: Type.Boolean({ default: false, description: 'FILE_STORAGE=s3: address the bucket in the path (most S3-compatible services want this).' }),
   s3AccessKeyId: Type.Optional(Type.String({ minLength: 1, description: 'FILE_STORAGE=s3: access key id (else the AWS default credential chain).' })),
-  s3SecretAccessKey: Type.Optional(Type.String({ minLength: 1, description: 'FILE_STORAGE=s3: secret access key.' })),
+  s3SecretAccessKey: Type.Optional(Type.String({ minLength: 1, secret: true, description: 'FILE_STORAGE=s3: secret access key.' })),
   s3Prefix: Type.String({ default: '', description: 'FILE_STORAGE=s3: put before every object key, e.g. strongroom/.' }),
   sendAccessPerMinute: Type.Integer({
     minimum: 0,

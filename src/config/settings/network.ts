@@ -80,9 +80,10 @@ export const networkSettings = {
   smtpPort: Type.Integer({ minimum: 1, maximum: 65535, default: 587, description: 'SMTP port.' }),
   smtpSecure: Type.Boolean({ default: false, description: 'Use implicit TLS (port 465). When off, STARTTLS is used if offered.' }),
   smtpUsername: Type.Optional(Type.String({ description: 'SMTP user name.' })),
-  smtpPassword: Type.Optional(Type.String({ description: 'SMTP password.' })),
+  smtpPassword: Type.Optional(Type.String({ secret: true, description: 'SMTP password.' })),
   hibpApiKey: Type.Optional(
     Type.String({
+      secret: true,
       minLength: 1,
       description:
         "Have I Been Pwned API key for the web vault's data breach report (GET /hibp/breach): the server looks the username up with this key, which never leaves the server. Get one at https://haveibeenpwned.com/API/Key (a paid subscription). Unset: the report answers that the lookup is not available.",

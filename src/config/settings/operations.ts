@@ -26,6 +26,7 @@ export const operationsSettings = {
   }),
   metricsToken: Type.Optional(
     Type.String({
+      secret: true,
       minLength: 16,
       description: 'With METRICS_ENABLED: the bearer token the scraper must send (Authorization: Bearer <token>), at least 16 characters.',
     }),

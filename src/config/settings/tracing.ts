@@ -15,6 +15,7 @@ export const tracingSettings = {
   }),
   otelExporterOtlpHeaders: Type.Optional(
     Type.String({
+      secret: true,
       pattern: '^[^=,\\s]+=[^,]*(,[^=,\\s]+=[^,]*)*$',
       expected: 'key=value pairs separated by commas, such as authorization=Bearer abc',
       description: 'With OTEL_ENABLED: headers sent with every export, as comma-separated key=value pairs (an API key of a hosted tracing service).',

@@ -18,7 +18,7 @@ const setting = (html: string, name: string) => new RegExp(`<code>${name}</code>
 describe('the diagnostics page', () => {
   it('shows version, Node, database, migrations, services and the configuration with secrets hidden', async () => {
     smtp = await startSmtpSink();
-    const { browser } = await start({ ...smtp.env, SMTP_PASSWORD: 'smtp-pass-do-not-show', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer otel-key-do-not-show', SMTP_FROM: 'Ops <ops@example.com>' });
+    const { browser } = await start({ ...smtp.env, SMTP_PASSWORD: 'smtp-pass-do-not-show', OTEL_EXPORTER_OTLP_HEADERS: 'authorization=Bearer otel-key-do-not-show', HIBP_API_KEY: 'hibp-key-do-not-show', SMTP_FROM: 'Ops <ops@example.com>' });
     const page = await browser.get('/admin/diagnostics');
     expect(page.statusCode).toBe(200);
     expect(fact(page.body, 'Strongroom version')).toMatch(/^\d+\.\d+\.\d+/);
@@ -35,9 +35,15 @@ describe('the diagnostics page', () => {
     expect(setting(page.body, 'SMTP_PASSWORD')).toBe('(hidden)');
     expect(setting(page.body, 'ADMIN_TOKEN')).toBe('(hidden)');
     expect(setting(page.body, 'OTEL_EXPORTER_OTLP_HEADERS')).toBe('(hidden)');
+    expect(setting(page.body, 'HIBP_API_KEY')).toBe('(hidden)');
     expect(setting(page.body, 'SMTP_FROM')).toBe('Ops &lt;ops@example.com&gt;');
+    // Secret by declaration, not by name: these only have password, secret or token in theirs.
+    expect(setting(page.body, 'PASSWORD_ITERATIONS')).toMatch(/^\d+$/);
+    expect(setting(page.body, 'SECRETS_MANAGER')).toMatch(/^(true|false)$/);
+    expect(setting(page.body, 'ACCESS_TOKEN_LIFETIME_SECONDS')).toMatch(/^\d+$/);
     expect(page.body).not.toContain('smtp-pass-do-not-show');
     expect(page.body).not.toContain('otel-key-do-not-show');
+    expect(page.body).not.toContain('hibp-key-do-not-show');
     expect(page.body).not.toContain('$argon2id$');
     if (TEST_ENGINE === 'postgres' && /:[^@/]+@/.test(process.env.DATABASE_URL ?? '')) expect(setting(page.body, 'DATABASE_URL')).toContain(':(hidden)@');
   });
