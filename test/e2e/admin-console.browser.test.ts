@@ -106,6 +106,14 @@ describe.skipIf(!CHROMIUM)('the admin console in Chromium', { timeout: 120_000 }
     });
     page = await browser.newPage({ viewport: WIDTHS.desktop });
     page.setDefaultTimeout(10_000);
+    // Keeps each chart uPlot makes, so a test can read the scales it drew (they are on a canvas).
+    await page.addInitScript(`(() => {
+      let made;
+      window.__plots = [];
+      Object.defineProperty(window, 'uPlot', { configurable: true, get: () => made, set: (real) => {
+        made = function (...args) { const plot = new real(...args); window.__plots.push(plot); return plot; };
+      } });
+    })()`);
     page.on('console', (message) => {
       if (/Content Security Policy/i.test(message.text())) cspViolations.push(message.text());
     });
@@ -166,6 +174,17 @@ describe.skipIf(!CHROMIUM)('the admin console in Chromium', { timeout: 120_000 }
     expect(legend).toContain('Items');
     expect(await page.locator('td[data-label="Type"]').allTextContents()).toEqual(expect.arrayContaining(['Cipher_Updated', 'User_LoggedIn']));
     await screenshots('events');
+  });
+
+  it('spans the chart axis over the one day shown, not years past it', async () => {
+    // Member invitations (category 15) happened today only.
+    await page.goto(`${server.baseUrl}/admin/events?category=15`);
+    await page.locator('#events-chart[data-drawn="true"] canvas').waitFor();
+    const scale = '(() => { const x = window.__plots[window.__plots.length - 1].scales.x; return x.max > 0 ? [x.min, x.max] : null; })()';
+    const [min, max] = (await (await page.waitForFunction(scale)).jsonValue()) as [number, number];
+    const today = Date.parse(`${new Date().toISOString().slice(0, 10)}T00:00:00Z`) / 1000;
+    expect([min, max]).toEqual([today - 43_200, today + 43_200]);
+    await page.goto(`${server.baseUrl}/admin/events`);
   });
 
   it('shows organizations, an organization, diagnostics and the admin log at both widths', async () => {

@@ -18,7 +18,10 @@ export const ADMIN_JS = `
     }));
     var xs = chart.days.map(function (d) { return Date.parse(d + 'T00:00:00Z') / 1000; });
     var width = Math.max(280, holder.clientWidth || 600);
-    var plot = new uPlot({ width: width, height: 300, series: series, scales: { x: { time: true } }, axes: [{}, { label: 'Events' }] },
+    // The axis spans the days shown, half a day either side: uPlot's own range for a single day
+    // of data runs years ahead.
+    var range = [xs[0] - 43200, xs[xs.length - 1] + 43200];
+    var plot = new uPlot({ width: width, height: 300, series: series, scales: { x: { time: true, range: range } }, axes: [{}, { label: 'Events' }] },
       [xs].concat(chart.series.map(function (s) { return s.counts; })), holder);
     holder.setAttribute('data-drawn', 'true');
     window.addEventListener('resize', function () { plot.setSize({ width: Math.max(280, holder.clientWidth || 600), height: 300 }); });
