@@ -47,6 +47,17 @@ describe('strongroom backup / restore', () => {
     expect(printed).not.toContain('not in this archive');
   });
 
+  it('dates every entry, folders included, with its real time rather than 1970', async () => {
+    const dataDir = await sqliteDataDir('dated');
+    const out = join(root, 'dated.tgz');
+    const before = Date.now() - 60_000;
+    await runBackup([out], testConfig({ DATA_DIR: dataDir }));
+    const dates: [string, number | undefined][] = [];
+    await listTar({ file: out, onReadEntry: (entry) => dates.push([entry.path, entry.mtime?.getTime()]) });
+    expect(dates.length).toBe(5);
+    for (const [path, time] of dates) expect(time, path).toBeGreaterThan(before);
+  });
+
   it('says so when the attachment and Send files are outside DATA_DIR (FILES_DIR) or in S3', async () => {
     const dataDir = await sqliteDataDir('files-apart');
     const filesDir = join(root, 'elsewhere');

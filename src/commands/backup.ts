@@ -105,6 +105,10 @@ export async function runBackup(args: readonly string[], config: Config): Promis
         gzip: true,
         portable: true,
         follow: true,
+        // `portable` drops the times of folders (1970 in every listing); their real times are kept.
+        onWriteEntry: (entry) => {
+          entry.noMtime = false;
+        },
         filter: (path, entry) => {
           if (!path.startsWith(`${FILES_ENTRY}/`)) return true;
           const real = join(dataDir, path.slice(FILES_ENTRY.length + 1));
