@@ -177,7 +177,7 @@ describe('the server program', () => {
     writeFileSync(aFile, 'not a directory\n');
 
     it.each([
-      ['a database directory that cannot be made', { DATABASE_URL: `sqlite:${aFile}/db.sqlite` }, `DATABASE_URL: cannot open the SQLite database ${aFile}/db.sqlite: a file of that name is in the way`],
+      ['a database directory that cannot be made', { DATABASE_URL: `sqlite:${aFile}/db.sqlite` }, `DATABASE_URL: cannot open the SQLite database ${aFile}/db.sqlite: ${aFile} is a file, not a folder; set DATABASE_URL (or DATA_DIR) to a place`],
       ['a data directory that cannot be made', { DATA_DIR: `${aFile}/data` }, `DATA_DIR: cannot open the SQLite database ${aFile}/data/strongroom.sqlite`],
       ['an unreachable PostgreSQL, without its password', { DATABASE_URL: 'postgres://strongroom:s3cret@127.0.0.1:1/vault' }, 'DATABASE_URL: cannot connect to PostgreSQL at 127.0.0.1:1/vault: connection refused'],
       ['a missing certificate', { DATABASE_URL: 'sqlite::memory:', TLS_CERT_FILE: join(scratch, 'none.pem'), TLS_KEY_FILE: aFile }, `TLS_CERT_FILE: cannot read ${join(scratch, 'none.pem')}: no such file or directory`],

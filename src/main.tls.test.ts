@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { killPrograms, startProgram, waitFor } from '../test/support/program.js';
+import { processUser } from './config/file-problems.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sr-main-tls-'));
 afterEach(killPrograms);
@@ -35,7 +36,7 @@ describe('the server program with TLS_MODE=self-signed', () => {
     const run = startProgram({ TLS_MODE: 'self-signed', DATA_DIR: file, DATABASE_URL: 'sqlite::memory:', PORT: '0' });
     expect(await run.exited).toBe(2);
     expect(run.stderr().trim().split('\n')).toEqual([
-      `Strongroom cannot start: DATA_DIR: cannot create ${file}/tls for TLS_MODE=self-signed: a part of the path is not a directory (ENOTDIR)`,
+      `Strongroom cannot start: DATA_DIR: cannot create ${file}/tls for TLS_MODE=self-signed: ${file} is a file, not a folder; set DATA_DIR to a folder ${processUser()} may write`,
     ]);
   }, 40_000);
 });

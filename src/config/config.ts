@@ -1,5 +1,6 @@
 import type { IpRule } from './rate-limit-settings.js';
 import {
+  checkFilesDir,
   defaultDatabaseUrl,
   defaultHashingConcurrency,
   identityUrlOf,
@@ -77,6 +78,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const tlsMode = resolveTlsMode(settings, problems);
   checkDependentSettings(settings, problems);
   const webVaultDir = resolveWebVaultDir(settings.webVaultDir, settings.dataDir, problems);
+  checkFilesDir(settings, problems);
   const addresses = parseAddressSettings(settings, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 

@@ -2,6 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
+import { pathProblem, processUser } from './file-problems.js';
 import type { ServiceName, Settings } from './settings.js';
 
 export type TlsMode = 'off' | 'files' | 'self-signed';
@@ -19,6 +20,18 @@ export function defaultHashingConcurrency(cores = availableParallelism()): numbe
 /** The database when DATABASE_URL is not set: a SQLite file in the data directory. */
 export function defaultDatabaseUrl(dataDir: string): string {
   return `sqlite:${dataDir.replace(/\/+$/, '')}/strongroom.sqlite`;
+}
+
+/**
+ * A FILES_DIR the server could not write attachments to, found at start rather than at the first
+ * upload. Only when FILES_DIR is set: DATA_DIR/files is checked with the database and TLS files.
+ */
+export function checkFilesDir(settings: Pick<Settings, 'filesDir' | 'fileStorage'>, problems: string[]): void {
+  if (settings.fileStorage !== 'local' || settings.filesDir === undefined) return;
+  const problem = pathProblem(settings.filesDir, 'write');
+  if (!problem) return;
+  const remedy = problem.startsWith('permission denied') ? `make it writable for ${processUser()}, or set` : 'set';
+  problems.push(`FILES_DIR: cannot write attachments to ${resolve(settings.filesDir)}: ${problem}; ${remedy} FILES_DIR to a folder ${processUser()} may write`);
 }
 
 /** Where local attachment and Send files live: FILES_DIR, or DATA_DIR/files. */
@@ -48,8 +61,17 @@ export function identityUrlOf(settings: Settings, services: readonly ServiceName
 export function resolveWebVaultDir(configured: string | undefined, dataDir: string, problems: string[]): string | null {
   const dir = resolve(configured ?? join(dataDir, 'web-vault'));
   if (configured === undefined && !existsSync(dir)) return null;
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) {
-    problems.push(`WEB_VAULT_DIR: ${dir} is not a folder`);
+  if (!existsSync(dir)) {
+    problems.push(`WEB_VAULT_DIR: ${dir} does not exist; unpack a web vault there (docs/web-vault.md), or unset WEB_VAULT_DIR`);
+    return null;
+  }
+  if (!statSync(dir).isDirectory()) {
+    problems.push(`WEB_VAULT_DIR: ${dir} is a file, not a folder; set WEB_VAULT_DIR to the folder holding index.html`);
+    return null;
+  }
+  const unreadable = pathProblem(dir, 'read');
+  if (unreadable) {
+    problems.push(`WEB_VAULT_DIR: cannot read ${dir}: ${unreadable}; make it readable for ${processUser()}, or set WEB_VAULT_DIR`);
     return null;
   }
   if (!existsSync(join(dir, 'index.html'))) {

@@ -1,3 +1,5 @@
+import { fileProblem, processUser } from '../config/file-problems.js';
+import { causeOf } from '../shared/startup-error.js';
 import { openDatabase, sqlitePathOf, type Database, type OpenOptions } from './database.js';
 import { migrateToLatest } from './migrate.js';
 
@@ -47,7 +49,7 @@ export async function openReadyDatabase(
     const { connectTimeoutMs: _, ...openOptions } = options;
     database = openDatabase(url, openOptions);
   } catch (error) {
-    throw new DatabaseNotReady('open', target, error);
+    throw new DatabaseNotReady('open', target, sqliteFileProblem(url, error));
   }
   let step: 'connect' | 'migrate' = 'connect';
   try {
@@ -58,8 +60,28 @@ export async function openReadyDatabase(
   } catch (error) {
     // Not awaited: closing a pool waits for a connection attempt that may never end.
     void database.close().catch(() => undefined);
-    throw new DatabaseNotReady(step, target, error);
+    throw new DatabaseNotReady(step, target, sqliteFileProblem(url, error));
   }
+}
+
+/** SQLite's errors that come from the file system: it names no path and no permission. */
+const SQLITE_FILE_ERRORS = new Set(['SQLITE_CANTOPEN', 'SQLITE_READONLY', 'SQLITE_READONLY_DIRECTORY', 'SQLITE_IOERR_WRITE', 'SQLITE_READONLY_DBMOVED']);
+const FILE_ERRORS = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'ENOENT', 'EEXIST']);
+
+/**
+ * A SQLite database that cannot be created or written, said with the path, the permission and
+ * what to change; other errors as they are. The database and its -wal and -shm files are made
+ * beside it, so its folder must be writable too.
+ */
+function sqliteFileProblem(url: string, error: unknown): unknown {
+  const path = sqlitePathOf(url);
+  const raw = (error as { code?: unknown }).code;
+  const code = typeof raw === 'string' ? raw : '';
+  if (path === null || path === ':memory:' || !(SQLITE_FILE_ERRORS.has(code) || FILE_ERRORS.has(code))) return error;
+  const problem = fileProblem(path, 'write', error);
+  if (problem === causeOf(error)) return error;
+  const remedy = problem.startsWith('permission denied') ? `make it writable for ${processUser()}, or set` : 'set';
+  return new Error(`${problem}; ${remedy} DATABASE_URL (or DATA_DIR) to a place ${processUser()} may write`);
 }
 
 /** The database in words, without its password. */

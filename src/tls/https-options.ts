@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, Server as TlsServer } from 'node:tls';
 import type { Config } from '../config/config.js';
+import { fileProblem } from '../config/file-problems.js';
 import { causeOf, StartupError } from '../shared/startup-error.js';
 import type { SelfSignedCertificate, SelfSignedOptions } from './self-signed.js';
 
@@ -95,7 +96,7 @@ async function readSetting(setting: string, path: string | undefined): Promise<s
   try {
     return await readFile(path ?? '', 'utf8');
   } catch (error) {
-    throw new StartupError(setting, `cannot read ${path}: ${causeOf(error)}`);
+    throw new StartupError(setting, `cannot read ${path}: ${path ? fileProblem(path, 'read', error) : causeOf(error)}`);
   }
 }
 

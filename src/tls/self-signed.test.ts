@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import * as x509 from '@peculiar/x509';
 import { afterAll, describe, expect, it } from 'vitest';
+import { processUser } from '../config/file-problems.js';
 import { StartupError } from '../shared/startup-error.js';
 import { ensureSelfSignedCertificate, selfSignedPaths, SERVER_CERT_LIFETIME_DAYS, type SelfSignedCertificate } from './self-signed.js';
 
@@ -157,7 +158,7 @@ describe('self-signed TLS certificates', () => {
     const error = await caught(ensureSelfSignedCertificate({ dataDir: join(notADirectory, 'data'), hostnames: NAMES }));
     expect(error).toBeInstanceOf(StartupError);
     expect((error as Error).message).toBe(
-      `DATA_DIR: cannot create ${selfSignedPaths(join(notADirectory, 'data')).dir} for TLS_MODE=self-signed: a part of the path is not a directory (ENOTDIR)`,
+      `DATA_DIR: cannot create ${selfSignedPaths(join(notADirectory, 'data')).dir} for TLS_MODE=self-signed: ${notADirectory} is a file, not a folder; set DATA_DIR to a folder ${processUser()} may write`,
     );
   });
 });

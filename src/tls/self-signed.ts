@@ -3,6 +3,7 @@ import { chmod, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import * as x509 from '@peculiar/x509';
+import { fileProblem, processUser } from '../config/file-problems.js';
 import { StartupError } from '../shared/startup-error.js';
 
 /**
@@ -89,7 +90,7 @@ export async function ensureSelfSignedCertificate(options: SelfSignedOptions): P
   try {
     await mkdir(paths.dir, { recursive: true, mode: 0o700 });
   } catch (error) {
-    throw fileError(`cannot create ${paths.dir}`, error);
+    throw fileError('cannot create', paths.dir, 'write', error);
   }
   return withLock(paths, () => ensureLocked(paths, options.hostnames, now));
 }
@@ -110,7 +111,7 @@ async function withLock<T>(paths: SelfSignedPaths, work: () => Promise<T>): Prom
       await (await open(lockPath, 'wx')).close();
       break;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw fileError(`cannot write ${lockPath}`, error);
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw fileError('cannot write', lockPath, 'write', error);
     }
     const held = await stat(lockPath).catch(() => undefined);
     if (held && Date.now() - held.mtimeMs > STALE_LOCK_MS) {
@@ -188,7 +189,7 @@ async function readOptional(path: string): Promise<string | undefined> {
     return await readFile(path, 'utf8');
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw fileError(`cannot read ${path}`, error);
+    throw fileError('cannot read', path, 'read', error);
   }
 }
 
@@ -336,14 +337,15 @@ async function writePem(path: string, text: string, mode: number): Promise<void>
     await chmod(temporary, mode);
     await rename(temporary, path);
   } catch (error) {
-    throw fileError(`cannot write ${path}`, error);
+    throw fileError('cannot write', path, 'write', error);
   }
 }
 
-function fileError(what: string, error: unknown): StartupError {
-  const code = (error as NodeJS.ErrnoException).code;
-  const reason = code === 'EACCES' || code === 'EPERM' ? 'permission denied' : code === 'ENOTDIR' ? 'a part of the path is not a directory' : (error as Error).message;
-  return new StartupError('DATA_DIR', `${what} for TLS_MODE=self-signed: ${reason}${code ? ` (${code})` : ''}`);
+/** A file problem under DATA_DIR/tls, with the path at fault, the permission and what to change. */
+function fileError(what: string, path: string, need: 'write' | 'read', error: unknown): StartupError {
+  const problem = fileProblem(path, need, error);
+  const remedy = problem.startsWith('permission denied') ? `make it ${need === 'write' ? 'writable' : 'readable'} for ${processUser()}, or set` : 'set';
+  return new StartupError('DATA_DIR', `${what} ${path} for TLS_MODE=self-signed: ${problem}; ${remedy} DATA_DIR to a folder ${processUser()} may write`);
 }
 
 /** `X509Certificate.validToDate` is Node 22; `validTo` is text such as "Nov 23 20:00:00 2027 GMT". */

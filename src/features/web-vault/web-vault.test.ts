@@ -219,7 +219,7 @@ describe('WEB_VAULT_DIR', () => {
       writeFileSync(join(root, 'custom', 'index.html'), '');
       expect(loadConfig({ WEB_VAULT_DIR: join(root, 'custom'), DATA_DIR: join(root, 'data') }).webVaultDir).toBe(join(root, 'custom'));
       expect(loadConfig({ DATA_DIR: join(root, 'data') }).webVaultDir).toBeNull();
-      expect(() => loadConfig({ WEB_VAULT_DIR: join(root, 'nope') })).toThrow(/WEB_VAULT_DIR: .*nope is not a folder/);
+      expect(() => loadConfig({ WEB_VAULT_DIR: join(root, 'nope') })).toThrow(/WEB_VAULT_DIR: .*nope does not exist; unpack a web vault there/);
       mkdirSync(join(root, 'web-vault', 'web-vault'), { recursive: true });
       const error = (() => {
         try {
