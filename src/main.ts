@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
-import { COMMAND_NAMES, openMigratedDatabase, runOperatorCommand } from './commands/cli.js';
+import { COMMAND_HELP, COMMAND_NAMES, openMigratedDatabase, runOperatorCommand } from './commands/cli.js';
 import { ConfigError, loadProcessConfig, type Config } from './config/config.js';
 import { startTracing } from './features/operations/tracing-setup.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
 import { causeOf, StartupError } from './shared/startup-error.js';
+import { STRONGROOM_VERSION } from './shared/version.js';
 import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructions } from './tls/https-options.js';
 
 /**
@@ -18,19 +19,47 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
  * `strongroom admin-token` makes the admin console's token and its ADMIN_TOKEN hash.
  * `strongroom orgs create|list|invite|confirm` manages organizations as a user who types their master password.
  * `strongroom sm …` makes Secrets Manager projects, machine accounts, grants and access tokens as a user.
+ * `strongroom help [<command>]`, `<command> --help` and `--version` print and exit 0.
  * Exit codes: 0 done, 1 an unexpected error, 2 a problem the operator can fix (settings, usage,
  * a file, the database or the port), printed as one line per problem.
  */
 async function main(argv: string[]): Promise<number> {
   const command = argv[0] ?? 'serve';
+  const helped = await help(command, argv.slice(1));
+  if (helped !== null) return helped;
   if (command === 'serve') {
     await serve(loadProcessConfig());
     return -1;
   }
   const code = await runOperatorCommand(command, argv.slice(1));
   if (code !== null) return code;
-  console.error(`Unknown command "${command}". Commands: serve (default), ${COMMAND_NAMES.join(', ')}.`);
+  return unknownCommand(command);
+}
+
+async function unknownCommand(command: string): Promise<number> {
+  const { nearestName } = await import('./commands/help.js');
+  const nearest = nearestName(command, Object.keys(COMMAND_HELP));
+  console.error(`Unknown command "${command}".${nearest ? ` Did you mean "${nearest}"?` : ''} Commands: serve (default), ${COMMAND_NAMES.join(', ')}; "strongroom --help" lists them.`);
   return 2;
+}
+
+/** Answers the exit code when argv asks for help or the version (printed), or null to run the command. */
+async function help(command: string, args: string[]): Promise<number | null> {
+  if (command === '--version' || command === '-v' || command === 'version') {
+    process.stdout.write(`${STRONGROOM_VERSION}\n`);
+    return 0;
+  }
+  const asked = command === 'help' || command === '--help' || command === '-h' ? args[0] : args[0] === '--help' || args[0] === '-h' ? command : null;
+  if (asked === null) return null;
+  const { overview } = await import('./commands/help.js');
+  if (asked === undefined) {
+    process.stdout.write(overview(COMMAND_HELP, STRONGROOM_VERSION));
+    return 0;
+  }
+  const row = Object.hasOwn(COMMAND_HELP, asked) ? COMMAND_HELP[asked as keyof typeof COMMAND_HELP] : undefined;
+  if (row === undefined) return unknownCommand(asked);
+  process.stdout.write(`${await row.usage()}\n`);
+  return 0;
 }
 
 async function serve(config: Config): Promise<void> {

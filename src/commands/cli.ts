@@ -4,9 +4,25 @@ import { DatabaseNotReady, openReadyDatabase, type ReadyDatabase } from '../db/o
 import type { Tracing } from '../features/operations/tracing-setup.js';
 import { systemClock } from '../shared/clock.js';
 import { causeOf, StartupError, UsageError } from '../shared/startup-error.js';
+import type { CommandHelp } from './help.js';
 
 /** The operator commands besides `serve`, as `strongroom <command>` takes them. */
 export const COMMAND_NAMES = ['migrate', 'license', 'users', 'signing-key', 'backup', 'restore', 'admin-token', 'orgs', 'sm'] as const;
+
+/**
+ * `strongroom --help`, one row per command in the order listed. A command in COMMAND_NAMES
+ * without a row here does not type-check. `usage` imports the command's module only when asked.
+ */
+export const COMMAND_HELP: Record<'serve' | (typeof COMMAND_NAMES)[number], CommandHelp> = {
+  serve: { summary: 'Runs the server (the default when no command is given)', usage: async () => (await import('./help.js')).SERVE_USAGE },
+  migrate: { summary: 'Brings the database schema up to date, then exits', usage: async () => (await import('./help.js')).MIGRATE_USAGE },
+  license: { summary: 'Signs organization licenses with this instance\'s key', usage: async () => (await import('./license.js')).LICENSE_USAGE },
+  users: { summary: 'Creates, lists, invites, disables and deletes accounts', usage: async () => (await import('./users.js')).USERS_USAGE },
+  'signing-key': { summary: 'Rotates or lists the token signing keys', usage: async () => (await import('./signing-key.js')).SIGNING_KEY_USAGE },
+  backup: { summary: 'Writes a backup archive of the database and DATA_DIR', usage: async () => (await import('./backup.js')).BACKUP_USAGE },
+  restore: { summary: 'Restores a backup archive into DATA_DIR', usage: async () => (await import('./backup.js')).BACKUP_USAGE },
+  'admin-token': { summary: 'Makes the admin console\'s token and its ADMIN_TOKEN hash', usage: async () => (await import('./admin-token.js')).ADMIN_TOKEN_USAGE },
+};
 
 /**
  * Runs an operator command and answers its exit code: 0 done, 2 a problem the operator can fix
