@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { access, enforceAccessRules, type Authenticator } from './access.js';
 import { apiErrorHandler } from './error-handler.js';
 import { NotFound } from './errors.js';
+import { STRONGROOM_VERSION } from '../shared/version.js';
 
 /**
  * The API documentation (`API_DOCS_ENABLED`): Swagger UI at `/docs` and the OpenAPI document at
@@ -191,7 +192,7 @@ async function buildDocsInstance(app: FastifyInstance, recorded: readonly RouteO
   instance.setSerializerCompiler(() => (data) => JSON.stringify(data));
   await instance.register(swagger, {
     openapi: {
-      info: { title: 'Strongroom', version: '1.0.0', description: 'Bitwarden-compatible vault, organization and secrets server.' },
+      info: { title: 'Strongroom', version: STRONGROOM_VERSION, description: 'Bitwarden-compatible vault, organization and secrets server.' },
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
       tags: API_DOC_TAGS.map((tag) => ({ ...tag })),
     },

@@ -3,6 +3,7 @@ import { Type, type Static } from 'typebox';
 import type { Config } from '../../config/config.js';
 import { access } from '../../http/access.js';
 import type { RouteDoc } from '../../http/route-docs.js';
+import { STRONGROOM_VERSION } from '../../shared/version.js';
 
 /** Clients compare this with their minimum server versions before using newer features. */
 export const SERVER_VERSION = '2026.8.0';
@@ -11,7 +12,8 @@ const ConfigResponse = Type.Object({
   object: Type.Literal('config'),
   version: Type.String(),
   gitHash: Type.String(),
-  server: Type.Object({ name: Type.String(), url: Type.String() }),
+  // `version` is Strongroom's own release, for people; the clients read only name and url here.
+  server: Type.Object({ name: Type.String(), url: Type.String(), version: Type.String() }),
   environment: Type.Object({
     cloudRegion: Type.Null(),
     vault: Type.String(),
@@ -29,7 +31,7 @@ const ConfigResponse = Type.Object({
 const configDoc: RouteDoc = {
   summary: 'Read the server configuration',
   description:
-    'Answers the server version, the URLs of the vault, API, identity and notifications services, and whether registration is open; no feature flags are set. The official clients read it before and after login and compare the version with their minimum server versions. Access: anonymous.',
+    'Answers the Bitwarden server version the clients compare (Strongroom\'s own release is `server.version`), the URLs of the vault, API, identity and notifications services, and whether registration is open; no feature flags are set. The official clients read it before and after login and compare the version with their minimum server versions. Access: anonymous.',
 };
 
 /** The official ConfigResponseModel, from the settings. */
@@ -39,7 +41,7 @@ function toConfigResponse(config: Config): Static<typeof ConfigResponse> {
     object: 'config',
     version: SERVER_VERSION,
     gitHash: 'strongrm',
-    server: { name: 'Strongroom', url },
+    server: { name: 'Strongroom', url, version: STRONGROOM_VERSION },
     environment: {
       cloudRegion: null,
       vault: url,
