@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Packs this checkout and installs the tarball globally into a clean prefix, as the README's first
+# run does, for CI (.ci/run) and test/e2e/readme-first-run.test.ts: `install-tarball.sh <prefix>`
+# leaves <prefix>/bin/strongroom. better-sqlite3 would compile from source on install (its
+# prebuilt binaries come from a host CI cannot reach); the binary `npm ci` already built here, for
+# the same version and Node ABI, is offered to it through prebuild-install's local-prebuilds
+# folder (npm_config_<package>_local_prebuilds), which it checks before downloading or compiling.
+set -euo pipefail
+prefix=${1:?usage: scripts/install-tarball.sh <prefix>}
+cd "$(dirname "$0")/.."
+mkdir -p "$prefix"
+started=$(date +%s)
+tarball=$(npm pack --silent --pack-destination "$prefix" | tail -n 1)
+
+prebuilds=$(mktemp -d)
+trap 'rm -rf "$prebuilds"' EXIT
+sqlite_version=$(node -p "require('./node_modules/better-sqlite3/package.json').version")
+if [ -f node_modules/better-sqlite3/build/Release/better_sqlite3.node ]; then
+  tar -czf "$prebuilds/better-sqlite3-v$sqlite_version-node-v$(node -p process.versions.modules)-$(node -p process.platform)-$(node -p process.arch).tar.gz" \
+    -C node_modules/better-sqlite3 build/Release/better_sqlite3.node
+fi
+npm_config_better_sqlite3_local_prebuilds="$prebuilds" npm install --global --prefix "$prefix" --prefer-offline --no-audit --no-fund "$prefix/$tarball"
+echo "installed $tarball into $prefix in $(( $(date +%s) - started ))s"
