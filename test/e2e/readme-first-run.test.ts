@@ -95,7 +95,7 @@ describe.skipIf(TEST_ENGINE !== 'sqlite')('the README first screen', () => {
     const bin = join(prefix!, 'bin');
     const installed = join(prefix!, 'lib', 'node_modules', 'strongroom');
     expect(readFileSync(join(installed, 'package.json'), 'utf8'), 'STRONGROOM_TEST_PREFIX holds an older install').toContain(`"version": "${packageJson.version}"`);
-    expect(readdirSync(installed).sort()).toEqual(['.env.example', 'README.md', 'dist', 'docs', 'node_modules', 'npm-shrinkwrap.json', 'package.json']);
+    expect(readdirSync(installed).sort()).toEqual(['.env.example', 'CHANGELOG.md', 'README.md', 'dist', 'docs', 'node_modules', 'npm-shrinkwrap.json', 'package.json']);
 
     // An empty folder, no checkout: only the installed command on the PATH.
     expect(readdirSync(folder)).toEqual([]);
