@@ -14,10 +14,6 @@ tarball=$(npm pack --silent --pack-destination "$prefix" | tail -n 1)
 
 prebuilds=$(mktemp -d)
 trap 'rm -rf "$prebuilds"' EXIT
-sqlite_version=$(node -p "require('./node_modules/better-sqlite3/package.json').version")
-if [ -f node_modules/better-sqlite3/build/Release/better_sqlite3.node ]; then
-  tar -czf "$prebuilds/better-sqlite3-v$sqlite_version-node-v$(node -p process.versions.modules)-$(node -p process.platform)-$(node -p process.arch).tar.gz" \
-    -C node_modules/better-sqlite3 build/Release/better_sqlite3.node
-fi
+[ -f node_modules/better-sqlite3/build/Release/better_sqlite3.node ] && scripts/ci-node.sh keep-sqlite-build "$prebuilds"
 npm_config_better_sqlite3_local_prebuilds="$prebuilds" npm install --global --prefix "$prefix" --prefer-offline --no-audit --no-fund "$prefix/$tarball"
 echo "installed $tarball into $prefix in $(( $(date +%s) - started ))s"

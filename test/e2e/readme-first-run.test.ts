@@ -20,14 +20,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { freePort } from '../support/program.js';
+import { testService } from '../support/services.js';
 import { TEST_ENGINE } from '../support/test-server.js';
 
 const root = resolve(import.meta.dirname, '../..');
 const PASSWORD = 'a first-run master password';
 const packageJson = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string; dependencies: Record<string, string> };
 /** Where scripts/install-tarball.sh installed the packed tarball (.ci/run sets it). */
-const prefix = process.env.STRONGROOM_TEST_PREFIX;
-if (!prefix) console.warn('readme-first-run: STRONGROOM_TEST_PREFIX is not set, so the first run from the installed tarball is SKIPPED; run scripts/install-tarball.sh <prefix> and set it.');
+const prefix = testService('installedPackage');
 
 /** The shell blocks of the README section with this heading, each as its command lines. */
 function readmeBlocks(heading: string): string[][] {

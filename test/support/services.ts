@@ -12,6 +12,8 @@ const VARIABLES = {
   /** The RabbitMQ node behind STRONGROOM_TEST_AMQP_URL (`rabbitmqctl -n`), for tests that restart it. */
   amqpNode: 'STRONGROOM_TEST_AMQP_NODE',
   chromium: 'STRONGROOM_TEST_CHROMIUM',
+  /** A prefix the packed tarball was installed into (scripts/install-tarball.sh), for the README's first run. */
+  installedPackage: 'STRONGROOM_TEST_PREFIX',
 } as const;
 
 export type TestService = keyof typeof VARIABLES;
