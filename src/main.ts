@@ -20,6 +20,7 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
  * `strongroom orgs create|list|invite|confirm` manages organizations as a user who types their master password.
  * `strongroom sm …` makes Secrets Manager projects, machine accounts, grants and access tokens as a user.
  * `strongroom help [<command>]`, `<command> --help` and `--version` print and exit 0.
+ * `strongroom web-vault install <zip-or-folder>` checks and unpacks a web vault release (docs/web-vault.md).
  * Exit codes: 0 done, 1 an unexpected error, 2 a problem the operator can fix (settings, usage,
  * a file, the database or the port), printed as one line per problem.
  */

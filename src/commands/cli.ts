@@ -1,4 +1,4 @@
-import { defaultDatabaseUrl, loadProcessConfig, type Config } from '../config/config.js';
+import { defaultDatabaseUrl, loadProcessConfig, readEnvFile, type Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { DatabaseNotReady, openReadyDatabase, type ReadyDatabase } from '../db/open.js';
 import type { Tracing } from '../features/operations/tracing-setup.js';
@@ -7,7 +7,7 @@ import { causeOf, StartupError, UsageError } from '../shared/startup-error.js';
 import type { CommandHelp } from './help.js';
 
 /** The operator commands besides `serve`, as `strongroom <command>` takes them. */
-export const COMMAND_NAMES = ['migrate', 'license', 'users', 'signing-key', 'backup', 'restore', 'admin-token', 'orgs', 'sm'] as const;
+export const COMMAND_NAMES = ['migrate', 'license', 'users', 'signing-key', 'backup', 'restore', 'admin-token', 'orgs', 'sm', 'web-vault'] as const;
 
 /**
  * `strongroom --help`, one row per command in the order listed. A command in COMMAND_NAMES
@@ -34,6 +34,11 @@ export async function runOperatorCommand(command: string, args: string[]): Promi
   if (command === 'admin-token') {
     const { runAdminTokenCommand } = await import('./admin-token.js');
     return operatorCommand(() => runAdminTokenCommand(args));
+  }
+  // Reads the settings without the web vault folder's check: it is run to fix that folder.
+  if (command === 'web-vault') {
+    const { runWebVaultCommand } = await import('./web-vault.js');
+    return runWebVaultCommand(args, { env: { ...readEnvFile('.env'), ...process.env }, io: process });
   }
   if (!(COMMAND_NAMES as readonly string[]).includes(command)) return null;
   const config = loadProcessConfig();
