@@ -26,8 +26,8 @@ const TEMPLATE = `<!doctype html>
 
 <h2>Add the web vault</h2>
 <ol>
-<li>Download a self-hosted build of the Bitwarden web vault: the web build Bitwarden publishes with its client releases, or the build vaultwarden users use (bw_web_builds).</li>
-<li>Unpack it so that its <code>index.html</code> sits directly in <code><%= it.defaultDir %></code>, or unpack it elsewhere and set <code>WEB_VAULT_DIR</code> to that folder.</li>
+<li>Download a self-hosted build of the Bitwarden web vault: <code>web-&lt;version&gt;-selfhosted-COMMERCIAL.zip</code> from the <code>web-v…</code> releases of github.com/bitwarden/clients, or vaultwarden's <code>bw_web_v&lt;version&gt;.tar.gz</code> (github.com/dani-garcia/bw_web_builds).</li>
+<li>On the server, run <code>strongroom web-vault install &lt;file&gt;</code>: it checks the release and unpacks it into <code><%= it.defaultDir %></code> (or <code>WEB_VAULT_DIR</code> when set).</li>
 <li>Restart Strongroom. The web vault then answers here, at <code><%= it.publicUrl %>/</code>.</li>
 </ol>
 

@@ -186,6 +186,7 @@ describe('without a web vault', () => {
     expect(res.text).toContain('WEB_VAULT_DIR');
     expect(res.text).toContain(join(root, 'web-vault'));
     expect(res.text).toContain('strongroom users create --email you@example.com');
+    expect(res.text).toContain('strongroom web-vault install');
     expect(res.text).toContain('NODE_EXTRA_CA_CERTS');
     const csp = res.headers.get('content-security-policy') ?? '';
     expect(csp).toMatch(/^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'/);
