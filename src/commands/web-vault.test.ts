@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { crc32, deflateRawSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../test/support/test-server.js';
-import { checkedRelease } from '../features/web-vault/checked-versions.js';
+import { checkedReleases } from '../features/web-vault/checked-versions.js';
 import { runWebVaultCommand, WebVaultExitCode } from './web-vault.js';
 import type { UnpackLimits } from './web-vault-unpack.js';
 
@@ -172,8 +172,15 @@ describe('strongroom web-vault install', () => {
     const result = await run(['install', tarball], { DATA_DIR: data });
     expect(result.code).toBe(WebVaultExitCode.Ok);
     expect(result.out).toContain("vaultwarden's bw_web_builds 2025.1.2, a patched build of web vault 2025.1.2");
-    expect(result.out).toContain('Strongroom was not checked with this release; the releases checked are 2024.10.');
+    expect(result.out).toContain("Strongroom was not checked with this release; the releases checked are 2024.10 (Bitwarden's build).");
     expect(readFileSync(join(data, 'web-vault', 'index.html'), 'utf8')).toContain('2025.1.2');
+  });
+
+  it("tells vaultwarden's build of a checked release from the build that was checked", async () => {
+    const tarball = file('bw_web_v2024.10.5.tar.gz', makeTarGz(release('2024.10.5', 'web-vault/', [{ name: 'web-vault/vw-version.json', data: '{"version":"2024.10.5"}' }])));
+    const result = await run(['install', tarball], { DATA_DIR: dataDir() });
+    expect(result.code).toBe(WebVaultExitCode.Ok);
+    expect(result.out).toContain("Strongroom was checked with Bitwarden's build of this release (2024.10), not with this one");
   });
 
   it('installs an unpacked folder into WEB_VAULT_DIR, creating it', async () => {
@@ -307,9 +314,9 @@ describe('strongroom web-vault install', () => {
 
 describe('the checked web vault releases', () => {
   it('match a release cycle, ignoring a leading v and build metadata', () => {
-    expect(checkedRelease('2024.10.5')?.version).toBe('2024.10');
-    expect(checkedRelease('v2024.10.0+abc1234')?.version).toBe('2024.10');
-    expect(checkedRelease('2024.1.0')).toBeUndefined();
-    expect(checkedRelease('2024.100.0')).toBeUndefined();
+    expect(checkedReleases('2024.10.5').map((release) => release.version)).toEqual(['2024.10']);
+    expect(checkedReleases('v2024.10.0+abc1234').map((release) => release.version)).toEqual(['2024.10']);
+    expect(checkedReleases('2024.1.0')).toEqual([]);
+    expect(checkedReleases('2024.100.0')).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import { ConfigError } from '../config/config.js';
 import { readSettings } from '../config/load.js';
-import { checkedRelease, CHECKED_WEB_VAULT_RELEASES } from '../features/web-vault/checked-versions.js';
+import { checkedReleases, CHECKED_WEB_VAULT_RELEASES } from '../features/web-vault/checked-versions.js';
 import { causeOf, UsageError } from '../shared/startup-error.js';
 import { DEFAULT_LIMITS, sourceKind, unpack, type SourceKind, type UnpackLimits } from './web-vault-unpack.js';
 import { BadArchive } from './web-vault-zip.js';
@@ -199,12 +199,17 @@ function readVersion(folder: string, file = 'version.json'): string | null {
 /** What the operator reads after an installation. */
 export function describeInstall(installed: InstalledWebVault): string {
   const build = installed.vaultwardenBuild ? `vaultwarden's bw_web_builds ${installed.vaultwardenBuild}, a patched build of` : "Bitwarden's";
-  const checked = checkedRelease(installed.version);
+  const matching = checkedReleases(installed.version);
+  const checked = matching.find((release) => release.build === (installed.vaultwardenBuild ? 'vaultwarden' : 'bitwarden'));
+  const otherBuild = matching[0];
+  const checkedList = CHECKED_WEB_VAULT_RELEASES.map((release) => `${release.version} (${release.build === 'bitwarden' ? "Bitwarden's build" : "vaultwarden's build"})`).join(', ');
   const lines = [
     `Installed ${build} web vault ${installed.version} in ${installed.target}.`,
     checked
       ? `Strongroom was checked with this release (${checked.version}): ${checked.how}.`
-      : `Strongroom was not checked with this release; the releases checked are ${CHECKED_WEB_VAULT_RELEASES.map((release) => release.version).join(', ')}. Most pages should work; see docs/web-vault.md for what does not.`,
+      : otherBuild
+        ? `Strongroom was checked with ${otherBuild.build === 'bitwarden' ? "Bitwarden's" : "vaultwarden's"} build of this release (${otherBuild.version}), not with this one: ${otherBuild.how}.`
+        : `Strongroom was not checked with this release; the releases checked are ${checkedList}. Most pages should work; see docs/web-vault.md for what does not.`,
   ];
   if (installed.previous) lines.push(`The web vault it replaced${installed.previous.version ? ` (${installed.previous.version})` : ''} is kept in ${installed.previous.path}.`);
   lines.push('Restart Strongroom to serve it: the server reads the web vault folder when it starts.', '');
