@@ -293,7 +293,7 @@ describe('strongroom web-vault install', () => {
   });
 
   it('answers usage errors with 2 and --help with 0', async () => {
-    expect((await run([])).code).toBe(WebVaultExitCode.Usage);
+    expect(await run([])).toMatchObject({ code: WebVaultExitCode.Usage, out: '', err: expect.stringContaining('strongroom web-vault install') });
     expect((await run(['--help'])).out).toContain('strongroom web-vault install <zip-or-folder> [--force]');
     expect((await run(['install', '--help'])).code).toBe(WebVaultExitCode.Ok);
     expect((await run(['upgrade'])).err).toContain('Unknown web-vault command "upgrade"');

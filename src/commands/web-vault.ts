@@ -50,9 +50,10 @@ export async function runWebVaultCommand(argv: readonly string[], deps: WebVault
   const { stdout, stderr } = deps.io;
   try {
     const [sub, ...rest] = argv;
-    if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+    if (sub === undefined) throw new UsageError(WEB_VAULT_USAGE);
+    if (sub === '--help' || sub === '-h' || sub === 'help') {
       stdout.write(`${WEB_VAULT_USAGE}\n`);
-      return sub === undefined ? WebVaultExitCode.Usage : WebVaultExitCode.Ok;
+      return WebVaultExitCode.Ok;
     }
     if (sub !== 'install') throw new UsageError(`Unknown web-vault command "${sub}".\n${WEB_VAULT_USAGE}`);
     const { source, force, help } = parseInstallArgs(rest);
