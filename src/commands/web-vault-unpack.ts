@@ -5,7 +5,7 @@ import { Transform, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGunzip } from 'node:zlib';
 import { Parser, type ReadEntry } from 'tar';
-import { BadArchive, readZipDirectory, readZipEntry } from './web-vault-zip.js';
+import { BadArchive, openZip } from './web-vault-zip.js';
 
 /**
  * Unpacks a web vault release (a zip, a gzip-compressed tar or a folder) into an empty folder,
@@ -107,18 +107,16 @@ export async function unpack(source: string, kind: SourceKind, root: string, lim
 }
 
 async function unpackZip(source: string, writer: Writer, limits: UnpackLimits): Promise<void> {
-  const file = await open(source, 'r');
+  const zip = await openZip(source, limits.maxEntries);
   try {
-    const { size } = await file.stat();
-    const entries = await readZipDirectory(file, size, limits.maxEntries);
     // Every name and the declared total are checked before the first byte is inflated.
-    const paths = entries.map((entry) => {
+    const paths = zip.entries.map((entry) => {
       if (entry.special) throw new BadArchive(`${entry.name} is a symbolic link or a special file; a web vault holds only files and folders`);
       return entryPath(entry.name);
     });
-    const declared = entries.reduce((sum, entry) => sum + (entry.directory ? 0 : entry.size), 0);
+    const declared = zip.entries.reduce((sum, entry) => sum + (entry.directory ? 0 : entry.size), 0);
     if (declared > limits.maxBytes) throw new BadArchive(`the archive declares ${declared} bytes unpacked, more than the ${limits.maxBytes} a web vault needs (a zip bomb?)`);
-    for (const [i, entry] of entries.entries()) {
+    for (const [i, entry] of zip.entries.entries()) {
       const path = paths[i];
       if (path === null || path === undefined) continue;
       if (entry.directory) {
@@ -126,10 +124,10 @@ async function unpackZip(source: string, writer: Writer, limits: UnpackLimits): 
         continue;
       }
       writer.countBytes(path, entry.size);
-      writer.file(path, await readZipEntry(file, size, entry));
+      writer.file(path, await zip.read(entry));
     }
   } finally {
-    await file.close();
+    zip.close();
   }
 }
 

@@ -18,6 +18,8 @@ interface Entry {
   deflate?: boolean;
   /** The size the zip's directory declares, when it should lie. */
   declaredSize?: number;
+  /** The CRC-32 the zip records, when it should not match the data. */
+  crc?: number;
   /** Unix file type and mode bits, as `zip` records them (0o120777 for a symbolic link). */
   unixMode?: number;
   /** A tar entry of another type: '2' symbolic link, '1' hard link, '3' device. */
@@ -36,7 +38,7 @@ function makeZip(entries: Entry[]): Buffer {
     const fields = (header: Buffer, at: number): void => {
       header.writeUInt16LE(0x800, at);
       header.writeUInt16LE(entry.deflate ? 8 : 0, at + 2);
-      header.writeUInt32LE(crc32(data), at + 8);
+      header.writeUInt32LE(entry.crc ?? crc32(data), at + 8);
       header.writeUInt32LE(stored.length, at + 12);
       header.writeUInt32LE(entry.declaredSize ?? data.length, at + 16);
       header.writeUInt16LE(name.length, at + 20);
@@ -241,7 +243,7 @@ describe('strongroom web-vault install', () => {
 
   it('refuses archives too large to be a web vault: declared, inflated past their word, or too many entries', async () => {
     const data = dataDir();
-    const declared = await run(['install', file('declared.zip', makeZip(release('2024.10.5', '', [{ name: 'huge.bin', data: 'x', declaredSize: 2 ** 31 }])))], { DATA_DIR: data });
+    const declared = await run(['install', file('declared.zip', makeZip(release('2024.10.5', '', [{ name: 'huge.bin', data: 'x', deflate: true, declaredSize: 2 ** 31 }])))], { DATA_DIR: data });
     expect(declared.code).toBe(WebVaultExitCode.Usage);
     expect(declared.err).toMatch(/declares \d+ bytes unpacked, more than the 1073741824/);
 
@@ -262,6 +264,17 @@ describe('strongroom web-vault install', () => {
     expect(manyZip.err).toContain('the archive has 14 entries, more than the 10');
     const manyTar = await run(['install', file('many.tar.gz', makeTarGz(many))], { DATA_DIR: data }, limits);
     expect(manyTar.err).toContain('more than 10 entries');
+    expect(readdirSync(data)).toEqual([]);
+  });
+
+  it('refuses a zip entry that fails its CRC-32 check or whose stored sizes disagree', async () => {
+    const data = dataDir();
+    const damaged = await run(['install', file('damaged.zip', makeZip(release('2024.10.5', '', [{ name: 'damaged.js', data: 'x', deflate: true, crc: 1 }])))], { DATA_DIR: data });
+    expect(damaged.code).toBe(WebVaultExitCode.Usage);
+    expect(damaged.err).toContain('damaged.js fails its CRC-32 check');
+    const stored = await run(['install', file('stored.zip', makeZip(release('2024.10.5', '', [{ name: 'stored.js', data: 'x', declaredSize: 2 }])))], { DATA_DIR: data });
+    expect(stored.code).toBe(WebVaultExitCode.Usage);
+    expect(stored.err).toContain('not a readable zip archive');
     expect(readdirSync(data)).toEqual([]);
   });
 

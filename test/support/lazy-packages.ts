@@ -9,4 +9,6 @@ export const OPTIONAL_PACKAGES = [
   ...['@fastify/swagger', '@fastify/swagger-ui'],
   // OpenTelemetry, only with OTEL_ENABLED (not even its API: prom-client requires it, and loads only with metrics on).
   ...['@opentelemetry/api', '@opentelemetry/core', '@opentelemetry/resources', '@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http'],
+  // The zip reader of `strongroom web-vault install`, an operator command.
+  ...['yauzl'],
 ];
