@@ -1,4 +1,4 @@
-import { defaultDatabaseUrl, loadProcessConfig, readEnvFile, type Config } from '../config/config.js';
+import { defaultDatabaseUrl, loadProcessConfig, processSettingsEnv, type Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
 import { DatabaseNotReady, openReadyDatabase, type ReadyDatabase } from '../db/open.js';
 import type { Tracing } from '../features/operations/tracing-setup.js';
@@ -38,7 +38,7 @@ export async function runOperatorCommand(command: string, args: string[]): Promi
   // Reads the settings without the web vault folder's check: it is run to fix that folder.
   if (command === 'web-vault') {
     const { runWebVaultCommand } = await import('./web-vault.js');
-    return runWebVaultCommand(args, { env: { ...readEnvFile('.env'), ...process.env }, io: process });
+    return runWebVaultCommand(args, { env: processSettingsEnv(), io: process });
   }
   if (!(COMMAND_NAMES as readonly string[]).includes(command)) return null;
   const config = loadProcessConfig();

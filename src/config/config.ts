@@ -130,3 +130,11 @@ export function loadProcessConfig(
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
 }
+
+/**
+ * The program's settings unchecked: the environment over `.env`, for a command that checks only
+ * the settings it needs (`strongroom web-vault install` is run to fix a folder loadConfig refuses).
+ */
+export function processSettingsEnv(): NodeJS.ProcessEnv {
+  return { ...readEnvFile('.env'), ...process.env };
+}
