@@ -149,7 +149,7 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/accounts/premium': ACCOUNT_BILLING,
   'POST /api/accounts/request-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
   'POST /api/accounts/set-key-connector-key': KEY_CONNECTOR,
-  'POST /api/accounts/set-password': '#39: an account\'s master password life (set, temporary, change).',
+  'POST /api/accounts/set-password': '#42: SSO: a user provisioned just in time sets a master password.',
   'POST /api/accounts/verify-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
   'POST /api/alerts/dismissals': ALERT_EXCLUSIONS,
   'POST /api/auth-requests/admin-request': '#42: trusted device encryption and device approvals.',
