@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { chmod, cp, mkdir, mkdtemp, readdir, rename, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve, sep } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
+import type SqliteDatabase from 'better-sqlite3';
 import { create as createTar, extract as extractTar } from 'tar';
 import { filesDirOf, type Config } from '../config/config.js';
 import { engineOf, sqlitePathOf } from '../db/database.js';
+import { openSqliteFile } from '../db/native-module.js';
 import { UsageError } from '../shared/startup-error.js';
 
 /**
@@ -150,7 +151,7 @@ function filesOutside(config: Config, dataDir: string): string {
  * checks the copy and answers the newest migration it had applied.
  */
 async function copySqlite(source: string, destination: string): Promise<string | null> {
-  const live = new SqliteDatabase(source, { fileMustExist: true });
+  const live = openSqliteFile(source, { fileMustExist: true });
   try {
     live.pragma('busy_timeout = 5000');
     // better-sqlite3's first step copies nothing; asking for every page in the next keeps the
@@ -159,7 +160,7 @@ async function copySqlite(source: string, destination: string): Promise<string |
   } finally {
     live.close();
   }
-  const copy = new SqliteDatabase(destination, { fileMustExist: true });
+  const copy = openSqliteFile(destination, { fileMustExist: true });
   try {
     const check = copy.pragma('quick_check', { simple: true });
     if (check !== 'ok') throw new Error(`the copy of ${source} failed its integrity check: ${String(check)}`);

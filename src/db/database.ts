@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SqliteDatabase from 'better-sqlite3';
 import { Kysely, sql, type Dialect, type Transaction } from 'kysely';
 import type { Pool } from 'pg';
 import { StrongroomPostgresDialect } from './postgres-dialect.js';
 import { preparingPool } from './prepared-statements.js';
 import { cachingStatements, LockingSqliteDialect, type Engine } from './dialect.js';
+import { openSqliteFile } from './native-module.js';
 import { ObservedDialect, type QueryObserver } from './observed-dialect.js';
 import type { DB } from './schema.js';
 
@@ -88,7 +88,7 @@ function observed(dialect: Dialect, observer: QueryObserver | undefined): Dialec
 
 function openSqlite(path: string, { synchronous, cacheMegabytes }: { synchronous: 'normal' | 'full'; cacheMegabytes: number }, observer: QueryObserver | undefined): Db {
   if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-  const database = new SqliteDatabase(path);
+  const database = openSqliteFile(path);
   database.pragma('journal_mode = WAL');
   database.pragma('foreign_keys = ON');
   // WAL with NORMAL survives a crash of the process; FULL also a power loss (SQLITE_SYNCHRONOUS).

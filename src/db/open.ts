@@ -2,6 +2,7 @@ import { fileProblem, processUser } from '../config/file-problems.js';
 import { causeOf } from '../shared/startup-error.js';
 import { openDatabase, sqlitePathOf, type Database, type OpenOptions } from './database.js';
 import { migrateToLatest } from './migrate.js';
+import { NativeModuleMismatch } from './native-module.js';
 
 /** How long the database may take to answer its first query: the pool itself never gives up. */
 export const DATABASE_CONNECT_TIMEOUT_MS = 15_000;
@@ -49,6 +50,8 @@ export async function openReadyDatabase(
     const { connectTimeoutMs: _, ...openOptions } = options;
     database = openDatabase(url, openOptions);
   } catch (error) {
+    // A better-sqlite3 built for another Node.js is the installation's fault: no database setting mends it.
+    if (error instanceof NativeModuleMismatch) throw error;
     throw new DatabaseNotReady('open', target, sqliteFileProblem(url, error));
   }
   let step: 'connect' | 'migrate' = 'connect';
