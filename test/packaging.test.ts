@@ -1,9 +1,9 @@
 /**
- * The container image and the systemd unit, checked without a container
+ * The container image, the compose file and the systemd unit, checked without a container
  * engine or a running systemd (docs/install.md, "What was verified"): every file the Dockerfile
  * copies exists and is not left out of the build context; its program and the unit's are the
- * package's `strongroom` program with `serve`; every setting they name is a
- * real one; and the health check, run as the image runs
+ * package's `strongroom` program with `serve`; every setting they and compose.yaml name is a
+ * real one; the profile `full` wires real services; and the health check, run as the image runs
  * it, passes against the built server with the image's settings and fails when nothing answers.
  * The unit's syntax and hardening are checked by systemd itself (deploy/verify-unit.sh, in CI).
  */
@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../src/config/config.js';
 import { ConfigSchema, envName } from '../src/config/settings.js';
 import { freePort, killPrograms, PROJECT_ROOT, startProgram } from './support/program.js';
@@ -121,9 +122,9 @@ describe('the image health check', () => {
     expect(existsSync(script)).toBe(true);
   });
 
-  it('passes against the built server started with the image`s settings over HTTPS, and fails when nothing answers', async () => {
+  it('passes against the built server started with the image`s settings and compose`s HTTPS, and fails when nothing answers', async () => {
     const port = String(await freePort());
-    // The image's settings, on loopback rather than every address, with a self-signed certificate.
+    // The image's settings, on loopback rather than every address, with compose's default TLS.
     const env = { ...imageEnv(), HOST: '127.0.0.1', PORT: port, DATA_DIR: join(folder, 'data'), TLS_MODE: 'self-signed', PASSWORD_ITERATIONS: '100000', LOG_LEVEL: 'warn' };
     const server = startProgram(env, { args: json(runtime('CMD')[0]) });
     const deadline = Date.now() + 60_000;
@@ -143,6 +144,64 @@ describe('the image health check', () => {
     await server.exited;
     expect(runCheck(env)).toMatchObject({ status: 1, output: expect.stringContaining('ECONNREFUSED') });
   }, 90_000);
+});
+
+type ComposeService = {
+  profiles?: string[];
+  environment?: Record<string, string>;
+  depends_on?: Record<string, { condition: string; required?: boolean }>;
+  healthcheck?: { test: string[] };
+  volumes?: string[];
+};
+
+describe('compose.yaml', () => {
+  const compose = parseYaml(read('compose.yaml')) as { services: Record<string, ComposeService>; volumes: Record<string, unknown> };
+  const strongroom = compose.services.strongroom!;
+  /** compose's `${NAME:-default}` with the given variables, as `docker compose` fills it in. */
+  const interpolate = (value: string, vars: Record<string, string>): string =>
+    value.replace(/\$\{(\w+)(?::-([^}]*))?\}/g, (_match, name: string, fallback: string | undefined) => vars[name] || (fallback ?? ''));
+  const fullEnv = (): Record<string, string> => {
+    const vars: Record<string, string> = {};
+    for (const line of read('deploy/compose-full.env').split('\n')) {
+      const match = /^(\w+)=(.*)$/.exec(line.trim());
+      if (match) vars[match[1]!] = interpolate(match[2]!, vars);
+    }
+    return vars;
+  };
+  const serverEnv = (vars: Record<string, string>): Record<string, string> =>
+    Object.fromEntries(Object.entries(strongroom.environment ?? {}).map(([name, value]) => [name, interpolate(value, vars)]));
+
+  it('names only real settings, and by default runs on SQLite in the volume with HTTPS', () => {
+    for (const name of Object.keys(strongroom.environment ?? {})) expect(SETTINGS.has(name), name).toBe(true);
+    expect(strongroom.profiles).toBeUndefined();
+    expect(strongroom.volumes).toEqual(['strongroom-data:/data']);
+    const config = loadConfig({ ...imageEnv(), ...serverEnv({}) });
+    expect(config.databaseUrl).toBe('sqlite:/data/strongroom.sqlite');
+    expect(config.tlsMode).toBe('self-signed');
+    expect(config.redisUrl).toBeUndefined();
+  });
+
+  it('the profile full wires PostgreSQL, Redis and RabbitMQ through real settings, each waited for healthy', () => {
+    const vars = fullEnv();
+    expect(vars.COMPOSE_PROFILES).toBe('full');
+    const config = loadConfig({ ...imageEnv(), ...serverEnv(vars) });
+    const postgres = compose.services.postgres!;
+    const rabbitmq = compose.services.rabbitmq!;
+    // The URLs reach the compose services by name, with the accounts those services create.
+    expect(new URL(config.databaseUrl)).toMatchObject({ protocol: 'postgres:', hostname: 'postgres', port: '5432', pathname: `/${postgres.environment?.POSTGRES_DB}` });
+    expect(new URL(config.databaseUrl).username).toBe(postgres.environment?.POSTGRES_USER);
+    expect(new URL(config.databaseUrl).password).toBe(interpolate(postgres.environment?.POSTGRES_PASSWORD ?? '', vars));
+    expect(new URL(config.redisUrl ?? '')).toMatchObject({ protocol: 'redis:', hostname: 'redis' });
+    expect(new URL(config.amqpUrl ?? '')).toMatchObject({ protocol: 'amqp:', hostname: 'rabbitmq', username: rabbitmq.environment?.RABBITMQ_DEFAULT_USER });
+    expect(new URL(config.amqpUrl ?? '').password).toBe(interpolate(rabbitmq.environment?.RABBITMQ_DEFAULT_PASS ?? '', vars));
+    for (const name of ['postgres', 'redis', 'rabbitmq']) {
+      const service = compose.services[name]!;
+      expect(service.profiles, name).toEqual(['full']);
+      expect(service.healthcheck?.test[0], name).toBe('CMD');
+      expect(strongroom.depends_on?.[name], name).toEqual({ condition: 'service_healthy', required: false });
+    }
+    for (const volume of Object.values(compose.services).flatMap((s) => s.volumes ?? [])) expect(compose.volumes).toHaveProperty(volume.split(':')[0]!);
+  });
 });
 
 describe('the systemd unit', () => {
