@@ -3,7 +3,8 @@
 # npm registry and Debian's packages, as root, without systemd (docs/install.md, "What was
 # verified"). The official node image cannot be pulled there, so the build runs on a stand-in:
 # Debian bookworm from debootstrap with Node 24 and npm from the npm registry, passed as
-# NODE_IMAGE. Not run by CI: on such a machine it takes some 15 minutes.
+# NODE_IMAGE. Not run by CI: on such a machine it takes 20 to 30 minutes. Its steps were run by
+# hand once (docs/install.md); the script as a whole has not been run end to end.
 #   apt-get install -y podman runc debootstrap && bash deploy/check-image.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
