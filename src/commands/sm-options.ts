@@ -23,8 +23,10 @@ export function parseSmArgs(args: string[], options: SmOptionSpec): SmValues {
   try {
     return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }).values;
   } catch (error) {
-    // parseArgs sometimes adds a second line of advice; the first says what is wrong.
-    throw smUsageError((error as Error).message.split('\n')[0] ?? '');
+    // parseArgs sometimes adds a second line of advice; the first says what is wrong, in a
+    // style of its own (single quotes, no full stop) that is put in the product's.
+    const first = ((error as Error).message.split('\n')[0] ?? '').replace(/'([^']*)'/g, '"$1"');
+    throw smUsageError(/[.!?]$/.test(first) ? first : `${first}.`);
   }
 }
 
@@ -81,7 +83,7 @@ export function expiryOf(values: SmValues, now: Date): Date | null {
   if (value === undefined || value === 'never') return null;
   if (/^\d{1,9}$/.test(value)) {
     const days = Number(value);
-    if (days < 1 || days > MAX_EXPIRY_DAYS) throw new CommandFailure(`--expires: a number of days from 1 to ${MAX_EXPIRY_DAYS}, got ${value}.`, ExitCode.Usage);
+    if (days < 1 || days > MAX_EXPIRY_DAYS) throw new CommandFailure(`--expires: a number of days from 1 to ${MAX_EXPIRY_DAYS}, got "${value}".`, ExitCode.Usage);
     return new Date(now.getTime() + days * DAY_MS);
   }
   const dateOnly = /^\d{4}-\d{2}-\d{2}$/.test(value);
@@ -91,7 +93,7 @@ export function expiryOf(values: SmValues, now: Date): Date | null {
   if (at === null || Number.isNaN(at.getTime()) || (dateOnly && at.toISOString().slice(0, 10) !== value)) {
     throw new CommandFailure(`--expires: expected "never", a number of days or a date (YYYY-MM-DD or an ISO date-time with its zone), got "${value}".`, ExitCode.Usage);
   }
-  if (at.getTime() <= now.getTime()) throw new CommandFailure(`--expires: ${value} is not in the future.`, ExitCode.Usage);
+  if (at.getTime() <= now.getTime()) throw new CommandFailure(`--expires: "${value}" is not in the future.`, ExitCode.Usage);
   return at;
 }
 
