@@ -2,6 +2,7 @@ import type { UserSession } from './client/session.js';
 import { readMachineAccount, readProject, smCommand, type Project } from './sm-command.js';
 import { guidOf, rightsOf, smUsageError, textOption, type SmValues } from './sm-options.js';
 import { openName, printable } from './sm-output.js';
+import { grantSmAccessCommand } from './sm-orgs.js';
 import { CommandFailure, ExitCode } from './users.js';
 import { normalizeEmail } from '../platform/auth/kdf.js';
 
@@ -28,6 +29,11 @@ interface GrantedPolicies {
 interface PeoplePolicies {
   userAccessPolicies: (Policy & { organizationUserId: string })[];
   groupAccessPolicies: (Policy & { groupId: string })[];
+}
+
+interface OrganizationMember {
+  email: string | null;
+  status: number;
 }
 
 interface PotentialGrantee {
@@ -72,6 +78,29 @@ async function grantMachineAccount(session: UserSession, account: string, target
   return `Machine account ${printable(openName(machineAccount.name, orgKey))} (${account})`;
 }
 
+const CONFIRMED = 2;
+
+/**
+ * Why a member is not among the project's potential grantees: only confirmed members with
+ * Secrets Manager access are, so the organization's member list (when the caller may read it)
+ * tells a member without that access, or not yet confirmed, from no member at all.
+ */
+async function memberRefusal(session: UserSession, target: Project, email: string): Promise<CommandFailure> {
+  const refused = (message: string) => new CommandFailure(message, ExitCode.Refused);
+  const org = target.organizationId;
+  let members: OrganizationMember[];
+  try {
+    members = (await session.request<{ data: OrganizationMember[] }>('GET', `/api/organizations/${org}/users`)).data;
+  } catch (error) {
+    if (!(error instanceof CommandFailure) || error.exitCode !== ExitCode.Refused) throw error;
+    return refused(`The organization of project ${target.id} has no member ${email} with Secrets Manager access.`);
+  }
+  const member = members.find((m) => m.email !== null && normalizeEmail(m.email) === email);
+  if (member === undefined) return refused(`The organization of project ${target.id} has no member ${email}.`);
+  if (member.status !== CONFIRMED) return refused(`${email} is not yet a confirmed member of the organization of project ${target.id}: confirm them first (strongroom orgs confirm --org ${org} --member ${email}).`);
+  return refused(`${email} is a member of the organization of project ${target.id} but has no Secrets Manager access in it. Give it with: ${grantSmAccessCommand(org, email)}.`);
+}
+
 async function grantPeople(session: UserSession, grantee: { member: string } | { group: string }, target: Project, rights: Rights): Promise<string> {
   const candidates = await session.request<{ data: PotentialGrantee[] }>('GET', `/api/organizations/${target.organizationId}/access-policies/people/potential-grantees`);
   const found =
@@ -79,8 +108,8 @@ async function grantPeople(session: UserSession, grantee: { member: string } | {
       ? candidates.data.find((c) => c.type === 'user' && c.email !== null && normalizeEmail(c.email) === grantee.member)
       : candidates.data.find((c) => c.type === 'group' && c.id.toLowerCase() === grantee.group);
   if (!found) {
-    const what = 'member' in grantee ? `member ${grantee.member}` : `group ${grantee.group}`;
-    throw new CommandFailure(`The organization of project ${target.id} has no ${what}.`, ExitCode.Refused);
+    if ('member' in grantee) throw await memberRefusal(session, target, grantee.member);
+    throw new CommandFailure(`The organization of project ${target.id} has no group ${grantee.group}.`, ExitCode.Refused);
   }
   const path = `/api/projects/${target.id}/access-policies/people`;
   const current = await session.request<PeoplePolicies>('GET', path);

@@ -1,6 +1,7 @@
 import { encryptString } from './client/crypto.js';
 import { smCommand, type SmCommand } from './sm-command.js';
-import { guidOf, nameOf } from './sm-options.js';
+import { nameOf, requiredText } from './sm-options.js';
+import { inOrganizationSm, organizationIdOf } from './sm-orgs.js';
 import { openName, printable, printList, type ApiList } from './sm-output.js';
 import { ExitCode } from './users.js';
 
@@ -29,10 +30,11 @@ interface Item {
 export function createItemCommand(kind: Kind): SmCommand {
   return smCommand({
     options: { org: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
-    prepare: (values) => ({ org: guidOf(values, 'org'), name: nameOf(values, 'name') }),
-    async run({ session, values, io }, { org, name }) {
+    prepare: (values) => ({ wanted: requiredText(values, 'org'), name: nameOf(values, 'name') }),
+    async run({ session, values, io }, { wanted, name }) {
+      const org = await organizationIdOf(session, wanted);
       const orgKey = await session.organizationKey(org);
-      const made = await session.request<Item>('POST', `/api/organizations/${org}/${kind.path}`, { name: encryptString(name, orgKey) });
+      const made = await inOrganizationSm(session, org, () => session.request<Item>('POST', `/api/organizations/${org}/${kind.path}`, { name: encryptString(name, orgKey) }));
       if (values.json) io.stdout.write(`${JSON.stringify({ id: made.id, organizationId: org, name }, null, 2)}\n`);
       else io.stdout.write(`Created ${kind.noun} ${printable(name)} (${made.id}).\n`);
       return ExitCode.Ok;
@@ -43,10 +45,11 @@ export function createItemCommand(kind: Kind): SmCommand {
 export function listItemsCommand(kind: Kind): SmCommand {
   return smCommand({
     options: { org: { type: 'string' }, json: { type: 'boolean' } },
-    prepare: (values) => guidOf(values, 'org'),
-    async run({ session, values, io }, org) {
+    prepare: (values) => requiredText(values, 'org'),
+    async run({ session, values, io }, wanted) {
+      const org = await organizationIdOf(session, wanted);
       const orgKey = await session.organizationKey(org);
-      const listed = await session.request<ApiList<Item>>('GET', `/api/organizations/${org}/${kind.path}`);
+      const listed = await inOrganizationSm(session, org, () => session.request<ApiList<Item>>('GET', `/api/organizations/${org}/${kind.path}`));
       const rows = listed.data.map((item) => ({ id: item.id, name: openName(item.name, orgKey), creationDate: item.creationDate }));
       printList(io, values.json === true, rows, ['ID', 'NAME', 'CREATED (UTC)'], (r) => [r.id, r.name, r.creationDate.slice(0, 19).replace('T', ' ')], `No ${kind.plural}.`);
       return ExitCode.Ok;

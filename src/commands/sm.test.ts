@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decryptText, encryptText, type SymmetricKey } from '../../test/support/bw-crypto.js';
+import { decryptText, encryptText, generateSymmetricKey, rsaEncryptToEncString, type SymmetricKey } from '../../test/support/bw-crypto.js';
 import { runSm, smOwnerOrg } from '../../test/support/sm-cli.js';
 import { seedGroup, seedUser } from '../../test/support/admin.js';
-import { seedMembership } from '../../test/support/orgs.js';
+import { seedMembership, seedOrganization } from '../../test/support/orgs.js';
+import { OrganizationUserStatusType } from '../platform/access/roles.js';
 import { allowSecretsManager, seedMachineAccount, seedPolicy, seedProject, READ } from '../../test/support/sm.js';
 import { startTestServer, type TestServer } from '../../test/support/test-server.js';
 
@@ -17,6 +18,7 @@ let server: TestServer;
 let org: string;
 let orgKey: SymmetricKey;
 let password: string;
+let publicKey: string;
 
 beforeAll(async () => {
   server = await startTestServer();
@@ -24,6 +26,7 @@ beforeAll(async () => {
   org = made.orgId;
   orgKey = made.orgKey;
   password = made.owner.account.password;
+  publicKey = made.owner.account.publicKeyB64;
 }, 60_000);
 
 afterAll(async () => server?.close());
@@ -69,7 +72,8 @@ describe('strongroom sm refuses', () => {
   it('bad command lines (exit 2)', async () => {
     expect((await sm(['projects', 'create', '--org', org, '--name', 'x'])).stderr).toMatch(/^--email is required/);
     expect((await asOwner('projects', 'rename', '--org', org)).stderr).toMatch(/^"sm projects" takes create, list, not "rename"/);
-    expect((await asOwner('vaults', 'list')).stderr).toMatch(/^Unknown sm command "vaults"/);
+    expect((await asOwner('vaults', 'list')).stderr).toMatch(/^Unknown sm command "vaults": it takes projects, machine-accounts, tokens, access, secrets\./);
+    expect((await asOwner('projects', 'list', '--org', org, '--bogus')).stderr).toBe('Unknown option "--bogus". See "strongroom sm --help".\n');
     const project = await asOwner('access', '--machine-account', randomUUID(), '--project', 'production');
     expect(project).toMatchObject({ code: 2, stderr: '--project: expected an id (a GUID), got "production".\n' });
     expect((await sm([])).code).toBe(2);
@@ -179,5 +183,66 @@ describe('strongroom sm secrets create', () => {
     expect(run.code).toBe(2);
     expect(run.stderr).toMatch(/^The value is too long: encrypted, it would take \d+ of the 35000 characters/);
     expect(await server.database.db.selectFrom('secrets').select('id').where('project_id', '=', project).execute()).toEqual([]);
+  });
+});
+
+describe('strongroom sm and the organization', () => {
+  it('takes --org by name regardless of case, and refuses a name that matches none or several (exit 1)', async () => {
+    await server.database.db.updateTable('organizations').set({ name: 'SM Command Org' }).where('id', '=', org).execute();
+    const made = await asOwner('projects', 'create', '--org', 'sm command org', '--name', 'found by name', '--json');
+    expect(made.code).toBe(0);
+    expect(JSON.parse(made.stdout)).toMatchObject({ organizationId: org, name: 'found by name' });
+    const listed = await asOwner('projects', 'list', '--org', 'SM COMMAND ORG', '--json');
+    expect((JSON.parse(listed.stdout) as { name: string }[]).map((p) => p.name)).toContain('found by name');
+
+    const unknown = await asOwner('projects', 'list', '--org', 'SM Command');
+    expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: `${EMAIL} is in no organization named "SM Command". See "strongroom orgs list".\n` });
+
+    const userId = (await server.database.db.selectFrom('users').select('id').where('email', '=', EMAIL).executeTakeFirstOrThrow()).id;
+    const twins: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const twin = await seedOrganization(server, { name: 'Twin', overrides: { use_secrets_manager: true } });
+      await seedMembership(server, { organizationId: twin, userId, email: EMAIL, key: rsaEncryptToEncString(generateSymmetricKey().raw, publicKey) });
+      twins.push(twin);
+    }
+    const ambiguous = await asOwner('machine-accounts', 'create', '--org', 'twin', '--name', 'nowhere');
+    expect(ambiguous.code).toBe(1);
+    expect(ambiguous.stderr).toMatch(/^2 organizations of sm-command-owner@example\.com are named "twin": give --org one of their ids \(.+\)\. See "strongroom orgs list"\.\n$/);
+    for (const twin of twins) expect(ambiguous.stderr).toContain(twin);
+    expect(await server.database.db.selectFrom('service_accounts').select('id').where('organization_id', 'in', twins).execute()).toEqual([]);
+  });
+
+  it('says a member has no Secrets Manager access, and how it is given, rather than "not found"', async () => {
+    const email = 'sm-command-no-access@example.com';
+    const other = await smOwnerOrg(server, email);
+    await server.database.db.updateTable('organizations').set({ name: 'No Access Org' }).where('id', '=', other.orgId).execute();
+    await server.database.db.updateTable('organization_users').set({ access_secrets_manager: false }).where('organization_id', '=', other.orgId).execute();
+    const run = (...argv: string[]) => runSm(server, [...argv, '--email', email], `${other.owner.account.password}\n`);
+    const refusal = `${email} is a member of organization "No Access Org" (${other.orgId}) but has no Secrets Manager access in it. An owner or admin gives it with: strongroom orgs member --org ${other.orgId} --member ${email} --secrets-manager on.\n`;
+
+    expect(await run('projects', 'list', '--org', other.orgId)).toMatchObject({ code: 1, stdout: '', stderr: refusal });
+    expect(await run('projects', 'create', '--org', 'No Access Org', '--name', 'refused')).toMatchObject({ code: 1, stderr: refusal });
+    expect(await server.database.db.selectFrom('projects').select('id').where('organization_id', '=', other.orgId).execute()).toEqual([]);
+
+    // With the access but an organization that does not use Secrets Manager, that is what is said.
+    await server.database.db.updateTable('organization_users').set({ access_secrets_manager: true }).where('organization_id', '=', other.orgId).execute();
+    await server.database.db.updateTable('organizations').set({ use_secrets_manager: false }).where('id', '=', other.orgId).execute();
+    expect(await run('machine-accounts', 'list', '--org', other.orgId)).toMatchObject({ code: 1, stderr: `The organization "No Access Org" (${other.orgId}) does not use Secrets Manager.\n` });
+  });
+
+  it('tells a member without Secrets Manager access, or not yet confirmed, from no member in sm access', async () => {
+    const project = await seedProject(server, org, named('people'));
+    const noAccess = 'sm-command-plain-member@example.com';
+    await seedMembership(server, { organizationId: org, userId: await seedUser(server, noAccess), email: noAccess });
+    const invited = 'sm-command-invited@example.com';
+    await seedMembership(server, { organizationId: org, email: invited, status: OrganizationUserStatusType.Invited });
+
+    expect(await asOwner('access', '--member', noAccess, '--project', project)).toMatchObject({
+      code: 1,
+      stderr: `${noAccess} is a member of the organization of project ${project} but has no Secrets Manager access in it. Give it with: strongroom orgs member --org ${org} --member ${noAccess} --secrets-manager on.\n`,
+    });
+    const notConfirmed = await asOwner('access', '--member', invited, '--project', project);
+    expect(notConfirmed).toMatchObject({ code: 1, stderr: expect.stringMatching(new RegExp(`^${invited} is not yet a confirmed member of the organization of project ${project}: confirm them first`)) });
+    expect(await server.database.db.selectFrom('access_policies').select('id').where('granted_project_id', '=', project).execute()).toEqual([]);
   });
 });

@@ -11,12 +11,13 @@ import { createTokenCommand, listTokensCommand, revokeTokenCommand } from './sm-
 import { CommandFailure, ExitCode, type CommandIo } from './users.js';
 
 export const SM_USAGE = `Usage:
-  strongroom sm projects create --email <email> --org <id> --name <name> [--json]
-  strongroom sm projects list --email <email> --org <id> [--json]
-  strongroom sm machine-accounts create --email <email> --org <id> --name <name> [--json]
-  strongroom sm machine-accounts list --email <email> --org <id> [--json]
-      Secrets Manager projects and machine accounts of an organization. Names are encrypted
-      and opened with the organization key on this machine.
+  strongroom sm projects create --email <email> --org <id|name> --name <name> [--json]
+  strongroom sm projects list --email <email> --org <id|name> [--json]
+  strongroom sm machine-accounts create --email <email> --org <id|name> --name <name> [--json]
+  strongroom sm machine-accounts list --email <email> --org <id|name> [--json]
+      Secrets Manager projects and machine accounts of an organization, given by its id or
+      its name (see "strongroom orgs list"). Names are encrypted and opened with the
+      organization key on this machine.
   strongroom sm access --email <email> --project <id>
                        (--machine-account <id> | --member <email> | --group <id>)
                        [--read | --write | --revoke]
@@ -71,7 +72,8 @@ function commandOf(argv: string[]): { command: SmCommand; args: string[] } {
   if (pair) return { command: pair, args: argv.slice(2) };
   const verbs = Object.keys(COMMANDS).filter((name) => name.startsWith(`${noun} `));
   if (verbs.length > 0) throw smUsageError(`"sm ${noun}" takes ${verbs.map((v) => v.split(' ')[1]).join(', ')}${verb ? `, not "${verb}"` : ''}.`);
-  throw smUsageError(`Unknown sm command "${noun}".`);
+  const nouns = [...new Set(Object.keys(COMMANDS).map((name) => name.split(' ')[0]))];
+  throw smUsageError(`Unknown sm command "${noun}": it takes ${nouns.join(', ')}.`);
 }
 
 /**

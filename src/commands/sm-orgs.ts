@@ -1,0 +1,76 @@
+import { isGuid } from '../http/ids.js';
+import type { UserSession } from './client/session.js';
+import { printable } from './sm-output.js';
+import { CommandFailure, ExitCode } from './users.js';
+
+/**
+ * The organizations of `strongroom sm`: `--org` by id or by name, and why the server refused
+ * its Secrets Manager routes. The server answers "not found" alike for no membership, no
+ * Secrets Manager access and no such organization; the account's own sync profile tells which.
+ */
+
+interface ProfileOrganization {
+  id: string;
+  name: string;
+  accessSecretsManager?: boolean;
+  useSecretsManager?: boolean;
+}
+
+/** The command that gives a member Secrets Manager access, for messages that point to it. */
+export function grantSmAccessCommand(orgId: string, email: string): string {
+  return `strongroom orgs member --org ${orgId} --member ${email} --secrets-manager on`;
+}
+
+/** The confirmed organizations of the account, as its sync profile lists them. */
+async function organizationsOf(session: UserSession): Promise<ProfileOrganization[]> {
+  const sync = await session.request<{ profile?: { organizations?: ProfileOrganization[] } }>('GET', '/api/sync?excludeDomains=true');
+  return sync.profile?.organizations ?? [];
+}
+
+/** One organization of the account by id, or undefined when it is not a confirmed member of it. */
+export async function profileOrganization(session: UserSession, orgId: string): Promise<ProfileOrganization | undefined> {
+  return (await organizationsOf(session)).find((o) => o.id.toLowerCase() === orgId.toLowerCase());
+}
+
+/**
+ * `--org`: an id as given (lower-cased, as the server answers ids), or the name of one of the
+ * account's organizations, matched whole and regardless of case. A name that matches none or
+ * several is refused naming it, since guessing would act on the wrong organization.
+ */
+export async function organizationIdOf(session: UserSession, wanted: string): Promise<string> {
+  if (isGuid(wanted)) return wanted.toLowerCase();
+  const folded = wanted.trim().toLowerCase();
+  const matches = (await organizationsOf(session)).filter((o) => o.name.toLowerCase() === folded);
+  const seeList = 'See "strongroom orgs list".';
+  if (matches.length === 0) throw new CommandFailure(`${session.email} is in no organization named "${printable(wanted)}". ${seeList}`, ExitCode.Refused);
+  if (matches.length > 1) {
+    throw new CommandFailure(`${matches.length} organizations of ${session.email} are named "${printable(wanted)}": give --org one of their ids (${matches.map((o) => o.id).join(', ')}). ${seeList}`, ExitCode.Refused);
+  }
+  return (matches[0] as ProfileOrganization).id.toLowerCase();
+}
+
+/** Why the account cannot use the organization's Secrets Manager, or null when its profile does not say. */
+async function smRefusal(session: UserSession, orgId: string): Promise<string | null> {
+  const org = await profileOrganization(session, orgId);
+  if (org === undefined) return `${session.email} has no Secrets Manager access in organization ${orgId} (it is not a confirmed member, or the organization does not exist).`;
+  const named = `organization "${printable(org.name)}" (${org.id})`;
+  if (org.useSecretsManager === false) return `The ${named} does not use Secrets Manager.`;
+  if (org.accessSecretsManager === false) {
+    return `${session.email} is a member of ${named} but has no Secrets Manager access in it. An owner or admin gives it with: ${grantSmAccessCommand(org.id, session.email)}.`;
+  }
+  return null;
+}
+
+/**
+ * Runs `work` on the organization's Secrets Manager routes; a refusal the account's profile
+ * explains is reported in those words, any other as the server put it.
+ */
+export async function inOrganizationSm<T>(session: UserSession, orgId: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof CommandFailure) || error.exitCode !== ExitCode.Refused) throw error;
+    const why = await smRefusal(session, orgId);
+    throw why === null ? error : new CommandFailure(why, ExitCode.Refused);
+  }
+}
