@@ -6,8 +6,8 @@ import { systemClock } from '../shared/clock.js';
 import { UsageError } from '../shared/startup-error.js';
 import { encryptBytes, encryptString, generateRsaKeyPair, generateSymmetricKey, rsaWrap } from './client/crypto.js';
 import { runLicenseCommand } from './license.js';
-import { emailOption, text, usage, type OrgsCommandDeps, type OrgsSubcommand, type Values } from './orgs-options.js';
-import { CommandFailure, ExitCode } from './users.js';
+import { emailOption, usage, type OrgsCommandDeps, type OrgsSubcommand, type Values } from './orgs-options.js';
+import { CommandFailure, ExitCode, text } from './options.js';
 
 /** The first collection's name when --collection does not give one, as the web vault names it. */
 const DEFAULT_COLLECTION = 'Default collection';

@@ -1,8 +1,8 @@
 import { isGuid } from '../http/ids.js';
 import { decryptString, rsaWrap } from './client/crypto.js';
 import type { UserSession } from './client/session.js';
-import { emailOption, text, usage, type OrgsSubcommand, type Values } from './orgs-options.js';
-import { CommandFailure, ExitCode } from './users.js';
+import { emailOption, printable, usage, type OrgsSubcommand, type Values } from './orgs-options.js';
+import { CommandFailure, ExitCode, text } from './options.js';
 
 interface Membership {
   id: string;
@@ -26,12 +26,6 @@ const ACCEPTED = 1;
 const CONFIRMED = 2;
 /** The server takes at most this many collections in one invitation. */
 const MAX_COLLECTIONS = 1000;
-
-/** Control characters in names someone else chose are shown as \xNN, never sent to the terminal. */
-function printable(value: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return value.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-}
 
 /** The organization --org names, by id or by its exact name, among this account's. */
 async function organizationOf(session: UserSession, values: Values): Promise<Membership> {

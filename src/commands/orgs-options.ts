@@ -1,11 +1,9 @@
-import Value from 'typebox/value';
 import type { Config } from '../config/config.js';
 import type { Database } from '../db/database.js';
-import { Email } from '../http/schemas.js';
-import { normalizeEmail } from '../platform/auth/kdf.js';
 import type { Clock } from '../shared/clock.js';
 import type { UserSession } from './client/session.js';
-import { CommandFailure, ExitCode, type CommandIo } from './users.js';
+import { emailOption as sharedEmailOption, usageError, type OptionSpecs, type OptionValues } from './options.js';
+import type { CommandIo } from './users.js';
 
 // What the `strongroom orgs` subcommands share: their dependencies, context and option readers.
 
@@ -17,9 +15,9 @@ export interface OrgsCommandDeps {
   clock?: Clock;
 }
 
-export type Values = Record<string, string | boolean | string[] | undefined>;
+export type Values = OptionValues;
 
-export type Options = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>;
+export type Options = OptionSpecs;
 
 /** What a subcommand gets: its options, a way to log in as the user it names, and where to print. */
 export interface OrgsContext {
@@ -34,19 +32,15 @@ export interface OrgsSubcommand {
   run(context: OrgsContext): Promise<number>;
 }
 
-export const usage = (message: string) => new CommandFailure(`${message} See "strongroom orgs --help".`, ExitCode.Usage);
-
-export function text(values: Values, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' ? value : undefined;
-}
+export const usage = (message: string) => usageError('orgs', message);
 
 /** A required email option, normalised as the server stores it. */
 export function emailOption(values: Values, name: string): string {
-  const email = text(values, name);
-  if (email === undefined) throw usage(`--${name} is required.`);
-  const normalized = normalizeEmail(email);
-  if (!Value.Check(Email, normalized)) throw new CommandFailure(`--${name}: "${email}" is not an email address.`, ExitCode.Usage);
-  return normalized;
+  return sharedEmailOption('orgs', values, name);
 }
 
+/** Control characters in names someone else chose are shown as \xNN, never sent to the terminal. */
+export function printable(value: string): string {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
+  return value.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
+}

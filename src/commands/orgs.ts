@@ -1,12 +1,11 @@
-import { parseArgs } from 'node:util';
 import { systemClock } from '../shared/clock.js';
 import { InputAborted } from '../shared/terminal-input.js';
 import { SESSION_OPTIONS, SESSION_USAGE, readMasterPassword, sessionTarget } from './client/server.js';
 import { openUserSession, type UserSession } from './client/session.js';
 import { createOrganizationCommand } from './orgs-create.js';
 import { confirmMemberCommand, inviteMemberCommand, listOrganizationsCommand } from './orgs-members.js';
-import { usage, type Options, type OrgsCommandDeps, type OrgsContext, type OrgsSubcommand, type Values } from './orgs-options.js';
-import { CommandFailure, ExitCode } from './users.js';
+import { usage, type OrgsCommandDeps, type OrgsContext, type OrgsSubcommand, type Values } from './orgs-options.js';
+import { CommandFailure, ExitCode, parseOptions } from './options.js';
 
 export const ORGS_USAGE = `Usage:
   strongroom orgs create --email <owner> --name <name> [--billing-email <email>]
@@ -40,15 +39,8 @@ const SUBCOMMANDS: Record<string, OrgsSubcommand> = {
   confirm: confirmMemberCommand,
 };
 
-function parse(args: string[], options: Options): Values {
-  if (args.some((a) => a === '--password' || a.startsWith('--password=') || a === '-p')) {
-    throw new CommandFailure('The password is not accepted on the command line, where other users (ps) and the shell history can read it: type it at the prompt or pipe it on standard input.', ExitCode.Usage);
-  }
-  try {
-    return parseArgs({ args, options: { ...options, ...SESSION_OPTIONS, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    throw usage((error as Error).message.split('\n')[0] ?? '');
-  }
+function parse(args: string[], subcommand: OrgsSubcommand): Values {
+  return parseOptions('orgs', args, { ...subcommand.options, ...SESSION_OPTIONS, json: { type: 'boolean' } }).values;
 }
 
 /**
@@ -66,7 +58,7 @@ export async function runOrgsCommand(args: string[], deps: OrgsCommandDeps): Pro
     }
     const subcommand = SUBCOMMANDS[name];
     if (!subcommand) throw usage(`Unknown orgs command "${name}".`);
-    const values = parse(rest, subcommand.options);
+    const values = parse(rest, subcommand);
     if (values.help) {
       io.stdout.write(`${ORGS_USAGE}\n`);
       return ExitCode.Ok;

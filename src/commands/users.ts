@@ -1,14 +1,11 @@
 import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import { parseArgs } from 'node:util';
-import Value from 'typebox/value';
 import { systemClock, type Clock } from '../shared/clock.js';
 import type { Config } from '../config/config.js';
 import { sqlitePathOf, type Database } from '../db/database.js';
 import { DATABASE_CONNECT_TIMEOUT_MS, DatabaseNotReady, openReadyDatabase } from '../db/open.js';
 import { BadRequest, HttpError, NotFound } from '../http/errors.js';
 import { isGuid } from '../http/ids.js';
-import { Email } from '../http/schemas.js';
 import { NO_CLIENT, SILENT_LOG, type OperatorCaller } from '../http/request-context.js';
 import { firstLine, InputAborted, readHiddenLine, readLine, type CommandInput } from '../shared/terminal-input.js';
 import { causeOf } from '../shared/startup-error.js';
@@ -16,25 +13,14 @@ import { createFeatures, type Features } from '../wiring.js';
 import type { UserRow } from '../platform/auth/users.repository.js';
 import { InvitationNotMailed, OPERATOR_INVITATION_DAYS } from '../features/accounts/operator.service.js';
 import { createClientAccountKeys } from '../features/accounts/client-keys.js';
-import { DEFAULT_KDF, KdfType, normalizeEmail, validateKdf, type KdfSettings } from '../platform/auth/kdf.js';
+import { DEFAULT_KDF, KdfType, validateKdf, type KdfSettings } from '../platform/auth/kdf.js';
+import { CommandFailure, ExitCode, emailOption as sharedEmailOption, parseOptions, text, usageError, type OptionSpecs, type OptionValues } from './options.js';
 
 /** The operator at the terminal: no client, and the command prints what it has to say itself. */
 const COMMAND_CALLER: OperatorCaller = { operator: true, client: NO_CLIENT, log: SILENT_LOG };
 
-/** Exit codes of `strongroom users …` (docs/command-line.md). */
-export const ExitCode = {
-  Ok: 0,
-  /** The operation's own rule said no (the email is taken, no such user, sole owner), or the operator did not confirm. */
-  Refused: 1,
-  /** A bad command line, bad input or bad configuration: nothing was attempted. */
-  Usage: 2,
-  /** The database could not be opened or reached. */
-  DatabaseUnavailable: 3,
-  /** The invitation was made but the mail server did not take it (the link is printed instead). */
-  MailFailed: 4,
-  /** Anything else: a bug. */
-  Internal: 70,
-} as const;
+// Defined in ./options.ts for every operator command; still exported here for the modules that import them from users.
+export { CommandFailure, ExitCode };
 
 export const USERS_USAGE = `Usage:
   strongroom users create --email <email> [--name <name>] [--hint <hint>]
@@ -81,53 +67,19 @@ export interface UsersCommandDeps {
   connectTimeoutMs?: number;
 }
 
-/** Ends the command with a one-line message and an exit code. */
-export class CommandFailure extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number,
-  ) {
-    super(message);
-  }
-}
-
-const usage = (message: string) => new CommandFailure(`${message} See "strongroom users --help".`, ExitCode.Usage);
+const usage = (message: string) => usageError('users', message);
 
 /** The official clients' minimum master password length. */
 const MIN_PASSWORD_LENGTH = 12;
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = OptionValues;
 
-function parse(args: string[], options: Record<string, { type: 'string' | 'boolean' }>): Values {
-  // A password on the command line is readable by every local user (ps, /proc) and stays in
-  // shell history, so it is refused outright rather than reported as an unknown option.
-  if (args.some((a) => a === '--password' || a.startsWith('--password=') || a === '-p')) {
-    throw new CommandFailure(
-      'The password is not accepted on the command line, where other users (ps) and the shell history can read it: type it at the prompt or pipe it on standard input.',
-      ExitCode.Usage,
-    );
-  }
-  try {
-    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    // parseArgs sometimes adds a second line of advice; the first says what is wrong.
-    throw usage((error as Error).message.split('\n')[0] ?? '');
-  }
-}
-
-function text(values: Values, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' ? value : undefined;
+function parse(args: string[], options: OptionSpecs): Values {
+  return parseOptions('users', args, options).values;
 }
 
 function emailOption(values: Values): string {
-  const email = text(values, 'email');
-  if (email === undefined) throw usage('--email is required.');
-  const normalized = normalizeEmail(email);
-  if (!Value.Check(Email, normalized)) {
-    throw new CommandFailure(`--email: "${email}" is not an email address.`, ExitCode.Usage);
-  }
-  return normalized;
+  return sharedEmailOption('users', values);
 }
 
 function integerOption(values: Values, name: string): number | undefined {
