@@ -496,7 +496,7 @@ const ORGANIZATION_ROWS: Row[] = [
     { allow: ADMINS, ok: 'true', refuse: 'false', outsiders: 'false' },
   ],
   ['GET /organizations/{id}/keys', async () => ({ method: 'GET', path: `${base()}/keys` }), { allow: 'members' }],
-  ['GET /organizations/{id}/public-key', async () => ({ method: 'GET', path: `${base()}/public-key` }), { allow: 'members' }],
+  ['GET /organizations/{id}/public-key', async () => ({ method: 'GET', path: `${base()}/public-key` }), { allow: 'members', outsiders: 200 }],
   ['GET /organizations/{id}/billing/vnext/self-host/metadata', async () => ({ method: 'GET', path: `${base()}/billing/vnext/self-host/metadata` }), { allow: 'members' }],
   ['GET /organizations/{id}/billing/metadata', async () => ({ method: 'GET', path: `${base()}/billing/metadata` }), { allow: 'members' }],
   ['GET /organizations/{id}/billing/vnext/metadata', async () => ({ method: 'GET', path: `${base()}/billing/vnext/metadata` }), { allow: 'members' }],

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import type { Db } from '../../db/database.js';
 import type { MemberCaller } from '../../platform/access/org-access.js';
 import { NotFound } from '../../http/errors.js';
+import type { UserCaller } from '../../http/request-context.js';
 import { Nullable } from '../../http/schemas.js';
 import { findOrganization } from '../../platform/access/memberships.js';
 
@@ -33,8 +34,9 @@ export function createOrganizationKeys(deps: { db: Db }) {
       return organizationKeysResponse(org);
     },
 
-    async publicKey({ membership }: MemberCaller): Promise<Static<typeof OrganizationPublicKeyResponse>> {
-      const org = await findOrganization(db, membership.organizationId);
+    /** A public key is no secret: any signed-in user may read it (the route says why). */
+    async publicKey(_caller: UserCaller, organizationId: string): Promise<Static<typeof OrganizationPublicKeyResponse>> {
+      const org = await findOrganization(db, organizationId);
       if (!org) throw new NotFound();
       return { object: 'organizationPublicKey', publicKey: org.public_key };
     },

@@ -4,7 +4,7 @@ import type { Config } from '../../config/config.js';
 import { access, type AccessRule } from '../../http/access.js';
 import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
-import { emptyOk, EmptyResponse, IdParams, ListOf, list } from '../../http/schemas.js';
+import { emptyOk, EmptyResponse, IdParams, ListOf, list, normalizeGuid } from '../../http/schemas.js';
 import { requireVariant } from '../../http/variant.js';
 import { LICENSE_MAX_BYTES, multipartLicenseBody } from './license-upload.js';
 import { LicenseDocument } from './licenses.js';
@@ -195,16 +195,17 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/organizations/:id/public-key',
     {
-      ...member,
+      ...user,
       schema: {
         summary: "The organization's public key",
-        description: 'To every confirmed member; null while the organization has no key pair.',
+        description:
+          "Answers the organization's public key, null while it has no key pair; 404 for an unknown organization. An invitee not yet a member reads it to wrap their user key when joining enrols them in account recovery, so, as on the official server, any signed-in user may. Access: any signed-in user (`user`).",
         tags,
         params: IdParams,
         response: { 200: OrganizationPublicKeyResponse },
       },
     },
-    async (request) => keys.publicKey(memberCaller(request)),
+    async (request) => keys.publicKey(userCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.post(
