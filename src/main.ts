@@ -17,7 +17,7 @@ import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructio
  * `strongroom signing-key rotate|list` rotates the token signing key;
  * `strongroom backup <file>` / `strongroom restore <file>` copy the database and DATA_DIR (docs/operations.md).
  * `strongroom admin-token` makes the admin console's token and its ADMIN_TOKEN hash.
- * `strongroom orgs create|list|invite|confirm` manages organizations as a user who types their master password.
+ * `strongroom orgs create|list|invite|accept|confirm` manages organizations as a user who types their master password.
  * `strongroom sm …` makes Secrets Manager projects, machine accounts, grants and access tokens as a user.
  * `strongroom help [<command>]`, `<command> --help` and `--version` print and exit 0.
  * `strongroom web-vault install <zip-or-folder>` checks and unpacks a web vault release (docs/web-vault.md).

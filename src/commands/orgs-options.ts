@@ -22,6 +22,8 @@ export type Options = OptionSpecs;
 /** What a subcommand gets: its options, a way to log in as the user it names, and where to print. */
 export interface OrgsContext {
   values: Values;
+  /** The arguments after the options, for the subcommands that take any. */
+  positionals: string[];
   deps: OrgsCommandDeps;
   login: (email: string) => Promise<UserSession>;
   print: (text: string, json: unknown) => void;
@@ -29,6 +31,8 @@ export interface OrgsContext {
 
 export interface OrgsSubcommand {
   options: Options;
+  /** Whether it takes arguments besides its options (`accept` takes the invitation link). */
+  positionals?: boolean;
   run(context: OrgsContext): Promise<number>;
 }
 

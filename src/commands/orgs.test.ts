@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -5,9 +6,11 @@ import { join } from 'node:path';
 import { PassThrough, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedAccount, type LoggedInUser } from '../../test/support/accounts.js';
+import { seedPolicy } from '../../test/support/members.js';
+import { startSmtpSink, type SmtpSink } from '../../test/support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../../test/support/test-server.js';
 import { totpCode } from '../features/two-factor/totp.js';
-import { decryptBytes, decryptString, publicKeyOf } from './client/crypto.js';
+import { decryptBytes, decryptString, publicKeyOf, rsaUnwrap } from './client/crypto.js';
 import { openUserSession } from './client/session.js';
 import { runOrgsCommand } from './orgs.js';
 
@@ -24,11 +27,15 @@ class Capture extends Writable {
   }
 }
 
+let sink: SmtpSink;
 let selfHosted: TestServer;
 let cloud: TestServer;
 let owner: LoggedInUser;
 let cloudOwner: LoggedInUser;
 let member: LoggedInUser;
+
+/** Bitwarden's PolicyType.ResetPassword (account recovery). */
+const RESET_PASSWORD_POLICY = 8;
 
 async function orgs(server: TestServer, argv: string[], password: string | null = owner.account.password) {
   const stdin = new PassThrough();
@@ -41,7 +48,8 @@ async function orgs(server: TestServer, argv: string[], password: string | null 
 }
 
 beforeAll(async () => {
-  selfHosted = await startTestServer();
+  sink = await startSmtpSink();
+  selfHosted = await startTestServer({ env: sink.env });
   cloud = await startTestServer({ env: { DEPLOYMENT: 'cloud' } });
   owner = await seedAccount(selfHosted, { email: 'orgs-owner@example.com', derivation: 'real' });
   member = await seedAccount(selfHosted, { email: 'orgs-member@example.com', derivation: 'real' });
@@ -51,7 +59,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await selfHosted?.close();
   await cloud?.close();
+  await sink?.close();
 });
+
+/** The invitation link the server mailed to that address. */
+async function mailedLink(email: string): Promise<string> {
+  const mail = await sink.waitFor(email);
+  const link = /\S*#\/accept-organization\?\S+/.exec(mail.text)?.[0];
+  if (!link) throw new Error(`no invitation link in the mail:\n${mail.text}`);
+  return link;
+}
 
 /** What the owner's own keys open of the organization: its key, its key pair and its collections' names. */
 async function openedByOwner(server: TestServer, orgId: string) {
@@ -184,6 +201,77 @@ describe('strongroom orgs list, invite and confirm', { timeout: 60_000 }, () => 
     const again = await orgs(selfHosted, ['invite', '--email', owner.account.email, '--org', 'Acme Ops', '--member', 'third@example.com']);
     expect(again.code).toBe(1);
     expect(again.stderr).toBe('You have reached the maximum number of users (2) for this organization.\n');
+  });
+
+  it('accepts the mailed link as the invited member, who sees the organization once confirmed', async () => {
+    const link = await mailedLink(member.account.email);
+    const refusals: [string[], string | RegExp][] = [
+      [['accept', '--email', owner.account.email, link], `The invitation is for ${member.account.email}, not ${owner.account.email}: log in as the invited account.\n`],
+      [['accept', '--email', member.account.email], /^The invitation link \(or its token\) is required\./],
+      [['accept', '--email', member.account.email, link.split('&')[0] ?? ''], /^The invitation link has no token: pass the whole link from the mail, in single quotes/],
+      [['accept', '--email', member.account.email, 'not-a-token'], /^A bare invitation token needs --org <organization id>/],
+      [['accept', '--email', member.account.email, '--org', randomUUID(), 'not-a-token'], 'That is neither an invitation link nor an invitation token.\n'],
+      [['accept', '--email', member.account.email, link.replace(/organizationUserId=[^&]+/, 'organizationUserId=42')], 'The invitation link has no valid organizationUserId: copy the whole link from the mail.\n'],
+    ];
+    for (const [argv, message] of refusals) {
+      const result = await orgs(selfHosted, argv, null);
+      expect([argv, result.code]).toEqual([argv, 2]);
+      expect(result.stderr).toMatch(message);
+    }
+
+    const accepted = await orgs(selfHosted, ['accept', '--email', member.account.email, link, '--json'], member.account.password);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    const printed = JSON.parse(accepted.stdout) as { organizationId: string; memberId: string };
+    expect(printed).toMatchObject({ email: member.account.email, status: 'accepted', accountRecovery: false });
+    const row = await selfHosted.database.db.selectFrom('organization_users').select(['status', 'user_id', 'reset_password_key']).where('id', '=', printed.memberId).executeTakeFirstOrThrow();
+    expect(row).toEqual({ status: 1, user_id: member.userId, reset_password_key: null });
+
+    const again = await orgs(selfHosted, ['accept', '--email', member.account.email, link], member.account.password);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe('Invitation already accepted. You will receive an email when your organization membership is confirmed.\n');
+
+    const confirmed = await orgs(selfHosted, ['confirm', '--email', owner.account.email, '--org', printed.organizationId, '--member', member.account.email]);
+    expect(confirmed.code, confirmed.stderr).toBe(0);
+    // The member's own keys open the organization key the owner handed over: the same key.
+    const opened = await openUserSession({ serverUrl: selfHosted.baseUrl, email: member.account.email, password: member.account.password });
+    const ownerSession = await openUserSession({ serverUrl: selfHosted.baseUrl, email: owner.account.email, password: owner.account.password });
+    try {
+      expect(await opened.organizationKey(printed.organizationId)).toEqual(await ownerSession.organizationKey(printed.organizationId));
+    } finally {
+      opened.close();
+      ownerSession.close();
+    }
+  });
+});
+
+describe('strongroom orgs accept with account recovery', { timeout: 120_000 }, () => {
+  it("enrols the member where the organization's policy says so: the organization's private key opens their user key", async () => {
+    const created = await orgs(selfHosted, ['create', '--email', owner.account.email, '--name', 'Recovery Org', '--plan', 'EnterpriseAnnually', '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    const orgId = (JSON.parse(created.stdout) as { id: string }).id;
+    await seedPolicy(selfHosted, orgId, RESET_PASSWORD_POLICY);
+    await selfHosted.database.db.updateTable('policies').set({ data: JSON.stringify({ autoEnrollEnabled: true }) }).where('organization_id', '=', orgId).execute();
+    const recovered = await seedAccount(selfHosted, { email: 'orgs-recovered@example.com', derivation: 'real' });
+    const invited = await orgs(selfHosted, ['invite', '--email', owner.account.email, '--org', orgId, '--member', recovered.account.email]);
+    expect(invited.code, invited.stderr).toBe(0);
+    const token = new URLSearchParams((await mailedLink(recovered.account.email)).split('?')[1]).get('token') ?? '';
+
+    const accepted = await orgs(selfHosted, ['accept', '--email', recovered.account.email, '--org', orgId, token], recovered.account.password);
+    expect(accepted.code, accepted.stderr).toBe(0);
+    expect(accepted.stdout).toBe(`Accepted the invitation to ${orgId}. As the organization requires, its admins can now recover your account (account recovery). An admin now confirms you ("strongroom orgs confirm"); until then you do not see its items.\n`);
+    const row = await selfHosted.database.db.selectFrom('organization_users').select(['status', 'reset_password_key']).where('organization_id', '=', orgId).where('user_id', '=', recovered.userId).executeTakeFirstOrThrow();
+    expect(row.status).toBe(1);
+
+    const ownerSession = await openUserSession({ serverUrl: selfHosted.baseUrl, email: owner.account.email, password: owner.account.password });
+    const memberSession = await openUserSession({ serverUrl: selfHosted.baseUrl, email: recovered.account.email, password: recovered.account.password });
+    try {
+      const keys = await ownerSession.request<{ privateKey: string }>('GET', `/api/organizations/${orgId}/keys`);
+      const orgPrivateKey = decryptBytes(keys.privateKey, await ownerSession.organizationKey(orgId));
+      expect(rsaUnwrap(row.reset_password_key ?? '', orgPrivateKey)).toEqual(memberSession.userKey);
+    } finally {
+      ownerSession.close();
+      memberSession.close();
+    }
   });
 });
 

@@ -2,6 +2,7 @@ import { systemClock } from '../shared/clock.js';
 import { InputAborted } from '../shared/terminal-input.js';
 import { SESSION_OPTIONS, SESSION_USAGE, readMasterPassword, sessionTarget } from './client/server.js';
 import { openUserSession, type UserSession } from './client/session.js';
+import { acceptInvitationCommand } from './orgs-accept.js';
 import { createOrganizationCommand } from './orgs-create.js';
 import { confirmMemberCommand, inviteMemberCommand, listOrganizationsCommand } from './orgs-members.js';
 import { usage, type OrgsCommandDeps, type OrgsContext, type OrgsSubcommand, type Values } from './orgs-options.js';
@@ -23,6 +24,12 @@ export const ORGS_USAGE = `Usage:
   strongroom orgs invite --email <admin> --org <id or name> --member <email>
                          [--type user|admin|manager|owner] [--collection <name or id>]... [--json]
       Invites a member (mailed a link to join) with access to the named collections.
+  strongroom orgs accept --email <member> '<invitation link>'
+  strongroom orgs accept --email <member> --org <organization id> <invitation token>
+      Accepts an invitation as the invited account, as the web vault's link does: pass the link
+      from the mail (quoted: it holds "&"), or the token the mail shows with the organization's
+      id. Where the organization's account recovery policy enrols members automatically, the
+      account's key is wrapped here to the organization's public key and handed over with it.
   strongroom orgs confirm --email <admin> --org <id or name> --member <email> [--json]
       Confirms a member who accepted: hands them the organization key, wrapped here to their
       public key, after which they see the organization's items.
@@ -36,11 +43,12 @@ const SUBCOMMANDS: Record<string, OrgsSubcommand> = {
   create: createOrganizationCommand,
   list: listOrganizationsCommand,
   invite: inviteMemberCommand,
+  accept: acceptInvitationCommand,
   confirm: confirmMemberCommand,
 };
 
-function parse(args: string[], subcommand: OrgsSubcommand): Values {
-  return parseOptions('orgs', args, { ...subcommand.options, ...SESSION_OPTIONS, json: { type: 'boolean' } }).values;
+function parse(args: string[], subcommand: OrgsSubcommand): { values: Values; positionals: string[] } {
+  return parseOptions('orgs', args, { ...subcommand.options, ...SESSION_OPTIONS, json: { type: 'boolean' } }, { positionals: subcommand.positionals });
 }
 
 /**
@@ -58,7 +66,7 @@ export async function runOrgsCommand(args: string[], deps: OrgsCommandDeps): Pro
     }
     const subcommand = SUBCOMMANDS[name];
     if (!subcommand) throw usage(`Unknown orgs command "${name}".`);
-    const values = parse(rest, subcommand);
+    const { values, positionals } = parse(rest, subcommand);
     if (values.help) {
       io.stdout.write(`${ORGS_USAGE}\n`);
       return ExitCode.Ok;
@@ -66,6 +74,7 @@ export async function runOrgsCommand(args: string[], deps: OrgsCommandDeps): Pro
     const target = sessionTarget(values as Record<string, string | boolean | undefined>, deps.config);
     const context: OrgsContext = {
       values,
+      positionals,
       deps: { ...deps, clock: deps.clock ?? systemClock },
       login: async (email) => {
         const password = await readMasterPassword(io, email);

@@ -44,6 +44,8 @@ export interface UserSession {
   readonly privateKeyDer: Buffer;
   readonly publicKeyB64: string;
   request<T = unknown>(method: string, path: string, json?: unknown): Promise<T>;
+  /** The server's answer whatever its status, for the callers to whom a refusal is an answer too. */
+  answer(method: string, path: string, json?: unknown): Promise<HttpAnswer>;
   organizationKey(orgId: string): Promise<Buffer>;
   close(): void;
 }
@@ -154,12 +156,15 @@ export async function openUserSession(options: UserSessionOptions): Promise<User
   const claims = JSON.parse(Buffer.from(accessToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: unknown };
   const organizationKeys = new Map<string, string>();
 
-  async function request<T>(method: string, path: string, json?: unknown): Promise<T> {
+  async function answerOf(method: string, path: string, json?: unknown): Promise<HttpAnswer> {
     const headers: Record<string, string> = { authorization: `Bearer ${accessToken}`, 'device-type': String(deviceType) };
-    const answer =
-      json === undefined
-        ? await send(endpoint, method, path, { headers })
-        : await send(endpoint, method, path, { headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(json) });
+    return json === undefined
+      ? send(endpoint, method, path, { headers })
+      : send(endpoint, method, path, { headers: { ...headers, 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(json) });
+  }
+
+  async function request<T>(method: string, path: string, json?: unknown): Promise<T> {
+    const answer = await answerOf(method, path, json);
     if (answer.status < 200 || answer.status >= 300) throw failure(answer, method, path);
     return answer.body as T;
   }
@@ -171,6 +176,7 @@ export async function openUserSession(options: UserSessionOptions): Promise<User
     privateKeyDer,
     publicKeyB64: publicKeyOf(privateKeyDer),
     request,
+    answer: answerOf,
     async organizationKey(orgId: string): Promise<Buffer> {
       const id = orgId.toLowerCase();
       if (!organizationKeys.has(id)) {
