@@ -22,7 +22,7 @@ export const COMMAND_HELP: Record<'serve' | (typeof COMMAND_NAMES)[number], Comm
   backup: { summary: 'Writes a backup archive of the database and DATA_DIR', usage: async () => (await import('./backup.js')).BACKUP_USAGE },
   restore: { summary: 'Restores a backup archive into DATA_DIR', usage: async () => (await import('./backup.js')).BACKUP_USAGE },
   'admin-token': { summary: 'Makes the admin console\'s token and its ADMIN_TOKEN hash', usage: async () => (await import('./admin-token.js')).ADMIN_TOKEN_USAGE },
-  orgs: { summary: 'Creates organizations; invites, accepts and confirms members', usage: async () => (await import('./orgs.js')).ORGS_USAGE },
+  orgs: { summary: 'Creates organizations; invites, accepts, confirms members', usage: async () => (await import('./orgs.js')).ORGS_USAGE },
   sm: { summary: 'Projects, machine accounts, grants, tokens and secrets', usage: async () => (await import('./sm.js')).SM_USAGE },
   'web-vault': { summary: 'Checks and installs an official web vault release', usage: async () => (await import('./web-vault.js')).WEB_VAULT_USAGE },
 };
