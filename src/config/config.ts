@@ -116,9 +116,7 @@ export function loadProcessConfig(
   envFile = '.env',
   warn: (line: string) => void = (line) => process.stderr.write(`Warning: ${line}\n`),
 ): Config {
-  const fileEnv = readEnvFile(envFile);
-  const { problems, warnings } = checkEnvFileNames(fileEnv, processEnv);
-  for (const line of [...warnings, ...checkProcessEnvNames(processEnv, Object.keys(fileEnv))]) warn(line);
+  const { fileEnv, problems } = readCheckedEnvFile(processEnv, envFile, warn);
   let config: Config;
   try {
     config = loadConfig({ ...fileEnv, ...processEnv });
@@ -132,9 +130,29 @@ export function loadProcessConfig(
 }
 
 /**
- * The program's settings unchecked: the environment over `.env`, for a command that checks only
+ * The program's settings' sources: the environment over `.env`, for a command that checks only
  * the settings it needs (`strongroom web-vault install` is run to fix a folder loadConfig refuses).
+ * The names in `.env` are checked as loadProcessConfig checks them, so that a typo is refused by
+ * every command alike rather than leave this one writing where the server will not look.
  */
-export function processSettingsEnv(): NodeJS.ProcessEnv {
-  return { ...readEnvFile('.env'), ...process.env };
+export function processSettingsEnv(
+  processEnv: NodeJS.ProcessEnv = process.env,
+  envFile = '.env',
+  warn: (line: string) => void = (line) => process.stderr.write(`Warning: ${line}\n`),
+): NodeJS.ProcessEnv {
+  const { fileEnv, problems } = readCheckedEnvFile(processEnv, envFile, warn);
+  if (problems.length > 0) throw new ConfigError(problems);
+  return { ...fileEnv, ...processEnv };
+}
+
+/** `.env` with its names checked: the doubtful ones are warned about, the unknown ones answered. */
+function readCheckedEnvFile(
+  processEnv: NodeJS.ProcessEnv,
+  envFile: string,
+  warn: (line: string) => void,
+): { fileEnv: Record<string, string | undefined>; problems: string[] } {
+  const fileEnv = readEnvFile(envFile);
+  const { problems, warnings } = checkEnvFileNames(fileEnv, processEnv);
+  for (const line of [...warnings, ...checkProcessEnvNames(processEnv, Object.keys(fileEnv))]) warn(line);
+  return { fileEnv, problems };
 }

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadProcessConfig } from './config.js';
+import { ConfigError, loadProcessConfig, processSettingsEnv } from './config.js';
 import { checkProcessEnvNames } from './env-names.js';
 
 function envFile(text: string): string {
@@ -56,5 +56,16 @@ describe('names in .env and the environment', () => {
       'environment: TLS_MOD is not a setting; did you mean TLS_MODE?',
     ]);
     expect(checkProcessEnvNames({ STRONGROOM_TEST_DATABASE: 'x', NODE_OPTIONS: '--x', SSL_CERT_FILE: '/x' }, [])).toEqual([]);
+  });
+
+  it('checks the names of .env alike for the commands that read only some settings (web-vault)', () => {
+    const warnings: string[] = [];
+    expect(() => processSettingsEnv({}, envFile('PROT=18932\n'), (line) => warnings.push(line))).toThrow(
+      new ConfigError(['.env: PROT is not a setting; did you mean PORT?']),
+    );
+    const env = processSettingsEnv({ DATA_DIR: '/srv/a', STRONGROOM_PORT: '1' }, envFile('DATA_DIR=/srv/b\nPORT=eighty\n'), (line) => warnings.push(line));
+    // Only the names: the values are for the command to check, as it reads only the ones it needs.
+    expect(env).toEqual({ DATA_DIR: '/srv/a', PORT: 'eighty', STRONGROOM_PORT: '1' });
+    expect(warnings).toEqual(['environment: STRONGROOM_PORT is not a setting (settings have no STRONGROOM_ prefix); did you mean PORT?']);
   });
 });
