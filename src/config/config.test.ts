@@ -62,6 +62,13 @@ describe('configuration', () => {
     expect(text).toContain('"eighty"');
   });
 
+  it('names the expected type with its article', () => {
+    const problems = problemsOf({ PORT: 'abc', OTEL_ENABLED: 'maybe', OTEL_TRACES_SAMPLER_ARG: 'half' });
+    expect(problems).toContain('PORT: must be an integer (got "abc")');
+    expect(problems).toContain('OTEL_ENABLED: must be a boolean (got "maybe")');
+    expect(problems).toContain('OTEL_TRACES_SAMPLER_ARG: must be a number (got "half")');
+  });
+
   it('never repeats the password of a rejected URL', () => {
     const text = problemsOf({ DATABASE_URL: 'postgress://strongroom:s3cret@db:5432/vault', REDIS_URL: 'http://:s3cret@cache' }).join('\n');
     expect(text).toContain('DATABASE_URL: must be sqlite:<path> or postgres://user:pass@host:port/db (got "postgress://strongroom:(hidden)@db:5432/vault")');

@@ -31,7 +31,7 @@ describe('names in .env and the environment', () => {
   });
 
   it('reports the unknown names together with the invalid values', () => {
-    expect(load('PROT=1\nPORT=eighty\n').problems).toEqual(['.env: PROT is not a setting; did you mean PORT?', 'PORT: must be integer (got "eighty")']);
+    expect(load('PROT=1\nPORT=eighty\n').problems).toEqual(['.env: PROT is not a setting; did you mean PORT?', 'PORT: must be an integer (got "eighty")']);
   });
 
   it('reads the settings and CONFIG_FILE from .env, the environment winning', () => {

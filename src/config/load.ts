@@ -146,7 +146,15 @@ function problemText(error: { keyword: string; message: string; params: Record<s
   if (error.keyword === 'enum' && Array.isArray(allowed)) return `must be one of ${allowed.join(', ')}`;
   const expected = schema ? (schema as Record<string, unknown>).expected : undefined;
   if (error.keyword === 'pattern' && typeof expected === 'string') return `must be ${expected}`;
+  // The validator says "must be integer"; the operator reads a sentence.
+  if (error.keyword === 'type') return `must be ${typeNames(error.params.type)}`;
   return error.message;
+}
+
+/** A type check's expected types with their article: "an integer", "a string or null". */
+function typeNames(types: unknown): string {
+  const list = (Array.isArray(types) ? types : String(types).split(',')).map((type) => String(type).trim());
+  return list.map((type) => (type === 'null' ? 'null' : `${/^[aeiou]/.test(type) ? 'an' : 'a'} ${type}`)).join(' or ');
 }
 
 /**
