@@ -95,7 +95,7 @@ export async function sourceKind(source: string): Promise<SourceKind> {
   } finally {
     await file.close();
   }
-  throw new BadArchive('not a zip archive, a gzip-compressed tar archive or a folder');
+  throw new BadArchive('it is not a zip archive, a gzip-compressed tar archive or a folder');
 }
 
 /** Unpacks `source` into the empty folder `root`. */

@@ -310,13 +310,14 @@ describe('strongroom web-vault install', () => {
     expect((await run(['--help'])).out).toContain('strongroom web-vault install <zip-or-folder> [--force]');
     expect((await run(['install', '--help'])).code).toBe(WebVaultExitCode.Ok);
     expect((await run(['upgrade'])).err).toContain('Unknown web-vault command "upgrade"');
-    expect((await run(['install'])).err).toContain('install needs the web vault release');
+    expect((await run(['install'])).err).toContain('Name the web vault release to install');
     expect((await run(['install', 'a.zip', '--yes'])).err).toContain('Unknown option "--yes"');
     const missing = await run(['install', join(root, 'missing.zip')]);
     expect(missing.code).toBe(WebVaultExitCode.Usage);
-    expect(missing.err).toContain('missing.zip: no such file or folder');
-    const notArchive = await run(['install', file('notes.txt', Buffer.from('hello'))]);
-    expect(notArchive.err).toContain('not a zip archive, a gzip-compressed tar archive or a folder');
+    expect(missing.err).toBe(`Cannot install ${join(root, 'missing.zip')}: there is no such file or folder.\n`);
+    const notes = file('notes.txt', Buffer.from('hello'));
+    const notArchive = await run(['install', notes]);
+    expect(notArchive.err).toBe(`Cannot install ${notes}: it is not a zip archive, a gzip-compressed tar archive or a folder.\n`);
     const notTar = await run(['install', file('notes.tar.gz', gzipSync(Buffer.from('hello '.repeat(200))))]);
     expect(notTar).toMatchObject({ code: WebVaultExitCode.Usage, err: expect.stringContaining('not a readable tar archive') });
     const badSetting = await run(['install', 'a.zip'], { PORT: 'eighty' });

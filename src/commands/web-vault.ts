@@ -48,6 +48,7 @@ export class InstallRefused extends Error {}
 /** `strongroom web-vault …`: its exit code; it prints what it has to say itself. */
 export async function runWebVaultCommand(argv: readonly string[], deps: WebVaultCommandDeps): Promise<number> {
   const { stdout, stderr } = deps.io;
+  let given = '';
   try {
     const [sub, ...rest] = argv;
     if (sub === undefined) throw new UsageError(WEB_VAULT_USAGE);
@@ -57,6 +58,7 @@ export async function runWebVaultCommand(argv: readonly string[], deps: WebVault
     }
     if (sub !== 'install') throw new UsageError(`Unknown web-vault command "${sub}".\n${WEB_VAULT_USAGE}`);
     const { source, force, help } = parseInstallArgs(rest);
+    given = source;
     if (help) {
       stdout.write(`${WEB_VAULT_USAGE}\n`);
       return WebVaultExitCode.Ok;
@@ -71,7 +73,11 @@ export async function runWebVaultCommand(argv: readonly string[], deps: WebVault
       stderr.write(`${error.message}\n`);
       return WebVaultExitCode.Refused;
     }
-    if (error instanceof UsageError || error instanceof BadArchive) {
+    if (error instanceof BadArchive) {
+      stderr.write(`${refusal(given, error.message)}\n`);
+      return WebVaultExitCode.Usage;
+    }
+    if (error instanceof UsageError) {
       stderr.write(`${error.message}\n`);
       return WebVaultExitCode.Usage;
     }
@@ -82,12 +88,21 @@ export async function runWebVaultCommand(argv: readonly string[], deps: WebVault
     // A file-system refusal (permissions, a full disk) is the operator's to fix, not a bug.
     const failed = error as NodeJS.ErrnoException;
     if (typeof failed.code === 'string' && failed.syscall) {
-      stderr.write(`web-vault: ${failed.path ?? ''}: ${causeOf(error)}; nothing was installed\n`);
+      stderr.write(`${refusal(given, `${failed.path ? `${failed.path}: ` : ''}${causeOf(error)}; nothing was installed`)}\n`);
       return WebVaultExitCode.Usage;
     }
-    stderr.write(`web-vault: unexpected error: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    stderr.write(`The web-vault command failed unexpectedly: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
     return WebVaultExitCode.Internal;
   }
+}
+
+/**
+ * A refused installation as a sentence naming the release the operator gave: the archive's own
+ * problems are told in terms of its entries, which alone do not say which download was wrong.
+ */
+function refusal(source: string, problem: string): string {
+  const text = `Cannot install ${source}: ${problem}`;
+  return /[.?!]$/.test(text) ? text : `${text}.`;
 }
 
 function parseInstallArgs(args: readonly string[]): { source: string; force: boolean; help: boolean } {
@@ -98,9 +113,9 @@ function parseInstallArgs(args: readonly string[]): { source: string; force: boo
     if (arg === '--force') force = true;
     else if (arg.startsWith('-')) throw new UsageError(`Unknown option "${arg}".\n${WEB_VAULT_USAGE}`);
     else if (source === undefined) source = arg;
-    else throw new UsageError(`install takes one zip, tar.gz or folder; "${arg}" is one too many.`);
+    else throw new UsageError(`Give install one zip, tar.gz or folder; "${arg}" is one too many.`);
   }
-  if (source === undefined) throw new UsageError(`install needs the web vault release to install.\n${WEB_VAULT_USAGE}`);
+  if (source === undefined) throw new UsageError(`Name the web vault release to install: a zip, a tar.gz or a folder.\n${WEB_VAULT_USAGE}`);
   return { source, force, help: false };
 }
 
@@ -110,7 +125,7 @@ function parseInstallArgs(args: readonly string[]): { source: string; force: boo
  * leaves `target` as it was.
  */
 export async function installWebVault(source: string, target: string, options: { force: boolean; limits?: UnpackLimits }): Promise<InstalledWebVault> {
-  if (!existsSync(source)) throw new BadArchive(`${source}: no such file or folder`);
+  if (!existsSync(source)) throw new BadArchive('there is no such file or folder');
   const current = existsSync(target) || isLink(target);
   if (current && !options.force) {
     const version = readVersion(target);
