@@ -308,6 +308,8 @@ describe('strongroom web-vault install', () => {
   it('answers usage errors with 2 and --help with 0', async () => {
     expect(await run([])).toMatchObject({ code: WebVaultExitCode.Usage, out: '', err: expect.stringContaining('strongroom web-vault install') });
     expect((await run(['--help'])).out).toContain('strongroom web-vault install <zip-or-folder> [--force]');
+    // The asset name of dani-garcia/bw_web_builds releases, as the docs and the landing page give it.
+    expect((await run(['--help'])).out).toContain("vaultwarden's bw_web_v<version>.tar.gz");
     expect((await run(['install', '--help'])).code).toBe(WebVaultExitCode.Ok);
     expect((await run(['upgrade'])).err).toContain('Unknown web-vault command "upgrade"');
     expect((await run(['install'])).err).toContain('Name the web vault release to install');

@@ -12,7 +12,7 @@ export const WEB_VAULT_USAGE = `Usage:
   strongroom web-vault install <zip-or-folder> [--force]
       Checks a web vault release and unpacks it into WEB_VAULT_DIR, or DATA_DIR/web-vault when
       that is not set: Bitwarden's release zip (web-<version>-selfhosted-COMMERCIAL.zip from the
-      web-v* releases of github.com/bitwarden/clients), vaultwarden's bw_web_<version>.tar.gz
+      web-v* releases of github.com/bitwarden/clients), vaultwarden's bw_web_v<version>.tar.gz
       (github.com/dani-garcia/bw_web_builds), or a folder holding an unpacked one. It must have
       index.html and version.json at its top or in its one top folder; links, absolute paths,
       "..", more than 50000 entries or 1 GiB unpacked are refused. Says the version and whether
