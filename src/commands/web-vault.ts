@@ -16,9 +16,10 @@ export const WEB_VAULT_USAGE = `Usage:
       (github.com/dani-garcia/bw_web_builds), or a folder holding an unpacked one. It must have
       index.html and version.json at its top or in its one top folder; links, absolute paths,
       "..", more than 50000 entries or 1 GiB unpacked are refused. Says the version and whether
-      Strongroom was checked with it. An installed web vault is replaced only with --force, and
-      is then kept as <folder>.previous (an older .previous is deleted). Restart the server to
-      serve it.
+      Strongroom was checked with a release of that version; the version is read from
+      version.json, and no signature or checksum is checked, so download the release from its
+      project's release page. An installed web vault is replaced only with --force, and is then
+      kept as <folder>.previous (an older .previous is deleted). Restart the server to serve it.
 
 Exit codes: 0 done, 1 refused (a web vault is installed and --force was not given),
   2 usage error, bad archive or unwritable folder, or invalid configuration, 70 internal error.`;
@@ -222,11 +223,13 @@ export function describeInstall(installed: InstalledWebVault): string {
   const lines = [
     `Installed ${build} web vault ${installed.version} in ${installed.target}.`,
     checked
-      ? `Strongroom was checked with this release (${checked.version}): ${checked.how}.`
+      ? `Version ${installed.version} matches a release Strongroom was checked with (${checked.version}: ${checked.how}).`
       : otherBuild
-        ? `Strongroom was checked with ${otherBuild.build === 'bitwarden' ? "Bitwarden's" : "vaultwarden's"} build of this release (${otherBuild.version}), not with this one: ${otherBuild.how}.`
-        : `Strongroom was not checked with this release; the releases checked are ${checkedList}. Most pages should work; see docs/web-vault.md for what does not.`,
+        ? `Version ${installed.version} matches a release Strongroom was checked with in ${otherBuild.build === 'bitwarden' ? "Bitwarden's" : "vaultwarden's"} build (${otherBuild.version}: ${otherBuild.how}), not in this one.`
+        : `Strongroom was not checked with version ${installed.version}; the releases checked are ${checkedList}. Most pages should work; see docs/web-vault.md for what does not.`,
   ];
+  // The version is all the command knows of the files: it says so rather than vouch for a build.
+  if (otherBuild) lines.push('The version is read from version.json; this command checks no signature, so it cannot tell that these files are that release as published.');
   if (installed.previous) lines.push(`The web vault it replaced${installed.previous.version ? ` (${installed.previous.version})` : ''} is kept in ${installed.previous.path}.`);
   lines.push('Restart Strongroom to serve it: the server reads the web vault folder when it starts.', '');
   return lines.join('\n');
