@@ -116,7 +116,7 @@ describe.skipIf(TEST_ENGINE !== 'sqlite')('the README first screen', () => {
 
     const script = client
       .filter((line) => !line.startsWith('npm install --global @bitwarden/cli'))
-      .map((line) => line.replaceAll('localhost:8080', `localhost:${port}`))
+      .map((line) => line.replaceAll('127.0.0.1:8080', `127.0.0.1:${port}`))
       .map((line) => (line.startsWith('bw login ') ? `${line} --passwordenv BW_PASSWORD` : line));
     expect(script).toHaveLength(4);
     const session = run(['set -euo pipefail', ...script].join('\n'), {
