@@ -57,8 +57,10 @@ export function parseOptions(command: string, args: string[], options: OptionSpe
     const parsed = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: positionals });
     return { values: parsed.values, positionals: parsed.positionals };
   } catch (error) {
-    // parseArgs sometimes adds a second line of advice; the first says what is wrong.
-    throw usageError(command, (error as Error).message.split('\n')[0] ?? '');
+    // parseArgs sometimes adds a second line of advice; the first says what is wrong, in a
+    // style of its own (single quotes, no full stop) that is put in the product's.
+    const first = ((error as Error).message.split('\n')[0] ?? '').replace(/'([^']*)'/g, '"$1"');
+    throw usageError(command, /[.!?]$/.test(first) ? first : `${first}.`);
   }
 }
 

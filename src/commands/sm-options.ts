@@ -1,16 +1,12 @@
-import { parseArgs } from 'node:util';
-import Value from 'typebox/value';
 import { isGuid } from '../http/ids.js';
-import { Email } from '../http/schemas.js';
-import { normalizeEmail } from '../platform/auth/kdf.js';
-import { CommandFailure, ExitCode } from './users.js';
+import { CommandFailure, ExitCode, emailOption, parseOptions, text, usageError, type OptionValues } from './options.js';
 
 /** The command line of `strongroom sm …`, checked before anything is asked or sent. */
 
-export type SmValues = Record<string, string | boolean | undefined>;
+export type SmValues = OptionValues;
 export type SmOptionSpec = Record<string, { type: 'string' | 'boolean' }>;
 
-export const smUsageError = (message: string) => new CommandFailure(`${message} See "strongroom sm --help".`, ExitCode.Usage);
+export const smUsageError = (message: string) => usageError('sm', message);
 
 export function parseSmArgs(args: string[], options: SmOptionSpec): SmValues {
   // A password or token on the command line is readable by every local user (ps, /proc) and
@@ -20,20 +16,10 @@ export function parseSmArgs(args: string[], options: SmOptionSpec): SmValues {
     const what = secretFlag.startsWith('--value') ? 'A secret value' : 'The password';
     throw new CommandFailure(`${what} is not accepted on the command line, where other users (ps) and the shell history can read it: pipe it on standard input.`, ExitCode.Usage);
   }
-  try {
-    return parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: false }).values;
-  } catch (error) {
-    // parseArgs sometimes adds a second line of advice; the first says what is wrong, in a
-    // style of its own (single quotes, no full stop) that is put in the product's.
-    const first = ((error as Error).message.split('\n')[0] ?? '').replace(/'([^']*)'/g, '"$1"');
-    throw smUsageError(/[.!?]$/.test(first) ? first : `${first}.`);
-  }
+  return parseOptions('sm', args, options).values;
 }
 
-export function textOption(values: SmValues, name: string): string | undefined {
-  const value = values[name];
-  return typeof value === 'string' ? value : undefined;
-}
+export const textOption = text;
 
 export function requiredText(values: SmValues, name: string): string {
   const value = textOption(values, name);
@@ -42,10 +28,8 @@ export function requiredText(values: SmValues, name: string): string {
 }
 
 export function emailOf(values: SmValues): string {
-  const email = requiredText(values, 'email');
-  const normalized = normalizeEmail(email);
-  if (!Value.Check(Email, normalized)) throw new CommandFailure(`--email: "${email}" is not an email address.`, ExitCode.Usage);
-  return normalized;
+  requiredText(values, 'email');
+  return emailOption('sm', values);
 }
 
 /** An id option: required, a GUID, lower-cased as the server answers ids. */

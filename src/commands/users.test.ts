@@ -194,8 +194,8 @@ describe('strongroom users create', () => {
       [[...email, '--name', 'n'.repeat(51)], PASSWORD, '--name: at most 50 characters.'],
       [[...email, '--hint', 'h'.repeat(51)], PASSWORD, '--hint: at most 50 characters.'],
       [[...email, '--hint', PASSWORD], PASSWORD, 'The hint must not be the master password.'],
-      [[...email, '--bogus'], PASSWORD, "Unknown option '--bogus'"],
-      [[...email, 'stray'], PASSWORD, "Unexpected argument 'stray'"],
+      [[...email, '--bogus'], PASSWORD, 'Unknown option "--bogus". See "strongroom users --help".'],
+      [[...email, 'stray'], PASSWORD, 'Unexpected argument "stray"'],
       [email, 'too short\n', 'The master password must be at least 12 characters long.'],
       [email, '', 'No password on standard input'],
       [email, '\nsecond line', 'No password on standard input'],
@@ -337,7 +337,7 @@ describe('strongroom users disable, enable', () => {
         [['--email', 'a@example.com', '--id', '00000000-0000-4000-8000-000000000000'], 'Name the user with either --email or --id.'],
         [[], 'Name the user with either --email or --id.'],
         [['--id', '42'], '--id: expected a GUID, got "42".'],
-        [['--id'], "Option '--id <value>' argument missing"],
+        [['--id'], 'Option "--id <value>" argument missing'],
       ] as const) {
         const res = await users(s, [command, ...yes, ...args]);
         expect(res.code, `${command} ${args.join(' ')}`).toBe(2);
