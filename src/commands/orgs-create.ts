@@ -53,11 +53,20 @@ async function signLicense(deps: OrgsCommandDeps, terms: { name: string; billing
 }
 
 function readLicenseFile(file: string): string {
+  let license: string;
   try {
-    return readFileSync(file, 'utf8');
+    license = readFileSync(file, 'utf8');
   } catch (error) {
     throw new CommandFailure(`--license: cannot read ${file}: ${(error as Error).message}`, ExitCode.Usage);
   }
+  // A file that is not a license at all is bad input (2), checked before the password is asked;
+  // the server still judges a license's signature and terms.
+  try {
+    JSON.parse(license);
+  } catch {
+    throw new CommandFailure(`--license: ${file} is not a license file (not JSON); make one with "strongroom license issue".`, ExitCode.Usage);
+  }
+  return license;
 }
 
 interface CreateInput {

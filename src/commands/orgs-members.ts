@@ -1,3 +1,4 @@
+import type { Config } from '../config/config.js';
 import { isGuid } from '../http/ids.js';
 import { decryptString, rsaWrap } from './client/crypto.js';
 import type { UserSession } from './client/session.js';
@@ -24,6 +25,8 @@ const ROLE_NAMES = ['owner', 'admin', 'user', 'manager', 'custom'];
 const STATUS_NAMES: Record<number, string> = { [-1]: 'revoked', 0: 'invited', 1: 'accepted', 2: 'confirmed' };
 const ACCEPTED = 1;
 const CONFIRMED = 2;
+/** The message of the server's log line holding a mail it could not send (src/features/mail/mailer.ts). */
+const MAIL_NOT_SENT_LOG = 'SMTP_HOST is not set; mail not sent';
 /** The server takes at most this many collections in one invitation. */
 const MAX_COLLECTIONS = 1000;
 
@@ -63,6 +66,17 @@ async function memberOf(session: UserSession, orgId: string, email: string): Pro
   return member;
 }
 
+/**
+ * How the invitee gets the link. Run against this machine's own server (no --server) whose
+ * settings have no SMTP_HOST, the server only logs the mail, so the operator is told where it is.
+ */
+function joinAdvice(values: Values, config: Config): string {
+  if (text(values, 'server') === undefined && config.smtpHost === undefined) {
+    return `SMTP is not configured (SMTP_HOST), so no mail was sent: the invitation link is in the server's log, on the line "${MAIL_NOT_SENT_LOG}". They accept it with "strongroom orgs accept"`;
+  }
+  return 'They join with the link mailed to them';
+}
+
 export const listOrganizationsCommand: OrgsSubcommand = {
   options: { email: { type: 'string' } },
   async run({ values, login, print }) {
@@ -75,8 +89,15 @@ export const listOrganizationsCommand: OrgsSubcommand = {
 };
 
 export const inviteMemberCommand: OrgsSubcommand = {
-  options: { email: { type: 'string' }, org: { type: 'string' }, member: { type: 'string' }, type: { type: 'string' }, collection: { type: 'string', multiple: true } },
-  async run({ values, login, print }) {
+  options: {
+    email: { type: 'string' },
+    org: { type: 'string' },
+    member: { type: 'string' },
+    type: { type: 'string' },
+    collection: { type: 'string', multiple: true },
+    'secrets-manager': { type: 'boolean' },
+  },
+  async run({ values, deps, login, print }) {
     const admin = emailOption(values, 'email');
     const member = emailOption(values, 'member');
     const role = text(values, 'type') ?? 'user';
@@ -91,16 +112,25 @@ export const inviteMemberCommand: OrgsSubcommand = {
     await session.request('POST', `/api/organizations/${org.id}/users/invite`, {
       emails: [member],
       type,
-      accessSecretsManager: false,
+      accessSecretsManager: values['secrets-manager'] === true,
       collections: collections.map((c) => ({ id: c.id, readOnly: false, hidePasswords: false, manage: false })),
       groups: [],
       permissions: null,
     });
     const invited = await memberOf(session, org.id, member);
     const access = collections.length > 0 ? ` with access to ${collections.map((c) => `"${printable(c.name)}"`).join(', ')}` : '';
+    const secretsManager = values['secrets-manager'] === true ? ' and to Secrets Manager' : '';
     print(
-      `Invited ${member} to "${printable(org.name)}" as ${role}${access}. They join with the link mailed to them; then confirm them with "strongroom orgs confirm".`,
-      { organizationId: org.id, memberId: invited.id, email: member, type: role, status: STATUS_NAMES[invited.status] ?? invited.status, collections },
+      `Invited ${member} to "${printable(org.name)}" as ${role}${access}${secretsManager}. ${joinAdvice(values, deps.config)}; then confirm them with "strongroom orgs confirm".`,
+      {
+        organizationId: org.id,
+        memberId: invited.id,
+        email: member,
+        type: role,
+        status: STATUS_NAMES[invited.status] ?? invited.status,
+        collections,
+        accessSecretsManager: values['secrets-manager'] === true,
+      },
     );
     return ExitCode.Ok;
   },
@@ -129,6 +159,55 @@ export const confirmMemberCommand: OrgsSubcommand = {
     const key = rsaWrap(await session.organizationKey(org.id), publicKey);
     await session.request('POST', `/api/organizations/${org.id}/users/${member.id}/confirm`, { key });
     print(`Confirmed ${email} in "${printable(org.name)}": they now see its items they have access to.`, result);
+    return ExitCode.Ok;
+  },
+};
+
+interface MemberDetails {
+  type: number;
+  accessAll: boolean;
+  accessSecretsManager: boolean;
+  permissions?: Record<string, boolean>;
+  collections: { id: string; readOnly: boolean; hidePasswords: boolean; manage: boolean }[];
+  groups?: string[];
+}
+
+/** `--secrets-manager on|off`, the one change `orgs member` makes. */
+function switchOf(values: Values): boolean {
+  const value = text(values, 'secrets-manager');
+  if (value === undefined) throw usage('--secrets-manager on|off is required.');
+  if (value !== 'on' && value !== 'off') throw new CommandFailure(`--secrets-manager: expected on or off, got "${printable(value)}".`, ExitCode.Usage);
+  return value === 'on';
+}
+
+export const updateMemberCommand: OrgsSubcommand = {
+  options: { email: { type: 'string' }, org: { type: 'string' }, member: { type: 'string' }, 'secrets-manager': { type: 'string' } },
+  async run({ values, login, print }) {
+    const admin = emailOption(values, 'email');
+    const email = emailOption(values, 'member');
+    const wanted = switchOf(values);
+    if (text(values, 'org') === undefined) throw usage('--org is required.');
+    const session = await login(admin);
+    const org = await organizationOf(session, values);
+    const member = await memberOf(session, org.id, email);
+    const result = { organizationId: org.id, memberId: member.id, email, accessSecretsManager: wanted };
+    const state = wanted ? 'has' : 'does not have';
+    // The update route replaces the member's role, permissions, collections and groups, so they
+    // are read first and sent back as they are: only Secrets Manager access changes.
+    const details = await session.request<MemberDetails>('GET', `/api/organizations/${org.id}/users/${member.id}?includeGroups=true`);
+    if (details.accessSecretsManager === wanted) {
+      print(`${email} already ${state} Secrets Manager access in "${printable(org.name)}".`, result);
+      return ExitCode.Ok;
+    }
+    await session.request('PUT', `/api/organizations/${org.id}/users/${member.id}`, {
+      type: details.type,
+      accessAll: details.accessAll,
+      permissions: details.permissions ?? null,
+      collections: details.collections,
+      groups: details.groups ?? [],
+      accessSecretsManager: wanted,
+    });
+    print(`${email} now ${state} Secrets Manager access in "${printable(org.name)}".`, result);
     return ExitCode.Ok;
   },
 };

@@ -122,7 +122,15 @@ describe('strongroom orgs create', { timeout: 60_000 }, () => {
   });
 
   it('refuses bad input before asking for the password, exit code 2', async () => {
+    const notJson = join(await mkdtemp(join(tmpdir(), 'orgs-license-')), 'license.txt');
+    await writeFile(notJson, 'not a license');
     const cases: [string[], RegExp][] = [
+      [['create', '--email', owner.account.email, '--license', notJson], /^--license: \S+license\.txt is not a license file \(not JSON\); make one with "strongroom license issue"\.\n$/],
+      [['craete', '--email', owner.account.email], /^Unknown orgs command "craete"\. Did you mean "create"\? See "strongroom orgs --help"\.\n$/],
+      [['--email', owner.account.email], /^Missing subcommand: create, list, invite, confirm, accept, member\. See "strongroom orgs --help"\.\n$/],
+      [['list', '--email', owner.account.email, '--bogus'], /^Unknown option "--bogus"\. See "strongroom orgs --help"\.\n$/],
+      [['member', '--email', owner.account.email, '--org', 'Acme Ops', '--member', member.account.email, '--secrets-manager', 'maybe'], /^--secrets-manager: expected on or off, got "maybe"\.\n$/],
+      [['member', '--email', owner.account.email, '--org', 'Acme Ops', '--member', member.account.email], /^--secrets-manager on\|off is required\./],
       [['create', '--name', 'No Owner'], /^--email is required\./],
       [['create', '--email', 'not-an-email', '--name', 'X'], /^--email: "not-an-email" is not an email address\./],
       [['create', '--email', owner.account.email], /^--name is required\./],
@@ -154,6 +162,28 @@ describe('strongroom orgs create', { timeout: 60_000 }, () => {
     const result = await orgs(selfHosted, ['list', '--email', owner.account.email, '--server', `http://127.0.0.1:${port}`]);
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(new RegExp(`^cannot reach http://127\\.0\\.0\\.1:${port}: `));
+  });
+
+  it('asks whether an http:// server that hangs up is on https://, exit code 3', async () => {
+    // A TLS server closes a plain-HTTP request's connection without an answer, as this one does.
+    const hangUp = createServer((socket) => socket.once('data', () => socket.destroy()));
+    await new Promise<void>((resolve) => hangUp.listen(0, '127.0.0.1', resolve));
+    const port = (hangUp.address() as { port: number }).port;
+    try {
+      const result = await orgs(selfHosted, ['list', '--email', owner.account.email, '--server', `http://127.0.0.1:${port}`]);
+      expect(result.code).toBe(3);
+      expect(result.stderr).toMatch(new RegExp(`^cannot reach http://127\\.0\\.0\\.1:${port}: .+; is the server on https://127\\.0\\.0\\.1:${port}\\?\\n$`));
+    } finally {
+      await new Promise((resolve) => hangUp.close(resolve));
+    }
+  });
+
+  it('says a --ca file without a certificate holds none, exit code 2', async () => {
+    const file = join(await mkdtemp(join(tmpdir(), 'orgs-ca-')), 'ca.pem');
+    await writeFile(file, 'no certificate here\n');
+    const result = await orgs(selfHosted, ['list', '--email', owner.account.email, '--ca', file]);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toBe(`--ca: ${file} holds no PEM certificate.\n`);
   });
 });
 
@@ -254,6 +284,7 @@ describe('strongroom orgs accept with account recovery', { timeout: 120_000 }, (
     const recovered = await seedAccount(selfHosted, { email: 'orgs-recovered@example.com', derivation: 'real' });
     const invited = await orgs(selfHosted, ['invite', '--email', owner.account.email, '--org', orgId, '--member', recovered.account.email]);
     expect(invited.code, invited.stderr).toBe(0);
+    expect(invited.stdout).toContain('They join with the link mailed to them; then confirm them');
     const token = new URLSearchParams((await mailedLink(recovered.account.email)).split('?')[1]).get('token') ?? '';
 
     const accepted = await orgs(selfHosted, ['accept', '--email', recovered.account.email, '--org', orgId, token], recovered.account.password);
@@ -294,5 +325,68 @@ describe('strongroom orgs with two-step login', { timeout: 60_000 }, () => {
     const listed = await orgs(selfHosted, ['list', '--email', user.account.email, '--code', code], user.account.password);
     expect(listed.code, listed.stderr).toBe(0);
     expect(listed.stdout).toBe('orgs-2fa@example.com is in no organization.\n');
+  });
+});
+
+describe('strongroom orgs and Secrets Manager access', { timeout: 120_000 }, () => {
+  const memberRow = async (memberId: string) => {
+    const row = await selfHosted.database.db.selectFrom('organization_users').select(['type', 'access_secrets_manager']).where('id', '=', memberId).executeTakeFirstOrThrow();
+    return { type: row.type, accessSecretsManager: Boolean(row.access_secrets_manager) };
+  };
+  const collectionAccess = (memberId: string) =>
+    selfHosted.database.db.selectFrom('collection_users').select(['collection_id', 'read_only', 'hide_passwords', 'manage']).where('organization_user_id', '=', memberId).execute();
+
+  it('invites with --secrets-manager, and turns the access on and off with orgs member, keeping role and collections', async () => {
+    const created = await orgs(selfHosted, ['create', '--email', owner.account.email, '--name', 'SM Org', '--plan', 'EnterpriseAnnually', '--collection', 'Vaults', '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    const orgId = (JSON.parse(created.stdout) as { id: string }).id;
+
+    const withAccess = await orgs(selfHosted, ['invite', '--email', owner.account.email, '--org', orgId, '--member', 'sm-one@example.com', '--secrets-manager', '--json']);
+    expect(withAccess.code, withAccess.stderr).toBe(0);
+    const first = JSON.parse(withAccess.stdout) as { memberId: string; accessSecretsManager: boolean };
+    expect(first.accessSecretsManager).toBe(true);
+    expect((await memberRow(first.memberId)).accessSecretsManager).toBe(true);
+
+    const without = await orgs(selfHosted, ['invite', '--email', owner.account.email, '--org', orgId, '--member', 'sm-two@example.com', '--type', 'manager', '--collection', 'Vaults', '--json']);
+    expect(without.code, without.stderr).toBe(0);
+    const second = (JSON.parse(without.stdout) as { memberId: string }).memberId;
+    const before = { row: await memberRow(second), collections: await collectionAccess(second) };
+    expect(before.row).toEqual({ type: 3, accessSecretsManager: false });
+    expect(before.collections).toHaveLength(1);
+
+    const member = (state: string) => orgs(selfHosted, ['member', '--email', owner.account.email, '--org', 'SM Org', '--member', 'sm-two@example.com', '--secrets-manager', state]);
+    const on = await member('on');
+    expect(on.code, on.stderr).toBe(0);
+    expect(on.stdout).toBe('sm-two@example.com now has Secrets Manager access in "SM Org".\n');
+    expect(await memberRow(second)).toEqual({ type: 3, accessSecretsManager: true });
+    expect(await collectionAccess(second)).toEqual(before.collections);
+
+    const off = await member('off');
+    expect(off.code, off.stderr).toBe(0);
+    expect(off.stdout).toBe('sm-two@example.com now does not have Secrets Manager access in "SM Org".\n');
+    expect(await memberRow(second)).toEqual(before.row);
+    expect(await collectionAccess(second)).toEqual(before.collections);
+
+    const again = await member('off');
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toBe('sm-two@example.com already does not have Secrets Manager access in "SM Org".\n');
+  });
+});
+
+describe('strongroom orgs invite without a mail server', { timeout: 60_000 }, () => {
+  it("says no mail was sent and where the link is when this server's settings have no SMTP_HOST", async () => {
+    // The cloud server of these tests has no SMTP_HOST; its owner founded "Cloud Team" above.
+    const stdin = new PassThrough();
+    stdin.end(`${cloudOwner.account.password}\n`);
+    const stdout = new Capture();
+    const stderr = new Capture();
+    // No --server: the command reaches this machine's server, PUBLIC_URL, with its settings.
+    const config = { ...cloud.config, publicUrl: cloud.baseUrl };
+    expect(config.smtpHost).toBeUndefined();
+    const code = await runOrgsCommand(['invite', '--email', cloudOwner.account.email, '--org', 'Cloud Team', '--member', 'unmailed@example.com'], { config, io: { stdin, stdout, stderr } });
+    expect(code, stderr.text).toBe(0);
+    expect(stdout.text).toBe(
+      'Invited unmailed@example.com to "Cloud Team" as user. SMTP is not configured (SMTP_HOST), so no mail was sent: the invitation link is in the server\'s log, on the line "SMTP_HOST is not set; mail not sent". They accept it with "strongroom orgs accept"; then confirm them with "strongroom orgs confirm".\n',
+    );
   });
 });

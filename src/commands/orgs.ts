@@ -2,9 +2,10 @@ import { systemClock } from '../shared/clock.js';
 import { InputAborted } from '../shared/terminal-input.js';
 import { SESSION_OPTIONS, SESSION_USAGE, readMasterPassword, sessionTarget } from './client/server.js';
 import { openUserSession, type UserSession } from './client/session.js';
+import { nearestName } from './help.js';
 import { acceptInvitationCommand } from './orgs-accept.js';
 import { createOrganizationCommand } from './orgs-create.js';
-import { confirmMemberCommand, inviteMemberCommand, listOrganizationsCommand } from './orgs-members.js';
+import { confirmMemberCommand, inviteMemberCommand, listOrganizationsCommand, updateMemberCommand } from './orgs-members.js';
 import { usage, type OrgsCommandDeps, type OrgsContext, type OrgsSubcommand, type Values } from './orgs-options.js';
 import { CommandFailure, ExitCode, parseOptions } from './options.js';
 
@@ -22,8 +23,11 @@ export const ORGS_USAGE = `Usage:
   strongroom orgs list --email <user> [--json]
       The organizations of this account, with its role and status in each.
   strongroom orgs invite --email <admin> --org <id or name> --member <email>
-                         [--type user|admin|manager|owner] [--collection <name or id>]... [--json]
-      Invites a member (mailed a link to join) with access to the named collections.
+                         [--type user|admin|manager|owner] [--collection <name or id>]...
+                         [--secrets-manager] [--json]
+      Invites a member (mailed a link to join) with access to the named collections, and to
+      Secrets Manager with --secrets-manager. Without SMTP_HOST no mail is sent: the link is in
+      the server's log, and the member accepts it with "strongroom orgs accept".
   strongroom orgs accept --email <member> '<invitation link>'
   strongroom orgs accept --email <member> --org <organization id> <invitation token>
       Accepts an invitation as the invited account, as the web vault's link does: pass the link
@@ -33,6 +37,10 @@ export const ORGS_USAGE = `Usage:
   strongroom orgs confirm --email <admin> --org <id or name> --member <email> [--json]
       Confirms a member who accepted: hands them the organization key, wrapped here to their
       public key, after which they see the organization's items.
+  strongroom orgs member --email <admin> --org <id or name> --member <email>
+                         --secrets-manager on|off [--json]
+      Gives a member Secrets Manager access or takes it away; their role, permissions,
+      collections and groups stay as they are.
 
 ${SESSION_USAGE}
 
@@ -43,8 +51,9 @@ const SUBCOMMANDS: Record<string, OrgsSubcommand> = {
   create: createOrganizationCommand,
   list: listOrganizationsCommand,
   invite: inviteMemberCommand,
-  accept: acceptInvitationCommand,
   confirm: confirmMemberCommand,
+  accept: acceptInvitationCommand,
+  member: updateMemberCommand,
 };
 
 function parse(args: string[], subcommand: OrgsSubcommand): { values: Values; positionals: string[] } {
@@ -64,14 +73,18 @@ export async function runOrgsCommand(args: string[], deps: OrgsCommandDeps): Pro
       (name === undefined ? io.stderr : io.stdout).write(`${ORGS_USAGE}\n`);
       return name === undefined ? ExitCode.Usage : ExitCode.Ok;
     }
+    if (name.startsWith('-')) throw usage(`Missing subcommand: ${Object.keys(SUBCOMMANDS).join(', ')}.`);
     const subcommand = SUBCOMMANDS[name];
-    if (!subcommand) throw usage(`Unknown orgs command "${name}".`);
+    if (!subcommand) {
+      const near = nearestName(name, Object.keys(SUBCOMMANDS));
+      throw usage(`Unknown orgs command "${name}".${near !== undefined ? ` Did you mean "${near}"?` : ''}`);
+    }
     const { values, positionals } = parse(rest, subcommand);
     if (values.help) {
       io.stdout.write(`${ORGS_USAGE}\n`);
       return ExitCode.Ok;
     }
-    const target = sessionTarget(values as Record<string, string | boolean | undefined>, deps.config);
+    const target = sessionTarget(values, deps.config);
     const context: OrgsContext = {
       values,
       positionals,

@@ -25,6 +25,9 @@ const SERVER_UNAVAILABLE = ExitCode.DatabaseUnavailable;
 /** TLS errors that mean the server's certificate is not trusted here, which --ca mends. */
 const CERTIFICATE_ERRORS = /CERT|SELF_SIGNED|UNABLE_TO_VERIFY|ERR_TLS_CERT_ALTNAME/;
 
+/** Errors of a connection the server closed without an HTTP answer. */
+const HANG_UPS = /^(ECONNRESET|EPIPE)$/;
+
 export function endpointOf(url: string, caFile?: string): ServerEndpoint {
   let parsed: URL;
   try {
@@ -40,6 +43,9 @@ export function endpointOf(url: string, caFile?: string): ServerEndpoint {
     } catch (error) {
       throw new CommandFailure(`--ca: cannot read ${caFile}: ${(error as Error).message}`, ExitCode.Usage);
     }
+    // Node ignores a CA option without a certificate in it, and the failure would then read as
+    // if --ca were missing: say what is wrong with the file instead.
+    if (!/-----BEGIN CERTIFICATE-----/.test(ca)) throw new CommandFailure(`--ca: ${caFile} holds no PEM certificate.`, ExitCode.Usage);
   }
   return { url: url.replace(/\/+$/, ''), ...(ca !== undefined ? { ca } : {}) };
 }
@@ -84,7 +90,9 @@ export function send(endpoint: ServerEndpoint, method: string, path: string, opt
       if (CERTIFICATE_ERRORS.test(error.code ?? '')) {
         reject(new CommandFailure(`The certificate of ${endpoint.url} is not trusted here (${error.message}): pass its CA with --ca <file>.`, ExitCode.Usage));
       } else {
-        reject(new CommandFailure(`cannot reach ${endpoint.url}: ${error.message}`, SERVER_UNAVAILABLE));
+        // An HTTPS server hangs up on a plain-HTTP request; the URL's scheme is the likely slip.
+        const hint = url.protocol === 'http:' && HANG_UPS.test(error.code ?? '') ? `; is the server on ${endpoint.url.replace(/^http:/, 'https:')}?` : '';
+        reject(new CommandFailure(`cannot reach ${endpoint.url}: ${error.message}${hint}`, SERVER_UNAVAILABLE));
       }
     });
     if (options.body !== undefined) req.write(options.body);

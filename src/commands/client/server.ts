@@ -27,7 +27,7 @@ export interface SessionTarget {
   newDeviceCode?: string;
 }
 
-type Values = Record<string, string | boolean | undefined>;
+type Values = Record<string, string | boolean | string[] | undefined>;
 
 const text = (values: Values, name: string) => (typeof values[name] === 'string' ? values[name] : undefined);
 
