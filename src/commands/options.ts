@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import Value from 'typebox/value';
 import { Email } from '../http/schemas.js';
 import { normalizeEmail } from '../platform/auth/kdf.js';
+import { InputAborted } from '../shared/terminal-input.js';
 
 // What the operator commands share to read their command line and end with an exit code, so that
 // `strongroom users`, `orgs` and the others refuse the same mistakes with the same words.
@@ -76,4 +77,14 @@ export function emailOption(command: string, values: OptionValues, name = 'email
   const normalized = normalizeEmail(email);
   if (!Value.Check(Email, normalized)) throw new CommandFailure(`--${name}: "${email}" is not an email address.`, ExitCode.Usage);
   return normalized;
+}
+
+/**
+ * The one line and exit code a command that talks to a server ends with on an error: its own
+ * refusals as they are, an aborted prompt as a refusal, anything else as an internal error.
+ */
+export function failureOf(error: unknown): { message: string; code: number } {
+  if (error instanceof CommandFailure) return { message: error.message, code: error.exitCode };
+  if (error instanceof InputAborted) return { message: error.message, code: ExitCode.Refused };
+  return { message: `Internal error: ${error instanceof Error ? error.message : String(error)}`, code: ExitCode.Internal };
 }

@@ -1,5 +1,4 @@
 import { systemClock } from '../shared/clock.js';
-import { InputAborted } from '../shared/terminal-input.js';
 import { SESSION_OPTIONS, SESSION_USAGE, readMasterPassword, sessionTarget } from './client/server.js';
 import { openUserSession, type UserSession } from './client/session.js';
 import { nearestName } from './help.js';
@@ -7,7 +6,7 @@ import { acceptInvitationCommand } from './orgs-accept.js';
 import { createOrganizationCommand } from './orgs-create.js';
 import { confirmMemberCommand, inviteMemberCommand, listOrganizationsCommand, updateMemberCommand } from './orgs-members.js';
 import { usage, type OrgsCommandDeps, type OrgsContext, type OrgsSubcommand, type Values } from './orgs-options.js';
-import { CommandFailure, ExitCode, parseOptions } from './options.js';
+import { ExitCode, failureOf, parseOptions } from './options.js';
 
 export const ORGS_USAGE = `Usage:
   strongroom orgs create --email <owner> --name <name> [--billing-email <email>]
@@ -101,12 +100,7 @@ export async function runOrgsCommand(args: string[], deps: OrgsCommandDeps): Pro
     };
     return await subcommand.run(context);
   } catch (error) {
-    const [message, code] =
-      error instanceof CommandFailure
-        ? [error.message, error.exitCode]
-        : error instanceof InputAborted
-          ? [error.message, ExitCode.Refused]
-          : [`Internal error: ${error instanceof Error ? error.message : String(error)}`, ExitCode.Internal];
+    const { message, code } = failureOf(error);
     io.stderr.write(`${message}\n`);
     return code;
   } finally {

@@ -1,14 +1,14 @@
 import type { Config } from '../config/config.js';
-import { InputAborted } from '../shared/terminal-input.js';
 import { readMasterPassword, SESSION_OPTIONS, SESSION_USAGE, sessionTarget } from './client/server.js';
 import { openUserSession, type UserSession } from './client/session.js';
 import { accessCommand } from './sm-access.js';
 import type { SmCommand } from './sm-command.js';
+import { failureOf } from './options.js';
 import { emailOf, parseSmArgs, smUsageError } from './sm-options.js';
 import { createItemCommand, listItemsCommand, MACHINE_ACCOUNTS, PROJECTS } from './sm-org-items.js';
 import { createSecretCommand, readPasswordAndValue } from './sm-secrets.js';
 import { createTokenCommand, listTokensCommand, revokeTokenCommand } from './sm-tokens.js';
-import { CommandFailure, ExitCode, type CommandIo } from './users.js';
+import { ExitCode, type CommandIo } from './users.js';
 
 export const SM_USAGE = `Usage:
   strongroom sm projects create --email <email> --org <id|name> --name <name> [--json]
@@ -102,12 +102,7 @@ export async function runSmCommand(argv: string[], deps: SmCommandDeps): Promise
     session = await openUserSession({ ...target, email, password });
     return await command.run({ session, values, io, ...(value !== undefined ? { value } : {}) }, prepared);
   } catch (error) {
-    const [message, code] =
-      error instanceof CommandFailure
-        ? [error.message, error.exitCode]
-        : error instanceof InputAborted
-          ? [error.message, ExitCode.Refused]
-          : [`Internal error: ${error instanceof Error ? error.message : String(error)}`, ExitCode.Internal];
+    const { message, code } = failureOf(error);
     io.stderr.write(`${message}\n`);
     return code;
   } finally {
