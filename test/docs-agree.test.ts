@@ -29,6 +29,7 @@ const OTHER_NAMES: Record<string, string> = {
   MALLOC_ARENA_MAX: "glibc's, measured in the benchmarks",
   MALLOC_TRIM_THRESHOLD_: "glibc's, measured in the benchmarks",
   SQLITE_DEFAULT_CACHE_SIZE: "SQLite's compile-time default, compared with SQLITE_CACHE_MEGABYTES",
+  PR_SET_MDWE: "Linux's, behind systemd's MemoryDenyWriteExecute, which docs/install.md says the unit leaves off",
 };
 
 /** Paths the docs name to say they are not served. */
@@ -57,6 +58,8 @@ function codeNames(): Set<string> {
   for (const file of readdirSync(ROOT).filter((name) => /\.config\.(ts|js|mjs)$/.test(name))) {
     for (const match of readFileSync(join(ROOT, file), 'utf8').matchAll(/\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+_?\b/g)) names.add(match[0]);
   }
+  // The image's build arguments (docs/install.md names them for `--build-arg`).
+  for (const match of readFileSync(join(ROOT, 'Dockerfile'), 'utf8').matchAll(/^ARG ([A-Z][A-Z0-9_]*)/gm)) names.add(match[1]!);
   return names;
 }
 
