@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedAccount, type LoggedInUser } from '../../test/support/accounts.js';
 import { seedPolicy } from '../../test/support/members.js';
@@ -13,20 +13,13 @@ import { totpCode } from '../features/two-factor/totp.js';
 import { decryptBytes, decryptString, publicKeyOf, rsaUnwrap } from './client/crypto.js';
 import { openUserSession } from './client/session.js';
 import { runOrgsCommand } from './orgs.js';
+import { TextCapture as Capture } from '../../test/support/capture.js';
 
 /**
  * `strongroom orgs` against running servers, self-hosted and cloud, without the official client:
  * what the command writes is opened again with the owner's keys; bad input, refusals and a
  * server that is down end with the documented exit codes and one line saying why.
  */
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
-    this.text += chunk.toString('utf8');
-    callback();
-  }
-}
-
 let sink: SmtpSink;
 let selfHosted: TestServer;
 let cloud: TestServer;

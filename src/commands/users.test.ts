@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loginAccount, registerAccount, testAccount } from '../../test/support/accounts.js';
 import { freshEmail } from '../../test/support/admin.js';
@@ -14,6 +14,7 @@ import type { Config } from '../config/config.js';
 import type { CommandInput } from '../shared/terminal-input.js';
 import { OrganizationUserType } from '../platform/access/roles.js';
 import { runUsersCommand } from './users.js';
+import { TextCapture as Capture } from '../../test/support/capture.js';
 
 /**
  * `strongroom users …` in process, on the test server's database, with its standard streams
@@ -25,14 +26,6 @@ beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(async () => server.close());
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
-    this.text += chunk.toString('utf8');
-    callback();
-  }
-}
 
 interface RunOptions {
   /** What the operator types or pipes. */

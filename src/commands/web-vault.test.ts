@@ -1,13 +1,13 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { crc32, deflateRawSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer } from '../../test/support/test-server.js';
 import { checkedReleases } from '../features/web-vault/checked-versions.js';
 import { runWebVaultCommand, WebVaultExitCode } from './web-vault.js';
 import type { UnpackLimits } from './web-vault-unpack.js';
+import { TextCapture as Output } from '../../test/support/capture.js';
 
 /** One entry of a test archive; the options let a test write what a hostile archive would. */
 interface Entry {
@@ -103,14 +103,6 @@ function release(version: string, prefix = '', extra: Entry[] = []): Entry[] {
     { name: `${prefix}app/main.1a2b3c4d.js`, data: 'console.log("vault");'.repeat(200), deflate: true },
     ...extra,
   ];
-}
-
-class Output extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: BufferEncoding, done: () => void): void {
-    this.text += chunk.toString();
-    done();
-  }
 }
 
 let root: string;

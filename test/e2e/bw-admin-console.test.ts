@@ -1,10 +1,11 @@
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runUsersCommand } from '../../src/commands/users.js';
 import { adminTokenHash, signIn, type AdminBrowser } from '../support/admin-console.js';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createTestTls } from '../support/tls.js';
+import { TextCapture as Sink } from '../support/capture.js';
 
 /** An account disabled in the admin console is refused by the official `bw login`, and logs in again once enabled. */
 let server: TestServer;
@@ -12,14 +13,6 @@ let bw: BwCli;
 let admin: AdminBrowser;
 const EMAIL = 'console-disabled@example.com';
 const PASSWORD = 'disabled from the admin console';
-
-class Sink extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
-    this.text += chunk.toString('utf8');
-    callback();
-  }
-}
 
 beforeAll(async () => {
   const tls = await createTestTls();

@@ -6,7 +6,7 @@
  * own `bw`: the organization key the command wrapped to their public key opens it. One server and
  * one CLI for the file; the steps build on each other in order.
  */
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runOrgsCommand } from '../../src/commands/orgs.js';
 import { seedAccount, type LoggedInUser } from '../support/accounts.js';
@@ -14,17 +14,10 @@ import { createBwCli, type BwCli } from '../support/bw-cli.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createTestTls, type TestTls } from '../support/tls.js';
+import { TextCapture as Capture } from '../support/capture.js';
 
 const SLOW = 300_000;
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
-    this.text += chunk.toString('utf8');
-    callback();
-  }
-}
 
 let tls: TestTls;
 let sink: SmtpSink;

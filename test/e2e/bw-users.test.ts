@@ -1,9 +1,10 @@
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runUsersCommand } from '../../src/commands/users.js';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createTestTls } from '../support/tls.js';
+import { TextCapture as Capture } from '../support/capture.js';
 
 /**
  * Accounts made by the operator command are real client accounts: the official `bw` logs into
@@ -14,14 +15,6 @@ let server: TestServer;
 let bw: BwCli;
 const EMAIL = 'operator-made@example.com';
 const PASSWORD = 'made by the operator command';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
-    this.text += chunk.toString('utf8');
-    callback();
-  }
-}
 
 async function users(argv: string[], input = ''): Promise<{ code: number; stdout: string; stderr: string }> {
   const stdin = new PassThrough();

@@ -4,7 +4,7 @@
  * are captured. The owner it acts as is an account with real key derivation, so the command's
  * login derives the same keys an official client would.
  */
-import { PassThrough, Writable } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { seedAccount, type LoggedInUser } from './accounts.js';
 import { generateSymmetricKey, rsaEncryptToEncString, type SymmetricKey } from './bw-crypto.js';
 import { seedMembership, seedOrganization } from './orgs.js';
@@ -13,14 +13,7 @@ import type { TestServer } from './test-server.js';
 import { runSmCommand } from '../../src/commands/sm.js';
 import type { CommandInput } from '../../src/shared/terminal-input.js';
 import { OrganizationUserType } from '../../src/platform/access/roles.js';
-
-class Capture extends Writable {
-  text = '';
-  override _write(chunk: Buffer, _encoding: string, callback: () => void): void {
-    this.text += chunk.toString('utf8');
-    callback();
-  }
-}
+import { TextCapture as Capture } from './capture.js';
 
 export interface SmRun {
   code: number;
