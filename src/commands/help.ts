@@ -3,6 +3,7 @@
  * commands lives in cli.ts (COMMAND_HELP); this module only formats it, so that adding a command
  * touches one place.
  */
+import { editDistance } from '../shared/edit-distance.js';
 
 export const SERVE_USAGE = `Usage:
   strongroom serve
@@ -63,20 +64,4 @@ export function nearestName(typed: string, names: readonly string[]): string | u
     if (best === undefined || distance < best.distance) best = { name, distance };
   }
   return best !== undefined && best.distance <= Math.max(1, Math.floor(best.name.length / 3)) ? best.name : undefined;
-}
-
-/** Edit distance counting a swap of two neighbouring letters as one edit (a common slip), a row at a time. */
-function editDistance(a: string, b: string): number {
-  let before: number[] = [];
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) current[j] = Math.min(current[j]!, before[j - 2]! + 1);
-    }
-    before = previous;
-    previous = current;
-  }
-  return previous[b.length]!;
 }

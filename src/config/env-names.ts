@@ -1,4 +1,5 @@
 import type { TSchema } from 'typebox';
+import { editDistance } from '../shared/edit-distance.js';
 import { ConfigSchema, envName } from './settings.js';
 
 /** Names the server reads besides its settings: CONFIG_FILE is read before the settings it names. */
@@ -23,30 +24,26 @@ const TOOL_NAMES = new Set([
   'NO_PROXY',
 ]);
 
-/** The environment variable names of every setting. */
-export function settingNames(): readonly string[] {
-  names ??= Object.keys(ConfigSchema.properties as Record<string, TSchema>).map(envName);
-  return names;
+/**
+ * Every setting's environment name, and the same squashed for matching; made once, since the
+ * process environment is checked name by name at every start.
+ */
+interface SettingNames {
+  all: ReadonlySet<string>;
+  squashed: readonly { name: string; squashed: string }[];
 }
-let names: string[] | undefined;
+let settingNames: SettingNames | undefined;
+function known(): SettingNames {
+  if (settingNames === undefined) {
+    const all = Object.keys(ConfigSchema.properties as Record<string, TSchema>).map(envName);
+    settingNames = { all: new Set(all), squashed: all.map((name) => ({ name, squashed: squashed(name) })) };
+  }
+  return settingNames;
+}
 
 /** Whether a name is read by Strongroom itself: a setting, or CONFIG_FILE. */
 export function isStrongroomName(name: string): boolean {
-  return OTHER_STRONGROOM_NAMES.has(name) || settingNames().includes(name);
-}
-
-/** Edits (insert, delete, change, swap of neighbours) between two names: `PROT` is one from `PORT`. */
-function distance(a: string, b: string): number {
-  const rows = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
-  for (let i = 1; i <= a.length; i += 1) {
-    for (let j = 1; j <= b.length; j += 1) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let best = Math.min(rows[i - 1]![j]! + 1, rows[i]![j - 1]! + 1, rows[i - 1]![j - 1]! + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, rows[i - 2]![j - 2]! + 1);
-      rows[i]![j] = best;
-    }
-  }
-  return rows[a.length]![b.length]!;
+  return OTHER_STRONGROOM_NAMES.has(name) || known().all.has(name);
 }
 
 /** Case and underscores aside, so that `tlsMode` and `TLSMODE` find TLS_MODE. */
@@ -62,9 +59,11 @@ export function nearestSetting(name: string, within?: number): string | undefine
   const wanted = squashed(name.replace(/^STRONGROOM_/i, ''));
   const allowed = within ?? (wanted.length >= 8 ? 2 : 1);
   let best: { name: string; distance: number } | undefined;
-  for (const candidate of settingNames()) {
-    const d = distance(wanted, squashed(candidate));
-    if (d <= allowed && (best === undefined || d < best.distance)) best = { name: candidate, distance: d };
+  for (const candidate of known().squashed) {
+    // Names whose lengths differ by more than the edits allowed can never be near enough.
+    if (Math.abs(candidate.squashed.length - wanted.length) > allowed) continue;
+    const d = editDistance(wanted, candidate.squashed);
+    if (d <= allowed && (best === undefined || d < best.distance)) best = { name: candidate.name, distance: d };
   }
   return best?.name;
 }
