@@ -2,7 +2,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
-import { pathProblem, processUser } from './file-problems.js';
+import { pathProblem, processUser, remedyOf } from './file-problems.js';
 import type { ServiceName, Settings } from './settings.js';
 
 export type TlsMode = 'off' | 'files' | 'self-signed';
@@ -30,13 +30,17 @@ export function checkFilesDir(settings: Pick<Settings, 'filesDir' | 'fileStorage
   if (settings.fileStorage !== 'local' || settings.filesDir === undefined) return;
   const problem = pathProblem(settings.filesDir, 'write');
   if (!problem) return;
-  const remedy = problem.startsWith('permission denied') ? `make it writable for ${processUser()}, or set` : 'set';
-  problems.push(`FILES_DIR: cannot write attachments to ${resolve(settings.filesDir)}: ${problem}; ${remedy} FILES_DIR to a folder ${processUser()} may write`);
+  problems.push(`FILES_DIR: cannot write attachments to ${resolve(settings.filesDir)}: ${problem}; ${remedyOf(problem, 'write')} FILES_DIR to a folder ${processUser()} may write`);
 }
 
 /** Where local attachment and Send files live: FILES_DIR, or DATA_DIR/files. */
 export function filesDirOf(config: Pick<Settings, 'filesDir' | 'dataDir'>): string {
   return config.filesDir ?? join(config.dataDir, 'files');
+}
+
+/** Where the web vault is looked for and installed: WEB_VAULT_DIR, or DATA_DIR/web-vault. */
+export function webVaultDirOf(settings: Pick<Settings, 'webVaultDir' | 'dataDir'>): string {
+  return resolve(settings.webVaultDir ?? join(settings.dataDir, 'web-vault'));
 }
 
 /** PUBLIC_URL without its trailing slash, or the listen address and scheme. */
@@ -59,7 +63,7 @@ export function identityUrlOf(settings: Settings, services: readonly ServiceName
  * mistake and would otherwise serve nothing but 404s.
  */
 export function resolveWebVaultDir(configured: string | undefined, dataDir: string, problems: string[]): string | null {
-  const dir = resolve(configured ?? join(dataDir, 'web-vault'));
+  const dir = webVaultDirOf({ webVaultDir: configured, dataDir });
   if (configured === undefined && !existsSync(dir)) return null;
   if (!existsSync(dir)) {
     problems.push(`WEB_VAULT_DIR: ${dir} does not exist; unpack a web vault there (docs/web-vault.md), or unset WEB_VAULT_DIR`);
@@ -71,7 +75,7 @@ export function resolveWebVaultDir(configured: string | undefined, dataDir: stri
   }
   const unreadable = pathProblem(dir, 'read');
   if (unreadable) {
-    problems.push(`WEB_VAULT_DIR: cannot read ${dir}: ${unreadable}; make it readable for ${processUser()}, or set WEB_VAULT_DIR`);
+    problems.push(`WEB_VAULT_DIR: cannot read ${dir}: ${unreadable}; ${remedyOf(unreadable, 'read')} WEB_VAULT_DIR`);
     return null;
   }
   if (!existsSync(join(dir, 'index.html'))) {

@@ -14,6 +14,8 @@ export function processUser(): string {
   }
 }
 
+const PERMISSION_DENIED = 'permission denied';
+
 function statOf(path: string): Stats | undefined {
   try {
     return statSync(path);
@@ -55,27 +57,41 @@ export function pathProblem(path: string, need: 'write' | 'read', code?: string)
   const folder = stats.isDirectory() ? existing : dirname(existing);
   const folderStats = folder === existing ? stats : statOf(folder);
   if (need === 'read') {
-    return refusal(existing, constants.R_OK) ? `permission denied for ${processUser()} on ${existing} (not readable; ${modeText(stats)})` : undefined;
+    return refusal(existing, constants.R_OK) ? `${PERMISSION_DENIED} for ${processUser()} on ${existing} (not readable; ${modeText(stats)})` : undefined;
   }
   const folderRefusal = refusal(folder, constants.W_OK | constants.X_OK);
   // A read-only file system refuses even root, which permissions never do.
   if (folderRefusal === 'EROFS') return `the file system holding ${folder} is read-only`;
-  if (folderRefusal) return `permission denied for ${processUser()} on ${folder} (folder not writable; ${folderStats ? modeText(folderStats) : 'owner unknown'})`;
+  if (folderRefusal) return `${PERMISSION_DENIED} for ${processUser()} on ${folder} (folder not writable; ${folderStats ? modeText(folderStats) : 'owner unknown'})`;
   if (existing === target && stats.isFile() && refusal(target, constants.W_OK)) {
-    return `permission denied for ${processUser()} on ${target} (file not writable; ${modeText(stats)})`;
+    return `${PERMISSION_DENIED} for ${processUser()} on ${target} (file not writable; ${modeText(stats)})`;
   }
   return undefined;
 }
 
 /**
  * Why `path` could not be created, written or read, found on the file system rather than taken
- * from the error alone: Node's recursive mkdir says ENOENT for a folder that exists but may not be
- * written, and SQLite says only "unable to open database file".
+ * from the error alone (Node's recursive mkdir says ENOENT for a folder that exists but may not be
+ * written, and SQLite says only "unable to open database file"); undefined when the file system
+ * shows nothing more than the error says.
  */
-export function fileProblem(path: string, need: 'write' | 'read', error: unknown): string {
+export function diagnosedFileProblem(path: string, need: 'write' | 'read', error: unknown): string | undefined {
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const found = pathProblem(path, need, code);
   if (found) return found;
-  if (code === 'EACCES' || code === 'EPERM') return `permission denied for ${processUser()} on ${resolve(path)}`;
-  return causeOf(error);
+  if (code === 'EACCES' || code === 'EPERM') return `${PERMISSION_DENIED} for ${processUser()} on ${resolve(path)}`;
+  return undefined;
+}
+
+/** `diagnosedFileProblem`, or the error's own words when the file system adds nothing. */
+export function fileProblem(path: string, need: 'write' | 'read', error: unknown): string {
+  return diagnosedFileProblem(path, need, error) ?? causeOf(error);
+}
+
+/**
+ * The start of what to do about a problem these functions found, before the setting it names:
+ * a permission can be given to this user, anything else only avoided by another path.
+ */
+export function remedyOf(problem: string, need: 'write' | 'read'): string {
+  return problem.startsWith(PERMISSION_DENIED) ? `make it ${need === 'write' ? 'writable' : 'readable'} for ${processUser()}, or set` : 'set';
 }

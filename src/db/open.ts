@@ -1,5 +1,4 @@
-import { fileProblem, processUser } from '../config/file-problems.js';
-import { causeOf } from '../shared/startup-error.js';
+import { diagnosedFileProblem, processUser, remedyOf } from '../config/file-problems.js';
 import { openDatabase, sqlitePathOf, type Database, type OpenOptions } from './database.js';
 import { migrateToLatest } from './migrate.js';
 import { NativeModuleMismatch } from './native-module.js';
@@ -81,10 +80,9 @@ function sqliteFileProblem(url: string, error: unknown): unknown {
   const raw = (error as { code?: unknown }).code;
   const code = typeof raw === 'string' ? raw : '';
   if (path === null || path === ':memory:' || !(SQLITE_FILE_ERRORS.has(code) || FILE_ERRORS.has(code))) return error;
-  const problem = fileProblem(path, 'write', error);
-  if (problem === causeOf(error)) return error;
-  const remedy = problem.startsWith('permission denied') ? `make it writable for ${processUser()}, or set` : 'set';
-  return new Error(`${problem}; ${remedy} DATABASE_URL (or DATA_DIR) to a place ${processUser()} may write`);
+  const problem = diagnosedFileProblem(path, 'write', error);
+  if (problem === undefined) return error;
+  return new Error(`${problem}; ${remedyOf(problem, 'write')} DATABASE_URL (or DATA_DIR) to a place ${processUser()} may write`);
 }
 
 /** The database in words, without its password. */

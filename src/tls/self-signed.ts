@@ -3,7 +3,7 @@ import { chmod, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import * as x509 from '@peculiar/x509';
-import { fileProblem, processUser } from '../config/file-problems.js';
+import { fileProblem, processUser, remedyOf } from '../config/file-problems.js';
 import { StartupError } from '../shared/startup-error.js';
 
 /**
@@ -344,8 +344,7 @@ async function writePem(path: string, text: string, mode: number): Promise<void>
 /** A file problem under DATA_DIR/tls, with the path at fault, the permission and what to change. */
 function fileError(what: string, path: string, need: 'write' | 'read', error: unknown): StartupError {
   const problem = fileProblem(path, need, error);
-  const remedy = problem.startsWith('permission denied') ? `make it ${need === 'write' ? 'writable' : 'readable'} for ${processUser()}, or set` : 'set';
-  return new StartupError('DATA_DIR', `${what} ${path} for TLS_MODE=self-signed: ${problem}; ${remedy} DATA_DIR to a folder ${processUser()} may write`);
+  return new StartupError('DATA_DIR', `${what} ${path} for TLS_MODE=self-signed: ${problem}; ${remedyOf(problem, need)} DATA_DIR to a folder ${processUser()} may write`);
 }
 
 /** `X509Certificate.validToDate` is Node 22; `validTo` is text such as "Nov 23 20:00:00 2027 GMT". */
