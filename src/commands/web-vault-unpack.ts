@@ -29,7 +29,7 @@ export const DEFAULT_LIMITS: UnpackLimits = { maxBytes: 1024 * 1024 * 1024, maxE
 export type SourceKind = 'zip' | 'tar.gz' | 'folder';
 
 /** The path an entry names, made relative and checked; null for the archive's own root (`./`). */
-export function entryPath(raw: string): string | null {
+function entryPath(raw: string): string | null {
   if (raw.includes('\0')) throw new BadArchive(`an entry name holds a NUL byte: ${JSON.stringify(raw)}`);
   if (raw.includes('\\')) throw new BadArchive(`${raw}: backslashes in entry names are refused (a path meant for Windows, or a way out of the folder)`);
   if (raw.startsWith('/') || /^[A-Za-z]:/.test(raw)) throw new BadArchive(`${raw}: absolute paths are refused`);

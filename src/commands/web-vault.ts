@@ -1,7 +1,8 @@
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
-import { ConfigError } from '../config/config.js';
+import { ConfigError, webVaultDirOf } from '../config/config.js';
+import { fileProblem, processUser, remedyOf } from '../config/file-problems.js';
 import { readSettings } from '../config/load.js';
 import { checkedReleases, CHECKED_WEB_VAULT_RELEASES } from '../features/web-vault/checked-versions.js';
 import { causeOf, UsageError } from '../shared/startup-error.js';
@@ -44,7 +45,7 @@ export interface InstalledWebVault {
 }
 
 /** An installation the operator's own state refuses (exit code 1). */
-export class InstallRefused extends Error {}
+class InstallRefused extends Error {}
 
 /** `strongroom web-vault …`: its exit code; it prints what it has to say itself. */
 export async function runWebVaultCommand(argv: readonly string[], deps: WebVaultCommandDeps): Promise<number> {
@@ -65,7 +66,7 @@ export async function runWebVaultCommand(argv: readonly string[], deps: WebVault
       return WebVaultExitCode.Ok;
     }
     const { settings } = readSettings(deps.env);
-    const target = resolve(settings.webVaultDir ?? join(settings.dataDir, 'web-vault'));
+    const target = webVaultDirOf(settings);
     const installed = await installWebVault(resolve(source), target, { force, limits: deps.limits ?? DEFAULT_LIMITS });
     stdout.write(describeInstall(installed));
     return WebVaultExitCode.Ok;
@@ -78,11 +79,7 @@ export async function runWebVaultCommand(argv: readonly string[], deps: WebVault
       stderr.write(`${refusal(given, error.message)}\n`);
       return WebVaultExitCode.Usage;
     }
-    if (error instanceof UsageError) {
-      stderr.write(`${error.message}\n`);
-      return WebVaultExitCode.Usage;
-    }
-    if (error instanceof ConfigError) {
+    if (error instanceof UsageError || error instanceof ConfigError) {
       stderr.write(`${error.message}\n`);
       return WebVaultExitCode.Usage;
     }
@@ -125,7 +122,7 @@ function parseInstallArgs(args: readonly string[]): { source: string; force: boo
  * so that the folder the server reads is never half written: a refused or failed installation
  * leaves `target` as it was.
  */
-export async function installWebVault(source: string, target: string, options: { force: boolean; limits?: UnpackLimits }): Promise<InstalledWebVault> {
+async function installWebVault(source: string, target: string, options: { force: boolean; limits?: UnpackLimits }): Promise<InstalledWebVault> {
   if (!existsSync(source)) throw new BadArchive('there is no such file or folder');
   const current = existsSync(target) || isLink(target);
   if (current && !options.force) {
@@ -141,7 +138,8 @@ export async function installWebVault(source: string, target: string, options: {
     mkdirSync(parent, { recursive: true });
     staging = mkdtempSync(join(parent, `.${basename(target)}.installing-`));
   } catch (error) {
-    throw new BadArchive(`cannot write next to ${target}: ${causeOf(error)} (set WEB_VAULT_DIR or DATA_DIR to a folder this user may write to)`);
+    const problem = fileProblem(parent, 'write', error);
+    throw new BadArchive(`cannot write next to ${target}: ${problem}; ${remedyOf(problem, 'write')} WEB_VAULT_DIR or DATA_DIR to a folder ${processUser()} may write`);
   }
   try {
     const unpacked = join(staging, 'unpacked');
@@ -214,7 +212,7 @@ function readVersion(folder: string, file = 'version.json'): string | null {
 }
 
 /** What the operator reads after an installation. */
-export function describeInstall(installed: InstalledWebVault): string {
+function describeInstall(installed: InstalledWebVault): string {
   const build = installed.vaultwardenBuild ? `vaultwarden's bw_web_builds ${installed.vaultwardenBuild}, a patched build of` : "Bitwarden's";
   const matching = checkedReleases(installed.version);
   const checked = matching.find((release) => release.build === (installed.vaultwardenBuild ? 'vaultwarden' : 'bitwarden'));

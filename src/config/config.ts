@@ -21,7 +21,7 @@ import type { ServiceName, Settings } from './settings.js';
  */
 export { ConfigSchema, ALL_SERVICES, envName, isSecretSetting, describeSettings, type ServiceName } from './settings.js';
 export { ConfigError, readEnvFile } from './load.js';
-export { defaultHashingConcurrency, defaultDatabaseUrl, filesDirOf, type TlsMode } from './derived.js';
+export { defaultHashingConcurrency, defaultDatabaseUrl, filesDirOf, webVaultDirOf, type TlsMode } from './derived.js';
 
 export interface Config
   extends Omit<
