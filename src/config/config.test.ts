@@ -2,17 +2,15 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, defaultHashingConcurrency, loadConfig } from './config.js';
+import { defaultHashingConcurrency, loadConfig } from './config.js';
 import { renderEnvExample } from './env-example.js';
+import { configProblems } from '../../test/support/config-problems.js';
 
+/** The problems loadConfig reports for `env`; a test of a refusal fails when there is none. */
 function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  throw new Error('expected a ConfigError');
+  const problems = configProblems(() => loadConfig(env));
+  if (problems.length === 0) throw new Error('expected a ConfigError');
+  return problems;
 }
 
 describe('configuration', () => {

@@ -6,22 +6,15 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { DatabaseNotReady, openReadyDatabase } from '../db/open.js';
 import { causeOf } from '../shared/startup-error.js';
-import { ConfigError, loadConfig } from './config.js';
+import { loadConfig } from './config.js';
+import { configProblems } from '../../test/support/config-problems.js';
 import { processUser } from './file-problems.js';
 
 const scratch = mkdtempSync(join(tmpdir(), 'strongroom-files-'));
 const aFile = join(scratch, 'a-file');
 writeFileSync(aFile, 'not a folder\n');
 
-function problemsOf(env: Record<string, string>): string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigError) return error.problems;
-    throw error;
-  }
-  return [];
-}
+const problemsOf = (env: Record<string, string>): string[] => configProblems(() => loadConfig(env));
 
 async function databaseProblem(url: string): Promise<string> {
   const error = await openReadyDatabase(url, { poolSize: 1 }).then(
