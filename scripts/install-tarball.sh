@@ -12,8 +12,12 @@ mkdir -p "$prefix"
 started=$(date +%s)
 tarball=$(npm pack --silent --pack-destination "$prefix" | tail -n 1)
 
-prebuilds=$(mktemp -d)
-trap 'rm -rf "$prebuilds"' EXIT
+# CI has kept the build already and names the folder; otherwise one is made for this install.
+prebuilds=${npm_config_better_sqlite3_local_prebuilds:-}
+if [ -z "$prebuilds" ]; then
+  prebuilds=$(mktemp -d)
+  trap 'rm -rf "$prebuilds"' EXIT
+fi
 [ -f node_modules/better-sqlite3/build/Release/better_sqlite3.node ] && scripts/ci-node.sh keep-sqlite-build "$prebuilds"
 npm_config_better_sqlite3_local_prebuilds="$prebuilds" npm install --global --prefix "$prefix" --prefer-offline --no-audit --no-fund "$prefix/$tarball"
 echo "installed $tarball into $prefix in $(( $(date +%s) - started ))s"
