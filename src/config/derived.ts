@@ -24,7 +24,9 @@ export function defaultDatabaseUrl(dataDir: string): string {
 
 /**
  * A FILES_DIR the server could not write attachments to, found at start rather than at the first
- * upload. Only when FILES_DIR is set: DATA_DIR/files is checked with the database and TLS files.
+ * upload. Only when FILES_DIR is set: an unwritable DATA_DIR is reported by the database and TLS
+ * checks, which name the setting to change; a files folder under it spoiled by hand (made by root
+ * after a restore, say) is still met at the first upload, as a 500 the log explains.
  */
 export function checkFilesDir(settings: Pick<Settings, 'filesDir' | 'fileStorage'>, problems: string[]): void {
   if (settings.fileStorage !== 'local' || settings.filesDir === undefined) return;
