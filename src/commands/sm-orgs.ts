@@ -1,35 +1,22 @@
 import { isGuid } from '../http/ids.js';
-import type { UserSession } from './client/session.js';
+import type { ProfileOrganization, UserSession } from './client/session.js';
 import { printable } from './sm-output.js';
 import { CommandFailure, ExitCode } from './users.js';
 
 /**
  * The organizations of `strongroom sm`: `--org` by id or by name, and why the server refused
  * its Secrets Manager routes. The server answers "not found" alike for no membership, no
- * Secrets Manager access and no such organization; the account's own sync profile tells which.
+ * Secrets Manager access and no such organization; the account's own profile tells which.
  */
-
-interface ProfileOrganization {
-  id: string;
-  name: string;
-  accessSecretsManager?: boolean;
-  useSecretsManager?: boolean;
-}
 
 /** The command that gives a member Secrets Manager access, for messages that point to it. */
 export function grantSmAccessCommand(orgId: string, email: string): string {
   return `strongroom orgs member --org ${orgId} --member ${email} --secrets-manager on`;
 }
 
-/** The confirmed organizations of the account, as its sync profile lists them. */
-async function organizationsOf(session: UserSession): Promise<ProfileOrganization[]> {
-  const sync = await session.request<{ profile?: { organizations?: ProfileOrganization[] } }>('GET', '/api/sync?excludeDomains=true');
-  return sync.profile?.organizations ?? [];
-}
-
 /** One organization of the account by id, or undefined when it is not a confirmed member of it. */
 export async function profileOrganization(session: UserSession, orgId: string): Promise<ProfileOrganization | undefined> {
-  return (await organizationsOf(session)).find((o) => o.id.toLowerCase() === orgId.toLowerCase());
+  return (await session.organizations()).find((o) => o.id.toLowerCase() === orgId.toLowerCase());
 }
 
 /**
@@ -40,7 +27,7 @@ export async function profileOrganization(session: UserSession, orgId: string): 
 export async function organizationIdOf(session: UserSession, wanted: string): Promise<string> {
   if (isGuid(wanted)) return wanted.toLowerCase();
   const folded = wanted.trim().toLowerCase();
-  const matches = (await organizationsOf(session)).filter((o) => o.name.toLowerCase() === folded);
+  const matches = (await session.organizations()).filter((o) => o.name.toLowerCase() === folded);
   const seeList = 'See "strongroom orgs list".';
   if (matches.length === 0) throw new CommandFailure(`${session.email} is in no organization named "${printable(wanted)}". ${seeList}`, ExitCode.Refused);
   if (matches.length > 1) {

@@ -9,7 +9,8 @@
  *   UserSession.request(method, path, json?)  path under the server URL ("/api/…"); parsed JSON,
  *                                             or a CommandFailure with the server's message
  *   UserSession.userKey, .privateKeyDer, .publicKeyB64, .userId, .email
- *   UserSession.organizationKey(orgId)        the org key (64 bytes) from the sync profile
+ *   UserSession.organizations()               the account's confirmed organizations (its profile), read once
+ *   UserSession.organizationKey(orgId)        the org key (64 bytes) from that profile
  *   UserSession.close()
  *   crypto.ts: encryptString(text, key) / decryptString(enc, key), encryptBytes / decryptBytes,
  *              generateSymmetricKey(), rsaWrap(keyBytes, publicKeyB64), rsaUnwrap, generateRsaKeyPair
@@ -37,6 +38,16 @@ export interface UserSessionOptions {
   newDeviceCode?: string;
 }
 
+/** One of the account's confirmed organizations, as its profile (`GET /api/accounts/profile`) lists it. */
+export interface ProfileOrganization {
+  id: string;
+  name: string;
+  /** The organization key, wrapped to the account's public key. */
+  key: string | null;
+  accessSecretsManager?: boolean;
+  useSecretsManager?: boolean;
+}
+
 export interface UserSession {
   readonly userId: string;
   readonly email: string;
@@ -46,6 +57,7 @@ export interface UserSession {
   request<T = unknown>(method: string, path: string, json?: unknown): Promise<T>;
   /** The server's answer whatever its status, for the callers to whom a refusal is an answer too. */
   answer(method: string, path: string, json?: unknown): Promise<HttpAnswer>;
+  organizations(): Promise<ProfileOrganization[]>;
   organizationKey(orgId: string): Promise<Buffer>;
   close(): void;
 }
@@ -154,7 +166,7 @@ export async function openUserSession(options: UserSessionOptions): Promise<User
   const userKey = decryptBytes(wrappedUserKey, stretchMasterKey(masterKey));
   const privateKeyDer = decryptBytes(wrappedPrivateKey, userKey);
   const claims = JSON.parse(Buffer.from(accessToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: unknown };
-  const organizationKeys = new Map<string, string>();
+  let organizations: Promise<ProfileOrganization[]> | undefined;
 
   async function answerOf(method: string, path: string, json?: unknown): Promise<HttpAnswer> {
     const headers: Record<string, string> = { authorization: `Bearer ${accessToken}`, 'device-type': String(deviceType) };
@@ -169,6 +181,13 @@ export async function openUserSession(options: UserSessionOptions): Promise<User
     return answer.body as T;
   }
 
+  function organizationsOf(): Promise<ProfileOrganization[]> {
+    // The profile lists the same organizations, keys and flags as the sync without the vault's
+    // items; a command reads it at most once, as its own memberships do not change under it.
+    organizations ??= request<{ organizations?: ProfileOrganization[] }>('GET', '/api/accounts/profile').then((profile) => profile.organizations ?? []);
+    return organizations;
+  }
+
   return {
     userId: typeof claims.sub === 'string' ? claims.sub : '',
     email,
@@ -177,21 +196,17 @@ export async function openUserSession(options: UserSessionOptions): Promise<User
     publicKeyB64: publicKeyOf(privateKeyDer),
     request,
     answer: answerOf,
+    organizations: organizationsOf,
     async organizationKey(orgId: string): Promise<Buffer> {
       const id = orgId.toLowerCase();
-      if (!organizationKeys.has(id)) {
-        // The sync profile lists each organization with its key wrapped to this account.
-        const sync = await request<{ profile?: { organizations?: { id?: string; key?: string | null }[] } }>('GET', '/api/sync?excludeDomains=true');
-        for (const org of sync.profile?.organizations ?? []) if (org.id && org.key) organizationKeys.set(org.id.toLowerCase(), org.key);
-      }
-      const wrapped = organizationKeys.get(id);
-      if (wrapped === undefined) throw new CommandFailure(`${email} has no key to organization ${orgId} (not a confirmed member).`, ExitCode.Refused);
+      const wrapped = (await organizationsOf()).find((org) => org.id.toLowerCase() === id)?.key;
+      if (!wrapped) throw new CommandFailure(`${email} has no key to organization ${orgId} (not a confirmed member).`, ExitCode.Refused);
       return rsaUnwrap(wrapped, privateKeyDer);
     },
     close() {
       userKey.fill(0);
       privateKeyDer.fill(0);
-      organizationKeys.clear();
+      organizations = undefined;
     },
   };
 }
