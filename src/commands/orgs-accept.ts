@@ -4,7 +4,8 @@ import { rsaWrap } from './client/crypto.js';
 import { serverMessage } from './client/http.js';
 import type { UserSession } from './client/session.js';
 import { CommandFailure, ExitCode, text } from './options.js';
-import { emailOption, printable, usage, type OrgsSubcommand, type Values } from './orgs-options.js';
+import { printable } from './output.js';
+import { emailOption, usage, type OrgsSubcommand, type Values } from './orgs-options.js';
 
 /** Bitwarden's PolicyType.ResetPassword: account recovery, which may enrol members as they join. */
 const RESET_PASSWORD_POLICY = 8;

@@ -2,8 +2,9 @@ import type { Config } from '../config/config.js';
 import { isGuid } from '../http/ids.js';
 import { decryptString, rsaWrap } from './client/crypto.js';
 import type { UserSession } from './client/session.js';
-import { emailOption, printable, usage, type OrgsSubcommand, type Values } from './orgs-options.js';
+import { emailOption, usage, type OrgsSubcommand, type Values } from './orgs-options.js';
 import { CommandFailure, ExitCode, text } from './options.js';
+import { printable } from './output.js';
 
 interface Membership {
   id: string;

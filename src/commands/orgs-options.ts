@@ -42,9 +42,3 @@ export const usage = (message: string) => usageError('orgs', message);
 export function emailOption(values: Values, name: string): string {
   return sharedEmailOption('orgs', values, name);
 }
-
-/** Control characters in names someone else chose are shown as \xNN, never sent to the terminal. */
-export function printable(value: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return value.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-}

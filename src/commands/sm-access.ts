@@ -1,7 +1,8 @@
 import type { UserSession } from './client/session.js';
 import { readMachineAccount, readProject, smCommand, type Project } from './sm-command.js';
 import { guidOf, rightsOf, smUsageError, textOption, type SmValues } from './sm-options.js';
-import { openName, printable } from './sm-output.js';
+import { printable } from './output.js';
+import { openName } from './sm-output.js';
 import { grantSmAccessCommand } from './sm-orgs.js';
 import { CommandFailure, ExitCode } from './users.js';
 import { normalizeEmail } from '../platform/auth/kdf.js';

@@ -2,7 +2,8 @@ import { encryptString } from './client/crypto.js';
 import { smCommand, type SmCommand } from './sm-command.js';
 import { nameOf, requiredText } from './sm-options.js';
 import { inOrganizationSm, organizationIdOf } from './sm-orgs.js';
-import { openName, printable, printList, type ApiList } from './sm-output.js';
+import { printable } from './output.js';
+import { openName, printList, type ApiList } from './sm-output.js';
 import { ExitCode } from './users.js';
 
 /**

@@ -1,6 +1,6 @@
 import { isGuid } from '../http/ids.js';
 import type { ProfileOrganization, UserSession } from './client/session.js';
-import { printable } from './sm-output.js';
+import { printable } from './output.js';
 import { CommandFailure, ExitCode } from './users.js';
 
 /**

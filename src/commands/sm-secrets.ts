@@ -3,7 +3,7 @@ import { readHiddenLine } from '../shared/terminal-input.js';
 import { encryptString } from './client/crypto.js';
 import { readProject, smCommand } from './sm-command.js';
 import { guidOf, nameOf, textOption } from './sm-options.js';
-import { printable } from './sm-output.js';
+import { printable } from './output.js';
 import { CommandFailure, ExitCode, type CommandIo } from './users.js';
 
 /**

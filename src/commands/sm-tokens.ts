@@ -1,6 +1,7 @@
 import { readMachineAccount, smCommand } from './sm-command.js';
 import { expiryOf, guidOf, nameOf } from './sm-options.js';
-import { openName, printable, printList, type ApiList } from './sm-output.js';
+import { printable } from './output.js';
+import { openName, printList, type ApiList } from './sm-output.js';
 import { accessTokenString, newAccessToken } from './sm-token-crypto.js';
 import { CommandFailure, ExitCode } from './users.js';
 

@@ -14,6 +14,7 @@ import type { UserRow } from '../platform/auth/users.repository.js';
 import { InvitationNotMailed, OPERATOR_INVITATION_DAYS } from '../features/accounts/operator.service.js';
 import { createClientAccountKeys } from '../features/accounts/client-keys.js';
 import { DEFAULT_KDF, KdfType, validateKdf, type KdfSettings } from '../platform/auth/kdf.js';
+import { table } from './output.js';
 import { CommandFailure, ExitCode, emailOption as sharedEmailOption, parseOptions, text, usageError, type OptionSpecs, type OptionValues } from './options.js';
 
 /** The operator at the terminal: no client, and the command prints what it has to say itself. */
@@ -215,21 +216,6 @@ async function targetUser(features: Features, target: unknown): Promise<UserRow>
   return user;
 }
 
-/**
- * Text from accounts, shown on the operator's terminal: control characters (an escape sequence in
- * a name someone registered) are shown as `\xNN`, never sent to the terminal.
- */
-function printable(text: string): string {
-  // eslint-disable-next-line no-control-regex -- matching control characters is the point
-  return text.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-}
-
-function table(rows: string[][]): string {
-  rows = rows.map((row) => row.map(printable));
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => r[i]?.length ?? 0))) ?? [];
-  return rows.map((r) => r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ')).join('\n');
-}
-
 interface Subcommand {
   options: Record<string, { type: 'string' | 'boolean' }>;
   /** Runs before the database is opened: checks the input, reads what it needs from the operator. */
@@ -327,7 +313,7 @@ const SUBCOMMANDS: Record<string, Subcommand> = {
           u.emailVerified ? 'yes' : 'no',
           String(u.organizations),
         ]);
-        io.stdout.write(`${table([['ID', 'EMAIL', 'NAME', 'CREATED (UTC)', 'STATUS', 'VERIFIED', 'ORGS'], ...rows])}\n`);
+        io.stdout.write(`${table(['ID', 'EMAIL', 'NAME', 'CREATED (UTC)', 'STATUS', 'VERIFIED', 'ORGS'], rows)}\n`);
       }
       return ExitCode.Ok;
     },
