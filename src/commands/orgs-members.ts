@@ -1,6 +1,6 @@
 import type { Config } from '../config/config.js';
-import { isGuid } from '../http/ids.js';
 import { decryptString, rsaWrap } from './client/crypto.js';
+import { organizationOption } from './client/organization-option.js';
 import type { UserSession } from './client/session.js';
 import { emailOption, usage, type OrgsSubcommand, type Values } from './orgs-options.js';
 import { CommandFailure, ExitCode, text } from './options.js';
@@ -30,17 +30,6 @@ const CONFIRMED = 2;
 const MAIL_NOT_SENT_LOG = 'SMTP_HOST is not set; mail not sent';
 /** The server takes at most this many collections in one invitation. */
 const MAX_COLLECTIONS = 1000;
-
-/** The organization --org names, by id or by its exact name, among this account's. */
-async function organizationOf(session: UserSession, values: Values): Promise<Membership> {
-  const wanted = text(values, 'org');
-  if (wanted === undefined) throw usage('--org is required.');
-  const { data } = await session.request<{ data: Membership[] }>('GET', '/api/organizations');
-  const matches = isGuid(wanted) ? data.filter((o) => o.id.toLowerCase() === wanted.toLowerCase()) : data.filter((o) => o.name === wanted);
-  if (matches.length === 0) throw new CommandFailure(`${session.email} is in no organization ${isGuid(wanted) ? 'with id' : 'named'} "${printable(wanted)}".`, ExitCode.Refused);
-  if (matches.length > 1) throw new CommandFailure(`${matches.length} organizations are named "${printable(wanted)}": name one by id (${matches.map((o) => o.id).join(', ')}).`, ExitCode.Refused);
-  return matches[0] as Membership;
-}
 
 /** The collections --collection names (each an id or a name), with their ids. */
 async function collectionsOf(session: UserSession, orgId: string, wanted: string[]): Promise<{ id: string; name: string }[]> {
@@ -106,9 +95,9 @@ export const inviteMemberCommand: OrgsSubcommand = {
     if (type === undefined) throw new CommandFailure(`--type: expected user, admin, manager or owner, got "${role}".`, ExitCode.Usage);
     const wanted = (values.collection as string[] | undefined) ?? [];
     if (wanted.length > MAX_COLLECTIONS) throw new CommandFailure(`--collection: at most ${MAX_COLLECTIONS} collections.`, ExitCode.Usage);
-    if (text(values, 'org') === undefined) throw usage('--org is required.');
+    const organization = organizationOption('orgs', values);
     const session = await login(admin);
-    const org = await organizationOf(session, values);
+    const org = await organization(session);
     const collections = await collectionsOf(session, org.id, wanted);
     await session.request('POST', `/api/organizations/${org.id}/users/invite`, {
       emails: [member],
@@ -142,9 +131,9 @@ export const confirmMemberCommand: OrgsSubcommand = {
   async run({ values, login, print }) {
     const admin = emailOption(values, 'email');
     const email = emailOption(values, 'member');
-    if (text(values, 'org') === undefined) throw usage('--org is required.');
+    const organization = organizationOption('orgs', values);
     const session = await login(admin);
-    const org = await organizationOf(session, values);
+    const org = await organization(session);
     const member = await memberOf(session, org.id, email);
     const result = { organizationId: org.id, memberId: member.id, email, status: 'confirmed' };
     if (member.status === CONFIRMED) {
@@ -187,9 +176,9 @@ export const updateMemberCommand: OrgsSubcommand = {
     const admin = emailOption(values, 'email');
     const email = emailOption(values, 'member');
     const wanted = switchOf(values);
-    if (text(values, 'org') === undefined) throw usage('--org is required.');
+    const organization = organizationOption('orgs', values);
     const session = await login(admin);
-    const org = await organizationOf(session, values);
+    const org = await organization(session);
     const member = await memberOf(session, org.id, email);
     const result = { organizationId: org.id, memberId: member.id, email, accessSecretsManager: wanted };
     const state = wanted ? 'has' : 'does not have';

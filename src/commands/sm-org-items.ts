@@ -1,7 +1,8 @@
 import { encryptString } from './client/crypto.js';
 import { smCommand, type SmCommand } from './sm-command.js';
-import { nameOf, requiredText } from './sm-options.js';
-import { inOrganizationSm, organizationIdOf } from './sm-orgs.js';
+import { organizationOption } from './client/organization-option.js';
+import { nameOf } from './sm-options.js';
+import { inOrganizationSm } from './sm-orgs.js';
 import { printable } from './output.js';
 import { openName, printList, type ApiList } from './sm-output.js';
 import { ExitCode } from './users.js';
@@ -31,9 +32,9 @@ interface Item {
 export function createItemCommand(kind: Kind): SmCommand {
   return smCommand({
     options: { org: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
-    prepare: (values) => ({ wanted: requiredText(values, 'org'), name: nameOf(values, 'name') }),
-    async run({ session, values, io }, { wanted, name }) {
-      const org = await organizationIdOf(session, wanted);
+    prepare: (values) => ({ organization: organizationOption('sm', values), name: nameOf(values, 'name') }),
+    async run({ session, values, io }, { organization, name }) {
+      const org = (await organization(session)).id;
       const orgKey = await session.organizationKey(org);
       const made = await inOrganizationSm(session, org, () => session.request<Item>('POST', `/api/organizations/${org}/${kind.path}`, { name: encryptString(name, orgKey) }));
       if (values.json) io.stdout.write(`${JSON.stringify({ id: made.id, organizationId: org, name }, null, 2)}\n`);
@@ -46,9 +47,9 @@ export function createItemCommand(kind: Kind): SmCommand {
 export function listItemsCommand(kind: Kind): SmCommand {
   return smCommand({
     options: { org: { type: 'string' }, json: { type: 'boolean' } },
-    prepare: (values) => requiredText(values, 'org'),
-    async run({ session, values, io }, wanted) {
-      const org = await organizationIdOf(session, wanted);
+    prepare: (values) => organizationOption('sm', values),
+    async run({ session, values, io }, organization) {
+      const org = (await organization(session)).id;
       const orgKey = await session.organizationKey(org);
       const listed = await inOrganizationSm(session, org, () => session.request<ApiList<Item>>('GET', `/api/organizations/${org}/${kind.path}`));
       const rows = listed.data.map((item) => ({ id: item.id, name: openName(item.name, orgKey), creationDate: item.creationDate }));

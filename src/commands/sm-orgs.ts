@@ -1,12 +1,11 @@
-import { isGuid } from '../http/ids.js';
 import type { ProfileOrganization, UserSession } from './client/session.js';
 import { printable } from './output.js';
 import { CommandFailure, ExitCode } from './users.js';
 
 /**
- * The organizations of `strongroom sm`: `--org` by id or by name, and why the server refused
- * its Secrets Manager routes. The server answers "not found" alike for no membership, no
- * Secrets Manager access and no such organization; the account's own profile tells which.
+ * Why the server refused an organization's Secrets Manager routes to `strongroom sm`. It answers
+ * "not found" alike for no membership, no Secrets Manager access and no such organization; the
+ * account's own profile tells which.
  */
 
 /** The command that gives a member Secrets Manager access, for messages that point to it. */
@@ -17,23 +16,6 @@ export function grantSmAccessCommand(orgId: string, email: string): string {
 /** One organization of the account by id, or undefined when it is not a confirmed member of it. */
 export async function profileOrganization(session: UserSession, orgId: string): Promise<ProfileOrganization | undefined> {
   return (await session.organizations()).find((o) => o.id.toLowerCase() === orgId.toLowerCase());
-}
-
-/**
- * `--org`: an id as given (lower-cased, as the server answers ids), or the name of one of the
- * account's organizations, matched whole and regardless of case. A name that matches none or
- * several is refused naming it, since guessing would act on the wrong organization.
- */
-export async function organizationIdOf(session: UserSession, wanted: string): Promise<string> {
-  if (isGuid(wanted)) return wanted.toLowerCase();
-  const folded = wanted.trim().toLowerCase();
-  const matches = (await session.organizations()).filter((o) => o.name.toLowerCase() === folded);
-  const seeList = 'See "strongroom orgs list".';
-  if (matches.length === 0) throw new CommandFailure(`${session.email} is in no organization named "${printable(wanted)}". ${seeList}`, ExitCode.Refused);
-  if (matches.length > 1) {
-    throw new CommandFailure(`${matches.length} organizations of ${session.email} are named "${printable(wanted)}": give --org one of their ids (${matches.map((o) => o.id).join(', ')}). ${seeList}`, ExitCode.Refused);
-  }
-  return (matches[0] as ProfileOrganization).id.toLowerCase();
 }
 
 /** Why the account cannot use the organization's Secrets Manager, or null when its profile does not say. */

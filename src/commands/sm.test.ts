@@ -63,10 +63,10 @@ describe('strongroom sm refuses', () => {
     expect(names).not.toContain('never made');
   });
 
-  it('an organization the user has no key to (exit 1)', async () => {
+  it('an organization the user is not in (exit 1)', async () => {
     const run = await asOwner('projects', 'create', '--org', randomUUID(), '--name', 'elsewhere');
     expect(run.code).toBe(1);
-    expect(run.stderr).toMatch(/has no key to organization/);
+    expect(run.stderr).toMatch(/is in no organization with id/);
   });
 
   it('bad command lines (exit 2)', async () => {
@@ -196,7 +196,7 @@ describe('strongroom sm and the organization', () => {
     expect((JSON.parse(listed.stdout) as { name: string }[]).map((p) => p.name)).toContain('found by name');
 
     const unknown = await asOwner('projects', 'list', '--org', 'SM Command');
-    expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: `${EMAIL} is in no organization named "SM Command". See "strongroom orgs list".\n` });
+    expect(unknown).toMatchObject({ code: 1, stdout: '', stderr: `${EMAIL} is in no organization named "SM Command".\n` });
 
     const userId = (await server.database.db.selectFrom('users').select('id').where('email', '=', EMAIL).executeTakeFirstOrThrow()).id;
     const twins: string[] = [];
@@ -207,7 +207,7 @@ describe('strongroom sm and the organization', () => {
     }
     const ambiguous = await asOwner('machine-accounts', 'create', '--org', 'twin', '--name', 'nowhere');
     expect(ambiguous.code).toBe(1);
-    expect(ambiguous.stderr).toMatch(/^2 organizations of sm-command-owner@example\.com are named "twin": give --org one of their ids \(.+\)\. See "strongroom orgs list"\.\n$/);
+    expect(ambiguous.stderr).toMatch(/^2 organizations are named "twin": name one by id \(.+\)\.\n$/);
     for (const twin of twins) expect(ambiguous.stderr).toContain(twin);
     expect(await server.database.db.selectFrom('service_accounts').select('id').where('organization_id', 'in', twins).execute()).toEqual([]);
   });
