@@ -1,5 +1,4 @@
-import { constants, createDecipheriv, createHmac, createPrivateKey, createPublicKey, generateKeyPair, privateDecrypt, publicEncrypt, randomBytes, timingSafeEqual } from 'node:crypto';
-import { promisify } from 'node:util';
+import { constants, createDecipheriv, createHmac, createPrivateKey, createPublicKey, privateDecrypt, publicEncrypt, randomBytes, timingSafeEqual } from 'node:crypto';
 import { encryptType2 } from '../../features/accounts/client-keys.js';
 
 /**
@@ -10,7 +9,6 @@ import { encryptType2 } from '../../features/accounts/client-keys.js';
  */
 
 const KEY_BYTES = 64;
-const generateKeyPairAsync = promisify(generateKeyPair);
 
 /** A fresh 64-byte symmetric key (an organization key, a project's or a token's). */
 export function generateSymmetricKey(): Buffer {
@@ -75,15 +73,4 @@ export function rsaUnwrap(enc: string, privateKeyDer: Buffer): Buffer {
 /** The SPKI public key (base64) of a PKCS#8 private key. */
 export function publicKeyOf(privateKeyDer: Buffer): string {
   return createPublicKey(createPrivateKey({ key: privateKeyDer, format: 'der', type: 'pkcs8' })).export({ type: 'spki', format: 'der' }).toString('base64');
-}
-
-/** An RSA-2048 key pair as the clients make one: SPKI public key (base64), PKCS#8 private key. */
-export async function generateRsaKeyPair(): Promise<{ publicKeyB64: string; privateKeyDer: Buffer }> {
-  const { publicKey, privateKey } = await generateKeyPairAsync('rsa', {
-    modulusLength: 2048,
-    publicExponent: 0x10001,
-    publicKeyEncoding: { type: 'spki', format: 'der' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'der' },
-  });
-  return { publicKeyB64: publicKey.toString('base64'), privateKeyDer: privateKey };
 }

@@ -4,7 +4,8 @@ import { seedAccount, type LoggedInUser } from '../../../test/support/accounts.j
 import { createOrganization } from '../../../test/support/org-founding.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { CommandFailure } from '../users.js';
-import { decryptString, encryptString, generateRsaKeyPair, generateSymmetricKey, rsaUnwrap, rsaWrap } from './crypto.js';
+import { generateRsaKeyPair } from '../../features/accounts/client-keys.js';
+import { decryptString, encryptString, generateSymmetricKey, rsaUnwrap, rsaWrap } from './crypto.js';
 import { openUserSession } from './session.js';
 
 let server: TestServer;

@@ -13,7 +13,8 @@
  *   UserSession.organizationKey(orgId)        the org key (64 bytes) from that profile
  *   UserSession.close()
  *   crypto.ts: encryptString(text, key) / decryptString(enc, key), encryptBytes / decryptBytes,
- *              generateSymmetricKey(), rsaWrap(keyBytes, publicKeyB64), rsaUnwrap, generateRsaKeyPair
+ *              generateSymmetricKey(), rsaWrap(keyBytes, publicKeyB64), rsaUnwrap
+ *   features/accounts/client-keys.ts: generateRsaKeyPair(), shared with account creation
  *   server.ts: SESSION_OPTIONS, SESSION_USAGE, sessionTarget(values, config) → { serverUrl, caFile?, … },
  *              readMasterPassword(io, email)
  * Symmetric keys are Buffers of 64 raw bytes.

@@ -67,19 +67,28 @@ export function encryptType2(plain: Buffer, key: Buffer): string {
 }
 
 /** Everything an account needs from its client, for this email, password and KDF. */
-export async function createClientAccountKeys(email: string, password: string, kdf: KdfSettings): Promise<ClientAccountKeys> {
-  const masterKey = await deriveMasterKey(password, email, kdf);
-  const userKey = randomBytes(64);
+/**
+ * An RSA-2048 key pair as the clients make one, an account's or an organization's: the SPKI
+ * public key (base64) and the PKCS#8 private key (DER).
+ */
+export async function generateRsaKeyPair(): Promise<{ publicKeyB64: string; privateKeyDer: Buffer }> {
   const { publicKey, privateKey } = await generateKeyPairAsync('rsa', {
     modulusLength: 2048,
     publicExponent: 0x10001,
     publicKeyEncoding: { type: 'spki', format: 'der' },
     privateKeyEncoding: { type: 'pkcs8', format: 'der' },
   });
+  return { publicKeyB64: publicKey.toString('base64'), privateKeyDer: privateKey };
+}
+
+export async function createClientAccountKeys(email: string, password: string, kdf: KdfSettings): Promise<ClientAccountKeys> {
+  const masterKey = await deriveMasterKey(password, email, kdf);
+  const userKey = randomBytes(64);
+  const { publicKeyB64, privateKeyDer } = await generateRsaKeyPair();
   return {
     masterPasswordHash: await masterPasswordHash(masterKey, password),
     masterKeyWrappedUserKey: encryptType2(userKey, stretchMasterKey(masterKey)),
-    publicKey: publicKey.toString('base64'),
-    encryptedPrivateKey: encryptType2(privateKey, userKey),
+    publicKey: publicKeyB64,
+    encryptedPrivateKey: encryptType2(privateKeyDer, userKey),
   };
 }
