@@ -1,5 +1,5 @@
 import { hkdfSync, randomBytes } from 'node:crypto';
-import { encryptType2 } from '../features/accounts/client-keys.js';
+import { encryptString } from './client/crypto.js';
 
 /**
  * The crypto of a Secrets Manager access token as the official web app makes it and the SDK and
@@ -41,9 +41,9 @@ export function newAccessToken(orgKey: Buffer, name: string, expireAt: Date | nu
   return {
     secret,
     body: {
-      name: encryptType2(Buffer.from(name, 'utf8'), orgKey),
-      encryptedPayload: encryptType2(Buffer.from(payload, 'utf8'), tokenKey),
-      key: encryptType2(Buffer.from(tokenKey.toString('base64'), 'utf8'), orgKey),
+      name: encryptString(name, orgKey),
+      encryptedPayload: encryptString(payload, tokenKey),
+      key: encryptString(tokenKey.toString('base64'), orgKey),
       expireAt: expireAt?.toISOString() ?? null,
     },
   };
