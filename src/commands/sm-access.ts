@@ -4,7 +4,7 @@ import { guidOf, rightsOf, smUsageError, textOption, type SmValues } from './sm-
 import { printable } from './output.js';
 import { openName } from './sm-output.js';
 import { grantSmAccessCommand } from './sm-orgs.js';
-import { CommandFailure, ExitCode } from './users.js';
+import { CommandFailure, ExitCode } from './options.js';
 import { normalizeEmail } from '../platform/auth/kdf.js';
 
 /**

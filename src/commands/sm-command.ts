@@ -1,6 +1,7 @@
 import type { UserSession } from './client/session.js';
 import type { SmOptionSpec, SmValues } from './sm-options.js';
-import { CommandFailure, ExitCode, type CommandIo } from './users.js';
+import type { CommandIo } from './users.js';
+import { CommandFailure, ExitCode } from './options.js';
 
 /** One `strongroom sm <noun> <verb>`: its options, its checks before login, and its work as the user. */
 export interface SmCommand<Prepared = unknown> {

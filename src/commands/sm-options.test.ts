@@ -4,7 +4,7 @@ import { decryptEncString, decryptText, smAccessTokenKey, symmetricKeyFrom } fro
 import { machineLoginForm } from '../../test/support/sm.js';
 import { emailOf, expiryOf, guidOf, nameOf, parseSmArgs, rightsOf } from './sm-options.js';
 import { accessTokenKey, accessTokenString, newAccessToken } from './sm-token-crypto.js';
-import { CommandFailure } from './users.js';
+import { CommandFailure } from './options.js';
 
 /**
  * The access token `strongroom sm tokens create` makes, checked against the test suite's own

@@ -5,7 +5,7 @@ import { nameOf } from './sm-options.js';
 import { inOrganizationSm } from './sm-orgs.js';
 import { printable } from './output.js';
 import { openName, printList, type ApiList } from './sm-output.js';
-import { ExitCode } from './users.js';
+import { ExitCode } from './options.js';
 
 /**
  * `sm projects create|list` and `sm machine-accounts create|list`: the two kinds of thing an

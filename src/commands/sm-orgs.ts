@@ -1,6 +1,6 @@
 import type { ProfileOrganization, UserSession } from './client/session.js';
 import { printable } from './output.js';
-import { CommandFailure, ExitCode } from './users.js';
+import { CommandFailure, ExitCode } from './options.js';
 
 /**
  * Why the server refused an organization's Secrets Manager routes to `strongroom sm`. It answers

@@ -4,7 +4,8 @@ import { encryptString } from './client/crypto.js';
 import { readProject, smCommand } from './sm-command.js';
 import { guidOf, nameOf, textOption } from './sm-options.js';
 import { printable } from './output.js';
-import { CommandFailure, ExitCode, type CommandIo } from './users.js';
+import type { CommandIo } from './users.js';
+import { CommandFailure, ExitCode } from './options.js';
 
 /**
  * `sm secrets create`: a secret in a project, as the web app's "New secret" dialog makes it. The

@@ -3,7 +3,7 @@ import { expiryOf, guidOf, nameOf } from './sm-options.js';
 import { printable } from './output.js';
 import { openName, printList, type ApiList } from './sm-output.js';
 import { accessTokenString, newAccessToken } from './sm-token-crypto.js';
-import { CommandFailure, ExitCode } from './users.js';
+import { CommandFailure, ExitCode } from './options.js';
 
 /**
  * `sm tokens create|list|revoke`: a machine account's access tokens, through the routes the web

@@ -3,12 +3,12 @@ import { readMasterPassword, SESSION_OPTIONS, SESSION_USAGE, sessionTarget } fro
 import { openUserSession, type UserSession } from './client/session.js';
 import { accessCommand } from './sm-access.js';
 import type { SmCommand } from './sm-command.js';
-import { failureOf } from './options.js';
+import { ExitCode, failureOf } from './options.js';
 import { emailOf, parseSmArgs, smUsageError } from './sm-options.js';
 import { createItemCommand, listItemsCommand, MACHINE_ACCOUNTS, PROJECTS } from './sm-org-items.js';
 import { createSecretCommand, readPasswordAndValue } from './sm-secrets.js';
 import { createTokenCommand, listTokensCommand, revokeTokenCommand } from './sm-tokens.js';
-import { ExitCode, type CommandIo } from './users.js';
+import type { CommandIo } from './users.js';
 
 export const SM_USAGE = `Usage:
   strongroom sm projects create --email <email> --org <id|name> --name <name> [--json]

@@ -20,9 +20,6 @@ import { CommandFailure, ExitCode, emailOption as sharedEmailOption, parseOption
 /** The operator at the terminal: no client, and the command prints what it has to say itself. */
 const COMMAND_CALLER: OperatorCaller = { operator: true, client: NO_CLIENT, log: SILENT_LOG };
 
-// Defined in ./options.ts for every operator command; still exported here for the modules that import them from users.
-export { CommandFailure, ExitCode };
-
 export const USERS_USAGE = `Usage:
   strongroom users create --email <email> [--name <name>] [--hint <hint>]
                           [--kdf pbkdf2|argon2id] [--iterations <n>]

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { CommandFailure, ExitCode } from '../users.js';
+import { CommandFailure, ExitCode } from '../options.js';
 
 /** Where a command reaches a running Strongroom, and the CA it trusts there (PEM), if not the system's. */
 export interface ServerEndpoint {

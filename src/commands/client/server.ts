@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import type { Config } from '../../config/config.js';
 import { selfSignedPaths } from '../../tls/self-signed.js';
 import { firstLine, readHiddenLine } from '../../shared/terminal-input.js';
-import { CommandFailure, ExitCode, type CommandIo } from '../users.js';
+import type { CommandIo } from '../users.js';
+import { CommandFailure, ExitCode, text, type OptionValues } from '../options.js';
 
 /** The options every command acting as a user takes, for parseArgs. */
 export const SESSION_OPTIONS = {
@@ -27,15 +28,11 @@ export interface SessionTarget {
   newDeviceCode?: string;
 }
 
-type Values = Record<string, string | boolean | string[] | undefined>;
-
-const text = (values: Values, name: string) => (typeof values[name] === 'string' ? values[name] : undefined);
-
 /**
  * Where to log in: --server, or this machine's own server (PUBLIC_URL); its self-signed CA is
  * trusted without --ca when the settings say the server made one and the file is here.
  */
-export function sessionTarget(values: Values, config: Config): SessionTarget {
+export function sessionTarget(values: OptionValues, config: Config): SessionTarget {
   const server = text(values, 'server');
   let caFile = text(values, 'ca');
   if (caFile === undefined && server === undefined && config.tlsMode === 'self-signed') {

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { createOrganization } from '../../../test/support/org-founding.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { CommandFailure } from '../users.js';
+import { CommandFailure } from '../options.js';
 import { generateRsaKeyPair } from '../../features/accounts/client-keys.js';
 import { decryptString, encryptString, generateSymmetricKey, rsaUnwrap, rsaWrap } from './crypto.js';
 import { openUserSession } from './session.js';

@@ -23,7 +23,7 @@ import { createHash } from 'node:crypto';
 import { hostname, platform, userInfo } from 'node:os';
 import { deriveMasterKey, masterPasswordHash, stretchMasterKey } from '../../features/accounts/client-keys.js';
 import { KdfType, normalizeEmail, type KdfSettings } from '../../platform/auth/kdf.js';
-import { CommandFailure, ExitCode } from '../users.js';
+import { CommandFailure, ExitCode } from '../options.js';
 import { decryptBytes, publicKeyOf, rsaUnwrap } from './crypto.js';
 import { endpointOf, send, serverMessage, type HttpAnswer, type ServerEndpoint } from './http.js';
 
