@@ -1,8 +1,7 @@
 import { isGuid } from '../http/ids.js';
 import { normalizeEmail } from '../platform/auth/kdf.js';
 import { rsaWrap } from './client/crypto.js';
-import { serverMessage } from './client/http.js';
-import type { UserSession } from './client/session.js';
+import { answerFailure, type UserSession } from './client/session.js';
 import { CommandFailure, ExitCode, text } from './options.js';
 import { printable } from './output.js';
 import { emailOption, usage, type OrgsSubcommand, type Values } from './orgs-options.js';
@@ -74,7 +73,7 @@ async function enrolsInRecovery(session: UserSession, invitation: Invitation, em
   const query = new URLSearchParams({ token: invitation.token, email, organizationUserId: invitation.organizationUserId });
   const answer = await session.answer('GET', `/api/organizations/${invitation.organizationId}/policies/token?${query.toString()}`);
   if (answer.status === 404) return false;
-  if (answer.status !== 200) throw new CommandFailure(serverMessage(answer), answer.status >= 500 ? ExitCode.Internal : ExitCode.Refused);
+  if (answer.status !== 200) throw answerFailure(answer, 'GET', `/api/organizations/${invitation.organizationId}/policies/token`);
   const policies = (answer.body as { data?: Policy[] } | null)?.data ?? [];
   const policy = policies.find((p) => p.type === RESET_PASSWORD_POLICY && p.enabled);
   const data = policy?.data;

@@ -61,8 +61,8 @@ describe('openUserSession', () => {
       expect(session.userKey.equals(owner.account.userKey.raw)).toBe(true);
       expect(session.privateKeyDer.equals(owner.account.privateKeyDer)).toBe(true);
       expect(session.publicKeyB64).toBe(owner.account.publicKeyB64);
-      expect(session.userId).toBe(owner.userId);
-      const profile = await session.request<{ email: string }>('GET', '/api/accounts/profile');
+      const profile = await session.request<{ id: string; email: string }>('GET', '/api/accounts/profile');
+      expect(profile.id).toBe(owner.userId);
       expect(profile.email).toBe(owner.account.email);
       expect((await session.organizationKey(orgId.toUpperCase())).equals(orgKey.raw)).toBe(true);
     } finally {

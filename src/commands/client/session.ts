@@ -8,7 +8,7 @@
  *   openUserSession({ serverUrl, email, password, caFile?, twoFactorCode?, newDeviceCode? }) → UserSession
  *   UserSession.request(method, path, json?)  path under the server URL ("/api/…"); parsed JSON,
  *                                             or a CommandFailure with the server's message
- *   UserSession.userKey, .privateKeyDer, .publicKeyB64, .userId, .email
+ *   UserSession.userKey, .privateKeyDer, .publicKeyB64, .email
  *   UserSession.organizations()               the account's confirmed organizations (its profile), read once
  *   UserSession.organizationKey(orgId)        the org key (64 bytes) from that profile
  *   UserSession.close()
@@ -50,7 +50,6 @@ export interface ProfileOrganization {
 }
 
 export interface UserSession {
-  readonly userId: string;
   readonly email: string;
   readonly userKey: Buffer;
   readonly privateKeyDer: Buffer;
@@ -74,7 +73,7 @@ const AUTHENTICATOR_PROVIDER = 0;
  * devices (new-device verification, new-login mails), and a fresh one per run would register a
  * device each time. Derived rather than stored, so the command writes nothing on this machine.
  */
-export function cliDeviceIdentifier(): string {
+function cliDeviceIdentifier(): string {
   const hex = createHash('sha256').update(`strongroom-cli\0${hostname()}\0${userInfo().username}`).digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-${((parseInt(hex[16] ?? '0', 16) & 3) | 8).toString(16)}${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
 }
@@ -107,7 +106,8 @@ function loginRefusal(answer: HttpAnswer, options: UserSessionOptions): CommandF
   return new CommandFailure(`The login was refused: ${message}`, ExitCode.Refused);
 }
 
-function failure(answer: HttpAnswer, method: string, path: string): CommandFailure {
+/** A refused request as the command ends on it: the server's message, exit 1; a server error names the request, exit 70. */
+export function answerFailure(answer: HttpAnswer, method: string, path: string): CommandFailure {
   const message = serverMessage(answer);
   if (answer.status >= 500) return new CommandFailure(`The server failed on ${method} ${path}: ${message}`, ExitCode.Internal);
   return new CommandFailure(message, ExitCode.Refused);
@@ -138,7 +138,7 @@ export async function openUserSession(options: UserSessionOptions): Promise<User
   const deviceType = CLI_DEVICE_TYPES[platform()] ?? LINUX_CLI;
 
   const prelogin = await postJson(endpoint, '/identity/accounts/prelogin', { email }, { 'device-identifier': deviceIdentifier });
-  if (prelogin.status !== 200) throw failure(prelogin, 'POST', '/identity/accounts/prelogin');
+  if (prelogin.status !== 200) throw answerFailure(prelogin, 'POST', '/identity/accounts/prelogin');
   const masterKey = await deriveMasterKey(options.password, email, kdfOf(prelogin.body));
   const token = await send(endpoint, 'POST', '/identity/connect/token', {
     headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8', 'device-type': String(deviceType) },
@@ -155,7 +155,7 @@ export async function openUserSession(options: UserSessionOptions): Promise<User
       newDeviceOtp: options.newDeviceCode,
     }),
   });
-  if (token.status !== 200) throw token.status >= 500 ? failure(token, 'POST', '/identity/connect/token') : loginRefusal(token, options);
+  if (token.status !== 200) throw token.status >= 500 ? answerFailure(token, 'POST', '/identity/connect/token') : loginRefusal(token, options);
   const answer = (token.body ?? {}) as TokenAnswer;
   // PrivateKey and Key are the older fields; newer servers may send only the structured ones.
   const wrappedUserKey = answer.Key ?? answer.UserDecryptionOptions?.MasterPasswordUnlock?.MasterKeyWrappedUserKey;
@@ -166,7 +166,6 @@ export async function openUserSession(options: UserSessionOptions): Promise<User
   const accessToken = answer.access_token;
   const userKey = decryptBytes(wrappedUserKey, stretchMasterKey(masterKey));
   const privateKeyDer = decryptBytes(wrappedPrivateKey, userKey);
-  const claims = JSON.parse(Buffer.from(accessToken.split('.')[1] ?? '', 'base64url').toString('utf8')) as { sub?: unknown };
   let organizations: Promise<ProfileOrganization[]> | undefined;
 
   async function answerOf(method: string, path: string, json?: unknown): Promise<HttpAnswer> {
@@ -178,7 +177,7 @@ export async function openUserSession(options: UserSessionOptions): Promise<User
 
   async function request<T>(method: string, path: string, json?: unknown): Promise<T> {
     const answer = await answerOf(method, path, json);
-    if (answer.status < 200 || answer.status >= 300) throw failure(answer, method, path);
+    if (answer.status < 200 || answer.status >= 300) throw answerFailure(answer, method, path);
     return answer.body as T;
   }
 
@@ -190,7 +189,6 @@ export async function openUserSession(options: UserSessionOptions): Promise<User
   }
 
   return {
-    userId: typeof claims.sub === 'string' ? claims.sub : '',
     email,
     userKey,
     privateKeyDer,
