@@ -43,9 +43,15 @@ export function usageError(command: string, message: string): CommandFailure {
 
 /**
  * The command's options (and `--help`/`-h`), and its positional arguments when it takes any.
- * Unknown options are usage errors.
+ * Unknown options are usage errors. `secrets` names the command's own options that would carry
+ * a secret (`--value` of `sm secrets create`), each with what it holds, to refuse as --password is.
  */
-export function parseOptions(command: string, args: string[], options: OptionSpecs, { positionals = false } = {}): { values: OptionValues; positionals: string[] } {
+export function parseOptions(
+  command: string,
+  args: string[],
+  options: OptionSpecs,
+  { positionals = false, secrets = {} }: { positionals?: boolean; secrets?: Record<string, string> } = {},
+): { values: OptionValues; positionals: string[] } {
   // A password on the command line is readable by every local user (ps, /proc) and stays in
   // shell history, so it is refused outright rather than reported as an unknown option.
   if (args.some((a) => a === '--password' || a.startsWith('--password=') || a === '-p')) {
@@ -53,6 +59,11 @@ export function parseOptions(command: string, args: string[], options: OptionSpe
       'The password is not accepted on the command line, where other users (ps) and the shell history can read it: type it at the prompt or pipe it on standard input.',
       ExitCode.Usage,
     );
+  }
+  for (const [flag, what] of Object.entries(secrets)) {
+    if (args.some((a) => a === flag || a.startsWith(`${flag}=`))) {
+      throw new CommandFailure(`${what} is not accepted on the command line, where other users (ps) and the shell history can read it: pipe it on standard input.`, ExitCode.Usage);
+    }
   }
   try {
     const parsed = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: positionals });

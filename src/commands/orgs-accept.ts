@@ -2,9 +2,9 @@ import { isGuid } from '../http/ids.js';
 import { normalizeEmail } from '../platform/auth/kdf.js';
 import { rsaWrap } from './client/crypto.js';
 import { answerFailure, type UserSession } from './client/session.js';
-import { CommandFailure, ExitCode, text } from './options.js';
+import { CommandFailure, ExitCode, text, type OptionValues } from './options.js';
 import { printable } from './output.js';
-import { emailOption, usage, type OrgsSubcommand, type Values } from './orgs-options.js';
+import { emailOption, usage, type OrgsSubcommand } from './orgs-options.js';
 
 /** Bitwarden's PolicyType.ResetPassword: account recovery, which may enrol members as they join. */
 const RESET_PASSWORD_POLICY = 8;
@@ -36,7 +36,7 @@ function guidField(value: string | null | undefined, what: string): string {
  * or the token the mail also shows, with --org. The token is this server's signed token, whose
  * payload names the membership it opens; the server checks its signature.
  */
-function invitationOf(argument: string, values: Values): Invitation {
+function invitationOf(argument: string, values: OptionValues): Invitation {
   if (argument.length > MAX_INVITATION_LENGTH) throw new CommandFailure('The invitation is too long to be a link or token this server mailed.', ExitCode.Usage);
   const query = /accept-organization\?(\S+)/.exec(argument)?.[1];
   if (query !== undefined) {

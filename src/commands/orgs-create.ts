@@ -7,8 +7,8 @@ import { UsageError } from '../shared/startup-error.js';
 import { generateRsaKeyPair } from '../features/accounts/client-keys.js';
 import { encryptBytes, encryptString, generateSymmetricKey, rsaWrap } from './client/crypto.js';
 import { runLicenseCommand } from './license.js';
-import { emailOption, usage, type OrgsCommandDeps, type OrgsSubcommand, type Values } from './orgs-options.js';
-import { CommandFailure, ExitCode, text } from './options.js';
+import { emailOption, usage, type OrgsCommandDeps, type OrgsSubcommand } from './orgs-options.js';
+import { CommandFailure, ExitCode, text, type OptionValues } from './options.js';
 
 /** The first collection's name when --collection does not give one, as the web vault names it. */
 const DEFAULT_COLLECTION = 'Default collection';
@@ -80,7 +80,7 @@ interface CreateInput {
 }
 
 /** Checks every option before anything is asked or sent. */
-async function createInput(values: Values, deps: OrgsCommandDeps): Promise<CreateInput> {
+async function createInput(values: OptionValues, deps: OrgsCommandDeps): Promise<CreateInput> {
   const owner = emailOption(values, 'email');
   const collection = (text(values, 'collection') ?? DEFAULT_COLLECTION).trim();
   if (collection === '') throw new CommandFailure('--collection: the name is empty.', ExitCode.Usage);

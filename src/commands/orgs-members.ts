@@ -2,8 +2,8 @@ import type { Config } from '../config/config.js';
 import { decryptString, rsaWrap } from './client/crypto.js';
 import { organizationOption } from './client/organization-option.js';
 import type { UserSession } from './client/session.js';
-import { emailOption, usage, type OrgsSubcommand, type Values } from './orgs-options.js';
-import { CommandFailure, ExitCode, text } from './options.js';
+import { emailOption, usage, type OrgsSubcommand } from './orgs-options.js';
+import { CommandFailure, ExitCode, text, type OptionValues } from './options.js';
 import { printable } from './output.js';
 
 interface Membership {
@@ -60,7 +60,7 @@ async function memberOf(session: UserSession, orgId: string, email: string): Pro
  * How the invitee gets the link. Run against this machine's own server (no --server) whose
  * settings have no SMTP_HOST, the server only logs the mail, so the operator is told where it is.
  */
-function joinAdvice(values: Values, config: Config): string {
+function joinAdvice(values: OptionValues, config: Config): string {
   if (text(values, 'server') === undefined && config.smtpHost === undefined) {
     return `SMTP is not configured (SMTP_HOST), so no mail was sent: the invitation link is in the server's log, on the line "${MAIL_NOT_SENT_LOG}". They accept it with "strongroom orgs accept"`;
   }
@@ -163,7 +163,7 @@ interface MemberDetails {
 }
 
 /** `--secrets-manager on|off`, the one change `orgs member` makes. */
-function switchOf(values: Values): boolean {
+function switchOf(values: OptionValues): boolean {
   const value = text(values, 'secrets-manager');
   if (value === undefined) throw usage('--secrets-manager on|off is required.');
   if (value !== 'on' && value !== 'off') throw new CommandFailure(`--secrets-manager: expected on or off, got "${printable(value)}".`, ExitCode.Usage);

@@ -15,13 +15,9 @@ export interface OrgsCommandDeps {
   clock?: Clock;
 }
 
-export type Values = OptionValues;
-
-export type Options = OptionSpecs;
-
 /** What a subcommand gets: its options, a way to log in as the user it names, and where to print. */
 export interface OrgsContext {
-  values: Values;
+  values: OptionValues;
   /** The arguments after the options, for the subcommands that take any. */
   positionals: string[];
   deps: OrgsCommandDeps;
@@ -30,7 +26,7 @@ export interface OrgsContext {
 }
 
 export interface OrgsSubcommand {
-  options: Options;
+  options: OptionSpecs;
   /** Whether it takes arguments besides its options (`accept` takes the invitation link). */
   positionals?: boolean;
   run(context: OrgsContext): Promise<number>;
@@ -39,6 +35,6 @@ export interface OrgsSubcommand {
 export const usage = (message: string) => usageError('orgs', message);
 
 /** A required email option, normalised as the server stores it. */
-export function emailOption(values: Values, name: string): string {
+export function emailOption(values: OptionValues, name: string): string {
   return sharedEmailOption('orgs', values, name);
 }

@@ -5,8 +5,8 @@ import { nearestName } from './help.js';
 import { acceptInvitationCommand } from './orgs-accept.js';
 import { createOrganizationCommand } from './orgs-create.js';
 import { confirmMemberCommand, inviteMemberCommand, listOrganizationsCommand, updateMemberCommand } from './orgs-members.js';
-import { usage, type OrgsCommandDeps, type OrgsContext, type OrgsSubcommand, type Values } from './orgs-options.js';
-import { ExitCode, failureOf, parseOptions } from './options.js';
+import { usage, type OrgsCommandDeps, type OrgsContext, type OrgsSubcommand } from './orgs-options.js';
+import { ExitCode, failureOf, parseOptions, type OptionValues } from './options.js';
 
 export const ORGS_USAGE = `Usage:
   strongroom orgs create --email <owner> --name <name> [--billing-email <email>]
@@ -55,7 +55,7 @@ const SUBCOMMANDS: Record<string, OrgsSubcommand> = {
   member: updateMemberCommand,
 };
 
-function parse(args: string[], subcommand: OrgsSubcommand): { values: Values; positionals: string[] } {
+function parse(args: string[], subcommand: OrgsSubcommand): { values: OptionValues; positionals: string[] } {
   return parseOptions('orgs', args, { ...subcommand.options, ...SESSION_OPTIONS, json: { type: 'boolean' } }, { positionals: subcommand.positionals });
 }
 

@@ -1,10 +1,10 @@
 import type { UserSession } from './client/session.js';
 import { readMachineAccount, readProject, smCommand, type Project } from './sm-command.js';
-import { guidOf, rightsOf, smUsageError, textOption, type SmValues } from './sm-options.js';
+import { guidOf, rightsOf, smUsageError } from './sm-options.js';
 import { printable } from './output.js';
 import { openName } from './sm-output.js';
 import { grantSmAccessCommand } from './sm-orgs.js';
-import { CommandFailure, ExitCode } from './options.js';
+import { CommandFailure, ExitCode, text, type OptionValues } from './options.js';
 import { normalizeEmail } from '../platform/auth/kdf.js';
 
 /**
@@ -44,10 +44,10 @@ interface PotentialGrantee {
   name: string | null;
 }
 
-function granteeOf(values: SmValues): Grantee {
-  const given = ['machine-account', 'member', 'group'].filter((name) => textOption(values, name) !== undefined);
+function granteeOf(values: OptionValues): Grantee {
+  const given = ['machine-account', 'member', 'group'].filter((name) => text(values, name) !== undefined);
   if (given.length !== 1) throw smUsageError('Name who gets the access with one of --machine-account, --member or --group.');
-  if (given[0] === 'member') return { member: normalizeEmail(textOption(values, 'member') ?? '') };
+  if (given[0] === 'member') return { member: normalizeEmail(text(values, 'member') ?? '') };
   if (given[0] === 'group') return { group: guidOf(values, 'group') };
   return { machineAccount: guidOf(values, 'machine-account') };
 }

@@ -1,16 +1,15 @@
 import type { UserSession } from './client/session.js';
-import type { SmOptionSpec, SmValues } from './sm-options.js';
 import type { CommandIo } from './users.js';
-import { CommandFailure, ExitCode } from './options.js';
+import { CommandFailure, ExitCode, type OptionSpecs, type OptionValues } from './options.js';
 
 /** One `strongroom sm <noun> <verb>`: its options, its checks before login, and its work as the user. */
 export interface SmCommand<Prepared = unknown> {
-  options: SmOptionSpec;
+  options: OptionSpecs;
   /** The command reads a secret's value after the password (standard input or a second prompt). */
   readsValue?: boolean;
   /** Checks the command line before the password is asked; answers what `run` needs from it. */
-  prepare(values: SmValues, now: Date): Prepared;
-  run(context: { session: UserSession; values: SmValues; io: CommandIo; value?: string }, prepared: Prepared): Promise<number>;
+  prepare(values: OptionValues, now: Date): Prepared;
+  run(context: { session: UserSession; values: OptionValues; io: CommandIo; value?: string }, prepared: Prepared): Promise<number>;
 }
 
 /** A command's own definition, typed by what its `prepare` answers, for the table of commands. */

@@ -1,39 +1,28 @@
 import { isGuid } from '../http/ids.js';
-import { CommandFailure, ExitCode, emailOption, parseOptions, text, usageError, type OptionValues } from './options.js';
+import { CommandFailure, ExitCode, emailOption, parseOptions, text, usageError, type OptionSpecs, type OptionValues } from './options.js';
 
 /** The command line of `strongroom sm …`, checked before anything is asked or sent. */
 
-export type SmValues = OptionValues;
-export type SmOptionSpec = Record<string, { type: 'string' | 'boolean' }>;
-
 export const smUsageError = (message: string) => usageError('sm', message);
 
-export function parseSmArgs(args: string[], options: SmOptionSpec): SmValues {
-  // A password or token on the command line is readable by every local user (ps, /proc) and
-  // stays in the shell history, so it is refused by name rather than as an unknown option.
-  const secretFlag = args.find((a) => /^(--password|--value|-p)(=|$)/.test(a));
-  if (secretFlag !== undefined) {
-    const what = secretFlag.startsWith('--value') ? 'A secret value' : 'The password';
-    throw new CommandFailure(`${what} is not accepted on the command line, where other users (ps) and the shell history can read it: pipe it on standard input.`, ExitCode.Usage);
-  }
-  return parseOptions('sm', args, options).values;
+/** The options of `strongroom sm`; a secret's value, like the password, is refused there by name. */
+export function parseSmArgs(args: string[], options: OptionSpecs): OptionValues {
+  return parseOptions('sm', args, options, { secrets: { '--value': 'A secret value' } }).values;
 }
 
-export const textOption = text;
-
-export function requiredText(values: SmValues, name: string): string {
-  const value = textOption(values, name);
+export function requiredText(values: OptionValues, name: string): string {
+  const value = text(values, name);
   if (value === undefined || value.trim() === '') throw smUsageError(`--${name} is required.`);
   return value;
 }
 
-export function emailOf(values: SmValues): string {
+export function emailOf(values: OptionValues): string {
   requiredText(values, 'email');
   return emailOption('sm', values);
 }
 
 /** An id option: required, a GUID, lower-cased as the server answers ids. */
-export function guidOf(values: SmValues, name: string): string {
+export function guidOf(values: OptionValues, name: string): string {
   const id = requiredText(values, name);
   if (!isGuid(id)) throw new CommandFailure(`--${name}: expected an id (a GUID), got "${id}".`, ExitCode.Usage);
   return id.toLowerCase();
@@ -43,8 +32,8 @@ export function guidOf(values: SmValues, name: string): string {
  * A name the command encrypts before sending: the official web app's limit on what a user types
  * is far below the server's on the ciphertext, so the name is checked here, by its length.
  */
-export function nameOf(values: SmValues, name: string, fallback?: string): string {
-  const value = (textOption(values, name) ?? fallback)?.trim();
+export function nameOf(values: OptionValues, name: string, fallback?: string): string {
+  const value = (text(values, name) ?? fallback)?.trim();
   if (value === undefined || value === '') throw smUsageError(`--${name} is required.`);
   if ([...value].length > MAX_NAME_LENGTH) throw new CommandFailure(`--${name}: at most ${MAX_NAME_LENGTH} characters.`, ExitCode.Usage);
   return value;
@@ -62,8 +51,8 @@ export const MAX_EXPIRY_DAYS = 3650;
  * `YYYY-MM-DD` is the start of that day in UTC, a date-time with its zone is taken as written.
  * Absent, the token never expires, as the web app's default.
  */
-export function expiryOf(values: SmValues, now: Date): Date | null {
-  const value = textOption(values, 'expires')?.trim();
+export function expiryOf(values: OptionValues, now: Date): Date | null {
+  const value = text(values, 'expires')?.trim();
   if (value === undefined || value === 'never') return null;
   if (/^\d{1,9}$/.test(value)) {
     const days = Number(value);
@@ -85,7 +74,7 @@ export function expiryOf(values: SmValues, now: Date): Date | null {
  * `--read` / `--write` of `sm access`: write includes read, as the web app's "can read, write";
  * neither means read only; `--revoke` removes the grant and takes neither.
  */
-export function rightsOf(values: SmValues): { read: boolean; write: boolean } | 'revoke' {
+export function rightsOf(values: OptionValues): { read: boolean; write: boolean } | 'revoke' {
   if (values.revoke) {
     if (values.read || values.write) throw smUsageError('--revoke takes neither --read nor --write.');
     return 'revoke';

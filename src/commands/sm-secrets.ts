@@ -2,10 +2,10 @@ import type { Readable } from 'node:stream';
 import { readHiddenLine } from '../shared/terminal-input.js';
 import { encryptString } from './client/crypto.js';
 import { readProject, smCommand } from './sm-command.js';
-import { guidOf, nameOf, textOption } from './sm-options.js';
+import { guidOf, nameOf } from './sm-options.js';
 import { printable } from './output.js';
 import type { CommandIo } from './users.js';
-import { CommandFailure, ExitCode } from './options.js';
+import { CommandFailure, ExitCode, text } from './options.js';
 
 /**
  * `sm secrets create`: a secret in a project, as the web app's "New secret" dialog makes it. The
@@ -60,7 +60,7 @@ interface Secret {
 export const createSecretCommand = smCommand({
   options: { project: { type: 'string' }, key: { type: 'string' }, note: { type: 'string' }, json: { type: 'boolean' } },
   readsValue: true,
-  prepare: (values) => ({ project: guidOf(values, 'project'), key: nameOf(values, 'key'), note: textOption(values, 'note') ?? '' }),
+  prepare: (values) => ({ project: guidOf(values, 'project'), key: nameOf(values, 'key'), note: text(values, 'note') ?? '' }),
   async run({ session, values, io, value }, { project, key, note }) {
     const target = await readProject(session, project);
     const orgKey = await session.organizationKey(target.organizationId);
