@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedAccount, type LoggedInUser } from '../../test/support/accounts.js';
 import { seedPolicy } from '../../test/support/members.js';
+import { runOrgs } from '../../test/support/sm-cli.js';
 import { startSmtpSink, type SmtpSink } from '../../test/support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../../test/support/test-server.js';
 import { totpCode } from '../features/two-factor/totp.js';
@@ -30,15 +31,7 @@ let member: LoggedInUser;
 /** Bitwarden's PolicyType.ResetPassword (account recovery). */
 const RESET_PASSWORD_POLICY = 8;
 
-async function orgs(server: TestServer, argv: string[], password: string | null = owner.account.password) {
-  const stdin = new PassThrough();
-  stdin.end(password === null ? '' : `${password}\n`);
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const withServer = argv.length > 1 && !argv.includes('--server') ? [...argv, '--server', server.baseUrl] : argv;
-  const code = await runOrgsCommand(withServer, { config: server.config, io: { stdin, stdout, stderr }, database: server.database });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const orgs = (server: TestServer, argv: string[], password: string | null = owner.account.password) => runOrgs(server, argv, password === null ? '' : `${password}\n`);
 
 beforeAll(async () => {
   sink = await startSmtpSink();

@@ -6,15 +6,13 @@
  * own `bw`: the organization key the command wrapped to their public key opens it. One server and
  * one CLI for the file; the steps build on each other in order.
  */
-import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runOrgsCommand } from '../../src/commands/orgs.js';
 import { seedAccount, type LoggedInUser } from '../support/accounts.js';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
+import { runOrgs } from '../support/sm-cli.js';
 import { startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createTestTls, type TestTls } from '../support/tls.js';
-import { TextCapture as Capture } from '../support/capture.js';
 
 const SLOW = 300_000;
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
@@ -29,14 +27,7 @@ let orgId: string;
 let collectionId: string;
 
 /** Runs `strongroom orgs …` in this process against the HTTPS server, the password on standard input. */
-async function orgs(argv: string[], password: string) {
-  const stdin = new PassThrough();
-  stdin.end(`${password}\n`);
-  const stdout = new Capture();
-  const stderr = new Capture();
-  const code = await runOrgsCommand([...argv, '--server', server.baseUrl, '--ca', tls.caPath], { config: server.config, io: { stdin, stdout, stderr }, database: server.database });
-  return { code, stdout: stdout.text, stderr: stderr.text };
-}
+const orgs = (argv: string[], password: string) => runOrgs(server, argv, `${password}\n`, { caFile: tls.caPath });
 
 beforeAll(async () => {
   tls = await createTestTls();
