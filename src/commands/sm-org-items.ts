@@ -34,9 +34,10 @@ export function createItemCommand(kind: Kind): SmCommand {
     options: { org: { type: 'string' }, name: { type: 'string' }, json: { type: 'boolean' } },
     prepare: (values) => ({ organization: organizationOption('sm', values), name: nameOf(values, 'name') }),
     async run({ session, values, io }, { organization, name }) {
-      const org = (await organization(session)).id;
+      const found = await organization(session);
+      const org = found.id;
       const orgKey = await session.organizationKey(org);
-      const made = await inOrganizationSm(session, org, () => session.request<Item>('POST', `/api/organizations/${org}/${kind.path}`, { name: encryptString(name, orgKey) }));
+      const made = await inOrganizationSm(session.email, found, () => session.request<Item>('POST', `/api/organizations/${org}/${kind.path}`, { name: encryptString(name, orgKey) }));
       if (values.json) io.stdout.write(`${JSON.stringify({ id: made.id, organizationId: org, name }, null, 2)}\n`);
       else io.stdout.write(`Created ${kind.noun} ${printable(name)} (${made.id}).\n`);
       return ExitCode.Ok;
@@ -49,9 +50,10 @@ export function listItemsCommand(kind: Kind): SmCommand {
     options: { org: { type: 'string' }, json: { type: 'boolean' } },
     prepare: (values) => organizationOption('sm', values),
     async run({ session, values, io }, organization) {
-      const org = (await organization(session)).id;
+      const found = await organization(session);
+      const org = found.id;
       const orgKey = await session.organizationKey(org);
-      const listed = await inOrganizationSm(session, org, () => session.request<ApiList<Item>>('GET', `/api/organizations/${org}/${kind.path}`));
+      const listed = await inOrganizationSm(session.email, found, () => session.request<ApiList<Item>>('GET', `/api/organizations/${org}/${kind.path}`));
       const rows = listed.data.map((item) => ({ id: item.id, name: openName(item.name, orgKey), creationDate: item.creationDate }));
       printList(io, values.json === true, rows, ['ID', 'NAME', 'CREATED (UTC)'], (r) => [r.id, r.name, r.creationDate.slice(0, 19).replace('T', ' ')], `No ${kind.plural}.`);
       return ExitCode.Ok;

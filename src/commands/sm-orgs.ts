@@ -1,4 +1,4 @@
-import type { ProfileOrganization, UserSession } from './client/session.js';
+import type { ProfileOrganization } from './client/session.js';
 import { printable } from './output.js';
 import { CommandFailure, ExitCode } from './options.js';
 
@@ -13,19 +13,15 @@ export function grantSmAccessCommand(orgId: string, email: string): string {
   return `strongroom orgs member --org ${orgId} --member ${email} --secrets-manager on`;
 }
 
-/** One organization of the account by id, or undefined when it is not a confirmed member of it. */
-export async function profileOrganization(session: UserSession, orgId: string): Promise<ProfileOrganization | undefined> {
-  return (await session.organizations()).find((o) => o.id.toLowerCase() === orgId.toLowerCase());
-}
-
-/** Why the account cannot use the organization's Secrets Manager, or null when its profile does not say. */
-async function smRefusal(session: UserSession, orgId: string): Promise<string | null> {
-  const org = await profileOrganization(session, orgId);
-  if (org === undefined) return `${session.email} has no Secrets Manager access in organization ${orgId} (it is not a confirmed member, or the organization does not exist).`;
+/**
+ * Why the account cannot use the organization's Secrets Manager, or null when its profile does not
+ * say. The organization is one the account is a confirmed member of: `--org` was resolved on it.
+ */
+function smRefusal(email: string, org: ProfileOrganization): string | null {
   const named = `organization "${printable(org.name)}" (${org.id})`;
   if (org.useSecretsManager === false) return `The ${named} does not use Secrets Manager.`;
   if (org.accessSecretsManager === false) {
-    return `${session.email} is a member of ${named} but has no Secrets Manager access in it. An owner or admin gives it with: ${grantSmAccessCommand(org.id, session.email)}.`;
+    return `${email} is a member of ${named} but has no Secrets Manager access in it. An owner or admin gives it with: ${grantSmAccessCommand(org.id, email)}.`;
   }
   return null;
 }
@@ -34,12 +30,12 @@ async function smRefusal(session: UserSession, orgId: string): Promise<string | 
  * Runs `work` on the organization's Secrets Manager routes; a refusal the account's profile
  * explains is reported in those words, any other as the server put it.
  */
-export async function inOrganizationSm<T>(session: UserSession, orgId: string, work: () => Promise<T>): Promise<T> {
+export async function inOrganizationSm<T>(email: string, org: ProfileOrganization, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
     if (!(error instanceof CommandFailure) || error.exitCode !== ExitCode.Refused) throw error;
-    const why = await smRefusal(session, orgId);
+    const why = smRefusal(email, org);
     throw why === null ? error : new CommandFailure(why, ExitCode.Refused);
   }
 }
