@@ -16,7 +16,7 @@ export interface HttpAnswer {
   body: unknown;
 }
 
-/** The largest answer a command reads; a sync of a big vault stays far below it. */
+/** The largest answer a command reads; a profile or a large organization's member list stays far below it. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024;
 const TIMEOUT_MS = 60_000;
 /** Exit code 3: what the operator commands answer when what they work on is down, a database or, here, the server. */
