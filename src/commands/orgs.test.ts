@@ -15,6 +15,7 @@ import { decryptBytes, decryptString, publicKeyOf, rsaUnwrap } from './client/cr
 import { openUserSession } from './client/session.js';
 import { runOrgsCommand } from './orgs.js';
 import { TextCapture as Capture } from '../../test/support/capture.js';
+import { enableAuthenticator } from '../../test/support/two-factor.js';
 
 /**
  * `strongroom orgs` against running servers, self-hosted and cloud, without the official client:
@@ -295,13 +296,7 @@ describe('strongroom orgs accept with account recovery', { timeout: 120_000 }, (
 describe('strongroom orgs with two-step login', { timeout: 60_000 }, () => {
   it('asks for --code, then logs in with the authenticator code', async () => {
     const user = await seedAccount(selfHosted, { email: 'orgs-2fa@example.com', derivation: 'real' });
-    const read = await selfHosted.request('POST', '/api/two-factor/get-authenticator', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } });
-    const key = String(read.body.authenticator.key);
-    const put = await selfHosted.request('PUT', '/api/two-factor/authenticator', {
-      token: user.accessToken,
-      json: { key, token: await totpCode(key, new Date()), userVerificationToken: read.body.userVerificationToken },
-    });
-    expect(put.status, put.text).toBe(200);
+    const key = await enableAuthenticator(selfHosted, user);
 
     const asked = await orgs(selfHosted, ['list', '--email', user.account.email], user.account.password);
     expect(asked.code).toBe(1);

@@ -14,6 +14,7 @@ import { OrganizationUserStatusType, OrganizationUserType } from '../../platform
 import { PolicyType } from '../policies/policy-type.js';
 import { totpCode } from '../two-factor/totp.js';
 import { listUsersPage } from './admin.repository.js';
+import { enableAuthenticator } from '../../../test/support/two-factor.js';
 
 const start = consoleServers();
 let smtp: SmtpSink | undefined;
@@ -216,13 +217,9 @@ describe('removing two-step login', () => {
 
   const startWithClock = () => start({}, { clock });
 
-  /** Turns the authenticator on through the official routes; answers the key. */
-  async function enableAuthenticator(s: TestServer, user: LoggedInUser): Promise<string> {
-    const read = await s.request('POST', '/api/two-factor/get-authenticator', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } });
-    const key = String(read.body.authenticator.key);
-    const put = await s.request('PUT', '/api/two-factor/authenticator', { token: user.accessToken, json: { key, token: await totpCode(key, clock.now()), userVerificationToken: read.body.userVerificationToken } });
-    expect(put.status).toBe(200);
-    // The code that turned it on cannot log in: the next time step.
+  /** Turns the authenticator on with the test clock's code; the next time step may log in. */
+  async function enableAuthenticatorNow(s: TestServer, user: LoggedInUser): Promise<string> {
+    const key = await enableAuthenticator(s, user, clock.now());
     clock.advance(30_000);
     return key;
   }
@@ -237,7 +234,7 @@ describe('removing two-step login', () => {
     const { orgId, owner } = await orgWithOwner(s);
     const member = await memberOf(s, orgId, { email: 'ivy@example.com' });
     const plain = await createUser(s, { email: 'jack@example.com' });
-    const key = await enableAuthenticator(s, member);
+    const key = await enableAuthenticatorNow(s, member);
     expect((await s.request('PUT', `/api/organizations/${orgId}/policies/${PolicyType.TwoFactorAuthentication}`, { token: owner.accessToken, json: { enabled: true } })).status).toBe(200);
     expect((await s.request('POST', '/api/two-factor/get-recover', { token: member.accessToken, json: { masterPasswordHash: member.account.masterPasswordHash } })).status).toBe(200);
     const remembered = await login(s, member, { twoFactorToken: await totpCode(key, clock.now()), twoFactorProvider: '0', twoFactorRemember: '1' });
@@ -298,7 +295,7 @@ describe('removing two-step login', () => {
     expect(rowOf(after.body, 'ivy@example.com')).toContain('<td data-label="Two-step login">off</td>');
 
     // The remember token issued before does not come back with the next provider.
-    await enableAuthenticator(s, member);
+    await enableAuthenticatorNow(s, member);
     expect((await login(s, member, { twoFactorToken: rememberToken, twoFactorProvider: '5' })).body.error_description).toBe('Two factor required.');
 
     // A user without two-step login gets a clear 400, and nothing is written.
@@ -318,7 +315,7 @@ describe('removing two-step login', () => {
     const { server: s } = await startWithClock();
     const users: LoggedInUser[] = [];
     for (let i = 0; i < 3; i++) users.push(await createUser(s, { email: `listed${i}@example.com` }));
-    for (const user of users.slice(0, 2)) await enableAuthenticator(s, user);
+    for (const user of users.slice(0, 2)) await enableAuthenticatorNow(s, user);
     const counted = counting(s.database.db);
     const { rows } = await listUsersPage(counted.db, 'listed', { offset: 0, limit: 50 });
     expect(counted.count()).toBe(2);

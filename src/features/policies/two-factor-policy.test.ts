@@ -1,28 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memberOf, memberRow, orgWithOwner } from '../../../test/support/members.js';
 import { seedMembership } from '../../../test/support/orgs.js';
-import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { createUser } from '../../../test/support/accounts.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventSystemUser, EventType } from '../../platform/audit/event-type.js';
 import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../../platform/access/roles.js';
 import { PolicyType } from './policy-type.js';
-import { totpCode } from '../two-factor/totp.js';
+import { enableAuthenticator } from '../../../test/support/two-factor.js';
 
 let server: TestServer;
 beforeAll(async () => {
   server = await startTestServer();
 });
 afterAll(async () => server.close());
-
-async function enableAuthenticator(user: LoggedInUser): Promise<void> {
-  const read = await server.request('POST', '/api/two-factor/get-authenticator', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } });
-  const key = String(read.body.authenticator.key);
-  const put = await server.request('PUT', '/api/two-factor/authenticator', {
-    token: user.accessToken,
-    json: { key, token: await totpCode(key, new Date()), userVerificationToken: read.body.userVerificationToken },
-  });
-  expect(put.status).toBe(200);
-}
 
 const revocationEvents = (orgId: string) =>
   server.database.db
@@ -41,7 +31,7 @@ describe('the Two-step login policy (type 0)', () => {
     const invited = await seedMembership(server, { organizationId: orgId, email: 'invitee@example.com', status: Status.Invited });
     const admin = await memberOf(server, orgId, { type: Role.Admin });
     const secured = await memberOf(server, orgId);
-    await enableAuthenticator(secured);
+    await enableAuthenticator(server, secured);
 
     const res = await server.request('PUT', `/api/organizations/${orgId}/policies/${PolicyType.TwoFactorAuthentication}`, { token: owner.accessToken, json: { enabled: true } });
     expect(res.status).toBe(200);
@@ -68,7 +58,7 @@ describe('the Two-step login policy (type 0)', () => {
   it("revokes a member who turns their last provider off, where the policy binds them, as the system (TwoFactorDisabled)", async () => {
     const { orgId, owner } = await orgWithOwner(server);
     const member = await memberOf(server, orgId);
-    await enableAuthenticator(member);
+    await enableAuthenticator(server, member);
     const { orgId: otherOrg } = await orgWithOwner(server);
     const elsewhere = await seedMembership(server, { organizationId: otherOrg, userId: member.userId, key: '4.aGVsbG8=' });
     expect((await server.request('PUT', `/api/organizations/${orgId}/policies/0`, { token: owner.accessToken, json: { enabled: true } })).status).toBe(200);
@@ -95,7 +85,7 @@ describe('the Two-step login policy (type 0)', () => {
     const accepted = await seedMembership(server, { organizationId: orgId, userId: user.userId, status: Status.Accepted });
     const refused = await server.request('POST', `/api/organizations/${orgId}/users/${accepted}/confirm`, { token: owner.accessToken, json: { key: '4.a2V5' } });
     expect(refused.body.message).toBe('User does not have two-step login enabled.');
-    await enableAuthenticator(user);
+    await enableAuthenticator(server, user);
     expect((await server.request('POST', `/api/organizations/${orgId}/users/${accepted}/confirm`, { token: owner.accessToken, json: { key: '4.a2V5' } })).status).toBe(200);
   });
 });

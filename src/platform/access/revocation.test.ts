@@ -7,10 +7,10 @@ import { orgApiToken } from '../../../test/support/public-api.js';
 import { recordingPushes } from '../../../test/support/pushes.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { ciphersOf } from '../../../test/support/vault.js';
-import { totpCode } from '../../features/two-factor/totp.js';
 import { EventSystemUser, EventType } from '../audit/event-type.js';
 import { PushType } from '../push/pushes.js';
 import { OrganizationUserStatusType as Status } from './roles.js';
+import { enableAuthenticator } from '../../../test/support/two-factor.js';
 
 /*
  * revokeMemberships is the one writer of a revocation: each feature that revokes goes through
@@ -62,16 +62,6 @@ async function expectRevoked(orgId: string, member: SeededMember & { itemId: str
   expect(await revision(member.userId)).not.toBe(revisionBefore);
   expect(pushes.of(PushType.SyncOrgKeys).map((p) => p.target)).toContainEqual({ user: member.userId });
   expect(await syncedItemIds(member)).not.toContain(member.itemId);
-}
-
-async function enableAuthenticator(user: LoggedInUser): Promise<void> {
-  const read = await server.request('POST', '/api/two-factor/get-authenticator', { token: user.accessToken, json: { masterPasswordHash: user.account.masterPasswordHash } });
-  const key = String(read.body.authenticator.key);
-  const put = await server.request('PUT', '/api/two-factor/authenticator', {
-    token: user.accessToken,
-    json: { key, token: await totpCode(key, new Date()), userVerificationToken: read.body.userVerificationToken },
-  });
-  expect(put.status, put.text).toBe(200);
 }
 
 /** Lets a revision written now differ from one read before. */
@@ -129,7 +119,7 @@ describe('revokeMemberships, through each feature that revokes', () => {
   it('a user turning two-step login off under the policy is revoked: OrganizationUser_Revoked_TwoFactorNonCompliance by TwoFactorDisabled', async () => {
     const { orgId, owner } = await orgWithOwner(server);
     const member = await memberWithItem(orgId);
-    await enableAuthenticator(member);
+    await enableAuthenticator(server, member);
     expect((await server.request('PUT', `/api/organizations/${orgId}/policies/${TWO_STEP_LOGIN}`, { token: owner.accessToken, json: { enabled: true } })).status).toBe(200);
     expect((await memberRow(server, member.memberId))?.status).toBe(Status.Confirmed);
     const before = await revision(member.userId);
