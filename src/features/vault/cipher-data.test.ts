@@ -11,7 +11,7 @@ describe('toCipherData', () => {
   it('keeps only the sub-object of the item’s type, with every known key, in response order', () => {
     const request = cipherBody('card', key, { login: { username: 'ignored' }, identity: { title: 'ignored' } }) as CipherRequest;
     const data = toCipherData(request);
-    expect(Object.keys(data)).toEqual(['name', 'notes', 'login', 'card', 'identity', 'secureNote', 'sshKey', 'fields', 'passwordHistory']);
+    expect(Object.keys(data)).toEqual(['name', 'notes', 'login', 'card', 'identity', 'secureNote', 'sshKey', 'bankAccount', 'driversLicense', 'passport', 'fields', 'passwordHistory']);
     expect(data.login).toBeNull();
     expect(data.identity).toBeNull();
     expect(Object.keys(data.card ?? {})).toEqual(['cardholderName', 'brand', 'number', 'expMonth', 'expYear', 'code']);
@@ -33,5 +33,11 @@ describe('toCipherData', () => {
 
   it('refuses an item without its type’s sub-object', () => {
     expect(() => toCipherData({ type: 5, name: 'n' })).toThrow(BadRequest);
+    expect(() => toCipherData({ type: 8, name: 'n', identity: { passportNumber: null } })).toThrow(BadRequest);
+  });
+
+  it('refuses a type it does not know, naming the type, whatever sub-objects come with it', () => {
+    const request = { ...cipherBody('card', key), type: 9 } as unknown as CipherRequest;
+    expect(() => toCipherData(request)).toThrow(expect.objectContaining({ validationErrors: { type: ['Item type 9 is not supported.'] } }));
   });
 });

@@ -1,11 +1,25 @@
 import { BadRequest } from '../../http/errors.js';
-import { CipherType, FIDO2_ENCRYPTED_FIELDS, IDENTITY_FIELDS, TYPE_NAME, TYPE_OBJECT, type CipherRequest } from './ciphers.schemas.js';
+import {
+  BANK_ACCOUNT_FIELDS,
+  CipherType,
+  DRIVERS_LICENSE_FIELDS,
+  FIDO2_ENCRYPTED_FIELDS,
+  IDENTITY_FIELDS,
+  PASSPORT_FIELDS,
+  TYPE_NAME,
+  TYPE_OBJECT,
+  type CipherRequest,
+} from './ciphers.schemas.js';
 
 /**
  * The encrypted content of an item, stored as one JSON document (ciphers.data) with the keys
  * in response order. It is built here from validated request fields only, so the stored text
  * is known-good JSON that responses embed as it is: sync of a large vault then costs no
  * parsing and no re-serialising of every item.
+ *
+ * Documents written before the bank account, driver's license and passport types were served
+ * have no `bankAccount`, `driversLicense` or `passport` member: every client reads a missing
+ * sub-object as null, so they are not rewritten.
  */
 export interface CipherData {
   name: string;
@@ -15,6 +29,9 @@ export interface CipherData {
   identity: Record<string, unknown> | null;
   secureNote: Record<string, unknown> | null;
   sshKey: Record<string, unknown> | null;
+  bankAccount: Record<string, unknown> | null;
+  driversLicense: Record<string, unknown> | null;
+  passport: Record<string, unknown> | null;
   fields: Record<string, unknown>[] | null;
   passwordHistory: Record<string, unknown>[] | null;
 }
@@ -50,6 +67,9 @@ const BUILDERS: Record<CipherType, (source: Obj) => Obj> = {
   [CipherType.Card]: (s) => pick(s, CARD_KEYS),
   [CipherType.Identity]: (s) => pick(s, IDENTITY_FIELDS),
   [CipherType.SSHKey]: (s) => pick(s, SSH_KEYS),
+  [CipherType.BankAccount]: (s) => pick(s, BANK_ACCOUNT_FIELDS),
+  [CipherType.DriversLicense]: (s) => pick(s, DRIVERS_LICENSE_FIELDS),
+  [CipherType.Passport]: (s) => pick(s, PASSPORT_FIELDS),
 };
 
 /**
@@ -58,6 +78,9 @@ const BUILDERS: Record<CipherType, (source: Obj) => Obj> = {
  */
 export function toCipherData(request: CipherRequest): CipherData {
   const type = request.type as CipherType;
+  // The request schemas admit only known types; checked here too, so that no caller can store
+  // an item of a type without its content.
+  if (!Object.hasOwn(TYPE_OBJECT, type)) throw BadRequest.field('type', `Item type ${String(request.type)} is not supported.`);
   const objectName = TYPE_OBJECT[type];
   const source = request[objectName] as Obj | null | undefined;
   if (!source) {
@@ -71,6 +94,9 @@ export function toCipherData(request: CipherRequest): CipherData {
     identity: null,
     secureNote: null,
     sshKey: null,
+    bankAccount: null,
+    driversLicense: null,
+    passport: null,
     fields: request.fields ? request.fields.map((f) => pick(f, FIELD_KEYS)) : null,
     passwordHistory: request.passwordHistory ? request.passwordHistory.map((h) => pick(h, HISTORY_KEYS)) : null,
   };

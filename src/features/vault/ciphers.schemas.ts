@@ -4,14 +4,20 @@ import { AttachmentResponseSchema } from './attachments.schemas.js';
 import { attachmentsJson } from './attachment-data.js';
 import type { ItemAccess } from '../../platform/access/grants.js';
 
-/** Bitwarden's CipherType; the newer BankAccount (6), DriversLicense (7), Passport (8) are not served. */
+/** Bitwarden's CipherType (src/Core/Vault/Enums/CipherType.cs). */
 export enum CipherType {
   Login = 1,
   SecureNote = 2,
   Card = 3,
   Identity = 4,
   SSHKey = 5,
+  BankAccount = 6,
+  DriversLicense = 7,
+  Passport = 8,
 }
+
+/** Every type the server stores; a request with any other is refused (400 naming `type`). */
+export const CIPHER_TYPES = [1, 2, 3, 4, 5, 6, 7, 8] as const;
 
 /** Which sub-object carries the content of each type. */
 export const TYPE_OBJECT = {
@@ -20,6 +26,9 @@ export const TYPE_OBJECT = {
   [CipherType.Card]: 'card',
   [CipherType.Identity]: 'identity',
   [CipherType.SSHKey]: 'sshKey',
+  [CipherType.BankAccount]: 'bankAccount',
+  [CipherType.DriversLicense]: 'driversLicense',
+  [CipherType.Passport]: 'passport',
 } as const;
 
 export const TYPE_NAME: Record<CipherType, string> = {
@@ -28,6 +37,9 @@ export const TYPE_NAME: Record<CipherType, string> = {
   [CipherType.Card]: 'Card',
   [CipherType.Identity]: 'Identity',
   [CipherType.SSHKey]: 'SSHKey',
+  [CipherType.BankAccount]: 'BankAccount',
+  [CipherType.DriversLicense]: 'DriversLicense',
+  [CipherType.Passport]: 'Passport',
 };
 
 /**
@@ -114,12 +126,36 @@ export const IDENTITY_FIELDS = [
   'licenseNumber',
 ] as const;
 
-export const Identity = Type.Object(
-  Object.fromEntries(IDENTITY_FIELDS.map((k) => [k, NullableEncString(1000)])) as Record<
-    (typeof IDENTITY_FIELDS)[number],
-    ReturnType<typeof NullableEncString>
-  >,
-);
+/** A sub-object whose fields are all encrypted strings of at most 1,000 characters (or null), like identity's. */
+function encryptedFields<const K extends readonly string[]>(fields: K) {
+  return Type.Object(Object.fromEntries(fields.map((k) => [k, NullableEncString(1000)])) as Record<K[number], ReturnType<typeof NullableEncString>>);
+}
+
+export const Identity = encryptedFields(IDENTITY_FIELDS);
+
+// The fields of the 2026 item types, in response order, as bitwarden/server names them
+// (src/Api/Vault/Models/Cipher{BankAccount,DriversLicense,Passport}Model.cs): all encrypted.
+export const BANK_ACCOUNT_FIELDS = ['bankName', 'nameOnAccount', 'accountType', 'accountNumber', 'routingNumber', 'branchNumber', 'pin', 'swiftCode', 'iban', 'bankContactPhone'] as const;
+export const DRIVERS_LICENSE_FIELDS = ['firstName', 'middleName', 'lastName', 'dateOfBirth', 'licenseNumber', 'issuingCountry', 'issuingState', 'issueDate', 'issuingAuthority', 'expirationDate', 'licenseClass'] as const;
+export const PASSPORT_FIELDS = [
+  'surname',
+  'givenName',
+  'dateOfBirth',
+  'sex',
+  'birthPlace',
+  'nationality',
+  'passportNumber',
+  'passportType',
+  'issuingCountry',
+  'issuingAuthority',
+  'issueDate',
+  'expirationDate',
+  'nationalIdentificationNumber',
+] as const;
+
+export const BankAccount = encryptedFields(BANK_ACCOUNT_FIELDS);
+export const DriversLicense = encryptedFields(DRIVERS_LICENSE_FIELDS);
+export const Passport = encryptedFields(PASSPORT_FIELDS);
 
 /** SecureNoteType: Generic 0 is the only kind. */
 export const SecureNote = Type.Object({ type: NullableInt(0, 0) });
@@ -145,7 +181,7 @@ export const PasswordHistory = Type.Object({
 
 /** What the clients send to create or replace an item (CipherRequestModel). */
 export const CipherRequest = Type.Object({
-  type: Type.Enum([1, 2, 3, 4, 5], { description: '1 Login, 2 SecureNote, 3 Card, 4 Identity, 5 SSHKey' }),
+  type: Type.Enum([...CIPHER_TYPES], { description: '1 Login, 2 SecureNote, 3 Card, 4 Identity, 5 SSHKey, 6 BankAccount, 7 DriversLicense, 8 Passport' }),
   organizationId: nullable(Guid),
   folderId: nullable(Guid),
   name: EncString(1000),
@@ -159,6 +195,9 @@ export const CipherRequest = Type.Object({
   identity: nullable(Identity),
   secureNote: nullable(SecureNote),
   sshKey: nullable(SshKey),
+  bankAccount: nullable(BankAccount),
+  driversLicense: nullable(DriversLicense),
+  passport: nullable(Passport),
   fields: nullable(Type.Array(Field)),
   passwordHistory: nullable(Type.Array(PasswordHistory)),
   lastKnownRevisionDate: Type.Optional(NullableDateTime),
@@ -208,6 +247,9 @@ function cipherResponse(object: 'cipher' | 'cipherDetails') {
       identity: nullable(Identity),
       secureNote: nullable(SecureNote),
       sshKey: nullable(SshKey),
+      bankAccount: nullable(BankAccount),
+      driversLicense: nullable(DriversLicense),
+      passport: nullable(Passport),
       fields: nullable(Type.Array(Field)),
       passwordHistory: nullable(Type.Array(PasswordHistory)),
       key: nullable(Type.String()),
@@ -344,7 +386,7 @@ function miniJson(row: CipherResponseRow, apiBase: string, object: 'cipherMini' 
   );
 }
 
-const MINI_FIELDS = ['id', 'organizationId', 'type', 'name', 'notes', 'login', 'card', 'identity', 'secureNote', 'sshKey', 'fields', 'passwordHistory', 'key', 'reprompt', 'organizationUseTotp', 'attachments', 'creationDate', 'revisionDate', 'deletedDate', 'archivedDate'] as const;
+const MINI_FIELDS = ['id', 'organizationId', 'type', 'name', 'notes', 'login', 'card', 'identity', 'secureNote', 'sshKey', 'bankAccount', 'driversLicense', 'passport', 'fields', 'passwordHistory', 'key', 'reprompt', 'organizationUseTotp', 'attachments', 'creationDate', 'revisionDate', 'deletedDate', 'archivedDate'] as const;
 
 /** CipherMiniResponseModel (`cipherMini`): an item without the per-user fields, as the admin console's item routes answer it. */
 export const CipherMiniResponse = Type.Object(

@@ -167,7 +167,7 @@ describe('bad input', () => {
   });
 
   it('refuses unknown types, wrong value types and a missing name', async () => {
-    expect((await bad(cipherBody('login', alice.account.userKey, { type: 6 }))).validationErrors).toHaveProperty('type');
+    expect((await bad(cipherBody('login', alice.account.userKey, { type: 9 }))).validationErrors).toHaveProperty('type');
     expect((await bad(cipherBody('login', alice.account.userKey, { favorite: 'yes' }))).validationErrors).toHaveProperty('favorite');
     expect((await bad(cipherBody('login', alice.account.userKey, { reprompt: 2 }))).validationErrors).toHaveProperty('reprompt');
     const { name: _n, ...nameless } = cipherBody('login', alice.account.userKey);
