@@ -15,6 +15,7 @@ import { createSyncCache } from '../src/features/vault/sync-cache.js';
 import { syncBody, syncBytes } from '../src/features/vault/sync.schemas.js';
 import { touchVault } from '../src/features/vault/revisions.js';
 import { rowChange } from '../src/features/vault/ciphers.repository.js';
+import { CipherType } from '../src/features/vault/ciphers.schemas.js';
 import { loadConfig } from '../src/config/config.js';
 import { NO_CLIENT } from '../src/http/request-context.js';
 import { createFeatures } from '../src/wiring.js';
@@ -37,7 +38,7 @@ for (let start = 0; start < items; start += 5000) {
 }
 const cold = createSyncService({ db: database.db, engine: database.engine, apiBase: 'http://bench/api', cache: createSyncCache(0) });
 const warm = createSyncService({ db: database.db, engine: database.engine, apiBase: 'http://bench/api', cache: createSyncCache(256 * 1024 * 1024) });
-await warm.load(caller, { withSshKeys: true });
+await warm.load(caller, { newestType: CipherType.Passport });
 const [changed] = await database.db.selectFrom('ciphers').select('id').where('user_id', '=', userId).limit(1).execute();
 /** The result, and the wall and CPU (user + system) milliseconds it took: CPU time varies far less on a loaded machine. */
 const time = async <T>(work: () => Promise<T>): Promise<[T, string]> => {
@@ -48,12 +49,12 @@ const time = async <T>(work: () => Promise<T>): Promise<[T, string]> => {
   return [result, `${(performance.now() - t).toFixed(1)} ms (cpu ${((used.user + used.system) / 1000).toFixed(1)})`];
 };
 for (let round = 0; round < 8; round++) {
-  const [data, load] = await time(() => cold.load(caller, { withSshKeys: true }));
+  const [data, load] = await time(() => cold.load(caller, { newestType: CipherType.Passport }));
   // One item changed, as an edit does (its version and the vault revision move).
   await database.db.updateTable('ciphers').set({ revision_date: new Date().toISOString(), ...rowChange }).where('id', '=', changed!.id).execute();
   await touchVault(database.db, userId, new Date().toISOString());
-  const [, afterChange] = await time(() => warm.load(caller, { withSshKeys: true }));
-  const [, unchanged] = await time(() => warm.load(caller, { withSshKeys: true }));
+  const [, afterChange] = await time(() => warm.load(caller, { newestType: CipherType.Passport }));
+  const [, unchanged] = await time(() => warm.load(caller, { newestType: CipherType.Passport }));
   const [bytes, body] = await time(async () => syncBytes(syncBody(data, { excludeDomains: true })));
   console.log(
     `cache off ${load}, after one change ${afterChange}, unchanged ${unchanged}, body ${body}, ${bytes.length} bytes`,

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { actor, seedCollection, type Actor } from '../../../test/support/admin.js';
 import { seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
-import { schemaErrors } from '../../../test/support/vault.js';
+import { cipherBody, schemaErrors } from '../../../test/support/vault.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
 import { BANK_ACCOUNT_FIELDS, CipherMiniResponse, CipherResponse, DRIVERS_LICENSE_FIELDS, PASSPORT_FIELDS } from './ciphers.schemas.js';
 
@@ -165,6 +165,27 @@ describe.each(KINDS)('item type $type ($object)', (kind) => {
     const plainText = await call(member, 'POST', '/ciphers', itemBody(kind, key, 'x', { [kind.object]: { [field]: 'not encrypted' } }));
     expect(plainText.status).toBe(400);
     expect(Object.keys(plainText.body.validationErrors)).toEqual([`${kind.object}.${field}`]);
+  });
+});
+
+describe('sync and the client version', () => {
+  it('leaves the 2026 item types out for clients older than 2026.2, as the official server does', async () => {
+    const key = userKey(owner);
+    const ids: Record<number, string> = {};
+    for (const kind of KINDS) ids[kind.type] = (await call(owner, 'POST', '/ciphers', itemBody(kind, key))).body.id as string;
+    const login = (await call(owner, 'POST', '/ciphers', cipherBody('login', owner.account.userKey))).body.id as string;
+    const ssh = (await call(owner, 'POST', '/ciphers', cipherBody('sshKey', owner.account.userKey))).body.id as string;
+    const seen = async (version?: string) => {
+      const items = await syncItems(owner, version ? { 'bitwarden-client-version': version } : {});
+      return [login, ssh, ...Object.values(ids)].filter((id) => items.some((c) => c.id === id));
+    };
+    // Each version in turn, twice: the cached answer of one client must not reach another.
+    for (let round = 0; round < 2; round++) {
+      expect(await seen('2026.2.0')).toEqual([login, ssh, ids[6], ids[7], ids[8]]);
+      expect(await seen('2026.1.1')).toEqual([login, ssh]);
+      expect(await seen('2024.11.0')).toEqual([login]);
+      expect(await seen()).toEqual([login]);
+    }
   });
 });
 

@@ -11,6 +11,7 @@ import { createSyncCache } from './sync-cache.js';
 import { createSyncService } from './sync.service.js';
 import { isSection } from './sync-vault.js';
 import { SyncResponse, type SyncData } from './sync.schemas.js';
+import { CipherType } from './ciphers.schemas.js';
 import { NO_CLIENT, type UserCaller } from '../../http/request-context.js';
 
 const itemsOf = (data: SyncData) => {
@@ -154,9 +155,9 @@ describe('sync with organizations', () => {
       }
     }
     const forSmall = counted();
-    const a = await forSmall.sync.load(asCaller(small.userId), { withSshKeys: true });
+    const a = await forSmall.sync.load(asCaller(small.userId), { newestType: CipherType.Passport });
     const forHeavy = counted();
-    const b = await forHeavy.sync.load(asCaller(heavy.userId), { withSshKeys: true });
+    const b = await forHeavy.sync.load(asCaller(heavy.userId), { newestType: CipherType.Passport });
     expect(itemsOf(a)).toHaveLength(0);
     expect(itemsOf(b)).toHaveLength(120);
     expect(b.organizations).toHaveLength(3);

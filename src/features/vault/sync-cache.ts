@@ -40,8 +40,8 @@ export interface VaultSection {
   sharedSince: number;
   /** Which of its items are organization items (the others are the user's own). */
   organizationItemIds: ReadonlySet<string>;
-  /** Whether SSH key items are in it (they are left out for older clients). */
-  withSshKeys: boolean;
+  /** The highest item type in it: a client is not sent the types newer than it reads (sync.schemas.ts, newestItemType). */
+  newestType: number;
   folders: string;
   /**
    * The ids of those folders. A patch lists the vault whole when one of them is gone: a folder's
@@ -63,10 +63,10 @@ export interface SyncCache extends Releasable {
   readonly itemBytes: number;
   items: ItemJsonCache;
   /** The user's last section, whatever its revision and key: served as it is when nothing changed since, else patched. */
-  get(userId: string, withSshKeys: boolean): VaultSection | undefined;
+  get(userId: string, newestType: number): VaultSection | undefined;
   set(userId: string, section: VaultSection): void;
   /** Forgets the user's last section (their vault outgrew what is kept). */
-  drop(userId: string, withSshKeys: boolean): void;
+  drop(userId: string, newestType: number): void;
   /** Counts a sync served from a section as it is (a hit) or not (the metrics' hit rate). */
   served(hit: boolean): void;
 }
@@ -82,22 +82,22 @@ export function createSyncCache(maxBytes: number, onLookup: (hit: boolean) => vo
     s.folders.length + s.items.chunks().reduce((sum, chunk) => sum + chunk.length, 0) + s.items.count * ITEM_OVERHEAD + s.organizationItemIds.size * ORGANIZATION_ITEM_OVERHEAD;
   const sectionBudget = Math.floor(maxBytes / 2);
   const entries = createByteLru<VaultSection>(sectionBudget, sectionBytes);
-  const keyOf = (userId: string, withSshKeys: boolean) => `${userId}:${withSshKeys ? 1 : 0}`;
+  const keyOf = (userId: string, newestType: number) => `${userId}:${newestType}`;
   const items = createItemJsonCache(Math.floor(maxBytes / 2));
   return {
     enabled: maxBytes > 0,
     sectionBudget,
     itemBytes: ITEM_OVERHEAD,
     items,
-    get(userId, withSshKeys) {
-      return entries.get(keyOf(userId, withSshKeys));
+    get(userId, newestType) {
+      return entries.get(keyOf(userId, newestType));
     },
     served: onLookup,
     set(userId, section) {
-      entries.set(keyOf(userId, section.withSshKeys), section);
+      entries.set(keyOf(userId, section.newestType), section);
     },
-    drop(userId, withSshKeys) {
-      entries.delete(keyOf(userId, withSshKeys));
+    drop(userId, newestType) {
+      entries.delete(keyOf(userId, newestType));
     },
     dropUnused: () => entries.dropUnused() + items.dropUnused(),
   };

@@ -16,6 +16,7 @@ import { createSyncService } from './sync.service.js';
 import { isSection } from './sync-vault.js';
 import { rowChange } from './ciphers.repository.js';
 import { syncBody, syncBytes, type SyncData } from './sync.schemas.js';
+import { CipherType } from './ciphers.schemas.js';
 import { NO_CLIENT, type UserCaller } from '../../http/request-context.js';
 
 /**
@@ -67,8 +68,8 @@ function serviceWith(cacheBytes: number, options: { plugin?: KyselyPlugin; listi
 /** `data` as the sync body a client reads. */
 const bodyOf = async (data: SyncData) => JSON.parse((await syncBytes(syncBody(data, { excludeDomains: false }))).toString()) as SyncJson;
 
-async function uncachedSync(who: Actor, withSshKeys = true): Promise<SyncJson> {
-  return bodyOf(await serviceWith(0).load(asCaller(who.userId), { withSshKeys }));
+async function uncachedSync(who: Actor, newestType: CipherType = CipherType.Passport): Promise<SyncJson> {
+  return bodyOf(await serviceWith(0).load(asCaller(who.userId), { newestType }));
 }
 
 /** Everyone's sync, through the server's caches, equals an uncached build; answers the item ids each sees. */
@@ -257,7 +258,7 @@ describe('sync from its caches', () => {
     const mine = await personalItem(member);
     const listings = recordedListings();
     // Each build with a cache of its own, so that every item's content is read.
-    const build = async () => bodyOf(await serviceWith(64 * 1024 * 1024, { plugin: listings.plugin }).load(asCaller(member.userId), { withSshKeys: true }));
+    const build = async () => bodyOf(await serviceWith(64 * 1024 * 1024, { plugin: listings.plugin }).load(asCaller(member.userId), { newestType: CipherType.Passport }));
     const before = await build();
     expect(before.ciphers.map((x) => x.id)).toEqual(expect.arrayContaining([kept.id, revoked.id, mine.id]));
 
@@ -284,7 +285,7 @@ describe('sync from its caches', () => {
     await personalItem(member);
     const shared = await personalItem(member);
     const listings = recordedListings();
-    const build = async () => bodyOf(await serviceWith(64 * 1024 * 1024, { plugin: listings.plugin }).load(asCaller(member.userId), { withSshKeys: true }));
+    const build = async () => bodyOf(await serviceWith(64 * 1024 * 1024, { plugin: listings.plugin }).load(asCaller(member.userId), { newestType: CipherType.Passport }));
     await build();
     expect([...listings.recorded.keys()].sort()).toEqual(['ids', 'organization', 'personal']);
     // Shared as the share route does it in the database: the item moves to the organization and into the collection.
@@ -306,12 +307,12 @@ describe('sync from its caches', () => {
     for (let i = 0; i < 12; i++) await orgItem(owner, [collection]);
     await personalItem(member);
     // 20 KB: sections of up to 10 KB are kept, a few items.
-    const data = await service(20_000).load(asCaller(member.userId), { withSshKeys: true });
+    const data = await service(20_000).load(asCaller(member.userId), { newestType: CipherType.Passport });
     expect(isSection(data.vault)).toBe(false);
     const sent = await bodyOf(data);
     expect(sent.ciphers).toHaveLength(13);
     expect(normalized(sent)).toEqual(normalized(await uncachedSync(member)));
-    expect(isSection((await service(64 * 1024 * 1024).load(asCaller(member.userId), { withSshKeys: true })).vault)).toBe(true);
+    expect(isSection((await service(64 * 1024 * 1024).load(asCaller(member.userId), { newestType: CipherType.Passport })).vault)).toBe(true);
   });
 
   it('patches the section of a vault in no organization with exactly what changed, for new and older clients', async () => {
@@ -327,8 +328,8 @@ describe('sync from its caches', () => {
       return normalized(res.body as SyncJson);
     };
     const exact = async () => {
-      expect(await sync(CLIENT)).toEqual(normalized(await uncachedSync(me, true)));
-      expect(await sync({})).toEqual(normalized(await uncachedSync(me, false)));
+      expect(await sync(CLIENT)).toEqual(normalized(await uncachedSync(me)));
+      expect(await sync({})).toEqual(normalized(await uncachedSync(me, CipherType.Identity)));
       return (await sync(CLIENT)).ciphers.map((x) => x.id);
     };
     const db = server.database.db;

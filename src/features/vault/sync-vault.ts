@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { Engine } from '../../db/dialect.js';
 import { compareText } from '../../shared/compare-text.js';
 import { findPersonalCiphers, findSharedColumns, listPersonalIds, listPersonalVersions, personalChangesSince, type CipherRow, type ItemVersion } from './ciphers.repository.js';
-import { CipherType, cipherSharedJson, cipherUserJson, type SharedCipherColumns } from './ciphers.schemas.js';
+import { cipherSharedJson, cipherUserJson, type SharedCipherColumns } from './ciphers.schemas.js';
 import { listFolders, type FolderRow } from './folders.repository.js';
 import { toFolderResponse } from './folders.schemas.js';
 import { organizationChangesSince, organizationItemIds, organizationItems, organizationItemVersions, type ReachedCollection } from './org-items.js';
@@ -24,8 +24,8 @@ export interface SpilledVault {
 /** Whether `vault` is a section that can be kept (not spilled). */
 export const isSection = (vault: VaultSection | SpilledVault): vault is VaultSection => !(vault.items instanceof SpilledItems);
 
-/** Bitwarden hides SSH keys from clients older than 2024.12 (or that send no version). */
-const shown = (type: number, withSshKeys: boolean) => withSshKeys || type !== (CipherType.SSHKey as number);
+/** Whether an item goes to a client that reads the types up to `newestType` (sync.schemas.ts, newestItemType). */
+const shown = (type: number, newestType: number) => type <= newestType;
 
 /** The folders' JSON in sync, encoded once per section. */
 export function foldersJson(folders: readonly FolderRow[]): string {
@@ -103,9 +103,9 @@ export function createSyncVault({
    * when the vault is not kept). With a `writer` that spills (see build), each slice waits until
    * the answer has taken the pages before it: the reading then lasts as long as the answer.
    */
-  async function readItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean, writer = sectionItemsWriter()): Promise<ReadVault> {
+  async function readItems(userId: string, reached: readonly ReachedCollection[], newestType: number, writer = sectionItemsWriter()): Promise<ReadVault> {
     const add = (row: CipherRow) => {
-      if (shown(row.type, withSshKeys)) writer.add(row.id, encodedStart(row), cipherUserJson(row, 'cipherDetails'));
+      if (shown(row.type, newestType)) writer.add(row.id, encodedStart(row), cipherUserJson(row, 'cipherDetails'));
       else writer.hide(row.id);
     };
     // An item is either the user's own or an organization's (sharing moves it), never both.
@@ -146,7 +146,7 @@ export function createSyncVault({
    * instead. With a `writer` that spills (see build), each slice waits until the answer has
    * taken the pages before it.
    */
-  async function listItems(userId: string, reached: readonly ReachedCollection[], withSshKeys: boolean, writer = sectionItemsWriter()): Promise<ReadVault> {
+  async function listItems(userId: string, reached: readonly ReachedCollection[], newestType: number, writer = sectionItemsWriter()): Promise<ReadVault> {
     const writtenOrganizationIds = new Set<string>();
     /** Writes `listed` (personal or organization items); answers the ids it left out because their row changed and they are not there as such any more. */
     const write = async (listed: readonly ItemVersion[], inOrganization: boolean): Promise<string[]> => {
@@ -158,7 +158,7 @@ export function createSyncVault({
           if (start !== undefined) starts.set(item.id, start);
         }
         // One deleted since the listing is left out.
-        const missing = new Map(slice.filter((item) => !starts.has(item.id) && shown(item.type, withSshKeys)).map((item) => [item.id, item.version]));
+        const missing = new Map(slice.filter((item) => !starts.has(item.id) && shown(item.type, newestType)).map((item) => [item.id, item.version]));
         const changed = new Set<string>();
         for (const row of await findSharedColumns(db, [...missing.keys()])) {
           if (row.version === missing.get(row.id)) starts.set(row.id, startOf(row));
@@ -174,7 +174,7 @@ export function createSyncVault({
           // The item as read again when it changed, else as listed.
           const current = now?.row ?? item;
           const start = now ? now.start : starts.get(item.id);
-          if (!shown(current.type, withSshKeys)) writer.hide(item.id);
+          if (!shown(current.type, newestType)) writer.hide(item.id);
           else if (start) writer.add(item.id, start, cipherUserJson(current, 'cipherDetails'));
           else continue;
           if (inOrganization) writtenOrganizationIds.add(item.id);
@@ -217,10 +217,10 @@ export function createSyncVault({
    * them; keeping their shared parts in the item cache too would hold them twice. The folders
    * are read first: the answer may start before the items are all read.
    */
-  async function build(userId: string, revision: number, key: string, marks: Marks, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<VaultSection | SpilledVault> {
+  async function build(userId: string, revision: number, key: string, marks: Marks, reached: readonly ReachedCollection[], newestType: number): Promise<VaultSection | SpilledVault> {
     const folders = await listFolders(db, userId);
     const writer = sectionItemsWriter(cache.enabled ? { keepBytes: cache.sectionBudget, itemBytes: cache.itemBytes } : {});
-    const reading = (cache.enabled && reached.length > 0 ? listItems : readItems)(userId, reached, withSshKeys, writer);
+    const reading = (cache.enabled && reached.length > 0 ? listItems : readItems)(userId, reached, newestType, writer);
     // Whichever comes first: the items passing the budget, or all of them read.
     await Promise.race([writer.spilled, reading]);
     const spilled = writer.spilledItems();
@@ -235,7 +235,7 @@ export function createSyncVault({
       key,
       since: marks.personal,
       sharedSince: marks.shared,
-      withSshKeys,
+      newestType,
       folders: foldersJson(folders),
       folderIds: folders.map((f) => f.id),
       organizationItemIds: read.organizationItemIds,
@@ -283,7 +283,7 @@ export function createSyncVault({
       for (const id of base.items.ids()) if (!now.has(id) && !base.organizationItemIds.has(id)) removed.add(id);
       if (personalCount - removed.size + added !== total) return undefined;
     }
-    const updates = new Map(rows.map((row) => [row.id, shown(row.type, base.withSshKeys) ? itemJson(encodedStart(row), row) : null]));
+    const updates = new Map(rows.map((row) => [row.id, shown(row.type, base.newestType) ? itemJson(encodedStart(row), row) : null]));
 
     const organizationIds = new Set(base.organizationItemIds);
     if (changes.ids.length > 0) {
@@ -294,7 +294,7 @@ export function createSyncVault({
           organizationIds.add(row.id);
           // Shared into the organization since: it left the personal items, and is here again.
           removed.delete(row.id);
-          updates.set(row.id, shown(row.type, base.withSshKeys) ? itemJson(startOf(row), row) : null);
+          updates.set(row.id, shown(row.type, base.newestType) ? itemJson(startOf(row), row) : null);
         }
       }
       for (const id of changes.ids) {
@@ -317,7 +317,7 @@ export function createSyncVault({
       key: base.key,
       since: marks.personal,
       sharedSince: marks.shared,
-      withSshKeys: base.withSshKeys,
+      newestType: base.newestType,
       folders: foldersJson(folders),
       folderIds,
       organizationItemIds: organizationIds,
@@ -338,8 +338,8 @@ export function createSyncVault({
    * The user's vault from their cached section when nothing changed since (a hit), else that
    * section patched, else read whole; the result is kept for the next sync.
    */
-  async function cachedVault(userId: string, revision: number, key: string, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<VaultSection | SpilledVault> {
-    const last = cache.get(userId, withSshKeys);
+  async function cachedVault(userId: string, revision: number, key: string, reached: readonly ReachedCollection[], newestType: number): Promise<VaultSection | SpilledVault> {
+    const last = cache.get(userId, newestType);
     const base = last?.key === key ? last : undefined;
     let marks: Marks;
     let changes = { ids: [] as string[], removals: false };
@@ -361,11 +361,11 @@ export function createSyncVault({
       }
     }
     cache.served(false);
-    const vault = (base && (await patch(userId, base, revision, marks, reached, changes))) || (await build(userId, revision, key, marks, reached, withSshKeys));
+    const vault = (base && (await patch(userId, base, revision, marks, reached, changes))) || (await build(userId, revision, key, marks, reached, newestType));
     // A vault that outgrew the budget leaves no section behind: patching one as old as that would
     // read every row written since, and then be refused anyway.
     if (isSection(vault)) cache.set(userId, vault);
-    else cache.drop(userId, withSshKeys);
+    else cache.drop(userId, newestType);
     return vault;
   }
 
@@ -374,10 +374,10 @@ export function createSyncVault({
      * The user's folders and items at `revision` (read before them, see SyncService.load), as
      * a section to keep, or a SpilledVault still being read.
      */
-    read(userId: string, revision: number, reached: readonly ReachedCollection[], withSshKeys: boolean): Promise<VaultSection | SpilledVault> {
+    read(userId: string, revision: number, reached: readonly ReachedCollection[], newestType: number): Promise<VaultSection | SpilledVault> {
       return cache.enabled
-        ? cachedVault(userId, revision, sectionKey(reached), reached, withSshKeys)
-        : build(userId, revision, '', { personal: 0, shared: 0 }, reached, withSshKeys);
+        ? cachedVault(userId, revision, sectionKey(reached), reached, newestType)
+        : build(userId, revision, '', { personal: 0, shared: 0 }, reached, newestType);
     },
   };
 }

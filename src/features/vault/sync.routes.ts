@@ -3,7 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { access } from '../../http/access.js';
 import { userCaller } from '../../http/request-context.js';
 import type { SyncService } from './sync.service.js';
-import { SyncQuery, SyncResponse, supportsSshKeys, syncBody } from './sync.schemas.js';
+import { SyncQuery, SyncResponse, newestItemType, syncBody } from './sync.schemas.js';
 
 /**
  * The answer's chunks as a stream, one chunk per read: the cached section's pages are sent as
@@ -62,14 +62,14 @@ export const syncRoutes: FastifyPluginAsync<{ sync: SyncService }> = async (app,
         tags: ['Sync'],
         summary: 'Sync the vault',
         description:
-          "Answers everything a client caches in one document: the caller's profile with their confirmed organizations, folders, the collections they reach, their items and the organization items in those collections, policies and equivalent domains (left out with `excludeDomains=true`); clients call it when the account revision date moved. SSH key items are left out for clients older than 2024.12 or that send no `Bitwarden-Client-Version`, as the official server does. Access: any signed-in user (`user`).",
+          "Answers everything a client caches in one document: the caller's profile with their confirmed organizations, folders, the collections they reach, their items and the organization items in those collections, policies and equivalent domains (left out with `excludeDomains=true`); clients call it when the account revision date moved. As the official server does, SSH key items are left out for clients older than 2024.12 or that send no `Bitwarden-Client-Version`, and bank account, driver's license and passport items for clients older than 2026.2. Access: any signed-in user (`user`).",
         querystring: SyncQuery,
         response: { 200: SyncResponse },
       },
     },
     async (request, reply) => {
       const caller = userCaller(request);
-      const data = await sync.load(caller, { withSshKeys: supportsSshKeys(caller.client.clientVersion) });
+      const data = await sync.load(caller, { newestType: newestItemType(caller.client.clientVersion) });
       const body = syncBody(data, { excludeDomains: request.query.excludeDomains });
       reply.type('application/json; charset=utf-8');
       if (body.length === undefined) return reply.send(spilledStream(body.head, body.items, body.tail));

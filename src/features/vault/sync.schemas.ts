@@ -6,7 +6,7 @@ import { CollectionDetailsResponse } from '../collections/collections.schemas.js
 import type { ProfileOrganizationResponse } from '../organizations/organizations.schemas.js';
 import { PolicyResponse } from '../policies/policies.schemas.js';
 import { SendResponse } from '../sends/sends.schemas.js';
-import { CipherDetailsResponse } from './ciphers.schemas.js';
+import { CipherDetailsResponse, CipherType } from './ciphers.schemas.js';
 import { FolderResponse } from './folders.schemas.js';
 import { SpilledItems } from './section-items.js';
 import type { VaultSection } from './sync-cache.js';
@@ -54,19 +54,32 @@ function domainsOf(user: UserRow) {
   return { object: 'domains' as const, equivalentDomains: equivalent, globalEquivalentDomains: [] };
 }
 
-/** Client versions from which SSH key items may be sent (older ones fail on the type). */
-const SSH_KEY_MIN_VERSION = [2024, 12, 0];
+/**
+ * The client versions from which each item type may be sent, as the official server filters
+ * sync (SyncController.FilterUnsupportedCipherTypes): older clients fail on a type they do not
+ * know. SSH keys from 2024.12.0; bank accounts, driver's licenses and passports from 2026.2.0.
+ */
+const TYPES_FROM: readonly { version: readonly number[]; newestType: CipherType }[] = [
+  { version: [2026, 2, 0], newestType: CipherType.Passport },
+  { version: [2024, 12, 0], newestType: CipherType.SSHKey },
+];
 
-export function supportsSshKeys(clientVersion: string | null): boolean {
-  if (!clientVersion) return false;
+/** Whether `clientVersion` (`2026.9.0`) is at least `min`; false for a missing or unreadable one. */
+function atLeast(clientVersion: string, min: readonly number[]): boolean {
   const parts = clientVersion.split('.').map((p) => Number.parseInt(p, 10));
-  for (let i = 0; i < SSH_KEY_MIN_VERSION.length; i++) {
+  for (let i = 0; i < min.length; i++) {
     const have = parts[i] ?? 0;
-    const need = SSH_KEY_MIN_VERSION[i] ?? 0;
+    const need = min[i] ?? 0;
     if (Number.isNaN(have)) return false;
     if (have !== need) return have > need;
   }
   return true;
+}
+
+/** The highest item type a client of `clientVersion` reads: sync leaves out the newer ones. */
+export function newestItemType(clientVersion: string | null): CipherType {
+  const from = clientVersion ? TYPES_FROM.find((t) => atLeast(clientVersion, t.version)) : undefined;
+  return from?.newestType ?? CipherType.Identity;
 }
 
 /**

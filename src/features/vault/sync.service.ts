@@ -32,7 +32,7 @@ export function createSyncService(settings: {
   const syncVault = createSyncVault(settings);
 
   return {
-    async load({ userId }: UserCaller, options: { withSshKeys: boolean }): Promise<SyncData> {
+    async load({ userId }: UserCaller, options: { newestType: number }): Promise<SyncData> {
       // The revision is read before the vault: a change landing in between makes the stored
       // section newer than its revision, which costs one extra read later, never a stale answer.
       const [user, revision, organizations, policies, collections, sends] = await Promise.all([
@@ -48,7 +48,7 @@ export function createSyncService(settings: {
       const shared = { organizations, collections: collections.map(({ row, grant }) => toCollectionDetails(row, grant)), policies, sends: sends.map(toSendResponse) };
       const flags = new Map(organizations.map((o) => [o.id, { useTotp: o.useTotp, limitItemDeletion: o.limitItemDeletion }]));
       const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant, organization: flags.get(row.organization_id) }));
-      const vault = await syncVault.read(userId, revision, reached, options.withSshKeys);
+      const vault = await syncVault.read(userId, revision, reached, options.newestType);
       return { user, vault, ...shared };
     },
   };

@@ -14,7 +14,8 @@ import { cipherBody, ciphersOf, KINDS, schemaErrors } from '../../../test/suppor
 import { createSyncCache } from './sync-cache.js';
 import { createSyncService } from './sync.service.js';
 import { isSection } from './sync-vault.js';
-import { SyncResponse, supportsSshKeys, syncBody, syncBytes, type SyncData } from './sync.schemas.js';
+import { SyncResponse, newestItemType, syncBody, syncBytes, type SyncData } from './sync.schemas.js';
+import { CipherType } from './ciphers.schemas.js';
 import { apiBaseUrl } from './attachment-data.js';
 import { NO_CLIENT, type UserCaller } from '../../http/request-context.js';
 
@@ -107,9 +108,12 @@ describe('sync', () => {
     expect(await types(CLIENT)).toEqual([1, 5]);
     expect(await types({ 'bitwarden-client-version': '2024.11.2' })).toEqual([1]);
     expect(await types({})).toEqual([1]);
-    expect(supportsSshKeys('2024.12.0')).toBe(true);
-    expect(supportsSshKeys('2025.1.0')).toBe(true);
-    expect(supportsSshKeys('garbage')).toBe(false);
+    expect(newestItemType('2024.12.0')).toBe(CipherType.SSHKey);
+    expect(newestItemType('2025.1.0')).toBe(CipherType.SSHKey);
+    expect(newestItemType('2026.1.9')).toBe(CipherType.SSHKey);
+    expect(newestItemType('2026.2.0')).toBe(CipherType.Passport);
+    expect(newestItemType('2024.11.2')).toBe(CipherType.Identity);
+    expect(newestItemType('garbage')).toBe(CipherType.Identity);
   });
 
   it('refuses callers without a token', async () => {
@@ -122,9 +126,9 @@ describe('sync', () => {
     await importItems(small, 10);
     await importItems(large, 200);
     const a = counting(server.database.db);
-    const smallData = await createSyncService({ db: a.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(asCaller(small.userId), { withSshKeys: true });
+    const smallData = await createSyncService({ db: a.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(asCaller(small.userId), { newestType: CipherType.Passport });
     const b = counting(server.database.db);
-    const largeData = await createSyncService({ db: b.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(asCaller(large.userId), { withSshKeys: true });
+    const largeData = await createSyncService({ db: b.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(0) }).load(asCaller(large.userId), { newestType: CipherType.Passport });
     expect(itemsOf(smallData)).toHaveLength(10);
     expect(itemsOf(largeData)).toHaveLength(200);
     expect(b.count()).toBe(a.count());
@@ -139,19 +143,19 @@ describe('sync', () => {
     await importItems(user, 20);
     const c = counting(server.database.db);
     const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(1024 * 1024) });
-    const first = await sync.load(asCaller(user.userId), { withSshKeys: true });
+    const first = await sync.load(asCaller(user.userId), { newestType: CipherType.Passport });
     const cold = c.count();
-    const second = await sync.load(asCaller(user.userId), { withSshKeys: true });
+    const second = await sync.load(asCaller(user.userId), { newestType: CipherType.Passport });
     // Only the user, the revision and the organization lookups; no folders or items.
     expect(c.count() - cold).toBeLessThan(cold);
     expect(c.count() - cold).toBeLessThanOrEqual(6);
     expect(second.vault).toBe(first.vault);
     // Any change through the vault services moves the revision: the next answer is fresh.
     await req(user, 'POST', '/ciphers', cipherBody('card', user.account.userKey));
-    const third = await sync.load(asCaller(user.userId), { withSshKeys: true });
+    const third = await sync.load(asCaller(user.userId), { newestType: CipherType.Passport });
     expect(itemsOf(third)).toHaveLength(21);
     // Older clients get their own answer, without SSH keys.
-    const older = await sync.load(asCaller(user.userId), { withSshKeys: false });
+    const older = await sync.load(asCaller(user.userId), { newestType: CipherType.Identity });
     expect(itemsOf(older).length).toBeLessThan(21);
   });
 
@@ -161,16 +165,16 @@ describe('sync', () => {
     const c = counting(server.database.db);
     const cache = createSyncCache(1024 * 1024);
     const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache });
-    const first = await sync.load(asCaller(user.userId), { withSshKeys: true });
+    const first = await sync.load(asCaller(user.userId), { newestType: CipherType.Passport });
     const cold = c.count();
     // Built in this round, then served in the next: kept both times.
     expect(cache.dropUnused()).toBe(0);
-    expect((await sync.load(asCaller(user.userId), { withSshKeys: true })).vault).toBe(first.vault);
+    expect((await sync.load(asCaller(user.userId), { newestType: CipherType.Passport })).vault).toBe(first.vault);
     expect(cache.dropUnused()).toBe(0);
     const warm = c.count();
     // A round without a sync: the section (its items' JSON, at least) goes.
     expect(cache.dropUnused()).toBeGreaterThan(20 * 500);
-    const again = await sync.load(asCaller(user.userId), { withSshKeys: true });
+    const again = await sync.load(asCaller(user.userId), { newestType: CipherType.Passport });
     expect(c.count() - warm).toBe(cold);
     expect(again.vault).not.toBe(first.vault);
     expect(itemsOf(again)).toEqual(itemsOf(first));
@@ -183,7 +187,7 @@ describe('sync', () => {
     const sync = createSyncService({ db: server.database.db.withPlugin(rowCounter), engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(64 * 1024 * 1024) });
     const load = async () => {
       await marksSettled(server.database);
-      return itemsOf(await sync.load(asCaller(user.userId), { withSshKeys: true })) as { id: string; type: number }[];
+      return itemsOf(await sync.load(asCaller(user.userId), { newestType: CipherType.Passport })) as { id: string; type: number }[];
     };
     const first = await load();
     expect(first).toHaveLength(200);
@@ -230,7 +234,7 @@ describe('sync', () => {
       const syncOf = (user: LoggedInUser) => small.request('GET', '/api/sync', { token: user.accessToken, headers: CLIENT });
       const uncached = async (user: LoggedInUser) => {
         const fresh = createSyncService({ db: small.database.db, engine: small.database.engine, apiBase: apiBaseUrl(small.config), cache: createSyncCache(0) });
-        return JSON.parse((await syncBytes(syncBody(await fresh.load(asCaller(user.userId), { withSshKeys: true }), { excludeDomains: false }))).toString()) as unknown;
+        return JSON.parse((await syncBytes(syncBody(await fresh.load(asCaller(user.userId), { newestType: CipherType.Passport }), { excludeDomains: false }))).toString()) as unknown;
       };
       const large = await seedAccount(small, { email: 'large@example.com' });
       const ciphers = Array.from({ length: 600 }, (_, i) => cipherBody(KINDS[i % KINDS.length] ?? 'login', large.account.userKey));
@@ -280,7 +284,7 @@ describe('sync', () => {
     const sync = createSyncService({ db: c.db, engine: server.database.engine, apiBase: 'http://test/api', cache: createSyncCache(64 * 1024 * 1024) });
     const load = async (who: Actor) => {
       await marksSettled(server.database);
-      return itemsOf(await sync.load(asCaller(who.userId), { withSshKeys: true })) as { id: string; type: number; favorite: boolean; collectionIds: string[] }[];
+      return itemsOf(await sync.load(asCaller(who.userId), { newestType: CipherType.Passport })) as { id: string; type: number; favorite: boolean; collectionIds: string[] }[];
     };
     const first = await load(member);
     expect(first).toHaveLength(200);
