@@ -317,6 +317,13 @@ export type UserCipherColumns = Pick<CipherResponseRow, 'folder_id' | 'favorite'
  * The members of an item's JSON that are the same for every user who sees it, each followed by
  * a comma: the content, key, dates and attachments. Sync keeps this text per item (see
  * item-json-cache.ts) and adds each user's part to it.
+ *
+ * No item answer has a `data` member. The official server sends its stored document there as a
+ * string; the 2026 clients hand it to the SDK only to tell an item sealed whole in it (a
+ * `format_version` key: sdk-internal's `try_parse_blob`) from one with encrypted fields, and
+ * read a missing `data` as the latter. This server stores items with encrypted fields only, so
+ * sending it would add each item's content a second time, escaped, for nothing. It must never
+ * be an object: clients 2026.7 failed the whole vault on one.
  */
 export function cipherSharedJson(row: SharedCipherColumns, apiBase: string): string {
   const content = row.data.slice(1, -1);
