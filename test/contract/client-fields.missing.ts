@@ -6,8 +6,7 @@
  * or no longer read, so this list only shrinks. Keys are `Model.Field` as
  * test/contract/official-client-fields.json names them.
  */
-const NEW_ITEM_TYPES = '#41 new item types 6-8 (bank account, driver\'s license, passport)';
-const CIPHER_DATA = '#41 cipher `data` as a string';
+const CIPHER_DATA = 'sent only when an item is sealed whole (a blob); the clients read an absent `data` as an item encrypted field by field (docs/item-types.md)';
 const V2_KEYS = '#41 version-2 account keys';
 const PASSKEY_LOGIN = '#41 log in with a passkey (PRF unlock options)';
 const ONLY_ARGON2 = 'sent only when the account uses Argon2id; the clients read the absent field as null';
@@ -15,15 +14,6 @@ const MP_POLICY = 'sent only when a master password policy applies to the user, 
 
 export const MISSING: Record<string, string> = {
   // Vault items
-  'CipherResponse.BankAccount': NEW_ITEM_TYPES,
-  'CipherResponse.DriversLicense': NEW_ITEM_TYPES,
-  'CipherResponse.Passport': NEW_ITEM_TYPES,
-  'sdk:CipherDetailsResponseModel.bankAccount': NEW_ITEM_TYPES,
-  'sdk:CipherDetailsResponseModel.driversLicense': NEW_ITEM_TYPES,
-  'sdk:CipherDetailsResponseModel.passport': NEW_ITEM_TYPES,
-  'sdk:CipherResponseModel.bankAccount': NEW_ITEM_TYPES,
-  'sdk:CipherResponseModel.driversLicense': NEW_ITEM_TYPES,
-  'sdk:CipherResponseModel.passport': NEW_ITEM_TYPES,
   'CipherResponse.Data': CIPHER_DATA,
   'sdk:CipherDetailsResponseModel.data': CIPHER_DATA,
   'sdk:CipherResponseModel.data': CIPHER_DATA,
