@@ -33,3 +33,21 @@ const DEVICE_TYPE_NAMES: Record<number, string> = {
 export function deviceTypeName(type: number): string | undefined {
   return DEVICE_TYPE_NAMES[type];
 }
+
+/**
+ * The official server's DeviceType enum names, in value order (0 to 26). Its token endpoint reads
+ * the form's deviceType with Enum.TryParse, which takes a name as well as a number, and the
+ * clients' SDK login sends the name (`deviceType=SDK`).
+ */
+const DEVICE_TYPE_ENUM_NAMES = [
+  'Android', 'iOS', 'ChromeExtension', 'FirefoxExtension', 'OperaExtension', 'EdgeExtension', 'WindowsDesktop', 'MacOsDesktop', 'LinuxDesktop',
+  'ChromeBrowser', 'FirefoxBrowser', 'OperaBrowser', 'EdgeBrowser', 'IEBrowser', 'UnknownBrowser', 'AndroidAmazon', 'UWP', 'SafariBrowser',
+  'VivaldiBrowser', 'VivaldiExtension', 'SafariExtension', 'SDK', 'Server', 'WindowsCLI', 'MacOsCLI', 'LinuxCLI', 'DuckDuckGoBrowser',
+];
+
+/** A device type as a form sends it, a number (0 to 255) or an enum name; undefined when it is neither. */
+export function parseDeviceType(value: string): number | undefined {
+  if (/^\d{1,3}$/.test(value)) return Number(value) <= 255 ? Number(value) : undefined;
+  const index = DEVICE_TYPE_ENUM_NAMES.indexOf(value);
+  return index >= 0 ? index : undefined;
+}

@@ -26,6 +26,7 @@ import type { AuthRequestService } from '../auth-requests/auth-requests.service.
 import type { TwoFactorLogin } from '../two-factor/two-factor-login.service.js';
 import { TwoFactorProviderType } from '../two-factor/two-factor-rules.js';
 import type { AccountEmails } from '../account-emails/account-emails.service.js';
+import { parseDeviceType } from '../devices/device-types.js';
 import { LimitsUnavailable } from '../rate-limits/failover-store.js';
 import type { LoginAttempt, LoginThrottle } from '../rate-limits/login-throttle.js';
 import type { Instruments } from '../operations/metrics.js';
@@ -88,13 +89,13 @@ export function createIdentityService(deps: {
 
   /** The device fields every user login must carry. */
   function deviceOf(form: TokenForm): { type: number; identifier: string; name: string } {
-    const type = form.devicetype;
+    const type = form.devicetype ? parseDeviceType(form.devicetype) : undefined;
     const identifier = form.deviceidentifier;
     const name = form.devicename;
-    if (!type || !identifier || !name || !/^\d+$/.test(type) || Number(type) > 255) {
+    if (type === undefined || !identifier || !name) {
       throw new OAuthError('device_error', 'No device information provided', 'no device information provided');
     }
-    return { type: Number(type), identifier: identifier.slice(0, 50), name: name.slice(0, 50) };
+    return { type, identifier: identifier.slice(0, 50), name: name.slice(0, 50) };
   }
 
   /** The device row (`existing`: the account's row for this device, if any), made on its first login (`created`). */

@@ -102,6 +102,20 @@ describe('password grant', () => {
     expect(res.body).toMatchObject({ error: 'device_error', error_description: 'No device information provided' });
   });
 
+  it('takes the device type by its enum name as the official server does, and refuses an unknown one', async () => {
+    // The clients' SDK login sends the name (deviceType=SDK); the official server parses either.
+    const account = await registerAccount(server);
+    const named = await server.request('POST', '/identity/connect/token', { form: passwordForm(account.email, account.masterPasswordHash, { deviceType: 'SDK' }) });
+    expect(named.status).toBe(200);
+    const device = await server.database.db.selectFrom('devices').select('type').where('user_id', '=', decodeJwt(named.body.access_token).sub as string).executeTakeFirstOrThrow();
+    expect(device.type).toBe(21);
+    for (const deviceType of ['Sdk', 'Nonsense', '256', '-1']) {
+      const res = await server.request('POST', '/identity/connect/token', { form: passwordForm(account.email, account.masterPasswordHash, { deviceType }) });
+      expect(res.status, deviceType).toBe(400);
+      expect(res.body.error, deviceType).toBe('device_error');
+    }
+  });
+
   it('refuses unknown clients, scopes and grant types, and a missing grant type', async () => {
     const account = await registerAccount(server);
     const post = (form: Record<string, string>) => server.request('POST', '/identity/connect/token', { form });
