@@ -15,7 +15,7 @@ let account: Awaited<ReturnType<typeof registerWithSdk>>;
 beforeAll(async () => {
   server = await startTestServer();
   account = await registerWithSdk(server, 'v2@example.com');
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await server?.close();

@@ -62,6 +62,7 @@ const ITEMS: Record<string, Sdk.CipherViewType> = {
   sshKey: { sshKey: sdk.generate_ssh_key('Ed25519') },
 };
 
+// Generous: four PBKDF2 derivations at 600,000 iterations in WASM and two RSA key pairs, on shared CPUs.
 beforeAll(async () => {
   server = await startTestServer({ env: { DEPLOYMENT: 'cloud' } });
   account = await registerV1Account(server, 'alice@example.com');
@@ -86,7 +87,7 @@ beforeAll(async () => {
     expirationDate: undefined,
     auth: { type: 'none' },
   });
-}, 120_000);
+}, 240_000);
 
 afterAll(async () => {
   await server?.close();
@@ -178,5 +179,32 @@ describe('the profile answer', () => {
     });
     const collections = await server.request('GET', '/api/collections', { token: session.token });
     expect(fresh.client.vault().collections().decrypt_list(collections.body.data).map((c) => c.name)).toEqual(['Default collection']);
+  });
+});
+
+describe('the SDK changes an item through Strongroom', () => {
+  it('edits, trashes and restores an item, parsing each answer', async () => {
+    const card = created.get('card')!;
+    const ciphers = session.client.vault().ciphers();
+    const edited = await ciphers.edit({
+      id: card.id!,
+      organizationId: undefined,
+      folderId: card.folderId,
+      favorite: true,
+      reprompt: sdk.CipherRepromptType.None,
+      name: 'card item, renamed',
+      notes: card.notes,
+      fields: card.fields ?? [],
+      type: { card: { ...card.card!, code: '456' } },
+      revisionDate: card.revisionDate,
+      archivedDate: undefined,
+      attachments: [],
+      key: undefined,
+    });
+    expect([edited.name, edited.card?.code, edited.favorite]).toEqual(['card item, renamed', '456', true]);
+    await ciphers.soft_delete(card.id!);
+    expect(lastSdkExchange('PUT', `/api/ciphers/${card.id as unknown as string}/delete`).status).toBe(200);
+    const restored = await ciphers.restore(card.id!);
+    expect([restored.name, restored.card?.number, restored.deletedDate]).toEqual(['card item, renamed', '4111111111111111', undefined]);
   });
 });
