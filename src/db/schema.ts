@@ -9,6 +9,7 @@ import type {
   OneTimeCodesTable,
   TwoFactorRememberTokensTable,
 } from './schema/auth.js';
+import type { WebAuthnCredentialsTable, WebAuthnSpentChallengesTable } from './schema/passkeys.js';
 import type { EventsTable, SecretReadSetsTable, SecretReadSetMembersTable } from './schema/events.js';
 import type {
   OrganizationIntegrationsTable,
@@ -65,6 +66,7 @@ export type * from './schema/events.js';
 export type * from './schema/integrations.js';
 export type * from './schema/admin.js';
 export type * from './schema/leases.js';
+export type * from './schema/passkeys.js';
 
 export interface DB {
   users: UsersTable;
@@ -114,4 +116,6 @@ export interface DB {
   admin_events: AdminEventsTable;
   sends: SendsTable;
   send_downloads: SendDownloadsTable;
+  webauthn_credentials: WebAuthnCredentialsTable;
+  webauthn_spent_challenges: WebAuthnSpentChallengesTable;
 }

@@ -21,6 +21,7 @@ import { sendDownloads } from './0022-send-downloads.js';
 import { uncountedReservations } from './0023-uncounted-reservations.js';
 import { refreshTokenFamilies } from './0024-refresh-token-families.js';
 import { emergencyAccess } from './0025-emergency-access.js';
+import { passkeyLogin } from './0028-passkey-login.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -46,5 +47,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0023-uncounted-reservations': uncountedReservations(),
     '0024-refresh-token-families': refreshTokenFamilies(engine),
     '0025-emergency-access': emergencyAccess(engine),
+    '0028-passkey-login': passkeyLogin(engine),
   };
 }
