@@ -60,6 +60,9 @@ import { createEmergencyAccessService } from './features/emergency-access/emerge
 import { createEmergencyRecovery } from './features/emergency-access/emergency-recovery.js';
 import { createEmergencyReminderJob, createEmergencyTimeoutJob } from './features/emergency-access/emergency-access-jobs.js';
 import { emergencyInvitationCheck } from './features/emergency-access/emergency-invitations.js';
+import { createPasskeyCeremony } from './features/passkey-login/passkey-ceremony.js';
+import { createPasskeyLogin } from './features/passkey-login/passkey-login.service.js';
+import { createPasskeyService } from './features/passkey-login/passkeys.service.js';
 
 
 export type { WiringDeps };
@@ -79,8 +82,10 @@ export async function createFeatures(deps: WiringDeps) {
   const accountEmails = createAccountEmails({ db, clock, hasher, keys, mailer, brand, codes, pushes, limits: rateLimits.store, settings: { requireVerifiedEmail: config.requireVerifiedEmail, newDeviceLoginMail: config.newDeviceLoginMail, newDeviceVerification: config.newDeviceVerification } });
   const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly, origin: new URL(config.publicUrl).host });
   const sendAccess = createSendAccess({ db, audit, clock, pushes, hasher, keys, apiBase, store: files, limits: rateLimits.store, perMinute: config.sendAccessPerMinute });
+  const passkeyCeremony = createPasskeyCeremony({ keys, rpName: config.serverName, publicUrl: config.publicUrl });
+  const passkeyLogin = createPasskeyLogin({ db, clock, ceremony: passkeyCeremony });
   const clientCredentialGrants = [organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }), secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager })];
-  const identity = createIdentityService({ db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants, loginChecks: accountEmails, extensionGrants: { send_access: (caller, form) => sendAccess.grant(caller, form) } });
+  const identity = createIdentityService({ db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants, loginChecks: accountEmails, passkeyLogin, extensionGrants: { send_access: (caller, form) => sendAccess.grant(caller, form) } });
   const vault = { db, audit, clock, pushes, files, apiBase };
   const attachments = createAttachmentService({ ...vault, store: files, keys, userQuotaBytes: p.userQuotaBytes, maxFileBytes: p.maxFileBytes });
   const sends = createSendService({ db, audit, clock, pushes, hasher, store: files, userQuotaBytes: p.userQuotaBytes, maxFileBytes: p.maxFileBytes });
@@ -114,6 +119,8 @@ export async function createFeatures(deps: WiringDeps) {
     identity,
     authRequests,
     twoFactor,
+    passkeys: createPasskeyService({ db, clock, hasher, ceremony: passkeyCeremony }),
+    passkeyLogin,
     /** Anonymous routes that check a master password count toward the login throttle too. */
     loginThrottle: throttle,
     accountEmails,

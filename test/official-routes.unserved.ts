@@ -128,7 +128,6 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/reports/passkey-directory':
     'not offered: the passkey login report (which saved logins could use a passkey, from the public 2FA Directory list the official server fetches). The web vault opens it only while the PasskeyLoginReport flag ("inno-passkey-directory-report") is on: both its personal and organization routes are guarded by canAccessFeature, and the reports pages list its card only then; Strongroom\'s /config sends no feature flags.',
   'GET /api/reports/organizations/{}/{}/file/renew': REPORT_FILES,
-  'GET /identity/accounts/webauthn/assertion-options': '#41: log in with a passkey (PRF) and its settings.',
   'GET /identity/sso/prevalidate': '#42: single sign-on per organization.',
   'PATCH /api/notifications/{}/read': END_USER_NOTIFICATIONS,
   'PATCH /api/reports/organizations/{}/{}': REPORT_FILES,
@@ -236,10 +235,6 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/receives/{}/file/{}/validate': RECEIVE,
   'POST /api/reports/organizations/{}/{}/file': REPORT_FILES,
   'POST /api/setup-payment': ACCOUNT_BILLING,
-  'POST /api/webauthn': '#41: log in with a passkey (PRF) and its settings.',
-  'POST /api/webauthn/{}/delete': '#41: log in with a passkey (PRF) and its settings.',
-  'POST /api/webauthn/assertion-options': '#41: log in with a passkey (PRF) and its settings.',
-  'POST /api/webauthn/attestation-options': '#41: log in with a passkey (PRF) and its settings.',
   'PUT /api/account/billing/vnext/address': ACCOUNT_BILLING,
   'PUT /api/account/billing/vnext/payment-method': ACCOUNT_BILLING,
   'PUT /api/account/billing/vnext/storage': ACCOUNT_BILLING,
@@ -260,5 +255,4 @@ export const UNSERVED: Record<string, string> = {
   'PUT /api/providers/{}/clients/{}': PROVIDERS,
   'PUT /api/providers/{}/users/{}': PROVIDERS,
   'PUT /api/receives/{}': RECEIVE,
-  'PUT /api/webauthn': '#41: log in with a passkey (PRF) and its settings.',
 };

@@ -19,6 +19,7 @@ import { seedMembership, seedOrganization } from './support/orgs.js';
 import { machineAccountToken, orgApiToken } from './support/public-api.js';
 import { startTestServer, type TestResponse, type TestServer } from './support/test-server.js';
 import { cipherBody } from './support/vault.js';
+import { SoftAuthenticator } from './support/soft-authenticator.js';
 import { OrganizationUserStatusType as Status, OrganizationUserType as Role, PERMISSION_FLAGS, type PermissionFlag } from '../src/platform/access/roles.js';
 
 // Logging in some thirty accounts derives as many master keys; a busy machine needs the room.
@@ -2053,6 +2054,76 @@ describe('who may act on an emergency access grant', () => {
       const url = `/api${path.replace('{id}', id).replace('{cipherId}', randomUUID()).replace('{attachmentId}', 'abc')}`;
       const res = await server.request(method, url, { token: actors[EA_ACTOR[who]].token, headers: CLIENT, ...(json === undefined ? {} : { json }) });
       got[who] = res.status >= 500 ? `${res.status} ${res.text}` : res.status;
+    }
+    expect(got).toEqual(want);
+  });
+});
+
+// ---------------------------------------------------------------------------------------
+// Passkeys for logging in: a passkey belongs to its account, never to an organization
+// ---------------------------------------------------------------------------------------
+
+/**
+ * Every passkey route against the passkey's owner (a plain member of the organization), the
+ * organization's admin and owner, a stranger and nobody: each signed-in caller may start a
+ * ceremony on their own account, but only the owner reaches the owner's passkey (listing it,
+ * removing it, answering a token issued to the owner, wrapping keys for it); a removal by anyone
+ * else finds nothing (404), and a body naming the owner's passkey or token is refused (400). The
+ * anonymous login options are everyone's.
+ */
+const PK_CALLERS = ['owner', 'orgAdmin', 'orgOwner', 'stranger', 'nobody'] as const;
+type PkCaller = (typeof PK_CALLERS)[number];
+const PK_ACTOR: Record<Exclude<PkCaller, 'nobody'>, Caller> = { owner: 'user', orgAdmin: 'admin', orgOwner: 'owner', stranger: 'stranger' };
+const SIGNED_IN = { owner: 200, orgAdmin: 200, orgOwner: 200, stranger: 200, nobody: 401 } as const;
+const OWNER_ONLY = (others: Outcome) => ({ owner: 200, orgAdmin: others, orgOwner: others, stranger: others, nobody: 401 });
+
+/** A route and the outcome for each caller; `listed` reads whether the owner's passkey showed. */
+const PK_ROWS: [string, Record<PkCaller, Outcome>][] = [
+  ['GET /api/webauthn', { owner: 'listed', orgAdmin: 'empty', orgOwner: 'empty', stranger: 'empty', nobody: 401 }],
+  ['POST /api/webauthn/attestation-options', SIGNED_IN],
+  ['POST /api/webauthn', OWNER_ONLY(400)],
+  ['POST /api/webauthn/assertion-options', SIGNED_IN],
+  ['PUT /api/webauthn', OWNER_ONLY(400)],
+  ['POST /api/webauthn/{id}/delete', OWNER_ONLY(404)],
+  ['GET /identity/accounts/webauthn/assertion-options', { owner: 200, orgAdmin: 200, orgOwner: 200, stranger: 200, nobody: 200 }],
+];
+
+describe('who may act on a passkey', () => {
+  const origin = () => new URL(server.config.publicUrl).origin;
+  const send = (who: PkCaller, method: string, path: string, json?: unknown) =>
+    server.request(method, path, { ...(who === 'nobody' ? {} : { token: actors[PK_ACTOR[who]].token }), headers: CLIENT, ...(json === undefined ? {} : { json }) });
+  const secretOf = (who: PkCaller) => ({ masterPasswordHash: who === 'nobody' ? 'x' : actors[PK_ACTOR[who]].account.masterPasswordHash });
+
+  /** A fresh passkey of the owner, with PRF and no keys yet: its id and its authenticator. */
+  async function ownersPasskey(): Promise<{ id: string; key: SoftAuthenticator }> {
+    const key = new SoftAuthenticator(origin());
+    const started = await send('owner', 'POST', '/api/webauthn/attestation-options', secretOf('owner'));
+    const saved = await send('owner', 'POST', '/api/webauthn', { deviceResponse: key.register(started.body.options), name: 'Key', token: started.body.token, supportsPrf: true });
+    expect(saved.status, saved.text).toBe(200);
+    return { id: saved.body.id as string, key };
+  }
+
+  it.each(PK_ROWS)('%s', async (route, want) => {
+    const [method, path] = route.split(' ') as [string, string];
+    const got: Record<string, Outcome> = {};
+    for (const who of PK_CALLERS) {
+      const passkey = await ownersPasskey();
+      let json: unknown;
+      if (path === '/api/webauthn' && method === 'POST') {
+        const ownersOptions = await send('owner', 'POST', '/api/webauthn/attestation-options', secretOf('owner'));
+        json = { deviceResponse: new SoftAuthenticator(origin()).register(ownersOptions.body.options), name: 'Key', token: ownersOptions.body.token, supportsPrf: false };
+      } else if (method === 'PUT') {
+        // The caller's own token, answered by the owner's passkey.
+        const options = who === 'nobody' ? await send('owner', 'POST', '/api/webauthn/assertion-options', secretOf('owner')) : await send(who, 'POST', '/api/webauthn/assertion-options', secretOf(who));
+        const userHandle = Buffer.from(actors.user.userId.replace(/-/g, ''), 'hex').toString('base64url');
+        json = { deviceResponse: JSON.parse(passkey.key.assert(options.body.options, { userHandle })) as unknown, token: options.body.token, encryptedUserKey: KEY, encryptedPublicKey: ENC, encryptedPrivateKey: ENC };
+      } else if (method === 'POST') json = secretOf(who);
+      const res = await send(who, method, path.replace('{id}', passkey.id), json);
+      if (res.status >= 500) got[who] = `${res.status} ${res.text}`;
+      else if (route === 'GET /api/webauthn' && res.status === 200) got[who] = (res.body.data as { id: string }[]).some((p) => p.id === passkey.id) ? 'listed' : 'empty';
+      else got[who] = res.status;
+      // Each caller meets a fresh passkey; the owner keeps at most five.
+      await server.database.db.deleteFrom('webauthn_credentials').where('user_id', '=', actors.user.userId).execute();
     }
     expect(got).toEqual(want);
   });

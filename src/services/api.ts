@@ -42,6 +42,7 @@ import { attachmentRoutes } from '../features/vault/attachments.routes.js';
 import { vaultPurgeRoutes } from '../features/vault/vault-purge.routes.js';
 import { sendRoutes } from '../features/sends/sends.routes.js';
 import { keyRotationRoutes } from '../features/key-rotation/key-rotation.routes.js';
+import { passkeyRoutes } from '../features/passkey-login/passkeys.routes.js';
 import type { ServiceOptions } from './service-options.js';
 
 /** The API service ({base_url}): the route table, one register per feature. */
@@ -73,6 +74,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(domainSettingsRoutes, { domains: features.domainSettings });
   await app.register(accountEmailRoutes, { accountEmails: features.accountEmails });
   await app.register(twoFactorRoutes, { twoFactor: features.twoFactor, throttle: features.loginThrottle, authRequestValid: (userId, id, code) => features.authRequests.validForLogin(userId, id, code) });
+  await app.register(passkeyRoutes, { passkeys: features.passkeys });
   await app.register(notOfferedRoutes);
   await app.register(emergencyAccessRoutes, { emergencyAccess: features.emergencyAccess, recovery: features.emergencyRecovery });
   await app.register(collectionRoutes, { collections: features.collections, orgAccess: features.orgAccess });

@@ -5,6 +5,7 @@ import { NotFound } from '../http/errors.js';
 import { registrationRoutes } from '../features/accounts/registration.routes.js';
 import { aliveRoutes } from '../features/health/health.routes.js';
 import { identityRoutes } from '../features/identity/identity.routes.js';
+import { passkeyLoginRoutes } from '../features/passkey-login/passkeys.routes.js';
 import type { ServiceOptions } from './service-options.js';
 
 /** The identity service ({auth_url}): OAuth tokens, OpenID configuration, registration. */
@@ -18,4 +19,5 @@ export const identityService: FastifyPluginAsync<ServiceOptions> = async (app, {
   await app.register(aliveRoutes, { clock });
   await app.register(registrationRoutes, { accounts: features.accounts });
   await app.register(identityRoutes, { identity: features.identity, keys: features.keys });
+  await app.register(passkeyLoginRoutes, { passkeyLogin: features.passkeyLogin });
 };

@@ -84,10 +84,14 @@ export class SoftAuthenticator {
     };
   }
 
-  /** The TwoFactorToken (JSON) for provider 7, answering the login challenge's assertion options; the counter goes up by one. */
-  assert(options: Options, overrides: { origin?: string; challenge?: string; counter?: number } = {}): string {
+  /**
+   * The TwoFactorToken (JSON) for provider 7, answering the login challenge's assertion options;
+   * the counter goes up by one. A passkey login sends the user handle the passkey was made with
+   * (`userHandle`, base64url); `userVerified: false` answers as a key that only tested presence.
+   */
+  assert(options: Options, overrides: { origin?: string; challenge?: string; counter?: number; userHandle?: string; userVerified?: boolean } = {}): string {
     this.counter = overrides.counter ?? this.counter + 1;
-    const authData = this.authData(options.rpId ?? '', 0x01 | 0x04);
+    const authData = this.authData(options.rpId ?? '', overrides.userVerified === false ? 0x01 : 0x01 | 0x04);
     const clientData = this.clientData('webauthn.get', overrides.challenge ?? options.challenge, overrides.origin);
     const signature = sign('sha256', Buffer.concat([authData, sha256(clientData)]), this.privateKey);
     return JSON.stringify({
@@ -95,7 +99,7 @@ export class SoftAuthenticator {
       rawId: this.id,
       type: 'public-key',
       extensions: {},
-      response: { authenticatorData: b64u(authData), signature: b64u(signature), clientDataJson: b64u(clientData), userHandle: null },
+      response: { authenticatorData: b64u(authData), signature: b64u(signature), clientDataJson: b64u(clientData), userHandle: overrides.userHandle ?? null },
     });
   }
 }

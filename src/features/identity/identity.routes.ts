@@ -63,7 +63,7 @@ export const identityRoutes: FastifyPluginAsync<{ identity: IdentityService; key
       token_endpoint: `${base}/connect/token`,
       scopes_supported: ['api', 'offline_access', 'api.organization', 'api.secrets'],
       claims_supported: ['sub', 'email', 'email_verified', 'name', 'premium', 'sstamp', 'device', 'client_id', 'scope', 'amr'],
-      grant_types_supported: ['password', 'refresh_token', 'client_credentials'],
+      grant_types_supported: ['password', 'refresh_token', 'client_credentials', 'webauthn'],
       response_types_supported: ['token'],
       subject_types_supported: ['public'],
       id_token_signing_alg_values_supported: ['RS256'],

@@ -31,6 +31,7 @@ import { LimitsUnavailable } from '../rate-limits/failover-store.js';
 import type { LoginAttempt, LoginThrottle } from '../rate-limits/login-throttle.js';
 import type { Instruments } from '../operations/metrics.js';
 import type { IssuedTokens, TokenService } from '../../platform/auth/tokens.js';
+import type { PasskeyLoginService } from '../passkey-login/passkey-login.service.js';
 
 /** The official first-party clients; none has a secret. */
 export const STATIC_CLIENTS = new Set(['web', 'browser', 'desktop', 'cli', 'mobile', 'connector']);
@@ -82,6 +83,8 @@ export function createIdentityService(deps: {
   loginChecks?: Pick<AccountEmails, 'beforeLogin' | 'afterLogin'>;
   /** Counts refused logins (the metrics). */
   instruments?: Pick<Instruments, 'loginFailed'>;
+  /** Log in with a passkey (`grant_type=webauthn`): verifies the assertion; the login itself is this service's. */
+  passkeyLogin?: Pick<PasskeyLoginService, 'verify'>;
   /** Grant types beyond the OAuth ones, by name (`send_access`: sends/send-access.ts). */
   extensionGrants?: Record<string, (caller: AnonymousCaller, form: TokenForm) => Promise<Record<string, unknown>>>;
 }) {
@@ -127,7 +130,14 @@ export function createIdentityService(deps: {
   }
 
   /** The token response with the account fields the official clients require. */
-  async function userTokenResponse(user: UserRow, tokens: IssuedTokens, scope: string, extra: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+  async function userTokenResponse(
+    user: UserRow,
+    tokens: IssuedTokens,
+    scope: string,
+    extra: Record<string, unknown> = {},
+    /** More ways to unlock (a passkey login's WebAuthnPrfOption). */
+    decryption: Record<string, unknown> = {},
+  ): Promise<Record<string, unknown>> {
     const kdf = kdfJson(user);
     const accountKeys = accountKeysOf(user);
     return {
@@ -161,6 +171,7 @@ export function createIdentityService(deps: {
           Salt: accountSalt(user),
           ...(user.user_key_id ? { ContainedKeyId: user.user_key_id } : {}),
         },
+        ...decryption,
         Object: 'userDecryptionOptions',
       },
       ...extra,
@@ -275,6 +286,35 @@ export function createIdentityService(deps: {
     return userTokenResponse(user, tokens, scopes.join(' '), rememberToken ? { TwoFactorToken: rememberToken } : {});
   }
 
+  /**
+   * `grant_type=webauthn`: a passkey stands for the password and, as officially, for the second
+   * factor too (its user verification is one), so neither two-step login nor new-device
+   * verification is asked; the rest is a password login's.
+   */
+  async function passkeyGrant(verifier: Pick<PasskeyLoginService, 'verify'>, form: TokenForm, client: ClientContext, log: MailLog): Promise<Record<string, unknown>> {
+    const clientId = required(form, 'client_id');
+    if (!STATIC_CLIENTS.has(clientId)) throw new OAuthError('invalid_client', 'Unknown client.');
+    const scopes = (form.scope ?? 'api').split(' ').filter(Boolean);
+    if (!scopes.includes('api') || scopes.some((s) => s !== 'api' && s !== 'offline_access')) {
+      throw new OAuthError('invalid_scope', 'The requested scope is not allowed for this client.');
+    }
+    const device = deviceOf(form);
+    const context = { ...client, deviceType: device.type };
+    const { user, prfOption } = await verifier.verify(form);
+    if (user.disabled) {
+      await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+      deps.instruments?.loginFailed('disabled');
+      throw new OAuthError('invalid_grant', DISABLED);
+    }
+    const known = await findDevice(db, user.id, device.identifier);
+    await deps.loginChecks?.beforeLogin(user, form, Boolean(known), true, log);
+    const deviceRow = await registerDevice(user, device, known);
+    const tokens = await deps.tokens.issueUserTokens({ user, device: deviceRow, clientId, scopes, withRefreshToken: scopes.includes('offline_access') });
+    await deps.audit.record(db, context, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
+    await deps.loginChecks?.afterLogin(user, device, Boolean(deviceRow.created), context, log);
+    return userTokenResponse(user, tokens, scopes.join(' '), {}, prfOption ? { WebAuthnPrfOption: prfOption } : {});
+  }
+
   async function refreshGrant(form: TokenForm): Promise<Record<string, unknown>> {
     const clientId = required(form, 'client_id');
     const refreshed = await deps.tokens.refresh(required(form, 'refresh_token'), clientId);
@@ -320,6 +360,9 @@ export function createIdentityService(deps: {
           return passwordGrant(form, client, log);
         case 'refresh_token':
           return refreshGrant(form);
+        case 'webauthn':
+          if (!deps.passkeyLogin) throw new OAuthError('unsupported_grant_type', `The grant type "${grantType}" is not supported.`);
+          return passkeyGrant(deps.passkeyLogin, form, client, log);
         case 'client_credentials': {
           const clientId = required(form, 'client_id');
           const handler = clientCredentialGrants.find((candidate) => candidate.accepts(clientId));

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
-import { access } from '../../http/access.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { BadRequest } from '../../http/errors.js';
 import { EmptyResponse, IdParams, ListOf, list } from '../../http/schemas.js';
@@ -8,16 +7,6 @@ import type { OrgAccess } from '../../platform/access/org-access.js';
 import { ProviderResponse } from './two-factor.schemas.js';
 
 const tags = ['Two-step login'];
-
-/** The official WebAuthnCredentialResponseModel: one passkey for logging in. */
-const WebAuthnCredentialResponse = Type.Object({
-  object: Type.Literal('webauthnCredential'),
-  id: Type.String(),
-  name: Type.String(),
-  prfStatus: Type.Integer(),
-  encryptedUserKey: Type.Union([Type.String(), Type.Null()]),
-  encryptedPublicKey: Type.Union([Type.String(), Type.Null()]),
-});
 
 const docs = {
   organization: {
@@ -30,17 +19,12 @@ const docs = {
     description:
       "Reading (with the caller's secret), saving or removing the Duo settings an organization's members log in with. Organization-wide Duo calls Duo's service, which this server does not use, so no organization has it here: always 400 \"Duo two-step login is not offered by this server.\", the answer the account-level Duo routes give. Access: a confirmed member holding managePolicies (`orgPermission(managePolicies)`: owners, admins, custom members with it), as the official server asks; non-members get 404, other members 403.",
   },
-  passkeys: {
-    summary: "The caller's passkeys for logging in",
-    description:
-      "The passkeys the caller logs in with (not the two-step login security keys of `/two-factor/get-webauthn`). Passkey login is not offered yet: always an empty list, which the change-master-password page reads. Access: any signed-in user (`user`).",
-  },
 } satisfies Record<string, RouteDoc>;
 
 /**
- * Two reads of features this server does not offer yet, answered with the empty lists the
- * official server gives an organization or account that uses none, so the web vault's pages
- * open instead of spinning; and organization-wide Duo, refused with a reason.
+ * A read of a feature this server does not offer yet, answered with the empty list the official
+ * server gives an organization that uses none, so the web vault's page opens instead of
+ * spinning; and organization-wide Duo, refused with a reason.
  */
 export const unofferedTwoFactorRoutes: FastifyPluginAsyncTypebox<{ orgAccess: OrgAccess }> = async (app, { orgAccess }) => {
   app.get(
@@ -65,6 +49,4 @@ export const unofferedTwoFactorRoutes: FastifyPluginAsyncTypebox<{ orgAccess: Or
       },
     });
   }
-
-  app.get('/webauthn', { config: { access: access.user }, schema: { tags, ...docs.passkeys, response: { 200: ListOf(WebAuthnCredentialResponse) } } }, async () => list([]));
 };

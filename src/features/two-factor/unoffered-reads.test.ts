@@ -45,11 +45,4 @@ describe("two-step login reads of features not offered yet", () => {
       expect((await server.request(method, `/api${path}`, { token: actors.stranger!.token, json })).status, `${method} stranger`).toBe(404);
     }
   });
-
-  it("answers the caller's passkeys for login: an empty list", async () => {
-    const res = await get('/webauthn', actors.user!);
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ object: 'list', data: [], continuationToken: null });
-    expect((await get('/webauthn', null)).status).toBe(401);
-  });
 });

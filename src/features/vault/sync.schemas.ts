@@ -11,6 +11,7 @@ import { FolderResponse } from './folders.schemas.js';
 import { SpilledItems } from './section-items.js';
 import type { VaultSection } from './sync-cache.js';
 import type { SpilledVault } from './sync-vault.js';
+import { PrfOption } from '../passkey-login/passkeys.schemas.js';
 
 /** What the sync body is written from (SyncService.load, then syncBody). */
 export interface SyncData {
@@ -21,6 +22,8 @@ export interface SyncData {
   policies: PolicyResponse[];
   /** The user's Sends, read afresh (they are not part of the cached vault section). */
   sends: SendResponse[];
+  /** The passkeys that unlock the vault (userDecryption.webAuthnPrfOptions). */
+  prfOptions: PrfOption[];
 }
 
 export const SyncQuery = Type.Object({ excludeDomains: Type.Boolean({ default: false }) });
@@ -43,7 +46,11 @@ export const SyncResponse = Type.Object(
     domains: Nullable(DomainsResponse),
     policies: Type.Array(PolicyResponse),
     sends: Type.Array(SendResponse),
-    userDecryption: UserDecryption,
+    userDecryption: Type.Object({
+      ...UserDecryption.properties,
+      // Left out when no passkey unlocks the vault, as the official server does.
+      webAuthnPrfOptions: Type.Optional(Type.Array(PrfOption)),
+    }),
   },
   { description: 'Everything a client caches (SyncResponseModel)' },
 );
@@ -99,7 +106,7 @@ export function syncBody(
   );
   const tail = Buffer.from(
     `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":${JSON.stringify(data.sends)},` +
-      `"userDecryption":${JSON.stringify(toUserDecryption(data.user))}}`,
+      `"userDecryption":${JSON.stringify({ ...toUserDecryption(data.user), ...(data.prfOptions.length ? { webAuthnPrfOptions: data.prfOptions } : {}) })}}`,
   );
   const items = data.vault.items;
   if (items instanceof SpilledItems) return { length: undefined, head, items, tail };

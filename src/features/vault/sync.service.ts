@@ -13,6 +13,8 @@ import type { SyncData } from './sync.schemas.js';
 import { createSyncVault } from './sync-vault.js';
 import { listSends } from '../sends/sends.repository.js';
 import { toSendResponse } from '../sends/sends.schemas.js';
+import { prfPasskeys } from '../passkey-login/passkeys.repository.js';
+import { toPrfOption } from '../passkey-login/passkeys.schemas.js';
 
 /**
  * Everything a client caches: the user and the vault revision, the confirmed memberships, the
@@ -35,17 +37,18 @@ export function createSyncService(settings: {
     async load({ userId }: UserCaller, options: { newestType: number }): Promise<SyncData> {
       // The revision is read before the vault: a change landing in between makes the stored
       // section newer than its revision, which costs one extra read later, never a stale answer.
-      const [user, revision, organizations, policies, collections, sends] = await Promise.all([
+      const [user, revision, organizations, policies, collections, sends, passkeys] = await Promise.all([
         findUserWithTwoFactor(db, userId),
         vaultRevision(db, userId),
         profileOrganizations(db, userId),
         policiesForUser(db, userId),
         collectionsForUser(db, userId),
         listSends(db, userId),
+        prfPasskeys(db, userId),
       ]);
       // A valid token of an account deleted since it was issued.
       if (!user) throw new Unauthorized();
-      const shared = { organizations, collections: collections.map(({ row, grant }) => toCollectionDetails(row, grant)), policies, sends: sends.map(toSendResponse) };
+      const shared = { organizations, collections: collections.map(({ row, grant }) => toCollectionDetails(row, grant)), policies, sends: sends.map(toSendResponse), prfOptions: passkeys.map(toPrfOption) };
       const flags = new Map(organizations.map((o) => [o.id, { useTotp: o.useTotp, limitItemDeletion: o.limitItemDeletion }]));
       const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant, organization: flags.get(row.organization_id) }));
       const vault = await syncVault.read(userId, revision, reached, options.newestType);

@@ -132,10 +132,10 @@ describe('sync', () => {
     expect(itemsOf(smallData)).toHaveLength(10);
     expect(itemsOf(largeData)).toHaveLength(200);
     expect(b.count()).toBe(a.count());
-    // User, revision, memberships, policies, the collection lookup, folders, the personal items'
-    // ids and their rows (one read per slice of 500 ids); see org-items.test.ts for vaults with
-    // organizations.
-    expect(a.count()).toBeLessThanOrEqual(9);
+    // User, revision, memberships, policies, the collection lookup, the passkeys that unlock,
+    // folders, the personal items' ids and their rows (one read per slice of 500 ids); see
+    // org-items.test.ts for vaults with organizations.
+    expect(a.count()).toBeLessThanOrEqual(10);
   });
 
   it('reuses its last answer while the vault is unchanged, reading only the user and the revision', async () => {
@@ -146,9 +146,9 @@ describe('sync', () => {
     const first = await sync.load(asCaller(user.userId), { newestType: CipherType.Passport });
     const cold = c.count();
     const second = await sync.load(asCaller(user.userId), { newestType: CipherType.Passport });
-    // Only the user, the revision and the organization lookups; no folders or items.
+    // Only the user, the revision, the organization lookups and the passkeys; no folders or items.
     expect(c.count() - cold).toBeLessThan(cold);
-    expect(c.count() - cold).toBeLessThanOrEqual(6);
+    expect(c.count() - cold).toBeLessThanOrEqual(7);
     expect(second.vault).toBe(first.vault);
     // Any change through the vault services moves the revision: the next answer is fresh.
     await req(user, 'POST', '/ciphers', cipherBody('card', user.account.userKey));
@@ -300,8 +300,9 @@ describe('sync', () => {
     const small = await hit(few);
     expect(large.queries).toBe(small.queries);
     // User, revision, memberships, policies, the collection lookups (memberships, grants,
-    // collections), Sends, the marks, and the three lookups of changes (items, settings, removals).
-    expect(large.queries).toBeLessThanOrEqual(14);
+    // collections), Sends, the passkeys, the marks, and the three lookups of changes (items,
+    // settings, removals).
+    expect(large.queries).toBeLessThanOrEqual(15);
     expect(large.rows).toBe(small.rows);
 
     // Another member edits one item: this member's next sync reads that item alone.

@@ -1,0 +1,87 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Executor } from '../../db/database.js';
+import type { WebAuthnCredentialsTable } from '../../db/schema.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
+import { PolicyType } from '../policies/policy-type.js';
+
+export type PasskeyRow = Selectable<WebAuthnCredentialsTable>;
+
+export async function listPasskeys(db: Executor, userId: string): Promise<PasskeyRow[]> {
+  return db.selectFrom('webauthn_credentials').selectAll().where('user_id', '=', userId).orderBy('creation_date').orderBy('id').execute();
+}
+
+export async function findPasskey(db: Executor, userId: string, id: string): Promise<PasskeyRow | undefined> {
+  return db.selectFrom('webauthn_credentials').selectAll().where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
+}
+
+export async function findPasskeyByCredentialId(db: Executor, userId: string, credentialId: string): Promise<PasskeyRow | undefined> {
+  return db.selectFrom('webauthn_credentials').selectAll().where('user_id', '=', userId).where('credential_id', '=', credentialId).executeTakeFirst();
+}
+
+export async function insertPasskey(db: Executor, row: Insertable<WebAuthnCredentialsTable>): Promise<void> {
+  await db.insertInto('webauthn_credentials').values(row).execute();
+}
+
+export async function updatePasskey(
+  db: Executor,
+  id: string,
+  values: Partial<Pick<PasskeyRow, 'counter' | 'encrypted_user_key' | 'encrypted_public_key' | 'encrypted_private_key' | 'revision_date'>>,
+): Promise<void> {
+  await db.updateTable('webauthn_credentials').set(values).where('id', '=', id).execute();
+}
+
+export async function deletePasskey(db: Executor, userId: string, id: string): Promise<boolean> {
+  const result = await db.deleteFrom('webauthn_credentials').where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+/** The passkeys that can unlock the vault (all three wrapped keys stored), for sync's userDecryption. */
+export async function prfPasskeys(db: Executor, userId: string): Promise<Pick<PasskeyRow, 'credential_id' | 'encrypted_user_key' | 'encrypted_private_key'>[]> {
+  return db
+    .selectFrom('webauthn_credentials')
+    .select(['credential_id', 'encrypted_user_key', 'encrypted_private_key'])
+    .where('user_id', '=', userId)
+    .where('supports_prf', '=', true)
+    .where('encrypted_user_key', 'is not', null)
+    .where('encrypted_public_key', 'is not', null)
+    .where('encrypted_private_key', 'is not', null)
+    .orderBy('creation_date')
+    .orderBy('id')
+    .execute();
+}
+
+/**
+ * Records a challenge as answered; false when it already was (a replay, or a second use racing
+ * this one). Challenges whose token has expired are dropped on the way: their tokens are refused
+ * anyway, so the table holds no more than the last few minutes' logins.
+ */
+export async function spendChallenge(db: Executor, challengeHash: string, expirationDate: string, now: string): Promise<boolean> {
+  await db.deleteFrom('webauthn_spent_challenges').where('expiration_date', '<', now).execute();
+  const result = await db
+    .insertInto('webauthn_spent_challenges')
+    .values({ challenge_hash: challengeHash, expiration_date: expirationDate })
+    .onConflict((oc) => oc.column('challenge_hash').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+/**
+ * Whether an organization's Require single sign-on policy (4) binds the user, as the official
+ * RequireSsoPolicyRequirement decides: an enabled policy of an enabled organization that uses
+ * policies, where the user is an accepted or confirmed member other than an owner or admin.
+ */
+export async function ssoRequired(db: Executor, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('organization_users')
+    .innerJoin('policies', (join) => join.onRef('policies.organization_id', '=', 'organization_users.organization_id').on('policies.type', '=', PolicyType.RequireSso))
+    .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
+    .select('organization_users.id')
+    .where('organization_users.user_id', '=', userId)
+    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
+    .where('organization_users.type', 'not in', [OrganizationUserType.Owner, OrganizationUserType.Admin])
+    .where('policies.enabled', '=', true)
+    .where('organizations.enabled', '=', true)
+    .where('organizations.use_policies', '=', true)
+    .executeTakeFirst();
+  return row !== undefined;
+}
