@@ -34,7 +34,7 @@ export const identityRoutes: FastifyPluginAsync<{ identity: IdentityService; key
         tags,
         summary: 'Issue an access token',
         description:
-          'The OAuth 2.0 token endpoint (form-encoded): `password` for the official clients (`web`, `browser`, `desktop`, `cli`, `mobile`, `connector`, with device fields), `refresh_token` (rotating), and `client_credentials` with `user.<id>` and the personal API key (`bw login --apikey`) or `organization.<id>` and the organization API key. Answers the token with the account fields the official clients read (Key, Kdf, UserDecryptionOptions, ...); failed password logins are throttled by account and client address, by account and by address (429, docs/rate-limits.md). Access: anonymous.',
+          'The OAuth 2.0 token endpoint (form-encoded): `password` for the official clients (`web`, `browser`, `desktop`, `cli`, `mobile`, `connector`, with device fields), `refresh_token` (rotating), `client_credentials` with `user.<id>` and the personal API key (`bw login --apikey`) or `organization.<id>` and the organization API key, and `webauthn` with a passkey assertion (`token`, `deviceResponse`; docs/passkey-login.md). Answers the token with the account fields the official clients read (Key, Kdf, UserDecryptionOptions, ...); failed password logins are throttled by account and client address, by account and by address (429, docs/rate-limits.md). Access: anonymous.',
         consumes: ['application/x-www-form-urlencoded'],
         response: { 200: TokenResponse },
       },
