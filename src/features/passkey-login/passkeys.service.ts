@@ -4,7 +4,7 @@ import type { Db, Executor } from '../../db/database.js';
 import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
-import { verifyMasterPassword, type SecretVerificationBody } from '../../platform/auth/secret-verification.js';
+import { masterPasswordMatches, type SecretVerificationBody } from '../../platform/auth/secret-verification.js';
 import { findUserById, type UserRow } from '../../platform/auth/users.repository.js';
 import type { IssuedChallenge, PasskeyCeremony } from './passkey-ceremony.js';
 import { deletePasskey, findPasskeyByCredentialId, insertPasskey, listPasskeys, spendChallenge, ssoRequired, updatePasskey } from './passkeys.repository.js';
@@ -25,9 +25,9 @@ export function createPasskeyService(deps: { db: Db; clock: Clock; hasher: Passw
   const { db, clock, ceremony } = deps;
 
   async function verifiedUser(userId: string, body: SecretVerificationBody): Promise<UserRow> {
-    await verifyMasterPassword(db, deps.hasher, userId, body, () => BadRequest.field('masterPasswordHash', 'User verification failed.'));
     const user = await findUserById(db, userId);
     if (!user) throw new Unauthorized();
+    if (!(await masterPasswordMatches(deps.hasher, user, body.secret || body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', 'User verification failed.');
     return user;
   }
 
