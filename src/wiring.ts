@@ -51,6 +51,7 @@ import { createAttachmentService } from './features/vault/attachments.service.js
 import { createVaultPurge } from './features/vault/vault-purge.js';
 import { createFileSweeper } from './features/files/file-sweeper.js';
 import { createSendAccess } from './features/sends/send-access.js';
+import { createSendCodes } from './features/sends/send-codes.js';
 import { createSendPurge } from './features/sends/send-purge.js';
 import { createSendService } from './features/sends/sends.service.js';
 import { secretsManagerGrant } from './features/secrets-manager/sm-identity.js';
@@ -81,7 +82,7 @@ export async function createFeatures(deps: WiringDeps) {
   const twoFactor = createTwoFactorService({ db, clock, hasher, audit, keys, mailer, brand, codes, pushes, webauthn, rememberDays: config.twoFactorRememberDays });
   const accountEmails = createAccountEmails({ db, clock, hasher, keys, mailer, brand, codes, pushes, limits: rateLimits.store, settings: { requireVerifiedEmail: config.requireVerifiedEmail, newDeviceLoginMail: config.newDeviceLoginMail, newDeviceVerification: config.newDeviceVerification } });
   const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly, origin: new URL(config.publicUrl).host });
-  const sendAccess = createSendAccess({ db, audit, clock, pushes, hasher, keys, apiBase, store: files, limits: rateLimits.store, perMinute: config.sendAccessPerMinute });
+  const sendAccess = createSendAccess({ db, audit, clock, pushes, hasher, keys, apiBase, store: files, limits: rateLimits.store, perMinute: config.sendAccessPerMinute, codes: createSendCodes({ db, clock, mailer, brand, limits: rateLimits.store }) });
   const passkeyCeremony = createPasskeyCeremony({ keys, rpName: config.serverName, publicUrl: config.publicUrl });
   const passkeyLogin = createPasskeyLogin({ db, clock, ceremony: passkeyCeremony });
   const clientCredentialGrants = [organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }), secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager })];

@@ -40,7 +40,7 @@ import type {
   SecretVersionsTable,
   SmRevisionsTable,
 } from './schema/secrets-manager.js';
-import type { SendsTable, SendDownloadsTable } from './schema/sends.js';
+import type { SendsTable, SendDownloadsTable, SendAccessCodesTable } from './schema/sends.js';
 import type {
   FoldersTable,
   CiphersTable,
@@ -118,4 +118,5 @@ export interface DB {
   send_downloads: SendDownloadsTable;
   webauthn_credentials: WebAuthnCredentialsTable;
   webauthn_spent_challenges: WebAuthnSpentChallengesTable;
+  send_access_codes: SendAccessCodesTable;
 }

@@ -22,6 +22,7 @@ import { uncountedReservations } from './0023-uncounted-reservations.js';
 import { refreshTokenFamilies } from './0024-refresh-token-families.js';
 import { emergencyAccess } from './0025-emergency-access.js';
 import { passkeyLogin } from './0028-passkey-login.js';
+import { sendEmails } from './0029-send-emails.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -48,5 +49,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0024-refresh-token-families': refreshTokenFamilies(engine),
     '0025-emergency-access': emergencyAccess(engine),
     '0028-passkey-login': passkeyLogin(engine),
+    '0029-send-emails': sendEmails(engine),
   };
 }

@@ -12,6 +12,8 @@ export interface SendsTable {
   key: string;
   /** Server-side hash of the client-derived Send password hash (password-hasher.ts); null without a password. */
   password_hash: string | null;
+  /** The addresses of an email-verified Send (0029-send-emails), lowercased and comma-separated; null otherwise. */
+  emails: string | null;
   max_access_count: number | null;
   access_count: Generated<number>;
   disabled: Bool;
@@ -27,4 +29,15 @@ export interface SendDownloadsTable {
   id: string;
   send_id: string;
   expiration_date: string;
+}
+
+/** A one-time code mailed to an address of an email-verified Send (migration 0029), stored hashed. */
+export interface SendAccessCodesTable {
+  send_id: string;
+  /** A digest of the lowercased address the code was mailed to. */
+  email_digest: string;
+  code_hash: string;
+  attempts: Generated<number>;
+  expiration_date: string;
+  creation_date: string;
 }

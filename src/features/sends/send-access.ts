@@ -19,6 +19,8 @@ import { addDownload, countAccess, findSend, useDownload } from './sends.reposit
 import { parseSendData, SendType, toSendAccessResponse, type SendRow } from './sends.schemas.js';
 import { sendFileKey } from '../../platform/storage/store-layout.js';
 import { sendEventType, sendPush } from './sends.service.js';
+import { parseEmails } from './send-auth.js';
+import type { SendCodes } from './send-codes.js';
 
 export interface SendAccessDeps {
   db: Db;
@@ -32,6 +34,8 @@ export interface SendAccessDeps {
   /** The rate-limit store (Redis or this process) and the accesses one address may make a minute. */
   limits: LimitStore;
   perMinute: number;
+  /** The codes mailed to the addresses of email-verified Sends. */
+  codes: SendCodes;
 }
 
 export const SEND_ACCESS_TOKEN_TYP = 'strongroom-send-access';
@@ -46,14 +50,19 @@ function grantError(error: 'invalid_request' | 'invalid_grant', type: string, de
 
 /**
  * What a Send access token is bound to: a digest of the Send's password as stored (a salted
- * hash, so a new password, even the same one again, gives a new digest), or of its having none.
+ * hash, so a new password, even the same one again, gives a new digest), of its having none, or
+ * of its being email-verified (the token also names its address, which must still be listed).
  * A token whose digest is no longer the Send's stops working at once, so a password added or
  * changed shuts out whoever was let in before. Disabling, deletion, expiry and running out of
  * accesses need no binding: every use checks them.
  */
-function authStamp(row: Pick<SendRow, 'password_hash'>): string {
-  return createHash('sha256').update(`send-auth:${row.password_hash ?? ''}`).digest('base64url').slice(0, 22);
+function authStamp(row: Pick<SendRow, 'password_hash' | 'emails'>): string {
+  const auth = row.emails ? 'send-auth-email' : `send-auth:${row.password_hash ?? ''}`;
+  return createHash('sha256').update(auth).digest('base64url').slice(0, 22);
 }
+
+/** The answer to every email step short of a token: listed or not, code wrong, used or expired alike. */
+const emailAndOtpRequired = () => grantError('invalid_request', 'email_and_otp_required', 'email and otp are required.');
 
 export function canBeAccessed(row: SendRow, now: Date): boolean {
   const at = now.toISOString();
@@ -91,6 +100,8 @@ export function createSendAccess(deps: SendAccessDeps) {
 
   /** The older routes' password check: 401 without one, 400 for a wrong one. */
   async function checkPassword(row: SendRow, password: string | null | undefined): Promise<void> {
+    // Those routes carry no address or code, so an email-verified Send cannot be opened through them.
+    if (row.emails) throw new BadRequest('This Send is protected by email verification. Open it with a current Bitwarden app.');
     if (!row.password_hash) return;
     if (!password) throw new Unauthorized('Password is required.');
     if (!(await hasher.verify(password, row.password_hash))) throw new BadRequest('Invalid password.');
@@ -139,6 +150,7 @@ export function createSendAccess(deps: SendAccessDeps) {
     if (!row) throw new BadRequest('Could not locate send');
     // As for a token that expired: the client asks for a new one, which the password now decides.
     if (payload.auth !== authStamp(row)) throw new Unauthorized();
+    if (row.emails && (typeof payload.email !== 'string' || !parseEmails(row.emails).includes(payload.email))) throw new Unauthorized();
     if (!canBeAccessed(row, clock.now())) throw new NotFound();
     return row;
   }
@@ -162,10 +174,11 @@ export function createSendAccess(deps: SendAccessDeps) {
 
     /**
      * The identity service's `send_access` grant: a short-lived token for one Send, given at once
-     * without a password, or for the right `password_hash_b64`; the errors carry
+     * without a password, for the right `password_hash_b64`, or for an `email` on the Send's list
+     * with the `otp` last mailed to it (asked for with the `email` alone); the errors carry
      * `send_access_error_type` as the official server's do.
      */
-    async grant({ client }: AnonymousCaller, form: TokenForm): Promise<Record<string, unknown>> {
+    async grant({ client, log }: AnonymousCaller, form: TokenForm): Promise<Record<string, unknown>> {
       try {
         await limit(client);
       } catch {
@@ -176,12 +189,23 @@ export function createSendAccess(deps: SendAccessDeps) {
       const id = idOfAccessId(accessId);
       const row = id ? await findSend(db, id) : undefined;
       if (!row || !canBeAccessed(row, clock.now())) throw grantError('invalid_grant', 'send_id_invalid', 'send_id is invalid.');
-      if (row.password_hash) {
+      let email: string | undefined;
+      if (row.emails) {
+        email = form.email?.trim().toLowerCase();
+        if (!email) throw grantError('invalid_request', 'email_required', 'email is required.');
+        const listed = parseEmails(row.emails).includes(email);
+        if (!form.otp) {
+          if (listed) await deps.codes.issue(row.id, email, log);
+          throw emailAndOtpRequired();
+        }
+        if (!listed || !(await deps.codes.use(row.id, email, form.otp))) throw emailAndOtpRequired();
+      } else if (row.password_hash) {
         const given = form.password_hash_b64;
         if (given === undefined) throw grantError('invalid_request', 'password_hash_b64_required', 'password_hash_b64 is required.');
         if (!(await hasher.verify(given, row.password_hash))) throw grantError('invalid_grant', 'password_hash_b64_invalid', 'password_hash_b64 is invalid.');
       }
-      const token = await keys.sign({ send_id: row.id, auth: authStamp(row), scope: ['api.send.access'] }, { typ: SEND_ACCESS_TOKEN_TYP, expiresInSeconds: ACCESS_TOKEN_SECONDS });
+      const claims = { send_id: row.id, auth: authStamp(row), scope: ['api.send.access'], ...(email ? { email } : {}) };
+      const token = await keys.sign(claims, { typ: SEND_ACCESS_TOKEN_TYP, expiresInSeconds: ACCESS_TOKEN_SECONDS });
       return { access_token: token, expires_in: ACCESS_TOKEN_SECONDS, token_type: 'Bearer', scope: 'api.send.access' };
     },
 

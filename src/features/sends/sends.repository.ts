@@ -108,3 +108,35 @@ export async function bindingPolicies(executor: Executor, userId: string, type: 
 export async function sendsToPurge(executor: Executor, now: string, limit: number): Promise<SendRow[]> {
   return executor.selectFrom('sends').selectAll().where('deletion_date', '<=', now).orderBy('deletion_date').limit(limit).execute();
 }
+
+/** Keeps a new code for a Send and address, replacing the one mailed before, with no wrong tries. */
+export async function putSendCode(executor: Executor, row: { send_id: string; email_digest: string; code_hash: string; expiration_date: string; creation_date: string }): Promise<void> {
+  await executor
+    .insertInto('send_access_codes')
+    .values({ ...row, attempts: 0 })
+    .onConflict((oc) => oc.columns(['send_id', 'email_digest']).doUpdateSet({ code_hash: row.code_hash, attempts: 0, expiration_date: row.expiration_date, creation_date: row.creation_date }))
+    .execute();
+}
+
+export async function findSendCode(executor: Executor, sendId: string, emailDigest: string) {
+  return executor.selectFrom('send_access_codes').selectAll().where('send_id', '=', sendId).where('email_digest', '=', emailDigest).executeTakeFirst();
+}
+
+/** Uses a code: deleted only while it is still the same one, so of two uses at once only one gets it. */
+export async function takeSendCode(executor: Executor, sendId: string, emailDigest: string, codeHash: string): Promise<boolean> {
+  const done = await executor.deleteFrom('send_access_codes').where('send_id', '=', sendId).where('email_digest', '=', emailDigest).where('code_hash', '=', codeHash).executeTakeFirst();
+  return Number(done.numDeletedRows) === 1;
+}
+
+export async function countWrongSendCode(executor: Executor, sendId: string, emailDigest: string): Promise<void> {
+  await executor
+    .updateTable('send_access_codes')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where('send_id', '=', sendId)
+    .where('email_digest', '=', emailDigest)
+    .execute();
+}
+
+export async function deleteSendCode(executor: Executor, sendId: string, emailDigest: string): Promise<void> {
+  await executor.deleteFrom('send_access_codes').where('send_id', '=', sendId).where('email_digest', '=', emailDigest).execute();
+}

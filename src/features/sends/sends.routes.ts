@@ -22,11 +22,11 @@ const tags = ['Send'];
 const config = { access: access.user };
 const OWN = 'Access: any signed-in user (`user`), on their own Sends; any other id answers 404.';
 const POLICIES =
-  'Refused (400, with the official texts) under an organization\'s Disable Send policy, or when hiding the email against its Send options policy (owners and admins are exempt); dates follow the official rules (deletion within 31 days, expiration before deletion). Email-verified Sends are not offered: `authType` 0, or any address in `emails` whatever the `authType`, is a 400 naming that field.';
+  'Refused (400, with the official texts) under an organization\'s Disable Send policy, when hiding the email against its Send options policy, or against its Send controls policy (who may open Sends, the domains of their addresses, their types, how long they live); owners and admins are exempt. Dates follow the official rules (deletion within 31 days, expiration before deletion). `authType` 0 makes the Send email-verified: `emails` must list at least one address (2,500 characters at most), else a 400 naming `emails`; without `authType` (older clients) any address makes it so.';
 const ANON =
   'Access: anyone with the link (`anonymous`); limited per client address (SEND_ACCESS_PER_MINUTE, 429). A missing, disabled, expired, deleted or exhausted Send answers 404.';
 const TOKEN =
-  'Access: anyone holding a Send access token from the identity service (`grant_type=send_access`) in `Authorization: Bearer` (checked here, so the rule is `anonymous`); limited per client address. A missing, disabled, expired, deleted or exhausted Send answers 404; a token issued before the Send\'s password was added, changed or removed answers 401.';
+  'Access: anyone holding a Send access token from the identity service (`grant_type=send_access`) in `Authorization: Bearer` (checked here, so the rule is `anonymous`); limited per client address. A missing, disabled, expired, deleted or exhausted Send answers 404; a token issued before the Send\'s password was added, changed or removed, or before it became or stopped being email-verified, or for an address since taken off its list, answers 401.';
 
 const docs = {
   list: { summary: 'List your Sends', description: `The caller's Sends, as sync carries them. ${OWN}` },
@@ -42,15 +42,18 @@ const docs = {
     description: `The encrypted file (multipart/form-data, in \`data\`), exactly the size declared, within an hour; otherwise the Send is dropped (400) and the client starts again. ${OWN}`,
   },
   update: { summary: 'Edit a Send', description: `Replaces a Send's settings and content (not its type or file) and records Send_Edited_Text/File (2506/2507). ${POLICIES} ${OWN}` },
-  removePassword: { summary: "Remove a Send's password", description: `Removes the password of a Send and records Send_Edited_Text/File. ${OWN}` },
+  removeAuth: {
+    summary: "Remove a Send's password or addresses",
+    description: `Removes the password or the addresses of a Send, which then opens to anyone with the link, and records Send_Edited_Text/File (2506/2507); refused (400) where a Send controls policy requires a password or email verification, or Disable Send applies. ${OWN}`,
+  },
   delete: { summary: 'Delete a Send', description: `Deletes a Send and its file, and records Send_Deleted_Text/File (2508/2509). ${OWN}` },
   accessLegacy: {
     summary: 'Open a Send (password in the body)',
-    description: `Older clients' access: the Send as recipients see it, with the client's password hash in \`password\` when it has one (401 without, 400 wrong); a text Send counts an access and records Send_Accessed_Text (2510). ${ANON}`,
+    description: `Older clients' access: the Send as recipients see it, with the client's password hash in \`password\` when it has one (401 without, 400 wrong); an email-verified Send is refused (400: it opens only with a token from the identity service); a text Send counts an access and records Send_Accessed_Text (2510). ${ANON}`,
   },
   fileLegacy: {
     summary: "Get a Send file's download URL (password in the body)",
-    description: `Older clients' file access: a URL good for one download within a minute; counts an access and records Send_Accessed_File (2511). ${ANON}`,
+    description: `Older clients' file access: a URL good for one download within a minute; counts an access and records Send_Accessed_File (2511). An email-verified Send is refused (400). ${ANON}`,
   },
   access: { summary: 'Open a Send', description: `The Send the token names, as recipients see it; a text Send counts an access and records Send_Accessed_Text (2510). ${TOKEN}` },
   file: { summary: "Get a Send file's download URL", description: `A URL for the file of the Send the token names, good for one download within a minute; counts an access and records Send_Accessed_File (2511). ${TOKEN}` },
@@ -95,11 +98,11 @@ export const sendRoutes: FastifyPluginAsync<{ sends: SendService; access: SendAc
   app.put<Id & Body>('/sends/:id', { config, schema: { tags, ...docs.update, params: IdParams, body: SendRequest, response: { 200: SendResponse } } }, async (request) =>
     sends.update(userCaller(request), request.params.id, request.body),
   );
-  for (const url of ['/sends/:id/remove-password', '/sends/:id/remove-auth']) {
+  for (const url of ['/sends/:id/remove-auth', '/sends/:id/remove-password']) {
     app.put<Id>(
       url,
-      { config, schema: { tags, ...(url.endsWith('password') ? docs.removePassword : olderForm(docs.removePassword, 'PUT /sends/{id}/remove-password')), params: IdParams, response: { 200: SendResponse } } },
-      async (request) => sends.removePassword(userCaller(request), request.params.id),
+      { config, schema: { tags, ...(url.endsWith('auth') ? docs.removeAuth : olderForm(docs.removeAuth, 'PUT /sends/{id}/remove-auth')), params: IdParams, response: { 200: SendResponse } } },
+      async (request) => sends.removeAuth(userCaller(request), request.params.id),
     );
   }
   app.delete<Id>('/sends/:id', { config, schema: { tags, ...docs.delete, params: IdParams, response: { 200: EmptyResponse } } }, async (request, reply) => {

@@ -13,7 +13,7 @@ export enum SendType {
   File = 1,
 }
 
-/** Send AuthType: Email 0 (not offered), Password 1, None 2. */
+/** Send AuthType: Email 0 (a code mailed to listed addresses), Password 1, None 2. */
 export enum SendAuthType {
   Email = 0,
   Password = 1,
@@ -44,7 +44,7 @@ export const SendRequest = Type.Object({
   file: Type.Optional(Nullable(Type.Object({ fileName: NullableEncString(1000) }))),
   text: Type.Optional(Nullable(Type.Object({ text: NullableEncString(1000), hidden: Bool }))),
   password: Type.Optional(Nullable(Type.String({ maxLength: 1000, description: "The client's hash of the Send password (base64)" }))),
-  emails: Type.Optional(Nullable(Type.String({ maxLength: 4000 }))),
+  emails: Type.Optional(Nullable(Type.String({ maxLength: 4000, description: 'The addresses that may open an email-verified Send, comma-separated' }))),
   disabled: Type.Boolean(),
   hideEmail: Bool,
 });
@@ -70,7 +70,7 @@ export const SendResponse = Type.Object(
     maxAccessCount: Nullable(Type.Integer()),
     accessCount: Type.Integer(),
     password: Nullable(Type.String()),
-    emails: Type.Null(),
+    emails: Nullable(Type.String({ description: "An email-verified Send's addresses, lowercased and comma-separated" })),
     disabled: Type.Boolean(),
     revisionDate: Type.String(),
     expirationDate: Nullable(Type.String()),
@@ -112,7 +112,9 @@ export function parseSendData(text: string): SendData {
   return JSON.parse(text) as SendData;
 }
 
-export function authTypeOf(row: Pick<SendRow, 'password_hash'>): SendAuthType {
+/** A Send with addresses is email-verified (and has no password), as the official server reads it. */
+export function authTypeOf(row: Pick<SendRow, 'password_hash' | 'emails'>): SendAuthType {
+  if (row.emails) return SendAuthType.Email;
   return row.password_hash ? SendAuthType.Password : SendAuthType.None;
 }
 
@@ -135,7 +137,7 @@ export function toSendResponse(row: SendRow): SendResponse {
     accessCount: Number(row.access_count),
     // The official answer carries the stored (server-side) hash; clients only test it for null.
     password: row.password_hash,
-    emails: null,
+    emails: row.emails,
     disabled: Boolean(row.disabled),
     revisionDate: row.revision_date,
     expirationDate: row.expiration_date,

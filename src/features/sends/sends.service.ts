@@ -12,9 +12,10 @@ import { EventType } from '../../platform/audit/event-type.js';
 import { assertStorageRoom, releaseStorage, reserveStorage } from '../../platform/storage/quota.js';
 import { FileTooLarge, type FileStore } from '../../platform/storage/file-store.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
-import { PolicyType } from '../policies/policy-type.js';
-import { bindingPolicies, deleteSend, findSend, insertSend, listSends, lockSend, updateSend } from './sends.repository.js';
-import { parseSendData, SendAuthType, SendType, toSendFileUploadResponse, toSendResponse, type SendData, type SendRequest, type SendResponse, type SendRow } from './sends.schemas.js';
+import { deleteSend, findSend, insertSend, listSends, lockSend, updateSend } from './sends.repository.js';
+import { parseSendData, SendType, toSendFileUploadResponse, toSendResponse, type SendData, type SendRequest, type SendResponse, type SendRow } from './sends.schemas.js';
+import { authFor } from './send-auth.js';
+import { assertSendAllowed } from './send-policies.js';
 import { newFileId, sendFileKey, sendFolder } from '../../platform/storage/store-layout.js';
 
 export interface SendDeps {
@@ -33,10 +34,7 @@ export const SEND_UPLOAD_WINDOW_MS = 60 * 60 * 1000;
 const MINUTE = 60 * 1000;
 const DAY = 24 * 60 * MINUTE;
 
-export const DISABLE_SEND = 'Due to an Enterprise Policy, you are only able to delete an existing Send.';
-export const HIDE_EMAIL_DISALLOWED =
-  'Due to an Enterprise Policy, you are not allowed to hide your email address from recipients when creating or editing a Send.';
-
+export { DISABLE_SEND, HIDE_EMAIL_DISALLOWED } from './send-policies.js';
 
 /** Bitwarden's date rules for a Send (SendRequestModel.ValidateCreation / ValidateEdit). */
 function checkDates(request: SendRequest, now: Date, creating: boolean): void {
@@ -60,13 +58,11 @@ function checkDates(request: SendRequest, now: Date, creating: boolean): void {
 
 const iso = (text: string | null | undefined) => (text ? new Date(text).toISOString() : null);
 
-/** The addresses of a request's comma-separated `emails`, blanks dropped, as the official server splits them. */
-const emailsOf = (request: SendRequest): string[] => (request.emails ?? '').split(',').map((e) => e.trim()).filter((e) => e !== '');
-
-export function sendEventType(kind: 'created' | 'edited' | 'deleted' | 'accessed', row: Pick<SendRow, 'type' | 'password_hash'>): EventType {
+export function sendEventType(kind: 'created' | 'edited' | 'deleted' | 'accessed', row: Pick<SendRow, 'type' | 'password_hash' | 'emails'>): EventType {
   const file = row.type === (SendType.File as number);
   switch (kind) {
     case 'created':
+      if (row.emails) return file ? EventType.Send_Created_File_WithEmailVerification : EventType.Send_Created_Text_WithEmailVerification;
       if (row.password_hash) return file ? EventType.Send_Created_File_WithPasswordProtection : EventType.Send_Created_Text_WithPasswordProtection;
       return file ? EventType.Send_Created_File : EventType.Send_Created_Text;
     case 'edited':
@@ -84,43 +80,13 @@ export function sendPush(type: PushType.SyncSendCreate | PushType.SyncSendUpdate
 
 /**
  * A user's own Sends: create (text, or a file reserved then uploaded), edit, remove the
- * password, delete, list. The Send policies of the user's organizations (Disable Send, Send
- * options) are checked on every create and edit; events and pushes follow every change.
+ * password or addresses, delete, list. The Send policies of the user's organizations (Disable
+ * Send, Send options, Send controls: send-policies.ts) are checked on every create and edit;
+ * events and pushes follow every change.
  */
 export function createSendService(deps: SendDeps) {
   const { db, audit, clock, pushes, hasher, store } = deps;
   const maxReadable = `${Math.round(deps.maxFileBytes / (1024 * 1024))} MB`;
-
-  async function assertAllowed(executor: Executor, userId: string, hideEmail: boolean): Promise<void> {
-    if ((await bindingPolicies(executor, userId, PolicyType.DisableSend)).length > 0) throw new BadRequest(DISABLE_SEND);
-    if (hideEmail) {
-      for (const policy of await bindingPolicies(executor, userId, PolicyType.SendOptions)) {
-        const data = policy.data ? (JSON.parse(policy.data) as { disableHideEmail?: unknown }) : {};
-        if (data.disableHideEmail === true) throw new BadRequest(HIDE_EMAIL_DISALLOWED);
-      }
-    }
-  }
-
-  /** The stored password hash after a create or edit (SendRequestModel's rules for authType). */
-  async function passwordHashFor(request: SendRequest, existing: string | null): Promise<string | null> {
-    if (request.authType === SendAuthType.Email) {
-      throw BadRequest.field('authType', 'Email verification of Sends is not offered by this server; use a password.');
-    }
-    // The official server makes any Send naming an address email-verified, whatever authType
-    // says; without that verification here, taking one would leave it open to anyone.
-    if (emailsOf(request).length > 0) {
-      throw BadRequest.field('emails', 'Email verification of Sends is not offered by this server; send no emails, or protect the Send with a password.');
-    }
-    if (request.authType === SendAuthType.Password) {
-      // A new password replaces the old one; an edit without one keeps it.
-      if (request.password) return hasher.hash(request.password);
-      if (existing) return existing;
-      throw BadRequest.field('password', 'A password is required.');
-    }
-    if (request.authType === SendAuthType.None) return null;
-    // Older clients send no authType: a password sets one, none keeps what there is.
-    return request.password ? hasher.hash(request.password) : existing;
-  }
 
   async function owned(executor: Executor, userId: string, id: string): Promise<SendRow> {
     const row = await findSend(executor, id.toLowerCase());
@@ -131,7 +97,7 @@ export function createSendService(deps: SendDeps) {
   async function create(userId: string, client: ClientContext, request: SendRequest, file: SendData['file'] | null): Promise<SendRow> {
     const now = clock.now();
     checkDates(request, now, true);
-    const passwordHash = await passwordHashFor(request, null);
+    const auth = await authFor(hasher, request, null);
     const stamp = now.toISOString();
     const data: SendData = { name: request.name ?? '', notes: request.notes ?? null, ...(file ? { file } : { text: { text: request.text?.text ?? null, hidden: Boolean(request.text?.hidden) } }) };
     const row: SendRow = {
@@ -140,7 +106,7 @@ export function createSendService(deps: SendDeps) {
       type: request.type,
       data: JSON.stringify(data),
       key: request.key,
-      password_hash: passwordHash,
+      ...auth,
       max_access_count: request.maxAccessCount ?? null,
       access_count: 0,
       disabled: request.disabled,
@@ -151,7 +117,7 @@ export function createSendService(deps: SendDeps) {
       deletion_date: new Date(request.deletionDate).toISOString(),
     };
     await db.transaction().execute(async (tx) => {
-      await assertAllowed(tx, userId, row.hide_email === true);
+      await assertSendAllowed(tx, userId, row);
       // A file Send's bytes count once uploaded, as attachments' do; until then it needs room for them.
       if (file) await assertStorageRoom(tx, { user_id: userId, organization_id: null }, file.size, deps.userQuotaBytes);
       await insertSend(tx, row);
@@ -264,7 +230,6 @@ export function createSendService(deps: SendDeps) {
       const updated = await db.transaction().execute(async (tx) => {
         const row = await owned(tx, userId, id);
         if (row.type !== request.type) throw new BadRequest("Cannot change a Send's type");
-        await assertAllowed(tx, userId, Boolean(request.hideEmail));
         const data = parseSendData(row.data);
         data.name = request.name ?? '';
         data.notes = request.notes ?? null;
@@ -275,7 +240,7 @@ export function createSendService(deps: SendDeps) {
         const values = {
           data: JSON.stringify(data),
           key: request.key,
-          password_hash: await passwordHashFor(request, row.password_hash),
+          ...(await authFor(hasher, request, row)),
           max_access_count: request.maxAccessCount ?? null,
           disabled: request.disabled,
           hide_email: Boolean(request.hideEmail),
@@ -283,6 +248,7 @@ export function createSendService(deps: SendDeps) {
           deletion_date: new Date(request.deletionDate).toISOString(),
           revision_date: stamp,
         };
+        await assertSendAllowed(tx, userId, { ...row, ...values });
         await updateSend(tx, row.id, values);
         await touchAccountRevision(tx, userId, stamp);
         await audit.record(tx, client, { type: sendEventType('edited', row), userId, actingUserId: userId, sendId: row.id });
@@ -292,14 +258,20 @@ export function createSendService(deps: SendDeps) {
       return toSendResponse(updated);
     },
 
-    async removePassword({ userId, client }: UserCaller, id: string): Promise<SendResponse> {
+    /**
+     * `PUT /sends/{id}/remove-auth` (and the older remove-password): the Send opens to anyone
+     * with the link. The policies are checked as for an edit, as the official server saves it.
+     */
+    async removeAuth({ userId, client }: UserCaller, id: string): Promise<SendResponse> {
       const stamp = clock.now().toISOString();
       const updated = await db.transaction().execute(async (tx) => {
         const row = await owned(tx, userId, id);
-        await updateSend(tx, row.id, { password_hash: null, revision_date: stamp });
+        const values = { password_hash: null, emails: null, revision_date: stamp };
+        await assertSendAllowed(tx, userId, { ...row, ...values });
+        await updateSend(tx, row.id, values);
         await touchAccountRevision(tx, userId, stamp);
         await audit.record(tx, client, { type: sendEventType('edited', row), userId, actingUserId: userId, sendId: row.id });
-        return { ...row, password_hash: null, revision_date: stamp };
+        return { ...row, ...values };
       });
       pushes.send(sendPush(PushType.SyncSendUpdate, updated, client.deviceIdentifier));
       return toSendResponse(updated);
