@@ -26,6 +26,15 @@ const KNOWN: Partial<Record<PolicyType, Record<string, [Check, string]>>> = {
   },
   [PolicyType.ResetPassword]: { autoEnrollEnabled: [bool, 'a boolean'] },
   [PolicyType.SendOptions]: { disableHideEmail: [bool, 'a boolean'] },
+  // Send controls (features/sends/send-policies.ts): whoCanAccess 0 any, 1 a password, 2 specific people.
+  [PolicyType.SendControls]: {
+    disableSend: [bool, 'a boolean'],
+    disableHideEmail: [bool, 'a boolean'],
+    whoCanAccess: [int(0, 2), 'null or 0, 1 or 2'],
+    allowedDomains: [(v) => v === null || (typeof v === 'string' && v.length <= 1000), 'null or at most 1000 characters'],
+    deletionHours: [int(1, 31 * 24), 'null or an integer from 1 to 744'],
+    allowedSendTypes: [(v) => v === null || (Array.isArray(v) && v.length <= 3 && v.every((t) => t === 0 || t === 1 || t === 2)), 'null or a list of Send types (0, 1, 2)'],
+  },
 };
 
 /**
@@ -44,6 +53,9 @@ export function validatePolicyData(type: PolicyType, data: unknown): Record<stri
     if (value === undefined) continue;
     if (!check(value)) throw BadRequest.field(`data.${key}`, `The data.${key} field must be ${expected}.`);
     kept[key] = value;
+  }
+  if (type === PolicyType.SendControls && kept.allowedDomains != null && kept.whoCanAccess !== 2) {
+    throw BadRequest.field('data.allowedDomains', 'Allowed domains can only be set when the required access type is set to specific people');
   }
   return kept;
 }
