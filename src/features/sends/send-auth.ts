@@ -38,7 +38,9 @@ function storedEmails(raw: string | null | undefined): string {
  * What a create or edit leaves as the Send's password and addresses (SendRequestModel's rules):
  * `authType` decides when given, and the other method's data is dropped; older clients send no
  * `authType`, and then addresses make the Send email-verified, else a password protects it, else
- * an email-verified Send becomes open and a password-protected one keeps its password.
+ * the Send keeps what it had. The official server opens an email-verified Send there instead;
+ * but those clients never show the addresses, so an edit of its name from one would silently
+ * open the Send to anyone with the link.
  */
 export async function authFor(hasher: PasswordHasher, request: SendRequest, existing: SendAuth | null): Promise<SendAuth> {
   switch (request.authType) {
@@ -54,7 +56,6 @@ export async function authFor(hasher: PasswordHasher, request: SendRequest, exis
     default:
       if (parseEmails(request.emails).length > 0) return { password_hash: null, emails: storedEmails(request.emails) };
       if (request.password) return { password_hash: await hasher.hash(request.password), emails: null };
-      if (existing?.emails) return { password_hash: null, emails: null };
-      return { password_hash: existing?.password_hash ?? null, emails: null };
+      return { password_hash: existing?.password_hash ?? null, emails: existing?.emails ?? null };
   }
 }

@@ -98,9 +98,10 @@ describe('email-verified Sends', () => {
     expect((await as(alice, 'POST', '/sends', textSend({ authType: null, emails: 'Friend@example.com' }))).body).toMatchObject({ authType: 0, emails: 'friend@example.com' });
     expect((await as(alice, 'POST', '/sends', textSend({ authType: 2, emails: 'friend@example.com' }))).body).toMatchObject({ authType: 2, emails: null });
     expect((await as(alice, 'POST', '/sends', textSend({ authType: 1, password: HASH, emails: 'friend@example.com' }))).body).toMatchObject({ authType: 1, emails: null });
-    // An edit from an older client without addresses or password opens an email-verified Send, as the official server does.
+    // An edit from an older client, which never shows the addresses, keeps them (the official server would open the Send).
     const send = await emailSend('friend@example.com');
-    expect((await as(alice, 'PUT', `/sends/${send.id}`, textSend({ authType: null, emails: null }))).body).toMatchObject({ authType: 2, emails: null });
+    expect((await as(alice, 'PUT', `/sends/${send.id}`, textSend({ authType: null, emails: null, maxAccessCount: 3 }))).body).toMatchObject({ authType: 0, emails: 'friend@example.com', maxAccessCount: 3 });
+    expect((await as(alice, 'PUT', `/sends/${send.id}`, textSend({ authType: undefined, emails: undefined, password: HASH }))).body).toMatchObject({ authType: 1, emails: null });
     // A password replaces the addresses, and addresses the password.
     const protectedSend = await as(alice, 'POST', '/sends', textSend({ authType: 1, password: HASH }));
     const switched = await as(alice, 'PUT', `/sends/${protectedSend.body.id as string}`, textSend({ authType: 0, emails: 'friend@example.com' }));
