@@ -27,5 +27,13 @@ export function isEncString(value: string): boolean {
   return parts.every((part) => part.length > 0 && BASE64.test(part));
 }
 
+/**
+ * Standard, padded base64, as the clients write public keys, verifying keys, signed public keys
+ * and security states: values the server keeps and returns but never opens.
+ */
+export function isBase64(value: string): boolean {
+  return value.length > 0 && BASE64.test(value);
+}
+
 /** The Ajv format name under which request schemas check EncStrings. */
 export const ENC_STRING_FORMAT = 'enc-string';

@@ -21,6 +21,7 @@ import { sendDownloads } from './0022-send-downloads.js';
 import { uncountedReservations } from './0023-uncounted-reservations.js';
 import { refreshTokenFamilies } from './0024-refresh-token-families.js';
 import { emergencyAccess } from './0025-emergency-access.js';
+import { accountKeysV2 } from './0026-account-keys-v2.js';
 import { passkeyLogin } from './0028-passkey-login.js';
 import { sendEmails } from './0029-send-emails.js';
 
@@ -48,6 +49,7 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0023-uncounted-reservations': uncountedReservations(),
     '0024-refresh-token-families': refreshTokenFamilies(engine),
     '0025-emergency-access': emergencyAccess(engine),
+    '0026-account-keys-v2': accountKeysV2(),
     '0028-passkey-login': passkeyLogin(engine),
     '0029-send-emails': sendEmails(engine),
   };

@@ -38,6 +38,14 @@ export interface UsersTable {
   disabled: Generated<Bool>;
   /** Bytes the user's personal attachments take (0015-files), counted against ATTACHMENT_USER_QUOTA_MB. */
   storage_bytes: Generated<number>;
+  /** Version-2 account keys (0026-account-keys-v2, docs/account-keys.md); all null for version-1 keys. */
+  signed_public_key: string | null;
+  /** As the client names it: `ed25519` or `mldsa44`. */
+  signature_algorithm: string | null;
+  wrapped_signing_key: string | null;
+  verifying_key: string | null;
+  security_state: string | null;
+  security_version: number | null;
 }
 
 export interface DevicesTable {

@@ -4,6 +4,7 @@ import { accountSalt, MasterPasswordAuthenticationBody, MasterPasswordUnlockBody
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { KdfType } from '../../platform/auth/kdf.js';
 import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
+import { AccountKeysRequest, KeyIdString } from './account-keys.js';
 
 const Hash = Type.String({ minLength: 1, maxLength: 1000 });
 const Enc = Type.String({ minLength: 1, maxLength: 10_000 });
@@ -35,7 +36,11 @@ export const RegisterFinishBody = Type.Object({
   masterPasswordAuthentication: Type.Optional(
     Type.Object({ salt: Type.String({ minLength: 1 }), kdf: KdfObject, masterPasswordAuthenticationHash: Hash }),
   ),
-  masterPasswordUnlock: Type.Optional(Type.Object({ salt: Type.String({ minLength: 1 }), kdf: KdfObject, masterKeyWrappedUserKey: Enc })),
+  masterPasswordUnlock: Type.Optional(
+    Type.Object({ salt: Type.String({ minLength: 1 }), kdf: KdfObject, masterKeyWrappedUserKey: Enc, containedKeyId: Type.Optional(Nullable(KeyIdString)) }),
+  ),
+  /** The account keys of 2025.8+ clients; a version-2 registration (the SDK's) sends only these. */
+  accountKeys: Type.Optional(Nullable(AccountKeysRequest)),
   emailVerificationToken: Type.Optional(Nullable(Type.String())),
   orgInviteToken: Type.Optional(Nullable(Type.String())),
   organizationUserId: Type.Optional(Nullable(Type.String())),
@@ -93,15 +98,19 @@ export const PreloginResponse = Type.Object({
 const PublicKeyEncryptionKeyPair = Type.Object({
   wrappedPrivateKey: Type.String(),
   publicKey: Type.String(),
-  signedPublicKey: Type.Null(),
+  signedPublicKey: Nullable(Type.String()),
   object: Type.Literal('publicKeyEncryptionKeyPair'),
 });
 
-/** Inner names are camelCase even inside the PascalCase token response: the CLI checks them with `in`. */
+/**
+ * The official PrivateKeysResponseModel. Inner names are camelCase even inside the PascalCase
+ * token response: the CLI checks them with `in`. The signature pair and the security state are
+ * null for an account of version-1 keys.
+ */
 export const AccountKeys = Type.Object({
   publicKeyEncryptionKeyPair: PublicKeyEncryptionKeyPair,
-  signatureKeyPair: Type.Null(),
-  securityState: Type.Null(),
+  signatureKeyPair: Nullable(Type.Object({ wrappedSigningKey: Type.String(), verifyingKey: Type.String(), object: Type.Literal('signatureKeyPair') })),
+  securityState: Nullable(Type.Object({ securityState: Type.String(), securityVersion: Type.Integer() })),
   object: Type.Literal('privateKeys'),
 });
 
@@ -198,7 +207,7 @@ export const KeysResponse = Type.Object({
 
 export const ApiKeyResponse = Type.Object({ object: Type.Literal('apiKey'), apiKey: Type.String(), revisionDate: Type.String() });
 
-export const UserKeyIdBody = Type.Object({ userKeyId: Type.String({ pattern: '^[0-9a-fA-F]{32}$' }) });
+export const UserKeyIdBody = Type.Object({ userKeyId: KeyIdString });
 
 export const UserPublicKeyResponse = Type.Object({ object: Type.Literal('userKey'), userId: Type.String(), publicKey: Nullable(Type.String()) });
 
@@ -226,15 +235,17 @@ const bool = (value: boolean | number) => Boolean(value);
 
 export function accountKeysOf(user: UserRow): Static<typeof AccountKeys> | null {
   if (!user.public_key || !user.private_key) return null;
+  // As the official server: the signature pair and the security state only when both are there.
+  const v2 = user.wrapped_signing_key && user.verifying_key && user.security_state && user.security_version !== null;
   return {
     publicKeyEncryptionKeyPair: {
       wrappedPrivateKey: user.private_key,
       publicKey: user.public_key,
-      signedPublicKey: null,
+      signedPublicKey: user.signed_public_key,
       object: 'publicKeyEncryptionKeyPair',
     },
-    signatureKeyPair: null,
-    securityState: null,
+    signatureKeyPair: v2 ? { wrappedSigningKey: user.wrapped_signing_key as string, verifyingKey: user.verifying_key as string, object: 'signatureKeyPair' } : null,
+    securityState: v2 ? { securityState: user.security_state as string, securityVersion: user.security_version as number } : null,
     object: 'privateKeys',
   };
 }

@@ -14,6 +14,7 @@ import { accountSalt, kdfOf, requireAccountSalt, sameKdf } from '../../platform/
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { finishSignupLink, OPERATOR_INVITATION_CLAIM, requireEnc, VERIFICATION_TYP } from './account-rules.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
+import { accountKeysOfRequest, v2KeyColumns, type AccountKeys } from './account-keys.js';
 
 /** Says whether an email has a pending organization invitation (registration stays open to it). */
 export type InvitationCheck = (db: Executor, email: string, proof: InvitationProof) => Promise<boolean>;
@@ -41,6 +42,10 @@ interface Registration {
   key: string;
   publicKey: string | null;
   encryptedPrivateKey: string | null;
+  /** Version-2 keys (or a version-1 pair) from `accountKeys`, checked; they win over the two fields above. */
+  accountKeys?: AccountKeys | null;
+  /** The key id of the user key, from `masterPasswordUnlock.containedKeyId`. */
+  userKeyId?: string | null;
   kdf: KdfSettings;
   /** Invited by the operator (`strongroom users invite`): registers even when registration is closed. */
   invited?: boolean;
@@ -117,6 +122,8 @@ export function createRegistrationService(deps: {
         publicKey: input.publicKey,
         privateKey: encryptedPrivateKey,
         kdf,
+        accountKeys: input.accountKeys ?? null,
+        userKeyId: input.userKeyId ?? null,
       },
       now,
     );
@@ -172,6 +179,8 @@ export function createRegistrationService(deps: {
         key: unlock?.masterKeyWrappedUserKey ?? body.userSymmetricKey ?? '',
         publicKey: body.userAsymmetricKeys?.publicKey ?? null,
         encryptedPrivateKey: body.userAsymmetricKeys?.encryptedPrivateKey ?? null,
+        accountKeys: body.accountKeys ? accountKeysOfRequest(body.accountKeys, 'accountKeys') : null,
+        userKeyId: unlock?.containedKeyId?.toLowerCase() ?? null,
         kdf,
         invited,
         invitation: {
@@ -246,6 +255,9 @@ export interface NewUser {
   publicKey: string | null;
   privateKey: string | null;
   kdf: KdfSettings;
+  /** When sent, the account's keys (a version-2 set included); they win over publicKey and privateKey. */
+  accountKeys?: AccountKeys | null;
+  userKeyId?: string | null;
 }
 
 /** The row of a new account, as registration writes it (tests seed accounts with it too). */
@@ -259,15 +271,15 @@ export function newUserRow(user: NewUser, now: string): UserRow {
     master_password_hint: user.hint,
     master_password_salt: null,
     key: user.key,
-    public_key: user.publicKey,
-    private_key: user.privateKey,
+    public_key: user.accountKeys?.publicKey ?? user.publicKey,
+    private_key: user.accountKeys?.wrappedPrivateKey ?? user.privateKey,
     kdf: user.kdf.kdf,
     kdf_iterations: user.kdf.iterations,
     kdf_memory: user.kdf.memory,
     kdf_parallelism: user.kdf.parallelism,
     security_stamp: randomUUID(),
     api_key: randomApiKey(),
-    user_key_id: null,
+    user_key_id: user.userKeyId ?? null,
     // Self-hosted accounts get every personal feature; there is no billing here.
     premium: true,
     culture: 'en-US',
@@ -282,5 +294,6 @@ export function newUserRow(user: NewUser, now: string): UserRow {
     last_password_change_date: null,
     disabled: false,
     storage_bytes: 0,
+    ...v2KeyColumns(user.accountKeys?.v2 ?? null),
   };
 }

@@ -2,6 +2,7 @@ import { Type, type Static } from 'typebox';
 import { EncString, Guid, Nullable } from '../../http/schemas.js';
 import { CipherRequest } from '../vault/ciphers.schemas.js';
 import { SendRequest } from '../sends/sends.schemas.js';
+import { AccountKeysRequest } from '../accounts/account-keys.js';
 
 /**
  * The bounds of one rotation, fixed in the code (not settings). The whole body is also held to
@@ -40,25 +41,6 @@ const UnlockData = Type.Object({
   deviceKeyUnlockData: list(Type.Object({ deviceId: Guid }), ROTATION_LIMITS.devices),
 });
 
-const PublicKeyEncryptionKeyPair = Type.Object({
-  wrappedPrivateKey: EncString(20_000),
-  publicKey: Type.String({ minLength: 1, maxLength: 10_000 }),
-  signedPublicKey: Type.Optional(Nullable(Type.String({ maxLength: 20_000 }))),
-});
-
-/**
- * AccountKeysRequestModel. The flat pair is what clients before 2025.8 send, and later ones send it
- * beside publicKeyEncryptionKeyPair, which then wins (as on the official server); the clients type
- * the flat fields as nullable, so either form alone is accepted (the service requires one).
- */
-const AccountKeys = Type.Object({
-  userKeyEncryptedAccountPrivateKey: Type.Optional(Nullable(EncString(20_000, { description: 'The account private key wrapped with the new user key (deprecated form)' }))),
-  accountPublicKey: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 10_000 }))),
-  publicKeyEncryptionKeyPair: Type.Optional(Nullable(PublicKeyEncryptionKeyPair)),
-  signatureKeyPair: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
-  securityState: Type.Optional(Nullable(Type.Object({}, { additionalProperties: true }))),
-});
-
 const AccountData = Type.Object({
   ciphers: Type.Array(Type.Object({ ...CipherRequest.properties, id: Guid }), { maxItems: ROTATION_LIMITS.ciphers }),
   folders: Type.Array(Type.Object({ id: Guid, name: EncString(1000) }), { maxItems: ROTATION_LIMITS.folders }),
@@ -69,7 +51,8 @@ const AccountData = Type.Object({
 export const RotateUserAccountKeysRequest = Type.Object({
   oldMasterKeyAuthenticationHash: Type.String({ minLength: 1, maxLength: 1000 }),
   accountUnlockData: UnlockData,
-  accountKeys: AccountKeys,
+  /** AccountKeysRequestModel: the flat pair of clients before 2025.8, or the pair object, with the version-2 keys. */
+  accountKeys: AccountKeysRequest,
   accountData: AccountData,
   /**
    * The new user key's id (the official KeyId): the SDK sends it for v2 keys, but the 2026 clients

@@ -20,6 +20,7 @@ import { serializeCipherData, toCipherData } from '../vault/cipher-data.js';
 import { within } from '../vault/cipher-import.js';
 import { listFolders } from '../vault/folders.repository.js';
 import { touchVault } from '../vault/revisions.js';
+import { accountKeysColumns, accountKeysOfRequest, hasV2Keys, type AccountKeys } from '../accounts/account-keys.js';
 import {
   grantsWithKey,
   lockForRotation,
@@ -87,32 +88,22 @@ function newMasterPassword(user: UserRow, unlock: RotateUserAccountKeysRequest['
   );
 }
 
-const V2_NOT_YET = 'Account encryption v2 keys are not supported by this server yet; rotate from a client that keeps the account on v1 keys.';
-
 /**
- * The account key pair after a rotation: the same public key (the official server does not
- * change the pair on a rotation; everything shared with it would become unreadable) and its
- * private key wrapped with the new user key, from publicKeyEncryptionKeyPair when sent (it wins,
- * as on the official server) or else the flat pair. Strongroom keeps v1 accounts (AES-CBC-HMAC
- * keys, no signature key pair) until v2 accounts are built (issue 41), so what only a v2 rotation
- * sends is refused by name rather than half stored or dropped.
+ * The account keys after a rotation: the same public key (the official server does not change the
+ * pair on a rotation; everything shared with it would become unreadable) with its private key
+ * wrapped with the new user key and, for version-2 keys, the signature key pair re-wrapped, the
+ * public key signed again and the security state (accounts/account-keys.ts checks them). A
+ * version-1 account may move to version-2 keys here, as the clients' upgrade does; a version-2
+ * account may not go back, as it would lose the signature key its contacts trust.
  */
-function newPrivateKey(user: UserRow, keys: RotateUserAccountKeysRequest['accountKeys']): string {
-  if (keys.signatureKeyPair) throw BadRequest.field('accountKeys.signatureKeyPair', V2_NOT_YET);
-  if (keys.securityState) throw BadRequest.field('accountKeys.securityState', V2_NOT_YET);
-  const pair = keys.publicKeyEncryptionKeyPair;
-  if (pair?.signedPublicKey) throw BadRequest.field('accountKeys.publicKeyEncryptionKeyPair.signedPublicKey', V2_NOT_YET);
-  const [publicKey, privateKey, field, publicField, privateField] = pair
-    ? [pair.publicKey, pair.wrappedPrivateKey, 'accountKeys.publicKeyEncryptionKeyPair', 'publicKey', 'wrappedPrivateKey']
-    : [keys.accountPublicKey, keys.userKeyEncryptedAccountPrivateKey, 'accountKeys', 'accountPublicKey', 'userKeyEncryptedAccountPrivateKey'];
-  const required = 'The account keys are required: send publicKeyEncryptionKeyPair, or userKeyEncryptedAccountPrivateKey and accountPublicKey.';
-  if (!privateKey) throw BadRequest.field(`${field}.${privateField}`, required);
-  if (!publicKey) throw BadRequest.field(`${field}.${publicField}`, required);
-  if (publicKey !== user.public_key) throw BadRequest.field(`${field}.${publicField}`, 'The account public key must stay the same in a key rotation.');
-  if (!privateKey.startsWith('2.')) {
-    throw BadRequest.field(`${field}.${privateField}`, `The account private key must be wrapped with AES-256-CBC-HMAC (type 2). ${V2_NOT_YET}`);
+function newAccountKeys(user: UserRow, body: RotateUserAccountKeysRequest['accountKeys']): AccountKeys {
+  const keys = accountKeysOfRequest(body, 'accountKeys');
+  const where = body.publicKeyEncryptionKeyPair ? 'accountKeys.publicKeyEncryptionKeyPair.publicKey' : 'accountKeys.accountPublicKey';
+  if (keys.publicKey !== user.public_key) throw BadRequest.field(where, 'The account public key must stay the same in a key rotation.');
+  if (!keys.v2 && hasV2Keys(user)) {
+    throw BadRequest.field('accountKeys.signatureKeyPair', 'This account has version-2 keys: the rotation must send its signature key pair, signed public key and security state.');
   }
-  return privateKey;
+  return keys;
 }
 
 /**
@@ -187,7 +178,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
     }
     const unlock = body.accountUnlockData;
     const password = newMasterPassword(user, unlock.masterPasswordUnlockData);
-    const privateKey = newPrivateKey(user, body.accountKeys);
+    const accountKeys = newAccountKeys(user, body.accountKeys);
     // Strongroom stores no passkey-login or trusted-device keys yet: any id sent names nothing.
     if (unlock.passkeyUnlockData?.length) throw BadRequest.field('accountUnlockData.passkeyUnlockData[0].id', 'No passkey with this id holds a key of this account.');
     if (unlock.deviceKeyUnlockData?.length) throw BadRequest.field('accountUnlockData.deviceKeyUnlockData[0].deviceId', 'No trusted device with this id holds a key of this account.');
@@ -277,7 +268,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
       });
       // The key id named the old user key: the new one's when the client sent it, else none
       // until the clients report it after they log in again.
-      await updateUser(tx, userId, { private_key: privateKey, user_key_id: body.newUserKeyId?.toLowerCase() ?? null });
+      await updateUser(tx, userId, { ...accountKeysColumns(accountKeys), user_key_id: body.newUserKeyId?.toLowerCase() ?? null });
       await audit.record(tx, client, { type: EventType.User_RotatedKeys, userId, actingUserId: userId });
       await touchVault(tx, userId, now);
     });

@@ -280,12 +280,22 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
       'account keys are required',
     ],
     ['a malformed new user key id', (b) => Object.assign(b, { newUserKeyId: 'not a key id' }), 'newUserKeyId', ''],
-    ['a signature key pair (v2)', (b) => Object.assign(b.accountKeys, { signatureKeyPair: { wrappedSigningKey: '7.abc', verifyingKey: 'abc' } }), 'accountKeys.signatureKeyPair', 'not supported by this server yet'],
     [
-      'a private key wrapped as a v2 (COSE) EncString',
-      (b) => Object.assign(b.accountKeys, { publicKeyEncryptionKeyPair: { wrappedPrivateKey: '7.AAAA', publicKey: b.accountKeys.accountPublicKey } }),
-      'accountKeys.publicKeyEncryptionKeyPair.wrappedPrivateKey',
-      'not supported by this server yet',
+      'a signature key pair without the rest of the version-2 keys',
+      (b) => Object.assign(b.accountKeys, { signatureKeyPair: { signatureAlgorithm: 'ed25519', wrappedSigningKey: '7.AAAA', verifyingKey: 'AAAA' } }),
+      'accountKeys.publicKeyEncryptionKeyPair',
+      'together',
+    ],
+    [
+      'an unknown signature algorithm',
+      (b) =>
+        Object.assign(b.accountKeys, {
+          publicKeyEncryptionKeyPair: { wrappedPrivateKey: '7.AAAA', publicKey: b.accountKeys.accountPublicKey, signedPublicKey: 'AAAA' },
+          signatureKeyPair: { signatureAlgorithm: 'rsa', wrappedSigningKey: '7.AAAA', verifyingKey: 'AAAA' },
+          securityState: { securityState: 'AAAA', securityVersion: 2 },
+        }),
+      'accountKeys.signatureKeyPair.signatureAlgorithm',
+      'Unsupported signature algorithm',
     ],
     ['a passkey this server does not hold', (b) => b.accountUnlockData.passkeyUnlockData!.push({ id: randomUUID() }), 'accountUnlockData.passkeyUnlockData[0].id', 'No passkey'],
     ['an item name that is no EncString', (b) => (b.accountData.ciphers[0]!.name = 'plain text'), 'accountData.ciphers[0].name', ''],
