@@ -32,6 +32,7 @@ import type { LoginAttempt, LoginThrottle } from '../rate-limits/login-throttle.
 import type { Instruments } from '../operations/metrics.js';
 import type { IssuedTokens, TokenService } from '../../platform/auth/tokens.js';
 import type { PasskeyLoginService } from '../passkey-login/passkey-login.service.js';
+import { requireClientForKeys } from './client-version.js';
 
 /** The official first-party clients; none has a secret. */
 export const STATIC_CLIENTS = new Set(['web', 'browser', 'desktop', 'cli', 'mobile', 'connector']);
@@ -178,6 +179,18 @@ export function createIdentityService(deps: {
     };
   }
 
+  /** Refuses a client too old for the account's keys, as a failed login (User_FailedLogIn), as the official server does. */
+  async function clientFitsKeys(user: UserRow, context: ClientContext, proven?: () => Promise<void>): Promise<void> {
+    try {
+      requireClientForKeys(user, context.clientVersion);
+    } catch (error) {
+      // The password was right: like a disabled account's, the refusal does not count toward the throttle.
+      await proven?.();
+      await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+      throw error;
+    }
+  }
+
   /** The throttle's verdict; in closed mode, while the shared store is out of use, a 503 the clients retry. */
   async function takeLoginAttempt(email: string, ip: string | null): Promise<LoginAttempt> {
     try {
@@ -263,6 +276,7 @@ export function createIdentityService(deps: {
       deps.instruments?.loginFailed('disabled');
       throw new OAuthError('invalid_grant', DISABLED);
     }
+    await clientFitsKeys(user, context, () => attempt.succeeded());
     // The account's row for this device, if it has logged in before: read once for every step below.
     const known = await findDevice(db, user.id, device.identifier);
     const second = await secondStep(user, form, context, attempt, known, log);
@@ -339,6 +353,7 @@ export function createIdentityService(deps: {
       throw new OAuthError('invalid_grant', DISABLED);
     }
     const device = deviceOf(form);
+    await clientFitsKeys(user, { ...client, deviceType: device.type });
     const deviceRow = await registerDevice(user, device, await findDevice(db, user.id, device.identifier));
     const tokens = await deps.tokens.issueUserTokens({ user, device: deviceRow, clientId, scopes, withRefreshToken: false });
     await deps.audit.record(db, { ...client, deviceType: device.type }, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
