@@ -1,7 +1,7 @@
 import { BadRequest } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
-import { updateUser } from '../../platform/auth/users.repository.js';
+import { setUserKeyIdIfUnset, updateUser } from '../../platform/auth/users.repository.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
@@ -122,8 +122,19 @@ export function createProfileService(
       await removeAccount(deps, user, { client, actingUserId: userId });
     },
 
+    /**
+     * The key-id backfill the 2026 clients run after unlocking: the id of the current user key,
+     * recorded once (as the official SetUserKeyIdCommand), since cipher writes and unlock data are
+     * then checked against it; a new key brings its own id through the rotation. The same id again
+     * (a retried request) is answered as the first.
+     */
     async setUserKeyId({ userId }: UserCaller, userKeyId: string): Promise<void> {
-      await updateUser(db, userId, { user_key_id: userKeyId.toLowerCase() });
+      const id = userKeyId.toLowerCase();
+      const user = await getUser(userId);
+      if (user.user_key_id === id) return;
+      if (user.user_key_id) throw new BadRequest('User key id is already set.');
+      // Only where none is set yet: a backfill racing another cannot replace the id it recorded.
+      if (!(await setUserKeyIdIfUnset(db, userId, id))) throw new BadRequest('User key id is already set.');
     },
 
     /** Any account's public key, by id: admins encrypt the organization key to it when confirming a member. */

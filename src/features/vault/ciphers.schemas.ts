@@ -201,6 +201,8 @@ export const CipherRequest = Type.Object({
   fields: nullable(Type.Array(Field)),
   passwordHistory: nullable(Type.Array(PasswordHistory)),
   lastKnownRevisionDate: Type.Optional(NullableDateTime),
+  /** The key id of the key the client encrypted with (clients 2026.8 on), checked on personal items (encrypted-by.ts). */
+  encryptedByKeyId: nullable(Type.String({ pattern: '^[0-9a-fA-F]{32}$' })),
   /** The attachments' file names and keys, re-encrypted by the client (on a share: for the organization). */
   attachments2: nullable(
     Type.Record(Type.String({ pattern: '^[a-z0-9]{1,64}$' }), Type.Object({ fileName: NullableEncString(1000), key: NullableEncString(1000) }), {

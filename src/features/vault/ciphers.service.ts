@@ -25,6 +25,7 @@ import { PushType, type Pushes } from '../../platform/push/pushes.js';
 import type { FileStore } from '../../platform/storage/file-store.js';
 import { withNewKeys } from './attachment-data.js';
 import { lockCipher } from './attachments.repository.js';
+import { assertEncryptedByUserKey } from './encrypted-by.js';
 
 export interface VaultDeps {
   db: Db;
@@ -96,6 +97,7 @@ export function createCipherService({ db, audit, clock, pushes, apiBase }: Vault
       const folderId = request.folderId?.toLowerCase() ?? null;
       const created = await db.transaction().execute(async (tx) => {
         await assertOwnFolder(tx, userId, folderId);
+        await assertEncryptedByUserKey(tx, userId, request.encryptedByKeyId);
         const now = clock.now().toISOString();
         const row: CipherRow = {
           ...newCipherRow({ user_id: userId, organization_id: null }, request, data, now),
@@ -139,6 +141,7 @@ export function createCipherService({ db, audit, clock, pushes, apiBase }: Vault
         }
         assertCurrent(existing, request.lastKnownRevisionDate);
         if (!asAdmin) await assertOwnFolder(tx, userId, folderId);
+        if (!asAdmin && !existing.organization_id) await assertEncryptedByUserKey(tx, userId, request.encryptedByKeyId);
         const now = clock.now().toISOString();
         const content = {
           type: request.type,

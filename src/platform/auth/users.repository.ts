@@ -22,6 +22,12 @@ export async function updateUser(db: Executor, id: string, changes: Updateable<U
   await db.updateTable('users').set(changes).where('id', '=', id).execute();
 }
 
+/** Records the user key id when the account has none yet; answers whether it did. */
+export async function setUserKeyIdIfUnset(db: Executor, id: string, userKeyId: string): Promise<boolean> {
+  const result = await db.updateTable('users').set({ user_key_id: userKeyId }).where('id', '=', id).where('user_key_id', 'is', null).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
 export async function deleteUser(db: Executor, id: string): Promise<void> {
   await db.deleteFrom('users').where('id', '=', id).execute();
 }
