@@ -17,7 +17,9 @@ const CLIENT = { 'bitwarden-client-version': '2026.9.0', 'device-type': '10' };
 
 let server: TestServer;
 beforeAll(async () => {
-  server = await startTestServer();
+  // Unlocking (Argon2id, ML-DSA) keeps the test's connection idle for seconds on a busy machine:
+  // long enough for the default keep-alive to close it under the next request.
+  server = await startTestServer({ env: { KEEP_ALIVE_TIMEOUT_SECONDS: '120' } });
 });
 afterAll(async () => server.close());
 
@@ -220,32 +222,37 @@ describe('a version-2 account, made by the official SDK', () => {
   });
 });
 
+/** The SDK's own registration body, caught on its way by a stand-in identity server. */
+async function sdkRegistrationBody(): Promise<{ email: string; body: Record<string, unknown> }> {
+  const email = `caught-${++made}-${Date.now()}@example.com`;
+  const { body: token } = await server.request('POST', '/identity/accounts/register/send-verification-email', { json: { email } });
+  let captured: Record<string, unknown> | undefined;
+  const catcher = createServer((request, response) => {
+    let text = '';
+    request.on('data', (chunk: Buffer) => (text += chunk.toString()));
+    request.on('end', () => {
+      captured = JSON.parse(text) as Record<string, unknown>;
+      response.setHeader('content-type', 'application/json');
+      response.end('{"object":"registerFinish","captchaBypassToken":null}');
+    });
+  });
+  await new Promise<void>((resolve) => catcher.listen(0, '127.0.0.1', resolve));
+  const port = (catcher.address() as AddressInfo).port;
+  try {
+    await sdkClient(`http://127.0.0.1:${port}`).auth().registration().post_keys_for_user_password_registration(registrationRequest(email, token as string));
+  } finally {
+    await new Promise((resolve) => catcher.close(resolve));
+  }
+  return { email, body: captured! };
+}
+
 describe('registration with account keys', () => {
   async function registerWith(mutate: (keys: Record<string, unknown>) => void) {
-    const email = `bad-${++made}-${Date.now()}@example.com`;
-    const { body } = await server.request('POST', '/identity/accounts/register/send-verification-email', { json: { email } });
-    // The SDK's own body, caught on its way by a stand-in identity server, then spoilt.
-    let captured: Record<string, unknown> | undefined;
-    const catcher = createServer((request, response) => {
-      let text = '';
-      request.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      request.on('end', () => {
-        captured = JSON.parse(text) as Record<string, unknown>;
-        response.setHeader('content-type', 'application/json');
-        response.end('{"object":"registerFinish","captchaBypassToken":null}');
-      });
-    });
-    await new Promise<void>((resolve) => catcher.listen(0, '127.0.0.1', resolve));
-    const port = (catcher.address() as AddressInfo).port;
-    try {
-      await sdkClient(`http://127.0.0.1:${port}`).auth().registration().post_keys_for_user_password_registration(registrationRequest(email, body as string));
-    } finally {
-      await new Promise((resolve) => catcher.close(resolve));
-    }
-    mutate(captured!.accountKeys as Record<string, unknown>);
-    const res = await server.request('POST', '/identity/accounts/register/finish', { json: captured });
-    const prelogin = await server.database.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
-    return { res, created: Boolean(prelogin) };
+    const { email, body } = await sdkRegistrationBody();
+    mutate(body.accountKeys as Record<string, unknown>);
+    const res = await server.request('POST', '/identity/accounts/register/finish', { json: body });
+    const created = await server.database.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirst();
+    return { res, created: Boolean(created) };
   }
 
   it.each([
@@ -259,6 +266,34 @@ describe('registration with account keys', () => {
     expect(Object.keys(res.body.validationErrors)).toEqual([field]);
     expect(String(res.body.validationErrors[field][0])).toContain(message);
     expect(created).toBe(false);
+  });
+});
+
+describe('POST /api/accounts/keys', () => {
+  it('sets a whole set of version-2 keys and the user key id on an account without keys, once', async () => {
+    const { body } = await sdkRegistrationBody();
+    const keys = body.accountKeys as { accountPublicKey: string; userKeyEncryptedAccountPrivateKey: string; publicKeyEncryptionKeyPair: Record<string, unknown> };
+    const userKeyId = (body.masterPasswordUnlock as { containedKeyId: string }).containedKeyId;
+    const user = await seedAccount(server);
+    await server.database.db.updateTable('users').set({ public_key: null, private_key: null }).where('id', '=', user.userId).execute();
+    const post = (json: Record<string, unknown>) => server.request('POST', '/api/accounts/keys', { token: user.accessToken, json });
+    const flat = { publicKey: keys.accountPublicKey, encryptedPrivateKey: keys.userKeyEncryptedAccountPrivateKey };
+
+    const v1Only = await post({ ...flat, accountKeys: { ...keys, publicKeyEncryptionKeyPair: null, signatureKeyPair: null, securityState: null } });
+    expect(v1Only.status).toBe(400);
+    expect(v1Only.body.validationErrors).toEqual({ accountKeys: ['AccountKeys are only supported for V2 encryption.'] });
+
+    const set = await post({ ...flat, accountKeys: keys, userKeyId });
+    expect(set.status, set.text).toBe(200);
+    expect(set.body.accountKeys).toMatchObject({
+      publicKeyEncryptionKeyPair: { signedPublicKey: keys.publicKeyEncryptionKeyPair.signedPublicKey },
+      signatureKeyPair: { object: 'signatureKeyPair' },
+      securityState: { securityVersion: 2 },
+    });
+    const sync = await server.request('GET', '/api/sync', { token: user.accessToken });
+    expect(sync.body.profile.accountKeys).toEqual(set.body.accountKeys);
+    expect(sync.body.userDecryption.userKeyId).toBe(userKeyId);
+    expect((await post({ publicKey: flat.publicKey, encryptedPrivateKey: '2.AAAA|AAAA|AAAA' })).body.message).toBe('The account already has a key pair.');
   });
 });
 

@@ -56,7 +56,7 @@ const docs = {
   },
   setKeys: {
     summary: 'Set the account key pair',
-    description: `Stores the caller's public key and encrypted private key once: sending the same pair again is no change, a different one is refused (400) because everything shared with the old one would become unreadable. ${USER}`,
+    description: `Stores the caller's public key and encrypted private key once, or with \`accountKeys\` a whole set of version-2 keys and the user key's id (docs/account-keys.md): sending the same pair again is no change, a different one is refused (400) because everything shared with the old one would become unreadable. ${USER}`,
   },
   password: {
     summary: 'Change the master password',
@@ -152,7 +152,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
   );
 
   app.post('/accounts/keys', { ...user, schema: { tags, ...docs.setKeys, body: KeysBody, response: { 200: KeysResponse } } }, async (request) =>
-    accounts.setKeys(userCaller(request), request.body.publicKey, request.body.encryptedPrivateKey),
+    accounts.setKeys(userCaller(request), request.body),
   );
 
   app.post('/accounts/password', { ...user, schema: { tags, ...docs.password, body: PasswordChangeBody, response: { 200: EmptyResponse } } }, async (request, reply) => {

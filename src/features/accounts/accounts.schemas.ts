@@ -195,7 +195,14 @@ export const DeleteRecoverBody = Type.Object({ email: Email });
 /** `POST /accounts/delete-recover-token` (VerifyDeleteRecoverRequestModel), from the mailed link. */
 export const VerifyDeleteRecoverBody = Type.Object({ userId: Guid, token: Type.String({ minLength: 1, maxLength: 4096 }) });
 
-export const KeysBody = Type.Object({ publicKey: Type.String({ minLength: 1, maxLength: 10_000 }), encryptedPrivateKey: Enc });
+/** The official KeysRequestModel: the flat pair, and the version-2 keys with their user key's id from 2025.11 clients. */
+export const KeysBody = Type.Object({
+  publicKey: Type.String({ minLength: 1, maxLength: 10_000 }),
+  encryptedPrivateKey: Enc,
+  accountKeys: Type.Optional(Nullable(AccountKeysRequest)),
+  userKeyId: Type.Optional(Nullable(KeyIdString)),
+});
+export type KeysBody = Static<typeof KeysBody>;
 
 export const KeysResponse = Type.Object({
   object: Type.Literal('keys'),

@@ -9,7 +9,8 @@ import { requireMasterPassword } from '../../platform/auth/secret-verification.j
 import { endSessions, removeAccount, requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
 import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
-import { toKeysResponse, toProfileResponse, toVerifiedPasswordPolicy } from './accounts.schemas.js';
+import { toKeysResponse, toProfileResponse, toVerifiedPasswordPolicy, type KeysBody } from './accounts.schemas.js';
+import { accountKeysColumns, accountKeysOfRequest } from './account-keys.js';
 import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
 
 /** The caller's organizations as `profile.organizations` shows them (the organizations feature reads them). */
@@ -70,16 +71,27 @@ export function createProfileService(
       return profileOf(userId);
     },
 
-    /** Sets the account's key pair once; replacing it would make everything shared with it unreadable. */
-    async setKeys({ userId }: UserCaller, publicKey: string, encryptedPrivateKey: string) {
+    /**
+     * Sets the account's key pair once; replacing it would make everything shared with it
+     * unreadable. `accountKeys`, as on the official server, only for a set of version-2 keys.
+     */
+    async setKeys({ userId }: UserCaller, body: KeysBody) {
       const user = await getUser(userId);
-      requireEnc(encryptedPrivateKey, 'encryptedPrivateKey');
+      const keys = body.accountKeys
+        ? accountKeysOfRequest(body.accountKeys, 'accountKeys')
+        : { publicKey: body.publicKey, wrappedPrivateKey: requireEnc(body.encryptedPrivateKey, 'encryptedPrivateKey'), v2: null };
+      if (body.accountKeys && !keys.v2) throw BadRequest.field('accountKeys', 'AccountKeys are only supported for V2 encryption.');
       if (user.public_key || user.private_key) {
-        if (user.public_key === publicKey && user.private_key === encryptedPrivateKey) return toKeysResponse(user);
+        if (user.public_key === keys.publicKey && user.private_key === keys.wrappedPrivateKey) return toKeysResponse(user);
         throw new BadRequest('The account already has a key pair.');
       }
       const now = clock.now().toISOString();
-      await updateUser(db, userId, { public_key: publicKey, private_key: encryptedPrivateKey, revision_date: now, account_revision_date: now });
+      await updateUser(db, userId, {
+        ...accountKeysColumns(keys),
+        ...(keys.v2 && body.userKeyId && !user.user_key_id ? { user_key_id: body.userKeyId.toLowerCase() } : {}),
+        revision_date: now,
+        account_revision_date: now,
+      });
       return toKeysResponse(await getUser(userId));
     },
 
