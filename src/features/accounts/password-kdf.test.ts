@@ -107,7 +107,10 @@ describe('POST /api/accounts/password', () => {
       ['a KDF below the minimum', { ...good, authenticationData: { ...authenticationData, kdf: { ...PBKDF2, iterations: 100_000 } }, unlockData: { ...unlockData, kdf: { ...PBKDF2, iterations: 100_000 } } }, 'unlockData.kdfIterations'],
       ['flat hash contradicting the object', { ...good, newMasterPasswordHash: otherKdf.masterPasswordHash }, 'newMasterPasswordHash'],
       ['wrapped key not an EncString', { ...good, unlockData: { ...unlockData, masterKeyWrappedUserKey: 'plain' } }, 'unlockData.masterKeyWrappedUserKey'],
+      ["a contained key id other than the account's", { ...good, unlockData: { ...unlockData, containedKeyId: '0'.repeat(32) } }, 'unlockData.containedKeyId'],
     ];
+    // The account's key id, as the clients report it after unlocking: the unlock data's must match it.
+    expect((await post(user, 'key-management/user-key-id', { userKeyId: 'eac33bab6fc1714c9e984e959f174806' })).status).toBe(200);
     const before = await userRow(user.userId);
     for (const [what, json, field] of cases) {
       const res = await post(user, 'password', json);
@@ -173,7 +176,10 @@ describe('POST /api/accounts/kdf', () => {
       ['PBKDF2 below 600,000', { ...good, authenticationData: { ...authenticationData, kdf: { ...PBKDF2, iterations: 5000 } }, unlockData: { ...unlockData, kdf: { ...PBKDF2, iterations: 5000 } } }, 'unlockData.kdfIterations'],
       ['an unknown KDF', { ...good, authenticationData: { ...authenticationData, kdf: { ...PBKDF2, kdfType: 7 } }, unlockData: { ...unlockData, kdf: { ...PBKDF2, kdfType: 7 } } }, 'unlockData.kdf'],
       ['wrapped key not an EncString', { ...good, unlockData: { ...unlockData, masterKeyWrappedUserKey: 'plain' } }, 'unlockData.masterKeyWrappedUserKey'],
+      ["a contained key id other than the account's", { ...good, unlockData: { ...unlockData, containedKeyId: '0'.repeat(32) } }, 'unlockData.containedKeyId'],
     ];
+    // The account's key id, as the clients report it after unlocking: the unlock data's must match it.
+    expect((await post(user, 'key-management/user-key-id', { userKeyId: 'eac33bab6fc1714c9e984e959f174806' })).status).toBe(200);
     const before = await userRow(user.userId);
     for (const [what, json, field] of cases) {
       const res = await post(user, 'kdf', json);

@@ -39,6 +39,8 @@ export const MasterPasswordUnlockBody = Type.Object({
   kdf: KdfBody,
   masterKeyWrappedUserKey: Type.String({ minLength: 1, maxLength: 10_000 }),
   salt: Salt,
+  /** The key id of the user key inside (clients of 2026.8 on): checked against the account's. */
+  containedKeyId: Type.Optional(Nullable(Type.String({ pattern: '^[0-9a-fA-F]{32}$' }))),
 });
 export type MasterPasswordUnlockBody = Static<typeof MasterPasswordUnlockBody>;
 
@@ -86,7 +88,7 @@ export interface AgreedMasterPassword {
  * (`prefix` is where the objects sit in the body, e.g. `unlockData`).
  */
 export function agreedMasterPassword(
-  user: Pick<UserRow, 'master_password_salt' | 'email' | 'kdf' | 'kdf_iterations' | 'kdf_memory' | 'kdf_parallelism'>,
+  user: Pick<UserRow, 'master_password_salt' | 'email' | 'kdf' | 'kdf_iterations' | 'kdf_memory' | 'kdf_parallelism'> & Partial<Pick<UserRow, 'user_key_id'>>,
   authentication: MasterPasswordAuthenticationBody,
   unlock: MasterPasswordUnlockBody,
   fields: { authentication: string; unlock: string; kdfMayChange?: boolean },
@@ -105,6 +107,10 @@ export function agreedMasterPassword(
   // The server cannot open the wrapped key, but it can refuse what no client could ever unwrap.
   const wrapped = `${fields.unlock}.masterKeyWrappedUserKey`;
   if (!isEncString(unlock.masterKeyWrappedUserKey)) throw BadRequest.field(wrapped, `The ${wrapped} field is not a valid encrypted string.`);
+  // As the official ValidateKeyIdUnchangedForUser: compared only when both the client and the account name one.
+  if (unlock.containedKeyId && user.user_key_id && unlock.containedKeyId.toLowerCase() !== user.user_key_id) {
+    throw BadRequest.field(`${fields.unlock}.containedKeyId`, 'Invalid user key sent in in master-password unlock data.');
+  }
   return { kdf: valid, authenticationHash: authentication.masterPasswordAuthenticationHash, wrappedUserKey: unlock.masterKeyWrappedUserKey };
 }
 
