@@ -216,6 +216,15 @@ describe('a version-2 account, made by the official SDK', () => {
     expect(silent.status).toBe(400);
     expect(silent.body.error).toBe('version_header_missing');
     expect((await login(account, { 'bitwarden-client-version': '2025.11.0' })).status).toBe(200);
+    // The personal API key (`bw login --apikey`) is held to it as well.
+    const row = await server.database.db.selectFrom('users').select(['id', 'api_key']).where('email', '=', account.email).executeTakeFirstOrThrow();
+    const apiKey = (headers: Record<string, string>) =>
+      server.request('POST', '/identity/connect/token', {
+        headers,
+        form: { grant_type: 'client_credentials', scope: 'api', client_id: `user.${row.id}`, client_secret: row.api_key, deviceType: '8', deviceIdentifier: '5b0e7d0e-6a3e-4a43-9f7e-2f9a1c1d2e3f', deviceName: 'linux' },
+      });
+    expect((await apiKey({ 'bitwarden-client-version': '2024.12.0' })).body.error).toBe('invalid_client_version');
+    expect((await apiKey(CLIENT)).status).toBe(200);
     // A version-1 account is not held to it.
     const v1 = await seedAccount(server);
     expect(v1.accessToken).toBeTruthy();
