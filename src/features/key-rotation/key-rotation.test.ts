@@ -325,6 +325,36 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
     expect(await db().selectFrom('users').select('user_key_id').where('id', '=', vault.user.userId).executeTakeFirstOrThrow()).toEqual({ user_key_id: keyId(userKey) });
   });
 
+  it('upgrades a version-1 account to version-2 keys, and then refuses a rotation back to version 1', async () => {
+    const vault = await prepared();
+    const { body } = rotationOf(vault);
+    // Shapes only: the server stores these without opening them (docs/account-keys.md).
+    const v2 = {
+      publicKeyEncryptionKeyPair: { wrappedPrivateKey: '7.AAAA', publicKey: vault.user.account.publicKeyB64, signedPublicKey: 'c2lnbmVk' },
+      signatureKeyPair: { signatureAlgorithm: 'ed25519', wrappedSigningKey: '7.BBBB', verifyingKey: 'dmVyaWZ5' },
+      securityState: { securityState: 'c3RhdGU=', securityVersion: 2 },
+    };
+    Object.assign(body.accountKeys, v2);
+    const res = await rotate(vault, body);
+    expect(res.status, res.text).toBe(200);
+    const user = await db().selectFrom('users').selectAll().where('id', '=', vault.user.userId).executeTakeFirstOrThrow();
+    expect(user).toMatchObject({
+      private_key: '7.AAAA',
+      signed_public_key: 'c2lnbmVk',
+      signature_algorithm: 'ed25519',
+      wrapped_signing_key: '7.BBBB',
+      verifying_key: 'dmVyaWZ5',
+      security_state: 'c3RhdGU=',
+      security_version: 2,
+    });
+
+    const again = await prepared();
+    await db().updateTable('users').set({ wrapped_signing_key: '7.BBBB', verifying_key: 'dmVyaWZ5', security_state: 'c3RhdGU=', security_version: 2, signed_public_key: 'c2lnbmVk', signature_algorithm: 'ed25519' }).where('id', '=', again.user.userId).execute();
+    const back = await rotate(again, rotationOf(again).body);
+    expect(back.status).toBe(400);
+    expect(Object.keys(back.body.validationErrors)).toEqual(['accountKeys.signatureKeyPair']);
+  });
+
   it('takes the account keys from publicKeyEncryptionKeyPair alone, as later clients may send them', async () => {
     const vault = await prepared();
     const { body, userKey } = rotationOf(vault);
