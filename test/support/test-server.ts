@@ -44,7 +44,10 @@ export const CALLER_LIMITS_OFF = { RATE_LIMIT_COLLECT: '0', RATE_LIMIT_COLLECT_E
 export function testConfig(env: Record<string, string> = {}): Config {
   // Tests send many requests from 127.0.0.1, some on hundreds of connections at once, and many to
   // one organization's public API: the limits' and the connection cap's own tests turn them on.
-  return loadConfig({ LOG_LEVEL: 'warn', PASSWORD_ITERATIONS: '100000', IP_RATE_LIMITING: 'false', MAX_CONNECTIONS_PER_IP: '0', PUBLIC_API_RATE_LIMIT: '0', ...CALLER_LIMITS_OFF, ...env });
+  // Keep-alive outlasts a test's own slow work (the clients' SDK derives keys in WASM for seconds,
+  // holding the event loop): otherwise the server's idle timer and the next request race, and
+  // the request meets a closed socket (ECONNRESET).
+  return loadConfig({ LOG_LEVEL: 'warn', PASSWORD_ITERATIONS: '100000', IP_RATE_LIMITING: 'false', MAX_CONNECTIONS_PER_IP: '0', PUBLIC_API_RATE_LIMIT: '0', KEEP_ALIVE_TIMEOUT_SECONDS: '120', ...CALLER_LIMITS_OFF, ...env });
 }
 
 /** Collects log lines so tests can check what was (and was not) logged. */

@@ -17,9 +17,7 @@ const CLIENT = { 'bitwarden-client-version': '2026.9.0', 'device-type': '10' };
 
 let server: TestServer;
 beforeAll(async () => {
-  // Unlocking (Argon2id, ML-DSA) keeps the test's connection idle for seconds on a busy machine:
-  // long enough for the default keep-alive to close it under the next request.
-  server = await startTestServer({ env: { KEEP_ALIVE_TIMEOUT_SECONDS: '120' } });
+  server = await startTestServer();
 });
 afterAll(async () => server.close());
 
