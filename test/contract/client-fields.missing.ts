@@ -7,8 +7,8 @@
  * test/contract/official-client-fields.json names them.
  */
 const CIPHER_DATA = 'sent only when an item is sealed whole (a blob); the clients read an absent `data` as an item encrypted field by field (docs/item-types.md)';
-const V2_KEYS = '#41 version-2 account keys';
-const PASSKEY_LOGIN = '#41 log in with a passkey (PRF unlock options)';
+const V2_KEYS = '#41 version-2 account keys: the upgrade token (V2UpgradeToken) is not built yet';
+const PASSKEY_LOGIN = 'sent only when the user has a passkey that unlocks the vault, as the official server does (docs/passkey-login.md)';
 const ONLY_ARGON2 = 'sent only when the account uses Argon2id; the clients read the absent field as null';
 const MP_POLICY = 'sent only when a master password policy applies to the user, as the official server does';
 
@@ -25,7 +25,7 @@ export const MISSING: Record<string, string> = {
   'ProfileResponse.OrganizationsNew': '#41: the 2026.9 clients read organizationsNew beside policiesNew (not yet a row of the issue)',
   'UserDecryptionResponse.V2UpgradeToken': V2_KEYS,
   'sdk:UserDecryptionResponseModel.v2UpgradeToken': V2_KEYS,
-  'sdk:MasterPasswordUnlockResponseModel.containedKeyId': V2_KEYS,
+  'sdk:MasterPasswordUnlockResponseModel.containedKeyId': 'sent only when the account has a user key id (registered by a 2026 client, or backfilled; docs/account-keys.md)',
   'UserDecryptionResponse.WebAuthnPrfOptions': PASSKEY_LOGIN,
   'sdk:UserDecryptionResponseModel.webAuthnPrfOptions': PASSKEY_LOGIN,
   'UserDecryptionOptionsResponse.WebAuthnPrfOption': PASSKEY_LOGIN,
