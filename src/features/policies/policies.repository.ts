@@ -43,6 +43,22 @@ export async function policiesOfMemberships(db: Executor, userId: string, status
   return query.orderBy('policies.organization_id').orderBy('policies.type').execute();
 }
 
+/** Policies of the enabled organizations where the user's membership has one of `statuses`, with that status. */
+export async function policiesWithMemberStatus(db: Executor, userId: string, statuses: readonly number[]): Promise<(PolicyRow & { member_status: number })[]> {
+  return db
+    .selectFrom('policies')
+    .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
+    .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
+    .selectAll('policies')
+    .select('organization_users.status as member_status')
+    .where('organization_users.user_id', '=', userId)
+    .where('organization_users.status', 'in', statuses)
+    .where('organizations.enabled', '=', true)
+    .orderBy('policies.organization_id')
+    .orderBy('policies.type')
+    .execute();
+}
+
 /**
  * Members of the organization (other than `exceptUserId`, owners, admins, invited and revoked
  * members) who also belong to another organization, where they are more than invited.

@@ -25,7 +25,7 @@ const docs = {
   },
   get: {
     summary: 'Read a policy',
-    description: `Answers the organization's policy of the type in the path (an integer PolicyType), or a disabled default when none is saved. ${MANAGE}`,
+    description: `Answers the organization's policy of the type in the path (an integer PolicyType), or a disabled default when none is saved (no id, dated the epoch, which clients also read a missing date as). ${MANAGE}`,
   },
   save: {
     summary: 'Save a policy',

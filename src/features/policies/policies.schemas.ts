@@ -33,7 +33,8 @@ export const PolicyResponse = Type.Object({
   type: Type.Integer(),
   data: Type.Unknown(),
   enabled: Type.Boolean(),
-  revisionDate: Nullable(Type.String()),
+  /** Always a date: clients 2026.8 run `new Date(revisionDate).toISOString()` on every policy, and a throw there empties the vault. */
+  revisionDate: Type.String({ format: 'date-time' }),
   canToggleState: Type.Boolean(),
 });
 export type PolicyResponse = Static<typeof PolicyResponse>;
@@ -48,6 +49,18 @@ export function parseData(text: string | null): Record<string, unknown> | null {
   }
 }
 
+/** The date a policy never saved answers: the epoch, which clients also read a null date as. */
+export const NEVER_REVISED = new Date(0).toISOString();
+
+/** The first of the row's dates that parses, as ISO text; a row restored from elsewhere may lack one. */
+function revisionDateOf(row: PolicyRow): string {
+  for (const text of [row.revision_date, row.creation_date]) {
+    const time = text ? Date.parse(text) : Number.NaN;
+    if (!Number.isNaN(time)) return new Date(time).toISOString();
+  }
+  return NEVER_REVISED;
+}
+
 export function toPolicyResponse(row: PolicyRow): PolicyResponse {
   return {
     object: 'policy',
@@ -56,14 +69,14 @@ export function toPolicyResponse(row: PolicyRow): PolicyResponse {
     type: row.type,
     data: parseData(row.data),
     enabled: Boolean(row.enabled),
-    revisionDate: row.revision_date,
+    revisionDate: revisionDateOf(row),
     canToggleState: true,
   };
 }
 
 /** A policy the organization never saved: off, with no data. */
 export function defaultPolicyResponse(organizationId: string, type: PolicyType): PolicyResponse {
-  return { object: 'policy', id: null, organizationId, type, data: null, enabled: false, revisionDate: null, canToggleState: true };
+  return { object: 'policy', id: null, organizationId, type, data: null, enabled: false, revisionDate: NEVER_REVISED, canToggleState: true };
 }
 
 export { OrgParams } from '../../http/schemas.js';

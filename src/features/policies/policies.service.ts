@@ -9,7 +9,7 @@ import { EventType } from '../../platform/audit/event-type.js';
 import { actingOf, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { validatePolicyData } from './policy-data.js';
-import { listPolicies, findPolicy, organizationOfMember, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
+import { listPolicies, findPolicy, organizationOfMember, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, policiesWithMemberStatus, updatePolicy, type PolicyRow } from './policies.repository.js';
 import { defaultPolicyResponse, parseData, toPolicyResponse, type PolicyBody, type PolicyResponse } from './policies.schemas.js';
 import { PolicyType } from './policy-type.js';
 import { policyPush, userPush } from '../../platform/push/push-messages.js';
@@ -80,10 +80,14 @@ export async function masterPasswordPolicyFor(db: Executor, userId: string): Pro
   return result;
 }
 
-/** Sync's `policies`: every policy of the enabled organizations the user is a confirmed member of. */
-export async function policiesForUser(db: Executor, userId: string): Promise<PolicyResponse[]> {
-  const rows = await policiesOfMemberships(db, userId, [OrganizationUserStatusType.Confirmed]);
-  return rows.map(toPolicyResponse);
+/**
+ * Sync's `policies` (confirmed memberships) and `policiesNew` (accepted ones too, which newer
+ * clients prefer, so that an organization's policies bind a member from acceptance on), in one query.
+ */
+export async function syncPoliciesForUser(db: Executor, userId: string): Promise<{ policies: PolicyResponse[]; policiesNew: PolicyResponse[] }> {
+  const rows = await policiesWithMemberStatus(db, userId, [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed]);
+  const policiesNew = rows.map(toPolicyResponse);
+  return { policies: policiesNew.filter((_, i) => rows[i]?.member_status === OrganizationUserStatusType.Confirmed), policiesNew };
 }
 
 /** An organization invitation link's token, membership id and email (the members' invitations sign it). */

@@ -6,7 +6,7 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 import { EventType } from '../../platform/audit/event-type.js';
 import { PlanType } from '../organizations/plans.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
-import { policiesForUser } from './policies.service.js';
+import { syncPoliciesForUser } from './policies.service.js';
 import { PolicyType } from './policy-type.js';
 
 const put = (server: TestServer, token: string, org: string, type: number, json: unknown) =>
@@ -53,7 +53,7 @@ describe('policies', () => {
     const { org, owner } = await freshOrgWithOwner(server);
     const base = `/api/organizations/${org}/policies`;
     const before = await server.request('GET', `${base}/${PolicyType.MasterPassword}`, { token: owner.token });
-    expect(before.body).toEqual({ object: 'policy', id: null, organizationId: org, type: 1, data: null, enabled: false, revisionDate: null, canToggleState: true });
+    expect(before.body).toEqual({ object: 'policy', id: null, organizationId: org, type: 1, data: null, enabled: false, revisionDate: '1970-01-01T00:00:00.000Z', canToggleState: true });
 
     const data = { minComplexity: 3, minLength: 14, requireUpper: true, requireLower: false, requireNumbers: true, requireSpecial: false, enforceOnLogin: true, ignored: 'x' };
     const saved = await put(server, owner.token, org, PolicyType.MasterPassword, { type: 1, enabled: true, data });
@@ -194,11 +194,15 @@ describe('policy effects for users', () => {
     });
   });
 
-  it('gives sync the policies of organizations where the user is confirmed', async () => {
+  it('gives sync the policies of organizations where the user is confirmed, and with accepted ones as policiesNew', async () => {
     const { org, owner, otherOrg, stranger } = await freshOrgWithOwner(server);
     await seedMembership(server, { organizationId: otherOrg, userId: owner.userId, email: owner.account.email, type: OrganizationUserType.User, status: OrganizationUserStatusType.Accepted });
     const mine = await put(server, owner.token, org, PolicyType.DisableSend, { enabled: true });
-    await put(server, stranger.token, otherOrg, PolicyType.DisableSend, { enabled: true });
-    expect(await policiesForUser(server.database.db, owner.userId)).toEqual([mine.body]);
+    const accepted = await put(server, stranger.token, otherOrg, PolicyType.DisableSend, { enabled: true });
+    const both = [mine.body, accepted.body].sort((a, b) => (a.organizationId < b.organizationId ? -1 : 1));
+    expect(await syncPoliciesForUser(server.database.db, owner.userId)).toEqual({ policies: [mine.body], policiesNew: both });
+    const sync = await server.request('GET', '/api/sync', { token: owner.token });
+    expect(sync.body.policies).toEqual([mine.body]);
+    expect(sync.body.policiesNew).toEqual(both);
   });
 });

@@ -20,6 +20,7 @@ export interface SyncData {
   organizations: ProfileOrganizationResponse[];
   collections: CollectionDetailsResponse[];
   policies: PolicyResponse[];
+  policiesNew: PolicyResponse[];
   /** The user's Sends, read afresh (they are not part of the cached vault section). */
   sends: SendResponse[];
   /** The passkeys that unlock the vault (userDecryption.webAuthnPrfOptions). */
@@ -45,6 +46,7 @@ export const SyncResponse = Type.Object(
     ciphers: Type.Array(CipherDetailsResponse),
     domains: Nullable(DomainsResponse),
     policies: Type.Array(PolicyResponse),
+    policiesNew: Type.Array(PolicyResponse),
     sends: Type.Array(SendResponse),
     userDecryption: Type.Object({
       ...UserDecryption.properties,
@@ -105,7 +107,7 @@ export function syncBody(
       `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`,
   );
   const tail = Buffer.from(
-    `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"sends":${JSON.stringify(data.sends)},` +
+    `,"domains":${options.excludeDomains ? 'null' : JSON.stringify(domainsOf(data.user))},"policies":${JSON.stringify(data.policies)},"policiesNew":${JSON.stringify(data.policiesNew)},"sends":${JSON.stringify(data.sends)},` +
       `"userDecryption":${JSON.stringify({ ...toUserDecryption(data.user), ...(data.prfOptions.length ? { webAuthnPrfOptions: data.prfOptions } : {}) })}}`,
   );
   const items = data.vault.items;
