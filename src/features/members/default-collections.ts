@@ -1,12 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import type { Executor } from '../../db/database.js';
 import type { OrganizationRow } from '../../platform/access/memberships.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
-import { insertCollection, replaceCollectionUsers } from '../collections/collections.repository.js';
+import { giveDefaultCollections } from '../collections/default-user-collections.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { PolicyType } from '../policies/policy-type.js';
-import { membersWithCollectionOfType, type MemberRow } from './members.repository.js';
-import { CollectionType } from '../collections/collection-type.js';
+import type { MemberRow } from './members.repository.js';
 
 
 /**
@@ -22,10 +20,5 @@ export async function createDefaultCollections(tx: Executor, org: OrganizationRo
   if (!policy?.enabled) return;
   const bound = members.filter((m) => m.user_id && m.type !== OrganizationUserType.Owner && m.type !== OrganizationUserType.Admin);
   if (bound.length === 0) return;
-  const having = await membersWithCollectionOfType(tx, org.id, bound.map((m) => m.id), CollectionType.DefaultUserCollection);
-  for (const member of bound.filter((m) => !having.has(m.id))) {
-    const id = randomUUID();
-    await insertCollection(tx, { id, organization_id: org.id, name, external_id: null, type: CollectionType.DefaultUserCollection, creation_date: now, revision_date: now });
-    await replaceCollectionUsers(tx, id, [{ id: member.id, readOnly: false, hidePasswords: false, manage: true }]);
-  }
+  await giveDefaultCollections(tx, org.id, bound.map((m) => m.id), name, now);
 }

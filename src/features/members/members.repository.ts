@@ -159,17 +159,3 @@ export async function grantSecretsManager(db: Executor, ids: readonly string[], 
   if (ids.length === 0) return;
   await db.updateTable('organization_users').set({ access_secrets_manager: true, revision_date: now }).where('id', 'in', ids).execute();
 }
-
-/** Which of the memberships are assigned a collection of the organization of this type (a "My Items" one). */
-export async function membersWithCollectionOfType(db: Executor, organizationId: string, memberIds: readonly string[], type: number): Promise<Set<string>> {
-  if (memberIds.length === 0) return new Set();
-  const rows = await db
-    .selectFrom('collection_users')
-    .innerJoin('collections', 'collections.id', 'collection_users.collection_id')
-    .select('collection_users.organization_user_id')
-    .where('collections.organization_id', '=', organizationId)
-    .where('collections.type', '=', type)
-    .where('collection_users.organization_user_id', 'in', memberIds)
-    .execute();
-  return new Set(rows.map((r) => r.organization_user_id));
-}

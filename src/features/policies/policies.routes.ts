@@ -29,7 +29,7 @@ const docs = {
   },
   save: {
     summary: 'Save a policy',
-    description: `Turns the policy of the type in the path on or off with its data (checked per type) and records Policy_Updated (1700); refused when the organization cannot use policies, when a policy that needs Single organization is turned on without it (or Single organization is turned off under one), and when Single organization is turned on while members other than owners and admins also belong to other organizations (the official server revokes them instead). ${MANAGE}`,
+    description: `Turns the policy of the type in the path on or off with its data (checked per type) and records Policy_Updated (1700). The body is \`{policy: {enabled, data}, metadata}\` (clients from 2026.5) or the older flat \`{enabled, data}\`; turning Enforce organization data ownership on with \`metadata.defaultUserCollectionName\` (encrypted) gives each confirmed member it binds (owners and admins exempt) their own "My Items" collection, unless they have one. Refused when the organization cannot use policies, when a policy that needs Single organization is turned on without it (or Single organization is turned off under one), and when Single organization is turned on while members other than owners and admins also belong to other organizations (the official server revokes them instead). ${MANAGE}`,
   },
 } satisfies Record<string, RouteDoc>;
 

@@ -1,5 +1,6 @@
 import { Type, type Static } from 'typebox';
-import { Guid, Nullable } from '../../http/schemas.js';
+import { BadRequest } from '../../http/errors.js';
+import { Guid, Nullable, NullableEncString } from '../../http/schemas.js';
 import type { PolicyRow } from './policies.repository.js';
 import type { PolicyType } from './policy-type.js';
 
@@ -14,13 +15,44 @@ export const InvitationQuery = Type.Object({
   organizationUserId: Guid,
 });
 
-export const PolicyBody = Type.Object({
-  type: Type.Optional(Type.Integer()),
+const PolicyFields = {
   enabled: Type.Boolean(),
   /** A JSON object whose shape depends on the type; checked by the service. */
   data: Type.Optional(Type.Unknown()),
+};
+
+/**
+ * Both bodies of `PUT …/policies/{type}`: the flat `{enabled, data}` of older clients (which also
+ * sent `type`), and since client 2026.5 `{policy: {enabled, data}, metadata}`, whose metadata
+ * carries the encrypted "My Items" name for the data ownership policy. `policy` wins when both are sent.
+ */
+export const PolicyBody = Type.Object({
+  type: Type.Optional(Type.Integer()),
+  enabled: Type.Optional(PolicyFields.enabled),
+  data: PolicyFields.data,
+  policy: Type.Optional(Type.Object(PolicyFields)),
+  metadata: Type.Optional(Nullable(Type.Object({ defaultUserCollectionName: Type.Optional(NullableEncString(1000)) }))),
 });
 export type PolicyBody = Static<typeof PolicyBody>;
+
+/** A policy change, whichever body carried it. */
+export interface PolicyUpdate {
+  enabled: boolean;
+  data: unknown;
+  /** The encrypted name of the "My Items" collections turning data ownership on gives members. */
+  defaultUserCollectionName: string | null;
+}
+
+export function toPolicyUpdate(body: PolicyBody): PolicyUpdate {
+  const defaultUserCollectionName = body.metadata?.defaultUserCollectionName ?? null;
+  if (body.policy) return { enabled: body.policy.enabled, data: body.policy.data, defaultUserCollectionName };
+  if (body.enabled === undefined) {
+    // A body with flat fields is the older shape missing its `enabled`; any other lacks `policy`.
+    if (body.data !== undefined || body.type !== undefined) throw BadRequest.field('enabled', 'The enabled field is required.');
+    throw BadRequest.field('policy', 'The policy field is required.');
+  }
+  return { enabled: body.enabled, data: body.data, defaultUserCollectionName };
+}
 
 /**
  * The official PolicyResponseModel (sync, PUT) merged with the status model the admin views read

@@ -9,8 +9,8 @@ import { EventType } from '../../platform/audit/event-type.js';
 import { actingOf, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { validatePolicyData } from './policy-data.js';
-import { listPolicies, findPolicy, organizationOfMember, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, policiesWithMemberStatus, updatePolicy, type PolicyRow } from './policies.repository.js';
-import { defaultPolicyResponse, parseData, toPolicyResponse, type PolicyBody, type PolicyResponse } from './policies.schemas.js';
+import { confirmedMembersExcept, listPolicies, findPolicy, organizationOfMember, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, policiesWithMemberStatus, updatePolicy, type PolicyRow } from './policies.repository.js';
+import { defaultPolicyResponse, parseData, toPolicyResponse, toPolicyUpdate, type PolicyBody, type PolicyResponse } from './policies.schemas.js';
 import { PolicyType } from './policy-type.js';
 import { policyPush, userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
@@ -104,6 +104,8 @@ export function createPolicyService(deps: {
   pushes: Pushes;
   /** Whether an invitation link's token is valid for its membership and email (organizations/invitations.ts). */
   invitationValid: (link: InvitationLink) => Promise<boolean>;
+  /** The writer of "My Items" collections (collections/default-user-collections.ts), passed in as the collections feature sits above this one. */
+  giveDefaultCollections: (tx: Executor, organizationId: string, memberIds: readonly string[], name: string, now: string) => Promise<string[]>;
 }) {
   const { db, audit, clock } = deps;
 
@@ -189,18 +191,19 @@ export function createPolicyService(deps: {
 
     async save({ membership, client }: MemberCaller, type: PolicyType, body: PolicyBody): Promise<PolicyResponse> {
       if (body.type !== undefined && body.type !== (type as number)) throw BadRequest.field('type', 'The type field must match the policy type in the path.');
-      const data = validatePolicyData(type, body.data);
+      const update = toPolicyUpdate(body);
+      const data = validatePolicyData(type, update.data, body.policy ? 'policy.data' : 'data');
       let revoked: Revocation[] = [];
       const saved = await db.transaction().execute(async (tx) => {
         const org = await tx.selectFrom('organizations').select(['use_policies']).where('id', '=', membership.organizationId).executeTakeFirst();
         if (!org) throw new NotFound();
         if (!org.use_policies) throw new BadRequest('This organization cannot use policies.');
         const current = await findPolicy(tx, membership.organizationId, type);
-        await checkDependencies(tx, membership.organizationId, type, body.enabled, current);
-        if (type === PolicyType.SingleOrg && body.enabled && !current?.enabled) await checkSingleOrg(tx, membership);
+        await checkDependencies(tx, membership.organizationId, type, update.enabled, current);
+        if (type === PolicyType.SingleOrg && update.enabled && !current?.enabled) await checkSingleOrg(tx, membership);
 
         const now = clock.now().toISOString();
-        const values = { enabled: body.enabled, data: data === null ? null : JSON.stringify(data), revision_date: now };
+        const values = { enabled: update.enabled, data: data === null ? null : JSON.stringify(data), revision_date: now };
         let row: PolicyRow;
         if (current) {
           await updatePolicy(tx, current.id, values);
@@ -211,8 +214,14 @@ export function createPolicyService(deps: {
         }
         await audit.record(tx, client, { type: EventType.Policy_Updated, policyId: row.id, organizationId: membership.organizationId, ...actingOf(membership) });
         // Turning Two-step login on revokes the members it binds who have no provider on, as officially.
-        if (type === PolicyType.TwoFactorAuthentication && body.enabled && !current?.enabled) {
+        if (type === PolicyType.TwoFactorAuthentication && update.enabled && !current?.enabled) {
           revoked = await revokeNonCompliant(tx, audit, client, { organizationId: membership.organizationId, ...actingOf(membership) }, now);
+        }
+        // Turning data ownership on with a collection name gives the confirmed members it binds their "My Items", as officially.
+        const name = update.defaultUserCollectionName;
+        if (type === PolicyType.OrganizationDataOwnership && update.enabled && !current?.enabled && name?.trim()) {
+          const bound = await confirmedMembersExcept(tx, membership.organizationId, OrganizationUserStatusType.Confirmed, [OrganizationUserType.Owner, OrganizationUserType.Admin]);
+          await deps.giveDefaultCollections(tx, membership.organizationId, bound, name, now);
         }
         await touchOrganizationMembers(tx, [membership.organizationId], now);
         return row;

@@ -39,19 +39,20 @@ const KNOWN: Partial<Record<PolicyType, Record<string, [Check, string]>>> = {
 
 /**
  * Checks a policy's `data`: a JSON object (or null) of bounded size; for the types the server
- * reads, the known fields must have the right types and only those are kept.
+ * reads, the known fields must have the right types and only those are kept. `at` names the
+ * field in errors (`policy.data` in the newer body).
  */
-export function validatePolicyData(type: PolicyType, data: unknown): Record<string, unknown> | null {
+export function validatePolicyData(type: PolicyType, data: unknown, at = 'data'): Record<string, unknown> | null {
   if (data === undefined || data === null) return null;
-  if (typeof data !== 'object' || Array.isArray(data)) throw BadRequest.field('data', 'The data field must be a JSON object or null.');
-  if (JSON.stringify(data).length > MAX_DATA_CHARS) throw BadRequest.field('data', `The data field must be at most ${MAX_DATA_CHARS} characters of JSON.`);
+  if (typeof data !== 'object' || Array.isArray(data)) throw BadRequest.field(at, `The ${at} field must be a JSON object or null.`);
+  if (JSON.stringify(data).length > MAX_DATA_CHARS) throw BadRequest.field(at, `The ${at} field must be at most ${MAX_DATA_CHARS} characters of JSON.`);
   const known = KNOWN[type];
   if (!known) return data as Record<string, unknown>;
   const kept: Record<string, unknown> = {};
   for (const [key, [check, expected]] of Object.entries(known)) {
     const value = (data as Record<string, unknown>)[key];
     if (value === undefined) continue;
-    if (!check(value)) throw BadRequest.field(`data.${key}`, `The data.${key} field must be ${expected}.`);
+    if (!check(value)) throw BadRequest.field(`${at}.${key}`, `The ${at}.${key} field must be ${expected}.`);
     kept[key] = value;
   }
   if (type === PolicyType.SendControls && kept.allowedDomains != null && kept.whoCanAccess !== 2) {
