@@ -4,6 +4,7 @@ import type { Config } from '../../config/config.js';
 import { access } from '../../http/access.js';
 import type { RouteDoc } from '../../http/route-docs.js';
 import { STRONGROOM_VERSION } from '../../shared/version.js';
+import { featureStates } from './feature-flags.js';
 
 /** Clients compare this with their minimum server versions before using newer features. */
 export const SERVER_VERSION = '2026.8.0';
@@ -31,7 +32,7 @@ const ConfigResponse = Type.Object({
 const configDoc: RouteDoc = {
   summary: 'Read the server configuration',
   description:
-    'Answers the Bitwarden server version the clients compare (Strongroom\'s own release is `server.version`), the URLs of the vault, API, identity and notifications services, and whether registration is open; no feature flags are set. The official clients read it before and after login and compare the version with their minimum server versions. Access: anonymous.',
+    'Answers the Bitwarden server version the clients compare (Strongroom\'s own release is `server.version`), the URLs of the vault, API, identity and notifications services, and whether registration is open, and in `featureStates` the client feature flags Strongroom turns on, from one table (docs/feature-flags.md); a flag left out is off in every client. The official clients read it before and after login and compare the version with their minimum server versions. Access: anonymous.',
 };
 
 /** The official ConfigResponseModel, from the settings. */
@@ -50,8 +51,7 @@ function toConfigResponse(config: Config): Static<typeof ConfigResponse> {
       notifications: `${url}/notifications`,
       sso: '',
     },
-    // Empty on purpose: flags switch the CLI to other request shapes and KDF migrations.
-    featureStates: {},
+    featureStates: featureStates(),
     push: { pushTechnology: 0, vapidPublicKey: null },
     settings: { disableUserRegistration: !config.registrationEnabled, suppressOnboardingInterstitials: false },
     communication: null,
