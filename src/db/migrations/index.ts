@@ -22,6 +22,7 @@ import { uncountedReservations } from './0023-uncounted-reservations.js';
 import { refreshTokenFamilies } from './0024-refresh-token-families.js';
 import { emergencyAccess } from './0025-emergency-access.js';
 import { accountKeysV2 } from './0026-account-keys-v2.js';
+import { defaultCollectionEmail } from './0027-default-collection-email.js';
 import { passkeyLogin } from './0028-passkey-login.js';
 import { sendEmails } from './0029-send-emails.js';
 
@@ -50,6 +51,7 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0024-refresh-token-families': refreshTokenFamilies(engine),
     '0025-emergency-access': emergencyAccess(engine),
     '0026-account-keys-v2': accountKeysV2(),
+    '0027-default-collection-email': defaultCollectionEmail(),
     '0028-passkey-login': passkeyLogin(engine),
     '0029-send-emails': sendEmails(engine),
   };

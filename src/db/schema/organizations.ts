@@ -1,4 +1,4 @@
-import type { Generated } from 'kysely';
+import type { ColumnType, Generated } from 'kysely';
 import type { Bool } from './types.js';
 
 // Organizations, their members and groups, collections and who may use them, policies, API keys, reports and security tasks.
@@ -86,6 +86,8 @@ export interface CollectionsTable {
   type: number;
   creation_date: string;
   revision_date: string;
+  /** Set when a "My Items" collection's member leaves (migration 0027); optional on insert. */
+  default_user_collection_email: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface CollectionAccess {

@@ -10,6 +10,7 @@ import type { FileStore } from '../../platform/storage/file-store.js';
 import { fileFoldersOf, removeFolders } from '../../platform/storage/orphans.js';
 import { deleteRefreshTokensOfUser } from '../../platform/auth/tokens.repository.js';
 import { deleteUser, findUserById, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
+import { releaseDefaultCollections } from '../../platform/access/memberships.js';
 import { logOutPush } from '../../platform/push/push-messages.js';
 import type { Pushes } from '../../platform/push/pushes.js';
 
@@ -94,6 +95,9 @@ export async function removeAccount(deps: AccountEnds, target: UserRow | string,
       );
     }
     const owned = await fileFoldersOf(tx, { userId });
+    // The memberships go with the account; their "My Items" collections stay, shared, as officially.
+    const memberships = await tx.selectFrom('organization_users').select('id').where('user_id', '=', userId).execute();
+    await releaseDefaultCollections(tx, memberships.map((m) => m.id), deps.clock.now().toISOString());
     await deleteUser(tx, userId);
     await deps.audit.record(tx, by.client, { type: EventType.User_Deleted, userId, actingUserId: by.actingUserId });
     return owned;

@@ -92,7 +92,7 @@ function baseFields(row: CollectionRow) {
     name: row.name,
     externalId: row.external_id,
     type: row.type,
-    defaultUserCollectionEmail: null,
+    defaultUserCollectionEmail: row.default_user_collection_email ?? null,
   };
 }
 

@@ -222,6 +222,7 @@ export function createCollectionService(deps: { db: Db; audit: AuditLog; clock: 
           type: 0,
           creation_date: now,
           revision_date: now,
+          default_user_collection_email: null,
         };
         await insertCollection(tx, row);
         await replaceCollectionUsers(tx, row.id, users);

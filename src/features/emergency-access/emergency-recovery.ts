@@ -136,7 +136,7 @@ export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
         await deleteAllProviders(tx, grantor.id);
         await updateUser(tx, grantor.id, { verify_devices: false });
         const left = (await membershipsOf(tx, grantor.id)).filter((m) => m.type !== (OrganizationUserType.Owner as number));
-        for (const membership of left) await deleteMembership(tx, membership.id);
+        for (const membership of left) await deleteMembership(tx, membership.id, now);
         await audit.record(tx, caller.client, [
           { type: EventType.EmergencyAccess_TakenOver, userId: grantor.id, actingUserId: caller.userId },
           ...left.map((m) => ({ type: EventType.OrganizationUser_Removed, organizationId: m.organization_id, organizationUserId: m.id, actingUserId: caller.userId })),

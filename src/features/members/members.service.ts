@@ -188,7 +188,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         if (role) return role;
         return (await lastOwnerLeaving(tx, organizationId, member, accepted)) ? LAST_OWNER : null;
       },
-      eachMember(actor, organizationId, EventType.OrganizationUser_Removed, (tx, member) => deleteMembership(tx, member.id)),
+      eachMember(actor, organizationId, EventType.OrganizationUser_Removed, (tx, member, now) => deleteMembership(tx, member.id, now)),
     );
   }
 

@@ -219,7 +219,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
           const owners = await confirmedOwnerIds(tx, org.id);
           if (!owners.some((id) => id !== membership.id)) throw new BadRequest('Organization must have at least one confirmed owner.');
         }
-        await deleteMembership(tx, membership.id);
+        await deleteMembership(tx, membership.id, now);
         await touchAccountRevisions(tx, [membership.userId], now);
         await audit.record(tx, client, {
           type: EventType.OrganizationUser_Left,

@@ -124,7 +124,7 @@ export function createDirectoryImport(deps: { db: Db; clock: Clock; audit: Audit
         if (body.overwriteExisting) {
           for (const member of existing) if (member.external_id && !listed.has(member.external_id)) remove(member);
         }
-        await deleteMemberships(tx, [...removed]);
+        await deleteMemberships(tx, [...removed], now);
 
         // Enabled members: known by external id, linked by email, or invited. Groups name members by
         // external id, whether or not this import lists them (an owner the directory drops stays).

@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/database.js';
 import { findCollection, type CollectionRow } from '../collections/collections.repository.js';
-import { type OrganizationRow, countOccupiedSeats, findOrganization } from '../../platform/access/memberships.js';
+import { type OrganizationRow, countOccupiedSeats, findOrganization, releaseDefaultCollections } from '../../platform/access/memberships.js';
 import { CollectionType } from '../collections/collection-type.js';
 
 
@@ -36,8 +36,12 @@ export async function secretsManagerUsage(db: Executor, organizationId: string):
   return { seats, serviceAccounts: Number(accounts.n) };
 }
 
-/** Deletes memberships (their group and collection rows go with them), a few hundred ids a statement. */
-export async function deleteMemberships(db: Executor, ids: readonly string[]): Promise<void> {
+/**
+ * Deletes memberships (their group and collection rows go with them), a few hundred ids a
+ * statement; their "My Items" collections stay, shared (releaseDefaultCollections).
+ */
+export async function deleteMemberships(db: Executor, ids: readonly string[], now: string): Promise<void> {
+  await releaseDefaultCollections(db, ids, now);
   for (let i = 0; i < ids.length; i += 500) {
     await db.deleteFrom('organization_users').where('id', 'in', ids.slice(i, i + 500)).execute();
   }

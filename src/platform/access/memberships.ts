@@ -30,7 +30,37 @@ export async function findMembershipOfUser(db: Executor, organizationId: string,
     .executeTakeFirst();
 }
 
-export async function deleteMembership(db: Executor, id: string): Promise<void> {
+/** CollectionType (features/collections/collection-type.ts), which this floor cannot import. */
+const SHARED_COLLECTION = 0;
+const DEFAULT_USER_COLLECTION = 1;
+
+/**
+ * The one writer of what becomes of departing members' "My Items" collections, called before
+ * their memberships go: as on the official server, each becomes a shared collection that keeps
+ * the member's email (`defaultUserCollectionEmail`; the invited address, else the account's), so
+ * the items in it stay with the organization and admins can tell whose it was.
+ */
+export async function releaseDefaultCollections(db: Executor, memberIds: readonly string[], now: string): Promise<void> {
+  for (let i = 0; i < memberIds.length; i += 500) {
+    const rows = await db
+      .selectFrom('collections')
+      .innerJoin('collection_users', 'collection_users.collection_id', 'collections.id')
+      .innerJoin('organization_users', 'organization_users.id', 'collection_users.organization_user_id')
+      .leftJoin('users', 'users.id', 'organization_users.user_id')
+      .select(['collections.id', 'collections.default_user_collection_email as kept', 'organization_users.email as invited', 'users.email as account'])
+      .where('collections.type', '=', DEFAULT_USER_COLLECTION)
+      .where('collection_users.organization_user_id', 'in', memberIds.slice(i, i + 500))
+      .execute();
+    for (const row of rows) {
+      const email = row.kept ?? row.invited ?? row.account ?? null;
+      await db.updateTable('collections').set({ type: SHARED_COLLECTION, default_user_collection_email: email, revision_date: now }).where('id', '=', row.id).execute();
+    }
+  }
+}
+
+/** Ends a membership; its "My Items" collection stays, shared (releaseDefaultCollections). */
+export async function deleteMembership(db: Executor, id: string, now: string): Promise<void> {
+  await releaseDefaultCollections(db, [id], now);
   await db.deleteFrom('organization_users').where('id', '=', id).execute();
 }
 
