@@ -8,25 +8,31 @@ export async function insertAuthRequest(db: Executor, row: Insertable<AuthReques
   await db.insertInto('auth_requests').values(row).execute();
 }
 
-export async function findAuthRequest(db: Executor, id: string): Promise<AuthRequestRow | undefined> {
-  return db.selectFrom('auth_requests').selectAll().where('id', '=', id).executeTakeFirst();
+/** A request with the id of the user's device of the asking identifier (null until that device has logged in). */
+export type AuthRequestWithDevice = AuthRequestRow & { request_device_id: string | null };
+
+const withDevice = (db: Executor) =>
+  db
+    .selectFrom('auth_requests as ar')
+    .leftJoin('devices as d', (join) => join.onRef('d.identifier', '=', 'ar.request_device_identifier').onRef('d.user_id', '=', 'ar.user_id'))
+    .selectAll('ar')
+    .select('d.id as request_device_id');
+
+export async function findAuthRequest(db: Executor, id: string): Promise<AuthRequestWithDevice | undefined> {
+  return withDevice(db).where('ar.id', '=', id).executeTakeFirst();
 }
 
 /** A user's requests, newest first. */
-export async function listAuthRequests(db: Executor, userId: string): Promise<AuthRequestRow[]> {
-  return db.selectFrom('auth_requests').selectAll().where('user_id', '=', userId).orderBy('creation_date', 'desc').orderBy('id').execute();
+export async function listAuthRequests(db: Executor, userId: string): Promise<AuthRequestWithDevice[]> {
+  return withDevice(db).where('ar.user_id', '=', userId).orderBy('ar.creation_date', 'desc').orderBy('ar.id').execute();
 }
 
 /**
  * The official pending list: per asking device, its newest request made since `since`, when
- * that one is still unanswered; with the id of the user's device of that identifier, if any.
+ * that one is still unanswered.
  */
-export async function pendingAuthRequests(db: Executor, userId: string, since: string): Promise<(AuthRequestRow & { request_device_id: string | null })[]> {
-  const rows = await db
-    .selectFrom('auth_requests as ar')
-    .leftJoin('devices as d', (join) => join.onRef('d.identifier', '=', 'ar.request_device_identifier').onRef('d.user_id', '=', 'ar.user_id'))
-    .selectAll('ar')
-    .select('d.id as request_device_id')
+export async function pendingAuthRequests(db: Executor, userId: string, since: string): Promise<AuthRequestWithDevice[]> {
+  const rows = await withDevice(db)
     .where('ar.user_id', '=', userId)
     .where('ar.creation_date', '>=', since)
     .orderBy('ar.creation_date', 'desc')

@@ -1,6 +1,6 @@
 import { Type, type Static } from 'typebox';
 import { Email, Guid, Nullable, NullableDateTime } from '../../http/schemas.js';
-import type { AuthRequestRow } from './auth-requests.repository.js';
+import type { AuthRequestWithDevice } from './auth-requests.repository.js';
 import { deviceTypeName } from '../devices/device-types.js';
 
 /** The official AuthRequestType. */
@@ -47,14 +47,19 @@ export const AuthRequestResponse = Type.Object({
   responseDate: NullableDateTime,
   requestApproved: Type.Boolean(),
   origin: Type.String({ description: 'The host of the web vault the request was made through.' }),
+  /** The user's device id of the asking device, once that device has logged in; null before. */
+  requestDeviceId: Nullable(Guid),
 });
 export type AuthRequestResponse = Static<typeof AuthRequestResponse>;
 
-/** The official PendingAuthRequestResponseModel: also the user's device id of the asking device, when it has one. */
-export const PendingAuthRequestResponse = Type.Object({ ...AuthRequestResponse.properties, requestDeviceId: Nullable(Guid) });
+/**
+ * The official PendingAuthRequestResponseModel. Officially only the pending list carries
+ * `requestDeviceId`; the clients read it from every answer (one AuthRequestResponse), so all carry it.
+ */
+export const PendingAuthRequestResponse = AuthRequestResponse;
 export type PendingAuthRequestResponse = Static<typeof PendingAuthRequestResponse>;
 
-export function toAuthRequestResponse(row: AuthRequestRow, origin: string): AuthRequestResponse {
+export function toAuthRequestResponse(row: AuthRequestWithDevice, origin: string): AuthRequestResponse {
   return {
     object: 'auth-request',
     id: row.id,
@@ -70,5 +75,6 @@ export function toAuthRequestResponse(row: AuthRequestRow, origin: string): Auth
     responseDate: row.response_date,
     requestApproved: Boolean(row.approved),
     origin,
+    requestDeviceId: row.request_device_id,
   };
 }

@@ -18,6 +18,7 @@ import {
   markAuthRequestUsed,
   pendingAuthRequests,
   type AuthRequestRow,
+  type AuthRequestWithDevice,
 } from './auth-requests.repository.js';
 import { AuthRequestType, toAuthRequestResponse, type AnswerAuthRequestBody, type AuthRequestResponse, type CreateAuthRequestBody, type PendingAuthRequestResponse } from './auth-requests.schemas.js';
 
@@ -50,9 +51,9 @@ export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: P
 
   const pending = (userId: string) => pendingAuthRequests(db, userId, new Date(clock.now().getTime() - AUTH_REQUEST_LIFETIME_MS).toISOString());
 
-  const answerOf = (row: AuthRequestRow) => toAuthRequestResponse(row, deps.origin);
+  const answerOf = (row: AuthRequestWithDevice) => toAuthRequestResponse(row, deps.origin);
 
-  async function ownOrThrow(userId: string, id: string): Promise<AuthRequestRow> {
+  async function ownOrThrow(userId: string, id: string): Promise<AuthRequestWithDevice> {
     const row = await findAuthRequest(db, id.toLowerCase());
     if (!row || row.user_id !== userId) throw new NotFound();
     return row;
@@ -64,8 +65,8 @@ export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: P
       if (body.type === (AuthRequestType.AdminApproval as number)) throw new BadRequest(AUTH_REQUEST_TEXTS.adminApproval);
       if (client.deviceType === null) throw new BadRequest(AUTH_REQUEST_TEXTS.noDeviceType);
       const user = await findUserByEmail(db, normalizeEmail(body.email));
-      const known = user && (!deps.knownDevicesOnly || (await findDevice(db, user.id, body.deviceIdentifier)));
-      if (!user || !known) throw new BadRequest(AUTH_REQUEST_TEXTS.unknownUser);
+      const device = user ? await findDevice(db, user.id, body.deviceIdentifier) : undefined;
+      if (!user || (deps.knownDevicesOnly && !device)) throw new BadRequest(AUTH_REQUEST_TEXTS.unknownUser);
       const row: AuthRequestRow = {
         id: randomUUID(),
         user_id: user.id,
@@ -86,13 +87,13 @@ export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: P
       await insertAuthRequest(db, row);
       // The asking device is anonymous: its identifier comes from the Device-Identifier header.
       pushes.send(authRequestPush(row, client.deviceIdentifier));
-      return answerOf(row);
+      return answerOf({ ...row, request_device_id: device?.id ?? null });
     },
 
     list: async ({ userId }: UserCaller) => (await listAuthRequests(db, userId)).map(answerOf),
 
     async pending({ userId }: UserCaller): Promise<PendingAuthRequestResponse[]> {
-      return (await pending(userId)).map((row) => ({ ...answerOf(row), requestDeviceId: row.request_device_id }));
+      return (await pending(userId)).map(answerOf);
     },
 
     get: async ({ userId }: UserCaller, id: string) => answerOf(await ownOrThrow(userId, id)),

@@ -75,6 +75,11 @@ describe('the whole flow', () => {
     const device = await server.database.db.selectFrom('devices').select('id').where('identifier', '=', NEW_DEVICE.deviceIdentifier).executeTakeFirstOrThrow();
     expect(pending.body.data).toEqual([expect.objectContaining({ id, requestDeviceId: device.id })]);
     expect((await server.request('GET', `/api/auth-requests/${id}`, { token: user.accessToken })).body).toMatchObject({ id, requestApproved: false });
+    // The clients read the asking device's id from every answer, not only the pending list.
+    expect(asked.body.requestDeviceId).toBe(device.id);
+    expect((all.body.data as { id: string; requestDeviceId: string | null }[]).find((r) => r.id === id)?.requestDeviceId).toBe(device.id);
+    expect((await server.request('GET', `/api/auth-requests/${id}`, { token: user.accessToken })).body.requestDeviceId).toBe(device.id);
+    expect((await server.request('GET', `/api/auth-requests/${id}/response?code=${accessCode}`)).body.requestDeviceId).toBe(device.id);
 
     recorder.clear();
     const approved = await approve(id);
