@@ -58,6 +58,7 @@ export const GranteeDetailsResponse = Type.Object(
     name: Nullable(Type.String()),
     email: Nullable(Type.String()),
     avatarColor: Nullable(Type.String()),
+    creationDate: Type.String({ format: 'date-time', description: 'When the grant was made (the invitation)' }),
   },
   { additionalProperties: false },
 );
@@ -72,6 +73,7 @@ export const GrantorDetailsResponse = Type.Object(
     name: Nullable(Type.String()),
     email: Nullable(Type.String()),
     avatarColor: Nullable(Type.String()),
+    creationDate: Type.String({ format: 'date-time', description: 'When the grant was made (the invitation)' }),
   },
   { additionalProperties: false },
 );
@@ -114,6 +116,7 @@ export function toGranteeDetails(row: GrantDetailsRow): GranteeDetailsResponse {
     // An invitation not yet accepted names its address; then the grantee's account does.
     email: row.grantee_email ?? row.email,
     avatarColor: row.grantee_avatar_color,
+    creationDate: row.creation_date,
   };
 }
 
@@ -125,6 +128,7 @@ export function toGrantorDetails(row: GrantDetailsRow): GrantorDetailsResponse {
     name: row.grantor_name,
     email: row.grantor_email,
     avatarColor: row.grantor_avatar_color,
+    creationDate: row.creation_date,
   };
 }
 

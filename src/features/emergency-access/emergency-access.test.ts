@@ -100,9 +100,12 @@ describe('a view grant, from invitation to reading the vault', () => {
     const query = new URLSearchParams(link.hash.split('?')[1]);
     expect({ name: query.get('name'), email: query.get('email') }).toEqual({ name: 'Alice', email: bob.account.email });
 
+    // Both lists carry the date of the invitation, which the 2026 clients show.
+    const { creation_date: creationDate } = await server.database.db.selectFrom('emergency_access').select('creation_date').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(Number.isNaN(Date.parse(creationDate))).toBe(false);
     const trusted = await ea(alice, 'GET', '/trusted');
     expect(trusted.body.data).toEqual([
-      { object: 'emergencyAccessGranteeDetails', id, status: 0, type: 0, waitTimeDays: 7, granteeId: null, name: null, email: bob.account.email, avatarColor: null },
+      { object: 'emergencyAccessGranteeDetails', id, status: 0, type: 0, waitTimeDays: 7, granteeId: null, name: null, email: bob.account.email, avatarColor: null, creationDate },
     ]);
     // Not the invitee's until accepted.
     expect((await ea(bob, 'GET', '/granted')).body.data).toEqual([]);
@@ -112,7 +115,7 @@ describe('a view grant, from invitation to reading the vault', () => {
     expect(acceptedMail.text).toContain('Bob has accepted');
     expect((await ea(bob, 'POST', `/${id}/accept`, { token })).body.message).toMatch(/^Invitation already accepted\. You will receive an email/);
     expect((await ea(bob, 'GET', '/granted')).body.data).toEqual([
-      { object: 'emergencyAccessGrantorDetails', id, status: 1, type: 0, waitTimeDays: 7, grantorId: alice.userId, name: 'Alice', email: alice.account.email, avatarColor: null },
+      { object: 'emergencyAccessGrantorDetails', id, status: 1, type: 0, waitTimeDays: 7, grantorId: alice.userId, name: 'Alice', email: alice.account.email, avatarColor: null, creationDate },
     ]);
     expect((await ea(alice, 'GET', `/${id}`)).body).toMatchObject({ object: 'emergencyAccessGranteeDetails', status: 1, granteeId: bob.userId, name: 'Bob', email: bob.account.email });
 
