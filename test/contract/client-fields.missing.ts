@@ -22,7 +22,6 @@ export const MISSING: Record<string, string> = {
 
   // Sync and profile
   'SyncResponse.PoliciesNew': '#41 policies (policiesNew in sync)',
-  'ProfileResponse.OrganizationsNew': '#41: the 2026.9 clients read organizationsNew beside policiesNew (not yet a row of the issue)',
   'UserDecryptionResponse.V2UpgradeToken': V2_KEYS,
   'sdk:UserDecryptionResponseModel.v2UpgradeToken': V2_KEYS,
   'sdk:MasterPasswordUnlockResponseModel.containedKeyId': 'sent only when the account has a user key id (registered by a 2026 client, or backfilled; docs/account-keys.md)',

@@ -134,6 +134,8 @@ export const ProfileResponse = Type.Object({
   creationDate: Type.String(),
   verifyDevices: Type.Boolean(),
   organizations: Type.Array(Type.Unknown()),
+  /** Confirmed and Accepted memberships: the 2026 clients prefer it to `organizations` when present. */
+  organizationsNew: Type.Array(Type.Unknown()),
   providers: Type.Array(Type.Unknown()),
   providerOrganizations: Type.Array(Type.Unknown()),
 });
@@ -265,7 +267,7 @@ export function toKeysResponse(user: UserRow): Static<typeof KeysResponse> {
   return { object: 'keys', key: user.key, publicKey: user.public_key, privateKey: user.private_key, accountKeys: accountKeysOf(user) };
 }
 
-export function toProfileResponse(user: UserRow, organizations: unknown[] = [], twoFactorEnabled = false): Static<typeof ProfileResponse> {
+export function toProfileResponse(user: UserRow, organizations: unknown[] = [], twoFactorEnabled = false, organizationsNew: unknown[] = []): Static<typeof ProfileResponse> {
   return {
     object: 'profile',
     id: user.id,
@@ -286,6 +288,7 @@ export function toProfileResponse(user: UserRow, organizations: unknown[] = [], 
     creationDate: user.creation_date,
     verifyDevices: bool(user.verify_devices),
     organizations,
+    organizationsNew,
     providers: [],
     providerOrganizations: [],
   };

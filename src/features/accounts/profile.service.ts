@@ -25,6 +25,8 @@ export function createProfileService(
     hasher: PasswordHasher;
     audit: AuditLog;
     profileOrganizations: ProfileOrganizations;
+    /** Confirmed and Accepted memberships, for `profile.organizationsNew`. */
+    profileOrganizationsNew: ProfileOrganizations;
     /** The strictest master password policy of the user's organizations (the policies feature reads it). */
     masterPasswordPolicy: (userId: string) => Promise<MasterPasswordPolicyResponse>;
   },
@@ -35,7 +37,8 @@ export function createProfileService(
   /** The profile as the clients read it: the account, its organizations and whether two-step login is on. */
   async function profileOf(userId: string) {
     const user = await getUser(userId);
-    return toProfileResponse(user, await deps.profileOrganizations(userId), (await usersWithTwoFactor(db, [userId])).has(userId));
+    const [organizations, organizationsNew] = await Promise.all([deps.profileOrganizations(userId), deps.profileOrganizationsNew(userId)]);
+    return toProfileResponse(user, organizations, (await usersWithTwoFactor(db, [userId])).has(userId), organizationsNew);
   }
 
   return {

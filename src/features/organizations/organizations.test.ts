@@ -259,7 +259,7 @@ describe('reading an organization', () => {
     expect((await server.request('GET', '/api/organizations/not-a-guid', { token: owner.accessToken })).status).toBe(404);
   });
 
-  it('lists only confirmed memberships as profile organizations', async () => {
+  it('lists only confirmed memberships as profile organizations, and accepted ones too as organizationsNew', async () => {
     server = await cloud();
     const user = await seedAccount(server);
     const confirmed = await seedOrganization(server, { name: 'B confirmed' });
@@ -276,6 +276,17 @@ describe('reading an organization', () => {
       [accepted, 1],
       [confirmed, 2],
     ]);
+
+    // The profile and sync carry both lists: the 2026 clients prefer organizationsNew when present.
+    const profile = (await server.request('GET', '/api/accounts/profile', { token: user.accessToken })).body as { organizations: { id: string }[]; organizationsNew: { id: string; status: number }[] };
+    const sync = (await server.request('GET', '/api/sync', { token: user.accessToken })).body as { profile: typeof profile };
+    for (const seen of [profile, sync.profile]) {
+      expect(seen.organizations.map((o) => o.id)).toEqual([confirmed]);
+      expect(seen.organizationsNew.map((o) => [o.id, o.status])).toEqual([
+        [accepted, 1],
+        [confirmed, 2],
+      ]);
+    }
   });
 });
 

@@ -18,6 +18,8 @@ export interface SyncData {
   user: UserRow & { two_factor_enabled?: boolean };
   vault: VaultSection | SpilledVault;
   organizations: ProfileOrganizationResponse[];
+  /** Confirmed and Accepted memberships: `profile.organizationsNew`. */
+  organizationsNew: ProfileOrganizationResponse[];
   collections: CollectionDetailsResponse[];
   policies: PolicyResponse[];
   policiesNew: PolicyResponse[];
@@ -103,7 +105,7 @@ export function syncBody(
   options: { excludeDomains: boolean },
 ): { length: number; chunks: Buffer[] } | { length: undefined; head: Buffer; items: SpilledItems; tail: Buffer } {
   const head = Buffer.from(
-    `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations, Boolean(data.user.two_factor_enabled)))},` +
+    `{"object":"sync","profile":${JSON.stringify(toProfileResponse(data.user, data.organizations, Boolean(data.user.two_factor_enabled), data.organizationsNew))},` +
       `"folders":${data.vault.folders},"collections":${JSON.stringify(data.collections)},"ciphers":`,
   );
   const tail = Buffer.from(

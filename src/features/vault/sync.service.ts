@@ -4,8 +4,9 @@ import { Unauthorized } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import { findUserWithTwoFactor } from '../two-factor/two-factor.repository.js';
 import { collectionsForUser } from '../../platform/access/grants.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { toCollectionDetails } from '../collections/collections.schemas.js';
-import { profileOrganizations } from '../organizations/profile-organizations.js';
+import { profileOrganizationsNew } from '../organizations/profile-organizations.js';
 import { syncPoliciesForUser } from '../policies/policies.service.js';
 import { vaultRevision } from './revisions.js';
 import type { SyncCache } from './sync-cache.js';
@@ -37,10 +38,10 @@ export function createSyncService(settings: {
     async load({ userId }: UserCaller, options: { newestType: number }): Promise<SyncData> {
       // The revision is read before the vault: a change landing in between makes the stored
       // section newer than its revision, which costs one extra read later, never a stale answer.
-      const [user, revision, organizations, { policies, policiesNew }, collections, sends, passkeys] = await Promise.all([
+      const [user, revision, organizationsNew, { policies, policiesNew }, collections, sends, passkeys] = await Promise.all([
         findUserWithTwoFactor(db, userId),
         vaultRevision(db, userId),
-        profileOrganizations(db, userId),
+        profileOrganizationsNew(db, userId),
         syncPoliciesForUser(db, userId),
         collectionsForUser(db, userId),
         listSends(db, userId),
@@ -48,7 +49,9 @@ export function createSyncService(settings: {
       ]);
       // A valid token of an account deleted since it was issued.
       if (!user) throw new Unauthorized();
-      const shared = { organizations, collections: collections.map(({ row, grant }) => toCollectionDetails(row, grant)), policies, policiesNew, sends: sends.map(toSendResponse), prfOptions: passkeys.map(toPrfOption) };
+      // One read serves both lists: `organizations` is the Confirmed part of `organizationsNew`.
+      const organizations = organizationsNew.filter((o) => o.status === (OrganizationUserStatusType.Confirmed as number));
+      const shared = { organizations, organizationsNew, collections: collections.map(({ row, grant }) => toCollectionDetails(row, grant)), policies, policiesNew, sends: sends.map(toSendResponse), prfOptions: passkeys.map(toPrfOption) };
       const flags = new Map(organizations.map((o) => [o.id, { useTotp: o.useTotp, limitItemDeletion: o.limitItemDeletion }]));
       const reached = collections.map(({ row, grant }) => ({ id: row.id, organizationId: row.organization_id, grant, organization: flags.get(row.organization_id) }));
       const vault = await syncVault.read(userId, revision, reached, options.newestType);
