@@ -61,6 +61,8 @@ export interface OrganizationUsersTable {
   access_secrets_manager: Bool;
   creation_date: string;
   revision_date: string;
+  /** The official RevocationReason of a revoked member (0 unknown); null otherwise. */
+  revocation_reason: number | null;
 }
 
 export interface GroupsTable {

@@ -75,6 +75,11 @@ const PermissionsResponse = Type.Object(Object.fromEntries(PERMISSION_FLAGS.map(
 const CollectionAccessResponse = Type.Object({ id: Type.String(), readOnly: Type.Boolean(), hidePasswords: Type.Boolean(), manage: Type.Boolean() });
 export type CollectionAccessResponse = Static<typeof CollectionAccessResponse>;
 
+/** The official RevocationReason of a revoked member; null for any other status. */
+const RevocationReason = Nullable(
+  Type.Integer({ description: '0 unknown (revoked before reasons were recorded), 1 by a member manager, 2 the Two-step login policy, 3 declined the data ownership policy' }),
+);
+
 /** OrganizationUserResponseModel's fields, after `object`. */
 const baseFields = {
   id: Type.String(),
@@ -103,7 +108,7 @@ export const MemberUserDetailsResponse = Type.Object({
   claimedByOrganization: Type.Boolean(),
   collections: Type.Array(CollectionAccessResponse),
   groups: Type.Array(Type.String()),
-  revocationReason: Nullable(Type.Integer()),
+  revocationReason: RevocationReason,
   creationDate: Type.String(),
 });
 
@@ -114,6 +119,7 @@ export const MemberDetailsResponse = Type.Object({
   ssoExternalId: Type.Null(),
   collections: Type.Array(CollectionAccessResponse),
   groups: Type.Optional(Type.Array(Type.String())),
+  revocationReason: RevocationReason,
   creationDate: Type.String(),
 });
 
@@ -158,6 +164,7 @@ interface MemberRowLike {
   permissions: string | null;
   reset_password_key: string | null;
   creation_date: string;
+  revocation_reason: number | null;
 }
 
 function baseOf(row: MemberRowLike, hasMasterPassword: boolean) {
@@ -198,7 +205,7 @@ export function toMemberUserDetails(
     claimedByOrganization: false,
     collections,
     groups,
-    revocationReason: row.status === -1 ? 1 : null,
+    revocationReason: row.revocation_reason,
     creationDate: row.creation_date,
   };
 }
@@ -211,6 +218,7 @@ export function toMemberDetails(row: MemberRowLike & { has_master_password: bool
     ssoExternalId: null,
     collections,
     ...(groups ? { groups } : {}),
+    revocationReason: row.revocation_reason,
     creationDate: row.creation_date,
   };
 }

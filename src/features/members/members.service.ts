@@ -154,7 +154,7 @@ export function createMemberService(deps: MemberServiceDeps) {
   async function restoreMany(actor: MemberCaller, organizationId: string, ids: readonly string[], defaultCollectionName?: string | null): Promise<BulkResult[]> {
     const org = await organizationOrThrow(organizationId);
     const restoreEach = eachMember(actor, organizationId, EventType.OrganizationUser_Restored, (tx, member, now) =>
-      updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, revision_date: now }),
+      updateMember(tx, member.id, { status: OrganizationUserStatusType.Confirmed, revocation_reason: null, revision_date: now }),
     );
     return bulk(
       organizationId,

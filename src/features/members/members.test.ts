@@ -354,11 +354,14 @@ describe('member status transitions', () => {
     expect((await memberRow(server, member.memberId))?.status).toBe(Status.Revoked);
     // Revoked: no access at all, but still listed.
     expect((await server.request('GET', `${users(orgId)}/mini-details`, { token: member.accessToken })).status).toBe(404);
+    // Both member answers say why (1: by a member manager), as the 2026 web vaults read it.
     expect((await listed(owner.accessToken, orgId)).find((m) => m.id === member.memberId)).toMatchObject({ status: -1, revocationReason: 1 });
+    expect((await server.request('GET', `${users(orgId)}/${member.memberId}`, { token: owner.accessToken })).body).toMatchObject({ status: -1, revocationReason: 1 });
     expect((await put(`${member.memberId}/revoke`)).body.message).toBe('Already revoked.');
 
     expect((await put(`${member.memberId}/restore`)).status).toBe(200);
-    expect((await memberRow(server, member.memberId))?.status).toBe(Status.Confirmed);
+    expect(await memberRow(server, member.memberId)).toMatchObject({ status: Status.Confirmed, revocation_reason: null });
+    expect((await server.request('GET', `${users(orgId)}/${member.memberId}`, { token: owner.accessToken })).body).toMatchObject({ status: 2, revocationReason: null });
     expect((await server.request('GET', `${users(orgId)}/mini-details`, { token: member.accessToken })).status).toBe(200);
     expect(await memberEventTypes(server, [orgId])).toEqual([EventType.OrganizationUser_Revoked, EventType.OrganizationUser_Restored]);
   });

@@ -55,9 +55,16 @@ const eventsOf = (memberId: string) =>
     .where('type', 'in', [EventType.OrganizationUser_Revoked, EventType.OrganizationUser_Revoked_TwoFactorNonCompliance, EventType.OrganizationUser_SelfRevoked])
     .execute();
 
+/** The official RevocationReason each event's cause is stored as, which the web vault shows. */
+const REASON_OF_EVENT: Partial<Record<EventType, number>> = {
+  [EventType.OrganizationUser_Revoked]: 1,
+  [EventType.OrganizationUser_Revoked_TwoFactorNonCompliance]: 2,
+  [EventType.OrganizationUser_SelfRevoked]: 3,
+};
+
 /** What every revocation leaves, whoever caused it. */
 async function expectRevoked(orgId: string, member: SeededMember & { itemId: string }, revisionBefore: string, event: { type: EventType; acting_user_id: string | null; system_user: number | null }) {
-  expect((await memberRow(server, member.memberId))?.status).toBe(Status.Revoked);
+  expect(await memberRow(server, member.memberId)).toMatchObject({ status: Status.Revoked, revocation_reason: REASON_OF_EVENT[event.type] });
   expect(await eventsOf(member.memberId)).toEqual([{ ...event, organization_id: orgId, organization_user_id: member.memberId }]);
   expect(await revision(member.userId)).not.toBe(revisionBefore);
   expect(pushes.of(PushType.SyncOrgKeys).map((p) => p.target)).toContainEqual({ user: member.userId });

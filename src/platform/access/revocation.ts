@@ -25,6 +25,13 @@ const EVENT_OF: Record<RevocationReason, EventType> = {
   self: EventType.OrganizationUser_SelfRevoked,
 };
 
+/** The official RevocationReason stored with each revoked member, which the web vault shows. */
+const STORED_REASON_OF: Record<RevocationReason, number> = {
+  manager: 1,
+  'two-step-login-policy': 2,
+  self: 3,
+};
+
 /** Who revokes, as the audit log records it: a user (`actingOf` a membership) or the system. */
 export interface Revoker {
   actingUserId: string | null;
@@ -49,7 +56,7 @@ export async function revokeMemberships(
   const { reason, by, now } = revocation;
   await tx
     .updateTable('organization_users')
-    .set({ status: OrganizationUserStatusType.Revoked, revision_date: now })
+    .set({ status: OrganizationUserStatusType.Revoked, revocation_reason: STORED_REASON_OF[reason], revision_date: now })
     .where(
       'id',
       'in',
