@@ -77,5 +77,4 @@ export const MISSING: Record<string, string> = {
 
   // Members, emergency access, login requests
   'OrganizationUserUserDetailsResponse.Permissions': 'sent only when the member has custom permissions, as the official server does',
-  'PermissionsApi.ManageCiphers': '#41: the custom permission manageCiphers (new in clients 2026.9) is not stored (not yet a row of the issue)',
 };

@@ -446,12 +446,13 @@ describe('updating members', () => {
     const g1 = await seedGroup(server, orgId);
     const res = await server.request('PUT', `${users(orgId)}/${member.memberId}`, {
       token: owner.accessToken,
-      json: { type: Role.Custom, permissions: { manageGroups: true }, collections: [{ id: c1, hidePasswords: true }], groups: [g1] },
+      json: { type: Role.Custom, permissions: { manageGroups: true, manageCiphers: true }, collections: [{ id: c1, hidePasswords: true }], groups: [g1] },
     });
     expect(res.status).toBe(200);
     const details = await server.request('GET', `${users(orgId)}/${member.memberId}?includeGroups=true`, { token: owner.accessToken });
     expect(details.body).toMatchObject({ type: 4, collections: [{ id: c1, readOnly: false, hidePasswords: true, manage: false }], groups: [g1] });
-    expect(details.body.permissions).toMatchObject({ manageGroups: true, manageUsers: false });
+    // manageCiphers (read by the 2026.9 clients) is kept as set and answered beside the others.
+    expect(details.body.permissions).toMatchObject({ manageGroups: true, manageCiphers: true, manageUsers: false });
     expect(await memberEventTypes(server, [orgId])).toEqual([EventType.OrganizationUser_Updated, EventType.OrganizationUser_UpdatedGroups]);
 
     // Same groups again: an update, but no group change; omitted collections stay as they were.

@@ -33,6 +33,9 @@ export const PERMISSION_FLAGS = [
   'manageUsers',
   'manageResetPassword',
   'manageScim',
+  // Read by the 2026.9 clients; stored and answered as set, but it grants nothing yet: the
+  // official server has no such right (docs/client-compatibility.md).
+  'manageCiphers',
 ] as const;
 export type PermissionFlag = (typeof PERMISSION_FLAGS)[number];
 export type Permissions = Record<PermissionFlag, boolean>;
