@@ -21,7 +21,6 @@ export const MISSING: Record<string, string> = {
   'CipherResponse.*': 'undescribed: GET /ciphers/organization-details lists items as open objects',
 
   // Sync and profile
-  'SyncResponse.PoliciesNew': '#41 policies (policiesNew in sync)',
   'UserDecryptionResponse.V2UpgradeToken': V2_KEYS,
   'sdk:UserDecryptionResponseModel.v2UpgradeToken': V2_KEYS,
   'sdk:MasterPasswordUnlockResponseModel.containedKeyId': 'sent only when the account has a user key id (registered by a 2026 client, or backfilled; docs/account-keys.md)',
