@@ -12,7 +12,7 @@ export interface FeatureFlag {
 }
 
 export const FEATURE_FLAGS: readonly FeatureFlag[] = [
-  { key: 'pm-32009-new-item-types', on: false, why: 'Bank account, driver\'s license and passport items (types 6-8): on once they are stored, synced and exported here and parsed by the SDK in tests.' },
+  { key: 'pm-32009-new-item-types', on: true, why: 'Bank account, driver\'s license and passport items (types 6-8): stored, synced, shared, imported and exported here, decrypted by the real bw and the WASM SDK in tests (docs/item-types.md). The clients offer the new types only with it on; sync still hides them from clients older than 2026.2.' },
   { key: 'pm-27278-v2-password-registration', on: false, why: 'Registers new accounts with version-2 keys (COSE, XChaCha20-Poly1305): on once a v2 account registers, logs in, syncs and unlocks in tests.' },
   { key: 'enroll-aead-on-key-rotation', on: false, why: 'Turns an account into a version-2 one at key rotation: as above, and the rotation must take v2 keys.' },
   { key: 'force-upgrade-v2-encryption', on: false, why: 'Makes clients upgrade every account to version-2 keys at unlock, which would leave clients older than 2025.11 unable to log in.' },
@@ -20,7 +20,7 @@ export const FEATURE_FLAGS: readonly FeatureFlag[] = [
   { key: 'cipher-key-encryption', on: false, why: 'The same switch under the key older TypeScript clients read.' },
   { key: 'pm-27632-cipher-crud-operations-to-sdk', on: false, why: 'Clients build item requests in the SDK: the same routes with slightly different bodies, and an extra read after a Send save; only the TypeScript bodies are tested.' },
   { key: 'pm-18021-force-update-kdf-settings', on: false, why: 'Clients would rewrite the KDF of PBKDF2 accounts below 600,000 iterations on their own.' },
-  { key: 'pm-31885-send-controls', on: false, why: 'The Send controls policy (21) in place of the older Send policies 6 and 7.' },
+  { key: 'pm-31885-send-controls', on: true, why: 'The Send controls policy (21) in place of the older Send policies 6 and 7 in the clients\' policy pages and Send forms: its data is validated and enforced on every Send save here, beside 6 and 7 (docs/files.md). Clients without the flag keep showing 6 and 7, which stay enforced.' },
   { key: 'pm-30110-sdk-sends-api', on: false, why: 'Clients send Sends through the SDK\'s own requests, not tested here.' },
   { key: 'pm-23995-no-logout-on-kdf-change', on: false, why: 'Clients would ignore the sign-out Strongroom pushes after a KDF change (reason KdfChange); off, other sessions sign out and log in again with the new settings.' },
   { key: 'pm-4516-devices-add-last-activity-date', on: false, why: 'The devices list would show a last activity date; Strongroom answers the device\'s revision date there, not a true last activity.' },
