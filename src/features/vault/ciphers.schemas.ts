@@ -179,13 +179,24 @@ export const PasswordHistory = Type.Object({
   lastUsedDate: Type.String({ format: 'date-time' }),
 });
 
+/** The official server's bound on `data` (CipherRequestModel: StringLength(500000)). */
+export const SEALED_DATA_MAX_LENGTH = 500_000;
+
 /** What the clients send to create or replace an item (CipherRequestModel). */
 export const CipherRequest = Type.Object({
   type: Type.Enum([...CIPHER_TYPES], { description: '1 Login, 2 SecureNote, 3 Card, 4 Identity, 5 SSHKey, 6 BankAccount, 7 DriversLicense, 8 Passport' }),
   organizationId: nullable(Guid),
   folderId: nullable(Guid),
-  name: EncString(1000),
+  /** Required unless the item is sealed whole in `data` (cipher-data.ts). */
+  name: NullableEncString(1000),
   notes: NullableEncString(10000),
+  data: Type.Optional(
+    Type.Unsafe<string | null>({
+      type: ['string', 'null'],
+      maxLength: SEALED_DATA_MAX_LENGTH,
+      description: 'An item sealed whole by the client: a JSON object with `format_version`, encrypted; with it, the name and the sub-objects are dropped',
+    }),
+  ),
   favorite: nullable(Type.Boolean()),
   /** CipherRepromptType: None 0, Password 1. */
   reprompt: NullableInt(0, 1),
@@ -242,7 +253,8 @@ function cipherResponse(object: 'cipher' | 'cipherDetails') {
       organizationId: nullable(Guid),
       folderId: nullable(Guid),
       type: Type.Integer(),
-      name: Type.String(),
+      data: Type.Optional(Type.String({ description: 'Only for an item sealed whole: its sealed text, as the client sent it' })),
+      name: nullable(Type.String()),
       notes: nullable(Type.String()),
       login: nullable(Login),
       card: nullable(Card),
@@ -320,12 +332,14 @@ export type UserCipherColumns = Pick<CipherResponseRow, 'folder_id' | 'favorite'
  * a comma: the content, key, dates and attachments. Sync keeps this text per item (see
  * item-json-cache.ts) and adds each user's part to it.
  *
- * No item answer has a `data` member. The official server sends its stored document there as a
- * string; the 2026 clients hand it to the SDK only to tell an item sealed whole in it (a
- * `format_version` key: sdk-internal's `try_parse_blob`) from one with encrypted fields, and
- * read a missing `data` as the latter. This server stores items with encrypted fields only, so
- * sending it would add each item's content a second time, escaped, for nothing. It must never
- * be an object: clients 2026.7 failed the whole vault on one.
+ * An item sent field by field has no `data` member. The official server also sends its stored
+ * document there as a string; the 2026 clients hand it to the SDK only to tell an item sealed
+ * whole (a `format_version` key: sdk-internal's `try_parse_blob`) from one with encrypted
+ * fields, and read a missing `data` as the latter, so sending it would add each item's content
+ * a second time, escaped, for nothing. An item sealed whole carries its sealed text as the
+ * string `data`, with a null name and no sub-objects, as the official server answers it: it is
+ * a member of the stored document (cipher-data.ts), so it is embedded like the rest. It must
+ * never be an object: clients 2026.7 failed the whole vault on one.
  */
 export function cipherSharedJson(row: SharedCipherColumns, apiBase: string): string {
   const content = row.data.slice(1, -1);
@@ -395,7 +409,7 @@ function miniJson(row: CipherResponseRow, apiBase: string, object: 'cipherMini' 
   );
 }
 
-const MINI_FIELDS = ['id', 'organizationId', 'type', 'name', 'notes', 'login', 'card', 'identity', 'secureNote', 'sshKey', 'bankAccount', 'driversLicense', 'passport', 'fields', 'passwordHistory', 'key', 'reprompt', 'organizationUseTotp', 'attachments', 'creationDate', 'revisionDate', 'deletedDate', 'archivedDate'] as const;
+const MINI_FIELDS = ['id', 'organizationId', 'type', 'data', 'name', 'notes', 'login', 'card', 'identity', 'secureNote', 'sshKey', 'bankAccount', 'driversLicense', 'passport', 'fields', 'passwordHistory', 'key', 'reprompt', 'organizationUseTotp', 'attachments', 'creationDate', 'revisionDate', 'deletedDate', 'archivedDate'] as const;
 
 /** CipherMiniResponseModel (`cipherMini`): an item without the per-user fields, as the admin console's item routes answer it. */
 export const CipherMiniResponse = Type.Object(
