@@ -136,7 +136,7 @@ describe('an item sealed whole', () => {
     expect(await sdk.vault().ciphers().decrypt(toSdkCipher(imported[0]!))).toMatchObject({ name: 'to import' });
   });
 
-  it('is moved into an organization and answered in the admin views as a string', async () => {
+  it('is moved into an organization, imported into one and exported, as a string', async () => {
     const org = await seedOrganization(server, { name: 'Sealed Co' });
     const owner: Actor = await actor(server, org, 'sealed-owner@example.com', { type: OrganizationUserType.Owner });
     const collection = await seedCollection(server, org, { users: [[owner.memberId]] });
@@ -153,6 +153,20 @@ describe('an item sealed whole', () => {
     expect(row).toMatchObject({ name: null, login: null });
     const mini = Object.fromEntries(Object.entries(row).filter(([k]) => k !== 'collectionIds'));
     expect(schemaErrors(CipherMiniResponse, { ...mini, object: 'cipherMini' })).toEqual([]);
+
+    // An organization import and the organization export carry it the same way.
+    const imported = await call(
+      'POST',
+      `/ciphers/import-organization?organizationId=${org}`,
+      { ciphers: [sealedBody(source, { organizationId: org })], collections: [], collectionRelationships: [] },
+      owner.token,
+    );
+    expect(imported.status, imported.text).toBe(200);
+    const exported = await call('GET', `/organizations/${org}/export`, undefined, owner.token);
+    expect(exported.status, exported.text).toBe(200);
+    const sealedInExport = (exported.body as { ciphers: Item[] }).ciphers.filter((c) => c.data === source.data);
+    expect(sealedInExport).toHaveLength(2);
+    for (const item of sealedInExport) expect(item).toMatchObject({ name: null, login: null });
   });
 });
 
