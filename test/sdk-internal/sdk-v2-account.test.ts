@@ -27,10 +27,9 @@ describe('a version-2 account made by the SDK', () => {
     expect(account.registration.account_cryptographic_state).toHaveProperty('V2');
   });
 
-  // Strongroom answers the registration 200 but keeps none of its `accountKeys` yet (no public or
-  // private key, no user key id; engineer C of issue 41 builds that): the token answer then carries
-  // no account keys the SDK could read, and sdkLogin refuses. Turn this on with that work.
-  it.skip('logs in, unlocks, writes an item and decrypts it after a sync', async () => {
+  // The SDK seals a version-2 account's items whole (`data`, no name): Strongroom must keep the
+  // account's keys from the registration and take the sealed item for this to pass.
+  it('logs in, unlocks, writes an item and decrypts it after a sync', async () => {
     const session = await sdkLogin(server, account);
     expect(session.login.wrappedAccountCryptoState).toHaveProperty('V2');
     const login: Sdk.LoginView = { username: 'alice', password: 'pw', passwordRevisionDate: undefined, uris: undefined, totp: undefined, autofillOnPageLoad: undefined, fido2Credentials: undefined };
