@@ -13,8 +13,8 @@ export interface FeatureFlag {
 
 export const FEATURE_FLAGS: readonly FeatureFlag[] = [
   { key: 'pm-32009-new-item-types', on: true, why: 'Bank account, driver\'s license and passport items (types 6-8): stored, synced, shared, imported and exported here, decrypted by the real bw and the WASM SDK in tests (docs/item-types.md). The clients offer the new types only with it on; sync still hides them from clients older than 2026.2.' },
-  { key: 'pm-27278-v2-password-registration', on: false, why: 'Registers new accounts with version-2 keys (COSE, XChaCha20-Poly1305): on once a v2 account registers, logs in, syncs and unlocks in tests.' },
-  { key: 'enroll-aead-on-key-rotation', on: false, why: 'Turns an account into a version-2 one at key rotation: as above, and the rotation must take v2 keys.' },
+  { key: 'pm-27278-v2-password-registration', on: false, why: 'Registers new accounts with version-2 keys (COSE, XChaCha20-Poly1305). The format is served and tested (the SDK\'s own v2 account registers, logs in, unlocks, saves sealed items and syncs; docs/account-keys.md), but a v2 account refuses every client older than 2025.11 at login, so new accounts would lock out the older phone and desktop apps people still run: left off until the upgrade token (V2UpgradeToken) and a setting for it are built.' },
+  { key: 'enroll-aead-on-key-rotation', on: false, why: 'Turns an account into a version-2 one at key rotation. The rotation takes v2 keys (tested with a v1 to v2 upgrade), but the same lock-out of clients older than 2025.11 applies: off for the same reason.' },
   { key: 'force-upgrade-v2-encryption', on: false, why: 'Makes clients upgrade every account to version-2 keys at unlock, which would leave clients older than 2025.11 unable to log in.' },
   { key: 'enableCipherKeyEncryption', on: false, why: 'Per-item keys (the WASM SDK\'s name for it): items then carry a `key` each; Strongroom stores it, but no test writes items with it yet.' },
   { key: 'cipher-key-encryption', on: false, why: 'The same switch under the key older TypeScript clients read.' },
