@@ -320,6 +320,9 @@ export function createIdentityService(deps: {
       deps.instruments?.loginFailed('disabled');
       throw new OAuthError('invalid_grant', DISABLED);
     }
+    // The official BaseRequestValidator holds every grant to the client version once the account
+    // is proven: a passkey unlocks the same keys a password does.
+    await clientFitsKeys(user, context);
     const known = await findDevice(db, user.id, device.identifier);
     await deps.loginChecks?.beforeLogin(user, form, Boolean(known), true, log);
     const deviceRow = await registerDevice(user, device, known);

@@ -49,12 +49,12 @@ async function loginOptions(): Promise<{ options: Options & Record<string, unkno
   return res.body as { options: Options & Record<string, unknown>; token: string };
 }
 
-const grant = (form: Record<string, string>) =>
-  server.request('POST', '/identity/connect/token', { form: { grant_type: 'webauthn', client_id: 'web', scope: 'api offline_access', ...TEST_DEVICE, ...form } });
+const grant = (form: Record<string, string>, headers: Record<string, string> = {}) =>
+  server.request('POST', '/identity/connect/token', { headers, form: { grant_type: 'webauthn', client_id: 'web', scope: 'api offline_access', ...TEST_DEVICE, ...form } });
 
-async function passkeyLogin(user: LoggedInUser, key: SoftAuthenticator, overrides: Parameters<SoftAuthenticator['assert']>[1] = {}) {
+async function passkeyLogin(user: LoggedInUser, key: SoftAuthenticator, overrides: Parameters<SoftAuthenticator['assert']>[1] = {}, headers: Record<string, string> = {}) {
   const { options, token } = await loginOptions();
-  return grant({ token, deviceResponse: key.assert(options, { userHandle: handleOf(user), ...overrides }) });
+  return grant({ token, deviceResponse: key.assert(options, { userHandle: handleOf(user), ...overrides }) }, headers);
 }
 
 describe('registering a passkey', () => {
@@ -214,6 +214,26 @@ describe('logging in with a passkey', () => {
     await server.database.db.updateTable('users').set({ disabled: true }).where('id', '=', user.userId).execute();
     const disabled = await passkeyLogin(user, key);
     expect(disabled.body.error_description).toBe('This account has been disabled. Contact your administrator.');
+  });
+});
+
+describe('the client version of a passkey login', () => {
+  it('holds a version-2 account to clients of 2025.11.0 or later, as a password login, and not a version-1 account', async () => {
+    const user = await createUser(server);
+    const key = new SoftAuthenticator(ORIGIN);
+    expect((await register(user, key)).status).toBe(200);
+    expect((await passkeyLogin(user, key)).status).toBe(200);
+    // The columns that make an account version-2 (accounts/account-keys.ts hasV2Keys).
+    await server.database.db.updateTable('users').set({ wrapped_signing_key: '7.AAAA', security_state: 'AAAA' }).where('id', '=', user.userId).execute();
+    const failedBefore = (await eventsOf(server, EventType.User_FailedLogIn)).filter((e) => e.user_id === user.userId).length;
+
+    const silent = await passkeyLogin(user, key);
+    expect(silent.status).toBe(400);
+    expect(silent.body.error).toBe('version_header_missing');
+    const old = await passkeyLogin(user, key, {}, { 'bitwarden-client-version': '2025.10.1' });
+    expect(old.body).toMatchObject({ error: 'invalid_client_version', ErrorModel: { Message: 'Please update your app to continue using Bitwarden' } });
+    expect((await eventsOf(server, EventType.User_FailedLogIn)).filter((e) => e.user_id === user.userId)).toHaveLength(failedBefore + 2);
+    expect((await passkeyLogin(user, key, {}, { 'bitwarden-client-version': '2025.11.0' })).status).toBe(200);
   });
 });
 
