@@ -6,7 +6,7 @@ import { EmergencyAccessStatus } from '../emergency-access/emergency-access-stat
 import type { GrantKeyRow, RecoveryEnrollmentRow } from './key-rotation.schemas.js';
 
 /**
- * Locks what a rotation rewrites for the rest of its transaction (`for update` on PostgreSQL; on
+ * Locks what a rotation rewrites (passkeys included) for the rest of its transaction (`for update` on PostgreSQL; on
  * SQLite the transaction holds the database's write lock from its start and the clause is left
  * out), then answers the user's row as it is now. The user's row is locked last: every item,
  * folder or Send write locks its row and then the user's (touchVault), and taking them in the
@@ -20,6 +20,7 @@ export async function lockForRotation(executor: Executor, userId: string): Promi
   await sendAhead(executor, executor.selectFrom('sends').select('id').where('user_id', '=', userId).forUpdate());
   await sendAhead(executor, executor.selectFrom('emergency_access').select('id').where('grantor_id', '=', userId).forUpdate());
   await sendAhead(executor, executor.selectFrom('organization_users').select('id').where('user_id', '=', userId).forUpdate());
+  await sendAhead(executor, executor.selectFrom('webauthn_credentials').select('id').where('user_id', '=', userId).forUpdate());
   return executor.selectFrom('users').selectAll().where('id', '=', userId).forUpdate().executeTakeFirst();
 }
 

@@ -3,6 +3,7 @@ import { EncString, Guid, Nullable } from '../../http/schemas.js';
 import { CipherRequest } from '../vault/ciphers.schemas.js';
 import { SendRequest } from '../sends/sends.schemas.js';
 import { AccountKeysRequest } from '../accounts/account-keys.js';
+import { MAX_PASSKEYS } from '../passkey-login/passkeys.schemas.js';
 
 /**
  * The bounds of one rotation, fixed in the code (not settings). The whole body is also held to
@@ -10,7 +11,7 @@ import { AccountKeysRequest } from '../accounts/account-keys.js';
  * with more items than these, or a larger body than the operator allows, cannot rotate its key
  * (docs/key-rotation.md).
  */
-export const ROTATION_LIMITS = { ciphers: 20_000, folders: 5_000, sends: 1_000, emergencyAccess: 200, organizations: 500, passkeys: 100, devices: 100 };
+export const ROTATION_LIMITS = { ciphers: 20_000, folders: 5_000, sends: 1_000, emergencyAccess: 200, organizations: 500, passkeys: MAX_PASSKEYS, devices: 100 };
 
 const OptionalInt = Type.Optional(Nullable(Type.Integer()));
 
@@ -37,7 +38,15 @@ const UnlockData = Type.Object({
     Type.Object({ organizationId: Guid, resetPasswordKey: EncString(10_000, { description: "The new user key wrapped with the organization's public key" }) }),
     ROTATION_LIMITS.organizations,
   ),
-  passkeyUnlockData: list(Type.Object({ id: Guid }), ROTATION_LIMITS.passkeys),
+  /** WebAuthnLoginRotateKeyRequestModel: for each passkey that unlocks the vault, the new user key wrapped for its PRF key pair. */
+  passkeyUnlockData: list(
+    Type.Object({
+      id: Guid,
+      encryptedUserKey: EncString(2000, { description: "The new user key wrapped with the passkey's PRF public key" }),
+      encryptedPublicKey: EncString(2000, { description: "The passkey's PRF public key encrypted with the new user key" }),
+    }),
+    ROTATION_LIMITS.passkeys,
+  ),
   deviceKeyUnlockData: list(Type.Object({ deviceId: Guid }), ROTATION_LIMITS.devices),
 });
 
@@ -80,13 +89,21 @@ const EmergencyAccessKeyData = Type.Object({
   publicKey: Type.String(),
 });
 
+/** PasskeyKeyDataResponseModel: a passkey that unlocks the vault, with the keys the client re-wraps. */
+const PasskeyKeyData = Type.Object({
+  object: Type.Literal('passkeyKeyData'),
+  id: Guid,
+  encryptedPublicKey: Type.String(),
+  encryptedUserKey: Type.String(),
+});
+
 /** KeyRotationDataResponseModel: what the new user key must be wrapped for. Every list is always present. */
 export const KeyRotationDataResponse = Type.Object({
   object: Type.Literal('keyRotationData'),
   organizationPasswordResetKeyData: Type.Array(OrganizationPasswordResetKeyData),
   emergencyAccessKeyData: Type.Array(EmergencyAccessKeyData),
   trustedDeviceKeyData: Type.Array(Type.Object({ id: Guid })),
-  passkeyKeyData: Type.Array(Type.Object({ id: Guid })),
+  passkeyKeyData: Type.Array(PasskeyKeyData),
 });
 export type KeyRotationDataResponse = Static<typeof KeyRotationDataResponse>;
 
@@ -115,12 +132,24 @@ export const canWrapFor = {
   grant: (g: Pick<GrantKeyRow, 'grantee_id' | 'grantee_public_key'>): boolean => Boolean(g.grantee_id && g.grantee_public_key),
 };
 
+/** A passkey that unlocks the vault: all three of its wrapped keys are stored (passkeys.repository.ts prfPasskeys). */
+export interface PasskeyKeyRow {
+  id: string;
+  encrypted_user_key: string | null;
+  encrypted_public_key: string | null;
+}
+
 /**
  * The rotation data as the official KeyRotationDataQuery builds it: organizations with a public
- * key, grants whose grantee has one (a wrap needs the key); Strongroom stores no trusted-device or
- * passkey keys yet, so those lists are empty.
+ * key, grants whose grantee has one (a wrap needs the key), and the passkeys that unlock the vault
+ * (the client decrypts each one's public key with the old user key and wraps the new key with it).
+ * Strongroom stores no trusted-device keys, so that list is empty.
  */
-export function toKeyRotationDataResponse(enrollments: readonly RecoveryEnrollmentRow[], grants: readonly GrantKeyRow[]): KeyRotationDataResponse {
+export function toKeyRotationDataResponse(
+  enrollments: readonly RecoveryEnrollmentRow[],
+  grants: readonly GrantKeyRow[],
+  passkeys: readonly PasskeyKeyRow[],
+): KeyRotationDataResponse {
   return {
     object: 'keyRotationData',
     organizationPasswordResetKeyData: enrollments
@@ -137,6 +166,11 @@ export function toKeyRotationDataResponse(enrollments: readonly RecoveryEnrollme
         publicKey: g.grantee_public_key as string,
       })),
     trustedDeviceKeyData: [],
-    passkeyKeyData: [],
+    passkeyKeyData: passkeys.map((p) => ({
+      object: 'passkeyKeyData',
+      id: p.id,
+      encryptedPublicKey: p.encrypted_public_key ?? '',
+      encryptedUserKey: p.encrypted_user_key ?? '',
+    })),
   };
 }

@@ -20,6 +20,7 @@ import { serializeCipherData, toCipherData } from '../vault/cipher-data.js';
 import { within } from '../vault/cipher-import.js';
 import { listFolders } from '../vault/folders.repository.js';
 import { touchVault } from '../vault/revisions.js';
+import { prfPasskeys, updatePasskey } from '../passkey-login/passkeys.repository.js';
 import { accountKeysColumns, accountKeysOfRequest, hasV2Keys, type AccountKeys } from '../accounts/account-keys.js';
 import {
   grantsWithKey,
@@ -147,8 +148,8 @@ function rotatedSend(existing: { type: number; data: string }, sent: RotationSen
 /**
  * User key rotation (`POST /accounts/key-management/rotate-user-account-keys`): the client sends
  * every personal item, folder and Send re-encrypted with a new user key, the key re-wrapped for
- * each emergency contact and each organization the account is enrolled in account recovery with,
- * the private key re-wrapped, and the master password (possibly new) wrapping the new key. All
+ * each emergency contact, each organization the account is enrolled in account recovery with and
+ * each passkey that unlocks the vault, the private key re-wrapped, and the master password (possibly new) wrapping the new key. All
  * of it is checked, then written in one transaction, a slice of rows at a time with the event
  * loop let go in between, so a vault of thousands of items neither half-rotates nor holds the
  * server. A user's rotations run one after another.
@@ -179,8 +180,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
     const unlock = body.accountUnlockData;
     const password = newMasterPassword(user, unlock.masterPasswordUnlockData);
     const accountKeys = newAccountKeys(user, body.accountKeys);
-    // Strongroom stores no passkey-login or trusted-device keys yet: any id sent names nothing.
-    if (unlock.passkeyUnlockData?.length) throw BadRequest.field('accountUnlockData.passkeyUnlockData[0].id', 'No passkey with this id holds a key of this account.');
+    // Strongroom stores no trusted-device keys: any id sent names nothing.
     if (unlock.deviceKeyUnlockData?.length) throw BadRequest.field('accountUnlockData.deviceKeyUnlockData[0].deviceId', 'No trusted device with this id holds a key of this account.');
 
     const { ciphers, folders, sends } = body.accountData;
@@ -193,6 +193,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
     const lower = (id: string) => id.toLowerCase();
     const grants = (unlock.emergencyAccessUnlockData ?? []).map((g) => ({ id: lower(g.id), keyEncrypted: g.keyEncrypted }));
     const recoveries = (unlock.organizationAccountRecoveryUnlockData ?? []).map((r) => ({ organizationId: lower(r.organizationId), key: r.resetPasswordKey }));
+    const passkeys = (unlock.passkeyUnlockData ?? []).map((p) => ({ id: lower(p.id), encryptedUserKey: p.encryptedUserKey, encryptedPublicKey: p.encryptedPublicKey }));
     const serverHash = await hasher.hash(password.authenticationHash);
 
     await db.transaction().execute(async (tx) => {
@@ -211,6 +212,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
       const userSends = await listSends(tx, userId);
       const userGrants = (await grantsWithKey(tx, userId)).filter(canWrapFor.grant);
       const enrollments = (await recoveryEnrollments(tx, userId)).filter(canWrapFor.enrollment);
+      const unlockingPasskeys = await prfPasskeys(tx, userId);
       const storedItems = new Map(items.map((c) => [c.id, c]));
       matchAll(ciphers.map((c) => lower(c.id)), new Set(storedItems.keys()), 'accountData.ciphers', 'All existing ciphers must be included in the rotation.');
       ciphers.forEach((cipher, i) => {
@@ -235,6 +237,15 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
         'All existing reset password keys must be included in the rotation.',
         'organizationId',
       );
+      // As the official WebAuthnLoginKeyRotationValidator: every passkey that unlocks the vault
+      // must be re-wrapped, or it would hand the old user key to whoever logs in with it. Unlike
+      // the official one, an id that names no such passkey is refused rather than skipped.
+      matchAll(
+        passkeys.map((p) => p.id),
+        new Set(unlockingPasskeys.map((p) => p.id)),
+        'accountUnlockData.passkeyUnlockData',
+        'All existing webauthn prf keys must be included in the rotation.',
+      );
       const sendData = sends.map((s, i) => rotatedSend(sendRows.get(lower(s.id)) as { type: number; data: string }, s, `accountData.sends[${i}]`));
 
       for (const slice of chunks(ciphers.map((_, i) => i), ROWS_PER_SLICE)) {
@@ -257,6 +268,10 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
       for (const [i, send] of sends.entries()) await rewriteSend(tx, userId, lower(send.id), { key: send.key, data: sendData[i] as string, revision_date: now });
       for (const grant of grants) await rewrapGrant(tx, userId, grant.id, grant.keyEncrypted, grantStatus.get(grant.id) as number, now);
       for (const recovery of recoveries) await rewrapRecoveryKey(tx, userId, recovery.organizationId, recovery.key, now);
+      // The PRF-wrapped private key stays: the passkey's PRF output did not change, only what it unlocks.
+      for (const passkey of passkeys) {
+        await updatePasskey(tx, passkey.id, { encrypted_user_key: passkey.encryptedUserKey, encrypted_public_key: passkey.encryptedPublicKey, revision_date: now });
+      }
 
       await setMasterPassword(tx, userId, {
         serverHash,
@@ -279,8 +294,8 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
 
     /** What the new user key must be wrapped for (`GET /accounts/key-management/key-rotation-data`). */
     async rotationData({ userId }: UserCaller): Promise<KeyRotationDataResponse> {
-      const [enrollments, grants] = await Promise.all([recoveryEnrollments(db, userId), grantsWithKey(db, userId)]);
-      return toKeyRotationDataResponse(enrollments, grants);
+      const [enrollments, grants, passkeys] = await Promise.all([recoveryEnrollments(db, userId), grantsWithKey(db, userId), prfPasskeys(db, userId)]);
+      return toKeyRotationDataResponse(enrollments, grants, passkeys);
     },
   };
 }

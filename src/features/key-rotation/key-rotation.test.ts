@@ -297,7 +297,12 @@ describe('POST /api/accounts/key-management/rotate-user-account-keys', () => {
       'accountKeys.signatureKeyPair.signatureAlgorithm',
       'Unsupported signature algorithm',
     ],
-    ['a passkey this server does not hold', (b) => b.accountUnlockData.passkeyUnlockData!.push({ id: randomUUID() }), 'accountUnlockData.passkeyUnlockData[0].id', 'No passkey'],
+    [
+      'a passkey this server does not hold',
+      (b, v) => b.accountUnlockData.passkeyUnlockData!.push({ id: randomUUID(), encryptedUserKey: encryptText('k', v.user.account.userKey), encryptedPublicKey: encryptText('p', v.user.account.userKey) }),
+      'accountUnlockData.passkeyUnlockData[0].id',
+      "not one of the account's",
+    ],
     ['an item name that is no EncString', (b) => (b.accountData.ciphers[0]!.name = 'plain text'), 'accountData.ciphers[0].name', ''],
     ['an item changing type', (b, v) => (b.accountData.ciphers[1] = { ...cipherBody('card', v.user.account.userKey), id: b.accountData.ciphers[1]!.id } as unknown as Body['accountData']['ciphers'][number]), 'accountData.ciphers[1].type', "cannot change an item's type"],
     ['a Send changing type', (b) => Object.assign(b.accountData.sends[0]!, { type: 1, file: { fileName: b.accountData.sends[0]!.name } }), 'accountData.sends[0].type', 'type'],

@@ -35,11 +35,17 @@ export async function deletePasskey(db: Executor, userId: string, id: string): P
   return result.numDeletedRows > 0n;
 }
 
-/** The passkeys that can unlock the vault (all three wrapped keys stored), for sync's userDecryption. */
-export async function prfPasskeys(db: Executor, userId: string): Promise<Pick<PasskeyRow, 'credential_id' | 'encrypted_user_key' | 'encrypted_private_key'>[]> {
+/**
+ * The passkeys that can unlock the vault (all three wrapped keys stored), for sync's
+ * userDecryption and for a key rotation, which must re-wrap the new user key for each of them.
+ */
+export async function prfPasskeys(
+  db: Executor,
+  userId: string,
+): Promise<Pick<PasskeyRow, 'id' | 'credential_id' | 'encrypted_user_key' | 'encrypted_public_key' | 'encrypted_private_key'>[]> {
   return db
     .selectFrom('webauthn_credentials')
-    .select(['credential_id', 'encrypted_user_key', 'encrypted_private_key'])
+    .select(['id', 'credential_id', 'encrypted_user_key', 'encrypted_public_key', 'encrypted_private_key'])
     .where('user_id', '=', userId)
     .where('supports_prf', '=', true)
     .where('encrypted_user_key', 'is not', null)
