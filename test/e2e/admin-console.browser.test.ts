@@ -8,6 +8,7 @@ import { seedUser } from '../support/admin.js';
 import { seedMembership, seedOrganization } from '../support/orgs.js';
 import { testService } from '../support/services.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
+import { CHROMIUM_ARGS } from '../support/virtual-authenticator.js';
 import { OrganizationUserType } from '../../src/platform/access/roles.js';
 
 /**
@@ -102,7 +103,7 @@ describe.skipIf(!CHROMIUM)('the admin console in Chromium', { timeout: 120_000 }
     }
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: CHROMIUM_ARGS,
     });
     page = await browser.newPage({ viewport: WIDTHS.desktop });
     page.setDefaultTimeout(10_000);

@@ -5,7 +5,6 @@
  */
 import { createCipheriv, createHmac, randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import { cipherBody } from '../support/vault.js';
 import { OrganizationUserType } from '../../src/platform/access/roles.js';
 import { Agent, fetch as undiciFetch, FormData } from 'undici';
 import { createBwCli, type BwCli } from '../support/bw-cli.js';
+import { freePort } from '../support/program.js';
 import type { TestAccount } from '../support/bw-crypto.js';
 import { startTestServer, type TestServer } from '../support/test-server.js';
 import { createTestTls, type TestTls } from '../support/tls.js';
@@ -30,18 +30,6 @@ let account: TestAccount;
 let dir: string;
 
 const encode = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'strongroom-bw-files-'));

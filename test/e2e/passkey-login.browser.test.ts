@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventType } from '../../src/platform/audit/event-type.js';
 import { createUser, TEST_DEVICE } from '../support/accounts.js';
 import { eventsOf } from '../support/admin.js';
 import { testService } from '../support/services.js';
-import { startTestServer, type TestServer } from '../support/test-server.js';
+import type { TestServer } from '../support/test-server.js';
+import { openStandIn, type StandIn } from '../support/virtual-authenticator.js';
 
 /**
  * Log in with a passkey in Chromium, with the DevTools protocol's virtual authenticator (PRF on):
@@ -101,51 +101,23 @@ window.logInWithPasskey = async (device) => {
 };
 </script></body></html>`;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 /** The page's functions, as page.evaluate sees them (its callbacks run in the page, so they name nothing of this file). */
 type PageFunctions = Record<'registerPasskey' | 'logInWithPasskey', (...args: unknown[]) => Promise<unknown>>;
 
 describe.skipIf(!CHROMIUM)('log in with a passkey in Chromium (virtual authenticator with PRF)', { timeout: 120_000 }, () => {
   let server: TestServer;
-  let browser: Browser;
   let page: Page;
   let cdp: CDPSession;
   let authenticatorId: string;
+  let standIn: StandIn | undefined;
 
   beforeAll(async () => {
-    const port = await freePort();
-    const origin = `http://localhost:${port}`;
-    server = await startTestServer({ port, env: { PUBLIC_URL: origin } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
-    page = await browser.newPage();
-    // The stand-in page is answered on the server's origin; its fetches go to the server itself.
-    await page.route(`${origin}/passkey-stand-in.html`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: PAGE }));
-    await page.goto(`${origin}/passkey-stand-in.html`);
-    cdp = await page.context().newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    const added = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', ctap2Version: 'ctap2_1', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, hasPrf: true, automaticPresenceSimulation: true },
-    });
-    authenticatorId = added.authenticatorId;
+    standIn = await openStandIn(CHROMIUM ?? '', 'passkey-stand-in.html', PAGE, { ctap2Version: 'ctap2_1', hasPrf: true });
+    ({ server, page, cdp, authenticatorId } = standIn);
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
+    await standIn?.close();
   });
 
   it('registers a login passkey with PRF, logs in with it and unlocks the user key with its PRF output', async () => {

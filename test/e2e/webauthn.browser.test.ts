@@ -1,11 +1,11 @@
-import { createServer } from 'node:net';
-import { chromium, type Browser, type CDPSession, type Page } from 'playwright-core';
+import type { CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EventType } from '../../src/platform/audit/event-type.js';
 import { createUser, passwordGrantForm } from '../support/accounts.js';
 import { eventsOf } from '../support/admin.js';
 import { testService } from '../support/services.js';
-import { startTestServer, type TestServer } from '../support/test-server.js';
+import type { TestServer } from '../support/test-server.js';
+import { openStandIn, type StandIn } from '../support/virtual-authenticator.js';
 
 /**
  * WebAuthn as a second factor with Chromium's virtual authenticator (DevTools protocol
@@ -47,49 +47,20 @@ window.assertion = async (o) => {
 };
 </script></body></html>`;
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 describe.skipIf(!CHROMIUM)('WebAuthn second factor in Chromium (virtual authenticator)', { timeout: 120_000 }, () => {
   let server: TestServer;
-  let browser: Browser;
   let page: Page;
   let cdp: CDPSession;
   let authenticatorId: string;
-  let origin: string;
+  let standIn: StandIn | undefined;
 
   beforeAll(async () => {
-    const port = await freePort();
-    origin = `http://localhost:${port}`;
-    server = await startTestServer({ port, env: { PUBLIC_URL: origin } });
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
-    page = await browser.newPage();
-    // The stand-in page is answered on the server's origin; its fetches go to the server itself.
-    await page.route(`${origin}/webauthn-stand-in.html`, (route) => route.fulfill({ status: 200, contentType: 'text/html', body: PAGE }));
-    await page.goto(`${origin}/webauthn-stand-in.html`);
-    cdp = await page.context().newCDPSession(page);
-    await cdp.send('WebAuthn.enable');
-    const added = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
-    });
-    authenticatorId = added.authenticatorId;
+    standIn = await openStandIn(CHROMIUM ?? '', 'webauthn-stand-in.html', PAGE);
+    ({ server, page, cdp, authenticatorId } = standIn);
   }, 60_000);
 
   afterAll(async () => {
-    await browser?.close();
-    await server?.close();
+    await standIn?.close();
   });
 
   it('registers a key from the page on the configured origin and completes a password login with its assertion', async () => {
