@@ -236,20 +236,14 @@ export async function registerV1Account(server: TestServer, email: string, passw
   return { email, password, kdf, userKey, publicKey };
 }
 
-/**
- * Registers through the SDK's own registration (`post_keys_for_user_password_registration`):
- * the SDK makes the keys (version 2 in this release: COSE user key, signing key, security state)
- * and posts them itself.
- */
-export async function registerWithSdk(server: TestServer, email: string, password = 'correct horse battery staple'): Promise<SdkAccount & { registration: Sdk.UserMasterPasswordRegistrationResponse }> {
-  const { client } = sdkClient(server);
-  const salt = email.trim().toLowerCase();
-  const registration = await client.auth().registration().post_keys_for_user_password_registration({
+/** What the web vault's registration form hands the SDK: the account's fields, no invitation. */
+export function registrationRequest(email: string, password: string, emailVerificationToken?: string): Sdk.UserMasterPasswordRegistrationRequest {
+  return {
     email,
-    salt,
+    salt: email.trim().toLowerCase(),
     master_password: password,
     master_password_hint: undefined,
-    email_verification_token: undefined,
+    email_verification_token: emailVerificationToken,
     sales_assisted_token: undefined,
     organization_user_id: undefined,
     org_invite_token: undefined,
@@ -259,7 +253,17 @@ export async function registerWithSdk(server: TestServer, email: string, passwor
     provider_invite_token: undefined,
     provider_user_id: undefined,
     open_org_invite: undefined,
-  });
+  };
+}
+
+/**
+ * Registers through the SDK's own registration (`post_keys_for_user_password_registration`):
+ * the SDK makes the keys (version 2 in this release: COSE user key, signing key, security state)
+ * and posts them itself.
+ */
+export async function registerWithSdk(server: TestServer, email: string, password = 'correct horse battery staple'): Promise<SdkAccount & { registration: Sdk.UserMasterPasswordRegistrationResponse }> {
+  const { client } = sdkClient(server);
+  const registration = await client.auth().registration().post_keys_for_user_password_registration(registrationRequest(email, password));
   // The public key is in what the SDK posted, not in what it answers.
   const posted = JSON.parse(lastSdkExchange('POST', '/identity/accounts/register/finish').requestBody) as { accountKeys?: { accountPublicKey?: string } };
   return { email, password, kdf: registration.master_password_unlock.kdf, userKey: Buffer.from(registration.user_key, 'base64'), publicKey: posted.accountKeys?.accountPublicKey ?? '', registration };

@@ -1,16 +1,15 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import type * as Sdk from '@bitwarden/sdk-internal';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedAccount } from '../../../test/support/accounts.js';
+import { loadSdk, registrationRequest } from '../../../test/support/sdk-internal.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { KdfType } from '../../platform/auth/kdf.js';
 import { deriveMasterKey, masterPasswordHash } from './client-keys.js';
 
 // The WASM SDK inside the official web vault and browser extension: it makes the version-2
 // account here exactly as a 2025.11+ client does, and opens what the server answers.
-const sdk = createRequire(import.meta.url)('@bitwarden/sdk-internal') as typeof Sdk;
+const sdk = loadSdk();
 
 const PASSWORD = 'a long and careful master password';
 const CLIENT = { 'bitwarden-client-version': '2026.9.0', 'device-type': '10' };
@@ -29,26 +28,6 @@ function sdkClient(base = server.baseUrl): InstanceType<typeof sdk.PasswordManag
   );
 }
 
-/** What the web vault's registration form hands the SDK. */
-function registrationRequest(email: string, emailVerificationToken: string) {
-  return {
-    email,
-    salt: email,
-    master_password: PASSWORD,
-    master_password_hint: undefined,
-    email_verification_token: emailVerificationToken,
-    sales_assisted_token: undefined,
-    organization_user_id: undefined,
-    org_invite_token: undefined,
-    org_sponsored_free_family_plan_token: undefined,
-    accept_emergency_access_invite_token: undefined,
-    accept_emergency_access_id: undefined,
-    provider_invite_token: undefined,
-    provider_user_id: undefined,
-    open_org_invite: undefined,
-  };
-}
-
 interface V2Account {
   email: string;
   /** What the SDK kept of the registration: the keys as it made them. */
@@ -65,7 +44,7 @@ async function registerV2(): Promise<V2Account> {
   const token = await server.request('POST', '/identity/accounts/register/send-verification-email', { json: { email, name: 'V2' } });
   expect(token.status).toBe(200);
   const registration = sdkClient().auth().registration();
-  const result = await registration.post_keys_for_user_password_registration(registrationRequest(email, token.body as string));
+  const result = await registration.post_keys_for_user_password_registration(registrationRequest(email, PASSWORD, token.body as string));
   const kdf = (result.master_password_unlock.kdf as { argon2id: { iterations: number; memory: number; parallelism: number } }).argon2id;
   const masterKey = await deriveMasterKey(PASSWORD, email, { kdf: KdfType.Argon2id, iterations: kdf.iterations, memory: kdf.memory, parallelism: kdf.parallelism });
   return { email, made: result, hash: await masterPasswordHash(masterKey, PASSWORD) };
