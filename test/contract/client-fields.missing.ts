@@ -15,7 +15,6 @@ const MP_POLICY = 'sent only when a master password policy applies to the user, 
 export const MISSING: Record<string, string> = {
   // Vault items
   'CipherResponse.Data': CIPHER_DATA,
-  'sdk:CipherDetailsResponseModel.data': CIPHER_DATA,
   'sdk:CipherResponseModel.data': CIPHER_DATA,
   'CipherResponse.CollectionIds': 'not offered on GET/POST/PUT /ciphers/{id}: the official CipherResponseModel has none there; the clients take them from sync and /details',
   'CipherResponse.*': 'undescribed: GET /ciphers/organization-details lists items as open objects',
