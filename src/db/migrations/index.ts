@@ -25,7 +25,7 @@ import { accountKeysV2 } from './0026-account-keys-v2.js';
 import { defaultCollectionEmail } from './0027-default-collection-email.js';
 import { passkeyLogin } from './0028-passkey-login.js';
 import { sendEmails } from './0029-send-emails.js';
-import { revocationReasons } from './0031-revocation-reasons.js';
+import { revocationReasons } from './0030-revocation-reasons.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -55,6 +55,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0027-default-collection-email': defaultCollectionEmail(),
     '0028-passkey-login': passkeyLogin(engine),
     '0029-send-emails': sendEmails(engine),
-    '0031-revocation-reasons': revocationReasons(),
+    '0030-revocation-reasons': revocationReasons(),
   };
 }
