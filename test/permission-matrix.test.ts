@@ -1033,6 +1033,16 @@ const POLICY_ROWS: Row[] = [
     { allow: POLICY_ADMINS },
   ],
   [
+    'PUT /organizations/{org}/policies/{type}/vnext',
+    async () => {
+      await db().deleteFrom('policies').where('organization_id', '=', org).where('type', '=', DISABLE_SEND).execute();
+      const enabled = async () =>
+        Boolean((await db().selectFrom('policies').select('enabled').where('organization_id', '=', org).where('type', '=', DISABLE_SEND).executeTakeFirst())?.enabled);
+      return { method: 'PUT', path: `${base()}/policies/${DISABLE_SEND}/vnext`, json: { policy: { enabled: true }, metadata: {} }, written: enabled };
+    },
+    { allow: POLICY_ADMINS },
+  ],
+  [
     'GET /organizations/{org}/policies/master-password (enabled)',
     async () => ({ method: 'GET', path: `${base()}/policies/master-password` }),
     // Read while joining: any membership of the caller's account answers, whatever its status.

@@ -31,6 +31,10 @@ const docs = {
     summary: 'Save a policy',
     description: `Turns the policy of the type in the path on or off with its data (checked per type) and records Policy_Updated (1700). The body is \`{policy: {enabled, data}, metadata}\` (clients from 2026.5) or the older flat \`{enabled, data}\`; turning Enforce organization data ownership on with \`metadata.defaultUserCollectionName\` (encrypted) gives each confirmed member it binds (owners and admins exempt) their own "My Items" collection, unless they have one. Refused when the organization cannot use policies, when a policy that needs Single organization is turned on without it (or Single organization is turned off under one), and when Single organization is turned on while members other than owners and admins also belong to other organizations (the official server revokes them instead). ${MANAGE}`,
   },
+  saveVNext: {
+    summary: 'Save a policy (vnext path)',
+    description: `The same save as \`PUT /organizations/{orgId}/policies/{type}\`, at the path web vaults of 2025 and early 2026 send every policy dialog to, usually with the \`{policy, metadata}\` body. ${MANAGE}`,
+  },
 } satisfies Record<string, RouteDoc>;
 
 /** Organization policies ({base_url}/organizations/{orgId}/policies/...). */
@@ -57,7 +61,10 @@ export const policyRoutes: FastifyPluginAsyncTypebox<{ policies: PolicyService; 
     policies.get(memberCaller(request), request.params.type),
   );
 
-  app.put(`${base}/:type`, { config: manage, schema: { tags, ...docs.save, params: PolicyTypeParams, body: PolicyBody, response: { 200: PolicyResponse } } }, async (request) =>
-    policies.save(memberCaller(request), request.params.type, request.body),
-  );
+  // The same save at both paths: web vaults of the putPolicyVNext period send every policy dialog to /vnext.
+  for (const [path, doc] of [[`${base}/:type`, docs.save], [`${base}/:type/vnext`, docs.saveVNext]] as const) {
+    app.put(path, { config: manage, schema: { tags, ...doc, params: PolicyTypeParams, body: PolicyBody, response: { 200: PolicyResponse } } }, async (request) =>
+      policies.save(memberCaller(request), request.params.type, request.body),
+    );
+  }
 };

@@ -98,6 +98,21 @@ describe('turning data ownership on with a collection name', () => {
     expect(after.get(user.memberId)?.id).toBe(given.get(user.memberId)?.id);
   });
 
+  it('does the same at the /vnext path web vaults of the putPolicyVNext period send to', async () => {
+    const { org, owner } = await freshOrgWithOwner(server);
+    const member = await seedTarget(server, org, { type: Role.User });
+    const res = await server.request('PUT', `/api/organizations/${org}/policies/${PolicyType.OrganizationDataOwnership}/vnext`, {
+      token: owner.token,
+      json: { policy: { enabled: true, data: null }, metadata: { defaultUserCollectionName: NAME } },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toMatchObject({ object: 'policy', organizationId: org, type: PolicyType.OrganizationDataOwnership, enabled: true });
+    const given = await defaultCollections(org);
+    expect([...given.keys()]).toEqual([member]);
+    expect(given.get(member)).toMatchObject({ name: NAME });
+    expect(await eventsOf(server, EventType.Policy_Updated, org)).toHaveLength(1);
+  });
+
   it('gives none without a name, with the flat body, or for another policy type', async () => {
     const { org, owner } = await freshOrgWithOwner(server);
     await seedTarget(server, org, { type: Role.User });
