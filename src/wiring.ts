@@ -39,7 +39,7 @@ import { giveDefaultCollections } from './features/collections/default-user-coll
 import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
 import { createOrganizationService } from './features/organizations/organizations.service.js';
-import { profileOrganizations, profileOrganizationsNew } from './features/organizations/profile-organizations.js';
+import { profileOrganizationsNew } from './features/organizations/profile-organizations.js';
 import { createOrganizationKeys } from './features/organizations/organization-keys.js';
 import { createBillingService } from './features/billing/billing.service.js';
 import { createPublicApiService } from './features/public-api/public-api.service.js';
@@ -77,7 +77,7 @@ export async function createFeatures(deps: WiringDeps) {
   const icons = createIcons({ config, clock });
   const health = createHealthService({ checks: [...p.checks, integrations.check, notifications.health] });
   const throttle = createLoginThrottle({ clock, store: rateLimits.store, perAccountAndIp: config.loginAttemptsPerAccount, perAccount: config.loginAttemptsPerAccountTotal, perIp: config.loginAttemptsPerIp, windowSeconds: config.loginAttemptWindowSeconds });
-  const accounts = createAccountService({ db, clock, hasher, audit, keys, mailer, brand, limits: rateLimits.store, pushes, files, registrationEnabled: config.registrationEnabled, isInvited: invitationCheck(keys), isEmergencyInvited: emergencyInvitationCheck(keys), publicUrl: config.publicUrl, isSoleOwner, profileOrganizations: (userId) => profileOrganizations(db, userId), profileOrganizationsNew: (userId) => profileOrganizationsNew(db, userId), masterPasswordPolicy: (userId) => masterPasswordPolicyFor(db, userId) });
+  const accounts = createAccountService({ db, clock, hasher, audit, keys, mailer, brand, limits: rateLimits.store, pushes, files, registrationEnabled: config.registrationEnabled, isInvited: invitationCheck(keys), isEmergencyInvited: emergencyInvitationCheck(keys), publicUrl: config.publicUrl, isSoleOwner, profileOrganizationsNew: (userId) => profileOrganizationsNew(db, userId), masterPasswordPolicy: (userId) => masterPasswordPolicyFor(db, userId) });
   const codes = createMailedCodes({ db, clock, mailer, brand, limits: rateLimits.store });
   const webauthn = createWebAuthn({ db, clock, rpName: config.serverName, publicUrl: config.publicUrl });
   const twoFactor = createTwoFactorService({ db, clock, hasher, audit, keys, mailer, brand, codes, pushes, webauthn, rememberDays: config.twoFactorRememberDays });

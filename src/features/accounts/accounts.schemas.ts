@@ -267,7 +267,7 @@ export function toKeysResponse(user: UserRow): Static<typeof KeysResponse> {
   return { object: 'keys', key: user.key, publicKey: user.public_key, privateKey: user.private_key, accountKeys: accountKeysOf(user) };
 }
 
-export function toProfileResponse(user: UserRow, organizations: unknown[] = [], twoFactorEnabled = false, organizationsNew: unknown[] = []): Static<typeof ProfileResponse> {
+export function toProfileResponse(user: UserRow, organizations: unknown[], twoFactorEnabled: boolean, organizationsNew: unknown[]): Static<typeof ProfileResponse> {
   return {
     object: 'profile',
     id: user.id,

@@ -11,10 +11,11 @@ import { randomApiKey } from '../../platform/auth/api-keys.js';
 import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
 import { toKeysResponse, toProfileResponse, toVerifiedPasswordPolicy, type KeysBody } from './accounts.schemas.js';
 import { accountKeysColumns, accountKeysOfRequest } from './account-keys.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
 
-/** The caller's organizations as `profile.organizations` shows them (the organizations feature reads them). */
-export type ProfileOrganizations = (userId: string) => Promise<unknown[]>;
+/** The caller's organizations as the profile shows them, each with its membership status (the organizations feature reads them). */
+export type ProfileOrganizations = (userId: string) => Promise<Array<{ status: number }>>;
 
 /**
  * The signed-in user's own account: the profile, the key pair, the master password, the API
@@ -24,7 +25,6 @@ export function createProfileService(
   deps: AccountEnds & {
     hasher: PasswordHasher;
     audit: AuditLog;
-    profileOrganizations: ProfileOrganizations;
     /** Confirmed and Accepted memberships, for `profile.organizationsNew`. */
     profileOrganizationsNew: ProfileOrganizations;
     /** The strictest master password policy of the user's organizations (the policies feature reads it). */
@@ -37,7 +37,9 @@ export function createProfileService(
   /** The profile as the clients read it: the account, its organizations and whether two-step login is on. */
   async function profileOf(userId: string) {
     const user = await getUser(userId);
-    const [organizations, organizationsNew] = await Promise.all([deps.profileOrganizations(userId), deps.profileOrganizationsNew(userId)]);
+    const organizationsNew = await deps.profileOrganizationsNew(userId);
+    // One read serves both lists, as in sync: `organizations` is the Confirmed part of `organizationsNew`.
+    const organizations = organizationsNew.filter((o) => o.status === (OrganizationUserStatusType.Confirmed as number));
     return toProfileResponse(user, organizations, (await usersWithTwoFactor(db, [userId])).has(userId), organizationsNew);
   }
 
