@@ -27,13 +27,14 @@ export async function updatePolicy(db: Executor, id: string, values: Pick<Policy
   await db.updateTable('policies').set(values).where('id', '=', id).execute();
 }
 
-/** Policies of the enabled organizations where the user's membership has one of `statuses`. */
-export async function policiesOfMemberships(db: Executor, userId: string, statuses: readonly number[], type?: PolicyType): Promise<PolicyRow[]> {
+/** Policies of the enabled organizations where the user's membership has one of `statuses`, with that status. */
+export async function policiesOfMemberships(db: Executor, userId: string, statuses: readonly number[], type?: PolicyType): Promise<(PolicyRow & { member_status: number })[]> {
   let query = db
     .selectFrom('policies')
     .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
     .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
     .selectAll('policies')
+    .select('organization_users.status as member_status')
     .where('organization_users.user_id', '=', userId)
     .where('organization_users.status', 'in', statuses)
     .where('organizations.enabled', '=', true);
@@ -55,22 +56,6 @@ export async function confirmedMembersExcept(db: Executor, organizationId: strin
     .orderBy('id')
     .execute();
   return rows.map((r) => r.id);
-}
-
-/** Policies of the enabled organizations where the user's membership has one of `statuses`, with that status. */
-export async function policiesWithMemberStatus(db: Executor, userId: string, statuses: readonly number[]): Promise<(PolicyRow & { member_status: number })[]> {
-  return db
-    .selectFrom('policies')
-    .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
-    .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
-    .selectAll('policies')
-    .select('organization_users.status as member_status')
-    .where('organization_users.user_id', '=', userId)
-    .where('organization_users.status', 'in', statuses)
-    .where('organizations.enabled', '=', true)
-    .orderBy('policies.organization_id')
-    .orderBy('policies.type')
-    .execute();
 }
 
 /**

@@ -9,7 +9,7 @@ import { EventType } from '../../platform/audit/event-type.js';
 import { actingOf, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { validatePolicyData } from './policy-data.js';
-import { confirmedMembersExcept, listPolicies, findPolicy, organizationOfMember, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, policiesWithMemberStatus, updatePolicy, type PolicyRow } from './policies.repository.js';
+import { confirmedMembersExcept, listPolicies, findPolicy, organizationOfMember, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
 import { defaultPolicyResponse, parseData, toPolicyResponse, toPolicyUpdate, type PolicyBody, type PolicyResponse } from './policies.schemas.js';
 import { PolicyType } from './policy-type.js';
 import { policyPush, userPush } from '../../platform/push/push-messages.js';
@@ -85,7 +85,7 @@ export async function masterPasswordPolicyFor(db: Executor, userId: string): Pro
  * clients prefer, so that an organization's policies bind a member from acceptance on), in one query.
  */
 export async function syncPoliciesForUser(db: Executor, userId: string): Promise<{ policies: PolicyResponse[]; policiesNew: PolicyResponse[] }> {
-  const rows = await policiesWithMemberStatus(db, userId, [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed]);
+  const rows = await policiesOfMemberships(db, userId, [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed]);
   const policiesNew = rows.map(toPolicyResponse);
   return { policies: policiesNew.filter((_, i) => rows[i]?.member_status === OrganizationUserStatusType.Confirmed), policiesNew };
 }
