@@ -56,7 +56,7 @@ export function validatePolicyData(type: PolicyType, data: unknown, at = 'data')
     kept[key] = value;
   }
   if (type === PolicyType.SendControls && kept.allowedDomains != null && kept.whoCanAccess !== 2) {
-    throw BadRequest.field('data.allowedDomains', 'Allowed domains can only be set when the required access type is set to specific people');
+    throw BadRequest.field(`${at}.allowedDomains`, 'Allowed domains can only be set when the required access type is set to specific people');
   }
   return kept;
 }

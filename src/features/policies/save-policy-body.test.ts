@@ -61,6 +61,13 @@ describe('the save body', () => {
     expect(await server.database.db.selectFrom('policies').select('id').where('organization_id', '=', org).execute()).toEqual([]);
     expect(await eventsOf(server, EventType.Policy_Updated, org)).toEqual([]);
   });
+
+  it('names the nested field when Send controls get domains without "specific people"', async () => {
+    const { org, owner } = await freshOrgWithOwner(server);
+    const res = await put(owner.token, org, PolicyType.SendControls, { policy: { enabled: true, data: { allowedDomains: 'x.com', whoCanAccess: 1 } } });
+    expect(res.status, res.text).toBe(400);
+    expect(Object.keys(res.body.validationErrors)).toEqual(['policy.data.allowedDomains']);
+  });
 });
 
 describe('turning data ownership on with a collection name', () => {
