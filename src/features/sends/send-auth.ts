@@ -40,22 +40,29 @@ function storedEmails(raw: string | null | undefined): string {
  * `authType`, and then addresses make the Send email-verified, else a password protects it, else
  * the Send keeps what it had. The official server opens an email-verified Send there instead;
  * but those clients never show the addresses, so an edit of its name from one would silently
- * open the Send to anyone with the link.
+ * open the Send to anyone with the link. The answer is a function of the stored row (null when
+ * creating), called inside the writing transaction.
  */
-export async function authFor(hasher: PasswordHasher, request: SendRequest, existing: SendAuth | null): Promise<SendAuth> {
-  switch (request.authType) {
-    case SendAuthType.Email:
-      return { password_hash: null, emails: storedEmails(request.emails) };
-    case SendAuthType.Password:
-      // A new password replaces the old one; an edit without one keeps it.
-      if (request.password) return { password_hash: await hasher.hash(request.password), emails: null };
-      if (existing?.password_hash) return { password_hash: existing.password_hash, emails: null };
-      throw BadRequest.field('password', 'A password is required.');
-    case SendAuthType.None:
-      return { password_hash: null, emails: null };
-    default:
-      if (parseEmails(request.emails).length > 0) return { password_hash: null, emails: storedEmails(request.emails) };
-      if (request.password) return { password_hash: await hasher.hash(request.password), emails: null };
-      return { password_hash: existing?.password_hash ?? null, emails: existing?.emails ?? null };
-  }
+export async function authFor(hasher: PasswordHasher, request: SendRequest): Promise<(existing: SendAuth | null) => SendAuth> {
+  // Hashed here, before the caller's transaction, so the hash holds no lock; the choice that
+  // needs the stored row waits for it.
+  const usesPassword = request.authType === SendAuthType.Password || (request.authType !== SendAuthType.Email && request.authType !== SendAuthType.None && parseEmails(request.emails).length === 0);
+  const hash = request.password && usesPassword ? await hasher.hash(request.password) : null;
+  return (existing) => {
+    switch (request.authType) {
+      case SendAuthType.Email:
+        return { password_hash: null, emails: storedEmails(request.emails) };
+      case SendAuthType.Password:
+        // A new password replaces the old one; an edit without one keeps it.
+        if (hash) return { password_hash: hash, emails: null };
+        if (existing?.password_hash) return { password_hash: existing.password_hash, emails: null };
+        throw BadRequest.field('password', 'A password is required.');
+      case SendAuthType.None:
+        return { password_hash: null, emails: null };
+      default:
+        if (parseEmails(request.emails).length > 0) return { password_hash: null, emails: storedEmails(request.emails) };
+        if (hash) return { password_hash: hash, emails: null };
+        return { password_hash: existing?.password_hash ?? null, emails: existing?.emails ?? null };
+    }
+  };
 }

@@ -97,7 +97,7 @@ export function createSendService(deps: SendDeps) {
   async function create(userId: string, client: ClientContext, request: SendRequest, file: SendData['file'] | null): Promise<SendRow> {
     const now = clock.now();
     checkDates(request, now, true);
-    const auth = await authFor(hasher, request, null);
+    const auth = (await authFor(hasher, request))(null);
     const stamp = now.toISOString();
     const data: SendData = { name: request.name ?? '', notes: request.notes ?? null, ...(file ? { file } : { text: { text: request.text?.text ?? null, hidden: Boolean(request.text?.hidden) } }) };
     const row: SendRow = {
@@ -227,6 +227,7 @@ export function createSendService(deps: SendDeps) {
       const now = clock.now();
       checkDates(request, now, false);
       const stamp = now.toISOString();
+      const auth = await authFor(hasher, request);
       const updated = await db.transaction().execute(async (tx) => {
         const row = await owned(tx, userId, id);
         if (row.type !== request.type) throw new BadRequest("Cannot change a Send's type");
@@ -240,7 +241,7 @@ export function createSendService(deps: SendDeps) {
         const values = {
           data: JSON.stringify(data),
           key: request.key,
-          ...(await authFor(hasher, request, row)),
+          ...auth(row),
           max_access_count: request.maxAccessCount ?? null,
           disabled: request.disabled,
           hide_email: Boolean(request.hideEmail),
