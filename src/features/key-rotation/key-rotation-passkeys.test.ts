@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { seedAccount, TEST_DEVICE, type LoggedInUser } from '../../../test/support/accounts.js';
+import { loginAccount, seedAccount, TEST_DEVICE, type LoggedInUser } from '../../../test/support/accounts.js';
 import {
   decryptEncString,
   deriveMasterKey,
@@ -183,5 +183,45 @@ describe('a key rotation with a passkey that unlocks the vault', () => {
     expect(errors[field]!.join(' ')).toContain(message);
     expect(await passkeyRows(user)).toEqual(before.passkeys);
     expect((await db().selectFrom('users').select('key').where('id', '=', user.userId).executeTakeFirstOrThrow()).key).toBe(before.key);
+  });
+});
+
+describe('a passkey ceremony a key rotation overtakes', () => {
+  /** Rotates the account's keys and logs in again with the new password, as the rotation ends every session. */
+  async function rotateAndLogIn(user: LoggedInUser): Promise<LoggedInUser> {
+    const { body } = await rotationOf(user);
+    const res = await rotate(user, body);
+    expect(res.status, res.text).toBe(200);
+    const masterPasswordHash = body.accountUnlockData.masterPasswordUnlockData.masterKeyAuthenticationHash;
+    return loginAccount(server, { ...user.account, masterPasswordHash });
+  }
+
+  it('refuses a passkey whose creation options came before the rotation: its keys wrap the old user key', async () => {
+    const user = await seedAccount(server);
+    const started = await api(user, 'POST', '/api/webauthn/attestation-options', { masterPasswordHash: user.account.masterPasswordHash });
+    expect(started.status, started.text).toBe(200);
+    const { options, token } = started.body as { options: Options; token: string };
+    const after = await rotateAndLogIn(user);
+    const keys = { encryptedUserKey: encryptText('old user key', user.account.userKey), encryptedPublicKey: encryptText('p', user.account.userKey), encryptedPrivateKey: encryptText('k', generateSymmetricKey()) };
+    const res = await api(after, 'POST', '/api/webauthn', { deviceResponse: new SoftAuthenticator(ORIGIN).register(options), name: 'Laptop', token, supportsPrf: true, ...keys });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.validationErrors).toEqual({ token: ['The token associated with your request is expired. A valid token is required to continue.'] });
+    expect(await passkeyRows(user)).toEqual([]);
+  });
+
+  it('refuses new keys for a passkey asked for before the rotation, keeping the re-wrapped ones', async () => {
+    const user = await seedAccount(server);
+    const passkey = await registerPasskey(user);
+    const started = await api(user, 'POST', '/api/webauthn/assertion-options', { masterPasswordHash: user.account.masterPasswordHash });
+    expect(started.status, started.text).toBe(200);
+    const { options, token } = started.body as { options: Options; token: string };
+    const after = await rotateAndLogIn(user);
+    const rotated = await passkeyRows(user);
+    const deviceResponse = JSON.parse(passkey.key.assert(options, { userHandle: handleOf(user) })) as unknown;
+    const keys = { encryptedUserKey: encryptText('old user key', user.account.userKey), encryptedPublicKey: encryptText('p', user.account.userKey), encryptedPrivateKey: encryptText('k', generateSymmetricKey()) };
+    const res = await api(after, 'PUT', '/api/webauthn', { deviceResponse, token, ...keys });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.validationErrors).toEqual({ token: ['The token associated with your request is invalid or has expired. A valid token is required to continue.'] });
+    expect(await passkeyRows(user)).toEqual(rotated);
   });
 });

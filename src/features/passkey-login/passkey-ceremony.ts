@@ -24,6 +24,11 @@ export interface IssuedChallenge {
   /** SHA-256 of the challenge: the key it is spent under. */
   hash: string;
   expirationDate: string;
+  /**
+   * A digest of the user's security stamp when the token was issued (null for login): a key
+   * rotation changes the stamp, so keys wrapped before it are refused (see stampOf).
+   */
+  stamp: string | null;
 }
 
 /** A passkey as an attestation proved it, ready to be stored. */
@@ -48,6 +53,9 @@ export function userIdOfHandle(handle: string | undefined): string | null {
 
 const hashOf = (challenge: string) => createHash('sha256').update(challenge).digest('base64url');
 
+/** What a token carries of the security stamp: a digest, as the token's payload is readable by its holder. */
+export const stampOf = (securityStamp: string) => createHash('sha256').update(`passkey-stamp:${securityStamp}`).digest('base64url');
+
 /**
  * The WebAuthn ceremonies of passkey login with @simplewebauthn/server, for the relying party of
  * PUBLIC_URL (its host is the RP ID, its origin the one expected in client data), as two-step
@@ -64,7 +72,8 @@ export function createPasskeyCeremony(deps: { keys: SigningKeys; rpName: string;
   async function readToken(token: string, typ: string): Promise<(IssuedChallenge & { scope: unknown; sub: unknown }) | null> {
     const payload = await deps.keys.verify(token, { typ });
     if (!payload || typeof payload.challenge !== 'string' || typeof payload.exp !== 'number') return null;
-    return { challenge: payload.challenge, hash: hashOf(payload.challenge), expirationDate: new Date(payload.exp * 1000).toISOString(), scope: payload.scope, sub: payload.sub };
+    const stamp = typeof payload.stamp === 'string' ? payload.stamp : null;
+    return { challenge: payload.challenge, hash: hashOf(payload.challenge), expirationDate: new Date(payload.exp * 1000).toISOString(), stamp, scope: payload.scope, sub: payload.sub };
   }
 
   return {
@@ -85,7 +94,7 @@ export function createPasskeyCeremony(deps: { keys: SigningKeys; rpName: string;
         authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'required' },
         timeout: TIMEOUT_MS,
       });
-      const token = await deps.keys.sign({ sub: user.id, challenge: options.challenge }, { typ: CREATE_TYP, expiresInSeconds: CREATE_TOKEN_SECONDS });
+      const token = await deps.keys.sign({ sub: user.id, challenge: options.challenge, stamp: stampOf(user.security_stamp) }, { typ: CREATE_TYP, expiresInSeconds: CREATE_TOKEN_SECONDS });
       return { options: { ...options, status: 'ok', errorMessage: '' }, token };
     },
 
@@ -125,12 +134,12 @@ export function createPasskeyCeremony(deps: { keys: SigningKeys; rpName: string;
     /**
      * Assertion options for any of the relying party's discoverable passkeys (an empty allow
      * list: the authenticator offers its own, and the user handle names the account) and their
-     * token, for `scope`; bound to `userId` when given.
+     * token, for `scope`; bound to `user` (and their security stamp) when given.
      */
-    async assertionOptions(scope: AssertionScope, userId: string | null) {
+    async assertionOptions(scope: AssertionScope, user: Pick<UserRow, 'id' | 'security_stamp'> | null) {
       const { generateAuthenticationOptions } = await webauthnLibrary();
       const options = await generateAuthenticationOptions({ rpID, allowCredentials: [], userVerification: 'required', timeout: TIMEOUT_MS });
-      const token = await deps.keys.sign({ scope, challenge: options.challenge, ...(userId ? { sub: userId } : {}) }, { typ: ASSERTION_TYP, expiresInSeconds: ASSERTION_TOKEN_SECONDS });
+      const token = await deps.keys.sign({ scope, challenge: options.challenge, ...(user ? { sub: user.id, stamp: stampOf(user.security_stamp) } : {}) }, { typ: ASSERTION_TYP, expiresInSeconds: ASSERTION_TOKEN_SECONDS });
       return { options: { ...options, allowCredentials: [], status: 'ok', errorMessage: '' }, token };
     },
 

@@ -6,7 +6,7 @@ import type { UserCaller } from '../../http/request-context.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { masterPasswordMatches, type SecretVerificationBody } from '../../platform/auth/secret-verification.js';
 import { findUserById, type UserRow } from '../../platform/auth/users.repository.js';
-import type { IssuedChallenge, PasskeyCeremony } from './passkey-ceremony.js';
+import { stampOf, type IssuedChallenge, type PasskeyCeremony } from './passkey-ceremony.js';
 import { deletePasskey, findPasskeyByCredentialId, insertPasskey, listPasskeys, spendChallenge, ssoRequired, updatePasskey } from './passkeys.repository.js';
 import { MAX_PASSKEYS, toPasskeyResponse, type CreatePasskeyBody, type PasskeyResponse, type UpdatePasskeyBody } from './passkeys.schemas.js';
 
@@ -33,6 +33,15 @@ export function createPasskeyService(deps: { db: Db; clock: Clock; hasher: Passw
 
   async function refuseWhenSsoRequired(userId: string): Promise<void> {
     if (await ssoRequired(db, userId)) throw new BadRequest(SSO_REQUIRED);
+  }
+
+  /**
+   * Locks the user's row and refuses a token issued before the security stamp last changed: a
+   * key rotation changes it, and keys the client wrapped with the old user key would never unlock.
+   */
+  async function refuseAfterRotation(tx: Executor, userId: string, challenge: IssuedChallenge, message: string): Promise<void> {
+    const user = await tx.selectFrom('users').select('security_stamp').where('id', '=', userId).forUpdate().executeTakeFirst();
+    if (!user || challenge.stamp !== stampOf(user.security_stamp)) throw BadRequest.field('token', message);
   }
 
   /** Spends the challenge in `tx`; a second answer to it (a replay, or a racing request) is refused like an expired token. */
@@ -86,8 +95,9 @@ export function createPasskeyService(deps: { db: Db; clock: Clock; hasher: Passw
         revision_date: now,
       };
       await db.transaction().execute(async (tx) => {
-        // The user's row is locked so that two registrations at once cannot both pass the limit.
-        await tx.selectFrom('users').select('id').where('id', '=', userId).forUpdate().executeTakeFirst();
+        // The user's row is locked so that two registrations at once cannot both pass the limit,
+        // and so that a key rotation cannot commit between this check and the insert.
+        await refuseAfterRotation(tx, userId, challenge, CREATE_TOKEN_INVALID);
         const existing = await listPasskeys(tx, userId);
         if (existing.length >= MAX_PASSKEYS) throw new BadRequest(TOO_MANY);
         if (existing.some((passkey) => passkey.credential_id === attested.credentialId)) throw BadRequest.field('deviceResponse', 'This passkey is already registered.');
@@ -99,8 +109,8 @@ export function createPasskeyService(deps: { db: Db; clock: Clock; hasher: Passw
 
     /** Assertion options (and their token, bound to the caller) for wrapping the keys of an existing passkey. */
     async assertionOptions({ userId }: UserCaller, body: SecretVerificationBody) {
-      await verifiedUser(userId, body);
-      const { options, token } = await ceremony.assertionOptions('UpdateKeySet', userId);
+      const user = await verifiedUser(userId, body);
+      const { options, token } = await ceremony.assertionOptions('UpdateKeySet', user);
       return { object: 'webAuthnLoginAssertionOptions' as const, options, token };
     },
 
@@ -125,6 +135,8 @@ export function createPasskeyService(deps: { db: Db; clock: Clock; hasher: Passw
           encrypted_private_key: body.encryptedPrivateKey,
           revision_date: clock.now().toISOString(),
         });
+        // Checked after the passkey's row is written (so locked), in the order a key rotation locks them.
+        await refuseAfterRotation(tx, userId, challenge, UPDATE_TOKEN_INVALID);
       });
     },
 
