@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import type { Db, Executor } from '../../db/database.js';
-import { BadRequest, NotFound, Unauthorized } from '../../http/errors.js';
+import { BadRequest, NotFound } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
-import { masterPasswordMatches, type SecretVerificationBody } from '../../platform/auth/secret-verification.js';
-import { findUserById, type UserRow } from '../../platform/auth/users.repository.js';
+import { verifyMasterPassword, type SecretVerificationBody } from '../../platform/auth/secret-verification.js';
+import type { UserRow } from '../../platform/auth/users.repository.js';
 import { stampOf, type IssuedChallenge, type PasskeyCeremony } from './passkey-ceremony.js';
 import { deletePasskey, findPasskeyByCredentialId, insertPasskey, listPasskeys, spendChallenge, ssoRequired, updatePasskey } from './passkeys.repository.js';
 import { MAX_PASSKEYS, toPasskeyResponse, type CreatePasskeyBody, type PasskeyResponse, type UpdatePasskeyBody } from './passkeys.schemas.js';
@@ -24,12 +24,8 @@ const TOO_MANY = `Unable to complete WebAuthn registration. An account logs in w
 export function createPasskeyService(deps: { db: Db; clock: Clock; hasher: PasswordHasher; ceremony: PasskeyCeremony }) {
   const { db, clock, ceremony } = deps;
 
-  async function verifiedUser(userId: string, body: SecretVerificationBody): Promise<UserRow> {
-    const user = await findUserById(db, userId);
-    if (!user) throw new Unauthorized();
-    if (!(await masterPasswordMatches(deps.hasher, user, body.secret || body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', 'User verification failed.');
-    return user;
-  }
+  const verifiedUser = (userId: string, body: SecretVerificationBody): Promise<UserRow> =>
+    verifyMasterPassword(db, deps.hasher, userId, body, () => BadRequest.field('masterPasswordHash', 'User verification failed.'));
 
   async function refuseWhenSsoRequired(userId: string): Promise<void> {
     if (await ssoRequired(db, userId)) throw new BadRequest(SSO_REQUIRED);

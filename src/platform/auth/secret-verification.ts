@@ -13,11 +13,13 @@ export interface SecretVerificationBody {
  * Checks the caller's master password hash before a destructive action (deleting an
  * organization, purging a vault); a wrong or missing one throws `refusal` (each route answers
  * its own 400). One-time codes are not offered: this server does not mail them for this purpose.
+ * Answers the user's row, which some callers need next.
  */
-export async function verifyMasterPassword(db: Executor, hasher: PasswordHasher, userId: string, body: SecretVerificationBody, refusal: () => BadRequest): Promise<void> {
+export async function verifyMasterPassword(db: Executor, hasher: PasswordHasher, userId: string, body: SecretVerificationBody, refusal: () => BadRequest): Promise<UserRow> {
   const user = await findUserById(db, userId);
   if (!user) throw new NotFound();
   if (!(await masterPasswordMatches(hasher, user, body.secret || body.masterPasswordHash))) throw refusal();
+  return user;
 }
 
 /** Whether `hash` is the user's master password hash (a missing one is not). */
