@@ -5,6 +5,8 @@ import { seedAccount } from '../../../test/support/accounts.js';
 import { loadSdk, registrationRequest } from '../../../test/support/sdk-internal.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { KdfType } from '../../platform/auth/kdf.js';
+import { hasV2Keys } from './account-keys.js';
+import { accountKeysOf } from './accounts.schemas.js';
 import { deriveMasterKey, masterPasswordHash } from './client-keys.js';
 
 // The WASM SDK inside the official web vault and browser extension: it makes the version-2
@@ -298,5 +300,20 @@ describe('POST /api/accounts/key-management/user-key-id', () => {
     const malformed = await post('not-a-key-id');
     expect(malformed.status).toBe(400);
     expect(Object.keys(malformed.body.validationErrors)).toEqual(['userKeyId']);
+  });
+});
+
+describe('the one rule for version-2 keys', () => {
+  const full = { wrapped_signing_key: '7.AAAA', verifying_key: 'AAAA', security_state: 'AAAA', security_version: 2 };
+  it('needs the signature pair and the security state, all four columns', () => {
+    expect(hasV2Keys(full)).toBe(true);
+    for (const column of Object.keys(full) as (keyof typeof full)[]) expect(hasV2Keys({ ...full, [column]: null })).toBe(false);
+  });
+  it('the keys answer agrees with the login rule on a half-written set', async () => {
+    const user = await seedAccount(server);
+    await server.database.db.updateTable('users').set({ wrapped_signing_key: '7.AAAA', security_state: 'AAAA' }).where('id', '=', user.userId).execute();
+    const row = await server.database.db.selectFrom('users').selectAll().where('id', '=', user.userId).executeTakeFirstOrThrow();
+    expect(hasV2Keys(row)).toBe(false);
+    expect(accountKeysOf(row)?.signatureKeyPair).toBeNull();
   });
 });

@@ -120,7 +120,15 @@ export function accountKeysColumns(keys: AccountKeys) {
   return { public_key: keys.publicKey, private_key: keys.wrappedPrivateKey, ...v2KeyColumns(keys.v2) };
 }
 
-/** Whether the account holds version-2 keys: only clients from 2025.11 on can use it. */
-export function hasV2Keys(user: Pick<UserRow, 'wrapped_signing_key' | 'security_state'>): boolean {
-  return Boolean(user.wrapped_signing_key && user.security_state);
+/** The users columns that together make an account's version-2 keys. */
+export type V2KeyFields = Pick<UserRow, 'wrapped_signing_key' | 'verifying_key' | 'security_state' | 'security_version'>;
+
+/**
+ * Whether the account holds version-2 keys: the signature pair and the security state, all of
+ * them. The one rule both the keys answers (accountKeysOf) and the login client-version rule
+ * use, so an account is never v2 for one and v1 for the other; only clients from 2025.11 on can
+ * use such an account.
+ */
+export function hasV2Keys(user: V2KeyFields): boolean {
+  return Boolean(user.wrapped_signing_key && user.verifying_key && user.security_state && user.security_version !== null);
 }

@@ -4,7 +4,7 @@ import { accountSalt, MasterPasswordAuthenticationBody, MasterPasswordUnlockBody
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { KdfType } from '../../platform/auth/kdf.js';
 import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
-import { AccountKeysRequest, KeyIdString } from './account-keys.js';
+import { AccountKeysRequest, hasV2Keys, KeyIdString } from './account-keys.js';
 
 const Hash = Type.String({ minLength: 1, maxLength: 1000 });
 const Enc = Type.String({ minLength: 1, maxLength: 10_000 });
@@ -245,7 +245,7 @@ const bool = (value: boolean | number) => Boolean(value);
 export function accountKeysOf(user: UserRow): Static<typeof AccountKeys> | null {
   if (!user.public_key || !user.private_key) return null;
   // As the official server: the signature pair and the security state only when both are there.
-  const v2 = user.wrapped_signing_key && user.verifying_key && user.security_state && user.security_version !== null;
+  const v2 = hasV2Keys(user);
   return {
     publicKeyEncryptionKeyPair: {
       wrappedPrivateKey: user.private_key,

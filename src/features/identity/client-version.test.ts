@@ -34,7 +34,7 @@ describe('a login with an approved device request to a version-2 account', () =>
     const approved = await server.request('PUT', `/api/auth-requests/${id}`, { token: user.accessToken, json: { deviceIdentifier: TEST_DEVICE.deviceIdentifier, requestApproved: true, key: '4.aGVsbG8=' } });
     expect(approved.status, approved.text).toBe(200);
     // The columns that make an account version-2 (accounts/account-keys.ts hasV2Keys).
-    await server.database.db.updateTable('users').set({ wrapped_signing_key: '7.AAAA', security_state: 'AAAA' }).where('id', '=', user.userId).execute();
+    await server.database.db.updateTable('users').set({ wrapped_signing_key: '7.AAAA', verifying_key: 'AAAA', security_state: 'AAAA', security_version: 2 }).where('id', '=', user.userId).execute();
 
     expect((await logIn(id, accessCode, {})).body.error).toBe('version_header_missing');
     expect((await logIn(id, accessCode, { 'bitwarden-client-version': '2025.10.0' })).body.error).toBe('invalid_client_version');

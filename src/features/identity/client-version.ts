@@ -1,6 +1,5 @@
 import { OAuthError } from '../../http/error-handler.js';
-import type { UserRow } from '../../platform/auth/users.repository.js';
-import { hasV2Keys } from '../accounts/account-keys.js';
+import { hasV2Keys, type V2KeyFields } from '../accounts/account-keys.js';
 
 /**
  * The oldest client that can use an account of version-2 keys (the official
@@ -35,7 +34,7 @@ function older(version: readonly number[], than: readonly number[]): boolean {
  * server, a version-1 account may still log in without the header, as scripts and older tools do
  * (docs/account-keys.md).
  */
-export function requireClientForKeys(user: Pick<UserRow, 'wrapped_signing_key' | 'security_state'>, clientVersion: string | null): void {
+export function requireClientForKeys(user: V2KeyFields, clientVersion: string | null): void {
   if (!hasV2Keys(user)) return;
   const version = parseClientVersion(clientVersion);
   if (!version) throw new OAuthError('version_header_missing', HEADER_MISSING);

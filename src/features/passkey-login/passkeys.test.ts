@@ -224,7 +224,7 @@ describe('the client version of a passkey login', () => {
     expect((await register(user, key)).status).toBe(200);
     expect((await passkeyLogin(user, key)).status).toBe(200);
     // The columns that make an account version-2 (accounts/account-keys.ts hasV2Keys).
-    await server.database.db.updateTable('users').set({ wrapped_signing_key: '7.AAAA', security_state: 'AAAA' }).where('id', '=', user.userId).execute();
+    await server.database.db.updateTable('users').set({ wrapped_signing_key: '7.AAAA', verifying_key: 'AAAA', security_state: 'AAAA', security_version: 2 }).where('id', '=', user.userId).execute();
     const failedBefore = (await eventsOf(server, EventType.User_FailedLogIn)).filter((e) => e.user_id === user.userId).length;
 
     const silent = await passkeyLogin(user, key);
