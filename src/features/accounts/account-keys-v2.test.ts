@@ -283,6 +283,39 @@ describe('POST /api/accounts/keys', () => {
     expect(sync.body.userDecryption.userKeyId).toBe(userKeyId);
     expect((await post({ publicKey: flat.publicKey, encryptedPrivateKey: '2.AAAA|AAAA|AAAA' })).body.message).toBe('The account already has a key pair.');
   });
+
+  it('refuses, naming the field, version-2 keys on top of the same version-1 pair instead of a 200 storing nothing', async () => {
+    const { body } = await sdkRegistrationBody();
+    const keys = body.accountKeys as { accountPublicKey: string; userKeyEncryptedAccountPrivateKey: string };
+    const userKeyId = (body.masterPasswordUnlock as { containedKeyId: string }).containedKeyId;
+    const user = await seedAccount(server);
+    await server.database.db.updateTable('users').set({ public_key: keys.accountPublicKey, private_key: keys.userKeyEncryptedAccountPrivateKey }).where('id', '=', user.userId).execute();
+    const post = (json: Record<string, unknown>) => server.request('POST', '/api/accounts/keys', { token: user.accessToken, json });
+    const flat = { publicKey: keys.accountPublicKey, encryptedPrivateKey: keys.userKeyEncryptedAccountPrivateKey };
+
+    const upgrade = await post({ ...flat, accountKeys: keys, userKeyId });
+    expect(upgrade.status).toBe(400);
+    expect(Object.keys(upgrade.body.validationErrors)).toEqual(['accountKeys']);
+    const newId = await post({ ...flat, userKeyId });
+    expect(newId.status).toBe(400);
+    expect(Object.keys(newId.body.validationErrors)).toEqual(['userKeyId']);
+    const row = await server.database.db.selectFrom('users').selectAll().where('id', '=', user.userId).executeTakeFirstOrThrow();
+    expect([row.wrapped_signing_key, row.user_key_id]).toEqual([null, null]);
+    expect((await post(flat)).status).toBe(200);
+  });
+
+  it('records the user key id with a version-1 pair too, as registration does', async () => {
+    const { body } = await sdkRegistrationBody();
+    const keys = body.accountKeys as { accountPublicKey: string; userKeyEncryptedAccountPrivateKey: string };
+    const userKeyId = (body.masterPasswordUnlock as { containedKeyId: string }).containedKeyId;
+    const user = await seedAccount(server);
+    await server.database.db.updateTable('users').set({ public_key: null, private_key: null }).where('id', '=', user.userId).execute();
+    const set = await server.request('POST', '/api/accounts/keys', { token: user.accessToken, json: { publicKey: keys.accountPublicKey, encryptedPrivateKey: keys.userKeyEncryptedAccountPrivateKey, userKeyId } });
+    expect(set.status, set.text).toBe(200);
+    expect(set.body.accountKeys.signatureKeyPair).toBeNull();
+    const sync = await server.request('GET', '/api/sync', { token: user.accessToken });
+    expect(sync.body.userDecryption.userKeyId).toBe(userKeyId);
+  });
 });
 
 describe('POST /api/accounts/key-management/user-key-id', () => {

@@ -10,7 +10,8 @@ import { endSessions, removeAccount, requireEnc, userOrThrow, type AccountEnds }
 import { randomApiKey } from '../../platform/auth/api-keys.js';
 import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
 import { toKeysResponse, toProfileResponse, toVerifiedPasswordPolicy, type KeysBody } from './accounts.schemas.js';
-import { accountKeysColumns, accountKeysOfRequest } from './account-keys.js';
+import { accountKeysColumns, accountKeysOfRequest, v2KeyColumns, type AccountKeys } from './account-keys.js';
+import type { UserRow } from '../../platform/auth/users.repository.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
 
@@ -86,14 +87,20 @@ export function createProfileService(
         ? accountKeysOfRequest(body.accountKeys, 'accountKeys')
         : { publicKey: body.publicKey, wrappedPrivateKey: requireEnc(body.encryptedPrivateKey, 'encryptedPrivateKey'), v2: null };
       if (body.accountKeys && !keys.v2) throw BadRequest.field('accountKeys', 'AccountKeys are only supported for V2 encryption.');
+      const userKeyId = body.userKeyId?.toLowerCase() ?? null;
       if (user.public_key || user.private_key) {
-        if (user.public_key === keys.publicKey && user.private_key === keys.wrappedPrivateKey) return toKeysResponse(user);
-        throw new BadRequest('The account already has a key pair.');
+        if (user.public_key !== keys.publicKey || user.private_key !== keys.wrappedPrivateKey) throw new BadRequest('The account already has a key pair.');
+        // A repeat answers 200 only when all it sends is already stored; an upgrade to version-2
+        // keys comes through key rotation, so a 200 here never hides keys left unstored.
+        if (keys.v2 && !sameV2Keys(user, keys)) throw BadRequest.field('accountKeys', 'The account already has a key pair; version-2 keys are set by key rotation.');
+        if (userKeyId && userKeyId !== user.user_key_id) throw BadRequest.field('userKeyId', 'The account already has a key pair; its user key id is not changed here.');
+        return toKeysResponse(user);
       }
       const now = clock.now().toISOString();
       await updateUser(db, userId, {
         ...accountKeysColumns(keys),
-        ...(keys.v2 && body.userKeyId && !user.user_key_id ? { user_key_id: body.userKeyId.toLowerCase() } : {}),
+        // As at registration: the key id names the user key, so it is recorded whenever the client sends one.
+        ...(userKeyId && !user.user_key_id ? { user_key_id: userKeyId } : {}),
         revision_date: now,
         account_revision_date: now,
       });
@@ -163,3 +170,9 @@ export function createProfileService(
 }
 
 export type ProfileService = ReturnType<typeof createProfileService>;
+
+/** Whether the stored version-2 columns are exactly those the set would write. */
+function sameV2Keys(user: UserRow, keys: AccountKeys): boolean {
+  const columns = v2KeyColumns(keys.v2);
+  return (Object.keys(columns) as (keyof typeof columns)[]).every((column) => user[column] === columns[column]);
+}
