@@ -6,6 +6,9 @@ export function Nullable<T extends TSchema>(schema: T) {
   return Type.Union([schema, Type.Null()]);
 }
 
+/** A key id as clients send it (the COSE key id of a user key): 32 hex digits. */
+export const KeyIdString = Type.String({ pattern: '^[0-9a-fA-F]{32}$' });
+
 /** The address part of `Email`'s pattern, unanchored, for schemas that allow more around it. */
 export const EMAIL_ADDRESS_PATTERN = '[^\\s@\\x00-\\x1f\\x7f]+@[^\\s@\\x00-\\x1f\\x7f]+';
 

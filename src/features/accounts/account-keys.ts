@@ -14,7 +14,6 @@ import type { UserRow } from '../../platform/auth/users.repository.js';
  */
 
 /** A key id: 16 bytes, hex (the official KeyId). Upper case is accepted and stored lower-cased. */
-export const KeyIdString = Type.String({ pattern: '^[0-9a-fA-F]{32}$' });
 
 const Public = Type.String({ minLength: 1, maxLength: 10_000 });
 const Wrapped = Type.String({ minLength: 1, maxLength: 20_000 });

@@ -1,10 +1,10 @@
 import { Type, type Static } from 'typebox';
-import { Email, Guid, Nullable } from '../../http/schemas.js';
+import { Email, Guid, KeyIdString, Nullable } from '../../http/schemas.js';
 import { accountSalt, MasterPasswordAuthenticationBody, MasterPasswordUnlockBody } from '../../platform/auth/master-password.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import type { KdfType } from '../../platform/auth/kdf.js';
 import type { MasterPasswordPolicyResponse } from '../policies/policies.service.js';
-import { AccountKeysRequest, hasV2Keys, KeyIdString } from './account-keys.js';
+import { AccountKeysRequest, hasV2Keys } from './account-keys.js';
 
 const Hash = Type.String({ minLength: 1, maxLength: 1000 });
 const Enc = Type.String({ minLength: 1, maxLength: 10_000 });

@@ -1,5 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
-import { EncString, Guid, NullableDateTime, NullableEncString } from '../../http/schemas.js';
+import { EncString, Guid, KeyIdString, Nullable, NullableDateTime, NullableEncString } from '../../http/schemas.js';
 import { AttachmentResponseSchema } from './attachments.schemas.js';
 import { attachmentsJson } from './attachment-data.js';
 import type { ItemAccess } from '../../platform/access/grants.js';
@@ -191,11 +191,12 @@ export const CipherRequest = Type.Object({
   name: NullableEncString(1000),
   notes: NullableEncString(10000),
   data: Type.Optional(
-    Type.Unsafe<string | null>({
-      type: ['string', 'null'],
-      maxLength: SEALED_DATA_MAX_LENGTH,
-      description: 'An item sealed whole by the client: a JSON object with `format_version`, encrypted; with it, the name and the sub-objects are dropped',
-    }),
+    Nullable(
+      Type.String({
+        maxLength: SEALED_DATA_MAX_LENGTH,
+        description: 'An item sealed whole by the client: a JSON object with `format_version`, encrypted; with it, the name and the sub-objects are dropped',
+      }),
+    ),
   ),
   favorite: nullable(Type.Boolean()),
   /** CipherRepromptType: None 0, Password 1. */
@@ -213,7 +214,7 @@ export const CipherRequest = Type.Object({
   passwordHistory: nullable(Type.Array(PasswordHistory)),
   lastKnownRevisionDate: Type.Optional(NullableDateTime),
   /** The key id of the key the client encrypted with (clients 2026.8 on), checked on personal items (encrypted-by.ts). */
-  encryptedByKeyId: nullable(Type.String({ pattern: '^[0-9a-fA-F]{32}$' })),
+  encryptedByKeyId: Type.Optional(Nullable(KeyIdString)),
   /** The attachments' file names and keys, re-encrypted by the client (on a share: for the organization). */
   attachments2: nullable(
     Type.Record(Type.String({ pattern: '^[a-z0-9]{1,64}$' }), Type.Object({ fileName: NullableEncString(1000), key: NullableEncString(1000) }), {

@@ -3,7 +3,7 @@ import { Type, type Static } from 'typebox';
 import type { Executor } from '../../db/database.js';
 import { isEncString } from '../../http/enc-string.js';
 import { BadRequest, MODEL_STATE_INVALID } from '../../http/errors.js';
-import { Nullable } from '../../http/schemas.js';
+import { KeyIdString, Nullable } from '../../http/schemas.js';
 import { validateKdf, type KdfSettings } from './kdf.js';
 import { deleteRefreshTokensOfUser } from './tokens.repository.js';
 import { updateUser, type UserRow } from './users.repository.js';
@@ -40,7 +40,7 @@ export const MasterPasswordUnlockBody = Type.Object({
   masterKeyWrappedUserKey: Type.String({ minLength: 1, maxLength: 10_000 }),
   salt: Salt,
   /** The key id of the user key inside (clients of 2026.8 on): checked against the account's. */
-  containedKeyId: Type.Optional(Nullable(Type.String({ pattern: '^[0-9a-fA-F]{32}$' }))),
+  containedKeyId: Type.Optional(Nullable(KeyIdString)),
 });
 export type MasterPasswordUnlockBody = Static<typeof MasterPasswordUnlockBody>;
 
