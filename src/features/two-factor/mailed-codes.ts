@@ -8,7 +8,7 @@ import { sendOrFail } from '../mail/delivery.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
 import type { LimitStore } from '../rate-limits/limit-store.js';
 import { keyDigest } from '../rate-limits/rate-limits.js';
-import { countWrongCode, deleteCode, findCode, putCode, takeCode } from './two-factor.repository.js';
+import { deleteDeadCode, putCode, spendCodeTry, takeCode } from './two-factor.repository.js';
 
 /** What each emailed code is for; a new code of a purpose replaces the user's previous one. */
 export const CodePurpose = {
@@ -20,7 +20,7 @@ export const CodePurpose = {
 export type CodePurpose = (typeof CodePurpose)[keyof typeof CodePurpose];
 
 export const CODE_MINUTES = 10;
-const CODE_TRIES = 5;
+export const CODE_TRIES = 5;
 /** Codes one account may be sent in CODE_MINUTES, whatever the addresses asking. */
 const CODE_MAILS = 5;
 
@@ -62,17 +62,15 @@ export function createMailedCodes(deps: { db: Db; clock: Clock; mailer: Mailer; 
      * code counts a try; a code past its time or tries is gone.
      */
     async use(userId: string, purpose: CodePurpose, code: string, target?: string): Promise<boolean> {
-      const row = await findCode(db, userId, purpose);
-      if (!row) return false;
-      if (row.expiration_date <= clock.now().toISOString() || row.attempts >= CODE_TRIES) {
-        await deleteCode(db, userId, purpose);
+      const now = clock.now().toISOString();
+      // The try is spent before the comparison, so concurrent guesses get at most CODE_TRIES checks.
+      const live = await spendCodeTry(db, userId, purpose, now, CODE_TRIES);
+      if (!live) {
+        await deleteDeadCode(db, userId, purpose, now, CODE_TRIES);
         return false;
       }
       const hash = codeHash(userId, purpose, code.trim());
-      if (!safeEqual(hash, row.code_hash) || (target !== undefined && row.target !== target)) {
-        await countWrongCode(db, userId, purpose);
-        return false;
-      }
+      if (!safeEqual(hash, live.code_hash) || (target !== undefined && live.target !== target)) return false;
       return takeCode(db, userId, purpose, hash);
     },
   };

@@ -5,6 +5,8 @@ import { testClock } from '../../../test/support/clock.js';
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../../platform/audit/event-type.js';
+import { createMemoryStore } from '../rate-limits/limit-store.js';
+import { CODE_TRIES, CodePurpose, createMailedCodes } from './mailed-codes.js';
 import { totpCode } from './totp.js';
 
 let server: TestServer;
@@ -335,5 +337,24 @@ describe('email codes', () => {
     expect(limited.status).toBe(400);
     expect(limited.body.message).toMatch(/Too many codes/);
     for (let i = 0; i < 4; i++) await sink.waitFor(target);
+  });
+
+  it('checks at most five of many wrong codes sent at once', async () => {
+    const user = await createUser(server);
+    const read = await api('POST', '/two-factor/get-email', user.accessToken, { masterPasswordHash: user.account.masterPasswordHash });
+    const uvt = String(read.body.userVerificationToken);
+    const target = `race.${user.userId.slice(0, 8)}@example.com`;
+    await api('POST', '/two-factor/send-email', user.accessToken, { email: target, userVerificationToken: uvt });
+    const { code } = await mailedCode(target);
+    const wrong = code === '000000' ? '111111' : '000000';
+    // Straight to the service: HTTP requests of one test client rarely overlap enough to race.
+    const unusedMailer = { enabled: false, send: async () => undefined, check: async () => undefined };
+    const codes = createMailedCodes({ db: server.database.db, clock, mailer: unusedMailer, brand: { serverName: 'x', publicUrl: 'https://x' }, limits: createMemoryStore({ maxKeys: 10 }) });
+    const answers = await Promise.all(Array.from({ length: 3 * CODE_TRIES }, () => codes.use(user.userId, CodePurpose.TwoFactorSetup, wrong, target)));
+    expect(answers).toEqual(answers.map(() => false));
+    // Each check spends a try first, so the count stops at the limit (or the spent code is gone).
+    const row = await server.database.db.selectFrom('one_time_codes').select('attempts').where('user_id', '=', user.userId).executeTakeFirst();
+    expect([undefined, CODE_TRIES]).toContain(row?.attempts);
+    expect((await api('PUT', '/two-factor/email', user.accessToken, { email: target, token: code, userVerificationToken: uvt })).status).toBe(400);
   });
 });
