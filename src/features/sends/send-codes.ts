@@ -7,7 +7,7 @@ import { sendOrLog } from '../mail/delivery.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
 import type { LimitStore } from '../rate-limits/limit-store.js';
 import { keyDigest } from '../rate-limits/rate-limits.js';
-import { countWrongSendCode, deleteSendCode, findSendCode, putSendCode, takeSendCode } from './sends.repository.js';
+import { deleteDeadSendCode, putSendCode, spendSendCodeTry, takeSendCode } from './sends.repository.js';
 
 /** How long a mailed code opens its Send: the official server keeps its codes five minutes. */
 export const SEND_CODE_MINUTES = 5;
@@ -15,6 +15,18 @@ export const SEND_CODE_MINUTES = 5;
 export const SEND_CODE_TRIES = 5;
 /** Codes one address may be mailed for one Send in SEND_CODE_MINUTES, so no one can flood it. */
 export const SEND_CODE_MAILS = 3;
+/**
+ * Codes one address may try on one Send in a day, whatever codes were mailed meanwhile (a new
+ * code restarts SEND_CODE_TRIES, not this). A Send lives at most 31 days, so an address gets at
+ * most 10 + 31 × 10 = 320 guesses at a six-digit code: a chance below 1 in 3,000.
+ */
+export const SEND_CODE_GUESSES_PER_DAY = 10;
+
+const guessBucket = (sendId: string, email: string) => ({
+  key: `send-guess:${keyDigest(`${sendId}\n${email}`)}`,
+  intervalMs: (24 * 60 * 60_000) / SEND_CODE_GUESSES_PER_DAY,
+  burst: SEND_CODE_GUESSES_PER_DAY,
+});
 
 const emailDigest = (sendId: string, email: string) => createHash('sha256').update(`send-email\n${sendId}\n${email}`).digest('base64url');
 const codeHash = (sendId: string, email: string, code: string) => createHash('sha256').update(`send-code\n${sendId}\n${email}\n${code}`).digest('base64url');
@@ -56,21 +68,25 @@ export function createSendCodes(deps: { db: Db; clock: Clock; mailer: Mailer; br
       void sendOrLog(deps.mailer, message, log, 'Send verification code');
     },
 
-    /** Uses a code: right, unexpired and within its tries. A wrong code counts a try; one past its time or tries is gone. */
+    /**
+     * Uses a code: right, unexpired, within its tries and within the address's guesses of the
+     * day. Every check spends a try first, so concurrent guesses get at most SEND_CODE_TRIES
+     * checks; the right code gives its guess back. A code past its time or tries is gone.
+     */
     async use(sendId: string, email: string, code: string): Promise<boolean> {
       const digest = emailDigest(sendId, email);
-      const row = await findSendCode(db, sendId, digest);
-      if (!row) return false;
-      if (row.expiration_date <= clock.now().toISOString() || row.attempts >= SEND_CODE_TRIES) {
-        await deleteSendCode(db, sendId, digest);
+      const now = clock.now();
+      const live = await spendSendCodeTry(db, sendId, digest, now.toISOString(), SEND_CODE_TRIES);
+      if (live === undefined) {
+        await deleteDeadSendCode(db, sendId, digest, now.toISOString(), SEND_CODE_TRIES);
         return false;
       }
+      const guesses = [guessBucket(sendId, email)];
+      if (!(await deps.limits.consume(guesses, now.getTime())).allowed) return false;
       const hash = codeHash(sendId, email, code.trim());
-      if (!safeEqual(hash, row.code_hash)) {
-        await countWrongSendCode(db, sendId, digest);
-        return false;
-      }
-      return takeSendCode(db, sendId, digest, hash);
+      if (!safeEqual(hash, live) || !(await takeSendCode(db, sendId, digest, hash))) return false;
+      await deps.limits.refund(guesses, now.getTime());
+      return true;
     },
   };
 }

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createUser, type LoggedInUser } from '../../../test/support/accounts.js';
+import { createUser, loginAccount, type LoggedInUser } from '../../../test/support/accounts.js';
 import { testClock } from '../../../test/support/clock.js';
 import { fileSendBody, textSendBody } from '../../../test/support/sends.js';
 import { startSmtpSink, type SmtpSink } from '../../../test/support/smtp-sink.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { schemaErrors } from '../../../test/support/vault.js';
-import { SEND_CODE_MAILS, SEND_CODE_MINUTES, SEND_CODE_TRIES } from './send-codes.js';
+import { createMemoryStore } from '../rate-limits/limit-store.js';
+import { createSendCodes, SEND_CODE_GUESSES_PER_DAY, SEND_CODE_MAILS, SEND_CODE_MINUTES, SEND_CODE_TRIES } from './send-codes.js';
 import { MAX_EMAILS_CHARS } from './send-auth.js';
 import { SendResponse } from './sends.schemas.js';
 
@@ -170,6 +171,48 @@ describe('the send_access grant of an email-verified Send', () => {
     expect((await grant({ send_id: send.accessId, email: 'tries@example.com', otp: late })).body).toMatchObject(EMAIL_AND_OTP);
     const fresh = await mailedCode(send.accessId, 'tries@example.com');
     expect((await grant({ send_id: send.accessId, email: 'tries@example.com', otp: fresh })).status).toBe(200);
+  });
+
+  it(`checks at most ${SEND_CODE_TRIES} of many wrong codes sent at once`, async () => {
+    const send = await emailSend('race@example.com');
+    const code = await mailedCode(send.accessId, 'race@example.com');
+    const wrong = code === '000000' ? '111111' : '000000';
+    // Straight to the service: HTTP requests of one test client rarely overlap enough to race.
+    const unusedMailer = { enabled: false, send: async () => undefined, check: async () => undefined };
+    const codes = createSendCodes({ db: server.database.db, clock, mailer: unusedMailer, brand: { serverName: 'x', publicUrl: 'https://x' }, limits: createMemoryStore({ maxKeys: 10 }) });
+    const answers = await Promise.all(Array.from({ length: 3 * SEND_CODE_TRIES }, () => codes.use(send.id, 'race@example.com', wrong)));
+    expect(answers).toEqual(answers.map(() => false));
+    // Each check spends a try first, so the count stops at the limit (or the spent code is gone).
+    const row = await server.database.db.selectFrom('send_access_codes').select('attempts').where('send_id', '=', send.id).executeTakeFirst();
+    expect([undefined, SEND_CODE_TRIES]).toContain(row?.attempts);
+    expect((await grant({ send_id: send.accessId, email: 'race@example.com', otp: code })).body).toMatchObject(EMAIL_AND_OTP);
+  });
+
+  it(`allows one address ${SEND_CODE_GUESSES_PER_DAY} wrong codes a day, however many codes it is mailed`, async () => {
+    clock.advance(SEND_CODE_MINUTES * MINUTE);
+    const send = await emailSend('guesser@example.com,other-guesser@example.com');
+    const wrongFor = (code: string) => (code === '000000' ? '111111' : '000000');
+    let guessed = 0;
+    while (guessed < SEND_CODE_GUESSES_PER_DAY) {
+      clock.advance(SEND_CODE_MINUTES * MINUTE);
+      const code = await mailedCode(send.accessId, 'guesser@example.com');
+      for (let i = 0; i < SEND_CODE_TRIES && guessed < SEND_CODE_GUESSES_PER_DAY; i++, guessed++) {
+        expect((await grant({ send_id: send.accessId, email: 'guesser@example.com', otp: wrongFor(code) })).body).toMatchObject(EMAIL_AND_OTP);
+      }
+    }
+    // A fresh code has all its tries, but the address has no guess left today: even the right code is refused.
+    clock.advance(SEND_CODE_MINUTES * MINUTE);
+    const refused = await mailedCode(send.accessId, 'guesser@example.com');
+    expect((await grant({ send_id: send.accessId, email: 'guesser@example.com', otp: refused })).body).toMatchObject(EMAIL_AND_OTP);
+    // Another address of the same Send keeps its own guesses.
+    const otherCode = await mailedCode(send.accessId, 'other-guesser@example.com');
+    expect((await grant({ send_id: send.accessId, email: 'other-guesser@example.com', otp: otherCode })).status).toBe(200);
+
+    clock.advance(DAY);
+    // A day later the test's access tokens have run out too.
+    [alice, bob] = [await loginAccount(server, alice.account), await loginAccount(server, bob.account)];
+    const next = await mailedCode(send.accessId, 'guesser@example.com');
+    expect((await grant({ send_id: send.accessId, email: 'guesser@example.com', otp: next })).status).toBe(200);
   });
 
   it(`mails one address at most ${SEND_CODE_MAILS} codes for a Send in ${SEND_CODE_MINUTES} minutes`, async () => {

@@ -118,25 +118,36 @@ export async function putSendCode(executor: Executor, row: { send_id: string; em
     .execute();
 }
 
-export async function findSendCode(executor: Executor, sendId: string, emailDigest: string) {
-  return executor.selectFrom('send_access_codes').selectAll().where('send_id', '=', sendId).where('email_digest', '=', emailDigest).executeTakeFirst();
-}
-
 /** Uses a code: deleted only while it is still the same one, so of two uses at once only one gets it. */
 export async function takeSendCode(executor: Executor, sendId: string, emailDigest: string, codeHash: string): Promise<boolean> {
   const done = await executor.deleteFrom('send_access_codes').where('send_id', '=', sendId).where('email_digest', '=', emailDigest).where('code_hash', '=', codeHash).executeTakeFirst();
   return Number(done.numDeletedRows) === 1;
 }
 
-export async function countWrongSendCode(executor: Executor, sendId: string, emailDigest: string): Promise<void> {
-  await executor
+/**
+ * Spends one try of the live code, in one statement so that concurrent guesses cannot all read
+ * the same count: answers the code's hash when a try was left, nothing when the code is gone,
+ * past its time (`now`) or past its `tries`.
+ */
+export async function spendSendCodeTry(executor: Executor, sendId: string, emailDigest: string, now: string, tries: number): Promise<string | undefined> {
+  const row = await executor
     .updateTable('send_access_codes')
     .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
     .where('send_id', '=', sendId)
     .where('email_digest', '=', emailDigest)
-    .execute();
+    .where('attempts', '<', tries)
+    .where('expiration_date', '>', now)
+    .returning('code_hash')
+    .executeTakeFirst();
+  return row?.code_hash;
 }
 
-export async function deleteSendCode(executor: Executor, sendId: string, emailDigest: string): Promise<void> {
-  await executor.deleteFrom('send_access_codes').where('send_id', '=', sendId).where('email_digest', '=', emailDigest).execute();
+/** Forgets a code past its time or tries; a live one (a new code mailed meanwhile) stays. */
+export async function deleteDeadSendCode(executor: Executor, sendId: string, emailDigest: string, now: string, tries: number): Promise<void> {
+  await executor
+    .deleteFrom('send_access_codes')
+    .where('send_id', '=', sendId)
+    .where('email_digest', '=', emailDigest)
+    .where((eb) => eb.or([eb('attempts', '>=', tries), eb('expiration_date', '<=', now)]))
+    .execute();
 }
