@@ -41,7 +41,7 @@ export function createSendCodes(deps: { db: Db; clock: Clock; mailer: Mailer; br
   return {
     /**
      * Mails a new code to a listed address, replacing the one before. Past SEND_CODE_MAILS in
-     * SEND_CODE_MINUTES nothing is sent. The mail goes out after the answer, so neither its
+     * SEND_CODE_MINUTES nothing is sent. The grant runs this after its answer, so neither its
      * time nor a mail server's refusal (logged) tells the caller anything about the list.
      */
     async issue(sendId: string, email: string, log: MailLog): Promise<void> {
