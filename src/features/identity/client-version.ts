@@ -6,14 +6,14 @@ import { hasV2Keys, type V2KeyFields } from '../accounts/account-keys.js';
  * `MinimumClientVersionForV2Encryption`): an older one would read the COSE keys as garbage and,
  * worse, could write data under a key format it does not know.
  */
-export const MIN_CLIENT_VERSION_FOR_V2 = [2025, 11, 0] as const;
+const MIN_CLIENT_VERSION_FOR_V2 = [2025, 11, 0] as const;
 
 const UPGRADE = 'Please update your app to continue using Bitwarden';
 const HEADER_MISSING =
   'No client version header found, required to prevent encryption errors. Please confirm your client is supplying the header: "Bitwarden-Client-Version"';
 
 /** `Bitwarden-Client-Version` as the official server parses it (.NET Version: 2 to 4 numbers); null when it is not one. */
-export function parseClientVersion(text: string | null): number[] | null {
+function parseClientVersion(text: string | null): number[] | null {
   if (!text || !/^\d{1,9}(\.\d{1,9}){1,3}$/.test(text.trim())) return null;
   return text.trim().split('.').map(Number);
 }

@@ -4,6 +4,7 @@ import { CipherRequest } from '../vault/ciphers.schemas.js';
 import { SendRequest } from '../sends/sends.schemas.js';
 import { AccountKeysRequest } from '../accounts/account-keys.js';
 import { MAX_PASSKEYS } from '../passkey-login/passkeys.schemas.js';
+import type { prfPasskeys } from '../passkey-login/passkeys.repository.js';
 
 /**
  * The bounds of one rotation, fixed in the code (not settings). The whole body is also held to
@@ -132,12 +133,8 @@ export const canWrapFor = {
   grant: (g: Pick<GrantKeyRow, 'grantee_id' | 'grantee_public_key'>): boolean => Boolean(g.grantee_id && g.grantee_public_key),
 };
 
-/** A passkey that unlocks the vault: all three of its wrapped keys are stored (passkeys.repository.ts prfPasskeys). */
-export interface PasskeyKeyRow {
-  id: string;
-  encrypted_user_key: string | null;
-  encrypted_public_key: string | null;
-}
+/** A passkey that unlocks the vault: all three of its wrapped keys are stored. */
+export type PasskeyKeyRow = Pick<Awaited<ReturnType<typeof prfPasskeys>>[number], 'id' | 'encrypted_user_key' | 'encrypted_public_key'>;
 
 /**
  * The rotation data as the official KeyRotationDataQuery builds it: organizations with a public
@@ -169,8 +166,8 @@ export function toKeyRotationDataResponse(
     passkeyKeyData: passkeys.map((p) => ({
       object: 'passkeyKeyData',
       id: p.id,
-      encryptedPublicKey: p.encrypted_public_key ?? '',
-      encryptedUserKey: p.encrypted_user_key ?? '',
+      encryptedPublicKey: p.encrypted_public_key,
+      encryptedUserKey: p.encrypted_user_key,
     })),
   };
 }

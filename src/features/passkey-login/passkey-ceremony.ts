@@ -44,7 +44,7 @@ export interface AttestedPasskey {
 /** RFC 4122 byte order: the user handle the authenticator keeps and hands back at login. */
 const userHandleOf = (userId: string) => new Uint8Array(Buffer.from(userId.replace(/-/g, ''), 'hex'));
 
-export function userIdOfHandle(handle: string | undefined): string | null {
+function userIdOfHandle(handle: string | undefined): string | null {
   if (!handle) return null;
   const hex = Buffer.from(handle, 'base64url').toString('hex');
   if (hex.length !== 32) return null;

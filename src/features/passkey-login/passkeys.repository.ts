@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, NotNull, Selectable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { WebAuthnCredentialsTable } from '../../db/schema.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
@@ -8,10 +8,6 @@ export type PasskeyRow = Selectable<WebAuthnCredentialsTable>;
 
 export async function listPasskeys(db: Executor, userId: string): Promise<PasskeyRow[]> {
   return db.selectFrom('webauthn_credentials').selectAll().where('user_id', '=', userId).orderBy('creation_date').orderBy('id').execute();
-}
-
-export async function findPasskey(db: Executor, userId: string, id: string): Promise<PasskeyRow | undefined> {
-  return db.selectFrom('webauthn_credentials').selectAll().where('user_id', '=', userId).where('id', '=', id).executeTakeFirst();
 }
 
 export async function findPasskeyByCredentialId(db: Executor, userId: string, credentialId: string): Promise<PasskeyRow | undefined> {
@@ -39,10 +35,7 @@ export async function deletePasskey(db: Executor, userId: string, id: string): P
  * The passkeys that can unlock the vault (all three wrapped keys stored), for sync's
  * userDecryption and for a key rotation, which must re-wrap the new user key for each of them.
  */
-export async function prfPasskeys(
-  db: Executor,
-  userId: string,
-): Promise<Pick<PasskeyRow, 'id' | 'credential_id' | 'encrypted_user_key' | 'encrypted_public_key' | 'encrypted_private_key'>[]> {
+export async function prfPasskeys(db: Executor, userId: string) {
   return db
     .selectFrom('webauthn_credentials')
     .select(['id', 'credential_id', 'encrypted_user_key', 'encrypted_public_key', 'encrypted_private_key'])
@@ -51,6 +44,7 @@ export async function prfPasskeys(
     .where('encrypted_user_key', 'is not', null)
     .where('encrypted_public_key', 'is not', null)
     .where('encrypted_private_key', 'is not', null)
+    .$narrowType<{ encrypted_user_key: NotNull; encrypted_public_key: NotNull; encrypted_private_key: NotNull }>()
     .orderBy('creation_date')
     .orderBy('id')
     .execute();

@@ -42,7 +42,7 @@ function dataOf(policy: { data: string | null }): SendControlsData {
 const splitList = (text: string) => text.split(',').map((d) => d.trim().toLowerCase()).filter((d) => d !== '');
 
 /** Whether every address is at one of the domains or below one (`mail.example.com` for `example.com`). */
-export function emailsWithinDomains(emails: readonly string[], domains: readonly string[]): boolean {
+function emailsWithinDomains(emails: readonly string[], domains: readonly string[]): boolean {
   if (domains.length === 0) return true;
   return emails.every((email) => {
     const domain = email.slice(email.lastIndexOf('@') + 1).toLowerCase();

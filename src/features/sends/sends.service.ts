@@ -34,7 +34,6 @@ export const SEND_UPLOAD_WINDOW_MS = 60 * 60 * 1000;
 const MINUTE = 60 * 1000;
 const DAY = 24 * 60 * MINUTE;
 
-export { DISABLE_SEND, HIDE_EMAIL_DISALLOWED } from './send-policies.js';
 
 /** Bitwarden's date rules for a Send (SendRequestModel.ValidateCreation / ValidateEdit). */
 function checkDates(request: SendRequest, now: Date, creating: boolean): void {

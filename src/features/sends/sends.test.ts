@@ -14,7 +14,7 @@ import { OrganizationUserType } from '../../platform/access/roles.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { accessIdOf, idOfAccessId } from './send-id.js';
 import { SendAccessResponse, SendResponse } from './sends.schemas.js';
-import { DISABLE_SEND, HIDE_EMAIL_DISALLOWED } from './sends.service.js';
+import { DISABLE_SEND, HIDE_EMAIL_DISALLOWED } from './send-policies.js';
 import { fileSendBody, SEND_TEXT as TEXT, textSendBody } from '../../../test/support/sends.js';
 
 const HASH = 'c2VuZC1wYXNzd29yZC1oYXNoLWZyb20tdGhlLWNsaWVudA==';
