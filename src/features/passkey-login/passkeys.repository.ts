@@ -1,7 +1,7 @@
 import type { Insertable, NotNull, Selectable } from 'kysely';
 import type { Executor } from '../../db/database.js';
 import type { WebAuthnCredentialsTable } from '../../db/schema.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
+import { bindingPolicies } from '../policies/policies.repository.js';
 import { PolicyType } from '../policies/policy-type.js';
 
 export type PasskeyRow = Selectable<WebAuthnCredentialsTable>;
@@ -67,21 +67,8 @@ export async function spendChallenge(db: Executor, challengeHash: string, expira
 
 /**
  * Whether an organization's Require single sign-on policy (4) binds the user, as the official
- * RequireSsoPolicyRequirement decides: an enabled policy of an enabled organization that uses
- * policies, where the user is an accepted or confirmed member other than an owner or admin.
+ * RequireSsoPolicyRequirement decides (bindingPolicies: owners and admins are exempt).
  */
 export async function ssoRequired(db: Executor, userId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('organization_users')
-    .innerJoin('policies', (join) => join.onRef('policies.organization_id', '=', 'organization_users.organization_id').on('policies.type', '=', PolicyType.RequireSso))
-    .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
-    .select('organization_users.id')
-    .where('organization_users.user_id', '=', userId)
-    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
-    .where('organization_users.type', 'not in', [OrganizationUserType.Owner, OrganizationUserType.Admin])
-    .where('policies.enabled', '=', true)
-    .where('organizations.enabled', '=', true)
-    .where('organizations.use_policies', '=', true)
-    .executeTakeFirst();
-  return row !== undefined;
+  return (await bindingPolicies(db, userId, [PolicyType.RequireSso])).length > 0;
 }

@@ -1,6 +1,7 @@
 import type { Selectable } from 'kysely';
 import type { PoliciesTable } from '../../db/schema.js';
 import type { Executor } from '../../db/database.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import type { PolicyType } from './policy-type.js';
 
 export type PolicyRow = Selectable<PoliciesTable>;
@@ -78,4 +79,26 @@ export async function membersInOtherOrganizations(db: Executor, organizationId: 
     .orderBy('users.email')
     .execute();
   return rows.map((r) => r.email);
+}
+
+/**
+ * The enabled policies of the given types that bind a user: those of enabled organizations with
+ * policies where the user is an accepted or confirmed member other than Owner or Admin (the
+ * official Send and single sign-on requirements exempt those roles). One query for all the types.
+ */
+export async function bindingPolicies(executor: Executor, userId: string, types: readonly PolicyType[]): Promise<{ type: number; data: string | null }[]> {
+  if (types.length === 0) return [];
+  return executor
+    .selectFrom('policies')
+    .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
+    .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
+    .select(['policies.type', 'policies.data'])
+    .where('organization_users.user_id', '=', userId)
+    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
+    .where('organization_users.type', 'not in', [OrganizationUserType.Owner, OrganizationUserType.Admin])
+    .where('organizations.enabled', '=', true)
+    .where('organizations.use_policies', '=', true)
+    .where('policies.type', 'in', [...types])
+    .where('policies.enabled', '=', true)
+    .execute();
 }

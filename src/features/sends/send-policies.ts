@@ -1,7 +1,7 @@
 import type { Executor } from '../../db/database.js';
 import { BadRequest } from '../../http/errors.js';
 import { PolicyType } from '../policies/policy-type.js';
-import { bindingPolicies } from './sends.repository.js';
+import { bindingPolicies } from '../policies/policies.repository.js';
 import { SendType, type SendRow } from './sends.schemas.js';
 import { parseEmails } from './send-auth.js';
 
@@ -90,13 +90,15 @@ function sendControlsRefusal(data: SendControlsData, send: SendCandidate): strin
  * official server reads the first that sets each field, in no set order.
  */
 export async function assertSendAllowed(executor: Executor, userId: string, send: SendCandidate): Promise<void> {
-  if ((await bindingPolicies(executor, userId, PolicyType.DisableSend)).length > 0) throw new BadRequest(DISABLE_SEND);
+  const policies = await bindingPolicies(executor, userId, [PolicyType.DisableSend, PolicyType.SendOptions, PolicyType.SendControls]);
+  const ofType = (type: PolicyType) => policies.filter((policy) => policy.type === (type as number));
+  if (ofType(PolicyType.DisableSend).length > 0) throw new BadRequest(DISABLE_SEND);
   if (send.hide_email) {
-    for (const policy of await bindingPolicies(executor, userId, PolicyType.SendOptions)) {
+    for (const policy of ofType(PolicyType.SendOptions)) {
       if (dataOf(policy).disableHideEmail === true) throw new BadRequest(HIDE_EMAIL_DISALLOWED);
     }
   }
-  for (const policy of await bindingPolicies(executor, userId, PolicyType.SendControls)) {
+  for (const policy of ofType(PolicyType.SendControls)) {
     const refusal = sendControlsRefusal(dataOf(policy), send);
     if (refusal) throw new BadRequest(refusal);
   }

@@ -2,8 +2,6 @@ import { sql } from 'kysely';
 import type { Insertable } from 'kysely';
 import type { SendsTable } from '../../db/schema.js';
 import type { Executor } from '../../db/database.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
-import type { PolicyType } from '../policies/policy-type.js';
 import type { SendRow } from './sends.schemas.js';
 
 export async function listSends(executor: Executor, userId: string): Promise<SendRow[]> {
@@ -81,27 +79,6 @@ export async function useDownload(executor: Executor, id: string, sendId: string
     )
     .executeTakeFirst();
   return Number(done.numDeletedRows) === 1;
-}
-
-/**
- * The enabled policies of a type that bind a user: those of enabled organizations with policies
- * where the user is an accepted or confirmed member other than Owner or Admin (the official
- * Send policies exempt those roles).
- */
-export async function bindingPolicies(executor: Executor, userId: string, type: PolicyType): Promise<{ data: string | null }[]> {
-  return executor
-    .selectFrom('policies')
-    .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
-    .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
-    .select('policies.data')
-    .where('organization_users.user_id', '=', userId)
-    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
-    .where('organization_users.type', 'not in', [OrganizationUserType.Owner, OrganizationUserType.Admin])
-    .where('organizations.enabled', '=', true)
-    .where('organizations.use_policies', '=', true)
-    .where('policies.type', '=', type)
-    .where('policies.enabled', '=', true)
-    .execute();
 }
 
 /** Sends whose deletion date has passed, oldest first. */
