@@ -1,4 +1,5 @@
-import type { Insertable, Selectable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
+import { chunks } from '../../db/chunks.js';
 import type { Executor } from '../../db/database.js';
 import type { OrganizationsTable, OrganizationUsersTable } from '../../db/schema.js';
 import { OrganizationUserStatusType, OrganizationUserType } from './roles.js';
@@ -41,20 +42,17 @@ const DEFAULT_USER_COLLECTION = 1;
  * the items in it stay with the organization and admins can tell whose it was.
  */
 export async function releaseDefaultCollections(db: Executor, memberIds: readonly string[], now: string): Promise<void> {
-  for (let i = 0; i < memberIds.length; i += 500) {
-    const rows = await db
-      .selectFrom('collections')
-      .innerJoin('collection_users', 'collection_users.collection_id', 'collections.id')
-      .innerJoin('organization_users', 'organization_users.id', 'collection_users.organization_user_id')
-      .leftJoin('users', 'users.id', 'organization_users.user_id')
-      .select(['collections.id', 'collections.default_user_collection_email as kept', 'organization_users.email as invited', 'users.email as account'])
-      .where('collections.type', '=', DEFAULT_USER_COLLECTION)
-      .where('collection_users.organization_user_id', 'in', memberIds.slice(i, i + 500))
+  for (const ids of chunks(memberIds, 500)) {
+    // One statement per slice: each collection takes its member's email from a correlated read.
+    const memberEmail = sql<string | null>`(select coalesce(ou.email, u.email) from collection_users cu
+      join organization_users ou on ou.id = cu.organization_user_id left join users u on u.id = ou.user_id
+      where cu.collection_id = collections.id and cu.organization_user_id in (${sql.join(ids)}) limit 1)`;
+    await db
+      .updateTable('collections')
+      .set({ type: SHARED_COLLECTION, default_user_collection_email: sql<string | null>`coalesce(default_user_collection_email, ${memberEmail})`, revision_date: now })
+      .where('type', '=', DEFAULT_USER_COLLECTION)
+      .where('id', 'in', (eb) => eb.selectFrom('collection_users').select('collection_id').where('organization_user_id', 'in', ids))
       .execute();
-    for (const row of rows) {
-      const email = row.kept ?? row.invited ?? row.account ?? null;
-      await db.updateTable('collections').set({ type: SHARED_COLLECTION, default_user_collection_email: email, revision_date: now }).where('id', '=', row.id).execute();
-    }
   }
 }
 
