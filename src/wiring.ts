@@ -35,7 +35,7 @@ import { createSyncService } from './features/vault/sync.service.js';
 import { adminsUnassignedItems } from './features/vault/unassigned-ciphers.repository.js';
 import type { UserCaller } from './http/request-context.js';
 import { createPolicyService, masterPasswordPolicyFor } from './features/policies/policies.service.js';
-import { giveDefaultCollections } from './features/collections/default-user-collections.js';
+import { giveBoundMembersDefaultCollections } from './features/collections/default-user-collections.js';
 import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
 import { createOrganizationService } from './features/organizations/organizations.service.js';
@@ -97,7 +97,7 @@ export async function createFeatures(deps: WiringDeps) {
   const sync = createSyncService({ db, engine: database.engine, apiBase, cache: syncCache });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
-  const policies = createPolicyService({ db, audit, clock, pushes, invitationValid: invitationTokenCheck(keys), giveDefaultCollections });
+  const policies = createPolicyService({ db, audit, clock, pushes, invitationValid: invitationTokenCheck(keys), giveDefaultCollections: giveBoundMembersDefaultCollections });
   const events = createEventQueryService({ db, clock });
   const eventRetention = createEventRetention({ db, clock, days: config.eventRetentionDays, onRun: (result) => instruments.scheduledJobRun('event-retention', result) });
   const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes, selfHosted: config.selfHosted });

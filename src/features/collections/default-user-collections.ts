@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { chunks } from '../../db/chunks.js';
 import type { Executor } from '../../db/database.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { CollectionType } from './collection-type.js';
 
 /** Of `memberIds`, those who already have a "My Items" collection in the organization. */
@@ -42,4 +43,21 @@ export async function giveDefaultCollections(tx: Executor, organizationId: strin
       .execute();
   }
   return given;
+}
+
+/** Whom the data ownership policy binds: members with an account, other than owners and admins. */
+export function boundByDataOwnership(member: { type: number; user_id: string | null }): boolean {
+  return member.user_id !== null && member.type !== (OrganizationUserType.Owner as number) && member.type !== (OrganizationUserType.Admin as number);
+}
+
+/** Gives every confirmed member the data ownership policy binds a "My Items" collection (the policy was just turned on). */
+export async function giveBoundMembersDefaultCollections(tx: Executor, organizationId: string, name: string, now: string): Promise<string[]> {
+  const members = await tx
+    .selectFrom('organization_users')
+    .select(['id', 'type', 'user_id'])
+    .where('organization_id', '=', organizationId)
+    .where('status', '=', OrganizationUserStatusType.Confirmed)
+    .orderBy('id')
+    .execute();
+  return giveDefaultCollections(tx, organizationId, members.filter(boundByDataOwnership).map((m) => m.id), name, now);
 }

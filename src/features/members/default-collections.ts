@@ -1,7 +1,6 @@
 import type { Executor } from '../../db/database.js';
 import type { OrganizationRow } from '../../platform/access/memberships.js';
-import { OrganizationUserType } from '../../platform/access/roles.js';
-import { giveDefaultCollections } from '../collections/default-user-collections.js';
+import { boundByDataOwnership, giveDefaultCollections } from '../collections/default-user-collections.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { PolicyType } from '../policies/policy-type.js';
 import type { MemberRow } from './members.repository.js';
@@ -18,7 +17,7 @@ export async function createDefaultCollections(tx: Executor, org: OrganizationRo
   if (!name?.trim() || !org.use_policies) return;
   const policy = await findPolicy(tx, org.id, PolicyType.OrganizationDataOwnership);
   if (!policy?.enabled) return;
-  const bound = members.filter((m) => m.user_id && m.type !== OrganizationUserType.Owner && m.type !== OrganizationUserType.Admin);
+  const bound = members.filter(boundByDataOwnership);
   if (bound.length === 0) return;
   await giveDefaultCollections(tx, org.id, bound.map((m) => m.id), name, now);
 }

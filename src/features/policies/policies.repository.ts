@@ -45,20 +45,6 @@ export async function policiesOfMemberships(db: Executor, userId: string, status
   return query.orderBy('policies.organization_id').orderBy('policies.type').execute();
 }
 
-/** Confirmed members of the organization with an account, other than those of the `exemptTypes` roles. */
-export async function confirmedMembersExcept(db: Executor, organizationId: string, confirmed: number, exemptTypes: readonly number[]): Promise<string[]> {
-  const rows = await db
-    .selectFrom('organization_users')
-    .select('id')
-    .where('organization_id', '=', organizationId)
-    .where('status', '=', confirmed)
-    .where('type', 'not in', exemptTypes)
-    .where('user_id', 'is not', null)
-    .orderBy('id')
-    .execute();
-  return rows.map((r) => r.id);
-}
-
 /**
  * Members of the organization (other than `exceptUserId`, owners, admins, invited and revoked
  * members) who also belong to another organization, where they are more than invited.

@@ -9,7 +9,7 @@ import { EventType } from '../../platform/audit/event-type.js';
 import { actingOf, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { validatePolicyData } from './policy-data.js';
-import { confirmedMembersExcept, listPolicies, findPolicy, organizationOfMember, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
+import { listPolicies, findPolicy, organizationOfMember, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
 import { defaultPolicyResponse, parseData, toPolicyResponse, toPolicyUpdate, type PolicyBody, type PolicyResponse } from './policies.schemas.js';
 import { PolicyType } from './policy-type.js';
 import { policyPush, userPush } from '../../platform/push/push-messages.js';
@@ -104,8 +104,8 @@ export function createPolicyService(deps: {
   pushes: Pushes;
   /** Whether an invitation link's token is valid for its membership and email (organizations/invitations.ts). */
   invitationValid: (link: InvitationLink) => Promise<boolean>;
-  /** The writer of "My Items" collections (collections/default-user-collections.ts), passed in as the collections feature sits above this one. */
-  giveDefaultCollections: (tx: Executor, organizationId: string, memberIds: readonly string[], name: string, now: string) => Promise<string[]>;
+  /** Gives the confirmed members the data ownership policy binds their "My Items" (collections/default-user-collections.ts), passed in as the collections feature sits above this one. */
+  giveDefaultCollections: (tx: Executor, organizationId: string, name: string, now: string) => Promise<string[]>;
 }) {
   const { db, audit, clock } = deps;
 
@@ -220,8 +220,7 @@ export function createPolicyService(deps: {
         // Turning data ownership on with a collection name gives the confirmed members it binds their "My Items", as officially.
         const name = update.defaultUserCollectionName;
         if (type === PolicyType.OrganizationDataOwnership && update.enabled && !current?.enabled && name?.trim()) {
-          const bound = await confirmedMembersExcept(tx, membership.organizationId, OrganizationUserStatusType.Confirmed, [OrganizationUserType.Owner, OrganizationUserType.Admin]);
-          await deps.giveDefaultCollections(tx, membership.organizationId, bound, name, now);
+          await deps.giveDefaultCollections(tx, membership.organizationId, name, now);
         }
         await touchOrganizationMembers(tx, [membership.organizationId], now);
         return row;
