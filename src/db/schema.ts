@@ -10,6 +10,7 @@ import type {
   TwoFactorRememberTokensTable,
 } from './schema/auth.js';
 import type { WebAuthnCredentialsTable, WebAuthnSpentChallengesTable } from './schema/passkeys.js';
+import type { SsoConfigsTable, SsoUsersTable } from './schema/sso.js';
 import type { EventsTable, SecretReadSetsTable, SecretReadSetMembersTable } from './schema/events.js';
 import type {
   OrganizationIntegrationsTable,
@@ -117,6 +118,8 @@ export interface DB {
   sends: SendsTable;
   send_downloads: SendDownloadsTable;
   webauthn_credentials: WebAuthnCredentialsTable;
+  sso_configs: SsoConfigsTable;
+  sso_users: SsoUsersTable;
   webauthn_spent_challenges: WebAuthnSpentChallengesTable;
   send_access_codes: SendAccessCodesTable;
 }

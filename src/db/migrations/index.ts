@@ -26,6 +26,7 @@ import { defaultCollectionEmail } from './0027-default-collection-email.js';
 import { passkeyLogin } from './0028-passkey-login.js';
 import { sendEmails } from './0029-send-emails.js';
 import { revocationReasons } from './0030-revocation-reasons.js';
+import { sso } from './0031-sso.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -56,5 +57,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0028-passkey-login': passkeyLogin(engine),
     '0029-send-emails': sendEmails(engine),
     '0030-revocation-reasons': revocationReasons(),
+    '0031-sso': sso(engine),
   };
 }
