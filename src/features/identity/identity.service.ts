@@ -15,8 +15,6 @@ import {
   type DeviceRow,
   type UserRow,
 } from '../../platform/auth/users.repository.js';
-import { accountKeysOf, kdfJson } from '../accounts/accounts.schemas.js';
-import { accountSalt } from '../../platform/auth/master-password.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
@@ -30,9 +28,10 @@ import { parseDeviceType } from '../devices/device-types.js';
 import { LimitsUnavailable } from '../rate-limits/failover-store.js';
 import type { LoginAttempt, LoginThrottle } from '../rate-limits/login-throttle.js';
 import type { Instruments } from '../operations/metrics.js';
-import type { IssuedTokens, TokenService } from '../../platform/auth/tokens.js';
+import type { TokenService } from '../../platform/auth/tokens.js';
 import type { PasskeyLoginService } from '../passkey-login/passkey-login.service.js';
 import { requireClientForKeys } from './client-version.js';
+import { createTokenResponses, type DecryptionOptions } from './token-response.js';
 
 /** The official first-party clients; none has a secret. */
 export const STATIC_CLIENTS = new Set(['web', 'browser', 'desktop', 'cli', 'mobile', 'connector']);
@@ -41,6 +40,7 @@ const INVALID_PASSWORD = 'Username or password is incorrect. Try again.';
 const DISABLED = 'This account has been disabled. Contact your administrator.';
 const TWO_FACTOR_REQUIRED = 'Two factor required.';
 const INVALID_TWO_FACTOR = 'Two-step token is invalid. Try again.';
+const SSO_REQUIRED = 'SSO authentication is required.';
 
 /** Form keys are matched case-insensitively, as the official server does. */
 export type TokenForm = Record<string, string>;
@@ -60,6 +60,14 @@ function required(form: TokenForm, name: string): string {
   const value = form[name.toLowerCase()];
   if (!value) throw new OAuthError('invalid_request', `${name} is required.`);
   return value;
+}
+
+/** A single sign-on code checked (not yet spent): whose login it is, and the one spend of it. */
+export interface SsoRedemption {
+  user: UserRow;
+  organizationId: string;
+  /** Marks the code used; false when another request spent it first. */
+  spend: () => Promise<boolean>;
 }
 
 /** A `client_credentials` grant for the client ids it accepts (personal and organization API keys, machine accounts). */
@@ -88,8 +96,21 @@ export function createIdentityService(deps: {
   passkeyLogin?: Pick<PasskeyLoginService, 'verify'>;
   /** Grant types beyond the OAuth ones, by name (`send_access`: sends/send-access.ts). */
   extensionGrants?: Record<string, (caller: AnonymousCaller, form: TokenForm) => Promise<Record<string, unknown>>>;
+  /** Ways to unlock beyond the master password, in every user token answer (trusted devices). */
+  decryptionOptions?: DecryptionOptions;
+  /**
+   * Whether an organization's Require single sign-on policy binds this user: then a password or
+   * passkey login is refused, and only a login through the organization's SSO is let in.
+   */
+  ssoRequired?: (user: UserRow) => Promise<boolean>;
+  /**
+   * `grant_type=authorization_code`: redeems the code a single sign-on login ended with (its
+   * PKCE verifier, client and redirect) for the account it logged in; the login itself is this service's.
+   */
+  ssoLogin?: { redeem: (form: TokenForm, client: ClientContext) => Promise<SsoRedemption> };
 }) {
   const { db, clock } = deps;
+  const userTokenResponse = createTokenResponses({ db, decryptionOptions: deps.decryptionOptions });
 
   /** The device fields every user login must carry. */
   function deviceOf(form: TokenForm): { type: number; identifier: string; name: string } {
@@ -130,55 +151,6 @@ export function createIdentityService(deps: {
     }
   }
 
-  /** The token response with the account fields the official clients require. */
-  async function userTokenResponse(
-    user: UserRow,
-    tokens: IssuedTokens,
-    scope: string,
-    extra: Record<string, unknown> = {},
-    /** More ways to unlock (a passkey login's WebAuthnPrfOption). */
-    decryption: Record<string, unknown> = {},
-  ): Promise<Record<string, unknown>> {
-    const kdf = kdfJson(user);
-    const accountKeys = accountKeysOf(user);
-    return {
-      access_token: tokens.accessToken,
-      expires_in: tokens.expiresIn,
-      token_type: 'Bearer',
-      ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
-      scope,
-      ...(user.private_key ? { PrivateKey: user.private_key } : {}),
-      ...(accountKeys ? { AccountKeys: accountKeys } : {}),
-      ...(user.key ? { Key: user.key } : {}),
-      Kdf: kdf.kdfType,
-      KdfIterations: kdf.iterations,
-      ...(kdf.memory !== null ? { KdfMemory: kdf.memory } : {}),
-      ...(kdf.parallelism !== null ? { KdfParallelism: kdf.parallelism } : {}),
-      // Older clients and the SDK still read ResetMasterPassword.
-      ResetMasterPassword: false,
-      ForcePasswordReset: Boolean(user.force_password_reset),
-      MasterPasswordPolicy: await masterPasswordPolicyFor(db, user.id),
-      UserDecryptionOptions: {
-        HasMasterPassword: Boolean(user.master_password_hash),
-        MasterPasswordUnlock: {
-          Kdf: {
-            KdfType: kdf.kdfType,
-            Iterations: kdf.iterations,
-            ...(kdf.memory !== null ? { Memory: kdf.memory } : {}),
-            ...(kdf.parallelism !== null ? { Parallelism: kdf.parallelism } : {}),
-          },
-          MasterKeyEncryptedUserKey: user.key,
-          MasterKeyWrappedUserKey: user.key,
-          Salt: accountSalt(user),
-          ...(user.user_key_id ? { ContainedKeyId: user.user_key_id } : {}),
-        },
-        ...decryption,
-        Object: 'userDecryptionOptions',
-      },
-      ...extra,
-    };
-  }
-
   /** Refuses a client too old for the account's keys, as a failed login (User_FailedLogIn), as the official server does. */
   async function clientFitsKeys(user: UserRow, context: ClientContext, proven?: () => Promise<void>): Promise<void> {
     try {
@@ -189,6 +161,15 @@ export function createIdentityService(deps: {
       await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
       throw error;
     }
+  }
+
+  /** Refuses a password or passkey login that an organization's Require single sign-on policy covers, once the credentials are proven. */
+  async function requireNoSso(user: UserRow, context: ClientContext, proven?: () => Promise<void>): Promise<void> {
+    if (!deps.ssoRequired || !(await deps.ssoRequired(user))) return;
+    await proven?.();
+    await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+    deps.instruments?.loginFailed('sso-required');
+    throw new OAuthError('invalid_grant', SSO_REQUIRED);
   }
 
   /** The throttle's verdict; in closed mode, while the shared store is out of use, a 503 the clients retry. */
@@ -277,6 +258,7 @@ export function createIdentityService(deps: {
       throw new OAuthError('invalid_grant', DISABLED);
     }
     await clientFitsKeys(user, context, () => attempt.succeeded());
+    await requireNoSso(user, context, () => attempt.succeeded());
     // The account's row for this device, if it has logged in before: read once for every step below.
     const known = await findDevice(db, user.id, device.identifier);
     const second = await secondStep(user, form, context, attempt, known, log);
@@ -297,7 +279,7 @@ export function createIdentityService(deps: {
     await deps.audit.record(db, context, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
     const rememberToken = second.remember && deps.twoFactor ? await deps.twoFactor.issueRememberToken(user, deviceRow.id) : null;
     await deps.loginChecks?.afterLogin(user, device, Boolean(deviceRow.created), context, log);
-    return userTokenResponse(user, tokens, scopes.join(' '), rememberToken ? { TwoFactorToken: rememberToken } : {});
+    return userTokenResponse({ user, device: deviceRow }, tokens, scopes.join(' '), rememberToken ? { TwoFactorToken: rememberToken } : {});
   }
 
   /**
@@ -323,20 +305,67 @@ export function createIdentityService(deps: {
     // The official BaseRequestValidator holds every grant to the client version once the account
     // is proven: a passkey unlocks the same keys a password does.
     await clientFitsKeys(user, context);
+    await requireNoSso(user, context);
     const known = await findDevice(db, user.id, device.identifier);
     await deps.loginChecks?.beforeLogin(user, form, Boolean(known), true, log);
     const deviceRow = await registerDevice(user, device, known);
     const tokens = await deps.tokens.issueUserTokens({ user, device: deviceRow, clientId, scopes, withRefreshToken: scopes.includes('offline_access') });
     await deps.audit.record(db, context, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
     await deps.loginChecks?.afterLogin(user, device, Boolean(deviceRow.created), context, log);
-    return userTokenResponse(user, tokens, scopes.join(' '), {}, prfOption ? { WebAuthnPrfOption: prfOption } : {});
+    return userTokenResponse({ user, device: deviceRow }, tokens, scopes.join(' '), {}, prfOption ? { WebAuthnPrfOption: prfOption } : {});
+  }
+
+  /**
+   * `grant_type=authorization_code`: the end of a single sign-on login, the code standing for the
+   * identity provider's word on who this is. Two-step login still applies; the code stays good for
+   * the retry that carries the second factor and is spent only when tokens are issued. The
+   * provider has verified the person, so the new-device email check is not asked.
+   */
+  async function ssoGrant(sso: NonNullable<typeof deps.ssoLogin>, form: TokenForm, client: ClientContext, log: MailLog): Promise<Record<string, unknown>> {
+    const clientId = required(form, 'client_id');
+    if (!STATIC_CLIENTS.has(clientId)) throw new OAuthError('invalid_client', 'Unknown client.');
+    const scopes = (form.scope ?? 'api').split(' ').filter(Boolean);
+    if (!scopes.includes('api') || scopes.some((s) => s !== 'api' && s !== 'offline_access')) {
+      throw new OAuthError('invalid_scope', 'The requested scope is not allowed for this client.');
+    }
+    const device = deviceOf(form);
+    const context = { ...client, deviceType: device.type };
+    const { user, organizationId, spend } = await sso.redeem(form, context);
+    if (user.disabled) {
+      await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+      deps.instruments?.loginFailed('disabled');
+      throw new OAuthError('invalid_grant', DISABLED);
+    }
+    await clientFitsKeys(user, context);
+    const attempt = await takeLoginAttempt(user.email, client.ipAddress);
+    if (!attempt.allowed) {
+      const wait = attempt.retryAfterSeconds;
+      const message = `Too many failed login attempts. Try again in ${wait} seconds.`;
+      deps.instruments?.loginFailed('throttled');
+      throw new OAuthError('invalid_grant', message, message, 429, {}, wait);
+    }
+    const known = await findDevice(db, user.id, device.identifier);
+    const second = await secondStep(user, form, context, attempt, known, log);
+    await attempt.succeeded();
+    await deps.loginChecks?.beforeLogin(user, form, Boolean(known), true, log);
+    // A code logs in once: a second redemption racing this one loses.
+    if (!(await spend())) {
+      deps.instruments?.loginFailed('sso');
+      throw new OAuthError('invalid_grant', 'invalid_grant', 'The authorization code is invalid or has been used.');
+    }
+    const deviceRow = await registerDevice(user, device, known);
+    const tokens = await deps.tokens.issueUserTokens({ user, device: deviceRow, clientId, scopes, withRefreshToken: scopes.includes('offline_access') });
+    await deps.audit.record(db, context, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
+    const rememberToken = second.remember && deps.twoFactor ? await deps.twoFactor.issueRememberToken(user, deviceRow.id) : null;
+    await deps.loginChecks?.afterLogin(user, device, Boolean(deviceRow.created), context, log);
+    return userTokenResponse({ user, device: deviceRow, ssoOrganizationId: organizationId }, tokens, scopes.join(' '), rememberToken ? { TwoFactorToken: rememberToken } : {});
   }
 
   async function refreshGrant(form: TokenForm): Promise<Record<string, unknown>> {
     const clientId = required(form, 'client_id');
     const refreshed = await deps.tokens.refresh(required(form, 'refresh_token'), clientId);
     if (!refreshed) throw new OAuthError('invalid_grant', 'invalid_grant', 'The refresh token is invalid or expired.');
-    return userTokenResponse(refreshed.user, refreshed.tokens, 'api offline_access');
+    return userTokenResponse({ user: refreshed.user, device: null }, refreshed.tokens, 'api offline_access');
   }
 
   /** `bw login --apikey`: client id `user.<id>`, the personal API key as secret. */
@@ -360,7 +389,7 @@ export function createIdentityService(deps: {
     const deviceRow = await registerDevice(user, device, await findDevice(db, user.id, device.identifier));
     const tokens = await deps.tokens.issueUserTokens({ user, device: deviceRow, clientId, scopes, withRefreshToken: false });
     await deps.audit.record(db, { ...client, deviceType: device.type }, { type: EventType.User_LoggedIn, userId: user.id, actingUserId: user.id });
-    return userTokenResponse(user, tokens, 'api');
+    return userTokenResponse({ user, device: deviceRow }, tokens, 'api');
   }
 
   const clientCredentialGrants: readonly ClientCredentialsGrant[] = [
@@ -378,6 +407,9 @@ export function createIdentityService(deps: {
           return passwordGrant(form, client, log);
         case 'refresh_token':
           return refreshGrant(form);
+        case 'authorization_code':
+          if (!deps.ssoLogin) throw new OAuthError('unsupported_grant_type', `The grant type "${grantType}" is not supported.`);
+          return ssoGrant(deps.ssoLogin, form, client, log);
         case 'webauthn':
           if (!deps.passkeyLogin) throw new OAuthError('unsupported_grant_type', `The grant type "${grantType}" is not supported.`);
           return passkeyGrant(deps.passkeyLogin, form, client, log);

@@ -16,7 +16,7 @@ import { Forbidden, Unauthorized } from '../../http/errors.js';
  * of state (pool, hub, outbox) are read when Prometheus scrapes.
  */
 
-const LOGIN_FAILURE_REASONS = ['password', 'two-factor', 'throttled', 'disabled', 'api-key'] as const;
+const LOGIN_FAILURE_REASONS = ['password', 'two-factor', 'throttled', 'disabled', 'api-key', 'sso-required', 'sso'] as const;
 export type LoginFailureReason = (typeof LOGIN_FAILURE_REASONS)[number];
 
 /** The fleet's scheduled jobs, each behind its lease (src/db/leases.ts). */
