@@ -5,6 +5,8 @@ import type { Clock } from '../shared/clock.js';
 import { createAuditLog } from '../platform/audit/audit-log.js';
 import { createPasswordHasher } from '../platform/auth/password-hasher.js';
 import { createSigningKeys } from '../platform/auth/signing-keys.js';
+import { createSecretBox } from '../platform/auth/secret-box.js';
+import { secretsKeyOf } from '../config/secrets-key.js';
 import { createTokenService } from '../platform/auth/tokens.js';
 import type { Pushes } from '../platform/push/pushes.js';
 import { localFileStore, s3FileStore, type FileStore } from '../platform/storage/file-store.js';
@@ -64,6 +66,8 @@ export async function createPlatform({ config, database, clock, pushes: injected
     hasher: createPasswordHasher({ iterations: config.passwordIterations, concurrency: config.passwordHashingConcurrency, queueLimit: config.passwordHashingQueue }),
     keys,
     tokens,
+    /** Seals the secrets the server reads back itself (an identity provider's client secret). */
+    secretBox: createSecretBox(secretsKeyOf(config)),
     rateLimits,
     notifications,
     // What features tell the hub after each commit (push-messages.ts lists what pushes what): its

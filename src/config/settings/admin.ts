@@ -21,6 +21,15 @@ export const adminSettings = {
         'Comma list of client addresses and CIDR ranges (127.0.0.1, 10.0.0.0/8, ::1) that may reach the admin console; others get 403. Unset: any address. Behind a reverse proxy set TRUST_PROXY so the client address is known.',
     }),
   ),
+  secretsKey: Type.Optional(
+    Type.String({
+      secret: true,
+      pattern: '^[A-Za-z0-9+/]{43}=$',
+      expected: '32 random bytes in base64 (44 characters), as `openssl rand -base64 32` prints them',
+      description:
+        'Key that seals the secrets the server reads back itself (an identity provider\'s client secret, docs/sso.md), kept out of the database. Unset: DATA_DIR/secrets.key, made on first use. Every instance of a fleet needs the same key.',
+    }),
+  ),
   adminSessionMinutes: Type.Integer({
     minimum: 1,
     maximum: 1440,

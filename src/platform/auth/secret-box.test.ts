@@ -21,6 +21,16 @@ describe('secret box', () => {
     expect(() => box.open('plain', 'sso:org-1')).toThrow();
   });
 
+  it('reads a key given as a function only when first used', () => {
+    let reads = 0;
+    const key = randomBytes(32);
+    const lazy = createSecretBox(() => (reads++, key));
+    expect(reads).toBe(0);
+    expect(createSecretBox(key).open(lazy.seal('x', 'p'), 'p')).toBe('x');
+    lazy.seal('y', 'p');
+    expect(reads).toBe(1);
+  });
+
   it('wants a 32-byte key', () => {
     expect(() => createSecretBox(randomBytes(16))).toThrow(/32 bytes/);
   });

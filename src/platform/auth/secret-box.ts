@@ -15,13 +15,20 @@ export interface SecretBox {
 
 const VERSION = 'sb1';
 
-export function createSecretBox(key: Uint8Array): SecretBox {
-  if (key.length !== 32) throw new Error('The secrets key must be 32 bytes.');
-  const k = Buffer.from(key);
+/** `key`: the 32 bytes, or where to get them when first needed (the key file is made on first use). */
+export function createSecretBox(key: Uint8Array | (() => Uint8Array)): SecretBox {
+  let loaded: Buffer | undefined;
+  const keyBytes = (): Buffer => {
+    if (loaded) return loaded;
+    const bytes = typeof key === 'function' ? key() : key;
+    if (bytes.length !== 32) throw new Error('The secrets key must be 32 bytes.');
+    return (loaded = Buffer.from(bytes));
+  };
+  if (typeof key !== 'function') keyBytes();
   return {
     seal(plain, purpose) {
       const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', k, iv);
+      const cipher = createCipheriv('aes-256-gcm', keyBytes(), iv);
       cipher.setAAD(Buffer.from(purpose, 'utf8'));
       const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
       return [VERSION, iv.toString('base64url'), body.toString('base64url'), cipher.getAuthTag().toString('base64url')].join('.');
@@ -29,7 +36,7 @@ export function createSecretBox(key: Uint8Array): SecretBox {
     open(sealed, purpose) {
       const [version, iv, body, tag] = sealed.split('.');
       if (version !== VERSION || iv === undefined || body === undefined || tag === undefined) throw new Error('Not a sealed secret.');
-      const decipher = createDecipheriv('aes-256-gcm', k, Buffer.from(iv, 'base64url'));
+      const decipher = createDecipheriv('aes-256-gcm', keyBytes(), Buffer.from(iv, 'base64url'));
       decipher.setAAD(Buffer.from(purpose, 'utf8'));
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
