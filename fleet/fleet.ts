@@ -130,6 +130,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     instances.push({ index, port, url: `http://127.0.0.1:${port}`, proc: null, output: '' });
   }
   let extraEnv: Record<string, string> = {};
+  const secretsKey = randomBytes(32).toString('base64');
   const env = (instance: Instance): Record<string, string> => ({
     PATH: process.env.PATH ?? '',
     HOST: '127.0.0.1',
@@ -146,6 +147,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     METRICS_ALLOWED_ADDRESSES: '127.0.0.1',
     PASSWORD_ITERATIONS: '100000',
     INTEGRATIONS_ALLOW_PRIVATE_ADDRESSES: 'true',
+    // One key for the fleet, as docs/operations.md asks: it opens what single sign-on sealed.
+    SECRETS_KEY: secretsKey,
     SHUTDOWN_TIMEOUT_SECONDS: '10',
     LOG_LEVEL: 'warn',
     DATA_DIR: join(options.dir, `instance-${instance.index}`),
