@@ -29,7 +29,7 @@ export interface RefreshTokensTable {
 export interface AuthRequestsTable {
   id: string;
   user_id: string;
-  /** 0 AuthenticateAndUnlock, 1 Unlock (2 AdminApproval is not offered). */
+  /** 0 AuthenticateAndUnlock, 1 Unlock: answered by one of the user's devices; 2 AdminApproval: by the admins of `organization_id`. */
   type: number;
   request_device_identifier: string;
   request_device_type: number;
@@ -45,6 +45,8 @@ export interface AuthRequestsTable {
   response_date: string | null;
   /** Set when a login used it; a request is good for one login. */
   authentication_date: string | null;
+  /** The organization whose admins answer an AdminApproval request (0034); null for the other types. */
+  organization_id: string | null;
 }
 
 /** A user's two-step login provider (TwoFactorProviderType); `metadata` is its JSON settings. */

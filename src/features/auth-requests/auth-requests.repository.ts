@@ -34,6 +34,8 @@ export async function listAuthRequests(db: Executor, userId: string): Promise<Au
 export async function pendingAuthRequests(db: Executor, userId: string, since: string): Promise<AuthRequestWithDevice[]> {
   const rows = await withDevice(db)
     .where('ar.user_id', '=', userId)
+    // A device answers only a device's requests; admin approval requests are the admins' (admin-requests.repository.ts).
+    .where('ar.type', 'in', [0, 1])
     .where('ar.creation_date', '>=', since)
     .orderBy('ar.creation_date', 'desc')
     .orderBy('ar.id', 'desc')

@@ -16,7 +16,7 @@ export const CreateAuthRequestBody = Type.Object({
   publicKey: Type.String({ minLength: 1, maxLength: 10_000, description: "The asking device's RSA public key (base64 SPKI); the approving device encrypts the user key to it." }),
   deviceIdentifier: Type.String({ minLength: 1, maxLength: 50, description: "The asking device's identifier, as it will send it when logging in." }),
   accessCode: Type.String({ minLength: 1, maxLength: 25, description: 'A secret the asking device made; it reads the answer and logs in with it.' }),
-  type: Type.Integer({ minimum: 0, maximum: 2, description: '0 AuthenticateAndUnlock (log in), 1 Unlock; 2 AdminApproval is not offered.' }),
+  type: Type.Integer({ minimum: 0, maximum: 2, description: '0 AuthenticateAndUnlock (log in), 1 Unlock; 2 AdminApproval only through `POST /auth-requests/admin-request`.' }),
 });
 export type CreateAuthRequestBody = Static<typeof CreateAuthRequestBody>;
 

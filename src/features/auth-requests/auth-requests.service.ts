@@ -24,6 +24,22 @@ import { AuthRequestType, toAuthRequestResponse, type AnswerAuthRequestBody, typ
 
 /** The official lifetime of a user's request: answered and used within 15 minutes of asking. */
 export const AUTH_REQUEST_LIFETIME_MS = 15 * 60 * 1000;
+/** The official lifetimes of an admin approval request: 7 days to be answered, then 12 hours to be read once approved. */
+export const ADMIN_REQUEST_LIFETIME_MS = 7 * 24 * 60 * 60 * 1000;
+export const APPROVED_ADMIN_REQUEST_LIFETIME_MS = 12 * 60 * 60 * 1000;
+
+/**
+ * Whether a request is past its official lifetime at `now`: a device's request 15 minutes after
+ * it was made; an admin approval request 7 days after it was made while unanswered or denied, and
+ * 12 hours after its approval once approved (the official server deletes such rows; here they stay
+ * and answer as missing).
+ */
+export function authRequestExpired(row: Pick<AuthRequestRow, 'type' | 'approved' | 'creation_date' | 'response_date'>, now: Date): boolean {
+  const at = now.getTime();
+  if (row.type !== (AuthRequestType.AdminApproval as number)) return at > Date.parse(row.creation_date) + AUTH_REQUEST_LIFETIME_MS;
+  if (row.approved && row.response_date) return at > Date.parse(row.response_date) + APPROVED_ADMIN_REQUEST_LIFETIME_MS;
+  return at > Date.parse(row.creation_date) + ADMIN_REQUEST_LIFETIME_MS;
+}
 
 /** The official texts. */
 export const AUTH_REQUEST_TEXTS = {
@@ -42,12 +58,12 @@ export const AUTH_REQUEST_TEXTS = {
  * (or denies it); the asking device, told by the anonymous hub (AuthRequestResponse push) or
  * polling with its access code, reads the answer and logs in once with the access code as its
  * password (identity password grant with `AuthRequest`). Everything must happen within 15
- * minutes of asking. Admin-approved organization requests are not offered.
+ * minutes of asking. Admin approval requests (type 2) are made and answered in admin-requests.service.ts.
  */
 export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: Pushes; knownDevicesOnly: boolean; origin: string }) {
   const { db, clock, pushes } = deps;
 
-  const expired = (row: AuthRequestRow) => clock.now().getTime() > Date.parse(row.creation_date) + AUTH_REQUEST_LIFETIME_MS;
+  const expired = (row: AuthRequestRow) => authRequestExpired(row, clock.now());
 
   const pending = (userId: string) => pendingAuthRequests(db, userId, new Date(clock.now().getTime() - AUTH_REQUEST_LIFETIME_MS).toISOString());
 
@@ -83,6 +99,7 @@ export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: P
         creation_date: clock.now().toISOString(),
         response_date: null,
         authentication_date: null,
+        organization_id: null,
       };
       await insertAuthRequest(db, row);
       // The asking device is anonymous: its identifier comes from the Device-Identifier header.
@@ -96,7 +113,15 @@ export function createAuthRequestService(deps: { db: Db; clock: Clock; pushes: P
       return (await pending(userId)).map(answerOf);
     },
 
-    get: async ({ userId }: UserCaller, id: string) => answerOf(await ownOrThrow(userId, id)),
+    /**
+     * One of the caller's requests. An admin approval request past its lifetime answers 404, as
+     * the official server has deleted it by then: the client then asks anew.
+     */
+    async get({ userId }: UserCaller, id: string): Promise<AuthRequestResponse> {
+      const row = await ownOrThrow(userId, id);
+      if (row.type === (AuthRequestType.AdminApproval as number) && expired(row)) throw new NotFound();
+      return answerOf(row);
+    },
 
     /**
      * `PUT /auth-requests/{id}`: one answer per request, from one of the user's devices, within
