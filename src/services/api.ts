@@ -17,6 +17,7 @@ import { integrationRoutes } from '../features/integrations/integrations.routes.
 import { memberRoutes } from '../features/members/members.routes.js';
 import { accountRecoveryRoutes } from '../features/account-recovery/account-recovery.routes.js';
 import { authRequestRoutes } from '../features/auth-requests/auth-requests.routes.js';
+import { adminRequestRoutes } from '../features/auth-requests/admin-requests.routes.js';
 import { deviceRoutes } from '../features/devices/devices.routes.js';
 import { twoFactorRoutes } from '../features/two-factor/two-factor.routes.js';
 import { accountEmailRoutes } from '../features/account-emails/account-emails.routes.js';
@@ -71,6 +72,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(syncRoutes, { sync: features.sync });
   await app.register(deviceRoutes, { devices: features.devices });
   await app.register(authRequestRoutes, { authRequests: features.authRequests });
+  await app.register(adminRequestRoutes, { adminRequests: features.adminRequests, orgAccess: features.orgAccess });
   await app.register(domainSettingsRoutes, { domains: features.domainSettings });
   await app.register(accountEmailRoutes, { accountEmails: features.accountEmails });
   await app.register(twoFactorRoutes, { twoFactor: features.twoFactor, throttle: features.loginThrottle, authRequestValid: (userId, id, code) => features.authRequests.validForLogin(userId, id, code) });
