@@ -829,7 +829,54 @@ const MEMBER_ROWS: Row[] = [
     { allow: [], refuse: 400, outsiders: 400 },
     recoveryPolicy,
   ],
+  // Device approvals by admins: those who may recover accounts answer them (the official ManageResetPassword; it answers 401 where these get 403).
+  [
+    'GET /organizations/{org}/auth-requests',
+    async () => {
+      const id = await seedAdminRequest();
+      return { method: 'GET', path: authRequests(), outcome: (res) => (res.status === 200 ? ((res.body.data as { id: string }[]).some((r) => r.id === id) ? 'listed' : 'not listed') : res.status) };
+    },
+    { allow: RECOVERY_ADMINS, ok: 'listed' },
+  ],
+  [
+    'POST /organizations/{org}/auth-requests/{id}',
+    async () => {
+      const id = await seedAdminRequest();
+      return { method: 'POST', path: `${authRequests()}/${id}`, json: { requestApproved: true, encryptedUserKey: KEY }, written: () => adminRequestAnswered(id) };
+    },
+    { allow: RECOVERY_ADMINS },
+  ],
+  [
+    'POST /organizations/{org}/auth-requests',
+    async () => {
+      const id = await seedAdminRequest();
+      return { method: 'POST', path: authRequests(), json: [{ id, approved: false }], written: () => adminRequestAnswered(id) };
+    },
+    { allow: RECOVERY_ADMINS },
+  ],
+  [
+    'POST /organizations/{org}/auth-requests/deny',
+    async () => {
+      const id = await seedAdminRequest();
+      return { method: 'POST', path: `${authRequests()}/deny`, json: { ids: [id] }, written: () => adminRequestAnswered(id) };
+    },
+    { allow: RECOVERY_ADMINS },
+  ],
 ];
+
+const authRequests = () => `${base()}/auth-requests`;
+/** A fresh member's pending admin approval request to the organization. */
+async function seedAdminRequest(): Promise<string> {
+  const target = await seedTarget(server, org);
+  const userId = (await db().selectFrom('organization_users').select('user_id').where('id', '=', target).executeTakeFirstOrThrow()).user_id ?? '';
+  const id = randomUUID();
+  await db()
+    .insertInto('auth_requests')
+    .values({ id, user_id: userId, organization_id: org, type: 2, request_device_identifier: randomUUID(), request_device_type: 9, access_code: 'code', public_key: 'cHVibGlj', creation_date: new Date().toISOString() })
+    .execute();
+  return id;
+}
+const adminRequestAnswered = async (id: string) => (await db().selectFrom('auth_requests').select('response_date').where('id', '=', id).executeTakeFirst())?.response_date != null;
 
 const groups = () => `${base()}/groups`;
 const inGroup = async (group: string, member: string) =>
