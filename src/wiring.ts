@@ -2,6 +2,7 @@ import { createPlatform, type WiringDeps } from './wiring/platform.js';
 import { createAccountService } from './features/accounts/accounts.service.js';
 import { createAuthRequestService } from './features/auth-requests/auth-requests.service.js';
 import { createAdminRequestService } from './features/auth-requests/admin-requests.service.js';
+import { createAdminRequestMail } from './features/auth-requests/admin-requests.mail.js';
 import { createCollectionService } from './features/collections/collections.service.js';
 import { createEventQueryService } from './features/events/events.service.js';
 import { createEventCollector } from './features/events/collect.js';
@@ -121,7 +122,7 @@ export async function createFeatures(deps: WiringDeps) {
     accounts,
     identity,
     authRequests,
-    adminRequests: createAdminRequestService({ db, clock, audit, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly, origin: new URL(config.publicUrl).host }),
+    adminRequests: createAdminRequestService({ db, clock, audit, pushes, mail: createAdminRequestMail({ db, mailer, brand }), knownDevicesOnly: config.authRequestsKnownDevicesOnly, origin: new URL(config.publicUrl).host }),
     twoFactor,
     passkeys: createPasskeyService({ db, clock, hasher, ceremony: passkeyCeremony }),
     passkeyLogin,

@@ -12,13 +12,13 @@ const tags = ['Auth requests'];
 const BASE = '/organizations/:orgId/auth-requests';
 const RIGHT =
   'Access: a confirmed member holding manageResetPassword (`orgPermission(manageResetPassword)`: owners, admins, custom members with it); non-members get 404, other members 403 (the official server answers 401).';
-const ANSWER = `An approval pushes AuthRequestResponse to the asking device (anonymous hub); a denial is not pushed. Records OrganizationUser_ApprovedAuthRequest (1513) or OrganizationUser_RejectedAuthRequest (1514) on the member. ${RIGHT}`;
+const ANSWER = `An approval pushes AuthRequestResponse to the asking device (anonymous hub) and mails the member; a denial does neither. Records OrganizationUser_ApprovedAuthRequest (1513) or OrganizationUser_RejectedAuthRequest (1514) on the member. ${RIGHT}`;
 
 const docs = {
   create: {
     summary: 'Ask organization admins to approve this device',
     description:
-      'A member signed in (through SSO, with trusted device encryption) on a device that holds no key asks the admins of their organizations: the same body as `POST /auth-requests`, with `type` 2 (AdminApproval; 400 otherwise) and the caller\'s own email (400 "User or known device not found." otherwise, as for a device the account never logged in from while AUTH_REQUESTS_KNOWN_DEVICES_ONLY is on). One request is made per organization the caller is an accepted or confirmed member of and enrolled in account recovery with (400 when none); the answer is the first. Records User_RequestedDeviceApproval (1010). The request can be answered for 7 days; an approval can be read (`GET /auth-requests/{id}`) for 12 hours. Access: a signed-in user of an official client (`application`).',
+      'A member signed in (through SSO, with trusted device encryption) on a device that holds no key asks the admins of their organizations: the same body as `POST /auth-requests`, with `type` 2 (AdminApproval; 400 otherwise) and the caller\'s own email (400 "User or known device not found." otherwise, as for a device the account never logged in from while AUTH_REQUESTS_KNOWN_DEVICES_ONLY is on). One request is made per organization the caller is an accepted or confirmed member of and enrolled in account recovery with (400 when none); the answer is the first. Records User_RequestedDeviceApproval (1010), and mails the approvers of each organization (members holding manageResetPassword). The request can be answered for 7 days; an approval can be read (`GET /auth-requests/{id}`) for 12 hours. Access: a signed-in user of an official client (`application`).',
   },
   pending: {
     summary: "An organization's pending device approval requests",

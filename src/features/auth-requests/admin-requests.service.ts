@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Db, Executor } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
-import type { ClientContext, UserCaller } from '../../http/request-context.js';
+import type { UserCaller } from '../../http/request-context.js';
 import { actingOf, type MemberCaller } from '../../platform/access/org-access.js';
 import type { AuditEvent, AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
@@ -13,6 +13,7 @@ import type { Clock } from '../../shared/clock.js';
 import { answerAuthRequest, insertAuthRequest, type AuthRequestRow } from './auth-requests.repository.js';
 import { AuthRequestType, toAuthRequestResponse, type AuthRequestResponse, type CreateAuthRequestBody } from './auth-requests.schemas.js';
 import { ADMIN_REQUEST_LIFETIME_MS, AUTH_REQUEST_TEXTS, authRequestExpired } from './auth-requests.service.js';
+import type { AdminRequestMail } from './admin-requests.mail.js';
 import { approvingMemberships, findAdminRequests, hasMemberships, pendingAdminRequests, type AdminRequestRow } from './admin-requests.repository.js';
 import { toPendingOrganizationAuthRequest, type AdminAnswerBody, type AdminAnswerManyBody, type PendingOrganizationAuthRequestResponse } from './admin-requests.schemas.js';
 
@@ -35,13 +36,13 @@ interface Answer {
  * Device approvals by organization admins (trusted device encryption). A member signed in
  * through SSO on a new device, with no key there, asks (`POST /auth-requests/admin-request`,
  * type 2) the organizations that can unwrap their user key: those they are enrolled in account
- * recovery with. An admin holding manageResetPassword unwraps it with the organization key and
+ * recovery with, whose approvers are mailed. An admin holding manageResetPassword unwraps it with the organization key and
  * approves by sending it wrapped with the request's public key, or denies; the member's device,
- * told by the anonymous hub (AuthRequestResponse), reads the answer with its token
+ * told by the anonymous hub (AuthRequestResponse) and mailed, reads the answer with its token
  * (`GET /auth-requests/{id}`) and unwraps the user key. A request is answerable for 7 days and an
  * approval readable for 12 hours, as officially.
  */
-export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: AuditLog; pushes: Pushes; knownDevicesOnly: boolean; origin: string }) {
+export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: AuditLog; pushes: Pushes; mail: AdminRequestMail; knownDevicesOnly: boolean; origin: string }) {
   const { db, clock, audit, pushes } = deps;
 
   /** Writes the answers still possible (unanswered, within the lifetime) and their events; the answers written. */
@@ -61,9 +62,14 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
     return written;
   }
 
-  /** Only an approval is pushed to the asking device, as officially (a denial is not told to a possible impostor). */
-  function pushApprovals(client: ClientContext, written: readonly Answer[]): void {
-    pushes.send(written.filter((a) => a.approved).map((a) => authRequestResponsePush(a.row, client.deviceIdentifier)));
+  /**
+   * Only an approval is pushed to the asking device, as officially (a denial is not told to a
+   * possible impostor); the member is mailed of it.
+   */
+  async function tellApprovals({ client, log }: MemberCaller, written: readonly Answer[], now: string): Promise<void> {
+    const approvals = written.filter((a) => a.approved);
+    pushes.send(approvals.map((a) => authRequestResponsePush(a.row, client.deviceIdentifier)));
+    for (const { row } of approvals) await deps.mail.approved(row.email, { ...row, response_date: now }, log);
   }
 
   const unanswerable = (row: AdminRequestRow, now: Date) => row.approved !== null || row.response_date !== null || row.authentication_date !== null || authRequestExpired(row, now);
@@ -74,7 +80,7 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
      * transaction with User_RequestedDeviceApproval (1010) for the user and for each of them; the
      * answer is the first request, as officially.
      */
-    async create({ userId, client }: UserCaller, body: CreateAuthRequestBody): Promise<AuthRequestResponse> {
+    async create({ userId, client, log }: UserCaller, body: CreateAuthRequestBody): Promise<AuthRequestResponse> {
       if (body.type !== (AuthRequestType.AdminApproval as number)) throw new BadRequest(ADMIN_REQUEST_TEXTS.wrongType);
       if (client.deviceType === null) throw new BadRequest(AUTH_REQUEST_TEXTS.noDeviceType);
       const user = await findUserByEmail(db, normalizeEmail(body.email));
@@ -108,6 +114,7 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
         const requested = { type: EventType.User_RequestedDeviceApproval, userId: user.id, actingUserId: user.id };
         await audit.record(tx, client, [requested, ...memberships.map((m) => ({ ...requested, organizationId: m.organization_id }))]);
       });
+      for (const m of memberships) await deps.mail.requested(m.organization_id, user, log);
       const [first] = rows;
       if (!first) throw new Error('no request was made');
       return toAuthRequestResponse({ ...first, request_device_id: device?.id ?? null }, deps.origin);
@@ -126,16 +133,17 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
     async answer(actor: MemberCaller, organizationId: string, id: string, body: AdminAnswerBody): Promise<void> {
       const key = body.encryptedUserKey ?? null;
       if (body.requestApproved && !key) throw BadRequest.field('encryptedUserKey', ADMIN_REQUEST_TEXTS.missingKey);
+      const now = clock.now();
       const written = await db.transaction().execute(async (tx) => {
         const [row] = await findAdminRequests(tx, organizationId, [id]);
         if (!row) throw new NotFound();
         if (row.approved !== null) throw new BadRequest(AUTH_REQUEST_TEXTS.answered);
-        if (authRequestExpired(row, clock.now())) throw new NotFound();
-        const done = await write(tx, actor, [{ row, approved: body.requestApproved, key }], clock.now().toISOString());
+        if (authRequestExpired(row, now)) throw new NotFound();
+        const done = await write(tx, actor, [{ row, approved: body.requestApproved, key }], now.toISOString());
         if (done.length === 0) throw new BadRequest(AUTH_REQUEST_TEXTS.answered);
         return done;
       });
-      pushApprovals(actor.client, written);
+      await tellApprovals(actor, written, now.toISOString());
     },
 
     /**
@@ -150,8 +158,8 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
       });
       const byId = new Map<string, AdminAnswerManyBody[number]>();
       for (const item of body) if (!byId.has(item.id.toLowerCase())) byId.set(item.id.toLowerCase(), item);
+      const now = clock.now();
       const written = await db.transaction().execute(async (tx) => {
-        const now = clock.now();
         const rows = (await findAdminRequests(tx, organizationId, [...byId.keys()])).filter((row) => !unanswerable(row, now));
         const answers = rows.map((row) => {
           const item = byId.get(row.id);
@@ -159,7 +167,7 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
         });
         return write(tx, actor, answers, now.toISOString());
       });
-      pushApprovals(actor.client, written);
+      await tellApprovals(actor, written, now.toISOString());
     },
 
     /**

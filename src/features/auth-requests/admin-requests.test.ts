@@ -113,9 +113,15 @@ describe('an admin approves a new device', () => {
     await enroll(org, member);
     const device = await newDevice(member);
     pushes.clear();
+    const logsFrom = server.logs.lines.length;
 
     const res = await ask(member, device);
     expect(res.status, res.text).toBe(200);
+    // The owner, who may answer, is mailed (logged: no mail server in tests); the member is not.
+    const mailed = server.logs.lines.slice(logsFrom).join('\n');
+    expect(mailed).toContain('Review a device approval request');
+    expect(mailed).toContain(org.owner.account.email);
+    expect(mailed).toContain(`/#/organizations/${org.orgId}/settings/device-approvals`);
     const id = res.body.id as string;
     expect(res.body).toMatchObject({ object: 'auth-request', publicKey: device.keys.publicKeyB64, requestDeviceIdentifier: device.deviceIdentifier, requestApproved: false, key: null, responseDate: null });
     expect((await row(id)).organization_id).toBe(org.orgId);
@@ -146,6 +152,7 @@ describe('an admin approves a new device', () => {
     const encryptedUserKey = await wrapForRequest(org, org.owner, member.memberId, listed.body.data[0].publicKey);
     const approved = await server.request('POST', `${orgRequests(org.orgId)}/${id}`, { token: org.owner.accessToken, json: { requestApproved: true, encryptedUserKey } });
     expect(approved.status, approved.text).toBe(200);
+    expect(server.logs.lines.slice(logsFrom).join('\n')).toContain('Your device was approved');
     expect(pushes.sent).toEqual([{ type: PushType.AuthRequestResponse, payload: { Id: id, UserId: member.userId }, contextId: expect.anything(), target: { authRequest: id } }]);
     expect(await eventsOf(EventType.OrganizationUser_ApprovedAuthRequest, org.orgId)).toEqual([
       { user_id: null, organization_id: org.orgId, organization_user_id: member.memberId, acting_user_id: org.owner.userId },
