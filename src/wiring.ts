@@ -17,6 +17,8 @@ import { createIcons } from './features/icons/icons.service.js';
 import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/rate-limits/login-throttle.js';
 import { createDeviceService } from './features/devices/devices.service.js';
+import { createDeviceTrust } from './features/devices/device-trust.service.js';
+import { createTdeOffboarding } from './features/devices/tde-offboarding.js';
 import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
 import { createAccountRecovery } from './features/account-recovery/account-recovery.service.js';
@@ -154,7 +156,9 @@ export async function createFeatures(deps: WiringDeps) {
     /** Started by the app (buildApp), stopped by close(): grant recoveries whose wait is over, remind grantors. */
     emergencyTimeout,
     emergencyReminder,
-    devices: createDeviceService({ db }),
+    devices: createDeviceService({ db, clock }),
+    deviceTrust: createDeviceTrust({ db, hasher, clock }),
+    tdeOffboarding: createTdeOffboarding({ db, hasher, clock, audit, pushes }),
     domainSettings: createDomainSettings({ db, clock, getUser: accounts.getUser, pushes }),
     /** The web vault's "unassigned items" banner: a read with no rule beyond the caller's own roles. */
     hasUnassignedItems: ({ userId }: UserCaller) => adminsUnassignedItems(db, userId),

@@ -19,6 +19,7 @@ import { accountRecoveryRoutes } from '../features/account-recovery/account-reco
 import { authRequestRoutes } from '../features/auth-requests/auth-requests.routes.js';
 import { adminRequestRoutes } from '../features/auth-requests/admin-requests.routes.js';
 import { deviceRoutes } from '../features/devices/devices.routes.js';
+import { deviceTrustRoutes } from '../features/devices/device-trust.routes.js';
 import { twoFactorRoutes } from '../features/two-factor/two-factor.routes.js';
 import { accountEmailRoutes } from '../features/account-emails/account-emails.routes.js';
 import { notOfferedRoutes } from '../features/not-offered/not-offered.routes.js';
@@ -71,6 +72,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(keyRotationRoutes, { keyRotation: features.keyRotation });
   await app.register(syncRoutes, { sync: features.sync });
   await app.register(deviceRoutes, { devices: features.devices });
+  await app.register(deviceTrustRoutes, { trust: features.deviceTrust, offboarding: features.tdeOffboarding });
   await app.register(authRequestRoutes, { authRequests: features.authRequests });
   await app.register(adminRequestRoutes, { adminRequests: features.adminRequests, orgAccess: features.orgAccess });
   await app.register(domainSettingsRoutes, { domains: features.domainSettings });

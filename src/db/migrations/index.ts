@@ -27,6 +27,7 @@ import { passkeyLogin } from './0028-passkey-login.js';
 import { sendEmails } from './0029-send-emails.js';
 import { revocationReasons } from './0030-revocation-reasons.js';
 import { sso } from './0031-sso.js';
+import { trustedDevices } from './0033-trusted-devices.js';
 import { adminAuthRequests } from './0034-admin-auth-requests.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
@@ -59,6 +60,7 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0029-send-emails': sendEmails(engine),
     '0030-revocation-reasons': revocationReasons(),
     '0031-sso': sso(engine),
+    '0033-trusted-devices': trustedDevices(engine),
     '0034-admin-auth-requests': adminAuthRequests(),
   };
 }

@@ -57,6 +57,16 @@ export interface DevicesTable {
   push_token: string | null;
   creation_date: string;
   revision_date: string;
+  /**
+   * Trusted device encryption (0033-trusted-devices): the user key wrapped with the device's
+   * public key, that public key wrapped with the user key, and the device's private key wrapped
+   * with its device key (kept only on the device). Trusted when all three are set.
+   */
+  encrypted_user_key: string | null;
+  encrypted_public_key: string | null;
+  encrypted_private_key: string | null;
+  /** Cleared by the official deactivation: the device leaves the account's list. */
+  active: Generated<Bool>;
 }
 
 /**

@@ -35,7 +35,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService }>
       ...user,
       schema: {
         summary: "The caller's devices",
-        description: 'Every device the account has logged in from, oldest first. None is trusted: trusted-device encryption is not offered.',
+        description: 'Every device the account has logged in from and has not removed, oldest first; a trusted device carries its wrapped keys (`isTrusted`, docs/trusted-devices.md), and a device with an unanswered login request its `devicePendingAuthRequest`.',
         tags,
         response: { 200: ListOf(DeviceResponse) },
       },

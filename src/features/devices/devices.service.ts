@@ -1,11 +1,13 @@
 import type { Db } from '../../db/database.js';
+import type { Clock } from '../../shared/clock.js';
+import { AUTH_REQUEST_LIFETIME_MS } from '../auth-requests/auth-requests.service.js';
 import Value from 'typebox/value';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import { Email } from '../../http/schemas.js';
 import { findDevice } from '../../platform/auth/users.repository.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
 import type { UserCaller } from '../../http/request-context.js';
-import { findDevicesOfUser, isKnownDevice } from './devices.repository.js';
+import { activeDevicesOfUser, isKnownDevice, pendingRequestsByDevice } from './devices.repository.js';
 import { toDeviceResponse } from './devices.schemas.js';
 
 /**
@@ -26,10 +28,15 @@ function decodeRequestEmail(header: string): string {
 }
 
 /** The devices an account has logged in from (recorded by the identity service at each login). */
-export function createDeviceService(deps: { db: Db }) {
-  const { db } = deps;
+export function createDeviceService(deps: { db: Db; clock: Clock }) {
+  const { db, clock } = deps;
   return {
-    list: async ({ userId }: UserCaller) => (await findDevicesOfUser(db, userId)).map(toDeviceResponse),
+    /** The account's devices but those it deactivated, each with its pending login request, as the official list. */
+    async list({ userId }: UserCaller) {
+      const since = new Date(clock.now().getTime() - AUTH_REQUEST_LIFETIME_MS).toISOString();
+      const [devices, pending] = await Promise.all([activeDevicesOfUser(db, userId), pendingRequestsByDevice(db, userId, since)]);
+      return devices.map((d) => toDeviceResponse(d, pending.get(d.identifier) ?? null));
+    },
 
     async byIdentifier({ userId }: UserCaller, identifier: string) {
       const device = await findDevice(db, userId, identifier);

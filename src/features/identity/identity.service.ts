@@ -127,8 +127,9 @@ export function createIdentityService(deps: {
   async function registerDevice(user: UserRow, device: { type: number; identifier: string; name: string }, existing: DeviceRow | undefined): Promise<DeviceRow & { created?: boolean }> {
     const now = clock.now().toISOString();
     if (existing) {
-      await updateDevice(db, existing.id, { type: device.type, name: device.name, revision_date: now });
-      return { ...existing, type: device.type, name: device.name, revision_date: now };
+      // A removed (deactivated) device that logs in again is back in the account's list, untrusted.
+      await updateDevice(db, existing.id, { type: device.type, name: device.name, revision_date: now, active: true });
+      return { ...existing, type: device.type, name: device.name, revision_date: now, active: true };
     }
     const row: DeviceRow = {
       id: randomUUID(),
@@ -139,6 +140,10 @@ export function createIdentityService(deps: {
       push_token: null,
       creation_date: now,
       revision_date: now,
+      encrypted_user_key: null,
+      encrypted_public_key: null,
+      encrypted_private_key: null,
+      active: true,
     };
     try {
       await insertDevice(db, row);
