@@ -18,6 +18,7 @@ import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/rate-limits/login-throttle.js';
 import { createDeviceService } from './features/devices/devices.service.js';
 import { createDeviceTrust } from './features/devices/device-trust.service.js';
+import { trustedDeviceOption } from './features/devices/trusted-device-option.js';
 import { createTdeOffboarding } from './features/devices/tde-offboarding.js';
 import { createDomainSettings } from './features/settings/domains.service.js';
 import { createMemberService } from './features/members/members.service.js';
@@ -91,7 +92,7 @@ export async function createFeatures(deps: WiringDeps) {
   const passkeyCeremony = createPasskeyCeremony({ keys, rpName: config.serverName, publicUrl: config.publicUrl });
   const passkeyLogin = createPasskeyLogin({ db, clock, ceremony: passkeyCeremony });
   const clientCredentialGrants = [organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }), secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager })];
-  const identity = createIdentityService({ db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants, loginChecks: accountEmails, passkeyLogin, extensionGrants: { send_access: (caller, form) => sendAccess.grant(caller, form) } });
+  const identity = createIdentityService({ db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants, loginChecks: accountEmails, passkeyLogin, decryptionOptions: trustedDeviceOption({ db }), extensionGrants: { send_access: (caller, form) => sendAccess.grant(caller, form) } });
   const vault = { db, audit, clock, pushes, files, apiBase };
   const attachments = createAttachmentService({ ...vault, store: files, keys, userQuotaBytes: p.userQuotaBytes, maxFileBytes: p.maxFileBytes });
   const sends = createSendService({ db, audit, clock, pushes, hasher, store: files, userQuotaBytes: p.userQuotaBytes, maxFileBytes: p.maxFileBytes });
