@@ -5,6 +5,8 @@ import { SendRequest } from '../sends/sends.schemas.js';
 import { AccountKeysRequest } from '../accounts/account-keys.js';
 import { MAX_PASSKEYS } from '../passkey-login/passkeys.schemas.js';
 import type { prfPasskeys } from '../passkey-login/passkeys.repository.js';
+import { OtherDeviceKeysUpdate } from '../devices/device-trust.schemas.js';
+import type { DeviceRow } from '../../platform/auth/users.repository.js';
 
 /**
  * The bounds of one rotation, fixed in the code (not settings). The whole body is also held to
@@ -48,7 +50,8 @@ const UnlockData = Type.Object({
     }),
     ROTATION_LIMITS.passkeys,
   ),
-  deviceKeyUnlockData: list(Type.Object({ deviceId: Guid }), ROTATION_LIMITS.devices),
+  /** OtherDeviceKeysUpdateRequestModel: for each trusted device, the new user key wrapped with its public key, and that key wrapped with the new user key. */
+  deviceKeyUnlockData: list(OtherDeviceKeysUpdate, ROTATION_LIMITS.devices),
 });
 
 const AccountData = Type.Object({
@@ -103,7 +106,7 @@ export const KeyRotationDataResponse = Type.Object({
   object: Type.Literal('keyRotationData'),
   organizationPasswordResetKeyData: Type.Array(OrganizationPasswordResetKeyData),
   emergencyAccessKeyData: Type.Array(EmergencyAccessKeyData),
-  trustedDeviceKeyData: Type.Array(Type.Object({ id: Guid })),
+  trustedDeviceKeyData: Type.Array(Type.Object({ object: Type.Literal('trustedDeviceKeyData'), id: Guid, encryptedPublicKey: Type.String(), encryptedUserKey: Type.String() })),
   passkeyKeyData: Type.Array(PasskeyKeyData),
 });
 export type KeyRotationDataResponse = Static<typeof KeyRotationDataResponse>;
@@ -139,13 +142,14 @@ export type PasskeyKeyRow = Pick<Awaited<ReturnType<typeof prfPasskeys>>[number]
 /**
  * The rotation data as the official KeyRotationDataQuery builds it: organizations with a public
  * key, grants whose grantee has one (a wrap needs the key), and the passkeys that unlock the vault
- * (the client decrypts each one's public key with the old user key and wraps the new key with it).
- * Strongroom stores no trusted-device keys, so that list is empty.
+ * (the client decrypts each one's public key with the old user key and wraps the new key with it),
+ * and the trusted devices, whose public keys the client reads the same way.
  */
 export function toKeyRotationDataResponse(
   enrollments: readonly RecoveryEnrollmentRow[],
   grants: readonly GrantKeyRow[],
   passkeys: readonly PasskeyKeyRow[],
+  trustedDevices: readonly DeviceRow[] = [],
 ): KeyRotationDataResponse {
   return {
     object: 'keyRotationData',
@@ -162,7 +166,12 @@ export function toKeyRotationDataResponse(
         granteeEmail: g.grantee_email,
         publicKey: g.grantee_public_key as string,
       })),
-    trustedDeviceKeyData: [],
+    trustedDeviceKeyData: trustedDevices.map((d) => ({
+      object: 'trustedDeviceKeyData',
+      id: d.id,
+      encryptedPublicKey: d.encrypted_public_key as string,
+      encryptedUserKey: d.encrypted_user_key as string,
+    })),
     passkeyKeyData: passkeys.map((p) => ({
       object: 'passkeyKeyData',
       id: p.id,

@@ -21,6 +21,9 @@ import { within } from '../vault/cipher-import.js';
 import { listFolders } from '../vault/folders.repository.js';
 import { touchVault } from '../vault/revisions.js';
 import { prfPasskeys, updatePasskey } from '../passkey-login/passkeys.repository.js';
+import { lockDevicesOfUser, updateDeviceOfUser } from '../devices/device-trust.repository.js';
+import { isTrusted } from '../devices/device-trust.schemas.js';
+import { findDevicesOfUser } from '../devices/devices.repository.js';
 import { accountKeysColumns, accountKeysOfRequest, hasV2Keys, type AccountKeys } from '../accounts/account-keys.js';
 import {
   grantsWithKey,
@@ -148,8 +151,8 @@ function rotatedSend(existing: { type: number; data: string }, sent: RotationSen
 /**
  * User key rotation (`POST /accounts/key-management/rotate-user-account-keys`): the client sends
  * every personal item, folder and Send re-encrypted with a new user key, the key re-wrapped for
- * each emergency contact, each organization the account is enrolled in account recovery with and
- * each passkey that unlocks the vault, the private key re-wrapped, and the master password (possibly new) wrapping the new key. All
+ * each emergency contact, each organization the account is enrolled in account recovery with,
+ * each passkey that unlocks the vault and each trusted device, the private key re-wrapped, and the master password (possibly new) wrapping the new key. All
  * of it is checked, then written in one transaction, a slice of rows at a time with the event
  * loop let go in between, so a vault of thousands of items neither half-rotates nor holds the
  * server. A user's rotations run one after another.
@@ -180,8 +183,6 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
     const unlock = body.accountUnlockData;
     const password = newMasterPassword(user, unlock.masterPasswordUnlockData);
     const accountKeys = newAccountKeys(user, body.accountKeys);
-    // Strongroom stores no trusted-device keys: any id sent names nothing.
-    if (unlock.deviceKeyUnlockData?.length) throw BadRequest.field('accountUnlockData.deviceKeyUnlockData[0].deviceId', 'No trusted device with this id holds a key of this account.');
 
     const { ciphers, folders, sends } = body.accountData;
     const contents = await mapInSlices(ciphers, (cipher, i) =>
@@ -194,6 +195,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
     const grants = (unlock.emergencyAccessUnlockData ?? []).map((g) => ({ id: lower(g.id), keyEncrypted: g.keyEncrypted }));
     const recoveries = (unlock.organizationAccountRecoveryUnlockData ?? []).map((r) => ({ organizationId: lower(r.organizationId), key: r.resetPasswordKey }));
     const passkeys = (unlock.passkeyUnlockData ?? []).map((p) => ({ id: lower(p.id), encryptedUserKey: p.encryptedUserKey, encryptedPublicKey: p.encryptedPublicKey }));
+    const devices = (unlock.deviceKeyUnlockData ?? []).map((d) => ({ id: lower(d.deviceId), encryptedUserKey: d.encryptedUserKey, encryptedPublicKey: d.encryptedPublicKey }));
     const serverHash = await hasher.hash(password.authenticationHash);
 
     await db.transaction().execute(async (tx) => {
@@ -213,6 +215,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
       const userGrants = (await grantsWithKey(tx, userId)).filter(canWrapFor.grant);
       const enrollments = (await recoveryEnrollments(tx, userId)).filter(canWrapFor.enrollment);
       const unlockingPasskeys = await prfPasskeys(tx, userId);
+      const trustedDevices = (await lockDevicesOfUser(tx, userId)).filter(isTrusted);
       const storedItems = new Map(items.map((c) => [c.id, c]));
       matchAll(ciphers.map((c) => lower(c.id)), new Set(storedItems.keys()), 'accountData.ciphers', 'All existing ciphers must be included in the rotation.');
       ciphers.forEach((cipher, i) => {
@@ -246,6 +249,15 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
         'accountUnlockData.passkeyUnlockData',
         'All existing webauthn prf keys must be included in the rotation.',
       );
+      // As the official DeviceRotationValidator: a trusted device left out would keep handing the
+      // old user key to whoever holds it. An id that names no trusted device is refused, as for passkeys.
+      matchAll(
+        devices.map((d) => d.id),
+        new Set(trustedDevices.map((d) => d.id)),
+        'accountUnlockData.deviceKeyUnlockData',
+        'All existing trusted devices must be included in the rotation.',
+        'deviceId',
+      );
       const sendData = sends.map((s, i) => rotatedSend(sendRows.get(lower(s.id)) as { type: number; data: string }, s, `accountData.sends[${i}]`));
 
       for (const slice of chunks(ciphers.map((_, i) => i), ROWS_PER_SLICE)) {
@@ -272,6 +284,10 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
       for (const passkey of passkeys) {
         await updatePasskey(tx, passkey.id, { encrypted_user_key: passkey.encryptedUserKey, encrypted_public_key: passkey.encryptedPublicKey, revision_date: now });
       }
+      // The device's private key stays wrapped with its device key; only what it unlocks changed.
+      for (const device of devices) {
+        await updateDeviceOfUser(tx, userId, device.id, { encrypted_user_key: device.encryptedUserKey, encrypted_public_key: device.encryptedPublicKey, revision_date: now });
+      }
 
       await setMasterPassword(tx, userId, {
         serverHash,
@@ -294,8 +310,8 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
 
     /** What the new user key must be wrapped for (`GET /accounts/key-management/key-rotation-data`). */
     async rotationData({ userId }: UserCaller): Promise<KeyRotationDataResponse> {
-      const [enrollments, grants, passkeys] = await Promise.all([recoveryEnrollments(db, userId), grantsWithKey(db, userId), prfPasskeys(db, userId)]);
-      return toKeyRotationDataResponse(enrollments, grants, passkeys);
+      const [enrollments, grants, passkeys, devices] = await Promise.all([recoveryEnrollments(db, userId), grantsWithKey(db, userId), prfPasskeys(db, userId), findDevicesOfUser(db, userId)]);
+      return toKeyRotationDataResponse(enrollments, grants, passkeys, devices.filter(isTrusted));
     },
   };
 }
