@@ -230,3 +230,29 @@ describe('POST /api/devices/{id}/deactivate and DELETE /api/devices/{id}', () =>
     expect((await api(user, 'POST', '/api/devices/not-a-guid/deactivate')).status).toBe(400);
   });
 });
+
+describe('devicePendingAuthRequest in GET /api/devices', () => {
+  it("names a device's newest unanswered login request of the last 15 minutes, and nothing once it is answered or old", async () => {
+    const user = await seedAccount(server);
+    await loginAccount(server, user.account, WEB);
+    const request = (id: string, minutesAgo: number, approved: boolean | null = null) => {
+      const at = new Date(Date.now() - minutesAgo * 60_000).toISOString();
+      return db()
+        .insertInto('auth_requests')
+        .values({ id, user_id: user.userId, type: 0, request_device_identifier: WEB.deviceIdentifier, request_device_type: 9, request_ip_address: null, response_device_id: null, access_code: 'code', public_key: 'cHVibGlj', key: null, master_password_hash: null, approved, creation_date: at, response_date: null, authentication_date: null })
+        .execute();
+    };
+    const pendingOf = async () => {
+      const res = await api(user, 'GET', '/api/devices');
+      return (res.body.data as { identifier: string; devicePendingAuthRequest: unknown }[]).map((d) => [d.identifier, d.devicePendingAuthRequest]);
+    };
+    await request(randomUUID(), 30);
+    expect(await pendingOf()).toEqual([[TEST_DEVICE.deviceIdentifier, null], [WEB.deviceIdentifier, null]]);
+    const fresh = randomUUID();
+    await request(fresh, 2);
+    expect((await pendingOf())[1]).toEqual([WEB.deviceIdentifier, { id: fresh, creationDate: expect.any(String) }]);
+    // A newer answered request hides the older pending one, as officially.
+    await request(randomUUID(), 1, false);
+    expect((await pendingOf())[1]).toEqual([WEB.deviceIdentifier, null]);
+  });
+});
