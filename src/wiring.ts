@@ -40,6 +40,7 @@ import { createSyncService } from './features/vault/sync.service.js';
 import { adminsUnassignedItems } from './features/vault/unassigned-ciphers.repository.js';
 import type { UserCaller } from './http/request-context.js';
 import { createPolicyService, masterPasswordPolicyFor } from './features/policies/policies.service.js';
+import { ssoOrganizationIdentifierOf, ssoRequiredFor } from './features/policies/sso-policy.js';
 import { giveBoundMembersDefaultCollections } from './features/collections/default-user-collections.js';
 import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
@@ -92,7 +93,15 @@ export async function createFeatures(deps: WiringDeps) {
   const passkeyCeremony = createPasskeyCeremony({ keys, rpName: config.serverName, publicUrl: config.publicUrl });
   const passkeyLogin = createPasskeyLogin({ db, clock, ceremony: passkeyCeremony });
   const clientCredentialGrants = [organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }), secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager })];
-  const identity = createIdentityService({ db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants, loginChecks: accountEmails, passkeyLogin, decryptionOptions: trustedDeviceOption({ db }), extensionGrants: { send_access: (caller, form) => sendAccess.grant(caller, form) } });
+  const identity = createIdentityService({
+    db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants,
+    loginChecks: accountEmails,
+    passkeyLogin,
+    decryptionOptions: trustedDeviceOption({ db }),
+    extensionGrants: { send_access: (caller, form) => sendAccess.grant(caller, form) },
+    ssoRequired: (user) => ssoRequiredFor(db, user.id),
+    ssoOrganizationIdentifier: (user) => ssoOrganizationIdentifierOf(db, user.id),
+  });
   const vault = { db, audit, clock, pushes, files, apiBase };
   const attachments = createAttachmentService({ ...vault, store: files, keys, userQuotaBytes: p.userQuotaBytes, maxFileBytes: p.maxFileBytes });
   const sends = createSendService({ db, audit, clock, pushes, hasher, store: files, userQuotaBytes: p.userQuotaBytes, maxFileBytes: p.maxFileBytes });

@@ -104,6 +104,11 @@ export function createIdentityService(deps: {
    */
   ssoRequired?: (user: UserRow) => Promise<boolean>;
   /**
+   * The organization identifier a refused login names (`SsoOrganizationIdentifier`), so clients
+   * can go straight to that organization's SSO; null when it cannot be told.
+   */
+  ssoOrganizationIdentifier?: (user: UserRow) => Promise<string | null>;
+  /**
    * `grant_type=authorization_code`: redeems the code a single sign-on login ended with (its
    * PKCE verifier, client and redirect) for the account it logged in; the login itself is this service's.
    */
@@ -174,7 +179,8 @@ export function createIdentityService(deps: {
     await proven?.();
     await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
     deps.instruments?.loginFailed('sso-required');
-    throw new OAuthError('invalid_grant', SSO_REQUIRED);
+    const identifier = (await deps.ssoOrganizationIdentifier?.(user)) ?? null;
+    throw new OAuthError('invalid_grant', SSO_REQUIRED, SSO_REQUIRED, 400, identifier ? { SsoOrganizationIdentifier: identifier } : {});
   }
 
   /** The throttle's verdict; in closed mode, while the shared store is out of use, a 503 the clients retry. */

@@ -9,6 +9,7 @@ import { EventType } from '../../platform/audit/event-type.js';
 import { actingOf, type MemberCaller, type Membership } from '../../platform/access/org-access.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { validatePolicyData } from './policy-data.js';
+import { enabledSsoDecryption, ssoDecryptionHolds } from './sso-policy.js';
 import { listPolicies, findPolicy, organizationOfMember, insertPolicy, membersInOtherOrganizations, policiesOfMemberships, updatePolicy, type PolicyRow } from './policies.repository.js';
 import { defaultPolicyResponse, parseData, toPolicyResponse, toPolicyUpdate, type PolicyBody, type PolicyResponse } from './policies.schemas.js';
 import { PolicyType } from './policy-type.js';
@@ -109,7 +110,9 @@ export function createPolicyService(deps: {
 }) {
   const { db, audit, clock } = deps;
 
-  async function checkDependencies(executor: Executor, organizationId: string, type: PolicyType, enabling: boolean, current: PolicyRow | undefined): Promise<void> {
+  async function checkDependencies(executor: Executor, organizationId: string, type: PolicyType, enabling: boolean, current: PolicyRow | undefined, data: Record<string, unknown> | null): Promise<void> {
+    const held = ssoDecryptionHolds(type, enabling, data, await enabledSsoDecryption(executor, organizationId));
+    if (held) throw new BadRequest(held);
     const saved = await listPolicies(executor, organizationId);
     const isOn = (t: PolicyType) => saved.some((p) => p.type === (t as number) && Boolean(p.enabled));
     const wasOn = Boolean(current?.enabled);
@@ -199,7 +202,7 @@ export function createPolicyService(deps: {
         if (!org) throw new NotFound();
         if (!org.use_policies) throw new BadRequest('This organization cannot use policies.');
         const current = await findPolicy(tx, membership.organizationId, type);
-        await checkDependencies(tx, membership.organizationId, type, update.enabled, current);
+        await checkDependencies(tx, membership.organizationId, type, update.enabled, current, data);
         if (type === PolicyType.SingleOrg && update.enabled && !current?.enabled) await checkSingleOrg(tx, membership);
 
         const now = clock.now().toISOString();

@@ -8,6 +8,22 @@ type Check = (value: unknown) => boolean;
 const int = (min: number, max: number): Check => (v) => v === null || (Number.isInteger(v) && (v as number) >= min && (v as number) <= max);
 const bool: Check = (v) => v === null || typeof v === 'boolean';
 
+/** Each comma-separated entry a host name (with a port, maybe) or an http(s) URL, as the extension parses it. */
+const idpHosts: Check = (v) => {
+  if (v === null || v === '') return true;
+  if (typeof v !== 'string' || v.length > 1000) return false;
+  return v.split(',').every((entry) => {
+    const text = entry.trim();
+    if (!text) return false;
+    try {
+      const url = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(text) ? text : `https://${text}`);
+      return (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname.length > 0 && !/\s/.test(text);
+    } catch {
+      return false;
+    }
+  });
+};
+
 /** The data fields the server reads, per type, with their allowed values. Others are stored loosely. */
 const KNOWN: Partial<Record<PolicyType, Record<string, [Check, string]>>> = {
   [PolicyType.MasterPassword]: {
@@ -25,6 +41,8 @@ const KNOWN: Partial<Record<PolicyType, Record<string, [Check, string]>>> = {
     action: [(v) => v === null || v === 'lock' || v === 'logOut', 'null, "lock" or "logOut"'],
   },
   [PolicyType.ResetPassword]: { autoEnrollEnabled: [bool, 'a boolean'] },
+  // The browser extension splits idpHost on commas and submits logins on those hosts only.
+  [PolicyType.AutomaticAppLogIn]: { idpHost: [idpHosts, 'null or a comma-separated list of host names or URLs, at most 1000 characters'] },
   [PolicyType.SendOptions]: { disableHideEmail: [bool, 'a boolean'] },
   // Send controls (features/sends/send-policies.ts): whoCanAccess 0 any, 1 a password, 2 specific people.
   [PolicyType.SendControls]: {

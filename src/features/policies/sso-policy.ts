@@ -1,0 +1,82 @@
+import type { Executor } from '../../db/database.js';
+import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
+import { PolicyType } from './policy-type.js';
+
+/**
+ * Whether an organization's Require single sign-on policy (4) binds the user, as the official
+ * RequireSsoPolicyRequirement reads it for logins: a confirmed membership (accepted members are
+ * not bound yet) of an enabled organization that uses policies, other than Owner or Admin, which
+ * the official server exempts. The identity service refuses password, device-request and passkey
+ * logins for such a user; SSO and the personal API key are let in, as officially.
+ */
+export async function ssoRequiredFor(db: Executor, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('policies')
+    .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
+    .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
+    .select('policies.id')
+    .where('organization_users.user_id', '=', userId)
+    .where('organization_users.status', '=', OrganizationUserStatusType.Confirmed)
+    .where('organization_users.type', 'not in', [OrganizationUserType.Owner, OrganizationUserType.Admin])
+    .where('organizations.enabled', '=', true)
+    .where('organizations.use_policies', '=', true)
+    .where('policies.type', '=', PolicyType.RequireSso)
+    .where('policies.enabled', '=', true)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/**
+ * The SSO identifier clients are sent to when SSO is required (`SsoOrganizationIdentifier`), as
+ * the official UserSsoOrganizationIdentifierQuery finds it: only when the user has exactly one
+ * accepted or confirmed membership, since with several the server cannot know which one to use.
+ */
+export async function ssoOrganizationIdentifierOf(db: Executor, userId: string): Promise<string | null> {
+  const rows = await db
+    .selectFrom('organization_users')
+    .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
+    .select('organizations.identifier')
+    .where('organization_users.user_id', '=', userId)
+    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
+    .limit(2)
+    .execute();
+  return rows.length === 1 ? (rows[0]?.identifier ?? null) : null;
+}
+
+/** The official MemberDecryptionType values the policies depend on (features/sso/sso-config.repository.ts). */
+const KEY_CONNECTOR = 1;
+const TRUSTED_DEVICES = 2;
+
+/**
+ * How members of the organization unlock after SSO (the official MemberDecryptionType) when its
+ * SSO configuration is enabled; null when there is none or it is off. Read here rather than
+ * through the SSO feature, which sits above the policies.
+ */
+export async function enabledSsoDecryption(db: Executor, organizationId: string): Promise<number | null> {
+  const row = await db.selectFrom('sso_configs').select(['enabled', 'data']).where('organization_id', '=', organizationId).executeTakeFirst();
+  if (!row?.enabled) return null;
+  try {
+    const data: unknown = JSON.parse(row.data);
+    const type = typeof data === 'object' && data !== null ? (data as Record<string, unknown>).memberDecryptionType : undefined;
+    return typeof type === 'number' ? type : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The refusal, in the official words, of saving a policy that the organization's enabled SSO
+ * decryption option needs (the official PolicyValidatorHelpers): trusted device encryption holds
+ * Require single sign-on on, and Account recovery administration on with automatic enrolment;
+ * Key Connector holds Require single sign-on and Single organization on. Null when nothing holds.
+ */
+export function ssoDecryptionHolds(type: PolicyType, enabling: boolean, data: Record<string, unknown> | null, decryption: number | null): string | null {
+  if (decryption === TRUSTED_DEVICES) {
+    const turnedOff = !enabling || (type === PolicyType.ResetPassword && data?.autoEnrollEnabled !== true);
+    if (turnedOff && (type === PolicyType.RequireSso || type === PolicyType.ResetPassword)) return 'Trusted device encryption is on and requires this policy.';
+  }
+  if (decryption === KEY_CONNECTOR && !enabling && (type === PolicyType.RequireSso || type === PolicyType.SingleOrg)) {
+    return 'Key Connector is enabled and requires this policy.';
+  }
+  return null;
+}
