@@ -9,6 +9,8 @@ export type MemberRow = Omit<Selectable<OrganizationUsersTable>, 'type' | 'statu
 
 /** A membership with the account it belongs to (none while only invited). */
 export interface MemberWithUser extends MemberRow {
+  /** The member's identity at the organization's SSO provider, once linked. */
+  sso_external_id: string | null;
   user_email: string | null;
   user_name: string | null;
   avatar_color: string | null;
@@ -43,8 +45,11 @@ export async function listMembersWithUsers(db: Executor, organizationId: string,
   let query = db
     .selectFrom('organization_users')
     .leftJoin('users', 'users.id', 'organization_users.user_id')
+    // sso_users is unique per (user, organization): at most one link per membership.
+    .leftJoin('sso_users', (join) => join.onRef('sso_users.user_id', '=', 'organization_users.user_id').onRef('sso_users.organization_id', '=', 'organization_users.organization_id'))
     .selectAll('organization_users')
     .select((eb) => [
+      'sso_users.external_id as sso_external_id',
       'users.email as user_email',
       'users.name as user_name',
       'users.avatar_color',

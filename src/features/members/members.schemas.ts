@@ -116,7 +116,7 @@ export const MemberDetailsResponse = Type.Object({
   object: Type.Literal('organizationUserDetails'),
   ...baseFields,
   claimedByOrganization: Type.Boolean(),
-  ssoExternalId: Type.Null(),
+  ssoExternalId: Nullable(Type.String()),
   collections: Type.Array(CollectionAccessResponse),
   groups: Type.Optional(Type.Array(Type.String())),
   revocationReason: RevocationReason,
@@ -190,7 +190,7 @@ export function toCollectionAccess(row: { collection_id: string; read_only: bool
 }
 
 export function toMemberUserDetails(
-  row: MemberRowLike & { user_email: string | null; user_name: string | null; avatar_color: string | null; has_master_password: boolean; two_factor_enabled?: boolean },
+  row: MemberRowLike & { user_email: string | null; user_name: string | null; avatar_color: string | null; has_master_password: boolean; two_factor_enabled?: boolean; sso_external_id?: string | null },
   collections: CollectionAccessResponse[],
   groups: string[],
 ): MemberUserDetails {
@@ -201,7 +201,7 @@ export function toMemberUserDetails(
     email: row.user_email ?? row.email,
     avatarColor: row.avatar_color,
     twoFactorEnabled: Boolean(row.two_factor_enabled),
-    ssoBound: false,
+    ssoBound: Boolean(row.sso_external_id),
     claimedByOrganization: false,
     collections,
     groups,
@@ -210,12 +210,12 @@ export function toMemberUserDetails(
   };
 }
 
-export function toMemberDetails(row: MemberRowLike & { has_master_password: boolean }, collections: CollectionAccessResponse[], groups: string[] | null): MemberDetails {
+export function toMemberDetails(row: MemberRowLike & { has_master_password: boolean; sso_external_id?: string | null }, collections: CollectionAccessResponse[], groups: string[] | null): MemberDetails {
   return {
     object: 'organizationUserDetails',
     ...baseOf(row, row.has_master_password),
     claimedByOrganization: false,
-    ssoExternalId: null,
+    ssoExternalId: row.sso_external_id ?? null,
     collections,
     ...(groups ? { groups } : {}),
     revocationReason: row.revocation_reason,

@@ -93,7 +93,7 @@ const docs = {
   },
   unlinkSso: {
     summary: 'Unlink single sign-on from an organization',
-    description: `Records OrganizationUser_UnlinkedSso (1505) for the caller's membership in the organization (404 without one); this server stores no SSO links yet, so nothing else changes. ${USER}`,
+    description: `Removes the caller's link to the organization's identity provider (so \`ssoBound\` turns false and the next SSO login links the account again) and records OrganizationUser_UnlinkedSso (1505) for the caller's membership; 404 when the caller has neither a membership nor a link there. As officially, an account without a master password may unlink too. ${USER}`,
   },
   storage: {
     summary: "Adjust an organization's storage",

@@ -348,7 +348,7 @@ export const ProfileOrganizationResponse = Type.Object({
   ssoEnabled: Type.Boolean(),
   keyConnectorEnabled: Type.Boolean(),
   keyConnectorUrl: Type.Null(),
-  ssoMemberDecryptionType: Type.Null(),
+  ssoMemberDecryptionType: Nullable(Type.Integer({ description: 'MemberDecryptionType of the SSO configuration: 0 master password, 1 Key Connector, 2 trusted devices' })),
   accessSecretsManager: Type.Boolean(),
   accessPam: Type.Boolean(),
   limitCollectionCreation: Type.Boolean(),

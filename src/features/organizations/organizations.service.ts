@@ -289,18 +289,27 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
     },
 
     /**
-     * Removes the caller's SSO link to the organization. No SSO links are stored yet, so this
-     * only checks membership and records the event, as the official server does.
+     * Removes the caller's SSO link to the organization (their `sso_users` row), and records
+     * OrganizationUser_UnlinkedSso (1505) when they are a member, in the same transaction, as the
+     * official DeleteSsoUserAsync. Like it, an account without a master password is not refused:
+     * its next SSO login links it again. 404 when there is neither a membership nor a link.
      */
     async unlinkSso({ userId, client }: UserCaller, organizationId: string): Promise<void> {
-      const membership = await findMembershipOfUser(db, organizationId.toLowerCase(), userId);
-      if (!membership) throw new NotFound();
-      await audit.record(db, client, {
-        type: EventType.OrganizationUser_UnlinkedSso,
-        organizationId: membership.organization_id,
-        organizationUserId: membership.id,
-        userId,
-        actingUserId: userId,
+      const orgId = organizationId.toLowerCase();
+      await db.transaction().execute(async (tx) => {
+        const unlinked = await tx.deleteFrom('sso_users').where('user_id', '=', userId).where('organization_id', '=', orgId).executeTakeFirst();
+        const membership = await findMembershipOfUser(tx, orgId, userId);
+        if (!membership) {
+          if (Number(unlinked.numDeletedRows) === 0) throw new NotFound();
+          return;
+        }
+        await audit.record(tx, client, {
+          type: EventType.OrganizationUser_UnlinkedSso,
+          organizationId: membership.organization_id,
+          organizationUserId: membership.id,
+          userId,
+          actingUserId: userId,
+        });
       });
     },
 

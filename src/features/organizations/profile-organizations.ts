@@ -3,6 +3,18 @@ import { ABSENT_FEATURES, flagsOf, type ProfileOrganizationResponse } from './or
 import { ProductTierType, tierOf, usesRiskInsights } from './plans.js';
 import { OrganizationUserStatusType, parsePermissions } from '../../platform/access/roles.js';
 
+/** The `memberDecryptionType` of an organization's stored SSO configuration, if it has one. */
+function memberDecryptionTypeOf(data: string | null): number | null {
+  if (data === null) return null;
+  try {
+    const parsed: unknown = JSON.parse(data);
+    const type = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>).memberDecryptionType : undefined;
+    return typeof type === 'number' ? type : null;
+  } catch {
+    return null;
+  }
+}
+
 async function profileOrganizationsWithStatus(
   db: Executor,
   userId: string,
@@ -11,6 +23,9 @@ async function profileOrganizationsWithStatus(
   const rows = await db
     .selectFrom('organization_users as ou')
     .innerJoin('organizations as o', 'o.id', 'ou.organization_id')
+    // At most one of each per membership: sso_users is unique per (user, organization), sso_configs per organization.
+    .leftJoin('sso_users as su', (join) => join.onRef('su.user_id', '=', 'ou.user_id').onRef('su.organization_id', '=', 'ou.organization_id'))
+    .leftJoin('sso_configs as sc', 'sc.organization_id', 'ou.organization_id')
     .selectAll('o')
     .select([
       'ou.id as ou_id',
@@ -21,6 +36,9 @@ async function profileOrganizationsWithStatus(
       'ou.permissions as ou_permissions',
       'ou.reset_password_key as ou_reset_password_key',
       'ou.access_secrets_manager as ou_access_secrets_manager',
+      'su.id as sso_user_id',
+      'sc.enabled as sso_enabled',
+      'sc.data as sso_data',
     ])
     .where('ou.user_id', '=', userId)
     .where('ou.status', 'in', [...statuses])
@@ -48,8 +66,7 @@ async function profileOrganizationsWithStatus(
       status: row.ou_status,
       type: row.ou_type,
       enabled: Boolean(row.enabled),
-      // No SSO on this server yet: nobody is bound to an identity provider.
-      ssoBound: false,
+      ssoBound: row.sso_user_id !== null,
       identifier: row.identifier,
       permissions: permissions ? { ...permissions, manageAccessRules: false } : null,
       resetPasswordEnrolled: row.ou_reset_password_key !== null,
@@ -64,10 +81,12 @@ async function profileOrganizationsWithStatus(
       familySponsorshipValidUntil: null,
       familySponsorshipToDelete: null,
       productTierType: tier,
-      ssoEnabled: false,
+      ssoEnabled: Boolean(row.sso_enabled),
+      // Key Connector is not offered, so no member unlocks through it.
       keyConnectorEnabled: false,
       keyConnectorUrl: null,
-      ssoMemberDecryptionType: null,
+      // As officially, the configuration's option whether or not it is enabled.
+      ssoMemberDecryptionType: memberDecryptionTypeOf(row.sso_data),
       accessSecretsManager: Boolean(row.ou_access_secrets_manager),
       accessPam: false,
       limitCollectionCreation: Boolean(row.limit_collection_creation),
