@@ -41,6 +41,7 @@ import { adminsUnassignedItems } from './features/vault/unassigned-ciphers.repos
 import type { UserCaller } from './http/request-context.js';
 import { createPolicyService, masterPasswordPolicyFor } from './features/policies/policies.service.js';
 import { ssoOrganizationIdentifierOf, ssoRequiredFor } from './features/policies/sso-policy.js';
+import { createSetPassword } from './features/sso/set-password.js';
 import { giveBoundMembersDefaultCollections } from './features/collections/default-user-collections.js';
 import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
@@ -175,6 +176,7 @@ export async function createFeatures(deps: WiringDeps) {
     collections,
     groups,
     policies,
+    setPassword: createSetPassword({ db, clock, hasher, audit }),
     events,
     eventCollector: createEventCollector({ db, clock, audit }),
     /** Started by the app (buildApp), stopped by close(). */

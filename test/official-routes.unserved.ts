@@ -147,7 +147,6 @@ export const UNSERVED: Record<string, string> = {
   'POST /api/accounts/premium': ACCOUNT_BILLING,
   'POST /api/accounts/request-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
   'POST /api/accounts/set-key-connector-key': KEY_CONNECTOR,
-  'POST /api/accounts/set-password': '#42: SSO: a user provisioned just in time sets a master password.',
   'POST /api/accounts/verify-otp': '#42: one-time-code verification, for accounts without a master password (trusted devices, SSO).',
   'POST /api/alerts/dismissals': ALERT_EXCLUSIONS,
   'POST /api/billing/preview-invoice/organizations/{}/subscription/plan-change': ORG_BILLING,

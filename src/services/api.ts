@@ -1,3 +1,4 @@
+import { setPasswordRoutes } from '../features/sso/set-password.routes.js';
 import type { FastifyPluginAsync } from 'fastify';
 import { enforceAccessRules } from '../http/access.js';
 import { apiErrorHandler } from '../http/error-handler.js';
@@ -61,6 +62,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(accountRoutes, { accounts: features.accounts });
   await app.register(unassignedCipherRoutes, { hasUnassignedItems: features.hasUnassignedItems });
   await app.register(verifyPasswordRoutes, { accounts: features.accounts });
+  await app.register(setPasswordRoutes, { setPassword: features.setPassword });
   await app.register(cipherRoutes, { ciphers: features.ciphers, lifecycle: features.cipherLifecycle, importer: features.cipherImport });
   await app.register(orgCipherRoutes, { orgCiphers: features.orgCiphers });
   await app.register(organizationExportRoutes, { exporter: features.organizationExport, orgAccess: features.orgAccess });

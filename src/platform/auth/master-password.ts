@@ -207,12 +207,18 @@ export interface NewMasterPassword {
    * ChangeKdfCommand leaves LastPasswordChangeDate alone, as the password is the same.
    */
   passwordChanged?: boolean;
+  /**
+   * The first master password of an account that had none (provisioned by SSO): the session
+   * that set it goes on, as the official SetInitialMasterPassword leaves the security stamp.
+   */
+  keepSessions?: boolean;
   now: string;
 }
 
 /**
  * The one writer of a new master password: stores it, rotates the security stamp and deletes
- * every refresh token, so every session ends (access tokens carry the stamp). Run it inside the
+ * every refresh token, so every session ends (access tokens carry the stamp), unless it is the
+ * account's first (`keepSessions`). Run it inside the
  * caller's transaction with its audit event; after the commit the caller sends the LogOut push.
  */
 export async function setMasterPassword(tx: Executor, userId: string, change: NewMasterPassword): Promise<void> {
@@ -223,11 +229,11 @@ export async function setMasterPassword(tx: Executor, userId: string, change: Ne
       ? { kdf: change.kdf.kdf, kdf_iterations: change.kdf.iterations, kdf_memory: change.kdf.memory, kdf_parallelism: change.kdf.parallelism }
       : {}),
     ...(change.hint !== undefined ? { master_password_hint: change.hint || null } : {}),
-    security_stamp: randomUUID(),
+    ...(change.keepSessions ? {} : { security_stamp: randomUUID() }),
     ...(change.passwordChanged === false ? {} : { last_password_change_date: change.now }),
     revision_date: change.now,
     account_revision_date: change.now,
     force_password_reset: change.forcePasswordReset,
   });
-  await deleteRefreshTokensOfUser(tx, userId);
+  if (!change.keepSessions) await deleteRefreshTokensOfUser(tx, userId);
 }
