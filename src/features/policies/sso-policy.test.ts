@@ -48,23 +48,36 @@ describe('Require single sign-on (policy 4) at login', () => {
     expect(wrong.body.error_description).toBe('invalid_username_or_password');
   });
 
-  it('leaves out the organization identifier when the member belongs to two organizations', async () => {
-    const { orgId } = await ssoOrg();
-    const member = await memberOf(server, orgId);
-    const other = await seedOrganization(server);
-    await seedMembership(server, { organizationId: other, userId: member.userId, status: Status.Accepted });
+  it('leaves out the organization identifier when two organizations require SSO of the member', async () => {
+    const first = await ssoOrg();
+    const second = await ssoOrg();
+    const member = await memberOf(server, first.orgId);
+    await seedMembership(server, { organizationId: second.orgId, userId: member.userId, status: Status.Accepted });
     const res = await passwordLogin(member);
     expect(res.body.error_description).toBe('SSO authentication is required.');
     expect(res.body).not.toHaveProperty('SsoOrganizationIdentifier');
   });
 
-  it('lets owners, admins and accepted (not yet confirmed) members log in with their password', async () => {
+  it('names the one organization that requires SSO, whatever other memberships the member has', async () => {
+    const { orgId, identifier } = await ssoOrg();
+    const member = await memberOf(server, orgId);
+    await seedMembership(server, { organizationId: await seedOrganization(server), userId: member.userId, status: Status.Confirmed });
+    expect((await passwordLogin(member)).body.SsoOrganizationIdentifier).toBe(identifier);
+  });
+
+  it('binds accepted members too, as the official server does since July 2026, but not invited or revoked ones', async () => {
+    const { orgId } = await ssoOrg();
+    const accepted = await memberOf(server, orgId, { status: Status.Accepted });
+    const revoked = await memberOf(server, orgId, { status: Status.Revoked });
+    expect((await passwordLogin(accepted)).body.error_description).toBe('SSO authentication is required.');
+    expect((await passwordLogin(revoked)).status).toBe(200);
+  });
+
+  it('lets owners and admins log in with their password; custom members, even with manageSso, are bound', async () => {
     const { orgId, owner } = await ssoOrg();
     const admin = await memberOf(server, orgId, { type: Role.Admin });
-    const accepted = await memberOf(server, orgId, { status: Status.Accepted });
     const custom = await memberOf(server, orgId, { type: Role.Custom, permissions: { manageSso: true } });
-    for (const who of [owner, admin, accepted]) expect((await passwordLogin(who)).status).toBe(200);
-    // Custom members, even with manageSso, are bound as officially.
+    for (const who of [owner, admin]) expect((await passwordLogin(who)).status).toBe(200);
     expect((await passwordLogin(custom)).body.error_description).toBe('SSO authentication is required.');
   });
 

@@ -3,44 +3,44 @@ import { OrganizationUserStatusType, OrganizationUserType } from '../../platform
 import { PolicyType } from './policy-type.js';
 
 /**
- * Whether an organization's Require single sign-on policy (4) binds the user, as the official
- * RequireSsoPolicyRequirement reads it for logins: a confirmed membership (accepted members are
- * not bound yet) of an enabled organization that uses policies, other than Owner or Admin, which
- * the official server exempts. The identity service refuses password, device-request and passkey
- * logins for such a user; SSO and the personal API key are let in, as officially.
+ * The organizations whose Require single sign-on policy (4) binds the user, as the official
+ * RequireSsoPolicyRequirement reads them since July 2026 (policies bind from acceptance on):
+ * accepted or confirmed memberships of enabled organizations that use policies, other than Owner
+ * or Admin, which the official server exempts. One query.
  */
-export async function ssoRequiredFor(db: Executor, userId: string): Promise<boolean> {
-  const row = await db
+async function requiringOrganizations(db: Executor, userId: string): Promise<{ id: string; identifier: string | null }[]> {
+  return db
     .selectFrom('policies')
     .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
     .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
-    .select('policies.id')
+    .select(['organizations.id', 'organizations.identifier'])
     .where('organization_users.user_id', '=', userId)
-    .where('organization_users.status', '=', OrganizationUserStatusType.Confirmed)
+    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
     .where('organization_users.type', 'not in', [OrganizationUserType.Owner, OrganizationUserType.Admin])
     .where('organizations.enabled', '=', true)
     .where('organizations.use_policies', '=', true)
     .where('policies.type', '=', PolicyType.RequireSso)
     .where('policies.enabled', '=', true)
-    .executeTakeFirst();
-  return row !== undefined;
+    .execute();
 }
 
 /**
- * The SSO identifier clients are sent to when SSO is required (`SsoOrganizationIdentifier`), as
- * the official UserSsoOrganizationIdentifierQuery finds it: only when the user has exactly one
- * accepted or confirmed membership, since with several the server cannot know which one to use.
+ * Whether Require single sign-on binds the user at login: then the identity service refuses
+ * password, device-request and passkey logins; SSO and the personal API key are let in, as
+ * officially.
+ */
+export async function ssoRequiredFor(db: Executor, userId: string): Promise<boolean> {
+  return (await requiringOrganizations(db, userId)).length > 0;
+}
+
+/**
+ * The SSO identifier a refused login names (`SsoOrganizationIdentifier`), so clients go straight
+ * to that organization's sign-in: as the official SsoRequestValidator, only when exactly one
+ * organization requires SSO of the user, and it has an identifier.
  */
 export async function ssoOrganizationIdentifierOf(db: Executor, userId: string): Promise<string | null> {
-  const rows = await db
-    .selectFrom('organization_users')
-    .innerJoin('organizations', 'organizations.id', 'organization_users.organization_id')
-    .select('organizations.identifier')
-    .where('organization_users.user_id', '=', userId)
-    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
-    .limit(2)
-    .execute();
-  return rows.length === 1 ? (rows[0]?.identifier ?? null) : null;
+  const orgs = await requiringOrganizations(db, userId);
+  return orgs.length === 1 ? (orgs[0]?.identifier || null) : null;
 }
 
 /** The official MemberDecryptionType values the policies depend on (features/sso/sso-config.repository.ts). */
