@@ -42,6 +42,7 @@ import type { UserCaller } from './http/request-context.js';
 import { createPolicyService, masterPasswordPolicyFor } from './features/policies/policies.service.js';
 import { ssoOrganizationIdentifierOf, ssoRequiredFor } from './features/policies/sso-policy.js';
 import { createSetPassword } from './features/sso/set-password.js';
+import { createUserVerificationCodes } from './features/account-emails/user-verification.js';
 import { giveBoundMembersDefaultCollections } from './features/collections/default-user-collections.js';
 import { createLicenseIssuer } from './features/organizations/licenses.js';
 import { createLicenseService } from './features/organizations/organization-licenses.js';
@@ -142,6 +143,7 @@ export async function createFeatures(deps: WiringDeps) {
     /** Anonymous routes that check a master password count toward the login throttle too. */
     loginThrottle: throttle,
     accountEmails,
+    userVerificationCodes: createUserVerificationCodes({ db, clock, codes, brand }),
     orgAccess: createOrgAccess(db),
     ciphers: createCipherService(vault),
     cipherLifecycle: createCipherLifecycle(vault),

@@ -1,4 +1,3 @@
-import { setPasswordRoutes } from '../features/sso/set-password.routes.js';
 import type { FastifyPluginAsync } from 'fastify';
 import { enforceAccessRules } from '../http/access.js';
 import { apiErrorHandler } from '../http/error-handler.js';
@@ -23,6 +22,8 @@ import { deviceRoutes } from '../features/devices/devices.routes.js';
 import { deviceTrustRoutes } from '../features/devices/device-trust.routes.js';
 import { twoFactorRoutes } from '../features/two-factor/two-factor.routes.js';
 import { accountEmailRoutes } from '../features/account-emails/account-emails.routes.js';
+import { userVerificationRoutes } from '../features/account-emails/user-verification.routes.js';
+import { setPasswordRoutes } from '../features/sso/set-password.routes.js';
 import { notOfferedRoutes } from '../features/not-offered/not-offered.routes.js';
 import { emergencyAccessRoutes } from '../features/emergency-access/emergency-access.routes.js';
 import { publicApiRoutes } from '../features/public-api/public-api.routes.js';
@@ -79,6 +80,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(adminRequestRoutes, { adminRequests: features.adminRequests, orgAccess: features.orgAccess });
   await app.register(domainSettingsRoutes, { domains: features.domainSettings });
   await app.register(accountEmailRoutes, { accountEmails: features.accountEmails });
+  await app.register(userVerificationRoutes, { codes: features.userVerificationCodes });
   await app.register(twoFactorRoutes, { twoFactor: features.twoFactor, throttle: features.loginThrottle, authRequestValid: (userId, id, code) => features.authRequests.validForLogin(userId, id, code) });
   await app.register(passkeyRoutes, { passkeys: features.passkeys });
   await app.register(notOfferedRoutes);

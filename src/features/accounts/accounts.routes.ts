@@ -182,7 +182,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
   );
 
   app.post('/accounts/security-stamp', { ...user, schema: { tags, ...docs.securityStamp, body: SecretVerificationBody, response: { 200: EmptyResponse } } }, async (request, reply) => {
-    await accounts.rotateSecurityStamp(userCaller(request), request.body.masterPasswordHash);
+    await accounts.rotateSecurityStamp(userCaller(request), request.body);
     return emptyOk(reply);
   });
 
@@ -194,7 +194,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
       ...user,
       schema: { tags, ...docs.verifyDevices, body: VerifyDevicesBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await accounts.setVerifyDevices(userCaller(request), request.body.masterPasswordHash, request.body.verifyDevices);
+        await accounts.setVerifyDevices(userCaller(request), request.body, request.body.verifyDevices);
         return emptyOk(reply);
       },
     });
@@ -205,7 +205,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
     ['/accounts/rotate-api-key', true],
   ] as const) {
     app.post(url, { ...user, schema: { tags, ...(rotate ? docs.rotateApiKey : docs.apiKey), body: SecretVerificationBody, response: { 200: ApiKeyResponse } } }, async (request) =>
-      accounts.apiKey(userCaller(request), request.body.masterPasswordHash, rotate),
+      accounts.apiKey(userCaller(request), request.body, rotate),
     );
   }
 
@@ -219,7 +219,7 @@ export const accountRoutes: FastifyPluginAsyncTypebox<{ accounts: AccountService
       ...user,
       schema: { tags, ...(method === 'DELETE' ? docs.delete : olderForm(docs.delete, 'DELETE /accounts')), body: SecretVerificationBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
-        await accounts.deleteAccount(userCaller(request), request.body.masterPasswordHash);
+        await accounts.deleteAccount(userCaller(request), request.body);
         return emptyOk(reply);
       },
     });

@@ -5,7 +5,7 @@ import { setUserKeyIdIfUnset, updateUser } from '../../platform/auth/users.repos
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
-import { requireMasterPassword } from '../../platform/auth/secret-verification.js';
+import { requireMasterPassword, requireSecret, type SecretVerificationBody } from '../../platform/auth/secret-verification.js';
 import { endSessions, removeAccount, requireEnc, userOrThrow, type AccountEnds } from './account-rules.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
 import { usersWithTwoFactor } from '../../platform/auth/two-factor-state.js';
@@ -108,15 +108,15 @@ export function createProfileService(
     },
 
     /** "Log out of all sessions": every token issued so far stops working. */
-    async rotateSecurityStamp({ userId }: UserCaller, masterPasswordHash: string | null | undefined): Promise<void> {
+    async rotateSecurityStamp({ userId }: UserCaller, secret: SecretVerificationBody): Promise<void> {
       const user = await getUser(userId);
-      await requireMasterPassword(hasher, user, masterPasswordHash);
+      await requireSecret(db, hasher, clock, user, secret);
       await endSessions(deps, user.id);
     },
 
-    async apiKey({ userId }: UserCaller, masterPasswordHash: string | null | undefined, rotate: boolean) {
+    async apiKey({ userId }: UserCaller, secret: SecretVerificationBody, rotate: boolean) {
       const user = await getUser(userId);
-      await requireMasterPassword(hasher, user, masterPasswordHash);
+      await requireSecret(db, hasher, clock, user, secret);
       if (!rotate) return { object: 'apiKey' as const, apiKey: user.api_key, revisionDate: user.revision_date };
       const apiKey = randomApiKey();
       const now = clock.now().toISOString();
@@ -125,9 +125,9 @@ export function createProfileService(
     },
 
     /** Whether logins from new devices need a mailed code (used by the identity service when the setting is on). */
-    async setVerifyDevices({ userId }: UserCaller, masterPasswordHash: string | null | undefined, verifyDevices: boolean): Promise<void> {
+    async setVerifyDevices({ userId }: UserCaller, secret: SecretVerificationBody, verifyDevices: boolean): Promise<void> {
       const user = await getUser(userId);
-      await requireMasterPassword(hasher, user, masterPasswordHash);
+      await requireSecret(db, hasher, clock, user, secret);
       await updateUser(db, userId, { verify_devices: verifyDevices, revision_date: clock.now().toISOString() });
     },
 
@@ -140,9 +140,9 @@ export function createProfileService(
       return toVerifiedPasswordPolicy(await deps.masterPasswordPolicy(userId));
     },
 
-    async deleteAccount({ userId, client }: UserCaller, masterPasswordHash: string | null | undefined): Promise<void> {
+    async deleteAccount({ userId, client }: UserCaller, secret: SecretVerificationBody): Promise<void> {
       const user = await getUser(userId);
-      await requireMasterPassword(hasher, user, masterPasswordHash);
+      await requireSecret(db, hasher, clock, user, secret);
       await removeAccount(deps, user, { client, actingUserId: userId });
     },
 

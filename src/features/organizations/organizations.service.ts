@@ -6,7 +6,7 @@ import { BadRequest, Forbidden, NotFound } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import type { FileStore } from '../../platform/storage/file-store.js';
 import { fileFoldersOf, removeFolders } from '../../platform/storage/orphans.js';
-import { verifyMasterPassword } from '../../platform/auth/secret-verification.js';
+import { verifySecret as verifyUserSecret } from '../../platform/auth/secret-verification.js';
 import { findUserById, type UserRow, touchAccountRevisions } from '../../platform/auth/users.repository.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
@@ -102,7 +102,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
   }
 
   /** The official SecretVerificationRequestModel (accounts/secret-verification.ts). */
-  const verifySecret = (userId: string, body: SecretBody, field: string, message: string) => verifyMasterPassword(db, deps.hasher, userId, body, () => BadRequest.field(field, message));
+  const verifySecret = (userId: string, body: SecretBody, field: string, message: string) => verifyUserSecret(db, deps.hasher, deps.clock, userId, body, () => BadRequest.field(field, message));
 
   return {
     async create({ userId }: UserCaller, body: CreateOrganizationBody): Promise<OrganizationResponse> {

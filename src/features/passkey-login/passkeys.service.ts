@@ -4,7 +4,7 @@ import type { Db, Executor } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
-import { verifyMasterPassword, type SecretVerificationBody } from '../../platform/auth/secret-verification.js';
+import { verifySecret, type SecretVerificationBody } from '../../platform/auth/secret-verification.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
 import { stampOf, type IssuedChallenge, type PasskeyCeremony } from './passkey-ceremony.js';
 import { deletePasskey, findPasskeyByCredentialId, insertPasskey, listPasskeys, spendChallenge, ssoRequired, updatePasskey } from './passkeys.repository.js';
@@ -25,7 +25,7 @@ export function createPasskeyService(deps: { db: Db; clock: Clock; hasher: Passw
   const { db, clock, ceremony } = deps;
 
   const verifiedUser = (userId: string, body: SecretVerificationBody): Promise<UserRow> =>
-    verifyMasterPassword(db, deps.hasher, userId, body, () => BadRequest.field('masterPasswordHash', 'User verification failed.'));
+    verifySecret(db, deps.hasher, clock, userId, body, () => BadRequest.field('masterPasswordHash', 'User verification failed.'));
 
   async function refuseWhenSsoRequired(userId: string): Promise<void> {
     if (await ssoRequired(db, userId)) throw new BadRequest(SSO_REQUIRED);

@@ -1,14 +1,14 @@
-import { createHash, randomInt } from 'node:crypto';
+import { randomInt } from 'node:crypto';
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import { BadRequest } from '../../http/errors.js';
-import { safeEqual } from '../../shared/constant-time.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
 import { sendOrFail } from '../mail/delivery.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
 import type { LimitStore } from '../rate-limits/limit-store.js';
 import { keyDigest } from '../rate-limits/rate-limits.js';
-import { deleteDeadCode, putCode, spendCodeTry, takeCode } from './two-factor.repository.js';
+import { putCode } from './two-factor.repository.js';
+import { CODE_TRIES, codeHash, USER_VERIFICATION_PURPOSE, useOneTimeCode } from '../../platform/auth/one-time-codes.js';
 
 /** What each emailed code is for; a new code of a purpose replaces the user's previous one. */
 export const CodePurpose = {
@@ -16,15 +16,15 @@ export const CodePurpose = {
   TwoFactorSetup: 'two-factor-setup',
   EmailChange: 'email-change',
   NewDevice: 'new-device',
+  /** `POST /accounts/request-otp`: user verification of an account without a master password. */
+  UserVerification: USER_VERIFICATION_PURPOSE,
 } as const;
 export type CodePurpose = (typeof CodePurpose)[keyof typeof CodePurpose];
 
 export const CODE_MINUTES = 10;
-export const CODE_TRIES = 5;
+export { CODE_TRIES };
 /** Codes one account may be sent in CODE_MINUTES, whatever the addresses asking. */
 const CODE_MAILS = 5;
-
-const codeHash = (userId: string, purpose: string, code: string) => createHash('sha256').update(`${userId}\n${purpose}\n${code}`).digest('base64url');
 
 /**
  * Six-digit codes sent by mail (two-step login, its setup, email change, new-device
@@ -35,7 +35,7 @@ export function createMailedCodes(deps: { db: Db; clock: Clock; mailer: Mailer; 
   const { db, clock } = deps;
   return {
     /** Mails a new code; 400 past CODE_MAILS codes per account in CODE_MINUTES, 502 when the mail server refuses it. */
-    async send(user: { id: string }, purpose: CodePurpose, to: string, subject: string, intro: string, log: MailLog): Promise<void> {
+    async send(user: { id: string }, purpose: CodePurpose, to: string, subject: string, intro: string, log: MailLog, footnote = 'If you did not ask for this code, someone may know your master password: change it.'): Promise<void> {
       const decision = await deps.limits.consume([{ key: `mailcode:${keyDigest(user.id)}`, intervalMs: (CODE_MINUTES * 60_000) / CODE_MAILS, burst: CODE_MAILS }], clock.now().getTime());
       if (!decision.allowed) throw new BadRequest('Too many codes were sent to this account. Wait a few minutes and try again.');
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -52,7 +52,7 @@ export function createMailedCodes(deps: { db: Db; clock: Clock; mailer: Mailer; 
         subject,
         paragraphs: [intro, `This code expires in ${CODE_MINUTES} minutes and works once.`],
         code,
-        footnote: 'If you did not ask for this code, someone may know your master password: change it.',
+        footnote,
       });
       await sendOrFail(deps.mailer, message, log, 'code');
     },
@@ -62,16 +62,7 @@ export function createMailedCodes(deps: { db: Db; clock: Clock; mailer: Mailer; 
      * code counts a try; a code past its time or tries is gone.
      */
     async use(userId: string, purpose: CodePurpose, code: string, target?: string): Promise<boolean> {
-      const now = clock.now().toISOString();
-      // The try is spent before the comparison, so concurrent guesses get at most CODE_TRIES checks.
-      const live = await spendCodeTry(db, userId, purpose, now, CODE_TRIES);
-      if (!live) {
-        await deleteDeadCode(db, userId, purpose, now, CODE_TRIES);
-        return false;
-      }
-      const hash = codeHash(userId, purpose, code.trim());
-      if (!safeEqual(hash, live.code_hash) || (target !== undefined && live.target !== target)) return false;
-      return takeCode(db, userId, purpose, hash);
+      return useOneTimeCode(db, clock.now(), userId, purpose, code, target);
     },
   };
 }

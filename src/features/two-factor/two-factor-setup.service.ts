@@ -26,7 +26,7 @@ import {
 } from './two-factor.repository.js';
 import { isAuthenticatorKey, newAuthenticatorKey, totpStep } from './totp.js';
 import { keysOf, MAX_WEBAUTHN_KEYS, type WebAuthn } from './webauthn.js';
-import { masterPasswordMatches } from '../../platform/auth/secret-verification.js';
+import { secretMatches } from '../../platform/auth/secret-verification.js';
 import { mailTurnedOff, metadataOf, pushChange, recoveryHash, sha256, turnOffTwoFactor, TwoFactorProviderType } from './two-factor-rules.js';
 
 const VERIFICATION_TYP = 'strongroom-2fa-verification';
@@ -77,11 +77,12 @@ export function createTwoFactorSetup(deps: {
     return user;
   }
 
+  /** The master password hash or a user-verification code (POST /accounts/request-otp), as the official VerifySecretAsync. */
   async function passwordMatches(user: UserRow, secret: SecretVerification): Promise<boolean> {
-    return masterPasswordMatches(deps.hasher, user, secret.masterPasswordHash);
+    return secretMatches(db, deps.hasher, clock, user, { masterPasswordHash: secret.masterPasswordHash ?? null, otp: secret.otp ?? null });
   }
 
-  /** The master password hash must be right (Key Connector OTPs are not offered here). */
+  /** The master password hash, or a mailed user-verification code, must be right. */
   async function verifySecret(user: UserRow, secret: SecretVerification): Promise<void> {
     if (!(await passwordMatches(user, secret))) throw BadRequest.field('masterPasswordHash', USER_VERIFICATION_FAILED);
   }

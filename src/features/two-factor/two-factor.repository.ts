@@ -83,41 +83,8 @@ export async function putCode(db: Executor, row: Omit<OneTimeCodeRow, 'attempts'
     .execute();
 }
 
-/** Uses a code: deleted only if it is still the same one, so it works once. */
-export async function takeCode(db: Executor, userId: string, purpose: string, codeHash: string): Promise<boolean> {
-  const result = await db.deleteFrom('one_time_codes').where('user_id', '=', userId).where('purpose', '=', purpose).where('code_hash', '=', codeHash).executeTakeFirst();
-  return Number(result.numDeletedRows) === 1;
-}
-
 export async function findCode(db: Executor, userId: string, purpose: string): Promise<OneTimeCodeRow | undefined> {
   return db.selectFrom('one_time_codes').selectAll().where('user_id', '=', userId).where('purpose', '=', purpose).executeTakeFirst();
-}
-
-/**
- * Spends one try of the live code in one statement, so concurrent guesses cannot all read the
- * same count: answers the code's hash and target while a try was left, nothing when the code is
- * gone, past its time (`now`) or past its `tries`.
- */
-export async function spendCodeTry(db: Executor, userId: string, purpose: string, now: string, tries: number): Promise<{ code_hash: string; target: string | null } | undefined> {
-  return db
-    .updateTable('one_time_codes')
-    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
-    .where('user_id', '=', userId)
-    .where('purpose', '=', purpose)
-    .where('attempts', '<', tries)
-    .where('expiration_date', '>', now)
-    .returning(['code_hash', 'target'])
-    .executeTakeFirst();
-}
-
-/** Forgets a code past its time or tries; a live one (a new code mailed meanwhile) stays. */
-export async function deleteDeadCode(db: Executor, userId: string, purpose: string, now: string, tries: number): Promise<void> {
-  await db
-    .deleteFrom('one_time_codes')
-    .where('user_id', '=', userId)
-    .where('purpose', '=', purpose)
-    .where((eb) => eb.or([eb('attempts', '>=', tries), eb('expiration_date', '<=', now)]))
-    .execute();
 }
 
 export async function insertRememberToken(

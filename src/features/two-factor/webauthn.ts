@@ -3,7 +3,8 @@ import type { AuthenticationResponseJSON, AuthenticatorTransportFuture, Registra
 import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { UserRow } from '../../platform/auth/users.repository.js';
-import { findCode, putCode, takeCode, type ProviderRow } from './two-factor.repository.js';
+import { findCode, putCode, type ProviderRow } from './two-factor.repository.js';
+import { takeCode } from '../../platform/auth/one-time-codes.js';
 
 /** A registered security key; ids 1–5, the slots the web vault numbers them by. */
 export interface WebAuthnKey {

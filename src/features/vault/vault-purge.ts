@@ -1,7 +1,7 @@
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { ClientContext, UserCaller } from '../../http/request-context.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
-import { verifyMasterPassword, type SecretVerificationBody } from '../../platform/auth/secret-verification.js';
+import { verifySecret, type SecretVerificationBody } from '../../platform/auth/secret-verification.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { attachmentBytes } from './attachment-data.js';
 import { releaseStorage } from '../../platform/storage/quota.js';
@@ -93,7 +93,7 @@ export function createVaultPurge({ db, audit, clock, pushes, files, hasher }: Va
 
   return {
     async purge({ userId, client }: UserCaller, body: SecretVerificationBody, organizationId: string | undefined): Promise<void> {
-      await verifyMasterPassword(db, hasher, userId, body, () => new BadRequest('User verification failed.'));
+      await verifySecret(db, hasher, clock, userId, body, () => new BadRequest('User verification failed.'));
       if (organizationId) await purgeOrganization(userId, client, organizationId);
       else await purgePersonal(userId);
     },
