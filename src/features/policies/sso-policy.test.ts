@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passwordGrantForm, TEST_DEVICE, type LoggedInUser } from '../../../test/support/accounts.js';
 import { memberOf, orgWithOwner } from '../../../test/support/members.js';
@@ -89,6 +90,27 @@ describe('Require single sign-on (policy 4) at login', () => {
       form: { grant_type: 'client_credentials', client_id: `user.${member.userId}`, client_secret: api_key, scope: 'api', ...TEST_DEVICE },
     });
     expect(res.status).toBe(200);
+  });
+
+  it('refuses logging in with a device approved by the member (an auth request), as a password login', async () => {
+    const { orgId, owner } = await orgWithOwner(server);
+    const member = await memberOf(server, orgId);
+    const phone = { deviceType: '9', deviceIdentifier: randomUUID(), deviceName: 'chrome' };
+    // The device logged in before, so the server takes its requests.
+    expect((await server.request('POST', '/identity/connect/token', { form: passwordGrantForm(member.account, phone) })).status).toBe(200);
+    for (const type of [PolicyType.SingleOrg, PolicyType.RequireSso]) expect((await put(owner.accessToken, orgId, type, { enabled: true })).status).toBe(200);
+
+    const accessCode = `code-${randomUUID().slice(0, 8)}`;
+    const asked = await server.request('POST', '/api/auth-requests', {
+      headers: { 'device-type': phone.deviceType, 'device-identifier': phone.deviceIdentifier },
+      json: { email: member.account.email, publicKey: Buffer.from('a public key').toString('base64'), deviceIdentifier: phone.deviceIdentifier, accessCode, type: 0 },
+    });
+    expect(asked.status, asked.text).toBe(200);
+    const approved = await server.request('PUT', `/api/auth-requests/${asked.body.id}`, { token: member.accessToken, json: { deviceIdentifier: TEST_DEVICE.deviceIdentifier, requestApproved: true, key: '4.aGVsbG8=' } });
+    expect(approved.status, approved.text).toBe(200);
+    const res = await server.request('POST', '/identity/connect/token', { form: { ...passwordGrantForm(member.account, phone), password: accessCode, authRequest: asked.body.id } });
+    expect(res.status).toBe(400);
+    expect(res.body.error_description).toBe('SSO authentication is required.');
   });
 
   it('lets the member in once the policy is off, and a former member once they leave', async () => {
