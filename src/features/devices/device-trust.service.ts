@@ -2,7 +2,7 @@ import type { Db } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
-import { verifyMasterPassword } from '../../platform/auth/secret-verification.js';
+import { verifySecret } from '../../platform/auth/secret-verification.js';
 import { findDevice, type DeviceRow } from '../../platform/auth/users.repository.js';
 import type { Clock } from '../../shared/clock.js';
 import { deleteRefreshTokensOfDevice, findDeviceById, lockDevicesOfUser, updateDeviceOfUser } from './device-trust.repository.js';
@@ -64,7 +64,7 @@ export function createDeviceTrust(deps: { db: Db; hasher: PasswordHasher; clock:
      * untrusted, as officially. Ids that name no trusted device of the account are ignored.
      */
     async updateTrust({ userId, client }: UserCaller, body: UpdateDevicesTrustBody): Promise<void> {
-      await verifyMasterPassword(db, hasher, userId, body, () => new BadRequest('User verification failed.'));
+      await verifySecret(db, hasher, clock, userId, body, () => new BadRequest('User verification failed.'));
       const identifier = client.deviceIdentifier;
       if (!identifier) throw new NotFound();
       const current = await deviceByIdentifier(userId, identifier);
