@@ -58,6 +58,11 @@ export const networkSettings = {
     description:
       'Let integrations (webhooks, Slack, Teams, HEC, Datadog) reach loopback, private and link-local addresses. Off: such addresses are refused, whatever name resolves to them.',
   }),
+  ssoAllowPrivateAddresses: Type.Boolean({
+    default: false,
+    description:
+      "Let single sign-on reach an organization's identity provider (its discovery document, token and key endpoints) at loopback, private and link-local addresses: an identity provider on the operator's own network. Off: such addresses are refused, whatever name resolves to them.",
+  }),
   integrationsTimeoutMs: Type.Integer({ minimum: 100, maximum: 120000, default: 10000, description: 'Time limit of one delivery to an integration, connection to last byte, in milliseconds.' }),
   integrationsMaxRetries: Type.Integer({
     minimum: 0,
