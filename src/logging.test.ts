@@ -88,15 +88,15 @@ describe('the request log', () => {
         method: 'POST',
         url: '/echo?token=secret-in-the-url',
         headers: { authorization: 'Bearer secret-in-a-header' },
-        payload: { name: 'kept', password: 'secret-in-the-body', login: { token: 'secret-nested' } },
+        payload: { name: 'kept', password: 'secret-in-the-body', login: { token: 'secret-nested' }, data: { clientId: 'kept', clientSecret: 'secret-of-an-sso-provider' } },
       });
       expect(res.statusCode).toBe(200);
     }
     await app.close();
     const text = JSON.stringify(lines);
-    expect(text).not.toMatch(/secret-in|secret-nested/);
+    expect(text).not.toMatch(/secret-in|secret-nested|secret-of/);
     const echoed = lines.filter((line) => line.msg === 'echo');
-    expect(echoed[0]).toMatchObject({ body: { name: 'kept', password: '[REDACTED]', login: { token: '[REDACTED]' } }, headers: { authorization: '[REDACTED]' } });
+    expect(echoed[0]).toMatchObject({ body: { name: 'kept', password: '[REDACTED]', login: { token: '[REDACTED]' }, data: { clientId: 'kept', clientSecret: '[REDACTED]' } }, headers: { authorization: '[REDACTED]' } });
     const completed = lines.filter((line) => line.msg === 'request completed');
     expect(completed).toHaveLength(2);
     expect(completed[1]).toMatchObject({ level: 30, req: { method: 'POST', url: '/echo?token=[REDACTED]' }, res: { statusCode: 200 } });

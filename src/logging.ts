@@ -18,6 +18,8 @@ const SECRET_FIELDS = [
   'access_token',
   'refresh_token',
   'client_secret',
+  // An identity provider's client secret (the SSO settings' `data.clientSecret`).
+  'clientSecret',
   'apiKey',
   'authorization',
 ];
