@@ -136,6 +136,13 @@ export function flagsOf(org: OrganizationRow): Record<FlagName, boolean> {
   };
 }
 
+/**
+ * Single sign-on is free on Strongroom (#42): every organization answers useSso true, which the
+ * web vault's SSO settings page and its menu entry check (`canManageSso`). The plan's and the
+ * license's own useSso (the stored column, license terms) stay as they are.
+ */
+export const SSO_FOR_EVERY_ORGANIZATION = true;
+
 /** Features this server has no notion of yet; clients read them as "off". */
 export const ABSENT_FEATURES = {
   useOrganizationDomains: false,
@@ -289,6 +296,7 @@ export function toOrganizationResponse(org: OrganizationRow, { billing }: { bill
     maxStorageGb: org.max_storage_gb,
     ...flagsOf(org),
     ...ABSENT_FEATURES,
+    useSso: SSO_FOR_EVERY_ORGANIZATION,
     useRiskInsights: usesRiskInsights(org.plan_type),
     useDisableSmAdsForUsers: false,
     selfHost: bool(org.self_host),

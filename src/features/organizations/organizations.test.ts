@@ -102,9 +102,10 @@ describe('creating an organization (cloud)', () => {
   it('takes seats, collection limits and features from the plan', async () => {
     server = await cloud();
     const cases: [PlanType, Record<string, unknown>][] = [
-      [PlanType.Free, { seats: 2, maxCollections: 2, useGroups: false, useTotp: false, maxStorageGb: null }],
+      [PlanType.Free, { seats: 2, maxCollections: 2, useGroups: false, useTotp: false, maxStorageGb: null, useSso: true }],
       [PlanType.FamiliesAnnually2019, { seats: 6, maxCollections: null, useTotp: true, useGroups: false, usersGetPremium: true }],
-      [PlanType.TeamsMonthly2019, { seats: null, useGroups: true, usePolicies: false, useSso: false }],
+      // SSO is free on Strongroom: every plan answers useSso true.
+      [PlanType.TeamsMonthly2019, { seats: null, useGroups: true, usePolicies: false, useSso: true }],
       [PlanType.TeamsAnnually2019, { seats: null, useGroups: true, useEvents: true }],
       [PlanType.EnterpriseMonthly2019, { seats: null, usePolicies: true, useSso: true, useResetPassword: true }],
       [PlanType.EnterpriseAnnually2019, { usePolicies: true, useCustomPermissions: true, maxStorageGb: 1 }],

@@ -1,5 +1,5 @@
 import type { Executor } from '../../db/database.js';
-import { ABSENT_FEATURES, flagsOf, type ProfileOrganizationResponse } from './organizations.schemas.js';
+import { ABSENT_FEATURES, flagsOf, SSO_FOR_EVERY_ORGANIZATION, type ProfileOrganizationResponse } from './organizations.schemas.js';
 import { ProductTierType, tierOf, usesRiskInsights } from './plans.js';
 import { OrganizationUserStatusType, parsePermissions } from '../../platform/access/roles.js';
 
@@ -54,6 +54,7 @@ async function profileOrganizationsWithStatus(
       name: row.name,
       ...flagsOf(row),
       ...ABSENT_FEATURES,
+      useSso: SSO_FOR_EVERY_ORGANIZATION,
       useRiskInsights: usesRiskInsights(row.plan_type),
       useActivateAutofillPolicy: tier === ProductTierType.Enterprise,
       useDisableSMAdsForUsers: false,
