@@ -73,6 +73,8 @@ import { emergencyInvitationCheck } from './features/emergency-access/emergency-
 import { createPasskeyCeremony } from './features/passkey-login/passkey-ceremony.js';
 import { createPasskeyLogin } from './features/passkey-login/passkey-login.service.js';
 import { createPasskeyService } from './features/passkey-login/passkeys.service.js';
+import { createSsoConfigService } from './features/sso/sso-config.service.js';
+import { createDiscoveryCheck } from './features/sso/sso-config.discovery.js';
 
 
 export type { WiringDeps };
@@ -156,6 +158,7 @@ export async function createFeatures(deps: WiringDeps) {
     vaultPurge: createVaultPurge({ ...vault, hasher }),
     keyRotation: createKeyRotation({ db, audit, clock, pushes, hasher }),
     sends,
+    ssoConfig: createSsoConfigService({ db, clock, audit, secretBox: p.secretBox, publicUrl: config.publicUrl, discovery: createDiscoveryCheck({ allowPrivateAddresses: config.ssoAllowPrivateAddresses }) }),
     sendAccess,
     /** Started by the app (buildApp), stopped by close(). */
     sendPurge,

@@ -282,6 +282,7 @@ const USERS_ADMINS = [...ADMINS, 'manageUsers'] as const;
 const GROUP_ADMINS = [...ADMINS, 'manageGroups'] as const;
 const POLICY_ADMINS = [...ADMINS, 'managePolicies'] as const;
 const RECOVERY_ADMINS = [...ADMINS, 'manageResetPassword'] as const;
+const SSO_ADMINS = [...ADMINS, 'manageSso'] as const;
 /** Sees every collection of the organization (the official ReadAll). */
 const READ_ALL = [...ADMINS, 'accessImportExport', 'editAnyCollection', 'deleteAnyCollection', 'manageGroups'] as const;
 /** Sees every collection with its access lists (the official ReadAllWithAccess). */
@@ -1104,6 +1105,21 @@ const POLICY_ROWS: Row[] = [
   ],
 ];
 
+const SSO_ROWS: Row[] = [
+  ['GET /organizations/{org}/sso', async () => ({ method: 'GET', path: `${base()}/sso` }), { allow: SSO_ADMINS }],
+  [
+    'POST /organizations/{org}/sso',
+    async () => {
+      await db().deleteFrom('sso_configs').where('organization_id', '=', org).execute();
+      const { identifier } = await db().selectFrom('organizations').select('identifier').where('id', '=', org).executeTakeFirstOrThrow();
+      // A disabled configuration: saved without asking an identity provider.
+      const json = { enabled: false, identifier, data: { configType: 1, memberDecryptionType: 0, authority: 'https://idp.example.com', clientId: 'strongroom', clientSecret: 'matrix-secret' } };
+      return { method: 'POST', path: `${base()}/sso`, json, written: async () => Boolean(await db().selectFrom('sso_configs').select('organization_id').where('organization_id', '=', org).executeTakeFirst()) };
+    },
+    { allow: SSO_ADMINS },
+  ],
+];
+
 const CIPHER_ADMIN_ROWS: Row[] = [
   [
     'GET /ciphers/{id}/admin (an item in an unassigned collection)',
@@ -1407,6 +1423,7 @@ describe.each([
   ['groups', GROUP_ROWS],
   ['collections', COLLECTION_ROWS],
   ['policies', POLICY_ROWS],
+  ['single sign-on settings', SSO_ROWS],
   ['organization items (admin views)', CIPHER_ADMIN_ROWS],
   ['events and security tasks', EVENT_AND_TASK_ROWS],
   ['organization reports', REPORT_ROWS],

@@ -8,6 +8,7 @@ import { eventRoutes } from '../features/events/events.routes.js';
 import { collectionRoutes } from '../features/collections/collections.routes.js';
 import { groupRoutes } from '../features/groups/groups.routes.js';
 import { policyRoutes } from '../features/policies/policies.routes.js';
+import { ssoConfigRoutes } from '../features/sso/sso-config.routes.js';
 import { organizationRoutes } from '../features/organizations/organizations.routes.js';
 import { billingRoutes } from '../features/billing/billing.routes.js';
 import { cloudBillingRoutes } from '../features/billing/cloud-billing.routes.js';
@@ -88,6 +89,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(collectionRoutes, { collections: features.collections, orgAccess: features.orgAccess });
   await app.register(groupRoutes, { groups: features.groups, orgAccess: features.orgAccess });
   await app.register(policyRoutes, { policies: features.policies, orgAccess: features.orgAccess });
+  await app.register(ssoConfigRoutes, { sso: features.ssoConfig, orgAccess: features.orgAccess });
   await app.register(eventRoutes, { events: features.events, orgAccess: features.orgAccess });
   await app.register(securityTaskRoutes, { tasks: features.securityTasks, orgAccess: features.orgAccess });
   await app.register(reportRoutes, { reports: features.reports, orgAccess: features.orgAccess });

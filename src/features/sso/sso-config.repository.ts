@@ -1,4 +1,4 @@
-import type { Db } from '../../db/database.js';
+import type { Executor } from '../../db/database.js';
 import { sql } from 'kysely';
 
 /** The official SsoType. SAML 2.0 is not offered yet (docs/sso.md). */
@@ -56,13 +56,13 @@ function toConfig(row: Row): SsoConfig {
   };
 }
 
-export async function readSsoConfig(db: Db, organizationId: string): Promise<SsoConfig | undefined> {
+export async function readSsoConfig(db: Executor, organizationId: string): Promise<SsoConfig | undefined> {
   const row = await db.selectFrom('sso_configs').selectAll().where('organization_id', '=', organizationId).executeTakeFirst();
   return row ? toConfig(row) : undefined;
 }
 
 /** The configuration of the organization whose SSO identifier this is (matched case-insensitively, as officially). */
-export async function readSsoConfigByIdentifier(db: Db, identifier: string): Promise<SsoConfig | undefined> {
+export async function readSsoConfigByIdentifier(db: Executor, identifier: string): Promise<SsoConfig | undefined> {
   const row = await db
     .selectFrom('sso_configs')
     .innerJoin('organizations', 'organizations.id', 'sso_configs.organization_id')
@@ -72,7 +72,7 @@ export async function readSsoConfigByIdentifier(db: Db, identifier: string): Pro
   return row ? toConfig(row) : undefined;
 }
 
-export async function saveSsoConfig(db: Db, config: SsoConfig): Promise<void> {
+export async function saveSsoConfig(db: Executor, config: SsoConfig): Promise<void> {
   const row = {
     organization_id: config.organizationId,
     enabled: config.enabled,
