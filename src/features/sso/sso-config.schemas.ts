@@ -5,9 +5,10 @@ import { Email, Nullable } from '../../http/schemas.js';
 // Every text is bounded here; what the values may be is checked in sso-config.rules.ts, so each
 // refusal names its field in words rather than as a schema path.
 
-const Text = (maxLength: number) => Type.Optional(Nullable(Type.String({ maxLength })));
-const Flag = Type.Optional(Nullable(Type.Boolean()));
-const Int = Type.Optional(Nullable(Type.Integer({ minimum: -1, maximum: 255 })));
+// Type lists rather than unions, so that a bad value is reported once, naming the field.
+const Text = (maxLength: number) => Type.Optional(Type.Unsafe<string | null>({ type: ['string', 'null'], maxLength }));
+const Flag = Type.Optional(Type.Unsafe<boolean | null>({ type: ['boolean', 'null'] }));
+const Int = Type.Optional(Type.Unsafe<number | null>({ type: ['integer', 'null'], minimum: -1, maximum: 255 }));
 
 /** A URL as the form sends one; 2048 characters is more than any identity provider's needs. */
 export const URL_MAX = 2048;

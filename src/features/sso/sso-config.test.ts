@@ -215,14 +215,15 @@ describe('SSO settings', () => {
   });
 
   it.each([
-    ['a client id', { clientId: long(1025) }],
-    ['a client secret', { clientSecret: long(4097) }],
-    ['an authority', { authority: `https://idp.example.com/${long(2048)}` }],
-    ['the scopes', { additionalScopes: long(1025) }],
-  ])('refuses an oversized %s', async (_name, data) => {
+    ['a client id', { clientId: long(1025) }, 'data.clientId'],
+    ['a client secret', { clientSecret: long(4097) }, 'data.clientSecret'],
+    ['an authority', { authority: `https://idp.example.com/${long(2048)}` }, 'data.authority'],
+    ['the scopes', { additionalScopes: long(1025) }, 'data.additionalScopes'],
+  ])('refuses an oversized %s, naming it', async (_name, data, field) => {
     const { org, owner } = await freshOrgWithOwner(server);
     const res = await post(owner.token, org, body(false, null, oidc(data)));
     expect(res.status).toBe(400);
+    expect((res.body as { validationErrors: Record<string, string[]> }).validationErrors[field]).toEqual([expect.stringMatching(/must be at most \d+ characters/)]);
     expect(await readSsoConfig(server.database.db, org)).toBeUndefined();
   });
 
