@@ -1,4 +1,5 @@
 import type { Db, Executor } from '../../db/database.js';
+import { isUniqueViolation } from '../../db/dialect.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
@@ -151,21 +152,26 @@ export function createSsoConfigService(deps: { db: Db; clock: Clock; audit: Audi
         revisionDate: now,
       };
       const wasEnabled = existing?.enabled ?? false;
-      await db.transaction().execute(async (tx) => {
-        // Checked again where it is written: two organizations saving one identifier at once.
-        if (checked.identifier && (await identifierTaken(tx, checked.identifier, organizationId))) throw BadRequest.field('identifier', IDENTIFIER_TAKEN);
-        if (trustedDevices) await checkTrustedDevicePolicies(tx, organizationId);
-        await saveSsoConfig(tx, config);
-        await updateOrganization(tx, organizationId, { identifier: checked.identifier, revision_date: now });
-        if (wasEnabled !== config.enabled) {
-          const type = config.enabled ? EventType.Organization_EnabledSso : EventType.Organization_DisabledSso;
-          await audit.record(tx, client, { type, organizationId, ...actingOf(membership) });
-        }
-        // Members' profiles say whether SSO is on and how they unlock: their clients sync again.
-        if (wasEnabled !== config.enabled || existing?.data.memberDecryptionType !== config.data.memberDecryptionType) {
-          await touchOrganizationMembers(tx, [organizationId], now);
-        }
-      });
+      try {
+        await db.transaction().execute(async (tx) => {
+          // Checked again where it is written: two organizations saving one identifier at once.
+          if (checked.identifier && (await identifierTaken(tx, checked.identifier, organizationId))) throw BadRequest.field('identifier', IDENTIFIER_TAKEN);
+          if (trustedDevices) await checkTrustedDevicePolicies(tx, organizationId);
+          await saveSsoConfig(tx, config);
+          await updateOrganization(tx, organizationId, { identifier: checked.identifier, revision_date: now });
+          if (wasEnabled !== config.enabled) {
+            const type = config.enabled ? EventType.Organization_EnabledSso : EventType.Organization_DisabledSso;
+            await audit.record(tx, client, { type, organizationId, ...actingOf(membership) });
+          }
+          // Members' profiles say whether SSO is on and how they unlock: their clients sync again.
+          if (wasEnabled !== config.enabled || existing?.data.memberDecryptionType !== config.data.memberDecryptionType) {
+            await touchOrganizationMembers(tx, [organizationId], now);
+          }
+        });
+      } catch (error) {
+        // The identifier's unique index catches what the checks above raced with.
+        throw isUniqueViolation(error) ? BadRequest.field('identifier', IDENTIFIER_TAKEN) : error;
+      }
       return toResponse(await organizationOf(organizationId), config);
     },
   };

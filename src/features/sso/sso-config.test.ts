@@ -246,6 +246,15 @@ describe('SSO settings', () => {
     expect((await post(first.owner.token, first.org, body(true, identifier.toUpperCase()))).status).toBe(200);
   });
 
+  it('gives one identifier to only one of two organizations saving it at once', async () => {
+    const [first, second] = await Promise.all([freshOrgWithOwner(server), freshOrgWithOwner(server)]);
+    const identifier = freshIdentifier();
+    const answers = await Promise.all([first, second].map(({ org, owner }) => post(owner.token, org, body(false, identifier))));
+    expect(answers.map((a) => a.status).sort()).toEqual([200, 400]);
+    const owners = await server.database.db.selectFrom('organizations').select('id').where('identifier', '=', identifier).execute();
+    expect(owners).toHaveLength(1);
+  });
+
   it('saves a disabled configuration without asking the provider, and clears the identifier when none is given', async () => {
     const { org, owner } = await freshOrgWithOwner(server);
     const res = await post(owner.token, org, body(false, freshIdentifier(), oidc({ authority: 'https://idp.invalid' })));
