@@ -159,6 +159,31 @@ describe('SSO settings', () => {
     expect(server.logs.text()).not.toContain(CLIENT_SECRET);
   });
 
+  it("takes the web vault form's request, nulls and empty strings included", async () => {
+    const { org, owner } = await freshOrgWithOwner(server);
+    // What SsoConfigApi.fromView sends for an OpenID Connect form left at its defaults.
+    const form = {
+      configType: 1,
+      memberDecryptionType: 0,
+      keyConnectorUrl: '',
+      authority: idp.url,
+      clientId: 'strongroom',
+      clientSecret: CLIENT_SECRET,
+      metadataAddress: null,
+      redirectBehavior: 0,
+      getClaimsFromUserInfoEndpoint: null,
+      additionalScopes: null,
+      additionalUserIdClaimTypes: null,
+      additionalEmailClaimTypes: null,
+      additionalNameClaimTypes: null,
+      acrValues: null,
+      expectedReturnAcrValue: null,
+    };
+    const res = await post(owner.token, org, { enabled: true, identifier: freshIdentifier(), data: form });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data).toMatchObject({ metadataAddress: null, getClaimsFromUserInfoEndpoint: false, additionalScopes: null, keyConnectorUrl: null, clientSecret: null });
+  });
+
   it('keeps the stored secret on a save without one, and replaces it with a new one', async () => {
     const { org, owner } = await freshOrgWithOwner(server);
     const identifier = freshIdentifier();
