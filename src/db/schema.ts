@@ -10,7 +10,7 @@ import type {
   TwoFactorRememberTokensTable,
 } from './schema/auth.js';
 import type { WebAuthnCredentialsTable, WebAuthnSpentChallengesTable } from './schema/passkeys.js';
-import type { SsoConfigsTable, SsoUsersTable } from './schema/sso.js';
+import type { SsoCodesTable, SsoConfigsTable, SsoFlowsTable, SsoUsersTable } from './schema/sso.js';
 import type { EventsTable, SecretReadSetsTable, SecretReadSetMembersTable } from './schema/events.js';
 import type {
   OrganizationIntegrationsTable,
@@ -120,6 +120,8 @@ export interface DB {
   webauthn_credentials: WebAuthnCredentialsTable;
   sso_configs: SsoConfigsTable;
   sso_users: SsoUsersTable;
+  sso_flows: SsoFlowsTable;
+  sso_codes: SsoCodesTable;
   webauthn_spent_challenges: WebAuthnSpentChallengesTable;
   send_access_codes: SendAccessCodesTable;
 }

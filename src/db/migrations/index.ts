@@ -27,6 +27,7 @@ import { passkeyLogin } from './0028-passkey-login.js';
 import { sendEmails } from './0029-send-emails.js';
 import { revocationReasons } from './0030-revocation-reasons.js';
 import { sso } from './0031-sso.js';
+import { ssoLogins } from './0032-sso-logins.js';
 import { trustedDevices } from './0033-trusted-devices.js';
 import { adminAuthRequests } from './0034-admin-auth-requests.js';
 
@@ -60,6 +61,7 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0029-send-emails': sendEmails(engine),
     '0030-revocation-reasons': revocationReasons(),
     '0031-sso': sso(engine),
+    '0032-sso-logins': ssoLogins(engine),
     '0033-trusted-devices': trustedDevices(engine),
     '0034-admin-auth-requests': adminAuthRequests(),
   };
