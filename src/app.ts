@@ -17,6 +17,7 @@ import { loggerOptions, OneLinePerRequest } from './logging.js';
 import { apiService } from './services/api.js';
 import { eventsService } from './services/events.js';
 import { identityService } from './services/identity.js';
+import { ssoService } from './services/sso.js';
 import { notificationsService } from './services/notifications.js';
 import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
@@ -129,6 +130,9 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   for (const name of config.services) {
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });
   }
+
+  // The SSO callback at PUBLIC_URL/sso, where the official self-hosted server has it, beside the identity service.
+  if (config.services.includes('identity')) await app.register(ssoService, { ...options, prefix: '/sso' });
 
   // The icons service beside the API, where the clients look for it (`{base}/icons`).
   if (config.services.includes('api')) await app.register(iconsRoutes, { prefix: '/icons', icons: features.icons, authenticate: features.authenticate });

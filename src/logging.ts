@@ -26,7 +26,8 @@ const SECRET_FIELDS = [
 
 /** Query parameters that carry secrets (tokens, client secrets, an auth request's access `code`) are masked. */
 export function redactUrl(url: string): string {
-  return url.replace(/([?&](?:access_token|token|client_secret|refresh_token|code)=)[^&]*/gi, '$1[REDACTED]');
+  // ssoToken, user_identifier and state of an SSO login stand for a login in flight.
+  return url.replace(/([?&](?:access_token|token|client_secret|refresh_token|code|code_verifier|ssoToken|user_identifier|state|id_token)=)[^&]*/gi, '$1[REDACTED]');
 }
 
 export function loggerOptions(level: string): LoggerOptions {

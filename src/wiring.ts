@@ -75,6 +75,10 @@ import { createPasskeyLogin } from './features/passkey-login/passkey-login.servi
 import { createPasskeyService } from './features/passkey-login/passkeys.service.js';
 import { createSsoConfigService } from './features/sso/sso-config.service.js';
 import { createDiscoveryCheck } from './features/sso/sso-config.discovery.js';
+import { createOidcFetch } from './features/sso/oidc-fetch.js';
+import { createOidcClient } from './features/sso/oidc-client.js';
+import { createJitMembers } from './features/sso/jit-members.js';
+import { createSsoLogin } from './features/sso/sso-login.service.js';
 
 
 export type { WiringDeps };
@@ -97,10 +101,14 @@ export async function createFeatures(deps: WiringDeps) {
   const passkeyCeremony = createPasskeyCeremony({ keys, rpName: config.serverName, publicUrl: config.publicUrl });
   const passkeyLogin = createPasskeyLogin({ db, clock, ceremony: passkeyCeremony });
   const clientCredentialGrants = [organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }), secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager })];
+  const oidcFetch = createOidcFetch({ allowPrivateAddresses: config.ssoAllowPrivateAddresses, timeoutMs: config.ssoTimeoutMs });
+  const oidc = createOidcClient({ secretBox: p.secretBox, fetch: oidcFetch, timeoutMs: config.ssoTimeoutMs, allowInsecure: config.ssoAllowPrivateAddresses });
+  const ssoLogin = createSsoLogin({ db, clock, keys, oidc, jit: createJitMembers({ audit }), limits: rateLimits.store, publicUrl: config.publicUrl });
   const identity = createIdentityService({
     db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants,
     loginChecks: accountEmails,
     passkeyLogin,
+    ssoLogin,
     decryptionOptions: trustedDeviceOption({ db }),
     extensionGrants: { send_access: (caller, form) => sendAccess.grant(caller, form) },
     ssoRequired: (user) => ssoRequiredFor(db, user.id),
@@ -137,6 +145,8 @@ export async function createFeatures(deps: WiringDeps) {
     tokens,
     accounts,
     identity,
+    /** Single sign-on: prevalidate, authorize, the identity provider's callback, the code grant. */
+    ssoLogin,
     authRequests,
     adminRequests: createAdminRequestService({ db, clock, audit, pushes, mail: createAdminRequestMail({ db, mailer, brand }), knownDevicesOnly: config.authRequestsKnownDevicesOnly, origin: new URL(config.publicUrl).host }),
     twoFactor,
@@ -218,6 +228,7 @@ export async function createFeatures(deps: WiringDeps) {
       cacheRelease.stop();
       await integrations.close();
       icons.close();
+      oidcFetch.close();
       await p.redis?.close();
       await rateLimits.close();
     },

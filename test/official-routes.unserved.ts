@@ -74,7 +74,6 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/accounts/billing/history': ACCOUNT_BILLING_READ,
   'GET /api/accounts/billing/invoices': ACCOUNT_BILLING_READ,
   'GET /api/accounts/billing/transactions': ACCOUNT_BILLING_READ,
-  'GET /api/accounts/sso/user-identifier': '#42: single sign-on per organization.',
   'GET /api/alerts/dismissals': ALERT_EXCLUSIONS,
   'GET /api/leases/active': PAM,
   'GET /api/leases/ciphers/{}/cipher': PAM,
@@ -126,7 +125,6 @@ export const UNSERVED: Record<string, string> = {
   'GET /api/reports/passkey-directory':
     'not offered: the passkey login report (which saved logins could use a passkey, from the public 2FA Directory list the official server fetches). The web vault opens it only while the PasskeyLoginReport flag ("inno-passkey-directory-report") is on: both its personal and organization routes are guarded by canAccessFeature, and the reports pages list its card only then; Strongroom\'s /config sends none of these flags.',
   'GET /api/reports/organizations/{}/{}/file/renew': REPORT_FILES,
-  'GET /identity/sso/prevalidate': '#42: single sign-on per organization.',
   'PATCH /api/notifications/{}/read': END_USER_NOTIFICATIONS,
   'PATCH /api/reports/organizations/{}/{}': REPORT_FILES,
   'POST /api/access-requests/{}/activate': PAM,

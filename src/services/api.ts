@@ -3,6 +3,7 @@ import { enforceAccessRules } from '../http/access.js';
 import { apiErrorHandler } from '../http/error-handler.js';
 import { NotFound } from '../http/errors.js';
 import { accountRoutes } from '../features/accounts/accounts.routes.js';
+import { ssoAccountRoutes } from '../features/sso/sso-login.routes.js';
 import { verifyPasswordRoutes } from '../features/accounts/verify-password.routes.js';
 import { eventRoutes } from '../features/events/events.routes.js';
 import { collectionRoutes } from '../features/collections/collections.routes.js';
@@ -62,6 +63,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   if (config.healthEnabled) await app.register(healthRoutes, { health: features.health });
   await app.register(serverConfigRoutes, { config });
   await app.register(accountRoutes, { accounts: features.accounts });
+  await app.register(ssoAccountRoutes, { ssoLogin: features.ssoLogin });
   await app.register(unassignedCipherRoutes, { hasUnassignedItems: features.hasUnassignedItems });
   await app.register(verifyPasswordRoutes, { accounts: features.accounts });
   await app.register(setPasswordRoutes, { setPassword: features.setPassword });

@@ -6,6 +6,7 @@ import { registrationRoutes } from '../features/accounts/registration.routes.js'
 import { aliveRoutes } from '../features/health/health.routes.js';
 import { identityRoutes } from '../features/identity/identity.routes.js';
 import { passkeyLoginRoutes } from '../features/passkey-login/passkeys.routes.js';
+import { ssoIdentityRoutes } from '../features/sso/sso-login.routes.js';
 import type { ServiceOptions } from './service-options.js';
 
 /** The identity service ({auth_url}): OAuth tokens, OpenID configuration, registration. */
@@ -20,4 +21,5 @@ export const identityService: FastifyPluginAsync<ServiceOptions> = async (app, {
   await app.register(registrationRoutes, { accounts: features.accounts });
   await app.register(identityRoutes, { identity: features.identity, keys: features.keys });
   await app.register(passkeyLoginRoutes, { passkeyLogin: features.passkeyLogin });
+  await app.register(ssoIdentityRoutes, { ssoLogin: features.ssoLogin });
 };

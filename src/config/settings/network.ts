@@ -61,8 +61,9 @@ export const networkSettings = {
   ssoAllowPrivateAddresses: Type.Boolean({
     default: false,
     description:
-      "Let single sign-on reach an organization's identity provider (its discovery document, token and key endpoints) at loopback, private and link-local addresses: an identity provider on the operator's own network. Off: such addresses are refused, whatever name resolves to them.",
+      "Let organizations' single sign-on identity providers be reached at loopback, private and link-local addresses (an IdP on your own network), and over plain http there. Off: such addresses are refused, whatever name resolves to them.",
   }),
+  ssoTimeoutMs: Type.Integer({ minimum: 500, maximum: 60000, default: 10000, description: "Time limit of one request to an organization's identity provider (discovery, keys, code exchange, userinfo), in milliseconds." }),
   integrationsTimeoutMs: Type.Integer({ minimum: 100, maximum: 120000, default: 10000, description: 'Time limit of one delivery to an integration, connection to last byte, in milliseconds.' }),
   integrationsMaxRetries: Type.Integer({
     minimum: 0,

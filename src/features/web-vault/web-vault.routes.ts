@@ -17,7 +17,7 @@ const anonymous = { config: { access: access.anonymous } };
 const Html = Type.String({ description: 'HTML page' });
 
 /** Paths owned by the services and the API documentation: never answered from the web vault folder. */
-export const RESERVED_PREFIXES = ['api', 'identity', 'events', 'notifications', 'icons', 'docs'] as const;
+export const RESERVED_PREFIXES = ['api', 'identity', 'events', 'notifications', 'icons', 'docs', 'sso'] as const;
 
 type WebVaultOptions = { config: Pick<Config, 'publicUrl' | 'dataDir' | 'webVaultDir' | 'iconsService'>; authenticate: Authenticator };
 

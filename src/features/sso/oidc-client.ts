@@ -1,0 +1,120 @@
+import * as oidc from 'openid-client';
+import type { SecretBox } from '../../platform/auth/secret-box.js';
+import { ssoSecretPurpose, type SsoConfig } from './sso-config.repository.js';
+import type { OidcFetch } from './oidc-fetch.js';
+
+/**
+ * Strongroom as the relying party of an organization's OpenID Connect provider: discovery
+ * (cached per configuration revision, so a saved change takes effect at the next login), the
+ * authorization URL, and the code exchange with its checks (PKCE, state, nonce, and the
+ * id_token's signature against the provider's keys, issuer, audience and expiry).
+ */
+
+/** A problem with the identity provider itself, named for the person in the browser. */
+export class IdpProblem extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'IdpProblem';
+  }
+}
+
+const DEFAULT_SCOPES = ['openid', 'profile', 'email'];
+/** Configurations kept at most; an organization's own is found again by its revision date. */
+const CACHE_SIZE = 200;
+
+function reason(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error.message}${cause}`;
+}
+
+export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch; timeoutMs: number; allowInsecure: boolean }) {
+  const cache = new Map<string, { revision: string; configuration: Promise<oidc.Configuration> }>();
+
+  function discover(config: SsoConfig): Promise<oidc.Configuration> {
+    const { data } = config;
+    const where = data.metadataAddress?.trim() || data.authority;
+    let url: URL;
+    try {
+      url = new URL(where);
+    } catch {
+      return Promise.reject(new IdpProblem(`The organization's SSO authority "${where}" is not a URL.`));
+    }
+    let secret: string;
+    try {
+      secret = deps.secretBox.open(data.clientSecret, ssoSecretPurpose(config.organizationId));
+    } catch {
+      return Promise.reject(new IdpProblem("The organization's SSO client secret cannot be read with this server's secrets key (SECRETS_KEY); save the SSO configuration again."));
+    }
+    const execute = deps.allowInsecure && url.protocol === 'http:' ? [oidc.allowInsecureRequests] : [];
+    return oidc
+      .discovery(url, data.clientId, undefined, oidc.ClientSecretPost(secret), { [oidc.customFetch]: deps.fetch, timeout: Math.ceil(deps.timeoutMs / 1000), execute })
+      .catch((error: unknown) => {
+        throw new IdpProblem(`The identity provider's discovery document at ${url.origin} could not be used (${reason(error)}).`);
+      });
+  }
+
+  async function configurationFor(config: SsoConfig): Promise<oidc.Configuration> {
+    const known = cache.get(config.organizationId);
+    if (known && known.revision === config.revisionDate) return known.configuration;
+    const configuration = discover(config);
+    cache.delete(config.organizationId);
+    if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(config.organizationId, { revision: config.revisionDate, configuration });
+    // A failed discovery is tried again at the next login, not remembered.
+    configuration.catch(() => {
+      if (cache.get(config.organizationId)?.configuration === configuration) cache.delete(config.organizationId);
+    });
+    return configuration;
+  }
+
+  return {
+    /** Where to send the browser: the provider's authorization endpoint with our PKCE, state and nonce. */
+    async authorizationUrl(config: SsoConfig, request: { redirectUri: string; state: string; nonce: string; codeVerifier: string }): Promise<URL> {
+      const configuration = await configurationFor(config);
+      const { data } = config;
+      const scopes = [...new Set([...DEFAULT_SCOPES, ...(data.additionalScopes ?? '').split(/[\s,]+/).filter(Boolean)])];
+      const parameters: Record<string, string> = {
+        redirect_uri: request.redirectUri,
+        scope: scopes.join(' '),
+        state: request.state,
+        nonce: request.nonce,
+        code_challenge: await oidc.calculatePKCECodeChallenge(request.codeVerifier),
+        code_challenge_method: 'S256',
+      };
+      // RedirectBehavior 1 (form post) in the official configuration.
+      if (data.redirectBehavior === 1) parameters.response_mode = 'form_post';
+      if (data.acrValues?.trim()) parameters.acr_values = data.acrValues.trim();
+      return oidc.buildAuthorizationUrl(configuration, parameters);
+    },
+
+    /**
+     * Exchanges the code of the provider's answer (`answer`: the callback URL with its parameters)
+     * and answers the claims of the checked id_token, with userinfo's when the configuration asks.
+     */
+    async exchange(config: SsoConfig, answer: URL, expected: { state: string; nonce: string; codeVerifier: string }): Promise<Record<string, unknown>> {
+      const configuration = await configurationFor(config);
+      let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
+      try {
+        tokens = await oidc.authorizationCodeGrant(configuration, answer, { pkceCodeVerifier: expected.codeVerifier, expectedState: expected.state, expectedNonce: expected.nonce, idTokenExpected: true });
+      } catch (error) {
+        throw new IdpProblem(`The identity provider's answer could not be accepted (${reason(error)}).`);
+      }
+      const claims: Record<string, unknown> = { ...tokens.claims() };
+      const { data } = config;
+      if (data.getClaimsFromUserInfoEndpoint) {
+        try {
+          Object.assign(claims, await oidc.fetchUserInfo(configuration, tokens.access_token, String(claims.sub)));
+        } catch (error) {
+          throw new IdpProblem(`The identity provider's userinfo endpoint could not be used (${reason(error)}).`);
+        }
+      }
+      if (data.expectedReturnAcrValue?.trim() && claims.acr !== data.expectedReturnAcrValue.trim()) {
+        throw new IdpProblem('Expected authentication context class reference (acr) was not returned with the authentication response or is invalid.');
+      }
+      return claims;
+    },
+  };
+}
+
+export type OidcClient = ReturnType<typeof createOidcClient>;

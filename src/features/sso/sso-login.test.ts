@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
+import { EventType } from '../../platform/audit/event-type.js';
+import { seedAccount } from '../../../test/support/accounts.js';
+import { loginThroughIdp } from '../../../test/support/oidc-idp.js';
+import { seedMembership } from '../../../test/support/orgs.js';
+import { cliAuthorizeUrl, codeGrantForm, ssoOrganization, startSsoWorld, type SsoWorld } from '../../../test/support/sso-login.js';
+
+/**
+ * The SSO login over HTTP, against real OpenID Connect providers (oidc-provider) on loopback:
+ * prevalidate → authorize → the IdP's login page → our callback → the client's redirect with our
+ * code → the token endpoint → sync.
+ */
+
+const ENC = '2.AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=';
+let world: SsoWorld;
+
+beforeAll(async () => {
+  world = await startSsoWorld([
+    [
+      { sub: 'ada-sub', email: 'ada@acme.example', name: 'Ada', password: 'pw-ada' },
+      { sub: 'new-sub', email: 'newbie@acme.example', name: 'New Person', password: 'pw-new' },
+      { sub: 'inv-sub', email: 'invited@acme.example', name: 'Invited', password: 'pw-inv' },
+      { sub: 'stranger-sub', email: 'stranger@acme.example', password: 'pw-str' },
+    ],
+    [{ sub: 'bob-sub', email: 'bob@beta.example', name: 'Bob', password: 'pw-bob' }],
+  ]);
+});
+afterAll(async () => world?.close());
+
+async function collectionFor(orgId: string, memberId: string): Promise<string> {
+  const id = randomUUID();
+  const now = new Date().toISOString();
+  const db = world.server.database.db;
+  await db.insertInto('collections').values({ id, organization_id: orgId, name: ENC, external_id: null, type: 0, creation_date: now, revision_date: now }).execute();
+  await db.insertInto('collection_users').values({ collection_id: id, organization_user_id: memberId, read_only: false, hide_passwords: false, manage: false }).execute();
+  return id;
+}
+
+/** The whole login as the CLI does it; answers the token response and where the browser ended. */
+async function ssoLogin(identifier: string, user: { login: string; password: string }, extra: Record<string, string> = {}) {
+  const start = await cliAuthorizeUrl(world, identifier, extra);
+  const browser = await loginThroughIdp(start.url, user);
+  const code = browser.location?.searchParams.get('code');
+  return { start, browser, code };
+}
+
+describe('SSO login through an OpenID Connect provider', () => {
+  it('logs an existing member in through the IdP: code, token grant with device, and the organization collection in sync', async () => {
+    const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
+    const ada = await seedAccount(world.server, { email: 'ada@acme.example' });
+    const memberId = await seedMembership(world.server, { organizationId: orgId, userId: ada.userId, key: '4.aGVsbG8=' });
+    const collectionId = await collectionFor(orgId, memberId);
+
+    const { start, browser, code } = await ssoLogin(identifier, { login: 'ada@acme.example', password: 'pw-ada' });
+    expect(browser.location?.origin).toBe('http://localhost:8065');
+    expect(browser.location?.searchParams.get('state')).toBe(start.state);
+    expect(code).toBeTruthy();
+
+    const token = await world.server.request('POST', '/identity/connect/token', { form: codeGrantForm(code!, start.verifier) });
+    expect(token.status, token.text).toBe(200);
+    const sync = await world.server.request('GET', '/api/sync', { token: token.body.access_token });
+    expect(sync.status).toBe(200);
+    expect(sync.body.profile.id).toBe(ada.userId);
+    const body = sync.body as { profile: { organizations: { id: string }[] }; collections: { id: string }[] };
+    expect(body.profile.organizations.map((o) => o.id)).toContain(orgId);
+    expect(body.collections.map((c) => c.id)).toContain(collectionId);
+
+    const link = await world.server.database.db.selectFrom('sso_users').selectAll().where('organization_id', '=', orgId).executeTakeFirstOrThrow();
+    expect(link).toMatchObject({ user_id: ada.userId, external_id: 'ada-sub' });
+    const events = await world.server.database.db.selectFrom('events').select('type').where('organization_id', '=', orgId).execute();
+    expect(events.map((e) => e.type)).toContain(EventType.OrganizationUser_FirstSsoLogin);
+  });
+
+  it('refuses the same code twice, and a wrong verifier, redirect_uri or client', async () => {
+    const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
+    const ada = await seedAccount(world.server, { email: `ada+${randomUUID().slice(0, 6)}@acme.example` });
+    await seedMembership(world.server, { organizationId: orgId, userId: ada.userId });
+    world.idps[0]!.idp.users.set('ada2-sub', { sub: 'ada2-sub', email: ada.account.email, password: 'pw-ada2' });
+    const { start, code } = await ssoLogin(identifier, { login: 'ada2-sub', password: 'pw-ada2' });
+
+    const wrongVerifier = await world.server.request('POST', '/identity/connect/token', { form: codeGrantForm(code!, 'x'.repeat(64)) });
+    expect(wrongVerifier.status).toBe(400);
+    expect(wrongVerifier.body.error_description).toMatch(/code_verifier/);
+    const wrongRedirect = await world.server.request('POST', '/identity/connect/token', { form: codeGrantForm(code!, start.verifier, 'http://localhost:8066') });
+    expect(wrongRedirect.body.error_description).toMatch(/redirect_uri/);
+    const wrongClient = await world.server.request('POST', '/identity/connect/token', { form: codeGrantForm(code!, start.verifier, 'http://localhost:8065', 'desktop') });
+    expect(wrongClient.body.error_description).toMatch(/another client/);
+
+    const first = await world.server.request('POST', '/identity/connect/token', { form: codeGrantForm(code!, start.verifier) });
+    expect(first.status, first.text).toBe(200);
+    const again = await world.server.request('POST', '/identity/connect/token', { form: codeGrantForm(code!, start.verifier) });
+    expect(again.status).toBe(400);
+    expect(again.body.error).toBe('invalid_grant');
+  });
+
+  it('makes an account just in time for a new email, as an Accepted user', async () => {
+    const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
+    const { start, code } = await ssoLogin(identifier, { login: 'newbie@acme.example', password: 'pw-new' });
+    const db = world.server.database.db;
+    const user = await db.selectFrom('users').selectAll().where('email', '=', 'newbie@acme.example').executeTakeFirstOrThrow();
+    expect(user).toMatchObject({ name: 'New Person', master_password_hash: null, key: null });
+    expect(Boolean(user.email_verified)).toBe(true);
+    const member = await db.selectFrom('organization_users').selectAll().where('organization_id', '=', orgId).where('user_id', '=', user.id).executeTakeFirstOrThrow();
+    expect(member.status).toBe(OrganizationUserStatusType.Accepted);
+    const token = await world.server.request('POST', '/identity/connect/token', { form: codeGrantForm(code!, start.verifier) });
+    expect(token.status, token.text).toBe(200);
+  });
+
+  it('links an invitation for the email the IdP answers, and accepts it', async () => {
+    const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
+    const invitationId = await seedMembership(world.server, { organizationId: orgId, email: 'invited@acme.example', status: OrganizationUserStatusType.Invited });
+    const { code } = await ssoLogin(identifier, { login: 'invited@acme.example', password: 'pw-inv' });
+    expect(code).toBeTruthy();
+    const member = await world.server.database.db.selectFrom('organization_users').selectAll().where('id', '=', invitationId).executeTakeFirstOrThrow();
+    expect(member.status).toBe(OrganizationUserStatusType.Accepted);
+    expect(member.user_id).not.toBeNull();
+  });
+
+  it('sends a second organization to its own identity provider', async () => {
+    const first = await ssoOrganization(world.server, world.idps[0]!);
+    const second = await ssoOrganization(world.server, world.idps[1]!);
+    const a = await cliAuthorizeUrl(world, first.identifier);
+    const b = await cliAuthorizeUrl(world, second.identifier);
+    const hop = async (url: string) => (await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '';
+    expect(await hop(a.url)).toMatch(new RegExp(`^${world.idps[0]!.idp.issuer}/`));
+    expect(await hop(b.url)).toMatch(new RegExp(`^${world.idps[1]!.idp.issuer}/`));
+    const { code } = await ssoLogin(second.identifier, { login: 'bob@beta.example', password: 'pw-bob' });
+    expect(code).toBeTruthy();
+  });
+});
