@@ -129,4 +129,15 @@ describe('SSO login through an OpenID Connect provider', () => {
     const { code } = await ssoLogin(second.identifier, { login: 'bob@beta.example', password: 'pw-bob' });
     expect(code).toBeTruthy();
   });
+
+  it('takes the answer by form post and the claims from userinfo when the configuration says so', async () => {
+    const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!, { data: { redirectBehavior: 1, getClaimsFromUserInfoEndpoint: true, additionalEmailClaimTypes: 'mail, email' } });
+    const ada = await seedAccount(world.server, { email: `post-${randomUUID().slice(0, 6)}@acme.example` });
+    await seedMembership(world.server, { organizationId: orgId, userId: ada.userId });
+    world.idps[0]!.idp.users.set('post-sub', { sub: 'post-sub', email: ada.account.email, password: 'pw-post' });
+    const { browser, code } = await ssoLogin(identifier, { login: 'post-sub', password: 'pw-post' });
+    expect(browser.visited.at(-1)).toBe(`${world.publicUrl}/sso/oidc-signin`);
+    expect(code).toBeTruthy();
+    expect(world.idps[0]!.idp.requests.some((r) => r.path === '/me')).toBe(true);
+  });
 });
