@@ -5,6 +5,7 @@ import { createSecretBox } from '../../src/platform/auth/secret-box.js';
 import { MemberDecryptionType, saveSsoConfig, ssoSecretPurpose, SsoType, type SsoConfigData } from '../../src/features/sso/sso-config.repository.js';
 import { startOidcIdp, type IdpUser, type OidcIdp } from './oidc-idp.js';
 import { seedOrganization } from './orgs.js';
+import { sharedDatabaseUrl } from './shared-database.js';
 import { startTestServer, type TestServer } from './test-server.js';
 
 /**
@@ -33,11 +34,13 @@ export interface SsoWorld {
   server: TestServer;
   publicUrl: string;
   idps: WorldIdp[];
+  /** With `fleet`: a second instance on the same database and PUBLIC_URL, on a port of its own. */
+  other?: TestServer;
   close(): Promise<void>;
 }
 
 /** `idps`: the users of each identity provider to start (one client each, `strongroom-<n>`). */
-export async function startSsoWorld(idpUsers: IdpUser[][], env: Record<string, string> = {}): Promise<SsoWorld> {
+export async function startSsoWorld(idpUsers: IdpUser[][], env: Record<string, string> = {}, fleet = false): Promise<SsoWorld> {
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const idps = await Promise.all(
@@ -48,12 +51,17 @@ export async function startSsoWorld(idpUsers: IdpUser[][], env: Record<string, s
       return { idp, clientId, clientSecret };
     }),
   );
-  const server = await startTestServer({ port, env: { PUBLIC_URL: publicUrl, SECRETS_KEY, SSO_ALLOW_PRIVATE_ADDRESSES: 'true', ...env } });
+  const serverEnv = { PUBLIC_URL: publicUrl, SECRETS_KEY, SSO_ALLOW_PRIVATE_ADDRESSES: 'true', ...env };
+  const databaseUrl = fleet ? await sharedDatabaseUrl() : undefined;
+  const server = await startTestServer({ port, env: serverEnv, ...(databaseUrl ? { databaseUrl } : {}) });
+  const other = databaseUrl ? await startTestServer({ env: serverEnv, databaseUrl }) : undefined;
   return {
     server,
     publicUrl,
     idps,
+    ...(other ? { other } : {}),
     async close() {
+      await other?.close();
       await server.close();
       for (const { idp } of idps) await idp.close();
     },
@@ -85,7 +93,7 @@ export async function ssoOrganization(server: TestServer, { idp, clientId, clien
 }
 
 /** What the CLI makes before opening the browser: its PKCE pair and state, and the authorize URL. */
-export async function cliAuthorizeUrl(world: SsoWorld, identifier: string, extra: Record<string, string> = {}) {
+export async function cliAuthorizeUrl(world: SsoWorld, identifier: string, extra: Record<string, string> = {}, base = world.publicUrl) {
   const prevalidate = await world.server.request('GET', `/identity/sso/prevalidate?domainHint=${encodeURIComponent(identifier)}`);
   if (prevalidate.status !== 200) throw new Error(`prevalidate failed: ${prevalidate.status} ${prevalidate.text}`);
   const verifier = randomBytes(48).toString('base64url');
@@ -104,7 +112,7 @@ export async function cliAuthorizeUrl(world: SsoWorld, identifier: string, extra
     ssoToken: String(prevalidate.body.token),
     ...extra,
   });
-  return { url: `${world.publicUrl}/identity/connect/authorize?${query.toString()}`, verifier, state, redirectUri };
+  return { url: `${base}/identity/connect/authorize?${query.toString()}`, verifier, state, redirectUri };
 }
 
 /** The CLI's token request with the code it was sent back with. */
