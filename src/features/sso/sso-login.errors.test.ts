@@ -134,6 +134,7 @@ describe('SSO login errors', () => {
 
     const invited = await seedAccount(world.server, { email: `invited-${randomUUID().slice(0, 6)}@acme.example` });
     await seedMembership(world.server, { organizationId: orgId, userId: invited.userId });
+    expect((await world.server.request('GET', '/api/accounts/sso/user-identifier')).status).toBe(401);
     const identifierRes = await world.server.request('GET', '/api/accounts/sso/user-identifier', { token: invited.accessToken });
     expect(identifierRes.status).toBe(200);
     const userIdentifier = identifierRes.body as string;
