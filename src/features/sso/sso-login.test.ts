@@ -140,4 +140,27 @@ describe('SSO login through an OpenID Connect provider', () => {
     expect(code).toBeTruthy();
     expect(world.idps[0]!.idp.requests.some((r) => r.path === '/me')).toBe(true);
   });
+
+  it('links an existing account invited by email, refuses a revoked member, and a new email when no seat is left', async () => {
+    const db = world.server.database.db;
+    const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
+    const email = `acct-${randomUUID().slice(0, 6)}@acme.example`;
+    const account = await seedAccount(world.server, { email });
+    const invitationId = await seedMembership(world.server, { organizationId: orgId, email, status: OrganizationUserStatusType.Invited });
+    world.idps[0]!.idp.users.set('acct-sub', { sub: 'acct-sub', email, password: 'pw-acct' });
+    expect((await ssoLogin(identifier, { login: 'acct-sub', password: 'pw-acct' })).code).toBeTruthy();
+    expect(await db.selectFrom('organization_users').select(['status', 'user_id']).where('id', '=', invitationId).executeTakeFirstOrThrow()).toEqual({ status: OrganizationUserStatusType.Accepted, user_id: account.userId });
+
+    await db.updateTable('organization_users').set({ status: OrganizationUserStatusType.Revoked }).where('id', '=', invitationId).execute();
+    const revoked = await ssoLogin(identifier, { login: 'acct-sub', password: 'pw-acct' });
+    expect(revoked.browser.status).toBe(403);
+    expect(revoked.browser.body).toContain('has been revoked');
+
+    const full = await ssoOrganization(world.server, world.idps[0]!, { seats: 0 });
+    world.idps[0]!.idp.users.set('late-sub', { sub: 'late-sub', email: 'late@acme.example', password: 'pw-late' });
+    const noSeat = await ssoLogin(full.identifier, { login: 'late-sub', password: 'pw-late' });
+    expect(noSeat.browser.status).toBe(403);
+    expect(noSeat.browser.body).toContain('No seats available');
+    expect(await db.selectFrom('users').select('id').where('email', '=', 'late@acme.example').execute()).toEqual([]);
+  });
 });
