@@ -121,7 +121,9 @@ describe('password grant', () => {
     const post = (form: Record<string, string>) => server.request('POST', '/identity/connect/token', { form });
     expect((await post(passwordForm(account.email, account.masterPasswordHash, { client_id: 'evil' }))).body.error).toBe('invalid_client');
     expect((await post(passwordForm(account.email, account.masterPasswordHash, { scope: 'api.secrets' }))).body.error).toBe('invalid_scope');
-    expect((await post({ grant_type: 'authorization_code' })).body.error).toBe('unsupported_grant_type');
+    expect((await post({ grant_type: 'implicit' })).body.error).toBe('unsupported_grant_type');
+    // The SSO code grant is served (docs/sso.md); without its fields it is a bad request.
+    expect((await post({ grant_type: 'authorization_code' })).body.error).toBe('invalid_request');
     const missing = await post({});
     expect(missing.status).toBe(400);
     expect(missing.body.error).toBe('invalid_request');
