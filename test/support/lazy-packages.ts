@@ -11,4 +11,6 @@ export const OPTIONAL_PACKAGES = [
   ...['@opentelemetry/api', '@opentelemetry/core', '@opentelemetry/resources', '@opentelemetry/sdk-trace-node', '@opentelemetry/exporter-trace-otlp-http'],
   // The zip reader of `strongroom web-vault install`, an operator command.
   ...['yauzl'],
+  // The OpenID Connect relying party, at the first single sign-on login.
+  ...['openid-client', 'oauth4webapi'],
 ];

@@ -1,4 +1,4 @@
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import type { SecretBox } from '../../platform/auth/secret-box.js';
 import { ssoSecretPurpose, type SsoConfig } from './sso-config.repository.js';
 import type { OidcFetch } from './oidc-fetch.js';
@@ -28,23 +28,28 @@ function reason(error: unknown): string {
   return `${error.message}${cause}`;
 }
 
-export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch; timeoutMs: number; allowInsecure: boolean }) {
-  const cache = new Map<string, { revision: string; configuration: Promise<oidc.Configuration> }>();
+/** openid-client is loaded at the first SSO login, not at every start (test/support/lazy-packages.ts). */
+let loaded: Promise<typeof Oidc> | undefined;
+const openidClient = (): Promise<typeof Oidc> => (loaded ??= import('openid-client'));
 
-  function discover(config: SsoConfig): Promise<oidc.Configuration> {
+export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch; timeoutMs: number; allowInsecure: boolean }) {
+  const cache = new Map<string, { revision: string; configuration: Promise<Oidc.Configuration> }>();
+
+  async function discover(config: SsoConfig): Promise<Oidc.Configuration> {
+    const oidc = await openidClient();
     const { data } = config;
     const where = data.metadataAddress?.trim() || data.authority;
     let url: URL;
     try {
       url = new URL(where);
     } catch {
-      return Promise.reject(new IdpProblem(`The organization's SSO authority "${where}" is not a URL.`));
+      throw new IdpProblem(`The organization's SSO authority "${where}" is not a URL.`);
     }
     let secret: string;
     try {
       secret = deps.secretBox.open(data.clientSecret, ssoSecretPurpose(config.organizationId));
     } catch {
-      return Promise.reject(new IdpProblem("The organization's SSO client secret cannot be read with this server's secrets key (SECRETS_KEY); save the SSO configuration again."));
+      throw new IdpProblem("The organization's SSO client secret cannot be read with this server's secrets key (SECRETS_KEY); save the SSO configuration again.");
     }
     const execute = deps.allowInsecure && url.protocol === 'http:' ? [oidc.allowInsecureRequests] : [];
     return oidc
@@ -54,7 +59,7 @@ export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch;
       });
   }
 
-  async function configurationFor(config: SsoConfig): Promise<oidc.Configuration> {
+  async function configurationFor(config: SsoConfig): Promise<Oidc.Configuration> {
     const known = cache.get(config.organizationId);
     if (known && known.revision === config.revisionDate) return known.configuration;
     const configuration = discover(config);
@@ -71,6 +76,7 @@ export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch;
   return {
     /** Where to send the browser: the provider's authorization endpoint with our PKCE, state and nonce. */
     async authorizationUrl(config: SsoConfig, request: { redirectUri: string; state: string; nonce: string; codeVerifier: string }): Promise<URL> {
+      const oidc = await openidClient();
       const configuration = await configurationFor(config);
       const { data } = config;
       const scopes = [...new Set([...DEFAULT_SCOPES, ...(data.additionalScopes ?? '').split(/[\s,]+/).filter(Boolean)])];
@@ -93,8 +99,9 @@ export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch;
      * and answers the claims of the checked id_token, with userinfo's when the configuration asks.
      */
     async exchange(config: SsoConfig, answer: URL, expected: { state: string; nonce: string; codeVerifier: string }): Promise<Record<string, unknown>> {
+      const oidc = await openidClient();
       const configuration = await configurationFor(config);
-      let tokens: Awaited<ReturnType<typeof oidc.authorizationCodeGrant>>;
+      let tokens: Awaited<ReturnType<typeof Oidc.authorizationCodeGrant>>;
       try {
         tokens = await oidc.authorizationCodeGrant(configuration, answer, { pkceCodeVerifier: expected.codeVerifier, expectedState: expected.state, expectedNonce: expected.nonce, idTokenExpected: true });
       } catch (error) {
