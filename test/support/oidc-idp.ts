@@ -35,12 +35,14 @@ export interface IdpUser {
  * - `issuer`: the id_token's `iss` is this instead of the IdP's issuer (likewise re-signed);
  * - `discovery`: `'not-json'` serves garbage at the discovery document, `'wrong-issuer'` a
  *   document naming another issuer, `'down'` answers 503.
+ * - `acr`: the authentication context class the login reports in the id_token's `acr`.
  */
 export interface IdpMisbehaviour {
   omitClaims?: string[];
   audience?: string;
   issuer?: string;
   discovery?: 'not-json' | 'wrong-issuer' | 'down';
+  acr?: string;
 }
 
 export interface OidcIdp {
@@ -129,6 +131,7 @@ export async function startOidcIdp(options: { clients: IdpClient[]; users: IdpUs
     })),
     jwks: { keys: [signingJwk] },
     claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    acrValues: ['urn:test:mfa', 'urn:test:password'],
     // Claims go into the id_token too, as most IdPs put them there: the userinfo path is
     // tested by the SSO config's getClaimsFromUserInfoEndpoint.
     conformIdTokenClaims: false,
@@ -213,7 +216,7 @@ export async function startOidcIdp(options: { clients: IdpClient[]; users: IdpUs
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(loginPage(details.uid, 'Wrong username or password.'));
         return;
       }
-      await provider.interactionFinished(req, res, { login: { accountId: user.sub } }, { mergeWithLastSubmission: false });
+      await provider.interactionFinished(req, res, { login: { accountId: user.sub, ...(behaviour.acr ? { acr: behaviour.acr } : {}) } }, { mergeWithLastSubmission: false });
       return;
     }
     callback(req, res);

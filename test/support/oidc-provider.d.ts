@@ -29,6 +29,7 @@ declare module 'oidc-provider' {
     clients: Record<string, unknown>[];
     jwks: { keys: Record<string, unknown>[] };
     claims: Record<string, string[]>;
+    acrValues: string[];
     conformIdTokenClaims: boolean;
     features: Record<string, unknown>;
     interactions: { url(ctx: KoaContext, interaction: { uid: string }): string };
