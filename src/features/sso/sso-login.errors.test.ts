@@ -105,6 +105,18 @@ describe('SSO login errors', () => {
     expect(await counts(orgId)).toEqual(NOTHING);
   });
 
+  it('checks the acr the IdP reports against the expected one', async () => {
+    const { identifier } = await ssoOrganization(world.server, world.idps[0]!, { data: { acrValues: 'urn:test:mfa', expectedReturnAcrValue: 'urn:test:mfa' } });
+    world.idps[0]!.idp.users.set('acr-sub', { sub: 'acr-sub', email: 'acr@acme.example', password: 'pw-acr' });
+    world.idps[0]!.idp.misbehave({ acr: 'urn:test:password' });
+    const weak = await failedLogin(identifier, { login: 'acr-sub', password: 'pw-acr' });
+    expect(weak.status).toBe(502);
+    expect(weak.body).toContain('authentication context class reference (acr)');
+    world.idps[0]!.idp.misbehave({ acr: 'urn:test:mfa' });
+    const strong = await failedLogin(identifier, { login: 'acr-sub', password: 'pw-acr' });
+    expect(strong.location?.searchParams.get('code')).toBeTruthy();
+  });
+
   it('refuses a replayed callback and an expired login', async () => {
     const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
     const other = await seedAccount(world.server, { email: 'other@acme.example' });
