@@ -106,6 +106,8 @@ describe('SSO login through an OpenID Connect provider', () => {
     expect(member.status).toBe(OrganizationUserStatusType.Accepted);
     const token = await world.server.request('POST', '/identity/connect/token', { form: codeGrantForm(code!, start.verifier) });
     expect(token.status, token.text).toBe(200);
+    // The client then asks the member to set a master password (or trusts a device).
+    expect(token.body.UserDecryptionOptions).toMatchObject({ HasMasterPassword: false });
   });
 
   it('links an invitation for the email the IdP answers, and accepts it', async () => {
