@@ -6,7 +6,7 @@
  * failures and the throughput / latency figures for 1, 2 and 3 instances.
  */
 import { execFileSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -29,6 +29,7 @@ import { cipherBody } from '../support/vault.js';
 import { acceptedIds, emitEvents, organizationWithHook } from '../support/forwarding.js';
 import { connectHub, waitFor } from '../support/hub-client.js';
 import { seedOrganization } from '../support/orgs.js';
+import { loginThroughIdp, startOidcIdp } from '../support/oidc-idp.js';
 import { createAccessToken, createMachineAccount, smOrg } from '../support/sm.js';
 import { orgApiToken } from '../support/public-api.js';
 import { testService } from '../support/services.js';
@@ -161,7 +162,8 @@ beforeAll(async () => {
     dir,
     tls,
     instances: 3,
-    env: { PUBLIC_API_RATE_LIMIT: '60', PUBLIC_API_BURST: '5', SEND_PURGE_INTERVAL_SECONDS: String(PURGE_SECONDS), EMERGENCY_ACCESS_JOB_INTERVAL_SECONDS: String(EMERGENCY_SECONDS), ...sink.env },
+    // The test identity provider listens on loopback.
+    env: { SSO_ALLOW_PRIVATE_ADDRESSES: 'true', PUBLIC_API_RATE_LIMIT: '60', PUBLIC_API_BURST: '5', SEND_PURGE_INTERVAL_SECONDS: String(PURGE_SECONDS), EMERGENCY_ACCESS_JOB_INTERVAL_SECONDS: String(EMERGENCY_SECONDS), ...sink.env },
   });
   database = openDatabase(fleet.databaseUrl, { poolSize: 2 });
 }, SLOW);
@@ -256,6 +258,55 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     expect(sync.code, sync.stderr).toBe(0);
     const items = await memberBw.json<{ name: string; organizationId?: string; collectionIds: string[]; login?: { username?: string } }[]>(['list', 'items']);
     expect(items.map((i) => [i.name, i.organizationId, i.collectionIds, i.login?.username])).toEqual([['Fleet shared login', orgId, [collectionId], 'alice']]);
+  }, SLOW);
+
+  it('finishes a single sign-on login on other instances than the one it started on', async () => {
+    // A real OpenID provider; the organization's settings saved on instance 1 (sealed with the fleet's one SECRETS_KEY).
+    const idp = await startOidcIdp({
+      clients: [{ client_id: 'fleet', client_secret: 'fleet-secret', redirect_uris: [`${fleet.url}/sso/oidc-signin`] }],
+      users: [{ sub: 'fleet-sso', email: 'fleet-sso@example.com', email_verified: true, name: 'Fleet SSO', password: 'pw-fleet-sso' }],
+    });
+    try {
+      const { orgId, owner } = await smOrg(lb);
+      const identifier = `fleet-${randomUUID().slice(0, 8)}`;
+      const saved = await instance(1).request('POST', `/api/organizations/${orgId}/sso`, {
+        token: owner.token,
+        json: { enabled: true, identifier, data: { configType: 1, memberDecryptionType: 0, authority: idp.issuer, clientId: 'fleet', clientSecret: 'fleet-secret', redirectBehavior: 0 } },
+      });
+      expect(saved.status, saved.text).toBe(200);
+
+      // The CLI's PKCE pair and state; prevalidate and authorize on instance 0.
+      const prevalidate = await instance(0).request('GET', `/identity/sso/prevalidate?domainHint=${identifier}`);
+      expect(prevalidate.status, prevalidate.text).toBe(200);
+      const verifier = randomBytes(48).toString('base64url');
+      const query = new URLSearchParams({
+        client_id: 'cli', redirect_uri: 'http://localhost:8065', response_type: 'code', scope: 'api offline_access', state: 'fleet-state',
+        code_challenge: createHash('sha256').update(verifier).digest('base64url'), code_challenge_method: 'S256', response_mode: 'query',
+        domain_hint: identifier, ssoToken: String(prevalidate.body.token),
+      });
+      // The identity provider sends the browser back to PUBLIC_URL (the balancer); it is sent to instance 2 here, so the callback surely lands elsewhere.
+      const callbackHost = new URL(fleet.url).host;
+      const browser = await loginThroughIdp(`${fleet.instances[0]!.url}/identity/connect/authorize?${query.toString()}`, { login: 'fleet-sso', password: 'pw-fleet-sso' }, {
+        rewrite: (url) => (url.host === callbackHost ? new URL(`${fleet.instances[2]!.url}${url.pathname}${url.search}`) : url),
+      });
+      expect(browser.visited.some((url) => url.startsWith(`${fleet.instances[2]!.url}/sso/oidc-signin`)), browser.visited.join('\n')).toBe(true);
+      const code = browser.location?.searchParams.get('code');
+      expect(code, browser.body).toBeTruthy();
+      expect(browser.location?.searchParams.get('state')).toBe('fleet-state');
+
+      // The code is redeemed on instance 1: a just-in-time member of the organization.
+      const form = { grant_type: 'authorization_code', code: code!, code_verifier: verifier, redirect_uri: 'http://localhost:8065', client_id: 'cli', scope: 'api offline_access', deviceType: '8', deviceIdentifier: randomUUID(), deviceName: 'linux' };
+      const token = await instance(1).request('POST', '/identity/connect/token', { form });
+      expect(token.status, token.text).toBe(200);
+      const profile = await lb.request('GET', '/api/accounts/profile', { token: String(token.body.access_token) });
+      expect(profile.status, profile.text).toBe(200);
+      // Accepted, not yet confirmed: listed with the memberships the owner has still to confirm.
+      expect((profile.body.organizationsNew as { id: string; ssoBound: boolean; status: number }[]).map((o) => [o.id, o.ssoBound, o.status])).toEqual([[orgId, true, 1]]);
+      // A second redemption of the same code, on yet another instance, is refused.
+      expect((await instance(0).request('POST', '/identity/connect/token', { form })).status).toBe(400);
+    } finally {
+      await idp.close();
+    }
   }, SLOW);
 
   it('delivers a push to a client connected to another instance, and through the balancer (WebSocket upgrade)', async () => {

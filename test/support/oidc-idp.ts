@@ -277,7 +277,12 @@ class CookieJar {
  * callback (the client's redirect_uri with `code` and `state`), or at any page that is neither
  * a redirect nor the IdP's login form (an error page), and answers what it ended with.
  */
-export async function loginThroughIdp(startUrl: string, user: { login?: string; sub?: string; email?: string; password: string }, options: { callbackPath?: string; maxSteps?: number } = {}): Promise<IdpLoginResult> {
+export async function loginThroughIdp(
+  startUrl: string,
+  user: { login?: string; sub?: string; email?: string; password: string },
+  /** `rewrite`: where the browser really goes for a URL (the fleet test sends the callback to a chosen instance). */
+  options: { callbackPath?: string; maxSteps?: number; rewrite?: (url: URL) => URL } = {},
+): Promise<IdpLoginResult> {
   const callbackPath = options.callbackPath ?? '/sso/oidc-signin';
   const jar = new CookieJar();
   const visited: string[] = [];
@@ -285,6 +290,7 @@ export async function loginThroughIdp(startUrl: string, user: { login?: string; 
   let init: RequestInit = { method: 'GET' };
   let submitted = false;
   for (let step = 0; step < (options.maxSteps ?? 20); step++) {
+    if (options.rewrite) url = options.rewrite(url);
     visited.push(url.toString());
     const cookie = jar.header(url);
     const headers = new Headers(init.headers);
