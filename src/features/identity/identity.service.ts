@@ -183,6 +183,37 @@ export function createIdentityService(deps: {
     throw new OAuthError('invalid_grant', SSO_REQUIRED, SSO_REQUIRED, 400, identifier ? { SsoOrganizationIdentifier: identifier } : {});
   }
 
+  /** The client and scopes of a user login by one of the official first-party clients. */
+  function firstPartyClient(form: TokenForm): { clientId: string; scopes: string[] } {
+    const clientId = required(form, 'client_id');
+    if (!STATIC_CLIENTS.has(clientId)) throw new OAuthError('invalid_client', 'Unknown client.');
+    const scopes = (form.scope ?? 'api').split(' ').filter(Boolean);
+    if (!scopes.includes('api') || scopes.some((s) => s !== 'api' && s !== 'offline_access')) {
+      throw new OAuthError('invalid_scope', 'The requested scope is not allowed for this client.');
+    }
+    return { clientId, scopes };
+  }
+
+  /** Refuses a login to an account an operator disabled, as a failed login. */
+  async function refuseDisabled(user: UserRow, context: ClientContext): Promise<void> {
+    if (!user.disabled) return;
+    await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
+    deps.instruments?.loginFailed('disabled');
+    throw new OAuthError('invalid_grant', DISABLED);
+  }
+
+  /** A login attempt the throttle allows, or its 429 with the wait. */
+  async function allowedLoginAttempt(email: string, ip: string | null): Promise<LoginAttempt & { allowed: true }> {
+    const attempt = await takeLoginAttempt(email, ip);
+    if (!attempt.allowed) {
+      const wait = attempt.retryAfterSeconds;
+      const message = `Too many failed login attempts. Try again in ${wait} seconds.`;
+      deps.instruments?.loginFailed('throttled');
+      throw new OAuthError('invalid_grant', message, message, 429, {}, wait);
+    }
+    return attempt;
+  }
+
   /** The throttle's verdict; in closed mode, while the shared store is out of use, a 503 the clients retry. */
   async function takeLoginAttempt(email: string, ip: string | null): Promise<LoginAttempt> {
     try {
@@ -231,24 +262,13 @@ export function createIdentityService(deps: {
   }
 
   async function passwordGrant(form: TokenForm, client: ClientContext, log: MailLog): Promise<Record<string, unknown>> {
-    const clientId = required(form, 'client_id');
-    if (!STATIC_CLIENTS.has(clientId)) throw new OAuthError('invalid_client', 'Unknown client.');
-    const scopes = (form.scope ?? 'api').split(' ').filter(Boolean);
-    if (!scopes.includes('api') || scopes.some((s) => s !== 'api' && s !== 'offline_access')) {
-      throw new OAuthError('invalid_scope', 'The requested scope is not allowed for this client.');
-    }
+    const { clientId, scopes } = firstPartyClient(form);
     const email = normalizeEmail(required(form, 'username'));
     const password = required(form, 'password');
     const device = deviceOf(form);
     const context = { ...client, deviceType: device.type };
 
-    const attempt = await takeLoginAttempt(email, client.ipAddress);
-    if (!attempt.allowed) {
-      const wait = attempt.retryAfterSeconds;
-      const message = `Too many failed login attempts. Try again in ${wait} seconds.`;
-      deps.instruments?.loginFailed('throttled');
-      throw new OAuthError('invalid_grant', message, message, 429, {}, wait);
-    }
+    const attempt = await allowedLoginAttempt(email, client.ipAddress);
     // The attempt stays taken (a failure) unless the password turns out right.
     const user = await findUserByEmail(db, email);
     // Logging in with an approved device request: its access code stands for the password.
@@ -262,12 +282,8 @@ export function createIdentityService(deps: {
       throw new OAuthError('invalid_grant', 'invalid_username_or_password', INVALID_PASSWORD);
     }
     // Checked after the password, so only the account's owner learns that it is disabled.
-    if (user.disabled) {
-      await attempt.succeeded();
-      await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
-      deps.instruments?.loginFailed('disabled');
-      throw new OAuthError('invalid_grant', DISABLED);
-    }
+    if (user.disabled) await attempt.succeeded();
+    await refuseDisabled(user, context);
     await clientFitsKeys(user, context, () => attempt.succeeded());
     await requireNoSso(user, context, () => attempt.succeeded());
     // The account's row for this device, if it has logged in before: read once for every step below.
@@ -299,20 +315,11 @@ export function createIdentityService(deps: {
    * verification is asked; the rest is a password login's.
    */
   async function passkeyGrant(verifier: Pick<PasskeyLoginService, 'verify'>, form: TokenForm, client: ClientContext, log: MailLog): Promise<Record<string, unknown>> {
-    const clientId = required(form, 'client_id');
-    if (!STATIC_CLIENTS.has(clientId)) throw new OAuthError('invalid_client', 'Unknown client.');
-    const scopes = (form.scope ?? 'api').split(' ').filter(Boolean);
-    if (!scopes.includes('api') || scopes.some((s) => s !== 'api' && s !== 'offline_access')) {
-      throw new OAuthError('invalid_scope', 'The requested scope is not allowed for this client.');
-    }
+    const { clientId, scopes } = firstPartyClient(form);
     const device = deviceOf(form);
     const context = { ...client, deviceType: device.type };
     const { user, prfOption } = await verifier.verify(form);
-    if (user.disabled) {
-      await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
-      deps.instruments?.loginFailed('disabled');
-      throw new OAuthError('invalid_grant', DISABLED);
-    }
+    await refuseDisabled(user, context);
     // The official BaseRequestValidator holds every grant to the client version once the account
     // is proven: a passkey unlocks the same keys a password does.
     await clientFitsKeys(user, context);
@@ -333,28 +340,13 @@ export function createIdentityService(deps: {
    * provider has verified the person, so the new-device email check is not asked.
    */
   async function ssoGrant(sso: NonNullable<typeof deps.ssoLogin>, form: TokenForm, client: ClientContext, log: MailLog): Promise<Record<string, unknown>> {
-    const clientId = required(form, 'client_id');
-    if (!STATIC_CLIENTS.has(clientId)) throw new OAuthError('invalid_client', 'Unknown client.');
-    const scopes = (form.scope ?? 'api').split(' ').filter(Boolean);
-    if (!scopes.includes('api') || scopes.some((s) => s !== 'api' && s !== 'offline_access')) {
-      throw new OAuthError('invalid_scope', 'The requested scope is not allowed for this client.');
-    }
+    const { clientId, scopes } = firstPartyClient(form);
     const device = deviceOf(form);
     const context = { ...client, deviceType: device.type };
     const { user, organizationId, spend } = await sso.redeem(form, context);
-    if (user.disabled) {
-      await deps.audit.record(db, context, { type: EventType.User_FailedLogIn, userId: user.id, actingUserId: user.id });
-      deps.instruments?.loginFailed('disabled');
-      throw new OAuthError('invalid_grant', DISABLED);
-    }
+    await refuseDisabled(user, context);
     await clientFitsKeys(user, context);
-    const attempt = await takeLoginAttempt(user.email, client.ipAddress);
-    if (!attempt.allowed) {
-      const wait = attempt.retryAfterSeconds;
-      const message = `Too many failed login attempts. Try again in ${wait} seconds.`;
-      deps.instruments?.loginFailed('throttled');
-      throw new OAuthError('invalid_grant', message, message, 429, {}, wait);
-    }
+    const attempt = await allowedLoginAttempt(user.email, client.ipAddress);
     const known = await findDevice(db, user.id, device.identifier);
     const second = await secondStep(user, form, context, attempt, known, log);
     await attempt.succeeded();
