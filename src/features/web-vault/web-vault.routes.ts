@@ -11,6 +11,7 @@ import { StartupError } from '../../shared/startup-error.js';
 import { LANDING_PAGE_CSP, renderLandingPage } from './landing-page.js';
 import { linksLeavingFolder } from './outside-links.js';
 import { cacheControlFor, COMMON_HEADERS, isConnectorPage, webVaultCsp } from './security-headers.js';
+import { SSO_START_JS, SSO_START_PATH } from './sso-start.script.js';
 
 const tags = ['Web vault'];
 const anonymous = { config: { access: access.anonymous } };
@@ -113,6 +114,23 @@ const rootPages: FastifyPluginAsyncTypebox<WebVaultOptions> = async (app, { conf
       page ??= renderLandingPage({ publicUrl: config.publicUrl, defaultDir: resolve(config.dataDir, 'web-vault') });
       return reply.header('content-security-policy', LANDING_PAGE_CSP).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(await page);
     },
+  );
+
+  // With a web vault installed, its own #/sso page starts single sign-on; this script is only the
+  // landing page's stand-in for it.
+  app.get(
+    SSO_START_PATH,
+    {
+      ...anonymous,
+      schema: {
+        summary: 'Single sign-on start script',
+        description:
+          "The landing page's script: when the clients open `#/sso` (as `bw login --sso` does) it asks for the organization's SSO identifier and starts the login at /identity/connect/authorize, as the web vault's SSO page does. Served only when no web vault is installed.",
+        tags,
+        response: { 200: Type.String({ description: 'JavaScript' }) },
+      },
+    },
+    async (_request, reply) => reply.type('text/javascript; charset=utf-8').send(SSO_START_JS),
   );
 };
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Script } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../config/config.js';
 import { rawGet } from '../../../test/support/raw-request.js';
@@ -75,6 +76,8 @@ describe('the web vault folder', () => {
     expect(index.headers.get('cache-control')).toBe('no-cache, no-store, max-age=0');
     const head = await server.request('HEAD', '/');
     expect(head.status).toBe(200);
+    // The web vault's own #/sso page starts single sign-on: no stand-in script beside it.
+    expect((await server.request('GET', '/sso-start.js')).status).toBe(404);
   });
 
   it('caches hashed assets for a year as immutable, and revalidates the others', async () => {
@@ -193,7 +196,11 @@ describe('without a web vault', () => {
     expect(csp).not.toContain('unsafe');
     expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
     expect(res.headers.get('cache-control')).toBe('no-store');
-    expect(res.text).not.toMatch(/<script|https?:\/\/cdn/i);
+    // One script, Strongroom's own file (the SSO start page); nothing inline, nothing remote.
+    expect([...res.text.matchAll(/<script[^>]*>/gi)].map((m) => m[0])).toEqual(['<script src="/sso-start.js" defer>']);
+    expect(res.text).not.toMatch(/https?:\/\/cdn/i);
+    expect(csp).toContain("script-src 'self'; connect-src 'self'");
+    expect(csp).toContain("form-action 'none'");
     // The browser applies the inline style only if its exact text hashes to the one the policy names.
     const style = /<style>([\s\S]*?)<\/style>/.exec(res.text)?.[1] ?? '';
     expect(style.length).toBeGreaterThan(0);
@@ -204,6 +211,20 @@ describe('without a web vault', () => {
     const res = await server.request('GET', '/');
     expect(res.text).toContain('bw config server https://vault.example.com/&lt;b&gt;&quot;x&quot;\nbw login you@example.com');
     expect(res.text).not.toContain('<b>"x"');
+  });
+
+  it('serves the SSO start script the page loads, and the page holds the form it drives', async () => {
+    const script = await server.request('GET', '/sso-start.js');
+    expect(script.status).toBe(200);
+    expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
+    expect(script.headers.get('cache-control')).toBe('no-cache');
+    expect(script.text).toContain("'identity/sso/prevalidate'");
+    expect(script.text).toContain("'identity/connect/authorize'");
+    // It parses as a script (vm compiles without running it).
+    expect(() => new Script(script.text)).not.toThrow();
+    const page = await server.request('GET', '/');
+    for (const id of ['about', 'sso', 'sso-form', 'sso-identifier', 'sso-submit', 'sso-error', 'sso-status']) expect(page.text).toContain(`id="${id}"`);
+    expect(page.text).toMatch(/<label for="sso-identifier">/);
   });
 
   it('serves no app-id.json and 404s other paths', async () => {
