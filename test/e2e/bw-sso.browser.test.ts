@@ -237,7 +237,7 @@ describe.skipIf(!CHROMIUM)('bw login --sso in Chromium, through the SSO start pa
     expect(items.map((item) => [item.name, item.organizationId, item.login?.username])).toEqual([[ITEM_NAME, orgId, 'deploy']]);
   });
 
-  it('shows what is wrong on the start page: an unknown identifier, an incomplete link; and remembers the last identifier', async () => {
+  it("shows what is wrong on the start page, remembers the last identifier, and starts at once with the client's identifier", async () => {
     const link = `${server.baseUrl}/#/sso?clientId=cli&redirectUri=${encodeURIComponent(`http://localhost:${BW_CALLBACK_PORT}`)}&state=abc&codeChallenge=def`;
     await page.goto(link);
     // The identifier typed in the login above is offered again.
@@ -262,6 +262,19 @@ describe.skipIf(!CHROMIUM)('bw login --sso in Chromium, through the SSO start pa
       'This page was opened without redirectUri, codeChallenge. Start the login from your Bitwarden app (for the CLI: bw login --sso).',
     );
     expect(await page.isEnabled('#sso-submit')).toBe(false);
+
+    // With the client's identifier (bw login --sso <identifier>) the page starts at once, as the web
+    // vault's does: a browser without the IdP session of the login above stops at its login page.
+    const fresh = await browser.newContext({ ignoreHTTPSErrors: true });
+    try {
+      const other = await fresh.newPage();
+      const challenge = randomBytes(32).toString('base64url');
+      await other.goto(`${server.baseUrl}/#/sso?clientId=cli&redirectUri=${encodeURIComponent(`http://localhost:${BW_CALLBACK_PORT}`)}&state=xyz&codeChallenge=${challenge}&identifier=${IDENTIFIER}`);
+      await arrive(other, (url) => url.origin === idp.issuer, 'the identity provider, without a click');
+      expect(await other.isVisible('#password')).toBe(true);
+    } finally {
+      await fresh.close();
+    }
 
     // Without #/sso the page is the ordinary landing page.
     await page.goto(`${server.baseUrl}/`);
