@@ -21,7 +21,10 @@ const cspViolations: string[] = [];
 describe.skipIf(!CHROMIUM)('an SSO login in Chromium', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     world = await startSsoWorld([[{ sub: 'grace-sub', email: 'grace@acme.example', name: 'Grace', password: 'pw-grace' }]]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    // localhost:8065 never resolves in this browser: bw-sso.browser.test.ts may have the real bw
+    // waiting on that port at the same time, and a foreign code would end its login. (page.route
+    // does not see requests a redirect leads to, so it cannot keep them off the port.)
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, '--host-resolver-rules=MAP localhost:8065 ~NOTFOUND'] });
   }, 120_000);
 
   // Each test in a fresh browser context: the IdP's session cookie would skip its login page.
@@ -47,8 +50,8 @@ describe.skipIf(!CHROMIUM)('an SSO login in Chromium', { timeout: 120_000 }, () 
     await page.goto(start.url);
     await page.fill('#login', 'grace@acme.example');
     await page.fill('#password', 'pw-grace');
-    // The browser is sent to the CLI's local port; the request is what the CLI would take (the
-    // port is not listened on here: another test may hold it).
+    // The browser is sent to the CLI's local port; the request is what the CLI would take (it goes
+    // no further: see the launch above).
     const [toCli] = await Promise.all([page.waitForRequest((request) => request.url().startsWith('http://localhost:8065/')), page.click('#submit')]);
     const landed = new URL(toCli.url());
     expect(landed.searchParams.get('state')).toBe(start.state);
