@@ -263,6 +263,11 @@ describe.skipIf(!CHROMIUM)('bw login --sso in Chromium, through the SSO start pa
     );
     expect(await page.isEnabled('#sso-submit')).toBe(false);
 
+    // The browser extension would come back to the web vault's sso-connector.html, which is not here.
+    await page.goto(`${server.baseUrl}/#/sso?clientId=browser&redirectUri=${encodeURIComponent(`${server.baseUrl}/sso-connector.html`)}&state=abc&codeChallenge=def`);
+    await expect.poll(() => page.textContent('#sso-error')).toContain('finish single sign-on on a page of the web vault, which this server does not have');
+    expect(await page.isEnabled('#sso-submit')).toBe(false);
+
     // With the client's identifier (bw login --sso <identifier>) the page starts at once, as the web
     // vault's does: a browser without the IdP session of the login above stops at its login page.
     const fresh = await browser.newContext({ ignoreHTTPSErrors: true });

@@ -18,6 +18,8 @@ export const SSO_START_JS = `
 (function () {
   'use strict';
   var CLIENTS = ['web', 'browser', 'desktop', 'cli'];
+  // These two finish the login on the web vault's own sso-connector.html, which is not here.
+  var NEED_WEB_VAULT = ['web', 'browser'];
   var STORAGE_KEY = ${JSON.stringify(SSO_IDENTIFIER_STORAGE_KEY)};
   var section = document.getElementById('sso');
   var about = document.getElementById('about');
@@ -60,6 +62,7 @@ export const SSO_START_JS = `
     var missing = ['clientId', 'redirectUri', 'state', 'codeChallenge'].filter(function (name) { return !r[name]; });
     if (missing.length > 0) return 'This page was opened without ' + missing.join(', ') + '. Start the login from your Bitwarden app (for the CLI: bw login --sso).';
     if (CLIENTS.indexOf(r.clientId) < 0) return 'This page was opened by an unknown client (' + r.clientId + '). Start the login from your Bitwarden app.';
+    if (NEED_WEB_VAULT.indexOf(r.clientId) >= 0) return 'The web vault and the browser extension finish single sign-on on a page of the web vault, which this server does not have. Log in with SSO from the desktop app or the CLI, or ask your administrator to install the web vault.';
     return '';
   }
 
