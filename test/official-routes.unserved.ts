@@ -21,7 +21,7 @@ const CLAIMED_DELETE =
 const API_KEY_INFO =
   'not offered: billing-sync API key information (cloud communication); the organization API key itself is served. The web vault calls it only from OrganizationCloudManageSelfHostComponent on the cloud organization subscription page (the billing sync token of enterprise plans), which a self-hosted web vault replaces with OrganizationSubscriptionSelfhostComponent.';
 const KEY_CONNECTOR =
-  'not offered: Key Connector (#42 keeps it out of scope). The web vault calls it only after a single sign-on login to an organization that uses Key Connector (keyConnectorEnabled and keyConnectorUrl in the profile and the token\'s user decryption options); Strongroom has no single sign-on and answers keyConnectorEnabled false.';
+  'not offered: Key Connector (#42 keeps it out of scope). The web vault calls it only after a single sign-on login to an organization that uses Key Connector (keyConnectorEnabled and keyConnectorUrl in the profile and the token\'s user decryption options); Strongroom\'s single sign-on refuses Key Connector in the SSO settings (docs/sso.md) and answers keyConnectorEnabled false.';
 const REPORT_FILES =
   'not offered: Access Intelligence reports kept as files in cloud storage; the reports themselves are served (the latest report, its summary and application data, deletion). The web vault calls these only while the AccessIntelligenceReportFileStorage flag ("pm-31920-access-intelligence-azure-file-storage") is on: FilePersistenceFeatureFlagService picks FileReportPersistenceService then, and otherwise DefaultReportPersistenceService, which uses only served routes; Strongroom\'s /config sends none of these flags.';
 const RECEIVE =
