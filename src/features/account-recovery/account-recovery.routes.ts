@@ -35,7 +35,7 @@ const docs = {
   enroll: {
     summary: 'Enroll in account recovery, or withdraw',
     description:
-      "The caller escrows their user key with the organization: `resetPasswordKey` is the user key wrapped with the organization's public key, and enrolling needs the caller's `masterPasswordHash` (400 \"Incorrect password\"); a null key withdraws, refused (400) where the policy enrolls automatically. Only for the caller's own membership (`userId` is the caller's user id; 400 \"User not valid.\" otherwise), where the organization uses account recovery and has the policy on (400 otherwise). Records OrganizationUser_ResetPassword_Enroll (1506) or _Withdraw (1507). Access: any signed-in user (`user`); the membership decides.",
+      "The caller escrows their user key with the organization: `resetPasswordKey` is the user key wrapped with the organization's public key, and enrolling needs the caller's `masterPasswordHash` (400 \"Incorrect password\"), except in an organization whose SSO is on with trusted devices (its members may have no master password); a null key withdraws, refused (400) where the policy enrolls automatically. Only for the caller's own membership (`userId` is the caller's user id; 400 \"User not valid.\" otherwise), where the organization uses account recovery and has the policy on (400 otherwise). Records OrganizationUser_ResetPassword_Enroll (1506) or _Withdraw (1507). Access: any signed-in user (`user`); the membership decides.",
   },
   recover: {
     summary: "Recover a member's account",

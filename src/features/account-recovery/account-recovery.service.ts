@@ -18,6 +18,7 @@ import type { MailLog, Mailer } from '../mail/mailer.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
 import { findMember, type MemberRow } from '../members/members.repository.js';
 import { findPolicy } from '../policies/policies.repository.js';
+import { MemberDecryptionType, readSsoConfig } from '../sso/sso-config.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { pushChange, turnOffTwoFactor } from '../two-factor/two-factor-rules.js';
@@ -52,6 +53,12 @@ function sameAccount(read: UserRow, locked: UserRow): boolean {
 /** The membership is still the one authorized and found recoverable: same account, role and escrowed key, and a recoverable status. */
 function sameEnrollment(read: MemberRow, locked: MemberRow): boolean {
   return locked.user_id === read.user_id && locked.type === read.type && locked.reset_password_key === read.reset_password_key && RECOVERABLE.includes(locked.status);
+}
+
+/** The organization's SSO is on with trusted devices (member decryption option 2). */
+async function usesTrustedDevices(db: Db, organizationId: string): Promise<boolean> {
+  const config = await readSsoConfig(db, organizationId);
+  return config?.enabled === true && config.data.memberDecryptionType === MemberDecryptionType.TrustedDeviceEncryption;
 }
 
 /**
@@ -124,13 +131,16 @@ export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: Pass
      * The member escrows their user key with the organization (`resetPasswordKey`, wrapped with
      * its public key) or withdraws (null). Only for themselves, where the organization may use
      * account recovery and has the policy on; enrolling proves the master password, and a policy
-     * that enrolls automatically forbids withdrawing.
+     * that enrolls automatically forbids withdrawing. As officially, an organization whose SSO is on
+     * with trusted devices takes the key without one: its new members have no master password, and
+     * their client enrolls right after making their keys.
      */
     async enroll({ userId: callerId, client }: UserCaller, organizationId: string, userId: string, body: EnrollmentBody): Promise<void> {
       const key = body.resetPasswordKey ?? null;
       const caller = await findUserById(db, callerId);
       if (!caller) throw new NotFound();
-      if (key && !(await masterPasswordMatches(hasher, caller, body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', REFUSALS.incorrectPassword);
+      const trustedDevices = await usesTrustedDevices(db, organizationId);
+      if (key && !trustedDevices && !(await masterPasswordMatches(hasher, caller, body.masterPasswordHash))) throw BadRequest.field('masterPasswordHash', REFUSALS.incorrectPassword);
       // An invited member cannot enroll here: Strongroom stores no invited row with a user_id
       // (accepting sets it, and may enroll in the same write), so the lookup never finds one.
       const member = await findMembershipOfUser(db, organizationId, userId);

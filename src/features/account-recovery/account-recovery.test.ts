@@ -21,6 +21,7 @@ import { startTestServer, type TestServer } from '../../../test/support/test-ser
 import { OrganizationUserStatusType as Status, OrganizationUserType as Role } from '../../platform/access/roles.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { PolicyType } from '../policies/policy-type.js';
+import { MemberDecryptionType, saveSsoConfig, SsoType } from '../sso/sso-config.repository.js';
 import { PushType } from '../../platform/push/pushes.js';
 import type * as NewPassword from './new-password.js';
 
@@ -324,6 +325,33 @@ describe('enrollment', () => {
     const res = await server.request('PUT', `${users(orgId)}/${member.userId}/reset-password-enrollment`, { token: member.accessToken, json: { resetPasswordKey: null } });
     expect([res.status, res.body.validationErrors]).toEqual([400, { resetPasswordKey: ['Due to an Enterprise policy, you are not allowed to withdraw from account recovery.'] }]);
     expect((await memberRow(server, member.memberId))?.reset_password_key).not.toBeNull();
+  });
+
+  it('takes the key without a master password where SSO is on with trusted devices, as officially, and nowhere else', async () => {
+    const { orgId, orgPublicKey } = await recoveryOrg({ autoEnroll: true });
+    // A member made just in time by an SSO login: no master password at all.
+    const member = await memberOf(server, orgId, { status: Status.Accepted });
+    await server.database.db.updateTable('users').set({ master_password_hash: null, key: null }).where('id', '=', member.userId).execute();
+    const put = () => server.request('PUT', `${users(orgId)}/${member.userId}/reset-password-enrollment`, { token: member.accessToken, json: { resetPasswordKey: enrollment(member, orgPublicKey).resetPasswordKey, masterPasswordHash: null } });
+    const sso = (enabled: boolean, memberDecryptionType: number) => {
+      const now = new Date().toISOString();
+      return saveSsoConfig(server.database.db, { organizationId: orgId, enabled, data: { configType: SsoType.OpenIdConnect, memberDecryptionType, authority: 'https://idp.example', clientId: 'c', clientSecret: '' }, creationDate: now, revisionDate: now });
+    };
+
+    expect((await put()).body.validationErrors).toEqual({ masterPasswordHash: ['Incorrect password'] });
+    await sso(true, MemberDecryptionType.MasterPassword);
+    expect((await put()).status).toBe(400);
+    // Trusted devices chosen but SSO off: the official rule asks for both.
+    await sso(false, MemberDecryptionType.TrustedDeviceEncryption);
+    expect((await put()).status).toBe(400);
+    expect((await memberRow(server, member.memberId))?.reset_password_key).toBeNull();
+
+    await sso(true, MemberDecryptionType.TrustedDeviceEncryption);
+    const res = await put();
+    expect(res.status, res.text).toBe(200);
+    const escrowed = (await memberRow(server, member.memberId))?.reset_password_key ?? '';
+    expect(escrowed).toMatch(/^4\./);
+    expect(await eventTypes(orgId, member.userId)).toEqual([EventType.OrganizationUser_ResetPassword_Enroll]);
   });
 });
 
