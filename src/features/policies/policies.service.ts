@@ -91,6 +91,19 @@ export async function syncPoliciesForUser(db: Executor, userId: string): Promise
   return { policies: policiesNew.filter((_, i) => rows[i]?.member_status === OrganizationUserStatusType.Confirmed), policiesNew };
 }
 
+/** What a policy write sets: `data` undefined keeps the stored data (already validated otherwise). */
+export interface PolicyWrite {
+  enabled: boolean;
+  data?: Record<string, unknown> | null;
+  defaultUserCollectionName?: string | null;
+}
+
+/** A policy written in a transaction, and the members its switch revoked, for `announce`. */
+export interface WrittenPolicy {
+  row: PolicyRow;
+  revoked: Revocation[];
+}
+
 /** An organization invitation link's token, membership id and email (the members' invitations sign it). */
 export interface InvitationLink {
   token: string;
@@ -147,6 +160,51 @@ export function createPolicyService(deps: {
     }
   }
 
+  /**
+   * Saves one policy of the caller's organization in the caller's transaction, as an admin's
+   * save does: its dependencies checked, the row written, Policy_Updated recorded, and what
+   * turning it on entails (revocations, default collections). `data` undefined keeps the stored
+   * data. The answer goes to `announce` once the transaction has committed.
+   */
+  async function writePolicy(tx: Executor, { membership, client }: MemberCaller, type: PolicyType, update: PolicyWrite): Promise<WrittenPolicy> {
+    const org = await tx.selectFrom('organizations').select(['use_policies']).where('id', '=', membership.organizationId).executeTakeFirst();
+    if (!org) throw new NotFound();
+    if (!org.use_policies) throw new BadRequest('This organization cannot use policies.');
+    const current = await findPolicy(tx, membership.organizationId, type);
+    const data = update.data === undefined ? (current?.data ? parseData(current.data) : null) : update.data;
+    await checkDependencies(tx, membership.organizationId, type, update.enabled, current, data);
+    if (type === PolicyType.SingleOrg && update.enabled && !current?.enabled) await checkSingleOrg(tx, membership);
+
+    const now = clock.now().toISOString();
+    const values = { enabled: update.enabled, data: data === null ? null : JSON.stringify(data), revision_date: now };
+    let row: PolicyRow;
+    if (current) {
+      await updatePolicy(tx, current.id, values);
+      row = { ...current, ...values };
+    } else {
+      row = { id: randomUUID(), organization_id: membership.organizationId, type, creation_date: now, ...values };
+      await insertPolicy(tx, row);
+    }
+    await audit.record(tx, client, { type: EventType.Policy_Updated, policyId: row.id, organizationId: membership.organizationId, ...actingOf(membership) });
+    let revoked: Revocation[] = [];
+    // Turning Two-step login on revokes the members it binds who have no provider on, as officially.
+    if (type === PolicyType.TwoFactorAuthentication && update.enabled && !current?.enabled) {
+      revoked = await revokeNonCompliant(tx, audit, client, { organizationId: membership.organizationId, ...actingOf(membership) }, now);
+    }
+    // Turning data ownership on with a collection name gives the confirmed members it binds their "My Items", as officially.
+    const name = update.defaultUserCollectionName;
+    if (type === PolicyType.OrganizationDataOwnership && update.enabled && !current?.enabled && name?.trim()) {
+      await deps.giveDefaultCollections(tx, membership.organizationId, name, now);
+    }
+    await touchOrganizationMembers(tx, [membership.organizationId], now);
+    return { row, revoked };
+  }
+
+  /** Tells the clients about committed policy writes: the policy, and the members revoked. */
+  function announce(written: readonly WrittenPolicy[]): void {
+    deps.pushes.send(written.flatMap(({ row, revoked }) => [policyPush(row), ...revoked.map((r) => userPush(PushType.SyncOrgKeys, r.userId, clock.now()))]));
+  }
+
   return {
     /**
      * The organization's enabled policies, to whoever holds an invitation link (the web vault
@@ -192,45 +250,17 @@ export function createPolicyService(deps: {
       return row ? toPolicyResponse(row) : defaultPolicyResponse(membership.organizationId, type);
     },
 
-    async save({ membership, client }: MemberCaller, type: PolicyType, body: PolicyBody): Promise<PolicyResponse> {
+    async save(caller: MemberCaller, type: PolicyType, body: PolicyBody): Promise<PolicyResponse> {
       if (body.type !== undefined && body.type !== (type as number)) throw BadRequest.field('type', 'The type field must match the policy type in the path.');
       const update = toPolicyUpdate(body);
       const data = validatePolicyData(type, update.data, body.policy ? 'policy.data' : 'data');
-      let revoked: Revocation[] = [];
-      const saved = await db.transaction().execute(async (tx) => {
-        const org = await tx.selectFrom('organizations').select(['use_policies']).where('id', '=', membership.organizationId).executeTakeFirst();
-        if (!org) throw new NotFound();
-        if (!org.use_policies) throw new BadRequest('This organization cannot use policies.');
-        const current = await findPolicy(tx, membership.organizationId, type);
-        await checkDependencies(tx, membership.organizationId, type, update.enabled, current, data);
-        if (type === PolicyType.SingleOrg && update.enabled && !current?.enabled) await checkSingleOrg(tx, membership);
-
-        const now = clock.now().toISOString();
-        const values = { enabled: update.enabled, data: data === null ? null : JSON.stringify(data), revision_date: now };
-        let row: PolicyRow;
-        if (current) {
-          await updatePolicy(tx, current.id, values);
-          row = { ...current, ...values };
-        } else {
-          row = { id: randomUUID(), organization_id: membership.organizationId, type, creation_date: now, ...values };
-          await insertPolicy(tx, row);
-        }
-        await audit.record(tx, client, { type: EventType.Policy_Updated, policyId: row.id, organizationId: membership.organizationId, ...actingOf(membership) });
-        // Turning Two-step login on revokes the members it binds who have no provider on, as officially.
-        if (type === PolicyType.TwoFactorAuthentication && update.enabled && !current?.enabled) {
-          revoked = await revokeNonCompliant(tx, audit, client, { organizationId: membership.organizationId, ...actingOf(membership) }, now);
-        }
-        // Turning data ownership on with a collection name gives the confirmed members it binds their "My Items", as officially.
-        const name = update.defaultUserCollectionName;
-        if (type === PolicyType.OrganizationDataOwnership && update.enabled && !current?.enabled && name?.trim()) {
-          await deps.giveDefaultCollections(tx, membership.organizationId, name, now);
-        }
-        await touchOrganizationMembers(tx, [membership.organizationId], now);
-        return row;
-      });
-      deps.pushes.send([policyPush(saved), ...revoked.map((r) => userPush(PushType.SyncOrgKeys, r.userId, clock.now()))]);
-      return toPolicyResponse(saved);
+      const written = await db.transaction().execute((tx) => writePolicy(tx, caller, type, { enabled: update.enabled, data, defaultUserCollectionName: update.defaultUserCollectionName }));
+      announce([written]);
+      return toPolicyResponse(written.row);
     },
+
+    writePolicy,
+    announce,
   };
 }
 
