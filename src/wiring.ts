@@ -168,7 +168,7 @@ export async function createFeatures(deps: WiringDeps) {
     vaultPurge: createVaultPurge({ ...vault, hasher }),
     keyRotation: createKeyRotation({ db, audit, clock, pushes, hasher }),
     sends,
-    ssoConfig: createSsoConfigService({ db, clock, audit, secretBox: p.secretBox, publicUrl: config.publicUrl, discovery: createDiscoveryCheck({ allowPrivateAddresses: config.ssoAllowPrivateAddresses }) }),
+    ssoConfig: createSsoConfigService({ db, clock, audit, secretBox: p.secretBox, publicUrl: config.publicUrl, discovery: createDiscoveryCheck({ allowPrivateAddresses: config.ssoAllowPrivateAddresses }), policies }),
     sendAccess,
     /** Started by the app (buildApp), stopped by close(). */
     sendPurge,

@@ -11,6 +11,7 @@ import { identifierTaken, updateOrganization } from '../organizations/organizati
 import { findPolicy } from '../policies/policies.repository.js';
 import { autoEnrollsInRecovery } from '../policies/policy-data.js';
 import { PolicyType } from '../policies/policy-type.js';
+import type { PolicyService, WrittenPolicy } from '../policies/policies.service.js';
 import { DiscoveryProblem, type DiscoveryCheck } from './sso-config.discovery.js';
 import { MemberDecryptionType, readSsoConfig, saveSsoConfig, ssoSecretPurpose, type SsoConfig } from './sso-config.repository.js';
 import { checkSsoRequest } from './sso-config.rules.js';
@@ -79,8 +80,17 @@ export function toDataResponse(config: SsoConfig): SsoConfigurationDataResponse 
   };
 }
 
-export function createSsoConfigService(deps: { db: Db; clock: Clock; audit: AuditLog; secretBox: SecretBox; publicUrl: string; discovery: DiscoveryCheck }) {
-  const { db, clock, audit, secretBox, publicUrl, discovery } = deps;
+export function createSsoConfigService(deps: {
+  db: Db;
+  clock: Clock;
+  audit: AuditLog;
+  secretBox: SecretBox;
+  publicUrl: string;
+  discovery: DiscoveryCheck;
+  /** The policies' own writer, for those trusted devices put on. */
+  policies: Pick<PolicyService, 'writePolicy' | 'announce'>;
+}) {
+  const { db, clock, audit, secretBox, publicUrl, discovery, policies } = deps;
 
   function toResponse(org: OrganizationRow, config: SsoConfig | undefined): OrganizationSsoResponse {
     return {
@@ -99,23 +109,25 @@ export function createSsoConfigService(deps: { db: Db; clock: Clock; audit: Audi
   }
 
   /**
-   * Trusted devices leave members without a master password, so the official server puts the
-   * policies that keep them recoverable in force with it; here the admin turns them on first.
+   * Trusted devices leave members without a master password, so, as the official server does
+   * when they are chosen, the policies that keep them recoverable are put on in the same
+   * transaction, through the policies' own writer (each records Policy_Updated): Single
+   * organization, then Account recovery administration with automatic enrollment, then Require
+   * single sign-on. Those already so are left as they are.
    */
-  async function checkTrustedDevicePolicies(executor: Executor, organizationId: string): Promise<void> {
-    const [singleOrg, requireSso, recovery] = await Promise.all([
-      findPolicy(executor, organizationId, PolicyType.SingleOrg),
-      findPolicy(executor, organizationId, PolicyType.RequireSso),
-      findPolicy(executor, organizationId, PolicyType.ResetPassword),
-    ]);
-    const missing = [
-      ...(singleOrg?.enabled ? [] : ['Single organization']),
-      ...(requireSso?.enabled ? [] : ['Require single sign-on authentication']),
-      ...(autoEnrollsInRecovery(recovery) ? [] : ['Account recovery administration with automatic enrollment']),
-    ];
-    if (missing.length > 0) {
-      throw BadRequest.field('data.memberDecryptionType', `Trusted devices require these policies to be on first: ${missing.join('; ')}.`);
+  async function turnOnTrustedDevicePolicies(tx: Executor, caller: MemberCaller): Promise<WrittenPolicy[]> {
+    const organizationId = caller.membership.organizationId;
+    const written: WrittenPolicy[] = [];
+    for (const type of [PolicyType.SingleOrg, PolicyType.ResetPassword, PolicyType.RequireSso]) {
+      const current = await findPolicy(tx, organizationId, type);
+      if (type === PolicyType.ResetPassword) {
+        if (autoEnrollsInRecovery(current)) continue;
+        written.push(await policies.writePolicy(tx, caller, type, { enabled: true, data: { autoEnrollEnabled: true } }));
+      } else if (!current?.enabled) {
+        written.push(await policies.writePolicy(tx, caller, type, { enabled: true }));
+      }
     }
+    return written;
   }
 
   return {
@@ -124,15 +136,16 @@ export function createSsoConfigService(deps: { db: Db; clock: Clock; audit: Audi
       return toResponse(org, await readSsoConfig(db, org.id));
     },
 
-    async save({ membership, client }: MemberCaller, body: OrganizationSsoRequest): Promise<OrganizationSsoResponse> {
+    async save(caller: MemberCaller, body: OrganizationSsoRequest): Promise<OrganizationSsoResponse> {
+      const { membership, client } = caller;
       const organizationId = membership.organizationId;
       await organizationOf(organizationId);
       const existing = await readSsoConfig(db, organizationId);
       const storedSecret = existing?.data.clientSecret ?? '';
       const checked = checkSsoRequest(body, storedSecret !== '');
       if (checked.identifier && (await identifierTaken(db, checked.identifier, organizationId))) throw BadRequest.field('identifier', IDENTIFIER_TAKEN);
-      const trustedDevices = checked.enabled && checked.data.memberDecryptionType === MemberDecryptionType.TrustedDeviceEncryption;
-      if (trustedDevices) await checkTrustedDevicePolicies(db, organizationId);
+      // As officially, choosing trusted devices puts the policies on, whether or not SSO is on yet.
+      const trustedDevices = checked.data.memberDecryptionType === MemberDecryptionType.TrustedDeviceEncryption;
       // The provider is asked before anything is written, outside the transaction (up to 5 s).
       if (checked.enabled) {
         try {
@@ -152,11 +165,12 @@ export function createSsoConfigService(deps: { db: Db; clock: Clock; audit: Audi
         revisionDate: now,
       };
       const wasEnabled = existing?.enabled ?? false;
+      let written: WrittenPolicy[] = [];
       try {
-        await db.transaction().execute(async (tx) => {
+        written = await db.transaction().execute(async (tx) => {
           // Checked again where it is written: two organizations saving one identifier at once.
           if (checked.identifier && (await identifierTaken(tx, checked.identifier, organizationId))) throw BadRequest.field('identifier', IDENTIFIER_TAKEN);
-          if (trustedDevices) await checkTrustedDevicePolicies(tx, organizationId);
+          const turnedOn = trustedDevices ? await turnOnTrustedDevicePolicies(tx, caller) : [];
           await saveSsoConfig(tx, config);
           await updateOrganization(tx, organizationId, { identifier: checked.identifier, revision_date: now });
           if (wasEnabled !== config.enabled) {
@@ -167,11 +181,13 @@ export function createSsoConfigService(deps: { db: Db; clock: Clock; audit: Audi
           if (wasEnabled !== config.enabled || existing?.data.memberDecryptionType !== config.data.memberDecryptionType) {
             await touchOrganizationMembers(tx, [organizationId], now);
           }
+          return turnedOn;
         });
       } catch (error) {
         // The identifier's unique index catches what the checks above raced with.
         throw isUniqueViolation(error) ? BadRequest.field('identifier', IDENTIFIER_TAKEN) : error;
       }
+      policies.announce(written);
       return toResponse(await organizationOf(organizationId), config);
     },
   };

@@ -4,6 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { custom, eventsOf, freshOrgWithOwner, orgWithCallers, ROLES, type Actor } from '../../../test/support/admin.js';
 import { seedPolicy } from '../../../test/support/members.js';
+import { seedMembership } from '../../../test/support/orgs.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { createSecretBox } from '../../platform/auth/secret-box.js';
@@ -288,28 +290,45 @@ describe('SSO settings', () => {
     expect((await post(owner.token, org, body(false, null, oidc({ authority: 'https://idp.invalid' })))).body.identifier).toBeNull();
   });
 
-  it('refuses trusted devices until Single organization, Require SSO and automatic account recovery are on', async () => {
+  it('turns on Single organization, automatic account recovery and Require SSO with trusted devices, as officially', async () => {
     const { org, owner } = await freshOrgWithOwner(server);
-    const identifier = freshIdentifier();
-    const tde = body(true, identifier, oidc({ memberDecryptionType: 2 }));
-    const before = await post(owner.token, org, tde);
-    expect(before.status).toBe(400);
-    expect(before.body.validationErrors['data.memberDecryptionType'][0]).toBe(
-      'Trusted devices require these policies to be on first: Single organization; Require single sign-on authentication; Account recovery administration with automatic enrollment.',
-    );
-    await seedPolicy(server, org, PolicyType.SingleOrg);
-    await seedPolicy(server, org, PolicyType.RequireSso);
+    // An Account recovery policy already on, without automatic enrollment: it is switched to it.
     await seedPolicy(server, org, PolicyType.ResetPassword);
-    const withoutAutoEnroll = await post(owner.token, org, tde);
-    expect(withoutAutoEnroll.body.validationErrors['data.memberDecryptionType'][0]).toMatch(/: Account recovery administration with automatic enrollment\.$/);
-    expect(await readSsoConfig(server.database.db, org)).toBeUndefined();
-
-    await server.database.db.updateTable('policies').set({ data: JSON.stringify({ autoEnrollEnabled: true }) }).where('organization_id', '=', org).where('type', '=', PolicyType.ResetPassword).execute();
-    const after = await post(owner.token, org, tde);
-    expect(after.status, after.text).toBe(200);
-    expect(after.body.data.memberDecryptionType).toBe(2);
+    const tde = body(true, freshIdentifier(), oidc({ memberDecryptionType: 2 }));
+    const res = await post(owner.token, org, tde);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.data.memberDecryptionType).toBe(2);
+    const policies = await server.request('GET', `/api/organizations/${org}/policies`, { token: owner.token });
+    const state = (type: PolicyType) => (policies.body.data as { type: number; enabled: boolean; data: unknown }[]).find((p) => p.type === (type as number));
+    expect(state(PolicyType.SingleOrg)).toMatchObject({ enabled: true });
+    expect(state(PolicyType.RequireSso)).toMatchObject({ enabled: true });
+    expect(state(PolicyType.ResetPassword)).toMatchObject({ enabled: true, data: { autoEnrollEnabled: true } });
+    // Each through the policies' own writer: one Policy_Updated each, by the admin who saved.
+    const updated = await eventsOf(server, EventType.Policy_Updated, org);
+    expect(updated.map((e) => e.acting_user_id)).toEqual([owner.userId, owner.userId, owner.userId]);
     const profile = await server.request('GET', '/api/organizations', { token: owner.token });
     expect(profileOf(profile.body as { data: { id: string }[] }, org)).toMatchObject({ ssoEnabled: true, ssoMemberDecryptionType: 2 });
+
+    // A second save finds them on and writes no policy again; the policies now refuse being turned off.
+    expect((await post(owner.token, org, tde)).status).toBe(200);
+    expect(await eventsOf(server, EventType.Policy_Updated, org)).toHaveLength(3);
+    const off = await server.request('PUT', `/api/organizations/${org}/policies/${PolicyType.RequireSso}`, { token: owner.token, json: { type: PolicyType.RequireSso, enabled: false, data: null } });
+    expect([off.status, off.body.message]).toEqual([400, 'Trusted device encryption is on and requires this policy.']);
+  });
+
+  it('saves nothing when a policy trusted devices need cannot be turned on', async () => {
+    const { org, owner } = await freshOrgWithOwner(server);
+    // A member who also belongs to another organization: Single organization is refused, naming them.
+    const other = await freshOrgWithOwner(server);
+    const { user_id: userId } = await server.database.db.selectFrom('organization_users').select('user_id').where('organization_id', '=', other.org).executeTakeFirstOrThrow();
+    await seedMembership(server, { organizationId: org, userId, status: OrganizationUserStatusType.Confirmed });
+    const res = await post(owner.token, org, body(true, freshIdentifier(), oidc({ memberDecryptionType: 2 })));
+    expect(res.status).toBe(400);
+    expect(res.body.message).toMatch(/also belong to other organizations/);
+    expect(await readSsoConfig(server.database.db, org)).toBeUndefined();
+    expect(await server.database.db.selectFrom('policies').select('type').where('organization_id', '=', org).execute()).toEqual([]);
+    expect(await eventsOf(server, EventType.Policy_Updated, org)).toEqual([]);
+    expect((await server.request('GET', sso(org), { token: owner.token })).body.identifier).toBeNull();
   });
 
   it('records Organization_EnabledSso and Organization_DisabledSso when SSO is turned on or off, not on other saves', async () => {
