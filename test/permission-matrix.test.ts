@@ -497,7 +497,7 @@ const ORGANIZATION_ROWS: Row[] = [
     // The banner is for owners and admins; everyone else is told false, as the official server does.
     { allow: ADMINS, ok: 'true', refuse: 'false', outsiders: 'false' },
   ],
-  ['GET /organizations/{id}/keys', async () => ({ method: 'GET', path: `${base()}/keys` }), { allow: 'members' }],
+  ['GET /organizations/{id}/keys', async () => ({ method: 'GET', path: `${base()}/keys` }), { allow: 'members', outsiders: 200 }],
   ['GET /organizations/{id}/public-key', async () => ({ method: 'GET', path: `${base()}/public-key` }), { allow: 'members', outsiders: 200 }],
   ['GET /organizations/{id}/billing/vnext/self-host/metadata', async () => ({ method: 'GET', path: `${base()}/billing/vnext/self-host/metadata` }), { allow: 'members' }],
   ['GET /organizations/{id}/billing/metadata', async () => ({ method: 'GET', path: `${base()}/billing/metadata` }), { allow: 'members' }],

@@ -1,10 +1,10 @@
 import { Type, type Static } from 'typebox';
 import type { Db } from '../../db/database.js';
-import type { MemberCaller } from '../../platform/access/org-access.js';
 import { NotFound } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import { Nullable } from '../../http/schemas.js';
-import { findOrganization } from '../../platform/access/memberships.js';
+import { findMembershipOfUser, findOrganization } from '../../platform/access/memberships.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 
 export const OrganizationKeysResponse = Type.Object({
   object: Type.Literal('organizationKeys'),
@@ -28,10 +28,18 @@ export function createOrganizationKeys(deps: { db: Db }) {
   const { db } = deps;
 
   return {
-    async get({ membership }: MemberCaller): Promise<OrganizationKeysResponse> {
-      const org = await findOrganization(db, membership.organizationId);
+    /**
+     * The key pair as `GET /organizations/{id}/keys` answers it. The official server answers this
+     * obsolete path as it answers `public-key`, to any signed-in user: a member made just in time
+     * by SSO reads it, still only accepted, to enroll in account recovery. The private key
+     * (wrapped with the organization key) still goes to confirmed members only.
+     */
+    async get({ userId }: UserCaller, organizationId: string): Promise<OrganizationKeysResponse> {
+      const org = await findOrganization(db, organizationId);
       if (!org) throw new NotFound();
-      return organizationKeysResponse(org);
+      const member = await findMembershipOfUser(db, organizationId, userId);
+      const confirmed = member?.status === OrganizationUserStatusType.Confirmed;
+      return organizationKeysResponse({ public_key: org.public_key, private_key: confirmed ? org.private_key : null });
     },
 
     /** A public key is no secret: any signed-in user may read it (the route says why). */

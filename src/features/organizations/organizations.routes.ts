@@ -180,16 +180,17 @@ export const organizationRoutes: FastifyPluginAsyncTypebox<{
   app.get(
     '/organizations/:id/keys',
     {
-      ...member,
+      ...user,
       schema: {
         summary: "The organization's key pair",
-        description: "Its public key and its private key encrypted with the organization key, to every confirmed member.",
+        description:
+          "Its public key, to any signed-in user as on the official server (a member made just in time by SSO, still only accepted, reads it to enroll in account recovery); its private key, encrypted with the organization key, to confirmed members only (null otherwise). 404 for an unknown organization. Access: any signed-in user (`user`).",
         tags,
         params: IdParams,
         response: { 200: OrganizationKeysResponse },
       },
     },
-    async (request) => keys.get(memberCaller(request)),
+    async (request) => keys.get(userCaller(request), normalizeGuid(request.params.id)),
   );
 
   app.get(
