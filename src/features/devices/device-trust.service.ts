@@ -33,9 +33,13 @@ export function checkOtherDevices(others: readonly OtherDeviceKeysUpdate[], fiel
 export function createDeviceTrust(deps: { db: Db; hasher: PasswordHasher; clock: Clock }) {
   const { db, hasher, clock } = deps;
 
+  /**
+   * The account's device, only while it is in the account's list: a removed device whose access
+   * token still runs must not trust itself again, hidden from the list and from key rotation.
+   */
   async function deviceByIdentifier(userId: string, identifier: string): Promise<DeviceRow> {
     const device = await findDevice(db, userId, identifier);
-    if (!device) throw new NotFound();
+    if (!device?.active) throw new NotFound();
     return device;
   }
 
@@ -79,7 +83,8 @@ export function createDeviceTrust(deps: { db: Db; hasher: PasswordHasher; clock:
         });
         for (const device of devices) {
           if (device.id === current.id || !isTrusted(device)) continue;
-          const update = others.get(device.id);
+          // A removed device is never re-wrapped: its keys (from before removals cleared them) go.
+          const update = device.active ? others.get(device.id) : undefined;
           await updateDeviceOfUser(
             tx,
             userId,

@@ -217,6 +217,54 @@ describe('POST /api/devices/{id}/deactivate and DELETE /api/devices/{id}', () =>
     expect((await api(user, 'GET', '/api/devices')).body.data).toHaveLength(2);
   });
 
+  it('a removed device cannot trust itself again with a token it still holds, nor read or re-wrap keys', async () => {
+    const user = await seedAccount(server);
+    const web = await loginAccount(server, user.account, WEB);
+    const keys = await trust(user, WEB.deviceIdentifier);
+    const id = (await deviceRow(user.userId, WEB.deviceIdentifier)).id;
+    expect((await api(user, 'POST', `/api/devices/${id}/deactivate`)).status).toBe(200);
+    // The removed device's access token still runs until it expires.
+    const self = await api(web, 'PUT', `/api/devices/${WEB.deviceIdentifier}/keys`, deviceKeysFor(user.account.userKey).body);
+    expect(self.status).toBe(404);
+    expect((await api(user, 'PUT', `/api/devices/${WEB.deviceIdentifier}/keys`, deviceKeysFor(user.account.userKey).body)).status).toBe(404);
+    expect((await api(web, 'POST', `/api/devices/${WEB.deviceIdentifier}/retrieve-keys`)).status).toBe(404);
+    const rewrapped = { encryptedUserKey: keys.body.encryptedUserKey, encryptedPublicKey: keys.body.encryptedPublicKey };
+    const updated = await api(web, 'POST', '/api/devices/update-trust', { masterPasswordHash: user.account.masterPasswordHash, currentDevice: rewrapped, otherDevices: [] });
+    expect(updated.status).toBe(404);
+    const row = await deviceRow(user.userId, WEB.deviceIdentifier);
+    expect([row.encrypted_user_key, row.encrypted_public_key, row.encrypted_private_key, Boolean(row.active)]).toEqual([null, null, null, false]);
+    // Named by an active device's re-wrap, a removed one holding keys (from before removals were
+    // refused) is not re-trusted: its keys go.
+    const current = await trust(user, TEST_DEVICE.deviceIdentifier);
+    await db().updateTable('devices').set({ encrypted_user_key: keys.body.encryptedUserKey, encrypted_public_key: keys.body.encryptedPublicKey, encrypted_private_key: keys.body.encryptedPrivateKey }).where('id', '=', id).execute();
+    const fromCurrent = await api(user, 'POST', '/api/devices/update-trust', {
+      masterPasswordHash: user.account.masterPasswordHash,
+      currentDevice: { encryptedUserKey: current.body.encryptedUserKey, encryptedPublicKey: current.body.encryptedPublicKey },
+      otherDevices: [{ deviceId: id, ...rewrapped }],
+    });
+    expect(fromCurrent.status, fromCurrent.text).toBe(200);
+    expect((await deviceRow(user.userId, WEB.deviceIdentifier)).encrypted_user_key).toBeNull();
+  });
+
+  it('a removed device that still held keys (written before removals were refused) logs in again without them', async () => {
+    const user = await seedAccount(server);
+    await loginAccount(server, user.account, WEB);
+    const keys = deviceKeysFor(user.account.userKey).body;
+    await db()
+      .updateTable('devices')
+      .set({ active: false, encrypted_user_key: keys.encryptedUserKey, encrypted_public_key: keys.encryptedPublicKey, encrypted_private_key: keys.encryptedPrivateKey })
+      .where('user_id', '=', user.userId)
+      .where('identifier', '=', WEB.deviceIdentifier)
+      .execute();
+    await loginAccount(server, user.account, WEB);
+    const row = await deviceRow(user.userId, WEB.deviceIdentifier);
+    expect([row.encrypted_user_key, row.encrypted_public_key, row.encrypted_private_key, Boolean(row.active)]).toEqual([null, null, null, true]);
+    // An active trusted device keeps its keys across logins.
+    const current = await trust(user, TEST_DEVICE.deviceIdentifier);
+    await loginAccount(server, user.account);
+    expect((await deviceRow(user.userId, TEST_DEVICE.deviceIdentifier)).encrypted_user_key).toBe(current.body.encryptedUserKey);
+  });
+
   it("404s another account's device and changes nothing", async () => {
     const user = await seedAccount(server);
     const other = await seedAccount(server);

@@ -24,6 +24,7 @@ import type { AuthRequestService } from '../auth-requests/auth-requests.service.
 import type { TwoFactorLogin } from '../two-factor/two-factor-login.service.js';
 import { TwoFactorProviderType } from '../two-factor/two-factor-rules.js';
 import type { AccountEmails } from '../account-emails/account-emails.service.js';
+import { NO_DEVICE_KEYS } from '../devices/device-trust.schemas.js';
 import { parseDeviceType } from '../devices/device-types.js';
 import { LimitsUnavailable } from '../rate-limits/failover-store.js';
 import type { LoginAttempt, LoginThrottle } from '../rate-limits/login-throttle.js';
@@ -132,9 +133,11 @@ export function createIdentityService(deps: {
   async function registerDevice(user: UserRow, device: { type: number; identifier: string; name: string }, existing: DeviceRow | undefined): Promise<DeviceRow & { created?: boolean }> {
     const now = clock.now().toISOString();
     if (existing) {
-      // A removed (deactivated) device that logs in again is back in the account's list, untrusted.
-      await updateDevice(db, existing.id, { type: device.type, name: device.name, revision_date: now, active: true });
-      return { ...existing, type: device.type, name: device.name, revision_date: now, active: true };
+      // A removed (deactivated) device that logs in again is back in the account's list, untrusted:
+      // whatever keys it holds date from before its removal and are dropped.
+      const changes = { type: device.type, name: device.name, revision_date: now, active: true, ...(existing.active ? {} : NO_DEVICE_KEYS) };
+      await updateDevice(db, existing.id, changes);
+      return { ...existing, ...changes };
     }
     const row: DeviceRow = {
       id: randomUUID(),

@@ -116,6 +116,21 @@ describe('a key rotation with trusted devices', () => {
     }
   });
 
+  it('leaves a removed device out of the rotation data and the rotation, and drops keys it still held', async () => {
+    const user = await seedAccount(server);
+    await loginAccount(server, user.account, WEB);
+    await trust(user, WEB.deviceIdentifier);
+    const web = (await deviceRows(user)).find((d) => d.identifier === WEB.deviceIdentifier)!;
+    // Removed, yet holding keys: as a removed device could trust itself again before that was refused.
+    await db().updateTable('devices').set({ active: false }).where('id', '=', web.id).execute();
+    const { body, listed } = await rotationOf(user);
+    expect(listed).toEqual([]);
+    const res = await rotate(user, body);
+    expect(res.status, res.text).toBe(200);
+    const row = (await deviceRows(user)).find((d) => d.id === web.id)!;
+    expect([row.encrypted_user_key, row.encrypted_public_key, row.encrypted_private_key]).toEqual([null, null, null]);
+  });
+
   it('refuses a rotation that leaves a trusted device out, names an untrusted one, or sends a malformed key, and writes nothing', async () => {
     const user = await seedAccount(server);
     await loginAccount(server, user.account, WEB);

@@ -22,8 +22,8 @@ import { listFolders } from '../vault/folders.repository.js';
 import { touchVault } from '../vault/revisions.js';
 import { prfPasskeys, updatePasskey } from '../passkey-login/passkeys.repository.js';
 import { lockDevicesOfUser, updateDeviceOfUser } from '../devices/device-trust.repository.js';
-import { isTrusted } from '../devices/device-trust.schemas.js';
-import { findDevicesOfUser } from '../devices/devices.repository.js';
+import { isTrusted, NO_DEVICE_KEYS } from '../devices/device-trust.schemas.js';
+import { activeDevicesOfUser } from '../devices/devices.repository.js';
 import { accountKeysColumns, accountKeysOfRequest, hasV2Keys, type AccountKeys } from '../accounts/account-keys.js';
 import {
   grantsWithKey,
@@ -215,7 +215,11 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
       const userGrants = (await grantsWithKey(tx, userId)).filter(canWrapFor.grant);
       const enrollments = (await recoveryEnrollments(tx, userId)).filter(canWrapFor.enrollment);
       const unlockingPasskeys = await prfPasskeys(tx, userId);
-      const trustedDevices = (await lockDevicesOfUser(tx, userId)).filter(isTrusted);
+      // A removed device is out of the account's list: it is neither asked for nor re-wrapped, and
+      // keys it kept from before removals cleared them go with the old user key (below).
+      const lockedDevices = await lockDevicesOfUser(tx, userId);
+      const trustedDevices = lockedDevices.filter((d) => d.active && isTrusted(d));
+      const removedWithKeys = lockedDevices.filter((d) => !d.active && isTrusted(d));
       const storedItems = new Map(items.map((c) => [c.id, c]));
       matchAll(ciphers.map((c) => lower(c.id)), new Set(storedItems.keys()), 'accountData.ciphers', 'All existing ciphers must be included in the rotation.');
       ciphers.forEach((cipher, i) => {
@@ -288,6 +292,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
       for (const device of devices) {
         await updateDeviceOfUser(tx, userId, device.id, { encrypted_user_key: device.encryptedUserKey, encrypted_public_key: device.encryptedPublicKey, revision_date: now });
       }
+      for (const device of removedWithKeys) await updateDeviceOfUser(tx, userId, device.id, { ...NO_DEVICE_KEYS, revision_date: now });
 
       await setMasterPassword(tx, userId, {
         serverHash,
@@ -310,7 +315,7 @@ export function createKeyRotation({ db, audit, clock, pushes, hasher }: KeyRotat
 
     /** What the new user key must be wrapped for (`GET /accounts/key-management/key-rotation-data`). */
     async rotationData({ userId }: UserCaller): Promise<KeyRotationDataResponse> {
-      const [enrollments, grants, passkeys, devices] = await Promise.all([recoveryEnrollments(db, userId), grantsWithKey(db, userId), prfPasskeys(db, userId), findDevicesOfUser(db, userId)]);
+      const [enrollments, grants, passkeys, devices] = await Promise.all([recoveryEnrollments(db, userId), grantsWithKey(db, userId), prfPasskeys(db, userId), activeDevicesOfUser(db, userId)]);
       return toKeyRotationDataResponse(enrollments, grants, passkeys, devices.filter(isTrusted));
     },
   };
