@@ -74,6 +74,17 @@ describe('POST /accounts/request-otp and /accounts/verify-otp', () => {
     expect((await post('/accounts/security-stamp', who, { otp: code })).status).toBe(200);
   });
 
+  it('stay unspent when update-trust refuses the device before checking the code', async () => {
+    const who = await withoutMasterPassword();
+    const code = await mailedCode(who);
+    // The session's own device, removed: update-trust cannot re-wrap for it.
+    const device = await server.database.db.selectFrom('devices').select('id').where('user_id', '=', who.userId).executeTakeFirstOrThrow();
+    expect((await post(`/devices/${device.id}/deactivate`, who)).status).toBe(200);
+    const keys = { encryptedUserKey: '4.cmVzZXQ=', encryptedPublicKey: '2.AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' };
+    expect((await post('/devices/update-trust', who, { otp: code, currentDevice: keys, otherDevices: [] })).status).toBe(404);
+    expect((await post('/accounts/verify-otp', who, { otp: code })).status).toBe(200);
+  });
+
   it('expire a code after ten minutes', async () => {
     const who = await withoutMasterPassword();
     const code = await mailedCode(who);

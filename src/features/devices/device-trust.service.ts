@@ -68,11 +68,13 @@ export function createDeviceTrust(deps: { db: Db; hasher: PasswordHasher; clock:
      * untrusted, as officially. Ids that name no trusted device of the account are ignored.
      */
     async updateTrust({ userId, client }: UserCaller, body: UpdateDevicesTrustBody): Promise<void> {
-      await verifySecret(db, hasher, clock, userId, body, () => new BadRequest('User verification failed.'));
       const identifier = client.deviceIdentifier;
       if (!identifier) throw new NotFound();
       const current = await deviceByIdentifier(userId, identifier);
       const others = checkOtherDevices(body.otherDevices ?? [], 'otherDevices', current.id);
+      // Checked after the lookups and the list: the check spends a mailed code, which a request
+      // refused for its device or its list would otherwise burn.
+      await verifySecret(db, hasher, clock, userId, body, () => new BadRequest('User verification failed.'));
       const now = clock.now().toISOString();
       await db.transaction().execute(async (tx) => {
         const devices = await lockDevicesOfUser(tx, userId);
