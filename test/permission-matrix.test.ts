@@ -863,12 +863,58 @@ const MEMBER_ROWS: Row[] = [
     },
     { allow: RECOVERY_ADMINS },
   ],
+  // Approving hands over the member's user key, as a recovery does: an owner's request is an owner's
+  // to answer, an admin's an owner's or admin's. To the others it does not exist: 404 alone, skipped in a batch.
+  ...(
+    [
+      [Role.Owner, OWNER, ['admin', 'manageResetPassword']],
+      [Role.Admin, ADMINS, ['manageResetPassword']],
+    ] as const
+  ).flatMap(([type, allow, blind]): Row[] => {
+    const whose = `(an ${Role[type]}'s request)`;
+    const skipped = Object.fromEntries(blind.map((m) => [m, 'skipped']));
+    const batch = async (res: TestResponse, id: string): Promise<Outcome> => (res.status !== 200 ? res.status : (await adminRequestAnswered(id)) ? 'answered' : 'skipped');
+    return [
+      [
+        `GET /organizations/{org}/auth-requests ${whose}`,
+        async () => {
+          const id = await seedAdminRequest(type);
+          return { method: 'GET', path: authRequests(), outcome: (res) => (res.status === 200 ? ((res.body.data as { id: string }[]).some((r) => r.id === id) ? 'listed' : 'not listed') : res.status) };
+        },
+        { allow, ok: 'listed', except: Object.fromEntries(blind.map((m) => [m, 'not listed'])) },
+      ],
+      [
+        `POST /organizations/{org}/auth-requests/{id} ${whose}`,
+        async () => {
+          const id = await seedAdminRequest(type);
+          return { method: 'POST', path: `${authRequests()}/${id}`, json: { requestApproved: true, encryptedUserKey: KEY }, written: () => adminRequestAnswered(id) };
+        },
+        { allow, except: Object.fromEntries(blind.map((m) => [m, 404])) },
+      ],
+      [
+        `POST /organizations/{org}/auth-requests ${whose}`,
+        async () => {
+          const id = await seedAdminRequest(type);
+          return { method: 'POST', path: authRequests(), json: [{ id, approved: true, key: KEY }], outcome: (res) => batch(res, id) };
+        },
+        { allow, ok: 'answered', except: skipped },
+      ],
+      [
+        `POST /organizations/{org}/auth-requests/deny ${whose}`,
+        async () => {
+          const id = await seedAdminRequest(type);
+          return { method: 'POST', path: `${authRequests()}/deny`, json: { ids: [id] }, outcome: (res) => batch(res, id) };
+        },
+        { allow, ok: 'answered', except: skipped },
+      ],
+    ];
+  }),
 ];
 
 const authRequests = () => `${base()}/auth-requests`;
-/** A fresh member's pending admin approval request to the organization. */
-async function seedAdminRequest(): Promise<string> {
-  const target = await seedTarget(server, org);
+/** A fresh member's (of role `type`) pending admin approval request to the organization. */
+async function seedAdminRequest(type: Role = Role.User): Promise<string> {
+  const target = await seedTarget(server, org, { type });
   const userId = (await db().selectFrom('organization_users').select('user_id').where('id', '=', target).executeTakeFirstOrThrow()).user_id ?? '';
   const id = randomUUID();
   await db()

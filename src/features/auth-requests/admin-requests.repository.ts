@@ -1,10 +1,13 @@
 import type { Executor } from '../../db/database.js';
-import { OrganizationUserStatusType } from '../../platform/access/roles.js';
+import { OrganizationUserStatusType, type OrganizationUserType } from '../../platform/access/roles.js';
 import type { AuthRequestRow } from './auth-requests.repository.js';
 import { AuthRequestType } from './auth-requests.schemas.js';
 
-/** An admin approval request with the asking member's email and membership id, as the admins see it. */
-export type AdminRequestRow = AuthRequestRow & { email: string; organization_user_id: string };
+/**
+ * An admin approval request with the asking member's email and membership id, as the admins see
+ * it, and the member's role (who may answer for them: only those who may recover their account).
+ */
+export type AdminRequestRow = AuthRequestRow & { email: string; organization_user_id: string; organization_user_type: OrganizationUserType };
 
 /**
  * The organization's admin approval requests of members it still has (the official join on
@@ -16,7 +19,7 @@ const adminRequests = (db: Executor, organizationId: string) =>
     .innerJoin('organization_users as ou', (join) => join.onRef('ou.user_id', '=', 'ar.user_id').onRef('ou.organization_id', '=', 'ar.organization_id'))
     .innerJoin('users as u', 'u.id', 'ar.user_id')
     .selectAll('ar')
-    .select(['u.email as email', 'ou.id as organization_user_id'])
+    .select(['u.email as email', 'ou.id as organization_user_id', 'ou.type as organization_user_type'])
     .where('ar.organization_id', '=', organizationId)
     .where('ar.type', '=', AuthRequestType.AdminApproval);
 

@@ -11,7 +11,7 @@ import { AuthRequestResponse, CreateAuthRequestBody } from './auth-requests.sche
 const tags = ['Auth requests'];
 const BASE = '/organizations/:orgId/auth-requests';
 const RIGHT =
-  'Access: a confirmed member holding manageResetPassword (`orgPermission(manageResetPassword)`: owners, admins, custom members with it); non-members get 404, other members 403 (the official server answers 401).';
+  "Access: a confirmed member holding manageResetPassword (`orgPermission(manageResetPassword)`: owners, admins, custom members with it); non-members get 404, other members 403 (the official server answers 401). As for account recovery, an owner's requests are an owner's to answer, and an admin's an owner's or admin's: others neither see them nor answer them (404, or skipped in a batch).";
 const ANSWER = `An approval pushes AuthRequestResponse to the asking device (anonymous hub) and mails the member; a denial does neither. Records OrganizationUser_ApprovedAuthRequest (1513) or OrganizationUser_RejectedAuthRequest (1514) on the member. ${RIGHT}`;
 
 const docs = {

@@ -10,6 +10,7 @@ import { findDevice, findUserByEmail } from '../../platform/auth/users.repositor
 import { authRequestResponsePush } from '../../platform/push/push-messages.js';
 import type { Pushes } from '../../platform/push/pushes.js';
 import type { Clock } from '../../shared/clock.js';
+import { mayRecover } from '../account-recovery/account-recovery.service.js';
 import { answerAuthRequest, insertAuthRequest, type AuthRequestRow } from './auth-requests.repository.js';
 import { AuthRequestType, toAuthRequestResponse, type AuthRequestResponse, type CreateAuthRequestBody } from './auth-requests.schemas.js';
 import { ADMIN_REQUEST_LIFETIME_MS, AUTH_REQUEST_TEXTS, authRequestExpired } from './auth-requests.service.js';
@@ -74,6 +75,13 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
 
   const unanswerable = (row: AdminRequestRow, now: Date) => row.approved !== null || row.response_date !== null || row.authentication_date !== null || authRequestExpired(row, now);
 
+  /**
+   * The requests the caller may answer: approving hands over the member's user key, as a recovery
+   * does, so the account recovery rule applies (an owner's only by an owner, an admin's only by
+   * an owner or admin); the others do not exist for the caller.
+   */
+  const answerable = (actor: MemberCaller, rows: readonly AdminRequestRow[]) => rows.filter((row) => mayRecover(actor.membership, row.organization_user_type));
+
   return {
     /**
      * `POST /auth-requests/admin-request`: one request per organization that can answer, in one
@@ -120,22 +128,23 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
       return toAuthRequestResponse({ ...first, request_device_id: device?.id ?? null }, deps.origin);
     },
 
-    /** `GET /organizations/{orgId}/auth-requests`: the unanswered requests of the last 7 days. */
+    /** `GET /organizations/{orgId}/auth-requests`: the unanswered requests of the last 7 days the caller may answer. */
     async pending(actor: MemberCaller, organizationId: string): Promise<PendingOrganizationAuthRequestResponse[]> {
       const since = new Date(clock.now().getTime() - ADMIN_REQUEST_LIFETIME_MS).toISOString();
-      return (await pendingAdminRequests(db, organizationId, since)).map(toPendingOrganizationAuthRequest);
+      return answerable(actor, await pendingAdminRequests(db, organizationId, since)).map(toPendingOrganizationAuthRequest);
     },
 
     /**
      * `POST /organizations/{orgId}/auth-requests/{id}`: 404 for a request of another organization
-     * or type, or past its 7 days; 400 once answered; an approval needs the key.
+     * or type, of a member the caller may not recover, or past its 7 days; 400 once answered; an
+     * approval needs the key.
      */
     async answer(actor: MemberCaller, organizationId: string, id: string, body: AdminAnswerBody): Promise<void> {
       const key = body.encryptedUserKey ?? null;
       if (body.requestApproved && !key) throw BadRequest.field('encryptedUserKey', ADMIN_REQUEST_TEXTS.missingKey);
       const now = clock.now();
       const written = await db.transaction().execute(async (tx) => {
-        const [row] = await findAdminRequests(tx, organizationId, [id]);
+        const [row] = answerable(actor, await findAdminRequests(tx, organizationId, [id]));
         if (!row) throw new NotFound();
         if (row.approved !== null) throw new BadRequest(AUTH_REQUEST_TEXTS.answered);
         if (authRequestExpired(row, now)) throw new NotFound();
@@ -148,7 +157,8 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
 
     /**
      * `POST /organizations/{orgId}/auth-requests`: answers several at once. As officially, a
-     * request that cannot be answered (unknown, another organization's, answered, expired) is
+     * request that cannot be answered (unknown, another organization's, a member's the caller may
+     * not recover, answered, expired) is
      * skipped and the rest go through; an approval without its key is bad input (400 naming it),
      * and then nothing is written.
      */
@@ -160,7 +170,7 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
       for (const item of body) if (!byId.has(item.id.toLowerCase())) byId.set(item.id.toLowerCase(), item);
       const now = clock.now();
       const written = await db.transaction().execute(async (tx) => {
-        const rows = (await findAdminRequests(tx, organizationId, [...byId.keys()])).filter((row) => !unanswerable(row, now));
+        const rows = answerable(actor, await findAdminRequests(tx, organizationId, [...byId.keys()])).filter((row) => !unanswerable(row, now));
         const answers = rows.map((row) => {
           const item = byId.get(row.id);
           return { row, approved: Boolean(item?.approved), key: item?.key ?? null };
@@ -172,14 +182,14 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
 
     /**
      * `POST /organizations/{orgId}/auth-requests/deny`: ids of other organizations are skipped as
-     * officially; an answered request refuses the whole batch (400) and an expired one 404, as the
+     * officially, and so are those of members the caller may not recover; an answered request refuses the whole batch (400) and an expired one 404, as the
      * official per-request update does, but here before anything is written.
      */
     async deny(actor: MemberCaller, organizationId: string, ids: readonly string[]): Promise<void> {
       const unique = [...new Set(ids.map((id) => id.toLowerCase()))];
       await db.transaction().execute(async (tx) => {
         const now = clock.now();
-        const rows = await findAdminRequests(tx, organizationId, unique);
+        const rows = answerable(actor, await findAdminRequests(tx, organizationId, unique));
         if (rows.some((row) => row.approved !== null)) throw new BadRequest(AUTH_REQUEST_TEXTS.answered);
         if (rows.some((row) => authRequestExpired(row, now))) throw new NotFound();
         const written = await write(tx, actor, rows.map((row) => ({ row, approved: false, key: null })), now.toISOString());

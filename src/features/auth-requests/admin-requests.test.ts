@@ -87,8 +87,8 @@ async function wrapForRequest(org: RecoveryOrg, admin: SeededMember, organizatio
 }
 
 /** An enrolled member of `org` who asked from a new device: the request's id and the device. */
-async function asked(org: RecoveryOrg) {
-  const member = await memberOf(server, org.orgId);
+async function asked(org: RecoveryOrg, type?: Role) {
+  const member = await memberOf(server, org.orgId, type === undefined ? {} : { type });
   await enroll(org, member);
   const device = await newDevice(member);
   const res = await ask(member, device);
@@ -312,6 +312,41 @@ describe('access and bad input', () => {
     expect((await row(id)).response_date).toBeNull();
     const key = await wrapForRequest(org, recoverer, member.memberId, device.keys.publicKeyB64);
     expect((await server.request('POST', `${orgRequests(org.orgId)}/${id}`, { token: recoverer.accessToken, json: { requestApproved: true, encryptedUserKey: key } })).status).toBe(200);
+  });
+
+  it("only those who may recover a member see and answer their request: an owner's an owner, an admin's an owner or admin", async () => {
+    const org = await recoveryOrg();
+    const recoverer = await org.withKey(Role.Custom, { manageResetPassword: true });
+    const admin = await org.withKey(Role.Admin);
+    const owners = await asked(org, Role.Owner);
+    const admins = await asked(org, Role.Admin);
+    const users = await asked(org);
+    const listedBy = async (who: SeededMember) => ((await server.request('GET', orgRequests(org.orgId), { token: who.accessToken })).body.data as { id: string }[]).map((r) => r.id).sort();
+    expect(await listedBy(org.owner)).toEqual([owners.id, admins.id, users.id].sort());
+    expect(await listedBy(admin)).toEqual([admins.id, users.id].sort());
+    expect(await listedBy(recoverer)).toEqual([users.id]);
+
+    // Out of reach, a request is unknown: 404 alone, skipped in a batch; a junk key changes nothing.
+    const junk = rsaEncryptToEncString(generateSymmetricKey().raw, owners.device.keys.publicKeyB64);
+    for (const [who, hidden] of [[recoverer, [owners, admins]], [admin, [owners]]] as const) {
+      for (const { id } of hidden) {
+        expect((await server.request('POST', `${orgRequests(org.orgId)}/${id}`, { token: who.accessToken, json: { requestApproved: true, encryptedUserKey: junk } })).status).toBe(404);
+        expect((await server.request('POST', `${orgRequests(org.orgId)}/${id}`, { token: who.accessToken, json: { requestApproved: false } })).status).toBe(404);
+        expect((await server.request('POST', orgRequests(org.orgId), { token: who.accessToken, json: [{ id, approved: true, key: junk }] })).status).toBe(200);
+        expect((await server.request('POST', `${orgRequests(org.orgId)}/deny`, { token: who.accessToken, json: { ids: [id] } })).status).toBe(200);
+        expect(await row(id)).toMatchObject({ approved: null, response_date: null, key: null });
+      }
+    }
+    expect(pushes.sent).toEqual([]);
+    expect(await eventsOf(EventType.OrganizationUser_ApprovedAuthRequest, org.orgId)).toEqual([]);
+    expect(await eventsOf(EventType.OrganizationUser_RejectedAuthRequest, org.orgId)).toEqual([]);
+
+    // Those who may answer do.
+    const adminKey = await wrapForRequest(org, admin, admins.member.memberId, admins.device.keys.publicKeyB64);
+    expect((await server.request('POST', `${orgRequests(org.orgId)}/${admins.id}`, { token: admin.accessToken, json: { requestApproved: true, encryptedUserKey: adminKey } })).status).toBe(200);
+    expect((await server.request('POST', `${orgRequests(org.orgId)}/deny`, { token: org.owner.accessToken, json: { ids: [owners.id] } })).status).toBe(200);
+    expect((await row(owners.id)).approved).toBeFalsy();
+    expect((await row(owners.id)).response_date).not.toBeNull();
   });
 
   it('asking: the wrong type, another email, no device type, no enrolled organization, none at all: 400 and nothing made', async () => {
