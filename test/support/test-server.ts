@@ -38,7 +38,7 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
 }
 
 /** The per-caller limits of the expensive routes, off: their own test turns them on. */
-export const CALLER_LIMITS_OFF = { RATE_LIMIT_COLLECT: '0', RATE_LIMIT_COLLECT_EVENTS: '0', RATE_LIMIT_IMPORT: '0', RATE_LIMIT_EXPORT: '0', RATE_LIMIT_BULK: '0', RATE_LIMIT_HIBP: '0' };
+export const CALLER_LIMITS_OFF = { RATE_LIMIT_COLLECT: '0', RATE_LIMIT_COLLECT_EVENTS: '0', RATE_LIMIT_IMPORT: '0', RATE_LIMIT_EXPORT: '0', RATE_LIMIT_BULK: '0', RATE_LIMIT_HIBP: '0', RATE_LIMIT_DEVICE_APPROVAL: '0' };
 
 /** Config as the server would load it from these environment variables. */
 export function testConfig(env: Record<string, string> = {}): Config {

@@ -45,6 +45,7 @@ export const limitSettings = {
   rateLimitBulk: callerLimit('120/1m', 'Bulk changes (move, delete, restore, purge, collections of many items; bulk deletes in Secrets Manager) each caller may make: requests/period.'),
   rateLimitHibp: callerLimit('10/1m', 'Data breach lookups (GET /hibp/breach, passed on to Have I Been Pwned with the server\'s key) each user may make: requests/period.'),
   rateLimitEmergencyInvite: callerLimit('10/1h', 'Emergency access invitation mails (invite and resend) each user may send: requests/period.'),
+  rateLimitDeviceApproval: callerLimit('10/1h', 'Device approval requests to organization admins (POST /auth-requests/admin-request, which mails the approvers) each user may make: requests/period.'),
   rateLimitOrganizationFactor: Type.Integer({
     minimum: 1,
     maximum: 100000,

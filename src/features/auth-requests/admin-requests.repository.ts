@@ -55,3 +55,33 @@ export async function approvingMemberships(db: Executor, userId: string): Promis
 export async function hasMemberships(db: Executor, userId: string): Promise<boolean> {
   return Boolean(await db.selectFrom('organization_users').select('id').where('user_id', '=', userId).executeTakeFirst());
 }
+
+/**
+ * The user's unanswered admin requests from one device made since `since` (the 7-day lifetime),
+ * one per organization at most (the newest), locking them (`for update` on PostgreSQL) so that
+ * an admin's answer and a refresh of the same request do not cross.
+ */
+export async function pendingRequestsOfDevice(db: Executor, userId: string, deviceIdentifier: string, since: string): Promise<Map<string, AuthRequestRow>> {
+  const rows = await db
+    .selectFrom('auth_requests')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('type', '=', AuthRequestType.AdminApproval)
+    .where('request_device_identifier', '=', deviceIdentifier)
+    .where('approved', 'is', null)
+    .where('response_date', 'is', null)
+    .where('creation_date', '>=', since)
+    .orderBy('creation_date', 'desc')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  const byOrganization = new Map<string, AuthRequestRow>();
+  for (const row of rows) if (row.organization_id && !byOrganization.has(row.organization_id)) byOrganization.set(row.organization_id, row);
+  return byOrganization;
+}
+
+/** Gives a still unanswered request the asking device's new key and access code; false once it was answered. */
+export async function refreshPendingRequest(db: Executor, id: string, changes: Pick<AuthRequestRow, 'public_key' | 'access_code' | 'request_device_type' | 'request_ip_address'>): Promise<boolean> {
+  const result = await db.updateTable('auth_requests').set(changes).where('id', '=', id).where('approved', 'is', null).where('response_date', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

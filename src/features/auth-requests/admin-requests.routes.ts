@@ -18,7 +18,7 @@ const docs = {
   create: {
     summary: 'Ask organization admins to approve this device',
     description:
-      'A member signed in (through SSO, with trusted device encryption) on a device that holds no key asks the admins of their organizations: the same body as `POST /auth-requests`, with `type` 2 (AdminApproval; 400 otherwise) and the caller\'s own email (400 "User or known device not found." otherwise, as for a device the account never logged in from while AUTH_REQUESTS_KNOWN_DEVICES_ONLY is on). One request is made per organization the caller is an accepted or confirmed member of and enrolled in account recovery with (400 when none); the answer is the first. Records User_RequestedDeviceApproval (1010), and mails the approvers of each organization (members holding manageResetPassword). The request can be answered for 7 days; an approval can be read (`GET /auth-requests/{id}`) for 12 hours. Access: a signed-in user of an official client (`application`).',
+      'A member signed in (through SSO, with trusted device encryption) on a device that holds no key asks the admins of their organizations: the same body as `POST /auth-requests`, with `type` 2 (AdminApproval; 400 otherwise) and the caller\'s own email (400 "User or known device not found." otherwise, as for a device the account never logged in from while AUTH_REQUESTS_KNOWN_DEVICES_ONLY is on). One request is made per organization the caller is an accepted or confirmed member of and enrolled in account recovery with (400 when none); the answer is the first. Records User_RequestedDeviceApproval (1010), and mails the approvers of each organization (members holding manageResetPassword). The same device asking again while its request to an organization is unanswered and unexpired gets that request back (same id) with the key and access code it sent now, and nothing is recorded or mailed. Each user may ask `RATE_LIMIT_DEVICE_APPROVAL` times (10 an hour by default; 429 with Retry-After beyond). The request can be answered for 7 days; an approval can be read (`GET /auth-requests/{id}`) for 12 hours. Access: a signed-in user of an official client (`application`).',
   },
   pending: {
     summary: "An organization's pending device approval requests",
@@ -46,7 +46,7 @@ export const adminRequestRoutes: FastifyPluginAsyncTypebox<{ adminRequests: Admi
 
   app.post(
     '/auth-requests/admin-request',
-    { config: { access: access.application }, schema: { tags, ...docs.create, body: CreateAuthRequestBody, response: { 200: AuthRequestResponse } } },
+    { config: { access: access.application, callerLimit: 'deviceApproval' }, schema: { tags, ...docs.create, body: CreateAuthRequestBody, response: { 200: AuthRequestResponse } } },
     async (request) => adminRequests.create(userCaller(request), request.body),
   );
 

@@ -15,7 +15,7 @@ import { answerAuthRequest, insertAuthRequest, type AuthRequestRow } from './aut
 import { AuthRequestType, toAuthRequestResponse, type AuthRequestResponse, type CreateAuthRequestBody } from './auth-requests.schemas.js';
 import { ADMIN_REQUEST_LIFETIME_MS, AUTH_REQUEST_TEXTS, authRequestExpired } from './auth-requests.service.js';
 import type { AdminRequestMail } from './admin-requests.mail.js';
-import { approvingMemberships, findAdminRequests, hasMemberships, pendingAdminRequests, type AdminRequestRow } from './admin-requests.repository.js';
+import { approvingMemberships, findAdminRequests, hasMemberships, pendingAdminRequests, pendingRequestsOfDevice, refreshPendingRequest, type AdminRequestRow } from './admin-requests.repository.js';
 import { toPendingOrganizationAuthRequest, type AdminAnswerBody, type AdminAnswerManyBody, type PendingOrganizationAuthRequestResponse } from './admin-requests.schemas.js';
 
 /** The official texts, and Strongroom's own where the official server has none. */
@@ -86,7 +86,10 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
     /**
      * `POST /auth-requests/admin-request`: one request per organization that can answer, in one
      * transaction with User_RequestedDeviceApproval (1010) for the user and for each of them; the
-     * answer is the first request, as officially.
+     * answer is the first request, as officially. A device that asks again while its request to
+     * an organization is unanswered and unexpired gets that request back, with the key and
+     * access code it sent now (the clients make a new key pair each time they ask): no new row,
+     * event or mail, so asking over and over does not flood the admins.
      */
     async create({ userId, client, log }: UserCaller, body: CreateAuthRequestBody): Promise<AuthRequestResponse> {
       if (body.type !== (AuthRequestType.AdminApproval as number)) throw new BadRequest(ADMIN_REQUEST_TEXTS.wrongType);
@@ -98,31 +101,50 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
       if (deps.knownDevicesOnly && !device) throw new BadRequest(AUTH_REQUEST_TEXTS.unknownUser);
       const memberships = await approvingMemberships(db, user.id);
       if (memberships.length === 0) throw new BadRequest((await hasMemberships(db, user.id)) ? ADMIN_REQUEST_TEXTS.notEnrolled : ADMIN_REQUEST_TEXTS.noOrganizations);
-      const now = clock.now().toISOString();
-      const rows: AuthRequestRow[] = memberships.map((membership) => ({
-        id: randomUUID(),
-        user_id: user.id,
-        type: AuthRequestType.AdminApproval,
-        request_device_identifier: body.deviceIdentifier,
+      const now = clock.now();
+      const since = new Date(now.getTime() - ADMIN_REQUEST_LIFETIME_MS).toISOString();
+      const asked = {
+        public_key: body.publicKey,
+        access_code: body.accessCode,
         request_device_type: client.deviceType ?? 0,
         request_ip_address: client.ipAddress?.slice(0, 50) ?? null,
-        response_device_id: null,
-        access_code: body.accessCode,
-        public_key: body.publicKey,
-        key: null,
-        master_password_hash: null,
-        approved: null,
-        creation_date: now,
-        response_date: null,
-        authentication_date: null,
-        organization_id: membership.organization_id,
-      }));
-      await db.transaction().execute(async (tx) => {
-        for (const row of rows) await insertAuthRequest(tx, row);
-        const requested = { type: EventType.User_RequestedDeviceApproval, userId: user.id, actingUserId: user.id };
-        await audit.record(tx, client, [requested, ...memberships.map((m) => ({ ...requested, organizationId: m.organization_id }))]);
+      };
+      const { rows, made } = await db.transaction().execute(async (tx) => {
+        const pending = await pendingRequestsOfDevice(tx, user.id, body.deviceIdentifier, since);
+        const rows: AuthRequestRow[] = [];
+        const made: { organization_id: string }[] = [];
+        for (const membership of memberships) {
+          const open = pending.get(membership.organization_id);
+          if (open && (await refreshPendingRequest(tx, open.id, asked))) {
+            rows.push({ ...open, ...asked });
+            continue;
+          }
+          const row: AuthRequestRow = {
+            id: randomUUID(),
+            user_id: user.id,
+            type: AuthRequestType.AdminApproval,
+            request_device_identifier: body.deviceIdentifier,
+            ...asked,
+            response_device_id: null,
+            key: null,
+            master_password_hash: null,
+            approved: null,
+            creation_date: now.toISOString(),
+            response_date: null,
+            authentication_date: null,
+            organization_id: membership.organization_id,
+          };
+          await insertAuthRequest(tx, row);
+          rows.push(row);
+          made.push(membership);
+        }
+        if (made.length > 0) {
+          const requested = { type: EventType.User_RequestedDeviceApproval, userId: user.id, actingUserId: user.id };
+          await audit.record(tx, client, [requested, ...made.map((m) => ({ ...requested, organizationId: m.organization_id }))]);
+        }
+        return { rows, made };
       });
-      for (const m of memberships) await deps.mail.requested(m.organization_id, user, log);
+      for (const m of made) await deps.mail.requested(m.organization_id, user, log);
       const [first] = rows;
       if (!first) throw new Error('no request was made');
       return toAuthRequestResponse({ ...first, request_device_id: device?.id ?? null }, deps.origin);

@@ -296,6 +296,79 @@ describe('lifetimes', () => {
   });
 });
 
+describe('asking again', () => {
+  const mailsSince = (from: number) => server.logs.lines.slice(from).filter((line) => line.includes('Review a device approval request')).length;
+  const requestsOf = async (userId: string) => (await db().selectFrom('auth_requests').select('id').where('user_id', '=', userId).execute()).length;
+
+  it('from the same device while unanswered: the same request with the new key, no new row, event or mail', async () => {
+    const org = await recoveryOrg();
+    const { member, device, id } = await asked(org);
+    const events = (await eventsOf(EventType.User_RequestedDeviceApproval, org.orgId)).length;
+    const logsFrom = server.logs.lines.length;
+    // The clients make a new key pair each time they ask: the request keeps its id and takes the new key.
+    const again = { ...device, keys: generateRsaKeyPair() };
+    for (let i = 0; i < 3; i++) {
+      const res = await ask(member, again);
+      expect(res.status, res.text).toBe(200);
+      expect(res.body).toMatchObject({ id, publicKey: again.keys.publicKeyB64 });
+    }
+    expect(await requestsOf(member.userId)).toBe(1);
+    expect(mailsSince(logsFrom)).toBe(0);
+    expect(await eventsOf(EventType.User_RequestedDeviceApproval, org.orgId)).toHaveLength(events);
+    // The admin wraps for the key now listed, and the device that asked last unwraps the user key.
+    const listed = (await server.request('GET', orgRequests(org.orgId), { token: org.owner.accessToken })).body.data as { id: string; publicKey: string }[];
+    expect(listed).toEqual([expect.objectContaining({ id, publicKey: again.keys.publicKeyB64 })]);
+    const key = await wrapForRequest(org, org.owner, member.memberId, again.keys.publicKeyB64);
+    expect((await server.request('POST', `${orgRequests(org.orgId)}/${id}`, { token: org.owner.accessToken, json: { requestApproved: true, encryptedUserKey: key } })).status).toBe(200);
+    const read = await server.request('GET', `/api/auth-requests/${id}`, { token: again.token });
+    expect(rsaDecryptEncString(read.body.key, again.keys.privateKeyDer).equals(member.account.userKey.raw)).toBe(true);
+
+    // Answered, it is not reused: asking again makes a new request, and mails the approvers again.
+    const logsAfter = server.logs.lines.length;
+    const next = await ask(member, again);
+    expect(next.status, next.text).toBe(200);
+    expect(next.body.id).not.toBe(id);
+    expect(mailsSince(logsAfter)).toBe(1);
+    // Another device of the member asks on its own.
+    const other = await ask(member, await newDevice(member));
+    expect(other.body.id).not.toBe(next.body.id);
+    expect(await requestsOf(member.userId)).toBe(3);
+  });
+
+  it('from a device whose request expired: a new request', async () => {
+    const org = await recoveryOrg();
+    const { member, device, id } = await asked(org);
+    await db().updateTable('auth_requests').set({ creation_date: new Date(Date.now() - 8 * 24 * 3600 * 1000).toISOString() }).where('id', '=', id).execute();
+    const res = await ask(member, device);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.id).not.toBe(id);
+  });
+
+  it('beyond RATE_LIMIT_DEVICE_APPROVAL: 429 with Retry-After, and nothing made', async () => {
+    const limited = await startTestServer({ env: { RATE_LIMIT_DEVICE_APPROVAL: '2/1h' } });
+    try {
+      const orgId = await seedOrganization(limited);
+      await seedPolicy(limited, orgId, PolicyType.ResetPassword);
+      const member = await memberOf(limited, orgId);
+      await limited.database.db.updateTable('organization_users').set({ reset_password_key: '4.a2V5' }).where('id', '=', member.memberId).execute();
+      const device = { deviceType: '9', deviceIdentifier: randomUUID(), deviceName: 'chrome' };
+      const token = (await loginAccount(limited, member.account, device)).accessToken;
+      const json = { email: member.account.email, publicKey: generateRsaKeyPair().publicKeyB64, deviceIdentifier: device.deviceIdentifier, accessCode: 'x'.repeat(25), type: 2 };
+      const post = () => limited.request('POST', '/api/auth-requests/admin-request', { token, headers: WEB, json });
+      expect((await post()).status).toBe(200);
+      expect((await post()).status).toBe(200);
+      const refused = await post();
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(refused.text).toMatch(/Too many device approval requests/);
+      const rows = await limited.database.db.selectFrom('auth_requests').select('id').where('user_id', '=', member.userId).execute();
+      expect(rows).toHaveLength(1);
+    } finally {
+      await limited.close();
+    }
+  });
+});
+
 describe('access and bad input', () => {
   it('a custom member with manageResetPassword may answer; a plain user 403; a non-member 404', async () => {
     const org = await recoveryOrg();

@@ -90,6 +90,7 @@ const WHAT: Record<CallerLimitKind, string> = {
   bulk: 'bulk changes',
   hibp: 'data breach lookups',
   emergencyInvite: 'emergency access invitations',
+  deviceApproval: 'device approval requests',
 };
 
 /** Who a per-caller limit counts: the user, the machine account or the organization's API key. */

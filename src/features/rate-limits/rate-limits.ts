@@ -52,7 +52,7 @@ function serviceOf(url: string, config: Pick<Config, 'services' | 'servicePrefix
   return service ? { service, path: match?.[2] ?? '/' } : null;
 }
 
-export type CallerLimitKind = 'collect' | 'collectEvents' | 'import' | 'export' | 'bulk' | 'hibp' | 'emergencyInvite';
+export type CallerLimitKind = 'collect' | 'collectEvents' | 'import' | 'export' | 'bulk' | 'hibp' | 'emergencyInvite' | 'deviceApproval';
 
 const CALLER_LIMIT_SETTINGS = {
   collect: 'rateLimitCollect',
@@ -62,6 +62,7 @@ const CALLER_LIMIT_SETTINGS = {
   bulk: 'rateLimitBulk',
   hibp: 'rateLimitHibp',
   emergencyInvite: 'rateLimitEmergencyInvite',
+  deviceApproval: 'rateLimitDeviceApproval',
 } as const satisfies Record<CallerLimitKind, keyof Config>;
 
 /** Each kind's bucket from its `requests/period` setting; null when it is `0`. */
