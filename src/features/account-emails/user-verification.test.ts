@@ -74,6 +74,14 @@ describe('POST /accounts/request-otp and /accounts/verify-otp', () => {
     expect((await post('/accounts/security-stamp', who, { otp: code })).status).toBe(200);
   });
 
+  it('verify the user of update-trust, once', async () => {
+    const who = await withoutMasterPassword();
+    const code = await mailedCode(who);
+    const keys = { encryptedUserKey: '4.cmVzZXQ=', encryptedPublicKey: '2.AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAA==|AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=' };
+    expect((await post('/devices/update-trust', who, { otp: code, currentDevice: keys, otherDevices: [] })).status).toBe(200);
+    expect((await post('/devices/update-trust', who, { otp: code, currentDevice: keys, otherDevices: [] })).status).toBe(400);
+  });
+
   it('stay unspent when update-trust refuses the device before checking the code', async () => {
     const who = await withoutMasterPassword();
     const code = await mailedCode(who);

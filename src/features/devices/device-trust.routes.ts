@@ -20,7 +20,7 @@ const docs = {
   retrieveKeys: { summary: "A device's wrapped keys", description: `The device's wrapped user key and public key (the official ProtectedDeviceResponseModel). ${OWN}` },
   updateTrust: {
     summary: "Re-wrap the trusted devices' keys",
-    description: `After a new user key: the asking device's (Device-Identifier) keys re-wrapped, and those of the other trusted devices the client re-wrapped; a trusted device left out is untrusted. The master password hash (\`masterPasswordHash\` or \`secret\`) is checked first: 400 "User verification failed." ${OWN}`,
+    description: `After a new user key: the asking device's (Device-Identifier) keys re-wrapped, and those of the other trusted devices the client re-wrapped; a trusted device left out is untrusted. The user is verified by the master password hash (\`masterPasswordHash\` or \`secret\`) or, as for an account without one, a code mailed by \`POST /accounts/request-otp\` (\`otp\`, or \`secret\`); a wrong or missing one is 400 "User verification failed.". The asking device and the list are checked first (404, 400), so a refused request does not spend the code. ${OWN}`,
   },
   untrust: { summary: 'Untrust devices', description: `The listed devices lose their wrapped keys; nothing changes when one of them is not the account's (404). ${OWN}` },
   lostTrust: {
