@@ -207,6 +207,8 @@ describe('POST /api/devices/{id}/deactivate and DELETE /api/devices/{id}', () =>
     const row = await deviceRow(user.userId, WEB.deviceIdentifier);
     expect([row.encrypted_user_key, row.encrypted_public_key, row.encrypted_private_key]).toEqual([null, null, null]);
     expect(Boolean(row.active)).toBe(false);
+    // Gone from the single read too, as from the list.
+    expect((await api(user, 'GET', `/api/devices/identifier/${WEB.deviceIdentifier}`)).status).toBe(404);
     const refreshed = await server.request('POST', '/identity/connect/token', { form: { grant_type: 'refresh_token', client_id: 'web', refresh_token: web.refreshToken } });
     expect(refreshed.status).toBe(400);
     // Removing it again changes nothing; logging in from it brings it back, untrusted.

@@ -40,7 +40,8 @@ export function createDeviceService(deps: { db: Db; clock: Clock }) {
 
     async byIdentifier({ userId }: UserCaller, identifier: string) {
       const device = await findDevice(db, userId, identifier);
-      if (!device) throw new NotFound();
+      // A device the account removed is gone from its list, and so from here.
+      if (!device?.active) throw new NotFound();
       return toDeviceResponse(device);
     },
 

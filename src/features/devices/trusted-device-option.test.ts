@@ -125,8 +125,12 @@ describe('TrustedDeviceOption', () => {
     expect(await option(fresh, orgId)).toMatchObject({ HasLoginApprovingDevice: true, EncryptedPrivateKey: null, EncryptedUserKey: null });
     // The CLI cannot approve: from the web vault, the only other device is a CLI, then an Android phone.
     expect((await option(SDK_DEVICE.deviceIdentifier, orgId))!.HasLoginApprovingDevice).toBe(false);
-    await addDevice(0);
+    const phone = await addDevice(0);
     expect((await option(SDK_DEVICE.deviceIdentifier, orgId))!.HasLoginApprovingDevice).toBe(true);
+    // A phone the account removed approves nothing.
+    await db().updateTable('devices').set({ active: false }).where('identifier', '=', phone).execute();
+    expect((await option(SDK_DEVICE.deviceIdentifier, orgId))!.HasLoginApprovingDevice).toBe(false);
+    await db().updateTable('devices').set({ active: true }).where('identifier', '=', phone).execute();
   });
 
   it('says whether an admin can approve (account recovery enrollment) and whether the member manages account recovery', async () => {

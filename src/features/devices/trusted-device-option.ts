@@ -4,7 +4,7 @@ import type { DeviceRow } from '../../platform/auth/users.repository.js';
 import type { DecryptionOptions } from '../identity/token-response.js';
 import { MemberDecryptionType, readSsoConfig } from '../sso/sso-config.repository.js';
 import { isTrusted } from './device-trust.schemas.js';
-import { findDevicesOfUser } from './devices.repository.js';
+import { activeDevicesOfUser } from './devices.repository.js';
 
 /**
  * The device types that can approve a login from another device (the official
@@ -39,8 +39,8 @@ export function trustedDeviceOption(deps: { db: Db }): DecryptionOptions {
     const offboarding = !user.master_password_hash && trusted !== null && !tdeActive;
     if (!tdeActive && !offboarding) return {};
 
-    // Another device of the account (not this one) that could approve this login.
-    const hasLoginApprovingDevice = device ? (await findDevicesOfUser(db, user.id)).some((d) => d.identifier !== device.identifier && APPROVING_TYPES.has(d.type)) : false;
+    // Another device of the account (not this one, not one it removed) that could approve this login.
+    const hasLoginApprovingDevice = device ? (await activeDevicesOfUser(db, user.id)).some((d) => d.identifier !== device.identifier && APPROVING_TYPES.has(d.type)) : false;
     const member = await db
       .selectFrom('organization_users')
       .select(['status', 'type', 'permissions', 'reset_password_key'])
