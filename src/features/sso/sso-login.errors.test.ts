@@ -3,7 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { seedAccount } from '../../../test/support/accounts.js';
 import { loginThroughIdp } from '../../../test/support/oidc-idp.js';
 import { seedMembership } from '../../../test/support/orgs.js';
-import { cliAuthorizeUrl, ssoOrganization, startSsoWorld, type SsoWorld } from '../../../test/support/sso-login.js';
+import { cliAuthorizeUrl, SECRETS_KEY, ssoOrganization, startSsoWorld, type SsoWorld } from '../../../test/support/sso-login.js';
+import { startTestServer } from '../../../test/support/test-server.js';
 
 /**
  * Every way an SSO login fails: each is a clear answer naming the problem, and none leaves an
@@ -173,5 +174,26 @@ describe('SSO login errors', () => {
     const forged = await cliAuthorizeUrl(world, identifier, { user_identifier: `${linked.userId},not-a-token` });
     const refused = new URL((await fetch(forged.url, { redirect: 'manual' })).headers.get('location')!);
     expect(refused.searchParams.get('error_description')).toBe('Supplied userId and token did not match.');
+  });
+
+  it('answers a malformed callback with the page, not JSON', async () => {
+    const res = await fetch(`${world.publicUrl}/sso/oidc-signin?state=a&state=b`, { redirect: 'manual' });
+    expect(res.status).toBe(400);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    expect(await res.text()).toContain("The identity provider&#39;s answer is malformed");
+  });
+
+  it('answers 503 with Retry-After when the shared limits store is out of use in closed mode', async () => {
+    const closed = await startTestServer({ env: { PUBLIC_URL: 'http://127.0.0.1:1', SECRETS_KEY, SSO_ALLOW_PRIVATE_ADDRESSES: 'true', REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_REDIS_FAILURE: 'closed', RATE_LIMIT_REDIS_TIMEOUT_MS: '200' } });
+    try {
+      const { identifier } = await ssoOrganization(closed, world.idps[0]!);
+      const start = await cliAuthorizeUrl({ ...world, server: closed, publicUrl: closed.baseUrl }, identifier);
+      const res = await fetch(start.url, { redirect: 'manual' });
+      expect(res.status, await res.clone().text()).toBe(503);
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0);
+      expect(res.headers.get('content-type')).toContain('text/html');
+    } finally {
+      await closed.close();
+    }
   });
 });

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { Type } from 'typebox';
 import { access } from '../../http/access.js';
-import { TooManyRequests } from '../../http/errors.js';
+import { ServiceUnavailable, TooManyRequests } from '../../http/errors.js';
 import { clientContext, userCaller } from '../../http/request-context.js';
 import { AuthorizeError, SsoPageError, UntrustedRedirect, type SsoLogin } from './sso-login.service.js';
 import { SSO_PAGE_CSP, ssoErrorPage } from './sso-login.pages.js';
@@ -20,8 +20,8 @@ function page(reply: FastifyReply, error: unknown): FastifyReply {
   if (error instanceof AuthorizeError) return reply.header('cache-control', 'no-store').redirect(error.location(), 302);
   if (error instanceof UntrustedRedirect) [status, message] = [400, error.message];
   else if (error instanceof SsoPageError) [status, message] = [error.status, error.message];
-  else if (error instanceof TooManyRequests) {
-    [status, message] = [429, error.message];
+  else if (error instanceof TooManyRequests || error instanceof ServiceUnavailable) {
+    [status, message] = [error.statusCode, error.message];
     if (error.retryAfterSeconds) void reply.header('retry-after', String(error.retryAfterSeconds));
   } else throw error;
   return reply.code(status).header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').header('content-security-policy', SSO_PAGE_CSP).send(ssoErrorPage(message));
@@ -54,7 +54,7 @@ export const ssoIdentityRoutes: FastifyPluginAsync<{ ssoLogin: SsoLogin }> = asy
         description:
           "The OAuth authorization endpoint of an SSO login: `client_id` (an official client), its `redirect_uri`, `response_type=code`, `scope=api offline_access`, `code_challenge` with `code_challenge_method=S256`, `state`, `domain_hint` (the organization's SSO identifier), `ssoToken` (from prevalidate) and optionally `user_identifier` (to link a signed-in account). Redirects to the organization's identity provider; a bad request is a 400 page until the redirect_uri is known good, then a redirect back with `error`. Throttled per client address. Access: anonymous.",
         querystring: Type.Object({}, { additionalProperties: Type.String({ maxLength: 4000 }) }),
-        response: { 302: Redirect, 400: Html, 429: Html, 502: Html },
+        response: { 302: Redirect, 400: Html, 429: Html, 502: Html, 503: Html },
       },
     },
     async (request, reply) => {
@@ -79,18 +79,20 @@ export const ssoCallbackRoutes: FastifyPluginAsync<{ ssoLogin: SsoLogin }> = asy
     summary: method === 'GET' ? "Take the identity provider's answer" : "Take the identity provider's answer (form post)",
     description:
       "Where the organization's identity provider sends the browser back (`code`, `state`, or `error`): the code is exchanged and the id_token checked, the account found, linked or made (just-in-time), and the browser sent on to the client's redirect_uri with Strongroom's own code. A problem is a page naming it. Access: anonymous.",
-    response: { 302: Redirect, 400: Html, 403: Html, 429: Html, 502: Html },
+    response: { 302: Redirect, 400: Html, 403: Html, 409: Html, 429: Html, 502: Html, 503: Html },
   });
-  const handle = async (params: Record<string, string | undefined>, request: Parameters<typeof clientContext>[0], reply: FastifyReply) => {
+  const handle = async (params: Record<string, string | undefined>, request: Parameters<typeof clientContext>[0] & { validationError?: Error }, reply: FastifyReply) => {
     try {
+      // Malformed answers are shown in the browser like any other problem, not as JSON.
+      if (request.validationError) throw new SsoPageError(`The identity provider's answer is malformed (${request.validationError.message.slice(0, 200)}).`);
       const location = await ssoLogin.callback(params, clientContext(request));
       return await reply.header('cache-control', 'no-store').redirect(location, 302);
     } catch (error) {
       return page(reply, error);
     }
   };
-  app.get('/oidc-signin', { ...anonymous, schema: { ...schema('GET'), querystring: Params } }, async (request, reply) => handle(request.query as Record<string, string>, request, reply));
-  app.post('/oidc-signin', { ...anonymous, schema: { ...schema('POST'), body: Params, consumes: ['application/x-www-form-urlencoded'] } }, async (request, reply) =>
+  app.get('/oidc-signin', { ...anonymous, attachValidation: true, schema: { ...schema('GET'), querystring: Params } }, async (request, reply) => handle(request.query as Record<string, string>, request, reply));
+  app.post('/oidc-signin', { ...anonymous, attachValidation: true, schema: { ...schema('POST'), body: Params, consumes: ['application/x-www-form-urlencoded'] } }, async (request, reply) =>
     handle((request.body ?? {}) as Record<string, string>, request, reply),
   );
   app.get(

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db } from '../../db/database.js';
-import { BadRequest, TooManyRequests } from '../../http/errors.js';
+import { isUniqueViolation } from '../../db/dialect.js';
+import { BadRequest, ServiceUnavailable, TooManyRequests } from '../../http/errors.js';
 import { OAuthError } from '../../http/error-handler.js';
 import { isGuid } from '../../http/ids.js';
 import type { ClientContext } from '../../http/request-context.js';
@@ -9,6 +10,7 @@ import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import { findUserById } from '../../platform/auth/users.repository.js';
 import type { Clock } from '../../shared/clock.js';
 import type { SsoRedemption, TokenForm } from '../identity/identity.service.js';
+import { LimitsUnavailable } from '../rate-limits/failover-store.js';
 import type { LimitStore } from '../rate-limits/limit-store.js';
 import { SsoRefusal, type JitMembers } from './jit-members.js';
 import { identityOf } from './oidc-claims.js';
@@ -74,7 +76,14 @@ export function createSsoLogin(deps: { db: Db; clock: Clock; keys: SigningKeys; 
 
   async function throttle(what: string, client: ClientContext): Promise<void> {
     const key = `sso-${what}:${client.ipAddress ?? 'unknown'}`;
-    const decision = await deps.limits.consume([{ key, ...START_BUCKET }], clock.now().getTime());
+    let decision: Awaited<ReturnType<LimitStore['consume']>>;
+    try {
+      decision = await deps.limits.consume([{ key, ...START_BUCKET }], clock.now().getTime());
+    } catch (error) {
+      // Closed mode while the shared store is out of use: a page to retry, as the token endpoint's 503.
+      if (error instanceof LimitsUnavailable) throw new ServiceUnavailable(error.message, error.retryAfterSeconds);
+      throw error;
+    }
     if (!decision.allowed) throw new TooManyRequests('Too many single sign-on attempts from your address. Wait a minute and try again.', Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
   }
 
@@ -177,7 +186,7 @@ export function createSsoLogin(deps: { db: Db; clock: Clock; keys: SigningKeys; 
 
       const config = await readSsoConfig(db, flow.organization_id);
       const org = await findOrganization(db, flow.organization_id);
-      if (!config || !org || !config.enabled || !org.enabled) throw new SsoPageError('Organization not found or SSO configuration not enabled.');
+      if (!config || !org || !config.enabled || !org.enabled || !org.use_sso) throw new SsoPageError('Organization not found or SSO configuration not enabled.');
       const answer = new URL(callbackUrl);
       for (const [name, value] of Object.entries(params)) if (value !== undefined) answer.searchParams.set(name, value);
       let claims: Record<string, unknown>;
@@ -209,6 +218,9 @@ export function createSsoLogin(deps: { db: Db; clock: Clock; keys: SigningKeys; 
         });
       } catch (error) {
         if (error instanceof SsoRefusal) throw new SsoPageError(error.message, 403);
+        // Another login made the same account or link at that moment (two organizations' locks
+        // do not exclude each other): nothing was written, a new login finds theirs.
+        if (isUniqueViolation(error)) throw new SsoPageError('Another login for this person was completing at the same moment. Start the login again.', 409);
         throw error;
       }
       const back = new URL(flow.redirect_uri);
@@ -233,6 +245,9 @@ export function createSsoLogin(deps: { db: Db; clock: Clock; keys: SigningKeys; 
       if (!verifier || pkceChallenge(verifier) !== row.code_challenge) throw invalid('The code_verifier does not match the code_challenge.');
       const user = await findUserById(db, row.user_id);
       if (!user) throw invalid('The authorization code is invalid or has been used.');
+      // SSO turned off since the callback stops the login here too.
+      const [config, org] = await Promise.all([readSsoConfig(db, row.organization_id), findOrganization(db, row.organization_id)]);
+      if (!config?.enabled || !org?.enabled || !org.use_sso) throw invalid('Organization not found or SSO configuration not enabled.');
       return { user, organizationId: row.organization_id, spend: () => spendCode(db, codeHash) };
     },
   };

@@ -165,4 +165,17 @@ describe('SSO login through an OpenID Connect provider', () => {
     expect(noSeat.browser.body).toContain('No seats available');
     expect(await db.selectFrom('users').select('id').where('email', '=', 'late@acme.example').execute()).toEqual([]);
   });
+
+  it('stops at the token endpoint when the organization turned SSO off after the callback', async () => {
+    const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
+    const ada = await seedAccount(world.server, { email: `off-${randomUUID().slice(0, 6)}@acme.example` });
+    await seedMembership(world.server, { organizationId: orgId, userId: ada.userId });
+    world.idps[0]!.idp.users.set('off-sub', { sub: 'off-sub', email: ada.account.email, password: 'pw-off' });
+    const { start, code } = await ssoLogin(identifier, { login: 'off-sub', password: 'pw-off' });
+    expect(code).toBeTruthy();
+    await world.server.database.db.updateTable('sso_configs').set({ enabled: false }).where('organization_id', '=', orgId).execute();
+    const token = await world.server.request('POST', '/identity/connect/token', { form: codeGrantForm(code!, start.verifier) });
+    expect(token.status).toBe(400);
+    expect(token.body.error_description).toContain('SSO configuration not enabled');
+  });
 });
