@@ -3,11 +3,12 @@
  * (oidc-provider on loopback, test/support/oidc-idp.ts) and Strongroom over HTTPS.
  *
  * An owner configures single sign-on for an organization through the official routes and invites
- * an existing account. `bw login --sso` opens Strongroom's SSO start page (no web vault is
+ * an existing account, which accepts with the mailed token as the web vault does (an SSO login
+ * does not accept an existing account's invitation). `bw login --sso` opens Strongroom's SSO start page (no web vault is
  * installed: the landing page stands in for the web vault's `#/sso`) through `xdg-open`, which the
  * test replaces with a script that hands the URL over. Chromium opens it, types the organization's
  * SSO identifier, signs in on the identity provider's own page and lands on bw's callback at
- * http://localhost:8065; bw redeems the code. The member is confirmed, unlocks with the master
+ * http://localhost:8065; bw redeems the code, the login linking the accepted member. The member is confirmed, unlocks with the master
  * password and lists the organization's item. One server, one Chromium, the steps in order.
  *
  * bw listens on port 8065 only (it tries 8065–8070 in a loop, but a busy port crashes it rather
@@ -25,6 +26,7 @@ import { createUser, type LoggedInUser } from '../support/accounts.js';
 import { createBwCli, type BwCli, type BwRunResult } from '../support/bw-cli.js';
 import { encryptText, rsaEncryptToEncString, type SymmetricKey } from '../support/bw-crypto.js';
 import { startOidcIdp, type OidcIdp } from '../support/oidc-idp.js';
+import { invitationFrom, startSmtpSink, type SmtpSink } from '../support/smtp-sink.js';
 import { createOrganization } from '../support/org-founding.js';
 import { freePort } from '../support/program.js';
 import { testService } from '../support/services.js';
@@ -94,6 +96,7 @@ describe.skipIf(!CHROMIUM)('bw login --sso in Chromium, through the SSO start pa
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
+  let sink: SmtpSink;
 
   beforeAll(async () => {
     await assertPortFree(BW_CALLBACK_PORT);
@@ -104,8 +107,9 @@ describe.skipIf(!CHROMIUM)('bw login --sso in Chromium, through the SSO start pa
       clients: [{ ...IDP_CLIENT, redirect_uris: [`${publicUrl}/sso/oidc-signin`] }],
       users: [{ sub: 'idp-user-1', email: MEMBER_EMAIL, name: 'SSO Member', password: IDP_PASSWORD }],
     });
+    sink = await startSmtpSink();
     [server, browser, opener] = await Promise.all([
-      startTestServer({ tls, port, env: { DEPLOYMENT: 'cloud', PUBLIC_URL: publicUrl, SECRETS_KEY: randomBytes(32).toString('base64'), SSO_ALLOW_PRIVATE_ADDRESSES: 'true' } }),
+      startTestServer({ tls, port, env: { DEPLOYMENT: 'cloud', ...sink.env, PUBLIC_URL: publicUrl, SECRETS_KEY: randomBytes(32).toString('base64'), SSO_ALLOW_PRIVATE_ADDRESSES: 'true' } }),
       chromium.launch({ executablePath: CHROMIUM ?? '', args: CHROMIUM_ARGS }),
       fakeOpener(),
     ]);
@@ -125,6 +129,7 @@ describe.skipIf(!CHROMIUM)('bw login --sso in Chromium, through the SSO start pa
     await browser?.close();
     await server?.close();
     await idp?.close();
+    await sink?.close();
     if (opener) await rm(opener.dir, { recursive: true, force: true });
   });
 
@@ -157,6 +162,11 @@ describe.skipIf(!CHROMIUM)('bw login --sso in Chromium, through the SSO start pa
       collections: [{ id: collectionId, readOnly: true, hidePasswords: false, manage: false }],
       groups: [],
     });
+    // The member accepts with the mailed token (logged in, as the web vault does): an SSO login
+    // does not accept an existing account's invitation.
+    const invitation = invitationFrom(await sink.waitFor(MEMBER_EMAIL));
+    const accept = await server.request('POST', `/api/organizations/${orgId}/users/${invitation.organizationUserId}/accept`, { token: member.accessToken, json: { token: invitation.token } });
+    expect(accept.status, accept.text).toBe(200);
 
     // bw starts: it listens on localhost:8065 and opens the start page with xdg-open.
     // BW_NOINTERACTION must be off: without it bw ignores --sso and asks for an email.
@@ -222,11 +232,13 @@ describe.skipIf(!CHROMIUM)('bw login --sso in Chromium, through the SSO start pa
     expect(loggedIn.stdout).toContain('bw unlock');
     expect(await opener.opened()).toHaveLength(1);
 
-    // The login linked the account and accepted the invitation: the owner confirms the member.
+    // The login linked the accepted member's account to the IdP's user: the owner confirms the member.
     const members = (await asOwner('GET', `/api/organizations/${orgId}/users`)).data as { id: string; email: string; status: number }[];
     const invited = members.find((m) => m.email === MEMBER_EMAIL);
     expect(invited?.status).toBe(1);
     memberId = invited?.id ?? '';
+    const link = await server.database.db.selectFrom('sso_users').select(['user_id', 'external_id']).where('organization_id', '=', orgId).executeTakeFirstOrThrow();
+    expect(link).toEqual({ user_id: member.userId, external_id: 'idp-user-1' });
     await asOwner('POST', `/api/organizations/${orgId}/users/${memberId}/confirm`, { key: rsaEncryptToEncString(orgKey.raw, member.account.publicKeyB64) });
 
     const unlocked = await bw.unlock(member.account.password);

@@ -281,7 +281,8 @@ export async function loginThroughIdp(
   startUrl: string,
   user: { login?: string; sub?: string; email?: string; password: string },
   /** `rewrite`: where the browser really goes for a URL (the fleet test sends the callback to a chosen instance). */
-  options: { callbackPath?: string; maxSteps?: number; rewrite?: (url: URL) => URL } = {},
+  /** `stopAtCallback`: answer the callback URL (as `location`) instead of visiting it, to time the callbacks (a GET callback only). */
+  options: { callbackPath?: string; maxSteps?: number; rewrite?: (url: URL) => URL; stopAtCallback?: boolean } = {},
 ): Promise<IdpLoginResult> {
   const callbackPath = options.callbackPath ?? '/sso/oidc-signin';
   const jar = new CookieJar();
@@ -291,6 +292,7 @@ export async function loginThroughIdp(
   let submitted = false;
   for (let step = 0; step < (options.maxSteps ?? 20); step++) {
     if (options.rewrite) url = options.rewrite(url);
+    if (options.stopAtCallback && url.pathname.endsWith(callbackPath)) return { status: 0, location: url, body: '', visited };
     visited.push(url.toString());
     const cookie = jar.header(url);
     const headers = new Headers(init.headers);

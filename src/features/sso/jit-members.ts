@@ -50,6 +50,8 @@ async function invitationByEmail(tx: Executor, organizationId: string, email: st
     .executeTakeFirst();
 }
 
+const UNVERIFIED = (email: string) => `The identity provider says the address ${email} is not verified, so it cannot be used to join an existing account or invitation. Verify the address at the identity provider, or ask your administrator.`;
+
 function statusRefusal(status: number, orgName: string): SsoRefusal | null {
   if ((status as OrganizationUserStatusType) === OrganizationUserStatusType.Revoked) return new SsoRefusal(`Your access to organization ${orgName} has been revoked. Please contact your administrator for assistance.`);
   return null;
@@ -69,6 +71,9 @@ export function createJitMembers(deps: { audit: AuditLog }) {
     /** The account this SSO login logs in, made or linked as needed. */
     async resolve(tx: Executor, input: JitInput): Promise<UserRow> {
       const { org, identity, now } = input;
+      // Everything is looked up under the organization's lock: two callbacks for one new person
+      // then see each other's link and account instead of both inserting them.
+      await lockOrganization(tx, org.id);
       const linked = await findSsoLink(tx, org.id, identity.externalId);
       if (linked) {
         const user = await findUserById(tx, linked.user_id);
@@ -83,15 +88,17 @@ export function createJitMembers(deps: { audit: AuditLog }) {
       let existing: UserRow | undefined;
       if (input.linkUser) {
         existing = input.linkUser;
-        // Linking from a signed-in account: the provider must answer for that same person.
-        if (email !== null && email !== existing.email.toLowerCase()) {
+        // Linking from a signed-in account: the provider must answer for that same person. A
+        // flow is not tied to the browser that started it, so without an email a link handed to
+        // someone else would tie their identity to this account.
+        if (email === null) throw new SsoRefusal(`The identity provider did not say which email address this person has, so it cannot be linked to ${existing.email}. Ask your administrator to check the SSO claim settings.`);
+        if (email !== existing.email.toLowerCase()) {
           throw new SsoRefusal(`The identity provider answered for ${email}, but the account being linked is ${existing.email}. Log in at the identity provider as ${existing.email}.`);
         }
       } else {
         if (email === null) throw new SsoRefusal('Cannot find email claim: the identity provider did not say which email address this person has. Ask your administrator to check the SSO claim settings.');
         existing = await findUserByEmail(tx, email);
       }
-      await lockOrganization(tx, org.id);
       const membership = (existing ? await findMembershipOfUser(tx, org.id, existing.id) : undefined) ?? (email !== null ? await invitationByEmail(tx, org.id, email) : undefined);
 
       if (existing) {
@@ -100,8 +107,14 @@ export function createJitMembers(deps: { audit: AuditLog }) {
         }
         const refusal = statusRefusal(membership.status, org.name);
         if (refusal) throw refusal;
+        // Only the email ties this login to an account it did not sign in to: an address the
+        // provider says it has not verified ties nothing.
+        if (!input.linkUser && identity.emailVerified === false) throw new SsoRefusal(UNVERIFIED(email));
         if ((membership.status as OrganizationUserStatusType) === OrganizationUserStatusType.Invited) {
-          // The provider has vouched for the invited address, as the invitation's email would.
+          // An invitation is no proof the provider's person owns the account (any admin can
+          // invite any address and point SSO at a provider of their own): the account accepts
+          // it itself first, as the official server asks, or links while signed in.
+          if (!input.linkUser) throw new SsoRefusal(`To accept your invite to ${org.name}, you must first log in using your master password. Once your invite has been accepted, you will be able to log in using SSO.`);
           if (membership.email !== null && membership.email.toLowerCase() !== existing.email.toLowerCase()) {
             throw new SsoRefusal(`This invitation is for ${membership.email}, but the identity provider answered for ${existing.email}.`);
           }
@@ -115,6 +128,7 @@ export function createJitMembers(deps: { audit: AuditLog }) {
       }
 
       if (email === null) throw new SsoRefusal('Cannot find email claim.');
+      if (membership && identity.emailVerified === false) throw new SsoRefusal(UNVERIFIED(email));
       if (!membership) {
         const full = await seatError(tx, org, 1);
         if (full) throw new SsoRefusal(`No seats available for organization ${org.name}: ${full}`);
@@ -124,7 +138,8 @@ export function createJitMembers(deps: { audit: AuditLog }) {
         // No master password and no keys yet: the client sets them (set-password) or trusts a device.
         master_password_hash: null,
         key: null,
-        email_verified: identity.emailVerified,
+        // The official server marks it verified only for a verified domain; there are none here.
+        email_verified: false,
       };
       await insertUser(tx, user);
       let memberId: string;

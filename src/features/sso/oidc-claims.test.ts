@@ -15,7 +15,8 @@ describe('reading who the identity provider says the person is', () => {
   });
 
   it('falls back to an address-like preferred_username, and to the given and family names', () => {
-    expect(identityOf({ sub: 'x', preferred_username: 'bob@example.com', given_name: 'Bob', family_name: 'Byte' }, base)).toMatchObject({ email: 'bob@example.com', name: 'Bob Byte', emailVerified: false });
+    expect(identityOf({ sub: 'x', preferred_username: 'bob@example.com', given_name: 'Bob', family_name: 'Byte' }, base)).toMatchObject({ email: 'bob@example.com', name: 'Bob Byte', emailVerified: null });
+    expect(identityOf({ sub: 'x', email: 'c@example.com', email_verified: 'false' }, base)?.emailVerified).toBe(false);
     expect(identityOf({ sub: 'x', preferred_username: 'bob' }, base)).toMatchObject({ email: null, name: null });
   });
 

@@ -19,7 +19,8 @@ const SURNAME_CLAIMS = ['family_name', 'urn:oid:2.5.4.4', 'sn', 'surname', 'last
 export interface ExternalIdentity {
   externalId: string;
   email: string | null;
-  emailVerified: boolean;
+  /** The provider's `email_verified`: null when it does not say. */
+  emailVerified: boolean | null;
   name: string | null;
 }
 
@@ -43,6 +44,12 @@ function first(claims: Record<string, unknown>, names: readonly string[], accept
   return null;
 }
 
+function verified(value: unknown): boolean | null {
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  return null;
+}
+
 /** `null` when no claim names the person (the caller refuses the login with that). */
 export function identityOf(claims: Record<string, unknown>, data: SsoConfigData): ExternalIdentity | null {
   const externalId = first(claims, [...claimNames(data.additionalUserIdClaimTypes), ...USER_ID_CLAIMS]);
@@ -52,5 +59,5 @@ export function identityOf(claims: Record<string, unknown>, data: SsoConfigData)
   const given = first(claims, GIVEN_NAME_CLAIMS);
   const surname = first(claims, SURNAME_CLAIMS);
   const name = first(claims, [...claimNames(data.additionalNameClaimTypes), ...NAME_CLAIMS]) ?? ([given, surname].filter(Boolean).join(' ') || null);
-  return { externalId, email: email?.toLowerCase() ?? null, emailVerified: claims.email_verified === true || claims.email_verified === 'true', name };
+  return { externalId, email: email?.toLowerCase() ?? null, emailVerified: verified(claims.email_verified), name };
 }

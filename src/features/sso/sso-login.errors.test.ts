@@ -160,17 +160,18 @@ describe('SSO login errors', () => {
     expect((await db.selectFrom('sso_codes').select('code_hash').where('organization_id', '=', orgId).execute()).length).toBe(0);
   });
 
-  it('links the account a user identifier names even when the IdP gives no email', async () => {
+  it('refuses to link the account a user identifier names when the IdP gives no email', async () => {
     const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
     const linked = await seedAccount(world.server, { email: `linked-${randomUUID().slice(0, 6)}@acme.example` });
     await seedMembership(world.server, { organizationId: orgId, userId: linked.userId });
     const userIdentifier = (await world.server.request('GET', '/api/accounts/sso/user-identifier', { token: linked.accessToken })).body as string;
     world.idps[0]!.idp.users.set('linked-sub', { sub: 'linked-sub', email: 'ignored@acme.example', password: 'pw-linked' });
     world.idps[0]!.idp.misbehave({ omitClaims: ['email'] });
+    // A flow is not tied to its browser: a link handed to a colleague must not tie their identity to this account.
     const end = await failedLogin(identifier, { login: 'linked-sub', password: 'pw-linked' }, { user_identifier: userIdentifier });
-    expect(end.location?.searchParams.get('code')).toBeTruthy();
-    const link = await world.server.database.db.selectFrom('sso_users').select(['user_id', 'external_id']).where('organization_id', '=', orgId).executeTakeFirstOrThrow();
-    expect(link).toEqual({ user_id: linked.userId, external_id: 'linked-sub' });
+    expect(end.status).toBe(403);
+    expect(end.body).toContain('did not say which email address');
+    expect(await world.server.database.db.selectFrom('sso_users').select('id').where('organization_id', '=', orgId).execute()).toEqual([]);
     const forged = await cliAuthorizeUrl(world, identifier, { user_identifier: `${linked.userId},not-a-token` });
     const refused = new URL((await fetch(forged.url, { redirect: 'manual' })).headers.get('location')!);
     expect(refused.searchParams.get('error_description')).toBe('Supplied userId and token did not match.');

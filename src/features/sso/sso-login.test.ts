@@ -101,7 +101,8 @@ describe('SSO login through an OpenID Connect provider', () => {
     const db = world.server.database.db;
     const user = await db.selectFrom('users').selectAll().where('email', '=', 'newbie@acme.example').executeTakeFirstOrThrow();
     expect(user).toMatchObject({ name: 'New Person', master_password_hash: null, key: null });
-    expect(Boolean(user.email_verified)).toBe(true);
+    // The IdP said email_verified: true; the official server trusts that only for a verified domain.
+    expect(Boolean(user.email_verified)).toBe(false);
     const member = await db.selectFrom('organization_users').selectAll().where('organization_id', '=', orgId).where('user_id', '=', user.id).executeTakeFirstOrThrow();
     expect(member.status).toBe(OrganizationUserStatusType.Accepted);
     const token = await world.server.request('POST', '/identity/connect/token', { form: codeGrantForm(code!, start.verifier) });
@@ -143,15 +144,23 @@ describe('SSO login through an OpenID Connect provider', () => {
     expect(world.idps[0]!.idp.requests.some((r) => r.path === '/me')).toBe(true);
   });
 
-  it('links an existing account invited by email, refuses a revoked member, and a new email when no seat is left', async () => {
+  it('refuses an existing account invited by email until it accepts, then links it; refuses a revoked member, and a new email when no seat is left', async () => {
     const db = world.server.database.db;
     const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
     const email = `acct-${randomUUID().slice(0, 6)}@acme.example`;
     const account = await seedAccount(world.server, { email });
     const invitationId = await seedMembership(world.server, { organizationId: orgId, email, status: OrganizationUserStatusType.Invited });
     world.idps[0]!.idp.users.set('acct-sub', { sub: 'acct-sub', email, password: 'pw-acct' });
+    // Any admin can invite an address and point SSO at their own IdP: an invitation proves nothing.
+    const early = await ssoLogin(identifier, { login: 'acct-sub', password: 'pw-acct' });
+    expect(early.browser.status).toBe(403);
+    expect(early.browser.body).toContain(`To accept your invite to Org ${identifier}, you must first log in using your master password.`);
+    expect(await db.selectFrom('organization_users').select(['status', 'user_id']).where('id', '=', invitationId).executeTakeFirstOrThrow()).toEqual({ status: OrganizationUserStatusType.Invited, user_id: null });
+    expect(await db.selectFrom('sso_users').select('id').where('organization_id', '=', orgId).execute()).toEqual([]);
+    // The account accepts the invitation itself (as the web vault does), then SSO links it.
+    await db.updateTable('organization_users').set({ status: OrganizationUserStatusType.Accepted, user_id: account.userId, email: null }).where('id', '=', invitationId).execute();
     expect((await ssoLogin(identifier, { login: 'acct-sub', password: 'pw-acct' })).code).toBeTruthy();
-    expect(await db.selectFrom('organization_users').select(['status', 'user_id']).where('id', '=', invitationId).executeTakeFirstOrThrow()).toEqual({ status: OrganizationUserStatusType.Accepted, user_id: account.userId });
+    expect(await db.selectFrom('sso_users').select('user_id').where('organization_id', '=', orgId).executeTakeFirstOrThrow()).toEqual({ user_id: account.userId });
 
     await db.updateTable('organization_users').set({ status: OrganizationUserStatusType.Revoked }).where('id', '=', invitationId).execute();
     const revoked = await ssoLogin(identifier, { login: 'acct-sub', password: 'pw-acct' });
@@ -164,6 +173,42 @@ describe('SSO login through an OpenID Connect provider', () => {
     expect(noSeat.browser.status).toBe(403);
     expect(noSeat.browser.body).toContain('No seats available');
     expect(await db.selectFrom('users').select('id').where('email', '=', 'late@acme.example').execute()).toEqual([]);
+  });
+
+  it('refuses an address the IdP says is unverified for an existing account or an invitation', async () => {
+    const db = world.server.database.db;
+    const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
+    const email = `unv-${randomUUID().slice(0, 6)}@acme.example`;
+    const account = await seedAccount(world.server, { email });
+    await seedMembership(world.server, { organizationId: orgId, userId: account.userId });
+    world.idps[0]!.idp.users.set('unv-sub', { sub: 'unv-sub', email, password: 'pw-unv', email_verified: false });
+    const refused = await ssoLogin(identifier, { login: 'unv-sub', password: 'pw-unv' });
+    expect(refused.browser.status).toBe(403);
+    expect(refused.browser.body).toContain('is not verified');
+    const invited = `unv-inv-${randomUUID().slice(0, 6)}@acme.example`;
+    await seedMembership(world.server, { organizationId: orgId, email: invited, status: OrganizationUserStatusType.Invited });
+    world.idps[0]!.idp.users.set('unv-inv-sub', { sub: 'unv-inv-sub', email: invited, password: 'pw-unv', email_verified: false });
+    expect((await ssoLogin(identifier, { login: 'unv-inv-sub', password: 'pw-unv' })).browser.status).toBe(403);
+    expect(await db.selectFrom('users').select('id').where('email', '=', invited).execute()).toEqual([]);
+    expect(await db.selectFrom('sso_users').select('id').where('organization_id', '=', orgId).execute()).toEqual([]);
+  });
+
+  it('lets two callbacks for one new person at once end in one account and one link', async () => {
+    const db = world.server.database.db;
+    const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
+    const email = `twice-${randomUUID().slice(0, 6)}@acme.example`;
+    world.idps[0]!.idp.users.set('twice-sub', { sub: 'twice-sub', email, password: 'pw-twice' });
+    // Both browsers are at our callback with their IdP answers before either is followed.
+    const answers = await Promise.all([0, 1].map(async () => {
+      const start = await cliAuthorizeUrl(world, identifier);
+      const browser = await loginThroughIdp(start.url, { login: 'twice-sub', password: 'pw-twice' }, { stopAtCallback: true });
+      return browser.location!;
+    }));
+    const ends = await Promise.all(answers.map((url) => fetch(url, { redirect: 'manual' })));
+    for (const end of ends) expect([302, 409], await end.clone().text()).toContain(end.status);
+    expect(ends.some((end) => end.status === 302)).toBe(true);
+    expect((await db.selectFrom('users').select('id').where('email', '=', email).execute()).length).toBe(1);
+    expect((await db.selectFrom('sso_users').select('id').where('organization_id', '=', orgId).execute()).length).toBe(1);
   });
 
   it('stops at the token endpoint when the organization turned SSO off after the callback', async () => {
