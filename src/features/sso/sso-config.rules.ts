@@ -135,3 +135,20 @@ export function checkSsoRequest(body: OrganizationSsoRequest, hasStoredSecret: b
   };
   return { enabled, identifier, data: stored, newSecret: !blank(data.clientSecret) };
 }
+
+/**
+ * A save without a secret keeps the stored one, but only for the provider it was given for:
+ * otherwise a member who may manage SSO could point the authority, metadata address or client
+ * ID at a provider of their own and have the real secret posted there at the next login.
+ */
+export function checkKeptSecret(stored: SsoConfigData | undefined, checked: CheckedSso): void {
+  if (checked.newSecret || !stored || (stored.clientSecret ?? '') === '') return;
+  const changed = [
+    ...((stored.authority ?? '') !== checked.data.authority ? ['authority'] : []),
+    ...((stored.metadataAddress ?? null) !== checked.data.metadataAddress ? ['metadata address'] : []),
+    ...((stored.clientId ?? '') !== checked.data.clientId ? ['client ID'] : []),
+  ];
+  if (changed.length > 0) {
+    throw field('data.clientSecret', `The client secret is required when the ${changed.join(', ')} changes: the stored secret is only sent to the provider it was saved for.`);
+  }
+}

@@ -14,7 +14,7 @@ import { PolicyType } from '../policies/policy-type.js';
 import type { PolicyService, WrittenPolicy } from '../policies/policies.service.js';
 import { DiscoveryProblem, type DiscoveryCheck } from './sso-config.discovery.js';
 import { MemberDecryptionType, readSsoConfig, saveSsoConfig, ssoSecretPurpose, type SsoConfig } from './sso-config.repository.js';
-import { checkSsoRequest } from './sso-config.rules.js';
+import { checkKeptSecret, checkSsoRequest } from './sso-config.rules.js';
 import type { OrganizationSsoRequest, OrganizationSsoResponse, SsoConfigurationDataResponse } from './sso-config.schemas.js';
 
 /**
@@ -143,6 +143,7 @@ export function createSsoConfigService(deps: {
       const existing = await readSsoConfig(db, organizationId);
       const storedSecret = existing?.data.clientSecret ?? '';
       const checked = checkSsoRequest(body, storedSecret !== '');
+      checkKeptSecret(existing?.data, checked);
       if (checked.identifier && (await identifierTaken(db, checked.identifier, organizationId))) throw BadRequest.field('identifier', IDENTIFIER_TAKEN);
       // As officially, choosing trusted devices puts the policies on, whether or not SSO is on yet.
       const trustedDevices = checked.data.memberDecryptionType === MemberDecryptionType.TrustedDeviceEncryption;

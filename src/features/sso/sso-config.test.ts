@@ -205,6 +205,25 @@ describe('SSO settings', () => {
     expect(await secretOf()).toBe('rotated-secret');
   });
 
+  it('asks for the secret again when the authority, metadata address or client ID change', async () => {
+    const { org, owner } = await freshOrgWithOwner(server);
+    const identifier = freshIdentifier();
+    expect((await post(owner.token, org, body(true, identifier))).status).toBe(200);
+    const before = await readSsoConfig(server.database.db, org);
+    // Disabled saves too: the kept secret would follow the change when SSO is turned on later.
+    for (const [enabled, change] of [
+      [true, { authority: `${idp.url}/` }],
+      [false, { authority: 'http://127.0.0.1:1/elsewhere' }],
+      [false, { metadataAddress: 'http://127.0.0.1:1/.well-known/openid-configuration' }],
+      [true, { clientId: 'another-client' }],
+    ] as const) {
+      const res = await post(owner.token, org, body(enabled, identifier, oidc({ clientSecret: null, ...change })));
+      expect(res.status, JSON.stringify(change)).toBe(400);
+      expect(res.body.validationErrors['data.clientSecret'][0]).toMatch(/client secret is required when the (authority|metadata address|client ID) changes/);
+    }
+    expect(await readSsoConfig(server.database.db, org)).toEqual(before);
+  });
+
   it('refuses to turn SSO on without a secret when none is stored', async () => {
     const { org, owner } = await freshOrgWithOwner(server);
     const res = await post(owner.token, org, body(true, freshIdentifier(), oidc({ clientSecret: '' })));
