@@ -30,7 +30,18 @@ export function discoveryUrl(authority: string, metadataAddress: string | null |
   return metadataAddress || `${authority.replace(/\/+$/, '')}/.well-known/openid-configuration`;
 }
 
-const sameIssuer = (a: string, b: string) => a.replace(/\/+$/, '') === b.replace(/\/+$/, '');
+/**
+ * The login (openid-client) compares the document's issuer with the authority as parsed URLs,
+ * exactly: `https://idp/realm/` is not `https://idp/realm`. The save compares the same way, so a
+ * configuration that saves also logs in.
+ */
+function sameIssuer(issuer: string, authority: string): boolean {
+  try {
+    return new URL(issuer).href === new URL(authority).href;
+  } catch {
+    return false;
+  }
+}
 
 export function createDiscoveryCheck({ allowPrivateAddresses, timeoutMs = TIMEOUT_MS, resolve }: DiscoveryOptions) {
   const lookup = guardedLookup({ allowPrivate: allowPrivateAddresses, setting: SSO_ALLOW_PRIVATE_SETTING, ...(resolve ? { resolve } : {}) });
@@ -89,8 +100,10 @@ export function createDiscoveryCheck({ allowPrivateAddresses, timeoutMs = TIMEOU
       }
       if (typeof document !== 'object' || document === null || Array.isArray(document)) throw new DiscoveryProblem(`The answer at ${where} is not an OpenID discovery document.`);
       const doc = document as Record<string, unknown>;
-      if (typeof doc.issuer !== 'string' || !sameIssuer(doc.issuer, authority)) {
-        throw new DiscoveryProblem(`The discovery document names the issuer ${JSON.stringify(doc.issuer ?? null).slice(0, 300)}, not the authority ${authority}: use the issuer as the authority.`);
+      if (typeof doc.issuer !== 'string') throw new DiscoveryProblem(`The discovery document at ${where} names no issuer.`);
+      // With a metadata address the login takes the document's issuer as it is (as openid-client does).
+      if (!metadataAddress && !sameIssuer(doc.issuer, authority)) {
+        throw new DiscoveryProblem(`The discovery document names the issuer ${JSON.stringify(doc.issuer).slice(0, 300)}, not the authority ${authority}: use exactly the issuer as the authority (a trailing slash counts).`);
       }
       const missing = ['authorization_endpoint', 'token_endpoint', 'jwks_uri'].filter((name) => {
         const value = doc[name];

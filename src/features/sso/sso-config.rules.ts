@@ -112,6 +112,11 @@ export function checkSsoRequest(body: OrganizationSsoRequest, hasStoredSecret: b
   // Stored as typed (trimmed): the login flow and the issuer check use the admin's own URL.
   const authority = blank(data.authority) ? '' : (providerUrl('data.authority', data.authority), data.authority.trim());
   const metadataAddress = blank(data.metadataAddress) ? null : (providerUrl('data.metadataAddress', data.metadataAddress), data.metadataAddress.trim());
+  // The login (openid-client) fetches only an address with /.well-known/ as given; any other it
+  // takes for an issuer and appends the well-known path to.
+  if (metadataAddress !== null && !metadataAddress.includes('/.well-known/')) {
+    throw field('data.metadataAddress', 'The metadata address must be the full address of the discovery document, with /.well-known/ in it (such as https://idp.example.com/.well-known/openid-configuration); or leave it empty to use the authority\'s.');
+  }
   const clientId = optionalText(data.clientId) ?? '';
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(clientId)) throw field('data.clientId', 'The client ID must not contain control characters.');

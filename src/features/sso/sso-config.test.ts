@@ -401,6 +401,24 @@ describe('the discovery check when SSO is turned on', () => {
     }
   });
 
+  it('compares the issuer with the authority exactly, as the login does: a trailing slash counts', async () => {
+    const realm = createServer((req, res) => {
+      const issuer = `http://${req.headers.host}/realms/acme`;
+      if (req.url !== '/realms/acme/.well-known/openid-configuration') return void res.writeHead(404).end();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer, authorization_endpoint: `${issuer}/auth`, token_endpoint: `${issuer}/token`, jwks_uri: `${issuer}/jwks` }));
+    });
+    const url = await listen(realm);
+    try {
+      const message = (await refused(`${url}/realms/acme/`))['data.authority']![0];
+      expect(message).toContain(`names the issuer "${url}/realms/acme", not the authority ${url}/realms/acme/`);
+      const { org, owner } = await freshOrgWithOwner(server);
+      const ok = await post(owner.token, org, body(true, freshIdentifier(), oidc({ authority: `${url}/realms/acme` })));
+      expect(ok.status, ok.text).toBe(200);
+    } finally {
+      await new Promise((resolve) => realm.close(resolve));
+    }
+  });
+
   it('refuses a document without the endpoints a login needs', async () => {
     const bare = createServer((req, res) => {
       const issuer = `http://${req.headers.host}`;
@@ -417,8 +435,10 @@ describe('the discovery check when SSO is turned on', () => {
   it('reads the metadata address when one is given, and names it when it fails', async () => {
     const html = await startStatic('not json', 'text/plain');
     try {
-      const errors = await refused(idp.url, `${html.url}/metadata`);
+      const errors = await refused(idp.url, `${html.url}/.well-known/openid-configuration`);
       expect(errors['data.metadataAddress']![0]).toMatch(/is not JSON/);
+      // The login would take an address without /.well-known/ for an issuer: refused here.
+      expect((await refused(idp.url, `${html.url}/metadata`))['data.metadataAddress']![0]).toMatch(/full address of the discovery document, with \/\.well-known\//);
     } finally {
       await html.close();
     }
