@@ -102,7 +102,7 @@ export async function createFeatures(deps: WiringDeps) {
   const passkeyLogin = createPasskeyLogin({ db, clock, ceremony: passkeyCeremony });
   const clientCredentialGrants = [organizationApiKeyGrant({ db, keys, lifetimeSeconds: config.accessTokenLifetimeSeconds }), secretsManagerGrant({ db, clock, keys, enabled: config.secretsManager })];
   const oidcFetch = createOidcFetch({ allowPrivateAddresses: config.ssoAllowPrivateAddresses, timeoutMs: config.ssoTimeoutMs });
-  const oidc = createOidcClient({ secretBox: p.secretBox, fetch: oidcFetch, timeoutMs: config.ssoTimeoutMs, allowInsecure: config.ssoAllowPrivateAddresses });
+  const oidc = createOidcClient({ secretBox: p.secretBox, fetch: oidcFetch, timeoutMs: config.ssoTimeoutMs, allowInsecure: config.ssoAllowPrivateAddresses, ...(p.log ? { log: p.log } : {}) });
   const ssoLogin = createSsoLogin({ db, clock, keys, oidc, jit: createJitMembers({ audit }), limits: rateLimits.store, publicUrl: config.publicUrl });
   const identity = createIdentityService({
     db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants,
@@ -168,7 +168,7 @@ export async function createFeatures(deps: WiringDeps) {
     vaultPurge: createVaultPurge({ ...vault, hasher }),
     keyRotation: createKeyRotation({ db, audit, clock, pushes, hasher }),
     sends,
-    ssoConfig: createSsoConfigService({ db, clock, audit, secretBox: p.secretBox, publicUrl: config.publicUrl, discovery: createDiscoveryCheck({ allowPrivateAddresses: config.ssoAllowPrivateAddresses }), policies }),
+    ssoConfig: createSsoConfigService({ db, clock, audit, secretBox: p.secretBox, publicUrl: config.publicUrl, discovery: createDiscoveryCheck({ allowPrivateAddresses: config.ssoAllowPrivateAddresses, ...(p.log ? { log: p.log } : {}) }), policies }),
     sendAccess,
     /** Started by the app (buildApp), stopped by close(). */
     sendPurge,

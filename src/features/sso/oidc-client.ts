@@ -1,5 +1,7 @@
 import type * as Oidc from 'openid-client';
 import type { SecretBox } from '../../platform/auth/secret-box.js';
+import { RefusedAddress } from '../../platform/net/outbound-address.js';
+import type { SsoOperatorLog } from './sso-config.discovery.js';
 import { ssoSecretPurpose, type SsoConfig } from './sso-config.repository.js';
 import type { OidcFetch } from './oidc-fetch.js';
 
@@ -22,17 +24,35 @@ const DEFAULT_SCOPES = ['openid', 'profile', 'email'];
 /** Configurations kept at most; an organization's own is found again by its revision date. */
 const CACHE_SIZE = 200;
 
+/** An error's message for the person in the browser: a refused address without what it resolved to. */
+function shown(error: Error): string {
+  return error instanceof RefusedAddress ? error.publicMessage : error.message;
+}
+
 function reason(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
-  const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-  return `${error.message}${cause}`;
+  const cause = error.cause instanceof Error ? `: ${shown(error.cause)}` : '';
+  return `${shown(error)}${cause}`;
+}
+
+/** The refused address behind a failed request, for the operator's log. */
+function refusal(error: unknown): RefusedAddress | undefined {
+  for (let e = error, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) if (e instanceof RefusedAddress) return e;
+  return undefined;
 }
 
 /** openid-client is loaded at the first SSO login, not at every start (test/support/lazy-packages.ts). */
 let loaded: Promise<typeof Oidc> | undefined;
 const openidClient = (): Promise<typeof Oidc> => (loaded ??= import('openid-client'));
 
-export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch; timeoutMs: number; allowInsecure: boolean }) {
+export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch; timeoutMs: number; allowInsecure: boolean; log?: SsoOperatorLog }) {
+  /** What the person sees; a refused address is logged with what it resolved to. */
+  function problem(error: unknown, organizationId: string, message: (why: string) => string): IdpProblem {
+    const refused = refusal(error);
+    if (refused) deps.log?.warn({ organizationId, reason: refused.message }, 'an SSO login reached for a provider on a private address');
+    return new IdpProblem(message(reason(error)));
+  }
+
   const cache = new Map<string, { revision: string; configuration: Promise<Oidc.Configuration> }>();
 
   async function discover(config: SsoConfig): Promise<Oidc.Configuration> {
@@ -55,7 +75,7 @@ export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch;
     return oidc
       .discovery(url, data.clientId, undefined, oidc.ClientSecretPost(secret), { [oidc.customFetch]: deps.fetch, timeout: Math.ceil(deps.timeoutMs / 1000), execute })
       .catch((error: unknown) => {
-        throw new IdpProblem(`The identity provider's discovery document at ${url.origin} could not be used (${reason(error)}).`);
+        throw problem(error, config.organizationId, (why) => `The identity provider's discovery document at ${url.origin} could not be used (${why}).`);
       });
   }
 
@@ -105,7 +125,7 @@ export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch;
       try {
         tokens = await oidc.authorizationCodeGrant(configuration, answer, { pkceCodeVerifier: expected.codeVerifier, expectedState: expected.state, expectedNonce: expected.nonce, idTokenExpected: true });
       } catch (error) {
-        throw new IdpProblem(`The identity provider's answer could not be accepted (${reason(error)}).`);
+        throw problem(error, config.organizationId, (why) => `The identity provider's answer could not be accepted (${why}).`);
       }
       const claims: Record<string, unknown> = { ...tokens.claims() };
       const { data } = config;
@@ -113,7 +133,7 @@ export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch;
         try {
           Object.assign(claims, await oidc.fetchUserInfo(configuration, tokens.access_token, String(claims.sub)));
         } catch (error) {
-          throw new IdpProblem(`The identity provider's userinfo endpoint could not be used (${reason(error)}).`);
+          throw problem(error, config.organizationId, (why) => `The identity provider's userinfo endpoint could not be used (${why}).`);
         }
       }
       if (data.expectedReturnAcrValue?.trim() && claims.acr !== data.expectedReturnAcrValue.trim()) {

@@ -19,8 +19,14 @@ export class DiscoveryProblem extends Error {
   override name = 'DiscoveryProblem';
 }
 
+/** Where the operator learns the internal address a refused provider resolved to. */
+export interface SsoOperatorLog {
+  warn(obj: object, msg: string): void;
+}
+
 export interface DiscoveryOptions {
   allowPrivateAddresses: boolean;
+  log?: SsoOperatorLog;
   timeoutMs?: number;
   resolve?: Resolver;
 }
@@ -43,7 +49,7 @@ function sameIssuer(issuer: string, authority: string): boolean {
   }
 }
 
-export function createDiscoveryCheck({ allowPrivateAddresses, timeoutMs = TIMEOUT_MS, resolve }: DiscoveryOptions) {
+export function createDiscoveryCheck({ allowPrivateAddresses, timeoutMs = TIMEOUT_MS, resolve, log }: DiscoveryOptions) {
   const lookup = guardedLookup({ allowPrivate: allowPrivateAddresses, setting: SSO_ALLOW_PRIVATE_SETTING, ...(resolve ? { resolve } : {}) });
   // No keep-alive: the check is rare, and each connection's address is checked for it.
   const agents = { http: new http.Agent({ keepAlive: false, lookup }), https: new https.Agent({ keepAlive: false, lookup }) };
@@ -89,7 +95,9 @@ export function createDiscoveryCheck({ allowPrivateAddresses, timeoutMs = TIMEOU
       try {
         text = await fetchText(new URL(where));
       } catch (error) {
-        const reason = error instanceof DiscoveryProblem || error instanceof RefusedAddress ? error.message : `it could not be reached (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
+        if (error instanceof RefusedAddress) log?.warn({ reason: error.message, url: where }, 'an SSO configuration names a provider on a private address');
+        const reason =
+          error instanceof RefusedAddress ? error.publicMessage : error instanceof DiscoveryProblem ? error.message : `it could not be reached (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`;
         throw new DiscoveryProblem(`The identity provider's discovery document at ${where} could not be read: ${reason}.`);
       }
       let document: unknown;

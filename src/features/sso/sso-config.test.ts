@@ -461,6 +461,24 @@ describe('the discovery check when SSO is turned on', () => {
   });
 });
 
+describe('a provider on a private address, named to the tenant', () => {
+  it('tells the admin it is private without the address it resolved to, and logs that for the operator', async () => {
+    const guarded = await startTestServer({ env: { SECRETS_KEY } });
+    try {
+      const { org, owner } = await freshOrgWithOwner(guarded);
+      const authority = idp.url.replace('127.0.0.1', 'localhost');
+      const res = await guarded.request('POST', sso(org), { token: owner.token, json: body(true, freshIdentifier(), oidc({ authority })) });
+      expect(res.status).toBe(400);
+      const message = res.body.validationErrors['data.authority'][0] as string;
+      expect(message).toMatch(/localhost is on a private, loopback or link-local address.*SSO_ALLOW_PRIVATE_ADDRESSES/);
+      expect(message).not.toMatch(/127\.0\.0\.1|::1|resolves to/);
+      expect(guarded.logs.text()).toMatch(/localhost resolves to (127\.0\.0\.1|::1)/);
+    } finally {
+      await guarded.close();
+    }
+  });
+});
+
 describe('the SSO login page asking for verified domains', () => {
   it('answers no verified domain, as the official server does when none matches', async () => {
     const res = await server.request('POST', '/api/organizations/domain/sso/verified', { json: { email: 'someone@example.com' } });

@@ -197,4 +197,20 @@ describe('SSO login errors', () => {
       await closed.close();
     }
   });
+
+  it('shows a login to a provider on a private address without the address it resolved to, and logs it', async () => {
+    const guarded = await startTestServer({ env: { SECRETS_KEY } });
+    try {
+      const { identifier } = await ssoOrganization(guarded, world.idps[0]!, { data: { authority: 'https://localhost:1' } });
+      const start = await cliAuthorizeUrl({ ...world, server: guarded, publicUrl: guarded.baseUrl }, identifier);
+      const res = await fetch(start.url, { redirect: 'manual' });
+      expect(res.status).toBe(502);
+      const page = await res.text();
+      expect(page).toMatch(/localhost is on a private, loopback or link-local address/);
+      expect(page).not.toMatch(/127\.0\.0\.1|::1|resolves to/);
+      expect(guarded.logs.text()).toMatch(/localhost resolves to (127\.0\.0\.1|::1)/);
+    } finally {
+      await guarded.close();
+    }
+  });
 });

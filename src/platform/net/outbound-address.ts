@@ -38,10 +38,16 @@ export function isPrivateAddress(address: string): boolean {
 }
 
 export class RefusedAddress extends Error {
+  /**
+   * The message without the resolved address, for a tenant who chose the host: the server's
+   * internal addresses are the operator's to know (log `message`, show this).
+   */
+  readonly publicMessage: string;
   /** `setting` names what the operator would turn on to allow it (INTEGRATIONS_ALLOW_PRIVATE_ADDRESSES...). */
   constructor(host: string, address: string, setting: string) {
     super(`${host} resolves to ${address}, a private, loopback or link-local address; the operator has not allowed reaching those (${setting}).`);
     this.name = 'RefusedAddress';
+    this.publicMessage = `${host} is on a private, loopback or link-local address; the operator has not allowed reaching those (${setting}).`;
   }
 }
 
