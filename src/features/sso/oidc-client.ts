@@ -23,6 +23,12 @@ export class IdpProblem extends Error {
 const DEFAULT_SCOPES = ['openid', 'profile', 'email'];
 /** Configurations kept at most; an organization's own is found again by its revision date. */
 const CACHE_SIZE = 200;
+/**
+ * A failed discovery is remembered this long (per configuration revision), so a provider that
+ * never answers, or whose name never resolves, cannot keep the shared resolver and sockets busy
+ * with every login attempt; saving the configuration tries again at once.
+ */
+const FAILURE_MS = 30_000;
 
 /** An error's message for the person in the browser: a refused address without what it resolved to. */
 function shown(error: Error): string {
@@ -45,7 +51,8 @@ function refusal(error: unknown): RefusedAddress | undefined {
 let loaded: Promise<typeof Oidc> | undefined;
 const openidClient = (): Promise<typeof Oidc> => (loaded ??= import('openid-client'));
 
-export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch; timeoutMs: number; allowInsecure: boolean; log?: SsoOperatorLog }) {
+export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch; timeoutMs: number; allowInsecure: boolean; log?: SsoOperatorLog; now?: () => number }) {
+  const now = deps.now ?? Date.now;
   /** What the person sees; a refused address is logged with what it resolved to. */
   function problem(error: unknown, organizationId: string, message: (why: string) => string): IdpProblem {
     const refused = refusal(error);
@@ -53,7 +60,7 @@ export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch;
     return new IdpProblem(message(reason(error)));
   }
 
-  const cache = new Map<string, { revision: string; configuration: Promise<Oidc.Configuration> }>();
+  const cache = new Map<string, { revision: string; configuration: Promise<Oidc.Configuration>; failedUntil?: number }>();
 
   async function discover(config: SsoConfig): Promise<Oidc.Configuration> {
     const oidc = await openidClient();
@@ -81,14 +88,15 @@ export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch;
 
   async function configurationFor(config: SsoConfig): Promise<Oidc.Configuration> {
     const known = cache.get(config.organizationId);
-    if (known && known.revision === config.revisionDate) return known.configuration;
+    if (known && known.revision === config.revisionDate && (known.failedUntil === undefined || now() < known.failedUntil)) return known.configuration;
     const configuration = discover(config);
     cache.delete(config.organizationId);
     if (cache.size >= CACHE_SIZE) cache.delete(cache.keys().next().value!);
-    cache.set(config.organizationId, { revision: config.revisionDate, configuration });
-    // A failed discovery is tried again at the next login, not remembered.
+    const entry: { revision: string; configuration: Promise<Oidc.Configuration>; failedUntil?: number } = { revision: config.revisionDate, configuration };
+    cache.set(config.organizationId, entry);
+    // A failed discovery answers the logins of the next FAILURE_MS with its problem, then is tried again.
     configuration.catch(() => {
-      if (cache.get(config.organizationId)?.configuration === configuration) cache.delete(config.organizationId);
+      entry.failedUntil = now() + FAILURE_MS;
     });
     return configuration;
   }

@@ -85,6 +85,25 @@ describe('SSO login errors', () => {
     expect(await res.text()).toMatch(/discovery document .* could not be used/);
   });
 
+  it('remembers a failed discovery for a while, and tries again once the configuration is saved', async () => {
+    const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
+    const { idp } = world.idps[0]!;
+    const discoveries = () => idp.requests.filter((r) => r.path.endsWith('/.well-known/openid-configuration')).length;
+    idp.misbehave({ discovery: 'wrong-issuer' });
+    const before = discoveries();
+    expect((await fetch((await cliAuthorizeUrl(world, identifier)).url, { redirect: 'manual' })).status).toBe(502);
+    expect(discoveries()).toBe(before + 1);
+    idp.misbehave({});
+    // Within 30 s the failure answers again without asking the provider.
+    const again = await fetch((await cliAuthorizeUrl(world, identifier)).url, { redirect: 'manual' });
+    expect(again.status).toBe(502);
+    expect(discoveries()).toBe(before + 1);
+    // A saved configuration is a new revision: asked at once.
+    await world.server.database.db.updateTable('sso_configs').set({ revision_date: new Date(Date.now() + 1000).toISOString() }).where('organization_id', '=', orgId).execute();
+    expect((await fetch((await cliAuthorizeUrl(world, identifier)).url, { redirect: 'manual' })).status).toBe(302);
+    expect(discoveries()).toBe(before + 2);
+  });
+
   it('refuses an IdP answer without an email claim, and creates nothing', async () => {
     const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
     world.idps[0]!.idp.misbehave({ omitClaims: ['email'] });
