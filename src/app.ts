@@ -27,6 +27,7 @@ import { createFeatures, type Features } from './wiring.js';
 import { installCallerLimits, installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
 import { metricsRoutes } from './features/operations/metrics.routes.js';
 import type { Tracing } from './features/operations/tracing-setup.js';
+import { SECRETS_KEY_MISMATCH } from './features/sso/secrets-key-check.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -124,6 +125,8 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   if (config.services.includes('api')) features.emergencyTimeout.start((error) => app.log.error({ err: error }, 'emergency access timeout failed; it runs again at the next interval'));
   if (config.services.includes('api')) features.emergencyReminder.start((error) => app.log.error({ err: error }, 'emergency access reminder failed; it runs again at the next interval'));
   features.cacheRelease.start();
+  // A fleet without one shared SECRETS_KEY: said at start, not first at a failing SSO login.
+  if ((await features.secretsKeyCheck()) === 'differs') app.log.error({ setting: 'SECRETS_KEY' }, SECRETS_KEY_MISMATCH);
   // Forwarding to integrations runs in the background of a serving instance.
   features.integrations.start();
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };

@@ -79,6 +79,7 @@ import { createOidcFetch } from './features/sso/oidc-fetch.js';
 import { createOidcClient } from './features/sso/oidc-client.js';
 import { createJitMembers } from './features/sso/jit-members.js';
 import { createSsoLogin } from './features/sso/sso-login.service.js';
+import { checkSecretsKey } from './features/sso/secrets-key-check.js';
 
 
 export type { WiringDeps };
@@ -147,6 +148,8 @@ export async function createFeatures(deps: WiringDeps) {
     identity,
     /** Single sign-on: prevalidate, authorize, the identity provider's callback, the code grant. */
     ssoLogin,
+    /** Run by the app at start: whether this instance's SECRETS_KEY opens the database's sealed secrets. */
+    secretsKeyCheck: () => checkSecretsKey({ db, secretBox: p.secretBox, clock }),
     authRequests,
     adminRequests: createAdminRequestService({ db, clock, audit, pushes, mail: createAdminRequestMail({ db, mailer, brand }), knownDevicesOnly: config.authRequestsKnownDevicesOnly, origin: new URL(config.publicUrl).host }),
     twoFactor,

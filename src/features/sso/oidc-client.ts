@@ -1,6 +1,7 @@
 import type * as Oidc from 'openid-client';
 import type { SecretBox } from '../../platform/auth/secret-box.js';
 import { RefusedAddress } from '../../platform/net/outbound-address.js';
+import { SECRETS_KEY_MISMATCH } from './secrets-key-check.js';
 import type { SsoOperatorLog } from './sso-config.discovery.js';
 import { ssoSecretPurpose, type SsoConfig } from './sso-config.repository.js';
 import type { OidcFetch } from './oidc-fetch.js';
@@ -76,7 +77,10 @@ export function createOidcClient(deps: { secretBox: SecretBox; fetch: OidcFetch;
     try {
       secret = deps.secretBox.open(data.clientSecret, ssoSecretPurpose(config.organizationId));
     } catch {
-      throw new IdpProblem("The organization's SSO client secret cannot be read with this server's secrets key (SECRETS_KEY); save the SSO configuration again.");
+      deps.log?.error({ organizationId: config.organizationId, setting: 'SECRETS_KEY' }, SECRETS_KEY_MISMATCH);
+      throw new IdpProblem(
+        "The organization's SSO client secret cannot be read with this server's secrets key (SECRETS_KEY): the instances of the server may not share one SECRETS_KEY. Tell the server's operator; saving the SSO configuration with its client secret again also helps.",
+      );
     }
     const execute = deps.allowInsecure && url.protocol === 'http:' ? [oidc.allowInsecureRequests] : [];
     return oidc

@@ -22,6 +22,7 @@ export class DiscoveryProblem extends Error {
 /** Where the operator learns the internal address a refused provider resolved to. */
 export interface SsoOperatorLog {
   warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
 }
 
 export interface DiscoveryOptions {

@@ -1,8 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedAccount } from '../../../test/support/accounts.js';
 import { loginThroughIdp } from '../../../test/support/oidc-idp.js';
 import { seedMembership } from '../../../test/support/orgs.js';
-import { cliAuthorizeUrl, codeGrantForm, ssoOrganization, startSsoWorld, type SsoWorld } from '../../../test/support/sso-login.js';
+import { cliAuthorizeUrl, codeGrantForm, SECRETS_KEY, ssoOrganization, startSsoWorld, type SsoWorld } from '../../../test/support/sso-login.js';
+import { startTestServer } from '../../../test/support/test-server.js';
 
 /**
  * Two instances on one database behind one PUBLIC_URL: a login started on one is finished by the
@@ -44,5 +46,31 @@ describe('SSO login across a fleet', () => {
     const last = await fetch(start.url, { redirect: 'manual' });
     expect(last.headers.get('retry-after')).toBeTruthy();
     expect(await last.text()).toContain('Too many single sign-on attempts');
+  });
+
+  it('says at start and at login that an instance has another SECRETS_KEY than the one that sealed the secrets', async () => {
+    const { identifier } = await ssoOrganization(world.server, world.idps[0]!);
+    const databaseUrl = world.server.config.databaseUrl;
+    const env = { PUBLIC_URL: world.publicUrl, SSO_ALLOW_PRIVATE_ADDRESSES: 'true' };
+    const stray = await startTestServer({ env: { ...env, SECRETS_KEY: randomBytes(32).toString('base64') }, databaseUrl });
+    const same = await startTestServer({ env: { ...env, SECRETS_KEY }, databaseUrl });
+    try {
+      expect(stray.logs.text()).toMatch(/secrets key cannot open the secrets sealed in the database.*SECRETS_KEY/);
+      // An instance with the fleet's key agrees (and leaves the canary the stray one is checked against next time).
+      expect(same.logs.text()).not.toMatch(/cannot open the secrets sealed/);
+      const start = await cliAuthorizeUrl({ ...world, server: stray }, identifier, {}, stray.baseUrl);
+      const res = await fetch(start.url, { redirect: 'manual' });
+      expect(res.status).toBe(502);
+      expect(await res.text()).toContain('SECRETS_KEY');
+      expect(stray.logs.lines.filter((line) => line.includes('cannot open the secrets sealed')).length).toBe(2);
+      // Checked against the canary from now on.
+      expect(await world.server.database.db.selectFrom('server_keys').select('purpose').where('purpose', '=', 'secrets-key-check').execute()).toHaveLength(1);
+      const later = await startTestServer({ env: { ...env, SECRETS_KEY: randomBytes(32).toString('base64') }, databaseUrl });
+      await later.close();
+      expect(later.logs.text()).toMatch(/cannot open the secrets sealed/);
+    } finally {
+      await same.close();
+      await stray.close();
+    }
   });
 });
