@@ -211,6 +211,25 @@ describe('SSO login through an OpenID Connect provider', () => {
     expect((await db.selectFrom('sso_users').select('id').where('organization_id', '=', orgId).execute()).length).toBe(1);
   });
 
+  it('answers two organizations making one new person at once with a page to start again, not a 500', async () => {
+    const db = world.server.database.db;
+    const orgs = [await ssoOrganization(world.server, world.idps[0]!), await ssoOrganization(world.server, world.idps[0]!)];
+    const email = `both-${randomUUID().slice(0, 6)}@acme.example`;
+    world.idps[0]!.idp.users.set('both-sub', { sub: 'both-sub', email, password: 'pw-both' });
+    const answers = await Promise.all(orgs.map(async ({ identifier }) => {
+      const start = await cliAuthorizeUrl(world, identifier);
+      return (await loginThroughIdp(start.url, { login: 'both-sub', password: 'pw-both' }, { stopAtCallback: true })).location!;
+    }));
+    const ends = await Promise.all(answers.map((url) => fetch(url, { redirect: 'manual' })));
+    const texts = await Promise.all(ends.map((end) => end.text()));
+    // The first makes the account; the second either sees it (not a member there: 403) or
+    // collides with it while it is being made (409, start again).
+    expect(ends.map((end) => end.status).sort()).toContain(302);
+    for (const [i, end] of ends.entries()) expect([302, 403, 409], texts[i]).toContain(end.status);
+    if (ends.some((end) => end.status === 409)) expect(texts.join('')).toContain('Start the login again');
+    expect((await db.selectFrom('users').select('id').where('email', '=', email).execute()).length).toBe(1);
+  });
+
   it('stops at the token endpoint when the organization turned SSO off after the callback', async () => {
     const { orgId, identifier } = await ssoOrganization(world.server, world.idps[0]!);
     const ada = await seedAccount(world.server, { email: `off-${randomUUID().slice(0, 6)}@acme.example` });
