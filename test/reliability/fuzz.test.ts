@@ -123,8 +123,7 @@ function isStringArrayRecord(value: unknown): boolean {
 export function envelopeProblem(path: string, res: TestResponse): string | null {
   // The single sign-on routes a browser opens answer a page, not JSON: it must be one, locked down
   // by its CSP, with nothing of the request echoed as markup.
-  // (A body the framework refuses before the route runs, 413 or 415, gets the API envelope.)
-  if (/^\/identity\/connect\/authorize|^\/sso\//.test(path) && res.status !== 413 && res.status !== 415) {
+  if (/^\/identity\/connect\/authorize|^\/sso\//.test(path)) {
     if (!(res.headers.get('content-type') ?? '').startsWith('text/html')) return `content type ${res.headers.get('content-type')}, not the SSO error page`;
     if (!/default-src 'none'/.test(res.headers.get('content-security-policy') ?? '')) return 'the SSO error page without its CSP';
     return /<script|javascript:/i.test(res.text) ? 'markup from the request on the SSO error page' : null;

@@ -92,8 +92,19 @@ export const ssoCallbackRoutes: FastifyPluginAsync<{ ssoLogin: SsoLogin }> = asy
     }
   };
   app.get('/oidc-signin', { ...anonymous, attachValidation: true, schema: { ...schema('GET'), querystring: Params } }, async (request, reply) => handle(request.query as Record<string, string>, request, reply));
-  app.post('/oidc-signin', { ...anonymous, attachValidation: true, schema: { ...schema('POST'), body: Params, consumes: ['application/x-www-form-urlencoded'] } }, async (request, reply) =>
-    handle((request.body ?? {}) as Record<string, string>, request, reply),
+  app.post(
+    '/oidc-signin',
+    {
+      ...anonymous,
+      attachValidation: true,
+      schema: { ...schema('POST'), body: Params, consumes: ['application/x-www-form-urlencoded'] },
+      // A body refused before the handler runs (too large, another content type) is shown as a page too.
+      errorHandler: (error: { statusCode?: number }, _request, reply) => {
+        const status = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+        void page(reply, new SsoPageError("The identity provider's answer could not be read: it is too large or not a form post.", status));
+      },
+    },
+    async (request, reply) => handle((request.body ?? {}) as Record<string, string>, request, reply),
   );
   app.get(
     '/oidc-signedout',
