@@ -72,13 +72,17 @@ export async function membersInOtherOrganizations(db: Executor, organizationId: 
  * policies where the user is an accepted or confirmed member other than Owner or Admin (the
  * official Send and single sign-on requirements exempt those roles). One query for all the types.
  */
-export async function bindingPolicies(executor: Executor, userId: string, types: readonly PolicyType[]): Promise<{ type: number; data: string | null }[]> {
+export async function bindingPolicies(
+  executor: Executor,
+  userId: string,
+  types: readonly PolicyType[],
+): Promise<{ type: number; data: string | null; organizationId: string; identifier: string | null }[]> {
   if (types.length === 0) return [];
   return executor
     .selectFrom('policies')
     .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
     .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
-    .select(['policies.type', 'policies.data'])
+    .select(['policies.type', 'policies.data', 'organizations.id as organizationId', 'organizations.identifier'])
     .where('organization_users.user_id', '=', userId)
     .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
     .where('organization_users.type', 'not in', [OrganizationUserType.Owner, OrganizationUserType.Admin])

@@ -1,6 +1,6 @@
 import type { Executor } from '../../db/database.js';
-import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { PolicyType } from './policy-type.js';
+import { bindingPolicies } from './policies.repository.js';
 
 /**
  * The organizations whose Require single sign-on policy (4) binds the user, as the official
@@ -9,19 +9,7 @@ import { PolicyType } from './policy-type.js';
  * or Admin, which the official server exempts. One query.
  */
 async function requiringOrganizations(db: Executor, userId: string): Promise<{ id: string; identifier: string | null }[]> {
-  return db
-    .selectFrom('policies')
-    .innerJoin('organization_users', 'organization_users.organization_id', 'policies.organization_id')
-    .innerJoin('organizations', 'organizations.id', 'policies.organization_id')
-    .select(['organizations.id', 'organizations.identifier'])
-    .where('organization_users.user_id', '=', userId)
-    .where('organization_users.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
-    .where('organization_users.type', 'not in', [OrganizationUserType.Owner, OrganizationUserType.Admin])
-    .where('organizations.enabled', '=', true)
-    .where('organizations.use_policies', '=', true)
-    .where('policies.type', '=', PolicyType.RequireSso)
-    .where('policies.enabled', '=', true)
-    .execute();
+  return (await bindingPolicies(db, userId, [PolicyType.RequireSso])).map((p) => ({ id: p.organizationId, identifier: p.identifier }));
 }
 
 /**
