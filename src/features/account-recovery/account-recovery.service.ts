@@ -66,7 +66,7 @@ async function usesTrustedDevices(db: Db, organizationId: string): Promise<boole
  * admin by an owner or admin, anyone else by those or a custom member with manageResetPassword
  * (the official RecoverAccountAuthorizationHandler; the route's rule has already asked for that right).
  */
-export function mayRecover(actor: Membership, target: OrganizationUserType): boolean {
+export function mayRecover(actor: Pick<Membership, 'type' | 'rights'>, target: OrganizationUserType): boolean {
   if (target === OrganizationUserType.Owner) return actor.type === OrganizationUserType.Owner;
   if (target === OrganizationUserType.Admin) return actor.type === OrganizationUserType.Owner || actor.type === OrganizationUserType.Admin;
   return actor.rights.has('manageResetPassword');

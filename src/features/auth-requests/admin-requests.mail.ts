@@ -1,12 +1,17 @@
 import type { Executor } from '../../db/database.js';
-import { OrganizationUserStatusType, parsePermissions, rightsOf } from '../../platform/access/roles.js';
+import { OrganizationUserStatusType, type OrganizationUserType, parsePermissions, rightsOf } from '../../platform/access/roles.js';
+import { mayRecover } from '../account-recovery/account-recovery.service.js';
 import { sendOrLog } from '../mail/delivery.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
 import { deviceTypeName } from '../devices/device-types.js';
 
-/** The emails of the organization's confirmed members who may answer device approvals (manageResetPassword: owners, admins, custom members with it). */
-async function approverEmails(db: Executor, organizationId: string): Promise<string[]> {
+/**
+ * The emails of the organization's confirmed members who may answer this member's device
+ * approval: who may recover whom (an owner's request only owners, an admin's owners and admins,
+ * anyone else's every holder of manageResetPassword), so nobody is mailed a request they cannot see.
+ */
+async function approverEmails(db: Executor, organizationId: string, requesterType: OrganizationUserType): Promise<string[]> {
   const rows = await db
     .selectFrom('organization_users as ou')
     .innerJoin('users as u', 'u.id', 'ou.user_id')
@@ -14,7 +19,7 @@ async function approverEmails(db: Executor, organizationId: string): Promise<str
     .where('ou.organization_id', '=', organizationId)
     .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
     .execute();
-  return [...new Set(rows.filter((r) => rightsOf(r.type, parsePermissions(r.permissions)).has('manageResetPassword')).map((r) => r.email))];
+  return [...new Set(rows.filter((r) => mayRecover({ type: r.type, rights: rightsOf(r.type, parsePermissions(r.permissions)) }, requesterType)).map((r) => r.email))];
 }
 
 /**
@@ -25,9 +30,9 @@ async function approverEmails(db: Executor, organizationId: string): Promise<str
 export function createAdminRequestMail(deps: { db: Executor; mailer: Mailer; brand: MailBrand }) {
   const base = deps.brand.publicUrl.replace(/\/+$/, '');
   return {
-    async requested(organizationId: string, member: { email: string; name: string | null }, log: MailLog): Promise<void> {
+    async requested(organizationId: string, member: { email: string; name: string | null; type: OrganizationUserType }, log: MailLog): Promise<void> {
       const who = member.name ? `${member.name} (${member.email})` : member.email;
-      for (const to of await approverEmails(deps.db, organizationId)) {
+      for (const to of await approverEmails(deps.db, organizationId, member.type)) {
         const message = renderMail(to, deps.brand, {
           subject: 'Review a device approval request',
           paragraphs: [`${who} asks to log in on a new device and needs an approval from an administrator of your organization.`],

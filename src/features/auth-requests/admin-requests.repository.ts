@@ -38,11 +38,11 @@ export async function findAdminRequests(db: Executor, organizationId: string, id
  * The memberships an admin approval request goes to: accepted or confirmed members enrolled in
  * account recovery (only their admins can unwrap the user key), of enabled organizations.
  */
-export async function approvingMemberships(db: Executor, userId: string): Promise<{ id: string; organization_id: string }[]> {
+export async function approvingMemberships(db: Executor, userId: string): Promise<{ id: string; organization_id: string; type: number }[]> {
   return db
     .selectFrom('organization_users as ou')
     .innerJoin('organizations as o', 'o.id', 'ou.organization_id')
-    .select(['ou.id', 'ou.organization_id'])
+    .select(['ou.id', 'ou.organization_id', 'ou.type'])
     .where('ou.user_id', '=', userId)
     .where('ou.status', 'in', [OrganizationUserStatusType.Accepted, OrganizationUserStatusType.Confirmed])
     .where('ou.reset_password_key', 'is not', null)

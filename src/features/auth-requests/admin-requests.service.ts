@@ -112,7 +112,7 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
       const { rows, made } = await db.transaction().execute(async (tx) => {
         const pending = await pendingRequestsOfDevice(tx, user.id, body.deviceIdentifier, since);
         const rows: AuthRequestRow[] = [];
-        const made: { organization_id: string }[] = [];
+        const made: { organization_id: string; type: number }[] = [];
         for (const membership of memberships) {
           const open = pending.get(membership.organization_id);
           if (open && (await refreshPendingRequest(tx, open.id, asked))) {
@@ -144,7 +144,7 @@ export function createAdminRequestService(deps: { db: Db; clock: Clock; audit: A
         }
         return { rows, made };
       });
-      for (const m of made) await deps.mail.requested(m.organization_id, user, log);
+      for (const m of made) await deps.mail.requested(m.organization_id, { ...user, type: m.type }, log);
       const [first] = rows;
       if (!first) throw new Error('no request was made');
       return toAuthRequestResponse({ ...first, request_device_id: device?.id ?? null }, deps.origin);

@@ -391,7 +391,13 @@ describe('access and bad input', () => {
     const org = await recoveryOrg();
     const recoverer = await org.withKey(Role.Custom, { manageResetPassword: true });
     const admin = await org.withKey(Role.Admin);
+    const mailsFrom = server.logs.lines.length;
     const owners = await asked(org, Role.Owner);
+    // Only those who may answer an owner's request are mailed about it.
+    const ownersMail = server.logs.lines.slice(mailsFrom).filter((line) => line.includes('Review a device approval request')).join('\n');
+    expect(ownersMail).toContain(org.owner.account.email);
+    expect(ownersMail).not.toContain(admin.account.email);
+    expect(ownersMail).not.toContain(recoverer.account.email);
     const admins = await asked(org, Role.Admin);
     const users = await asked(org);
     const listedBy = async (who: SeededMember) => ((await server.request('GET', orgRequests(org.orgId), { token: who.accessToken })).body.data as { id: string }[]).map((r) => r.id).sort();
