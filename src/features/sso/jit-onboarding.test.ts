@@ -29,6 +29,8 @@ describe('a new person through single sign-on', () => {
   it('is made a member just in time, sets a master password, is confirmed and sees the collection', async () => {
     const server = world.server;
     const { orgId, identifier } = await ssoOrganization(server, world.idps[0]!);
+    // SSO is offered to every organization, whatever its plan's own flag says.
+    await server.database.db.updateTable('organizations').set({ use_sso: false }).where('id', '=', orgId).execute();
     const owner = await memberOf(server, orgId, { type: Role.Owner });
 
     // The CLI's login: the IdP's word makes the account and its membership.

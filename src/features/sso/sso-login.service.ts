@@ -15,7 +15,7 @@ import type { LimitStore } from '../rate-limits/limit-store.js';
 import { SsoRefusal, type JitMembers } from './jit-members.js';
 import { identityOf } from './oidc-claims.js';
 import { IdpProblem, type OidcClient } from './oidc-client.js';
-import { readSsoConfig, readSsoConfigByIdentifier } from './sso-config.repository.js';
+import { readSsoConfig, readSsoConfigByIdentifier, type SsoConfig } from './sso-config.repository.js';
 import { redirectUrisOf } from './sso-login.clients.js';
 import { digest, findCode, findFlow, insertCode, insertFlow, purgeExpired, spendCode, spendFlow } from './sso-login.repository.js';
 
@@ -87,11 +87,17 @@ export function createSsoLogin(deps: { db: Db; clock: Clock; keys: SigningKeys; 
     if (!decision.allowed) throw new TooManyRequests('Too many single sign-on attempts from your address. Wait a minute and try again.', Math.max(1, Math.ceil(decision.retryAfterMs / 1000)));
   }
 
+  /**
+   * An organization's SSO settings when a login may go through them: both turned on. Not the
+   * organization's plan flag (use_sso): SSO is offered to every organization (#42).
+   */
+  async function enabledSso(config: SsoConfig | undefined) {
+    const org = config?.enabled ? await findOrganization(db, config.organizationId) : undefined;
+    return config && org?.enabled ? { config, org } : undefined;
+  }
+
   async function enabledConfigByIdentifier(identifier: string) {
-    const config = await readSsoConfigByIdentifier(db, identifier);
-    const org = config ? await findOrganization(db, config.organizationId) : undefined;
-    if (!config || !org || !config.enabled || !org.enabled || !org.use_sso) return undefined;
-    return { config, org };
+    return enabledSso(await readSsoConfigByIdentifier(db, identifier));
   }
 
   return {
@@ -184,9 +190,9 @@ export function createSsoLogin(deps: { db: Db; clock: Clock; keys: SigningKeys; 
       if (!(await spendFlow(db, stateHash))) throw new SsoPageError('This login was already completed: its answer from the identity provider cannot be used twice.');
       if (params.error) throw new SsoPageError(`The identity provider refused the login: ${params.error}${params.error_description ? ` (${params.error_description})` : ''}.`);
 
-      const config = await readSsoConfig(db, flow.organization_id);
-      const org = await findOrganization(db, flow.organization_id);
-      if (!config || !org || !config.enabled || !org.enabled || !org.use_sso) throw new SsoPageError('Organization not found or SSO configuration not enabled.');
+      const sso = await enabledSso(await readSsoConfig(db, flow.organization_id));
+      if (!sso) throw new SsoPageError('Organization not found or SSO configuration not enabled.');
+      const { config, org } = sso;
       const answer = new URL(callbackUrl);
       for (const [name, value] of Object.entries(params)) if (value !== undefined) answer.searchParams.set(name, value);
       let claims: Record<string, unknown>;
@@ -246,8 +252,7 @@ export function createSsoLogin(deps: { db: Db; clock: Clock; keys: SigningKeys; 
       const user = await findUserById(db, row.user_id);
       if (!user) throw invalid('The authorization code is invalid or has been used.');
       // SSO turned off since the callback stops the login here too.
-      const [config, org] = await Promise.all([readSsoConfig(db, row.organization_id), findOrganization(db, row.organization_id)]);
-      if (!config?.enabled || !org?.enabled || !org.use_sso) throw invalid('Organization not found or SSO configuration not enabled.');
+      if (!(await enabledSso(await readSsoConfig(db, row.organization_id)))) throw invalid('Organization not found or SSO configuration not enabled.');
       return { user, organizationId: row.organization_id, spend: () => spendCode(db, codeHash) };
     },
   };
