@@ -88,6 +88,17 @@ export async function startServer(databaseUrl: string, env: Record<string, strin
   return { url: `http://127.0.0.1:${port}`, ...(child.pid ? { pid: child.pid } : {}), stop: () => stop(child) };
 }
 
+/**
+ * `startServer` speaking HTTPS with the test certificate authority's leaf for 127.0.0.1 (as an
+ * operator with TLS_CERT_FILE would run it); `ca` is the authority's PEM for the client to trust.
+ */
+export async function startHttpsServer(databaseUrl: string, env: Record<string, string> = {}, nodeOptions: string[] = []): Promise<Running & { ca: string }> {
+  const { createTestTls } = await import('../test/support/tls.js');
+  const tls = await createTestTls();
+  const running = await startServer(databaseUrl, { TLS_CERT_FILE: tls.certPath, TLS_KEY_FILE: tls.keyPath, ...env }, nodeOptions);
+  return { ...running, url: running.url.replace('http://', 'https://'), ca: tls.caPem };
+}
+
 /** `bench/ceiling-server.ts` answering every request with the bytes of `file` (or another ceiling `script` given `file`). */
 export async function startCeiling(file: string, script = 'bench/ceiling-server.ts'): Promise<Running> {
   const child = spawn(process.execPath, ['--import', 'tsx', script, file], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
