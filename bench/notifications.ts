@@ -17,7 +17,7 @@
  * process (`src/main.ts`). The script re-runs itself with --expose-gc and the raised
  * file-descriptor limit (`ulimit -n`) it needs.
  */
-import { execFileSync, fork, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
@@ -27,6 +27,7 @@ import { openDatabase, type Database } from '../src/db/database.js';
 import { migrateToLatest } from '../src/db/migrate.js';
 import { PushType } from '../src/platform/push/pushes.js';
 import { databaseFor, registerAndLogin, ROOT, startServer, summary, type Running } from './harness.js';
+import { startClients, type Clients } from './hub-clients.js';
 
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10_000);
 const PER_USER = Number(process.env.BENCH_PER_USER ?? 5);
@@ -52,48 +53,6 @@ function gc(): void {
   const collect = (globalThis as { gc?: () => void }).gc;
   collect?.();
   collect?.();
-}
-
-interface Clients {
-  connect(url: string, tokens: string[], perToken: number): Promise<{ ready: number; failed: number }>;
-  latencies(): Promise<number[]>;
-  reset(): void;
-  stop(): Promise<void>;
-}
-
-async function startClients(): Promise<Clients> {
-  const child: ChildProcess = fork(`${ROOT}bench/notifications-clients.ts`, [], { execArgv: ['--import', 'tsx'], cwd: ROOT, stdio: 'inherit' });
-  const next = <T>(key: string) =>
-    new Promise<T>((resolve) => {
-      const listener = (message: Record<string, unknown>) => {
-        if (!(key in message)) return;
-        child.off('message', listener);
-        resolve(message as T);
-      };
-      child.on('message', listener);
-    });
-  await next('started');
-  return {
-    async connect(url, tokens, perToken) {
-      const ready = next<{ ready: number; failed: number }>('ready');
-      child.send({ connect: { url, tokens, perToken } });
-      return ready;
-    },
-    async latencies() {
-      const report = next<{ latencies: number[] }>('latencies');
-      child.send({ report: true });
-      return (await report).latencies;
-    },
-    reset() {
-      child.send({ reset: true });
-    },
-    stop() {
-      return new Promise((resolve) => {
-        child.on('exit', () => resolve());
-        child.send({ exit: true });
-      });
-    },
-  };
 }
 
 async function startApp(databaseUrl: string, env: Record<string, string>): Promise<{ app: FastifyInstance; database: Database; url: string }> {

@@ -20,7 +20,7 @@ import { join } from 'node:path';
 import { ROOT, type SummaryRow } from './harness.js';
 
 /** Files in bench/ that are not benchmarks: shared code and the helper servers the benchmarks start. */
-const HELPERS = new Set(['harness', 'profiling', 'collect-ceiling-server', 'items', 'ceiling-server', 'file-ceiling-server', 'notifications-clients', 'run-all', 'framework-floor-server']);
+const HELPERS = new Set(['harness', 'hub-clients', 'profiling', 'collect-ceiling-server', 'items', 'ceiling-server', 'file-ceiling-server', 'notifications-clients', 'run-all', 'framework-floor-server']);
 
 /** Quick mode: small data and short runs, per benchmark (any other gets BENCH_SECONDS=2). */
 const QUICK: Record<string, { env: Record<string, string>; args?: string[] }> = {

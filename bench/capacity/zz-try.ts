@@ -1,0 +1,16 @@
+import { startServer, databaseFor, registerAndLogin, call } from '../harness.js';
+import { itemBody } from '../items.js';
+const db = await databaseFor(process.argv[2] ?? 'sqlite');
+const s = await startServer(db.url, {PASSWORD_ITERATIONS:'1000'});
+let t = performance.now();
+const users = [];
+for (let i = 0; i < 50; i++) users.push(await registerAndLogin(s.url, `u${i}@x.test`));
+console.log('register+login ms each', ((performance.now()-t)/50).toFixed(1));
+const { token, account } = users[0]!;
+t = performance.now();
+const ciphers = Array.from({ length: 5000 }, (_, i) => itemBody(account, i));
+console.log('encrypt 5000 ms', (performance.now()-t).toFixed(0));
+t = performance.now();
+await call(s.url, 'POST', '/api/ciphers/import', { token, json: { folders: [], ciphers, folderRelationships: [] } });
+console.log('import 5000 ms', (performance.now()-t).toFixed(0));
+await s.stop(); await db.drop();
