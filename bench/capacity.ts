@@ -11,25 +11,36 @@
  *
  * Options (environment): BENCH_PEOPLE (10000), BENCH_STEP_SECONDS (60), BENCH_MULTIPLES
  * (1,2,4,8,16,32,64: rates of that many times the population), BENCH_SCENARIOS
- * (held,cpu,steps,flood), BENCH_ENGINES, BENCH_POSTGRES_URL.
+ * (held,cpu,steps,flood), BENCH_ENGINES, BENCH_POSTGRES_URL, BENCH_KEEP_DIR (a folder where the seeded
+ * population is kept and used again by later runs: bench/capacity/saved.ts).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { play, type PlayResult } from './capacity/arrivals.js';
-import { createClient, Shed } from './capacity/client.js';
+import { createClient, Shed, type Client } from './capacity/client.js';
 import { BUSY_HOUR_PER_1000, HELD_CONNECTIONS_PER_PERSON, type OperationName } from './capacity/model.js';
 import { modelArrivals } from './capacity/operations.js';
 import { seedPopulation } from './capacity/population.js';
+import { keptDatabase, loadPopulation, savePopulation } from './capacity/saved.js';
 import { cpuMsOf, databaseFor, ENGINES, startHttpsServer, summary } from './harness.js';
 import { startClients } from './hub-clients.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
+const KEEP_DIR = process.env.BENCH_KEEP_DIR;
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? (QUICK ? 60 : 10_000));
 const STEP_SECONDS = Number(process.env.BENCH_STEP_SECONDS ?? (QUICK ? 4 : 60));
 const MULTIPLES = (process.env.BENCH_MULTIPLES ?? (QUICK ? '100' : '1,2,4,8,16,32,64')).split(',').map(Number);
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'held,cpu,steps,flood').split(','));
 const LIMITS = { syncP95: 250, writeP95: 100 };
+const METRICS_TOKEN = 'capacity-bench-metrics-token';
+
+/** The sync cache's hits and misses so far (/metrics), to say how much of a step's syncs it served. */
+async function syncCacheLookups(client: Client): Promise<{ hit: number; miss: number }> {
+  const text = await client.send<string>('GET', '/metrics', { headers: { authorization: `Bearer ${METRICS_TOKEN}` } });
+  const count = (result: string) => Number(new RegExp(`strongroom_sync_cache_lookups_total\\{result="${result}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+  return { hit: count('hit'), miss: count('miss') };
+}
 
 const log = (line: string) => console.error(`[capacity ${new Date().toISOString().slice(11, 19)}] ${line}`);
 const rssMb = (pid: number | undefined) => {
@@ -53,14 +64,16 @@ const out = (line = '') => {
 let failures = 0;
 
 for (const engine of ENGINES) {
-  const database = await databaseFor(engine);
-  const server = await startHttpsServer(database.url, { PASSWORD_ITERATIONS: '600000', DEPLOYMENT: 'cloud', MAX_CONNECTIONS_PER_IP: '0' });
+  const kept = KEEP_DIR ? await keptDatabase(KEEP_DIR, engine, PEOPLE, process.env.BENCH_POSTGRES_URL) : null;
+  const database = kept ? { url: kept.url, drop: async () => undefined } : await databaseFor(engine);
+  const server = await startHttpsServer(database.url, { PASSWORD_ITERATIONS: '600000', DEPLOYMENT: 'cloud', MAX_CONNECTIONS_PER_IP: '0', NOTIFICATIONS_MAX_CONNECTIONS_PER_IP: '1000000', METRICS_ENABLED: 'true', METRICS_TOKEN: METRICS_TOKEN });
   const caFile = join(tmpdir(), `sr-capacity-ca-${process.pid}.pem`);
   writeFileSync(caFile, server.ca);
   const client = createClient(server.url, server.ca, 128);
   const hubUrl = `${server.url.replace('https://', 'wss://')}/notifications/hub`;
   try {
-    const population = await seedPopulation(client, database.url, PEOPLE, log);
+    const population = kept?.exists ? await loadPopulation(kept.file, client, log) : await seedPopulation(client, database.url, PEOPLE, log);
+    if (kept && !kept.exists) savePopulation(kept.file, population);
     out(`\n### ${engine}: ${PEOPLE.toLocaleString('en-US')} people, ${population.organizations.length} organizations, ${population.machines.length} machines, ${population.items.toLocaleString('en-US')} items\n`);
 
     // Held notifications connections, and what they cost the server's memory.
@@ -100,7 +113,11 @@ for (const engine of ENGINES) {
       for (const multiple of MULTIPLES) {
         const people = PEOPLE * multiple;
         const cpuBefore = cpuMsOf(server.pid);
+        const cacheBefore = await syncCacheLookups(client);
         const result = await play(modelArrivals(client, population, { people, hubUrl, ca: server.ca }), STEP_SECONDS);
+        const cacheAfter = await syncCacheLookups(client);
+        const hits = cacheAfter.hit - cacheBefore.hit;
+        const lookups = hits + cacheAfter.miss - cacheBefore.miss;
         const busy = (cpuMsOf(server.pid) - cpuBefore) / (STEP_SECONDS * 1000);
         const figures = result.recorder.figures();
         const of = (name: string) => figures.find((f) => f.name === name);
@@ -110,7 +127,7 @@ for (const engine of ENGINES) {
         const ok = errors === 0 && !(syncP95 >= LIMITS.syncP95) && !(writeP95 >= LIMITS.writeP95);
         if (ok) served = people;
         const total = figures.reduce((n, f) => n + f.count, 0);
-        out(`**Rates of ${people.toLocaleString('en-US')} people** (${multiple}x the seeded population): ${total} requests in ${STEP_SECONDS} s (${fmt(total / STEP_SECONDS)} a second), server CPU ${fmt(busy * 100, 0)} % of one core, generator lag at worst ${fmt(result.worstLag, 0)} ms; ${ok ? 'within the limits' : '**past the limits**'}.\n`);
+        out(`**Rates of ${people.toLocaleString('en-US')} people** (${multiple}x the seeded population): ${total} requests in ${STEP_SECONDS} s (${fmt(total / STEP_SECONDS)} a second), server CPU ${fmt(busy * 100, 0)} % of one core, generator lag at worst ${fmt(result.worstLag, 0)} ms, syncs served from the sync cache ${fmt((100 * hits) / Math.max(1, lookups), 0)} %; ${ok ? 'within the limits' : '**past the limits**'}.\n`);
         out('| operation | requests | errors | shed | p50 ms | p95 ms | p99 ms | max ms |');
         out('|---|---|---|---|---|---|---|---|');
         for (const f of figures) out(`| ${f.name} | ${f.count} | ${f.errors} | ${f.shed} | ${fmt(f.p50)} | ${fmt(f.p95)} | ${fmt(f.p99)} | ${fmt(f.max)} |`);

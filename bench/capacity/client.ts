@@ -24,6 +24,8 @@ export interface SendInit {
   expect?: number;
   /** 429 with Retry-After is an answer the caller counts as shed, not an error. */
   mayShed?: boolean;
+  /** Answer the body's text unparsed (a sync of megabytes: parsing it would cost the generator more than checking it). */
+  raw?: boolean;
 }
 
 export function createClient(base: string, ca: string | undefined, connections = 128): Client {
@@ -45,7 +47,7 @@ export function createClient(base: string, ca: string | undefined, connections =
       const text = await res.body.text();
       if (res.statusCode === 429 && init.mayShed && res.headers['retry-after']) throw new Shed(`${method} ${path}: 429, retry after ${String(res.headers['retry-after'])} s`);
       if (res.statusCode !== (init.expect ?? 200)) throw new Error(`${method} ${path.replace(/[0-9a-f-]{36}/g, '{id}')}: ${res.statusCode} ${text.slice(0, 160)}`);
-      return (text && res.headers['content-type']?.toString().includes('json') ? JSON.parse(text) : text) as T;
+      return (text && !init.raw && res.headers['content-type']?.toString().includes('json') ? JSON.parse(text) : text) as T;
     },
     close: () => dispatcher.close(),
   };

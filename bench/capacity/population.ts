@@ -58,6 +58,8 @@ export interface Organization {
   id: string;
   key: SymmetricKey;
   ownerToken: string;
+  /** The organization's API key (client secret of `organization.<id>`) and a token taken with it. */
+  apiKey: string;
   apiToken: string;
   members: Person[];
   machines: Machine[];
@@ -90,6 +92,17 @@ async function inParallel<T>(items: readonly T[], width: number, work: (item: T)
 function itemPool(key: SymmetricKey, size: number): CipherRequest[] {
   const holder = { userKey: key } as TestAccount;
   return Array.from({ length: size }, (_, i) => itemBody(holder, i) as unknown as CipherRequest);
+}
+
+/** Logs `person` in with the password grant (their stored hash has one iteration: cheap). */
+export function personLogin(client: Client, account: TestAccount): (person: Person) => Promise<void> {
+  return async (person) => {
+    const answer = await client.send<{ access_token: string; refresh_token: string }>('POST', '/identity/connect/token', {
+      form: passwordGrantForm({ ...account, email: person.email }, { ...DEVICE, deviceIdentifier: person.deviceIdentifier }),
+    });
+    person.token = answer.access_token;
+    person.refreshToken = answer.refresh_token;
+  };
 }
 
 export async function seedPopulation(client: Client, databaseUrl: string, people: number, log: (line: string) => void): Promise<Population> {
@@ -129,13 +142,7 @@ async function seed(client: Client, database: Database, count: number, log: (lin
   const organizations: Organization[] = [];
   const everyone: Person[] = [];
   let nextPerson = 0;
-  const login = async (person: Person) => {
-    const answer = await client.send<{ access_token: string; refresh_token: string }>('POST', '/identity/connect/token', {
-      form: passwordGrantForm({ ...account, email: person.email }, { ...DEVICE, deviceIdentifier: person.deviceIdentifier }),
-    });
-    person.token = answer.access_token;
-    person.refreshToken = answer.refresh_token;
-  };
+  const login = personLogin(client, account);
   const personOf = (i: number, org: Organization): Person => ({
     index: i,
     email: `person${i}@bench.test`,
@@ -156,7 +163,7 @@ async function seed(client: Client, database: Database, count: number, log: (lin
   for (const [o, wanted] of sizes.entries()) {
     const size = Math.min(wanted, count - nextPerson);
     if (size <= 0) break;
-    const org = { id: '', key: generateSymmetricKey(), ownerToken: '', apiToken: '', members: [], machines: [] } as Organization;
+    const org = { id: '', key: generateSymmetricKey(), ownerToken: '', apiKey: '', apiToken: '', members: [], machines: [] } as Organization;
     const owner = personOf(nextPerson++, org);
     await login(owner);
     org.ownerToken = owner.token;
@@ -257,6 +264,7 @@ async function seed(client: Client, database: Database, count: number, log: (lin
 
     // The directory sync's API key, as an owner gets it in the admin console.
     const apiKey = await client.send<{ apiKey: string }>('POST', `/api/organizations/${org.id}/api-key`, { token: owner.token, json: { masterPasswordHash: account.masterPasswordHash } });
+    org.apiKey = apiKey.apiKey;
     org.apiToken = (
       await client.send<{ access_token: string }>('POST', '/identity/connect/token', {
         form: { grant_type: 'client_credentials', scope: 'api.organization', client_id: `organization.${org.id}`, client_secret: apiKey.apiKey },
