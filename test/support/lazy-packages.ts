@@ -13,4 +13,6 @@ export const OPTIONAL_PACKAGES = [
   ...['yauzl'],
   // The OpenID Connect relying party, at the first single sign-on login.
   ...['openid-client', 'oauth4webapi'],
+  // The HTML parser (and its entity tables) the icon finder reads a site's page with, at the first page read.
+  ...['parse5', 'entities'],
 ];

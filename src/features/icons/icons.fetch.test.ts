@@ -163,10 +163,10 @@ describe('the icon fetcher never reaches private addresses unless the operator a
 });
 
 describe('finding the icon in a page', () => {
-  it('takes icon links first, then apple-touch-icon, never SVG or data:, against <base href>', () => {
+  it('takes icon links first, then apple-touch-icon, never SVG or data:, against <base href>', async () => {
     const html = `<html><head><base href="https://cdn.example.com/assets/"><link rel="apple-touch-icon" href="touch.png">
       <link rel="icon" type="image/svg+xml" href="a.svg"><link rel="icon" href="data:image/png;base64,AA=="><link rel="ICON" href="fav.png"></head></html>`;
-    expect(iconLinks(html, new URL('https://example.com/')).map(String)).toEqual(['https://cdn.example.com/assets/fav.png', 'https://cdn.example.com/assets/touch.png']);
+    expect((await iconLinks(html, new URL('https://example.com/'))).map(String)).toEqual(['https://cdn.example.com/assets/fav.png', 'https://cdn.example.com/assets/touch.png']);
   });
 
   it('knows raster images by their bytes, and nothing else', () => {
