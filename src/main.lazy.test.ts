@@ -7,6 +7,7 @@ import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { OPTIONAL_PACKAGES } from '../test/support/lazy-packages.js';
 import { freePort, killPrograms, PROJECT_ROOT, startProgram } from '../test/support/program.js';
+import { createTestTls } from '../test/support/tls.js';
 
 afterEach(() => killPrograms());
 
@@ -67,6 +68,15 @@ describe('optional dependencies', () => {
     // those by name, with localeCompare unless src/db/migrate.ts gives it a comparator.
     const loaded = await packagesLoadedBy({}, undefined, dir);
     expect(loaded).toContain('better-sqlite3');
+    expect(OPTIONAL_PACKAGES.filter((name) => loaded.has(name))).toEqual([]);
+    expect([...loaded].filter((name) => name.startsWith('icu:'))).toEqual([]);
+  });
+
+  it('are not loaded by a start with HTTPS from certificate files (TLS_MODE=files)', async () => {
+    const tls = await createTestTls();
+    const loaded = await packagesLoadedBy({ TLS_CERT_FILE: tls.certPath, TLS_KEY_FILE: tls.keyPath });
+    expect(loaded).toContain('fastify');
+    // @peculiar/x509 among them: only TLS_MODE=self-signed makes or checks certificates.
     expect(OPTIONAL_PACKAGES.filter((name) => loaded.has(name))).toEqual([]);
     expect([...loaded].filter((name) => name.startsWith('icu:'))).toEqual([]);
   });
