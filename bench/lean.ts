@@ -1,6 +1,7 @@
 /**
- * A lean process (issue #19): cold start to the first answer, idle memory, memory after many
- * syncs, and the latency of other requests while logins hash passwords. The server runs as
+ * A lean process (issue #19): cold start to the first answer, idle memory (over HTTP, and over
+ * HTTPS from certificate files, issue #43), memory after many syncs, and the latency of other
+ * requests while logins hash passwords. The server runs as
  * `npm start` runs it (`node <the start script's flags> dist/main.js`, built first) on SQLite,
  * every service in one process; the ceiling is a bare Fastify server with one route, started
  * and measured the same way in the same run. Not a test: it measures and prints.
@@ -16,12 +17,14 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { get } from 'node:http';
+import { get as getHttps } from 'node:https';
 import { join } from 'node:path';
 import { passwordGrantForm } from '../test/support/accounts.js';
 import { makeTestAccount, registerFinishBody } from '../test/support/bw-crypto.js';
 import { loadConfig } from '../src/config/config.js';
 import { itemBody } from './items.js';
 import { OPTIONAL_PACKAGES } from '../test/support/lazy-packages.js';
+import { createTestTls } from '../test/support/tls.js';
 import { call, CLIENT_HEADERS, cpuMsOf, databaseFor, freePort, measure, registerAndLogin, ROOT, SECONDS, summary, type Figures } from './harness.js';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 7);
@@ -45,10 +48,12 @@ const START_ENV: Record<string, string> = Object.fromEntries(
 
 const START_COMMAND = [...Object.entries(START_ENV).map(([name, value]) => `${name}=${value}`), 'node', ...START_FLAGS, 'dist/main.js'].join(' ');
 
-/** The ceiling: Fastify answering the same liveness route, nothing else. */
+/** The ceiling: Fastify answering the same liveness route, nothing else (over HTTPS with the same settings Strongroom reads). */
 const BARE_SERVER = `
 import Fastify from 'fastify';
-const app = Fastify();
+import { readFileSync } from 'node:fs';
+const tls = process.env.TLS_CERT_FILE && { cert: readFileSync(process.env.TLS_CERT_FILE), key: readFileSync(process.env.TLS_KEY_FILE) };
+const app = Fastify(tls ? { https: tls } : {});
 app.get('/api/alive', async () => new Date().toISOString());
 await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT) });
 `;
@@ -63,12 +68,14 @@ interface Process {
   stop(): Promise<void>;
 }
 
+// Over HTTPS the bench's own test CA signed the certificate: it is not checked, only the answer.
 const ok = (url: string) =>
   new Promise<boolean>((resolve) => {
-    get(url, (res) => {
+    const answered = (res: { statusCode?: number; resume(): void }) => {
       res.resume();
       resolve(res.statusCode === 200);
-    }).on('error', () => resolve(false));
+    };
+    (url.startsWith('https:') ? getHttps(url, { rejectUnauthorized: false }, answered) : get(url, answered)).on('error', () => resolve(false));
   });
 
 async function launch(args: string[], env: Record<string, string>): Promise<Process> {
@@ -77,7 +84,7 @@ async function launch(args: string[], env: Record<string, string>): Promise<Proc
   const child = spawn(process.execPath, args, { cwd: ROOT, env: { PATH: process.env.PATH, PORT: String(port), ...START_ENV, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const url = `http://127.0.0.1:${port}`;
+  const url = `${env.TLS_CERT_FILE ? 'https' : 'http'}://127.0.0.1:${port}`;
   while (!(await ok(`${url}/api/alive`))) {
     if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}: ${stderr}`);
     await new Promise((resolve) => setTimeout(resolve, 5));
@@ -103,7 +110,7 @@ const strongroom = (databaseUrl: string, env: Record<string, string> = {}) =>
     IP_RATE_LIMITING: 'false',
     ...env,
   });
-const bare = () => launch([...START_FLAGS, '--input-type=module', '--eval', BARE_SERVER], {});
+const bare = (env: Record<string, string> = {}) => launch([...START_FLAGS, '--input-type=module', '--eval', BARE_SERVER], env);
 
 /** Resident memory of a process in MB (VmRSS). */
 function rssMb(pid: number): number {
@@ -169,19 +176,27 @@ async function startScenario() {
   }
 }
 
-/** Idle resident memory after one answer and a settling wait, Strongroom beside bare Fastify. */
+/**
+ * Idle resident memory after one answer and a settling wait, Strongroom beside bare Fastify: over
+ * plain HTTP, and over HTTPS from certificate files (TLS_MODE=files; issue #43), all four idle at once.
+ */
 async function memoryScenario() {
   const database = await databaseFor('sqlite');
+  const tls = await createTestTls();
+  const https = { TLS_CERT_FILE: tls.certPath, TLS_KEY_FILE: tls.keyPath };
   try {
     await (await strongroom(database.url)).stop();
     const ours = await strongroom(database.url);
     const ceiling = await bare();
+    const oursHttps = await strongroom(database.url, { ...https, PUBLIC_URL: 'https://vault.bench.test' });
+    const ceilingHttps = await bare(https);
     await settle();
-    const [a, b] = [rssMb(ours.pid), rssMb(ceiling.pid)];
-    await ours.stop();
-    await ceiling.stop();
+    const [a, b, c, d] = [rssMb(ours.pid), rssMb(ceiling.pid), rssMb(oursHttps.pid), rssMb(ceilingHttps.pid)];
+    await Promise.all([ours.stop(), ceiling.stop(), oursHttps.stop(), ceilingHttps.stop()]);
     say(`| idle resident memory (every service, SQLite) | ${a.toFixed(1)} MB | ${b.toFixed(1)} MB | ${(a / b).toFixed(2)}x |`);
+    say(`| idle resident memory with HTTPS (TLS_CERT_FILE and TLS_KEY_FILE; every service, SQLite), against bare Fastify over HTTPS | ${c.toFixed(1)} MB | ${d.toFixed(1)} MB | ${(c / d).toFixed(2)}x |`);
     summary('lean', { what: 'idle resident memory, every service in one process (SQLite)', strongroom: a, ceiling: b, unit: 'MB', better: 'lower', target: '< 80 MB', met: a < 80 });
+    summary('lean', { what: 'idle resident memory with HTTPS from certificate files (TLS_MODE=files), every service (SQLite), against bare Fastify over HTTPS', strongroom: c, ceiling: d, unit: 'MB', better: 'lower', target: '< 80 MB', met: c < 80 });
   } finally {
     await database.drop();
   }
