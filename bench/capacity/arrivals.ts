@@ -102,7 +102,8 @@ export async function play(arrivals: Arrivals[], seconds: number, opts: { maxInF
   const maxInFlight = opts.maxInFlight ?? 2000;
   const start = performance.now();
   const endAt = seconds * 1000;
-  const next = arrivals.map((a) => gap(a, 0));
+  // Evenly spaced arrivals begin at once, as k6's arrival-rate executors start their first iteration at 0.
+  const next = arrivals.map((a) => (a.spacing === 'even' && a.rate(0) > 0 ? 0 : gap(a, 0)));
   const pending = new Set<Promise<void>>();
   let worstLag = 0;
 
