@@ -62,7 +62,8 @@ function ratioOf(row: SummaryRow): number {
 }
 
 function figure(value: number | undefined, unit: string): string {
-  if (value === undefined || Number.isNaN(value)) return '';
+  // A NaN handed over as JSON arrives as null.
+  if (value === undefined || value === null || Number.isNaN(value)) return '';
   const digits = unit === 'ms' ? (value < 100 ? 1 : 0) : unit === 'MB' ? 1 : value < 100 ? 1 : 0;
   return `${value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits })} ${unit}`;
 }
