@@ -134,20 +134,22 @@ export function loginFormFor(email: string, masterPasswordHash: string): Record<
 export function iteration(name: ScriptName, ctx: BudgetContext, requests: Recorder): () => Promise<void> {
   const { client } = ctx;
   switch (name) {
-    case 'sync.js':
+    case 'sync.js': {
+      // A full parse of every answer would cost the generator (which shares the cores) more CPU
+      // than the server spends on it; an answer of the same length as one checked in full is
+      // taken as the same answer (the vault does not change during the run).
+      const checkedLength = new Map<boolean, number>();
       return async () => {
         const excludeDomains = Math.random() > 0.5;
-        const sync = await timed(requests, name, () =>
-          client.send<{ object?: string; profile?: unknown; folders?: unknown; collections?: unknown; ciphers?: unknown[]; policies?: unknown; sends?: unknown }>(
-            'GET',
-            `/api/sync?excludeDomains=${excludeDomains}`,
-            { token: ctx.syncToken },
-          ),
-        );
+        const text = await timed(requests, name, () => client.send<string>('GET', `/api/sync?excludeDomains=${excludeDomains}`, { token: ctx.syncToken, raw: true }));
+        if (checkedLength.get(excludeDomains) === text.length) return;
+        const sync = JSON.parse(text) as { object?: string; profile?: unknown; folders?: unknown; collections?: unknown; ciphers?: unknown[]; policies?: unknown; sends?: unknown };
         check(sync.object === 'sync' && sync.profile !== undefined, 'sync: not a sync answer');
         check([sync.folders, sync.collections, sync.policies, sync.sends].every(Array.isArray), 'sync: a list is missing');
         check(sync.ciphers?.length === ctx.syncItems, `sync: ${sync.ciphers?.length} items, not ${ctx.syncItems}`);
+        checkedLength.set(excludeDomains, text.length);
       };
+    }
     case 'login.js':
       return async () => {
         const login = await timed(requests, name, () => client.send<{ access_token?: string }>('POST', '/identity/connect/token', { form: ctx.loginForm, mayShed: true }));
