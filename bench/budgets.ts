@@ -111,8 +111,10 @@ async function judge(script: BudgetScript, label: string, ctx: BudgetContext, ra
   const notSent = iterations - started;
   const f = requests.figures()[0];
   const answered = f?.count ?? 0;
-  const failed = (f?.errors ?? 0) + (f?.shed ?? 0) + notSent;
-  const total = answered + notSent;
+  // An arrival never sent counts as all the requests its iteration would have made.
+  const unsent = notSent * script.requestsPerIteration;
+  const failed = (f?.errors ?? 0) + (f?.shed ?? 0) + unsent;
+  const total = answered + unsent;
   const failRate = total ? failed / total : 0;
   const p95 = f?.p95 ?? NaN;
   // The generator's own problems are the same failed requests again, but for arrivals it never sent.
@@ -318,5 +320,5 @@ for (const o of outcomes) {
   summary('budgets', { what: `${what}, p95 at its own rates`, strongroom: o.replay.p95, unit: 'ms', better: 'lower', target: `< ${o.script.thresholdMs} ms`, met: o.replay.p95 < o.script.thresholdMs });
   summary('budgets', { what: `${what}, failed at its own rates`, strongroom: o.replay.failRate * 100, unit: '%', better: 'lower', target: '< 1 %', met: o.replay.failRate < 0.01 });
   if (o.replayOnly) continue;
-  summary('budgets', { what: `${what} headroom`, strongroom: o.best?.k ?? 0, unit: 'x', better: 'higher', target: '≥ 100x', met: (o.best?.k ?? 0) >= 100 });
+  summary('budgets', { what: `${what} headroom${o.firstFailed ? '' : ` (the search's top, ${MAX_K}x, held)`}`, strongroom: o.best?.k ?? 0, unit: 'x', better: 'higher', target: '≥ 100x', met: (o.best?.k ?? 0) >= 100 });
 }
