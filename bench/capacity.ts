@@ -15,7 +15,7 @@
  * population is kept and used again by later runs: bench/capacity/saved.ts).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { play, type PlayResult } from './capacity/arrivals.js';
 import { createClient, Shed, type Client } from './capacity/client.js';
@@ -55,6 +55,10 @@ function readStatus(pid: number): string {
   }
 }
 
+const selfCpuMs = () => {
+  const usage = process.cpuUsage();
+  return (usage.user + usage.system) / 1000;
+};
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 const lines: string[] = [];
 const out = (line = '') => {
@@ -85,7 +89,13 @@ for (const engine of ENGINES) {
       const held = await clients.connect(hubUrl, tokens, 1);
       await new Promise((resolve) => setTimeout(resolve, 3000));
       const after = rssMb(server.pid);
-      out(`Held notifications connections: ${held.ready} (${held.failed} failed); server resident memory ${fmt(before)} MB before, ${fmt(after)} MB after: ${fmt(((after - before) * 1024) / Math.max(1, held.ready), 1)} KB each.\n`);
+      // What keeping them costs with nothing else to do: the keep-alive pings both ways, the heartbeats.
+      const idleSeconds = QUICK ? 2 : 20;
+      const [serverIdle, clientsIdle] = [cpuMsOf(server.pid), cpuMsOf(clients.pid)];
+      await new Promise((resolve) => setTimeout(resolve, idleSeconds * 1000));
+      const keep = (cpuMsOf(server.pid) - serverIdle) / (idleSeconds * 10);
+      const keepClients = (cpuMsOf(clients.pid) - clientsIdle) / (idleSeconds * 10);
+      out(`Held notifications connections: ${held.ready} (${held.failed} failed); server resident memory ${fmt(before)} MB before, ${fmt(after)} MB after: ${fmt(((after - before) * 1024) / Math.max(1, held.ready), 1)} KB each. Keeping them open took ${fmt(keep)} % of a core on the server and ${fmt(keepClients)} % in the clients' process (over ${idleSeconds} s with no other load).\n`);
       if (held.failed > 0) failures++;
       summary('capacity', { what: `${engine}, resident memory with ${held.ready.toLocaleString('en-US')} notifications connections held`, strongroom: after, unit: 'MB', better: 'lower' });
     }
@@ -113,12 +123,14 @@ for (const engine of ENGINES) {
       for (const multiple of MULTIPLES) {
         const people = PEOPLE * multiple;
         const cpuBefore = cpuMsOf(server.pid);
+        const othersBefore = cpuMsOf(clients?.pid) + selfCpuMs();
         const cacheBefore = await syncCacheLookups(client);
         const result = await play(modelArrivals(client, population, { people, hubUrl, ca: server.ca }), STEP_SECONDS);
         const cacheAfter = await syncCacheLookups(client);
         const hits = cacheAfter.hit - cacheBefore.hit;
         const lookups = hits + cacheAfter.miss - cacheBefore.miss;
         const busy = (cpuMsOf(server.pid) - cpuBefore) / (STEP_SECONDS * 1000);
+        const clientsBusy = (cpuMsOf(clients?.pid) + selfCpuMs() - othersBefore) / (STEP_SECONDS * 1000);
         const figures = result.recorder.figures();
         const of = (name: string) => figures.find((f) => f.name === name);
         const syncP95 = of('sync')?.p95 ?? NaN;
@@ -127,7 +139,7 @@ for (const engine of ENGINES) {
         const ok = errors === 0 && !(syncP95 >= LIMITS.syncP95) && !(writeP95 >= LIMITS.writeP95);
         if (ok) served = people;
         const total = figures.reduce((n, f) => n + f.count, 0);
-        out(`**Rates of ${people.toLocaleString('en-US')} people** (${multiple}x the seeded population): ${total} requests in ${STEP_SECONDS} s (${fmt(total / STEP_SECONDS)} a second), server CPU ${fmt(busy * 100, 0)} % of one core, generator lag at worst ${fmt(result.worstLag, 0)} ms, syncs served from the sync cache ${fmt((100 * hits) / Math.max(1, lookups), 0)} %; ${ok ? 'within the limits' : '**past the limits**'}.\n`);
+        out(`**Rates of ${people.toLocaleString('en-US')} people** (${multiple}x the seeded population): ${total} requests in ${STEP_SECONDS} s (${fmt(total / STEP_SECONDS)} a second), server CPU ${fmt(busy * 100, 0)} % of one core (the generator and the held connections' clients ${fmt(clientsBusy * 100, 0)} %, load average ${fmt(loadavg()[0] ?? NaN)}), generator lag at worst ${fmt(result.worstLag, 0)} ms, syncs served from the sync cache ${fmt((100 * hits) / Math.max(1, lookups), 0)} %; ${ok ? 'within the limits' : '**past the limits**'}.\n`);
         out('| operation | requests | errors | shed | p50 ms | p95 ms | p99 ms | max ms |');
         out('|---|---|---|---|---|---|---|---|');
         for (const f of figures) out(`| ${f.name} | ${f.count} | ${f.errors} | ${f.shed} | ${fmt(f.p50)} | ${fmt(f.p95)} | ${fmt(f.p99)} | ${fmt(f.max)} |`);

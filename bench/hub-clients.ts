@@ -10,6 +10,8 @@ export interface Clients {
   latencies(): Promise<number[]>;
   reset(): void;
   stop(): Promise<void>;
+  /** The child's process id (for reading its CPU time). */
+  pid: number | undefined;
 }
 
 export async function startClients(env: Record<string, string> = {}): Promise<Clients> {
@@ -25,6 +27,7 @@ export async function startClients(env: Record<string, string> = {}): Promise<Cl
     });
   await next('started');
   return {
+    pid: child.pid,
     async connect(url, tokens, perToken) {
       const ready = next<{ ready: number; failed: number }>('ready');
       child.send({ connect: { url, tokens, perToken } });
