@@ -30,6 +30,7 @@ import { sso } from './0031-sso.js';
 import { ssoLogins } from './0032-sso-logins.js';
 import { trustedDevices } from './0033-trusted-devices.js';
 import { adminAuthRequests } from './0034-admin-auth-requests.js';
+import { itemsWithAttachments } from './0035-items-with-attachments.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -64,5 +65,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0032-sso-logins': ssoLogins(engine),
     '0033-trusted-devices': trustedDevices(engine),
     '0034-admin-auth-requests': adminAuthRequests(),
+    '0035-items-with-attachments': itemsWithAttachments(),
   };
 }

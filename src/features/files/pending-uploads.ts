@@ -20,6 +20,15 @@ const PENDING = '%"validated":false%';
 const BATCH = 500;
 
 /**
+ * The next items after `after` (by id) whose attachments hold an announcement not uploaded.
+ * `is not null` lets the partial index of items with attachments (migration 0035) serve it: most
+ * items have none, and without it this was a scan of every item on each sweep.
+ */
+export function itemsWithPendingUploads(db: Db, after: string) {
+  return db.selectFrom('ciphers').select(['id', 'attachments']).where('attachments', 'is not', null).where('attachments', 'like', PENDING).where('id', '>', after).orderBy('id').limit(BATCH);
+}
+
+/**
  * Drops the announcements whose upload never came, PENDING_UPLOAD_TTL_MS after their upload URL
  * was given or renewed, as a failed upload drops them: the attachment leaves its item, a file
  * Send goes. They counted no storage (attachment-data.ts countedBytes) and have no stored file
@@ -30,7 +39,7 @@ export async function dropStaleAnnouncements(db: Db, now: Date): Promise<number>
   const stale = (meta: Pick<AttachmentMeta, 'validated' | 'uploadStarted'>) => !meta.validated && Date.parse(meta.uploadStarted) < cutoff;
   let dropped = 0;
   for (let after = ''; ; ) {
-    const items = await db.selectFrom('ciphers').select(['id', 'attachments']).where('attachments', 'like', PENDING).where('id', '>', after).orderBy('id').limit(BATCH).execute();
+    const items = await itemsWithPendingUploads(db, after).execute();
     for (const item of items) {
       if (!Object.values(parseAttachments(item.attachments)).some(stale)) continue;
       dropped += await db.transaction().execute(async (tx) => {
