@@ -19,13 +19,21 @@ export interface FleetOptions {
   /** PostgreSQL server (a fresh schema is made in it for the fleet). */
   databaseUrl: string;
   redisUrl: string;
-  amqpUrl: string;
+  /** RabbitMQ for event forwarding; without it events are forwarded in process (the capacity bench runs none). */
+  amqpUrl?: string;
   /** Where nginx's files, the logs and the TLS files live. */
   dir: string;
   tls: { certPath: string; keyPath: string };
   instances: number;
   /** Extra settings for every instance. */
   env?: Record<string, string>;
+  /**
+   * A fresh schema for the fleet in `databaseUrl` (the default), or false: `databaseUrl` as
+   * given, e.g. a schema a benchmark seeded already (close() then leaves it alone).
+   */
+  freshSchema?: boolean;
+  /** CPUs each instance is pinned to (`taskset -c`), by index, e.g. ['0', '1']; unpinned when absent. */
+  cpus?: string[];
 }
 
 export interface Instance {
@@ -118,7 +126,7 @@ async function answers(url: string): Promise<boolean> {
 }
 
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
-  const databaseUrl = await freshSchema(options.databaseUrl);
+  const databaseUrl = options.freshSchema === false ? options.databaseUrl : await freshSchema(options.databaseUrl);
   const lbPort = await freePort();
   const url = `https://127.0.0.1:${lbPort}`;
   const prefix = join(options.dir, 'nginx');
@@ -138,8 +146,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     DATABASE_URL: databaseUrl,
     DATABASE_POOL_SIZE: '10',
     REDIS_URL: options.redisUrl,
-    AMQP_URL: options.amqpUrl,
-    AMQP_PREFIX: amqpPrefix,
+    ...(options.amqpUrl ? { AMQP_URL: options.amqpUrl, AMQP_PREFIX: amqpPrefix } : {}),
     PUBLIC_URL: url,
     TRUST_PROXY: 'true',
     HEALTH_ENABLED: 'true',
@@ -159,7 +166,9 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   async function start(index: number): Promise<void> {
     const instance = instances[index];
     if (!instance) throw new Error(`no instance ${index}`);
-    const proc = spawn(process.execPath, [join(PROJECT_ROOT, 'dist/main.js')], { cwd: options.dir, env: env(instance), stdio: ['ignore', 'pipe', 'pipe'] });
+    const cpus = options.cpus?.[index];
+    const command = cpus ? ['taskset', '-c', cpus, process.execPath] : [process.execPath];
+    const proc = spawn(command[0]!, [...command.slice(1), join(PROJECT_ROOT, 'dist/main.js')], { cwd: options.dir, env: env(instance), stdio: ['ignore', 'pipe', 'pipe'] });
     instance.proc = proc;
     proc.stdout?.on('data', (d: Buffer) => (instance.output += d.toString()));
     proc.stderr?.on('data', (d: Buffer) => (instance.output += d.toString()));
@@ -228,7 +237,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     async close() {
       nginx.kill('SIGQUIT');
       await Promise.all(instances.map((instance) => kill(instance.index, 'SIGTERM')));
-      await dropFleetSchema(databaseUrl).catch(() => undefined);
+      if (options.freshSchema !== false) await dropFleetSchema(databaseUrl).catch(() => undefined);
     },
   };
 }
