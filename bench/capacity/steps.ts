@@ -1,0 +1,114 @@
+/**
+ * The model played at one rate with every process's CPU time read around it (capacity-fleet.ts):
+ * each server instance, PostgreSQL's backends, nginx, Redis and the generator itself, per model
+ * request. And the ladder: rising rates until a limit breaks (sync p95 250 ms, writes p95 100 ms,
+ * an error), the largest rate held being what a setup serves.
+ */
+import { play, type OperationFigures } from './arrivals.js';
+import type { Client } from './client.js';
+import type { PostgresCpu} from './cpu.js';
+import { cpuMs, machineBusyMs, ownCpuMs, treeCpuMs } from './cpu.js';
+import { BUSY_HOUR_PER_1000 } from './model.js';
+import { modelArrivals } from './operations.js';
+import type { Population } from './population.js';
+
+export const LIMITS = { syncP95: 250, writeP95: 100 };
+
+/** Requests a second the model sends per 1,000 people in the busy hour. */
+export const REQUESTS_PER_1000 = Object.values(BUSY_HOUR_PER_1000).reduce((a, b) => a + b, 0);
+
+export interface Processes {
+  /** The server instances' process ids (read at each step: a restart changes them). */
+  instances: () => (number | undefined)[];
+  nginx?: () => number | undefined;
+  redis?: number;
+  postgres?: PostgresCpu;
+}
+
+export interface Target {
+  client: Client;
+  population: Population;
+  hubUrl: string;
+  ca: string;
+}
+
+export interface StepResult {
+  people: number;
+  requests: number;
+  seconds: number;
+  errors: number;
+  ok: boolean;
+  syncP95: number;
+  writeP95: number;
+  figures: OperationFigures[];
+  problems: Map<string, number>;
+  worstLag: number;
+  /** CPU ms per model request, by process. */
+  perRequest: { instances: number[]; postgres: number; nginx: number; redis: number; generator: number; others: number };
+  /** Share of the machine's two cores busy, by anything (other people's runs included). */
+  machineBusy: number;
+  /** Share of one core each instance was busy. */
+  busy: number[];
+}
+
+export async function step(target: Target, processes: Processes, people: number, seconds: number): Promise<StepResult> {
+  const pids = processes.instances();
+  const before = { instances: pids.map(cpuMs), nginx: treeCpuMs(processes.nginx?.()), redis: cpuMs(processes.redis), generator: ownCpuMs(), machine: machineBusyMs() };
+  await processes.postgres?.start();
+  const result = await play(modelArrivals(target.client, target.population, { people, hubUrl: target.hubUrl, ca: target.ca }), seconds);
+  const postgres = (await processes.postgres?.total()) ?? 0;
+  const figures = result.recorder.figures();
+  const requests = figures.reduce((n, f) => n + f.count, 0);
+  const per = (ms: number) => ms / Math.max(1, requests);
+  const spent = pids.map((pid, i) => cpuMs(pid) - before.instances[i]!);
+  const machine = machineBusyMs() - before.machine;
+  const nginx = treeCpuMs(processes.nginx?.()) - before.nginx;
+  const redis = cpuMs(processes.redis) - before.redis;
+  const generator = ownCpuMs() - before.generator;
+  const ours = spent.reduce((a, b) => a + b, 0) + postgres + nginx + redis + generator;
+  const of = (name: string) => figures.find((f) => f.name === name);
+  const syncP95 = of('sync')?.p95 ?? NaN;
+  const writeP95 = of('write')?.p95 ?? NaN;
+  const errors = result.recorder.errors;
+  return {
+    people,
+    requests,
+    seconds,
+    errors,
+    ok: errors === 0 && !(syncP95 >= LIMITS.syncP95) && !(writeP95 >= LIMITS.writeP95),
+    syncP95,
+    writeP95,
+    figures,
+    problems: result.recorder.problems,
+    worstLag: result.worstLag,
+    perRequest: {
+      instances: spent.map(per),
+      postgres: per(postgres),
+      nginx: per(nginx),
+      redis: per(redis),
+      generator: per(generator),
+      others: per(Math.max(0, machine - ours)),
+    },
+    machineBusy: machine / (seconds * 1000 * 2),
+    busy: spent.map((ms) => ms / (seconds * 1000)),
+  };
+}
+
+/**
+ * Rates of `from` people, then each `factor` times the last, until a step breaks a limit or
+ * `most` steps ran; answers every step (the last held one is what the setup serves).
+ */
+export async function ladder(target: Target, processes: Processes, from: number, factor: number, seconds: number, most: number, log: (line: string) => void): Promise<StepResult[]> {
+  const steps: StepResult[] = [];
+  for (let people = from, n = 0; n < most; n++, people = Math.round((people * factor) / 100) * 100) {
+    const result = await step(target, processes, people, seconds);
+    log(`rates of ${people} people: ${result.requests} requests, sync p95 ${result.syncP95.toFixed(0)} ms, writes p95 ${result.writeP95.toFixed(0)} ms, ${result.errors} errors, instances busy ${result.busy.map((b) => `${(b * 100).toFixed(0)} %`).join(' / ')}`);
+    for (const [problem, count] of result.problems) log(`  error ×${count}: ${problem}`);
+    steps.push(result);
+    if (!result.ok) break;
+  }
+  return steps;
+}
+
+/** The last step that held the limits (undefined when the first broke them). */
+export const held = (steps: StepResult[]) => steps.filter((s) => s.ok).at(-1);
