@@ -16,7 +16,8 @@
  *   BENCH_QUICK=1 npx tsx bench/capacity-fleet.ts        # CI: small and short; fails on a restart's error behind nginx
  *
  * Options (environment): BENCH_PEOPLE (2000 seeded), BENCH_RATE_PEOPLE (5000: the restarts'
- * rate), BENCH_RESTART_SECONDS (60), BENCH_STEP_SECONDS (15), BENCH_LADDER_FROM (4000),
+ * rate), BENCH_RESTART_SECONDS (60), BENCH_STEP_SECONDS (30), BENCH_LADDER_FROM (2000),
+ * BENCH_LADDER_FACTOR (1.3: each step's rate over the last's),
  * BENCH_SCENARIOS (restart,fleet), BENCH_ENGINES, BENCH_POSTGRES_URL. nginx and redis-server
  * must be installed for the fleet.
  */
@@ -41,9 +42,9 @@ const QUICK = process.env.BENCH_QUICK === '1';
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? (QUICK ? 60 : 2000));
 const RATE_PEOPLE = Number(process.env.BENCH_RATE_PEOPLE ?? (QUICK ? 600 : 5000));
 const RESTART_SECONDS = Number(process.env.BENCH_RESTART_SECONDS ?? (QUICK ? 14 : 60));
-const STEP_SECONDS = Number(process.env.BENCH_STEP_SECONDS ?? (QUICK ? 3 : 15));
-const LADDER_FROM = Number(process.env.BENCH_LADDER_FROM ?? (QUICK ? 600 : 4000));
-const LADDER_FACTOR = 1.4;
+const STEP_SECONDS = Number(process.env.BENCH_STEP_SECONDS ?? (QUICK ? 3 : 30));
+const LADDER_FROM = Number(process.env.BENCH_LADDER_FROM ?? (QUICK ? 600 : 2000));
+const LADDER_FACTOR = Number(process.env.BENCH_LADDER_FACTOR ?? 1.3);
 const SCENARIOS = new Set((process.env.BENCH_SCENARIOS ?? 'restart,fleet').split(','));
 /** When in a restart run the restart begins, and how long before it counts as warm. */
 const RESTART_AT = Math.round(RESTART_SECONDS * 0.4) * 1000;
@@ -71,9 +72,23 @@ const baseEnv = (secretsKey: string): Record<string, string> => ({
 
 interface RestartTiming {
   restartAt: number;
+  /** When the server answered again (one instance) or the last one was back in nginx's rotation. */
   readyAt: number;
   detail: string;
 }
+
+/** The sync cache's hits and misses so far, from the instance's /metrics (METRICS_ENABLED). */
+async function cacheLookups(client: Client): Promise<{ hit: number; miss: number }> {
+  const text = await client.send<string>('GET', '/metrics');
+  const count = (result: string) => Number(new RegExp(`strongroom_sync_cache_lookups_total\\{result="${result}"\\} (\\d+)`).exec(text)?.[1] ?? 0);
+  return { hit: count('hit'), miss: count('miss') };
+}
+
+const hitRate = (from: { hit: number; miss: number }, to: { hit: number; miss: number }) => {
+  const hit = to.hit - from.hit;
+  const all = hit + to.miss - from.miss;
+  return `${fmt((100 * hit) / Math.max(1, all), 0)} % of ${all}`;
+};
 
 /**
  * Plays the model at RATE_PEOPLE's rates for RESTART_SECONDS, calling `restart` at RESTART_AT;
@@ -99,7 +114,7 @@ async function underLoad(label: string, target: Target, restart: (timeline: Time
   const cold = timeline.between(timing.readyAt, timing.readyAt + COLD_MS, 'sync').filter((s) => s.ok).map((s) => s.ms);
   out(`**${label}** under the rates of ${people(RATE_PEOPLE)} people (${fmt((RATE_PEOPLE * REQUESTS_PER_1000) / 1000)} requests a second), ${RESTART_SECONDS} s, restart at ${RESTART_AT / 1000} s; load average ${loadBefore} before, ${load()} after. ${timing.detail}\n`);
   out(`- ${all.length} requests, **${errors} failed**${errors > 0 ? ` (${[...result.recorder.problems].slice(0, 4).map(([p, n]) => `${n}× ${p}`).join('; ')})` : ''}.`);
-  out(`- p95 of all requests: ${fmt(back.before, 0)} ms before (1-second windows' band ${fmt(back.band, 0)} ms); back in the band ${fmt(back.back / 1000)} s after the restart began (${fmt((back.back - (timing.readyAt - timing.restartAt)) / 1000)} s after the server answered again).`);
+  out(`- p95 of all requests: ${fmt(back.before, 0)} ms before (1-second windows' band ${fmt(back.band, 0)} ms); back in the band ${fmt(back.back / 1000)} s after the restart began, ${fmt((timing.readyAt - timing.restartAt) / 1000)} s after which the ${label.includes('fleet') ? 'last instance was back in the rotation' : 'server answered again'}.`);
   out(`- Syncs: p95 ${fmt(syncBack.before, 0)} ms before, back in the band (${fmt(syncBack.band, 0)} ms) ${fmt(syncBack.back / 1000)} s after the restart began.`);
   out(`- Syncs in the first ${COLD_MS / 1000} s after it answered again (cold caches): ${cold.length}, p50 ${fmt(quantile(cold, 0.5), 0)} ms, p95 ${fmt(quantile(cold, 0.95), 0)} ms, max ${fmt(Math.max(...cold), 0)} ms; before the restart (warm): ${warm.length}, p50 ${fmt(quantile(warm, 0.5), 0)} ms, p95 ${fmt(quantile(warm, 0.95), 0)} ms.\n`);
   out('| seconds | requests | failed | p50 ms | p95 ms | syncs | sync p95 ms |');
@@ -115,6 +130,8 @@ async function singleRestart(engine: string, instance: Instance, target: Target,
   let before = 0;
   let serverMs = 0;
   let pgMs = NaN;
+  const lookups: Promise<{ hit: number; miss: number }>[] = [];
+  let coldLookups: Promise<{ hit: number; miss: number }> = Promise.resolve({ hit: 0, miss: 0 });
   // CPU per request from the run's start to the restart: the warm instance's cost, without its start's.
   const r = await underLoad(
     `${engine}, one instance restarted`,
@@ -122,18 +139,23 @@ async function singleRestart(engine: string, instance: Instance, target: Target,
     async (timeline) => {
       serverMs = cpuMs(instance.pid) - before;
       pgMs = (await postgres?.total()) ?? NaN;
+      lookups.push(cacheLookups(target.client));
       const restartAt = timeline.now();
       const drained = await instance.stop();
       const started = await instance.start();
+      coldLookups = new Promise((resolve) => setTimeout(resolve, COLD_MS)).then(() => cacheLookups(target.client));
       return { restartAt, readyAt: timeline.now(), detail: `The drain (SIGTERM to exit) took ${fmt(drained, 0)} ms, the start (spawn to /api/alive answering) ${fmt(started, 0)} ms.` };
     },
     async () => {
       before = cpuMs(instance.pid);
+      lookups.push(cacheLookups(target.client));
       await postgres?.start();
     },
   );
   const requests = Math.max(1, r.sentBefore);
-  out(`CPU before the restart: the server ${fmt(serverMs / requests, 2)} ms per model request${postgres ? `, PostgreSQL's backends ${fmt(pgMs / requests, 2)} ms` : ''} (${requests} requests; load average ${load()}).\n`);
+  const [atStart, atRestart] = await Promise.all(lookups);
+  out(`CPU before the restart: the server ${fmt(serverMs / requests, 2)} ms per model request${postgres ? `, PostgreSQL's backends ${fmt(pgMs / requests, 2)} ms` : ''} (${requests} requests; load average ${load()}).`);
+  out(`Sync cache hits (its /metrics): ${hitRate(atStart!, atRestart!)} syncs before the restart, ${hitRate({ hit: 0, miss: 0 }, await coldLookups)} in the first ${COLD_MS / 1000} s after it.\n`);
   summary('capacity-fleet', { what: `${engine}, one instance restarted under the rates of ${people(RATE_PEOPLE)} people: requests failed`, strongroom: r.errors, unit: 'requests', better: 'lower' });
   summary('capacity-fleet', { what: `${engine}, one instance restarted: p95 back in its band after`, strongroom: r.back / 1000, unit: 's', better: 'lower' });
   summary('capacity-fleet', { what: `${engine}, syncs in the first 10 s after a restart (cold), p95 (warm: ${fmt(quantile(r.warm, 0.95), 0)} ms)`, strongroom: quantile(r.cold, 0.95), unit: 'ms', better: 'lower' });
@@ -190,8 +212,7 @@ async function fleetScenario(databaseUrl: string, population: Population, tls: T
     const one = await ladder(target, processes, LADDER_FROM, LADDER_FACTOR, STEP_SECONDS, QUICK ? 2 : 14, log);
     const oneHeld = held(one);
     await fleet.route([0, 1]);
-    const twoFrom = oneHeld ? oneHeld.people : LADDER_FROM;
-    const two = await ladder(target, processes, twoFrom, LADDER_FACTOR, STEP_SECONDS, QUICK ? 2 : 14, log);
+    const two = await ladder(target, processes, LADDER_FROM, LADDER_FACTOR, STEP_SECONDS, QUICK ? 2 : 14, log);
     const twoHeld = held(two);
     out('| setup | rates of people | requests/s | instances CPU ms/request | PostgreSQL ms/request | nginx ms/request | Redis ms/request | generator ms/request | other processes ms/request | machine busy | sync p95 ms | writes p95 ms | errors | load average after |');
     out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
@@ -202,22 +223,25 @@ async function fleetScenario(databaseUrl: string, population: Population, tls: T
       out('One instance broke a limit at the first step: no prediction.\n');
       return;
     }
-    // The model: the instance's CPU per request at the largest rate it held, and how busy its
-    // core was then, are what one core gives; two cores give twice, unless the whole stack's CPU
-    // (the instances', PostgreSQL's, nginx's, Redis's and the generator's, all on these two
-    // cores) reaches two cores at that same busyness first.
+    // The model. At the largest rate one instance held, either its core or the machine as a whole
+    // (both cores: the instance, PostgreSQL, nginx, Redis, the generator and whatever else runs)
+    // was as busy as the limits allow. Two instances double the first: each core as busy as the one
+    // was. The second stays: the stack's CPU per request, on two cores as busy as they were, less
+    // what the rest of the machine took then.
     const p = oneHeld.perRequest;
     const app = p.instances[0]!;
     const stack = app + p.postgres + p.nginx + p.redis + p.generator;
-    const usable = oneHeld.busy[0]!;
     const perSecondAtOne = oneHeld.requests / oneHeld.seconds;
-    const appBound = (2 * usable * 1000) / app;
-    const machineBound = (2 * usable * 1000) / stack;
-    const predicted = (Math.min(appBound, machineBound) / perSecondAtOne) * oneHeld.people;
-    out(`One instance held the rates of **${people(oneHeld.people)} people** (${fmt(perSecondAtOne)} requests/s) with its core ${fmt(usable * 100, 0)} % busy: ${fmt(app, 2)} ms of the instance's CPU per request, ${fmt(stack, 2)} ms for the whole stack on this machine (PostgreSQL ${fmt(p.postgres, 2)}, nginx ${fmt(p.nginx, 2)}, Redis ${fmt(p.redis, 3)}, generator ${fmt(p.generator, 2)}).`);
-    out(`Model: two instances each on its own core at that busyness would serve ${fmt(appBound, 0)} requests/s; the stack on two cores at that busyness ${fmt(machineBound, 0)} requests/s; the lower, **${people(Math.round(predicted / 100) * 100)} people**, is the prediction. Measured: **${twoHeld ? people(twoHeld.people) : 'none'}** (${twoHeld ? fmt(twoHeld.requests / twoHeld.seconds) : '–'} requests/s; the next step ${two.at(-1)?.ok ? 'was not tried' : `broke a limit at ${people(two.at(-1)!.people)}`}).\n`);
+    const others = p.others * perSecondAtOne;
+    const appBound = 2 * perSecondAtOne;
+    const machineBound = (2000 * oneHeld.machineBusy - others) / stack;
+    const idleBound = (2000 * oneHeld.machineBusy) / stack;
+    const toPeople = (perSecond: number) => Math.round((perSecond / perSecondAtOne) * oneHeld.people / 100) * 100;
+    const predicted = toPeople(Math.min(appBound, machineBound));
+    out(`One instance held the rates of **${people(oneHeld.people)} people** (${fmt(perSecondAtOne)} requests/s) with its core ${fmt(oneHeld.busy[0]! * 100, 0)} % busy and the machine ${fmt(oneHeld.machineBusy * 100, 0)} % (other processes ${fmt(others / 10, 0)} % of one core): ${fmt(app, 2)} ms of the instance's CPU per request, ${fmt(stack, 2)} ms for the whole stack (PostgreSQL ${fmt(p.postgres, 2)}, nginx ${fmt(p.nginx, 2)}, Redis ${fmt(p.redis, 3)}, generator ${fmt(p.generator, 2)}).`);
+    out(`Model: two instances, each core as busy as the one was: ${fmt(appBound, 1)} requests/s; the stack on two cores as busy as they were, beside the same other load: ${fmt(machineBound, 1)} requests/s (${fmt(idleBound, 1)} without the other load). The lower, **${people(predicted)} people**, is the prediction. Measured: **${twoHeld ? people(twoHeld.people) : 'none'}** (${twoHeld ? fmt(twoHeld.requests / twoHeld.seconds) : '–'} requests/s; ${two.at(-1)?.ok ? 'no step broke a limit' : `the next step, ${people(two.at(-1)!.people)}, broke a limit`}).\n`);
     summary('capacity-fleet', { what: `postgres, people served by 1 instance pinned to 1 core (sync p95 < ${LIMITS.syncP95} ms, writes p95 < ${LIMITS.writeP95} ms, 0 errors; behind nginx)`, strongroom: oneHeld.people, unit: 'people', better: 'higher' });
-    summary('capacity-fleet', { what: `postgres, people served by 2 instances pinned to cores 0 and 1 (model predicted ${people(Math.round(predicted / 100) * 100)})`, strongroom: twoHeld?.people ?? 0, unit: 'people', better: 'higher' });
+    summary('capacity-fleet', { what: `postgres, people served by 2 instances pinned to cores 0 and 1 (model predicted ${people(predicted)})`, strongroom: twoHeld?.people ?? 0, unit: 'people', better: 'higher' });
     summary('capacity-fleet', { what: 'postgres, CPU per model request: instance', strongroom: app, unit: 'ms', better: 'lower' });
     summary('capacity-fleet', { what: "postgres, CPU per model request: PostgreSQL's backends", strongroom: p.postgres, unit: 'ms', better: 'lower' });
   } finally {
@@ -236,7 +260,7 @@ for (const engine of ENGINES) {
   const database = await databaseFor(engine);
   const dataDir = mkdtempSync(join(tmpdir(), 'sr-capacity-data-'));
   const instance = await createInstance({
-    env: { ...baseEnv(secretsKey), DATABASE_URL: database.url, DATA_DIR: dataDir, TLS_CERT_FILE: tls.certPath, TLS_KEY_FILE: tls.keyPath },
+    env: { ...baseEnv(secretsKey), METRICS_ENABLED: 'true', METRICS_ALLOWED_ADDRESSES: '127.0.0.1', DATABASE_URL: database.url, DATA_DIR: dataDir, TLS_CERT_FILE: tls.certPath, TLS_KEY_FILE: tls.keyPath },
     ca: tls.caPem,
   });
   await instance.start();
