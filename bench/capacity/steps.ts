@@ -96,16 +96,21 @@ export async function step(target: Target, processes: Processes, people: number,
 
 /**
  * Rates of `from` people, then each `factor` times the last, until a step breaks a limit or
- * `most` steps ran; answers every step (the last held one is what the setup serves).
+ * `most` steps ran; answers every step played (the last held one is what the setup serves). With
+ * `retries`, a step that breaks a limit is played again that many times and counts as held when
+ * one of them holds: on a machine others share, one spike of their load breaks a 30-second p95.
  */
-export async function ladder(target: Target, processes: Processes, from: number, factor: number, seconds: number, most: number, log: (line: string) => void): Promise<StepResult[]> {
+export async function ladder(target: Target, processes: Processes, from: number, factor: number, seconds: number, most: number, log: (line: string) => void, retries = 0): Promise<StepResult[]> {
   const steps: StepResult[] = [];
   for (let people = from, n = 0; n < most; n++, people = Math.round((people * factor) / 100) * 100) {
-    const result = await step(target, processes, people, seconds);
-    log(`rates of ${people} people: ${result.requests} requests, sync p95 ${result.syncP95.toFixed(0)} ms, writes p95 ${result.writeP95.toFixed(0)} ms, ${result.errors} errors, instances busy ${result.busy.map((b) => `${(b * 100).toFixed(0)} %`).join(' / ')}`);
-    for (const [problem, count] of result.problems) log(`  error ×${count}: ${problem}`);
-    steps.push(result);
-    if (!result.ok) break;
+    let result: StepResult | undefined;
+    for (let attempt = 0; attempt <= retries && !result?.ok; attempt++) {
+      result = await step(target, processes, people, seconds);
+      log(`rates of ${people} people${attempt > 0 ? ' (again)' : ''}: ${result.requests} requests, sync p95 ${result.syncP95.toFixed(0)} ms, writes p95 ${result.writeP95.toFixed(0)} ms, ${result.errors} errors, instances busy ${result.busy.map((b) => `${(b * 100).toFixed(0)} %`).join(' / ')}, machine ${(result.machineBusy * 100).toFixed(0)} %`);
+      for (const [problem, count] of result.problems) log(`  error ×${count}: ${problem}`);
+      steps.push(result);
+    }
+    if (!result?.ok) break;
   }
   return steps;
 }
