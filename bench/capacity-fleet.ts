@@ -6,7 +6,8 @@
  *    SQLite and on PostgreSQL: requests failed, how long until p95 is back in its band, and what
  *    the first syncs cost with cold caches against warm ones. Then a rolling restart of a fleet
  *    of two behind nginx (fleet/fleet.ts, as the fleet test does it) on PostgreSQL.
- * 2. The fleet, honestly. The same fleet with each instance pinned to its own core (taskset):
+ * 2. The fleet, honestly. The same fleet with each instance pinned to its own core (taskset),
+ *    one instance and two played in alternation at each rate:
  *    CPU per model request of each process (instances, PostgreSQL's backends, nginx, Redis, the
  *    generator), the largest rate one instance on core 0 holds within the limits, the rate two
  *    instances on cores 0 and 1 hold, and the model's prediction of the second from the first.
@@ -33,7 +34,7 @@ import { PostgresCpu, cpuMs } from './capacity/cpu.js';
 import { createInstance, type Instance } from './capacity/instance.js';
 import { modelArrivals } from './capacity/operations.js';
 import { seedPopulation, type Population } from './capacity/population.js';
-import { held, ladder, LIMITS, REQUESTS_PER_1000, type Processes, type StepResult, type Target } from './capacity/steps.js';
+import { held, ladders, LIMITS, REQUESTS_PER_1000, type Processes, type StepResult, type Target } from './capacity/steps.js';
 import { quantile, recovery, Timeline, windows } from './capacity/timeline.js';
 import { buildServer, freePort, startFleet } from '../fleet/fleet.js';
 import { createTestTls, type TestTls } from '../test/support/tls.js';
@@ -211,12 +212,22 @@ async function fleetScenario(databaseUrl: string, population: Population, tls: T
       summary('capacity-fleet', { what: 'postgres, rolling restart of 2 instances: p95 back in its band after the restart began', strongroom: r.back / 1000, unit: 's', better: 'lower' });
     }
     if (!SCENARIOS.has('fleet')) return;
-    out(`**1 → 2 instances** (postgres; instance 0 pinned to core 0, instance 1 to core 1; PostgreSQL, nginx, Redis and the generator unpinned, sharing both cores; TLS ends at nginx; data of ${people(PEOPLE)} people; ${STEP_SECONDS} s per step, rates rising ${LADDER_FACTOR}x a step, a step that broke a limit played ${RETRIES + 1} times in all and held when one play held).\n`);
-    await fleet.route([0]);
-    const one = await ladder(target, processes, LADDER_FROM, LADDER_FACTOR, STEP_SECONDS, QUICK ? 2 : 14, log, RETRIES);
+    out(`**1 → 2 instances** (postgres; instance 0 pinned to core 0, instance 1 to core 1; PostgreSQL, nginx, Redis and the generator unpinned, sharing both cores; TLS ends at nginx; data of ${people(PEOPLE)} people; ${STEP_SECONDS} s per step, rates rising ${LADDER_FACTOR}x a step, one instance then two at each rate, a step that broke a limit played ${RETRIES + 1} times in all and held when one play held).\n`);
+    const [one = [], two = []] = await ladders(
+      target,
+      processes,
+      [
+        { name: '1 instance', use: () => fleet.route([0]) },
+        { name: '2 instances', use: () => fleet.route([0, 1]) },
+      ],
+      LADDER_FROM,
+      LADDER_FACTOR,
+      STEP_SECONDS,
+      QUICK ? 2 : 14,
+      log,
+      RETRIES,
+    );
     const oneHeld = held(one);
-    await fleet.route([0, 1]);
-    const two = await ladder(target, processes, LADDER_FROM, LADDER_FACTOR, STEP_SECONDS, QUICK ? 2 : 14, log, RETRIES);
     const twoHeld = held(two);
     out('| setup | rates of people | requests/s | instances CPU ms/request | PostgreSQL ms/request | nginx ms/request | Redis ms/request | generator ms/request | other processes ms/request | machine busy | sync p95 ms | writes p95 ms | errors | load average after |');
     out('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');

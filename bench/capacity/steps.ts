@@ -94,23 +94,36 @@ export async function step(target: Target, processes: Processes, people: number,
   };
 }
 
+export interface Setup {
+  name: string;
+  /** Makes this setup the one the generator's requests reach (e.g. routes nginx). */
+  use: () => Promise<void>;
+}
+
 /**
- * Rates of `from` people, then each `factor` times the last, until a step breaks a limit or
- * `most` steps ran; answers every step played (the last held one is what the setup serves). With
- * `retries`, a step that breaks a limit is played again that many times and counts as held when
- * one of them holds: on a machine others share, one spike of their load breaks a 30-second p95.
+ * Rates of `from` people, then each `factor` times the last, for each of `setups` in turn at each
+ * rate (so that whatever else the machine runs meanwhile falls on all of them alike), until every
+ * setup has broken a limit or `most` rates were played; answers each setup's steps (its last held
+ * one is what it serves). With `retries`, a step that breaks a limit is played again that many
+ * times and counts as held when one of them holds: on a machine others share, one spike of their
+ * load breaks a 30-second p95.
  */
-export async function ladder(target: Target, processes: Processes, from: number, factor: number, seconds: number, most: number, log: (line: string) => void, retries = 0): Promise<StepResult[]> {
-  const steps: StepResult[] = [];
-  for (let people = from, n = 0; n < most; n++, people = Math.round((people * factor) / 100) * 100) {
-    let result: StepResult | undefined;
-    for (let attempt = 0; attempt <= retries && !result?.ok; attempt++) {
-      result = await step(target, processes, people, seconds);
-      log(`rates of ${people} people${attempt > 0 ? ' (again)' : ''}: ${result.requests} requests, sync p95 ${result.syncP95.toFixed(0)} ms, writes p95 ${result.writeP95.toFixed(0)} ms, ${result.errors} errors, instances busy ${result.busy.map((b) => `${(b * 100).toFixed(0)} %`).join(' / ')}, machine ${(result.machineBusy * 100).toFixed(0)} %`);
-      for (const [problem, count] of result.problems) log(`  error ×${count}: ${problem}`);
-      steps.push(result);
+export async function ladders(target: Target, processes: Processes, setups: Setup[], from: number, factor: number, seconds: number, most: number, log: (line: string) => void, retries = 0): Promise<StepResult[][]> {
+  const steps = setups.map((): StepResult[] => []);
+  const holding = setups.map(() => true);
+  for (let people = from, n = 0; n < most && holding.some(Boolean); n++, people = Math.round((people * factor) / 100) * 100) {
+    for (const [i, setup] of setups.entries()) {
+      if (!holding[i]) continue;
+      await setup.use();
+      let result: StepResult | undefined;
+      for (let attempt = 0; attempt <= retries && !result?.ok; attempt++) {
+        result = await step(target, processes, people, seconds);
+        log(`${setup.name}, rates of ${people} people${attempt > 0 ? ' (again)' : ''}: ${result.requests} requests, sync p95 ${result.syncP95.toFixed(0)} ms, writes p95 ${result.writeP95.toFixed(0)} ms, ${result.errors} errors, instances busy ${result.busy.map((b) => `${(b * 100).toFixed(0)} %`).join(' / ')}, machine ${(result.machineBusy * 100).toFixed(0)} %`);
+        for (const [problem, count] of result.problems) log(`  error ×${count}: ${problem}`);
+        steps[i]!.push(result);
+      }
+      if (!result?.ok) holding[i] = false;
     }
-    if (!result?.ok) break;
   }
   return steps;
 }
