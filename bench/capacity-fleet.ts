@@ -38,7 +38,7 @@ import { held, ladders, LIMITS, REQUESTS_PER_1000, type Processes, type StepResu
 import { quantile, recovery, Timeline, windows } from './capacity/timeline.js';
 import { buildServer, freePort, startFleet } from '../fleet/fleet.js';
 import { createTestTls, type TestTls } from '../test/support/tls.js';
-import { databaseFor, ENGINES, summary } from './harness.js';
+import { databaseFor, ENGINES, summary, type SummaryRow } from './harness.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const PEOPLE = Number(process.env.BENCH_PEOPLE ?? (QUICK ? 60 : 2000));
@@ -61,6 +61,12 @@ const people = (n: number) => n.toLocaleString('en-US');
 const load = () => loadavg().map((l) => l.toFixed(2)).join(', ');
 const out = (line = '') => console.log(line);
 let failures = 0;
+
+/** A summary row; one without a figure (a quick run's recovery with too few answers to tell) is left out, as JSON has no NaN. */
+function row(r: SummaryRow): void {
+  if (Number.isFinite(r.strongroom)) summary('capacity-fleet', r);
+  else log(`no figure for the summary row "${r.what}"`);
+}
 
 /** Settings of every instance: as capacity.ts runs its server (cloud, 600,000-iteration hashes, no per-IP rules: one client address). */
 const baseEnv = (secretsKey: string): Record<string, string> => ({
@@ -161,9 +167,9 @@ async function singleRestart(engine: string, instance: Instance, target: Target,
   const [atStart, atRestart] = await Promise.all(lookups);
   out(`CPU before the restart: the server ${fmt(serverMs / requests, 2)} ms per model request${postgres ? `, PostgreSQL's backends ${fmt(pgMs / requests, 2)} ms` : ''} (${requests} requests; load average ${load()}).`);
   out(`Sync cache hits (its /metrics): ${hitRate(atStart!, atRestart!)} syncs before the restart, ${hitRate({ hit: 0, miss: 0 }, await coldLookups)} in the first ${COLD_MS / 1000} s after it.\n`);
-  summary('capacity-fleet', { what: `${engine}, one instance restarted under the rates of ${people(RATE_PEOPLE)} people: requests failed`, strongroom: r.errors, unit: 'requests', better: 'lower' });
-  summary('capacity-fleet', { what: `${engine}, one instance restarted: p95 back in its band after`, strongroom: r.back / 1000, unit: 's', better: 'lower' });
-  summary('capacity-fleet', { what: `${engine}, syncs in the first 10 s after a restart (cold), p95 (warm: ${fmt(quantile(r.warm, 0.95), 0)} ms)`, strongroom: quantile(r.cold, 0.95), unit: 'ms', better: 'lower' });
+  row({ what: `${engine}, one instance restarted under the rates of ${people(RATE_PEOPLE)} people: requests failed`, strongroom: r.errors, unit: 'requests', better: 'lower' });
+  row({ what: `${engine}, one instance restarted: p95 back in its band after`, strongroom: r.back / 1000, unit: 's', better: 'lower' });
+  row({ what: `${engine}, syncs in the first 10 s after a restart (cold), p95 (warm: ${fmt(quantile(r.warm, 0.95), 0)} ms)`, strongroom: quantile(r.cold, 0.95), unit: 'ms', better: 'lower' });
 }
 
 /** A Redis of the bench's own, so that its CPU is the fleet's alone. */
@@ -208,8 +214,8 @@ async function fleetScenario(databaseUrl: string, population: Population, tls: T
         return { restartAt, readyAt: timeline.now() - 2000, detail: `Each instance in turn out of nginx's rotation, SIGTERM, started again, back in (fleet.ts restart(): ${each.join(' s and ')} s), 2 s apart.` };
       });
       failures += r.errors;
-      summary('capacity-fleet', { what: `postgres, rolling restart of 2 instances behind nginx under the rates of ${people(RATE_PEOPLE)} people: requests failed`, strongroom: r.errors, unit: 'requests', better: 'lower', target: '0', met: r.errors === 0 });
-      summary('capacity-fleet', { what: 'postgres, rolling restart of 2 instances: p95 back in its band after the restart began', strongroom: r.back / 1000, unit: 's', better: 'lower' });
+      row({ what: `postgres, rolling restart of 2 instances behind nginx under the rates of ${people(RATE_PEOPLE)} people: requests failed`, strongroom: r.errors, unit: 'requests', better: 'lower', target: '0', met: r.errors === 0 });
+      row({ what: 'postgres, rolling restart of 2 instances: p95 back in its band after the restart began', strongroom: r.back / 1000, unit: 's', better: 'lower' });
     }
     if (!SCENARIOS.has('fleet')) return;
     out(`**1 → 2 instances** (postgres; instance 0 pinned to core 0, instance 1 to core 1; PostgreSQL, nginx, Redis and the generator unpinned, sharing both cores; TLS ends at nginx; data of ${people(PEOPLE)} people; ${STEP_SECONDS} s per step, rates rising ${LADDER_FACTOR}x a step, one instance then two at each rate, a step that broke a limit played ${RETRIES + 1} times in all and held when one play held).\n`);
@@ -255,10 +261,10 @@ async function fleetScenario(databaseUrl: string, population: Population, tls: T
     const predicted = toPeople(Math.min(appBound, machineBound));
     out(`One instance held the rates of **${people(oneHeld.people)} people** (${fmt(perSecondAtOne)} requests/s) with its core ${fmt(oneHeld.busy[0]! * 100, 0)} % busy and the machine ${fmt(oneHeld.machineBusy * 100, 0)} % (other processes ${fmt(others / 10, 0)} % of one core): ${fmt(app, 2)} ms of the instance's CPU per request, ${fmt(stack, 2)} ms for the whole stack (PostgreSQL ${fmt(p.postgres, 2)}, nginx ${fmt(p.nginx, 2)}, Redis ${fmt(p.redis, 3)}, generator ${fmt(p.generator, 2)}).`);
     out(`Model: two instances, each core as busy as the one was: ${fmt(appBound, 1)} requests/s; the stack on two cores as busy as they were, beside the same other load: ${fmt(machineBound, 1)} requests/s (${fmt(idleBound, 1)} without the other load). The lower, **${people(predicted)} people**, is the prediction. Measured: **${twoHeld ? people(twoHeld.people) : 'none'}** (${twoHeld ? fmt(twoHeld.requests / twoHeld.seconds) : '–'} requests/s; ${two.at(-1)?.ok ? 'no step broke a limit' : `the next step, ${people(two.at(-1)!.people)}, broke a limit`}).\n`);
-    summary('capacity-fleet', { what: `postgres, people served by 1 instance pinned to 1 core (sync p95 < ${LIMITS.syncP95} ms, writes p95 < ${LIMITS.writeP95} ms, 0 errors; behind nginx)`, strongroom: oneHeld.people, unit: 'people', better: 'higher' });
-    summary('capacity-fleet', { what: `postgres, people served by 2 instances pinned to cores 0 and 1 (model predicted ${people(predicted)})`, strongroom: twoHeld?.people ?? 0, unit: 'people', better: 'higher' });
-    summary('capacity-fleet', { what: 'postgres, CPU per model request: instance', strongroom: app, unit: 'ms', better: 'lower' });
-    summary('capacity-fleet', { what: "postgres, CPU per model request: PostgreSQL's backends", strongroom: p.postgres, unit: 'ms', better: 'lower' });
+    row({ what: `postgres, people served by 1 instance pinned to 1 core (sync p95 < ${LIMITS.syncP95} ms, writes p95 < ${LIMITS.writeP95} ms, 0 errors; behind nginx)`, strongroom: oneHeld.people, unit: 'people', better: 'higher' });
+    row({ what: `postgres, people served by 2 instances pinned to cores 0 and 1 (model predicted ${people(predicted)})`, strongroom: twoHeld?.people ?? 0, unit: 'people', better: 'higher' });
+    row({ what: 'postgres, CPU per model request: instance', strongroom: app, unit: 'ms', better: 'lower' });
+    row({ what: "postgres, CPU per model request: PostgreSQL's backends", strongroom: p.postgres, unit: 'ms', better: 'lower' });
   } finally {
     await client.close();
     await fleet.close();
