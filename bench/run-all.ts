@@ -36,6 +36,7 @@ const QUICK: Record<string, { env: Record<string, string>; args?: string[] }> = 
   'item-stamps': { env: {}, args: ['1000'] },
   fairness: { env: { BENCH_SECONDS: '2', BENCH_SETTLE_SECONDS: '2' } },
   budgets: { env: { BENCH_ITEMS: '30', BENCH_COMPRESS: '200', BENCH_STEP_SECONDS: '1', BENCH_MAX_K: '2', BENCH_BISECTIONS: '0', BENCH_SETTLE_SECONDS: '0.2' } },
+  capacity: { env: { BENCH_QUICK: '1' } },
   'capacity-fleet': { env: { BENCH_QUICK: '1' } },
 };
 
