@@ -64,15 +64,30 @@ const insideFolder = (folder, file) => {
   const path = relative(folder, file);
   return path !== '' && !path.startsWith('..') && !isAbsolute(path);
 };
+/**
+ * Node's own modules reach the bundle through require(), as a bundled CommonJS package reaches
+ * them, never through an `import` of `node:…`: for an import, Node builds the module's ES module
+ * facade, which reads every export once, getters included. On Node 22 and later `node:http`'s
+ * `WebSocket`, `CloseEvent` and `MessageEvent` are such getters, and reading them loads undici
+ * (Node's fetch): about 8 MB resident for a server that never calls it (docs/benchmarks.md, the
+ * lean section). esbuild reads a name off the required module only where the code uses it.
+ */
+const BUILTIN_BY_REQUIRE = 'builtin-by-require';
 const packagesLeftOut = {
   name: 'packages-left-out',
   setup(build) {
-    build.onResolve({ filter: /^[^./]/ }, ({ path, importer }) => {
+    build.onResolve({ filter: /^[^./]/ }, ({ path, importer, kind, namespace }) => {
+      if (namespace === BUILTIN_BY_REQUIRE) return { path, external: true };
+      if (path.startsWith('node:') && kind === 'import-statement') return { path, namespace: BUILTIN_BY_REQUIRE };
       if (path.startsWith('node:')) return { path, external: true };
       const name = packageOf(path);
       const bundled = insideFolder(join(root, 'src'), importer) ? BUNDLED.has(name) : !NEVER_BUNDLED.has(name);
       return bundled ? undefined : { path, external: true };
     });
+    build.onLoad({ filter: /.*/, namespace: BUILTIN_BY_REQUIRE }, ({ path }) => ({
+      contents: `module.exports = require(${JSON.stringify(path)});`,
+      loader: 'js',
+    }));
   },
 };
 

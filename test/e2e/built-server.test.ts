@@ -8,14 +8,14 @@
  * the multipart parser (an attachment), the static files (the web vault) and, left out of the
  * bundle, the API docs.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { passwordGrantForm, TEST_DEVICE } from '../support/accounts.js';
 import { encryptText, makeTestAccount, registerFinishBody, type TestAccount } from '../support/bw-crypto.js';
 import { connectHub, waitFor } from '../support/hub-client.js';
-import { freePort, killPrograms, startProgram, type Program } from '../support/program.js';
+import { freePort, killPrograms, PROJECT_ROOT, startProgram, type Program } from '../support/program.js';
 import { cipherBody } from '../support/vault.js';
 
 const HEADERS = { 'bitwarden-client-version': '2026.9.0', 'device-type': '25' };
@@ -105,5 +105,16 @@ describe('the built server', () => {
     const docs = await fetch(`${base}/docs/json`);
     expect(docs.status).toBe(200);
     expect(((await docs.json()) as { paths: Record<string, unknown> }).paths).toHaveProperty('/api/sync');
+  });
+
+  // An `import` of one of Node's modules makes Node read every export of it, getters included:
+  // node:http's WebSocket getter loads undici on Node 22 and later (scripts/build-if-stale.mjs).
+  it('reaches Node\'s own modules through require(), not import (but node:module, for require itself)', () => {
+    const dist = join(PROJECT_ROOT, 'dist');
+    const imported = readdirSync(dist)
+      .filter((file) => file.endsWith('.js'))
+      .flatMap((file) => [...readFileSync(join(dist, file), 'utf8').matchAll(/\b(?:import|from)\s*["'](node:[\w/]+)["']/g)].map((found) => `${file}: ${found[1]}`))
+      .filter((found) => !found.endsWith(': node:module'));
+    expect(imported).toEqual([]);
   });
 });
