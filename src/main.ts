@@ -6,6 +6,7 @@ import { ConfigError, loadProcessConfig, type Config } from './config/config.js'
 import { startTracing } from './features/operations/tracing-setup.js';
 import { stdoutLogStream } from './logging.js';
 import { stopOnSignals } from './shutdown.js';
+import { giveBackStartMemory } from './shared/start-memory.js';
 import { causeOf, StartupError } from './shared/startup-error.js';
 import { STRONGROOM_VERSION } from './shared/version.js';
 import { keepSelfSignedFresh, prepareHttps, selfSignedLogFields, trustInstructions } from './tls/https-options.js';
@@ -93,6 +94,7 @@ async function serve(config: Config): Promise<void> {
     app.log.warn({ newerMigrations }, 'the database schema is ahead of this release; finish the upgrade of this instance');
   }
   app.log.info({ services: config.services, deployment: config.deployment, engine: database.engine }, 'Strongroom is ready');
+  giveBackStartMemory();
   stopOnSignals(
     app,
     async () => {
