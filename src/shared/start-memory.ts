@@ -12,8 +12,8 @@ type Collector = (options: { type: 'major'; execution: 'sync'; flavor: 'last-res
  * at what the start left, about 10 MB more. `gc` with the `last-resort` flavor is the collection
  * the reducer would run (a full one that shrinks the young generation and compacts); like the
  * caches' release (cache-release.ts), the function comes from a new context once `expose-gc` is
- * set. It holds the event loop while it runs, once (10–160 ms measured, the most on a busy
- * machine). V8 11 (Node 20) does not know the flavor and would run an ordinary collection that
+ * set. It holds the event loop while it runs, once (70–95 ms for the server at load 2.5,
+ * more on a busier machine). V8 11 (Node 20) does not know the flavor and would run an ordinary collection that
  * gives nothing back, so it is not asked there: its own reducer runs 9–66 s after the start.
  */
 export function giveBackStartMemory(afterMs = 1000): void {
