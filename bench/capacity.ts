@@ -107,7 +107,7 @@ for (const engine of ENGINES) {
       for (const name of Object.keys(BUSY_HOUR_PER_1000) as OperationName[]) {
         const rate = name === 'login' ? 2 : 20;
         const cpuBefore = cpuMsOf(server.pid);
-        const result = await play(modelArrivals(client, population, { people: PEOPLE, only: [name], hubUrl, ca: server.ca }).map((a) => ({ ...a, rate: () => rate })), QUICK ? 1 : 10);
+        const result = await play(modelArrivals(client, population, { people: PEOPLE, only: [name], hubUrl, ca: server.ca }).map((a) => ({ ...a, rate: () => rate, spacing: 'even' as const })), QUICK ? 1 : 10);
         const f = result.recorder.figures()[0];
         const cpu = (cpuMsOf(server.pid) - cpuBefore) / Math.max(1, f?.count ?? 1);
         out(`| ${name} | ${f?.count ?? 0} | ${fmt(cpu, 2)} | ${fmt(f?.p50 ?? NaN)} | ${fmt(f?.p95 ?? NaN)} | ${f?.errors ?? 0} |`);
