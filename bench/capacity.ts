@@ -14,16 +14,17 @@
  * (held,cpu,steps,flood), BENCH_ENGINES, BENCH_POSTGRES_URL, BENCH_KEEP_DIR (a folder where the seeded
  * population is kept and used again by later runs: bench/capacity/saved.ts).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { play, type PlayResult } from './capacity/arrivals.js';
 import { createClient, Shed, type Client } from './capacity/client.js';
+import { ownCpuMs } from './capacity/cpu.js';
 import { BUSY_HOUR_PER_1000, HELD_CONNECTIONS_PER_PERSON, type OperationName } from './capacity/model.js';
 import { modelArrivals } from './capacity/operations.js';
 import { seedPopulation } from './capacity/population.js';
 import { keptDatabase, loadPopulation, savePopulation } from './capacity/saved.js';
-import { cpuMsOf, databaseFor, ENGINES, startHttpsServer, summary } from './harness.js';
+import { cpuMsOf, databaseFor, ENGINES, residentMbOf, startHttpsServer, summary } from './harness.js';
 import { startClients } from './hub-clients.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -43,22 +44,6 @@ async function syncCacheLookups(client: Client): Promise<{ hit: number; miss: nu
 }
 
 const log = (line: string) => console.error(`[capacity ${new Date().toISOString().slice(11, 19)}] ${line}`);
-const rssMb = (pid: number | undefined) => {
-  const status = pid ? readStatus(pid) : '';
-  return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? NaN) / 1024;
-};
-function readStatus(pid: number): string {
-  try {
-    return readFileSync(`/proc/${pid}/status`, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-const selfCpuMs = () => {
-  const usage = process.cpuUsage();
-  return (usage.user + usage.system) / 1000;
-};
 const fmt = (n: number, digits = 1) => (Number.isFinite(n) ? n.toFixed(digits) : '–');
 const lines: string[] = [];
 const out = (line = '') => {
@@ -83,12 +68,12 @@ for (const engine of ENGINES) {
     // Held notifications connections, and what they cost the server's memory.
     const clients = SCENARIOS.has('held') ? await startClients({ NODE_EXTRA_CA_CERTS: caFile }) : null;
     if (clients) {
-      const before = rssMb(server.pid);
+      const before = residentMbOf(server.pid);
       const wanted = Math.round(PEOPLE * HELD_CONNECTIONS_PER_PERSON);
       const tokens = Array.from({ length: wanted }, (_, i) => population.people[i % population.people.length]!.token);
       const held = await clients.connect(hubUrl, tokens, 1);
       await new Promise((resolve) => setTimeout(resolve, 3000));
-      const after = rssMb(server.pid);
+      const after = residentMbOf(server.pid);
       // What keeping them costs with nothing else to do: the keep-alive pings both ways, the heartbeats.
       const idleSeconds = QUICK ? 2 : 20;
       const [serverIdle, clientsIdle] = [cpuMsOf(server.pid), cpuMsOf(clients.pid)];
@@ -123,14 +108,14 @@ for (const engine of ENGINES) {
       for (const multiple of MULTIPLES) {
         const people = PEOPLE * multiple;
         const cpuBefore = cpuMsOf(server.pid);
-        const othersBefore = cpuMsOf(clients?.pid) + selfCpuMs();
+        const othersBefore = cpuMsOf(clients?.pid) + ownCpuMs();
         const cacheBefore = await syncCacheLookups(client);
         const result = await play(modelArrivals(client, population, { people, hubUrl, ca: server.ca }), STEP_SECONDS);
         const cacheAfter = await syncCacheLookups(client);
         const hits = cacheAfter.hit - cacheBefore.hit;
         const lookups = hits + cacheAfter.miss - cacheBefore.miss;
         const busy = (cpuMsOf(server.pid) - cpuBefore) / (STEP_SECONDS * 1000);
-        const clientsBusy = (cpuMsOf(clients?.pid) + selfCpuMs() - othersBefore) / (STEP_SECONDS * 1000);
+        const clientsBusy = (cpuMsOf(clients?.pid) + ownCpuMs() - othersBefore) / (STEP_SECONDS * 1000);
         const figures = result.recorder.figures();
         const of = (name: string) => figures.find((f) => f.name === name);
         const syncP95 = of('sync')?.p95 ?? NaN;

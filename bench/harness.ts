@@ -106,11 +106,25 @@ export async function startCeiling(file: string, script = 'bench/ceiling-server.
   return { url: `http://127.0.0.1:${port}`, ...(child.pid ? { pid: child.pid } : {}), stop: () => stop(child) };
 }
 
-/** CPU time a process has spent, in ms (/proc/<pid>/stat: utime and stime, in ticks of 10 ms); 0 without a pid. */
+/** CPU time a process has spent, in ms (/proc/<pid>/stat: utime and stime, in ticks of 10 ms); 0 without a pid or once it is gone. */
 export function cpuMsOf(pid: number | undefined): number {
   if (!pid) return 0;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return 0;
+  }
+}
+
+/** Resident memory of a process in MB (VmRSS of /proc/<pid>/status); NaN without a pid or once it is gone. */
+export function residentMbOf(pid: number | undefined): number {
+  if (!pid) return NaN;
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? NaN) / 1024;
+  } catch {
+    return NaN;
+  }
 }
 
 /** Writes `body` to a temporary file and starts a ceiling server sending it (`script`, as in startCeiling). */

@@ -25,7 +25,7 @@ import { loadConfig } from '../src/config/config.js';
 import { itemBody } from './items.js';
 import { OPTIONAL_PACKAGES } from '../test/support/lazy-packages.js';
 import { createTestTls } from '../test/support/tls.js';
-import { call, CLIENT_HEADERS, cpuMsOf, databaseFor, freePort, measure, registerAndLogin, ROOT, SECONDS, summary, type Figures } from './harness.js';
+import { call, CLIENT_HEADERS, cpuMsOf, databaseFor, freePort, measure, registerAndLogin, residentMbOf, ROOT, SECONDS, summary, type Figures } from './harness.js';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 7);
 const SYNC_ITEMS = Number(process.env.BENCH_SYNC_ITEMS ?? 10_000);
@@ -114,12 +114,6 @@ const strongroom = (databaseUrl: string, env: Record<string, string> = {}) =>
   });
 const bare = (env: Record<string, string> = {}) => launch([...START_FLAGS, '--input-type=module', '--eval', BARE_SERVER], env);
 
-/** Resident memory of a process in MB (VmRSS). */
-function rssMb(pid: number): number {
-  const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-  return Number(kb) / 1024;
-}
-
 const settle = (ms = SETTLE_MS) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -129,10 +123,10 @@ const settle = (ms = SETTLE_MS) => new Promise((resolve) => setTimeout(resolve, 
  * 60 s, then until three readings in a row are within 1 MB of each other, or 120 s have passed.
  */
 async function settledRss(pid: number): Promise<{ after: number; waitedS: number }> {
-  const readings = [rssMb(pid)];
+  const readings = [residentMbOf(pid)];
   while (readings.length * 5 < 120) {
     await settle(5000);
-    readings.push(rssMb(pid));
+    readings.push(residentMbOf(pid));
     const last = readings.slice(-3);
     if (readings.length * 5 > 60 && Math.max(...last) - Math.min(...last) < 1) break;
   }
@@ -192,7 +186,7 @@ async function idleReadings(proc: Process): Promise<number[]> {
   const readings: number[] = [];
   for (const seconds of IDLE_READS_S) {
     await settle(Math.max(0, proc.answeredAt + seconds * 1000 - performance.now()));
-    readings.push(rssMb(proc.pid));
+    readings.push(residentMbOf(proc.pid));
   }
   return readings;
 }
@@ -241,9 +235,9 @@ async function syncsScenario() {
     await server.stop();
     server = await strongroom(database.url, release);
     await settle();
-    const idle = rssMb(server.pid);
+    const idle = residentMbOf(server.pid);
     let peak = idle;
-    const sampler = setInterval(() => (peak = Math.max(peak, rssMb(server.pid))), 100);
+    const sampler = setInterval(() => (peak = Math.max(peak, residentMbOf(server.pid))), 100);
     const syncs = await measure({ url: `${server.url}/api/sync?excludeDomains=true`, headers: { ...CLIENT_HEADERS, authorization: `Bearer ${token}` }, connections: 4, amount: SYNCS });
     clearInterval(sampler);
     const lastSync = performance.now();
@@ -256,7 +250,7 @@ async function syncsScenario() {
     // The caches give back what no request used for CACHE_IDLE_MINUTES (its default here), within twice that.
     const releasedBy = lastSync + (2 * CACHE_IDLE_MINUTES + 0.5) * 60_000;
     await settle(Math.max(0, releasedBy - performance.now()));
-    const released = rssMb(server.pid);
+    const released = residentMbOf(server.pid);
     const releasedS = Math.round((performance.now() - lastSync) / 1000);
     say(`| the same process ${releasedS} s after the last sync, once the caches gave back what no sync used for ${CACHE_IDLE_MINUTES} minutes (CACHE_IDLE_MINUTES) | ${released.toFixed(1)} MB | ${idle.toFixed(1)} MB | ${(released / idle).toFixed(2)}x |`);
     summary('lean', {

@@ -6,17 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { cpuMsOf as cpuMs } from '../harness.js';
 
-/** utime + stime of `pid` in ms (ticks of 10 ms); 0 when it is gone. */
-export function cpuMs(pid: number | undefined): number {
-  if (!pid) return 0;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /, '').split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return 0;
-  }
-}
+export { cpuMs };
 
 /** `pid` and its children (one level, as nginx's master and workers), in ms. */
 export function treeCpuMs(pid: number | undefined): number {
