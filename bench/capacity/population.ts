@@ -4,7 +4,7 @@
  * and a directory-sync API key, and a few accounts for full-cost password logins.
  *
  * What costs nothing to prove goes straight into the database through the server's own row
- * writers (`newUserRow`, `insertCiphers`, membership rows as test/support/orgs.ts writes them):
+ * writers (`newUserRow`, `insertCiphers`, `insertMembers`):
  * people's account rows with a one-iteration hash of their master password hash (verification
  * follows the count stored with each hash, so logging them in is cheap), their confirmed
  * memberships, and their personal items. Everything an organization's owner does through the
@@ -17,6 +17,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { newUserRow } from '../../src/features/accounts/registration.service.js';
 import { serializeCipherData, toCipherData } from '../../src/features/vault/cipher-data.js';
+import { insertMembers } from '../../src/features/members/members.repository.js';
 import { insertCiphers, newCipherRow } from '../../src/features/vault/ciphers.repository.js';
 import type { CipherRequest } from '../../src/features/vault/ciphers.schemas.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
@@ -81,7 +82,7 @@ const DEVICE = { deviceType: '8', deviceName: 'linux' };
 const seedHasher = createPasswordHasher({ iterations: 1 });
 
 /** Runs `work` over `items`, `width` at a time. */
-async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
+export async function inParallel<T>(items: readonly T[], width: number, work: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: Math.min(width, items.length) }, async () => {
     while (next < items.length) await work(items[next++]!);
@@ -199,7 +200,11 @@ async function seed(client: Client, database: Database, count: number, log: (lin
       .where('collections.name', '!=', '')
       .execute();
     const byCollection = new Map<string, string[]>();
-    for (const link of links) byCollection.set(link.collectionId, [...(byCollection.get(link.collectionId) ?? []), link.cipherId]);
+    for (const link of links) {
+      const items = byCollection.get(link.collectionId);
+      if (items) items.push(link.cipherId);
+      else byCollection.set(link.collectionId, [link.cipherId]);
+    }
     const collectionIds = [...byCollection.keys()];
 
     // Members, confirmed, with the organization key wrapped for them; then the groups that
@@ -207,31 +212,29 @@ async function seed(client: Client, database: Database, count: number, log: (lin
     const members = Array.from({ length: size - 1 }, () => personOf(nextPerson++, org));
     const memberKey = rsaEncryptToEncString(org.key.raw, account.publicKeyB64);
     const memberIds = new Map<Person, string>();
-    await db.transaction().execute(async (tx) => {
-      for (const member of members) {
+    await insertMembers(
+      db,
+      members.map((member) => {
         const id = randomUUID();
         memberIds.set(member, id);
-        await tx
-          .insertInto('organization_users')
-          .values({
-            id,
-            organization_id: org.id,
-            user_id: member.userId,
-            email: null,
-            key: memberKey,
-            reset_password_key: null,
-            status: OrganizationUserStatusType.Confirmed,
-            type: OrganizationUserType.User,
-            access_all: false,
-            external_id: null,
-            permissions: null,
-            access_secrets_manager: false,
-            creation_date: now,
-            revision_date: now,
-          })
-          .execute();
-      }
-    });
+        return {
+          id,
+          organization_id: org.id,
+          user_id: member.userId,
+          email: null,
+          key: memberKey,
+          reset_password_key: null,
+          status: OrganizationUserStatusType.Confirmed,
+          type: OrganizationUserType.User,
+          access_all: false,
+          external_id: null,
+          permissions: null,
+          access_secrets_manager: false,
+          creation_date: now,
+          revision_date: now,
+        };
+      }),
+    );
     const seesCollections = (person: Person) => Math.min(collectionIds.length, Math.max(1, Math.round((vaultSizeOf(person.index) * ORGANIZATION_SHARE) / ITEMS_PER_COLLECTION)));
     const groups = new Map<string, { collections: string[]; members: Person[] }>();
     const smallGroups = Math.max(1, Math.floor(size / MEMBERS_PER_GROUP));

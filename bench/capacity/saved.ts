@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import type { Client } from './client.js';
-import { personLogin, type Organization, type Person, type Population } from './population.js';
+import { inParallel, personLogin, type Organization, type Person, type Population } from './population.js';
 
 interface SavedPerson extends Omit<Person, 'org' | 'token' | 'refreshToken' | 'refreshing' | 'written'> {
   org: number;
@@ -63,10 +63,7 @@ export async function loadPopulation(file: string, client: Client, log: (line: s
   const organizations: Organization[] = saved.organizations.map(({ owner: _owner, ...rest }) => ({ ...rest, ownerToken: '', apiToken: '', members: [] }));
   const people: Person[] = saved.people.map(({ org, ...rest }) => ({ ...rest, org: organizations[org]!, token: '', refreshToken: '', refreshing: false, written: [] }));
   for (const person of people) person.org.members.push(person);
-  let next = 0;
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    while (next < people.length) await logIn(people[next++]!);
-  }));
+  await inParallel(people, 8, logIn);
   for (const org of organizations) {
     org.ownerToken = org.members[0]!.token;
     org.apiToken = (
