@@ -55,24 +55,31 @@ export function createCacheRelease({
   return release;
 }
 
-let collector: (() => void) | null | undefined;
+/** V8's `gc`, whose options (V8 12 and later) choose the kind of collection; without them a full one. */
+export type GarbageCollector = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+
+let collector: GarbageCollector | null | undefined;
 
 /**
- * A full garbage collection. Node offers one only as `gc`, which V8 puts in a context's globals
- * when its `expose-gc` flag is set: set at run time, it takes effect in contexts made after, so
- * the function comes from a new one, made on the first call (not at start: a context costs
- * memory). Whatever way the process was started (`npm start`, the `strongroom` program, a
- * fleet), no flag is needed. If a later Node refuses, rounds still drop their entries and V8
- * frees them at its next collection.
+ * V8's `gc` function, or null where Node refuses it. Node offers it only as `gc`, which V8 puts
+ * in a context's globals when its `expose-gc` flag is set: set at run time, it takes effect in
+ * contexts made after, so the function comes from a new one, made on the first call (not at
+ * start: a context costs memory). Whatever way the process was started (`npm start`, the
+ * `strongroom` program, a fleet), no flag is needed.
  */
-function fullCollection(): void {
+export function garbageCollector(): GarbageCollector | null {
   if (collector === undefined) {
     try {
       setFlagsFromString('--expose-gc');
-      collector = runInNewContext('gc') as () => void;
+      collector = runInNewContext('gc') as GarbageCollector;
     } catch {
       collector = null;
     }
   }
-  collector?.();
+  return collector;
+}
+
+/** A full garbage collection. If a later Node refuses, rounds still drop their entries and V8 frees them at its next collection. */
+function fullCollection(): void {
+  garbageCollector()?.();
 }

@@ -1,7 +1,4 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
-
-type Collector = (options: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+import { garbageCollector } from './cache-release.js';
 
 /**
  * Gives back, once, the memory V8 grew while the server started (module code and schemas
@@ -11,8 +8,7 @@ type Collector = (options: { type: 'major'; execution: 'sync'; flavor: 'last-res
  * process idles and never runs (issue #43; docs/benchmarks.md, the lean section): the heap stays
  * at what the start left, about 10 MB more. `gc` with the `last-resort` flavor is the collection
  * the reducer would run (a full one that shrinks the young generation and compacts); like the
- * caches' release (cache-release.ts), the function comes from a new context once `expose-gc` is
- * set. It holds the event loop while it runs, once (70–95 ms for the server at load 2.5,
+ * caches' release, it is cache-release.ts's `garbageCollector`. It holds the event loop while it runs, once (70–95 ms for the server at load 2.5,
  * more on a busier machine). V8 11 (Node 20) does not know the flavor and would run an ordinary collection that
  * gives nothing back, so it is not asked there: its own reducer runs 9–66 s after the start.
  */
@@ -20,10 +16,9 @@ export function giveBackStartMemory(afterMs = 1000): void {
   if (Number.parseInt(process.versions.v8, 10) < 12) return;
   setTimeout(() => {
     try {
-      setFlagsFromString('--expose-gc');
-      (runInNewContext('gc') as Collector)({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+      garbageCollector()?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
     } catch {
-      // A Node that refuses the flag: V8's own reducer is all there is.
+      // A V8 that refuses the options: its own reducer is all there is.
     }
   }, afterMs).unref();
 }
