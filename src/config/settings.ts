@@ -7,6 +7,7 @@ import { limitSettings } from './settings/limits.js';
 import { loginSettings } from './settings/logins.js';
 import { networkSettings } from './settings/network.js';
 import { operationsSettings } from './settings/operations.js';
+import { pushSettings } from './settings/push.js';
 import { resourceSettings } from './settings/resources.js';
 import { serverSettings } from './settings/server.js';
 import { tracingSettings } from './settings/tracing.js';
@@ -25,6 +26,7 @@ export const ConfigSchema = Type.Object({
   ...resourceSettings,
   ...networkSettings,
   ...operationsSettings,
+  ...pushSettings,
   ...accountSettings,
   ...adminSettings,
   ...fileSettings,
