@@ -19,6 +19,7 @@ import type {
   IntegrationDeadLettersTable,
 } from './schema/integrations.js';
 import type { LeasesTable } from './schema/leases.js';
+import type { PushOutboxTable } from './schema/push.js';
 import type {
   OrganizationsTable,
   OrganizationUsersTable,
@@ -103,6 +104,7 @@ export interface DB {
   secret_read_set_members: SecretReadSetMembersTable;
   auth_requests: AuthRequestsTable;
   leases: LeasesTable;
+  push_outbox: PushOutboxTable;
   security_tasks: SecurityTasksTable;
   organization_reports: OrganizationReportsTable;
   organization_integrations: OrganizationIntegrationsTable;

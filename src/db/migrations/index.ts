@@ -31,6 +31,7 @@ import { ssoLogins } from './0032-sso-logins.js';
 import { trustedDevices } from './0033-trusted-devices.js';
 import { adminAuthRequests } from './0034-admin-auth-requests.js';
 import { itemsWithAttachments } from './0035-items-with-attachments.js';
+import { pushOutbox } from './0036-push-outbox.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -66,5 +67,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0033-trusted-devices': trustedDevices(engine),
     '0034-admin-auth-requests': adminAuthRequests(),
     '0035-items-with-attachments': itemsWithAttachments(),
+    '0036-push-outbox': pushOutbox(),
   };
 }
