@@ -129,6 +129,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   if ((await features.secretsKeyCheck()) === 'differs') app.log.error({ setting: 'SECRETS_KEY' }, SECRETS_KEY_MISMATCH);
   // Forwarding to integrations runs in the background of a serving instance.
   features.integrations.start();
+  features.pushDelivery.outbox.start();
   const options: ServiceOptions = { config, clock, authenticate: features.authenticate, features };
   for (const name of config.services) {
     await app.register(SERVICES[name], { ...options, prefix: config.servicePrefixes ? `/${name}` : '' });

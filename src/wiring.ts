@@ -90,7 +90,7 @@ export async function createFeatures(deps: WiringDeps) {
   const { config, database, db, clock, audit, hasher, keys, tokens, rateLimits, notifications, pushes, mailer, brand, files, apiBase, instruments, metrics } = p;
   const integrations = createIntegrations({ config, database, ...(p.log ? { log: p.log } : {}) });
   const icons = createIcons({ config, clock });
-  const health = createHealthService({ checks: [...p.checks, integrations.check, notifications.health] });
+  const health = createHealthService({ checks: [...p.checks, integrations.check, notifications.health, p.pushDelivery.health] });
   const throttle = createLoginThrottle({ clock, store: rateLimits.store, perAccountAndIp: config.loginAttemptsPerAccount, perAccount: config.loginAttemptsPerAccountTotal, perIp: config.loginAttemptsPerIp, windowSeconds: config.loginAttemptWindowSeconds });
   const accounts = createAccountService({ db, clock, hasher, audit, keys, mailer, brand, limits: rateLimits.store, pushes, files, registrationEnabled: config.registrationEnabled, isInvited: invitationCheck(keys), isEmergencyInvited: emergencyInvitationCheck(keys), publicUrl: config.publicUrl, isSoleOwner, profileOrganizationsNew: (userId) => profileOrganizationsNew(db, userId), masterPasswordPolicy: (userId) => masterPasswordPolicyFor(db, userId) });
   const codes = createMailedCodes({ db, clock, mailer, brand, limits: rateLimits.store });
@@ -137,7 +137,7 @@ export async function createFeatures(deps: WiringDeps) {
   const emergencyReminder = createEmergencyReminderJob({ ...emergencyJobs, onRun: (result) => instruments.scheduledJobRun('emergency-access-reminder', result) });
   const licenses = createLicenseService({ db, clock, pushes, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys: config.licenseIssuerPublicKeys, installationId: config.installationId });
 
-  metrics?.watch({ database, hubConnections: () => notifications.hub.connectionCount() });
+  metrics?.watch({ database, hubConnections: () => notifications.hub.connectionCount(), pushOutboxPending: p.pushDelivery.pending });
 
   return {
     audit,
@@ -217,11 +217,14 @@ export async function createFeatures(deps: WiringDeps) {
     icons,
     authenticate: tokens.authenticate,
     /** Live notifications: features send pushes after commit; the notifications service serves the hub. */
-    pushes: notifications.pushes,
+    pushes,
     notifications,
+    /** Started by the app (buildApp), stopped by close(): the push channels' outbox. */
+    pushDelivery: p.pushDelivery,
     /** The Prometheus registry and request hook, or null when METRICS_ENABLED is off. */
     metrics,
     async close() {
+      await p.pushDelivery.outbox.stop();
       await notifications.close();
       await eventRetention.stop();
       await sendPurge.stop();

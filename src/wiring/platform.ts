@@ -15,6 +15,7 @@ import type { HealthCheck } from '../features/health/health.service.js';
 import { createMailer } from '../features/mail/mailer.js';
 import type { HubLog } from '../features/notifications/hub.js';
 import { createNotifications } from '../features/notifications/notifications.js';
+import { createPushDelivery } from '../features/push-delivery/push-delivery.js';
 import { createMetrics, noInstruments } from '../features/operations/metrics.js';
 import { organizationClaims } from '../features/organizations/org-claims.js';
 import { organizationPrincipalResolver } from '../features/organizations/org-api-key.js';
@@ -54,7 +55,11 @@ export async function createPlatform({ config, database, clock, pushes: injected
     ...(log ? { log } : {}),
   });
   const rateLimits = await createRateLimits({ config, clock, ...(log ? { log } : {}) });
-  const notifications = await createNotifications({ config, db, clock, authenticate: tokens.authenticate, log: log ?? pino({ level: config.logLevel }, pino.destination(2)) });
+  const hubLog = log ?? pino({ level: config.logLevel }, pino.destination(2));
+  const notifications = await createNotifications({ config, db, clock, authenticate: tokens.authenticate, log: hubLog });
+  const instruments = metrics?.instruments ?? noInstruments;
+  // The hub at once, and the push channels (mobile relay, Web Push) through the outbox after commit.
+  const pushDelivery = createPushDelivery({ db, clock, log: hubLog, hub: notifications.pushes, onDelivery: (channel, result) => instruments.pushDelivery(channel, result) });
   const checks: HealthCheck[] = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
   return {
     config,
@@ -71,8 +76,10 @@ export async function createPlatform({ config, database, clock, pushes: injected
     rateLimits,
     notifications,
     // What features tell the hub after each commit (push-messages.ts lists what pushes what): its
-    // delivery, in-process or through Redis.
-    pushes: injectedPushes ?? notifications.pushes,
+    // delivery, in-process or through Redis, and the push channels' outbox.
+    pushes: injectedPushes ?? pushDelivery.pushes,
+    /** Started by the app (buildApp), stopped by close(): the push channels' outbox. */
+    pushDelivery,
     mailer: createMailer(config),
     brand: { serverName: config.serverName, publicUrl: config.publicUrl },
     files: fileStoreOf(config),
@@ -80,7 +87,7 @@ export async function createPlatform({ config, database, clock, pushes: injected
     maxFileBytes: config.fileMaxMb * 1024 * 1024,
     userQuotaBytes: config.attachmentUserQuotaMb * 1024 * 1024,
     metrics,
-    instruments: metrics?.instruments ?? noInstruments,
+    instruments,
     checks,
     redis,
   };

@@ -29,14 +29,22 @@ export interface Instruments {
   syncCacheLookup(hit: boolean): void;
   /** A scheduled job's run ended: `ran` when this instance held the lease and did the work. */
   scheduledJobRun(job: ScheduledJob, result: JobRunResult): void;
+  /** A push outbox message's attempt ended (features/push-delivery): sent, retried later, or dropped. */
+  pushDelivery(channel: string, result: PushDeliveryResult): void;
 }
 
-export const noInstruments: Instruments = { loginFailed: () => undefined, syncCacheLookup: () => undefined, scheduledJobRun: () => undefined };
+export const PUSH_CHANNELS = ['relay', 'web-push'] as const;
+const PUSH_DELIVERY_RESULTS = ['sent', 'retried', 'dropped'] as const;
+export type PushDeliveryResult = (typeof PUSH_DELIVERY_RESULTS)[number];
+
+export const noInstruments: Instruments = { loginFailed: () => undefined, syncCacheLookup: () => undefined, scheduledJobRun: () => undefined, pushDelivery: () => undefined };
 
 export interface MetricsSources {
   database: Database;
   /** Open notification hub connections on this instance. */
   hubConnections(): number;
+  /** Push outbox messages waiting, per channel (fleet-wide: they are rows); absent without channels. */
+  pushOutboxPending?(): Promise<Record<string, number>>;
 }
 
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -119,17 +127,35 @@ export async function createMetrics() {
       if (sources) this.set(await outboxBacklog(sources.database));
     },
   });
+  const pushDeliveries = new Counter({
+    name: 'strongroom_push_deliveries_total',
+    help: 'Attempts of this instance to send a push outbox message (mobile push relay, Web Push), by channel and result: sent, retried (failed, tried again later) or dropped (refused for good or out of attempts).',
+    labelNames: ['channel', 'result'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: 'strongroom_push_outbox_pending',
+    help: 'Push outbox messages not yet sent, by channel (the whole fleet shares one outbox). A growing number means the relay or the browsers\' push services are not reached.',
+    labelNames: ['channel'] as const,
+    registers: [registry],
+    async collect() {
+      if (!sources?.pushOutboxPending) return;
+      for (const [channel, count] of Object.entries(await sources.pushOutboxPending())) this.set({ channel }, count);
+    },
+  });
   collectDefaultMetrics({ register: registry });
 
   const instruments: Instruments = {
     loginFailed: (reason) => loginFailures.inc({ reason }),
     syncCacheLookup: (hit) => syncCache.inc({ result: hit ? 'hit' : 'miss' }),
     scheduledJobRun: (job, result) => jobRuns.inc({ job, result }),
+    pushDelivery: (channel, result) => pushDeliveries.inc({ channel, result }),
   };
   // Every label set the tests and dashboards look for exists from the start, at 0.
   for (const reason of LOGIN_FAILURE_REASONS) loginFailures.inc({ reason }, 0);
   for (const result of ['hit', 'miss']) syncCache.inc({ result }, 0);
   for (const job of SCHEDULED_JOBS) for (const result of ['ran', 'skipped', 'failed']) jobRuns.inc({ job, result }, 0);
+  for (const channel of PUSH_CHANNELS) for (const result of PUSH_DELIVERY_RESULTS) pushDeliveries.inc({ channel, result }, 0);
 
   return {
     registry,
