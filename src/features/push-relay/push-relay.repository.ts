@@ -1,0 +1,34 @@
+import type { Executor } from '../../db/database.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
+
+/** What the relay's registration needs of a device, read when the message is delivered. */
+export async function deviceForRegistration(db: Executor, deviceId: string) {
+  return db.selectFrom('devices').select(['id', 'user_id', 'type', 'identifier', 'push_token', 'active']).where('id', '=', deviceId).executeTakeFirst();
+}
+
+/** The organizations where the user is a confirmed member, as the official registration lists them (DeviceService.cs). */
+export async function confirmedOrganizationIds(db: Executor, userId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('organization_users')
+    .select('organization_id')
+    .where('user_id', '=', userId)
+    .where('status', '=', OrganizationUserStatusType.Confirmed)
+    .orderBy('organization_id')
+    .execute();
+  return rows.map((r) => r.organization_id);
+}
+
+/** The ids of these users' devices that hold a push token (the ones registered with the relay). */
+export async function pushDeviceIdsOf(db: Executor, userIds: readonly string[]): Promise<string[]> {
+  if (userIds.length === 0) return [];
+  const rows = await db.selectFrom('devices').select(['id', 'active']).where('user_id', 'in', [...userIds]).where('push_token', 'is not', null).orderBy('id').execute();
+  return rows.filter((r) => Boolean(r.active)).map((r) => r.id);
+}
+
+/** The acting device's id from its identifier, as the official relay engine looks it up (RelayPushEngine.cs), within the user when known. */
+export async function deviceIdByIdentifier(db: Executor, identifier: string, userId: string | null): Promise<string | null> {
+  let query = db.selectFrom('devices').select('id').where('identifier', '=', identifier);
+  if (userId) query = query.where('user_id', '=', userId);
+  const row = await query.orderBy('creation_date', 'desc').executeTakeFirst();
+  return row?.id ?? null;
+}

@@ -1,0 +1,125 @@
+import type { Db } from '../../db/database.js';
+import type { Clock } from '../../shared/clock.js';
+import { systemClock } from '../../shared/clock.js';
+import type { PushRegistrations } from '../../platform/push/push-registrations.js';
+import { noPushRegistrations } from '../../platform/push/push-registrations.js';
+import { PermanentDeliveryError, type Outbox, type OutboxMessage, type PushChannel } from '../push-delivery/channel.js';
+import { createRelayClient, type RelayClient, type RelayStatus } from './relay-client.js';
+import { asRelayMessage, relayMessageFor, sendBody, type RelayMessage } from './relay-messages.js';
+import { confirmedOrganizationIds, deviceForRegistration, deviceIdByIdentifier, pushDeviceIdsOf } from './push-relay.repository.js';
+
+export const RELAY_CHANNEL = 'relay';
+
+export interface RelaySettings {
+  /** INSTALLATION_ID */
+  installationId?: string | undefined;
+  /** INSTALLATION_KEY */
+  installationKey?: string | undefined;
+  pushRelayUri: string;
+  pushIdentityUri: string;
+}
+
+export interface RelayChannelDeps {
+  config: RelaySettings;
+  db: Db;
+  clock?: Clock;
+  /** Per relay request (default 10 s). */
+  timeoutMs?: number;
+  /** Tests only: another fetch. */
+  fetch?: typeof fetch;
+}
+
+export interface RelayChannel extends PushChannel {
+  /** For the health check and metrics: the last success and the last error (no secrets). */
+  status(): RelayStatus;
+}
+
+/** Whether the operator switched the relay on: both the installation id and its key set. */
+export function relayConfigured(config: RelaySettings): config is RelaySettings & { installationId: string; installationKey: string } {
+  return Boolean(config.installationId && config.installationKey);
+}
+
+/**
+ * The mobile push relay as an outbox channel, or null when INSTALLATION_ID or INSTALLATION_KEY
+ * is not set. Pushes and device registrations go to Bitwarden's relay as a self-hosted Bitwarden
+ * server sends them (bitwarden/server src/Core/Platform/Push/Engines/RelayPushEngine.cs,
+ * src/Core/Platform/PushRegistration/RelayPushRegistrationService.cs).
+ */
+export function createRelayChannel(deps: RelayChannelDeps): RelayChannel | null {
+  const { config, db } = deps;
+  if (!relayConfigured(config)) return null;
+  const client = createRelayClient(
+    {
+      installationId: config.installationId,
+      installationKey: config.installationKey,
+      relayUri: config.pushRelayUri,
+      identityUri: config.pushIdentityUri,
+      ...(deps.timeoutMs !== undefined ? { timeoutMs: deps.timeoutMs } : {}),
+    },
+    { clock: deps.clock ?? systemClock, ...(deps.fetch ? { fetch: deps.fetch } : {}) },
+  );
+  const installationId = config.installationId;
+  return {
+    name: RELAY_CHANNEL,
+    messageFor: (push) => relayMessageFor(push),
+    async deliver(message: OutboxMessage) {
+      const relayMessage = asRelayMessage(message);
+      if (!relayMessage) throw new PermanentDeliveryError(`not a relay message: ${String((message as { kind?: unknown }).kind)}`);
+      await deliverRelayMessage(db, client, installationId, relayMessage);
+    },
+    status: () => client.status(),
+  };
+}
+
+async function deliverRelayMessage(db: Db, client: RelayClient, installationId: string, message: RelayMessage): Promise<void> {
+  switch (message.kind) {
+    case 'send': {
+      const { push } = message;
+      const userId = 'user' in push.target ? push.target.user : null;
+      const deviceId = push.contextId ? await deviceIdByIdentifier(db, push.contextId, userId) : null;
+      return client.call('POST', 'push/send', sendBody(push, deviceId));
+    }
+    case 'register': {
+      const device = await deviceForRegistration(db, message.deviceId);
+      // Cleared, deactivated or gone since: a later `delete` (or nothing) is what the relay needs.
+      if (!device?.push_token || !device.active) return;
+      return client.call('POST', 'push/register', {
+        deviceId: device.id,
+        pushToken: device.push_token,
+        userId: device.user_id,
+        type: device.type,
+        identifier: device.identifier,
+        organizationIds: await confirmedOrganizationIds(db, device.user_id),
+        installationId,
+      });
+    }
+    case 'delete':
+      return client.call('POST', 'push/delete', { id: message.deviceId });
+    case 'add-organization':
+    case 'delete-organization': {
+      const devices = await pushDeviceIdsOf(db, message.userIds);
+      // As officially: no call for users without a registered device.
+      if (devices.length === 0) return;
+      return client.call('PUT', `push/${message.kind}`, { devices: devices.map((id) => ({ id })), organizationId: message.organizationId });
+    }
+  }
+}
+
+/**
+ * The writers' PushRegistrations over the outbox, for the relay channel; the no-op one when the
+ * relay is off, so nothing is queued for a channel that does not exist.
+ */
+export function createRelayRegistrations(deps: { outbox: Outbox; enabled: boolean }): PushRegistrations {
+  if (!deps.enabled) return noPushRegistrations;
+  const enqueue = (message: RelayMessage) => deps.outbox.enqueue(RELAY_CHANNEL, message);
+  return {
+    deviceTokenSet: (deviceId) => enqueue({ kind: 'register', deviceId }),
+    deviceTokenCleared: (deviceId) => enqueue({ kind: 'delete', deviceId }),
+    joinedOrganization(organizationId, userIds) {
+      if (userIds.length > 0) enqueue({ kind: 'add-organization', organizationId, userIds: [...userIds] });
+    },
+    leftOrganization(organizationId, userIds) {
+      if (userIds.length > 0) enqueue({ kind: 'delete-organization', organizationId, userIds: [...userIds] });
+    },
+  };
+}
