@@ -12,6 +12,7 @@ import { masterPasswordMatches } from '../../platform/auth/secret-verification.j
 import { findUserById, updateUser, type UserRow } from '../../platform/auth/users.repository.js';
 import { logOutPush, userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import type { PushRegistrations } from '../../platform/push/push-registrations.js';
 import type { Clock } from '../../shared/clock.js';
 import { sendOrLog } from '../mail/delivery.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
@@ -83,7 +84,7 @@ export interface RecoveryRequest extends NewPasswordPayload {
  * with the organization, an admin who may sets them a new master password (and may turn their
  * two-step login off), and the member replaces that temporary password at their next login.
  */
-export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: PasswordHasher; audit: AuditLog; pushes: Pushes; mailer: Mailer; brand: MailBrand }) {
+export function createAccountRecovery(deps: { db: Db; clock: Clock; hasher: PasswordHasher; audit: AuditLog; pushes: Pushes; mailer: Mailer; brand: MailBrand; registrations?: PushRegistrations }) {
   const { db, clock, hasher, audit, pushes } = deps;
 
   async function recoveryPolicy(organizationId: string, notAllowed: string) {

@@ -7,6 +7,7 @@ import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import { noPushRegistrations, type PushRegistrations } from '../../platform/push/push-registrations.js';
 import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 import { joinPolicyError, lockOrganization } from './member-rules.js';
 import { findMembers, updateMember, type MemberRow } from './members.repository.js';
@@ -32,7 +33,7 @@ function statusError(member: MemberRow): string | null {
 }
 
 /** Confirming hands an accepted member the organization key (encrypted to their public key) and with it access. */
-export function createConfirmMembers({ db, clock, audit, pushes }: { db: Db; clock: Clock; audit: AuditLog; pushes: Pushes }) {
+export function createConfirmMembers({ db, clock, audit, pushes, registrations = noPushRegistrations }: { db: Db; clock: Clock; audit: AuditLog; pushes: Pushes; registrations?: PushRegistrations }) {
   /**
    * Checks and writes in one transaction under the organization lock the other member commands
    * take, so two confirmations of one member (or a confirmation racing a revoke) cannot both pass.
@@ -81,7 +82,13 @@ export function createConfirmMembers({ db, clock, audit, pushes }: { db: Db; clo
       return { results, changed: { users, now } };
     });
     // The confirmed members' apps fetch the organization key and reconnect with the new membership.
-    if (changed) pushes.send(changed.users.map((userId) => userPush(PushType.SyncOrgKeys, userId, new Date(changed.now))));
+    if (changed) {
+      pushes.send(changed.users.map((userId) => userPush(PushType.SyncOrgKeys, userId, new Date(changed.now))));
+      // Their phones join the organization's pushes at the relay. The official confirm sends
+      // delete-organization here (ConfirmOrganizationUserCommand.cs), which reads as a slip: a
+      // confirmed member is meant to get the organization's pushes.
+      registrations.joinedOrganization(organizationId, changed.users);
+    }
     return results;
   }
 

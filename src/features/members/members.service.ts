@@ -8,6 +8,7 @@ import { EventType } from '../../platform/audit/event-type.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import { noPushRegistrations, type PushRegistrations } from '../../platform/push/push-registrations.js';
 import { createConfirmMembers } from './confirm-members.js';
 import { createInviteMembers, type InviteDeps } from './invite-members.js';
 import { assertCanManage, joinPolicyError, lockOrganization, manageError, ownGroupsError, seatError, smSeatError, validateAssignment, validateGroups } from './member-rules.js';
@@ -42,8 +43,11 @@ import { createSecretsManagerAccess } from './secrets-manager-access.js';
 import { createRevokeSelf } from './revoke-self.js';
 import { createDefaultCollections } from './default-collections.js';
 
-/** `pushes`: SyncOrgKeys to each member whose access a confirm, revoke, restore or removal changed. */
-export type MemberServiceDeps = InviteDeps & { pushes: Pushes };
+/**
+ * `pushes`: SyncOrgKeys to each member whose access a confirm, revoke, restore or removal changed;
+ * `registrations`: their phones join or leave the organization's pushes at the mobile relay.
+ */
+export type MemberServiceDeps = InviteDeps & { pushes: Pushes; registrations?: PushRegistrations };
 
 const LAST_OWNER = 'Organization must have at least one confirmed owner.';
 const NOT_FOUND = 'User not found.';
@@ -59,6 +63,7 @@ type Apply = (tx: Executor, member: MemberRow, now: string) => Promise<void>;
 
 export function createMemberService(deps: MemberServiceDeps) {
   const { db, clock, audit } = deps;
+  const registrations = deps.registrations ?? noPushRegistrations;
   const invites = createInviteMembers(deps);
   const confirms = createConfirmMembers(deps);
   const secretsManager = createSecretsManagerAccess(deps);
@@ -80,7 +85,7 @@ export function createMemberService(deps: MemberServiceDeps) {
    * Runs a member command over ids, in one transaction that holds the organization's lock, so
    * the seat and last-owner checks still hold when the change is written.
    */
-  async function bulk(organizationId: string, ids: readonly string[], check: Check, write: Write): Promise<BulkResult[]> {
+  async function bulk(organizationId: string, ids: readonly string[], check: Check, write: Write, relay: 'joined' | 'left'): Promise<BulkResult[]> {
     const normalized = [...new Set(ids.map((id) => id.toLowerCase()))];
     const { results, changed } = await db.transaction().execute(async (tx) => {
       await lockOrganization(tx, organizationId);
@@ -98,7 +103,11 @@ export function createMemberService(deps: MemberServiceDeps) {
       await write(tx, accepted, now);
       return { results, changed: { users: accepted.flatMap((m) => (m.user_id ? [m.user_id] : [])), now } };
     });
-    if (changed) deps.pushes.send(changed.users.map((userId) => userPush(PushType.SyncOrgKeys, userId, new Date(changed.now))));
+    if (changed) {
+      deps.pushes.send(changed.users.map((userId) => userPush(PushType.SyncOrgKeys, userId, new Date(changed.now))));
+      if (relay === 'joined') registrations.joinedOrganization(organizationId, changed.users);
+      else registrations.leftOrganization(organizationId, changed.users);
+    }
     return results;
   }
 
@@ -144,6 +153,8 @@ export function createMemberService(deps: MemberServiceDeps) {
           accepted.map((member) => ({ organizationUserId: member.id, organizationId, userId: member.user_id })),
           { reason: 'manager', by: actingOf(actor.membership), now },
         ),
+      // The official revoke leaves the relay alone; a revoked member gets nothing of the organization, so its phones leave too.
+      'left',
     );
   }
 
@@ -175,6 +186,7 @@ export function createMemberService(deps: MemberServiceDeps) {
         await restoreEach(tx, accepted, now);
         await createDefaultCollections(tx, org, accepted, defaultCollectionName, now);
       },
+      'joined',
     );
   }
 
@@ -189,6 +201,8 @@ export function createMemberService(deps: MemberServiceDeps) {
         return (await lastOwnerLeaving(tx, organizationId, member, accepted)) ? LAST_OWNER : null;
       },
       eachMember(actor, organizationId, EventType.OrganizationUser_Removed, (tx, member, now) => deleteMembership(tx, member.id, now)),
+      // As the official RemoveOrganizationUserCommand.cs: delete-organization for the user's devices.
+      'left',
     );
   }
 

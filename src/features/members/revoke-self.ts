@@ -8,6 +8,7 @@ import { revokeMemberships } from '../../platform/access/revocation.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import { noPushRegistrations, type PushRegistrations } from '../../platform/push/push-registrations.js';
 import { findPolicy } from '../policies/policies.repository.js';
 import { PolicyType } from '../policies/policy-type.js';
 import { lockOrganization } from './member-rules.js';
@@ -20,7 +21,7 @@ const NOT_ELIGIBLE =
  * A member who declines to move their personal items into the organization, as the Enforce
  * organization data ownership policy asks on their next login, revokes their own membership.
  */
-export function createRevokeSelf({ db, clock, audit, pushes }: { db: Db; clock: Clock; audit: AuditLog; pushes: Pushes }) {
+export function createRevokeSelf({ db, clock, audit, pushes, registrations = noPushRegistrations }: { db: Db; clock: Clock; audit: AuditLog; pushes: Pushes; registrations?: PushRegistrations }) {
   return {
     /**
      * Only where the policy binds the caller: it is on in an organization that uses policies, and
@@ -46,7 +47,10 @@ export function createRevokeSelf({ db, clock, audit, pushes }: { db: Db; clock: 
         return { userId: member.user_id, now };
       });
       // The member's other apps drop the organization's keys and items.
-      if (revoked.userId) pushes.send([userPush(PushType.SyncOrgKeys, revoked.userId, new Date(revoked.now))]);
+      if (revoked.userId) {
+        pushes.send([userPush(PushType.SyncOrgKeys, revoked.userId, new Date(revoked.now))]);
+        registrations.leftOrganization(organizationId, [revoked.userId]);
+      }
     },
   };
 }

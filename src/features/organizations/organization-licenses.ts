@@ -7,6 +7,7 @@ import { BadRequest, NotFound } from '../../http/errors.js';
 import { parsePublicKeyList } from '../../shared/public-keys.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import type { PushRegistrations } from '../../platform/push/push-registrations.js';
 import { checkFoundingKeys, foundOrganization } from './create-organization.js';
 import { replaceLicense } from './license-update.js';
 import { licenseTerms, verifyLicense, type LicenseDocument, type LicenseIssuer } from './licenses.js';
@@ -29,6 +30,8 @@ export function createLicenseService(deps: {
   licenseIssuerPublicKeys?: string | undefined;
   installationId?: string | undefined;
   pushes: Pushes;
+  /** The founder's phones join the new organization's pushes at the mobile relay. */
+  registrations?: PushRegistrations;
 }) {
   const { db, clock, issuer } = deps;
   const configured: KeyObject[] = parsePublicKeyList(deps.licenseIssuerPublicKeys ?? '');
@@ -81,6 +84,8 @@ export function createLicenseService(deps: {
       );
       // The founder's apps fetch the new organization's key and reconnect as its owner.
       deps.pushes.send(userPush(PushType.SyncOrgKeys, userId, new Date(now)));
+      // As the official SelfHostedOrganizationSignUpCommand.cs: the founder's phones join its pushes.
+      deps.registrations?.joinedOrganization(org.id, [userId]);
       return toOrganizationResponse(org, { billing: true });
     },
 

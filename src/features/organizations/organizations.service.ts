@@ -37,6 +37,7 @@ import { profileOrganizations } from './profile-organizations.js';
 import { OrganizationUserType } from '../../platform/access/roles.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import { noPushRegistrations, type PushRegistrations } from '../../platform/push/push-registrations.js';
 import { type OrganizationRow, findOrganization, findMembershipOfUser, deleteMembership, confirmedOwnerIds, memberUserIds, touchOrganizationMembers } from '../../platform/access/memberships.js';
 import { randomApiKey } from '../../platform/auth/api-keys.js';
 
@@ -78,7 +79,9 @@ async function storeKeysOnce(tx: Executor, organizationId: string, keys: Static<
   return true;
 }
 
-export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: PasswordHasher; audit: AuditLog; pushes: Pushes; files: FileStore }) {
+/** `registrations`: members' phones join or leave an organization's pushes at the mobile relay. */
+export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: PasswordHasher; audit: AuditLog; pushes: Pushes; files: FileStore; registrations?: PushRegistrations }) {
+  const registrations = deps.registrations ?? noPushRegistrations;
   const { db, clock, audit } = deps;
 
   async function organizationOf(id: string): Promise<OrganizationRow> {
@@ -89,14 +92,15 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
 
   async function remove(organizationId: string): Promise<void> {
     const now = clock.now().toISOString();
-    const folders = await db.transaction().execute(async (tx) => {
+    const { folders, members } = await db.transaction().execute(async (tx) => {
       const members = await memberUserIds(tx, organizationId);
       const owned = await fileFoldersOf(tx, { organizationId });
       await deleteOrganization(tx, organizationId);
       // Members' clients drop the organization at their next sync.
       await touchAccountRevisions(tx, members, now);
-      return owned;
+      return { folders: owned, members };
     });
+    registrations.leftOrganization(organizationId, members);
     // After commit: the items' files (the sweeper removes any a crash leaves behind).
     await removeFolders(deps.files, folders);
   }
@@ -139,6 +143,8 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
       );
       // The founder's apps fetch the new organization's key and reconnect as its owner.
       deps.pushes.send(userPush(PushType.SyncOrgKeys, userId, new Date(now)));
+      // As the official CloudOrganizationSignUpCommand.cs: the founder's phones join its pushes.
+      registrations.joinedOrganization(org.id, [userId]);
       return toOrganizationResponse(org, { billing: true });
     },
 
@@ -230,6 +236,7 @@ export function createOrganizationService(deps: { db: Db; clock: Clock; hasher: 
         });
       });
       deps.pushes.send(userPush(PushType.SyncOrgKeys, membership.userId, new Date(now)));
+      registrations.leftOrganization(org.id, [membership.userId]);
     },
 
     async delete({ membership }: MemberCaller, body: SecretBody): Promise<void> {

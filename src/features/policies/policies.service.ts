@@ -15,6 +15,7 @@ import { defaultPolicyResponse, parseData, toPolicyResponse, toPolicyUpdate, typ
 import { PolicyType } from './policy-type.js';
 import { policyPush, userPush } from '../../platform/push/push-messages.js';
 import { PushType } from '../../platform/push/pushes.js';
+import { leaveRevokedOrganizations, noPushRegistrations, type PushRegistrations } from '../../platform/push/push-registrations.js';
 import { revokeNonCompliant, type Revocation } from './two-factor-policy.js';
 import type { Pushes } from '../../platform/push/pushes.js';
 import { findOrganization, touchOrganizationMembers } from '../../platform/access/memberships.js';
@@ -116,6 +117,8 @@ export function createPolicyService(deps: {
   audit: AuditLog;
   clock: Clock;
   pushes: Pushes;
+  /** The mobile relay's registrations: members the two-step login policy revokes leave the organization's pushes. */
+  registrations?: PushRegistrations;
   /** Whether an invitation link's token is valid for its membership and email (organizations/invitations.ts). */
   invitationValid: (link: InvitationLink) => Promise<boolean>;
   /** Gives the confirmed members the data ownership policy binds their "My Items" (collections/default-user-collections.ts), passed in as the collections feature sits above this one. */
@@ -203,6 +206,7 @@ export function createPolicyService(deps: {
   /** Tells the clients about committed policy writes: the policy, and the members revoked. */
   function announce(written: readonly WrittenPolicy[]): void {
     deps.pushes.send(written.flatMap(({ row, revoked }) => [policyPush(row), ...revoked.map((r) => userPush(PushType.SyncOrgKeys, r.userId, clock.now()))]));
+    leaveRevokedOrganizations(deps.registrations ?? noPushRegistrations, written.flatMap(({ revoked }) => revoked));
   }
 
   return {

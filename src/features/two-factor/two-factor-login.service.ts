@@ -11,6 +11,7 @@ import { EventType } from '../../platform/audit/event-type.js';
 import type { MailLog, Mailer } from '../mail/mailer.js';
 import type { MailBrand } from '../mail/templates.js';
 import type { Pushes } from '../../platform/push/pushes.js';
+import type { PushRegistrations } from '../../platform/push/push-registrations.js';
 import { CodePurpose, type MailedCodes } from './mailed-codes.js';
 import {
   claimTimeStep,
@@ -55,6 +56,8 @@ export function createTwoFactorLogin(deps: {
   brand: MailBrand;
   codes: MailedCodes;
   pushes: Pushes;
+  /** The mobile relay's registrations: a member the two-step login policy revokes leaves its organization's pushes. */
+  registrations?: PushRegistrations;
   rememberDays: number;
   webauthn: WebAuthn;
 }) {

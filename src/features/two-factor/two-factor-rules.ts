@@ -9,6 +9,7 @@ import { sendOrLog } from '../mail/delivery.js';
 import { renderMail, type MailBrand } from '../mail/templates.js';
 import { userPush } from '../../platform/push/push-messages.js';
 import { PushType, type Pushes } from '../../platform/push/pushes.js';
+import { leaveRevokedOrganizations, noPushRegistrations, type PushRegistrations } from '../../platform/push/push-registrations.js';
 import { revokeNonCompliant, type Revocation } from '../policies/two-factor-policy.js';
 import { deleteAllProviders, deleteRecovery, deleteRememberTokens, type ProviderRow } from './two-factor.repository.js';
 
@@ -66,11 +67,12 @@ export async function turnOffTwoFactor(
 }
 
 /** After a change of providers: the profile and the vault page read `twoFactorEnabled`. */
-export function pushChange(deps: { pushes: Pushes; clock: Clock }, userId: string, revocations: readonly Revocation[]): void {
+export function pushChange(deps: { pushes: Pushes; clock: Clock; registrations?: PushRegistrations }, userId: string, revocations: readonly Revocation[]): void {
   deps.pushes.send([
     userPush(PushType.SyncSettings, userId, deps.clock.now()),
     ...revocations.map((r) => userPush(PushType.SyncOrgKeys, r.userId, deps.clock.now())),
   ]);
+  leaveRevokedOrganizations(deps.registrations ?? noPushRegistrations, revocations);
 }
 
 /** Tells the user two-step login went off (a failed mail is logged, not an error). */

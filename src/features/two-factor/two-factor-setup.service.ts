@@ -12,6 +12,7 @@ import type { SigningKeys } from '../../platform/auth/signing-keys.js';
 import type { Mailer } from '../mail/mailer.js';
 import type { MailBrand } from '../mail/templates.js';
 import type { Pushes } from '../../platform/push/pushes.js';
+import type { PushRegistrations } from '../../platform/push/push-registrations.js';
 import { CodePurpose, type MailedCodes } from './mailed-codes.js';
 import { revokeNonCompliant } from '../policies/two-factor-policy.js';
 import {
@@ -65,6 +66,8 @@ export function createTwoFactorSetup(deps: {
   brand: MailBrand;
   codes: MailedCodes;
   pushes: Pushes;
+  /** The mobile relay's registrations: a member the two-step login policy revokes leaves its organization's pushes. */
+  registrations?: PushRegistrations;
   webauthn: WebAuthn;
 }) {
   const { db, clock } = deps;
