@@ -23,6 +23,7 @@ import type { ServiceOptions } from './services/service-options.js';
 import { webVaultRoutes } from './features/web-vault/web-vault.routes.js';
 import { iconsRoutes } from './features/icons/icons.routes.js';
 import type { Pushes } from './platform/push/pushes.js';
+import type { Outbox } from './features/push-delivery/channel.js';
 import { createFeatures, type Features } from './wiring.js';
 import { installCallerLimits, installIpRules, installPublicApiLimit } from './features/rate-limits/rate-limit.hooks.js';
 import { metricsRoutes } from './features/operations/metrics.routes.js';
@@ -46,6 +47,8 @@ export interface AppOptions {
   https?: { cert: string | Buffer; key: string | Buffer };
   /** Send pushes here instead of to the app's own hub (tests record them). */
   pushes?: Pushes;
+  /** Queue the channels' other messages here (relay registrations; tests record them). */
+  outbox?: Outbox;
   /** OpenTelemetry traces (OTEL_ENABLED; startTracing), also given to the database for its spans. */
   tracing?: Tracing | null;
 }
@@ -69,7 +72,7 @@ function serverTimeouts(config: Config) {
 }
 
 /** Assembles the server: the configured services, each under its prefix or alone at `/`. */
-export async function buildApp({ config, database, clock = systemClock, logStream, https, pushes, tracing }: AppOptions): Promise<FastifyInstance> {
+export async function buildApp({ config, database, clock = systemClock, logStream, https, pushes, outbox, tracing }: AppOptions): Promise<FastifyInstance> {
   const timeouts = serverTimeouts(config);
   const app = Fastify({
     logger: logStream ? { ...loggerOptions(config.logLevel), stream: logStream } : loggerOptions(config.logLevel),
@@ -110,7 +113,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
   // The API docs record every route registered from here on; their plugins load on the first request for them.
   const apiDocs = config.apiDocsEnabled ? recordApiDocs(app) : null;
 
-  const features = await createFeatures({ config, database, clock, log: app.log, ...(pushes ? { pushes } : {}) });
+  const features = await createFeatures({ config, database, clock, log: app.log, ...(pushes ? { pushes } : {}), ...(outbox ? { outbox } : {}) });
   app.decorate('features', features);
   app.addHook('onClose', async () => features.close());
   // Before every route, so that the request counters see them all.

@@ -80,14 +80,22 @@ import { createOidcClient } from './features/sso/oidc-client.js';
 import { createJitMembers } from './features/sso/jit-members.js';
 import { createSsoLogin } from './features/sso/sso-login.service.js';
 import { checkSecretsKey } from './features/sso/secrets-key-check.js';
+import { noOutbox, type Outbox } from './features/push-delivery/channel.js';
+import { createRelayRegistrations, relayConfigured } from './features/push-relay/relay-channel.js';
+import { createDeviceTokens } from './features/push-relay/device-tokens.js';
 
 
 export type { WiringDeps };
 
+/** `outbox`: where the channels' messages other than pushes are queued (tests record them). */
+export type FeatureDeps = WiringDeps & { outbox?: Outbox };
+
 /** Builds every feature's service once per app on the platform block, one line per feature. */
-export async function createFeatures(deps: WiringDeps) {
+export async function createFeatures(deps: FeatureDeps) {
   const p = await createPlatform(deps);
   const { config, database, db, clock, audit, hasher, keys, tokens, rateLimits, notifications, pushes, mailer, brand, files, apiBase, instruments, metrics } = p;
+  // The mobile relay's device registrations, queued after commit (a no-op with the relay off).
+  const registrations = createRelayRegistrations({ outbox: deps.outbox ?? noOutbox, enabled: relayConfigured(config) });
   const integrations = createIntegrations({ config, database, ...(p.log ? { log: p.log } : {}) });
   const icons = createIcons({ config, clock });
   const health = createHealthService({ checks: [...p.checks, integrations.check, notifications.health, p.pushDelivery.health] });
@@ -95,7 +103,7 @@ export async function createFeatures(deps: WiringDeps) {
   const accounts = createAccountService({ db, clock, hasher, audit, keys, mailer, brand, limits: rateLimits.store, pushes, files, registrationEnabled: config.registrationEnabled, isInvited: invitationCheck(keys), isEmergencyInvited: emergencyInvitationCheck(keys), publicUrl: config.publicUrl, isSoleOwner, profileOrganizationsNew: (userId) => profileOrganizationsNew(db, userId), masterPasswordPolicy: (userId) => masterPasswordPolicyFor(db, userId) });
   const codes = createMailedCodes({ db, clock, mailer, brand, limits: rateLimits.store });
   const webauthn = createWebAuthn({ db, clock, rpName: config.serverName, publicUrl: config.publicUrl });
-  const twoFactor = createTwoFactorService({ db, clock, hasher, audit, keys, mailer, brand, codes, pushes, webauthn, rememberDays: config.twoFactorRememberDays });
+  const twoFactor = createTwoFactorService({ db, clock, hasher, audit, keys, mailer, brand, codes, pushes, registrations, webauthn, rememberDays: config.twoFactorRememberDays });
   const accountEmails = createAccountEmails({ db, clock, hasher, keys, mailer, brand, codes, pushes, limits: rateLimits.store, settings: { requireVerifiedEmail: config.requireVerifiedEmail, newDeviceLoginMail: config.newDeviceLoginMail, newDeviceVerification: config.newDeviceVerification } });
   const authRequests = createAuthRequestService({ db, clock, pushes, knownDevicesOnly: config.authRequestsKnownDevicesOnly, origin: new URL(config.publicUrl).host });
   const sendAccess = createSendAccess({ db, audit, clock, pushes, hasher, keys, apiBase, store: files, limits: rateLimits.store, perMinute: config.sendAccessPerMinute, codes: createSendCodes({ db, clock, mailer, brand, limits: rateLimits.store }) });
@@ -124,18 +132,18 @@ export async function createFeatures(deps: WiringDeps) {
   const sync = createSyncService({ db, engine: database.engine, apiBase, cache: syncCache });
   const collections = createCollectionService({ db, audit, clock });
   const groups = createGroupService({ db, audit, clock });
-  const policies = createPolicyService({ db, audit, clock, pushes, invitationValid: invitationTokenCheck(keys), giveDefaultCollections: giveBoundMembersDefaultCollections });
+  const policies = createPolicyService({ db, audit, clock, pushes, registrations, invitationValid: invitationTokenCheck(keys), giveDefaultCollections: giveBoundMembersDefaultCollections });
   const events = createEventQueryService({ db, clock });
   const eventRetention = createEventRetention({ db, clock, days: config.eventRetentionDays, onRun: (result) => instruments.scheduledJobRun('event-retention', result) });
-  const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes, selfHosted: config.selfHosted });
-  const organizations = createOrganizationService({ db, clock, hasher, audit, pushes, files });
+  const members = createMemberService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl, pushes, registrations, selfHosted: config.selfHosted });
+  const organizations = createOrganizationService({ db, clock, hasher, audit, pushes, files, registrations });
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
   const cacheRelease = createCacheRelease({ intervalMs: config.cacheIdleMinutes * 60_000, caches: [syncCache, secretsManager.answers] });
   const publicApi = createPublicApiService({ db, clock, audit, config, members, groups, collections, policies, events, organizations });
   const emergencyJobs = { db, clock, audit, mailer, intervalMs: config.emergencyAccessJobIntervalSeconds * 1000, ...(p.log ? { log: p.log } : {}) };
   const emergencyTimeout = createEmergencyTimeoutJob({ ...emergencyJobs, onRun: (result) => instruments.scheduledJobRun('emergency-access-timeout', result) });
   const emergencyReminder = createEmergencyReminderJob({ ...emergencyJobs, onRun: (result) => instruments.scheduledJobRun('emergency-access-reminder', result) });
-  const licenses = createLicenseService({ db, clock, pushes, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys: config.licenseIssuerPublicKeys, installationId: config.installationId });
+  const licenses = createLicenseService({ db, clock, pushes, registrations, issuer: createLicenseIssuer({ db, clock }), licenseIssuerPublicKeys: config.licenseIssuerPublicKeys, installationId: config.installationId });
 
   metrics?.watch({ database, hubConnections: () => notifications.hub.connectionCount(), pushOutboxPending: p.pushDelivery.pending });
 
@@ -186,7 +194,8 @@ export async function createFeatures(deps: WiringDeps) {
     emergencyTimeout,
     emergencyReminder,
     devices: createDeviceService({ db, clock }),
-    deviceTrust: createDeviceTrust({ db, hasher, clock }),
+    deviceTrust: createDeviceTrust({ db, hasher, clock, registrations }),
+    deviceTokens: createDeviceTokens({ db, clock, registrations }),
     tdeOffboarding: createTdeOffboarding({ db, hasher, clock, audit, pushes }),
     domainSettings: createDomainSettings({ db, clock, getUser: accounts.getUser, pushes }),
     /** The web vault's "unassigned items" banner: a read with no rule beyond the caller's own roles. */
@@ -205,7 +214,7 @@ export async function createFeatures(deps: WiringDeps) {
     breachLookup: createBreachLookup({ settings: { apiKey: config.hibpApiKey, apiUrl: config.hibpApiUrl, cacheSeconds: config.hibpCacheSeconds }, clock }),
     mailer,
     members,
-    accountRecovery: createAccountRecovery({ db, clock, hasher, audit, pushes, mailer, brand }),
+    accountRecovery: createAccountRecovery({ db, clock, hasher, audit, pushes, mailer, brand, registrations }),
     organizations,
     licenses,
     organizationKeys: createOrganizationKeys({ db }),

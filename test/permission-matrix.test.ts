@@ -2248,3 +2248,51 @@ describe('who may act on a passkey', () => {
     expect(got).toEqual(want);
   });
 });
+
+// ---------------------------------------------------------------------------------------
+// A device's push token: the account's own devices only; clearing is anonymous, as officially
+// ---------------------------------------------------------------------------------------
+
+/**
+ * The push token routes against the device's owner (a plain member), the organization's admin
+ * and owner, a stranger and nobody, each on a fresh device of the owner's that holds a token.
+ * Setting it reaches only the owner's own device (another account's is 404, as an unknown one);
+ * clearing it needs no session, as the official `clear-token` is AllowAnonymous. A refused call
+ * must leave the token, an allowed one must have changed it.
+ */
+const PT_CALLERS = ['owner', 'orgAdmin', 'orgOwner', 'stranger', 'nobody'] as const;
+type PtCaller = (typeof PT_CALLERS)[number];
+const PT_ACTOR: Record<Exclude<PtCaller, 'nobody'>, Caller> = { owner: 'user', orgAdmin: 'admin', orgOwner: 'owner', stranger: 'stranger' };
+const OWN_DEVICE = { owner: 200, orgAdmin: 404, orgOwner: 404, stranger: 404, nobody: 401 } as const;
+const ANYONE = { owner: 200, orgAdmin: 200, orgOwner: 200, stranger: 200, nobody: 200 } as const;
+
+const PT_ROWS: [string, Record<PtCaller, Outcome>][] = [
+  ['PUT /api/devices/identifier/{identifier}/token', OWN_DEVICE],
+  ['POST /api/devices/identifier/{identifier}/token', OWN_DEVICE],
+  ['PUT /api/devices/identifier/{identifier}/clear-token', ANYONE],
+  ['POST /api/devices/identifier/{identifier}/clear-token', ANYONE],
+];
+
+describe("who may set or clear a device's push token", () => {
+  it.each(PT_ROWS)('%s', async (route, want) => {
+    const [method, path] = route.split(' ') as [string, string];
+    const got: Record<string, Outcome> = {};
+    for (const who of PT_CALLERS) {
+      const identifier = randomUUID();
+      const stamp = new Date().toISOString();
+      await server.database.db
+        .insertInto('devices')
+        .values({ id: randomUUID(), user_id: actors.user.userId, type: 0, identifier, name: 'phone', push_token: 'before', creation_date: stamp, revision_date: stamp, encrypted_user_key: null, encrypted_public_key: null, encrypted_private_key: null })
+        .execute();
+      const res = await server.request(method, path.replace('{identifier}', identifier), {
+        ...(who === 'nobody' ? {} : { token: actors[PT_ACTOR[who]].token }),
+        headers: CLIENT,
+        ...(path.endsWith('/token') ? { json: { pushToken: 'after' } } : {}),
+      });
+      const row = await server.database.db.selectFrom('devices').select('push_token').where('identifier', '=', identifier).executeTakeFirstOrThrow();
+      const changed = row.push_token !== 'before';
+      got[who] = res.status >= 500 ? `${res.status} ${res.text}` : res.status === 200 && !changed ? '200 but unchanged' : res.status !== 200 && changed ? `${res.status} but changed` : res.status;
+    }
+    expect(got).toEqual(want);
+  });
+});

@@ -22,6 +22,7 @@ import { authRequestRoutes } from '../features/auth-requests/auth-requests.route
 import { adminRequestRoutes } from '../features/auth-requests/admin-requests.routes.js';
 import { deviceRoutes } from '../features/devices/devices.routes.js';
 import { deviceTrustRoutes } from '../features/devices/device-trust.routes.js';
+import { deviceTokenRoutes } from '../features/push-relay/device-tokens.routes.js';
 import { twoFactorRoutes } from '../features/two-factor/two-factor.routes.js';
 import { accountEmailRoutes } from '../features/account-emails/account-emails.routes.js';
 import { userVerificationRoutes } from '../features/account-emails/user-verification.routes.js';
@@ -79,6 +80,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(syncRoutes, { sync: features.sync });
   await app.register(deviceRoutes, { devices: features.devices });
   await app.register(deviceTrustRoutes, { trust: features.deviceTrust, offboarding: features.tdeOffboarding });
+  await app.register(deviceTokenRoutes, { tokens: features.deviceTokens });
   await app.register(authRequestRoutes, { authRequests: features.authRequests });
   await app.register(adminRequestRoutes, { adminRequests: features.adminRequests, orgAccess: features.orgAccess });
   await app.register(domainSettingsRoutes, { domains: features.domainSettings });

@@ -16,6 +16,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { prepareHttps } from '../../src/tls/https-options.js';
 import type { ServerKeysTable } from '../../src/db/schema.js';
 import type { Pushes } from '../../src/platform/push/pushes.js';
+import type { Outbox } from '../../src/features/push-delivery/channel.js';
 import { startTracing } from '../../src/features/operations/tracing-setup.js';
 import type { SpanExporter } from '@opentelemetry/sdk-trace-node';
 
@@ -105,6 +106,8 @@ export interface StartOptions {
   port?: number;
   /** Where the server's pushes go (see test/support/pushes.ts); the app's own by default. */
   pushes?: Pushes;
+  /** Where the channels' other messages are queued (relay registrations): a recording outbox. */
+  outbox?: Outbox;
   /** With OTEL_ENABLED in `env`: where the spans go (the SDK's InMemorySpanExporter) instead of OTLP. */
   traceExporter?: SpanExporter;
 }
@@ -133,7 +136,7 @@ export async function startTestServer(options: StartOptions = {}): Promise<TestS
   await migrateToLatest(database);
   if (!options.databaseUrl && signingKey) await database.db.insertInto('server_keys').values(signingKey).execute();
   const logs = new LogCapture();
-  const app = await buildApp({ config, database, logStream: logs, ...(https ? { https } : {}), ...(options.clock ? { clock: options.clock } : {}), ...(options.pushes ? { pushes: options.pushes } : {}), tracing });
+  const app = await buildApp({ config, database, logStream: logs, ...(https ? { https } : {}), ...(options.clock ? { clock: options.clock } : {}), ...(options.pushes ? { pushes: options.pushes } : {}), ...(options.outbox ? { outbox: options.outbox } : {}), tracing });
   await app.listen({ host: '127.0.0.1', port: options.port ?? 0 });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : 0;

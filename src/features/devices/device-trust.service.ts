@@ -8,6 +8,7 @@ import type { Clock } from '../../shared/clock.js';
 import { deleteRefreshTokensOfDevice, findDeviceById, lockDevicesOfUser, updateDeviceOfUser } from './device-trust.repository.js';
 import { isTrusted, NO_DEVICE_KEYS, toProtectedDeviceResponse, type DeviceKeysBody, type OtherDeviceKeysUpdate, type UpdateDevicesTrustBody } from './device-trust.schemas.js';
 import { toDeviceResponse } from './devices.schemas.js';
+import { noPushRegistrations, type PushRegistrations } from '../../platform/push/push-registrations.js';
 
 /**
  * Checks a list of re-wrapped device keys: each id once. The re-wrap of the device asking is its
@@ -30,8 +31,10 @@ export function checkOtherDevices(others: readonly OtherDeviceKeysUpdate[], fiel
  * leaves it. The server stores the three wrapped keys and hands two of them back at login; it can
  * open none of them.
  */
-export function createDeviceTrust(deps: { db: Db; hasher: PasswordHasher; clock: Clock }) {
+/** `registrations`: a removed device that held a push token is forgotten by the mobile relay. */
+export function createDeviceTrust(deps: { db: Db; hasher: PasswordHasher; clock: Clock; registrations?: PushRegistrations }) {
   const { db, hasher, clock } = deps;
+  const registrations = deps.registrations ?? noPushRegistrations;
 
   /**
    * The account's device, only while it is in the account's list: a removed device whose access
@@ -120,8 +123,8 @@ export function createDeviceTrust(deps: { db: Db; hasher: PasswordHasher; clock:
 
     /**
      * `POST /devices/{id}/deactivate` and `DELETE /devices/{id}`: the device leaves the account's
-     * list and loses its keys and push token, as officially; its sessions also end (its refresh
-     * tokens are deleted), which the official server leaves to expire.
+     * list and loses its keys and push token, as officially (the relay forgets it); its sessions
+     * also end (its refresh tokens are deleted), which the official server leaves to expire.
      */
     async deactivate({ userId }: UserCaller, id: string): Promise<void> {
       const device = await findDeviceById(db, userId, id.toLowerCase());
@@ -131,6 +134,8 @@ export function createDeviceTrust(deps: { db: Db; hasher: PasswordHasher; clock:
         await updateDeviceOfUser(tx, userId, device.id, { ...NO_DEVICE_KEYS, active: false, push_token: null, revision_date: clock.now().toISOString() });
         await deleteRefreshTokensOfDevice(tx, device.id);
       });
+      // As the official DeviceService.DeactivateAsync: push/delete after the change.
+      if (device.push_token) registrations.deviceTokenCleared(device.id);
     },
   };
 }
