@@ -80,7 +80,7 @@ import { createOidcClient } from './features/sso/oidc-client.js';
 import { createJitMembers } from './features/sso/jit-members.js';
 import { createSsoLogin } from './features/sso/sso-login.service.js';
 import { checkSecretsKey } from './features/sso/secrets-key-check.js';
-import { noOutbox, type Outbox } from './features/push-delivery/channel.js';
+import type { Outbox } from './features/push-delivery/channel.js';
 import { createRelayRegistrations, relayConfigured } from './features/push-relay/relay-channel.js';
 import { createDeviceTokens } from './features/push-relay/device-tokens.js';
 
@@ -95,7 +95,7 @@ export async function createFeatures(deps: FeatureDeps) {
   const p = await createPlatform(deps);
   const { config, database, db, clock, audit, hasher, keys, tokens, rateLimits, notifications, pushes, mailer, brand, files, apiBase, instruments, metrics } = p;
   // The mobile relay's device registrations, queued after commit (a no-op with the relay off).
-  const registrations = createRelayRegistrations({ outbox: deps.outbox ?? noOutbox, enabled: relayConfigured(config) });
+  const registrations = createRelayRegistrations({ outbox: deps.outbox ?? p.pushDelivery.outbox, enabled: relayConfigured(config) });
   const integrations = createIntegrations({ config, database, ...(p.log ? { log: p.log } : {}) });
   const icons = createIcons({ config, clock });
   const health = createHealthService({ checks: [...p.checks, integrations.check, notifications.health, p.pushDelivery.health] });

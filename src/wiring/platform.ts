@@ -16,6 +16,7 @@ import { createMailer } from '../features/mail/mailer.js';
 import type { HubLog } from '../features/notifications/hub.js';
 import { createNotifications } from '../features/notifications/notifications.js';
 import { createPushDelivery } from '../features/push-delivery/push-delivery.js';
+import { createRelayChannel } from '../features/push-relay/relay-channel.js';
 import { createMetrics, noInstruments } from '../features/operations/metrics.js';
 import { organizationClaims } from '../features/organizations/org-claims.js';
 import { organizationPrincipalResolver } from '../features/organizations/org-api-key.js';
@@ -60,6 +61,9 @@ export async function createPlatform({ config, database, clock, pushes: injected
   const instruments = metrics?.instruments ?? noInstruments;
   // The hub at once, and the push channels (mobile relay, Web Push) through the outbox after commit.
   const pushDelivery = createPushDelivery({ db, clock, log: hubLog, hub: notifications.pushes, onDelivery: (channel, result) => instruments.pushDelivery(channel, result) });
+  // Mobile push through Bitwarden's relay, when INSTALLATION_ID and INSTALLATION_KEY are set.
+  const relay = createRelayChannel({ config, db, clock });
+  if (relay) pushDelivery.outbox.addChannel(relay);
   const checks: HealthCheck[] = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
   return {
     config,

@@ -24,6 +24,8 @@ export interface RelayDouble {
   installationKey: string;
   /** Every accepted `push/...` call, in order. */
   calls: RelayCall[];
+  /** Requests received in `hang` mode and never answered (the path and method only). */
+  held: { method: string; path: string }[];
   /** Token requests answered (with 200). */
   tokensIssued: number;
   /** The bodies of every token request, for checking the form (the test's own key only). */
@@ -73,6 +75,7 @@ export async function startRelayDouble(options: { installationId?: string; insta
     installationId: options.installationId ?? randomUUID(),
     installationKey: options.installationKey ?? `key-${randomUUID()}`,
     calls: [],
+    held: [],
     tokensIssued: 0,
     tokenForms: [],
     mode: 'ok',
@@ -80,6 +83,7 @@ export async function startRelayDouble(options: { installationId?: string; insta
     revokeTokens: () => valid.clear(),
     reset() {
       double.calls.length = 0;
+      double.held.length = 0;
       double.tokenForms.length = 0;
       double.tokensIssued = 0;
       double.mode = 'ok';
@@ -96,7 +100,10 @@ export async function startRelayDouble(options: { installationId?: string; insta
     void (async () => {
       const text = await readBody(req);
       const path = new URL(req.url ?? '/', 'http://relay').pathname;
-      if (double.mode === 'hang') return;
+      if (double.mode === 'hang') {
+        double.held.push({ method: req.method ?? '', path });
+        return;
+      }
       if (double.mode === 'refuse') {
         req.socket.destroy();
         return;

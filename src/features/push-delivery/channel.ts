@@ -18,6 +18,8 @@ export interface PushChannel {
   messageFor(push: Push): OutboxMessage | null;
   /** Sends one message. Resolving means sent (or nothing left to send); throwing means retry later. */
   deliver(message: OutboxMessage, attempt: number): Promise<void>;
+  /** What this instance saw of the service lately (no secrets), for the health report. */
+  status?(): object;
 }
 
 /** A JSON value a channel stores and gets back (dates travel as ISO text). */

@@ -216,6 +216,7 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
   const outbox: Outbox & {
     addChannel(channel: PushChannel): void;
     channelNames(): string[];
+    channelList(): PushChannel[];
     offer(push: Push): void;
     start(): void;
     stop(): Promise<void>;
@@ -228,6 +229,7 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
       channels.set(channel.name, channel);
     },
     channelNames: () => [...channels.keys()],
+    channelList: () => [...channels.values()],
     start() {
       if (!stopped) return;
       stopped = false;

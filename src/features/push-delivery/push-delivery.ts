@@ -67,7 +67,8 @@ export function createPushDelivery(deps: {
         return [`${name}: ${waiting[name]} messages waiting, failing since ${oldest.created_at}; last error: ${rows[0]!.last_error ?? 'unknown'}`];
       });
       if (problems.length > 0) throw new Error(problems.join('; '));
-      return { channels, waiting };
+      const seen = Object.fromEntries(outbox.channelList().flatMap((channel) => (channel.status ? [[channel.name, channel.status()]] : [])));
+      return { channels, waiting, ...(Object.keys(seen).length > 0 ? { thisInstance: seen } : {}) };
     },
   };
 
