@@ -114,7 +114,7 @@ export async function createFeatures(deps: FeatureDeps) {
   const oidc = createOidcClient({ secretBox: p.secretBox, fetch: oidcFetch, timeoutMs: config.ssoTimeoutMs, allowInsecure: config.ssoAllowPrivateAddresses, ...(p.log ? { log: p.log } : {}) });
   const ssoLogin = createSsoLogin({ db, clock, keys, oidc, jit: createJitMembers({ audit }), limits: rateLimits.store, publicUrl: config.publicUrl });
   const identity = createIdentityService({
-    db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants,
+    db, clock, hasher, audit, tokens, throttle, authRequests, twoFactor, instruments, clientCredentialGrants, registrations,
     loginChecks: accountEmails,
     passkeyLogin,
     ssoLogin,

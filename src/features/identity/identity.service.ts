@@ -33,6 +33,7 @@ import type { TokenService } from '../../platform/auth/tokens.js';
 import type { PasskeyLoginService } from '../passkey-login/passkey-login.service.js';
 import { requireClientForKeys } from './client-version.js';
 import { createTokenResponses, type DecryptionOptions } from './token-response.js';
+import type { PushRegistrations } from '../../platform/push/push-registrations.js';
 
 /** The official first-party clients; none has a secret. */
 export const STATIC_CLIENTS = new Set(['web', 'browser', 'desktop', 'cli', 'mobile', 'connector']);
@@ -45,6 +46,14 @@ const SSO_REQUIRED = 'SSO authentication is required.';
 
 /** Form keys are matched case-insensitively, as the official server does. */
 export type TokenForm = Record<string, string>;
+
+/** The device a user login names: its fields, and the push token a mobile app sends with it. */
+interface LoginDevice {
+  type: number;
+  identifier: string;
+  name: string;
+  pushToken?: string | null;
+}
 
 export function normalizeForm(body: unknown): TokenForm {
   const form: TokenForm = {};
@@ -114,23 +123,28 @@ export function createIdentityService(deps: {
    * PKCE verifier, client and redirect) for the account it logged in; the login itself is this service's.
    */
   ssoLogin?: { redeem: (form: TokenForm, client: ClientContext) => Promise<SsoRedemption> };
+  /** The mobile push relay: a new device that logs in with its push token is registered there. */
+  registrations?: Pick<PushRegistrations, 'deviceTokenSet'>;
 }) {
   const { db, clock } = deps;
   const userTokenResponse = createTokenResponses({ db, decryptionOptions: deps.decryptionOptions });
 
   /** The device fields every user login must carry. */
-  function deviceOf(form: TokenForm): { type: number; identifier: string; name: string } {
+  function deviceOf(form: TokenForm): LoginDevice {
     const type = form.devicetype ? parseDeviceType(form.devicetype) : undefined;
     const identifier = form.deviceidentifier;
     const name = form.devicename;
     if (type === undefined || !identifier || !name) {
       throw new OAuthError('device_error', 'No device information provided', 'no device information provided');
     }
-    return { type, identifier: identifier.slice(0, 50), name: name.slice(0, 50) };
+    // The mobile apps send their push token with the login (`DevicePushToken`); one longer than
+    // the official column's 255 characters is not a token and is ignored, as an absent one.
+    const pushToken = form.devicepushtoken?.trim();
+    return { type, identifier: identifier.slice(0, 50), name: name.slice(0, 50), pushToken: pushToken && pushToken.length <= 255 ? pushToken : null };
   }
 
   /** The device row (`existing`: the account's row for this device, if any), made on its first login (`created`). */
-  async function registerDevice(user: UserRow, device: { type: number; identifier: string; name: string }, existing: DeviceRow | undefined): Promise<DeviceRow & { created?: boolean }> {
+  async function registerDevice(user: UserRow, device: LoginDevice, existing: DeviceRow | undefined): Promise<DeviceRow & { created?: boolean }> {
     const now = clock.now().toISOString();
     if (existing) {
       // A removed (deactivated) device that logs in again is back in the account's list, untrusted:
@@ -145,7 +159,9 @@ export function createIdentityService(deps: {
       type: device.type,
       identifier: device.identifier,
       name: device.name,
-      push_token: null,
+      // As officially, a login stores the push token of a new device only; a known device's
+      // token changes through PUT /devices/identifier/{identifier}/token.
+      push_token: device.pushToken ?? null,
       creation_date: now,
       revision_date: now,
       encrypted_user_key: null,
@@ -155,6 +171,7 @@ export function createIdentityService(deps: {
     };
     try {
       await insertDevice(db, row);
+      if (row.push_token) deps.registrations?.deviceTokenSet(row.id);
       return { ...row, created: true };
     } catch (error) {
       // Two logins from one new device at once: the other one registered it.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { seedAccount, TEST_DEVICE, type LoggedInUser } from '../../../test/support/accounts.js';
+import { passwordGrantForm, seedAccount, TEST_DEVICE, type LoggedInUser } from '../../../test/support/accounts.js';
 import { recordingOutbox } from '../../../test/support/outbox.js';
 import { startRelayDouble, type RelayDouble } from '../../../test/support/relay-double.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
@@ -138,6 +138,25 @@ describe('clear-token and device removal', () => {
     const another = await seedAccount(server);
     outbox.clear();
     expect((await server.request('DELETE', `/api/devices/${(await tokenOf(another)).id}`, { token: another.accessToken })).status).toBe(200);
+    expect(outbox.queued).toEqual([]);
+  });
+});
+
+describe('a push token sent with the login', () => {
+  it('is stored on a new device and registered with the relay; a known device keeps its own', async () => {
+    const someone = await seedAccount(server);
+    outbox.clear();
+    const phone = { deviceType: '0', deviceIdentifier: randomUUID(), deviceName: 'Pixel' };
+    const login = (pushToken: string) =>
+      server.request('POST', '/identity/connect/token', { form: { ...passwordGrantForm(someone.account, phone), devicePushToken: pushToken } });
+    const first = await login('fcm-at-login');
+    expect(first.status, first.text).toBe(200);
+    const device = await tokenOf(someone, phone.deviceIdentifier);
+    expect(device.push_token).toBe('fcm-at-login');
+    expect(outbox.of('relay')).toEqual([{ kind: 'register', deviceId: device.id }]);
+    outbox.clear();
+    expect((await login('another-token')).status).toBe(200);
+    expect((await tokenOf(someone, phone.deviceIdentifier)).push_token).toBe('fcm-at-login');
     expect(outbox.queued).toEqual([]);
   });
 });
