@@ -36,6 +36,7 @@ import { testService } from '../support/services.js';
 import { httpRequest, testConfig, type RequestOptions, type TestServer } from '../support/test-server.js';
 import { createTestTls, type TestTls } from '../support/tls.js';
 import { startReceiver } from '../support/webhook-receiver.js';
+import { startRelayDouble, type RelayDouble } from '../support/relay-double.js';
 import { jobRunsIn } from '../support/scheduled-job-runs.js';
 import { seedUser } from '../support/admin.js';
 import { EventType } from '../../src/platform/audit/event-type.js';
@@ -58,6 +59,7 @@ let dispatcher: Agent;
 let bw: BwCli | undefined;
 let memberBw: BwCli | undefined;
 let sink: SmtpSink | undefined;
+let relay: RelayDouble | undefined;
 /** The Send purge's interval on the fleet: short, so that the test sees several runs. */
 const PURGE_SECONDS = 2;
 /** The emergency access jobs' interval on the fleet, short for the same reason. */
@@ -155,6 +157,9 @@ beforeAll(async () => {
   dispatcher = new Agent({ connect: { ca: tls.caPem } });
   // Invitations are mailed: every instance sends through this sink.
   sink = await startSmtpSink();
+  // Mobile pushes go to a relay double on loopback, never to Bitwarden's relay.
+  relay = await startRelayDouble();
+  const relayEnv = { INSTALLATION_ID: relay.installationId, INSTALLATION_KEY: relay.installationKey, PUSH_RELAY_URI: relay.url, PUSH_IDENTITY_URI: relay.url };
   fleet = await startFleet({
     databaseUrl,
     redisUrl,
@@ -163,7 +168,7 @@ beforeAll(async () => {
     tls,
     instances: 3,
     // The test identity provider listens on loopback.
-    env: { SSO_ALLOW_PRIVATE_ADDRESSES: 'true', PUBLIC_API_RATE_LIMIT: '60', PUBLIC_API_BURST: '5', SEND_PURGE_INTERVAL_SECONDS: String(PURGE_SECONDS), EMERGENCY_ACCESS_JOB_INTERVAL_SECONDS: String(EMERGENCY_SECONDS), ...sink.env },
+    env: { SSO_ALLOW_PRIVATE_ADDRESSES: 'true', PUBLIC_API_RATE_LIMIT: '60', PUBLIC_API_BURST: '5', SEND_PURGE_INTERVAL_SECONDS: String(PURGE_SECONDS), EMERGENCY_ACCESS_JOB_INTERVAL_SECONDS: String(EMERGENCY_SECONDS), ...sink.env, ...relayEnv },
   });
   database = openDatabase(fleet.databaseUrl, { poolSize: 2 });
 }, SLOW);
@@ -175,6 +180,7 @@ afterAll(async () => {
   await fleet?.close();
   await dispatcher?.close();
   await sink?.close();
+  await relay?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -326,6 +332,25 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     expect(balanced.messages).toHaveLength(4);
     await direct.stop();
     balanced.close();
+  }, SLOW);
+
+  it('sends each push once to the mobile relay, whichever instance made the change', async () => {
+    const user = await createUser(lb);
+    const phone = randomUUID();
+    const login = await lb.request('POST', '/identity/connect/token', { form: { ...passwordGrantForm(user.account, { deviceType: '0', deviceIdentifier: phone, deviceName: 'Pixel' }), devicePushToken: 'fcm-fleet' } });
+    expect(login.status, login.text).toBe(200);
+    await waitFor(() => Boolean(relay?.calls.some((call) => call.path === '/push/register' && (call.body as { identifier?: string }).identifier === phone)), 20_000, 'the phone registered');
+    // Six changes through the balancer: two on each instance.
+    const folders: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const res = await lb.request('POST', '/api/folders', { token: user.accessToken, json: { name: encryptText(`relayed ${i}`, user.account.userKey) } });
+      expect(res.status).toBe(200);
+      folders.push(res.body.id as string);
+    }
+    const sent = () => (relay?.calls ?? []).filter((call) => call.path === '/push/send' && (call.body as { userId?: string }).userId === user.userId);
+    await waitFor(() => sent().length >= 6, 30_000, 'six relayed pushes');
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(sent().map((call) => (call.body as { payload: { id: string } }).payload.id).sort()).toEqual([...folders].sort());
   }, SLOW);
 
   it('serves the Secrets Manager SDK: a machine account logs in, writes, lists and syncs secrets', async () => {
