@@ -11,6 +11,7 @@ import type {
 } from './schema/auth.js';
 import type { WebAuthnCredentialsTable, WebAuthnSpentChallengesTable } from './schema/passkeys.js';
 import type { SsoCodesTable, SsoConfigsTable, SsoFlowsTable, SsoUsersTable } from './schema/sso.js';
+import type { WebPushKeysTable, WebPushSubscriptionsTable } from './schema/web-push.js';
 import type { EventsTable, SecretReadSetsTable, SecretReadSetMembersTable } from './schema/events.js';
 import type {
   OrganizationIntegrationsTable,
@@ -69,6 +70,7 @@ export type * from './schema/integrations.js';
 export type * from './schema/admin.js';
 export type * from './schema/leases.js';
 export type * from './schema/passkeys.js';
+export type * from './schema/web-push.js';
 
 export interface DB {
   users: UsersTable;
@@ -126,4 +128,6 @@ export interface DB {
   sso_codes: SsoCodesTable;
   webauthn_spent_challenges: WebAuthnSpentChallengesTable;
   send_access_codes: SendAccessCodesTable;
+  web_push_keys: WebPushKeysTable;
+  web_push_subscriptions: WebPushSubscriptionsTable;
 }

@@ -32,6 +32,7 @@ import { trustedDevices } from './0033-trusted-devices.js';
 import { adminAuthRequests } from './0034-admin-auth-requests.js';
 import { itemsWithAttachments } from './0035-items-with-attachments.js';
 import { pushOutbox } from './0036-push-outbox.js';
+import { webPush } from './0037-web-push.js';
 
 /** Every migration, in order. Names are fixed once released: never rename or edit one. */
 export function migrations(engine: Engine): Record<string, Migration> {
@@ -68,5 +69,6 @@ export function migrations(engine: Engine): Record<string, Migration> {
     '0034-admin-auth-requests': adminAuthRequests(),
     '0035-items-with-attachments': itemsWithAttachments(),
     '0036-push-outbox': pushOutbox(),
+    '0037-web-push': webPush(engine),
   };
 }
