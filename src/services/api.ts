@@ -62,7 +62,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
 
   await app.register(aliveRoutes, { clock });
   if (config.healthEnabled) await app.register(healthRoutes, { health: features.health });
-  await app.register(serverConfigRoutes, { config });
+  await app.register(serverConfigRoutes, { config, vapidPublicKey: features.webPushPublicKey });
   await app.register(accountRoutes, { accounts: features.accounts });
   await app.register(ssoAccountRoutes, { ssoLogin: features.ssoLogin });
   await app.register(unassignedCipherRoutes, { hasUnassignedItems: features.hasUnassignedItems });

@@ -41,6 +41,13 @@ export async function freshDatabaseUrl(): Promise<{ url: string; drop(): Promise
 /** The per-caller limits of the expensive routes, off: their own test turns them on. */
 export const CALLER_LIMITS_OFF = { RATE_LIMIT_COLLECT: '0', RATE_LIMIT_COLLECT_EVENTS: '0', RATE_LIMIT_IMPORT: '0', RATE_LIMIT_EXPORT: '0', RATE_LIMIT_BULK: '0', RATE_LIMIT_HIBP: '0', RATE_LIMIT_DEVICE_APPROVAL: '0' };
 
+/**
+ * The secrets key of every test server that names none: without it, the first secret sealed (the
+ * Web Push VAPID key, made on the first GET /config) would write DATA_DIR/secrets.key into the
+ * working directory.
+ */
+const TEST_SECRETS_KEY = randomBytes(32).toString('base64');
+
 /** Config as the server would load it from these environment variables. */
 export function testConfig(env: Record<string, string> = {}): Config {
   // Tests send many requests from 127.0.0.1, some on hundreds of connections at once, and many to
@@ -48,7 +55,7 @@ export function testConfig(env: Record<string, string> = {}): Config {
   // Keep-alive outlasts a test's own slow work (the clients' SDK derives keys in WASM for seconds,
   // holding the event loop): otherwise the server's idle timer and the next request race, and
   // the request meets a closed socket (ECONNRESET).
-  return loadConfig({ LOG_LEVEL: 'warn', PASSWORD_ITERATIONS: '100000', IP_RATE_LIMITING: 'false', MAX_CONNECTIONS_PER_IP: '0', PUBLIC_API_RATE_LIMIT: '0', KEEP_ALIVE_TIMEOUT_SECONDS: '120', ...CALLER_LIMITS_OFF, ...env });
+  return loadConfig({ LOG_LEVEL: 'warn', PASSWORD_ITERATIONS: '100000', IP_RATE_LIMITING: 'false', MAX_CONNECTIONS_PER_IP: '0', PUBLIC_API_RATE_LIMIT: '0', KEEP_ALIVE_TIMEOUT_SECONDS: '120', SECRETS_KEY: TEST_SECRETS_KEY, ...CALLER_LIMITS_OFF, ...env });
 }
 
 /** Collects log lines so tests can check what was (and was not) logged. */
