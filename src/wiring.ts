@@ -18,6 +18,7 @@ import { createIdentityService } from './features/identity/identity.service.js';
 import { createLoginThrottle } from './features/rate-limits/login-throttle.js';
 import { createDeviceService } from './features/devices/devices.service.js';
 import { createDeviceTrust } from './features/devices/device-trust.service.js';
+import { createWebPushSubscriptions } from './features/web-push/web-push.service.js';
 import { vapidPublicKeyOf } from './features/web-push/vapid-keys.js';
 import { trustedDeviceOption } from './features/devices/trusted-device-option.js';
 import { createTdeOffboarding } from './features/devices/tde-offboarding.js';
@@ -197,6 +198,8 @@ export async function createFeatures(deps: FeatureDeps) {
     devices: createDeviceService({ db, clock }),
     deviceTrust: createDeviceTrust({ db, hasher, clock, registrations }),
     deviceTokens: createDeviceTokens({ db, clock, registrations }),
+    /** The extension's Web Push subscriptions (docs/web-push.md); private endpoints refused. */
+    webPushSubscriptions: createWebPushSubscriptions({ db, clock, allowPrivateAddresses: false }),
     /** /config's VAPID public key, read or made on the first ask; none while Web Push is off. */
     webPushPublicKey: config.webPushEnabled ? vapidPublicKeyOf({ db, secretBox: p.secretBox, clock }) : undefined,
     tdeOffboarding: createTdeOffboarding({ db, hasher, clock, audit, pushes }),

@@ -10,9 +10,10 @@
  * target untouched, and an allowed one must have changed it: where that is cheap to see,
  * the outcome carries a note when it is not so.
  */
-import { randomUUID } from 'node:crypto';
+import { createECDH, randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { actor, custom, ENC, seedCollection, seedGroup, seedTarget, type Actor } from './support/admin.js';
+import { TEST_DEVICE } from './support/accounts.js';
+import { actor, custom, ENC, seedCollection, seedGroup, seedTarget, seedUser, type Actor } from './support/admin.js';
 import { generateSymmetricKey } from './support/bw-crypto.js';
 import { seedOrgItem, seedPersonalItem } from './support/org-items.js';
 import { seedMembership, seedOrganization } from './support/orgs.js';
@@ -302,6 +303,12 @@ type Row = [name: string, call: (who: Caller) => Promise<Call>, expectation: Exp
 
 const base = () => `/organizations/${org}`;
 const secret = (who: Caller) => actors[who].account.masterPasswordHash;
+/** A browser's Web Push subscription, as the extension sends it. */
+const webPushSubscription = () => ({
+  endpoint: `https://push.example.com/send/${randomUUID()}`,
+  p256dh: createECDH('prime256v1').generateKeys().toString('base64url'),
+  auth: randomBytes(16).toString('base64url'),
+});
 
 /** The Account recovery administration policy (8) on for a row: recovery and enrollment need it. */
 const recoveryPolicy = {
@@ -817,6 +824,36 @@ const MEMBER_ROWS: Row[] = [
       };
     },
     { allow: 'members', outsiders: 200 },
+  ],
+  // Web Push (docs/web-push.md): a subscription for the caller's own device only; organizations play no part.
+  [
+    'PUT /devices/identifier/{identifier}/web-push-auth (the caller\'s own device)',
+    async (who) => {
+      const device = async () => (await db().selectFrom('devices').select('id').where('user_id', '=', actors[who].userId).where('identifier', '=', TEST_DEVICE.deviceIdentifier).executeTakeFirstOrThrow()).id;
+      const subscribed = async () => Boolean(await db().selectFrom('web_push_subscriptions').select('device_id').where('device_id', '=', await device()).executeTakeFirst());
+      return {
+        method: 'PUT',
+        path: `/devices/identifier/${TEST_DEVICE.deviceIdentifier}/web-push-auth`,
+        json: webPushSubscription(),
+        written: subscribed,
+        cleanup: async () => {
+          await db().deleteFrom('web_push_subscriptions').where('device_id', '=', await device()).execute();
+        },
+      };
+    },
+    { allow: 'members', outsiders: 200 },
+  ],
+  [
+    'PUT /devices/identifier/{identifier}/web-push-auth (another account\'s device)',
+    async () => {
+      const identifier = randomUUID();
+      const id = randomUUID();
+      const now = new Date().toISOString();
+      await db().insertInto('devices').values({ id, user_id: await seedUser(server), type: 2, identifier, name: 'chrome', push_token: null, creation_date: now, revision_date: now }).execute();
+      const subscribed = async () => Boolean(await db().selectFrom('web_push_subscriptions').select('device_id').where('device_id', '=', id).executeTakeFirst());
+      return { method: 'PUT', path: `/devices/identifier/${identifier}/web-push-auth`, json: webPushSubscription(), written: subscribed };
+    },
+    { allow: [], hidden: 'rest' },
   ],
   [
     'PUT /organizations/{org}/users/{userId}/reset-password-enrollment (another member\'s)',

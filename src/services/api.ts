@@ -38,6 +38,7 @@ import { hibpRoutes } from '../features/breach-report/hibp.routes.js';
 import { secretsManagerRoutes } from '../features/secrets-manager/secrets-manager.routes.js';
 import { domainSettingsRoutes } from '../features/settings/domains.routes.js';
 import { serverConfigRoutes } from '../features/server-config/server-config.routes.js';
+import { webPushRoutes } from '../features/web-push/web-push.routes.js';
 import { cipherRoutes } from '../features/vault/ciphers.routes.js';
 import { orgCipherRoutes } from '../features/vault/org-ciphers.routes.js';
 import { organizationExportRoutes } from '../features/vault/org-export.routes.js';
@@ -81,6 +82,7 @@ export const apiService: FastifyPluginAsync<ServiceOptions> = async (app, { conf
   await app.register(deviceRoutes, { devices: features.devices });
   await app.register(deviceTrustRoutes, { trust: features.deviceTrust, offboarding: features.tdeOffboarding });
   await app.register(deviceTokenRoutes, { tokens: features.deviceTokens });
+  await app.register(webPushRoutes, { subscriptions: features.webPushSubscriptions });
   await app.register(authRequestRoutes, { authRequests: features.authRequests });
   await app.register(adminRequestRoutes, { adminRequests: features.adminRequests, orgAccess: features.orgAccess });
   await app.register(domainSettingsRoutes, { domains: features.domainSettings });

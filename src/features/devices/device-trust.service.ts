@@ -9,6 +9,7 @@ import { deleteRefreshTokensOfDevice, findDeviceById, lockDevicesOfUser, updateD
 import { isTrusted, NO_DEVICE_KEYS, toProtectedDeviceResponse, type DeviceKeysBody, type OtherDeviceKeysUpdate, type UpdateDevicesTrustBody } from './device-trust.schemas.js';
 import { toDeviceResponse } from './devices.schemas.js';
 import { noPushRegistrations, type PushRegistrations } from '../../platform/push/push-registrations.js';
+import { forgetWebPushSubscription } from '../web-push/web-push.service.js';
 
 /**
  * Checks a list of re-wrapped device keys: each id once. The re-wrap of the device asking is its
@@ -123,8 +124,9 @@ export function createDeviceTrust(deps: { db: Db; hasher: PasswordHasher; clock:
 
     /**
      * `POST /devices/{id}/deactivate` and `DELETE /devices/{id}`: the device leaves the account's
-     * list and loses its keys and push token, as officially (the relay forgets it); its sessions
-     * also end (its refresh tokens are deleted), which the official server leaves to expire.
+     * list and loses its keys, push token and Web Push subscription, as officially (the relay
+     * forgets it); its sessions also end (its refresh tokens are deleted), which the official
+     * server leaves to expire.
      */
     async deactivate({ userId }: UserCaller, id: string): Promise<void> {
       const device = await findDeviceById(db, userId, id.toLowerCase());
@@ -133,6 +135,7 @@ export function createDeviceTrust(deps: { db: Db; hasher: PasswordHasher; clock:
       await db.transaction().execute(async (tx) => {
         await updateDeviceOfUser(tx, userId, device.id, { ...NO_DEVICE_KEYS, active: false, push_token: null, revision_date: clock.now().toISOString() });
         await deleteRefreshTokensOfDevice(tx, device.id);
+        await forgetWebPushSubscription(tx, device.id);
       });
       // As the official DeviceService.DeactivateAsync: push/delete after the change.
       if (device.push_token) registrations.deviceTokenCleared(device.id);

@@ -1,0 +1,75 @@
+import type { Executor } from '../../db/database.js';
+import { OrganizationUserStatusType } from '../../platform/access/roles.js';
+
+/** A subscription as delivery uses it: whose device, and where and how to send. */
+export interface SubscriptionRow {
+  device_id: string;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+}
+
+/** Stores the device's subscription, replacing the one it had (a browser has one per extension). */
+export async function saveSubscription(db: Executor, deviceId: string, subscription: { endpoint: string; p256dh: string; auth: string }, now: string): Promise<void> {
+  await db
+    .insertInto('web_push_subscriptions')
+    .values({ device_id: deviceId, ...subscription, creation_date: now, revision_date: now })
+    .onConflict((oc) => oc.column('device_id').doUpdateSet({ ...subscription, revision_date: now }))
+    .execute();
+}
+
+/** Removes a device's subscription (deactivation, clear-token). */
+export async function deleteSubscriptionOfDevice(db: Executor, deviceId: string): Promise<void> {
+  await db.deleteFrom('web_push_subscriptions').where('device_id', '=', deviceId).execute();
+}
+
+/**
+ * Removes a subscription the push service said is gone (404, 410) — only while it is still the
+ * one that was sent to: the extension may have registered a new one in the meantime.
+ */
+export async function deleteExpiredSubscription(db: Executor, deviceId: string, endpoint: string): Promise<void> {
+  await db.deleteFrom('web_push_subscriptions').where('device_id', '=', deviceId).where('endpoint', '=', endpoint).execute();
+}
+
+/**
+ * The subscriptions of the users' active devices, but the device with identifier `exceptIdentifier`
+ * (the push's ContextId: the device that made the change).
+ */
+export async function subscriptionsOfUsers(db: Executor, userIds: readonly string[], exceptIdentifier: string | null): Promise<SubscriptionRow[]> {
+  if (userIds.length === 0) return [];
+  let query = db
+    .selectFrom('web_push_subscriptions as s')
+    .innerJoin('devices as d', 'd.id', 's.device_id')
+    .select(['s.device_id', 's.endpoint', 's.p256dh', 's.auth'])
+    .where('d.user_id', 'in', userIds)
+    .where('d.active', '=', true);
+  if (exceptIdentifier !== null) query = query.where('d.identifier', '!=', exceptIdentifier);
+  return query.orderBy('s.device_id').execute();
+}
+
+/** The subscriptions of the devices of an organization's confirmed members, but the acting device. */
+export async function subscriptionsOfOrganization(db: Executor, organizationId: string, exceptIdentifier: string | null): Promise<SubscriptionRow[]> {
+  let query = db
+    .selectFrom('web_push_subscriptions as s')
+    .innerJoin('devices as d', 'd.id', 's.device_id')
+    .innerJoin('organization_users as ou', 'ou.user_id', 'd.user_id')
+    .select(['s.device_id', 's.endpoint', 's.p256dh', 's.auth'])
+    .where('ou.organization_id', '=', organizationId)
+    .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
+    .where('d.active', '=', true);
+  if (exceptIdentifier !== null) query = query.where('d.identifier', '!=', exceptIdentifier);
+  return query.orderBy('s.device_id').execute();
+}
+
+/** The subscriptions of these devices, if they still have them and are active. */
+export async function subscriptionsOfDevices(db: Executor, deviceIds: readonly string[]): Promise<SubscriptionRow[]> {
+  if (deviceIds.length === 0) return [];
+  return db
+    .selectFrom('web_push_subscriptions as s')
+    .innerJoin('devices as d', 'd.id', 's.device_id')
+    .select(['s.device_id', 's.endpoint', 's.p256dh', 's.auth'])
+    .where('s.device_id', 'in', deviceIds)
+    .where('d.active', '=', true)
+    .orderBy('s.device_id')
+    .execute();
+}
