@@ -1,0 +1,167 @@
+import type { FastifyBaseLogger } from 'fastify';
+import webpush from 'web-push';
+import type { Db } from '../../db/database.js';
+import type { SecretBox } from '../../platform/auth/secret-box.js';
+import { PushType, type Push } from '../../platform/push/pushes.js';
+import type { Clock } from '../../shared/clock.js';
+import { storedPush, type Outbox, type OutboxMessage, type PushChannel, type StoredPush } from '../push-delivery/channel.js';
+import { createPushSender, type PushSender, type SendResult } from './push-sender.js';
+import { ensureVapidKeys, vapidSubject, type VapidKeys } from './vapid-keys.js';
+import { deleteExpiredSubscription, subscriptionsOfDevices, subscriptionsOfOrganization, subscriptionsOfUsers, type SubscriptionRow } from './web-push.repository.js';
+
+/**
+ * Web Push to the browser extension (docs/web-push.md): each push for a user or an organization
+ * goes, from the outbox, to the Web Push subscriptions of the devices that should hear of it,
+ * encrypted for each browser (RFC 8291) and signed with the server's VAPID key (RFC 8292).
+ */
+
+export const WEB_PUSH_CHANNEL = 'web-push';
+
+export interface WebPushChannelDeps {
+  db: Db;
+  clock: Clock;
+  secretBox: SecretBox;
+  /** Where a delivery that reached only some subscriptions puts the rest, to be tried again. */
+  outbox: Outbox;
+  config: { publicUrl: string; webPushSubject?: string | undefined };
+  log: Pick<FastifyBaseLogger, 'info' | 'warn' | 'error'>;
+  /** Send to http and private-address endpoints (a push service on the operator's network; tests). */
+  allowPrivateAddresses: boolean;
+  /** One push service's answer, connection to last byte (default 10 s). */
+  timeoutMs?: number;
+}
+
+export interface WebPushChannel extends PushChannel {
+  /** The public key /config advertises; null when this instance cannot read the key pair (nothing is sent then). */
+  readonly vapidPublicKey: string | null;
+  /** Closes the kept-alive connections to the push services. */
+  close(): void;
+}
+
+/** What the channel stores per push: the push, and for a second try only the devices it failed for. */
+interface WebPushMessage {
+  push: StoredPush;
+  devices?: string[];
+}
+
+/** Sends at once, at most: an organization's push may go to hundreds of browsers. */
+const AT_ONCE = 16;
+const DAY_SECONDS = 24 * 60 * 60;
+/** A login request is answerable for 15 minutes (the official auth request lifetime); later it is noise. */
+const AUTH_REQUEST_SECONDS = 15 * 60;
+
+export async function createWebPushChannel(deps: WebPushChannelDeps): Promise<WebPushChannel> {
+  const { db, outbox, log } = deps;
+  let keys: VapidKeys | null = null;
+  try {
+    keys = await ensureVapidKeys(deps);
+  } catch (error) {
+    log.error({ err: error }, "web push is off on this instance: the VAPID key pair cannot be read (is SECRETS_KEY the one the other instances use?)");
+  }
+  const subject = vapidSubject(deps.config);
+  const sender: PushSender = createPushSender({ allowPrivateAddresses: deps.allowPrivateAddresses, timeoutMs: deps.timeoutMs ?? 10_000 });
+
+  async function subscriptionsFor(message: WebPushMessage): Promise<SubscriptionRow[]> {
+    const { push, devices } = message;
+    if (devices) return subscriptionsOfDevices(db, devices);
+    if ('user' in push.target) return subscriptionsOfUsers(db, [push.target.user], push.contextId);
+    if ('organization' in push.target) return subscriptionsOfOrganization(db, push.target.organization, push.contextId);
+    return [];
+  }
+
+  async function sendTo(subscription: SubscriptionRow, payload: string, push: StoredPush, vapid: VapidKeys): Promise<SendResult> {
+    let request;
+    try {
+      request = webpush.generateRequestDetails({ endpoint: subscription.endpoint, keys: { p256dh: subscription.p256dh, auth: subscription.auth } }, payload, {
+        vapidDetails: { subject, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
+        contentEncoding: 'aes128gcm',
+        ...delivery(push.type),
+      });
+    } catch (error) {
+      return { outcome: 'refused', status: null, error: error instanceof Error ? error.message : String(error) };
+    }
+    return sender.send({ endpoint: request.endpoint, method: request.method, headers: request.headers, body: request.body });
+  }
+
+  return {
+    name: WEB_PUSH_CHANNEL,
+    vapidPublicKey: keys?.publicKey ?? null,
+
+    messageFor(push: Push): OutboxMessage | null {
+      // The anonymous hub's pushes (a login request's answer) go to a device not signed in: no subscription.
+      if (!keys || !('user' in push.target || 'organization' in push.target)) return null;
+      return { push: storedPush(push) };
+    },
+
+    async deliver(message: OutboxMessage): Promise<void> {
+      // Another instance, which can read the key, may have enqueued it: the outbox tries again, within its bound.
+      if (!keys) throw new Error('web push: this instance cannot read the VAPID key pair (SECRETS_KEY)');
+      const vapid = keys;
+      const webPushMessage = message as unknown as WebPushMessage;
+      const { push } = webPushMessage;
+      // A browser registered under two accounts holds one subscription: it hears of a change once.
+      const seen = new Set<string>();
+      const subscriptions = (await subscriptionsFor(webPushMessage)).filter((s) => !seen.has(s.endpoint) && seen.add(s.endpoint));
+      if (subscriptions.length === 0) return;
+      const payload = payloadOf(push);
+      const results = await eachLimited(subscriptions, AT_ONCE, (s) => sendTo(s, payload, push, vapid));
+      const failed: { device: string; error: string | null }[] = [];
+      for (const [i, result] of results.entries()) {
+        const subscription = subscriptions[i]!;
+        if (result.outcome === 'gone') {
+          await deleteExpiredSubscription(db, subscription.device_id, subscription.endpoint);
+          log.info({ deviceId: subscription.device_id, status: result.status }, 'web push: the subscription expired; removed');
+        } else if (result.outcome === 'refused') {
+          log.warn({ deviceId: subscription.device_id, status: result.status, error: result.error }, 'web push: the push service refused a message; not retried');
+        } else if (result.outcome === 'failed') {
+          failed.push({ device: subscription.device_id, error: result.error });
+        }
+      }
+      if (failed.length === 0) return;
+      // Nothing went out: the outbox tries the whole message again later, with its back-off and its bound.
+      if (failed.length === subscriptions.length) {
+        throw new Error(`web push: none of ${failed.length} push service(s) took the message (${failed[0]!.error ?? 'no answer'})`);
+      }
+      // Some browsers have it: a second message names only the others, so none is told twice.
+      // Each such message names fewer devices than the one before, so this ends.
+      outbox.enqueue(WEB_PUSH_CHANNEL, { push, devices: failed.map((f) => f.device) });
+      log.warn({ failed: failed.length, of: subscriptions.length, error: failed[0]!.error }, 'web push: some push services did not take the message; those are tried again');
+    },
+
+    close() {
+      sender.close();
+    },
+  };
+}
+
+/**
+ * What the extension reads (clients WorkerWebPushConnectionService: `new
+ * NotificationResponse(event.data.json().data)`): the official server's Web Push template
+ * (bitwarden/server NotificationHubPushRegistrationService, `{"data":{"type":…,"payload":"…"}}`),
+ * the type a number and the payload the push's PascalCase payload as JSON text, which the client
+ * parses. Ids and dates only, as every push payload.
+ */
+export function payloadOf(push: Pick<StoredPush, 'type' | 'payload'>): string {
+  return JSON.stringify({ data: { type: push.type, payload: JSON.stringify(push.payload) } });
+}
+
+/** How long a push service keeps a message for an offline browser, and how soon it wakes one. */
+function delivery(type: PushType): { TTL: number; urgency: 'normal' | 'high' } {
+  if (type === PushType.AuthRequest) return { TTL: AUTH_REQUEST_SECONDS, urgency: 'high' };
+  if (type === PushType.LogOut) return { TTL: DAY_SECONDS, urgency: 'high' };
+  return { TTL: DAY_SECONDS, urgency: 'normal' };
+}
+
+/** `work` over every item, at most `limit` at once; the results in the items' order. */
+async function eachLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return results;
+}
