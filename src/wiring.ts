@@ -199,7 +199,7 @@ export async function createFeatures(deps: FeatureDeps) {
     deviceTrust: createDeviceTrust({ db, hasher, clock, registrations }),
     deviceTokens: createDeviceTokens({ db, clock, registrations }),
     /** The extension's Web Push subscriptions (docs/web-push.md); private endpoints refused. */
-    webPushSubscriptions: createWebPushSubscriptions({ db, clock, allowPrivateAddresses: false }),
+    webPushSubscriptions: createWebPushSubscriptions({ db, clock, allowPrivateAddresses: config.webPushAllowPrivateAddresses }),
     /** /config's VAPID public key, read or made on the first ask; none while Web Push is off. */
     webPushPublicKey: config.webPushEnabled ? vapidPublicKeyOf({ db, secretBox: p.secretBox, clock }) : undefined,
     tdeOffboarding: createTdeOffboarding({ db, hasher, clock, audit, pushes }),
@@ -240,6 +240,7 @@ export async function createFeatures(deps: FeatureDeps) {
     metrics,
     async close() {
       await p.pushDelivery.outbox.stop();
+      p.webPush?.close();
       await notifications.close();
       await eventRetention.stop();
       await sendPurge.stop();

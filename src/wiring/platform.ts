@@ -17,6 +17,7 @@ import type { HubLog } from '../features/notifications/hub.js';
 import { createNotifications } from '../features/notifications/notifications.js';
 import { createPushDelivery } from '../features/push-delivery/push-delivery.js';
 import { createRelayChannel } from '../features/push-relay/relay-channel.js';
+import { createWebPushChannel } from '../features/web-push/web-push.channel.js';
 import { createMetrics, noInstruments } from '../features/operations/metrics.js';
 import { organizationClaims } from '../features/organizations/org-claims.js';
 import { organizationPrincipalResolver } from '../features/organizations/org-api-key.js';
@@ -64,6 +65,12 @@ export async function createPlatform({ config, database, clock, pushes: injected
   // Mobile push through Bitwarden's relay, when INSTALLATION_ID and INSTALLATION_KEY are set.
   const relay = createRelayChannel({ config, db, clock });
   if (relay) pushDelivery.outbox.addChannel(relay);
+  const secretBox = createSecretBox(secretsKeyOf(config));
+  // Web Push to browser extensions, with this server's own VAPID keys (WEB_PUSH_ENABLED, on by default).
+  const webPush = config.webPushEnabled
+    ? createWebPushChannel({ db, clock, secretBox, outbox: pushDelivery.outbox, config, log: hubLog, allowPrivateAddresses: config.webPushAllowPrivateAddresses })
+    : null;
+  if (webPush) pushDelivery.outbox.addChannel(webPush);
   const checks: HealthCheck[] = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
   return {
     config,
@@ -76,7 +83,7 @@ export async function createPlatform({ config, database, clock, pushes: injected
     keys,
     tokens,
     /** Seals the secrets the server reads back itself (an identity provider's client secret). */
-    secretBox: createSecretBox(secretsKeyOf(config)),
+    secretBox,
     rateLimits,
     notifications,
     // What features tell the hub after each commit (push-messages.ts lists what pushes what): its
@@ -84,6 +91,8 @@ export async function createPlatform({ config, database, clock, pushes: injected
     pushes: injectedPushes ?? pushDelivery.pushes,
     /** Started by the app (buildApp), stopped by close(): the push channels' outbox. */
     pushDelivery,
+    /** Closed with the app: Web Push's kept-alive connections to the browsers' push services. */
+    webPush,
     mailer: createMailer(config),
     brand: { serverName: config.serverName, publicUrl: config.publicUrl },
     files: fileStoreOf(config),

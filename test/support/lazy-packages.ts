@@ -15,4 +15,6 @@ export const OPTIONAL_PACKAGES = [
   ...['openid-client', 'oauth4webapi'],
   // The HTML parser (and its entity tables) the icon finder reads a site's page with, at the first page read.
   ...['parse5', 'entities'],
+  // Web Push's encryption and signing, at the first push to a browser that subscribed.
+  ...['web-push', 'http_ece', 'jws', 'asn1.js', 'https-proxy-agent'],
 ];

@@ -26,6 +26,11 @@ export const pushSettings = {
     default: true,
     description: 'Send Web Push to browser extensions with this server\'s own VAPID keys (no outside relay). false: the browsers keep the WebSocket hub only.',
   }),
+  webPushAllowPrivateAddresses: Type.Boolean({
+    default: false,
+    description:
+      'Web Push: accept subscriptions whose push service is on http, a private, loopback or link-local address, or localhost (a push service on your own network; tests). Off: the server never sends to such an address, checked again at connect time.',
+  }),
   webPushSubject: Type.Optional(
     Type.String({
       pattern: '^(mailto:|https://)',

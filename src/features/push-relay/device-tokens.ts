@@ -4,6 +4,7 @@ import type { UserCaller } from '../../http/request-context.js';
 import { findDevice } from '../../platform/auth/users.repository.js';
 import type { PushRegistrations } from '../../platform/push/push-registrations.js';
 import type { Clock } from '../../shared/clock.js';
+import { forgetWebPushSubscription } from '../web-push/web-push.service.js';
 
 /**
  * A mobile device's push token, as the official DevicesController keeps it
@@ -31,14 +32,19 @@ export function createDeviceTokens(deps: { db: Db; clock: Clock; registrations: 
     /**
      * `PUT|POST /devices/identifier/{identifier}/clear-token`: anonymous, as officially, since an app
      * logging out may no longer hold a session. Every account's device with that identifier loses
-     * the token, as the token belongs to the app on the phone; 404 when no device has it.
+     * the token (and a browser its Web Push subscription), as the token belongs to the app on the
+     * device; 404 when no device has it.
      */
     async clearToken(identifier: string): Promise<void> {
       const devices = await db.selectFrom('devices').select(['id', 'push_token']).where('identifier', '=', identifier).execute();
       if (devices.length === 0) throw new NotFound();
       const holding = devices.filter((d) => d.push_token !== null).map((d) => d.id);
-      if (holding.length === 0) return;
-      await db.updateTable('devices').set({ push_token: null }).where('id', 'in', holding).execute();
+      // As the official ClearTokenAsync, which deletes the device's registration whatever its
+      // kind: a browser's Web Push subscription goes too.
+      await db.transaction().execute(async (tx) => {
+        if (holding.length > 0) await tx.updateTable('devices').set({ push_token: null }).where('id', 'in', holding).execute();
+        for (const device of devices) await forgetWebPushSubscription(tx, device.id);
+      });
       for (const id of holding) registrations.deviceTokenCleared(id);
     },
   };

@@ -86,7 +86,7 @@ describe('the mobile push relay behind the outbox', () => {
       }
       expect(sends()).toHaveLength(0);
       const health = await server.request('GET', '/api/healthz/extended');
-      expect(health.body.results.push).toMatchObject({ status: 'Healthy', data: { channels: ['relay'] } });
+      expect(health.body.results.push).toMatchObject({ status: 'Healthy', data: { channels: ['relay', 'web-push'] } });
       expect(health.body.results.push.data.waiting.relay).toBeGreaterThanOrEqual(1);
       const metrics = await server.request('GET', '/metrics', { token: METRICS_TOKEN });
       expect(metrics.text).toMatch(/^strongroom_push_outbox_pending\{channel="relay"\} [1-9]/m);

@@ -1,4 +1,4 @@
-import webpush from 'web-push';
+import { generateKeyPairSync } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import type { SecretBox } from '../../platform/auth/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
@@ -34,7 +34,7 @@ async function ensurePublicKeyRow({ db, secretBox, clock }: VapidKeyDeps): Promi
   if (row) return row;
   // Two instances starting at once both generate a pair and both insert with "do nothing on
   // conflict"; both then read the row that won, so a fleet ends with one pair.
-  const fresh = webpush.generateVAPIDKeys();
+  const fresh = generateVapidKeys();
   await db
     .insertInto('web_push_keys')
     .values({ id: ROW_ID, public_key: fresh.publicKey, private_key: secretBox.seal(fresh.privateKey, VAPID_KEY_PURPOSE), creation_date: clock.now().toISOString() })
@@ -43,6 +43,13 @@ async function ensurePublicKeyRow({ db, secretBox, clock }: VapidKeyDeps): Promi
   const won = await read();
   if (!won) throw new Error('The VAPID key pair was neither found nor stored.');
   return won;
+}
+
+/** A new P-256 pair in VAPID's encoding: the public key as the uncompressed point, the private as the scalar, both base64url. */
+function generateVapidKeys(): VapidKeys {
+  const jwk = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey.export({ format: 'jwk' });
+  const point = Buffer.concat([Buffer.from([4]), Buffer.from(jwk.x ?? '', 'base64url'), Buffer.from(jwk.y ?? '', 'base64url')]);
+  return { publicKey: point.toString('base64url'), privateKey: jwk.d ?? '' };
 }
 
 /**

@@ -12,6 +12,7 @@ import { systemClock } from '../../shared/clock.js';
 import type { OutboxMessage } from '../push-delivery/channel.js';
 import { createWebPushChannel, type WebPushChannel } from './web-push.channel.js';
 import { saveSubscription } from './web-push.repository.js';
+import { ensureVapidKeys } from './vapid-keys.js';
 
 const SECRETS_KEY = randomBytes(32);
 let server: TestServer;
@@ -22,7 +23,7 @@ const enqueued: { channel: string; message: OutboxMessage }[] = [];
 
 beforeAll(async () => {
   [server, service] = await Promise.all([startTestServer({ env: { SECRETS_KEY: SECRETS_KEY.toString('base64') } }), startPushService()]);
-  channel = await createWebPushChannel({
+  channel = createWebPushChannel({
     db: server.database.db,
     clock: systemClock,
     secretBox: createSecretBox(SECRETS_KEY),
@@ -46,7 +47,7 @@ async function subscribedDevice(userId: string, endpoint?: string) {
   const id = randomUUID();
   const identifier = randomUUID();
   await db().insertInto('devices').values({ id, user_id: userId, type: 2, identifier, name: 'chrome', push_token: null, creation_date: now(), revision_date: now() }).execute();
-  const subscription = await service.subscribe(channel.vapidPublicKey ?? '');
+  const subscription = await service.subscribe((await ensureVapidKeys({ db: db(), secretBox: createSecretBox(SECRETS_KEY), clock: systemClock })).publicKey);
   await saveSubscription(db(), id, { endpoint: endpoint ?? subscription.endpoint, ...subscription.keys }, now());
   return { id, identifier, subscription };
 }
@@ -165,7 +166,7 @@ describe('the Web Push channel', () => {
 
   it('never connects to a private or loopback address unless allowed, whatever the stored endpoint says', async () => {
     const guarded = new LogCapture();
-    const strict = await createWebPushChannel({ db: db(), clock: systemClock, secretBox: createSecretBox(SECRETS_KEY), outbox: { enqueue: (name, message) => enqueued.push({ channel: name, message }) }, config: { publicUrl: 'https://vault.example.com' }, log: pino({ level: 'info' }, guarded), allowPrivateAddresses: false });
+    const strict = createWebPushChannel({ db: db(), clock: systemClock, secretBox: createSecretBox(SECRETS_KEY), outbox: { enqueue: (name, message) => enqueued.push({ channel: name, message }) }, config: { publicUrl: 'https://vault.example.com' }, log: pino({ level: 'info' }, guarded), allowPrivateAddresses: false });
     const local = await startAnsweringService(201);
     try {
       const userId = await seedUser(server);
@@ -191,16 +192,14 @@ describe('the Web Push channel', () => {
 });
 
 describe('the VAPID key pair', () => {
-  it('is made once when two instances start at once, and read by both', async () => {
+  it('is made once when two instances ask at once, and read by both', async () => {
     const fresh = await startTestServer({ env: { SECRETS_KEY: SECRETS_KEY.toString('base64') } });
     try {
-      const make = () =>
-        createWebPushChannel({ db: fresh.database.db, clock: systemClock, secretBox: createSecretBox(SECRETS_KEY), outbox: { enqueue() {} }, config: { publicUrl: 'http://localhost:8080' }, log: pino({ level: 'silent' }), allowPrivateAddresses: false });
+      const make = () => ensureVapidKeys({ db: fresh.database.db, clock: systemClock, secretBox: createSecretBox(SECRETS_KEY) });
       const [a, b] = await Promise.all([make(), make()]);
-      a.close();
-      b.close();
-      expect(a.vapidPublicKey).toMatch(/^[A-Za-z0-9_-]{87}$/);
-      expect(b.vapidPublicKey).toBe(a.vapidPublicKey);
+      expect(a.publicKey).toMatch(/^[A-Za-z0-9_-]{87}$/);
+      expect(b).toEqual(a);
+      expect(Buffer.from(a.privateKey, 'base64url')).toHaveLength(32);
       const rows = await fresh.database.db.selectFrom('web_push_keys').selectAll().execute();
       expect(rows).toHaveLength(1);
       // The private key is sealed, not stored as it is.
@@ -211,12 +210,14 @@ describe('the VAPID key pair', () => {
     }
   });
 
-  it('turns the channel off, with an error in the log, on an instance whose secrets key cannot open it', async () => {
+  it('sends nothing, with an error in the log, from an instance whose secrets key cannot open it; the outbox tries again', async () => {
     const stray = new LogCapture();
-    const other = await createWebPushChannel({ db: db(), clock: systemClock, secretBox: createSecretBox(randomBytes(32)), outbox: { enqueue() {} }, config: { publicUrl: 'https://vault.example.com' }, log: pino({ level: 'info' }, stray), allowPrivateAddresses: true });
+    const other = createWebPushChannel({ db: db(), clock: systemClock, secretBox: createSecretBox(randomBytes(32)), outbox: { enqueue() {} }, config: { publicUrl: 'https://vault.example.com' }, log: pino({ level: 'info' }, stray), allowPrivateAddresses: true });
+    const userId = await seedUser(server);
+    await subscribedDevice(userId);
+    const message = other.messageFor(cipherPush({ user: userId }));
+    await expect(other.deliver(JSON.parse(JSON.stringify(message)) as OutboxMessage, 1)).rejects.toThrow(/SECRETS_KEY/);
     other.close();
-    expect(other.vapidPublicKey).toBeNull();
-    expect(other.messageFor(cipherPush({ user: randomUUID() }))).toBeNull();
     expect(stray.text()).toMatch(/SECRETS_KEY/);
   });
 });

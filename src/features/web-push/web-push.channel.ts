@@ -1,5 +1,4 @@
 import type { FastifyBaseLogger } from 'fastify';
-import webpush from 'web-push';
 import type { Db } from '../../db/database.js';
 import type { SecretBox } from '../../platform/auth/secret-box.js';
 import { PushType, type Push } from '../../platform/push/pushes.js';
@@ -32,8 +31,6 @@ export interface WebPushChannelDeps {
 }
 
 export interface WebPushChannel extends PushChannel {
-  /** The public key /config advertises; null when this instance cannot read the key pair (nothing is sent then). */
-  readonly vapidPublicKey: string | null;
   /** Closes the kept-alive connections to the push services. */
   close(): void;
 }
@@ -50,14 +47,24 @@ const DAY_SECONDS = 24 * 60 * 60;
 /** A login request is answerable for 15 minutes (the official auth request lifetime); later it is noise. */
 const AUTH_REQUEST_SECONDS = 15 * 60;
 
-export async function createWebPushChannel(deps: WebPushChannelDeps): Promise<WebPushChannel> {
+export function createWebPushChannel(deps: WebPushChannelDeps): WebPushChannel {
   const { db, outbox, log } = deps;
-  let keys: VapidKeys | null = null;
-  try {
-    keys = await ensureVapidKeys(deps);
-  } catch (error) {
-    log.error({ err: error }, "web push is off on this instance: the VAPID key pair cannot be read (is SECRETS_KEY the one the other instances use?)");
-  }
+  // The key pair is read (or made) at the first delivery, and web-push loaded then: a server
+  // whose users never subscribe neither loads it nor writes a key. A failure is not kept.
+  let keys: Promise<VapidKeys> | undefined;
+  let keyProblemLogged = false;
+  const vapidKeys = () => {
+    keys ??= ensureVapidKeys(deps).catch((error: unknown) => {
+      keys = undefined;
+      if (!keyProblemLogged) {
+        keyProblemLogged = true;
+        log.error({ err: error }, 'web push: the VAPID key pair cannot be read on this instance (is SECRETS_KEY the one the other instances use?)');
+      }
+      throw new Error('web push: this instance cannot read the VAPID key pair (SECRETS_KEY)');
+    });
+    return keys;
+  };
+  const library = once(async () => (await import('web-push')).default);
   const subject = vapidSubject(deps.config);
   const sender: PushSender = createPushSender({ allowPrivateAddresses: deps.allowPrivateAddresses, timeoutMs: deps.timeoutMs ?? 10_000 });
 
@@ -70,6 +77,7 @@ export async function createWebPushChannel(deps: WebPushChannelDeps): Promise<We
   }
 
   async function sendTo(subscription: SubscriptionRow, payload: string, push: StoredPush, vapid: VapidKeys): Promise<SendResult> {
+    const webpush = await library();
     let request;
     try {
       request = webpush.generateRequestDetails({ endpoint: subscription.endpoint, keys: { p256dh: subscription.p256dh, auth: subscription.auth } }, payload, {
@@ -85,24 +93,22 @@ export async function createWebPushChannel(deps: WebPushChannelDeps): Promise<We
 
   return {
     name: WEB_PUSH_CHANNEL,
-    vapidPublicKey: keys?.publicKey ?? null,
 
     messageFor(push: Push): OutboxMessage | null {
       // The anonymous hub's pushes (a login request's answer) go to a device not signed in: no subscription.
-      if (!keys || !('user' in push.target || 'organization' in push.target)) return null;
+      if (!('user' in push.target || 'organization' in push.target)) return null;
       return { push: storedPush(push) };
     },
 
     async deliver(message: OutboxMessage): Promise<void> {
-      // Another instance, which can read the key, may have enqueued it: the outbox tries again, within its bound.
-      if (!keys) throw new Error('web push: this instance cannot read the VAPID key pair (SECRETS_KEY)');
-      const vapid = keys;
       const webPushMessage = message as unknown as WebPushMessage;
       const { push } = webPushMessage;
       // A browser registered under two accounts holds one subscription: it hears of a change once.
       const seen = new Set<string>();
       const subscriptions = (await subscriptionsFor(webPushMessage)).filter((s) => !seen.has(s.endpoint) && seen.add(s.endpoint));
       if (subscriptions.length === 0) return;
+      // Unreadable here (another SECRETS_KEY): the outbox tries again, within its bound, maybe on another instance.
+      const vapid = await vapidKeys();
       const payload = payloadOf(push);
       const results = await eachLimited(subscriptions, AT_ONCE, (s) => sendTo(s, payload, push, vapid));
       const failed: { device: string; error: string | null }[] = [];
@@ -150,6 +156,18 @@ function delivery(type: PushType): { TTL: number; urgency: 'normal' | 'high' } {
   if (type === PushType.AuthRequest) return { TTL: AUTH_REQUEST_SECONDS, urgency: 'high' };
   if (type === PushType.LogOut) return { TTL: DAY_SECONDS, urgency: 'high' };
   return { TTL: DAY_SECONDS, urgency: 'normal' };
+}
+
+/** `make` run once, on the first call; its promise kept, a failure not. */
+function once<T>(make: () => Promise<T>): () => Promise<T> {
+  let made: Promise<T> | undefined;
+  return () => {
+    made ??= make().catch((error: unknown) => {
+      made = undefined;
+      throw error;
+    });
+    return made;
+  };
 }
 
 /** `work` over every item, at most `limit` at once; the results in the items' order. */

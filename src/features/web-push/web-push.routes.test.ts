@@ -107,6 +107,16 @@ describe('PUT /api/devices/identifier/{identifier}/web-push-auth', () => {
     expect((await server.request('PUT', path(EXTENSION.deviceIdentifier), { token: other.accessToken, json: browserSubscription() })).status).toBe(404);
   });
 
+  it('forgets the subscription when the app clears its token (as the official clear-token)', async () => {
+    const someone = await createUser(server, { email: 'clears.token@example.com' });
+    const extension = { ...EXTENSION, deviceIdentifier: '5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b' };
+    const login = await loginAccount(server, someone.account, extension);
+    expect((await server.request('PUT', path(extension.deviceIdentifier), { token: login.accessToken, json: browserSubscription() })).status).toBe(200);
+    expect(await stored(extension.deviceIdentifier, someone.userId)).toBeDefined();
+    expect((await server.request('PUT', `/api/devices/identifier/${extension.deviceIdentifier}/clear-token`)).status).toBe(200);
+    expect(await stored(extension.deviceIdentifier, someone.userId)).toBeUndefined();
+  });
+
   it('keeps subscriptions out of the log', () => {
     expect(server.logs.text()).not.toMatch(/fcm\.googleapis|p256dh/);
   });
