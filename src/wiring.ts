@@ -198,7 +198,7 @@ export async function createFeatures(deps: FeatureDeps) {
     devices: createDeviceService({ db, clock }),
     deviceTrust: createDeviceTrust({ db, hasher, clock, registrations }),
     deviceTokens: createDeviceTokens({ db, clock, registrations }),
-    /** The extension's Web Push subscriptions (docs/web-push.md); private endpoints refused. */
+    /** The extension's Web Push subscriptions (docs/notifications.md); private endpoints refused. */
     webPushSubscriptions: createWebPushSubscriptions({ db, clock, allowPrivateAddresses: config.webPushAllowPrivateAddresses }),
     /** /config's VAPID public key, read or made on the first ask; none while Web Push is off. */
     webPushPublicKey: config.webPushEnabled ? vapidPublicKeyOf({ db, secretBox: p.secretBox, clock }) : undefined,

@@ -825,7 +825,7 @@ const MEMBER_ROWS: Row[] = [
     },
     { allow: 'members', outsiders: 200 },
   ],
-  // Web Push (docs/web-push.md): a subscription for the caller's own device only; organizations play no part.
+  // Web Push (docs/notifications.md): a subscription for the caller's own device only; organizations play no part.
   [
     'PUT /devices/identifier/{identifier}/web-push-auth (the caller\'s own device)',
     async (who) => {

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import { columnTypes, type Engine } from '../dialect.js';
 
 /**
- * Self-hosted Web Push for the browser extension (#44, docs/web-push.md): the server's VAPID key
+ * Self-hosted Web Push for the browser extension (#44, docs/notifications.md): the server's VAPID key
  * pair, one row made by whichever instance starts first (a fleet shares it through the
  * database), and each device's push subscription, gone with the device.
  */

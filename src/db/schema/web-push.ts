@@ -1,4 +1,4 @@
-// Self-hosted Web Push (0037-web-push, docs/web-push.md).
+// Self-hosted Web Push (0037-web-push, docs/notifications.md).
 
 /** The server's VAPID key pair: one row (id 1). */
 export interface WebPushKeysTable {

@@ -34,7 +34,7 @@ const ConfigResponse = Type.Object({
 const configDoc: RouteDoc = {
   summary: 'Read the server configuration',
   description:
-    'Answers the Bitwarden server version the clients compare (Strongroom\'s own release is `server.version`), the URLs of the vault, API, identity and notifications services, and whether registration is open, and in `featureStates` the client feature flags Strongroom turns on, from one table (docs/feature-flags.md); a flag left out is off in every client, and in `push` how the browser extension is told of changes: `pushTechnology` 1 with this server\'s VAPID public key when Web Push is on (WEB_PUSH_ENABLED, docs/web-push.md), else 0 (the WebSocket hub). The official clients read it before and after login and compare the version with their minimum server versions. Access: anonymous.',
+    'Answers the Bitwarden server version the clients compare (Strongroom\'s own release is `server.version`), the URLs of the vault, API, identity and notifications services, and whether registration is open, and in `featureStates` the client feature flags Strongroom turns on, from one table (docs/feature-flags.md); a flag left out is off in every client, and in `push` how the browser extension is told of changes: `pushTechnology` 1 with this server\'s VAPID public key when Web Push is on (WEB_PUSH_ENABLED, docs/notifications.md), else 0 (the WebSocket hub). The official clients read it before and after login and compare the version with their minimum server versions. Access: anonymous.',
 };
 
 /** The official ConfigResponseModel, from the settings; `vapidPublicKey` when Web Push is on. */

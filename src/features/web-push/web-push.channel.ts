@@ -9,7 +9,7 @@ import { ensureVapidKeys, vapidSubject, type VapidKeys } from './vapid-keys.js';
 import { deleteExpiredSubscription, subscriptionsOfDevices, subscriptionsOfOrganization, subscriptionsOfUsers, type SubscriptionRow } from './web-push.repository.js';
 
 /**
- * Web Push to the browser extension (docs/web-push.md): each push for a user or an organization
+ * Web Push to the browser extension (docs/notifications.md): each push for a user or an organization
  * goes, from the outbox, to the Web Push subscriptions of the devices that should hear of it,
  * encrypted for each browser (RFC 8291) and signed with the server's VAPID key (RFC 8292).
  */

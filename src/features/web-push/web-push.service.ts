@@ -13,7 +13,7 @@ export interface WebPushSubscriptionDeps {
   allowPrivateAddresses: boolean;
 }
 
-/** The extension's Web Push subscriptions, one per device (docs/web-push.md). */
+/** The extension's Web Push subscriptions, one per device (docs/notifications.md). */
 export function createWebPushSubscriptions({ db, clock, allowPrivateAddresses }: WebPushSubscriptionDeps) {
   return {
     /**
