@@ -37,6 +37,7 @@ import { httpRequest, testConfig, type RequestOptions, type TestServer } from '.
 import { createTestTls, type TestTls } from '../support/tls.js';
 import { startReceiver } from '../support/webhook-receiver.js';
 import { startRelayDouble, type RelayDouble } from '../support/relay-double.js';
+import { startPushService, type TestPushService } from '../support/push-service.js';
 import { jobRunsIn } from '../support/scheduled-job-runs.js';
 import { seedUser } from '../support/admin.js';
 import { EventType } from '../../src/platform/audit/event-type.js';
@@ -60,6 +61,7 @@ let bw: BwCli | undefined;
 let memberBw: BwCli | undefined;
 let sink: SmtpSink | undefined;
 let relay: RelayDouble | undefined;
+let pushService: TestPushService | undefined;
 /** The Send purge's interval on the fleet: short, so that the test sees several runs. */
 const PURGE_SECONDS = 2;
 /** The emergency access jobs' interval on the fleet, short for the same reason. */
@@ -160,6 +162,9 @@ beforeAll(async () => {
   // Mobile pushes go to a relay double on loopback, never to Bitwarden's relay.
   relay = await startRelayDouble();
   const relayEnv = { INSTALLATION_ID: relay.installationId, INSTALLATION_KEY: relay.installationKey, PUSH_RELAY_URI: relay.url, PUSH_IDENTITY_URI: relay.url };
+  // And Web Push to a browser push service on loopback (web-push-testing), which a private address needs allowed.
+  pushService = await startPushService();
+  Object.assign(relayEnv, { WEB_PUSH_ALLOW_PRIVATE_ADDRESSES: 'true' });
   fleet = await startFleet({
     databaseUrl,
     redisUrl,
@@ -181,6 +186,7 @@ afterAll(async () => {
   await dispatcher?.close();
   await sink?.close();
   await relay?.close();
+  await pushService?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -334,12 +340,24 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     balanced.close();
   }, SLOW);
 
-  it('sends each push once to the mobile relay, whichever instance made the change', async () => {
+  it('sends each push once to the mobile relay and to a browser by Web Push, whichever instance made the change', async () => {
     const user = await createUser(lb);
     const phone = randomUUID();
     const login = await lb.request('POST', '/identity/connect/token', { form: { ...passwordGrantForm(user.account, { deviceType: '0', deviceIdentifier: phone, deviceName: 'Pixel' }), devicePushToken: 'fcm-fleet' } });
     expect(login.status, login.text).toBe(200);
     await waitFor(() => Boolean(relay?.calls.some((call) => call.path === '/push/register' && (call.body as { identifier?: string }).identifier === phone)), 20_000, 'the phone registered');
+    // The browser extension: it reads the VAPID key from /config, subscribes, and registers the subscription.
+    const extension = { deviceType: '2', deviceIdentifier: randomUUID(), deviceName: 'chrome' };
+    const browserLogin = await lb.request('POST', '/identity/connect/token', { form: passwordGrantForm(user.account, extension) });
+    expect(browserLogin.status, browserLogin.text).toBe(200);
+    const config = await lb.request('GET', '/api/config');
+    expect(config.body.push.pushTechnology).toBe(1);
+    const subscription = await pushService!.subscribe(config.body.push.vapidPublicKey as string);
+    const registered = await lb.request('PUT', `/api/devices/identifier/${extension.deviceIdentifier}/web-push-auth`, {
+      token: browserLogin.body.access_token as string,
+      json: { endpoint: subscription.endpoint, ...subscription.keys },
+    });
+    expect(registered.status, registered.text).toBe(200);
     // Six changes through the balancer: two on each instance.
     const folders: string[] = [];
     for (let i = 0; i < 6; i++) {
@@ -351,6 +369,12 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
     await waitFor(() => sent().length >= 6, 30_000, 'six relayed pushes');
     await new Promise((r) => setTimeout(r, 2000));
     expect(sent().map((call) => (call.body as { payload: { id: string } }).payload.id).sort()).toEqual([...folders].sort());
+    // The browser got each change once too, decrypted by its push service.
+    const received = async () => (await pushService!.messages(subscription)).map((text) => JSON.parse((JSON.parse(text) as { data: { payload: string } }).data.payload) as { Id: string });
+    let got: { Id: string }[] = [];
+    for (const end = Date.now() + 30_000; got.length < 6 && Date.now() < end; await new Promise((r) => setTimeout(r, 250))) got = await received();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect((await received()).map((payload) => payload.Id).sort()).toEqual([...folders].sort());
   }, SLOW);
 
   it('serves the Secrets Manager SDK: a machine account logs in, writes, lists and syncs secrets', async () => {
