@@ -97,7 +97,7 @@ export async function createFeatures(deps: FeatureDeps) {
   const p = await createPlatform(deps);
   const { config, database, db, clock, audit, hasher, keys, tokens, rateLimits, notifications, pushes, mailer, brand, files, apiBase, instruments, metrics } = p;
   // The mobile relay's device registrations, queued after commit (a no-op with the relay off).
-  const registrations = createRelayRegistrations({ outbox: deps.outbox ?? p.pushDelivery.outbox, enabled: relayConfigured(config) });
+  const registrations = createRelayRegistrations({ outbox: deps.outbox ?? p.pushDelivery.outbox, enabled: relayConfigured(config), audience: p.relay?.audience });
   const integrations = createIntegrations({ config, database, ...(p.log ? { log: p.log } : {}) });
   const icons = createIcons({ config, clock });
   const health = createHealthService({ checks: [...p.checks, integrations.check, notifications.health, p.pushDelivery.health] });
@@ -199,7 +199,7 @@ export async function createFeatures(deps: FeatureDeps) {
     deviceTrust: createDeviceTrust({ db, hasher, clock, registrations }),
     deviceTokens: createDeviceTokens({ db, clock, registrations }),
     /** The extension's Web Push subscriptions (docs/notifications.md); private endpoints refused. */
-    webPushSubscriptions: createWebPushSubscriptions({ db, clock, allowPrivateAddresses: config.webPushAllowPrivateAddresses }),
+    webPushSubscriptions: createWebPushSubscriptions({ db, clock, allowPrivateAddresses: config.webPushAllowPrivateAddresses, subscribed: (userId) => p.webPush?.audience.add(userId) }),
     /** /config's VAPID public key, read or made on the first ask; none while Web Push is off. */
     webPushPublicKey: config.webPushEnabled ? vapidPublicKeyOf({ db, secretBox: p.secretBox, clock }) : undefined,
     tdeOffboarding: createTdeOffboarding({ db, hasher, clock, audit, pushes }),

@@ -63,12 +63,13 @@ export async function createPlatform({ config, database, clock, pushes: injected
   // The hub at once, and the push channels (mobile relay, Web Push) through the outbox after commit.
   const pushDelivery = createPushDelivery({ db, clock, log: hubLog, hub: notifications.pushes, onDelivery: (channel, result) => instruments.pushDelivery(channel, result) });
   // Mobile push through Bitwarden's relay, when INSTALLATION_ID and INSTALLATION_KEY are set.
-  const relay = createRelayChannel({ config, db, clock });
+  const audienceRefreshMs = config.pushAudienceRefreshSeconds * 1000;
+  const relay = createRelayChannel({ config, db, clock, log: hubLog, audienceRefreshMs });
   if (relay) pushDelivery.outbox.addChannel(relay);
   const secretBox = createSecretBox(secretsKeyOf(config));
   // Web Push to browser extensions, with this server's own VAPID keys (WEB_PUSH_ENABLED, on by default).
   const webPush = config.webPushEnabled
-    ? createWebPushChannel({ db, clock, secretBox, outbox: pushDelivery.outbox, config, log: hubLog, allowPrivateAddresses: config.webPushAllowPrivateAddresses })
+    ? createWebPushChannel({ db, clock, secretBox, outbox: pushDelivery.outbox, config, log: hubLog, allowPrivateAddresses: config.webPushAllowPrivateAddresses, audienceRefreshMs })
     : null;
   if (webPush) pushDelivery.outbox.addChannel(webPush);
   const checks: HealthCheck[] = [databaseCheck(database), ...(redis ? [redis] : []), ...(config.amqpUrl ? [brokerCheck(config.amqpUrl)] : [])];
@@ -91,6 +92,8 @@ export async function createPlatform({ config, database, clock, pushes: injected
     pushes: injectedPushes ?? pushDelivery.pushes,
     /** Started by the app (buildApp), stopped by close(): the push channels' outbox. */
     pushDelivery,
+    /** The relay channel, or null when it is off: its audience learns of new push tokens at once. */
+    relay,
     /** Closed with the app: Web Push's kept-alive connections to the browsers' push services. */
     webPush,
     mailer: createMailer(config),

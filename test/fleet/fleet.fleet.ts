@@ -51,6 +51,8 @@ const amqpNode = amqpUrl ? testService('amqpNode') : undefined;
 const ready = Boolean(databaseUrl && redisUrl && amqpUrl);
 if (!databaseUrl) console.warn('\n!!! SKIPPING the fleet test: it needs DATABASE_URL=postgres://… !!!\n');
 const LOAD_SECONDS = Number(process.env.FLEET_SECONDS ?? 10);
+/** How often each instance reads again which users have a phone or a browser to push to. */
+const AUDIENCE_SECONDS = 2;
 
 let dir: string;
 let tls: TestTls;
@@ -164,7 +166,7 @@ beforeAll(async () => {
   const relayEnv = { INSTALLATION_ID: relay.installationId, INSTALLATION_KEY: relay.installationKey, PUSH_RELAY_URI: relay.url, PUSH_IDENTITY_URI: relay.url };
   // And Web Push to a browser push service on loopback (web-push-testing), which a private address needs allowed.
   pushService = await startPushService();
-  Object.assign(relayEnv, { WEB_PUSH_ALLOW_PRIVATE_ADDRESSES: 'true' });
+  Object.assign(relayEnv, { WEB_PUSH_ALLOW_PRIVATE_ADDRESSES: 'true', PUSH_AUDIENCE_REFRESH_SECONDS: String(AUDIENCE_SECONDS) });
   fleet = await startFleet({
     databaseUrl,
     redisUrl,
@@ -358,6 +360,9 @@ describe.runIf(ready)('a fleet of three instances behind nginx', () => {
       json: { endpoint: subscription.endpoint, ...subscription.keys },
     });
     expect(registered.status, registered.text).toBe(200);
+    // The phone and the browser registered on one instance each; the others learn of them at
+    // their next read of the audience.
+    await new Promise((r) => setTimeout(r, AUDIENCE_SECONDS * 1000 + 500));
     // Six changes through the balancer: two on each instance.
     const folders: string[] = [];
     for (let i = 0; i < 6; i++) {

@@ -22,6 +22,13 @@ export const pushSettings = {
     expected: 'an http:// or https:// URL',
     description: 'Where the relay\'s access token is asked for with the installation id and key (https://identity.bitwarden.eu for the EU region).',
   }),
+  pushAudienceRefreshSeconds: Type.Integer({
+    default: 15,
+    minimum: 1,
+    maximum: 3600,
+    description:
+      'How often each instance reads again which users have a phone registered with the relay or a browser subscribed to Web Push; pushes to other users are not sent. A device registered on another instance of a fleet is reached after at most this long (on the instance it registered with, at once).',
+  }),
   webPushEnabled: Type.Boolean({
     default: true,
     description: 'Send Web Push to browser extensions with this server\'s own VAPID keys (no outside relay). false: the browsers keep the WebSocket hub only.',

@@ -171,7 +171,7 @@ export function createIdentityService(deps: {
     };
     try {
       await insertDevice(db, row);
-      if (row.push_token) deps.registrations?.deviceTokenSet(row.id);
+      if (row.push_token) deps.registrations?.deviceTokenSet(row.id, row.user_id);
       return { ...row, created: true };
     } catch (error) {
       // Two logins from one new device at once: the other one registered it.

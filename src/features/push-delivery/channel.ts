@@ -20,6 +20,9 @@ export interface PushChannel {
   deliver(message: OutboxMessage, attempt: number): Promise<void>;
   /** What this instance saw of the service lately (no secrets), for the health report. */
   status?(): object;
+  /** Called as the outbox starts and stops (a channel's own timers). */
+  start?(): Promise<void>;
+  stop?(): void;
 }
 
 /** A JSON value a channel stores and gets back (dates travel as ISO text). */

@@ -233,10 +233,14 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
     start() {
       if (!stopped) return;
       stopped = false;
-      for (const channel of channels.values()) startLoop(channel);
+      for (const channel of channels.values()) {
+        channel.start?.().catch((error: unknown) => log.warn({ err: error, channel: channel.name }, 'push outbox: a channel did not start'));
+        startLoop(channel);
+      }
     },
     async stop() {
       stopped = true;
+      for (const channel of channels.values()) channel.stop?.();
       await outbox.flushed();
       for (const loop of loops.values()) loop.wake();
       // A send in flight to a hung service is not waited for: its claimed messages are tried

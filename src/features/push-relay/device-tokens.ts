@@ -25,7 +25,7 @@ export function createDeviceTokens(deps: { db: Db; clock: Clock; registrations: 
       if (!device?.active) throw new NotFound();
       await db.updateTable('devices').set({ push_token: token, revision_date: clock.now().toISOString() }).where('id', '=', device.id).execute();
       // The official server registers again on every call, which also mends a registration the relay lost.
-      if (token) registrations.deviceTokenSet(device.id);
+      if (token) registrations.deviceTokenSet(device.id, userId);
       else if (device.push_token) registrations.deviceTokenCleared(device.id);
     },
 

@@ -18,6 +18,12 @@ export async function confirmedOrganizationIds(db: Executor, userId: string): Pr
   return rows.map((r) => r.organization_id);
 }
 
+/** The users with an active device holding a push token: whom the relay can reach. */
+export async function usersWithPushTokens(db: Executor): Promise<string[]> {
+  const rows = await db.selectFrom('devices').select('user_id').distinct().where('push_token', 'is not', null).where('active', '=', true).execute();
+  return rows.map((r) => r.user_id);
+}
+
 /** The ids of these users' devices that hold a push token (the ones registered with the relay). */
 export async function pushDeviceIdsOf(db: Executor, userIds: readonly string[]): Promise<string[]> {
   if (userIds.length === 0) return [];

@@ -4,9 +4,11 @@ import { systemClock } from '../../shared/clock.js';
 import type { PushRegistrations } from '../../platform/push/push-registrations.js';
 import { noPushRegistrations } from '../../platform/push/push-registrations.js';
 import { PermanentDeliveryError, type Outbox, type OutboxMessage, type PushChannel } from '../push-delivery/channel.js';
+import { createAudience, type Audience } from '../push-delivery/audience.js';
+import type { OutboxLog } from '../push-delivery/outbox.js';
 import { createRelayClient, type RelayClient, type RelayStatus } from './relay-client.js';
 import { asRelayMessage, relayMessageFor, sendBody, type RelayMessage } from './relay-messages.js';
-import { confirmedOrganizationIds, deviceForRegistration, deviceIdByIdentifier, pushDeviceIdsOf } from './push-relay.repository.js';
+import { confirmedOrganizationIds, deviceForRegistration, deviceIdByIdentifier, pushDeviceIdsOf, usersWithPushTokens } from './push-relay.repository.js';
 
 export const RELAY_CHANNEL = 'relay';
 
@@ -27,11 +29,16 @@ export interface RelayChannelDeps {
   timeoutMs?: number;
   /** Tests only: another fetch. */
   fetch?: typeof fetch;
+  log?: OutboxLog;
+  /** How often the audience is read again (PUSH_AUDIENCE_REFRESH_SECONDS). */
+  audienceRefreshMs?: number;
 }
 
 export interface RelayChannel extends PushChannel {
   /** For the health check and metrics: the last success and the last error (no secrets). */
   status(): RelayStatus;
+  /** The users with a phone registered: a push to anyone else is not sent. */
+  readonly audience: Audience;
 }
 
 /** Whether the operator switched the relay on: both the installation id and its key set. */
@@ -59,9 +66,18 @@ export function createRelayChannel(deps: RelayChannelDeps): RelayChannel | null 
     { clock: deps.clock ?? systemClock, ...(deps.fetch ? { fetch: deps.fetch } : {}) },
   );
   const installationId = config.installationId;
+  const audience = createAudience({ load: () => usersWithPushTokens(db), log: deps.log ?? { warn() {} }, ...(deps.audienceRefreshMs ? { refreshMs: deps.audienceRefreshMs } : {}) });
   return {
     name: RELAY_CHANNEL,
-    messageFor: (push) => relayMessageFor(push),
+    audience,
+    messageFor(push) {
+      const message = relayMessageFor(push);
+      // The relay reaches only the phones this server registered: a user without one is skipped.
+      if (message?.kind === 'send' && 'user' in message.push.target && !audience.reaches(message.push.target.user)) return null;
+      return message;
+    },
+    start: () => audience.start(),
+    stop: () => audience.stop(),
     async deliver(message: OutboxMessage) {
       const relayMessage = asRelayMessage(message);
       if (!relayMessage) throw new PermanentDeliveryError(`not a relay message: ${String((message as { kind?: unknown }).kind)}`);
@@ -109,11 +125,14 @@ async function deliverRelayMessage(db: Db, client: RelayClient, installationId: 
  * The writers' PushRegistrations over the outbox, for the relay channel; the no-op one when the
  * relay is off, so nothing is queued for a channel that does not exist.
  */
-export function createRelayRegistrations(deps: { outbox: Outbox; enabled: boolean }): PushRegistrations {
+export function createRelayRegistrations(deps: { outbox: Outbox; enabled: boolean; audience?: Audience | undefined }): PushRegistrations {
   if (!deps.enabled) return noPushRegistrations;
   const enqueue = (message: RelayMessage) => deps.outbox.enqueue(RELAY_CHANNEL, message);
   return {
-    deviceTokenSet: (deviceId) => enqueue({ kind: 'register', deviceId }),
+    deviceTokenSet(deviceId, userId) {
+      deps.audience?.add(userId);
+      enqueue({ kind: 'register', deviceId });
+    },
     deviceTokenCleared: (deviceId) => enqueue({ kind: 'delete', deviceId }),
     joinedOrganization(organizationId, userIds) {
       if (userIds.length > 0) enqueue({ kind: 'add-organization', organizationId, userIds: [...userIds] });

@@ -70,6 +70,18 @@ describe('the mobile push relay behind the outbox', () => {
     expect(JSON.stringify(sends()[0]!.body)).not.toContain(res.body.name);
   });
 
+  it("sends nothing for a user without a phone: the relay could reach no device of theirs", async () => {
+    const desk = await seedAccount(server);
+    const res = await server.request('POST', '/api/ciphers', { token: desk.accessToken, json: cipherBody('login', desk.account.userKey) });
+    expect(res.status).toBe(200);
+    // The phone user's change, made after, is relayed: by then the other one would have been too.
+    expect((await save()).status).toBe(200);
+    await until(() => sends().length === 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(sends().map((call) => (call.body as { userId: string }).userId)).toEqual([user.userId]);
+    expect(await server.database.db.selectFrom('push_outbox').select('id').execute()).toEqual([]);
+  });
+
   it('answers saves while a hung relay holds its requests open, and keeps the pushes to send later', async () => {
     relay.mode = 'hang';
     try {

@@ -4,9 +4,10 @@ import type { SecretBox } from '../../platform/auth/secret-box.js';
 import { PushType, type Push } from '../../platform/push/pushes.js';
 import type { Clock } from '../../shared/clock.js';
 import { storedPush, type Outbox, type OutboxMessage, type PushChannel, type StoredPush } from '../push-delivery/channel.js';
+import { createAudience, type Audience } from '../push-delivery/audience.js';
 import { createPushSender, type PushSender, type SendResult } from './push-sender.js';
 import { ensureVapidKeys, vapidSubject, type VapidKeys } from './vapid-keys.js';
-import { deleteExpiredSubscription, subscriptionsOfDevices, subscriptionsOfOrganization, subscriptionsOfUsers, type SubscriptionRow } from './web-push.repository.js';
+import { deleteExpiredSubscription, subscribedUsers, subscriptionsOfDevices, subscriptionsOfOrganization, subscriptionsOfUsers, type SubscriptionRow } from './web-push.repository.js';
 
 /**
  * Web Push to the browser extension (docs/notifications.md): each push for a user or an organization
@@ -28,9 +29,13 @@ export interface WebPushChannelDeps {
   allowPrivateAddresses: boolean;
   /** One push service's answer, connection to last byte (default 10 s). */
   timeoutMs?: number;
+  /** How often the audience is read again (PUSH_AUDIENCE_REFRESH_SECONDS). */
+  audienceRefreshMs?: number;
 }
 
 export interface WebPushChannel extends PushChannel {
+  /** The users with a subscribed browser: a push to anyone else is not sent. */
+  readonly audience: Audience;
   /** Closes the kept-alive connections to the push services. */
   close(): void;
 }
@@ -66,6 +71,7 @@ export function createWebPushChannel(deps: WebPushChannelDeps): WebPushChannel {
   };
   const library = once(async () => (await import('web-push')).default);
   const subject = vapidSubject(deps.config);
+  const audience = createAudience({ load: () => subscribedUsers(db), log, ...(deps.audienceRefreshMs ? { refreshMs: deps.audienceRefreshMs } : {}) });
   const sender: PushSender = createPushSender({ allowPrivateAddresses: deps.allowPrivateAddresses, timeoutMs: deps.timeoutMs ?? 10_000 });
 
   async function subscriptionsFor(message: WebPushMessage): Promise<SubscriptionRow[]> {
@@ -93,10 +99,15 @@ export function createWebPushChannel(deps: WebPushChannelDeps): WebPushChannel {
 
   return {
     name: WEB_PUSH_CHANNEL,
+    audience,
+    start: () => audience.start(),
+    stop: () => audience.stop(),
 
     messageFor(push: Push): OutboxMessage | null {
       // The anonymous hub's pushes (a login request's answer) go to a device not signed in: no subscription.
       if (!('user' in push.target || 'organization' in push.target)) return null;
+      // A user without a subscribed browser has nothing to send to (an organization's push is read at delivery).
+      if ('user' in push.target && !audience.reaches(push.target.user)) return null;
       return { push: storedPush(push) };
     },
 

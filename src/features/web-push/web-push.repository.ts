@@ -18,6 +18,12 @@ export async function saveSubscription(db: Executor, deviceId: string, subscript
     .execute();
 }
 
+/** The users with an active device holding a subscription: whom Web Push can reach. */
+export async function subscribedUsers(db: Executor): Promise<string[]> {
+  const rows = await db.selectFrom('web_push_subscriptions as s').innerJoin('devices as d', 'd.id', 's.device_id').select('d.user_id').distinct().where('d.active', '=', true).execute();
+  return rows.map((r) => r.user_id);
+}
+
 /** Removes a device's subscription (deactivation, clear-token). */
 export async function deleteSubscriptionOfDevice(db: Executor, deviceId: string): Promise<void> {
   await db.deleteFrom('web_push_subscriptions').where('device_id', '=', deviceId).execute();

@@ -23,7 +23,7 @@ export interface CheckedSubscription {
   auth: string;
 }
 
-/** The setting a refused private or http endpoint names (a dependency of the feature, not yet a setting). */
+/** The setting a refused private or http endpoint names (config/settings/push.ts). */
 export const ALLOW_PRIVATE_SETTING = 'WEB_PUSH_ALLOW_PRIVATE_ADDRESSES';
 
 const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;

@@ -11,10 +11,12 @@ export interface WebPushSubscriptionDeps {
   clock: Clock;
   /** Accept http and private-address endpoints (a push service on the operator's network; tests). */
   allowPrivateAddresses: boolean;
+  /** Told of the user whose device just subscribed (the channel's audience), after the write. */
+  subscribed?: (userId: string) => void;
 }
 
 /** The extension's Web Push subscriptions, one per device (docs/notifications.md). */
-export function createWebPushSubscriptions({ db, clock, allowPrivateAddresses }: WebPushSubscriptionDeps) {
+export function createWebPushSubscriptions({ db, clock, allowPrivateAddresses, subscribed }: WebPushSubscriptionDeps) {
   return {
     /**
      * `PUT` (and the older `POST`) `/devices/identifier/{identifier}/web-push-auth`: the caller's
@@ -27,6 +29,7 @@ export function createWebPushSubscriptions({ db, clock, allowPrivateAddresses }:
       const device = await findDevice(db, userId, identifier);
       if (!device || !device.active) throw new NotFound();
       await saveSubscription(db, device.id, subscription, clock.now().toISOString());
+      subscribed?.(userId);
     },
   };
 }

@@ -4,8 +4,8 @@
  * implementation only queues the work (the outbox), so it never waits and never throws.
  */
 export interface PushRegistrations {
-  /** A device got or changed its push token: register it (with its user's organizations). */
-  deviceTokenSet(deviceId: string): void;
+  /** A device of this user got or changed its push token: register it (with its user's organizations). */
+  deviceTokenSet(deviceId: string, userId: string): void;
   /** A device lost its push token (cleared, deactivated): the relay forgets it. */
   deviceTokenCleared(deviceId: string): void;
   /** These users became confirmed (active) members of the organization: their devices join its pushes. */
