@@ -281,7 +281,7 @@ describe('server config', () => {
       object: 'config',
       version: expect.stringMatching(/^\d{4}\.\d+\.\d+$/),
       featureStates: expect.any(Object),
-      push: { pushTechnology: 0 },
+      push: { pushTechnology: 1, vapidPublicKey: expect.stringMatching(/^[A-Za-z0-9_-]{87}$/) },
       environment: { api: `${server.config.publicUrl}/api`, identity: `${server.config.publicUrl}/identity` },
     });
   });
