@@ -20,7 +20,7 @@ export function pushOutbox() {
         .addColumn('created_at', 'text', (c) => c.notNull())
         .addColumn('last_error', 'text')
         .execute();
-      await db.schema.createIndex('push_outbox_due').on('push_outbox').columns(['next_attempt_at', 'id']).execute();
+      await db.schema.createIndex('push_outbox_due').on('push_outbox').columns(['channel', 'next_attempt_at', 'id']).execute();
     },
   };
 }

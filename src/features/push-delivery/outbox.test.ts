@@ -163,6 +163,8 @@ describe('push outbox', () => {
     await d.outbox.stop();
     d.outbox.enqueue('relay', { kind: 'register', deviceId: 'd1' });
     d.outbox.enqueue('unknown', { kind: 'nothing' });
+    // The insert has begun (it starts on the next turn) but not ended: flushed() waits for it too.
+    await new Promise((r) => setImmediate(r));
     await d.outbox.flushed();
     expect((await rows()).map((r) => [r.channel, JSON.parse(r.message) as unknown])).toEqual([['relay', { kind: 'register', deviceId: 'd1' }]]);
   });

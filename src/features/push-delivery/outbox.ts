@@ -62,7 +62,9 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
   const channels = new Map<string, PushChannel>();
   const loops = new Map<string, { running: Promise<void>; wake: () => void }>();
   let buffer: Row[] = [];
+  // The next insert, not yet begun, and every insert in flight: stop() waits for all of them.
   let flushing: Promise<void> | undefined;
+  const inserting = new Set<Promise<void>>();
   let stopped = true;
   let droppedBeforeInsert = 0;
 
@@ -78,7 +80,11 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
     const now = clock.now().toISOString();
     buffer.push({ id: randomUUID(), channel, message: JSON.stringify(message), attempts: 0, next_attempt_at: now, created_at: now, last_error: null });
     // One insert for everything enqueued in this turn of the event loop, off the caller's stack.
-    flushing ??= new Promise<void>((resolve) => setImmediate(resolve)).then(flush);
+    if (flushing) return;
+    const next = new Promise<void>((resolve) => setImmediate(resolve)).then(flush);
+    flushing = next;
+    inserting.add(next);
+    void next.finally(() => inserting.delete(next));
   }
 
   async function flush(): Promise<void> {
@@ -124,7 +130,13 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
       timer = setTimeout(() => reject(new Error(`no answer within ${settings.attemptTimeoutMs} ms`)), settings.attemptTimeoutMs);
     });
     try {
-      await Promise.race([channel.deliver(JSON.parse(row.message) as OutboxMessage, row.attempts + 1), timeout]);
+      let message: OutboxMessage;
+      try {
+        message = JSON.parse(row.message) as OutboxMessage;
+      } catch {
+        return { row, error: new PermanentDeliveryError('the stored message is not JSON') };
+      }
+      await Promise.race([channel.deliver(message, row.attempts + 1), timeout]);
       return { row };
     } catch (error) {
       return { row, error };
@@ -252,7 +264,7 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
       loops.clear();
     },
     async flushed() {
-      while (flushing) await flushing;
+      while (inserting.size > 0) await Promise.all([...inserting]);
     },
   };
   return outbox;

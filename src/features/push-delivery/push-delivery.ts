@@ -55,17 +55,15 @@ export function createPushDelivery(deps: {
       const waiting = await pending();
       const failing = await db
         .selectFrom('push_outbox')
-        .select(['channel', 'attempts', 'created_at', 'last_error'])
+        .select(['channel', sql<string>`min(created_at)`.as('since')])
         .where('attempts', '>=', FAILING_AFTER_ATTEMPTS)
-        .orderBy('created_at', 'desc')
-        .limit(20)
+        .groupBy('channel')
         .execute();
-      const problems = channels.flatMap((name) => {
-        const rows = failing.filter((row) => row.channel === name);
-        if (rows.length === 0) return [];
-        const oldest = rows.reduce((a, b) => (a.created_at < b.created_at ? a : b));
-        return [`${name}: ${waiting[name]} messages waiting, failing since ${oldest.created_at}; last error: ${rows[0]!.last_error ?? 'unknown'}`];
-      });
+      const problems: string[] = [];
+      for (const { channel, since } of failing) {
+        const last = await db.selectFrom('push_outbox').select('last_error').where('channel', '=', channel).where('attempts', '>=', FAILING_AFTER_ATTEMPTS).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+        problems.push(`${channel}: ${waiting[channel] ?? 0} messages waiting, failing since ${since}; last error: ${last?.last_error ?? 'unknown'}`);
+      }
       if (problems.length > 0) throw new Error(problems.join('; '));
       const seen = Object.fromEntries(outbox.channelList().flatMap((channel) => (channel.status ? [[channel.name, channel.status()]] : [])));
       return { channels, waiting, ...(Object.keys(seen).length > 0 ? { thisInstance: seen } : {}) };

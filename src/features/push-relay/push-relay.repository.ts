@@ -18,6 +18,19 @@ export async function confirmedOrganizationIds(db: Executor, userId: string): Pr
   return rows.map((r) => r.organization_id);
 }
 
+/** Which of these users are confirmed members of the organization now. */
+export async function confirmedMembersAmong(db: Executor, organizationId: string, userIds: readonly string[]): Promise<string[]> {
+  if (userIds.length === 0) return [];
+  const rows = await db
+    .selectFrom('organization_users')
+    .select('user_id')
+    .where('organization_id', '=', organizationId)
+    .where('user_id', 'in', [...userIds])
+    .where('status', '=', OrganizationUserStatusType.Confirmed)
+    .execute();
+  return rows.flatMap((r) => (r.user_id ? [r.user_id] : []));
+}
+
 /** The users with an active device holding a push token: whom the relay can reach. */
 export async function usersWithPushTokens(db: Executor): Promise<string[]> {
   const rows = await db.selectFrom('devices').select('user_id').distinct().where('push_token', 'is not', null).where('active', '=', true).execute();

@@ -8,7 +8,7 @@ import { createAudience, type Audience } from '../push-delivery/audience.js';
 import type { OutboxLog } from '../push-delivery/outbox.js';
 import { createRelayClient, type RelayClient, type RelayStatus } from './relay-client.js';
 import { asRelayMessage, relayMessageFor, sendBody, type RelayMessage } from './relay-messages.js';
-import { confirmedOrganizationIds, deviceForRegistration, deviceIdByIdentifier, pushDeviceIdsOf, usersWithPushTokens } from './push-relay.repository.js';
+import { confirmedMembersAmong, confirmedOrganizationIds, deviceForRegistration, deviceIdByIdentifier, pushDeviceIdsOf, usersWithPushTokens } from './push-relay.repository.js';
 
 export const RELAY_CHANNEL = 'relay';
 
@@ -95,10 +95,13 @@ async function deliverRelayMessage(db: Db, client: RelayClient, installationId: 
       const deviceId = push.contextId ? await deviceIdByIdentifier(db, push.contextId, userId) : null;
       return client.call('POST', 'push/send', sendBody(push, deviceId));
     }
-    case 'register': {
+    // Registrations tell the relay what is true when they are sent, not what was when they were
+    // queued: messages are sent several at once and retried, so a clear and a new token (or a
+    // revoke and a restore) may be sent in either order; whichever goes last sends the state.
+    case 'register':
+    case 'delete': {
       const device = await deviceForRegistration(db, message.deviceId);
-      // Cleared, deactivated or gone since: a later `delete` (or nothing) is what the relay needs.
-      if (!device?.push_token || !device.active) return;
+      if (!device?.push_token || !device.active) return client.call('POST', 'push/delete', { id: message.deviceId });
       return client.call('POST', 'push/register', {
         deviceId: device.id,
         pushToken: device.push_token,
@@ -109,14 +112,17 @@ async function deliverRelayMessage(db: Db, client: RelayClient, installationId: 
         installationId,
       });
     }
-    case 'delete':
-      return client.call('POST', 'push/delete', { id: message.deviceId });
     case 'add-organization':
     case 'delete-organization': {
-      const devices = await pushDeviceIdsOf(db, message.userIds);
-      // As officially: no call for users without a registered device.
-      if (devices.length === 0) return;
-      return client.call('PUT', `push/${message.kind}`, { devices: devices.map((id) => ({ id })), organizationId: message.organizationId });
+      const members = new Set(await confirmedMembersAmong(db, message.organizationId, message.userIds));
+      const joined = message.userIds.filter((id) => members.has(id));
+      const left = message.userIds.filter((id) => !members.has(id));
+      for (const [kind, users] of [['add-organization', joined], ['delete-organization', left]] as const) {
+        const devices = await pushDeviceIdsOf(db, users);
+        // As officially: no call for users without a registered device.
+        if (devices.length > 0) await client.call('PUT', `push/${kind}`, { devices: devices.map((id) => ({ id })), organizationId: message.organizationId });
+      }
+      return;
     }
   }
 }
