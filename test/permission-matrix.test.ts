@@ -856,6 +856,18 @@ const MEMBER_ROWS: Row[] = [
     { allow: [], hidden: 'rest' },
   ],
   [
+    'POST /devices/identifier/{identifier}/web-push-auth (the older form; another account\'s device)',
+    async () => {
+      const identifier = randomUUID();
+      const id = randomUUID();
+      const now = new Date().toISOString();
+      await db().insertInto('devices').values({ id, user_id: await seedUser(server), type: 2, identifier, name: 'chrome', push_token: null, creation_date: now, revision_date: now }).execute();
+      const subscribed = async () => Boolean(await db().selectFrom('web_push_subscriptions').select('device_id').where('device_id', '=', id).executeTakeFirst());
+      return { method: 'POST', path: `/devices/identifier/${identifier}/web-push-auth`, json: webPushSubscription(), written: subscribed };
+    },
+    { allow: [], hidden: 'rest' },
+  ],
+  [
     'PUT /organizations/{org}/users/{userId}/reset-password-enrollment (another member\'s)',
     async (who) => {
       const target = await seedTarget(server, org);

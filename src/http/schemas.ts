@@ -27,6 +27,8 @@ export const IdParams = Type.Object({ id: Guid });
 
 /** `/organizations/{orgId}/…` and `/organizations/{orgId}/…/{id}` path parameters. */
 export const OrgParams = Type.Object({ orgId: Guid });
+/** A device's client-made identifier in a path (`/devices/identifier/{identifier}/…`): any text, as the clients make it. */
+export const DeviceIdentifierParams = Type.Object({ identifier: Type.String({ minLength: 1, maxLength: 100 }) });
 export const OrgIdParams = Type.Object({ orgId: Guid, id: Guid });
 
 /** `{ ids }` of the organization bulk commands (delete groups, collections…). */

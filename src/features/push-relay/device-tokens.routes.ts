@@ -3,8 +3,7 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
-import { EmptyResponse, emptyOk } from '../../http/schemas.js';
-import { IdentifierParams } from '../devices/devices.schemas.js';
+import { EmptyResponse, emptyOk, DeviceIdentifierParams } from '../../http/schemas.js';
 import type { DeviceTokens } from './device-tokens.js';
 
 const tags = ['Devices'];
@@ -36,7 +35,7 @@ export const deviceTokenRoutes: FastifyPluginAsyncTypebox<{ tokens: DeviceTokens
       method,
       url: tokenUrl,
       config: { access: access.user },
-      schema: { tags, ...(method === 'PUT' ? docs.token : olderForm(docs.token, 'PUT /devices/identifier/{identifier}/token')), params: IdentifierParams, body: DeviceTokenBody, response: { 200: EmptyResponse } },
+      schema: { tags, ...(method === 'PUT' ? docs.token : olderForm(docs.token, 'PUT /devices/identifier/{identifier}/token')), params: DeviceIdentifierParams, body: DeviceTokenBody, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await tokens.setToken(userCaller(request), request.params.identifier, request.body.pushToken);
         return emptyOk(reply);
@@ -46,7 +45,7 @@ export const deviceTokenRoutes: FastifyPluginAsyncTypebox<{ tokens: DeviceTokens
       method,
       url: clearUrl,
       config: { access: access.anonymous },
-      schema: { tags, ...(method === 'PUT' ? docs.clearToken : olderForm(docs.clearToken, 'PUT /devices/identifier/{identifier}/clear-token')), params: IdentifierParams, response: { 200: EmptyResponse } },
+      schema: { tags, ...(method === 'PUT' ? docs.clearToken : olderForm(docs.clearToken, 'PUT /devices/identifier/{identifier}/clear-token')), params: DeviceIdentifierParams, response: { 200: EmptyResponse } },
       handler: async (request, reply) => {
         await tokens.clearToken(request.params.identifier);
         return emptyOk(reply);

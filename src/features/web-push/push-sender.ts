@@ -18,6 +18,8 @@ export interface PushRequest {
   method: string;
   headers: Record<string, string | number>;
   body: Buffer | null;
+  /** This request's time limit, when shorter than the sender's. */
+  timeoutMs?: number;
 }
 
 /**
@@ -46,11 +48,15 @@ export function createPushSender({ allowPrivateAddresses, timeoutMs }: { allowPr
 
   return {
     send(request) {
+      const limitMs = Math.min(timeoutMs, request.timeoutMs ?? timeoutMs);
       const url = new URL(request.endpoint);
       const host = url.hostname.replace(/^\[|\]$/g, '');
       // A literal address needs no lookup, so it is checked here; http only where private ones are allowed.
       if (url.protocol !== 'https:' && !(allowPrivateAddresses && url.protocol === 'http:')) {
         return Promise.resolve({ outcome: 'refused', status: null, error: `${url.protocol} endpoint refused` });
+      }
+      if (!allowPrivateAddresses && url.port !== '' && url.port !== '443') {
+        return Promise.resolve({ outcome: 'refused', status: null, error: `port ${url.port} refused: push services listen on 443 (${ALLOW_PRIVATE_SETTING} lifts this)` });
       }
       if (isIP(host) && !allowPrivateAddresses && isPrivateAddress(host)) {
         return Promise.resolve({ outcome: 'refused', status: null, error: new RefusedAddress(host, host, ALLOW_PRIVATE_SETTING).message });
@@ -71,7 +77,7 @@ export function createPushSender({ allowPrivateAddresses, timeoutMs }: { allowPr
           response.on('error', (error) => finish({ outcome: 'failed', status: null, error: error.message }));
         });
         // The whole exchange, connection to last byte, within the limit.
-        const timer = setTimeout(() => outgoing.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+        const timer = setTimeout(() => outgoing.destroy(new Error(`no answer within ${limitMs} ms`)), limitMs);
         outgoing.on('error', (error) => finish({ outcome: error instanceof RefusedAddress ? 'refused' : 'failed', status: null, error: error.message }));
         outgoing.end(request.body ?? undefined);
       });

@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedUser } from '../../../test/support/admin.js';
@@ -164,21 +166,42 @@ describe('the Web Push channel', () => {
     }
   });
 
+  it('ends a delivery within its budget when push services hang, leaving the rest to the outbox', async () => {
+    const userId = await seedUser(server);
+    const sockets = new Set<Socket>();
+    const hanging = createServer(() => undefined).on('connection', (socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => hanging.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(hanging.address() as AddressInfo).port}`;
+    const quick = createWebPushChannel({ db: db(), clock: systemClock, secretBox: createSecretBox(SECRETS_KEY), outbox: { enqueue() {} }, config: { publicUrl: 'https://vault.example.com' }, log: pino({ level: 'silent' }), allowPrivateAddresses: true, deliveryBudgetMs: 300 });
+    try {
+      for (let i = 0; i < 20; i++) await subscribedDevice(userId, `${base}/push/${i}`);
+      const started = Date.now();
+      await expect(quick.deliver(JSON.parse(JSON.stringify(quick.messageFor(cipherPush({ user: userId })))) as OutboxMessage, 1)).rejects.toThrow(/none of 20/);
+      // Well before the outbox's own 20 s per attempt, and the 2 s each send would otherwise wait.
+      expect(Date.now() - started).toBeLessThan(1500);
+    } finally {
+      quick.close();
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => hanging.close(() => resolve()));
+    }
+  });
+
   it('never connects to a private or loopback address unless allowed, whatever the stored endpoint says', async () => {
     const guarded = new LogCapture();
     const strict = createWebPushChannel({ db: db(), clock: systemClock, secretBox: createSecretBox(SECRETS_KEY), outbox: { enqueue: (name, message) => enqueued.push({ channel: name, message }) }, config: { publicUrl: 'https://vault.example.com' }, log: pino({ level: 'info' }, guarded), allowPrivateAddresses: false });
     const local = await startAnsweringService(201);
     try {
       const userId = await seedUser(server);
-      const port = new URL(local.endpoint('x')).port;
       // A literal loopback address, and a name that resolves to one (checked as the connection is made).
-      await subscribedDevice(userId, `https://127.0.0.1:${port}/push/literal`);
-      await subscribedDevice(userId, `https://localhost:${port}/push/named`);
+      await subscribedDevice(userId, 'https://127.0.0.1/push/literal');
+      await subscribedDevice(userId, 'https://localhost/push/named');
+      // And a public-looking name on another port than 443, refused before any lookup.
+      await subscribedDevice(userId, `https://push.example.com:${new URL(local.endpoint('x')).port}/push/port`);
       enqueued.length = 0;
       await strict.deliver(JSON.parse(JSON.stringify(strict.messageFor(cipherPush({ user: userId })))) as OutboxMessage, 1);
       expect(local.received).toEqual([]);
       expect(enqueued).toEqual([]);
-      expect(guarded.text().match(/WEB_PUSH_ALLOW_PRIVATE_ADDRESSES/g)).toHaveLength(2);
+      expect(guarded.text().match(/WEB_PUSH_ALLOW_PRIVATE_ADDRESSES/g)).toHaveLength(3);
     } finally {
       strict.close();
       await local.close();

@@ -3,7 +3,7 @@ import type { Db } from '../../db/database.js';
 import type { SecretBox } from '../../platform/auth/secret-box.js';
 import { PushType, type Push } from '../../platform/push/pushes.js';
 import type { Clock } from '../../shared/clock.js';
-import { storedPush, type Outbox, type OutboxMessage, type PushChannel, type StoredPush } from '../push-delivery/channel.js';
+import { PermanentDeliveryError, storedPush, type Outbox, type OutboxMessage, type PushChannel, type StoredPush } from '../push-delivery/channel.js';
 import { createAudience, type Audience } from '../push-delivery/audience.js';
 import { createPushSender, type PushSender, type SendResult } from './push-sender.js';
 import { ensureVapidKeys, vapidSubject, type VapidKeys } from './vapid-keys.js';
@@ -31,6 +31,8 @@ export interface WebPushChannelDeps {
   timeoutMs?: number;
   /** How often the audience is read again (PUSH_AUDIENCE_REFRESH_SECONDS). */
   audienceRefreshMs?: number;
+  /** How long one delivery may take (default DELIVERY_BUDGET_MS; tests shorten it). */
+  deliveryBudgetMs?: number;
 }
 
 export interface WebPushChannel extends PushChannel {
@@ -48,6 +50,12 @@ interface WebPushMessage {
 
 /** Sends at once, at most: an organization's push may go to hundreds of browsers. */
 const AT_ONCE = 16;
+/**
+ * How long one delivery may take, under the outbox's 20 s per attempt: a send not begun by then
+ * is left to a second message, and one in flight is cut off at it, so a delivery is never still
+ * running when the outbox gives up on it and sends the message again (browsers told twice).
+ */
+const DELIVERY_BUDGET_MS = 15_000;
 const DAY_SECONDS = 24 * 60 * 60;
 /** A login request is answerable for 15 minutes (the official auth request lifetime); later it is noise. */
 const AUTH_REQUEST_SECONDS = 15 * 60;
@@ -82,7 +90,9 @@ export function createWebPushChannel(deps: WebPushChannelDeps): WebPushChannel {
     return [];
   }
 
-  async function sendTo(subscription: SubscriptionRow, payload: string, push: StoredPush, vapid: VapidKeys): Promise<SendResult> {
+  async function sendTo(subscription: SubscriptionRow, payload: string, push: StoredPush, vapid: VapidKeys, deadline: number): Promise<SendResult> {
+    const left = deadline - Date.now();
+    if (left <= 0) return { outcome: 'failed', status: null, error: 'not sent: the delivery ran out of time' };
     const webpush = await library();
     let request;
     try {
@@ -94,7 +104,7 @@ export function createWebPushChannel(deps: WebPushChannelDeps): WebPushChannel {
     } catch (error) {
       return { outcome: 'refused', status: null, error: error instanceof Error ? error.message : String(error) };
     }
-    return sender.send({ endpoint: request.endpoint, method: request.method, headers: request.headers, body: request.body });
+    return sender.send({ endpoint: request.endpoint, method: request.method, headers: request.headers, body: request.body, timeoutMs: left });
   }
 
   return {
@@ -112,7 +122,9 @@ export function createWebPushChannel(deps: WebPushChannelDeps): WebPushChannel {
     },
 
     async deliver(message: OutboxMessage): Promise<void> {
+      const deadline = Date.now() + (deps.deliveryBudgetMs ?? DELIVERY_BUDGET_MS);
       const webPushMessage = message as unknown as WebPushMessage;
+      if (!webPushMessage.push || typeof webPushMessage.push !== 'object') throw new PermanentDeliveryError('not a Web Push message');
       const { push } = webPushMessage;
       // A browser registered under two accounts holds one subscription: it hears of a change once.
       const seen = new Set<string>();
@@ -121,7 +133,7 @@ export function createWebPushChannel(deps: WebPushChannelDeps): WebPushChannel {
       // Unreadable here (another SECRETS_KEY): the outbox tries again, within its bound, maybe on another instance.
       const vapid = await vapidKeys();
       const payload = payloadOf(push);
-      const results = await eachLimited(subscriptions, AT_ONCE, (s) => sendTo(s, payload, push, vapid));
+      const results = await eachLimited(subscriptions, AT_ONCE, (s) => sendTo(s, payload, push, vapid, deadline));
       const failed: { device: string; error: string | null }[] = [];
       for (const [i, result] of results.entries()) {
         const subscription = subscriptions[i]!;

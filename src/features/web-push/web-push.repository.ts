@@ -24,6 +24,24 @@ export async function subscribedUsers(db: Executor): Promise<string[]> {
   return rows.map((r) => r.user_id);
 }
 
+/**
+ * Keeps the user's `keep` most recently registered subscriptions and deletes the others: each
+ * login from a new browser is a device, and every subscription is a send for each of the user's
+ * changes, so one account cannot make a push cost without bound.
+ */
+export async function keepNewestSubscriptions(db: Executor, userId: string, keep: number): Promise<void> {
+  const rows = await db
+    .selectFrom('web_push_subscriptions as s')
+    .innerJoin('devices as d', 'd.id', 's.device_id')
+    .select('s.device_id')
+    .where('d.user_id', '=', userId)
+    .orderBy('s.revision_date', 'desc')
+    .orderBy('s.device_id')
+    .execute();
+  const extra = rows.slice(keep).map((r) => r.device_id);
+  if (extra.length > 0) await db.deleteFrom('web_push_subscriptions').where('device_id', 'in', extra).execute();
+}
+
 /** Removes a device's subscription (deactivation, clear-token). */
 export async function deleteSubscriptionOfDevice(db: Executor, deviceId: string): Promise<void> {
   await db.deleteFrom('web_push_subscriptions').where('device_id', '=', deviceId).execute();

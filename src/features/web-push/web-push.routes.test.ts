@@ -65,6 +65,7 @@ describe('PUT /api/devices/identifier/{identifier}/web-push-auth', () => {
       'https://169.254.169.254/latest/meta-data',
       'https://[::ffff:192.168.0.1]/send',
       'https://user:secret@push.example.com/send/1',
+      'https://push.example.com:8443/send/1',
       'not a url',
     ]) {
       const res = await server.request('PUT', path(TEST_DEVICE.deviceIdentifier), { token: other.accessToken, json: browserSubscription(endpoint) });
@@ -115,6 +116,26 @@ describe('PUT /api/devices/identifier/{identifier}/web-push-auth', () => {
     expect(await stored(extension.deviceIdentifier, someone.userId)).toBeDefined();
     expect((await server.request('PUT', `/api/devices/identifier/${extension.deviceIdentifier}/clear-token`)).status).toBe(200);
     expect(await stored(extension.deviceIdentifier, someone.userId)).toBeUndefined();
+  });
+
+  it('keeps the newest ten browsers of an account subscribed', async () => {
+    const many = await createUser(server, { email: 'many.browsers@example.com' });
+    const endpoints: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const browser = { deviceType: '2', deviceIdentifier: `0000000${i.toString(16)}-1111-4222-8333-444444444444`.slice(-36), deviceName: 'chrome' };
+      const login = await loginAccount(server, many.account, browser);
+      const subscription = browserSubscription();
+      endpoints.push(subscription.endpoint);
+      expect((await server.request('PUT', path(browser.deviceIdentifier), { token: login.accessToken, json: subscription })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 2));
+    }
+    const kept = await server.database.db
+      .selectFrom('web_push_subscriptions as s')
+      .innerJoin('devices as d', 'd.id', 's.device_id')
+      .select('s.endpoint')
+      .where('d.user_id', '=', many.userId)
+      .execute();
+    expect(kept.map((r) => r.endpoint).sort()).toEqual(endpoints.slice(2).sort());
   });
 
   it('keeps subscriptions out of the log', () => {

@@ -1,8 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { access } from '../../http/access.js';
 import { userCaller } from '../../http/request-context.js';
-import { EmptyResponse, emptyOk } from '../../http/schemas.js';
-import { IdentifierParams } from '../devices/devices.schemas.js';
+import { EmptyResponse, emptyOk, DeviceIdentifierParams } from '../../http/schemas.js';
 import { WebPushAuthBody } from './web-push.schemas.js';
 import type { WebPushSubscriptions } from './web-push.service.js';
 
@@ -14,7 +13,7 @@ const doc = {
 
 /** `{base_url}/devices/identifier/{identifier}/web-push-auth`: PUT, and the obsolete POST the extension used before. */
 export const webPushRoutes: FastifyPluginAsyncTypebox<{ subscriptions: WebPushSubscriptions }> = async (app, { subscriptions }) => {
-  const route = { config: { access: access.user }, schema: { tags: ['Devices'], ...doc, params: IdentifierParams, body: WebPushAuthBody, response: { 200: EmptyResponse } } };
+  const route = { config: { access: access.user }, schema: { tags: ['Devices'], ...doc, params: DeviceIdentifierParams, body: WebPushAuthBody, response: { 200: EmptyResponse } } };
   app.put('/devices/identifier/:identifier/web-push-auth', route, async (request, reply) => {
     await subscriptions.register(userCaller(request), request.params.identifier, request.body);
     return emptyOk(reply);

@@ -54,6 +54,8 @@ export function checkSubscription(body: WebPushAuthBody, allowPrivate: boolean):
   if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isPrivateAddress(host)))) {
     throw BadRequest.field('endpoint', `endpoint is on a private, loopback or link-local address; the operator has not allowed reaching those (${ALLOW_PRIVATE_SETTING}).`);
   }
+  // The browsers' push services all listen on 443: another port would let a caller make the server knock on any service.
+  if (!allowPrivate && url.port !== '' && url.port !== '443') throw BadRequest.field('endpoint', `endpoint must use the https port 443 (${ALLOW_PRIVATE_SETTING} lifts this).`);
   const p256dh = bytesOf('p256dh', body.p256dh, 'an uncompressed P-256 public key');
   if (p256dh.length !== 65 || p256dh[0] !== 4 || !onCurve(p256dh)) throw BadRequest.field('p256dh', 'p256dh must be an uncompressed P-256 public key (65 bytes), base64url.');
   const auth = bytesOf('auth', body.auth, '16 bytes');

@@ -4,7 +4,10 @@ import type { UserCaller } from '../../http/request-context.js';
 import { findDevice } from '../../platform/auth/users.repository.js';
 import type { Clock } from '../../shared/clock.js';
 import { checkSubscription, type WebPushAuthBody } from './web-push.schemas.js';
-import { deleteSubscriptionOfDevice, saveSubscription } from './web-push.repository.js';
+import { deleteSubscriptionOfDevice, keepNewestSubscriptions, saveSubscription } from './web-push.repository.js';
+
+/** Browsers subscribed per account: the newest ones keep their subscription (keepNewestSubscriptions). */
+export const SUBSCRIPTIONS_PER_USER = 10;
 
 export interface WebPushSubscriptionDeps {
   db: Db;
@@ -28,7 +31,10 @@ export function createWebPushSubscriptions({ db, clock, allowPrivateAddresses, s
       const subscription = checkSubscription(body, allowPrivateAddresses);
       const device = await findDevice(db, userId, identifier);
       if (!device || !device.active) throw new NotFound();
-      await saveSubscription(db, device.id, subscription, clock.now().toISOString());
+      await db.transaction().execute(async (tx) => {
+        await saveSubscription(tx, device.id, subscription, clock.now().toISOString());
+        await keepNewestSubscriptions(tx, userId, SUBSCRIPTIONS_PER_USER);
+      });
       subscribed?.(userId);
     },
   };
