@@ -141,7 +141,7 @@ export async function createFeatures(deps: FeatureDeps) {
   const organizations = createOrganizationService({ db, clock, hasher, audit, pushes, files, registrations });
   const secretsManager = createSecretsManager({ db, clock, audit, config, events });
   const cacheRelease = createCacheRelease({ intervalMs: config.cacheIdleMinutes * 60_000, caches: [syncCache, secretsManager.answers] });
-  const publicApi = createPublicApiService({ db, clock, audit, config, members, groups, collections, policies, events, organizations });
+  const publicApi = createPublicApiService({ db, clock, audit, config, members, groups, collections, policies, events, organizations, registrations });
   const emergencyJobs = { db, clock, audit, mailer, intervalMs: config.emergencyAccessJobIntervalSeconds * 1000, ...(p.log ? { log: p.log } : {}) };
   const emergencyTimeout = createEmergencyTimeoutJob({ ...emergencyJobs, onRun: (result) => instruments.scheduledJobRun('emergency-access-timeout', result) });
   const emergencyReminder = createEmergencyReminderJob({ ...emergencyJobs, onRun: (result) => instruments.scheduledJobRun('emergency-access-reminder', result) });
@@ -191,7 +191,7 @@ export async function createFeatures(deps: FeatureDeps) {
     cacheRelease,
     sync,
     emergencyAccess: createEmergencyAccessService({ db, clock, audit, keys, mailer, publicUrl: config.publicUrl }),
-    emergencyRecovery: createEmergencyRecovery({ db, clock, audit, keys, hasher, pushes, apiBase }),
+    emergencyRecovery: createEmergencyRecovery({ db, clock, audit, keys, hasher, pushes, apiBase, registrations }),
     /** Started by the app (buildApp), stopped by close(): grant recoveries whose wait is over, remind grantors. */
     emergencyTimeout,
     emergencyReminder,

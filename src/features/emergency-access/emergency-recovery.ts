@@ -1,3 +1,4 @@
+import type { PushRegistrations } from '../../platform/push/push-registrations.js';
 import { chunks } from '../../db/chunks.js';
 import type { Db, Executor } from '../../db/database.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
@@ -33,6 +34,8 @@ export interface EmergencyRecoveryDeps {
   hasher: PasswordHasher;
   pushes: Pushes;
   apiBase: string;
+  /** The grantor's phones leave the organizations a takeover removes them from (the mobile relay). */
+  registrations?: PushRegistrations;
 }
 
 const AUTO_CONFIRM = 'Emergency access is not available for this account: it is a member of an organization that uses Automatic User Confirmation.';
@@ -121,6 +124,7 @@ export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
       await refuseUnderAutoConfirm(db, grantor.id, AUTO_CONFIRM);
       const change = newPassword(grantor, body);
       const serverHash = await hasher.hash(change.clientHash);
+      let left: { id: string; organization_id: string }[] = [];
       await db.transaction().execute(async (tx) => {
         // Still granted now that the transaction holds the grant: a rejection may have come between.
         await granted(caller.userId, grant.id, EmergencyAccessType.Takeover, tx);
@@ -135,7 +139,7 @@ export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
         await setMasterPassword(tx, grantor.id, { serverHash, key: change.key, hint: null, forcePasswordReset: false, now });
         await deleteAllProviders(tx, grantor.id);
         await updateUser(tx, grantor.id, { verify_devices: false });
-        const left = (await membershipsOf(tx, grantor.id)).filter((m) => m.type !== (OrganizationUserType.Owner as number));
+        left = (await membershipsOf(tx, grantor.id)).filter((m) => m.type !== (OrganizationUserType.Owner as number));
         for (const membership of left) await deleteMembership(tx, membership.id, now);
         await audit.record(tx, caller.client, [
           { type: EventType.EmergencyAccess_TakenOver, userId: grantor.id, actingUserId: caller.userId },
@@ -143,6 +147,7 @@ export function createEmergencyRecovery(deps: EmergencyRecoveryDeps) {
         ]);
       });
       pushes.send(logOutPush(grantor.id));
+      for (const membership of left) deps.registrations?.leftOrganization(membership.organization_id, [grantor.id]);
     },
 
     /**

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Insertable } from 'kysely';
 import type { Clock } from '../../shared/clock.js';
 import type { Config } from '../../config/config.js';
+import type { PushRegistrations } from '../../platform/push/push-registrations.js';
 import type { Db } from '../../db/database.js';
 import type { OrganizationUsersTable } from '../../db/schema.js';
 import { BadRequest, NotFound } from '../../http/errors.js';
@@ -83,7 +84,7 @@ function normalize(body: ImportBody, memberList: MemberListName): { members: Imp
  * external id the directory no longer lists are removed. Owners are never removed, so the last
  * owner never is.
  */
-export function createDirectoryImport(deps: { db: Db; clock: Clock; audit: AuditLog; members: MemberService }) {
+export function createDirectoryImport(deps: { db: Db; clock: Clock; audit: AuditLog; members: MemberService; registrations?: PushRegistrations | undefined }) {
   const { db, clock, audit } = deps;
 
   return {
@@ -99,7 +100,7 @@ export function createDirectoryImport(deps: { db: Db; clock: Clock; audit: Audit
       const acting = actingOf(actor.membership);
       const now = clock.now().toISOString();
 
-      const invited = await db.transaction().execute(async (tx) => {
+      const { invited, removedUsers } = await db.transaction().execute(async (tx) => {
         await lockOrganization(tx, organizationId);
         const existing = await listMembersWithUsers(tx, organizationId);
         const byExternalId = new Map(existing.filter((m) => m.external_id).map((m) => [m.external_id as string, m]));
@@ -210,8 +211,10 @@ export function createDirectoryImport(deps: { db: Db; clock: Clock; audit: Audit
         await audit.record(tx, actor.client, events);
         await touchOrganizationMembers(tx, [organizationId], now);
         await touchAccountRevisions(tx, removedUsers, now);
-        return fresh as MemberRow[];
+        return { invited: fresh as MemberRow[], removedUsers };
       });
+      // The removed members' phones leave the organization's pushes at the relay.
+      deps.registrations?.leftOrganization(organizationId, removedUsers);
       // The same invitation mail as the web route's, after commit.
       await deps.members.sendInvitations(org, invited, actor.log);
     },

@@ -1,3 +1,4 @@
+import type { PushRegistrations } from '../../platform/push/push-registrations.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Config } from '../../config/config.js';
 import type { Db } from '../../db/database.js';
@@ -48,6 +49,8 @@ export interface PublicApiDeps {
   policies: PolicyService;
   events: EventQueryService;
   organizations: OrganizationService;
+  /** Members a directory import removes leave the organization's pushes at the mobile relay. */
+  registrations?: PushRegistrations;
 }
 
 /** The calling organization (from its API key token) and the request it made. */
@@ -67,7 +70,7 @@ function associations(list: readonly Static<typeof Association>[] | null | undef
  */
 export function createPublicApiService(deps: PublicApiDeps) {
   const { db, members, groups, collections, policies, events } = deps;
-  const importer = createDirectoryImport({ db, clock: deps.clock, audit: deps.audit, members });
+  const importer = createDirectoryImport({ db, clock: deps.clock, audit: deps.audit, members, registrations: deps.registrations });
   const subscriptions = createSubscriptions({ db, clock: deps.clock, audit: deps.audit, organizations: deps.organizations });
 
   /**

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { seedAccount } from '../../../test/support/accounts.js';
 import { actor } from '../../../test/support/admin.js';
 import { recordingOutbox } from '../../../test/support/outbox.js';
+import { orgApiToken } from '../../../test/support/public-api.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
 import { startTestServer, type TestServer } from '../../../test/support/test-server.js';
 import { OrganizationUserStatusType, OrganizationUserType } from '../../platform/access/roles.js';
@@ -92,8 +93,22 @@ describe('membership changes', () => {
   });
 });
 
+describe('other writers that end memberships', () => {
+  it('a directory import that removes a member takes their phones off the organization', async () => {
+    const org = await seedOrganization(server, { name: 'Directory' });
+    const gone = await seedAccount(server);
+    const memberId = await seedMembership(server, { organizationId: org, userId: gone.userId, status: OrganizationUserStatusType.Confirmed });
+    await server.database.db.updateTable('organization_users').set({ external_id: 'ext-gone' }).where('id', '=', memberId).execute();
+    const { token } = await orgApiToken(server, org);
+    outbox.clear();
+    const res = await server.request('POST', '/api/public/organization/import', { token, json: { overwriteExisting: false, members: [{ externalId: 'ext-gone', deleted: true }], groups: [] } });
+    expect(res.status, res.text).toBe(200);
+    expect(outbox.of('relay')).toEqual([{ kind: 'delete-organization', organizationId: org, userIds: [gone.userId] }]);
+  });
+});
+
 describe('with the relay off', () => {
-  it('a confirmation queues nothing', async () => {
+  it('a confirmation queues nothing for a relay that is not configured', async () => {
     const offOutbox = recordingOutbox();
     const off = await startTestServer({ outbox: offOutbox });
     try {
