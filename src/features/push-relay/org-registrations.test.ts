@@ -1,7 +1,7 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { seedAccount } from '../../../test/support/accounts.js';
-import { actor } from '../../../test/support/admin.js';
+import { actor, ENC } from '../../../test/support/admin.js';
 import { recordingOutbox } from '../../../test/support/outbox.js';
 import { orgApiToken } from '../../../test/support/public-api.js';
 import { seedMembership, seedOrganization } from '../../../test/support/orgs.js';
@@ -104,6 +104,26 @@ describe('other writers that end memberships', () => {
     const res = await server.request('POST', '/api/public/organization/import', { token, json: { overwriteExisting: false, members: [{ externalId: 'ext-gone', deleted: true }], groups: [] } });
     expect(res.status, res.text).toBe(200);
     expect(outbox.of('relay')).toEqual([{ kind: 'delete-organization', organizationId: org, userIds: [gone.userId] }]);
+  });
+
+  it("an emergency takeover takes the grantor's phones off the organizations it removes them from", async () => {
+    const grantor = await seedAccount(server);
+    const grantee = await seedAccount(server);
+    const owned = await seedOrganization(server, { name: 'Owned' });
+    const joined = await seedOrganization(server, { name: 'Joined' });
+    await seedMembership(server, { organizationId: owned, userId: grantor.userId, type: OrganizationUserType.Owner });
+    await seedMembership(server, { organizationId: joined, userId: grantor.userId });
+    const id = randomUUID();
+    const now = new Date().toISOString();
+    // A takeover grant the grantor approved (the steps before are the emergency access tests').
+    await server.database.db
+      .insertInto('emergency_access')
+      .values({ id, grantor_id: grantor.userId, grantee_id: grantee.userId, email: null, key_encrypted: ENC, type: 1, status: 4, wait_time_days: 1, recovery_initiated_date: now, last_notification_date: null, creation_date: now, revision_date: now })
+      .execute();
+    outbox.clear();
+    const res = await call(grantee.accessToken, 'POST', `/emergency-access/${id}/password`, { newMasterPasswordHash: randomBytes(32).toString('base64'), key: ENC });
+    expect(res.status, res.text).toBe(200);
+    expect(outbox.of('relay')).toEqual([{ kind: 'delete-organization', organizationId: joined, userIds: [grantor.userId] }]);
   });
 });
 
