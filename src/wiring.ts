@@ -97,7 +97,13 @@ export async function createFeatures(deps: FeatureDeps) {
   const p = await createPlatform(deps);
   const { config, database, db, clock, audit, hasher, keys, tokens, rateLimits, notifications, pushes, mailer, brand, files, apiBase, instruments, metrics } = p;
   // The mobile relay's device registrations, queued after commit (a no-op with the relay off).
-  const registrations = createRelayRegistrations({ outbox: deps.outbox ?? p.pushDelivery.outbox, enabled: relayConfigured(config), audience: p.relay?.audience });
+  const registrations = createRelayRegistrations({
+    outbox: deps.outbox ?? p.pushDelivery.outbox,
+    enabled: relayConfigured(config),
+    audience: p.relay?.audience,
+    // An injected outbox (tests) records each registration as it happens, not one per device and window.
+    ...(deps.outbox ? { windowMs: 0 } : {}),
+  });
   const integrations = createIntegrations({ config, database, ...(p.log ? { log: p.log } : {}) });
   const icons = createIcons({ config, clock });
   const health = createHealthService({ checks: [...p.checks, integrations.check, notifications.health, p.pushDelivery.health] });

@@ -127,19 +127,53 @@ async function deliverRelayMessage(db: Db, client: RelayClient, installationId: 
   }
 }
 
+/** A device's registrations queued at most once at the start and once at the end of this window. */
+const DEVICE_WINDOW_MS = 5000;
+
+/**
+ * One registration message per device and window, however often its token is set: an app (or
+ * anyone with a session) may PUT its token thousands of times a minute, and each message is a
+ * call to Bitwarden's relay. A message sends the device as it stands when sent (`register` and
+ * `delete` alike), so the first change goes at once and the changes after it in the window go
+ * as one more message at its end.
+ */
+type DeviceKind = 'register' | 'delete';
+
+function deviceWindow(windowMs: number, send: (deviceId: string, kind: DeviceKind) => void) {
+  const open = new Map<string, { again: DeviceKind | null }>();
+  return {
+    changed(deviceId: string, kind: DeviceKind): void {
+      if (windowMs <= 0) return send(deviceId, kind);
+      const window = open.get(deviceId);
+      if (window) {
+        window.again = kind;
+        return;
+      }
+      send(deviceId, kind);
+      const state: { again: DeviceKind | null } = { again: null };
+      open.set(deviceId, state);
+      setTimeout(() => {
+        open.delete(deviceId);
+        if (state.again) send(deviceId, state.again);
+      }, windowMs).unref();
+    },
+  };
+}
+
 /**
  * The writers' PushRegistrations over the outbox, for the relay channel; the no-op one when the
  * relay is off, so nothing is queued for a channel that does not exist.
  */
-export function createRelayRegistrations(deps: { outbox: Outbox; enabled: boolean; audience?: Audience | undefined }): PushRegistrations {
+export function createRelayRegistrations(deps: { outbox: Outbox; enabled: boolean; audience?: Audience | undefined; windowMs?: number }): PushRegistrations {
   if (!deps.enabled) return noPushRegistrations;
   const enqueue = (message: RelayMessage) => deps.outbox.enqueue(RELAY_CHANNEL, message);
+  const device = deviceWindow(deps.windowMs ?? DEVICE_WINDOW_MS, (deviceId, kind) => enqueue({ kind, deviceId }));
   return {
     deviceTokenSet(deviceId, userId) {
       deps.audience?.add(userId);
-      enqueue({ kind: 'register', deviceId });
+      device.changed(deviceId, 'register');
     },
-    deviceTokenCleared: (deviceId) => enqueue({ kind: 'delete', deviceId }),
+    deviceTokenCleared: (deviceId) => device.changed(deviceId, 'delete'),
     joinedOrganization(organizationId, userIds) {
       if (userIds.length > 0) enqueue({ kind: 'add-organization', organizationId, userIds: [...userIds] });
     },
