@@ -56,6 +56,12 @@ const AT_ONCE = 16;
  * running when the outbox gives up on it and sends the message again (browsers told twice).
  */
 const DELIVERY_BUDGET_MS = 15_000;
+/**
+ * After a push service failed (no answer, a network error, 5xx), its endpoint is not tried again
+ * for this long: one browser whose service hangs would otherwise hold a send slot for 10 s at
+ * every change its user makes, and every other user's pushes would wait in line behind them.
+ */
+const COOLDOWN_MS = 60_000;
 const DAY_SECONDS = 24 * 60 * 60;
 /** A login request is answerable for 15 minutes (the official auth request lifetime); later it is noise. */
 const AUTH_REQUEST_SECONDS = 15 * 60;
@@ -90,9 +96,23 @@ export function createWebPushChannel(deps: WebPushChannelDeps): WebPushChannel {
     return [];
   }
 
+  const cooling = new Map<string, number>();
   async function sendTo(subscription: SubscriptionRow, payload: string, push: StoredPush, vapid: VapidKeys, deadline: number): Promise<SendResult> {
-    const left = deadline - Date.now();
+    const now = Date.now();
+    const left = deadline - now;
     if (left <= 0) return { outcome: 'failed', status: null, error: 'not sent: the delivery ran out of time' };
+    if ((cooling.get(subscription.endpoint) ?? 0) > now) return { outcome: 'failed', status: null, error: 'not sent: its push service failed within the last minute' };
+    const result = await sendNow(subscription, payload, push, vapid, left);
+    if (result.outcome === 'failed') {
+      if (cooling.size >= 10_000) for (const [endpoint, until] of cooling) if (until <= now) cooling.delete(endpoint);
+      cooling.set(subscription.endpoint, Date.now() + COOLDOWN_MS);
+    } else {
+      cooling.delete(subscription.endpoint);
+    }
+    return result;
+  }
+
+  async function sendNow(subscription: SubscriptionRow, payload: string, push: StoredPush, vapid: VapidKeys, left: number): Promise<SendResult> {
     const webpush = await library();
     let request;
     try {

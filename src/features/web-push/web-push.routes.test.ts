@@ -66,6 +66,8 @@ describe('PUT /api/devices/identifier/{identifier}/web-push-auth', () => {
       'https://[::ffff:192.168.0.1]/send',
       'https://user:secret@push.example.com/send/1',
       'https://push.example.com:8443/send/1',
+      'https://LOCALHOST./send/1',
+      `https://push.example.com/${'\u{1F600}'.repeat(999)}`,
       'not a url',
     ]) {
       const res = await server.request('PUT', path(TEST_DEVICE.deviceIdentifier), { token: other.accessToken, json: browserSubscription(endpoint) });

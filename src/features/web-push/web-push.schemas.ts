@@ -50,7 +50,9 @@ export function checkSubscription(body: WebPushAuthBody, allowPrivate: boolean):
   }
   if (url.protocol !== 'https:' && !(allowPrivate && url.protocol === 'http:')) throw BadRequest.field('endpoint', 'endpoint must be an https:// URL.');
   if (url.username || url.password) throw BadRequest.field('endpoint', 'endpoint must not carry credentials.');
-  const host = url.hostname.replace(/^\[|\]$/g, '');
+  // `LOCALHOST.` is localhost: names compare lower case and without the root's trailing dot.
+  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase().replace(/\.$/, '');
+  if (url.href.length > 2000) throw BadRequest.field('endpoint', 'endpoint must be at most 2000 characters once written as a URL.');
   if (!allowPrivate && (host === 'localhost' || host.endsWith('.localhost') || (isIP(host) !== 0 && isPrivateAddress(host)))) {
     throw BadRequest.field('endpoint', `endpoint is on a private, loopback or link-local address; the operator has not allowed reaching those (${ALLOW_PRIVATE_SETTING}).`);
   }
