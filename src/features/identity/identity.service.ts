@@ -140,7 +140,8 @@ export function createIdentityService(deps: {
     // The mobile apps send their push token with the login (`DevicePushToken`); one longer than
     // the official column's 255 characters is not a token and is ignored, as an absent one.
     const pushToken = form.devicepushtoken?.trim();
-    return { type, identifier: identifier.slice(0, 50), name: name.slice(0, 50), pushToken: pushToken && pushToken.length <= 255 ? pushToken : null };
+    const usable = pushToken && pushToken.length <= 255 && /^[\x20-\x7e]+$/.test(pushToken);
+    return { type, identifier: identifier.slice(0, 50), name: name.slice(0, 50), pushToken: usable ? pushToken : null };
   }
 
   /** The device row (`existing`: the account's row for this device, if any), made on its first login (`created`). */

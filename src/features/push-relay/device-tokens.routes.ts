@@ -10,7 +10,8 @@ const tags = ['Devices'];
 
 /** The official DeviceTokenRequestModel: the token is optional, at most 255 characters. */
 const DeviceTokenBody = Type.Object({
-  pushToken: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()], { description: "The app's push token (APNs or FCM); empty or null clears it." })),
+  // Apple's and Google's tokens are printable ASCII; anything else is not a token.
+  pushToken: Type.Optional(Type.Union([Type.String({ maxLength: 255, pattern: '^[\\x20-\\x7e]*$' }), Type.Null()], { description: "The app's push token (APNs or FCM, printable ASCII); empty or null clears it." })),
 });
 
 const docs: Record<'token' | 'clearToken', RouteDoc> = {

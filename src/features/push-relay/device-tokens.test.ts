@@ -81,6 +81,17 @@ describe('PUT and POST /devices/identifier/{identifier}/token', () => {
     expect(outbox.queued).toEqual([]);
   });
 
+  it('refuses a token that is not printable ASCII, naming the field, and stores a token trimmed', async () => {
+    const someone = await seedAccount(server);
+    for (const pushToken of ['x\ud800', 'tok\u0000en', 'tök']) {
+      const res = await putToken(someone, pushToken);
+      expect(res.status, JSON.stringify(pushToken)).toBe(400);
+      expect(JSON.stringify(res.body)).toMatch(/pushToken/);
+    }
+    expect((await putToken(someone, '  spaced-token  ')).status).toBe(200);
+    expect((await tokenOf(someone)).push_token).toBe('spaced-token');
+  });
+
   it("another account's device, an unknown one and a removed one are 404, and nothing is queued", async () => {
     const other = await seedAccount(server);
     const otherDevice = await tokenOf(other);

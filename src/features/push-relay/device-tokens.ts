@@ -20,7 +20,8 @@ export function createDeviceTokens(deps: { db: Db; clock: Clock; registrations: 
      * also for a removed one). An empty token clears it, which the relay then forgets.
      */
     async setToken({ userId }: UserCaller, identifier: string, pushToken: string | null | undefined): Promise<void> {
-      const token = pushToken?.trim() ? pushToken : null;
+      // Trimmed, as a token sent with the login is.
+      const token = pushToken?.trim() || null;
       const device = await findDevice(db, userId, identifier);
       if (!device?.active) throw new NotFound();
       await db.updateTable('devices').set({ push_token: token, revision_date: clock.now().toISOString() }).where('id', '=', device.id).execute();
