@@ -6,7 +6,7 @@ import { migrateToLatest } from '../../db/migrate.js';
 import { PushType, type Push } from '../../platform/push/pushes.js';
 import { systemClock } from '../../shared/clock.js';
 import { PermanentDeliveryError, storedPush, type OutboxMessage, type PushChannel } from './channel.js';
-import type { DeliveryResult } from './outbox.js';
+import type { DeliveryResult, OutboxLog } from './outbox.js';
 import { createPushDelivery, type PushDelivery } from './push-delivery.js';
 
 let database: Database;
@@ -29,7 +29,7 @@ afterAll(async () => {
   await drop?.();
 });
 
-const quiet = { warn() {} };
+const quiet: OutboxLog = { warn() {} };
 const FAST = { pollMs: 20, retryBaseMs: 10, retryMaxMs: 40, attemptTimeoutMs: 300, maxAttempts: 4 };
 
 function push(userId: string, contextId: string | null = null): Push {
@@ -51,10 +51,10 @@ function channel(name: string, behave: (message: OutboxMessage, attempt: number)
   return ch;
 }
 
-function delivery(channels: PushChannel[], settings = FAST) {
+function delivery(channels: PushChannel[], settings = FAST, log = quiet) {
   const hub = recordingPushes();
   const results: [string, DeliveryResult][] = [];
-  const d = createPushDelivery({ db: database.db, clock: systemClock, log: quiet, hub, settings, onDelivery: (c, r) => results.push([c, r]) });
+  const d = createPushDelivery({ db: database.db, clock: systemClock, log, hub, settings, onDelivery: (c, r) => results.push([c, r]) });
   for (const c of channels) d.outbox.addChannel(c);
   d.outbox.start();
   running.push(d);
@@ -143,12 +143,15 @@ describe('push outbox', () => {
     const relay = channel('relay', async () => {
       throw new Error('connect ECONNREFUSED 127.0.0.1:9');
     });
-    const d = delivery([relay], { ...FAST, maxAttempts: 50, retryMaxMs: 10 });
+    const warnings: string[] = [];
+    const d = delivery([relay], { ...FAST, maxAttempts: 50, retryMaxMs: 10 }, { warn: (_obj: object, msg: string) => void warnings.push(msg) });
     expect(await d.health.probe()).toEqual({ channels: ['relay'], waiting: { relay: 0 } });
     d.pushes.send(push('u1'));
     await until(() => relay.got.length >= 3);
     await expect(d.health.probe()).rejects.toThrow(/^relay: 1 messages waiting, failing since .*; last error: connect ECONNREFUSED 127\.0\.0\.1:9$/);
     expect(await d.pending()).toEqual({ relay: 1 });
+    // Said once in the log too, where neither health nor metrics may be served.
+    expect(warnings.filter((w) => /the channel is failing/.test(w))).toHaveLength(1);
   });
 
   it('writes nothing without channels, and keeps what was enqueued when it stops', async () => {

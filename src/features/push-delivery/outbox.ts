@@ -41,6 +41,9 @@ const DEFAULTS: OutboxSettings = {
   maxBuffered: 10_000,
 };
 
+/** A channel is reported as failing (log, health) once a message has failed this many attempts. */
+export const FAILING_AFTER_ATTEMPTS = 3;
+
 /** How long a stop waits for the sends in flight. */
 const STOP_WAIT_MS = 2000;
 
@@ -67,6 +70,9 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
   const inserting = new Set<Promise<void>>();
   let stopped = true;
   let droppedBeforeInsert = 0;
+  // Channels said in the log to be failing, so an outage is told once and its end once, even
+  // where neither the health report nor /metrics is served.
+  const failing = new Set<string>();
 
   const report = (channel: string, result: DeliveryResult) => deps.onDelivery?.(channel, result);
 
@@ -176,12 +182,17 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
       if (error === undefined) {
         done.push(row.id);
         report(channel.name, 'sent');
+        if (failing.delete(channel.name)) log.warn({ channel: channel.name }, 'push outbox: the channel delivers again');
       } else if (error instanceof PermanentDeliveryError || attempts >= settings.maxAttempts) {
         done.push(row.id);
         report(channel.name, 'dropped');
         log.warn({ channel: channel.name, attempts, reason: reasonOf(error) }, 'push outbox: a message was dropped');
       } else {
         report(channel.name, 'retried');
+        if (attempts >= FAILING_AFTER_ATTEMPTS && !failing.has(channel.name)) {
+          failing.add(channel.name);
+          log.warn({ channel: channel.name, attempts, reason: reasonOf(error) }, 'push outbox: the channel is failing; its messages are kept and tried again');
+        }
         const at = new Date(clock.now().getTime() + backoffMs(attempts)).toISOString();
         await db.updateTable('push_outbox').set({ attempts, next_attempt_at: at, last_error: reasonOf(error) }).where('id', '=', row.id).execute();
       }

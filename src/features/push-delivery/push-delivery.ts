@@ -3,10 +3,8 @@ import type { Clock } from '../../shared/clock.js';
 import type { Db } from '../../db/database.js';
 import type { HealthCheck } from '../health/health.service.js';
 import type { Push, Pushes } from '../../platform/push/pushes.js';
-import { createPushOutbox, type DeliveryResult, type OutboxLog, type OutboxSettings } from './outbox.js';
+import { createPushOutbox, FAILING_AFTER_ATTEMPTS, type DeliveryResult, type OutboxLog, type OutboxSettings } from './outbox.js';
 
-/** A channel is reported as failing once a message waiting for it has failed this many attempts. */
-const FAILING_AFTER_ATTEMPTS = 3;
 
 /**
  * Pushes as the features send them, delivered twice over: to the hub's WebSockets at once, and
