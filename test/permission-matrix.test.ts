@@ -843,30 +843,19 @@ const MEMBER_ROWS: Row[] = [
     },
     { allow: 'members', outsiders: 200 },
   ],
-  [
-    'PUT /devices/identifier/{identifier}/web-push-auth (another account\'s device)',
+  // PUT, and the older POST the extension sent before 2026.
+  ...(['PUT', 'POST'] as const).map((method): Row => [
+    `${method} /devices/identifier/{identifier}/web-push-auth (another account's device)`,
     async () => {
       const identifier = randomUUID();
       const id = randomUUID();
       const now = new Date().toISOString();
       await db().insertInto('devices').values({ id, user_id: await seedUser(server), type: 2, identifier, name: 'chrome', push_token: null, creation_date: now, revision_date: now }).execute();
       const subscribed = async () => Boolean(await db().selectFrom('web_push_subscriptions').select('device_id').where('device_id', '=', id).executeTakeFirst());
-      return { method: 'PUT', path: `/devices/identifier/${identifier}/web-push-auth`, json: webPushSubscription(), written: subscribed };
+      return { method, path: `/devices/identifier/${identifier}/web-push-auth`, json: webPushSubscription(), written: subscribed };
     },
     { allow: [], hidden: 'rest' },
-  ],
-  [
-    'POST /devices/identifier/{identifier}/web-push-auth (the older form; another account\'s device)',
-    async () => {
-      const identifier = randomUUID();
-      const id = randomUUID();
-      const now = new Date().toISOString();
-      await db().insertInto('devices').values({ id, user_id: await seedUser(server), type: 2, identifier, name: 'chrome', push_token: null, creation_date: now, revision_date: now }).execute();
-      const subscribed = async () => Boolean(await db().selectFrom('web_push_subscriptions').select('device_id').where('device_id', '=', id).executeTakeFirst());
-      return { method: 'POST', path: `/devices/identifier/${identifier}/web-push-auth`, json: webPushSubscription(), written: subscribed };
-    },
-    { allow: [], hidden: 'rest' },
-  ],
+  ]),
   [
     'PUT /organizations/{org}/users/{userId}/reset-password-enrollment (another member\'s)',
     async (who) => {
