@@ -1,8 +1,5 @@
 import { createHmac } from 'node:crypto';
-import http from 'node:http';
-import https from 'node:https';
-import { isIP } from 'node:net';
-import { guardedLookup, isPrivateAddress, RefusedAddress } from '../../platform/net/outbound-address.js';
+import { createGuardedPoster } from '../../platform/net/guarded-post.js';
 import { IntegrationType, type Target } from './rules.js';
 
 /**
@@ -70,17 +67,11 @@ export function payloadOf(type: IntegrationType, rendered: string): string {
 }
 
 export function createOutbound(options: OutboundOptions) {
-  const lookupFn = guardedLookup({ allowPrivate: options.allowPrivateAddresses, setting: SETTING });
-  const agents = { http: new http.Agent({ keepAlive: true, lookup: lookupFn }), https: new https.Agent({ keepAlive: true, lookup: lookupFn }) };
+  const poster = createGuardedPoster({ allowPrivateAddresses: options.allowPrivateAddresses, setting: SETTING, timeoutMs: options.timeoutMs });
 
   return {
     async send(delivery: Delivery, now: Date = new Date()): Promise<OutboundResult> {
       const { target } = delivery;
-      const host = target.uri.hostname.replace(/^\[|\]$/g, '');
-      // A literal address needs no lookup, so it is checked here.
-      if (isIP(host) && !options.allowPrivateAddresses && isPrivateAddress(host)) {
-        return { ok: false, retryable: false, status: null, error: new RefusedAddress(host, host, SETTING).message, retryAfterMs: null };
-      }
       const body = Buffer.from(payloadOf(delivery.type, delivery.body), 'utf8');
       const timestamp = String(Math.floor(now.getTime() / 1000));
       const headers: Record<string, string> = {
@@ -96,47 +87,24 @@ export function createOutbound(options: OutboundOptions) {
       } else if (target.scheme) {
         headers.authorization = target.token ? `${target.scheme} ${target.token}` : target.scheme;
       }
-      const secure = target.uri.protocol === 'https:';
-      return new Promise<OutboundResult>((resolve) => {
-        let settled = false;
-        const finish = (result: OutboundResult) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          resolve(result);
-        };
-        const request = (secure ? https : http).request(target.uri, { method: 'POST', headers, agent: secure ? agents.https : agents.http }, (response) => {
-          response.resume();
-          response.on('end', () => {
-            const status = response.statusCode ?? 0;
-            const ok = status >= 200 && status < 300;
-            const retryable = status === 408 || status === 429 || status >= 500;
-            const after = response.headers['retry-after'];
-            let retryAfterMs: number | null = null;
-            if (after) {
-              const seconds = Number(after);
-              retryAfterMs = Number.isFinite(seconds) ? seconds * 1000 : Math.max(0, Date.parse(after) - Date.now()) || null;
-            }
-            finish({ ok, retryable: !ok && retryable, status, error: ok ? null : `HTTP ${status}${response.statusMessage ? ` ${response.statusMessage}` : ''}`, retryAfterMs });
-          });
-          response.on('error', (error) => finish({ ok: false, retryable: true, status: null, error: error.message, retryAfterMs: null }));
-        });
-        // The whole exchange, connection to last byte, within the limit.
-        const timer = setTimeout(() => {
-          request.destroy(new Error(`no answer within ${options.timeoutMs} ms`));
-        }, options.timeoutMs);
-        request.on('error', (error) => {
-          const refused = error instanceof RefusedAddress;
-          finish({ ok: false, retryable: !refused, status: null, error: error.message, retryAfterMs: null });
-        });
-        request.end(body);
-      });
+      const answer = await poster.send(target.uri, { headers, body });
+      const status = answer.status;
+      const ok = status !== null && status >= 200 && status < 300;
+      // Worth another try: network errors, time-outs, 408, 429 and 5xx; never a refused address.
+      const retryable = !ok && !answer.refused && (status === null || status === 408 || status === 429 || status >= 500);
+      return { ok, retryable, status, error: answer.error, retryAfterMs: retryAfterMsOf(answer.retryAfter) };
     },
     close() {
-      agents.http.destroy();
-      agents.https.destroy();
+      poster.close();
     },
   };
+}
+
+/** A Retry-After in seconds or as an HTTP date, in milliseconds from now. */
+function retryAfterMsOf(after: string | null): number | null {
+  if (!after) return null;
+  const seconds = Number(after);
+  return Number.isFinite(seconds) ? seconds * 1000 : Math.max(0, Date.parse(after) - Date.now()) || null;
 }
 
 export type Outbound = ReturnType<typeof createOutbound>;
