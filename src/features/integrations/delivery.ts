@@ -2,18 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import type { IntegrationMessage } from './messages.js';
 import type { Outbound } from './outbound.js';
+import { backoffMs, type Backoff } from '../../shared/backoff.js';
 
-export interface RetryPolicy {
+export interface RetryPolicy extends Backoff {
   maxRetries: number;
-  baseMs: number;
-  /** Longest wait between two tries. */
-  capMs: number;
-}
-
-/** The wait before retry number `attempt + 1`: base × 2^attempt, capped, with "equal jitter" (half fixed, half random). */
-export function backoffMs(policy: RetryPolicy, attempt: number, random = Math.random): number {
-  const exp = Math.min(policy.capMs, policy.baseMs * 2 ** Math.min(attempt, 30));
-  return Math.round(exp / 2 + random() * (exp / 2));
 }
 
 /** What became of one try. */

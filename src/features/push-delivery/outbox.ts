@@ -4,6 +4,8 @@ import type { Db } from '../../db/database.js';
 import { createLease } from '../../db/leases.js';
 import type { PushOutboxTable } from '../../db/schema/push.js';
 import type { Push } from '../../platform/push/pushes.js';
+import { backoffMs } from '../../shared/backoff.js';
+import { mapLimited } from '../../shared/map-limited.js';
 import { PermanentDeliveryError, type Outbox, type OutboxMessage, type PushChannel } from './channel.js';
 
 export interface OutboxLog {
@@ -19,9 +21,9 @@ export interface OutboxSettings {
   /** Messages taken at a time, and sent at once. */
   batchSize: number;
   concurrency: number;
-  /** Attempts before a message is dropped: with the back-off below, about an hour of trying. */
+  /** Attempts before a message is dropped: with the back-off below, about half an hour of trying. */
   maxAttempts: number;
-  /** The first retry's wait; each next one doubles, up to retryMaxMs. */
+  /** The first retry's wait (half of it fixed, half random); each next one doubles, up to retryMaxMs. */
   retryBaseMs: number;
   retryMaxMs: number;
   /** An attempt that has not ended by then counts as failed (channels time their own calls out sooner). */
@@ -124,12 +126,6 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
     }
   }
 
-  function backoffMs(attempts: number): number {
-    const wait = Math.min(settings.retryMaxMs, settings.retryBaseMs * 2 ** (attempts - 1));
-    // A little jitter, so that many messages failing together do not all come back at once.
-    return Math.round(wait * (0.8 + Math.random() * 0.4));
-  }
-
   async function attempt(channel: PushChannel, row: Row): Promise<{ row: Row; error?: unknown }> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
@@ -169,12 +165,7 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
     const claimUntil = new Date(now.getTime() + settings.attemptTimeoutMs * (rounds + 1)).toISOString();
     await db.updateTable('push_outbox').set({ next_attempt_at: claimUntil }).where('id', 'in', rows.map((row) => row.id)).execute();
 
-    const outcomes: { row: Row; error?: unknown }[] = [];
-    let next = 0;
-    const workers = Array.from({ length: Math.min(settings.concurrency, rows.length) }, async () => {
-      while (next < rows.length) outcomes.push(await attempt(channel, rows[next++]!));
-    });
-    await Promise.all(workers);
+    const outcomes = await mapLimited(rows, settings.concurrency, (row) => attempt(channel, row));
 
     const done: string[] = [];
     for (const { row, error } of outcomes) {
@@ -193,7 +184,7 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
           failing.add(channel.name);
           log.warn({ channel: channel.name, attempts, reason: reasonOf(error) }, 'push outbox: the channel is failing; its messages are kept and tried again');
         }
-        const at = new Date(clock.now().getTime() + backoffMs(attempts)).toISOString();
+        const at = new Date(clock.now().getTime() + backoffMs({ baseMs: settings.retryBaseMs, capMs: settings.retryMaxMs }, attempts - 1)).toISOString();
         await db.updateTable('push_outbox').set({ attempts, next_attempt_at: at, last_error: reasonOf(error) }).where('id', '=', row.id).execute();
       }
     }
@@ -238,8 +229,7 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
 
   const outbox: Outbox & {
     addChannel(channel: PushChannel): void;
-    channelNames(): string[];
-    channelList(): PushChannel[];
+    channels(): PushChannel[];
     offer(push: Push): void;
     start(): void;
     stop(): Promise<void>;
@@ -251,8 +241,7 @@ export function createPushOutbox(deps: { db: Db; clock: Clock; log: OutboxLog; o
     addChannel(channel) {
       channels.set(channel.name, channel);
     },
-    channelNames: () => [...channels.keys()],
-    channelList: () => [...channels.values()],
+    channels: () => [...channels.values()],
     start() {
       if (!stopped) return;
       stopped = false;

@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import type { Db } from '../../db/database.js';
 import type { SecretBox } from '../../platform/auth/secret-box.js';
 import type { Clock } from '../../shared/clock.js';
+import { retryingOnce } from '../../shared/retrying-once.js';
 
 /**
  * The server's VAPID key pair (RFC 8292): the browsers' push services accept a message only when
@@ -67,17 +68,7 @@ export async function ensureVapidKeys(deps: VapidKeyDeps): Promise<VapidKeys> {
  * A failure is not kept, so the next call tries again.
  */
 export function vapidPublicKeyOf(deps: VapidKeyDeps): () => Promise<string> {
-  let pending: Promise<string> | undefined;
-  return () => {
-    pending ??= ensurePublicKeyRow(deps).then(
-      (row) => row.public_key,
-      (error: unknown) => {
-        pending = undefined;
-        throw error;
-      },
-    );
-    return pending;
-  };
+  return retryingOnce(async () => (await ensurePublicKeyRow(deps)).public_key);
 }
 
 /**
