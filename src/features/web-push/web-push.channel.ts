@@ -4,10 +4,13 @@ import type { SecretBox } from '../../platform/auth/secret-box.js';
 import { PushType, type Push } from '../../platform/push/pushes.js';
 import type { Clock } from '../../shared/clock.js';
 import { PermanentDeliveryError, storedPush, type Outbox, type OutboxMessage, type PushChannel, type StoredPush } from '../push-delivery/channel.js';
+import { confirmedMemberUserIds } from '../../platform/access/memberships.js';
+import { mapLimited } from '../../shared/map-limited.js';
+import { retryingOnce } from '../../shared/retrying-once.js';
 import { createAudience, type Audience } from '../push-delivery/audience.js';
 import { createPushSender, type PushSender, type SendResult } from './push-sender.js';
 import { ensureVapidKeys, vapidSubject, type VapidKeys } from './vapid-keys.js';
-import { deleteExpiredSubscription, subscribedUsers, subscriptionsOfDevices, subscriptionsOfOrganization, subscriptionsOfUsers, type SubscriptionRow } from './web-push.repository.js';
+import { deleteExpiredSubscription, subscribedUsers, subscriptionsOfDevices, subscriptionsOfUsers, type SubscriptionRow } from './web-push.repository.js';
 
 /**
  * Web Push to the browser extension (docs/notifications.md): each push for a user or an organization
@@ -70,20 +73,17 @@ export function createWebPushChannel(deps: WebPushChannelDeps): WebPushChannel {
   const { db, outbox, log } = deps;
   // The key pair is read (or made) at the first delivery, and web-push loaded then: a server
   // whose users never subscribe neither loads it nor writes a key. A failure is not kept.
-  let keys: Promise<VapidKeys> | undefined;
   let keyProblemLogged = false;
-  const vapidKeys = () => {
-    keys ??= ensureVapidKeys(deps).catch((error: unknown) => {
-      keys = undefined;
+  const vapidKeys = retryingOnce(() =>
+    ensureVapidKeys(deps).catch((error: unknown) => {
       if (!keyProblemLogged) {
         keyProblemLogged = true;
         log.error({ err: error }, 'web push: the VAPID key pair cannot be read on this instance (is SECRETS_KEY the one the other instances use?)');
       }
       throw new Error('web push: this instance cannot read the VAPID key pair (SECRETS_KEY)');
-    });
-    return keys;
-  };
-  const library = once(async () => (await import('web-push')).default);
+    }),
+  );
+  const library = retryingOnce(async () => (await import('web-push')).default);
   const subject = vapidSubject(deps.config);
   const audience = createAudience({ load: () => subscribedUsers(db), log, ...(deps.audienceRefreshMs ? { refreshMs: deps.audienceRefreshMs } : {}) });
   const sender: PushSender = createPushSender({ allowPrivateAddresses: deps.allowPrivateAddresses, timeoutMs: deps.timeoutMs ?? 10_000 });
@@ -92,7 +92,8 @@ export function createWebPushChannel(deps: WebPushChannelDeps): WebPushChannel {
     const { push, devices } = message;
     if (devices) return subscriptionsOfDevices(db, devices);
     if ('user' in push.target) return subscriptionsOfUsers(db, [push.target.user], push.contextId);
-    if ('organization' in push.target) return subscriptionsOfOrganization(db, push.target.organization, push.contextId);
+    // An organization's push reaches its confirmed members, as the hub's does.
+    if ('organization' in push.target) return subscriptionsOfUsers(db, await confirmedMemberUserIds(db, push.target.organization), push.contextId);
     return [];
   }
 
@@ -153,7 +154,7 @@ export function createWebPushChannel(deps: WebPushChannelDeps): WebPushChannel {
       // Unreadable here (another SECRETS_KEY): the outbox tries again, within its bound, maybe on another instance.
       const vapid = await vapidKeys();
       const payload = payloadOf(push);
-      const results = await eachLimited(subscriptions, AT_ONCE, (s) => sendTo(s, payload, push, vapid, deadline));
+      const results = await mapLimited(subscriptions, AT_ONCE, (s) => sendTo(s, payload, push, vapid, deadline));
       const failed: { device: string; error: string | null }[] = [];
       for (const [i, result] of results.entries()) {
         const subscription = subscriptions[i]!;
@@ -199,30 +200,4 @@ function delivery(type: PushType): { TTL: number; urgency: 'normal' | 'high' } {
   if (type === PushType.AuthRequest) return { TTL: AUTH_REQUEST_SECONDS, urgency: 'high' };
   if (type === PushType.LogOut) return { TTL: DAY_SECONDS, urgency: 'high' };
   return { TTL: DAY_SECONDS, urgency: 'normal' };
-}
-
-/** `make` run once, on the first call; its promise kept, a failure not. */
-function once<T>(make: () => Promise<T>): () => Promise<T> {
-  let made: Promise<T> | undefined;
-  return () => {
-    made ??= make().catch((error: unknown) => {
-      made = undefined;
-      throw error;
-    });
-    return made;
-  };
-}
-
-/** `work` over every item, at most `limit` at once; the results in the items' order. */
-async function eachLimited<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i]!);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

@@ -1,5 +1,4 @@
 import type { Executor } from '../../db/database.js';
-import { OrganizationUserStatusType } from '../../platform/access/roles.js';
 
 /** A subscription as delivery uses it: whose device, and where and how to send. */
 export interface SubscriptionRow {
@@ -60,30 +59,22 @@ export async function deleteExpiredSubscription(db: Executor, deviceId: string, 
  * (the push's ContextId: the device that made the change).
  */
 export async function subscriptionsOfUsers(db: Executor, userIds: readonly string[], exceptIdentifier: string | null): Promise<SubscriptionRow[]> {
-  if (userIds.length === 0) return [];
-  let query = db
-    .selectFrom('web_push_subscriptions as s')
-    .innerJoin('devices as d', 'd.id', 's.device_id')
-    .select(['s.device_id', 's.endpoint', 's.p256dh', 's.auth'])
-    .where('d.user_id', 'in', userIds)
-    .where('d.active', '=', true);
-  if (exceptIdentifier !== null) query = query.where('d.identifier', '!=', exceptIdentifier);
-  return query.orderBy('s.device_id').execute();
+  const found: SubscriptionRow[] = [];
+  // An organization's members may be more than a statement takes parameters.
+  for (let i = 0; i < userIds.length; i += USERS_PER_QUERY) {
+    let query = db
+      .selectFrom('web_push_subscriptions as s')
+      .innerJoin('devices as d', 'd.id', 's.device_id')
+      .select(['s.device_id', 's.endpoint', 's.p256dh', 's.auth'])
+      .where('d.user_id', 'in', userIds.slice(i, i + USERS_PER_QUERY))
+      .where('d.active', '=', true);
+    if (exceptIdentifier !== null) query = query.where('d.identifier', '!=', exceptIdentifier);
+    found.push(...(await query.execute()));
+  }
+  return found;
 }
 
-/** The subscriptions of the devices of an organization's confirmed members, but the acting device. */
-export async function subscriptionsOfOrganization(db: Executor, organizationId: string, exceptIdentifier: string | null): Promise<SubscriptionRow[]> {
-  let query = db
-    .selectFrom('web_push_subscriptions as s')
-    .innerJoin('devices as d', 'd.id', 's.device_id')
-    .innerJoin('organization_users as ou', 'ou.user_id', 'd.user_id')
-    .select(['s.device_id', 's.endpoint', 's.p256dh', 's.auth'])
-    .where('ou.organization_id', '=', organizationId)
-    .where('ou.status', '=', OrganizationUserStatusType.Confirmed)
-    .where('d.active', '=', true);
-  if (exceptIdentifier !== null) query = query.where('d.identifier', '!=', exceptIdentifier);
-  return query.orderBy('s.device_id').execute();
-}
+const USERS_PER_QUERY = 1000;
 
 /** The subscriptions of these devices, if they still have them and are active. */
 export async function subscriptionsOfDevices(db: Executor, deviceIds: readonly string[]): Promise<SubscriptionRow[]> {
