@@ -56,5 +56,3 @@ export class PermanentDeliveryError extends Error {
 export interface Outbox {
   enqueue(channel: string, message: OutboxMessage): void;
 }
-
-export const noOutbox: Outbox = { enqueue() {} };

@@ -25,7 +25,6 @@ export function createPushDelivery(deps: {
   const pushes: Pushes = {
     send(sent: Push | readonly Push[]) {
       deps.hub.send(sent);
-      if (outbox.channelNames().length === 0) return;
       const list: readonly Push[] = Array.isArray(sent) ? sent : [sent as Push];
       for (const push of list) outbox.offer(push);
     },
@@ -33,7 +32,7 @@ export function createPushDelivery(deps: {
 
   /** Messages waiting per channel, fleet-wide (they are rows). */
   async function pending(): Promise<Record<string, number>> {
-    const counts: Record<string, number> = Object.fromEntries(outbox.channelNames().map((name) => [name, 0]));
+    const counts: Record<string, number> = Object.fromEntries(outbox.channels().map((channel) => [channel.name, 0]));
     const rows = await db.selectFrom('push_outbox').select(['channel', sql<number>`count(*)`.as('count')]).groupBy('channel').execute();
     for (const row of rows) counts[row.channel] = Number(row.count);
     return counts;
@@ -48,7 +47,7 @@ export function createPushDelivery(deps: {
     name: 'push',
     critical: false,
     async probe() {
-      const channels = outbox.channelNames();
+      const channels = outbox.channels().map((channel) => channel.name);
       if (channels.length === 0) return { channels: [] };
       const waiting = await pending();
       const failing = await db
@@ -63,7 +62,7 @@ export function createPushDelivery(deps: {
         problems.push(`${channel}: ${waiting[channel] ?? 0} messages waiting, failing since ${since}; last error: ${last?.last_error ?? 'unknown'}`);
       }
       if (problems.length > 0) throw new Error(problems.join('; '));
-      const seen = Object.fromEntries(outbox.channelList().flatMap((channel) => (channel.status ? [[channel.name, channel.status()]] : [])));
+      const seen = Object.fromEntries(outbox.channels().flatMap((channel) => (channel.status ? [[channel.name, channel.status()]] : [])));
       return { channels, waiting, ...(Object.keys(seen).length > 0 ? { thisInstance: seen } : {}) };
     },
   };

@@ -7,7 +7,7 @@ import { PermanentDeliveryError, type Outbox, type OutboxMessage, type PushChann
 import { createAudience, type Audience } from '../push-delivery/audience.js';
 import type { OutboxLog } from '../push-delivery/outbox.js';
 import { createRelayClient, type RelayClient, type RelayStatus } from './relay-client.js';
-import { asRelayMessage, relayMessageFor, sendBody, type RelayMessage } from './relay-messages.js';
+import { asRelayMessage, relayMessageFor, relayUserOf, sendBody, type RelayMessage } from './relay-messages.js';
 import { confirmedMembersAmong, confirmedOrganizationIds, deviceForRegistration, deviceIdByIdentifier, pushDeviceIdsOf, usersWithPushTokens } from './push-relay.repository.js';
 
 export const RELAY_CHANNEL = 'relay';
@@ -71,10 +71,11 @@ export function createRelayChannel(deps: RelayChannelDeps): RelayChannel | null 
     name: RELAY_CHANNEL,
     audience,
     messageFor(push) {
-      const message = relayMessageFor(push);
-      // The relay reaches only the phones this server registered: a user without one is skipped.
-      if (message?.kind === 'send' && 'user' in message.push.target && !audience.reaches(message.push.target.user)) return null;
-      return message;
+      // The relay reaches only the phones this server registered: a user without one is skipped
+      // before anything is built (this runs for every push of every save).
+      const user = relayUserOf(push);
+      if (user !== null && !audience.reaches(user)) return null;
+      return relayMessageFor(push);
     },
     start: () => audience.start(),
     stop: () => audience.stop(),

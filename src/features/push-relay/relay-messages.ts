@@ -22,9 +22,14 @@ export type RelayMessage =
 export function relayMessageFor(push: Push): RelayMessage | null {
   const target = push.target;
   if ('user' in target || 'organization' in target) return { kind: 'send', push: storedPush(push) };
-  if (push.type === PushType.AuthRequestResponse && typeof push.payload.UserId === 'string') {
-    return { kind: 'send', push: storedPush({ ...push, target: { user: push.payload.UserId } }) };
-  }
+  const user = relayUserOf(push);
+  return user === null ? null : { kind: 'send', push: storedPush({ ...push, target: { user } }) };
+}
+
+/** The user a push goes to at the relay: its target's, or a login request's answer's asker; null for an organization's push or none. */
+export function relayUserOf(push: Push): string | null {
+  if ('user' in push.target) return push.target.user;
+  if (push.type === PushType.AuthRequestResponse && typeof push.payload.UserId === 'string') return push.payload.UserId;
   return null;
 }
 
