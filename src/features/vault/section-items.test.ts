@@ -154,13 +154,21 @@ describe('section items', () => {
         return writer.finish();
       })();
       const pages = (await writer.spilled)[Symbol.asyncIterator]();
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // Until the writing stops for want of room: 20 ms is not always enough on a loaded machine.
+      const settled = async () => {
+        for (let last = -1; written !== last; ) {
+          last = written;
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      };
+      await settled();
       // Four pages of about 1 MB (ten items each) waiting, and the fifth being filled.
       expect(written).toBeLessThan(60);
       const before = written;
       await pages.next(); // `[`
       await pages.next(); // the first page
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      for (const end = Date.now() + 2000; written === before && Date.now() < end; ) await new Promise((resolve) => setTimeout(resolve, 5));
+      await settled();
       expect(written).toBeGreaterThan(before);
       expect(written).toBeLessThan(before + 20);
       let rest = '';
