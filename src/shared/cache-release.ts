@@ -55,8 +55,8 @@ export function createCacheRelease({
   return release;
 }
 
-/** V8's `gc`, whose options (V8 12 and later) choose the kind of collection; without them a full one. */
-export type GarbageCollector = (options?: { type: 'major'; execution: 'sync'; flavor: 'last-resort' }) => void;
+/** V8's `gc`: a full collection. */
+type GarbageCollector = () => void;
 
 let collector: GarbageCollector | null | undefined;
 
@@ -67,7 +67,7 @@ let collector: GarbageCollector | null | undefined;
  * start: a context costs memory). Whatever way the process was started (`npm start`, the
  * `strongroom` program, a fleet), no flag is needed.
  */
-export function garbageCollector(): GarbageCollector | null {
+function garbageCollector(): GarbageCollector | null {
   if (collector === undefined) {
     try {
       setFlagsFromString('--expose-gc');
