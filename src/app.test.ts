@@ -90,6 +90,13 @@ describe('one program, several services', () => {
     expect(res.status).toBe(200);
     expect(res.body.openapi).toMatch(/^3\./);
     expect(Object.keys(res.body.paths)).toContain('/api/alive');
+    // Responses as the routes declare them (Fastify is given 2xx: serialization.ts), and the
+    // access rules' bearer requirement on the routes that need a login.
+    const sync = res.body.paths['/api/sync'].get;
+    expect(Object.keys(sync.responses)).toContain('200');
+    expect(Object.keys(sync.responses)).not.toContain('2XX');
+    expect(sync.security).toEqual([{ bearer: [] }]);
+    expect(res.body.paths['/api/alive'].get.security).toBeUndefined();
     expect((await shared.request('GET', '/docs/')).headers.get('content-type')).toContain('text/html');
   });
 

@@ -12,7 +12,7 @@ import { recordApiDocs } from './http/api-docs.js';
 import { refuseNulCharacters } from './http/nul-characters.js';
 import { limitRequestBodies, parseJsonBody } from './http/request-bodies.js';
 import { validatorCompiler } from './http/validation.js';
-import { serializerCompiler } from './http/serialization.js';
+import { serializerCompiler, successSchemaUnder2xx } from './http/serialization.js';
 import { loggerOptions, OneLinePerRequest } from './logging.js';
 import { apiService } from './services/api.js';
 import { eventsService } from './services/events.js';
@@ -112,6 +112,7 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
 
   // The API docs record every route registered from here on; their plugins load on the first request for them.
   const apiDocs = config.apiDocsEnabled ? recordApiDocs(app) : null;
+  successSchemaUnder2xx(app);
 
   const features = await createFeatures({ config, database, clock, log: app.log, ...(pushes ? { pushes } : {}), ...(outbox ? { outbox } : {}) });
   app.decorate('features', features);

@@ -131,10 +131,12 @@ export interface ApiDocs {
  * the plugin that serves the documentation of those routes.
  */
 export function recordApiDocs(app: FastifyInstance): ApiDocs {
-  const recorded: RouteOptions[] = [];
+  const recorded: RecordedRoute[] = [];
   app.addHook('onRoute', (route) => {
     // The document leaves out HEAD routes (Fastify adds one to every GET) and hidden ones, /docs's own among them.
-    if (route.method !== 'HEAD' && route.schema?.hide !== true) recorded.push(route);
+    // The route itself, which later hooks complete (access rules add `security`), and its responses
+    // as written: a later hook gives Fastify the success schema under another key (serialization.ts).
+    if (route.method !== 'HEAD' && route.schema?.hide !== true) recorded.push({ route, response: route.schema?.response });
   });
   let inner: Promise<FastifyInstance> | undefined;
   const innerInstance = () => {
@@ -177,7 +179,12 @@ export function recordApiDocs(app: FastifyInstance): ApiDocs {
  * it only through the routes above; one for a documented route (`/docs/../api/alive`) gets a 404.
  * Its errors are logged and answered as the app's are.
  */
-async function buildDocsInstance(app: FastifyInstance, recorded: readonly RouteOptions[]): Promise<FastifyInstance> {
+interface RecordedRoute {
+  route: RouteOptions;
+  response: unknown;
+}
+
+async function buildDocsInstance(app: FastifyInstance, recorded: readonly RecordedRoute[]): Promise<FastifyInstance> {
   const [{ default: swagger }, { default: swaggerUi }] = await Promise.all([import('@fastify/swagger'), import('@fastify/swagger-ui')]);
   const { routerOptions } = app.initialConfig;
   const instance = Fastify({
@@ -198,8 +205,9 @@ async function buildDocsInstance(app: FastifyInstance, recorded: readonly RouteO
     },
     transformObject: onlyUsedTags,
   });
-  for (const route of recorded) {
-    instance.route({ method: route.method, url: route.url, ...(route.schema ? { schema: route.schema } : {}), ...(route.config ? { config: route.config } : {}), handler: notDocs });
+  for (const { route, response } of recorded) {
+    const schema = route.schema ? { ...route.schema, ...(response === undefined ? {} : { response }) } : undefined;
+    instance.route({ method: route.method, url: route.url, ...(schema ? { schema } : {}), ...(route.config ? { config: route.config } : {}), handler: notDocs });
   }
   await instance.register(swaggerUi, { routePrefix: PREFIX });
   await instance.ready();
