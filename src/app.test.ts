@@ -27,6 +27,18 @@ describe('one program, several services', () => {
     expect((await shared.request('GET', '/alive')).status).toBe(404);
   });
 
+  it('answers HEAD where a monitor or a browser asks with it, and not beside every GET', async () => {
+    // Fastify's HEAD twin of every GET is turned off (src/app.ts): the liveness and health routes,
+    // the root page and the docs keep theirs; an API route answers GET only, as officially.
+    for (const path of ['/api/alive', '/identity/now', '/']) {
+      const head = await shared.request('HEAD', path);
+      expect(head.status, path).toBe(200);
+      expect(head.text, path).toBe('');
+    }
+    expect((await shared.request('HEAD', '/api/config')).status).toBe(404);
+    expect((await shared.request('GET', '/api/config')).status).toBe(200);
+  });
+
   it('serves a service started alone at the root', async () => {
     server = await startTestServer({ env: { SERVICES: 'identity' } });
     expect((await server.request('GET', '/alive')).status).toBe(200);

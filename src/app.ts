@@ -81,6 +81,10 @@ export async function buildApp({ config, database, clock = systemClock, logStrea
     bodyLimit: config.bodyLimitBytes,
     trustProxy: config.trustProxy,
     routerOptions: { ignoreTrailingSlash: true, caseSensitive: false },
+    // No HEAD twin for every GET: the official server's API routes answer GET only, and each
+    // twin is a route of its own (about 1.3 MB in all; issue #43). The routes a monitor or a
+    // browser may ask with HEAD say `exposeHeadRoute: true`.
+    exposeHeadRoutes: false,
     requestTimeout: timeouts.requestTimeout,
     keepAliveTimeout: config.keepAliveTimeoutSeconds * 1000,
     // A request already on a connection when shutdown begins is served, not refused with 503: the

@@ -156,7 +156,7 @@ export function recordApiDocs(app: FastifyInstance): ApiDocs {
     // Whatever the inner instance answered (pages, files, redirects, 304s), passed on as it is.
     const schema: FastifySchema = { hide: true, response: { default: Type.Unknown({ description: 'Swagger UI, its files, or the OpenAPI document (JSON or YAML)' }) } };
     for (const url of [PREFIX, `${PREFIX}/*`]) {
-      docs.get(url, { config: { access: access.anonymous }, schema }, async (request, reply) => {
+      docs.get(url, { config: { access: access.anonymous }, schema, exposeHeadRoute: true }, async (request, reply) => {
         const instance = await innerInstance();
         // Asked as a GET even for a HEAD: the inner answer's length is then the real one, and
         // Fastify's HEAD route here sends its headers without the body. The body is streamed

@@ -10,6 +10,7 @@ export const healthRoutes: FastifyPluginAsync<{ health: HealthService }> = async
     '/healthz',
     {
       config: { access: access.anonymous },
+      exposeHeadRoute: true, // uptime monitors may ask with HEAD
       schema: {
         tags: ['Health'],
         summary: 'Check the server health',
@@ -49,6 +50,7 @@ export const aliveRoutes: FastifyPluginAsync<{ clock: Clock }> = async (app, { c
       path,
       {
         config: { access: access.anonymous },
+        exposeHeadRoute: true, // uptime monitors may ask with HEAD
         schema: {
           tags: ['Health'],
           summary: path === '/alive' ? 'Check that the service is alive' : 'Read the server time',

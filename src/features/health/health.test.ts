@@ -41,6 +41,8 @@ describe('health endpoints', () => {
   it('can be switched on for self-hosted', async () => {
     server = await startTestServer({ env: { HEALTH_ENABLED: 'true' } });
     expect((await server.request('GET', '/api/healthz')).status).toBe(200);
+    // Uptime monitors may ask with HEAD.
+    expect((await server.request('HEAD', '/api/healthz')).status).toBe(200);
   });
 
   it('turns 503 Unhealthy when the database is gone', async () => {

@@ -53,6 +53,7 @@ const webVaultFiles: FastifyPluginAsync<{ config: WebVaultOptions['config']; roo
     '/',
     {
       ...anonymous,
+      exposeHeadRoute: true,
       schema: {
         summary: 'Web vault',
         description: "The web vault's index.html. The vault routes with the URL fragment (#/vault), so no other path serves it.",
@@ -103,6 +104,7 @@ const rootPages: FastifyPluginAsyncTypebox<WebVaultOptions> = async (app, { conf
     '/',
     {
       ...anonymous,
+      exposeHeadRoute: true,
       schema: {
         summary: 'Landing page',
         description: 'Shown when no web vault is installed: how to add one, create an account and log in with the CLI.',
