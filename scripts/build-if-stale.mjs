@@ -13,6 +13,7 @@
 // `npm run typecheck`.
 import { existsSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -70,20 +71,42 @@ const insideFolder = (folder, file) => {
  * facade, which reads every export once, getters included. On Node 22 and later `node:http`'s
  * `WebSocket`, `CloseEvent` and `MessageEvent` are such getters, and reading them loads undici
  * (Node's fetch): about 8 MB resident for a server that never calls it (docs/benchmarks.md, the
- * lean section). esbuild reads a name off the required module only where the code uses it.
+ * lean section). A bundled package's require() gets the module object itself; the server's own
+ * imports go through BUILTIN_AS_MODULE.
  */
 const BUILTIN_BY_REQUIRE = 'builtin-by-require';
+/**
+ * What the server's own modules import from Node's modules comes from one ES module per Node
+ * module, which requires it once: a module importing a CommonJS one would get a copy of it from
+ * esbuild instead, a getter and a closure for every export, in every importing module (73 copies,
+ * about 1.3 MB of heap; issue #43, docs/benchmarks.md). Each export is read through a pure
+ * function, so the bundle keeps, and reads when it loads, only the names the server imports,
+ * getters included (a name may be a value on one Node line and a getter on the next). A getter
+ * that loads something large is read where it is used instead, off the default import:
+ * `crypto.webcrypto`, `util.parseArgs`.
+ */
+const BUILTIN_AS_MODULE = 'builtin-as-module';
+const IDENTIFIER = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+function builtinAsModule(path) {
+  const names = Object.getOwnPropertyNames(createRequire(import.meta.url)(path)).filter((name) => name !== 'default' && IDENTIFIER.test(name));
+  return [
+    `const m = require(${JSON.stringify(path)});`,
+    'export default m;',
+    ...names.map((name) => `export const ${name} = /* @__PURE__ */ (() => m.${name})();`),
+  ].join('\n');
+}
 const packagesLeftOut = {
   name: 'packages-left-out',
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, ({ path, importer, kind, namespace }) => {
       if (namespace === BUILTIN_BY_REQUIRE) return { path, external: true };
-      if (path.startsWith('node:') && kind === 'import-statement') return { path, namespace: BUILTIN_BY_REQUIRE };
+      if (path.startsWith('node:') && kind === 'import-statement') return { path, namespace: BUILTIN_AS_MODULE };
       if (path.startsWith('node:')) return { path, external: true };
       const name = packageOf(path);
       const bundled = insideFolder(join(root, 'src'), importer) ? BUNDLED.has(name) : !NEVER_BUNDLED.has(name);
       return bundled ? undefined : { path, external: true };
     });
+    build.onLoad({ filter: /.*/, namespace: BUILTIN_AS_MODULE }, ({ path }) => ({ contents: builtinAsModule(path), loader: 'js' }));
     build.onLoad({ filter: /.*/, namespace: BUILTIN_BY_REQUIRE }, ({ path }) => ({
       contents: `module.exports = require(${JSON.stringify(path)});`,
       loader: 'js',

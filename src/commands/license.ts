@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import { parseArgs } from 'node:util';
+import util from 'node:util';
 import type { Clock } from '../shared/clock.js';
 import type { Db } from '../db/database.js';
 import { createLicenseIssuer, licenseTerms } from '../features/organizations/licenses.js';
@@ -56,7 +56,7 @@ export async function runLicenseCommand(argv: string[], deps: { db: Db; clock: C
   if (sub !== 'issue') throw new UsageError(LICENSE_USAGE);
   let values: Record<string, string | undefined>;
   try {
-    ({ values } = parseArgs({
+    ({ values } = util.parseArgs({
       args: rest,
       options: {
         name: { type: 'string' },

@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import util from 'node:util';
 import Value from 'typebox/value';
 import { Email } from '../http/schemas.js';
 import { normalizeEmail } from '../platform/auth/kdf.js';
@@ -66,7 +66,7 @@ export function parseOptions(
     }
   }
   try {
-    const parsed = parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: positionals });
+    const parsed = util.parseArgs({ args, options: { ...options, help: { type: 'boolean', short: 'h' } }, strict: true, allowPositionals: positionals });
     return { values: parsed.values, positionals: parsed.positionals };
   } catch (error) {
     // parseArgs sometimes adds a second line of advice; the first says what is wrong, in a

@@ -1,4 +1,4 @@
-import { BlockList, isIP } from 'node:net';
+import net, { isIP } from 'node:net';
 
 /**
  * The per-endpoint IP rules (IP_RATE_LIMIT_RULES) in the official server's format: `Endpoint`
@@ -122,7 +122,7 @@ export function plainAddress(address: string): string {
 
 /** Whether an address is one of `entries` (addresses or CIDR ranges). */
 export function ipMatcher(entries: readonly string[]): { ok: boolean; has(address: string): boolean } {
-  const list = new BlockList();
+  const list = new net.BlockList();
   let ok = true;
   for (const entry of entries) {
     const [address = '', bits, extra] = entry.split('/');

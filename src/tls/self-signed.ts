@@ -1,4 +1,4 @@
-import { createPrivateKey, randomBytes, webcrypto, X509Certificate } from 'node:crypto';
+import nodeCrypto, { createPrivateKey, randomBytes, X509Certificate, type webcrypto } from 'node:crypto';
 import { chmod, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -206,7 +206,7 @@ async function loadCa(paths: SelfSignedPaths): Promise<Ca | undefined> {
     const key = createPrivateKey(keyPem);
     if (!cert.checkPrivateKey(key)) throw new Error(`${paths.caKeyPath} is not its key`);
     const der = key.export({ type: 'pkcs8', format: 'der' });
-    const signingKey = await webcrypto.subtle.importKey('pkcs8', der, KEY_ALGORITHM, false, ['sign']);
+    const signingKey = await nodeCrypto.webcrypto.subtle.importKey('pkcs8', der, KEY_ALGORITHM, false, ['sign']);
     const parsed = new x509.X509Certificate(certPem);
     const ski = parsed.getExtension(x509.SubjectKeyIdentifierExtension);
     if (!ski) throw new Error('no subject key identifier');
@@ -248,7 +248,7 @@ function sanNames(cert: X509Certificate): string[] {
 }
 
 function useWebcrypto(): void {
-  x509.cryptoProvider.set(webcrypto);
+  x509.cryptoProvider.set(nodeCrypto.webcrypto);
 }
 
 /** 16 random bytes, positive and minimally encoded (webpki refuses a negative or padded serial). */
@@ -264,7 +264,7 @@ function pem(text: string): string {
 
 async function createCa(now: Date): Promise<Ca> {
   useWebcrypto();
-  const keys = await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify']);
+  const keys = await nodeCrypto.webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify']);
   // A distinct name per installation, so that several Strongroom CAs in one trust store can be told apart.
   const label = `${now.toISOString().slice(0, 10)} ${randomBytes(3).toString('hex')}`;
   const ski = await x509.SubjectKeyIdentifierExtension.create(keys.publicKey);
@@ -283,7 +283,7 @@ async function createCa(now: Date): Promise<Ca> {
       ski,
     ],
   });
-  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey);
+  const pkcs8 = await nodeCrypto.webcrypto.subtle.exportKey('pkcs8', keys.privateKey);
   const certPem = pem(cert.toString('pem'));
   return {
     cert: new X509Certificate(certPem),
@@ -297,7 +297,7 @@ async function createCa(now: Date): Promise<Ca> {
 
 async function issueServerCertificate(ca: Ca, hostnames: readonly string[], now: Date): Promise<Pair> {
   useWebcrypto();
-  const keys = await webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify']);
+  const keys = await nodeCrypto.webcrypto.subtle.generateKey(KEY_ALGORITHM, true, ['sign', 'verify']);
   const notBefore = now.getTime() - BACKDATE_MS;
   const notAfter = Math.min(notBefore + SERVER_CERT_LIFETIME_DAYS * DAY_MS, validTo(ca.cert).getTime());
   const commonName = hostnames.find((name) => isIP(name) === 0) ?? hostnames[0] ?? 'localhost';
@@ -323,7 +323,7 @@ async function issueServerCertificate(ca: Ca, hostnames: readonly string[], now:
       new x509.AuthorityKeyIdentifierExtension(ca.keyId),
     ],
   });
-  const pkcs8 = await webcrypto.subtle.exportKey('pkcs8', keys.privateKey);
+  const pkcs8 = await nodeCrypto.webcrypto.subtle.exportKey('pkcs8', keys.privateKey);
   const certPem = pem(cert.toString('pem'));
   return { cert: new X509Certificate(certPem), certPem, keyPem: pem(x509.PemConverter.encode(pkcs8, 'PRIVATE KEY')) };
 }

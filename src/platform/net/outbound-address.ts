@@ -1,5 +1,5 @@
 import { lookup } from 'node:dns/promises';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import net, { isIP, type LookupFunction } from 'node:net';
 
 /**
  * Which addresses a request the server makes on someone's behalf (an integration's delivery, a
@@ -11,7 +11,7 @@ import { BlockList, isIP, type LookupFunction } from 'node:net';
  */
 
 /** Addresses refused unless allowed: loopback, private, link-local, shared, unspecified, multicast and reserved. */
-const BLOCKED = new BlockList();
+const BLOCKED = new net.BlockList();
 for (const [net, prefix] of [
   ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
   ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
