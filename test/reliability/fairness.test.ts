@@ -25,8 +25,14 @@ import { createSchema } from '../support/pg-schema.js';
 import { killPrograms } from '../support/program.js';
 import { TEST_DATABASE_URL, TEST_ENGINE } from '../support/test-server.js';
 
-/** The victim's p99 under 1 s, stalls under 500 ms, memory back within +200 %. */
-const CI_MULTIPLES = { victimP99: 20, stall: 20, memoryGrowth: 10 };
+/**
+ * The victim's p99 under 2 s, stalls under 1 s, memory back within +250 %. The memory multiple
+ * was 10 until the server came to give back its start's memory a second after it listens (issue
+ * #43): "before" is now about 14 MB lower (84 against about 98 MB in CI's PostgreSQL pass), and
+ * five imports at once leave the same 150–170 MB of uncollected garbage 2 s after, which read
+ * +201 % there. 12.5 keeps the ceiling where it was, about 290 MB.
+ */
+const CI_MULTIPLES = { victimP99: 20, stall: 20, memoryGrowth: 12.5 };
 const SECONDS = 3;
 const SETTLE_SECONDS = 2;
 
