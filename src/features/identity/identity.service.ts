@@ -17,6 +17,7 @@ import {
 } from '../../platform/auth/users.repository.js';
 import { normalizeEmail } from '../../platform/auth/kdf.js';
 import type { PasswordHasher } from '../../platform/auth/password-hasher.js';
+import { usablePushToken } from '../../platform/push/push-token.js';
 import type { AuditLog } from '../../platform/audit/audit-log.js';
 import { EventType } from '../../platform/audit/event-type.js';
 import { masterPasswordPolicyFor } from '../policies/policies.service.js';
@@ -137,11 +138,9 @@ export function createIdentityService(deps: {
     if (type === undefined || !identifier || !name) {
       throw new OAuthError('device_error', 'No device information provided', 'no device information provided');
     }
-    // The mobile apps send their push token with the login (`DevicePushToken`); one longer than
-    // the official column's 255 characters is not a token and is ignored, as an absent one.
-    const pushToken = form.devicepushtoken?.trim();
-    const usable = pushToken && pushToken.length <= 255 && /^[\x20-\x7e]+$/.test(pushToken);
-    return { type, identifier: identifier.slice(0, 50), name: name.slice(0, 50), pushToken: usable ? pushToken : null };
+    // The mobile apps send their push token with the login (`DevicePushToken`); one that is not a
+    // token is ignored, as an absent one (the token routes refuse it with a 400).
+    return { type, identifier: identifier.slice(0, 50), name: name.slice(0, 50), pushToken: usablePushToken(form.devicepushtoken) };
   }
 
   /** The device row (`existing`: the account's row for this device, if any), made on its first login (`created`). */

@@ -4,6 +4,7 @@ import { access } from '../../http/access.js';
 import { userCaller } from '../../http/request-context.js';
 import { olderForm, type RouteDoc } from '../../http/route-docs.js';
 import { EmptyResponse, emptyOk, DeviceIdentifierParams } from '../../http/schemas.js';
+import { PUSH_TOKEN_MAX_LENGTH, PUSH_TOKEN_PATTERN } from '../../platform/push/push-token.js';
 import type { DeviceTokens } from './device-tokens.js';
 
 const tags = ['Devices'];
@@ -11,7 +12,7 @@ const tags = ['Devices'];
 /** The official DeviceTokenRequestModel: the token is optional, at most 255 characters. */
 const DeviceTokenBody = Type.Object({
   // Apple's and Google's tokens are printable ASCII; anything else is not a token.
-  pushToken: Type.Optional(Type.Union([Type.String({ maxLength: 255, pattern: '^[\\x20-\\x7e]*$' }), Type.Null()], { description: "The app's push token (APNs or FCM, printable ASCII); empty or null clears it." })),
+  pushToken: Type.Optional(Type.Union([Type.String({ maxLength: PUSH_TOKEN_MAX_LENGTH, pattern: PUSH_TOKEN_PATTERN }), Type.Null()], { description: "The app's push token (APNs or FCM, printable ASCII); empty or null clears it." })),
 });
 
 const docs: Record<'token' | 'clearToken', RouteDoc> = {

@@ -3,6 +3,7 @@ import { NotFound } from '../../http/errors.js';
 import type { UserCaller } from '../../http/request-context.js';
 import { findDevice } from '../../platform/auth/users.repository.js';
 import type { PushRegistrations } from '../../platform/push/push-registrations.js';
+import { usablePushToken } from '../../platform/push/push-token.js';
 import type { Clock } from '../../shared/clock.js';
 import { forgetWebPushSubscription } from '../web-push/web-push.service.js';
 
@@ -20,8 +21,7 @@ export function createDeviceTokens(deps: { db: Db; clock: Clock; registrations: 
      * also for a removed one). An empty token clears it, which the relay then forgets.
      */
     async setToken({ userId }: UserCaller, identifier: string, pushToken: string | null | undefined): Promise<void> {
-      // Trimmed, as a token sent with the login is.
-      const token = pushToken?.trim() || null;
+      const token = usablePushToken(pushToken);
       const device = await findDevice(db, userId, identifier);
       if (!device?.active) throw new NotFound();
       await db.updateTable('devices').set({ push_token: token, revision_date: clock.now().toISOString() }).where('id', '=', device.id).execute();
