@@ -50,17 +50,25 @@ export function createPushDelivery(deps: {
       const channels = outbox.channels().map((channel) => channel.name);
       if (channels.length === 0) return { channels: [] };
       const waiting = await pending();
+      // Per failing channel, in one statement: since when, and the newest failing message's error.
       const failing = await db
-        .selectFrom('push_outbox')
-        .select(['channel', sql<string>`min(created_at)`.as('since')])
-        .where('attempts', '>=', FAILING_AFTER_ATTEMPTS)
-        .groupBy('channel')
+        .selectFrom('push_outbox as p')
+        .select((eb) => [
+          'p.channel',
+          sql<string>`min(p.created_at)`.as('since'),
+          eb
+            .selectFrom('push_outbox as q')
+            .select('q.last_error')
+            .whereRef('q.channel', '=', 'p.channel')
+            .where('q.attempts', '>=', FAILING_AFTER_ATTEMPTS)
+            .orderBy('q.created_at', 'desc')
+            .limit(1)
+            .as('last_error'),
+        ])
+        .where('p.attempts', '>=', FAILING_AFTER_ATTEMPTS)
+        .groupBy('p.channel')
         .execute();
-      const problems: string[] = [];
-      for (const { channel, since } of failing) {
-        const last = await db.selectFrom('push_outbox').select('last_error').where('channel', '=', channel).where('attempts', '>=', FAILING_AFTER_ATTEMPTS).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
-        problems.push(`${channel}: ${waiting[channel] ?? 0} messages waiting, failing since ${since}; last error: ${last?.last_error ?? 'unknown'}`);
-      }
+      const problems = failing.map(({ channel, since, last_error }) => `${channel}: ${waiting[channel] ?? 0} messages waiting, failing since ${since}; last error: ${last_error ?? 'unknown'}`);
       if (problems.length > 0) throw new Error(problems.join('; '));
       const seen = Object.fromEntries(outbox.channels().flatMap((channel) => (channel.status ? [[channel.name, channel.status()]] : [])));
       return { channels, waiting, ...(Object.keys(seen).length > 0 ? { thisInstance: seen } : {}) };
