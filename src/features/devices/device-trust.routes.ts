@@ -7,7 +7,8 @@ import { DeviceKeysBody, ProtectedDeviceResponse, UntrustDevicesBody, UpdateDevi
 import type { DeviceTrust } from './device-trust.service.js';
 import type { createTdeOffboarding } from './tde-offboarding.js';
 import { UpdateTempPasswordBody } from '../account-recovery/account-recovery.schemas.js';
-import { DeviceResponse, IdentifierParams } from './devices.schemas.js';
+import { DeviceIdentifierParams } from '../../http/schemas.js';
+import { DeviceResponse } from './devices.schemas.js';
 
 const tags = ['Devices'];
 const OWN = 'Access: a signed-in user, for their own devices (another account\'s device is 404).';
@@ -42,11 +43,11 @@ const docs = {
 export const deviceTrustRoutes: FastifyPluginAsyncTypebox<{ trust: DeviceTrust; offboarding: ReturnType<typeof createTdeOffboarding> }> = async (app, { trust, offboarding }) => {
   const user = { config: { access: access.user } };
 
-  app.put('/devices/:identifier/keys', { ...user, schema: { tags, ...docs.keys, params: IdentifierParams, body: DeviceKeysBody, response: { 200: DeviceResponse } } }, async (request) =>
+  app.put('/devices/:identifier/keys', { ...user, schema: { tags, ...docs.keys, params: DeviceIdentifierParams, body: DeviceKeysBody, response: { 200: DeviceResponse } } }, async (request) =>
     trust.setKeys(userCaller(request), request.params.identifier, request.body),
   );
 
-  app.post('/devices/:identifier/retrieve-keys', { ...user, schema: { tags, ...docs.retrieveKeys, params: IdentifierParams, response: { 200: ProtectedDeviceResponse } } }, async (request) =>
+  app.post('/devices/:identifier/retrieve-keys', { ...user, schema: { tags, ...docs.retrieveKeys, params: DeviceIdentifierParams, response: { 200: ProtectedDeviceResponse } } }, async (request) =>
     trust.retrieveKeys(userCaller(request), request.params.identifier),
   );
 

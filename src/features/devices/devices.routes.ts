@@ -3,7 +3,8 @@ import { Type } from 'typebox';
 import { access } from '../../http/access.js';
 import { userCaller } from '../../http/request-context.js';
 import { ListOf, list } from '../../http/schemas.js';
-import { DeviceResponse, IdentifierParams, KnownDeviceHeaders } from './devices.schemas.js';
+import { DeviceIdentifierParams } from '../../http/schemas.js';
+import { DeviceResponse, KnownDeviceHeaders } from './devices.schemas.js';
 import type { DeviceService } from './devices.service.js';
 
 const tags = ['Devices'];
@@ -51,7 +52,7 @@ export const deviceRoutes: FastifyPluginAsyncTypebox<{ devices: DeviceService }>
         summary: 'One of the caller’s devices by its identifier',
         description: "The device with this client-made identifier; 404 when the account has not logged in from it.",
         tags,
-        params: IdentifierParams,
+        params: DeviceIdentifierParams,
         response: { 200: DeviceResponse },
       },
     },

@@ -29,7 +29,6 @@ export const KnownDeviceHeaders = Type.Object({
   'x-device-identifier': Type.String({ minLength: 1, maxLength: 100 }),
 });
 
-export { DeviceIdentifierParams as IdentifierParams } from '../../http/schemas.js';
 
 export function toDeviceResponse(row: DeviceRow, pending: { id: string; creationDate: string } | null = null): Static<typeof DeviceResponse> {
   return {
